@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs what warptrace needs on a fresh Debian 12 machine, from Debian's packages only.
+# Idempotent: when everything is present it only checks (a second or two) and exits 0.
+# Exits non-zero, naming what is missing, when something cannot be installed.
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap bazel-platforms bazel-rules-java   # the build, offline
+  libabsl-dev                                         # Status, strings, flags
+  llvm-14-dev zlib1g-dev libtinfo-dev                 # LLVM Support (JSON, processes, files)
+  libgtest-dev libgmock-dev libbenchmark-dev          # tests and benchmarks
+  nlohmann-json3-dev                                  # test-only independent JSON parser
+  g++ clang-14 libclang-rt-14-dev                     # host backend compiler, sanitizers, fuzzer
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null; then SUDO=sudo; else
+      echo "setup: error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; fi
+  fi
+  if ! $SUDO apt-get update -q >/tmp/warptrace-setup-apt.log 2>&1 ||
+     ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+         "${missing[@]}" >>/tmp/warptrace-setup-apt.log 2>&1; then
+    tail -20 /tmp/warptrace-setup-apt.log >&2
+    echo "setup: error: could not install: ${missing[*]} (apt log: /tmp/warptrace-setup-apt.log)" >&2
+    exit 1
+  fi
+fi
+
+# The CUDA toolkit is not a Debian package here; it must already be at /usr/local/cuda.
+CUDA=/usr/local/cuda
+cuda_missing=()
+[[ -f $CUDA/include/cuda.h ]] || cuda_missing+=("$CUDA/include/cuda.h")
+[[ -f $CUDA/include/nvrtc.h ]] || cuda_missing+=("$CUDA/include/nvrtc.h")
+ls $CUDA/lib64/libnvrtc.so* >/dev/null 2>&1 || cuda_missing+=("$CUDA/lib64/libnvrtc.so")
+if ((${#cuda_missing[@]})); then
+  echo "setup: error: no usable CUDA toolkit at $CUDA (missing: ${cuda_missing[*]})." >&2
+  echo "setup: install the CUDA toolkit (NVRTC and headers) there; a GPU is not needed." >&2
+  exit 1
+fi
+
+for f in /usr/share/bazel/tools/platforms/WORKSPACE /usr/share/bazel/rules/java/WORKSPACE \
+         /usr/lib/llvm-14/lib/libLLVMSupport.a; do
+  [[ -e $f ]] || { echo "setup: error: $f is missing after install" >&2; exit 1; }
+done
+
+if [[ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]] || ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1'; then
+  echo "setup: ok (CUDA driver found: GPU tests will run)"
+else
+  echo "setup: ok (no CUDA driver: kernels run on the host backend, GPU tests skip)"
+fi
