@@ -1,0 +1,180 @@
+// The device recorder: the code every profiled kernel includes. Generated kernels call
+//
+//   warptrace::device::UnitState wt;                     // one per thread, in registers
+//   warptrace::device::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
+//   warptrace::device::Record(wt, tag);                  // at each record point
+//   warptrace::device::Epilogue(wt, kWtConfig);          // before every exit of the kernel
+//
+// where kWtConfig is a constexpr Config emitted from the RecordPlan. Every thread of the
+// block calls all three; only the recorder thread of each trace unit of a sampled block gets
+// a non-zero capacity, so for everyone else Record is a clock read, one compare and an add.
+//
+// Record's store is bounded: `count` (written to the header as `attempted`) always
+// advances, and an event at or past capacity is counted but never written.
+//
+// Compiles three ways:
+//   * NVRTC / nvcc device code (__CUDA_ARCH__ defined): %clock, %globaltimer, %smid.
+//   * Host C++ (the CPU backend, or a test): the includer defines, with C linkage,
+//       unsigned int warptrace_host_clock(void);         // 32-bit "SM cycles"
+//       unsigned long long warptrace_host_globaltimer(void);  // ns
+//       unsigned int warptrace_host_smid(void);          // virtual SM of this thread's block
+// The file depends on nothing but trace_abi.h and includes no standard header, so NVRTC
+// can compile it as an in-memory header.
+#ifndef WARPTRACE_PROFILER_DEVICE_RECORDER_CUH_
+#define WARPTRACE_PROFILER_DEVICE_RECORDER_CUH_
+
+#include "trace_abi.h"
+
+#if defined(__CUDA_ARCH__)
+#define WARPTRACE_DEVICE_INLINE __device__ __forceinline__
+#elif defined(__CUDACC__)
+#define WARPTRACE_DEVICE_INLINE __host__ __device__ inline
+#else
+#define WARPTRACE_DEVICE_INLINE inline
+extern "C" unsigned int warptrace_host_clock(void);
+extern "C" unsigned long long warptrace_host_globaltimer(void);
+extern "C" unsigned int warptrace_host_smid(void);
+#endif
+
+namespace warptrace {
+namespace device {
+
+using abi::u32;
+using abi::u64;
+
+// Compile-time shape of the trace, emitted as a constexpr from the RecordPlan.
+struct Config {
+  u32 unit_threads;       // threads per trace unit: 32 (warp), 128 (warpgroup), block, custom
+  u32 unit_first_thread;  // first linear thread of unit 0 (0 unless a custom subset)
+  u32 recorder_offset;    // the recorder's position within its unit (0 = first thread)
+  u32 units_per_block;    // trace units per block
+  u32 capacity;           // event slots per unit, from the plan
+  u32 shared;             // 1: stage events in shared memory, copy out in the epilogue
+  u32 sample_begin;       // record blocks b with sample_begin <= b < sample_end and
+  u32 sample_end;         //   (b - sample_begin) % sample_stride == 0
+  u32 sample_stride;
+};
+
+// Per-thread recorder state; lives in registers.
+struct UnitState {
+  u32* slots;    // where event i goes: slots[2i], slots[2i+1] (global or shared)
+  u32* record;   // this unit's record in the global buffer; null if not a recorder
+  u32 count;     // events attempted so far
+  u32 capacity;  // 0 unless this thread records
+};
+
+WARPTRACE_DEVICE_INLINE u32 ReadClock() {
+#if defined(__CUDA_ARCH__)
+  u32 c;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(c) : : "memory");
+  return c;
+#else
+  return warptrace_host_clock();
+#endif
+}
+
+WARPTRACE_DEVICE_INLINE u64 ReadGlobaltimer() {
+#if defined(__CUDA_ARCH__)
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
+  return t;
+#else
+  return warptrace_host_globaltimer();
+#endif
+}
+
+WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
+#if defined(__CUDA_ARCH__)
+  u32 id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+#else
+  return warptrace_host_smid();
+#endif
+}
+
+// Records one event: tag = site id | kExitFlag for a region's exit.
+WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
+  const u32 clock = ReadClock();
+  if (s.count < s.capacity) {
+    // One 64-bit store; slots are 8-byte aligned (64-byte header, aligned buffer).
+    *reinterpret_cast<u64*>(s.slots + 2u * s.count) =
+        static_cast<u64>(tag) | (static_cast<u64>(clock) << 32);
+  }
+  ++s.count;
+}
+
+WARPTRACE_DEVICE_INLINE bool IsSampled(const Config& c, u32 block_linear) {
+  return block_linear >= c.sample_begin && block_linear < c.sample_end &&
+         (block_linear - c.sample_begin) % c.sample_stride == 0u;
+}
+
+// Sets up the thread's state and, for a recorder, writes the record's identity and start
+// stamps. `buffer` is the launch's trace buffer; `shared_slots` is the block's staging area
+// (units_per_block * capacity * 2 words, 8-byte aligned) or null for global placement.
+WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer,
+                                      u32* shared_slots, u32 thread_linear,
+                                      u32 block_linear) {
+  s.slots = 0;
+  s.record = 0;
+  s.count = 0;
+  s.capacity = 0;
+  if (!IsSampled(c, block_linear)) return;
+  const u32 rel = thread_linear - c.unit_first_thread;  // wraps for threads before the subset
+  if (rel >= c.unit_threads * c.units_per_block) return;
+  if (rel % c.unit_threads != c.recorder_offset) return;
+  const u32 unit = rel / c.unit_threads;
+  const u32 ordinal = (block_linear - c.sample_begin) / c.sample_stride;
+  u32* record = buffer + (static_cast<u64>(ordinal) * c.units_per_block + unit) *
+                             abi::RecordWords(c.capacity);
+  s.record = record;
+  s.capacity = c.capacity;
+  s.slots = c.shared ? shared_slots + static_cast<u64>(unit) * c.capacity * 2u
+                     : record + abi::kHeaderWords;
+
+  abi::RecordHeader* h = reinterpret_cast<abi::RecordHeader*>(record);
+  const u32 sm_id = ReadSmId();
+  h->magic = abi::kTraceMagic;
+  h->version = abi::kTraceVersion;
+  h->sm_id = sm_id;
+  h->block_linear = block_linear;
+  h->unit_index = unit;
+  h->attempted = 0;
+  h->capacity = c.capacity;
+  h->flags = c.shared ? abi::kFlagShared : 0u;
+  h->header_words = abi::kHeaderWords;
+  h->checksum = abi::HeaderChecksum(abi::kTraceMagic, abi::kTraceVersion, sm_id,
+                                    block_linear, unit, c.capacity);
+  const u64 gt = ReadGlobaltimer();
+  const u32 clock = ReadClock();
+  h->start_globaltimer_lo = static_cast<u32>(gt);
+  h->start_globaltimer_hi = static_cast<u32>(gt >> 32);
+  h->start_clock = clock;
+}
+
+// Writes the end stamps and the attempted count, copies staged events out for shared
+// placement (the recorder copies its own unit's events, so no barrier is needed), and
+// marks the record complete. Safe to call from every thread; only recorders act.
+WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c) {
+  if (s.record == 0) return;
+  const u64 gt = ReadGlobaltimer();
+  const u32 clock = ReadClock();
+  abi::RecordHeader* h = reinterpret_cast<abi::RecordHeader*>(s.record);
+  if (c.shared) {
+    const u32 n = s.count < s.capacity ? s.count : s.capacity;
+    u64* dst = reinterpret_cast<u64*>(s.record + abi::kHeaderWords);
+    const u64* src = reinterpret_cast<const u64*>(s.slots);
+    for (u32 i = 0; i < n; ++i) dst[i] = src[i];
+  }
+  h->attempted = s.count;
+  h->end_clock = clock;
+  h->end_globaltimer_lo = static_cast<u32>(gt);
+  h->end_globaltimer_hi = static_cast<u32>(gt >> 32);
+  h->flags |= abi::kFlagComplete;
+  s.record = 0;  // a second Epilogue (e.g. after an early return path) is a no-op
+}
+
+}  // namespace device
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_DEVICE_RECORDER_CUH_

@@ -1,0 +1,102 @@
+// The host/device trace ABI: the one layout shared by the device recorder, the host dump,
+// files on disk and tests. Freestanding: compiles under NVRTC (no standard headers), nvcc
+// and any host C++17 compiler. Change it only together with the dump, and bump
+// kTraceVersion when the layout changes.
+//
+// A launch's trace buffer is one contiguous array of records, in this order:
+//
+//   record (sample_ordinal, unit) at word offset
+//       (sample_ordinal * units_per_block + unit) * RecordWords(capacity)
+//
+// where sample_ordinal numbers the recorded (sampled) blocks in increasing linear block id.
+// Each record is a RecordHeader (kHeaderWords uint32 words) followed by `capacity` event
+// slots of 2 words each (Event). All words are little-endian uint32.
+//
+// The header's `attempted` counts every event the unit tried to record, including those
+// past capacity: dropped = attempted - capacity when attempted > capacity. Events past
+// capacity are counted, never written.
+//
+// The host zero-fills the buffer before launch, so a record whose magic is 0 belongs to a
+// unit that never ran its prologue. The prologue writes the identity words and start stamps
+// with flags = 0; the epilogue writes attempted, the end stamps and kFlagComplete, so a
+// record with magic but no kFlagComplete is a unit that started and never finished.
+#ifndef WARPTRACE_PROFILER_DEVICE_TRACE_ABI_H_
+#define WARPTRACE_PROFILER_DEVICE_TRACE_ABI_H_
+
+namespace warptrace {
+namespace abi {
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+static_assert(sizeof(u32) == 4, "u32 must be 4 bytes");
+static_assert(sizeof(u64) == 8, "u64 must be 8 bytes");
+
+// 'WTRC' read as a little-endian word.
+constexpr u32 kTraceMagic = 0x43525457u;
+constexpr u32 kTraceVersion = 1u;
+
+// Header flag bits.
+constexpr u32 kFlagComplete = 1u << 0;  // the unit's epilogue ran
+constexpr u32 kFlagShared = 1u << 1;    // events were staged in shared memory
+
+// Event tag: bits 0..30 the record-site id, bit 31 the exit flag.
+constexpr u32 kExitFlag = 1u << 31;
+constexpr u32 kSiteIdMask = kExitFlag - 1u;
+constexpr u32 kMaxSites = kSiteIdMask + 1u;  // ids 0 .. 2^31-1
+
+struct RecordHeader {
+  u32 magic;             // kTraceMagic
+  u32 version;           // kTraceVersion
+  u32 sm_id;             // %smid of the SM the block ran on
+  u32 block_linear;      // blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)
+  u32 unit_index;        // trace unit within the block
+  u32 attempted;         // events the unit tried to record (may exceed capacity)
+  u32 capacity;          // event slots in this record
+  u32 flags;             // kFlag* bits
+  u32 start_clock;       // %clock at unit start (SM cycles, wraps at 2^32)
+  u32 end_clock;         // %clock at unit end
+  u32 start_globaltimer_lo;  // %globaltimer (ns) at unit start, low and high words
+  u32 start_globaltimer_hi;
+  u32 end_globaltimer_lo;    // %globaltimer (ns) at unit end
+  u32 end_globaltimer_hi;
+  u32 header_words;      // kHeaderWords: lets the dump detect a wrong layout
+  u32 checksum;          // magic ^ version ^ sm_id ^ block_linear ^ unit_index ^ capacity
+};
+
+struct Event {
+  u32 tag;    // site id | kExitFlag for the exit of a region
+  u32 clock;  // %clock when recorded
+};
+
+constexpr u32 kHeaderWords = sizeof(RecordHeader) / 4;
+constexpr u32 kEventWords = sizeof(Event) / 4;
+
+static_assert(sizeof(RecordHeader) == 64, "RecordHeader is 16 words");
+static_assert(kHeaderWords == 16, "RecordHeader is 16 words");
+static_assert(sizeof(Event) == 8, "Event is 2 words");
+static_assert(__builtin_offsetof(RecordHeader, magic) == 0, "magic first");
+static_assert(__builtin_offsetof(RecordHeader, attempted) == 20, "attempted at word 5");
+static_assert(__builtin_offsetof(RecordHeader, capacity) == 24, "capacity at word 6");
+static_assert(__builtin_offsetof(RecordHeader, start_clock) == 32, "start_clock at word 8");
+static_assert(__builtin_offsetof(RecordHeader, start_globaltimer_lo) == 40, "gt at word 10");
+static_assert(__builtin_offsetof(RecordHeader, checksum) == 60, "checksum last");
+
+// Words of one record holding `capacity` events.
+constexpr u64 RecordWords(u64 capacity) { return kHeaderWords + kEventWords * capacity; }
+constexpr u64 RecordBytes(u64 capacity) { return 4 * RecordWords(capacity); }
+// Bytes of a whole buffer of `records` records.
+constexpr u64 BufferBytes(u64 records, u64 capacity) { return records * RecordBytes(capacity); }
+
+constexpr u32 HeaderChecksum(u32 magic, u32 version, u32 sm_id, u32 block_linear,
+                             u32 unit_index, u32 capacity) {
+  return magic ^ version ^ sm_id ^ block_linear ^ unit_index ^ capacity;
+}
+
+constexpr u32 MakeTag(u32 site, bool exit) { return (site & kSiteIdMask) | (exit ? kExitFlag : 0u); }
+constexpr u32 TagSite(u32 tag) { return tag & kSiteIdMask; }
+constexpr bool TagIsExit(u32 tag) { return (tag & kExitFlag) != 0; }
+
+}  // namespace abi
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_DEVICE_TRACE_ABI_H_
