@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev          # tests and benchmarks
   nlohmann-json3-dev                                  # test-only independent JSON parser
   g++ clang-14 libclang-rt-14-dev                     # host backend compiler, sanitizers, fuzzer
+  python3                                             # build-time embedding of device headers
 )
 
 missing=()
