@@ -26,6 +26,14 @@
 namespace warptrace {
 namespace abi {
 
+// Functions here run on both sides: NVRTC and nvcc (which define __CUDACC__) reject an
+// unannotated function in device code.
+#if defined(__CUDACC__)
+#define WARPTRACE_ABI_FN __host__ __device__ constexpr
+#else
+#define WARPTRACE_ABI_FN constexpr
+#endif
+
 typedef unsigned int u32;
 typedef unsigned long long u64;
 static_assert(sizeof(u32) == 4, "u32 must be 4 bytes");
@@ -74,27 +82,34 @@ constexpr u32 kEventWords = sizeof(Event) / 4;
 static_assert(sizeof(RecordHeader) == 64, "RecordHeader is 16 words");
 static_assert(kHeaderWords == 16, "RecordHeader is 16 words");
 static_assert(sizeof(Event) == 8, "Event is 2 words");
+// NVRTC has no offsetof (no <cstddef>, no __builtin_offsetof); every host build checks these.
+#if !defined(__CUDACC_RTC__)
 static_assert(__builtin_offsetof(RecordHeader, magic) == 0, "magic first");
 static_assert(__builtin_offsetof(RecordHeader, attempted) == 20, "attempted at word 5");
 static_assert(__builtin_offsetof(RecordHeader, capacity) == 24, "capacity at word 6");
 static_assert(__builtin_offsetof(RecordHeader, start_clock) == 32, "start_clock at word 8");
 static_assert(__builtin_offsetof(RecordHeader, start_globaltimer_lo) == 40, "gt at word 10");
 static_assert(__builtin_offsetof(RecordHeader, checksum) == 60, "checksum last");
+#endif
 
 // Words of one record holding `capacity` events.
-constexpr u64 RecordWords(u64 capacity) { return kHeaderWords + kEventWords * capacity; }
-constexpr u64 RecordBytes(u64 capacity) { return 4 * RecordWords(capacity); }
+WARPTRACE_ABI_FN u64 RecordWords(u64 capacity) { return kHeaderWords + kEventWords * capacity; }
+WARPTRACE_ABI_FN u64 RecordBytes(u64 capacity) { return 4 * RecordWords(capacity); }
 // Bytes of a whole buffer of `records` records.
-constexpr u64 BufferBytes(u64 records, u64 capacity) { return records * RecordBytes(capacity); }
+WARPTRACE_ABI_FN u64 BufferBytes(u64 records, u64 capacity) {
+  return records * RecordBytes(capacity);
+}
 
-constexpr u32 HeaderChecksum(u32 magic, u32 version, u32 sm_id, u32 block_linear,
-                             u32 unit_index, u32 capacity) {
+WARPTRACE_ABI_FN u32 HeaderChecksum(u32 magic, u32 version, u32 sm_id, u32 block_linear,
+                                    u32 unit_index, u32 capacity) {
   return magic ^ version ^ sm_id ^ block_linear ^ unit_index ^ capacity;
 }
 
-constexpr u32 MakeTag(u32 site, bool exit) { return (site & kSiteIdMask) | (exit ? kExitFlag : 0u); }
-constexpr u32 TagSite(u32 tag) { return tag & kSiteIdMask; }
-constexpr bool TagIsExit(u32 tag) { return (tag & kExitFlag) != 0; }
+WARPTRACE_ABI_FN u32 MakeTag(u32 site, bool exit) {
+  return (site & kSiteIdMask) | (exit ? kExitFlag : 0u);
+}
+WARPTRACE_ABI_FN u32 TagSite(u32 tag) { return tag & kSiteIdMask; }
+WARPTRACE_ABI_FN bool TagIsExit(u32 tag) { return (tag & kExitFlag) != 0; }
 
 }  // namespace abi
 }  // namespace warptrace
