@@ -1,0 +1,260 @@
+#include "profiler/sidecar.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llvm/Support/raw_ostream.h"
+#include "nlohmann/json.hpp"
+#include "profiler/device/trace_abi.h"
+#include "profiler/layout.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+TraceLayout SampleLayout() {
+  TraceLayout layout;
+  layout.kernel_name = "gemm";
+  layout.device_name = "NVIDIA H200";
+  layout.grid = {4, 2, 1};
+  layout.block = {256, 1, 1};
+  layout.unit = UnitSpec::Warpgroup();
+  layout.capacity = 6;
+  layout.placement = Placement::kShared;
+  layout.sample = {1, 7, 2};
+  layout.clock = {1'980'000, 132, "clock"};
+  layout.sites = {{0, "kernel", SiteKind::kKernel, "gemm.cc:12"},
+                  {1, "load \"A\"", SiteKind::kRegion, "gemm.cc:20"},
+                  {2, "k loop", SiteKind::kLoopBody, "builder/for k"}};
+  return layout;
+}
+
+std::string ToJson(const TraceLayout& layout) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  WriteLayoutJson(layout, os);
+  os.flush();
+  return text;
+}
+
+std::string TempPrefix(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
+}
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<uint32_t> Counting(size_t n) {
+  std::vector<uint32_t> words(n);
+  for (size_t i = 0; i < n; ++i) words[i] = static_cast<uint32_t>(i * 2654435761u);
+  return words;
+}
+
+TEST(SidecarTest, LayoutRoundTripsThroughJson) {
+  const TraceLayout layout = SampleLayout();
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(ToJson(layout));
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(*parsed, layout);
+}
+
+TEST(SidecarTest, JsonHasFormatVersionAndEveryField) {
+  const nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  EXPECT_EQ(j["format"], "warptrace");
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["grid"], nlohmann::json::array({4, 2, 1}));
+  EXPECT_EQ(j["unit"]["kind"], "warpgroup");
+  EXPECT_EQ(j["placement"], "shared");
+  EXPECT_EQ(j["sample"]["stride"], 2);
+  EXPECT_EQ(j["clock"]["nominal_sm_clock_khz"], 1980000);
+  EXPECT_EQ(j["clock"]["num_sms"], 132);
+  ASSERT_EQ(j["sites"].size(), 3u);
+  EXPECT_EQ(j["sites"][1]["name"], "load \"A\"");
+  EXPECT_EQ(j["sites"][2]["kind"], "loop_body");
+}
+
+TEST(SidecarTest, InvalidUtf8NamesStillProduceValidJson) {
+  TraceLayout layout = SampleLayout();
+  layout.sites[1].name = "bad\xff name";
+  EXPECT_NO_THROW(nlohmann::json::parse(ToJson(layout)));
+}
+
+TEST(SidecarTest, ParseRejectsTextThatIsNotJson) {
+  EXPECT_THAT(ParseLayoutJson("{\"format\": "),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not valid JSON")));
+  EXPECT_THAT(ParseLayoutJson("[1, 2]"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a JSON object")));
+}
+
+TEST(SidecarTest, ParseRejectsUnknownFormatNamingIt) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["format"] = "mosaic-gpu";
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"mosaic-gpu\"")));
+}
+
+TEST(SidecarTest, ParseRejectsUnknownVersion) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["version"] = 2;
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("sidecar version 2 is not supported")));
+}
+
+TEST(SidecarTest, ParseNamesMissingField) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["clock"].erase("num_sms");
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("missing field \"clock.num_sms\"")));
+}
+
+TEST(SidecarTest, ParseNamesMistypedFieldWithItsPath) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["sites"][2]["id"] = "two";
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("\"sites[2].id\" must be an unsigned integer")));
+  j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["grid"] = nlohmann::json::array({4, 2});
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("found 2 elements")));
+  j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["capacity"] = -1;
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"capacity\" must be")));
+  j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["unit"]["kind"] = "quarter-warp";
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unit.kind")));
+}
+
+TEST(SidecarTest, ParseRejectsAnInvalidLayout) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["block"] = nlohmann::json::array({100, 1, 1});
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("invalid layout: block size 100")));
+}
+
+TEST(SidecarTest, SaveThenLoadRoundTripsLayoutAndWords) {
+  const TraceLayout layout = SampleLayout();
+  const std::vector<uint32_t> words = Counting(BufferBytes(layout) / 4);
+  const std::string prefix = TempPrefix("roundtrip");
+  ASSERT_THAT(SaveTrace(prefix, layout, words), IsOk());
+  absl::StatusOr<LoadedTrace> loaded = LoadTrace(prefix);
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(loaded->layout, layout);
+  EXPECT_EQ(loaded->words, words);
+}
+
+TEST(SidecarTest, BinIsLittleEndianWords) {
+  const TraceLayout layout = SampleLayout();
+  std::vector<uint32_t> words(BufferBytes(layout) / 4, 0);
+  words[0] = abi::kTraceMagic;
+  const std::string prefix = TempPrefix("endian");
+  ASSERT_THAT(SaveTrace(prefix, layout, words), IsOk());
+  std::ifstream in(prefix + ".bin", std::ios::binary);
+  char first[4];
+  in.read(first, 4);
+  EXPECT_EQ(std::string(first, 4), "WTRC");
+}
+
+TEST(SidecarTest, SaveRejectsWordCountThatDisagreesWithLayout) {
+  const TraceLayout layout = SampleLayout();
+  EXPECT_THAT(SaveTrace(TempPrefix("short"), layout, Counting(10)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has 10 words")));
+}
+
+TEST(SidecarTest, LoadReportsMissingFilesByName) {
+  EXPECT_THAT(LoadTrace(TempPrefix("does_not_exist")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("does_not_exist.json")));
+  const std::string prefix = TempPrefix("no_bin");
+  WriteBytes(prefix + ".json", ToJson(SampleLayout()));
+  EXPECT_THAT(LoadTrace(prefix),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("no_bin.bin")));
+}
+
+TEST(SidecarTest, LoadExplainsBinWithAnotherCapacity) {
+  TraceLayout layout = SampleLayout();
+  const std::string prefix = TempPrefix("other_capacity");
+  layout.capacity = 10;
+  ASSERT_THAT(SaveTrace(prefix, layout, Counting(BufferBytes(layout) / 4)), IsOk());
+  layout.capacity = 6;
+  WriteBytes(prefix + ".json", ToJson(layout));
+  // 6 records (3 sampled blocks x 2 warpgroups) of capacity 10 = 6 * 144 bytes.
+  EXPECT_THAT(LoadTrace(prefix),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("holds 864 bytes"), HasSubstr("needs 672 bytes"),
+                             HasSubstr("6 records of capacity 10 instead of 6"))));
+}
+
+TEST(SidecarTest, LoadExplainsBinThatIsNotWholeWords) {
+  const TraceLayout layout = SampleLayout();
+  const std::string prefix = TempPrefix("ragged");
+  ASSERT_THAT(SaveTrace(prefix, layout, Counting(BufferBytes(layout) / 4)), IsOk());
+  WriteBytes(prefix + ".bin", std::string(BufferBytes(layout) - 3, '\0'));
+  EXPECT_THAT(LoadTrace(prefix), StatusIs(absl::StatusCode::kDataLoss,
+                                          HasSubstr("not even a whole number of 32-bit words")));
+}
+
+TEST(SidecarTest, LoadExplainsTruncatedBin) {
+  const TraceLayout layout = SampleLayout();
+  const std::string prefix = TempPrefix("truncated");
+  ASSERT_THAT(SaveTrace(prefix, layout, Counting(BufferBytes(layout) / 4)), IsOk());
+  WriteBytes(prefix + ".bin", std::string(BufferBytes(layout) - 8, '\0'));
+  EXPECT_THAT(LoadTrace(prefix),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("the file is truncated")));
+}
+
+TEST(SidecarTest, LoadNamesForeignFormatWithoutImporter) {
+  const std::string prefix = TempPrefix("mosaic_unregistered");
+  WriteBytes(prefix + ".json", R"({"format": "mosaic-gpu", "entries_per_warpgroup": 8})");
+  EXPECT_THAT(LoadTrace(prefix),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("format \"mosaic-gpu\""),
+                             HasSubstr("no importer is registered"))));
+}
+
+TEST(SidecarTest, LoadDispatchesForeignFormatToItsImporter) {
+  const std::string prefix = TempPrefix("mosaic_registered");
+  const std::string text = R"({"format": "mosaic-gpu", "entries_per_warpgroup": 8})";
+  WriteBytes(prefix + ".json", text);
+  LoadOptions options;
+  std::string seen_prefix, seen_text;
+  options.importers["mosaic-gpu"] = [&](absl::string_view p, absl::string_view t)
+      -> absl::StatusOr<LoadedTrace> {
+    seen_prefix = std::string(p);
+    seen_text = std::string(t);
+    LoadedTrace trace;
+    trace.layout = SampleLayout();
+    trace.words.assign(BufferBytes(trace.layout) / 4, 0);
+    return trace;
+  };
+  absl::StatusOr<LoadedTrace> loaded = LoadTrace(prefix, options);
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(seen_prefix, prefix);
+  EXPECT_EQ(seen_text, text);
+  EXPECT_EQ(loaded->layout, SampleLayout());
+}
+
+TEST(SidecarTest, SidecarFormatReadsTheFormatField) {
+  EXPECT_THAT(SidecarFormat(R"({"format": "mosaic-gpu"})"),
+              testing::IsOkAndHolds(std::string("mosaic-gpu")));
+  EXPECT_THAT(SidecarFormat(R"({"format": 3})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"format\" must be")));
+}
+
+}  // namespace
+}  // namespace warptrace
