@@ -1,0 +1,134 @@
+#include "jit/nvrtc_compiler.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jit/diagnostics.h"
+#include "profiler/status_macros.h"
+
+namespace warptrace {
+namespace {
+
+// Owns an nvrtcProgram from creation on.
+class NvrtcProgram {
+ public:
+  NvrtcProgram() = default;
+  NvrtcProgram(const NvrtcProgram&) = delete;
+  NvrtcProgram& operator=(const NvrtcProgram&) = delete;
+  ~NvrtcProgram() {
+    if (program_ != nullptr) nvrtcDestroyProgram(&program_);
+  }
+  nvrtcProgram* out() { return &program_; }
+  nvrtcProgram get() const { return program_; }
+
+ private:
+  nvrtcProgram program_ = nullptr;
+};
+
+absl::StatusCode CodeFor(nvrtcResult result) {
+  switch (result) {
+    case NVRTC_ERROR_COMPILATION:
+    case NVRTC_ERROR_INVALID_OPTION:
+    case NVRTC_ERROR_INVALID_INPUT:
+    case NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID:
+      return absl::StatusCode::kInvalidArgument;
+    case NVRTC_ERROR_OUT_OF_MEMORY:
+      return absl::StatusCode::kResourceExhausted;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
+absl::StatusOr<std::string> ProgramLog(nvrtcProgram program, absl::string_view name) {
+  size_t size = 0;
+  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetProgramLogSize(program, &size),
+                              absl::StrCat("reading the log size of ", name)));
+  std::string log(size, '\0');
+  if (size > 0) {
+    RETURN_IF_ERROR(
+        NvrtcStatus(nvrtcGetProgramLog(program, log.data()), absl::StrCat("reading the log of ", name)));
+  }
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+}  // namespace
+
+absl::Status NvrtcStatus(nvrtcResult result, absl::string_view context) {
+  if (result == NVRTC_SUCCESS) return absl::OkStatus();
+  return absl::Status(CodeFor(result),
+                      absl::StrCat("NVRTC error: ", context, ": ", nvrtcGetErrorString(result)));
+}
+
+NvrtcCompiler::NvrtcCompiler() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
+    version_ = absl::StrCat("nvrtc ", major, ".", minor);
+  } else {
+    version_ = "nvrtc unknown";
+  }
+}
+
+absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& request) {
+  const absl::Time start = absl::Now();
+  const std::string what = absl::StrCat(request.name, " for ", request.options.arch);
+  std::vector<const char*> header_contents, header_names;
+  for (const EmbeddedFile& header : request.headers) {
+    header_contents.push_back(header.contents.c_str());
+    header_names.push_back(header.name.c_str());
+  }
+  NvrtcProgram program;
+  RETURN_IF_ERROR(NvrtcStatus(
+      nvrtcCreateProgram(program.out(), request.source.c_str(), request.name.c_str(),
+                         static_cast<int>(header_contents.size()), header_contents.data(),
+                         header_names.data()),
+      absl::StrCat("creating the program for ", what)));
+
+  std::vector<std::string> options = {absl::StrCat("-arch=", request.options.arch),
+                                      absl::StrCat("-std=", request.options.cpp_standard)};
+  if (request.options.line_info) options.push_back("-lineinfo");
+  options.insert(options.end(), request.options.extra_flags.begin(),
+                 request.options.extra_flags.end());
+  std::vector<const char*> option_ptrs;
+  for (const std::string& option : options) option_ptrs.push_back(option.c_str());
+
+  const nvrtcResult compiled = nvrtcCompileProgram(
+      program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  ASSIGN_OR_RETURN(std::string log, ProgramLog(program.get(), what));
+  if (compiled != NVRTC_SUCCESS) {
+    std::vector<SourceFile> files = {{request.name, request.source}};
+    for (const EmbeddedFile& header : request.headers) files.push_back({header.name, header.contents});
+    const absl::Status status = NvrtcStatus(compiled, absl::StrCat("compiling ", what));
+    return absl::Status(
+        status.code(),
+        absl::StrCat(status.message(), " (options: ", absl::StrJoin(options, " "), ")\n",
+                     QuoteOffendingLines(log, files), "NVRTC log:\n", log));
+  }
+
+  CompiledKernel out;
+  out.arch = request.options.arch;
+  out.log = std::move(log);
+  size_t size = 0;
+  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetCUBINSize(program.get(), &size),
+                              absl::StrCat("reading the cubin size of ", what)));
+  out.cubin.resize(size);
+  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetCUBIN(program.get(), out.cubin.data()),
+                              absl::StrCat("reading the cubin of ", what)));
+  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetPTXSize(program.get(), &size),
+                              absl::StrCat("reading the PTX size of ", what)));
+  out.ptx.resize(size);
+  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetPTX(program.get(), out.ptx.data()),
+                              absl::StrCat("reading the PTX of ", what)));
+  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  if (out.cubin.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NVRTC produced no cubin for ", what, ": the arch must be a real architecture sm_XY, "
+        "not a virtual compute_XY"));
+  }
+  out.compile_time = absl::Now() - start;
+  return out;
+}
+
+}  // namespace warptrace

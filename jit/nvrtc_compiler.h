@@ -1,0 +1,47 @@
+// NvrtcCompiler: the Compiler backed by NVRTC (CUDA's runtime compiler library). Needs no GPU
+// and no driver: it always really compiles, to PTX and to a cubin for the requested arch.
+//
+//   NvrtcCompiler nvrtc;
+//   ASSIGN_OR_RETURN(CompiledKernel k, nvrtc.Compile(request));
+//
+// NVRTC options used: -arch=<arch> (sm_XY: a cubin is produced), -std=<cpp_standard>,
+// -lineinfo when line_info, then extra_flags. Headers are passed in memory.
+//
+// Errors (Compile): InvalidArgument when the source does not compile or an option is
+// invalid; the message names the request, the architecture and quotes each offending line,
+// followed by NVRTC's full log. ResourceExhausted when NVRTC runs out of memory; Internal for
+// any other NVRTC failure.
+//
+// Thread-safe: NVRTC programs are independent; the object holds no mutable state.
+#ifndef WARPTRACE_JIT_NVRTC_COMPILER_H_
+#define WARPTRACE_JIT_NVRTC_COMPILER_H_
+
+#include <nvrtc.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "jit/compiler.h"
+
+namespace warptrace {
+
+// The adapter for every nvrtcResult: OK for NVRTC_SUCCESS, else
+// "NVRTC error: <context>: NVRTC_ERROR_...". Codes as documented above.
+absl::Status NvrtcStatus(nvrtcResult result, absl::string_view context);
+
+class NvrtcCompiler final : public Compiler {
+ public:
+  NvrtcCompiler();
+
+  absl::StatusOr<CompiledKernel> Compile(const CompileRequest& request) override;
+  // "nvrtc <major>.<minor>".
+  std::string Version() const override { return version_; }
+
+ private:
+  std::string version_;
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_NVRTC_COMPILER_H_
