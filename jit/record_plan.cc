@@ -1,0 +1,464 @@
+#include "jit/record_plan.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "profiler/device/trace_abi.h"
+#include "profiler/status_macros.h"
+
+namespace warptrace {
+namespace {
+
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
+
+uint64_t SatAdd(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+uint64_t SatMul(uint64_t a, uint64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kSaturated / b ? kSaturated : a * b;
+}
+
+// Events on the paths of one kind (falling through, or returning early); `possible` is
+// false when no path of that kind exists.
+struct Range {
+  bool possible = false;
+  uint64_t min = 0;
+  uint64_t max = 0;
+  static Range Of(uint64_t v) { return {true, v, v}; }
+};
+
+Range Add(Range a, Range b) {
+  if (!a.possible || !b.possible) return {};
+  return {true, SatAdd(a.min, b.min), SatAdd(a.max, b.max)};
+}
+Range Union(Range a, Range b) {
+  if (!a.possible) return b;
+  if (!b.possible) return a;
+  return {true, std::min(a.min, b.min), std::max(a.max, b.max)};
+}
+
+struct Flow {
+  Range fall;  // paths that reach the end of the construct
+  Range ret;   // paths that return early inside it
+  Range Any() const { return Union(fall, ret); }
+};
+
+Flow Sites(uint64_t events) { return {Range::Of(events), {}}; }
+
+std::string Join(const std::vector<std::string>& terms) {
+  return terms.empty() ? "0" : absl::StrJoin(terms, " + ");
+}
+
+// Counts events along the path of one recorder thread (or, with no thread, the largest
+// role of each split, for Explain).
+class Counter {
+ public:
+  Counter(const std::vector<std::optional<uint32_t>>& site_of_node, std::optional<uint64_t> thread,
+          std::vector<std::string>* lines)
+      : site_of_node_(site_of_node), thread_(thread), lines_(lines) {}
+
+  Flow Body(const std::vector<KernelNode>& body, int depth,
+            std::vector<std::string>* terms) {
+    Flow flow{Range::Of(0), {}};
+    for (const KernelNode& node : body) {
+      const size_t line = Reserve();
+      std::string label;
+      const Flow f = Node(node, depth, &label);
+      NoteDataDependent(node, f);
+      flow.ret = Union(flow.ret, Add(flow.fall, f.ret));
+      flow.fall = Add(flow.fall, f.fall);
+      const uint64_t max = f.Any().max;
+      if (max > 0 && terms != nullptr) terms->push_back(absl::StrCat(Short(node), " ", max));
+      Fill(line, max > 0 ? label : "", depth);
+    }
+    return flow;
+  }
+
+  // The first construct on the path whose count depends on data.
+  const std::string& data_dependent() const { return data_dependent_; }
+  const std::string& role() const { return role_; }
+
+ private:
+  static std::string Short(const KernelNode& node) {
+    switch (node.kind) {
+      case KernelNode::Kind::kRegion: return absl::StrCat("region ", node.text);
+      case KernelNode::Kind::kLoop: return absl::StrCat("loop ", node.text);
+      case KernelNode::Kind::kIf: return "if";
+      case KernelNode::Kind::kRoles: return "roles";
+      case KernelNode::Kind::kBarrier: return absl::StrCat("barrier ", node.text);
+      default: return KernelNodeKindName(node.kind);
+    }
+  }
+
+  void NoteDataDependent(const KernelNode& node, const Flow& f) {
+    const Range any = f.Any();
+    if (!data_dependent_.empty() || any.min == any.max) return;
+    // Report the innermost construct: children were visited first and set it already.
+    data_dependent_ = node.path;
+  }
+
+  size_t Reserve() {
+    if (lines_ == nullptr) return 0;
+    lines_->emplace_back();
+    return lines_->size() - 1;
+  }
+  void Fill(size_t line, const std::string& text, int depth) {
+    if (lines_ == nullptr) return;
+    (*lines_)[line] = text.empty() ? "" : std::string(2 * depth, ' ') + text;
+  }
+
+  uint64_t SiteEvents(const KernelNode& node) const {
+    return site_of_node_[node.ordinal].has_value() ? 2 : 0;
+  }
+
+  Flow Node(const KernelNode& node, int depth, std::string* label) {
+    switch (node.kind) {
+      case KernelNode::Kind::kStatement:
+        return Sites(0);
+      case KernelNode::Kind::kReturn:
+        return {{}, Range::Of(0)};
+      case KernelNode::Kind::kBarrier: {
+        const uint64_t n = SiteEvents(node);
+        *label = absl::StrCat("barrier ", node.text, " ", n);
+        return Sites(n);
+      }
+      case KernelNode::Kind::kRegion: {
+        std::vector<std::string> terms{"2"};
+        Flow body = Body(node.body, depth + 1, &terms);
+        const Flow f{Add(body.fall, Range::Of(2)), Add(body.ret, Range::Of(2))};
+        *label = terms.size() == 1
+                     ? absl::StrCat("region ", node.text, " 2")
+                     : absl::StrCat("region ", node.text, " -> ", Join(terms), " = ",
+                                    f.Any().max);
+        return f;
+      }
+      case KernelNode::Kind::kLoop:
+        return Loop(node, depth, label);
+      case KernelNode::Kind::kIf: {
+        std::vector<std::string> then_terms, else_terms;
+        const Flow t = Body(node.body, depth + 1, &then_terms);
+        const Flow e = Body(node.else_body, depth + 1, &else_terms);
+        const Flow f{Union(t.fall, e.fall), Union(t.ret, e.ret)};
+        *label = absl::StrCat("if (", node.text, ") -> max(then ", t.Any().max, ", else ",
+                              e.Any().max, ") = ", f.Any().max);
+        return f;
+      }
+      case KernelNode::Kind::kRoles:
+        return Roles(node, depth, label);
+      case KernelNode::Kind::kRole:
+        break;
+    }
+    return Sites(0);
+  }
+
+  Flow Loop(const KernelNode& node, int depth, std::string* label) {
+    std::vector<std::string> terms;
+    const uint64_t site = SiteEvents(node);
+    if (site > 0) terms.push_back(absl::StrCat("loop ", node.text, " 2"));
+    Flow body = Body(node.body, depth + 1, &terms);
+    body.fall = Add(body.fall, Range::Of(site));
+    body.ret = Add(body.ret, Range::Of(site));
+    const uint64_t n = node.trip.count();
+    const bool exact = node.trip.kind() == TripCount::Kind::kExact;
+    Flow f;
+    if (!node.trip.bounded()) {
+      // The plan rejected record sites here, so the body records nothing.
+      f.fall = Range::Of(0);
+      f.ret = body.ret.possible ? Range::Of(0) : Range{};
+    } else {
+      if (n == 0) {
+        f.fall = Range::Of(0);
+      } else if (body.fall.possible) {
+        f.fall = {true, exact ? SatMul(n, body.fall.min) : 0, SatMul(n, body.fall.max)};
+      } else {
+        f.fall = exact ? Range{} : Range::Of(0);
+      }
+      if (n > 0 && body.ret.possible) {
+        const uint64_t before = body.fall.possible ? SatMul(n - 1, body.fall.max) : 0;
+        f.ret = {true, body.ret.min, SatAdd(before, body.ret.max)};
+      }
+    }
+    const char* how = exact ? "x" : "x<=";
+    *label = absl::StrCat("loop ", node.text, " ", node.trip.bounded() ? how : "x?",
+                          node.trip.bounded() ? absl::StrCat(n) : "", " -> (", Join(terms),
+                          ") x ", n, " = ", f.Any().max);
+    return f;
+  }
+
+  Flow Roles(const KernelNode& node, int depth, std::string* label) {
+    std::vector<std::string> parts;
+    Flow f;
+    bool any = false;
+    for (const KernelNode& role : node.roles) {
+      const uint64_t first = uint64_t{role.first} * RoleAxisThreads(node.axis);
+      const uint64_t end = first + uint64_t{role.count} * RoleAxisThreads(node.axis);
+      const bool taken = !thread_.has_value() || (*thread_ >= first && *thread_ < end);
+      if (!taken) continue;
+      if (thread_.has_value()) role_ = role.text;
+      const size_t line = Reserve();
+      std::vector<std::string> terms;
+      const Flow r = Body(role.body, depth + 2, &terms);
+      Fill(line, absl::StrCat("role ", role.text, " (", role.count, " ",
+                              RoleAxisName(node.axis), "s) -> ", Join(terms), " = ",
+                              r.Any().max),
+           depth + 1);
+      parts.push_back(absl::StrCat(role.text, " ", r.Any().max));
+      f = any ? Flow{Union(f.fall, r.fall), Union(f.ret, r.ret)} : r;
+      any = true;
+    }
+    *label = absl::StrCat("roles by ", RoleAxisName(node.axis), " -> max(",
+                          absl::StrJoin(parts, ", "), ") = ", f.Any().max);
+    return f;
+  }
+
+  const std::vector<std::optional<uint32_t>>& site_of_node_;
+  std::optional<uint64_t> thread_;
+  std::vector<std::string>* lines_;
+  std::string data_dependent_;
+  std::string role_;
+};
+
+// Assigns site ids in preorder; rejects named regions in loops of unknown trip count.
+class SiteAssigner {
+ public:
+  SiteAssigner(const RecordPolicy& policy, std::vector<std::optional<uint32_t>>* site_of_node,
+               std::vector<SiteInfo>* sites)
+      : policy_(policy), site_of_node_(site_of_node), sites_(sites) {}
+
+  absl::Status Body(const std::vector<KernelNode>& body) {
+    for (const KernelNode& node : body) RETURN_IF_ERROR(Node(node));
+    return absl::OkStatus();
+  }
+
+ private:
+  void Add(const KernelNode& node, std::string name, SiteKind kind) {
+    const uint32_t id = static_cast<uint32_t>(sites_->size());
+    sites_->push_back(SiteInfo{id, std::move(name), kind, node.path});
+    (*site_of_node_)[node.ordinal] = id;
+  }
+
+  absl::Status Node(const KernelNode& node) {
+    switch (node.kind) {
+      case KernelNode::Kind::kRegion:
+        if (!unbounded_loop_.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": region '", node.text, "' is inside ", unbounded_loop_,
+              ", whose trip count is unknown, so its events cannot be counted; give that "
+              "loop TripCount::Exact(n) or TripCount::UpperBound(n), or move the region "
+              "out of it"));
+        }
+        Add(node, node.text, SiteKind::kRegion);
+        return Body(node.body);
+      case KernelNode::Kind::kLoop: {
+        if (node.trip.bounded() && unbounded_loop_.empty() && policy_.loop_iterations) {
+          Add(node, absl::StrCat("loop ", node.text), SiteKind::kLoopBody);
+        }
+        const std::string saved = unbounded_loop_;
+        if (!node.trip.bounded() && unbounded_loop_.empty()) unbounded_loop_ = node.path;
+        absl::Status status = Body(node.body);
+        unbounded_loop_ = saved;
+        return status;
+      }
+      case KernelNode::Kind::kIf:
+        RETURN_IF_ERROR(Body(node.body));
+        return Body(node.else_body);
+      case KernelNode::Kind::kRoles:
+        for (const KernelNode& role : node.roles) RETURN_IF_ERROR(Body(role.body));
+        return absl::OkStatus();
+      case KernelNode::Kind::kBarrier: {
+        const bool wanted = node.barrier_record == BarrierRecord::kAlways ||
+                            (node.barrier_record == BarrierRecord::kByPolicy &&
+                             policy_.barrier_waits);
+        if (wanted && unbounded_loop_.empty()) Add(node, node.text, SiteKind::kBarrierWait);
+        return absl::OkStatus();
+      }
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  const RecordPolicy& policy_;
+  std::vector<std::optional<uint32_t>>* site_of_node_;
+  std::vector<SiteInfo>* sites_;
+  std::string unbounded_loop_;  // path of the outermost enclosing unknown-trip loop
+};
+
+uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
+  switch (layout.unit.kind) {
+    case UnitKind::kCustom:
+      return uint64_t{layout.unit.first_thread} + layout.unit.recorder_offset;
+    default:
+      return uint64_t{unit} * UnitThreads(layout);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
+                                              const ProfileOptions& options) {
+  const std::string where = absl::StrCat("kernel ", kernel.name);
+  if (!options.enabled) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": profiling is disabled, so there is nothing to plan"));
+  }
+  RecordPlan plan;
+  TraceLayout& layout = plan.layout_;
+  layout.kernel_name = kernel.name;
+  layout.grid = kernel.grid;
+  layout.block = kernel.block;
+  layout.unit = options.unit;
+  layout.sample = options.sample;
+  layout.sample.end = static_cast<uint32_t>(
+      std::min<uint64_t>(options.sample.end, kernel.grid.Count()));
+
+  plan.site_of_node_.assign(kernel.num_nodes, std::nullopt);
+  if (options.policy.kernel) {
+    plan.kernel_site_ = 0;
+    layout.sites.push_back(SiteInfo{0, kernel.name, SiteKind::kKernel, where});
+  }
+  SiteAssigner assigner(options.policy, &plan.site_of_node_, &layout.sites);
+  RETURN_IF_ERROR(assigner.Body(kernel.body));
+  if (layout.sites.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": profiled, but the kernel has no record site; add a Region or enable "
+               "RecordPolicy::kernel"));
+  }
+  const uint64_t kernel_events = plan.kernel_site_.has_value() ? 2 : 0;
+
+  // Per-unit ranges. Capacity 1 is a placeholder so the layout helpers work; the real
+  // capacity is set below.
+  layout.capacity = 1;
+  layout.placement = Placement::kGlobal;
+  RETURN_IF_ERROR(ValidateLayout(layout));
+  const uint32_t units = UnitsPerBlock(layout);
+  for (uint32_t u = 0; u < units; ++u) {
+    Counter counter(plan.site_of_node_, RecorderThread(layout, u), nullptr);
+    const Range any = counter.Body(kernel.body, 0, nullptr).Any();
+    plan.unit_events_.push_back(
+        EventRange{SatAdd(any.min, kernel_events), SatAdd(any.max, kernel_events)});
+    std::string note = absl::StrCat("recorder thread ", RecorderThread(layout, u));
+    if (!counter.role().empty()) absl::StrAppend(&note, ", role ", counter.role());
+    if (!counter.data_dependent().empty()) {
+      absl::StrAppend(&note, "; depends on data at ", counter.data_dependent());
+    }
+    plan.unit_notes_.push_back(std::move(note));
+    plan.max_events_ = std::max(plan.max_events_, plan.unit_events_.back().max);
+  }
+  if (plan.max_events_ > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a trace unit can record up to %d events, more than the 2^32-1 a record holds; "
+        "record fewer sites (regions in the innermost loops, or RecordPolicy::loop_iterations) "
+        "or sample fewer blocks",
+        where, plan.max_events_));
+  }
+  if (options.capacity_override.has_value() && *options.capacity_override == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": capacity override is 0"));
+  }
+  layout.capacity = options.capacity_override.value_or(
+      static_cast<uint32_t>(std::max<uint64_t>(plan.max_events_, 1)));
+
+  // Placement.
+  const uint64_t own_static = kernel.StaticSharedBytes();
+  const uint64_t own_shared = own_static + kernel.dynamic_shared.bytes;
+  const uint64_t staging = SharedBytesPerBlock(layout);
+  std::string placement_note;
+  switch (options.placement) {
+    case Placement::kGlobal:
+      layout.placement = Placement::kGlobal;
+      placement_note = "global (as asked)";
+      break;
+    case Placement::kShared:
+      if (own_static + staging > kMaxStaticSharedBytes) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: shared placement needs a %d-byte staging array (%d units x %d events x 8), "
+            "which with the kernel's %d bytes of static shared arrays exceeds the %d-byte "
+            "static shared limit; use Placement::kGlobal or kAuto",
+            where, staging, units, layout.capacity, own_static, kMaxStaticSharedBytes));
+      }
+      layout.placement = Placement::kShared;
+      placement_note = "shared (as asked)";
+      break;
+    case Placement::kAuto: {
+      const uint64_t left =
+          options.shared_budget_bytes > own_shared ? options.shared_budget_bytes - own_shared : 0;
+      const bool fits = staging <= left && own_static + staging <= kMaxStaticSharedBytes;
+      layout.placement = fits ? Placement::kShared : Placement::kGlobal;
+      placement_note = absl::StrFormat(
+          "auto -> %s: staging %d bytes %s %d left of the %d-byte budget after the kernel's "
+          "%d shared bytes",
+          fits ? "shared" : "global", staging, fits ? "fits the" : "exceeds the", left,
+          options.shared_budget_bytes, own_shared);
+      break;
+    }
+  }
+  RETURN_IF_ERROR(ValidateLayout(layout));
+
+  // The explanation: the tree with the largest role of each split.
+  std::vector<std::string> lines;
+  Counter counter(plan.site_of_node_, std::nullopt, &lines);
+  std::vector<std::string> terms;
+  if (kernel_events > 0) terms.push_back(absl::StrCat("kernel ", kernel_events));
+  const Range any = counter.Body(kernel.body, 1, &terms).Any();
+  std::string text = absl::StrCat("kernel ", kernel.name, " -> ", Join(terms), " = ",
+                                  SatAdd(any.max, kernel_events), "\n");
+  for (const std::string& line : lines) {
+    if (!line.empty()) absl::StrAppend(&text, line, "\n");
+  }
+  absl::StrAppend(&text, "per ", UnitKindName(layout.unit.kind), " unit:\n");
+  for (uint32_t u = 0; u < units; ++u) {
+    const EventRange& r = plan.unit_events_[u];
+    absl::StrAppend(&text, "  unit ", u, " (", plan.unit_notes_[u], "): ",
+                    r.exact() ? absl::StrCat(r.max, " exactly")
+                              : absl::StrCat(r.min, " to ", r.max),
+                    "\n");
+  }
+  absl::StrAppendFormat(&text, "capacity %d events per unit (max over %d units)%s\n",
+                        layout.capacity, units,
+                        options.capacity_override.has_value()
+                            ? absl::StrCat(", overridden from ", plan.max_events_)
+                            : "");
+  absl::StrAppendFormat(&text, "buffer %d records (%d sampled blocks x %d units) x %d bytes = "
+                               "%d bytes\n",
+                        NumRecords(layout), SampledBlocks(layout), units,
+                        abi::RecordBytes(layout.capacity), BufferBytes(layout));
+  absl::StrAppend(&text, "placement ", placement_note, "\n");
+  plan.explanation_ = std::move(text);
+  return plan;
+}
+
+uint64_t RecordPlan::staging_bytes() const {
+  return layout_.placement == Placement::kShared ? SharedBytesPerBlock(layout_) : 0;
+}
+
+std::optional<uint32_t> RecordPlan::SiteOf(uint32_t node_ordinal) const {
+  if (node_ordinal >= site_of_node_.size()) return std::nullopt;
+  return site_of_node_[node_ordinal];
+}
+
+EventRange RecordPlan::EventsForUnit(uint32_t unit) const {
+  return unit < unit_events_.size() ? unit_events_[unit] : EventRange{};
+}
+
+absl::StatusOr<uint64_t> RecordPlan::ExactEventsForUnit(uint32_t unit) const {
+  if (unit >= unit_events_.size()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "kernel %s: unit %d does not exist; a block has %d %s units", layout_.kernel_name,
+        unit, unit_events_.size(), UnitKindName(layout_.unit.kind)));
+  }
+  const EventRange& r = unit_events_[unit];
+  if (!r.exact()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "kernel %s: unit %d records between %d and %d events (%s); only the maximum is "
+        "known before the run",
+        layout_.kernel_name, unit, r.min, r.max, unit_notes_[unit]));
+  }
+  return r.max;
+}
+
+std::string RecordPlan::Explain() const { return explanation_; }
+
+}  // namespace warptrace

@@ -1,0 +1,326 @@
+#include "jit/kernel_builder.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+
+// A minimal valid kernel to start each misuse from.
+KernelBuilder Minimal(const std::string& name = "k") {
+  KernelBuilder b(name);
+  b.Param("float*", "out").Grid({2, 1, 1}).Block({128, 1, 1});
+  return b;
+}
+
+TEST(KernelBuilderTest, BuildsTreeWithPathsAndPreorderOrdinals) {
+  KernelBuilder b = Minimal("gemm");
+  b.For("k", 0, 4, TripCount::Exact(4), [&] {
+    b.Region("load", [&] { b.Stmt("out[0] = 1.0f;"); });
+    b.Barrier("sync");
+  });
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_THAT(kernel->body, SizeIs(1));
+  const KernelNode& loop = kernel->body[0];
+  EXPECT_EQ(loop.kind, KernelNode::Kind::kLoop);
+  EXPECT_EQ(loop.path, "kernel gemm > loop k");
+  ASSERT_THAT(loop.body, SizeIs(2));
+  EXPECT_EQ(loop.body[0].path, "kernel gemm > loop k > region load");
+  EXPECT_EQ(loop.body[0].body[0].path, "kernel gemm > loop k > region load > statement `out[0] = 1.0f;`");
+  EXPECT_EQ(loop.body[1].path, "kernel gemm > loop k > barrier sync");
+  EXPECT_EQ(loop.ordinal, 0u);
+  EXPECT_EQ(loop.body[0].ordinal, 1u);
+  EXPECT_EQ(loop.body[0].body[0].ordinal, 2u);
+  EXPECT_EQ(loop.body[1].ordinal, 3u);
+  EXPECT_EQ(kernel->num_nodes, 4u);
+}
+
+TEST(KernelBuilderTest, ParamsGetSizesAndPointerness) {
+  KernelBuilder b("k");
+  b.Param("const  float *", "a").Param("int", "n").Param("double", "x");
+  b.Stmt(";");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_THAT(kernel->params, SizeIs(3));
+  EXPECT_EQ(kernel->params[0], (KernelParam{"const float*", "a", 8, true}));
+  EXPECT_EQ(kernel->params[1], (KernelParam{"int", "n", 4, false}));
+  EXPECT_EQ(kernel->params[2], (KernelParam{"double", "x", 8, false}));
+}
+
+TEST(KernelBuilderTest, FluentFormBuildsTheSameTreeAsLambdaForm) {
+  KernelBuilder lambda = Minimal();
+  lambda.If("out[0] > 0", [&] { lambda.Region("a", [&] { lambda.Stmt("out[0] = 0;"); }); },
+            [&] { lambda.Return(); });
+  KernelBuilder fluent = Minimal();
+  fluent.BeginIf("out[0] > 0").BeginRegion("a").Stmt("out[0] = 0;").EndRegion("a");
+  fluent.Else().Return().EndIf();
+  absl::StatusOr<Kernel> a = lambda.Build();
+  absl::StatusOr<Kernel> b = fluent.Build();
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  ASSERT_THAT(a->body, SizeIs(1));
+  ASSERT_THAT(b->body, SizeIs(1));
+  EXPECT_EQ(a->body[0].body[0].path, b->body[0].body[0].path);
+  EXPECT_TRUE(b->body[0].has_else);
+  EXPECT_EQ(b->body[0].else_body[0].path, "kernel k > if (out[0] > 0) > else > return");
+}
+
+TEST(KernelBuilderTest, RolesAreLaidOutInOrder) {
+  KernelBuilder b("pipe");
+  b.Block({384, 1, 1});
+  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { b.Stmt(";"); }},
+                                 {"consumer", 2, "cwg", [&] { b.Stmt("(void)cwg;"); }}});
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  const KernelNode& roles = kernel->body[0];
+  ASSERT_THAT(roles.roles, SizeIs(2));
+  EXPECT_EQ(roles.roles[0].first, 0u);
+  EXPECT_EQ(roles.roles[1].first, 1u);
+  EXPECT_EQ(roles.roles[1].count, 2u);
+  EXPECT_EQ(roles.roles[1].index_var, "cwg");
+  EXPECT_EQ(roles.roles[1].path, "kernel pipe > roles by warpgroup > role consumer");
+}
+
+// ---- Misuse: one test each ----
+
+TEST(KernelBuilderTest, RejectsUnclosedRegion) {
+  KernelBuilder b = Minimal();
+  b.For("k", 0, 2, TripCount::Exact(2), [&] { b.BeginRegion("mma").Stmt(";"); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k > loop k > region mma")));
+}
+
+TEST(KernelBuilderTest, RejectsRegionLeftOpenAtBuild) {
+  KernelBuilder b = Minimal();
+  b.BeginRegion("load").Stmt(";");
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("region load is still open at Build()")));
+}
+
+TEST(KernelBuilderTest, RejectsEndRegionWithNothingOpen) {
+  KernelBuilder b = Minimal();
+  b.Stmt(";").EndRegion();
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("EndRegion with nothing open")));
+}
+
+TEST(KernelBuilderTest, RejectsEndRegionOfAnotherName) {
+  KernelBuilder b = Minimal();
+  b.BeginRegion("load").Stmt(";").EndRegion("mma");
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("EndRegion(\"mma\") closes region load")));
+}
+
+TEST(KernelBuilderTest, RejectsClosingOutOfOrder) {
+  KernelBuilder b = Minimal();
+  b.BeginRegion("load").BeginFor("i", 0, 2, 1, TripCount::Exact(2)).EndRegion();
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("while loop i is the innermost")));
+}
+
+TEST(KernelBuilderTest, RejectsRegionNameReusedAsBarrier) {
+  KernelBuilder b = Minimal();
+  b.Region("sync", [&] { b.Stmt(";"); });
+  b.Barrier("sync");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("'sync' is used as a barrier here but "
+                                                      "as a region at kernel k > region sync")));
+}
+
+TEST(KernelBuilderTest, RejectsRegionNestedInItself) {
+  KernelBuilder b = Minimal();
+  b.Region("load", [&] { b.Region("load", [&] { b.Stmt(";"); }); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("nested inside a region of the same")));
+}
+
+TEST(KernelBuilderTest, RejectsRegionNamedAfterTheKernel) {
+  KernelBuilder b = Minimal("gemm");
+  b.Region("gemm", [&] { b.Stmt(";"); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("used as a region here but as a kernel")));
+}
+
+TEST(KernelBuilderTest, RejectsBlockNotCoveredByRoles) {
+  KernelBuilder b = Minimal();
+  b.Block({256, 1, 1});
+  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { b.Stmt(";"); }},
+                                 {"consumer", 2, "", [&] { b.Stmt(";"); }}});
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("cover 3 warpgroups = 384 threads but "
+                                                      "the block has 256 threads")));
+}
+
+TEST(KernelBuilderTest, RejectsBlockNotWholeWarpgroupsForRoles) {
+  KernelBuilder b = Minimal();
+  b.Block({96, 1, 1});
+  b.Roles(RoleAxis::kWarpgroup, {{"all", 1, "", [&] { b.Stmt(";"); }}});
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("96 threads are not a whole number of warpgroups")));
+}
+
+TEST(KernelBuilderTest, RejectsNestedRoleSplit) {
+  KernelBuilder b = Minimal();
+  b.Roles(RoleAxis::kWarpgroup, {{"all", 1, "", [&] {
+                                    b.Roles(RoleAxis::kWarp,
+                                            {{"w", 4, "", [&] { b.Stmt(";"); }}});
+                                  }}});
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("role splits do not nest")));
+}
+
+TEST(KernelBuilderTest, RejectsBarrierInsideRole) {
+  KernelBuilder b = Minimal();
+  b.Block({256, 1, 1});
+  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { b.Barrier(); }},
+                                 {"consumer", 1, "", [&] { b.Stmt(";"); }}});
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("role producer > barrier barrier: a "
+                                                      "barrier inside role 'producer' would "
+                                                      "deadlock")));
+}
+
+TEST(KernelBuilderTest, RejectsStatementOutsideARoleInASplit) {
+  KernelBuilder b = Minimal();
+  b.BeginRoles(RoleAxis::kWarp).Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("open a role first")));
+}
+
+TEST(KernelBuilderTest, RejectsInvalidIdentifier) {
+  KernelBuilder b("k");
+  b.Param("float*", "2x").Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("parameter name '2x' is not a C identifier")));
+}
+
+TEST(KernelBuilderTest, RejectsInvalidKernelName) {
+  KernelBuilder b("my-kernel");
+  b.Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel name 'my-kernel'")));
+}
+
+TEST(KernelBuilderTest, RejectsReservedWarptraceName) {
+  KernelBuilder b("k");
+  b.Param("unsigned int*", "warptrace_trace").Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("'warptrace_trace' is reserved")));
+}
+
+TEST(KernelBuilderTest, RejectsKeywordAsName) {
+  KernelBuilder b("k");
+  b.Param("int", "threadIdx").Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("keyword or built-in")));
+}
+
+TEST(KernelBuilderTest, RejectsParameterNameClash) {
+  KernelBuilder b("k");
+  b.Param("int", "n").Param("float", "n").Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("clashes with the parameter 'n'")));
+}
+
+TEST(KernelBuilderTest, RejectsLoopVariableClashingWithParameter) {
+  KernelBuilder b = Minimal();
+  b.For("out", 0, 2, TripCount::Exact(2), [&] { b.Stmt(";"); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k > loop out: loop variable name "
+                                                      "'out' clashes with the parameter")));
+}
+
+TEST(KernelBuilderTest, RejectsSharedArrayClashingWithParameter) {
+  KernelBuilder b = Minimal();
+  b.SharedArray("float", "out", 4).Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("shared array name 'out' clashes")));
+}
+
+TEST(KernelBuilderTest, RejectsUnknownParameterType) {
+  KernelBuilder b("k");
+  b.Param("float4", "v").Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("unknown scalar type 'float4'")));
+}
+
+TEST(KernelBuilderTest, RejectsEmptyKernel) {
+  KernelBuilder b = Minimal();
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k: the kernel is empty")));
+}
+
+TEST(KernelBuilderTest, RejectsZeroBlockDimension) {
+  KernelBuilder b = Minimal();
+  b.Block({0, 1, 1}).Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("need every dimension >= 1")));
+}
+
+TEST(KernelBuilderTest, RejectsBlockOver1024Threads) {
+  KernelBuilder b = Minimal();
+  b.Block({64, 32, 1}).Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("2048 threads; CUDA allows at most 1024")));
+}
+
+TEST(KernelBuilderTest, RejectsExactTripCountContradictingLiteralBounds) {
+  KernelBuilder b = Minimal();
+  b.For("i", 0, 10, 2, TripCount::Exact(4), [&] { b.Stmt(";"); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("Exact(4) but the bounds [0, 10) step 2 "
+                                                      "run 5 iterations")));
+}
+
+TEST(KernelBuilderTest, RejectsUpperBoundBelowLiteralBounds) {
+  KernelBuilder b = Minimal();
+  b.For("i", 0, 10, TripCount::UpperBound(8), [&] { b.Stmt(";"); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("UpperBound(8)")));
+}
+
+TEST(KernelBuilderTest, RejectsStatementsAfterReturn) {
+  KernelBuilder b = Minimal();
+  b.Return().Stmt("out[0] = 1;");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("comes after the return at kernel k > "
+                                                      "return")));
+}
+
+TEST(KernelBuilderTest, RejectsRawReturn) {
+  KernelBuilder b = Minimal();
+  b.Stmt("if (out == 0) return;");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("use Return()")));
+}
+
+TEST(KernelBuilderTest, AcceptsIdentifiersContainingReturn) {
+  KernelBuilder b = Minimal();
+  b.Stmt("int returned = 1; out[0] = returned;");
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, RejectsRawExternShared) {
+  KernelBuilder b = Minimal();
+  b.Stmt("extern __shared__ float smem[];");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("DynamicShared()")));
+}
+
+TEST(KernelBuilderTest, RejectsDynamicSharedDeclaredTwice) {
+  KernelBuilder b = Minimal();
+  b.DynamicShared("float", "a", 64).DynamicShared("float", "b", 64).Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("declared twice")));
+}
+
+TEST(KernelBuilderTest, RejectsStaticSharedOverLimit) {
+  KernelBuilder b = Minimal();
+  b.SharedArray("float", "big", 13 * 1024).Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("static shared arrays take 53248 bytes")));
+}
+
+TEST(KernelBuilderTest, RejectsInvalidRegionName) {
+  KernelBuilder b = Minimal();
+  b.Region("a*/b", [&] { b.Stmt(";"); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("may hold only letters")));
+}
+
+TEST(KernelBuilderTest, RejectsElseWithoutIf) {
+  KernelBuilder b = Minimal();
+  b.Stmt(";").Else();
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("Else without an open if")));
+}
+
+TEST(KernelBuilderTest, ReportsOnlyTheFirstMisuse) {
+  KernelBuilder b = Minimal();
+  b.EndFor().EndIf();
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("EndFor with nothing open")));
+}
+
+}  // namespace
+}  // namespace warptrace

@@ -1,0 +1,328 @@
+#include "jit/record_plan.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/kernel_builder.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::IsOkAndHolds;
+using ::warptrace::testing::StatusIs;
+
+Kernel MustBuild(const KernelBuilder& b) {
+  absl::StatusOr<Kernel> kernel = b.Build();
+  EXPECT_THAT(kernel, IsOk());
+  return kernel.ok() ? *kernel : Kernel{};
+}
+
+RecordPlan MustPlan(const Kernel& kernel, const ProfileOptions& options = {}) {
+  absl::StatusOr<RecordPlan> plan = RecordPlan::Create(kernel, options);
+  EXPECT_THAT(plan, IsOk());
+  return std::move(plan).value();
+}
+
+// The GEMM shape of the architecture page: k-loop of 64 with two regions, 2 warpgroups.
+Kernel GemmLike() {
+  KernelBuilder b("gemm");
+  b.Param("float*", "c").Grid({4, 1, 1}).Block({256, 1, 1});
+  b.For("k", 0, "64", TripCount::Exact(64), [&] {
+    b.Region("load", [&] { b.Stmt("c[0] = 0;"); });
+    b.Barrier("sync");
+    b.Region("mma", [&] { b.Stmt("c[1] = 0;"); });
+  });
+  return MustBuild(b);
+}
+
+TEST(RecordPlanTest, LoopMultipliesRegionsByTripCount) {
+  RecordPlan plan = MustPlan(GemmLike());
+  // kernel 2 + 64 x (load 2 + mma 2) = 258.
+  EXPECT_EQ(plan.max_events(), 258u);
+  EXPECT_EQ(plan.capacity(), 258u);
+  EXPECT_EQ(plan.units_per_block(), 2u);
+  EXPECT_THAT(plan.ExactEventsForUnit(0), IsOkAndHolds(258u));
+  EXPECT_THAT(plan.ExactEventsForUnit(1), IsOkAndHolds(258u));
+}
+
+TEST(RecordPlanTest, PolicyAddsLoopIterationAndBarrierWaitSites) {
+  ProfileOptions options;
+  options.policy.loop_iterations = true;
+  options.policy.barrier_waits = true;
+  RecordPlan plan = MustPlan(GemmLike(), options);
+  // kernel 2 + 64 x (iteration 2 + load 2 + sync 2 + mma 2) = 514.
+  EXPECT_EQ(plan.max_events(), 514u);
+}
+
+TEST(RecordPlanTest, KernelSiteCanBeTurnedOff) {
+  ProfileOptions options;
+  options.policy.kernel = false;
+  RecordPlan plan = MustPlan(GemmLike(), options);
+  EXPECT_EQ(plan.max_events(), 256u);
+  EXPECT_FALSE(plan.kernel_site().has_value());
+}
+
+TEST(RecordPlanTest, SiteTableNamesKindsAndOrigins) {
+  ProfileOptions options;
+  options.policy.loop_iterations = true;
+  options.policy.barrier_waits = true;
+  RecordPlan plan = MustPlan(GemmLike(), options);
+  EXPECT_THAT(plan.sites(),
+              ElementsAre(SiteInfo{0, "gemm", SiteKind::kKernel, "kernel gemm"},
+                          SiteInfo{1, "loop k", SiteKind::kLoopBody, "kernel gemm > loop k"},
+                          SiteInfo{2, "load", SiteKind::kRegion,
+                                   "kernel gemm > loop k > region load"},
+                          SiteInfo{3, "sync", SiteKind::kBarrierWait,
+                                   "kernel gemm > loop k > barrier sync"},
+                          SiteInfo{4, "mma", SiteKind::kRegion,
+                                   "kernel gemm > loop k > region mma"}));
+}
+
+TEST(RecordPlanTest, NestedLoopsWithUpperBoundGiveARange) {
+  KernelBuilder b("nest");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.For("i", 0, 3, TripCount::Exact(3), [&] {
+    b.Region("a", [&] { b.Stmt(";"); });
+    b.For("j", 0, "n", TripCount::UpperBound(5), [&] { b.Region("b", [&] { b.Stmt(";"); }); });
+  });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  RecordPlan plan = MustPlan(MustBuild(b), options);
+  // max: 2 + 3 x (2 + 5 x 2) = 38; min: 2 + 3 x (2 + 0) = 8.
+  EXPECT_EQ(plan.EventsForUnit(0), (EventRange{8, 38}));
+  EXPECT_EQ(plan.capacity(), 38u);
+  EXPECT_THAT(plan.ExactEventsForUnit(0),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("between 8 and 38 events (recorder thread 0; depends on "
+                                 "data at kernel nest > loop i > loop j)")));
+}
+
+TEST(RecordPlanTest, BranchTakesTheLargerSide) {
+  KernelBuilder b("branch");
+  b.Param("int", "n").Block({128, 1, 1});
+  b.If("n > 0",
+       [&] {
+         b.Region("a", [&] { b.Stmt(";"); });
+         b.Region("b", [&] { b.Stmt(";"); });
+       },
+       [&] { b.Region("c", [&] { b.Stmt(";"); }); });
+  RecordPlan plan = MustPlan(MustBuild(b));
+  EXPECT_EQ(plan.EventsForUnit(0), (EventRange{4, 6}));
+  EXPECT_THAT(plan.Explain(), HasSubstr("if (n > 0) -> max(then 4, else 2) = 4"));
+}
+
+TEST(RecordPlanTest, BranchWithEqualSidesIsExact) {
+  KernelBuilder b("branch");
+  b.Param("int", "n").Block({128, 1, 1});
+  b.If("n > 0", [&] { b.Region("a", [&] { b.Stmt(";"); }); },
+       [&] { b.Region("b", [&] { b.Stmt(";"); }); });
+  EXPECT_THAT(MustPlan(MustBuild(b)).ExactEventsForUnit(0), IsOkAndHolds(4u));
+}
+
+// Three warpgroups, producer 1 + consumer 2, traced per warp: each warp records its
+// warpgroup's role.
+Kernel ProducerConsumer() {
+  KernelBuilder b("pc");
+  b.Param("float*", "x").Block({384, 1, 1});
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] {
+              b.For("s", 0, 8, TripCount::Exact(8), [&] { b.Region("load", [&] { b.Stmt(";"); }); });
+            }},
+           {"consumer", 2, "", [&] {
+              b.For("s", 0, 8, TripCount::Exact(8), [&] {
+                b.Region("mma", [&] { b.Stmt(";"); });
+                b.Region("epilogue", [&] { b.Stmt(";"); });
+              });
+            }}});
+  return MustBuild(b);
+}
+
+TEST(RecordPlanTest, WarpUnitsRecordTheirWarpgroupsRole) {
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  RecordPlan plan = MustPlan(ProducerConsumer(), options);
+  ASSERT_EQ(plan.units_per_block(), 12u);
+  for (uint32_t warp = 0; warp < 12; ++warp) {
+    // producer: 2 + 8 x 2 = 18; consumer: 2 + 8 x 4 = 34.
+    EXPECT_THAT(plan.ExactEventsForUnit(warp), IsOkAndHolds(warp < 4 ? 18u : 34u))
+        << "warp " << warp;
+  }
+  EXPECT_EQ(plan.capacity(), 34u);
+  EXPECT_THAT(plan.Explain(), HasSubstr("roles by warpgroup -> max(producer 16, consumer 32) = 32"));
+}
+
+TEST(RecordPlanTest, WarpgroupUnitRecordsTheRoleOfItsRecorderWarp) {
+  KernelBuilder b("split");
+  b.Param("float*", "x").Block({256, 1, 1});
+  b.Roles(RoleAxis::kWarp, {{"a", 1, "", [&] { b.Region("x", [&] { b.Stmt(";"); }); }},
+                            {"b", 7, "", [&] {
+                               b.Region("y", [&] { b.Stmt(";"); });
+                               b.Region("z", [&] { b.Stmt(";"); });
+                             }}});
+  RecordPlan plan = MustPlan(MustBuild(b));  // warpgroup units; recorders are threads 0, 128
+  EXPECT_THAT(plan.ExactEventsForUnit(0), IsOkAndHolds(4u));  // warp 0: role a
+  EXPECT_THAT(plan.ExactEventsForUnit(1), IsOkAndHolds(6u));  // warp 4: role b
+  EXPECT_EQ(plan.capacity(), 6u);
+}
+
+TEST(RecordPlanTest, BlockUnitRecordsTheRoleOfThreadZero) {
+  ProfileOptions options;
+  options.unit = UnitSpec::Block();
+  RecordPlan plan = MustPlan(ProducerConsumer(), options);
+  EXPECT_EQ(plan.units_per_block(), 1u);
+  EXPECT_THAT(plan.ExactEventsForUnit(0), IsOkAndHolds(18u));
+}
+
+TEST(RecordPlanTest, CustomUnitRecordsTheRoleOfItsRecorder) {
+  ProfileOptions options;
+  options.unit = UnitSpec::Custom(128, 64, 32);  // recorder is thread 160: consumer
+  RecordPlan plan = MustPlan(ProducerConsumer(), options);
+  EXPECT_THAT(plan.ExactEventsForUnit(0), IsOkAndHolds(34u));
+}
+
+TEST(RecordPlanTest, EarlyReturnCountsTheExitsItLeaves) {
+  KernelBuilder b("early");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.Region("outer", [&] {
+    b.If("n > 0", [&] {
+      b.Region("r", [&] { b.Stmt(";"); });
+      b.Return();
+    });
+    b.Region("after", [&] { b.Stmt(";"); });
+  });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  // Returning: kernel 2 + outer 2 + r 2; falling through: kernel 2 + outer 2 + after 2.
+  EXPECT_THAT(MustPlan(MustBuild(b), options).ExactEventsForUnit(0), IsOkAndHolds(6u));
+}
+
+TEST(RecordPlanTest, EarlyReturnInsideALoopBoundsByTheLastIteration) {
+  KernelBuilder b("early");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.For("i", 0, 4, TripCount::Exact(4), [&] {
+    b.Region("a", [&] { b.Stmt(";"); });
+    b.If("i == n", [&] { b.Return(); });
+  });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  // Fall through: 2 + 4 x 2 = 10. Return in iteration j: 2 + 2j + 2, so 4 .. 10.
+  EXPECT_EQ(MustPlan(MustBuild(b), options).EventsForUnit(0), (EventRange{4, 10}));
+}
+
+TEST(RecordPlanTest, RejectsRegionInLoopOfUnknownTripCount) {
+  KernelBuilder b("unbounded");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.For("i", 0, "n", TripCount::Unknown(), [&] { b.Region("body", [&] { b.Stmt(";"); }); });
+  EXPECT_THAT(RecordPlan::Create(MustBuild(b), {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("kernel unbounded > loop i > region body: region 'body' is "
+                                 "inside kernel unbounded > loop i, whose trip count is "
+                                 "unknown, so its events cannot be counted; give that loop "
+                                 "TripCount::Exact(n) or TripCount::UpperBound(n)")));
+}
+
+TEST(RecordPlanTest, PolicySitesSkipLoopsOfUnknownTripCount) {
+  KernelBuilder b("unbounded");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.For("i", 0, "n", TripCount::Unknown(), [&] { b.Barrier(); });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  options.policy.loop_iterations = true;
+  options.policy.barrier_waits = true;
+  RecordPlan plan = MustPlan(MustBuild(b), options);
+  EXPECT_EQ(plan.sites().size(), 1u);  // the kernel only
+  EXPECT_THAT(plan.ExactEventsForUnit(0), IsOkAndHolds(2u));
+}
+
+TEST(RecordPlanTest, RejectsProfiledKernelWithoutSites) {
+  KernelBuilder b("bare");
+  b.Param("float*", "x").Stmt("x[0] = 1;");
+  ProfileOptions options;
+  options.policy.kernel = false;
+  options.unit = UnitSpec::Block();
+  EXPECT_THAT(RecordPlan::Create(MustBuild(b), options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no record site")));
+}
+
+TEST(RecordPlanTest, RejectsUnitThatDoesNotFitTheBlock) {
+  ProfileOptions options;
+  options.unit = UnitSpec::Warpgroup();
+  KernelBuilder b("small");
+  b.Param("float*", "x").Block({96, 1, 1}).Stmt(";");
+  EXPECT_THAT(RecordPlan::Create(MustBuild(b), options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not a multiple of the warpgroup size 128")));
+}
+
+TEST(RecordPlanTest, BufferBytesCoverSampledBlocks) {
+  ProfileOptions options;
+  options.sample = BlockSample{1, UINT32_MAX, 2};  // blocks 1, 3 of 4
+  RecordPlan plan = MustPlan(GemmLike(), options);
+  // 2 blocks x 2 units x (64 + 258 x 8) bytes.
+  EXPECT_EQ(plan.buffer_bytes(), 2u * 2u * (64u + 258u * 8u));
+  EXPECT_EQ(plan.layout().sample.end, 4u);
+}
+
+TEST(RecordPlanTest, AutoPlacementChoosesSharedWhenStagingFits) {
+  RecordPlan plan = MustPlan(GemmLike());
+  EXPECT_EQ(plan.placement(), Placement::kShared);
+  EXPECT_EQ(plan.staging_bytes(), 2u * 258u * 8u);
+}
+
+TEST(RecordPlanTest, AutoPlacementChoosesGlobalWhenTheKernelsSharedLeavesNoRoom) {
+  KernelBuilder b("big");
+  b.Param("float*", "x").Block({128, 1, 1});
+  b.SharedArray("float", "tile", 11 * 1024);  // 44 KiB of the 48 KiB budget
+  b.DynamicShared("float", "dyn", 2048);      // and 2 KiB more
+  b.For("k", 0, 200, TripCount::Exact(200), [&] { b.Region("r", [&] { b.Stmt("tile[0] = dyn[0];"); }); });
+  RecordPlan plan = MustPlan(MustBuild(b));
+  // Staging 402 x 8 = 3216 bytes > 2048 left.
+  EXPECT_EQ(plan.placement(), Placement::kGlobal);
+  EXPECT_EQ(plan.staging_bytes(), 0u);
+  EXPECT_THAT(plan.Explain(), HasSubstr("auto -> global: staging 3216 bytes exceeds the 2048 left"));
+}
+
+TEST(RecordPlanTest, RejectsExplicitSharedPlacementOverTheStaticLimit) {
+  KernelBuilder b("big");
+  b.Param("float*", "x").Block({1024, 1, 1});
+  b.For("k", 0, 400, TripCount::Exact(400), [&] { b.Region("r", [&] { b.Stmt(";"); }); });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  options.placement = Placement::kShared;
+  // 32 units x 802 events x 8 bytes = 205312 bytes.
+  EXPECT_THAT(RecordPlan::Create(MustBuild(b), options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("205312-byte staging array (32 units x 802 events x 8)")));
+}
+
+TEST(RecordPlanTest, CapacityOverrideChangesTheBufferNotThePlan) {
+  ProfileOptions options;
+  options.capacity_override = 10;
+  RecordPlan plan = MustPlan(GemmLike(), options);
+  EXPECT_EQ(plan.capacity(), 10u);
+  EXPECT_EQ(plan.max_events(), 258u);
+  EXPECT_THAT(plan.Explain(), HasSubstr("overridden from 258"));
+}
+
+TEST(RecordPlanTest, ExplainShowsTheDerivation) {
+  const std::string explanation = MustPlan(GemmLike()).Explain();
+  EXPECT_THAT(explanation, HasSubstr("kernel gemm -> kernel 2 + loop k 256 = 258\n"
+                                     "  loop k x64 -> (region load 2 + region mma 2) x 64 = 256\n"
+                                     "    region load 2\n"
+                                     "    region mma 2\n"));
+  EXPECT_THAT(explanation, HasSubstr("unit 1 (recorder thread 128): 258 exactly"));
+  EXPECT_THAT(explanation, HasSubstr("buffer 8 records (4 sampled blocks x 2 units)"));
+}
+
+TEST(RecordPlanTest, RejectsUnitIndexPastTheBlock) {
+  EXPECT_THAT(MustPlan(GemmLike()).ExactEventsForUnit(2),
+              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("unit 2 does not exist")));
+}
+
+}  // namespace
+}  // namespace warptrace
