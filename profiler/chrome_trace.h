@@ -1,0 +1,110 @@
+// Chrome trace output: writes a Timeline (timeline_types.h) as Chrome trace event JSON that
+// loads in Perfetto (ui.perfetto.dev) and chrome://tracing.
+//
+//   ChromeTraceOptions options;                       // "X" complete events
+//   RETURN_IF_ERROR(WriteChromeTraceFile(timeline, options, "trace.json"));
+//
+//   std::string json;                                 // or into any raw_ostream
+//   llvm::raw_string_ostream os(json);
+//   RETURN_IF_ERROR(WriteChromeTrace(timeline, options, os));
+//
+// The output is streamed with llvm::json::OStream: memory does not grow with the number of
+// slices (only with the number of sites, units and SMs), and nothing is hand-formatted.
+// Numbers on the hot path (ts, dur, pid, tid) are formatted with std::to_chars and handed
+// to the stream as complete JSON values through json::OStream::rawValue; per-site and
+// per-unit strings are serialized once, by json::OStream, and reused the same way.
+//
+// Shape of the output (one JSON object, compact, fields in this order):
+//
+//   {"displayTimeUnit": "ns",
+//    "otherData": {"tool": "warptrace", "kernel": ..., "device": ..., "clock": <clock_note>,
+//                  "grid": "(8,8,1)", "block": "(256,1,1)", "trace_unit": "warpgroup",
+//                  "capacity": N, "origin_ns": "<decimal string>", "overhead_compensated": b,
+//                  "units": N, "units_complete": N, "units_truncated": N,
+//                  "units_overflowed": N, "units_corrupt": N, "units_missing": N,
+//                  "slices": N, "dropped_events": N},
+//    "traceEvents": [ metadata events..., slice events... ]}
+//
+// Processes and threads:
+//   pid = the unit's SM id; process_name "SM 17", process_sort_index 17.
+//   tid = block_linear * units_per_block + unit_index: unique across the whole trace (never
+//     reused by two SMs), thread_name "block (3,0,0) warpgroup 1" with " [truncated]" etc.
+//     appended when the unit's verdict is not complete; thread_sort_index = tid. The
+//     thread_name event's args also carry "verdict" and, when not complete, "reason".
+//   Process metadata events carry the tid of the SM's first unit, so no viewer invents an
+//     empty thread for them. Every unit of the Timeline gets its thread metadata, including
+//     truncated, overflowed, corrupt and missing ones (with no slices for the last two).
+//   Metadata comes first: processes by increasing SM id, then threads in Timeline order.
+//
+// Slice events, per unit in Timeline order, slices in Timeline order (begin, then depth):
+//   "X" (default): {"name", "cat", "ph":"X", "ts", "dur", "pid", "tid", "args"}
+//   "B"/"E":       {"name", "cat", "ph":"B", "ts", "pid", "tid", "args"} ... {"ph":"E", "ts",
+//                  "pid", "tid"}; every B has its E, E's come innermost first, and within a
+//                  thread ts never decreases in file order (so no E precedes its B, even
+//                  for zero-length slices, which have B and E at the same ts, in that order).
+//   name: the site's name through json::fixUTF8; cat: the site kind ("region", "loop_body",
+//   "barrier_wait", "kernel").
+//   args: {"block": "(3,0,0)", "unit": 1, "site": 4, "kind": "region", "origin": "gemm.cc:42"}
+//   plus "verdict": "<name>" when the unit is not complete and "repaired": true on a slice
+//   closed by --allow-truncated (absent means false).
+//   ts: microseconds relative to Timeline::origin_ns, written with exactly three decimals so
+//   that every value is exact to the nanosecond ("1234.567"); never negative.
+//   dur: end_ns - begin_ns in the same form, >= 0.
+//
+// Zero-length slices. dur is never rounded up: a region whose begin and end fall in the same
+// nanosecond is written with "dur": 0.000. Widening it to one tick (1 ns) would push a child
+// that ends with its parent past the parent's end, which breaks nesting — the defect viewers
+// do mis-draw. Both viewers accept dur 0 for "X" events (drawn as a hairline, still
+// selectable), and in B/E mode a zero-length slice is a B followed by its E at the same ts,
+// which both importers keep in file order.
+//
+// Thread-safety: the functions are reentrant; the Timeline is only read.
+#ifndef WARPTRACE_PROFILER_CHROME_TRACE_H_
+#define WARPTRACE_PROFILER_CHROME_TRACE_H_
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/timeline_types.h"
+
+namespace warptrace {
+
+// How slices are written.
+enum class ChromeEventStyle {
+  kComplete,  // one "X" event per slice (half the bytes; the default)
+  kBeginEnd,  // a "B" and an "E" event per slice
+};
+
+struct ChromeTraceOptions {
+  ChromeEventStyle events = ChromeEventStyle::kComplete;
+};
+
+// Writes `timeline` to `os` as described above. Checks the Timeline first and writes
+// nothing if it is malformed. Returns:
+//   InvalidArgument  the Timeline breaks its own contract; the message names the unit
+//                    (block, unit index) and slice: units not strictly ordered by
+//                    (block_linear, unit_index); a slice with a site outside the site table,
+//                    an end before its begin, a begin before Timeline::origin_ns, a begin
+//                    earlier than the previous slice's, a depth deeper than its open parents,
+//                    a slice sticking out of its parent or overlapping its previous sibling.
+// Stream errors (e.g. a full disk behind a raw_fd_ostream) are the stream's: the caller
+// checks them (WriteChromeTraceFile does).
+absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions& options,
+                              llvm::raw_ostream& os);
+
+// Writes the trace to the file `path` atomically: into a temporary file beside it that
+// replaces `path` only once everything is written and flushed ("-" writes to stdout). On
+// any error `path` is left as it was. Returns the codes of WriteChromeTrace, and:
+//   NotFound / PermissionDenied / ResourceExhausted (disk full) / Unavailable (other I/O
+//   errors) with the path and the system's message.
+absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
+                                  absl::string_view path);
+
+// "x" → kComplete, "be" → kBeginEnd (also "X", "B/E"); InvalidArgument otherwise.
+absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name);
+const char* ChromeEventStyleName(ChromeEventStyle style);  // "x", "be"
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_CHROME_TRACE_H_

@@ -1,0 +1,188 @@
+#include "profiler/summary.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "llvm/Support/JSON.h"
+
+namespace warptrace {
+namespace {
+
+// Nearest rank: the element at index ceil(p/100 * n) - 1 of the sorted values, computed in
+// integers so 95% of 20 is exactly 19.
+int64_t NearestRank(std::vector<int64_t>& values, uint64_t percent) {
+  const uint64_t n = values.size();
+  uint64_t rank = (percent * n + 99) / 100;  // ceil(p * n / 100)
+  if (rank == 0) rank = 1;
+  auto nth = values.begin() + static_cast<std::ptrdiff_t>(rank - 1);
+  std::nth_element(values.begin(), nth, values.end());
+  return *nth;
+}
+
+std::string Micros(int64_t ns) {
+  const char* sign = ns < 0 ? "-" : "";
+  const uint64_t mag = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  return absl::StrFormat("%s%d.%03d", sign, mag / 1000, mag % 1000);
+}
+
+std::string MicrosDouble(double ns) { return absl::StrFormat("%.3f", ns / 1000.0); }
+
+// Display width of UTF-8 text: one column per code point.
+size_t Width(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::string Pad(const std::string& text, size_t width, bool left_align) {
+  const size_t w = Width(text);
+  if (w >= width) return text;
+  const std::string fill(width - w, ' ');
+  return left_align ? text + fill : fill + text;
+}
+
+}  // namespace
+
+absl::StatusOr<Summary> Summarize(const Timeline& timeline) {
+  const TraceLayout& layout = timeline.layout;
+  Summary summary;
+  summary.kernel_name = layout.kernel_name;
+  summary.device_name = layout.device_name;
+  summary.nominal_sm_clock_khz = layout.clock.nominal_sm_clock_khz;
+  summary.clock_note = timeline.clock_note;
+  summary.units = timeline.units.size();
+  summary.wall_ns = timeline.end_ns - timeline.origin_ns;
+
+  // Durations per region name; sites sharing a name share one list.
+  std::map<std::string, uint32_t> row_of_name;
+  std::vector<uint32_t> row_of_site(layout.sites.size());
+  for (size_t i = 0; i < layout.sites.size(); ++i) {
+    auto [it, inserted] = row_of_name.try_emplace(layout.sites[i].name,
+                                                  static_cast<uint32_t>(row_of_name.size()));
+    row_of_site[i] = it->second;
+  }
+  std::vector<std::vector<int64_t>> durations(row_of_name.size());
+
+  double mhz_sum = 0;
+  for (const UnitTimeline& unit : timeline.units) {
+    if (unit.nominal_clock) {
+      ++summary.nominal_units;
+    } else if (unit.cycles_per_ns > 0) {
+      ++summary.calibrated_units;
+      mhz_sum += unit.cycles_per_ns * 1000.0;
+    }
+    if (unit.verdict != Verdict::kMissing && unit.end_ns > unit.start_ns) {
+      summary.unit_time_ns += unit.end_ns - unit.start_ns;
+    }
+    for (size_t i = 0; i < unit.slices.size(); ++i) {
+      const Slice& s = unit.slices[i];
+      if (s.site >= layout.sites.size() || s.end_ns < s.begin_ns) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "block %d unit %d, slice %d (site %d, %d..%d ns): %s", unit.block_linear,
+            unit.unit_index, i, s.site, s.begin_ns, s.end_ns,
+            s.site >= layout.sites.size()
+                ? absl::StrCat("site id is outside the site table (", layout.sites.size(),
+                               " sites)")
+                : std::string("ends before it begins")));
+      }
+      durations[row_of_site[s.site]].push_back(s.end_ns - s.begin_ns);
+    }
+  }
+  if (summary.calibrated_units > 0) {
+    summary.mean_calibrated_mhz = mhz_sum / static_cast<double>(summary.calibrated_units);
+  }
+
+  for (const auto& [name, row] : row_of_name) {
+    std::vector<int64_t>& d = durations[row];
+    if (d.empty()) continue;
+    RegionStats stats;
+    stats.name = name;
+    stats.count = d.size();
+    stats.min_ns = *std::min_element(d.begin(), d.end());
+    stats.max_ns = *std::max_element(d.begin(), d.end());
+    for (int64_t v : d) stats.total_ns += v;
+    stats.mean_ns = static_cast<double>(stats.total_ns) / static_cast<double>(stats.count);
+    stats.p50_ns = NearestRank(d, 50);
+    stats.p95_ns = NearestRank(d, 95);
+    stats.share = summary.unit_time_ns > 0 ? static_cast<double>(stats.total_ns) /
+                                                 static_cast<double>(summary.unit_time_ns)
+                                           : 0.0;
+    summary.regions.push_back(std::move(stats));
+  }
+  std::sort(summary.regions.begin(), summary.regions.end(),
+            [](const RegionStats& a, const RegionStats& b) {
+              return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+            });
+  return summary;
+}
+
+std::string SummaryHeader(const Summary& s) {
+  std::string clock;
+  const std::string nominal =
+      absl::StrFormat("nominal %.1f MHz", static_cast<double>(s.nominal_sm_clock_khz) / 1000.0);
+  const std::string calibrated = absl::StrFormat(
+      "calibrated from globaltimer (%d units, mean %.1f MHz)", s.calibrated_units,
+      s.mean_calibrated_mhz);
+  if (s.calibrated_units > 0 && s.nominal_units > 0) {
+    clock = absl::StrFormat("%s; %s for %d units too short to calibrate", calibrated, nominal,
+                            s.nominal_units);
+  } else if (s.nominal_units > 0) {
+    clock = absl::StrFormat("%s (all %d units)", nominal, s.nominal_units);
+  } else if (s.calibrated_units > 0) {
+    clock = calibrated;
+  } else {
+    clock = "no unit carried a clock rate";
+  }
+  std::string header = absl::StrFormat(
+      "kernel %s on %s: %d units, %s ms wall; SM clock %s",
+      llvm::json::fixUTF8(s.kernel_name.empty() ? "(unnamed)" : s.kernel_name),
+      llvm::json::fixUTF8(s.device_name.empty() ? "(unknown device)" : s.device_name), s.units,
+      Micros(s.wall_ns / 1000), clock);
+  if (!s.clock_note.empty()) absl::StrAppend(&header, " [", llvm::json::fixUTF8(s.clock_note), "]");
+  return header;
+}
+
+void PrintSummary(const Summary& summary, llvm::raw_ostream& os) {
+  static constexpr int kColumns = 9;
+  const char* const titles[kColumns] = {"region", "count",  "total us", "mean us", "min us",
+                                        "p50 us", "p95 us", "max us",   "share"};
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(summary.regions.size() + 1);
+  rows.emplace_back(titles, titles + kColumns);
+  for (const RegionStats& r : summary.regions) {
+    rows.push_back({llvm::json::fixUTF8(r.name), absl::StrCat(r.count), Micros(r.total_ns),
+                    MicrosDouble(r.mean_ns), Micros(r.min_ns), Micros(r.p50_ns),
+                    Micros(r.p95_ns), Micros(r.max_ns), absl::StrFormat("%.1f%%", r.share * 100)});
+  }
+  size_t widths[kColumns] = {};
+  for (const auto& row : rows) {
+    for (int c = 0; c < kColumns; ++c) widths[c] = std::max(widths[c], Width(row[c]));
+  }
+  os << SummaryHeader(summary) << "\n";
+  for (const auto& row : rows) {
+    std::string line;
+    for (int c = 0; c < kColumns; ++c) {
+      if (c > 0) line += "  ";
+      line += Pad(row[c], widths[c], /*left_align=*/c == 0);
+    }
+    os << line << "\n";
+  }
+  if (summary.regions.empty()) os << "(no regions recorded)\n";
+}
+
+std::string FormatSummary(const Summary& summary) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  PrintSummary(summary, os);
+  os.flush();
+  return out;
+}
+
+}  // namespace warptrace
