@@ -7,10 +7,12 @@
 //
 // where kWtConfig is a constexpr Config emitted from the RecordPlan. Every thread of the
 // block calls all three; only the recorder thread of each trace unit of a sampled block gets
-// a non-zero capacity, so for everyone else Record is a clock read, one compare and an add.
+// a non-zero capacity, so for everyone else Record is a clock read, one compare and the
+// (loop-amortized) pointer and count updates.
 //
-// Record's store is bounded: `count` (written to the header as `attempted`) always
-// advances, and an event at or past capacity is counted but never written.
+// Record's store is bounded: the attempted count (capacity - left, written to the header as
+// `attempted`) always advances, and an event at or past capacity is counted but never
+// written. `bazel run //profiler/tools:recorder_cost` prints what one Record costs.
 //
 // Compiles three ways:
 //   * NVRTC / nvcc device code (__CUDA_ARCH__ defined): %clock, %globaltimer, %smid.
@@ -55,11 +57,15 @@ struct Config {
   u32 sample_stride;
 };
 
-// Per-thread recorder state; lives in registers.
+// Per-thread recorder state; lives in registers. Record keeps a running pointer and a
+// count of slots left (not an index), so that each event costs a clock read, a compare
+// against an immediate, and one predicated 64-bit store (STG.E.64 / STS.64): no address
+// arithmetic, no 64-bit multiply. A unit records fewer than 2^31 events past its capacity.
 struct UnitState {
-  u32* slots;    // where event i goes: slots[2i], slots[2i+1] (global or shared)
+  u64* next;     // where the next event goes (global or shared); advances on every Record.
+                 // Non-recorders point at the buffer and never store through it.
   u32* record;   // this unit's record in the global buffer; null if not a recorder
-  u32 count;     // events attempted so far
+  int left;      // slots left: capacity - attempted; <= 0 once full (events then dropped)
   u32 capacity;  // 0 unless this thread records
 };
 
@@ -96,12 +102,13 @@ WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
 // Records one event: tag = site id | kExitFlag for a region's exit.
 WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
   const u32 clock = ReadClock();
-  if (s.count < s.capacity) {
-    // One 64-bit store; slots are 8-byte aligned (64-byte header, aligned buffer).
-    *reinterpret_cast<u64*>(s.slots + 2u * s.count) =
-        static_cast<u64>(tag) | (static_cast<u64>(clock) << 32);
+  if (s.left > 0) {
+    // One 64-bit store, tag in the low word; slots are 8-byte aligned (64-byte header,
+    // aligned buffer).
+    *s.next = static_cast<u64>(tag) | (static_cast<u64>(clock) << 32);
   }
-  ++s.count;
+  ++s.next;
+  --s.left;
 }
 
 WARPTRACE_DEVICE_INLINE bool IsSampled(const Config& c, u32 block_linear) {
@@ -115,9 +122,9 @@ WARPTRACE_DEVICE_INLINE bool IsSampled(const Config& c, u32 block_linear) {
 WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer,
                                       u32* shared_slots, u32 thread_linear,
                                       u32 block_linear) {
-  s.slots = 0;
+  s.next = reinterpret_cast<u64*>(buffer);
   s.record = 0;
-  s.count = 0;
+  s.left = 0;
   s.capacity = 0;
   if (!IsSampled(c, block_linear)) return;
   const u32 rel = thread_linear - c.unit_first_thread;  // wraps for threads before the subset
@@ -129,8 +136,10 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
                              abi::RecordWords(c.capacity);
   s.record = record;
   s.capacity = c.capacity;
-  s.slots = c.shared ? shared_slots + static_cast<u64>(unit) * c.capacity * 2u
-                     : record + abi::kHeaderWords;
+  s.left = static_cast<int>(c.capacity);
+  u32* const slots = c.shared ? shared_slots + static_cast<u64>(unit) * c.capacity * 2u
+                              : record + abi::kHeaderWords;
+  s.next = reinterpret_cast<u64*>(slots);
 
   abi::RecordHeader* h = reinterpret_cast<abi::RecordHeader*>(record);
   const u32 sm_id = ReadSmId();
@@ -160,18 +169,20 @@ WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c) {
   const u64 gt = ReadGlobaltimer();
   const u32 clock = ReadClock();
   abi::RecordHeader* h = reinterpret_cast<abi::RecordHeader*>(s.record);
+  const u32 attempted = s.capacity - static_cast<u32>(s.left);
   if (c.shared) {
-    const u32 n = s.count < s.capacity ? s.count : s.capacity;
+    const u32 n = s.left > 0 ? attempted : s.capacity;  // min(attempted, capacity)
     u64* dst = reinterpret_cast<u64*>(s.record + abi::kHeaderWords);
-    const u64* src = reinterpret_cast<const u64*>(s.slots);
+    const u64* src = s.next - attempted;  // the unit's first staging slot
     for (u32 i = 0; i < n; ++i) dst[i] = src[i];
   }
-  h->attempted = s.count;
+  h->attempted = attempted;
   h->end_clock = clock;
   h->end_globaltimer_lo = static_cast<u32>(gt);
   h->end_globaltimer_hi = static_cast<u32>(gt >> 32);
   h->flags |= abi::kFlagComplete;
   s.record = 0;  // a second Epilogue (e.g. after an early return path) is a no-op
+  s.left = 0;    // and a Record after it is counted nowhere and stores nothing
 }
 
 }  // namespace device

@@ -1,0 +1,426 @@
+#include "profiler/tools/recorder_cost.h"
+
+#include <nvrtc.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/device/embedded_headers.h"
+#include "profiler/status_macros.h"
+
+namespace warptrace {
+namespace {
+
+struct NvrtcProgramDeleter {
+  void operator()(nvrtcProgram prog) const { nvrtcDestroyProgram(&prog); }
+};
+using NvrtcProgramPtr = std::unique_ptr<_nvrtcProgram, NvrtcProgramDeleter>;
+
+absl::Status NvrtcError(nvrtcResult result, absl::string_view what) {
+  return absl::InternalError(
+      absl::StrCat("NVRTC error: ", what, ": ", nvrtcGetErrorString(result)));
+}
+
+std::string Trim(absl::string_view s) { return std::string(absl::StripAsciiWhitespace(s)); }
+
+// A temporary file removed when this goes out of scope.
+struct TempFile {
+  llvm::SmallString<128> path;
+  std::optional<llvm::FileRemover> remover;
+};
+
+absl::StatusOr<std::unique_ptr<TempFile>> MakeTempFile(absl::string_view prefix,
+                                                       absl::string_view suffix) {
+  auto file = std::make_unique<TempFile>();
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          llvm::StringRef(prefix.data(), prefix.size()),
+          llvm::StringRef(suffix.data(), suffix.size()), file->path)) {
+    return absl::InternalError(
+        absl::StrCat("creating a temporary file for recorder_cost: ", ec.message()));
+  }
+  file->remover.emplace(file->path);
+  return file;
+}
+
+absl::StatusOr<std::string> ReadFile(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    return absl::InternalError(
+        absl::StrCat("reading ", path.str(), ": ", buffer.getError().message()));
+  }
+  return (*buffer)->getBuffer().str();
+}
+
+// Runs `program args...` and returns its standard output.
+absl::StatusOr<std::string> RunAndCapture(const std::string& program,
+                                          const std::vector<std::string>& args) {
+  ASSIGN_OR_RETURN(std::unique_ptr<TempFile> out, MakeTempFile("recorder_cost", "txt"));
+  std::vector<llvm::StringRef> argv = {program};
+  for (const std::string& a : args) argv.push_back(a);
+  const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, out->path.str(),
+                                                       out->path.str()};
+  std::string error;
+  const int rc = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects,
+                                           /*SecondsToWait=*/120, /*MemoryLimit=*/0, &error);
+  ASSIGN_OR_RETURN(std::string output, ReadFile(out->path));
+  if (rc != 0) {
+    return absl::InternalError(absl::StrFormat("running %s %s: exit code %d%s: %s", program,
+                                               absl::StrJoin(args, " "), rc,
+                                               error.empty() ? "" : " (" + error + ")",
+                                               output));
+  }
+  return output;
+}
+
+std::string ConfigLiteral(const RecorderCostCase& c) {
+  return absl::StrFormat(
+      "constexpr warptrace::device::Config kWtConfig = {%uu, %uu, %uu, %uu, %uu, %uu, 0u, "
+      "0xffffffffu, 1u};",
+      c.unit_threads, c.unit_first_thread, c.recorder_offset, c.units_per_block, c.capacity,
+      c.shared ? 1u : 0u);
+}
+
+}  // namespace
+
+std::vector<RecorderCostCase> DefaultRecorderCostCases() {
+  std::vector<RecorderCostCase> cases;
+  for (bool shared : {false, true}) {
+    const std::string p = shared ? "shared" : "global";
+    // {name, block_threads, unit_threads, first, recorder_offset, units, capacity, shared}
+    cases.push_back({"warp/" + p, 256, 32, 0, 0, 8, 64, shared});
+    cases.push_back({"warpgroup/" + p, 256, 128, 0, 0, 2, 64, shared});
+    cases.push_back({"block/" + p, 256, 256, 0, 0, 1, 64, shared});
+    cases.push_back({"custom/" + p, 256, 64, 128, 3, 1, 64, shared});
+  }
+  return cases;
+}
+
+std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
+                                     bool profiled) {
+  std::string records;
+  for (uint32_t k = 0; k < events; ++k) {
+    absl::StrAppendFormat(&records,
+                          "    warptrace::device::Record(wt, warptrace::abi::MakeTag(%uu, "
+                          "%s));\n",
+                          k / 2, k % 2 == 1 ? "true" : "false");
+  }
+  const std::string smem =
+      c.shared ? absl::StrFormat("  __shared__ __align__(8) unsigned int wt_smem[%u];\n",
+                                 c.units_per_block * c.capacity * 2)
+               : "";
+  return absl::StrCat(
+      profiled ? "#include \"recorder.cuh\"\n" : "", profiled ? ConfigLiteral(c) : "", "\n",
+      "extern \"C\" __global__ void __launch_bounds__(", c.block_threads,
+      ") recorder_cost(float* data, int n",
+      profiled ? ", unsigned int* warptrace_trace" : "", ") {\n",
+      "  const unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * "
+      "threadIdx.z);\n",
+      "  const unsigned int bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * "
+      "blockIdx.z);\n",
+      profiled ? absl::StrCat(smem,
+                              "  warptrace::device::UnitState wt;\n"
+                              "  warptrace::device::Prologue(wt, kWtConfig, warptrace_trace, ",
+                              c.shared ? "wt_smem" : "nullptr", ", tid, bid);\n")
+               : "",
+      "  float acc = data[bid * blockDim.x + tid];\n",
+      "#pragma unroll 1\n",
+      "  for (int i = 0; i < n; ++i) {\n", profiled ? records : "",
+      "    acc = acc * 0.5f + 1.0f;\n",
+      "  }\n",
+      "  data[bid * blockDim.x + tid] = acc;\n",
+      profiled ? "  warptrace::device::Epilogue(wt, kWtConfig);\n" : "", "}\n");
+}
+
+uint64_t CountPtxInstructions(absl::string_view ptx) {
+  uint64_t count = 0;
+  int depth = 0;  // brace depth: instructions live inside function bodies
+  for (absl::string_view raw : absl::StrSplit(ptx, '\n')) {
+    std::string line = Trim(raw);
+    if (const size_t comment = line.find("//"); comment != std::string::npos) {
+      line = Trim(line.substr(0, comment));
+    }
+    if (line.empty()) continue;
+    for (char ch : line) {
+      if (ch == '{') ++depth;
+      if (ch == '}') --depth;
+    }
+    if (depth <= 0 || line == "{" || line == "}") continue;
+    if (line.back() != ';') continue;  // labels ("$L__BB0_2:") and multi-line headers
+    if (line[0] == '.') continue;      // .reg, .shared, .local, .pragma declarations
+    // Inline asm may open a scope on the same line: "{ .reg .pred p; ... }" is rare in
+    // the recorder, and each statement there ends in ';' on its own line.
+    ++count;
+  }
+  return count;
+}
+
+uint64_t CountSassInstructions(absl::string_view sass) {
+  // Lines look like "        /*0070*/                   IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28] ;"
+  // Each kernel ends "EXIT ; BRA <own address> ;" followed by NOP padding to a 128-byte
+  // boundary: the self-branch and the padding never execute. NOPs before it are scheduling
+  // slots (e.g. after S2UR) and count.
+  uint64_t count = 0;
+  bool in_padding = false;
+  for (absl::string_view raw : absl::StrSplit(sass, '\n')) {
+    absl::string_view line = absl::StripAsciiWhitespace(raw);
+    if (absl::StartsWith(line, ".text.") || absl::StartsWith(line, "Function :")) {
+      in_padding = false;  // the next kernel
+      continue;
+    }
+    if (!absl::ConsumePrefix(&line, "/*")) continue;
+    const size_t close = line.find("*/");
+    if (close == absl::string_view::npos) continue;
+    absl::string_view address = line.substr(0, close);
+    if (address.empty() ||
+        address.find_first_not_of("0123456789abcdef") != absl::string_view::npos) {
+      continue;
+    }
+    absl::string_view instruction = absl::StripAsciiWhitespace(line.substr(close + 2));
+    if (instruction.empty() || instruction[0] == '/') continue;  // encoding-only lines
+    // Drop the ';' and the encoding comment after it ("BRA 0x60; /* 0xffff... */").
+    instruction = absl::StripTrailingAsciiWhitespace(instruction.substr(0, instruction.find(';')));
+    if (in_padding) continue;
+    absl::string_view opcode = instruction;
+    if (absl::ConsumePrefix(&opcode, "@")) {
+      // Predicate guard: "@P0 STG.E.64 [...]" or "@!P0 ..."
+      const size_t space = opcode.find(' ');
+      if (space == absl::string_view::npos) continue;
+      opcode = absl::StripLeadingAsciiWhitespace(opcode.substr(space));
+    }
+    if (absl::StartsWith(opcode, "BRA ") || absl::StartsWith(opcode, "BRA\t")) {
+      absl::string_view target = absl::StripAsciiWhitespace(opcode.substr(3));
+      absl::ConsumePrefix(&target, "0x");
+      // Compare as numbers: "0x800" vs "0800".
+      uint64_t from = 0, to = 0;
+      if (absl::SimpleHexAtoi(address, &from) && absl::SimpleHexAtoi(target, &to) &&
+          from == to) {
+        in_padding = true;
+        continue;
+      }
+    }
+    ++count;
+  }
+  return count;
+}
+
+absl::StatusOr<uint32_t> ParseRegisterCount(absl::string_view res_usage) {
+  const size_t at = res_usage.find("REG:");
+  if (at == absl::string_view::npos) {
+    return absl::NotFoundError(
+        absl::StrCat("no \"REG:\" in cuobjdump -res-usage output: ", res_usage));
+  }
+  absl::string_view rest = res_usage.substr(at + 4);
+  const size_t end = rest.find_first_not_of("0123456789");
+  uint32_t registers = 0;
+  if (!absl::SimpleAtoi(rest.substr(0, end), &registers)) {
+    return absl::NotFoundError(
+        absl::StrCat("unreadable register count in cuobjdump output: ", res_usage));
+  }
+  return registers;
+}
+
+absl::StatusOr<CompiledKernel> CompileForCost(const std::string& source,
+                                              const std::string& arch) {
+  std::vector<const char*> header_sources, header_names;
+  for (const EmbeddedFile& f : EmbeddedDeviceHeaders()) {
+    header_sources.push_back(f.contents.c_str());
+    header_names.push_back(f.name.c_str());
+  }
+  nvrtcProgram raw = nullptr;
+  if (nvrtcResult r = nvrtcCreateProgram(&raw, source.c_str(), "recorder_cost.cu",
+                                         static_cast<int>(header_sources.size()),
+                                         header_sources.data(), header_names.data());
+      r != NVRTC_SUCCESS) {
+    return NvrtcError(r, "creating the recorder_cost program");
+  }
+  NvrtcProgramPtr prog(raw);
+  const std::string arch_option = "--gpu-architecture=" + arch;
+  const char* options[] = {arch_option.c_str(), "--std=c++17"};
+  const nvrtcResult compiled = nvrtcCompileProgram(prog.get(), 2, options);
+  CompiledKernel out;
+  size_t size = 0;
+  nvrtcGetProgramLogSize(prog.get(), &size);
+  out.log.assign(size, '\0');
+  nvrtcGetProgramLog(prog.get(), out.log.data());
+  while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
+  if (compiled != NVRTC_SUCCESS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("NVRTC could not compile the recorder_cost kernel for ", arch, ": ",
+                     nvrtcGetErrorString(compiled), "\n", out.log));
+  }
+  if (nvrtcResult r = nvrtcGetPTXSize(prog.get(), &size); r != NVRTC_SUCCESS) {
+    return NvrtcError(r, "getting the PTX size");
+  }
+  out.ptx.assign(size, '\0');
+  if (nvrtcResult r = nvrtcGetPTX(prog.get(), out.ptx.data()); r != NVRTC_SUCCESS) {
+    return NvrtcError(r, "getting the PTX");
+  }
+  if (nvrtcResult r = nvrtcGetCUBINSize(prog.get(), &size); r != NVRTC_SUCCESS) {
+    return NvrtcError(r, "getting the cubin size (is the arch a real sm_XX?)");
+  }
+  out.cubin.assign(size, '\0');
+  if (nvrtcResult r = nvrtcGetCUBIN(prog.get(), out.cubin.data()); r != NVRTC_SUCCESS) {
+    return NvrtcError(r, "getting the cubin");
+  }
+  return out;
+}
+
+absl::StatusOr<SassStats> DisassembleForCost(const std::string& cubin,
+                                             const std::string& cuobjdump) {
+  ASSIGN_OR_RETURN(std::unique_ptr<TempFile> file, MakeTempFile("recorder_cost", "cubin"));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file->path, ec);
+    if (ec) {
+      return absl::InternalError(
+          absl::StrCat("writing ", file->path.str().str(), ": ", ec.message()));
+    }
+    os << cubin;
+    os.close();
+    if (os.has_error()) {
+      return absl::InternalError(
+          absl::StrCat("writing ", file->path.str().str(), ": ", os.error().message()));
+    }
+  }
+  const std::string path = file->path.str().str();
+  ASSIGN_OR_RETURN(std::string sass, RunAndCapture(cuobjdump, {"-sass", path}));
+  ASSIGN_OR_RETURN(std::string usage, RunAndCapture(cuobjdump, {"-res-usage", path}));
+  SassStats stats;
+  stats.instructions = CountSassInstructions(sass);
+  ASSIGN_OR_RETURN(stats.registers, ParseRegisterCount(usage));
+  return stats;
+}
+
+std::string FindCuobjdump(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("CUOBJDUMP"); env != nullptr && *env != '\0') return env;
+  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("cuobjdump")) {
+    return *found;
+  }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/cuobjdump")) {
+    return "/usr/local/cuda/bin/cuobjdump";
+  }
+  // The PyPI package installs nvidia/<cuXX>/bin/cuobjdump next to the `nvidia` namespace.
+  llvm::ErrorOr<std::string> python = llvm::sys::findProgramByName("python3");
+  if (!python) return "";
+  absl::StatusOr<std::string> out = RunAndCapture(
+      *python, {"-c",
+                "import glob, nvidia\n"
+                "for d in nvidia.__path__:\n"
+                "  for p in sorted(glob.glob(d + '/*/bin/cuobjdump')): print(p)"});
+  if (!out.ok()) return "";
+  for (absl::string_view line : absl::StrSplit(*out, '\n')) {
+    const std::string candidate = Trim(line);
+    if (!candidate.empty() && llvm::sys::fs::can_execute(candidate)) return candidate;
+  }
+  return "";
+}
+
+absl::StatusOr<std::vector<RecorderCostRow>> MeasureRecorderCost(
+    const RecorderCostOptions& options) {
+  if (options.events_high <= options.events_low) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "events_high (%d) must exceed events_low (%d): the cost per event is their "
+        "difference in instructions divided by their difference in events",
+        options.events_high, options.events_low));
+  }
+  const double dk = options.events_high - options.events_low;
+  std::vector<RecorderCostRow> rows;
+  for (const RecorderCostCase& c : options.cases) {
+    struct Variant {
+      uint32_t events;
+      bool profiled;
+      uint64_t ptx = 0;
+      std::optional<SassStats> sass;
+    };
+    Variant variants[] = {{0, false, 0, std::nullopt},
+                          {options.events_low, true, 0, std::nullopt},
+                          {options.events_high, true, 0, std::nullopt}};
+    for (Variant& v : variants) {
+      absl::StatusOr<CompiledKernel> kernel =
+          CompileForCost(RecorderCostKernelSource(c, v.events, v.profiled), options.arch);
+      if (!kernel.ok()) {
+        return absl::Status(kernel.status().code(),
+                            absl::StrCat(c.name, ": ", kernel.status().message()));
+      }
+      v.ptx = CountPtxInstructions(kernel->ptx);
+      if (!options.cuobjdump.empty()) {
+        absl::StatusOr<SassStats> sass = DisassembleForCost(kernel->cubin, options.cuobjdump);
+        if (!sass.ok()) {
+          return absl::Status(sass.status().code(),
+                              absl::StrCat(c.name, ": ", sass.status().message()));
+        }
+        v.sass = *sass;
+      }
+    }
+    const Variant& off = variants[0];
+    const Variant& low = variants[1];
+    const Variant& high = variants[2];
+    RecorderCostRow row;
+    row.name = c.name;
+    row.ptx_per_event = (static_cast<double>(high.ptx) - static_cast<double>(low.ptx)) / dk;
+    row.ptx_fixed = static_cast<int64_t>(low.ptx) - static_cast<int64_t>(off.ptx) -
+                    static_cast<int64_t>(row.ptx_per_event * options.events_low + 0.5);
+    if (off.sass && low.sass && high.sass) {
+      const double per_event = (static_cast<double>(high.sass->instructions) -
+                                static_cast<double>(low.sass->instructions)) /
+                               dk;
+      row.sass_per_event = per_event;
+      row.sass_fixed = static_cast<int64_t>(low.sass->instructions) -
+                       static_cast<int64_t>(off.sass->instructions) -
+                       static_cast<int64_t>(per_event * options.events_low + 0.5);
+      row.registers_added = static_cast<int32_t>(high.sass->registers) -
+                            static_cast<int32_t>(off.sass->registers);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string FormatRecorderCost(const std::vector<RecorderCostRow>& rows,
+                               const RecorderCostOptions& options) {
+  std::string out = absl::StrFormat(
+      "Recorder cost on %s: instructions per Record = (count(K=%d) - count(K=%d)) / %d, "
+      "Record calls in a loop with a run-time trip count;\nfixed = prologue + epilogue "
+      "(count(K=%d) - K*per_event - count(no recorder)).\n",
+      options.arch, options.events_high, options.events_low,
+      options.events_high - options.events_low, options.events_low);
+  absl::StrAppendFormat(&out, "%-18s %10s %10s %11s %11s %10s\n", "unit/placement",
+                        "PTX/event", "PTX fixed", "SASS/event", "SASS fixed", "+regs");
+  for (const RecorderCostRow& r : rows) {
+    absl::StrAppendFormat(
+        &out, "%-18s %10.2f %10d %11s %11s %10s\n", r.name, r.ptx_per_event, r.ptx_fixed,
+        r.sass_per_event ? absl::StrFormat("%.2f", *r.sass_per_event) : "-",
+        r.sass_fixed ? absl::StrCat(*r.sass_fixed) : "-",
+        r.registers_added ? absl::StrCat(*r.registers_added) : "-");
+  }
+  if (options.cuobjdump.empty()) {
+    absl::StrAppend(&out,
+                    "SASS numbers skipped: no cuobjdump found (pip install "
+                    "nvidia-cuda-cuobjdump, or pass --cuobjdump=PATH / set CUOBJDUMP).\n");
+  } else {
+    absl::StrAppend(&out, "SASS from ", options.cuobjdump, " -sass / -res-usage.\n");
+  }
+  return out;
+}
+
+}  // namespace warptrace

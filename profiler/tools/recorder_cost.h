@@ -1,0 +1,120 @@
+// What the device recorder costs, measured from the code NVRTC generates: instructions on
+// the recorder's path per recorded event, per trace-unit kind and placement.
+//
+// For each case, the same kernel is compiled three times: without any recorder code
+// ("off"), and with K1 and K2 Record calls in the body of a loop whose trip count is only
+// known at run time (so nothing can be folded away). Then
+//
+//   per event = (count(K2) - count(K1)) / (K2 - K1)      the marginal cost of one Record
+//   fixed     = count(K1) - K1 * per_event - count(off)  prologue + epilogue + setup
+//
+// for PTX instructions (always) and SASS instructions (when cuobjdump is available: the
+// PyPI package nvidia-cuda-cuobjdump ships it), plus the registers the recorder adds
+// (cuobjdump -res-usage). Static counts, not timings: the device-side cost in cycles is
+// measured by the GPU check script.
+//
+//   RecorderCostOptions options;
+//   options.cuobjdump = FindCuobjdump("");  // empty when absent: SASS columns are skipped
+//   ASSIGN_OR_RETURN(std::vector<RecorderCostRow> rows, MeasureRecorderCost(options));
+//   std::cout << FormatRecorderCost(rows, options);
+#ifndef WARPTRACE_PROFILER_TOOLS_RECORDER_COST_H_
+#define WARPTRACE_PROFILER_TOOLS_RECORDER_COST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace warptrace {
+
+// One trace-unit kind and placement to measure, as the device Config the emitter writes.
+struct RecorderCostCase {
+  std::string name;              // "warp/global", ...
+  uint32_t block_threads = 256;
+  uint32_t unit_threads = 32;
+  uint32_t unit_first_thread = 0;
+  uint32_t recorder_offset = 0;
+  uint32_t units_per_block = 8;
+  uint32_t capacity = 64;
+  bool shared = false;
+};
+
+// warp, warpgroup, block and a custom subset, each with global and shared placement.
+std::vector<RecorderCostCase> DefaultRecorderCostCases();
+
+// The measured kernel: `events` Record calls per loop iteration (distinct site ids), or no
+// recorder code at all when `profiled` is false.
+std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
+                                     bool profiled);
+
+// Executable instructions of every kernel in `ptx`: statements ending in ';' inside
+// function bodies, including predicated ones and inline asm, excluding declarations
+// (.reg, .shared, .local, ...), labels, braces and comments.
+uint64_t CountPtxInstructions(absl::string_view ptx);
+
+// SASS statistics from `cuobjdump -sass` and `cuobjdump -res-usage` output.
+struct SassStats {
+  uint64_t instructions = 0;  // up to the final self-branch (padding excluded)
+  uint32_t registers = 0;     // REG: of the kernel
+};
+// Counts SASS instructions in `cuobjdump -sass` text, NOPs included (ptxas puts some in as
+// scheduling slots), up to each kernel's final `BRA` to itself (the end-of-kernel trap loop,
+// never executed) and the NOP padding after it.
+uint64_t CountSassInstructions(absl::string_view sass);
+// The register count ("REG:N") from `cuobjdump -res-usage` text; NotFound if absent.
+absl::StatusOr<uint32_t> ParseRegisterCount(absl::string_view res_usage);
+
+struct CompiledKernel {
+  std::string ptx;
+  std::string cubin;
+  std::string log;
+};
+// Compiles with NVRTC (recorder headers in memory) for `arch` ("sm_90"). Returns
+// InvalidArgument carrying NVRTC's log when the source does not compile, Internal for
+// other NVRTC failures.
+absl::StatusOr<CompiledKernel> CompileForCost(const std::string& source,
+                                              const std::string& arch);
+
+// Runs `cuobjdump` on a cubin. Internal if it cannot be run or fails.
+absl::StatusOr<SassStats> DisassembleForCost(const std::string& cubin,
+                                             const std::string& cuobjdump);
+
+// Finds cuobjdump: `flag` if non-empty, else $CUOBJDUMP, else PATH, else
+// /usr/local/cuda/bin, else the PyPI package (nvidia/*/bin/cuobjdump next to the
+// `nvidia` Python package of python3). Empty when none is found.
+std::string FindCuobjdump(const std::string& flag);
+
+struct RecorderCostOptions {
+  std::string arch = "sm_90";
+  uint32_t events_low = 8;    // K1
+  uint32_t events_high = 16;  // K2
+  std::string cuobjdump;      // empty: SASS numbers are skipped
+  std::vector<RecorderCostCase> cases = DefaultRecorderCostCases();
+};
+
+struct RecorderCostRow {
+  std::string name;
+  double ptx_per_event = 0;
+  int64_t ptx_fixed = 0;
+  std::optional<double> sass_per_event;  // set when cuobjdump ran
+  std::optional<int64_t> sass_fixed;
+  std::optional<int32_t> registers_added;  // profiled (K2) minus off
+};
+
+// Measures every case. InvalidArgument for events_high <= events_low; errors from
+// CompileForCost and DisassembleForCost name the case.
+absl::StatusOr<std::vector<RecorderCostRow>> MeasureRecorderCost(
+    const RecorderCostOptions& options);
+
+// An aligned table with one row per case, and a line saying how it was measured (or that
+// SASS numbers were skipped because no cuobjdump was found).
+std::string FormatRecorderCost(const std::vector<RecorderCostRow>& rows,
+                               const RecorderCostOptions& options);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_TOOLS_RECORDER_COST_H_
