@@ -390,7 +390,12 @@ absl::Status HostDevice::CheckRange(const void* ptr, uint64_t bytes, const char*
   }
   --it;
   const uint64_t offset = address - it->first;
-  if (offset > it->second || bytes > it->second - offset) {
+  if (offset >= it->second) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s of %u bytes at %p: not in any allocation of this host device", what,
+                        bytes, ptr));
+  }
+  if (bytes > it->second - offset) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s of %u bytes at offset %u overruns the allocation of %u bytes at %p", what, bytes,
         offset, it->second, reinterpret_cast<void*>(it->first)));

@@ -1,0 +1,411 @@
+#include "jit/host_device.h"
+
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "profiler/device/trace_abi.h"
+#include "tests/jit/test_kernels.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::warptrace::testing::BlockStatsKernel;
+using ::warptrace::testing::BlockStatsTags;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::kBlockStatsEvents;
+using ::warptrace::testing::kBlockStatsThreads;
+using ::warptrace::testing::SimpleKernel;
+using ::warptrace::testing::StatusIs;
+
+std::string CacheDir(const std::string& name) {
+  return std::string(std::getenv("TEST_TMPDIR")) + "/host_device_test_" + name;
+}
+
+std::unique_ptr<HostDevice> MakeDevice(const std::string& cache_name,
+                                       HostDeviceOptions options = {}) {
+  options.cache_directory = CacheDir(cache_name);
+  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(options);
+  EXPECT_THAT(device, IsOk());
+  return device.ok() ? *std::move(device) : nullptr;
+}
+
+struct BlockStatsRun {
+  std::vector<int> in, block_sums, warp_sums;
+  int total = 0, maximum = 0;
+  std::vector<uint32_t> trace;
+};
+
+// Runs block_stats with inputs in[i] = (i * 37) % 101 - 50 and copies everything back.
+absl::StatusOr<BlockStatsRun> RunBlockStats(HostDevice& device, uint32_t num_blocks,
+                                            uint32_t capacity, bool shared) {
+  const KernelSource source = BlockStatsKernel(num_blocks, capacity, shared);
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device.Load(source);
+  if (!kernel.ok()) return kernel.status();
+  BlockStatsRun run;
+  const uint32_t n = num_blocks * kBlockStatsThreads;
+  for (uint32_t i = 0; i < n; ++i) run.in.push_back(static_cast<int>((i * 37) % 101) - 50);
+  const uint64_t trace_words = BufferBytes(*source.layout) / 4;
+  absl::StatusOr<DeviceBuffer> in = DeviceBuffer::Allocate(device, n * 4);
+  absl::StatusOr<DeviceBuffer> block_sums = DeviceBuffer::Allocate(device, num_blocks * 4);
+  absl::StatusOr<DeviceBuffer> warp_sums = DeviceBuffer::Allocate(device, num_blocks * 8);
+  absl::StatusOr<DeviceBuffer> scalars = DeviceBuffer::Allocate(device, 8);
+  absl::StatusOr<DeviceBuffer> trace = DeviceBuffer::Allocate(device, trace_words * 4);
+  for (auto* buffer : {&in, &block_sums, &warp_sums, &scalars, &trace}) {
+    if (!buffer->ok()) return buffer->status();
+    if (absl::Status s = (*buffer)->Zero(); !s.ok()) return s;
+  }
+  const int initial[2] = {0, -1000};
+  if (absl::Status s = in->CopyFrom(run.in.data(), n * 4); !s.ok()) return s;
+  if (absl::Status s = scalars->CopyFrom(initial, 8); !s.ok()) return s;
+  void* in_ptr = in->get();
+  void* block_sums_ptr = block_sums->get();
+  void* warp_sums_ptr = warp_sums->get();
+  void* total_ptr = scalars->get();
+  void* maximum_ptr = static_cast<char*>(scalars->get()) + 4;
+  void* trace_ptr = trace->get();
+  void* args[] = {&in_ptr, &block_sums_ptr, &warp_sums_ptr, &total_ptr, &maximum_ptr, &trace_ptr};
+  if (absl::Status s = device.Launch(**kernel, source.grid, source.block,
+                                     source.dynamic_shared_bytes, args);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = device.Synchronize(); !s.ok()) return s;
+  run.block_sums.resize(num_blocks);
+  run.warp_sums.resize(2 * num_blocks);
+  run.trace.resize(trace_words);
+  int result[2];
+  for (absl::Status s : {block_sums->CopyTo(run.block_sums.data(), num_blocks * 4),
+                         warp_sums->CopyTo(run.warp_sums.data(), num_blocks * 8),
+                         scalars->CopyTo(result, 8), trace->CopyTo(run.trace.data(), trace_words * 4)}) {
+    if (!s.ok()) return s;
+  }
+  run.total = result[0];
+  run.maximum = result[1];
+  return run;
+}
+
+void ExpectCorrectOutputs(const BlockStatsRun& run, uint32_t num_blocks) {
+  for (uint32_t b = 0; b < num_blocks; ++b) {
+    const auto block_begin = run.in.begin() + b * 64;
+    EXPECT_EQ(run.block_sums[b], std::accumulate(block_begin, block_begin + 64, 0)) << b;
+    EXPECT_EQ(run.warp_sums[2 * b], std::accumulate(block_begin, block_begin + 32, 0)) << b;
+    EXPECT_EQ(run.warp_sums[2 * b + 1], std::accumulate(block_begin + 32, block_begin + 64, 0))
+        << b;
+  }
+  EXPECT_EQ(run.total, std::accumulate(run.in.begin(), run.in.end(), 0));
+  EXPECT_EQ(run.maximum, *std::max_element(run.in.begin(), run.in.end()));
+}
+
+// Checks every record of the raw buffer against what block_stats must have recorded.
+void ExpectRecords(const BlockStatsRun& run, uint32_t num_blocks, uint32_t capacity,
+                   bool shared, uint32_t num_virtual_sms) {
+  const std::vector<uint32_t> tags = BlockStatsTags();
+  const uint64_t record_words = abi::RecordWords(capacity);
+  ASSERT_EQ(run.trace.size(), num_blocks * 2 * record_words);
+  for (uint32_t b = 0; b < num_blocks; ++b) {
+    for (uint32_t u = 0; u < 2; ++u) {
+      SCOPED_TRACE(::testing::Message() << "block " << b << " unit " << u);
+      const uint32_t* record = run.trace.data() + (b * 2 + u) * record_words;
+      abi::RecordHeader h;
+      std::memcpy(&h, record, sizeof(h));
+      EXPECT_EQ(h.magic, abi::kTraceMagic);
+      EXPECT_EQ(h.version, abi::kTraceVersion);
+      EXPECT_EQ(h.block_linear, b);
+      EXPECT_EQ(h.unit_index, u);
+      EXPECT_EQ(h.sm_id, b % num_virtual_sms);
+      EXPECT_EQ(h.attempted, kBlockStatsEvents);
+      EXPECT_EQ(h.capacity, capacity);
+      EXPECT_EQ(h.flags, abi::kFlagComplete | (shared ? abi::kFlagShared : 0u));
+      EXPECT_EQ(h.header_words, abi::kHeaderWords);
+      EXPECT_EQ(h.checksum, abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear,
+                                                h.unit_index, h.capacity));
+      const uint64_t start_ns = (uint64_t{h.start_globaltimer_hi} << 32) | h.start_globaltimer_lo;
+      const uint64_t end_ns = (uint64_t{h.end_globaltimer_hi} << 32) | h.end_globaltimer_lo;
+      ASSERT_GE(end_ns, start_ns);
+      // The host clock runs at exactly 1.5 cycles per globaltimer ns (up to the rounding of
+      // the two separate reads, a few ns apart).
+      const double cycles = static_cast<uint32_t>(h.end_clock - h.start_clock);
+      EXPECT_NEAR(cycles, 1.5 * static_cast<double>(end_ns - start_ns),
+                  1.5 * 2000 + 0.001 * cycles);
+      const uint32_t written = std::min(kBlockStatsEvents, capacity);
+      uint32_t previous_clock = h.start_clock;
+      for (uint32_t e = 0; e < written; ++e) {
+        const uint32_t tag = record[abi::kHeaderWords + 2 * e];
+        const uint32_t clock = record[abi::kHeaderWords + 2 * e + 1];
+        EXPECT_EQ(tag, tags[e]) << "event " << e;
+        EXPECT_LE(static_cast<uint32_t>(clock - previous_clock),
+                  static_cast<uint32_t>(h.end_clock - previous_clock))
+            << "event " << e << " out of order";
+        previous_clock = clock;
+      }
+      for (uint32_t e = written; e < capacity; ++e) {
+        EXPECT_EQ(record[abi::kHeaderWords + 2 * e], 0u) << "slot " << e << " was written";
+      }
+    }
+  }
+}
+
+TEST(HostDeviceTest, RunsAProfiledKernelWithBarriersSharedMemoryShufflesAndAtomics) {
+  auto device = MakeDevice("run");
+  ASSERT_NE(device, nullptr);
+  absl::StatusOr<BlockStatsRun> run = RunBlockStats(*device, 5, kBlockStatsEvents, false);
+  ASSERT_THAT(run, IsOk());
+  ExpectCorrectOutputs(*run, 5);
+  ExpectRecords(*run, 5, kBlockStatsEvents, false, 4);
+}
+
+TEST(HostDeviceTest, StagesEventsInDynamicSharedMemoryWithSharedPlacement) {
+  auto device = MakeDevice("shared");
+  ASSERT_NE(device, nullptr);
+  absl::StatusOr<BlockStatsRun> run = RunBlockStats(*device, 3, kBlockStatsEvents + 2, true);
+  ASSERT_THAT(run, IsOk());
+  ExpectCorrectOutputs(*run, 3);
+  ExpectRecords(*run, 3, kBlockStatsEvents + 2, true, 4);
+}
+
+TEST(HostDeviceTest, ATooSmallCapacityCountsEveryEventAndOverwritesNoNeighbour) {
+  HostDeviceOptions options;
+  options.num_virtual_sms = 2;
+  auto device = MakeDevice("small", options);
+  ASSERT_NE(device, nullptr);
+  absl::StatusOr<BlockStatsRun> run = RunBlockStats(*device, 3, 5, false);
+  ASSERT_THAT(run, IsOk());
+  ExpectCorrectOutputs(*run, 3);
+  ExpectRecords(*run, 3, 5, false, 2);
+}
+
+TEST(HostDeviceTest, ReportsClockAndName) {
+  HostDeviceOptions options;
+  options.num_virtual_sms = 7;
+  auto device = MakeDevice("name", options);
+  ASSERT_NE(device, nullptr);
+  EXPECT_EQ(device->Kind(), DeviceKind::kHost);
+  EXPECT_EQ(device->Clock().nominal_sm_clock_khz, 1'500'000u);
+  EXPECT_EQ(device->Clock().num_sms, 7u);
+  EXPECT_THAT(device->Name(), AllOf(HasSubstr("host backend ("), HasSubstr("7 virtual SMs")));
+}
+
+TEST(HostDeviceTest, WarpShufflesFollowCudaSemanticsInAPartialWarp) {
+  auto device = MakeDevice("shuffle");
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("shuffles", R"(
+  const int t = threadIdx.x;
+  out[t] = __shfl_down_sync(0xffffffffu, t, 1);
+  out[48 + t] = __shfl_xor_sync(0xffffffffu, t, 1);
+  out[96 + t] = __shfl_up_sync(0xffffffffu, t, 2);
+  out[144 + t] = __shfl_sync(0xffffffffu, t * 10, 3);
+  out[192 + t] = __shfl_down_sync(0xffffffffu, t, 4, 8);
+)");
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 240 * 4);
+  ASSERT_THAT(out, IsOk());
+  void* out_ptr = out->get();
+  void* args[] = {&out_ptr};
+  ASSERT_THAT(device->Launch(**kernel, {1, 1, 1}, {48, 1, 1}, 0, args), IsOk());
+  std::vector<int> got(240);
+  ASSERT_THAT(out->CopyTo(got.data(), 240 * 4), IsOk());
+  std::vector<int> want(240);
+  for (int t = 0; t < 48; ++t) {
+    const int lane = t % 32, base = t - lane, lanes = t < 32 ? 32 : 16;
+    want[t] = lane + 1 < lanes ? t + 1 : t;  // past the warp's last lane: own value
+    want[48 + t] = t ^ 1;
+    want[96 + t] = lane >= 2 ? t - 2 : t;
+    want[144 + t] = (base + 3) * 10;
+    want[192 + t] = lane % 8 + 4 < 8 ? t + 4 : t;
+  }
+  EXPECT_THAT(got, ElementsAreArray(want));
+}
+
+TEST(HostDeviceTest, AThreadReturningBeforeABarrierIsADeadlockNamingTheBlock) {
+  auto device = MakeDevice("deadlock");
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("early_return", R"(
+  if (blockIdx.x == 1 && threadIdx.x == 3) return;
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+)");
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 3 * 64 * 4);
+  ASSERT_THAT(out, IsOk());
+  void* out_ptr = out->get();
+  void* args[] = {&out_ptr};
+  EXPECT_THAT(device->Launch(**kernel, {3, 1, 1}, {64, 1, 1}, 0, args),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       AllOf(HasSubstr("early_return"), HasSubstr("block (1,0,0) (linear 1)"),
+                             HasSubstr("deadlock: 63 of 64 threads wait at __syncthreads"),
+                             HasSubstr("1 exited"))));
+  // The device stays usable.
+  const KernelSource fine = SimpleKernel("fine", "out[threadIdx.x] = 7;");
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> fine_kernel = device->Load(fine);
+  ASSERT_THAT(fine_kernel, IsOk());
+  EXPECT_THAT(device->Launch(**fine_kernel, {1, 1, 1}, {64, 1, 1}, 0, args), IsOk());
+}
+
+TEST(HostDeviceTest, LanesOfAWarpInDifferentBarriersAreADeadlock) {
+  auto device = MakeDevice("mixed");
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("mixed", R"(
+  if (threadIdx.x == 0) __syncwarp(); else __syncthreads();
+  out[threadIdx.x] = 1;
+)");
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 64 * 4);
+  ASSERT_THAT(out, IsOk());
+  void* out_ptr = out->get();
+  void* args[] = {&out_ptr};
+  EXPECT_THAT(device->Launch(**kernel, {1, 1, 1}, {64, 1, 1}, 0, args),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       HasSubstr("63 of 64 threads wait at __syncthreads, 1 at __syncwarp")));
+}
+
+TEST(HostDeviceTest, ABarrierWaitLongerThanTheTimeoutAbortsTheBlock) {
+  HostDeviceOptions options;
+  options.barrier_timeout = absl::Milliseconds(50);
+  auto device = MakeDevice("timeout", options);
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("slow", R"(
+  if (threadIdx.x == 0) {
+    const unsigned long long start = warptrace_host_globaltimer();
+    while (warptrace_host_globaltimer() - start < 400000000ull) {}
+  }
+  __syncthreads();
+  out[threadIdx.x] = 1;
+)", "extern \"C\" unsigned long long warptrace_host_globaltimer(void);");
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 32 * 4);
+  ASSERT_THAT(out, IsOk());
+  void* out_ptr = out->get();
+  void* args[] = {&out_ptr};
+  EXPECT_THAT(device->Launch(**kernel, {1, 1, 1}, {32, 1, 1}, 0, args),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       AllOf(HasSubstr("block (0,0,0)"), HasSubstr("waited more than 50ms"),
+                             HasSubstr("1 running"))));
+}
+
+TEST(HostDeviceTest, AnExceptionEscapingKernelCodeIsInternal) {
+  auto device = MakeDevice("throw");
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("thrower", R"(
+  if (threadIdx.x == 5) throw std::runtime_error("boom");
+  __syncthreads();
+)", "#include <stdexcept>");
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
+  ASSERT_THAT(kernel, IsOk());
+  void* out_ptr = nullptr;
+  void* args[] = {&out_ptr};
+  EXPECT_THAT(device->Launch(**kernel, {1, 1, 1}, {32, 1, 1}, 0, args),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("thread (5,0,0) threw: boom")));
+}
+
+TEST(HostDeviceTest, CompileErrorsCarryTheCompilerOutputAndTheOffendingLine) {
+  auto device = MakeDevice("compile_error");
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("broken", "  out[0] = not_declared_anywhere;");
+  EXPECT_THAT(device->Load(source),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("host compiler failed on kernel broken"),
+                             HasSubstr("broken.cc:3:"), HasSubstr("not_declared_anywhere"),
+                             HasSubstr("|   out[0] = not_declared_anywhere;"),
+                             HasSubstr("compiler output:"))));
+}
+
+TEST(HostDeviceTest, AMissingHostEntryIsReportedByName) {
+  auto device = MakeDevice("no_entry");
+  ASSERT_NE(device, nullptr);
+  KernelSource source = SimpleKernel("k", "out[0] = 1;");
+  source.host_entry = "warptrace_host_entry_other";
+  EXPECT_THAT(device->Load(source), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("`warptrace_host_entry_other`")));
+}
+
+TEST(HostDeviceTest, TheSharedObjectIsCachedOnDisk) {
+  auto device = MakeDevice("cache");
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("cached", "out[0] = 1;");
+  ASSERT_THAT(device->Load(source), IsOk());
+  ASSERT_THAT(device->Load(source), IsOk());
+  EXPECT_EQ(device->stats().compilations, 1u);
+  EXPECT_EQ(device->stats().cache_hits, 1u);
+  auto fresh = MakeDevice("cache");
+  ASSERT_NE(fresh, nullptr);
+  ASSERT_THAT(fresh->Load(source), IsOk());
+  EXPECT_EQ(fresh->stats().compilations, 0u);
+  EXPECT_EQ(fresh->stats().cache_hits, 1u);
+}
+
+TEST(HostDeviceTest, WarptraceHostCxxChoosesTheCompiler) {
+  ASSERT_EQ(setenv("WARPTRACE_HOST_CXX", "no-such-compiler-xyz", 1), 0);
+  HostDeviceOptions options;
+  options.cache_directory = CacheDir("env");
+  EXPECT_THAT(HostDevice::Create(options),
+              StatusIs(absl::StatusCode::kNotFound,
+                       AllOf(HasSubstr("no-such-compiler-xyz"), HasSubstr("WARPTRACE_HOST_CXX"))));
+  ASSERT_EQ(unsetenv("WARPTRACE_HOST_CXX"), 0);
+}
+
+TEST(HostDeviceTest, CompilesWithClangWhenAskedTo) {
+  HostDeviceOptions options;
+  options.compiler = "clang++";
+  options.cache_directory = CacheDir("clang");
+  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(options);
+  if (!device.ok() && device.status().code() == absl::StatusCode::kNotFound) {
+    GTEST_SKIP() << "no clang++ on PATH: " << device.status();
+  }
+  ASSERT_THAT(device, IsOk());
+  EXPECT_THAT((*device)->Name(), HasSubstr("clang"));
+  absl::StatusOr<BlockStatsRun> run = RunBlockStats(**device, 2, kBlockStatsEvents, false);
+  ASSERT_THAT(run, IsOk());
+  ExpectCorrectOutputs(*run, 2);
+}
+
+TEST(HostDeviceTest, MemoryOperationsAreBoundsChecked) {
+  auto device = MakeDevice("memory");
+  ASSERT_NE(device, nullptr);
+  EXPECT_THAT(device->Allocate(0), StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
+  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(*device, 100);
+  ASSERT_THAT(buffer, IsOk());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer->get()) % 256, 0u);
+  std::vector<char> host(200, 'x');
+  EXPECT_THAT(buffer->CopyFrom(host.data(), 100), IsOk());
+  EXPECT_THAT(buffer->CopyFrom(host.data(), 101),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("101 bytes requested")));
+  EXPECT_THAT(device->CopyToHost(host.data(), static_cast<char*>(buffer->get()) + 50, 60),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("60 bytes at offset 50 overruns the allocation of 100 bytes")));
+  EXPECT_THAT(device->Memset(host.data(), 0, 4),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not in any allocation")));
+  EXPECT_THAT(device->Free(static_cast<char*>(buffer->get()) + 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not the start")));
+  EXPECT_THAT(buffer->Release(), IsOk());
+}
+
+TEST(HostDeviceTest, RejectsOversizedLaunches) {
+  auto device = MakeDevice("limits");
+  ASSERT_NE(device, nullptr);
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel =
+      device->Load(SimpleKernel("limits", "out[0] = 1;"));
+  ASSERT_THAT(kernel, IsOk());
+  void* out_ptr = nullptr;
+  void* args[] = {&out_ptr};
+  EXPECT_THAT(device->Launch(**kernel, {1, 1, 1}, {1025, 1, 1}, 0, args),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("1025 threads")));
+  EXPECT_THAT(device->Launch(**kernel, {1, 1, 1}, {32, 1, 1}, 300 * 1024, args),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("dynamic shared")));
+  EXPECT_THAT(device->Launch(**kernel, {0, 1, 1}, {32, 1, 1}, 0, args),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty grid")));
+}
+
+}  // namespace
+}  // namespace warptrace
