@@ -1,0 +1,181 @@
+// Every emitted example kernel, profiling off and on in every unit kind and placement,
+// compiles with NVRTC for sm_80 and sm_90 with an empty log (no warnings). Links NVRTC
+// directly and hands it the embedded recorder headers, as the devices do.
+#include <nvrtc.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/emitter.h"
+#include "jit/kernels/reduction.h"
+#include "jit/kernels/tiled_gemm.h"
+#include "jit/kernels/warp_specialized_pipeline.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+
+struct NvrtcResult {
+  nvrtcResult status = NVRTC_SUCCESS;
+  std::string log;
+  std::string ptx;
+};
+
+NvrtcResult Compile(const KernelSource& source, const std::string& arch) {
+  NvrtcResult result;
+  std::vector<const char*> header_texts, header_names;
+  for (const EmbeddedFile& h : source.headers) {
+    header_texts.push_back(h.contents.c_str());
+    header_names.push_back(h.name.c_str());
+  }
+  nvrtcProgram prog;
+  result.status = nvrtcCreateProgram(&prog, source.source.c_str(),
+                                     (source.kernel_name + ".cu").c_str(),
+                                     static_cast<int>(header_texts.size()), header_texts.data(),
+                                     header_names.data());
+  if (result.status != NVRTC_SUCCESS) return result;
+  const std::string arch_flag = "-arch=" + arch;
+  const char* options[] = {arch_flag.c_str(), "-std=c++17"};
+  result.status = nvrtcCompileProgram(prog, 2, options);
+  size_t size = 0;
+  nvrtcGetProgramLogSize(prog, &size);
+  std::string log(size, '\0');
+  if (size > 0) nvrtcGetProgramLog(prog, log.data());
+  result.log = log.c_str();  // drop the terminating NUL
+  if (result.status == NVRTC_SUCCESS) {
+    nvrtcGetPTXSize(prog, &size);
+    std::string ptx(size, '\0');
+    nvrtcGetPTX(prog, ptx.data());
+    result.ptx = ptx.c_str();
+  }
+  nvrtcDestroyProgram(&prog);
+  return result;
+}
+
+enum class Example { kTiledGemm, kPipeline, kReduction };
+
+Kernel Build(Example example) {
+  absl::StatusOr<Kernel> kernel;
+  switch (example) {
+    case Example::kTiledGemm:
+      kernel = TiledGemm({64, 64, 128, 16});
+      break;
+    case Example::kPipeline:
+      kernel = WarpSpecializedPipeline({32, 64, 256, 3, 2});
+      break;
+    case Example::kReduction:
+      kernel = Reduction({4096, 8, 256});
+      break;
+  }
+  EXPECT_THAT(kernel, IsOk());
+  return *kernel;
+}
+
+// (example, profiled, unit, placement, arch)
+using Case = std::tuple<Example, bool, UnitKind, Placement, std::string>;
+
+UnitSpec Unit(UnitKind kind) {
+  switch (kind) {
+    case UnitKind::kWarp: return UnitSpec::Warp();
+    case UnitKind::kWarpgroup: return UnitSpec::Warpgroup();
+    case UnitKind::kBlock: return UnitSpec::Block();
+    case UnitKind::kCustom: return UnitSpec::Custom(32, 64, 1);  // warps 1-2, lane 1 records
+  }
+  return {};
+}
+
+class EmitterNvrtcTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EmitterNvrtcTest, CompilesWithAnEmptyLog) {
+  const auto& [example, profiled, unit, placement, arch] = GetParam();
+  const Kernel kernel = Build(example);
+  ProfileOptions options;
+  options.enabled = profiled;
+  options.unit = Unit(unit);
+  options.placement = placement;
+  options.policy.loop_iterations = true;
+  options.policy.barrier_waits = true;
+  absl::StatusOr<KernelSource> source = EmitKernel(kernel, options);
+  ASSERT_THAT(source, IsOk());
+  const NvrtcResult result = Compile(*source, arch);
+  EXPECT_EQ(result.status, NVRTC_SUCCESS) << result.log << "\n" << source->source;
+  EXPECT_EQ(result.log, "") << source->source;
+  EXPECT_THAT(result.ptx, HasSubstr(".entry " + kernel.name));
+  EXPECT_THAT(result.ptx, HasSubstr(".target " + arch));
+  if (profiled) {
+    EXPECT_THAT(result.ptx, HasSubstr("%globaltimer"));
+  } else {
+    EXPECT_THAT(result.ptx, ::testing::Not(HasSubstr("%globaltimer")));
+  }
+}
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  const auto& [example, profiled, unit, placement, arch] = info.param;
+  const char* names[] = {"TiledGemm", "Pipeline", "Reduction"};
+  std::string name = names[static_cast<int>(example)];
+  if (!profiled) return absl::StrCat(name, "Unprofiled_", arch);
+  return absl::StrCat(name, "_", UnitKindName(unit), "_", PlacementName(placement), "_", arch);
+}
+
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  for (Example example : {Example::kTiledGemm, Example::kPipeline, Example::kReduction}) {
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      cases.emplace_back(example, false, UnitKind::kWarpgroup, Placement::kAuto, arch);
+      for (UnitKind unit :
+           {UnitKind::kWarp, UnitKind::kWarpgroup, UnitKind::kBlock, UnitKind::kCustom}) {
+        for (Placement placement : {Placement::kGlobal, Placement::kShared, Placement::kAuto}) {
+          cases.emplace_back(example, true, unit, placement, arch);
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllExamples, EmitterNvrtcTest, ::testing::ValuesIn(AllCases()),
+                         CaseName);
+
+// A kernel using every construct: an early return inside a region inside a loop, an
+// if/else, a warp role split with index variables, dynamic shared memory.
+TEST(EmitterNvrtcSmokeTest, EveryConstructCompilesWithAnEmptyLog) {
+  KernelBuilder b("everything");
+  b.Param("float*", "x").Param("int", "n").Grid({2, 1, 1}).Block({128, 1, 1});
+  b.DynamicShared("float", "dyn", 128 * 4);
+  b.SharedArray("int", "flags", 4);
+  b.Stmt("dyn[threadIdx.x] = 0.0f;\nif (threadIdx.x < 4) flags[threadIdx.x] = 0;");
+  b.Barrier("init");
+  b.For("i", 0, "n", TripCount::UpperBound(16), [&] {
+    b.Region("body", [&] {
+      b.If("x[i] < 0.0f", [&] { b.Return(); },
+           [&] { b.Stmt("dyn[threadIdx.x] += x[i];"); });
+    });
+  });
+  b.Roles(RoleAxis::kWarp, {{"first", 1, "w", [&] { b.Region("a", [&] { b.Stmt("x[w] = dyn[0];"); }); }},
+                            {"rest", 3, "v", [&] { b.Stmt("x[v + 1] = dyn[1] + flags[v];"); }}});
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  for (bool profiled : {false, true}) {
+    ProfileOptions options;
+    options.enabled = profiled;
+    options.unit = UnitSpec::Warp();
+    options.policy = {true, true, true};
+    absl::StatusOr<KernelSource> source = EmitKernel(*kernel, options);
+    ASSERT_THAT(source, IsOk());
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      const NvrtcResult result = Compile(*source, arch);
+      EXPECT_EQ(result.status, NVRTC_SUCCESS) << result.log << "\n" << source->source;
+      EXPECT_EQ(result.log, "") << source->source;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace warptrace
