@@ -48,6 +48,9 @@ struct UnitTimeline {
   uint32_t events = 0;        // events that made it onto the timeline
   uint32_t dropped = 0;       // attempted - capacity when overflowed
   std::vector<Slice> slices;  // ordered by begin_ns, then depth
+  // False for a unit with no usable record (missing, or its header was corrupt): then it
+  // has no slices, sm_id is 0 (unknown) and start_ns = end_ns = Timeline::origin_ns.
+  bool has_record = true;
 };
 
 struct Timeline {
