@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -123,8 +124,66 @@ absl::Status Validate(const Timeline& timeline) {
   return absl::OkStatus();
 }
 
-// Streams one validated Timeline. Hot-path values are pre-serialized JSON (by json::OStream
-// or std::to_chars) handed to the stream as whole values with rawValue.
+// An event object serialized once by json::OStream with holes where per-unit and per-event
+// values go; writing an event fills the holes. A hole is a raw \x01 byte: json::OStream
+// escapes every control character inside strings and keys (as \u0001), so a raw \x01 in its
+// output can only be a hole.
+class EventTemplate {
+ public:
+  static constexpr char kHole = '\x01';
+
+  // `emit` writes one JSON value to the stream, calling Hole() for each hole.
+  template <typename Emit>
+  static EventTemplate Build(Emit emit) {
+    std::string text;
+    {
+      llvm::raw_string_ostream os(text);
+      llvm::json::OStream json(os);
+      emit(json);
+      os.flush();
+    }
+    EventTemplate t;
+    size_t begin = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == kHole) {
+        t.pieces_.push_back(text.substr(begin, i - begin));
+        begin = i + 1;
+      }
+    }
+    t.pieces_.push_back(text.substr(begin));
+    return t;
+  }
+  static void Hole(llvm::json::OStream& json) { json.rawValue(llvm::StringRef(&kHole, 1)); }
+
+  size_t holes() const { return pieces_.size() - 1; }
+
+  // Writes the template with values[i] in hole i; values has holes() entries.
+  void Write(llvm::raw_ostream& os, const llvm::StringRef* values) const {
+    os << pieces_[0];
+    for (size_t i = 1; i < pieces_.size(); ++i) os << values[i - 1] << pieces_[i];
+  }
+
+  // The text from hole `first` on, with values[i] in hole first + i: the part of an event
+  // that is the same for every event of a unit.
+  std::string Tail(size_t first, const llvm::StringRef* values) const {
+    std::string out = pieces_[first];
+    for (size_t i = first + 1; i < pieces_.size(); ++i) {
+      out.append(values[i - first - 1].data(), values[i - first - 1].size());
+      out += pieces_[i];
+    }
+    return out;
+  }
+  const std::string& piece(size_t i) const { return pieces_[i]; }
+
+ private:
+  std::vector<std::string> pieces_;
+};
+
+// Streams one validated Timeline. Metadata goes through json::OStream attribute by
+// attribute; slice events go through it as one rawValue each, filled from an EventTemplate
+// that json::OStream serialized (so every name, key and escape is still its work) and from
+// numbers formatted with std::to_chars. One template per (site, variant) for the whole
+// trace, so the per-event cost is a few memcpys and two integer conversions.
 class Writer {
  public:
   Writer(const Timeline& timeline, const ChromeTraceOptions& options, llvm::raw_ostream& os)
@@ -134,12 +193,16 @@ class Writer {
     for (const UnitTimeline& unit : timeline.units) {
       units_per_block_ = std::max<uint64_t>(units_per_block_, uint64_t{unit.unit_index} + 1);
     }
-    sites_.reserve(layout.sites.size());
-    for (const SiteInfo& site : layout.sites) {
-      sites_.push_back({JsonString(site.name), JsonString(SiteKindName(site.kind)),
-                        JsonString(site.origin)});
-    }
-    args_cache_.resize(layout.sites.size());
+    templates_.resize(layout.sites.size() * kVariants);
+    end_template_ = EventTemplate::Build([](llvm::json::OStream& json) {
+      json.object([&] {
+        json.attribute("ph", "E");
+        json.attributeBegin("ts");
+        EventTemplate::Hole(json);
+        json.attributeEnd();
+        PidTidHoles(json);
+      });
+    });
   }
 
   void Write() {
@@ -155,24 +218,88 @@ class Writer {
   }
 
  private:
-  struct SiteJson {
-    std::string name;    // "\"load\""
-    std::string kind;    // "\"region\""
-    std::string origin;  // "\"gemm.cc:42\""
-  };
-  struct CachedArgs {
-    uint64_t generation = 0;  // == generation_ when valid for the current unit
-    std::string json;
-  };
+  // Template variants per site: bit 0 = the unit has a verdict other than complete (args
+  // carry "verdict"), bit 1 = the slice was repaired (args carry "repaired": true).
+  static constexpr size_t kVariants = 4;
+  // Holes of a slice template, in order: ts, [dur,] block, unit, [verdict,] pid, tid.
 
   uint64_t Tid(const UnitTimeline& unit) const {
     return uint64_t{unit.block_linear} * units_per_block_ + unit.unit_index;
   }
 
-  void Raw(llvm::StringRef key, llvm::StringRef json_value) {
-    json_.attributeBegin(key);
-    json_.rawValue(json_value);
-    json_.attributeEnd();
+  static void PidTidHoles(llvm::json::OStream& json) {
+    json.attributeBegin("pid");
+    EventTemplate::Hole(json);
+    json.attributeEnd();
+    json.attributeBegin("tid");
+    EventTemplate::Hole(json);
+    json.attributeEnd();
+  }
+
+  // A site's template and the text of its holes after ts/dur filled for the current unit.
+  struct SiteTemplate {
+    std::optional<EventTemplate> event;
+    uint64_t tail_generation = 0;  // == generation_ when `tail` is the current unit's
+    std::string tail;
+  };
+
+  SiteTemplate& TemplateFor(uint32_t site_id, bool verdict, bool repaired) {
+    const size_t variant = (verdict ? 1 : 0) | (repaired ? 2 : 0);
+    const bool complete = options_.events == ChromeEventStyle::kComplete;
+    SiteTemplate& entry = templates_[site_id * kVariants + variant];
+    std::optional<EventTemplate>& slot = entry.event;
+    if (!slot.has_value()) {
+      const SiteInfo& site = timeline_.layout.sites[site_id];
+      slot = EventTemplate::Build([&](llvm::json::OStream& json) {
+        json.object([&] {
+          json.attribute("name", FixedUtf8(site.name));
+          json.attribute("cat", SiteKindName(site.kind));
+          json.attribute("ph", complete ? "X" : "B");
+          json.attributeBegin("ts");
+          EventTemplate::Hole(json);
+          json.attributeEnd();
+          if (complete) {
+            json.attributeBegin("dur");
+            EventTemplate::Hole(json);
+            json.attributeEnd();
+          }
+          json.attributeObject("args", [&] {
+            json.attributeBegin("block");
+            EventTemplate::Hole(json);
+            json.attributeEnd();
+            json.attributeBegin("unit");
+            EventTemplate::Hole(json);
+            json.attributeEnd();
+            json.attribute("site", static_cast<int64_t>(site_id));
+            json.attribute("kind", SiteKindName(site.kind));
+            json.attribute("origin", FixedUtf8(site.origin));
+            if (verdict) {
+              json.attributeBegin("verdict");
+              EventTemplate::Hole(json);
+              json.attributeEnd();
+            }
+            if (repaired) json.attribute("repaired", true);
+          });
+          PidTidHoles(json);
+        });
+      });
+    }
+    if (entry.tail_generation != generation_) {
+      entry.tail_generation = generation_;
+      llvm::StringRef values[5];
+      size_t n = 0;
+      values[n++] = block_json_;
+      values[n++] = unit_json_;
+      if (verdict) values[n++] = verdict_json_;
+      values[n++] = pid_json_;
+      values[n++] = tid_json_;
+      entry.tail = slot->Tail(complete ? 2 : 1, values);
+    }
+    return entry;
+  }
+
+  static std::string FixedUtf8(const std::string& text) {
+    return llvm::json::isUTF8(text) ? text : llvm::json::fixUTF8(text);
   }
 
   void WriteOtherData() {
@@ -185,10 +312,11 @@ class Writer {
       dropped += unit.dropped;
     }
     json_.attribute("tool", "warptrace");
-    json_.attribute("kernel", llvm::json::fixUTF8(layout.kernel_name));
-    json_.attribute("device", llvm::json::fixUTF8(layout.device_name));
-    json_.attribute("clock", llvm::json::fixUTF8(timeline_.clock_note));
-    json_.attribute("nominal_sm_clock_khz", static_cast<int64_t>(layout.clock.nominal_sm_clock_khz));
+    json_.attribute("kernel", FixedUtf8(layout.kernel_name));
+    json_.attribute("device", FixedUtf8(layout.device_name));
+    json_.attribute("clock", FixedUtf8(timeline_.clock_note));
+    json_.attribute("nominal_sm_clock_khz",
+                    static_cast<int64_t>(layout.clock.nominal_sm_clock_khz));
     json_.attribute("grid", DimString(layout.grid));
     json_.attribute("block", DimString(layout.block));
     json_.attribute("trace_unit", UnitKindName(layout.unit.kind));
@@ -229,7 +357,8 @@ class Writer {
         json_.attribute("ph", "M");
         json_.attribute("pid", static_cast<int64_t>(sm));
         json_.attribute("tid", static_cast<int64_t>(tid));
-        json_.attributeObject("args", [&] { json_.attribute("sort_index", static_cast<int64_t>(sm)); });
+        json_.attributeObject("args",
+                              [&] { json_.attribute("sort_index", static_cast<int64_t>(sm)); });
       });
     }
   }
@@ -240,7 +369,9 @@ class Writer {
     std::string name = absl::StrCat("block ", DimString(unit.block_index), " ",
                                     UnitKindName(timeline_.layout.unit.kind), " ",
                                     unit.unit_index);
-    if (unit.verdict != Verdict::kComplete) absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
+    if (unit.verdict != Verdict::kComplete) {
+      absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
+    }
     json_.object([&] {
       json_.attribute("name", "thread_name");
       json_.attribute("ph", "M");
@@ -250,7 +381,7 @@ class Writer {
         json_.attribute("name", name);
         json_.attribute("verdict", VerdictName(unit.verdict));
         if (unit.verdict != Verdict::kComplete) {
-          json_.attribute("reason", llvm::json::fixUTF8(unit.verdict_reason));
+          json_.attribute("reason", FixedUtf8(unit.verdict_reason));
         }
       });
     });
@@ -263,48 +394,16 @@ class Writer {
     });
   }
 
-  // The args object of a slice of `unit` at `site`, without "repaired".
-  void WriteArgs(const UnitTimeline& unit, uint32_t site, bool repaired) {
-    json_.attribute("block", unit_block_);
-    json_.attribute("unit", static_cast<int64_t>(unit.unit_index));
-    json_.attribute("site", static_cast<int64_t>(site));
-    Raw("kind", sites_[site].kind);
-    Raw("origin", sites_[site].origin);
-    if (unit.verdict != Verdict::kComplete) json_.attribute("verdict", VerdictName(unit.verdict));
-    if (repaired) json_.attribute("repaired", true);
-  }
-
-  // Serialized args for (current unit, site), built once per unit and site.
-  llvm::StringRef ArgsJson(const UnitTimeline& unit, uint32_t site) {
-    CachedArgs& cached = args_cache_[site];
-    if (cached.generation != generation_) {
-      cached.generation = generation_;
-      cached.json.clear();
-      llvm::raw_string_ostream os(cached.json);
-      llvm::json::OStream json(os);
-      json.object([&] {
-        json.attribute("block", unit_block_);
-        json.attribute("unit", static_cast<int64_t>(unit.unit_index));
-        json.attribute("site", static_cast<int64_t>(site));
-        json.attributeBegin("kind");
-        json.rawValue(sites_[site].kind);
-        json.attributeEnd();
-        json.attributeBegin("origin");
-        json.rawValue(sites_[site].origin);
-        json.attributeEnd();
-        if (unit.verdict != Verdict::kComplete) json.attribute("verdict", VerdictName(unit.verdict));
-      });
-      os.flush();
-    }
-    return cached.json;
-  }
-
   void WriteUnit(const UnitTimeline& unit) {
     if (unit.slices.empty()) return;
     ++generation_;
-    unit_block_ = DimString(unit.block_index);
+    // Per-unit hole values, serialized once.
+    block_json_ = JsonString(DimString(unit.block_index));
+    unit_json_ = JsonUint(unit.unit_index);
     pid_json_ = JsonUint(unit.sm_id);
     tid_json_ = JsonUint(Tid(unit));
+    const bool has_verdict = unit.verdict != Verdict::kComplete;
+    verdict_json_ = has_verdict ? JsonString(VerdictName(unit.verdict)) : std::string();
     const bool complete_events = options_.events == ChromeEventStyle::kComplete;
     open_.clear();
     for (const Slice& s : unit.slices) {
@@ -315,7 +414,7 @@ class Writer {
         }
         open_.push_back(s.end_ns);
       }
-      WriteBeginOrComplete(unit, s, complete_events);
+      WriteSlice(TemplateFor(s.site, has_verdict, s.repaired), s, complete_events);
     }
     while (!open_.empty()) {
       WriteEnd(open_.back());
@@ -323,48 +422,38 @@ class Writer {
     }
   }
 
-  void WriteBeginOrComplete(const UnitTimeline& unit, const Slice& s, bool complete) {
-    const SiteJson& site = sites_[s.site];
-    char buf[24];
-    json_.objectBegin();
-    Raw("name", site.name);
-    Raw("cat", site.kind);
-    Raw("ph", complete ? llvm::StringRef("\"X\"") : llvm::StringRef("\"B\""));
-    Raw("ts", llvm::StringRef(buf, FormatMicros(s.begin_ns - timeline_.origin_ns, buf) - buf));
-    if (complete) {
-      Raw("dur", llvm::StringRef(buf, FormatMicros(s.end_ns - s.begin_ns, buf) - buf));
-    }
-    Raw("pid", pid_json_);
-    Raw("tid", tid_json_);
-    if (s.repaired) {
-      json_.attributeObject("args", [&] { WriteArgs(unit, s.site, /*repaired=*/true); });
-    } else {
-      Raw("args", ArgsJson(unit, s.site));
-    }
-    json_.objectEnd();
+  void WriteSlice(const SiteTemplate& t, const Slice& s, bool complete) {
+    char ts[24], dur[24];
+    char* const ts_end = FormatMicros(s.begin_ns - timeline_.origin_ns, ts);
+    char* const dur_end = complete ? FormatMicros(s.end_ns - s.begin_ns, dur) : dur;
+    json_.rawValue([&](llvm::raw_ostream& os) {
+      os << t.event->piece(0) << llvm::StringRef(ts, ts_end - ts);
+      if (complete) os << t.event->piece(1) << llvm::StringRef(dur, dur_end - dur);
+      os << t.tail;
+    });
   }
 
   void WriteEnd(int64_t end_ns) {
-    char buf[24];
-    json_.objectBegin();
-    Raw("ph", "\"E\"");
-    Raw("ts", llvm::StringRef(buf, FormatMicros(end_ns - timeline_.origin_ns, buf) - buf));
-    Raw("pid", pid_json_);
-    Raw("tid", tid_json_);
-    json_.objectEnd();
+    char ts[24];
+    const llvm::StringRef values[3] = {
+        llvm::StringRef(ts, FormatMicros(end_ns - timeline_.origin_ns, ts) - ts), pid_json_,
+        tid_json_};
+    json_.rawValue([&](llvm::raw_ostream& os) { end_template_.Write(os, values); });
   }
 
   const Timeline& timeline_;
   const ChromeTraceOptions& options_;
   llvm::json::OStream json_;
   uint64_t units_per_block_ = 1;
-  std::vector<SiteJson> sites_;
-  std::vector<CachedArgs> args_cache_;
-  uint64_t generation_ = 0;
+  std::vector<SiteTemplate> templates_;  // [site * kVariants + variant]
+  uint64_t generation_ = 0;              // counts units written
+  EventTemplate end_template_;
   // Per current unit.
-  std::string unit_block_;
+  std::string block_json_;
+  std::string unit_json_;
   std::string pid_json_;
   std::string tid_json_;
+  std::string verdict_json_;
   std::vector<int64_t> open_;  // end times of open B events (B/E mode)
 };
 

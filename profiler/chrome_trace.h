@@ -10,9 +10,11 @@
 //
 // The output is streamed with llvm::json::OStream: memory does not grow with the number of
 // slices (only with the number of sites, units and SMs), and nothing is hand-formatted.
-// Numbers on the hot path (ts, dur, pid, tid) are formatted with std::to_chars and handed
-// to the stream as complete JSON values through json::OStream::rawValue; per-site and
-// per-unit strings are serialized once, by json::OStream, and reused the same way.
+// Metadata is written attribute by attribute. Slice events, the bulk, are written as one
+// json::OStream::rawValue each, filled from a per-site event template that json::OStream
+// itself serialized once (names, keys, escaping) with holes for the numbers, which are
+// formatted with std::to_chars. That keeps the per-event cost at a few memcpys and two
+// integer conversions (see tests/profiler/dump_benchmark.cc for the numbers).
 //
 // Shape of the output (one JSON object, compact, fields in this order):
 //
@@ -37,8 +39,8 @@
 //   Metadata comes first: processes by increasing SM id, then threads in Timeline order.
 //
 // Slice events, per unit in Timeline order, slices in Timeline order (begin, then depth):
-//   "X" (default): {"name", "cat", "ph":"X", "ts", "dur", "pid", "tid", "args"}
-//   "B"/"E":       {"name", "cat", "ph":"B", "ts", "pid", "tid", "args"} ... {"ph":"E", "ts",
+//   "X" (default): {"name", "cat", "ph":"X", "ts", "dur", "args", "pid", "tid"}
+//   "B"/"E":       {"name", "cat", "ph":"B", "ts", "args", "pid", "tid"} ... {"ph":"E", "ts",
 //                  "pid", "tid"}; every B has its E, E's come innermost first, and within a
 //                  thread ts never decreases in file order (so no E precedes its B, even
 //                  for zero-length slices, which have B and E at the same ts, in that order).
@@ -94,8 +96,8 @@ absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions
                               llvm::raw_ostream& os);
 
 // Writes the trace to the file `path` atomically: into a temporary file beside it that
-// replaces `path` only once everything is written and flushed ("-" writes to stdout). On
-// any error `path` is left as it was. Returns the codes of WriteChromeTrace, and:
+// replaces `path` only once everything is written and flushed ("-" writes to stdout), then
+// given rw-rw-rw- less the umask. On any error `path` is left as it was. Returns the codes of WriteChromeTrace, and:
 //   NotFound / PermissionDenied / ResourceExhausted (disk full) / Unavailable (other I/O
 //   errors) with the path and the system's message.
 absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,

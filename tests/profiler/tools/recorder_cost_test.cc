@@ -69,7 +69,7 @@ TEST(CountPtxInstructionsTest, EmptyInputHasNoInstructions) {
 constexpr char kSass[] = R"sass(
 	code for sm_90
 		Function : k
-	.headerflags	@"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+	.headerflags	@"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
   /*0000*/                   LDC R1, c[0x0][0x28] ;  /* 0x00000a00ff017b82 */
                     /* 0x000fe20000000800 */
   /*0010*/                   S2UR UR5, SR_CLOCKLO ;  /* 0x00000000000579c3 */

@@ -1,0 +1,220 @@
+// Dump throughput: how fast warptrace turns trace events into Chrome trace JSON.
+//
+//   bazel run -c opt //tests/profiler:dump_benchmark
+//   bazel run -c opt //tests/profiler:dump_benchmark -- --benchmark_filter=ToFile
+//
+// Every benchmark takes the number of trace events (1e4 .. 1e7; a slice is two events) and
+// reports items_per_second = events/s and bytes_per_second = output bytes/s, plus:
+//   heap_growth_MB  the most heap the timed part held above what was live before it (global
+//                   operator new is counted in this binary): shows that writing does not
+//                   grow with the event count;
+//   input_MB        the size of what the timed part reads (the Timeline's slices, or the raw
+//                   buffer);
+//   maxrss_MB       the process's peak resident set so far (getrusage), for scale.
+//
+// Benchmarks:
+//   BM_ChromeJsonToFile     Timeline → Chrome JSON ("X" or B/E) in a file, atomically, as the
+//                           CLI writes it (WriteChromeTraceFile).
+//   BM_ChromeJsonFormatOnly Timeline → Chrome JSON into a buffered sink that discards the
+//                           bytes: the writer's own cost without the file system.
+// The Timeline comes from tests/profiler/timeline_fixture.h: units of 200 events, a kernel
+// slice around 33 loop bodies, each around two regions (nesting depth 3).
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/chrome_trace.h"
+#include "profiler/timeline_types.h"
+#include "tests/profiler/timeline_fixture.h"
+
+// ---- Heap accounting ----------------------------------------------------------------------
+namespace {
+
+std::atomic<int64_t> g_live_bytes{0};
+std::atomic<int64_t> g_peak_bytes{0};
+
+void CountAlloc(void* p) {
+  const int64_t live =
+      g_live_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(p)), std::memory_order_relaxed) +
+      static_cast<int64_t>(malloc_usable_size(p));
+  int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak &&
+         !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+}
+
+void* CountedAlloc(size_t n) {
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) throw std::bad_alloc();
+  CountAlloc(p);
+  return p;
+}
+
+void* CountedAlignedAlloc(size_t n, std::align_val_t align) {
+  const size_t a = static_cast<size_t>(align);
+  void* p = std::aligned_alloc(a, (n + a - 1) / a * a);
+  if (p == nullptr) throw std::bad_alloc();
+  CountAlloc(p);
+  return p;
+}
+
+void CountedFree(void* p) {
+  if (p == nullptr) return;
+  g_live_bytes.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)), std::memory_order_relaxed);
+  std::free(p);
+}
+
+}  // namespace
+
+void* operator new(size_t n) { return CountedAlloc(n); }
+void* operator new[](size_t n) { return CountedAlloc(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return CountedAlloc(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return CountedAlloc(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new(size_t n, std::align_val_t a) { return CountedAlignedAlloc(n, a); }
+void* operator new[](size_t n, std::align_val_t a) { return CountedAlignedAlloc(n, a); }
+void operator delete(void* p) noexcept { CountedFree(p); }
+void operator delete[](void* p) noexcept { CountedFree(p); }
+void operator delete(void* p, size_t) noexcept { CountedFree(p); }
+void operator delete[](void* p, size_t) noexcept { CountedFree(p); }
+void operator delete(void* p, std::align_val_t) noexcept { CountedFree(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { CountedFree(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { CountedFree(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { CountedFree(p); }
+
+namespace warptrace {
+namespace {
+
+using testing::SpecForEvents;
+using testing::SyntheticEventsPerUnit;
+using testing::SyntheticTimeline;
+
+// Heap held above the level at construction, at its highest, until Report.
+class HeapWatch {
+ public:
+  HeapWatch() : base_(g_live_bytes.load()) { g_peak_bytes.store(base_); }
+  void Report(benchmark::State& state) const {
+    state.counters["heap_growth_MB"] =
+        static_cast<double>(g_peak_bytes.load() - base_) / 1e6;
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    state.counters["maxrss_MB"] = static_cast<double>(usage.ru_maxrss) / 1e3;
+  }
+
+ private:
+  int64_t base_;
+};
+
+// A raw_ostream that counts and discards, buffered like a file stream.
+class CountingSink : public llvm::raw_ostream {
+ public:
+  CountingSink() { SetBufferSize(size_t{1} << 20); }
+  ~CountingSink() override { flush(); }
+  uint64_t bytes() const { return bytes_ + GetNumBytesInBuffer(); }
+
+ private:
+  void write_impl(const char* /*ptr*/, size_t size) override { bytes_ += size; }
+  uint64_t current_pos() const override { return bytes_; }
+  uint64_t bytes_ = 0;
+};
+
+uint64_t Events(const Timeline& t) {
+  uint64_t events = 0;
+  for (const UnitTimeline& u : t.units) events += 2 * u.slices.size();
+  return events;
+}
+
+double SliceMB(const Timeline& t) {
+  return static_cast<double>(Events(t) / 2 * sizeof(Slice)) / 1e6;
+}
+
+std::string OutputPath() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/warptrace_dump_benchmark_", getpid(),
+                      ".json");
+}
+
+ChromeTraceOptions Style(int64_t arg) {
+  return {arg == 0 ? ChromeEventStyle::kComplete : ChromeEventStyle::kBeginEnd};
+}
+
+void BM_ChromeJsonToFile(benchmark::State& state) {
+  const Timeline timeline = SyntheticTimeline(SpecForEvents(static_cast<uint64_t>(state.range(0))));
+  const ChromeTraceOptions options = Style(state.range(1));
+  const std::string path = OutputPath();
+  uint64_t file_bytes = 0;
+  HeapWatch heap;
+  for (auto _ : state) {
+    absl::Status status = WriteChromeTraceFile(timeline, options, path);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
+      break;
+    }
+    // A dump writes a new file; deleting the previous one (and its page cache) is not its
+    // cost.
+    state.PauseTiming();
+    llvm::sys::fs::file_size(path, file_bytes);
+    llvm::sys::fs::remove(path);
+    state.ResumeTiming();
+  }
+  heap.Report(state);
+  llvm::sys::fs::remove(path);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * Events(timeline)));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file_bytes));
+  state.counters["input_MB"] = SliceMB(timeline);
+  state.SetLabel(options.events == ChromeEventStyle::kComplete ? "X" : "B/E");
+}
+
+void BM_ChromeJsonFormatOnly(benchmark::State& state) {
+  const Timeline timeline = SyntheticTimeline(SpecForEvents(static_cast<uint64_t>(state.range(0))));
+  const ChromeTraceOptions options = Style(state.range(1));
+  uint64_t bytes = 0;
+  HeapWatch heap;
+  for (auto _ : state) {
+    CountingSink sink;
+    absl::Status status = WriteChromeTrace(timeline, options, sink);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
+      break;
+    }
+    bytes = sink.bytes();
+  }
+  heap.Report(state);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * Events(timeline)));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.counters["input_MB"] = SliceMB(timeline);
+  state.SetLabel(options.events == ChromeEventStyle::kComplete ? "X" : "B/E");
+}
+
+BENCHMARK(BM_ChromeJsonToFile)
+    ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}, {0, 1}})
+    ->ArgNames({"events", "be"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChromeJsonFormatOnly)
+    ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}, {0}})
+    ->ArgNames({"events", "be"})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace warptrace
