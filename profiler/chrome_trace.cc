@@ -23,6 +23,9 @@
 namespace warptrace {
 namespace {
 
+// The process of units that have no record (has_record false): beyond any SM id.
+constexpr uint32_t kNoRecordPid = uint32_t{1} << 20;
+
 // Big enough that write(2) calls do not show in a profile of a multi-GB trace.
 constexpr size_t kFileBufferBytes = size_t{1} << 20;
 
@@ -226,6 +229,9 @@ class Writer {
   uint64_t Tid(const UnitTimeline& unit) const {
     return uint64_t{unit.block_linear} * units_per_block_ + unit.unit_index;
   }
+  static uint32_t Pid(const UnitTimeline& unit) {
+    return unit.has_record ? unit.sm_id : kNoRecordPid;
+  }
 
   static void PidTidHoles(llvm::json::OStream& json) {
     json.attributeBegin("pid");
@@ -338,7 +344,7 @@ class Writer {
     // (sm, tid of its first unit), one per SM, by SM id.
     std::vector<std::pair<uint32_t, uint64_t>> sms;
     sms.reserve(timeline_.units.size());
-    for (const UnitTimeline& unit : timeline_.units) sms.emplace_back(unit.sm_id, Tid(unit));
+    for (const UnitTimeline& unit : timeline_.units) sms.emplace_back(Pid(unit), Tid(unit));
     std::stable_sort(sms.begin(), sms.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     sms.erase(std::unique(sms.begin(), sms.end(),
@@ -350,7 +356,10 @@ class Writer {
         json_.attribute("ph", "M");
         json_.attribute("pid", static_cast<int64_t>(sm));
         json_.attribute("tid", static_cast<int64_t>(tid));
-        json_.attributeObject("args", [&] { json_.attribute("name", absl::StrCat("SM ", sm)); });
+        json_.attributeObject("args", [&] {
+          json_.attribute("name", sm == kNoRecordPid ? std::string("no record")
+                                                     : absl::StrCat("SM ", sm));
+        });
       });
       json_.object([&] {
         json_.attribute("name", "process_sort_index");
@@ -364,7 +373,7 @@ class Writer {
   }
 
   void WriteThreadMetadata(const UnitTimeline& unit) {
-    const int64_t pid = unit.sm_id;
+    const int64_t pid = Pid(unit);
     const int64_t tid = static_cast<int64_t>(Tid(unit));
     std::string name = absl::StrCat("block ", DimString(unit.block_index), " ",
                                     UnitKindName(timeline_.layout.unit.kind), " ",
@@ -400,7 +409,7 @@ class Writer {
     // Per-unit hole values, serialized once.
     block_json_ = JsonString(DimString(unit.block_index));
     unit_json_ = JsonUint(unit.unit_index);
-    pid_json_ = JsonUint(unit.sm_id);
+    pid_json_ = JsonUint(Pid(unit));
     tid_json_ = JsonUint(Tid(unit));
     const bool has_verdict = unit.verdict != Verdict::kComplete;
     verdict_json_ = has_verdict ? JsonString(VerdictName(unit.verdict)) : std::string();

@@ -33,6 +33,9 @@
 //     reused by two SMs), thread_name "block (3,0,0) warpgroup 1" with " [truncated]" etc.
 //     appended when the unit's verdict is not complete; thread_sort_index = tid. The
 //     thread_name event's args also carry "verdict" and, when not complete, "reason".
+//   A unit without a record (UnitTimeline::has_record false: it never ran, or its header
+//     was unreadable, so its SM is unknown) goes to process 1048576 (2^20, beyond any SM id),
+//     named "no record" and sorted last.
 //   Process metadata events carry the tid of the SM's first unit, so no viewer invents an
 //     empty thread for them. Every unit of the Timeline gets its thread metadata, including
 //     truncated, overflowed, corrupt and missing ones (with no slices for the last two).

@@ -232,7 +232,8 @@ TEST(ChromeTraceTest, TruncatedAndOverflowedUnitsAppearWithTheirVerdict) {
   missing.block_linear = 3;
   missing.block_index = {3, 0, 0};
   missing.unit_index = 0;
-  missing.sm_id = 2;
+  missing.sm_id = 0;
+  missing.has_record = false;
   missing.verdict = Verdict::kMissing;
   missing.verdict_reason = "no record";
   t.units.insert(t.units.begin(), missing);
@@ -245,8 +246,10 @@ TEST(ChromeTraceTest, TruncatedAndOverflowedUnitsAppearWithTheirVerdict) {
     EXPECT_EQ(truncated["args"]["name"], "block (3,0,0) warpgroup 1 [truncated]");
     EXPECT_EQ(truncated["args"]["verdict"], "truncated");
     EXPECT_EQ(truncated["args"]["reason"], "no epilogue: the unit never finished");
-    EXPECT_EQ(Metadata(trace, "thread_name", 2)["args"]["verdict"], "missing");
-    EXPECT_EQ(Metadata(trace, "process_name", 2)["args"]["name"], "SM 2");
+    // A unit without a record has no SM: it goes to the "no record" process, not SM 0.
+    EXPECT_EQ(Metadata(trace, "thread_name", 1 << 20)["args"]["verdict"], "missing");
+    EXPECT_EQ(Metadata(trace, "process_name", 1 << 20)["args"]["name"], "no record");
+    EXPECT_EQ(Metadata(trace, "process_name", 0), nullptr);
     const auto slices = EventsWithPhase(trace, style == ChromeEventStyle::kComplete ? "X" : "B");
     ASSERT_THAT(slices, SizeIs(2));
     EXPECT_EQ(slices[0]["args"]["verdict"], "truncated");
