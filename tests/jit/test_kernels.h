@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "jit/device.h"
 #include "jit/kernel_source.h"
 
 namespace warptrace::testing {
@@ -26,6 +28,25 @@ inline constexpr uint32_t kBlockStatsEvents = 8;
 KernelSource BlockStatsKernel(uint32_t num_blocks, uint32_t capacity, bool shared);
 // The tag sequence every unit of block_stats records.
 std::vector<uint32_t> BlockStatsTags();
+
+struct BlockStatsRun {
+  std::vector<int> in, block_sums, warp_sums;
+  int total = 0, maximum = 0;
+  std::vector<uint32_t> trace;  // the raw trace buffer
+};
+
+// Loads and runs block_stats on `device` with inputs in[i] = (i * 37) % 101 - 50 and a
+// zero-filled trace buffer, and copies everything back.
+absl::StatusOr<BlockStatsRun> RunBlockStats(Device& device, uint32_t num_blocks,
+                                            uint32_t capacity, bool shared);
+// GoogleTest checks: the outputs equal a CPU reference.
+void ExpectBlockStatsOutputs(const BlockStatsRun& run, uint32_t num_blocks);
+// GoogleTest checks of every raw record: identity words, checksum, attempted ==
+// kBlockStatsEvents, min(attempted, capacity) events with BlockStatsTags() in clock order,
+// untouched slots past them. `host`: sm_id == block % num_sms and a 1.5 GHz clock;
+// otherwise sm_id < num_sms.
+void ExpectBlockStatsRecords(const BlockStatsRun& run, uint32_t num_blocks, uint32_t capacity,
+                             bool shared, uint32_t num_sms, bool host);
 
 // An unprofiled kernel with the given body, params "int* out"; host entry included.
 KernelSource SimpleKernel(const std::string& name, const std::string& body,

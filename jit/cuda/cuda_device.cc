@@ -1,0 +1,223 @@
+#include "jit/cuda/cuda_device.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "jit/cuda/cuda_status.h"
+#include "jit/nvrtc_compiler.h"
+#include "profiler/status_macros.h"
+
+namespace warptrace {
+namespace {
+
+constexpr char kPreludeName[] = "warptrace_cuda_prelude.h";
+constexpr char kPrelude[] =
+    "// Device macros of the KernelSource contract (jit/kernel_source.h), NVRTC side.\n"
+    "#define WARPTRACE_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]\n";
+constexpr uint32_t kDefaultDynamicSharedLimit = 48 * 1024;
+
+CUdeviceptr ToDevicePtr(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr); }
+
+class CudaKernel final : public LoadedKernel {
+ public:
+  CudaKernel(const CudaDevice* owner, const CudaDriver* driver, std::string name,
+             CUmodule module, CUfunction function)
+      : owner(owner), function(function), driver_(driver), name_(std::move(name)),
+        module_(module) {}
+  ~CudaKernel() override { driver_->api().cuModuleUnload(module_); }
+  const std::string& name() const override { return name_; }
+
+  const CudaDevice* const owner;
+  const CUfunction function;
+  uint32_t dynamic_shared_limit = kDefaultDynamicSharedLimit;  // guarded by launch_mu_
+
+ private:
+  const CudaDriver* driver_;
+  std::string name_;
+  CUmodule module_;
+};
+
+}  // namespace
+
+CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view arch,
+                                  const std::vector<std::string>& extra_flags) {
+  CompileRequest request;
+  request.name = absl::StrCat(source.kernel_name, ".cu");
+  request.source = source.source;
+  request.headers = source.headers;
+  request.headers.push_back({kPreludeName, kPrelude});
+  request.options.arch = std::string(arch);
+  request.options.extra_flags = {absl::StrCat("--pre-include=", kPreludeName)};
+  request.options.extra_flags.insert(request.options.extra_flags.end(), extra_flags.begin(),
+                                     extra_flags.end());
+  return request;
+}
+
+absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(CudaDeviceOptions options) {
+  ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Get());
+  const CudaDriverApi& cu = driver->api();
+  int count = 0;
+  RETURN_IF_ERROR(ToStatus(cu.cuDeviceGetCount(&count), "counting CUDA devices"));
+  if (options.ordinal < 0 || options.ordinal >= count) {
+    return absl::UnavailableError(absl::StrCat("no CUDA device ", options.ordinal, ": ", count,
+                                               " device(s) present; use the host backend"));
+  }
+  const std::string which = absl::StrCat("CUDA device ", options.ordinal);
+  CUdevice device;
+  RETURN_IF_ERROR(ToStatus(cu.cuDeviceGet(&device, options.ordinal), absl::StrCat("getting ", which)));
+  CUcontext context;
+  RETURN_IF_ERROR(ToStatus(cu.cuDevicePrimaryCtxRetain(&context, device),
+                           absl::StrCat("retaining the primary context of ", which)));
+  CompileCacheOptions cache_options;
+  cache_options.directory = options.cache_directory;
+  cache_options.use_disk = options.use_disk_cache;
+  absl::StatusOr<std::unique_ptr<CachingCompiler>> compiler =
+      CachingCompiler::Create(std::make_unique<NvrtcCompiler>(), cache_options);
+  if (!compiler.ok()) {
+    cu.cuDevicePrimaryCtxRelease(device);
+    return compiler.status();
+  }
+  std::unique_ptr<CudaDevice> out(
+      new CudaDevice(driver, device, context, *std::move(compiler), std::move(options)));
+  RETURN_IF_ERROR(out->MakeCurrent("creating"));
+
+  char name[256] = {};
+  RETURN_IF_ERROR(ToStatus(cu.cuDeviceGetName(name, sizeof(name), device),
+                           absl::StrCat("reading the name of ", which)));
+  out->name_ = name;
+  int major = 0, minor = 0, clock_khz = 0, sms = 0;
+  const struct {
+    int* value;
+    CUdevice_attribute attribute;
+    const char* what;
+  } attributes[] = {
+      {&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability (major)"},
+      {&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability (minor)"},
+      {&clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "SM clock rate"},
+      {&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count"},
+      {&out->max_shared_optin_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+       "opt-in shared memory per block"},
+  };
+  for (const auto& attribute : attributes) {
+    RETURN_IF_ERROR(ToStatus(cu.cuDeviceGetAttribute(attribute.value, attribute.attribute, device),
+                             absl::StrCat("reading the ", attribute.what, " of ", which)));
+  }
+  out->arch_ = absl::StrCat("sm_", major, minor);
+  out->clock_.nominal_sm_clock_khz = static_cast<uint64_t>(clock_khz);
+  out->clock_.num_sms = static_cast<uint32_t>(sms);
+  return out;
+}
+
+CudaDevice::CudaDevice(const CudaDriver* driver, CUdevice device, CUcontext context,
+                       std::unique_ptr<CachingCompiler> compiler, CudaDeviceOptions options)
+    : driver_(driver), device_(device), context_(context), compiler_(std::move(compiler)),
+      options_(std::move(options)) {}
+
+CudaDevice::~CudaDevice() { driver_->api().cuDevicePrimaryCtxRelease(device_); }
+
+absl::Status CudaDevice::MakeCurrent(absl::string_view what) const {
+  return ToStatus(driver_->api().cuCtxSetCurrent(context_),
+                  absl::StrCat("making the context of ", name_, " current for ", what));
+}
+
+absl::StatusOr<void*> CudaDevice::Allocate(uint64_t bytes) {
+  RETURN_IF_ERROR(MakeCurrent("allocating"));
+  CUdeviceptr ptr = 0;
+  RETURN_IF_ERROR(ToStatus(driver_->api().cuMemAlloc(&ptr, bytes),
+                           absl::StrCat("allocating ", bytes, " bytes on ", name_)));
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr));
+}
+
+absl::Status CudaDevice::Free(void* device_ptr) {
+  RETURN_IF_ERROR(MakeCurrent("freeing"));
+  return ToStatus(driver_->api().cuMemFree(ToDevicePtr(device_ptr)),
+                  absl::StrFormat("freeing %p on %s", device_ptr, name_));
+}
+
+absl::Status CudaDevice::CopyToDevice(void* device_dst, const void* host_src, uint64_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(MakeCurrent("copying to the device"));
+  return ToStatus(driver_->api().cuMemcpyHtoD(ToDevicePtr(device_dst), host_src, bytes),
+                  absl::StrCat("copying ", bytes, " bytes to ", name_));
+}
+
+absl::Status CudaDevice::CopyToHost(void* host_dst, const void* device_src, uint64_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(MakeCurrent("copying to the host"));
+  return ToStatus(driver_->api().cuMemcpyDtoH(host_dst, ToDevicePtr(device_src), bytes),
+                  absl::StrCat("copying ", bytes, " bytes from ", name_));
+}
+
+absl::Status CudaDevice::Memset(void* device_ptr, uint8_t value, uint64_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(MakeCurrent("memset"));
+  return ToStatus(driver_->api().cuMemsetD8(ToDevicePtr(device_ptr), value, bytes),
+                  absl::StrCat("setting ", bytes, " bytes on ", name_));
+}
+
+absl::StatusOr<std::unique_ptr<LoadedKernel>> CudaDevice::Load(const KernelSource& source) {
+  ASSIGN_OR_RETURN(CompiledKernel compiled,
+                   compiler_->Compile(CudaCompileRequest(source, arch_, options_.extra_flags)));
+  RETURN_IF_ERROR(MakeCurrent("loading"));
+  const CudaDriverApi& cu = driver_->api();
+  CUmodule module;
+  RETURN_IF_ERROR(ToStatus(cu.cuModuleLoadData(&module, compiled.cubin.data()),
+                           absl::StrCat("loading the ", arch_, " module of kernel ",
+                                        source.kernel_name, " on ", name_)));
+  CUfunction function;
+  if (absl::Status found = ToStatus(cu.cuModuleGetFunction(&function, module,
+                                                           source.kernel_name.c_str()),
+                                    absl::StrCat("finding kernel ", source.kernel_name,
+                                                 " in its module (is it extern \"C\"?)"));
+      !found.ok()) {
+    cu.cuModuleUnload(module);
+    return found;
+  }
+  return std::unique_ptr<LoadedKernel>(
+      new CudaKernel(this, driver_, source.kernel_name, module, function));
+}
+
+absl::Status CudaDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
+                                uint32_t dynamic_shared_bytes, void** args) {
+  auto* cuda_kernel = dynamic_cast<CudaKernel*>(&kernel);
+  if (cuda_kernel == nullptr || cuda_kernel->owner != this) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel ", kernel.name(), " was not loaded by ", name_));
+  }
+  const std::string what = absl::StrFormat(
+      "launching kernel %s on grid (%u,%u,%u) x block (%u,%u,%u) with %u bytes of dynamic "
+      "shared memory", kernel.name(), grid.x, grid.y, grid.z, block.x, block.y, block.z,
+      dynamic_shared_bytes);
+  if (grid.Count() == 0 || block.Count() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": empty grid or block"));
+  }
+  if (dynamic_shared_bytes > static_cast<uint32_t>(max_shared_optin_)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        what, ": ", name_, " allows at most ", max_shared_optin_, " bytes per block"));
+  }
+  RETURN_IF_ERROR(MakeCurrent("launching"));
+  const CudaDriverApi& cu = driver_->api();
+  absl::MutexLock lock(&launch_mu_);
+  if (dynamic_shared_bytes > cuda_kernel->dynamic_shared_limit) {
+    RETURN_IF_ERROR(ToStatus(
+        cu.cuFuncSetAttribute(cuda_kernel->function,
+                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              static_cast<int>(dynamic_shared_bytes)),
+        absl::StrCat(what, ": raising the dynamic shared memory limit")));
+    cuda_kernel->dynamic_shared_limit = dynamic_shared_bytes;
+  }
+  return ToStatus(cu.cuLaunchKernel(cuda_kernel->function, grid.x, grid.y, grid.z, block.x,
+                                    block.y, block.z, dynamic_shared_bytes,
+                                    /*hStream=*/nullptr, args, /*extra=*/nullptr),
+                  what);
+}
+
+absl::Status CudaDevice::Synchronize() {
+  RETURN_IF_ERROR(MakeCurrent("synchronizing"));
+  return ToStatus(driver_->api().cuCtxSynchronize(),
+                  absl::StrCat("waiting for the kernels on ", name_, " to finish"));
+}
+
+}  // namespace warptrace

@@ -1,0 +1,94 @@
+// CudaDevice: a GPU, through the CUDA driver API loaded at run time (CudaDriver).
+//
+//   absl::StatusOr<std::unique_ptr<CudaDevice>> gpu = CudaDevice::Create();
+//   if (absl::IsUnavailable(gpu.status())) { /* no driver or no GPU: use HostDevice */ }
+//
+// Create selects the device by ordinal and retains its primary context (made current on
+// the calling thread by every method). The architecture is sm_<major><minor> from the
+// compute capability. Load compiles with NVRTC through a CachingCompiler (memory + disk, see
+// jit/compile_cache.h) using CudaCompileRequest, then cuModuleLoadData + cuModuleGetFunction.
+// Launch sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES when the dynamic shared
+// memory exceeds the default 48 KiB, then cuLaunchKernel on the default stream
+// (asynchronous: errors in the kernel surface at Synchronize or the next copy).
+//
+// Every driver error is mapped by ToStatus with context naming the kernel and the step.
+// Errors (Create): Unavailable when there is no driver (the message says so and suggests
+// the host backend), no device, or the ordinal is out of range; FailedPrecondition when no
+// cache directory can be derived.
+//
+// Thread-safe: the driver API is; launches are serialized by a mutex.
+#ifndef WARPTRACE_JIT_CUDA_CUDA_DEVICE_H_
+#define WARPTRACE_JIT_CUDA_CUDA_DEVICE_H_
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "jit/compile_cache.h"
+#include "jit/compiler.h"
+#include "jit/device.h"
+#include "jit/cuda/cuda_driver.h"
+
+namespace warptrace {
+
+struct CudaDeviceOptions {
+  int ordinal = 0;
+  // Cubin cache (see CompileCacheOptions): empty directory means the default.
+  std::string cache_directory;
+  bool use_disk_cache = true;
+  // Extra NVRTC flags for every kernel.
+  std::vector<std::string> extra_flags;
+};
+
+// The NVRTC request CudaDevice::Load compiles for `source` on `arch`: the source and its
+// headers, plus an in-memory prelude, force-included, that defines the device's macros
+// (WARPTRACE_DYNAMIC_SHARED(type, name) as `extern __shared__ __align__(16) type name[]`).
+CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view arch,
+                                  const std::vector<std::string>& extra_flags = {});
+
+class CudaDevice final : public Device {
+ public:
+  static absl::StatusOr<std::unique_ptr<CudaDevice>> Create(CudaDeviceOptions options = {});
+  ~CudaDevice() override;
+
+  std::string Name() const override { return name_; }  // cuDeviceGetName, "NVIDIA H200"
+  DeviceKind Kind() const override { return DeviceKind::kCuda; }
+  ClockInfo Clock() const override { return clock_; }  // CLOCK_RATE, MULTIPROCESSOR_COUNT
+  const std::string& arch() const { return arch_; }    // "sm_90"
+
+  absl::StatusOr<void*> Allocate(uint64_t bytes) override;
+  absl::Status Free(void* device_ptr) override;
+  absl::Status CopyToDevice(void* device_dst, const void* host_src, uint64_t bytes) override;
+  absl::Status CopyToHost(void* host_dst, const void* device_src, uint64_t bytes) override;
+  absl::Status Memset(void* device_ptr, uint8_t value, uint64_t bytes) override;
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const KernelSource& source) override;
+  absl::Status Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
+                      uint32_t dynamic_shared_bytes, void** args) override;
+  absl::Status Synchronize() override;
+
+  CompileCacheStats compile_stats() const { return compiler_->stats(); }
+
+ private:
+  CudaDevice(const CudaDriver* driver, CUdevice device, CUcontext context,
+             std::unique_ptr<CachingCompiler> compiler, CudaDeviceOptions options);
+  absl::Status MakeCurrent(absl::string_view what) const;
+
+  const CudaDriver* driver_;
+  CUdevice device_;
+  CUcontext context_;
+  std::unique_ptr<CachingCompiler> compiler_;
+  CudaDeviceOptions options_;
+  std::string name_;
+  std::string arch_;
+  ClockInfo clock_;
+  int max_shared_optin_ = 0;
+  absl::Mutex launch_mu_;
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_CUDA_CUDA_DEVICE_H_

@@ -1,0 +1,76 @@
+// CudaDevice on a real GPU: the same hand-written profiled kernel as the host tests, checked
+// the same way. Skips itself, saying why, where there is no driver or no device.
+#include "jit/cuda/cuda_device.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/jit/test_kernels.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::warptrace::testing::BlockStatsRun;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::kBlockStatsEvents;
+
+std::unique_ptr<CudaDevice> DeviceOrNull(std::string* why) {
+  CudaDeviceOptions options;
+  options.cache_directory = std::string(std::getenv("TEST_TMPDIR")) + "/cuda_gpu_test";
+  absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Create(options);
+  if (!device.ok()) {
+    *why = std::string(device.status().message());
+    return nullptr;
+  }
+  return *std::move(device);
+}
+
+class CudaDeviceGpuTest : public ::testing::TestWithParam<std::tuple<uint32_t, bool>> {};
+
+TEST_P(CudaDeviceGpuTest, RunsTheProfiledKernelAndRecordsEveryEvent) {
+  std::string why;
+  std::unique_ptr<CudaDevice> device = DeviceOrNull(&why);
+  if (device == nullptr) GTEST_SKIP() << why;  // "no CUDA driver: ..." on machines without one
+  const auto [capacity, shared] = GetParam();
+  absl::StatusOr<BlockStatsRun> run = ::warptrace::testing::RunBlockStats(*device, 6, capacity, shared);
+  ASSERT_THAT(run, IsOk());
+  ::warptrace::testing::ExpectBlockStatsOutputs(*run, 6);
+  ::warptrace::testing::ExpectBlockStatsRecords(*run, 6, capacity, shared, device->Clock().num_sms,
+                                                /*host=*/false);
+  EXPECT_EQ(device->Kind(), DeviceKind::kCuda);
+  EXPECT_GT(device->Clock().nominal_sm_clock_khz, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(CapacityAndPlacement, CudaDeviceGpuTest,
+                         ::testing::Values(std::make_tuple(kBlockStatsEvents, false),
+                                           std::make_tuple(kBlockStatsEvents, true),
+                                           std::make_tuple(5u, false)));
+
+TEST(CudaDeviceGpuLimitsTest, LaunchesWithMoreThan48KiBOfDynamicSharedMemory) {
+  std::string why;
+  std::unique_ptr<CudaDevice> device = DeviceOrNull(&why);
+  if (device == nullptr) GTEST_SKIP() << why;
+  const KernelSource source = ::warptrace::testing::SimpleKernel(
+      "big_shared", R"(
+  WARPTRACE_DYNAMIC_SHARED(int, smem);
+  smem[threadIdx.x * 512] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = smem[(31 - threadIdx.x) * 512];)");
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 32 * 4);
+  ASSERT_THAT(out, IsOk());
+  void* out_ptr = out->get();
+  void* args[] = {&out_ptr};
+  ASSERT_THAT(device->Launch(**kernel, {1, 1, 1}, {32, 1, 1}, 100 * 1024, args), IsOk());
+  ASSERT_THAT(device->Synchronize(), IsOk());
+  int got[32];
+  ASSERT_THAT(out->CopyTo(got, sizeof(got)), IsOk());
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(got[i], 31 - i);
+}
+
+}  // namespace
+}  // namespace warptrace

@@ -1,0 +1,51 @@
+// CudaDevice without a GPU: a clean Unavailable, and the NVRTC side of Load. The GPU runs
+// are in cuda_device_gpu_test (tagged "gpu").
+#include "jit/cuda/cuda_device.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/nvrtc_compiler.h"
+#include "tests/jit/test_kernels.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+TEST(CudaDeviceTest, CreateReportsUnavailableCleanlyWithoutADriver) {
+  if (CudaDriver::Get().ok()) GTEST_SKIP() << "a CUDA driver is present on this machine";
+  EXPECT_THAT(CudaDevice::Create(),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("no CUDA driver: libcuda.so.1 not found"),
+                             HasSubstr("use the host backend"))));
+}
+
+TEST(CudaDeviceTest, TheHostTestKernelCompilesForSm90WithDynamicSharedMemory) {
+  const KernelSource source = ::warptrace::testing::BlockStatsKernel(2, 8, /*shared=*/true);
+  NvrtcCompiler nvrtc;
+  absl::StatusOr<CompiledKernel> compiled = nvrtc.Compile(CudaCompileRequest(source, "sm_90"));
+  ASSERT_THAT(compiled, IsOk());
+  EXPECT_EQ(compiled->cubin.substr(1, 3), "ELF");
+  EXPECT_THAT(compiled->ptx, AllOf(HasSubstr(".entry block_stats"), HasSubstr(".extern .shared"),
+                                   HasSubstr("%globaltimer"), HasSubstr("%smid")));
+}
+
+TEST(CudaDeviceTest, CompileRequestKeepsTheSourceHeadersAndFlags) {
+  const KernelSource source = ::warptrace::testing::SimpleKernel("k", "out[0] = 1;");
+  const CompileRequest request = CudaCompileRequest(source, "sm_80", {"-DX=1"});
+  EXPECT_EQ(request.name, "k.cu");
+  EXPECT_EQ(request.source, source.source);
+  EXPECT_EQ(request.options.arch, "sm_80");
+  EXPECT_THAT(request.options.extra_flags,
+              ::testing::ElementsAre("--pre-include=warptrace_cuda_prelude.h", "-DX=1"));
+  ASSERT_EQ(request.headers.size(), source.headers.size() + 1);
+  EXPECT_THAT(request.headers.back().contents,
+              HasSubstr("#define WARPTRACE_DYNAMIC_SHARED(type, name) extern __shared__"));
+}
+
+}  // namespace
+}  // namespace warptrace
