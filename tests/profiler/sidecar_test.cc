@@ -87,7 +87,8 @@ TEST(SidecarTest, JsonHasFormatVersionAndEveryField) {
 TEST(SidecarTest, InvalidUtf8NamesStillProduceValidJson) {
   TraceLayout layout = SampleLayout();
   layout.sites[1].name = "bad\xff name";
-  EXPECT_NO_THROW(nlohmann::json::parse(ToJson(layout)));
+  const nlohmann::json j = nlohmann::json::parse(ToJson(layout));
+  EXPECT_EQ(j["sites"][1]["name"], "bad\xEF\xBF\xBD name");  // U+FFFD replaces the bad byte
 }
 
 TEST(SidecarTest, ParseRejectsTextThatIsNotJson) {
