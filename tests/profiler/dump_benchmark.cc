@@ -13,12 +13,18 @@
 //   maxrss_MB       the process's peak resident set so far (getrusage), for scale.
 //
 // Benchmarks:
+//   BM_DecodeVerifyTimeline raw buffer → Decode → Verify → BuildTimeline, no output: the
+//                           dump's analysis cost (bytes_per_second counts input bytes).
+//   BM_FullDumpToFile       the same, then Chrome JSON ("X") to a file: what
+//                           `warptrace dump --output=trace.json` does after reading the
+//                           buffer.
 //   BM_ChromeJsonToFile     Timeline → Chrome JSON ("X" or B/E) in a file, atomically, as the
 //                           CLI writes it (WriteChromeTraceFile).
 //   BM_ChromeJsonFormatOnly Timeline → Chrome JSON into a buffered sink that discards the
 //                           bytes: the writer's own cost without the file system.
-// The Timeline comes from tests/profiler/timeline_fixture.h: units of 200 events, a kernel
-// slice around 33 loop bodies, each around two regions (nesting depth 3).
+// Buffers come from tests/profiler/buffer_fixture.h and Timelines from
+// tests/profiler/timeline_fixture.h, both with units of 200 events: a kernel slice around 33
+// loop bodies, each around two regions (nesting depth 3).
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -34,7 +40,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/chrome_trace.h"
+#include "profiler/decode.h"
+#include "profiler/timeline.h"
 #include "profiler/timeline_types.h"
+#include "profiler/verify.h"
+#include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/timeline_fixture.h"
 
 // ---- Heap accounting ----------------------------------------------------------------------
@@ -207,6 +217,82 @@ void BM_ChromeJsonFormatOnly(benchmark::State& state) {
   state.SetLabel(options.events == ChromeEventStyle::kComplete ? "X" : "B/E");
 }
 
+void BM_DecodeVerifyTimeline(benchmark::State& state) {
+  absl::StatusOr<testing::SyntheticBuffer> buffer =
+      testing::MakeSyntheticBuffer(static_cast<uint64_t>(state.range(0)));
+  if (!buffer.ok()) {
+    state.SkipWithError(std::string(buffer.status().message()).c_str());
+    return;
+  }
+  DecodedTrace decoded;
+  uint64_t slices = 0;
+  HeapWatch heap;
+  for (auto _ : state) {
+    absl::Status status = DecodeInto(buffer->layout, buffer->words, decoded);
+    VerifyReport report = Verify(decoded);
+    if (status.ok()) status = report.ToStatus();
+    absl::StatusOr<Timeline> timeline =
+        status.ok() ? BuildTimeline(decoded, report) : absl::StatusOr<Timeline>(status);
+    if (!timeline.ok()) {
+      state.SkipWithError(std::string(timeline.status().message()).c_str());
+      break;
+    }
+    slices = Events(*timeline) / 2;
+    benchmark::DoNotOptimize(timeline);
+  }
+  heap.Report(state);
+  if (slices * 2 != buffer->events && !state.error_occurred()) {
+    state.SkipWithError("the timeline lost events");
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * buffer->words.size() * 4));
+  state.counters["input_MB"] = static_cast<double>(buffer->words.size() * 4) / 1e6;
+  state.SetLabel("no output; bytes = input");
+}
+
+void BM_FullDumpToFile(benchmark::State& state) {
+  absl::StatusOr<testing::SyntheticBuffer> buffer =
+      testing::MakeSyntheticBuffer(static_cast<uint64_t>(state.range(0)));
+  if (!buffer.ok()) {
+    state.SkipWithError(std::string(buffer.status().message()).c_str());
+    return;
+  }
+  const std::string path = OutputPath();
+  DecodedTrace decoded;
+  uint64_t file_bytes = 0;
+  HeapWatch heap;
+  for (auto _ : state) {
+    absl::Status status = DecodeInto(buffer->layout, buffer->words, decoded);
+    VerifyReport report = Verify(decoded);
+    if (status.ok()) status = report.ToStatus();
+    absl::StatusOr<Timeline> timeline =
+        status.ok() ? BuildTimeline(decoded, report) : absl::StatusOr<Timeline>(status);
+    if (timeline.ok()) status = WriteChromeTraceFile(*timeline, {}, path);
+    if (!status.ok() || !timeline.ok()) {
+      state.SkipWithError(
+          std::string(status.ok() ? timeline.status().message() : status.message()).c_str());
+      break;
+    }
+    state.PauseTiming();
+    llvm::sys::fs::file_size(path, file_bytes);
+    llvm::sys::fs::remove(path);
+    state.ResumeTiming();
+  }
+  heap.Report(state);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file_bytes));
+  state.counters["input_MB"] = static_cast<double>(buffer->words.size() * 4) / 1e6;
+  state.SetLabel("X");
+}
+
+BENCHMARK(BM_DecodeVerifyTimeline)
+    ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}})
+    ->ArgNames({"events"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FullDumpToFile)
+    ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}})
+    ->ArgNames({"events"})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChromeJsonToFile)
     ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}, {0, 1}})
     ->ArgNames({"events", "be"})
