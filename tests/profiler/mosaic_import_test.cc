@@ -19,6 +19,8 @@
 #include "profiler/device/trace_abi.h"
 #include "profiler/layout.h"
 #include "profiler/sidecar.h"
+#include "profiler/timeline.h"
+#include "profiler/timeline_types.h"
 #include "profiler/verify.h"
 #include "tests/status_matchers.h"
 
@@ -345,6 +347,24 @@ TEST(MosaicImportTest, RegionsEqualMosaicDumpForWarpgroupScope) {
   const std::vector<Region> expected = RegionsOfMosaicDump(*dump, 2);
   EXPECT_THAT(expected, SizeIs(9 * 4 + 2));  // 9 nested traces x 4 regions; 2 single ones
   EXPECT_EQ(RegionsOfImport(*imported), expected);
+
+  // The rest of the dump path: the timeline shows the same number of slices, converted at
+  // the nominal SM clock (Mosaic records no end stamps) and saying so.
+  absl::StatusOr<DecodedTrace> decoded =
+      Decode(imported->trace.layout, imported->trace.words);
+  ASSERT_THAT(decoded, IsOk());
+  const VerifyReport report = Verify(*decoded);
+  ASSERT_TRUE(report.ok()) << report.ToStatus();
+  absl::StatusOr<Timeline> timeline = BuildTimeline(*decoded, report);
+  ASSERT_THAT(timeline, IsOk());
+  size_t slices = 0;
+  for (const UnitTimeline& unit : timeline->units) {
+    slices += unit.slices.size();
+    if (unit.slices.empty()) continue;
+    EXPECT_TRUE(unit.nominal_clock) << "block " << unit.block_linear << " unit " << unit.unit_index;
+    EXPECT_NEAR(unit.cycles_per_ns, kMosaicDefaultSmClockKhz / 1e6, 1e-9);
+  }
+  EXPECT_EQ(slices, expected.size());
 }
 
 TEST(MosaicImportTest, RegionsEqualMosaicDumpForWarpScopeAcrossClockWrap) {
