@@ -51,6 +51,9 @@ MATCHER_P2(StatusIs, code, message_matcher,
                                        result_listener);
 }
 
+// StatusIs(code): any message.
+inline auto StatusIs(absl::StatusCode code) { return StatusIs(code, ::testing::_); }
+
 }  // namespace warptrace::testing
 
 #endif  // WARPTRACE_TESTS_STATUS_MATCHERS_H_

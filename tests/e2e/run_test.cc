@@ -1,0 +1,501 @@
+// Whole pipelines: builder -> plan -> emit -> compile -> launch -> copy back -> decode ->
+// verify -> timeline, on one device per test binary. The same suite is built twice
+// (tests/e2e/BUILD): on the host backend everywhere, and on a CUDA GPU (tagged gpu, skipping
+// with a message where there is no driver).
+//
+// The central property: the events every trace unit records equal what the plan predicts
+// for that unit — per unit, not in total — and, for random builder trees, what an
+// independent simulation of the tree on the unit's recorder thread predicts.
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/device_select.h"
+#include "jit/kernel_builder.h"
+#include "jit/kernels/reduction.h"
+#include "jit/kernels/tiled_gemm.h"
+#include "jit/kernels/warp_specialized_pipeline.h"
+#include "jit/record_plan.h"
+#include "jit/run.h"
+#include "profiler/device/trace_abi.h"
+#include "tests/status_matchers.h"
+
+#ifndef WARPTRACE_E2E_DEVICE
+#define WARPTRACE_E2E_DEVICE host
+#endif
+#define WARPTRACE_STR_INNER(x) #x
+#define WARPTRACE_STR(x) WARPTRACE_STR_INNER(x)
+
+namespace warptrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+class E2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // Keep compiled kernels inside the test's sandbox.
+    if (const char* tmp = std::getenv("TEST_TMPDIR")) {
+      setenv("WARPTRACE_CACHE_DIR", absl::StrCat(tmp, "/warptrace_cache").c_str(), 0);
+    }
+    absl::StatusOr<DeviceChoice> choice = ParseDeviceChoice(WARPTRACE_STR(WARPTRACE_E2E_DEVICE));
+    ASSERT_TRUE(choice.ok()) << choice.status();
+    absl::StatusOr<SelectedDevice> selected = SelectDevice(*choice);
+    if (!selected.ok()) {
+      *skip_reason_ = std::string(selected.status().message());
+      return;
+    }
+    device_ = selected->device.release();
+  }
+  static void TearDownTestSuite() {
+    delete device_;
+    device_ = nullptr;
+  }
+  void SetUp() override {
+    if (device_ == nullptr) GTEST_SKIP() << "no CUDA driver: " << *skip_reason_;
+  }
+
+  // Runs and checks that each unit of each recorded block recorded exactly the plan's
+  // prediction and that the trace verifies.
+  static RunResult RunAndCheckExact(const Kernel& kernel, absl::Span<const KernelArg> args,
+                                    const RunOptions& options) {
+    absl::StatusOr<RunResult> run = RunKernel(*device_, kernel, args, options);
+    EXPECT_THAT(run.status(), IsOk());
+    if (!run.ok()) return RunResult{};
+    EXPECT_NE(run->trace, nullptr);
+    if (run->trace == nullptr) return std::move(*run);
+    const Trace& trace = *run->trace;
+    EXPECT_TRUE(trace.report.ok());
+    EXPECT_EQ(trace.report.dropped_events, 0u);
+    EXPECT_EQ(trace.decoded.records.size(), NumRecords(trace.layout));
+    for (const DecodedRecord& record : trace.decoded.records) {
+      absl::StatusOr<uint64_t> expected = run->plan->ExactEventsForUnit(record.unit_index);
+      EXPECT_THAT(expected.status(), IsOk());
+      if (!expected.ok()) continue;
+      EXPECT_EQ(record.attempted, *expected)
+          << "block " << record.block_linear << " unit " << record.unit_index;
+      EXPECT_EQ(record.events.size(), *expected);
+      EXPECT_TRUE(record.complete());
+    }
+    for (const UnitVerdict& verdict : trace.report.units) {
+      EXPECT_EQ(verdict.verdict, Verdict::kComplete) << verdict.reason;
+    }
+    EXPECT_TRUE(trace.has_timeline);
+    return std::move(*run);
+  }
+
+  static Device* device_;
+  static std::string* skip_reason_;
+};
+
+Device* E2eTest::device_ = nullptr;
+std::string* E2eTest::skip_reason_ = new std::string;
+
+std::vector<float> Iota(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7919) % 23) * scale - 0.5f;
+  return v;
+}
+
+TEST_F(E2eTest, GemmMatchesReferenceWithProfilingOnAndOff) {
+  const TiledGemmShape shape{.m = 32, .n = 32, .k = 64, .tile = 16};
+  absl::StatusOr<Kernel> gemm = TiledGemm(shape);
+  ASSERT_THAT(gemm.status(), IsOk());
+  const std::vector<float> a = Iota(shape.m * shape.k, 0.25f);
+  const std::vector<float> b = Iota(shape.k * shape.n, 0.5f);
+  const std::vector<float> reference = ReferenceGemm(a, b, shape);
+  for (bool profile : {false, true}) {
+    std::vector<float> c(shape.m * shape.n, -1.0f);
+    std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(a)),
+                                   KernelArg::In(absl::MakeConstSpan(b)),
+                                   KernelArg::Out(absl::MakeSpan(c))};
+    RunOptions options;
+    options.profile.enabled = profile;
+    if (profile) {
+      RunAndCheckExact(*gemm, args, options);
+    } else {
+      absl::StatusOr<RunResult> run = RunKernel(*device_, *gemm, args, options);
+      ASSERT_THAT(run.status(), IsOk());
+      EXPECT_EQ(run->trace, nullptr);
+      EXPECT_THAT(run->source.source, ::testing::Not(HasSubstr("warptrace_trace")));
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      ASSERT_NEAR(c[i], reference[i], 1e-3f * (1.0f + std::abs(reference[i])))
+          << "C[" << i << "] with profiling " << (profile ? "on" : "off");
+    }
+  }
+}
+
+TEST_F(E2eTest, ReductionMatchesReferenceWithProfilingOnAndOff) {
+  const ReductionShape shape{.n = 5000, .blocks = 4, .threads = 128};
+  absl::StatusOr<Kernel> sum = Reduction(shape);
+  ASSERT_THAT(sum.status(), IsOk());
+  const std::vector<float> x = Iota(shape.n, 0.125f);
+  const double reference = ReferenceSum(x);
+  for (bool profile : {false, true}) {
+    std::vector<float> out(1, 0.0f);
+    std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(x)),
+                                   KernelArg::Out(absl::MakeSpan(out))};
+    RunOptions options;
+    options.profile.enabled = profile;
+    options.profile.policy.barrier_waits = true;
+    if (profile) {
+      RunAndCheckExact(*sum, args, options);
+    } else {
+      ASSERT_THAT(RunKernel(*device_, *sum, args, options).status(), IsOk());
+    }
+    EXPECT_NEAR(out[0], reference, 1e-3 * std::abs(reference) + 1e-3)
+        << "profiling " << (profile ? "on" : "off");
+  }
+}
+
+TEST_F(E2eTest, PipelineRolesRecordExactlyThePlanPerUnitInEveryUnitKindAndPlacement) {
+  const PipelineShape shape{.m = 8, .n = 32, .k = 128, .stages = 3, .consumers = 2};
+  absl::StatusOr<Kernel> pipeline = WarpSpecializedPipeline(shape);
+  ASSERT_THAT(pipeline.status(), IsOk());
+  const std::vector<float> a = Iota(shape.m * shape.k, 0.25f);
+  const std::vector<float> b = Iota(shape.k * shape.n, 0.5f);
+  const std::vector<float> reference =
+      ReferenceGemm(a, b, TiledGemmShape{.m = shape.m, .n = shape.n, .k = shape.k});
+  for (UnitSpec unit : {UnitSpec::Warp(), UnitSpec::Warpgroup(), UnitSpec::Block()}) {
+    for (Placement placement : {Placement::kGlobal, Placement::kShared}) {
+      SCOPED_TRACE(absl::StrCat(UnitKindName(unit.kind), " ", PlacementName(placement)));
+      std::vector<float> c(shape.m * shape.n, 0.0f);
+      std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(a)),
+                                     KernelArg::In(absl::MakeConstSpan(b)),
+                                     KernelArg::Out(absl::MakeSpan(c))};
+      RunOptions options;
+      options.profile.unit = unit;
+      options.profile.placement = placement;
+      RunResult run = RunAndCheckExact(*pipeline, args, options);
+      if (run.plan && unit.kind == UnitKind::kWarpgroup) {
+        // Producer warpgroup: kernel + one load per K-tile; consumers add a store.
+        const uint64_t kt = shape.k / 32;
+        EXPECT_THAT(run.plan->ExactEventsForUnit(0), testing::IsOkAndHolds(2 + 2 * kt));
+        EXPECT_THAT(run.plan->ExactEventsForUnit(1), testing::IsOkAndHolds(2 + 2 * kt + 2));
+      }
+      for (size_t i = 0; i < c.size(); ++i) {
+        ASSERT_NEAR(c[i], reference[i], 1e-3f * (1.0f + std::abs(reference[i]))) << i;
+      }
+    }
+  }
+}
+
+// A kernel whose loop runs `actual` times but is declared with an upper bound of `bound`.
+absl::StatusOr<Kernel> UnderBoundedLoop(int actual, uint64_t bound) {
+  KernelBuilder b("under_bounded");
+  b.Param("int*", "out").Param("int", "n").Grid({3, 1, 1}).Block({128, 1, 1});
+  b.Stmt("int acc = 0;");
+  b.For("i", 0, "n", TripCount::UpperBound(bound), [&] {
+    b.Region("step", [&] { b.Stmt("acc += i;"); });
+  });
+  b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
+  (void)actual;
+  return b.Build();
+}
+
+TEST_F(E2eTest, TooSmallCapacityCountsDroppedEventsExactlyAndLeavesNeighboursIntact) {
+  absl::StatusOr<Kernel> kernel = UnderBoundedLoop(6, 6);
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> out(3 * 128);
+  std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(6)};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warp();
+  options.profile.capacity_override = 5;  // the plan says 2 + 6 x 2 = 14
+  for (Placement placement : {Placement::kGlobal, Placement::kShared}) {
+    options.profile.placement = placement;
+    options.verify.allow_truncated = false;
+    EXPECT_THAT(RunKernel(*device_, *kernel, args, options).status(),
+                StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("14")));
+    options.verify.allow_truncated = true;
+    absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
+    ASSERT_THAT(run.status(), IsOk());
+    const Trace& trace = *run->trace;
+    EXPECT_EQ(trace.report.dropped_events, trace.decoded.records.size() * (14 - 5));
+    EXPECT_EQ(trace.report.required_capacity(), 14u);
+    for (const DecodedRecord& record : trace.decoded.records) {
+      // Every header is intact (no neighbour wrote over it) and holds exactly 5 events:
+      // the kernel's enter, then step enter/exit pairs.
+      EXPECT_EQ(record.header_problem, HeaderProblem::kNone) << record.record_index;
+      EXPECT_EQ(record.attempted, 14u);
+      EXPECT_EQ(record.capacity, 5u);
+      ASSERT_EQ(record.events.size(), 5u);
+      EXPECT_FALSE(abi::TagIsExit(record.events[0].tag));
+      for (int e = 1; e < 5; ++e) {
+        EXPECT_EQ(abi::TagIsExit(record.events[e].tag), e % 2 == 0) << "event " << e;
+      }
+    }
+    for (const UnitVerdict& verdict : trace.report.units) {
+      EXPECT_EQ(verdict.verdict, Verdict::kOverflowed);
+      EXPECT_EQ(verdict.dropped, 9u);
+    }
+    for (int t = 0; t < 3 * 128; ++t) ASSERT_EQ(out[t], 15) << t;  // 0+1+...+5
+  }
+}
+
+TEST_F(E2eTest, WrongUpperBoundIsRetriedOnceWithTheCapacityTheDumpComputed) {
+  absl::StatusOr<Kernel> kernel = UnderBoundedLoop(9, 4);
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> out(3 * 128);
+  std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(9)};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warpgroup();
+  EXPECT_THAT(RunKernel(*device_, *kernel, args, options).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+  options.retry_on_dropped = true;
+  absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
+  ASSERT_THAT(run.status(), IsOk());
+  EXPECT_TRUE(run->retried);
+  EXPECT_THAT(run->retry_note, HasSubstr("20"));  // 2 + 9 x 2
+  EXPECT_TRUE(run->trace->report.ok());
+  EXPECT_EQ(run->trace->layout.capacity, 20u);
+  for (const DecodedRecord& record : run->trace->decoded.records) {
+    EXPECT_EQ(record.attempted, 20u);
+  }
+  EXPECT_EQ(out[0], 36);
+}
+
+TEST_F(E2eTest, ArgumentsThatDoNotMatchTheParametersAreRejectedByName) {
+  absl::StatusOr<Kernel> kernel = UnderBoundedLoop(1, 1);
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> out(3 * 128);
+  std::vector<KernelArg> swapped = {KernelArg::Scalar<int>(1), KernelArg::Out(absl::MakeSpan(out))};
+  EXPECT_THAT(RunKernel(*device_, *kernel, swapped, RunOptions{}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("out")));
+  std::vector<KernelArg> wide = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<double>(1)};
+  EXPECT_THAT(RunKernel(*device_, *kernel, wide, RunOptions{}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("8-byte")));
+  std::vector<KernelArg> few = {KernelArg::Out(absl::MakeSpan(out))};
+  EXPECT_THAT(RunKernel(*device_, *kernel, few, RunOptions{}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("takes 2 arguments")));
+}
+
+// ---- Property test over random builder trees ------------------------------------------
+
+// A random kernel tree and an independent model of what it does per thread.
+struct RandomNode {
+  enum Kind { kAdd, kRegion, kLoop, kIf } kind = kAdd;
+  int value = 0;         // kAdd: acc += value
+  std::string name;      // kRegion
+  int trips = 0;         // kLoop
+  int modulus = 2, remainder = 0;  // kIf: ((tid >> 5) % modulus) == remainder
+  std::vector<RandomNode> body, else_body;
+};
+
+struct RandomKernel {
+  std::vector<RandomNode> prologue;          // before the role split / barrier
+  bool barrier = false;                      // a __syncthreads between prologue and roles
+  std::vector<std::vector<RandomNode>> roles;  // by warp; empty: no role split
+  std::vector<int> role_warps;
+  uint32_t threads = 128;
+};
+
+class TreeGen {
+ public:
+  explicit TreeGen(uint32_t seed) : rng_(seed) {}
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  std::vector<RandomNode> Body(int depth) {
+    std::vector<RandomNode> body;
+    const int n = Uniform(1, 3);
+    for (int i = 0; i < n; ++i) body.push_back(Node(depth));
+    return body;
+  }
+  RandomNode Node(int depth) {
+    RandomNode node;
+    const int pick = depth >= 3 ? 0 : Uniform(0, 3);
+    node.kind = static_cast<RandomNode::Kind>(pick);
+    switch (node.kind) {
+      case RandomNode::kAdd:
+        node.value = Uniform(1, 9);
+        break;
+      case RandomNode::kRegion:
+        node.name = absl::StrCat("r", next_region_++);
+        node.body = Body(depth + 1);
+        break;
+      case RandomNode::kLoop:
+        node.trips = Uniform(1, 4);
+        node.name = absl::StrCat("i", next_loop_++);
+        node.body = Body(depth + 1);
+        break;
+      case RandomNode::kIf:
+        node.modulus = Uniform(2, 3);
+        node.remainder = Uniform(0, node.modulus - 1);
+        node.body = Body(depth + 1);
+        if (Uniform(0, 1)) node.else_body = Body(depth + 1);
+        break;
+    }
+    return node;
+  }
+  RandomKernel Kernel() {
+    RandomKernel k;
+    k.threads = 128 * static_cast<uint32_t>(Uniform(1, 2));
+    k.prologue = Body(0);
+    k.barrier = Uniform(0, 1) == 1;
+    if (Uniform(0, 1)) {
+      const int warps = static_cast<int>(k.threads / 32);
+      const int first = Uniform(1, warps - 1);
+      k.role_warps = {first, warps - first};
+      k.roles = {Body(1), Body(1)};
+    }
+    return k;
+  }
+
+ private:
+  std::mt19937 rng_;
+  int next_region_ = 0;
+  int next_loop_ = 0;
+};
+
+void Emit(KernelBuilder& b, const std::vector<RandomNode>& body) {
+  for (const RandomNode& node : body) {
+    switch (node.kind) {
+      case RandomNode::kAdd:
+        b.Stmt(absl::StrCat("acc += ", node.value, ";"));
+        break;
+      case RandomNode::kRegion:
+        b.Region(node.name, [&] { Emit(b, node.body); });
+        break;
+      case RandomNode::kLoop:
+        b.For(node.name, 0, node.trips, TripCount::Exact(node.trips), [&] { Emit(b, node.body); });
+        break;
+      case RandomNode::kIf: {
+        const std::string cond =
+            absl::StrCat("((threadIdx.x >> 5) % ", node.modulus, "u) == ", node.remainder, "u");
+        if (node.else_body.empty()) {
+          b.If(cond, [&] { Emit(b, node.body); });
+        } else {
+          b.If(cond, [&] { Emit(b, node.body); }, [&] { Emit(b, node.else_body); });
+        }
+        break;
+      }
+    }
+  }
+}
+
+// Events thread `tid` records and the value it accumulates, per the model.
+void Simulate(const std::vector<RandomNode>& body, uint32_t tid, const RecordPolicy& policy,
+              uint64_t& events, int64_t& acc) {
+  for (const RandomNode& node : body) {
+    switch (node.kind) {
+      case RandomNode::kAdd:
+        acc += node.value;
+        break;
+      case RandomNode::kRegion:
+        events += 2;
+        Simulate(node.body, tid, policy, events, acc);
+        break;
+      case RandomNode::kLoop:
+        for (int i = 0; i < node.trips; ++i) {
+          if (policy.loop_iterations) events += 2;
+          Simulate(node.body, tid, policy, events, acc);
+        }
+        break;
+      case RandomNode::kIf:
+        Simulate(((tid >> 5) % node.modulus) == static_cast<uint32_t>(node.remainder)
+                     ? node.body
+                     : node.else_body,
+                 tid, policy, events, acc);
+        break;
+    }
+  }
+}
+
+void SimulateKernel(const RandomKernel& k, uint32_t tid, const RecordPolicy& policy,
+                    uint64_t& events, int64_t& acc) {
+  events = policy.kernel ? 2 : 0;
+  acc = 0;
+  Simulate(k.prologue, tid, policy, events, acc);
+  if (k.barrier && policy.barrier_waits) events += 2;
+  if (!k.roles.empty()) {
+    const uint32_t warp = tid / 32;
+    Simulate(warp < static_cast<uint32_t>(k.role_warps[0]) ? k.roles[0] : k.roles[1], tid,
+             policy, events, acc);
+  }
+}
+
+TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPerUnit) {
+  for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u}) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    TreeGen gen(seed);
+    const RandomKernel model = gen.Kernel();
+    RecordPolicy policy;
+    policy.loop_iterations = gen.Uniform(0, 1) == 1;
+    policy.barrier_waits = gen.Uniform(0, 1) == 1;
+    const UnitSpec units[] = {UnitSpec::Warp(), UnitSpec::Warpgroup(), UnitSpec::Block()};
+    const UnitSpec unit = units[gen.Uniform(0, 2)];
+    const Placement placement = gen.Uniform(0, 1) ? Placement::kShared : Placement::kGlobal;
+    const uint32_t blocks = static_cast<uint32_t>(gen.Uniform(1, 3));
+
+    KernelBuilder b(absl::StrCat("random_tree_", seed));
+    b.Param("int*", "out").Grid({blocks, 1, 1}).Block({model.threads, 1, 1});
+    b.Stmt("int acc = 0;");
+    Emit(b, model.prologue);
+    if (model.barrier) b.Barrier("sync");
+    if (!model.roles.empty()) {
+      b.Roles(RoleAxis::kWarp,
+              {Role{"left", static_cast<uint32_t>(model.role_warps[0]), "", [&] { Emit(b, model.roles[0]); }},
+               Role{"right", static_cast<uint32_t>(model.role_warps[1]), "", [&] { Emit(b, model.roles[1]); }}});
+    }
+    b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
+    absl::StatusOr<Kernel> kernel = b.Build();
+    ASSERT_THAT(kernel.status(), IsOk());
+
+    std::vector<int> out(blocks * model.threads, -1);
+    std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
+    RunOptions options;
+    options.profile.unit = unit;
+    options.profile.placement = placement;
+    options.profile.policy = policy;
+    absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
+    ASSERT_THAT(run.status(), IsOk());
+    const Trace& trace = *run->trace;
+    ASSERT_TRUE(trace.report.ok());
+    const uint32_t unit_threads = UnitThreads(trace.layout);
+    uint64_t max_expected = 0;
+    for (const DecodedRecord& record : trace.decoded.records) {
+      uint64_t expected = 0;
+      int64_t acc = 0;
+      SimulateKernel(model, record.unit_index * unit_threads, policy, expected, acc);
+      max_expected = std::max(max_expected, expected);
+      EXPECT_EQ(record.attempted, expected)
+          << "block " << record.block_linear << " unit " << record.unit_index;
+      EXPECT_EQ(record.events.size(), expected);
+      const EventRange range = run->plan->EventsForUnit(record.unit_index);
+      EXPECT_LE(range.min, expected);
+      EXPECT_GE(range.max, expected);
+    }
+    EXPECT_GE(run->plan->capacity(), max_expected);
+    for (uint32_t t = 0; t < blocks * model.threads; ++t) {
+      uint64_t events = 0;
+      int64_t acc = 0;
+      SimulateKernel(model, t % model.threads, policy, events, acc);
+      ASSERT_EQ(out[t], acc) << "thread " << t;
+    }
+  }
+}
+
+TEST(DeviceSelectTest, NoDriverMakesCudaUnavailableAndAutoFallBackToHost) {
+  absl::StatusOr<SelectedDevice> cuda = SelectDevice(DeviceChoice::kCuda);
+  if (cuda.ok()) GTEST_SKIP() << "a CUDA device is present: " << cuda->reason;
+  EXPECT_THAT(cuda.status(), StatusIs(absl::StatusCode::kUnavailable, HasSubstr("CUDA")));
+  absl::StatusOr<SelectedDevice> autodevice = SelectDevice(DeviceChoice::kAuto);
+  ASSERT_THAT(autodevice.status(), IsOk());
+  EXPECT_EQ(autodevice->device->Kind(), DeviceKind::kHost);
+  EXPECT_THAT(autodevice->reason, HasSubstr("running on the host backend"));
+  EXPECT_THAT(ParseDeviceChoice("gpu").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("auto, cuda or host")));
+}
+
+}  // namespace
+}  // namespace warptrace
