@@ -1,0 +1,211 @@
+// warptrace: turns a saved trace buffer into a verified Chrome trace, a verdict report and a
+// summary table.
+//
+//   warptrace dump --input=PREFIX --output=trace.json [--summary] [--report=verdict.json]
+//                  [--allow-truncated] [--compensate-overhead] [--events=x|be]
+//                  [--sm-clock-khz=N]
+//
+// PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar): a "warptrace" sidecar
+// (profiler/sidecar.h) or a "mosaic-gpu" one (profiler/mosaic_import.h). Flags may be
+// spelled with dashes or underscores (--allow-truncated, --allow_truncated).
+//
+// Exit status: 0 when every requested output was written; 1 for a usage error or an input
+// that cannot be read or decoded (missing file, sizes that disagree with the layout, a bad
+// sidecar); 2 when the trace fails verification (nothing but --report is written then;
+// --allow-truncated keeps each unit's valid prefix instead). Every problem is one line on
+// stderr starting with "warptrace: error: " (or "warptrace: warning: ").
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/chrome_trace.h"
+#include "profiler/decode.h"
+#include "profiler/mosaic_import.h"
+#include "profiler/sidecar.h"
+#include "profiler/summary.h"
+#include "profiler/timeline.h"
+#include "profiler/verify.h"
+
+ABSL_FLAG(std::string, input, "",
+          "PREFIX of the saved trace: reads PREFIX.bin and PREFIX.json (required)");
+ABSL_FLAG(std::string, output, "",
+          "Chrome trace JSON to write (open in ui.perfetto.dev or chrome://tracing); '-' for "
+          "stdout");
+ABSL_FLAG(bool, summary, false, "print the per-region summary table to stdout");
+ABSL_FLAG(std::string, report, "",
+          "write the per-unit verdict report (JSON) here, also when verification fails");
+ABSL_FLAG(bool, allow_truncated, false,
+          "keep each broken unit's valid prefix, close its open regions and report the "
+          "problems as warnings instead of failing");
+ABSL_FLAG(bool, compensate_overhead, false,
+          "move events earlier by the measured per-event recording overhead");
+ABSL_FLAG(std::string, events, "x",
+          "Chrome event style: 'x' (complete events) or 'be' (begin/end pairs)");
+ABSL_FLAG(uint64_t, sm_clock_khz, 0,
+          "SM clock in kHz: the rate for Mosaic GPU buffers, which record none (default "
+          "1980000), or the nominal fallback rate for warptrace buffers (default: the "
+          "sidecar's)");
+static_assert(warptrace::kMosaicDefaultSmClockKhz == 1'980'000,
+              "keep --sm_clock_khz's help text in step with the Mosaic importer's default");
+
+namespace warptrace {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitVerifyFailed = 2;
+
+// One line per line of `message`, each prefixed, so multi-line statuses stay greppable.
+void PrintProblem(absl::string_view severity, absl::string_view message) {
+  for (absl::string_view line : absl::StrSplit(message, '\n', absl::SkipWhitespace())) {
+    llvm::errs() << absl::StrCat("warptrace: ", severity, ": ",
+                                 absl::StripLeadingAsciiWhitespace(line), "\n");
+  }
+}
+
+int Fail(const absl::Status& status, int code = kExitBadInput) {
+  PrintProblem("error", status.message());
+  return code;
+}
+
+int Dump() {
+  const std::string input = absl::GetFlag(FLAGS_input);
+  const std::string output = absl::GetFlag(FLAGS_output);
+  const std::string report_path = absl::GetFlag(FLAGS_report);
+  const bool summary = absl::GetFlag(FLAGS_summary);
+  const uint64_t sm_clock_khz = absl::GetFlag(FLAGS_sm_clock_khz);
+  if (input.empty()) {
+    return Fail(absl::InvalidArgumentError("--input=PREFIX is required (reads PREFIX.bin and "
+                                           "PREFIX.json)"));
+  }
+  if (output.empty() && report_path.empty() && !summary) {
+    return Fail(absl::InvalidArgumentError(
+        "nothing to do: give --output=trace.json, --report=verdict.json or --summary"));
+  }
+  absl::StatusOr<ChromeEventStyle> style = ParseChromeEventStyle(absl::GetFlag(FLAGS_events));
+  if (!style.ok()) return Fail(style.status());
+
+  // Mosaic GPU buffers: converted with the requested clock, and their overflows explained.
+  std::vector<MosaicOverflow> overflows;
+  bool mosaic = false;
+  LoadOptions load_options;
+  load_options.importers[kMosaicSidecarFormat] =
+      [&](absl::string_view prefix, absl::string_view json) -> absl::StatusOr<LoadedTrace> {
+    mosaic = true;
+    MosaicImportOptions options;
+    if (sm_clock_khz != 0) options.sm_clock_khz = sm_clock_khz;
+    absl::StatusOr<MosaicImport> imported = ImportMosaicGpu(prefix, json, options);
+    if (!imported.ok()) return imported.status();
+    overflows = std::move(imported->overflows);
+    return std::move(imported->trace);
+  };
+  absl::StatusOr<LoadedTrace> trace = LoadTrace(input, load_options);
+  if (!trace.ok()) return Fail(trace.status());
+  if (sm_clock_khz != 0 && !mosaic) trace->layout.clock.nominal_sm_clock_khz = sm_clock_khz;
+
+  absl::StatusOr<DecodedTrace> decoded = Decode(trace->layout, trace->words);
+  if (!decoded.ok()) return Fail(decoded.status());
+  VerifyOptions verify_options;
+  verify_options.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
+  const VerifyReport report = Verify(*decoded, verify_options);
+  for (const MosaicOverflow& overflow : overflows) {
+    PrintProblem(report.ok() ? "warning" : "error", overflow.message);
+  }
+  if (!report_path.empty()) {
+    if (absl::Status s = WriteVerifyReportFile(report, trace->layout, report_path); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  if (!report.ok()) {
+    Fail(report.ToStatus());
+    PrintProblem("error",
+                 "the trace failed verification; --allow-truncated keeps each unit's valid "
+                 "prefix and reports these as warnings");
+    return kExitVerifyFailed;
+  }
+  for (const Finding& finding : report.findings) {
+    if (finding.severity == Severity::kWarning) PrintProblem("warning", FormatFinding(finding));
+  }
+
+  TimelineOptions timeline_options;
+  timeline_options.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  absl::StatusOr<Timeline> timeline = BuildTimeline(*decoded, report, timeline_options);
+  if (!timeline.ok()) return Fail(timeline.status());
+
+  if (!output.empty()) {
+    ChromeTraceOptions chrome;
+    chrome.events = *style;
+    if (absl::Status s = WriteChromeTraceFile(*timeline, chrome, output); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  if (summary) {
+    absl::StatusOr<Summary> table = Summarize(*timeline);
+    if (!table.ok()) return Fail(table.status());
+    PrintSummary(*table, llvm::outs());
+    llvm::outs().flush();
+  }
+  const auto& v = report.verdict_counts;
+  llvm::errs() << "warptrace: " << timeline->units.size() << " units (complete "
+               << v[static_cast<int>(Verdict::kComplete)] << ", truncated "
+               << v[static_cast<int>(Verdict::kTruncated)] << ", overflowed "
+               << v[static_cast<int>(Verdict::kOverflowed)] << ", corrupt "
+               << v[static_cast<int>(Verdict::kCorrupt)] << ", missing "
+               << v[static_cast<int>(Verdict::kMissing)] << "), " << report.kept_events
+               << " events";
+  if (!output.empty() && output != "-") llvm::errs() << " -> " << output;
+  llvm::errs() << "\n";
+  return kExitOk;
+}
+
+// absl flags are C identifiers; accept the documented dashed spellings too.
+std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>& storage) {
+  storage.assign(argv, argv + argc);
+  for (std::string& arg : storage) {
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
+    const size_t end = std::min(arg.find('='), arg.size());
+    for (size_t i = 2; i < end; ++i) {
+      if (arg[i] == '-') arg[i] = '_';
+    }
+  }
+  std::vector<char*> out;
+  for (std::string& arg : storage) out.push_back(arg.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+}  // namespace warptrace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "turns a saved warptrace (or Mosaic GPU) trace buffer into a verified Chrome trace.\n"
+      "usage: warptrace dump --input=PREFIX --output=trace.json [--summary]\n"
+      "           [--report=verdict.json] [--allow-truncated] [--compensate-overhead]\n"
+      "           [--events=x|be] [--sm-clock-khz=N]\n"
+      "exit status: 0 ok, 1 bad usage or unreadable input, 2 the trace failed verification");
+  std::vector<std::string> storage;
+  std::vector<char*> args = warptrace::NormalizeFlagNames(argc, argv, storage);
+  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size() - 1),
+                                                         args.data());
+  if (positional.size() != 2 || absl::string_view(positional[1]) != "dump") {
+    std::string got;
+    for (size_t i = 1; i < positional.size(); ++i) absl::StrAppend(&got, " ", positional[i]);
+    llvm::errs() << "warptrace: error: expected the command 'dump'"
+                 << (got.empty() ? std::string() : absl::StrCat(", got:", got))
+                 << " (see warptrace --help)\n";
+    return warptrace::kExitBadInput;
+  }
+  return warptrace::Dump();
+}

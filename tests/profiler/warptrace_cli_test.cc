@@ -1,0 +1,234 @@
+// Runs the warptrace binary (a data dependency) on synthesized saved buffers: good input,
+// corrupted input, missing files, wrong sizes and bad usage.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llvm/ADT/Optional.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "nlohmann/json.hpp"
+#include "profiler/sidecar.h"
+#include "profiler/testing/trace_synthesizer.h"
+#include "tests/profiler/buffer_fixture.h"
+#include "tests/profiler/chrome_trace_checker.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::Each;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
+using ::testing::StartsWith;
+using ::warptrace::testing::ChromeTraceViolations;
+using ::warptrace::testing::IsOk;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  std::vector<std::string> err_lines;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class WarptraceCliTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kEvents = 2000;  // 5 blocks of 2 units of 200 events
+
+  void SetUp() override {
+    dir_ = absl::StrCat(std::getenv("TEST_TMPDIR"), "/",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ASSERT_FALSE(llvm::sys::fs::create_directories(dir_));
+    absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(kEvents);
+    ASSERT_THAT(buffer, IsOk());
+    buffer_ = *std::move(buffer);
+  }
+
+  std::string Path(const std::string& name) const { return absl::StrCat(dir_, "/", name); }
+
+  // Saves the fixture buffer as PREFIX.{bin,json} and returns PREFIX.
+  std::string Save(const std::string& name) {
+    const std::string prefix = Path(name);
+    EXPECT_THAT(SaveTrace(prefix, buffer_.layout, buffer_.words), IsOk());
+    return prefix;
+  }
+
+  RunResult Run(const std::vector<std::string>& args) {
+    const std::string binary =
+        absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/profiler/tools/warptrace");
+    const std::string out_path = Path("stdout.txt"), err_path = Path("stderr.txt");
+    std::vector<llvm::StringRef> argv = {binary};
+    for (const std::string& a : args) argv.push_back(a);
+    const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(out_path),
+                                                         llvm::StringRef(err_path)};
+    std::string error;
+    RunResult r;
+    r.exit_code = llvm::sys::ExecuteAndWait(binary, argv, llvm::None, redirects, 60, 0, &error);
+    EXPECT_THAT(error, IsEmpty()) << "could not run " << binary;
+    r.out = ReadFile(out_path);
+    r.err = ReadFile(err_path);
+    r.err_lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
+    return r;
+  }
+
+  std::string dir_;
+  testing::SyntheticBuffer buffer_;
+};
+
+TEST_F(WarptraceCliTest, DumpWritesAValidTraceAReportAndASummary) {
+  const std::string prefix = Save("good");
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("trace.json"),
+                           "--report=" + Path("verdict.json"), "--summary"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(Path("trace.json")));
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  size_t slices = 0;
+  for (const auto& e : trace["traceEvents"]) slices += e["ph"] == "X" ? 1 : 0;
+  EXPECT_EQ(slices, kEvents / 2);
+  EXPECT_EQ(trace["otherData"]["kernel"], "synthetic_gemm");
+  EXPECT_EQ(trace["otherData"]["units_complete"], 10);
+
+  const nlohmann::json report = nlohmann::json::parse(ReadFile(Path("verdict.json")));
+  EXPECT_EQ(report["ok"], true);
+  EXPECT_EQ(report["verdicts"]["complete"], 10);
+
+  EXPECT_THAT(r.out, AllOf(StartsWith("kernel synthetic_gemm on synthetic device"),
+                           HasSubstr("calibrated from globaltimer"), HasSubstr("mainloop"),
+                           HasSubstr("load"), HasSubstr("mma")));
+  EXPECT_THAT(r.err_lines, Contains(StartsWith("warptrace: 10 units (complete 10, ")));
+}
+
+TEST_F(WarptraceCliTest, BeginEndEventsAndDashedFlagSpellings) {
+  const std::string prefix = Save("good");
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("be.json"),
+                           "--events=be", "--compensate-overhead"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(Path("be.json")));
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  size_t b = 0, e = 0, x = 0;
+  for (const auto& ev : trace["traceEvents"]) {
+    b += ev["ph"] == "B";
+    e += ev["ph"] == "E";
+    x += ev["ph"] == "X";
+  }
+  EXPECT_EQ(b, kEvents / 2);
+  EXPECT_EQ(e, kEvents / 2);
+  EXPECT_EQ(x, 0u);
+  EXPECT_EQ(trace["otherData"]["overhead_compensated"], true);
+}
+
+TEST_F(WarptraceCliTest, CorruptedBufferFailsWithOneLinePerProblemAndWritesNoTrace) {
+  // Record 2 is block 1, unit 0: its first event gets a site id past the table.
+  ASSERT_THAT(testing::InjectCorruption(buffer_.layout,
+                                        {testing::Corruption::kUnknownSite, /*record=*/2},
+                                        absl::MakeSpan(buffer_.words)),
+              IsOk());
+  const std::string prefix = Save("corrupt");
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("trace.json"),
+                           "--report=" + Path("verdict.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err_lines, Each(StartsWith("warptrace: error: ")));
+  EXPECT_THAT(r.err_lines, Contains(AllOf(HasSubstr("block 1 unit 0"), HasSubstr("site"))));
+  EXPECT_THAT(r.err_lines, Contains(HasSubstr("--allow-truncated")));
+  EXPECT_FALSE(llvm::sys::fs::exists(Path("trace.json"))) << "a failed dump wrote a trace";
+  const nlohmann::json report = nlohmann::json::parse(ReadFile(Path("verdict.json")));
+  EXPECT_EQ(report["ok"], false);
+  EXPECT_EQ(report["verdicts"]["corrupt"], 1);
+}
+
+TEST_F(WarptraceCliTest, AllowTruncatedKeepsTheValidPrefixAndWarns) {
+  ASSERT_THAT(testing::InjectCorruption(buffer_.layout,
+                                        {testing::Corruption::kUnknownSite, /*record=*/2,
+                                         /*event=*/10},
+                                        absl::MakeSpan(buffer_.words)),
+              IsOk());
+  const std::string prefix = Save("corrupt");
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("trace.json"),
+                           "--allow-truncated"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err_lines, Contains(AllOf(StartsWith("warptrace: warning: "),
+                                          HasSubstr("block 1 unit 0"))));
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(Path("trace.json")));
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  bool found = false;
+  size_t repaired = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["verdict"] != "complete") {
+      found = true;
+      // A repaired prefix is a truncated unit (timeline_types.h).
+      EXPECT_EQ(e["args"]["name"], "block (1,0,0) warpgroup 0 [truncated]");
+    }
+    if (e["ph"] == "X" && e["args"].contains("repaired")) {
+      ++repaired;
+      EXPECT_EQ(e["args"]["block"], "(1,0,0)");
+      EXPECT_EQ(e["args"]["verdict"], "truncated");
+    }
+  }
+  EXPECT_TRUE(found) << "the repaired unit is not in the trace with its verdict";
+  EXPECT_GE(repaired, 1u) << "regions open at the cut were not closed and marked";
+}
+
+TEST_F(WarptraceCliTest, MissingInputIsOneClearLine) {
+  const RunResult r =
+      Run({"dump", "--input=" + Path("nothing"), "--output=" + Path("trace.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_THAT(r.err_lines, SizeIs(1)) << r.err;
+  EXPECT_THAT(r.err_lines[0], AllOf(StartsWith("warptrace: error: "), HasSubstr("nothing.json")));
+}
+
+TEST_F(WarptraceCliTest, BufferOfTheWrongSizeIsRejectedWithBothSizes) {
+  const std::string prefix = Save("short");
+  const std::string bin = ReadFile(prefix + ".bin");
+  {
+    std::ofstream out(prefix + ".bin", std::ios::binary | std::ios::trunc);
+    out.write(bin.data(), static_cast<std::streamsize>(bin.size() - 8));
+  }
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("trace.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err_lines, Each(StartsWith("warptrace: error: ")));
+  EXPECT_THAT(r.err, AllOf(HasSubstr(absl::StrCat(bin.size())),
+                           HasSubstr(absl::StrCat(bin.size() - 8))));
+  EXPECT_FALSE(llvm::sys::fs::exists(Path("trace.json")));
+}
+
+TEST_F(WarptraceCliTest, BadUsageIsReportedWithTheFix) {
+  const std::string prefix = Save("good");
+  RunResult r = Run({"--input=" + prefix});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("expected the command 'dump'"));
+  r = Run({"dump", "--output=" + Path("t.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--input=PREFIX is required"));
+  r = Run({"dump", "--input=" + prefix, "--output=" + Path("t.json"), "--events=json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("unknown Chrome event style 'json'"));
+  r = Run({"dump", "--input=" + prefix});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("nothing to do"));
+}
+
+TEST_F(WarptraceCliTest, HelpDescribesTheCommand) {
+  const RunResult r = Run({"--help"});
+  EXPECT_THAT(r.out + r.err, AllOf(HasSubstr("usage: warptrace dump --input=PREFIX"),
+                                   HasSubstr("allow_truncated"), HasSubstr("sm_clock_khz")));
+}
+
+}  // namespace
+}  // namespace warptrace
