@@ -48,6 +48,11 @@ absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const Verify
         report.errors));
   }
   const TraceLayout& layout = *decoded.layout;
+  if (layout.clock.nominal_sm_clock_khz == 0) {
+    return absl::InvalidArgumentError(
+        "the layout's nominal SM clock is 0 kHz: set clock.nominal_sm_clock_khz to the "
+        "device's SM clock (it converts cycles to ns where a unit cannot be calibrated)");
+  }
   const double nominal_cycles_per_ns =
       static_cast<double>(layout.clock.nominal_sm_clock_khz) / 1e6;
 
@@ -130,8 +135,11 @@ absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const Verify
     const double ns_per_cycle = 1.0 / cycles_per_ns;
     const int64_t start_ns = static_cast<int64_t>(r.start_globaltimer);
     const int64_t overhead = options.compensate_overhead ? v.overhead_cycles : 0;
+    // Clamped and wrapping so that damaged stamps (fuzzed input) cannot overflow.
     auto to_ns = [&](int64_t cycles) {
-      return start_ns + static_cast<int64_t>(static_cast<double>(cycles) * ns_per_cycle + 0.5);
+      const double ns = std::clamp(static_cast<double>(cycles) * ns_per_cycle + 0.5, -4e18, 4e18);
+      return static_cast<int64_t>(static_cast<uint64_t>(start_ns) +
+                                  static_cast<uint64_t>(static_cast<int64_t>(ns)));
     };
 
     u.start_ns = start_ns;

@@ -52,7 +52,7 @@
 // the Timeline's origin_ns.
 //
 // Errors: InvalidArgument when `report` does not belong to `decoded` (unit count or
-// coordinates differ); FailedPrecondition when the report has errors (strict verification
+// coordinates differ) or the layout's nominal SM clock is 0; FailedPrecondition when the report has errors (strict verification
 // failed: fix the trace or verify with allow_truncated).
 //
 // Cost: one pass over the kept events; per unit one slices vector reserved up front; no

@@ -313,6 +313,13 @@ TEST_F(TimelineTest, RefusesAReportOfAnotherTrace) {
                                                                      "trace has 4 records")));
 }
 
+TEST_F(TimelineTest, RefusesALayoutWithoutANominalClock) {
+  Build(OuterInner());
+  layout_.clock.nominal_sm_clock_khz = 0;
+  EXPECT_THAT(Run(), StatusIs(absl::StatusCode::kInvalidArgument,
+                              HasSubstr("nominal SM clock is 0 kHz")));
+}
+
 TEST(BlockIndexTest, SplitsTheLinearIdAlongTheGrid) {
   EXPECT_EQ(BlockIndex({4, 3, 2}, 0), (Dim3{0, 0, 0}));
   EXPECT_EQ(BlockIndex({4, 3, 2}, 5), (Dim3{1, 1, 0}));
