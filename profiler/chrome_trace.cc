@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -66,22 +68,35 @@ std::string JsonUint(uint64_t value) {
   return std::string(buf, std::to_chars(buf, buf + sizeof(buf), value).ptr);
 }
 
-// Checks everything the writer relies on, before a byte is written.
-absl::Status Validate(const Timeline& timeline) {
-  const size_t num_sites = timeline.layout.sites.size();
-  const UnitTimeline* previous = nullptr;
+// Where the previous unit (of this or an earlier chunk) left off.
+struct UnitOrder {
+  bool any = false;
+  uint32_t block_linear = 0;
+  uint32_t unit_index = 0;
+  std::string label;
+};
+
+// Checks everything the writer relies on, before a byte of `units` is written. `order` is
+// updated to the last unit. `units_per_block` = 0: no bound on unit indices.
+absl::Status Validate(const std::vector<UnitTimeline>& units, const TraceLayout& layout,
+                      int64_t origin_ns, uint64_t units_per_block, UnitOrder& order) {
+  const size_t num_sites = layout.sites.size();
   std::vector<const Slice*> open;  // open[d] = the last slice seen at depth d
-  for (const UnitTimeline& unit : timeline.units) {
-    if (previous != nullptr &&
-        std::pair(previous->block_linear, previous->unit_index) >=
-            std::pair(unit.block_linear, unit.unit_index)) {
+  for (const UnitTimeline& unit : units) {
+    if (order.any && std::pair(order.block_linear, order.unit_index) >=
+                         std::pair(unit.block_linear, unit.unit_index)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "timeline units must be strictly ordered by (block, unit): ", UnitLabel(unit),
-          " follows ", UnitLabel(*previous)));
+          " follows ", order.label));
     }
-    previous = &unit;
+    if (units_per_block != 0 && unit.unit_index >= units_per_block) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          UnitLabel(unit), ": unit index is not below the layout's ", units_per_block,
+          " units per block"));
+    }
+    order = {true, unit.block_linear, unit.unit_index, UnitLabel(unit)};
     open.clear();
-    int64_t last_begin = timeline.origin_ns;
+    int64_t last_begin = origin_ns;
     for (size_t i = 0; i < unit.slices.size(); ++i) {
       const Slice& s = unit.slices[i];
       auto fail = [&](absl::string_view what) {
@@ -93,9 +108,8 @@ absl::Status Validate(const Timeline& timeline) {
         return fail(absl::StrCat("site id is outside the site table (", num_sites, " sites)"));
       }
       if (s.end_ns < s.begin_ns) return fail("ends before it begins");
-      if (s.begin_ns < timeline.origin_ns) {
-        return fail(absl::StrCat("begins before the timeline origin ", timeline.origin_ns,
-                                 " ns"));
+      if (s.begin_ns < origin_ns) {
+        return fail(absl::StrCat("begins before the timeline origin ", origin_ns, " ns"));
       }
       if (s.begin_ns < last_begin && i > 0) {
         return fail(absl::StrCat("begins before the previous slice (", last_begin,
@@ -189,13 +203,13 @@ class EventTemplate {
 // trace, so the per-event cost is a few memcpys and two integer conversions.
 class Writer {
  public:
-  Writer(const Timeline& timeline, const ChromeTraceOptions& options, llvm::raw_ostream& os)
-      : timeline_(timeline), options_(options), json_(os) {
-    const TraceLayout& layout = timeline.layout;
-    units_per_block_ = UnitsPerBlock(layout);
-    for (const UnitTimeline& unit : timeline.units) {
-      units_per_block_ = std::max<uint64_t>(units_per_block_, uint64_t{unit.unit_index} + 1);
-    }
+  Writer(const TraceLayout& layout, int64_t origin_ns, uint64_t units_per_block,
+         const ChromeTraceOptions& options, llvm::raw_ostream& os)
+      : layout_(layout),
+        origin_ns_(origin_ns),
+        units_per_block_(std::max<uint64_t>(units_per_block, 1)),
+        options_(options),
+        json_(os) {
     templates_.resize(layout.sites.size() * kVariants);
     end_template_ = EventTemplate::Build([](llvm::json::OStream& json) {
       json.object([&] {
@@ -208,15 +222,29 @@ class Writer {
     });
   }
 
-  void Write() {
+  // {"displayTimeUnit": "ns", "traceEvents": [
+  void Begin() {
     json_.objectBegin();
     json_.attribute("displayTimeUnit", "ns");
-    json_.attributeObject("otherData", [&] { WriteOtherData(); });
-    json_.attributeArray("traceEvents", [&] {
-      WriteProcessMetadata();
-      for (const UnitTimeline& unit : timeline_.units) WriteThreadMetadata(unit);
-      for (const UnitTimeline& unit : timeline_.units) WriteUnit(unit);
-    });
+    json_.attributeBegin("traceEvents");
+    json_.arrayBegin();
+  }
+
+  // Thread metadata, then slices, of validated units.
+  void AddUnits(const std::vector<UnitTimeline>& units) {
+    for (const UnitTimeline& unit : units) {
+      WriteThreadMetadata(unit);
+      Count(unit);
+    }
+    for (const UnitTimeline& unit : units) WriteUnit(unit);
+  }
+
+  // Process metadata, ], "otherData": {...}}
+  void Finish(absl::string_view clock_note, bool overhead_compensated) {
+    WriteProcessMetadata();
+    json_.arrayEnd();
+    json_.attributeEnd();
+    json_.attributeObject("otherData", [&] { WriteOtherData(clock_note, overhead_compensated); });
     json_.objectEnd();
   }
 
@@ -255,7 +283,7 @@ class Writer {
     SiteTemplate& entry = templates_[site_id * kVariants + variant];
     std::optional<EventTemplate>& slot = entry.event;
     if (!slot.has_value()) {
-      const SiteInfo& site = timeline_.layout.sites[site_id];
+      const SiteInfo& site = layout_.sites[site_id];
       slot = EventTemplate::Build([&](llvm::json::OStream& json) {
         json.object([&] {
           json.attribute("name", FixedUtf8(site.name));
@@ -308,19 +336,21 @@ class Writer {
     return llvm::json::isUTF8(text) ? text : llvm::json::fixUTF8(text);
   }
 
-  void WriteOtherData() {
-    const TraceLayout& layout = timeline_.layout;
-    uint64_t counts[5] = {};
-    uint64_t slices = 0, dropped = 0;
-    for (const UnitTimeline& unit : timeline_.units) {
-      ++counts[static_cast<int>(unit.verdict)];
-      slices += unit.slices.size();
-      dropped += unit.dropped;
-    }
+  void Count(const UnitTimeline& unit) {
+    ++verdict_counts_[static_cast<int>(unit.verdict)];
+    ++units_;
+    slices_ += unit.slices.size();
+    dropped_ += unit.dropped;
+    // The first unit seen on each SM names its process (Timeline order).
+    first_tid_.try_emplace(Pid(unit), Tid(unit));
+  }
+
+  void WriteOtherData(absl::string_view clock_note, bool overhead_compensated) {
+    const TraceLayout& layout = layout_;
     json_.attribute("tool", "warptrace");
     json_.attribute("kernel", FixedUtf8(layout.kernel_name));
     json_.attribute("device", FixedUtf8(layout.device_name));
-    json_.attribute("clock", FixedUtf8(timeline_.clock_note));
+    json_.attribute("clock", FixedUtf8(std::string(clock_note)));
     json_.attribute("nominal_sm_clock_khz",
                     static_cast<int64_t>(layout.clock.nominal_sm_clock_khz));
     json_.attribute("grid", DimString(layout.grid));
@@ -328,28 +358,21 @@ class Writer {
     json_.attribute("trace_unit", UnitKindName(layout.unit.kind));
     json_.attribute("capacity", static_cast<int64_t>(layout.capacity));
     // Absolute globaltimer values exceed 2^53: a string keeps every digit.
-    json_.attribute("origin_ns", absl::StrCat(timeline_.origin_ns));
-    json_.attribute("overhead_compensated", timeline_.overhead_compensated);
-    json_.attribute("units", static_cast<int64_t>(timeline_.units.size()));
+    json_.attribute("origin_ns", absl::StrCat(origin_ns_));
+    json_.attribute("overhead_compensated", overhead_compensated);
+    json_.attribute("units", static_cast<int64_t>(units_));
     for (Verdict v : {Verdict::kComplete, Verdict::kTruncated, Verdict::kOverflowed,
                       Verdict::kCorrupt, Verdict::kMissing}) {
       json_.attribute(absl::StrCat("units_", VerdictName(v)),
-                      static_cast<int64_t>(counts[static_cast<int>(v)]));
+                      static_cast<int64_t>(verdict_counts_[static_cast<int>(v)]));
     }
-    json_.attribute("slices", static_cast<int64_t>(slices));
-    json_.attribute("dropped_events", static_cast<int64_t>(dropped));
+    json_.attribute("slices", static_cast<int64_t>(slices_));
+    json_.attribute("dropped_events", static_cast<int64_t>(dropped_));
   }
 
   void WriteProcessMetadata() {
-    // (sm, tid of its first unit), one per SM, by SM id.
-    std::vector<std::pair<uint32_t, uint64_t>> sms;
-    sms.reserve(timeline_.units.size());
-    for (const UnitTimeline& unit : timeline_.units) sms.emplace_back(Pid(unit), Tid(unit));
-    std::stable_sort(sms.begin(), sms.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    sms.erase(std::unique(sms.begin(), sms.end(),
-                          [](const auto& a, const auto& b) { return a.first == b.first; }),
-              sms.end());
+    // One per SM, by SM id, with the tid of the SM's first unit.
+    const auto& sms = first_tid_;
     for (const auto& [sm, tid] : sms) {
       json_.object([&] {
         json_.attribute("name", "process_name");
@@ -376,7 +399,7 @@ class Writer {
     const int64_t pid = Pid(unit);
     const int64_t tid = static_cast<int64_t>(Tid(unit));
     std::string name = absl::StrCat("block ", DimString(unit.block_index), " ",
-                                    UnitKindName(timeline_.layout.unit.kind), " ",
+                                    UnitKindName(layout_.unit.kind), " ",
                                     unit.unit_index);
     if (unit.verdict != Verdict::kComplete) {
       absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
@@ -433,7 +456,7 @@ class Writer {
 
   void WriteSlice(const SiteTemplate& t, const Slice& s, bool complete) {
     char ts[24], dur[24];
-    char* const ts_end = FormatMicros(s.begin_ns - timeline_.origin_ns, ts);
+    char* const ts_end = FormatMicros(s.begin_ns - origin_ns_, ts);
     char* const dur_end = complete ? FormatMicros(s.end_ns - s.begin_ns, dur) : dur;
     json_.rawValue([&](llvm::raw_ostream& os) {
       os << t.event->piece(0) << llvm::StringRef(ts, ts_end - ts);
@@ -445,15 +468,20 @@ class Writer {
   void WriteEnd(int64_t end_ns) {
     char ts[24];
     const llvm::StringRef values[3] = {
-        llvm::StringRef(ts, FormatMicros(end_ns - timeline_.origin_ns, ts) - ts), pid_json_,
+        llvm::StringRef(ts, FormatMicros(end_ns - origin_ns_, ts) - ts), pid_json_,
         tid_json_};
     json_.rawValue([&](llvm::raw_ostream& os) { end_template_.Write(os, values); });
   }
 
-  const Timeline& timeline_;
-  const ChromeTraceOptions& options_;
+  const TraceLayout& layout_;
+  const int64_t origin_ns_;
+  const uint64_t units_per_block_;
+  const ChromeTraceOptions options_;
   llvm::json::OStream json_;
-  uint64_t units_per_block_ = 1;
+  // Totals for otherData and process metadata: O(SMs), not O(units).
+  uint64_t verdict_counts_[5] = {};
+  uint64_t units_ = 0, slices_ = 0, dropped_ = 0;
+  std::map<uint32_t, uint64_t> first_tid_;  // pid -> tid of its first unit
   std::vector<SiteTemplate> templates_;  // [site * kVariants + variant]
   uint64_t generation_ = 0;              // counts units written
   EventTemplate end_template_;
@@ -479,18 +507,44 @@ absl::Status IoError(std::error_code ec, absl::string_view path) {
   return absl::UnavailableError(message);
 }
 
+
+// Units per block for tids: the layout's, or more when a hand-built Timeline says so.
+uint64_t UnitsPerBlockOf(const Timeline& timeline) {
+  uint64_t n = UnitsPerBlock(timeline.layout);
+  for (const UnitTimeline& unit : timeline.units) {
+    n = std::max<uint64_t>(n, uint64_t{unit.unit_index} + 1);
+  }
+  return n;
+}
+
 }  // namespace
 
 absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions& options,
                               llvm::raw_ostream& os) {
-  RETURN_IF_ERROR(Validate(timeline));
-  Writer(timeline, options, os).Write();
+  UnitOrder order;
+  RETURN_IF_ERROR(Validate(timeline.units, timeline.layout, timeline.origin_ns, 0, order));
+  Writer writer(timeline.layout, timeline.origin_ns, UnitsPerBlockOf(timeline), options, os);
+  writer.Begin();
+  writer.AddUnits(timeline.units);
+  writer.Finish(timeline.clock_note, timeline.overhead_compensated);
   return absl::OkStatus();
 }
 
 absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
                                   absl::string_view path) {
-  RETURN_IF_ERROR(Validate(timeline));
+  UnitOrder order;
+  RETURN_IF_ERROR(Validate(timeline.units, timeline.layout, timeline.origin_ns, 0, order));
+  return WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) -> absl::Status {
+    Writer writer(timeline.layout, timeline.origin_ns, UnitsPerBlockOf(timeline), options, os);
+    writer.Begin();
+    writer.AddUnits(timeline.units);
+    writer.Finish(timeline.clock_note, timeline.overhead_compensated);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status WriteChromeTraceFile(
+    absl::string_view path, const std::function<absl::Status(llvm::raw_ostream&)>& write) {
   absl::Status status;
   llvm::Error error = llvm::writeToOutput(
       llvm::StringRef(path.data(), path.size()), [&](llvm::raw_ostream& os) -> llvm::Error {
@@ -499,8 +553,13 @@ absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOpt
                        ? static_cast<llvm::raw_fd_ostream*>(&os)
                        : nullptr;
         os.SetBufferSize(kFileBufferBytes);
-        Writer(timeline, options, os).Write();
+        status = write(os);
         os.flush();
+        if (!status.ok()) {
+          if (fd != nullptr) fd->clear_error();
+          return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                         std::string(status.message()));
+        }
         if (fd != nullptr && fd->has_error()) {
           const std::error_code ec = fd->error();
           fd->clear_error();  // or its destructor aborts the process
@@ -517,13 +576,55 @@ absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOpt
   // writeToOutput creates its temporary file with the executable bits (it was made for
   // objcopy); a trace is data: rw-rw-rw- less the umask.
   namespace fs = llvm::sys::fs;
-  if (path != "-" && fs::is_regular_file(llvm::Twine(llvm::StringRef(path.data(), path.size())))) {
+  const llvm::StringRef file(path.data(), path.size());
+  if (path != "-" && fs::is_regular_file(llvm::Twine(file))) {
     const auto mode = static_cast<fs::perms>((fs::all_read | fs::all_write) & ~fs::getUmask());
-    if (std::error_code ec = fs::setPermissions(llvm::StringRef(path.data(), path.size()), mode)) {
-      return IoError(ec, path);
-    }
+    if (std::error_code ec = fs::setPermissions(file, mode)) return IoError(ec, path);
   }
   return status;
+}
+
+// ---- ChromeTraceWriter ----------------------------------------------------------------
+
+struct ChromeTraceWriter::State {
+  State(const TraceLayout& layout, int64_t origin, const ChromeTraceOptions& options,
+        llvm::raw_ostream& os)
+      : layout(layout),
+        origin_ns(origin),
+        units_per_block(std::max<uint64_t>(UnitsPerBlock(layout), 1)),
+        writer(this->layout, origin, units_per_block, options, os) {}
+  const TraceLayout layout;
+  const int64_t origin_ns;
+  const uint64_t units_per_block;
+  Writer writer;
+  UnitOrder order;
+  bool finished = false;
+};
+
+ChromeTraceWriter::ChromeTraceWriter(const TraceLayout& layout, int64_t origin_ns,
+                                     const ChromeTraceOptions& options, llvm::raw_ostream& os)
+    : state_(std::make_unique<State>(layout, origin_ns, options, os)) {
+  state_->writer.Begin();
+}
+
+ChromeTraceWriter::~ChromeTraceWriter() {
+  if (!state_->finished) Finish("", false);
+}
+
+absl::Status ChromeTraceWriter::Add(const Timeline& chunk) {
+  if (state_->finished) {
+    return absl::FailedPreconditionError("ChromeTraceWriter::Add after Finish");
+  }
+  RETURN_IF_ERROR(Validate(chunk.units, state_->layout, state_->origin_ns,
+                           state_->units_per_block, state_->order));
+  state_->writer.AddUnits(chunk.units);
+  return absl::OkStatus();
+}
+
+void ChromeTraceWriter::Finish(absl::string_view clock_note, bool overhead_compensated) {
+  if (state_->finished) return;
+  state_->finished = true;
+  state_->writer.Finish(clock_note, overhead_compensated);
 }
 
 absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name) {

@@ -16,16 +16,19 @@
 // formatted with std::to_chars. That keeps the per-event cost at a few memcpys and two
 // integer conversions (see tests/profiler/dump_benchmark.cc for the numbers).
 //
-// Shape of the output (one JSON object, compact, fields in this order):
+// Shape of the output (one JSON object, compact, fields in this order; everything that
+// depends on all units comes last so the trace can be written as it is built):
 //
 //   {"displayTimeUnit": "ns",
+//    "traceEvents": [ per unit: thread metadata; per unit: slice events; ...;
+//                     process metadata ],
 //    "otherData": {"tool": "warptrace", "kernel": ..., "device": ..., "clock": <clock_note>,
-//                  "grid": "(8,8,1)", "block": "(256,1,1)", "trace_unit": "warpgroup",
-//                  "capacity": N, "origin_ns": "<decimal string>", "overhead_compensated": b,
+//                  "nominal_sm_clock_khz": N, "grid": "(8,8,1)", "block": "(256,1,1)",
+//                  "trace_unit": "warpgroup", "capacity": N,
+//                  "origin_ns": "<decimal string>", "overhead_compensated": b,
 //                  "units": N, "units_complete": N, "units_truncated": N,
 //                  "units_overflowed": N, "units_corrupt": N, "units_missing": N,
-//                  "slices": N, "dropped_events": N},
-//    "traceEvents": [ metadata events..., slice events... ]}
+//                  "slices": N, "dropped_events": N}}
 //
 // Processes and threads:
 //   pid = the unit's SM id; process_name "SM 17", process_sort_index 17.
@@ -39,7 +42,8 @@
 //   Process metadata events carry the tid of the SM's first unit, so no viewer invents an
 //     empty thread for them. Every unit of the Timeline gets its thread metadata, including
 //     truncated, overflowed, corrupt and missing ones (with no slices for the last two).
-//   Metadata comes first: processes by increasing SM id, then threads in Timeline order.
+//   Thread metadata precedes its unit's slices; process metadata closes the event list, by
+//   increasing SM id. (Both viewers read metadata events wherever they are.)
 //
 // Slice events, per unit in Timeline order, slices in Timeline order (begin, then depth):
 //   "X" (default): {"name", "cat", "ph":"X", "ts", "dur", "args", "pid", "tid"}
@@ -66,6 +70,10 @@
 // Thread-safety: the functions are reentrant; the Timeline is only read.
 #ifndef WARPTRACE_PROFILER_CHROME_TRACE_H_
 #define WARPTRACE_PROFILER_CHROME_TRACE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -105,6 +113,44 @@ absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions
 //   errors) with the path and the system's message.
 absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
                                   absl::string_view path);
+
+// The file shell on its own: runs `write` on a stream whose bytes go to `path` atomically,
+// as WriteChromeTraceFile does (for callers that stream with ChromeTraceWriter). An error
+// returned by `write` is returned unchanged and leaves `path` as it was.
+absl::Status WriteChromeTraceFile(
+    absl::string_view path, const std::function<absl::Status(llvm::raw_ostream&)>& write);
+
+// Writes one trace from a sequence of Timeline chunks, so that a dump never holds the
+// slices of more than one chunk: memory stays O(sites + SMs), whatever the event count.
+//
+//   ChromeTraceWriter writer(layout, origin_ns, options, os);   // writes the opening
+//   for (...) RETURN_IF_ERROR(writer.Add(chunk));                // units of the next blocks
+//   writer.Finish(clock_note, /*overhead_compensated=*/false);   // metadata, otherData
+//
+// Every chunk's units continue the (block_linear, unit_index) order of the previous ones;
+// its layout, origin_ns, end_ns and clock_note are ignored: the writer's `layout` and
+// `origin_ns` (the earliest unit start of the whole trace) apply to all. tids use
+// UnitsPerBlock(layout). The output holds the same events as WriteChromeTrace of the
+// concatenated Timeline, slices in the same order; thread metadata comes per chunk.
+// Add returns WriteChromeTrace's InvalidArgument cases for the chunk (nothing of it is
+// written then, but earlier chunks were: discard the output), also for a unit index at or
+// past UnitsPerBlock(layout); FailedPrecondition after Finish. The destructor finishes an
+// unfinished trace with an empty clock note. Not thread-safe; `os` must outlive the writer.
+class ChromeTraceWriter {
+ public:
+  ChromeTraceWriter(const TraceLayout& layout, int64_t origin_ns,
+                    const ChromeTraceOptions& options, llvm::raw_ostream& os);
+  ~ChromeTraceWriter();
+  ChromeTraceWriter(const ChromeTraceWriter&) = delete;
+  ChromeTraceWriter& operator=(const ChromeTraceWriter&) = delete;
+
+  absl::Status Add(const Timeline& chunk);
+  void Finish(absl::string_view clock_note, bool overhead_compensated);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // "x" → kComplete, "be" → kBeginEnd (also "X", "B/E"); InvalidArgument otherwise.
 absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "llvm/Support/JSON.h"
+#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {
@@ -50,57 +51,61 @@ std::string Pad(const std::string& text, size_t width, bool left_align) {
 
 }  // namespace
 
-absl::StatusOr<Summary> Summarize(const Timeline& timeline) {
-  const TraceLayout& layout = timeline.layout;
-  Summary summary;
-  summary.kernel_name = layout.kernel_name;
-  summary.device_name = layout.device_name;
-  summary.nominal_sm_clock_khz = layout.clock.nominal_sm_clock_khz;
-  summary.clock_note = timeline.clock_note;
-  summary.units = timeline.units.size();
-  summary.wall_ns = timeline.end_ns - timeline.origin_ns;
-
-  // Durations per region name; sites sharing a name share one list.
-  std::map<std::string, uint32_t> row_of_name;
-  std::vector<uint32_t> row_of_site(layout.sites.size());
+SummaryBuilder::SummaryBuilder(const TraceLayout& layout) : layout_(layout) {
+  summary_.kernel_name = layout.kernel_name;
+  summary_.device_name = layout.device_name;
+  summary_.nominal_sm_clock_khz = layout.clock.nominal_sm_clock_khz;
+  row_of_site_.resize(layout.sites.size());
   for (size_t i = 0; i < layout.sites.size(); ++i) {
-    auto [it, inserted] = row_of_name.try_emplace(layout.sites[i].name,
-                                                  static_cast<uint32_t>(row_of_name.size()));
-    row_of_site[i] = it->second;
+    auto [it, inserted] = row_of_name_.try_emplace(layout.sites[i].name,
+                                                   static_cast<uint32_t>(row_of_name_.size()));
+    row_of_site_[i] = it->second;
   }
-  std::vector<std::vector<int64_t>> durations(row_of_name.size());
+  durations_.resize(row_of_name_.size());
+}
 
-  double mhz_sum = 0;
-  for (const UnitTimeline& unit : timeline.units) {
-    if (unit.nominal_clock) {
-      ++summary.nominal_units;
-    } else if (unit.cycles_per_ns > 0) {
-      ++summary.calibrated_units;
-      mhz_sum += unit.cycles_per_ns * 1000.0;
-    }
-    if (unit.verdict != Verdict::kMissing && unit.end_ns > unit.start_ns) {
-      summary.unit_time_ns += unit.end_ns - unit.start_ns;
-    }
+absl::Status SummaryBuilder::Add(const Timeline& chunk) {
+  for (const UnitTimeline& unit : chunk.units) {
     for (size_t i = 0; i < unit.slices.size(); ++i) {
       const Slice& s = unit.slices[i];
-      if (s.site >= layout.sites.size() || s.end_ns < s.begin_ns) {
+      if (s.site >= layout_.sites.size() || s.end_ns < s.begin_ns) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "block %d unit %d, slice %d (site %d, %d..%d ns): %s", unit.block_linear,
             unit.unit_index, i, s.site, s.begin_ns, s.end_ns,
-            s.site >= layout.sites.size()
-                ? absl::StrCat("site id is outside the site table (", layout.sites.size(),
+            s.site >= layout_.sites.size()
+                ? absl::StrCat("site id is outside the site table (", layout_.sites.size(),
                                " sites)")
                 : std::string("ends before it begins")));
       }
-      durations[row_of_site[s.site]].push_back(s.end_ns - s.begin_ns);
     }
   }
-  if (summary.calibrated_units > 0) {
-    summary.mean_calibrated_mhz = mhz_sum / static_cast<double>(summary.calibrated_units);
+  for (const UnitTimeline& unit : chunk.units) {
+    ++summary_.units;
+    if (unit.nominal_clock) {
+      ++summary_.nominal_units;
+    } else if (unit.cycles_per_ns > 0) {
+      ++summary_.calibrated_units;
+      mhz_sum_ += unit.cycles_per_ns * 1000.0;
+    }
+    if (unit.verdict != Verdict::kMissing && unit.end_ns > unit.start_ns) {
+      summary_.unit_time_ns += unit.end_ns - unit.start_ns;
+    }
+    for (const Slice& s : unit.slices) {
+      durations_[row_of_site_[s.site]].push_back(s.end_ns - s.begin_ns);
+    }
   }
+  return absl::OkStatus();
+}
 
-  for (const auto& [name, row] : row_of_name) {
-    std::vector<int64_t>& d = durations[row];
+Summary SummaryBuilder::Finish(int64_t wall_ns, std::string clock_note) {
+  Summary summary = std::move(summary_);
+  summary.wall_ns = wall_ns;
+  summary.clock_note = std::move(clock_note);
+  if (summary.calibrated_units > 0) {
+    summary.mean_calibrated_mhz = mhz_sum_ / static_cast<double>(summary.calibrated_units);
+  }
+  for (const auto& [name, row] : row_of_name_) {
+    std::vector<int64_t>& d = durations_[row];
     if (d.empty()) continue;
     RegionStats stats;
     stats.name = name;
@@ -115,12 +120,19 @@ absl::StatusOr<Summary> Summarize(const Timeline& timeline) {
                                                  static_cast<double>(summary.unit_time_ns)
                                            : 0.0;
     summary.regions.push_back(std::move(stats));
+    std::vector<int64_t>().swap(d);
   }
   std::sort(summary.regions.begin(), summary.regions.end(),
             [](const RegionStats& a, const RegionStats& b) {
               return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
             });
   return summary;
+}
+
+absl::StatusOr<Summary> Summarize(const Timeline& timeline) {
+  SummaryBuilder builder(timeline.layout);
+  RETURN_IF_ERROR(builder.Add(timeline));
+  return builder.Finish(timeline.end_ns - timeline.origin_ns, timeline.clock_note);
 }
 
 std::string SummaryHeader(const Summary& s) {

@@ -31,9 +31,11 @@
 #define WARPTRACE_PROFILER_SUMMARY_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/timeline_types.h"
@@ -67,9 +69,33 @@ struct Summary {
   std::vector<RegionStats> regions;
 };
 
-// Computes the summary. Returns InvalidArgument, naming the unit and slice, for a slice
+// Computes the summary of a whole Timeline. Returns InvalidArgument, naming the unit and slice, for a slice
 // whose site is outside the layout's site table or which ends before it begins.
 absl::StatusOr<Summary> Summarize(const Timeline& timeline);
+
+// Builds a Summary from a trace's Timeline chunks (units of consecutive blocks, as a
+// chunked dump produces them), holding only one int64 per slice seen:
+//
+//   SummaryBuilder builder(layout);
+//   for (...) RETURN_IF_ERROR(builder.Add(chunk));
+//   Summary summary = builder.Finish(end_ns - origin_ns, clock_note);
+//
+// Add returns Summarize's InvalidArgument cases (and then adds nothing of the chunk).
+// Finish may be called once; the builder is spent afterwards.
+class SummaryBuilder {
+ public:
+  explicit SummaryBuilder(const TraceLayout& layout);
+  absl::Status Add(const Timeline& chunk);
+  Summary Finish(int64_t wall_ns, std::string clock_note);
+
+ private:
+  const TraceLayout& layout_;
+  Summary summary_;
+  double mhz_sum_ = 0;
+  std::map<std::string, uint32_t> row_of_name_;
+  std::vector<uint32_t> row_of_site_;
+  std::vector<std::vector<int64_t>> durations_;
+};
 
 // The header line alone, e.g. "kernel gemm on NVIDIA H200: 256 units, 1.234 ms wall; SM
 // clock calibrated from globaltimer (256 units, mean 1755.0 MHz)".

@@ -30,11 +30,10 @@
 #include "absl/strings/string_view.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/chrome_trace.h"
-#include "profiler/decode.h"
+#include "profiler/dump.h"
 #include "profiler/mosaic_import.h"
 #include "profiler/sidecar.h"
 #include "profiler/summary.h"
-#include "profiler/timeline.h"
 #include "profiler/verify.h"
 
 ABSL_FLAG(std::string, input, "",
@@ -114,50 +113,41 @@ int Dump() {
   if (!trace.ok()) return Fail(trace.status());
   if (sm_clock_khz != 0 && !mosaic) trace->layout.clock.nominal_sm_clock_khz = sm_clock_khz;
 
-  absl::StatusOr<DecodedTrace> decoded = Decode(trace->layout, trace->words);
-  if (!decoded.ok()) return Fail(decoded.status());
-  VerifyOptions verify_options;
-  verify_options.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
-  const VerifyReport report = Verify(*decoded, verify_options);
+  DumpOptions options;
+  options.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
+  options.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  options.chrome.events = *style;
+  options.chrome_trace_path = output;
+  options.summary = summary;
+  DumpResult result;
+  const absl::Status status = DumpTrace(trace->layout, trace->words, options, result);
+  const VerifyReport& report = result.report;
+  const bool decoded = !report.units.empty();  // empty when Decode failed
   for (const MosaicOverflow& overflow : overflows) {
     PrintProblem(report.ok() ? "warning" : "error", overflow.message);
   }
-  if (!report_path.empty()) {
+  if (decoded && !report_path.empty()) {
     if (absl::Status s = WriteVerifyReportFile(report, trace->layout, report_path); !s.ok()) {
       return Fail(s);
     }
   }
-  if (!report.ok()) {
-    Fail(report.ToStatus());
+  if (decoded && !report.ok()) {
+    Fail(status);
     PrintProblem("error",
                  "the trace failed verification; --allow-truncated keeps each unit's valid "
                  "prefix and reports these as warnings");
     return kExitVerifyFailed;
   }
+  if (!status.ok()) return Fail(status);
   for (const Finding& finding : report.findings) {
     if (finding.severity == Severity::kWarning) PrintProblem("warning", FormatFinding(finding));
   }
-
-  TimelineOptions timeline_options;
-  timeline_options.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
-  absl::StatusOr<Timeline> timeline = BuildTimeline(*decoded, report, timeline_options);
-  if (!timeline.ok()) return Fail(timeline.status());
-
-  if (!output.empty()) {
-    ChromeTraceOptions chrome;
-    chrome.events = *style;
-    if (absl::Status s = WriteChromeTraceFile(*timeline, chrome, output); !s.ok()) {
-      return Fail(s);
-    }
-  }
-  if (summary) {
-    absl::StatusOr<Summary> table = Summarize(*timeline);
-    if (!table.ok()) return Fail(table.status());
-    PrintSummary(*table, llvm::outs());
+  if (result.summary.has_value()) {
+    PrintSummary(*result.summary, llvm::outs());
     llvm::outs().flush();
   }
   const auto& v = report.verdict_counts;
-  llvm::errs() << "warptrace: " << timeline->units.size() << " units (complete "
+  llvm::errs() << "warptrace: " << report.units.size() << " units (complete "
                << v[static_cast<int>(Verdict::kComplete)] << ", truncated "
                << v[static_cast<int>(Verdict::kTruncated)] << ", overflowed "
                << v[static_cast<int>(Verdict::kOverflowed)] << ", corrupt "

@@ -23,6 +23,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
+using ::testing::_;
 using ::warptrace::testing::ChromeTraceViolations;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::MicrosToNs;
@@ -426,6 +427,58 @@ TEST(ChromeEventStyleTest, ParsesTheCommandLineSpellings) {
   EXPECT_EQ(*ParseChromeEventStyle("be"), ChromeEventStyle::kBeginEnd);
   EXPECT_THAT(ParseChromeEventStyle("json"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'x'")));
+}
+
+}  // namespace
+}  // namespace warptrace
+
+namespace warptrace {
+namespace {
+
+TEST(ChromeTraceWriterTest, ChunksMakeOneValidTraceWithTheWritersOrigin) {
+  const Timeline whole = testing::SyntheticTimeline({.blocks = 6, .iterations = 3});
+  Timeline first = whole, second = whole;
+  first.units.resize(5);
+  second.units.erase(second.units.begin(), second.units.begin() + 5);
+  second.origin_ns = 0;  // ignored: the writer's origin applies
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  {
+    ChromeTraceWriter writer(whole.layout, whole.origin_ns, {}, os);
+    ASSERT_THAT(writer.Add(first), IsOk());
+    ASSERT_THAT(writer.Add(second), IsOk());
+    writer.Finish("note", false);
+  }
+  os.flush();
+  const nlohmann::json trace = nlohmann::json::parse(text);
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  EXPECT_EQ(trace["otherData"]["clock"], "note");
+  EXPECT_EQ(trace["otherData"]["units"], 12);
+  absl::StatusOr<std::string> reference = Render(whole, ChromeEventStyle::kComplete);
+  ASSERT_THAT(reference, IsOk());
+  EXPECT_EQ(EventsWithPhase(trace, "X"), EventsWithPhase(Parse(*reference), "X"));
+}
+
+TEST(ChromeTraceWriterTest, RejectsAChunkThatGoesBackInBlockOrder) {
+  const Timeline whole = testing::SyntheticTimeline({.blocks = 4, .iterations = 1});
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  ChromeTraceWriter writer(whole.layout, whole.origin_ns, {}, os);
+  ASSERT_THAT(writer.Add(whole), IsOk());
+  EXPECT_THAT(writer.Add(whole), StatusIs(absl::StatusCode::kInvalidArgument,
+                                          HasSubstr("follows block 3 (3,0,0) unit 1")));
+  writer.Finish("", false);
+  EXPECT_THAT(writer.Add(whole), StatusIs(absl::StatusCode::kFailedPrecondition, _));
+}
+
+TEST(ChromeTraceWriterTest, RejectsAUnitIndexPastTheLayoutsUnitsPerBlock) {
+  Timeline t = testing::SyntheticTimeline({.blocks = 1, .units_per_block = 2});
+  t.units[1].unit_index = 2;  // the block holds 2 warpgroups
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  ChromeTraceWriter writer(t.layout, t.origin_ns, {}, os);
+  EXPECT_THAT(writer.Add(t), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      HasSubstr("not below the layout's 2 units per block")));
 }
 
 }  // namespace

@@ -13,11 +13,12 @@
 //   maxrss_MB       the process's peak resident set so far (getrusage), for scale.
 //
 // Benchmarks:
-//   BM_DecodeVerifyTimeline raw buffer → Decode → Verify → BuildTimeline, no output: the
-//                           dump's analysis cost (bytes_per_second counts input bytes).
-//   BM_FullDumpToFile       the same, then Chrome JSON ("X") to a file: what
-//                           `warptrace dump --output=trace.json` does after reading the
-//                           buffer.
+//   BM_DecodeVerifyTimeline raw buffer → Decode → Verify → BuildTimeline in chunks of 4096
+//                           records (DumpTrace, profiler/dump.h), no output: the dump's
+//                           analysis cost (bytes_per_second counts input bytes).
+//   BM_FullDumpToFile       the same, streaming each chunk to a Chrome JSON ("X") file:
+//                           what `warptrace dump --output=trace.json` does after reading
+//                           the buffer.
 //   BM_ChromeJsonToFile     Timeline → Chrome JSON ("X" or B/E) in a file, atomically, as the
 //                           CLI writes it (WriteChromeTraceFile).
 //   BM_ChromeJsonFormatOnly Timeline → Chrome JSON into a buffered sink that discards the
@@ -40,10 +41,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/chrome_trace.h"
-#include "profiler/decode.h"
-#include "profiler/timeline.h"
+#include "profiler/dump.h"
 #include "profiler/timeline_types.h"
-#include "profiler/verify.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/timeline_fixture.h"
 
@@ -224,24 +223,18 @@ void BM_DecodeVerifyTimeline(benchmark::State& state) {
     state.SkipWithError(std::string(buffer.status().message()).c_str());
     return;
   }
-  DecodedTrace decoded;
-  uint64_t slices = 0;
+  DumpResult result;
   HeapWatch heap;
   for (auto _ : state) {
-    absl::Status status = DecodeInto(buffer->layout, buffer->words, decoded);
-    VerifyReport report = Verify(decoded);
-    if (status.ok()) status = report.ToStatus();
-    absl::StatusOr<Timeline> timeline =
-        status.ok() ? BuildTimeline(decoded, report) : absl::StatusOr<Timeline>(status);
-    if (!timeline.ok()) {
-      state.SkipWithError(std::string(timeline.status().message()).c_str());
+    absl::Status status = DumpTrace(buffer->layout, buffer->words, {}, result);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
       break;
     }
-    slices = Events(*timeline) / 2;
-    benchmark::DoNotOptimize(timeline);
+    benchmark::DoNotOptimize(result);
   }
   heap.Report(state);
-  if (slices * 2 != buffer->events && !state.error_occurred()) {
+  if (result.slices * 2 != buffer->events && !state.error_occurred()) {
     state.SkipWithError("the timeline lost events");
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
@@ -257,25 +250,20 @@ void BM_FullDumpToFile(benchmark::State& state) {
     state.SkipWithError(std::string(buffer.status().message()).c_str());
     return;
   }
-  const std::string path = OutputPath();
-  DecodedTrace decoded;
+  DumpOptions options;
+  options.chrome_trace_path = OutputPath();
+  DumpResult result;
   uint64_t file_bytes = 0;
   HeapWatch heap;
   for (auto _ : state) {
-    absl::Status status = DecodeInto(buffer->layout, buffer->words, decoded);
-    VerifyReport report = Verify(decoded);
-    if (status.ok()) status = report.ToStatus();
-    absl::StatusOr<Timeline> timeline =
-        status.ok() ? BuildTimeline(decoded, report) : absl::StatusOr<Timeline>(status);
-    if (timeline.ok()) status = WriteChromeTraceFile(*timeline, {}, path);
-    if (!status.ok() || !timeline.ok()) {
-      state.SkipWithError(
-          std::string(status.ok() ? timeline.status().message() : status.message()).c_str());
+    absl::Status status = DumpTrace(buffer->layout, buffer->words, options, result);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
       break;
     }
     state.PauseTiming();
-    llvm::sys::fs::file_size(path, file_bytes);
-    llvm::sys::fs::remove(path);
+    llvm::sys::fs::file_size(options.chrome_trace_path, file_bytes);
+    llvm::sys::fs::remove(options.chrome_trace_path);
     state.ResumeTiming();
   }
   heap.Report(state);
