@@ -84,7 +84,8 @@ absl::Status DumpTrace(const TraceLayout& layout, absl::Span<const uint32_t> wor
   std::string single_note;
   size_t chunks = 0;
   const size_t n = decoded.records.size();
-  const size_t chunk = std::max<size_t>(1, options.chunk_records);
+  const size_t chunk = static_cast<size_t>(
+      std::max<uint64_t>(1, options.chunk_events / std::max<uint32_t>(1, layout.capacity)));
 
   auto run_chunks = [&](ChromeTraceWriter* writer) -> absl::Status {
     DecodedTrace part;

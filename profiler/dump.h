@@ -10,11 +10,12 @@
 //   // result.report is filled whenever decoding succeeded, also when verification failed.
 //
 // Why chunks. A whole-trace Timeline holds 32 bytes per slice (16 per event), twice the
-// raw buffer's 8 per event. DumpTrace builds the Timeline of `chunk_records` consecutive
-// records at a time (BuildTimeline on a slice of the decoded trace and its verdicts), hands
+// raw buffer's 8 per event. DumpTrace builds the Timeline of a few consecutive records at a
+// time (DumpOptions::chunk_events) (BuildTimeline on a slice of the decoded trace and its verdicts), hands
 // it to a ChromeTraceWriter and a SummaryBuilder, and drops it. What stays: the decoded
 // record table and the verify report (O(units)), the summary's one int64 per slice when
-// `summary` is set (exact percentiles need every duration), and one chunk's Timeline.
+// `summary` is set (exact percentiles need every duration), and one chunk's Timeline
+// (4 MB by default).
 // Timestamps are relative to the earliest unit start of the whole trace, found from the
 // decoded headers before any chunk is built, so the output holds the same events as
 // WriteChromeTrace of the whole Timeline (thread metadata comes per chunk), and the same
@@ -50,7 +51,10 @@ struct DumpOptions {
   ChromeTraceOptions chrome;
   std::string chrome_trace_path;  // empty: no Chrome trace ("-": stdout)
   bool summary = false;           // fill DumpResult::summary
-  uint32_t chunk_records = 4096;  // records per Timeline chunk (>= 1)
+  // Events per Timeline chunk (at most; a chunk holds at least one record): with the
+  // layout's capacity c, each chunk is max(1, chunk_events / c) records, about
+  // 16 * chunk_events bytes of slices.
+  uint64_t chunk_events = uint64_t{1} << 18;
 };
 
 struct DumpResult {

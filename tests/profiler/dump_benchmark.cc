@@ -13,8 +13,8 @@
 //   maxrss_MB       the process's peak resident set so far (getrusage), for scale.
 //
 // Benchmarks:
-//   BM_DecodeVerifyTimeline raw buffer → Decode → Verify → BuildTimeline in chunks of 4096
-//                           records (DumpTrace, profiler/dump.h), no output: the dump's
+//   BM_DecodeVerifyTimeline raw buffer → Decode → Verify → BuildTimeline in chunks of 2^18
+//                           events (DumpTrace, profiler/dump.h), no output: the dump's
 //                           analysis cost (bytes_per_second counts input bytes).
 //   BM_FullDumpToFile       the same, streaming each chunk to a Chrome JSON ("X") file:
 //                           what `warptrace dump --output=trace.json` does after reading

@@ -79,7 +79,7 @@ TEST(DumpTest, ChunkedDumpWritesTheSameEventsAsTheWholeTimeline) {
   for (bool compensate : {false, true}) {
     DumpOptions options;
     options.chrome_trace_path = TempPath("chunked.json");
-    options.chunk_records = 3;  // 40 records: 14 chunks, the last one short
+    options.chunk_events = 3 * testing::kSyntheticEventsPerUnit;  // 40 records: 14 chunks
     options.timeline.compensate_overhead = compensate;
     DumpResult result;
     ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, result), IsOk());
@@ -121,7 +121,7 @@ TEST(DumpTest, ChunkedSummaryEqualsTheWholeTimelinesSummary) {
   ASSERT_THAT(expected, IsOk());
   DumpOptions options;
   options.summary = true;
-  options.chunk_records = 7;
+  options.chunk_events = 7 * testing::kSyntheticEventsPerUnit + 5;  // 7 records
   DumpResult result;
   ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, result), IsOk());
   ASSERT_TRUE(result.summary.has_value());
