@@ -104,7 +104,8 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(CudaDeviceOptions
     RETURN_IF_ERROR(ToStatus(cu.cuDeviceGetAttribute(attribute.value, attribute.attribute, device),
                              absl::StrCat("reading the ", attribute.what, " of ", which)));
   }
-  out->arch_ = absl::StrCat("sm_", major, minor);
+  out->arch_ = out->options_.arch.empty() ? absl::StrCat("sm_", major, minor)
+                                          : out->options_.arch;
   out->clock_.nominal_sm_clock_khz = static_cast<uint64_t>(clock_khz);
   out->clock_.num_sms = static_cast<uint32_t>(sms);
   return out;
@@ -212,6 +213,56 @@ absl::Status CudaDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
                                     block.y, block.z, dynamic_shared_bytes,
                                     /*hStream=*/nullptr, args, /*extra=*/nullptr),
                   what);
+}
+
+absl::StatusOr<std::vector<double>> CudaDevice::TimeLaunches(LoadedKernel& kernel, Dim3 grid,
+                                                             Dim3 block,
+                                                             uint32_t dynamic_shared_bytes,
+                                                             void** args, int count) {
+  if (count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timing kernel ", kernel.name(), ": count must be at least 1, not ", count));
+  }
+  const CudaDriverApi& cu = driver_->api();
+  if (cu.cuEventCreate == nullptr || cu.cuEventDestroy == nullptr ||
+      cu.cuEventRecord == nullptr || cu.cuEventSynchronize == nullptr ||
+      cu.cuEventElapsedTime == nullptr) {
+    return absl::UnavailableError(absl::StrCat("timing kernel ", kernel.name(), ": the driver ",
+                                               driver_->library(),
+                                               " lacks the CUDA event API; update the driver"));
+  }
+  RETURN_IF_ERROR(MakeCurrent("timing"));
+  const std::string what = absl::StrCat("timing kernel ", kernel.name(), " on ", name_);
+  CUevent events[2] = {nullptr, nullptr};
+  struct EventsDeleter {
+    const CudaDriverApi& cu;
+    CUevent* events;
+    ~EventsDeleter() {
+      for (int i = 0; i < 2; ++i) {
+        if (events[i] != nullptr) cu.cuEventDestroy(events[i]);
+      }
+    }
+  } deleter{cu, events};
+  for (CUevent& event : events) {
+    RETURN_IF_ERROR(ToStatus(cu.cuEventCreate(&event, CU_EVENT_DEFAULT),
+                             absl::StrCat(what, ": creating an event")));
+  }
+  std::vector<double> micros;
+  micros.reserve(count);
+  for (int i = 0; i < count; ++i) {
+    RETURN_IF_ERROR(ToStatus(cu.cuEventRecord(events[0], /*hStream=*/nullptr),
+                             absl::StrCat(what, ": recording the start event")));
+    RETURN_IF_ERROR(Launch(kernel, grid, block, dynamic_shared_bytes, args));
+    RETURN_IF_ERROR(ToStatus(cu.cuEventRecord(events[1], /*hStream=*/nullptr),
+                             absl::StrCat(what, ": recording the stop event")));
+    RETURN_IF_ERROR(ToStatus(cu.cuEventSynchronize(events[1]),
+                             absl::StrCat(what, ": waiting for launch ", i)));
+    float ms = 0;
+    RETURN_IF_ERROR(ToStatus(cu.cuEventElapsedTime(&ms, events[0], events[1]),
+                             absl::StrCat(what, ": reading the elapsed time of launch ", i)));
+    micros.push_back(static_cast<double>(ms) * 1000.0);
+  }
+  return micros;
 }
 
 absl::Status CudaDevice::Synchronize() {

@@ -24,6 +24,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -42,6 +43,9 @@ struct CudaDeviceOptions {
   bool use_disk_cache = true;
   // Extra NVRTC flags for every kernel.
   std::vector<std::string> extra_flags;
+  // Architecture to compile for, "sm_XY"; empty: the device's own compute capability. A
+  // cubin for another architecture may fail to load (the load error names both).
+  std::string arch;
 };
 
 // The NVRTC request CudaDevice::Load compiles for `source` on `arch`: the source and its
@@ -69,6 +73,16 @@ class CudaDevice final : public Device {
   absl::Status Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
                       uint32_t dynamic_shared_bytes, void** args) override;
   absl::Status Synchronize() override;
+
+  // Launches `kernel` `count` times, one after another on the default stream, and times
+  // each launch on the GPU with a pair of CUDA events recorded around it (resolution about
+  // half a microsecond); waits for each launch before the next. Returns one duration in
+  // microseconds per launch, in order. The arguments are as Launch's and are reused by
+  // every launch. InvalidArgument for count < 1 and Launch's errors; Unavailable when the
+  // driver lacks the event API; the driver's error (naming the launch) otherwise.
+  absl::StatusOr<std::vector<double>> TimeLaunches(LoadedKernel& kernel, Dim3 grid, Dim3 block,
+                                                   uint32_t dynamic_shared_bytes, void** args,
+                                                   int count);
 
   CompileCacheStats compile_stats() const { return compiler_->stats(); }
 

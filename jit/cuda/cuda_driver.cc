@@ -41,6 +41,14 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Open(absl::string_view l
   }
   WARPTRACE_CUDA_DRIVER_FUNCTIONS(WARPTRACE_CUDA_DRIVER_RESOLVE)
 #undef WARPTRACE_CUDA_DRIVER_RESOLVE
+#define WARPTRACE_CUDA_DRIVER_RESOLVE_OPTIONAL(fn)                                           \
+  {                                                                                         \
+    void* symbol = dlsym(handle, WARPTRACE_SYMBOL_NAME(fn));                                \
+    if (symbol == nullptr) symbol = dlsym(handle, #fn);                                     \
+    driver->api_.fn = reinterpret_cast<decltype(&::fn)>(symbol);                            \
+  }
+  WARPTRACE_CUDA_DRIVER_OPTIONAL_FUNCTIONS(WARPTRACE_CUDA_DRIVER_RESOLVE_OPTIONAL)
+#undef WARPTRACE_CUDA_DRIVER_RESOLVE_OPTIONAL
   RETURN_IF_ERROR(ToStatus(driver->api_.cuInit(0), "initializing the driver (cuInit)"));
   RETURN_IF_ERROR(
       ToStatus(driver->api_.cuDriverGetVersion(&driver->version_), "reading the driver version"));

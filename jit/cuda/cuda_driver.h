@@ -47,9 +47,21 @@ namespace warptrace {
   X(cuMemcpyDtoH)                          \
   X(cuMemsetD8)
 
+// X(function): entry points only some features need (CUDA event timing). Resolved from the
+// versioned symbol, else the plain name (the same signature in older drivers); a driver
+// without one still loads, with that field left null (CudaDevice::TimeLaunches then
+// returns Unavailable).
+#define WARPTRACE_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
+  X(cuEventCreate)                                  \
+  X(cuEventDestroy)                                 \
+  X(cuEventRecord)                                  \
+  X(cuEventSynchronize)                             \
+  X(cuEventElapsedTime)
+
 struct CudaDriverApi {
 #define WARPTRACE_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;
   WARPTRACE_CUDA_DRIVER_FUNCTIONS(WARPTRACE_CUDA_DRIVER_FIELD)
+  WARPTRACE_CUDA_DRIVER_OPTIONAL_FUNCTIONS(WARPTRACE_CUDA_DRIVER_FIELD)
 #undef WARPTRACE_CUDA_DRIVER_FIELD
 };
 

@@ -22,6 +22,8 @@
 //   __threadfence __threadfence_block, __ldg, __popc __popcll __clz __ffs,
 //   min max (CUDA's mixed int/unsigned overloads), fmaf and <cmath>, rsqrtf __expf __logf
 //   __fdividef __saturatef
+//   clock64()             64-bit "SM cycles" on the scale of warptrace_host_clock below, so
+//                         kernels that time themselves with clock64() run here too
 //
 // It also defines the recorder's host hooks (profiler/device/recorder.cuh):
 //   warptrace_host_clock()        32-bit "SM cycles": steady-clock ns × 1.5 GHz
@@ -243,6 +245,12 @@ extern "C" unsigned int warptrace_host_clock(void) {
   const unsigned long long cycles = (ns / 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ +
                                     (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull;
   return static_cast<unsigned int>(cycles);
+}
+
+inline long long int clock64() {
+  const unsigned long long ns = warptrace_host_globaltimer();
+  return static_cast<long long int>((ns / 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ +
+                                    (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull);
 }
 
 extern "C" unsigned int warptrace_host_smid(void) { return ::warptrace_host::tls_thread.sm_id; }

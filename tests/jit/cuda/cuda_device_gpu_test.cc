@@ -72,5 +72,33 @@ TEST(CudaDeviceGpuLimitsTest, LaunchesWithMoreThan48KiBOfDynamicSharedMemory) {
   for (int i = 0; i < 32; ++i) EXPECT_EQ(got[i], 31 - i);
 }
 
+TEST(CudaDeviceGpuTimingTest, TimesEveryLaunchWithCudaEventsAndRejectsAZeroCount) {
+  std::string why;
+  std::unique_ptr<CudaDevice> device = DeviceOrNull(&why);
+  if (device == nullptr) GTEST_SKIP() << why;
+  const KernelSource source = ::warptrace::testing::SimpleKernel(
+      "spin", R"(
+  long long start = clock64();
+  while (clock64() - start < 100000) {}
+  out[threadIdx.x] = threadIdx.x;)");
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 32 * 4);
+  ASSERT_THAT(out, IsOk());
+  void* out_ptr = out->get();
+  void* args[] = {&out_ptr};
+  absl::StatusOr<std::vector<double>> micros =
+      device->TimeLaunches(**kernel, {1, 1, 1}, {32, 1, 1}, 0, args, 5);
+  ASSERT_THAT(micros, IsOk());
+  ASSERT_EQ(micros->size(), 5u);
+  // 100000 cycles is at least 25 us below 4 GHz, and far less than a second above 0.1 GHz.
+  for (double us : *micros) {
+    EXPECT_GT(us, 25.0);
+    EXPECT_LT(us, 1e6);
+  }
+  EXPECT_THAT(device->TimeLaunches(**kernel, {1, 1, 1}, {32, 1, 1}, 0, args, 0).status(),
+              ::warptrace::testing::StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 }  // namespace
 }  // namespace warptrace

@@ -1,0 +1,326 @@
+#include "examples/example_main.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "examples/launch_timing.h"
+#include "jit/device_select.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/chrome_trace.h"
+#include "profiler/sidecar.h"
+#include "profiler/summary.h"
+#include "profiler/verify.h"
+
+ABSL_FLAG(std::string, out, "",
+          "output directory (created if missing); relative paths are taken from the directory "
+          "`bazel run` was started in. Default: warptrace_out there");
+ABSL_FLAG(std::string, device, "auto",
+          "auto (the GPU if there is one, else the host backend), cuda, or host");
+ABSL_FLAG(std::string, unit, "warpgroup", "trace unit: warp, warpgroup or block");
+ABSL_FLAG(std::string, placement, "auto",
+          "where events are staged: global, shared, or auto (shared when it fits)");
+ABSL_FLAG(bool, profile, true,
+          "instrument the kernel; --profile=false runs it uninstrumented (no trace) and still "
+          "checks its result");
+ABSL_FLAG(std::string, arch, "",
+          "CUDA architecture to compile for, e.g. sm_90 (default: the GPU's own; ignored on "
+          "the host backend)");
+ABSL_FLAG(bool, loop_iterations, false, "record every iteration of every bounded loop");
+ABSL_FLAG(bool, barrier_waits, false, "record every barrier's wait, from arrival to release");
+ABSL_FLAG(int, repeat, 0,
+          "after the checked run, time this many launches and print the median (CUDA events "
+          "on a GPU)");
+
+namespace warptrace::examples {
+namespace {
+
+std::string FormatIndex(uint64_t index, uint32_t row_length) {
+  if (row_length == 0) return absl::StrCat("[", index, "]");
+  return absl::StrCat("[", index / row_length, "][", index % row_length, "]");
+}
+
+void PrintError(absl::string_view name, absl::string_view message) {
+  for (absl::string_view line : absl::StrSplit(message, '\n', absl::SkipWhitespace())) {
+    llvm::errs() << absl::StrCat(name, ": error: ", absl::StripLeadingAsciiWhitespace(line), "\n");
+  }
+  llvm::errs().flush();
+}
+
+int Fail(absl::string_view name, const absl::Status& status) {
+  llvm::outs().flush();
+  PrintError(name, status.message());
+  return kExitFailed;
+}
+
+bool IsArch(absl::string_view arch) {
+  if (!absl::ConsumePrefix(&arch, "sm_") || arch.empty()) return false;
+  if (absl::ascii_isalpha(arch.back())) arch.remove_suffix(1);  // sm_90a
+  if (arch.empty()) return false;
+  for (char c : arch) {
+    if (!absl::ascii_isdigit(c)) return false;
+  }
+  return true;
+}
+
+std::string Indent(absl::string_view text, absl::string_view prefix) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    absl::StrAppend(&out, prefix, line, "\n");
+  }
+  return out;
+}
+
+bool InExamples(absl::string_view file) { return absl::StrContains(file, "examples/"); }
+
+}  // namespace
+
+std::string Comparison::Describe() const {
+  if (count == 0) return absl::StrCat(what, ": nothing was compared");
+  const std::string at = absl::StrCat(what, FormatIndex(worst_index, row_length));
+  if (ok()) {
+    return absl::StrFormat("%s matches the CPU reference: %d values, worst |error| %.3g at %s",
+                           what, count, worst_error, at);
+  }
+  return absl::StrFormat(
+      "%s differs from the CPU reference in %d of %d values; worst at %s: got %.9g, expected "
+      "%.9g, |error| %.3g > tolerance %.3g",
+      what, mismatches, count, at, worst_got, worst_expected, worst_error, worst_tolerance);
+}
+
+Comparison CompareToReference(absl::string_view what, absl::Span<const float> got,
+                              absl::Span<const double> expected, double rel_tolerance,
+                              double abs_tolerance, uint32_t row_length) {
+  Comparison c;
+  c.what = std::string(what);
+  c.row_length = row_length;
+  c.count = std::max(got.size(), expected.size());
+  c.mismatches = c.count - std::min(got.size(), expected.size());
+  bool have_worst = false;
+  for (size_t i = 0; i < std::min(got.size(), expected.size()); ++i) {
+    const double g = got[i];
+    const double e = expected[i];
+    const double error = std::isnan(g) || std::isnan(e) ? std::numeric_limits<double>::infinity()
+                                                        : std::abs(g - e);
+    const double tolerance = abs_tolerance + rel_tolerance * std::abs(e);
+    if (!(error <= tolerance)) ++c.mismatches;
+    if (!have_worst || error > c.worst_error) {
+      have_worst = true;
+      c.worst_index = i;
+      c.worst_got = g;
+      c.worst_expected = e;
+      c.worst_error = error;
+      c.worst_tolerance = tolerance;
+    }
+  }
+  return c;
+}
+
+std::string ExampleOptions::TracePath() const {
+  return absl::StrCat(out_dir, "/", name, ".trace.json");
+}
+std::string ExampleOptions::SavePrefix() const { return absl::StrCat(out_dir, "/", name); }
+std::string ExampleOptions::VerdictPath() const {
+  return absl::StrCat(out_dir, "/", name, ".verdict.json");
+}
+
+std::string ResolveOutputDirectory(absl::string_view flag) {
+  const std::string given = flag.empty() ? "warptrace_out" : std::string(flag);
+  llvm::SmallString<256> path;
+  if (!llvm::sys::path::is_absolute(given)) {
+    const char* base = std::getenv("BUILD_WORKING_DIRECTORY");
+    if (base != nullptr && base[0] != '\0') {
+      path = base;
+    } else if (llvm::sys::fs::current_path(path)) {
+      path = ".";
+    }
+  }
+  llvm::sys::path::append(path, given);
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  return std::string(path.str());
+}
+
+absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
+  ExampleOptions options;
+  options.name = std::string(name);
+  auto bad = [](absl::string_view flag, absl::string_view value, absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value, ": ", why));
+  };
+
+  const std::string device = absl::GetFlag(FLAGS_device);
+  absl::StatusOr<DeviceChoice> choice = ParseDeviceChoice(device);
+  if (!choice.ok()) return bad("device", device, choice.status().message());
+  options.run.device = *choice;
+
+  const std::string unit = absl::GetFlag(FLAGS_unit);
+  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit);
+  if (!kind.ok() || *kind == UnitKind::kCustom) {
+    return bad("unit", unit, "unknown trace unit; expected warp, warpgroup or block");
+  }
+  options.run.profile.unit.kind = *kind;
+
+  const std::string placement = absl::GetFlag(FLAGS_placement);
+  absl::StatusOr<Placement> parsed_placement = ParsePlacement(placement);
+  if (!parsed_placement.ok()) return bad("placement", placement, parsed_placement.status().message());
+  options.run.profile.placement = *parsed_placement;
+
+  const std::string arch = absl::GetFlag(FLAGS_arch);
+  if (!arch.empty() && !IsArch(arch)) {
+    return bad("arch", arch, "expected a CUDA architecture like sm_80, sm_90 or sm_90a");
+  }
+  options.run.device_options.cuda.arch = arch;
+
+  options.run.profile.enabled = absl::GetFlag(FLAGS_profile);
+  options.run.profile.policy.loop_iterations = absl::GetFlag(FLAGS_loop_iterations);
+  options.run.profile.policy.barrier_waits = absl::GetFlag(FLAGS_barrier_waits);
+
+  options.repeat = absl::GetFlag(FLAGS_repeat);
+  if (options.repeat < 0) {
+    return bad("repeat", absl::StrCat(options.repeat), "expected 0 (no timing) or more launches");
+  }
+  options.out_dir = ResolveOutputDirectory(absl::GetFlag(FLAGS_out));
+  return options;
+}
+
+int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
+  llvm::raw_ostream& out = llvm::outs();
+  const std::string& name = options.name;
+  out << "warptrace example " << name << ": " << problem.description << "\n\n";
+
+  absl::StatusOr<SelectedDevice> selected =
+      SelectDevice(options.run.device, options.run.device_options);
+  if (!selected.ok()) return Fail(name, selected.status());
+  Device& device = *selected->device;
+  out << "device: " << device.Name() << "\n  why: " << selected->reason << "\n";
+  if (!options.run.device_options.cuda.arch.empty() && device.Kind() != DeviceKind::kCuda) {
+    out << "  (--arch=" << options.run.device_options.cuda.arch
+        << " applies to CUDA only; ignored on the host backend)\n";
+  }
+  out.flush();
+
+  absl::StatusOr<RunResult> run = RunKernel(device, problem.kernel, problem.args, options.run);
+  if (!run.ok()) return Fail(name, run.status());
+  run->device_reason = selected->reason;
+
+  if (run->plan.has_value()) {
+    out << "\nrecord plan (events per trace unit, derived before the launch; the buffer is "
+           "sized from it):\n"
+        << Indent(run->plan->Explain(), "  ");
+  }
+  if (run->retried) out << "\nretry: " << run->retry_note << "\n";
+
+  if (run->trace != nullptr) {
+    const Trace& trace = *run->trace;
+    const VerifyReport& report = trace.report;
+    out << "\nverdicts: " << report.units.size() << " trace units: ";
+    for (Verdict v : {Verdict::kComplete, Verdict::kTruncated, Verdict::kOverflowed,
+                      Verdict::kCorrupt, Verdict::kMissing}) {
+      out << report.verdict_counts[static_cast<int>(v)] << " " << VerdictName(v)
+          << (v == Verdict::kMissing ? "" : ", ");
+    }
+    out << "; " << report.dropped_events << " dropped events, " << report.errors << " errors, "
+        << report.warnings << " warnings\n";
+
+    if (!trace.has_timeline) {
+      return Fail(name, absl::InternalError("the trace verified but has no timeline"));
+    }
+    absl::StatusOr<Summary> summary = Summarize(trace.timeline);
+    if (!summary.ok()) return Fail(name, summary.status());
+    out << "\nsummary:\n" << Indent(FormatSummary(*summary), "  ");
+
+    if (std::error_code ec = llvm::sys::fs::create_directories(options.out_dir)) {
+      return Fail(name, absl::UnavailableError(absl::StrCat("creating the output directory ",
+                                                            options.out_dir, ": ",
+                                                            ec.message(), " (pass --out=DIR)")));
+    }
+    if (absl::Status s = WriteChromeTraceFile(trace.timeline, {}, options.TracePath()); !s.ok()) {
+      return Fail(name, s);
+    }
+    if (absl::Status s = SaveTrace(options.SavePrefix(), trace.layout, trace.words); !s.ok()) {
+      return Fail(name, s);
+    }
+    if (absl::Status s = WriteVerifyReportFile(report, trace.layout, options.VerdictPath());
+        !s.ok()) {
+      return Fail(name, s);
+    }
+    out << "\noutputs:\n"
+        << "  Chrome trace:   " << options.TracePath() << "\n"
+        << "                  open it in https://ui.perfetto.dev (Open trace file) or "
+           "chrome://tracing (Load)\n"
+        << "  raw buffer:     " << options.SavePrefix() << ".bin + " << options.SavePrefix()
+        << ".json (layout sidecar)\n"
+        << "                  re-read: bazel run //profiler/tools:warptrace -- dump --input="
+        << options.SavePrefix() << " --output=trace.json --summary\n"
+        << "  verdict report: " << options.VerdictPath() << "\n";
+  } else {
+    out << "\nprofiling off (--profile=false): the kernel ran uninstrumented; no trace "
+           "written\n";
+  }
+
+  const Comparison comparison = problem.check();
+  out << "\nresult: " << comparison.Describe() << "\n";
+  if (!comparison.ok()) {
+    return Fail(name, absl::InternalError(absl::StrCat(
+                          "wrong result on ", device.Name(), ": ", comparison.Describe())));
+  }
+
+  if (options.repeat > 0) {
+    absl::StatusOr<LaunchTimes> times =
+        TimeLaunches(device, run->source, problem.args, options.repeat);
+    if (!times.ok()) return Fail(name, times.status());
+    out << absl::StrFormat(
+        "\ntiming: %d launches with profiling %s: median %.3f us, min %.3f us (%s)\n",
+        options.repeat, options.run.profile.enabled ? "on" : "off", times->Median(),
+        times->Min(), times->clock);
+  }
+  out.flush();
+  return kExitOk;
+}
+
+int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_view usage,
+                   const std::function<absl::StatusOr<ExampleProblem>()>& make) {
+  absl::FlagsUsageConfig config;
+  config.contains_helpshort_flags = &InExamples;
+  config.contains_help_flags = &InExamples;
+  absl::SetFlagsUsageConfig(config);
+  absl::SetProgramUsageMessage(absl::StrCat(
+      usage,
+      "\n\nOutputs go to --out (default: warptrace_out in the directory `bazel run` was "
+      "started in):\n  ",
+      name, ".trace.json (Chrome trace), ", name, ".bin + ", name,
+      ".json (raw buffer for `warptrace dump`), ", name,
+      ".verdict.json (verdict report).\nExit status: 0 ok, 1 failed (run, trace or a wrong "
+      "result), 2 bad flag value."));
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1) {
+    PrintError(name, absl::StrCat("unexpected argument \"", positional[1],
+                                  "\"; flags are --name=value (see --help)"));
+    return kExitUsage;
+  }
+  absl::StatusOr<ExampleOptions> options = OptionsFromFlags(name);
+  if (!options.ok()) {
+    PrintError(name, options.status().message());
+    return kExitUsage;
+  }
+  absl::StatusOr<ExampleProblem> problem = make();
+  if (!problem.ok()) {
+    PrintError(name, problem.status().message());
+    return absl::IsInvalidArgument(problem.status()) ? kExitUsage : kExitFailed;
+  }
+  return RunExample(*options, *problem);
+}
+
+}  // namespace warptrace::examples

@@ -1,0 +1,122 @@
+// What every example shares: the common flags, the run, the printing, the output files and
+// the check against the CPU reference. An example only builds its problem (kernel, host
+// buffers, reference) and hands it to RunExampleMain:
+//
+//   ABSL_FLAG(uint32_t, m, 64, "rows of A and C");
+//   int main(int argc, char** argv) {
+//     return warptrace::examples::RunExampleMain(argc, argv, "tiled_gemm", kUsage,
+//         []() -> absl::StatusOr<warptrace::examples::ExampleProblem> { ... });
+//   }
+//
+// Common flags (every example):
+//   --out=DIR            directory for the outputs (created if missing); a relative DIR is
+//                        taken from the directory `bazel run` was started in
+//                        (BUILD_WORKING_DIRECTORY), else from the current directory.
+//                        Default: <that directory>/warptrace_out. Files, for example NAME:
+//                          DIR/NAME.trace.json    Chrome trace (ui.perfetto.dev, chrome://tracing)
+//                          DIR/NAME.bin, NAME.json  raw buffer + layout sidecar (profiler/sidecar.h),
+//                                                 re-read by `warptrace dump --input=DIR/NAME`
+//                          DIR/NAME.verdict.json  per-unit verdict report (profiler/verify.h)
+//   --device=auto|cuda|host   where the kernel runs (auto: the GPU if there is one)
+//   --unit=warp|warpgroup|block   the trace unit
+//   --placement=global|shared|auto   where events are staged on the device
+//   --profile=false      run the kernel uninstrumented: no trace, results still checked
+//   --arch=sm_XY         CUDA architecture to compile for (default: the GPU's own)
+//   --loop_iterations, --barrier_waits   record policy (RecordPolicy)
+//   --repeat=N           after the checked run, time N more launches and print the median
+//                        (CUDA events on a GPU, the wall clock on the host backend)
+//
+// Exit status: 0 when the kernel ran and matched its reference (and, profiled, its trace
+// verified and every file was written); 1 when anything failed, with one line on stderr
+// starting "NAME: error: " (a wrong result names the worst element, its index and error);
+// 2 for a flag value the example rejects ("NAME: error: --unit: ..."). Malformed flags
+// (unknown names, a number that does not parse) are rejected by absl itself, with exit 1.
+#ifndef WARPTRACE_EXAMPLES_EXAMPLE_MAIN_H_
+#define WARPTRACE_EXAMPLES_EXAMPLE_MAIN_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "jit/kernel_builder.h"
+#include "jit/run.h"
+
+namespace warptrace::examples {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+// The element-wise comparison of a result with its CPU reference. An element matches when
+// |got - expected| <= abs_tolerance + rel_tolerance * |expected| (NaN never matches).
+struct Comparison {
+  std::string what;           // the output's name, e.g. "C"
+  uint64_t count = 0;         // elements compared
+  uint64_t mismatches = 0;
+  uint64_t worst_index = 0;   // the element with the largest |error| (the first NaN wins)
+  double worst_got = 0;
+  double worst_expected = 0;
+  double worst_error = 0;     // |got - expected| there (inf for NaN)
+  double worst_tolerance = 0;
+  uint32_t row_length = 0;    // > 0: indices are printed as [row][column]
+  bool ok() const { return mismatches == 0 && count > 0; }
+  // "C matches the CPU reference: 4096 values, worst |error| 2.4e-07 at C[0][17]" or
+  // "C differs from the CPU reference in 37 of 4096 values; worst at C[0][12]: got 1.5,
+  // expected 3.25, |error| 1.75 > tolerance 0.0043".
+  std::string Describe() const;
+};
+
+// Compares `got` with `expected` (same length; a length mismatch counts every element of
+// the longer one as a mismatch).
+Comparison CompareToReference(absl::string_view what, absl::Span<const float> got,
+                              absl::Span<const double> expected, double rel_tolerance,
+                              double abs_tolerance, uint32_t row_length = 0);
+
+// One example's problem: the kernel, its launch arguments (views of host buffers that
+// `storage` keeps alive) and the check of its outputs after a run.
+struct ExampleProblem {
+  std::string description;  // one line, e.g. "C = A x B, 64 x 64 x 128, tile 16"
+  Kernel kernel;
+  std::vector<KernelArg> args;
+  std::shared_ptr<void> storage;
+  std::function<Comparison()> check;  // reads the outputs the last run copied back
+};
+
+// The common flags, validated.
+struct ExampleOptions {
+  std::string name;        // the example, names the output files
+  RunOptions run;          // device, device options (arch), profile options
+  std::string out_dir;     // absolute
+  int repeat = 0;
+  std::string TracePath() const;    // out_dir/name.trace.json
+  std::string SavePrefix() const;   // out_dir/name (.bin + .json)
+  std::string VerdictPath() const;  // out_dir/name.verdict.json
+};
+
+// Reads the common flags (after absl::ParseCommandLine). InvalidArgument naming the flag
+// and its accepted values.
+absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name);
+
+// The output directory for --out=`flag`: absolute as given; relative (or empty, meaning
+// "warptrace_out") against $BUILD_WORKING_DIRECTORY if set, else the current directory.
+std::string ResolveOutputDirectory(absl::string_view flag);
+
+// Runs `problem` per `options`, printing to stdout: the device and why it was chosen, the
+// record plan's derivation, the verdict counts, the summary table, the result check and
+// where each file went. Returns the exit status (see the file comment); errors go to stderr.
+int RunExample(const ExampleOptions& options, ExampleProblem& problem);
+
+// The whole main: sets the usage message (`usage` followed by the common flags' summary),
+// parses the command line, reads the common flags, builds the problem with `make` (an
+// InvalidArgument from it is a usage error: exit 2) and runs it.
+int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_view usage,
+                   const std::function<absl::StatusOr<ExampleProblem>()>& make);
+
+}  // namespace warptrace::examples
+
+#endif  // WARPTRACE_EXAMPLES_EXAMPLE_MAIN_H_

@@ -1,0 +1,94 @@
+#include "examples/launch_timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "jit/cuda/cuda_device.h"
+#include "profiler/layout.h"
+#include "profiler/status_macros.h"
+
+namespace warptrace::examples {
+
+double LaunchTimes::Median() const {
+  if (micros.empty()) return 0;
+  std::vector<double> sorted = micros;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[(sorted.size() - 1) / 2];
+}
+
+double LaunchTimes::Min() const {
+  return micros.empty() ? 0 : *std::min_element(micros.begin(), micros.end());
+}
+
+absl::StatusOr<LaunchTimes> TimeLaunches(Device& device, const KernelSource& source,
+                                         absl::Span<const KernelArg> args, int launches) {
+  const std::string what = absl::StrCat("timing kernel ", source.kernel_name);
+  if (launches < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": the number of launches must be at least 1, not ", launches));
+  }
+  const size_t kernel_params = source.params.size() - (source.profiled ? 1 : 0);
+  if (args.size() != kernel_params) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": it takes ", kernel_params,
+                                                   " arguments but ", args.size(),
+                                                   " were given"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<LoadedKernel> loaded, device.Load(source));
+
+  std::vector<DeviceBuffer> buffers;
+  std::vector<void*> pointers(args.size() + 1, nullptr);
+  std::vector<void*> slots;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelArg& arg = args[i];
+    if (arg.kind() == KernelArg::Kind::kScalar) {
+      slots.push_back(const_cast<void*>(arg.scalar()));
+      continue;
+    }
+    ASSIGN_OR_RETURN(DeviceBuffer buffer,
+                     DeviceBuffer::Allocate(device, std::max<uint64_t>(arg.bytes(), 1)));
+    RETURN_IF_ERROR(arg.kind() == KernelArg::Kind::kOut ? buffer.Zero()
+                                                        : buffer.CopyFrom(arg.host(), arg.bytes()));
+    pointers[i] = buffer.get();
+    slots.push_back(&pointers[i]);
+    buffers.push_back(std::move(buffer));
+  }
+  if (source.profiled) {
+    if (!source.layout.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": profiled source without a layout"));
+    }
+    ASSIGN_OR_RETURN(DeviceBuffer trace, DeviceBuffer::Allocate(device, BufferBytes(*source.layout)));
+    RETURN_IF_ERROR(trace.Zero());
+    pointers.back() = trace.get();
+    slots.push_back(&pointers.back());
+    buffers.push_back(std::move(trace));
+  }
+
+  // Warm-up: first-launch costs (module upload, caches) stay out of the numbers.
+  RETURN_IF_ERROR(device.Launch(*loaded, source.grid, source.block, source.dynamic_shared_bytes,
+                                slots.data()));
+  RETURN_IF_ERROR(device.Synchronize());
+
+  LaunchTimes times;
+  if (auto* gpu = dynamic_cast<CudaDevice*>(&device)) {
+    times.clock = "CUDA events";
+    ASSIGN_OR_RETURN(times.micros,
+                     gpu->TimeLaunches(*loaded, source.grid, source.block,
+                                       source.dynamic_shared_bytes, slots.data(), launches));
+    return times;
+  }
+  times.clock = "host steady clock";
+  times.micros.reserve(launches);
+  for (int i = 0; i < launches; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(device.Launch(*loaded, source.grid, source.block,
+                                  source.dynamic_shared_bytes, slots.data()));
+    RETURN_IF_ERROR(device.Synchronize());
+    const auto stop = std::chrono::steady_clock::now();
+    times.micros.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
+  }
+  return times;
+}
+
+}  // namespace warptrace::examples
