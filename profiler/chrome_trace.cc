@@ -373,7 +373,10 @@ class Writer {
   void WriteProcessMetadata() {
     // One per SM, by SM id, with the tid of the SM's first unit.
     const auto& sms = first_tid_;
-    for (const auto& [sm, tid] : sms) {
+    for (const auto& entry : sms) {
+      // Plain copies: clang 14 cannot capture structured bindings in lambdas.
+      const auto sm = entry.first;
+      const auto tid = entry.second;
       json_.object([&] {
         json_.attribute("name", "process_name");
         json_.attribute("ph", "M");
