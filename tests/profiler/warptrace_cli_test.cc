@@ -224,6 +224,36 @@ TEST_F(WarptraceCliTest, BadUsageIsReportedWithTheFix) {
   EXPECT_THAT(r.err, HasSubstr("nothing to do"));
 }
 
+TEST_F(WarptraceCliTest, MosaicBufferUsesTheGivenSmClock) {
+  // One warpgroup trace of Mosaic GPU's format: [globaltimer lo, smid, traces_used (event
+  // words), (tag, clock) pairs], entries_per_warpgroup 7: region "a" for 1000 cycles.
+  const std::string prefix = Path("mosaic");
+  {
+    std::ofstream json(prefix + ".json");
+    json << R"({"format": "mosaic-gpu", "grid": [1], "block": [128],
+                "entries_per_warpgroup": 7, "trace_scope": "warpgroup", "names": ["a"]})";
+    const uint32_t words[7] = {5000, 3, 4, 0, 100, 0x80000000u, 1100};
+    std::ofstream bin(prefix + ".bin", std::ios::binary);
+    bin.write(reinterpret_cast<const char*>(words), sizeof(words));
+  }
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("trace.json"),
+                           "--summary", "--sm-clock-khz=1000000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(Path("trace.json")));
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  size_t slices = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    EXPECT_EQ(e["name"], "a");
+    EXPECT_EQ(testing::MicrosToNs(e["dur"]), 1000) << "1000 cycles at 1 GHz";
+    EXPECT_EQ(e["pid"], 3);
+  }
+  EXPECT_EQ(slices, 1u);
+  EXPECT_EQ(trace["otherData"]["nominal_sm_clock_khz"], 1000000);
+  EXPECT_THAT(r.out, HasSubstr("nominal 1000.0 MHz"));
+}
+
 TEST_F(WarptraceCliTest, HelpDescribesTheCommand) {
   const RunResult r = Run({"--help"});
   EXPECT_THAT(r.out + r.err, AllOf(HasSubstr("usage: warptrace dump --input=PREFIX"),
