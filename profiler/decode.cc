@@ -53,6 +53,8 @@ const char* HeaderProblemName(HeaderProblem problem) {
       return "wrong_block";
     case HeaderProblem::kWrongUnit:
       return "wrong_unit";
+    case HeaderProblem::kBadGlobaltimer:
+      return "bad_globaltimer";
   }
   return "?";
 }
@@ -108,6 +110,9 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
       problem = HeaderProblem::kWrongBlock;
     } else if (h[kUnitIndex] != rec.unit_index) {
       problem = HeaderProblem::kWrongUnit;
+    } else if ((uint64_t{h[kStartGtLo]} | (uint64_t{h[kStartGtHi]} << 32)) >=
+               kMaxGlobaltimerNs) {
+      problem = HeaderProblem::kBadGlobaltimer;
     }
     rec.header_problem = problem;
     if (problem != HeaderProblem::kNone) {

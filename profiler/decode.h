@@ -18,8 +18,9 @@
 //     with a different layout, so record boundaries are misplaced.
 // Every other problem is confined to one record and becomes its `header_problem`, which
 // verify (verify.h) turns into a finding with the record's coordinates: a unit that never
-// ran (all-zero header), a wrong magic, version or header size, a checksum mismatch, and a
-// block id or unit index that disagrees with the record's position in the buffer.
+// ran (all-zero header), a wrong magic, version or header size, a checksum mismatch, a
+// block id or unit index that disagrees with the record's position in the buffer, and a
+// start globaltimer no device can have reached (at or past kMaxGlobaltimerNs).
 //
 // Lifetimes: a DecodedTrace points into the caller's `words` and `layout` (no copies); both
 // must outlive it and stay unchanged.
@@ -41,6 +42,11 @@
 
 namespace warptrace {
 
+// The largest believable %globaltimer stamp, exclusive: 2^62 ns, about 146 years (as Unix
+// time, the year 2116). A start stamp at or past it is a damaged header: it could not be
+// placed on the timeline, and would overflow the signed nanosecond arithmetic downstream.
+inline constexpr uint64_t kMaxGlobaltimerNs = uint64_t{1} << 62;
+
 // The first problem found in a record's header, in the order they are checked.
 enum class HeaderProblem : uint8_t {
   kNone,
@@ -51,6 +57,7 @@ enum class HeaderProblem : uint8_t {
   kBadChecksum,     // checksum disagrees with the identity words
   kWrongBlock,      // block_linear is not the block this buffer position belongs to
   kWrongUnit,       // unit_index is not the unit this buffer position belongs to
+  kBadGlobaltimer,  // start globaltimer >= kMaxGlobaltimerNs
 };
 const char* HeaderProblemName(HeaderProblem problem);  // "missing", "bad_magic", ...
 

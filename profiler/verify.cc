@@ -88,6 +88,8 @@ FindingKind HeaderFindingKind(HeaderProblem problem) {
       return FindingKind::kBadChecksum;
     case HeaderProblem::kWrongBlock:
       return FindingKind::kWrongBlock;
+    case HeaderProblem::kBadGlobaltimer:
+      return FindingKind::kBadGlobaltimer;
     case HeaderProblem::kWrongUnit:
     case HeaderProblem::kNone:
       break;
@@ -128,6 +130,11 @@ std::string HeaderMessage(const DecodedRecord& r) {
           "header says unit %d but this buffer position holds unit %d: records are out of "
           "place (wrong trace unit in the layout?)",
           h[4], r.unit_index);
+    case HeaderProblem::kBadGlobaltimer:
+      return absl::StrFormat(
+          "start globaltimer %d ns is past 2^62 ns (146 years), which no device reaches: the "
+          "header's timer words were overwritten",
+          uint64_t{h[10]} | (uint64_t{h[11]} << 32));
     case HeaderProblem::kNone:
       break;
   }
@@ -161,6 +168,7 @@ const char* FindingKindName(FindingKind kind) {
     case FindingKind::kBadChecksum: return "bad_checksum";
     case FindingKind::kWrongBlock: return "wrong_block";
     case FindingKind::kWrongUnit: return "wrong_unit";
+    case FindingKind::kBadGlobaltimer: return "bad_globaltimer";
     case FindingKind::kSmIdOutOfRange: return "sm_id_out_of_range";
     case FindingKind::kIncomplete: return "incomplete";
     case FindingKind::kEndBeforeStart: return "end_before_start";

@@ -12,7 +12,8 @@
 // one event is at fault):
 //   header    missing record (the unit never ran), wrong magic / version / header size,
 //             checksum mismatch, block id or unit index that disagrees with the record's
-//             position (from decode); an SM id at or past ClockInfo::num_sms (when known);
+//             position, a start globaltimer past decode.h's kMaxGlobaltimerNs (from
+//             decode); an SM id at or past ClockInfo::num_sms (when known);
 //             a unit that never finished (no kFlagComplete); an end globaltimer before the
 //             start one.
 //   events    dropped events (attempted > capacity) with the capacity that would have been
@@ -72,6 +73,7 @@ enum class FindingKind : uint8_t {
   kBadChecksum,
   kWrongBlock,        // header block id disagrees with the record's position
   kWrongUnit,         // header unit index disagrees with the record's position
+  kBadGlobaltimer,    // start globaltimer >= kMaxGlobaltimerNs (decode.h): damaged header
   kSmIdOutOfRange,    // sm_id >= ClockInfo::num_sms
   kIncomplete,        // no kFlagComplete: the epilogue never ran
   kEndBeforeStart,    // end globaltimer < start globaltimer

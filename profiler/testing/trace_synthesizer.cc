@@ -183,6 +183,7 @@ const char* CorruptionName(Corruption corruption) {
     case Corruption::kIncompleteUnit: return "incomplete_unit";
     case Corruption::kSmIdOutOfRange: return "sm_id_out_of_range";
     case Corruption::kEndBeforeStart: return "end_before_start";
+    case Corruption::kBadGlobaltimer: return "bad_globaltimer";
     case Corruption::kDroppedEvents: return "dropped_events";
     case Corruption::kUnpairedEvent: return "unpaired_event";
     case Corruption::kExitWithoutBegin: return "exit_without_begin";
@@ -275,6 +276,10 @@ absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& s
       h.end_globaltimer_hi = static_cast<uint32_t>(end >> 32);
       return absl::OkStatus();
     }
+    case Corruption::kBadGlobaltimer:
+      h.start_globaltimer_hi |= 0x80000000u;
+      h.end_globaltimer_hi |= 0x80000000u;
+      return absl::OkStatus();
     case Corruption::kDroppedEvents:
       if (h.attempted < h.capacity) {
         return refuse(absl::StrFormat(

@@ -140,6 +140,8 @@ enum class Corruption {
   kIncompleteUnit,   // epilogue never ran: no kFlagComplete, attempted 0, end stamps 0
   kSmIdOutOfRange,   // sm_id = layout.clock.num_sms (needs num_sms > 0), checksum consistent
   kEndBeforeStart,   // end globaltimer set 1000 ns before the start
+  kBadGlobaltimer,   // bit 63 of the start globaltimer set (and of the end one, so the end
+                     // stays after the start): a stamp past kMaxGlobaltimerNs
   // Events, found by verify:
   kDroppedEvents,    // attempted = capacity + `amount` (the device counted, never wrote)
   kUnpairedEvent,    // the last event removed (attempted - 1, its slot zeroed)

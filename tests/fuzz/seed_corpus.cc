@@ -179,8 +179,8 @@ absl::StatusOr<std::vector<Seed>> SeedCorpus() {
        {Corruption::kBadMagic, Corruption::kBadVersion, Corruption::kBadHeaderWords,
         Corruption::kBadChecksum, Corruption::kWrongBlock, Corruption::kWrongUnit,
         Corruption::kWrongCapacity, Corruption::kMissingUnit, Corruption::kIncompleteUnit,
-        Corruption::kSmIdOutOfRange, Corruption::kEndBeforeStart, Corruption::kDroppedEvents,
-        Corruption::kUnpairedEvent, Corruption::kExitWithoutBegin,
+        Corruption::kSmIdOutOfRange, Corruption::kEndBeforeStart, Corruption::kBadGlobaltimer,
+        Corruption::kDroppedEvents, Corruption::kUnpairedEvent, Corruption::kExitWithoutBegin,
         Corruption::kMismatchedNesting, Corruption::kUnknownSite,
         Corruption::kClockBackwards}) {
     std::vector<uint32_t> words = warp_words;

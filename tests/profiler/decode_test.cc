@@ -228,7 +228,8 @@ INSTANTIATE_TEST_SUITE_P(
                       HeaderCase{Corruption::kBadHeaderWords, HeaderProblem::kBadHeaderWords},
                       HeaderCase{Corruption::kBadChecksum, HeaderProblem::kBadChecksum},
                       HeaderCase{Corruption::kWrongBlock, HeaderProblem::kWrongBlock},
-                      HeaderCase{Corruption::kWrongUnit, HeaderProblem::kWrongUnit}),
+                      HeaderCase{Corruption::kWrongUnit, HeaderProblem::kWrongUnit},
+                      HeaderCase{Corruption::kBadGlobaltimer, HeaderProblem::kBadGlobaltimer}),
     [](const ::testing::TestParamInfo<HeaderCase>& info) {
       std::string name = HeaderProblemName(info.param.problem);
       name.erase(std::remove(name.begin(), name.end(), '_'), name.end());

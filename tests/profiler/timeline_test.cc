@@ -295,6 +295,32 @@ TEST_F(TimelineTest, UnitsWithoutARecordKeepTheirVerdictButHaveNoTimes) {
   EXPECT_EQ(timeline->units[2].start_ns, 7200);
 }
 
+// Regression (found by //tests/fuzz:dump_fuzzer): a start globaltimer past 2^63 became a
+// negative start_ns and origin, and the Chrome writer's ts = begin - origin overflowed.
+TEST_F(TimelineTest, AUnitWithADamagedStartGlobaltimerStaysOffTheAxis) {
+  SynthOptions options;
+  options.start_globaltimer_ns = 7000;
+  options.unit_stagger_ns = 100;
+  Build(OuterInner(), options);
+  Inject({Corruption::kBadGlobaltimer, 0});
+  Inject({Corruption::kIncompleteUnit, 0});
+  Inject({Corruption::kBadGlobaltimer, 2});
+  absl::StatusOr<Timeline> timeline = Run({.allow_truncated = true});
+  ASSERT_THAT(timeline, IsOk());
+  EXPECT_EQ(timeline->origin_ns, 7100);
+  EXPECT_GT(timeline->end_ns, 7300);
+  for (size_t i : {size_t{0}, size_t{2}}) {
+    const UnitTimeline& damaged = timeline->units[i];
+    EXPECT_FALSE(damaged.has_record);
+    EXPECT_EQ(damaged.verdict, Verdict::kCorrupt);
+    EXPECT_THAT(damaged.verdict_reason, HasSubstr("past 2^62 ns"));
+    EXPECT_TRUE(damaged.slices.empty());
+    EXPECT_EQ(damaged.start_ns, 7100);
+  }
+  EXPECT_TRUE(timeline->units[1].has_record);
+  EXPECT_EQ(timeline->units[3].start_ns, 7300);
+}
+
 TEST_F(TimelineTest, RefusesATraceThatFailedVerification) {
   Build(OuterInner());
   Inject({Corruption::kUnknownSite, 1});

@@ -174,6 +174,8 @@ INSTANTIATE_TEST_SUITE_P(
                    "SM id 8 is beyond the device's 8 SMs"},
         HeaderCase{Corruption::kEndBeforeStart, FindingKind::kEndBeforeStart, Verdict::kCorrupt,
                    "1000 ns before it starts"},
+        HeaderCase{Corruption::kBadGlobaltimer, FindingKind::kBadGlobaltimer, Verdict::kCorrupt,
+                   "start globaltimer 9223372037854775808 ns is past 2^62 ns"},
         HeaderCase{Corruption::kIncompleteUnit, FindingKind::kIncomplete, Verdict::kTruncated,
                    "the unit never finished"}),
     [](const ::testing::TestParamInfo<HeaderCase>& info) {
