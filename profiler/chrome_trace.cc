@@ -111,6 +111,11 @@ absl::Status Validate(const std::vector<UnitTimeline>& units, const TraceLayout&
       if (s.begin_ns < origin_ns) {
         return fail(absl::StrCat("begins before the timeline origin ", origin_ns, " ns"));
       }
+      // origin <= begin <= end, so end - origin bounds every difference the writer takes.
+      if (int64_t span; __builtin_sub_overflow(s.end_ns, origin_ns, &span)) {
+        return fail(absl::StrCat("is more than 2^63 ns after the timeline origin ", origin_ns,
+                                 " ns"));
+      }
       if (s.begin_ns < last_begin && i > 0) {
         return fail(absl::StrCat("begins before the previous slice (", last_begin,
                                  " ns); slices must be ordered by begin time"));

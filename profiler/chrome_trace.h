@@ -98,7 +98,8 @@ struct ChromeTraceOptions {
 //   InvalidArgument  the Timeline breaks its own contract; the message names the unit
 //                    (block, unit index) and slice: units not strictly ordered by
 //                    (block_linear, unit_index); a slice with a site outside the site table,
-//                    an end before its begin, a begin before Timeline::origin_ns, a begin
+//                    an end before its begin, a begin before Timeline::origin_ns or an
+//                    end 2^63 ns or more after it, a begin
 //                    earlier than the previous slice's, a depth deeper than its open parents,
 //                    a slice sticking out of its parent or overlapping its previous sibling.
 // Stream errors (e.g. a full disk behind a raw_fd_ostream) are the stream's: the caller

@@ -1,5 +1,6 @@
 #include "profiler/chrome_trace.h"
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -376,6 +377,12 @@ INSTANTIATE_TEST_SUITE_P(
                             Slice{1, 0, kOrigin + 20, kOrigin + 30, false});
                       },
                       "begins before the previous slice"},
+        MalformedCase{"FarBeyondTheOrigin",
+                      [](Timeline& t) {
+                        t.origin_ns = -(int64_t{1} << 62);
+                        t.units[0].slices[0].end_ns = INT64_MAX;
+                      },
+                      "more than 2^63 ns after the timeline origin"},
         MalformedCase{"DuplicateUnit",
                       [](Timeline& t) { t.units.push_back(t.units[0]); },
                       "strictly ordered by (block, unit)"}),
