@@ -68,14 +68,16 @@ absl::Status SummaryBuilder::Add(const Timeline& chunk) {
   for (const UnitTimeline& unit : chunk.units) {
     for (size_t i = 0; i < unit.slices.size(); ++i) {
       const Slice& s = unit.slices[i];
-      if (s.site >= layout_.sites.size() || s.end_ns < s.begin_ns) {
+      int64_t duration = 0;
+      const bool overflows = __builtin_sub_overflow(s.end_ns, s.begin_ns, &duration);
+      if (s.site >= layout_.sites.size() || s.end_ns < s.begin_ns || overflows) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "block %d unit %d, slice %d (site %d, %d..%d ns): %s", unit.block_linear,
             unit.unit_index, i, s.site, s.begin_ns, s.end_ns,
             s.site >= layout_.sites.size()
                 ? absl::StrCat("site id is outside the site table (", layout_.sites.size(),
                                " sites)")
-                : std::string("ends before it begins")));
+                : std::string(overflows ? "lasts 2^63 ns or more" : "ends before it begins")));
       }
     }
   }
@@ -87,8 +89,10 @@ absl::Status SummaryBuilder::Add(const Timeline& chunk) {
       ++summary_.calibrated_units;
       mhz_sum_ += unit.cycles_per_ns * 1000.0;
     }
-    if (unit.verdict != Verdict::kMissing && unit.end_ns > unit.start_ns) {
-      summary_.unit_time_ns += unit.end_ns - unit.start_ns;
+    int64_t unit_ns = 0;
+    if (unit.verdict != Verdict::kMissing && unit.end_ns > unit.start_ns &&
+        !__builtin_sub_overflow(unit.end_ns, unit.start_ns, &unit_ns)) {
+      summary_.unit_time_ns += unit_ns;
     }
     for (const Slice& s : unit.slices) {
       durations_[row_of_site_[s.site]].push_back(s.end_ns - s.begin_ns);

@@ -70,7 +70,8 @@ struct Summary {
 };
 
 // Computes the summary of a whole Timeline. Returns InvalidArgument, naming the unit and slice, for a slice
-// whose site is outside the layout's site table or which ends before it begins.
+// whose site is outside the layout's site table, which ends before it begins, or which lasts
+// 2^63 ns or more.
 absl::StatusOr<Summary> Summarize(const Timeline& timeline);
 
 // Builds a Summary from a trace's Timeline chunks (units of consecutive blocks, as a

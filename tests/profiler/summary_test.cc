@@ -190,6 +190,15 @@ TEST(SummaryTest, RejectsASliceWithAnUnknownSite) {
                                      HasSubstr("block 4 unit 1, slice 0 (site 7")));
 }
 
+TEST(SummaryTest, RejectsASliceLongerThanAnInt64Holds) {
+  Timeline t = BaseTimeline();
+  UnitTimeline u = Unit(0, 1000, 2000, false, 1.8);
+  u.slices = {Slice{0, 0, -(int64_t{1} << 62), int64_t{1} << 62, false}};
+  t.units.push_back(u);
+  EXPECT_THAT(Summarize(t), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("lasts 2^63 ns or more")));
+}
+
 TEST(SummaryTest, EmptyTimelinePrintsThatNoRegionWasRecorded) {
   absl::StatusOr<Summary> s = Summarize(BaseTimeline());
   ASSERT_THAT(s, IsOk());
