@@ -69,9 +69,9 @@ struct Summary {
   std::vector<RegionStats> regions;
 };
 
-// Computes the summary of a whole Timeline. Returns InvalidArgument, naming the unit and slice, for a slice
-// whose site is outside the layout's site table, which ends before it begins, or which lasts
-// 2^63 ns or more.
+// Computes the summary of a whole Timeline. Returns InvalidArgument, naming the unit and
+// slice, for a slice whose site is outside the layout's site table, which ends before it
+// begins, or which lasts 2^63 ns or more.
 absl::StatusOr<Summary> Summarize(const Timeline& timeline);
 
 // Builds a Summary from a trace's Timeline chunks (units of consecutive blocks, as a
