@@ -263,7 +263,8 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
         << "  raw buffer:     " << options.SavePrefix() << ".bin + " << options.SavePrefix()
         << ".json (layout sidecar)\n"
         << "                  re-read: bazel run //profiler/tools:warptrace -- dump --input="
-        << options.SavePrefix() << " --output=trace.json --summary\n"
+        << options.SavePrefix() << " --output=" << options.SavePrefix()
+        << ".dump.json --summary\n"
         << "  verdict report: " << options.VerdictPath() << "\n";
   } else {
     out << "\nprofiling off (--profile=false): the kernel ran uninstrumented; no trace "

@@ -40,11 +40,23 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "jit/kernel_builder.h"
 #include "jit/run.h"
+
+// The common flags (defined in example_main.cc), for tests that set them.
+ABSL_DECLARE_FLAG(std::string, out);
+ABSL_DECLARE_FLAG(std::string, device);
+ABSL_DECLARE_FLAG(std::string, unit);
+ABSL_DECLARE_FLAG(std::string, placement);
+ABSL_DECLARE_FLAG(bool, profile);
+ABSL_DECLARE_FLAG(std::string, arch);
+ABSL_DECLARE_FLAG(bool, loop_iterations);
+ABSL_DECLARE_FLAG(bool, barrier_waits);
+ABSL_DECLARE_FLAG(int, repeat);
 
 namespace warptrace::examples {
 

@@ -1,0 +1,289 @@
+// Runs every example binary (a data dependency, found under $TEST_SRCDIR) with small sizes
+// on the host backend, as a user would: checks the exit status, what it prints (the
+// device and why, the plan, the result check, where the trace went), and the files it
+// writes — the Chrome trace parsed with an independent JSON parser and checked against the
+// viewers' invariants, the saved buffer re-loaded and re-analyzed, the verdict report.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "nlohmann/json.hpp"
+#include "profiler/analyze.h"
+#include "profiler/sidecar.h"
+#include "tests/profiler/chrome_trace_checker.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::warptrace::testing::ChromeTraceViolations;
+using ::warptrace::testing::IsOk;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool Exists(const std::string& path) { return llvm::sys::fs::exists(path); }
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// A fresh output directory under the test's temporary directory.
+std::string FreshDir(const std::string& name) {
+  static int counter = 0;
+  const std::string dir =
+      absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name, "_", ++counter);
+  EXPECT_FALSE(llvm::sys::fs::create_directories(dir));
+  return dir;
+}
+
+// Runs examples/<binary> with `args`, capturing stdout and stderr.
+Ran RunExample(const std::string& binary, const std::vector<std::string>& args) {
+  const std::string program =
+      absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/examples/", binary);
+  const std::string logs = FreshDir(binary + "_logs");
+  const std::string out_path = logs + "/stdout";
+  const std::string err_path = logs + "/stderr";
+  std::vector<llvm::StringRef> argv = {program};
+  for (const std::string& arg : args) argv.push_back(arg);
+  const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(out_path),
+                                                       llvm::StringRef(err_path)};
+  std::string error;
+  Ran ran;
+  ran.exit_code = llvm::sys::ExecuteAndWait(program, argv, /*Env=*/llvm::None, redirects,
+                                            /*SecondsToWait=*/600, /*MemoryLimit=*/0, &error);
+  EXPECT_THAT(error, IsEmpty()) << program;
+  ran.out = ReadFile(out_path);
+  ran.err = ReadFile(err_path);
+  return ran;
+}
+
+class ExamplesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // Compiled kernels stay in the sandbox; the binaries inherit the environment.
+    setenv("WARPTRACE_CACHE_DIR", absl::StrCat(std::getenv("TEST_TMPDIR"), "/cache").c_str(), 1);
+    unsetenv("BUILD_WORKING_DIRECTORY");
+  }
+};
+
+// Checks everything a profiled run of `name` must leave in `dir` and say on stdout.
+void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::string& dir,
+                       const std::string& unit) {
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.err, IsEmpty());
+  const std::string trace_path = absl::StrCat(dir, "/", name, ".trace.json");
+  EXPECT_THAT(ran.out, AllOf(HasSubstr("device: host backend"),
+                             HasSubstr("why: host backend requested"),
+                             HasSubstr("record plan"), HasSubstr(absl::StrCat("per ", unit, " unit")),
+                             HasSubstr("verdicts:"), HasSubstr("0 dropped events"),
+                             HasSubstr("summary:"), HasSubstr(trace_path),
+                             HasSubstr("https://ui.perfetto.dev"), HasSubstr("chrome://tracing"),
+                             HasSubstr("matches the CPU reference")));
+
+  // The Chrome trace: valid JSON that holds every invariant the viewers rely on.
+  ASSERT_TRUE(Exists(trace_path)) << trace_path;
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(trace_path));
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  ASSERT_TRUE(trace["traceEvents"].is_array());
+  int slices = 0, process_names = 0, thread_names = 0;
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    if (event["ph"] == "X") {
+      ++slices;
+      EXPECT_TRUE(event["ts"].is_number()) << event.dump();
+      EXPECT_TRUE(event["dur"].is_number()) << event.dump();
+      EXPECT_TRUE(event["pid"].is_number_integer()) << event.dump();
+      EXPECT_TRUE(event["tid"].is_number_integer()) << event.dump();
+    } else if (event["ph"] == "M" && event["name"] == "process_name") {
+      ++process_names;
+    } else if (event["ph"] == "M" && event["name"] == "thread_name") {
+      ++thread_names;
+    }
+  }
+  EXPECT_GT(slices, 0);
+  EXPECT_GT(process_names, 0);
+  EXPECT_GT(thread_names, 0);
+  EXPECT_EQ(trace["otherData"]["kernel"], name);
+  EXPECT_EQ(trace["otherData"]["trace_unit"], unit);
+  EXPECT_EQ(trace["otherData"]["units_complete"], trace["otherData"]["units"]);
+  EXPECT_EQ(trace["otherData"]["slices"], slices);
+
+  // The saved buffer re-loads and re-analyzes to the same slices, as `warptrace dump` would.
+  absl::StatusOr<LoadedTrace> loaded = LoadTrace(absl::StrCat(dir, "/", name));
+  ASSERT_THAT(loaded.status(), IsOk());
+  EXPECT_EQ(loaded->layout.kernel_name, name);
+  absl::StatusOr<std::unique_ptr<Trace>> analyzed =
+      AnalyzeTrace(loaded->layout, std::move(loaded->words));
+  ASSERT_THAT(analyzed.status(), IsOk());
+  EXPECT_TRUE((*analyzed)->report.ok());
+  uint64_t reanalyzed_slices = 0;
+  for (const UnitTimeline& u : (*analyzed)->timeline.units) reanalyzed_slices += u.slices.size();
+  EXPECT_EQ(reanalyzed_slices, static_cast<uint64_t>(slices));
+
+  // The verdict report.
+  const nlohmann::json verdict =
+      nlohmann::json::parse(ReadFile(absl::StrCat(dir, "/", name, ".verdict.json")));
+  EXPECT_EQ(verdict["format"], "warptrace-verdict");
+  EXPECT_EQ(verdict["ok"], true);
+  EXPECT_EQ(verdict["dropped_events"], 0);
+}
+
+struct Case {
+  std::string binary;
+  std::vector<std::string> sizes;
+};
+
+const std::vector<Case>& Cases() {
+  static const auto* cases = new std::vector<Case>{
+      {"tiled_gemm", {"--m=32", "--n=32", "--k=32", "--tile=16"}},
+      {"warp_specialized_pipeline",
+       {"--m=8", "--n=32", "--k=64", "--stages=2", "--consumers=1"}},
+      {"reduction", {"--n=1000", "--blocks=2", "--threads=64", "--barrier_waits"}},
+  };
+  return *cases;
+}
+
+TEST_F(ExamplesTest, EveryExampleRunsProfilesAndChecksItsResultForSeveralUnitsAndPlacements) {
+  const std::vector<std::pair<std::string, std::string>> combos = {
+      {"warp", "global"}, {"block", "shared"}, {"warpgroup", "auto"}};
+  for (const Case& c : Cases()) {
+    for (const auto& [unit, placement] : combos) {
+      if (c.binary == "reduction" && unit == "warpgroup") continue;  // 64-thread blocks
+      SCOPED_TRACE(absl::StrCat(c.binary, " --unit=", unit, " --placement=", placement));
+      const std::string dir = FreshDir(c.binary);
+      std::vector<std::string> args = c.sizes;
+      args.insert(args.end(), {"--device=host", "--unit=" + unit, "--placement=" + placement,
+                               "--out=" + dir});
+      ExpectProfiledRun(RunExample(c.binary, args), c.binary, dir, unit);
+    }
+  }
+}
+
+TEST_F(ExamplesTest, ProfileFalseRunsUninstrumentedChecksTheResultAndWritesNoTrace) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.binary);
+    const std::string dir = FreshDir(c.binary);
+    std::vector<std::string> args = c.sizes;
+    args.insert(args.end(), {"--device=host", "--profile=false", "--out=" + dir});
+    const Ran ran = RunExample(c.binary, args);
+    ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+    EXPECT_THAT(ran.out, AllOf(HasSubstr("why: host backend requested"),
+                               HasSubstr("profiling off"), HasSubstr("matches the CPU reference"),
+                               Not(HasSubstr("record plan")), Not(HasSubstr(".trace.json"))));
+    EXPECT_FALSE(Exists(absl::StrCat(dir, "/", c.binary, ".trace.json")));
+    EXPECT_FALSE(Exists(absl::StrCat(dir, "/", c.binary, ".bin")));
+  }
+}
+
+TEST_F(ExamplesTest, RepeatTimesTheLaunchesAndPrintsTheMedian) {
+  const std::string dir = FreshDir("repeat");
+  const Ran ran = RunExample("tiled_gemm", {"--m=16", "--n=16", "--k=16", "--tile=16",
+                                            "--device=host", "--repeat=3", "--out=" + dir});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("timing: 3 launches with profiling on: median "));
+  EXPECT_THAT(ran.out, HasSubstr("(host steady clock)"));
+}
+
+TEST_F(ExamplesTest, ABadUnitFailsWithExitCode2AndOneLineNamingTheFlagAndTheChoices) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.binary);
+    const Ran ran = RunExample(c.binary, {"--unit=bogus", "--device=host"});
+    EXPECT_EQ(ran.exit_code, 2);
+    EXPECT_EQ(ran.err, absl::StrCat(c.binary, ": error: --unit=bogus: unknown trace unit; "
+                                              "expected warp, warpgroup or block\n"));
+    EXPECT_THAT(ran.out, IsEmpty());
+  }
+}
+
+TEST_F(ExamplesTest, BadPlacementDeviceArchAndSizesAreUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--placement=everywhere"}, "--placement=everywhere: unknown placement"},
+      {{"--device=tpu"}, "--device=tpu: unknown device"},
+      {{"--arch=90"}, "--arch=90: expected a CUDA architecture"},
+      {{"--repeat=-1"}, "--repeat=-1"},
+      {{"--m=60"}, "must be positive multiples of the tile 16"},
+  };
+  for (const auto& [args, message] : bad) {
+    SCOPED_TRACE(args[0]);
+    const Ran ran = RunExample("tiled_gemm", args);
+    EXPECT_EQ(ran.exit_code, 2);
+    EXPECT_THAT(ran.err, AllOf(HasSubstr("tiled_gemm: error: "), HasSubstr(message)));
+  }
+}
+
+TEST_F(ExamplesTest, DeviceCudaWithoutAGpuFailsSayingWhyInsteadOfFallingBack) {
+  const Ran ran = RunExample("reduction", {"--device=cuda", "--n=64", "--blocks=1",
+                                           "--threads=32", "--out=" + FreshDir("cuda")});
+  if (ran.exit_code == 0) GTEST_SKIP() << "this machine has a GPU: " << ran.out;
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_THAT(ran.err, HasSubstr("reduction: error: "));
+  if (!Exists("/usr/lib/x86_64-linux-gnu/libcuda.so.1")) {
+    EXPECT_THAT(ran.err, HasSubstr("no CUDA driver"));
+  }
+}
+
+TEST_F(ExamplesTest, HelpDocumentsTheCommonAndTheProblemSizeFlags) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.binary);
+    const Ran ran = RunExample(c.binary, {"--help"});
+    for (const char* flag : {"--out", "--device", "--unit", "--placement", "--profile",
+                             "--arch", "--loop_iterations", "--barrier_waits", "--repeat"}) {
+      EXPECT_THAT(ran.out, HasSubstr(flag));
+    }
+    const std::string size_flag = c.sizes[0].substr(0, c.sizes[0].find('='));
+    EXPECT_THAT(ran.out, HasSubstr(absl::StrCat(size_flag, " (")));
+  }
+}
+
+TEST_F(ExamplesTest, TheDefaultOutputDirectoryIsWarptraceOutUnderTheBazelRunDirectory) {
+  const std::string base = FreshDir("bazel_run_dir");
+  setenv("BUILD_WORKING_DIRECTORY", base.c_str(), 1);
+  const Ran ran = RunExample("reduction", {"--device=host", "--n=256", "--blocks=1",
+                                           "--threads=32", "--unit=warp"});
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  const std::string trace = base + "/warptrace_out/reduction.trace.json";
+  EXPECT_TRUE(Exists(trace));
+  EXPECT_THAT(ran.out, HasSubstr(trace));
+}
+
+TEST_F(ExamplesTest, FirstKernelRunsTheReadmeSnippetAndWritesItsTrace) {
+  const std::string dir = FreshDir("first_kernel");
+  const Ran ran = RunExample("first_kernel", {dir});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, AllOf(HasSubstr("kernel smooth -> "), HasSubstr("y is right")));
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(dir + "/smooth.trace.json"));
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+}
+
+TEST_F(ExamplesTest, RecordCostRunsOnTheHostBackendAndReportsBothPlacements) {
+  const Ran ran = RunExample("record_cost_gpu",
+                             {"--device=host", "--iterations=50", "--runs=1"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, AllOf(HasSubstr("placement global: "), HasSubstr("placement shared: "),
+                             HasSubstr("SM cycles per event (loop of 50 iterations")));
+  EXPECT_EQ(RunExample("record_cost_gpu", {"--iterations=0"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace warptrace
