@@ -62,6 +62,14 @@ absl::Status NvrtcStatus(nvrtcResult result, absl::string_view context) {
                       absl::StrCat("NVRTC error: ", context, ": ", nvrtcGetErrorString(result)));
 }
 
+std::vector<std::string> NvrtcOptions(const CompileOptions& options) {
+  std::vector<std::string> out = {absl::StrCat("-arch=", options.arch),
+                                  absl::StrCat("-std=", options.cpp_standard)};
+  if (options.line_info) out.push_back("-lineinfo");
+  out.insert(out.end(), options.extra_flags.begin(), options.extra_flags.end());
+  return out;
+}
+
 NvrtcCompiler::NvrtcCompiler() {
   int major = 0, minor = 0;
   if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
@@ -86,11 +94,7 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
                          header_names.data()),
       absl::StrCat("creating the program for ", what)));
 
-  std::vector<std::string> options = {absl::StrCat("-arch=", request.options.arch),
-                                      absl::StrCat("-std=", request.options.cpp_standard)};
-  if (request.options.line_info) options.push_back("-lineinfo");
-  options.insert(options.end(), request.options.extra_flags.begin(),
-                 request.options.extra_flags.end());
+  const std::vector<std::string> options = NvrtcOptions(request.options);
   std::vector<const char*> option_ptrs;
   for (const std::string& option : options) option_ptrs.push_back(option.c_str());
 

@@ -19,6 +19,7 @@
 #include <nvrtc.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -29,6 +30,11 @@ namespace warptrace {
 // The adapter for every nvrtcResult: OK for NVRTC_SUCCESS, else
 // "NVRTC error: <context>: NVRTC_ERROR_...". Codes as documented above.
 absl::Status NvrtcStatus(nvrtcResult result, absl::string_view context);
+
+// The NVRTC option list Compile passes for `options`, in order: -arch=<arch>,
+// -std=<cpp_standard>, -lineinfo when line_info, then extra_flags. Exposed so that tools
+// that drive NVRTC directly (tests/jit/compile_benchmark) compile exactly as Compile does.
+std::vector<std::string> NvrtcOptions(const CompileOptions& options);
 
 class NvrtcCompiler final : public Compiler {
  public:

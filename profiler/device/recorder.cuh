@@ -111,6 +111,18 @@ WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
   --s.left;
 }
 
+// Writes header words i and i+1 (i even: records are 8-byte aligned) with one 64-bit store
+// on the device. Fewer, wider stores make the prologue and epilogue cheaper to run and to
+// compile: NVRTC's time grows with every memory operation in the kernel.
+WARPTRACE_DEVICE_INLINE void StorePair(u32* words, u32 lo, u32 hi) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<u64*>(words) = static_cast<u64>(lo) | (static_cast<u64>(hi) << 32);
+#else
+  words[0] = lo;
+  words[1] = hi;
+#endif
+}
+
 WARPTRACE_DEVICE_INLINE bool IsSampled(const Config& c, u32 block_linear) {
   return block_linear >= c.sample_begin && block_linear < c.sample_end &&
          (block_linear - c.sample_begin) % c.sample_stride == 0u;
@@ -122,7 +134,9 @@ WARPTRACE_DEVICE_INLINE bool IsSampled(const Config& c, u32 block_linear) {
 WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer,
                                       u32* shared_slots, u32 thread_linear,
                                       u32 block_linear) {
-  s.next = reinterpret_cast<u64*>(buffer);
+  // Shared placement: every thread points into the staging area, so the compiler sees one
+  // address space and stores with STS.
+  s.next = reinterpret_cast<u64*>(c.shared ? shared_slots : buffer);
   s.record = 0;
   s.left = 0;
   s.capacity = 0;
@@ -141,24 +155,18 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
                               : record + abi::kHeaderWords;
   s.next = reinterpret_cast<u64*>(slots);
 
-  abi::RecordHeader* h = reinterpret_cast<abi::RecordHeader*>(record);
   const u32 sm_id = ReadSmId();
-  h->magic = abi::kTraceMagic;
-  h->version = abi::kTraceVersion;
-  h->sm_id = sm_id;
-  h->block_linear = block_linear;
-  h->unit_index = unit;
-  h->attempted = 0;
-  h->capacity = c.capacity;
-  h->flags = c.shared ? abi::kFlagShared : 0u;
-  h->header_words = abi::kHeaderWords;
-  h->checksum = abi::HeaderChecksum(abi::kTraceMagic, abi::kTraceVersion, sm_id,
-                                    block_linear, unit, c.capacity);
+  StorePair(record + 0, abi::kTraceMagic, abi::kTraceVersion);
+  StorePair(record + 2, sm_id, block_linear);
+  StorePair(record + 4, unit, 0u);
+  StorePair(record + 6, c.capacity, c.shared ? abi::kFlagShared : 0u);
+  StorePair(record + 14, abi::kHeaderWords,
+            abi::HeaderChecksum(abi::kTraceMagic, abi::kTraceVersion, sm_id, block_linear,
+                                unit, c.capacity));
   const u64 gt = ReadGlobaltimer();
   const u32 clock = ReadClock();
-  h->start_globaltimer_lo = static_cast<u32>(gt);
-  h->start_globaltimer_hi = static_cast<u32>(gt >> 32);
-  h->start_clock = clock;
+  StorePair(record + 8, clock, 0u);  // start_clock; end_clock stays 0 until the epilogue
+  StorePair(record + 10, static_cast<u32>(gt), static_cast<u32>(gt >> 32));
 }
 
 // Writes the end stamps and the attempted count, copies staged events out for shared
@@ -168,19 +176,25 @@ WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c) {
   if (s.record == 0) return;
   const u64 gt = ReadGlobaltimer();
   const u32 clock = ReadClock();
-  abi::RecordHeader* h = reinterpret_cast<abi::RecordHeader*>(s.record);
   const u32 attempted = s.capacity - static_cast<u32>(s.left);
+  u32* const record = s.record;
   if (c.shared) {
     const u32 n = s.left > 0 ? attempted : s.capacity;  // min(attempted, capacity)
-    u64* dst = reinterpret_cast<u64*>(s.record + abi::kHeaderWords);
+    u64* dst = reinterpret_cast<u64*>(record + abi::kHeaderWords);
     const u64* src = s.next - attempted;  // the unit's first staging slot
+    // Not unrolled: the copy runs once per unit, and an unrolled copy costs compile time in
+    // every profiled kernel (tests/jit/compile_benchmark).
+#if defined(__CUDACC__)
+#pragma unroll 1
+#endif
     for (u32 i = 0; i < n; ++i) dst[i] = src[i];
   }
-  h->attempted = attempted;
-  h->end_clock = clock;
-  h->end_globaltimer_lo = static_cast<u32>(gt);
-  h->end_globaltimer_hi = static_cast<u32>(gt >> 32);
-  h->flags |= abi::kFlagComplete;
+  // Words 5 (attempted), 6-7 (capacity, flags: written whole, no read-modify-write), 9
+  // (end_clock), 12-13 (end globaltimer).
+  record[5] = attempted;
+  StorePair(record + 6, c.capacity, abi::kFlagComplete | (c.shared ? abi::kFlagShared : 0u));
+  record[9] = clock;
+  StorePair(record + 12, static_cast<u32>(gt), static_cast<u32>(gt >> 32));
   s.record = 0;  // a second Epilogue (e.g. after an early return path) is a no-op
   s.left = 0;    // and a Record after it is counted nowhere and stores nothing
 }
