@@ -1,7 +1,13 @@
 #include "tests/fuzz/dump_fuzz_target.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -17,6 +23,7 @@
 #include "profiler/chrome_trace.h"
 #include "profiler/decode.h"
 #include "profiler/device/trace_abi.h"
+#include "profiler/dump.h"
 #include "profiler/mosaic_import.h"
 #include "profiler/sidecar.h"
 #include "profiler/summary.h"
@@ -311,23 +318,38 @@ absl::Status CheckUnitSlices(const Trace& t, size_t idx, const UnitTimeline& u) 
   return absl::OkStatus();
 }
 
-absl::Status CheckChromeTrace(const Timeline& tl, bool begin_end, uint64_t slices) {
-  ChromeTraceOptions options;
-  options.events = begin_end ? ChromeEventStyle::kBeginEnd : ChromeEventStyle::kComplete;
+// What two Chrome traces of one trace must agree on: every trace event (as canonical JSON,
+// sorted), and otherData without the clock note.
+struct ChromeDigest {
+  std::vector<std::string> events;
+  std::string other_data;
+};
+
+std::string Canonical(const json::Value& value) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  const absl::Status written = WriteChromeTrace(tl, options, os);
-  FUZZ_CHECK(written.ok(), "WriteChromeTrace rejects BuildTimeline's timeline: ",
-             written.ToString());
+  os << value;  // llvm::json prints object keys sorted
   os.flush();
+  return text;
+}
+
+// Parses a Chrome trace and checks its shape; fills `digest`.
+absl::Status CheckChromeJson(const std::string& text, bool begin_end, uint64_t slices,
+                             ChromeDigest& digest) {
   absl::StatusOr<json::Value> parsed = ParseJson(text, "the Chrome trace");
   if (!parsed.ok()) return parsed.status();
   const json::Object* obj = parsed->getAsObject();
   FUZZ_CHECK(obj != nullptr, "the Chrome trace is not an object");
   FUZZ_CHECK(obj->getString("displayTimeUnit") == llvm::StringRef("ns"), "displayTimeUnit");
-  FUZZ_CHECK(obj->getObject("otherData") != nullptr, "no otherData");
+  json::Object* other = parsed->getAsObject()->getObject("otherData");
+  FUZZ_CHECK(other != nullptr, "no otherData");
+  other->erase("clock");
+  digest.other_data = Canonical(json::Value(std::move(*other)));
   const json::Array* events = obj->getArray("traceEvents");
   FUZZ_CHECK(events != nullptr, "no traceEvents array");
+  digest.events.clear();
+  for (const json::Value& event : *events) digest.events.push_back(Canonical(event));
+  std::sort(digest.events.begin(), digest.events.end());
   uint64_t x = 0, b = 0, e = 0;
   std::map<std::pair<int64_t, int64_t>, int64_t> open_b;
   for (size_t i = 0; i < events->size(); ++i) {
@@ -365,11 +387,83 @@ absl::Status CheckChromeTrace(const Timeline& tl, bool begin_end, uint64_t slice
   return absl::OkStatus();
 }
 
+absl::Status CheckChromeTrace(const Timeline& tl, bool begin_end, uint64_t slices,
+                              ChromeDigest& digest) {
+  ChromeTraceOptions options;
+  options.events = begin_end ? ChromeEventStyle::kBeginEnd : ChromeEventStyle::kComplete;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  const absl::Status written = WriteChromeTrace(tl, options, os);
+  FUZZ_CHECK(written.ok(), "WriteChromeTrace rejects BuildTimeline's timeline: ",
+             written.ToString());
+  os.flush();
+  return CheckChromeJson(text, begin_end, slices, digest);
+}
+
+// A file for DumpTrace's output, private to this process.
+const std::string& DumpPath() {
+  static const std::string* const path = [] {
+    const char* dir = std::getenv("TEST_TMPDIR");
+    return new std::string(absl::StrCat(dir != nullptr ? dir : "/tmp",
+                                        "/warptrace_dump_fuzz_", getpid(), ".json"));
+  }();
+  return *path;
+}
+
+// DumpTrace streams the same trace one record per chunk (the most chunk boundaries): its
+// verdicts, Chrome trace and summary must be those of the whole-trace path.
+absl::Status CheckDump(const Trace& t, const RunOptions& options, uint64_t slices,
+                       const ChromeDigest* whole, const Summary* whole_summary) {
+  DumpOptions dump;
+  dump.verify = options.verify;
+  dump.timeline = options.timeline;
+  dump.chrome.events = (options.flags & kFlagBeginEnd) ? ChromeEventStyle::kBeginEnd
+                                                        : ChromeEventStyle::kComplete;
+  dump.chrome_trace_path = DumpPath();
+  dump.summary = true;
+  dump.chunk_events = t.layout.capacity;
+  std::remove(dump.chrome_trace_path.c_str());
+  DumpResult result;
+  const absl::Status status = DumpTrace(t.layout, t.words, dump, result);
+  FUZZ_CHECK(result.report.errors == t.report.errors &&
+                 result.report.warnings == t.report.warnings &&
+                 result.report.kept_events == t.report.kept_events &&
+                 result.report.units.size() == t.report.units.size(),
+             "DumpTrace's report differs from Verify's");
+  if (!t.has_timeline) {
+    FUZZ_CHECK(!status.ok() && status.code() == t.report.ToStatus().code(),
+               "DumpTrace of a trace that failed verification gives ", status.ToString());
+    return absl::OkStatus();
+  }
+  FUZZ_CHECK(status.ok(), "DumpTrace fails where the whole-trace path works: ",
+             status.ToString());
+  FUZZ_CHECK(result.slices == slices, "DumpTrace wrote ", result.slices, " slices, not ",
+             slices);
+  FUZZ_CHECK(result.origin_ns == t.timeline.origin_ns && result.end_ns == t.timeline.end_ns,
+             "DumpTrace spans [", result.origin_ns, ", ", result.end_ns, "], the timeline [",
+             t.timeline.origin_ns, ", ", t.timeline.end_ns, "]");
+  FUZZ_CHECK(result.summary.has_value() && result.summary->regions == whole_summary->regions &&
+                 result.summary->wall_ns == whole_summary->wall_ns &&
+                 result.summary->unit_time_ns == whole_summary->unit_time_ns,
+             "DumpTrace's summary differs from Summarize's");
+  std::ifstream in(dump.chrome_trace_path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(dump.chrome_trace_path.c_str());
+  ChromeDigest chunked;
+  FUZZ_RETURN_IF_ERROR(
+      CheckChromeJson(text, (options.flags & kFlagBeginEnd) != 0, slices, chunked));
+  FUZZ_CHECK(chunked.other_data == whole->other_data, "otherData differs: ", chunked.other_data,
+             " vs ", whole->other_data);
+  FUZZ_CHECK(chunked.events == whole->events, "DumpTrace's ", chunked.events.size(),
+             " trace events differ from WriteChromeTrace's ", whole->events.size());
+  return absl::OkStatus();
+}
+
 absl::Status CheckTimeline(const Trace& t, const RunOptions& options) {
   const bool allow = options.verify.allow_truncated;
   FUZZ_CHECK(t.has_timeline == (t.report.ok() || allow), "has_timeline ", t.has_timeline,
              " with report ok ", t.report.ok());
-  if (!t.has_timeline) return absl::OkStatus();
+  if (!t.has_timeline) return CheckDump(t, options, 0, nullptr, nullptr);
   ++options.stages->timelines;
   const Timeline& tl = t.timeline;
   FUZZ_CHECK(tl.units.size() == t.decoded.records.size(), tl.units.size(), " timeline units");
@@ -397,7 +491,9 @@ absl::Status CheckTimeline(const Trace& t, const RunOptions& options) {
     FUZZ_RETURN_IF_ERROR(CheckUnitSlices(t, i, u));
     slices += u.slices.size();
   }
-  FUZZ_RETURN_IF_ERROR(CheckChromeTrace(tl, (options.flags & kFlagBeginEnd) != 0, slices));
+  ChromeDigest digest;
+  FUZZ_RETURN_IF_ERROR(
+      CheckChromeTrace(tl, (options.flags & kFlagBeginEnd) != 0, slices, digest));
 
   absl::StatusOr<Summary> summary = Summarize(tl);
   FUZZ_CHECK(summary.ok(), "Summarize rejects BuildTimeline's timeline: ",
@@ -411,7 +507,7 @@ absl::Status CheckTimeline(const Trace& t, const RunOptions& options) {
   FUZZ_CHECK(counted == slices, "summary counts ", counted, " of ", slices, " slices");
   options.stages->slices += slices;
   FUZZ_CHECK(!FormatSummary(*summary).empty(), "empty summary text");
-  return absl::OkStatus();
+  return CheckDump(t, options, slices, &digest, &*summary);
 }
 
 // AnalyzeTrace and every check; a rejected input is fine when rejected with the documented
