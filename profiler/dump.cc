@@ -121,16 +121,18 @@ absl::Status DumpTrace(const TraceLayout& layout, absl::Span<const uint32_t> wor
     return absl::OkStatus();
   };
 
-  if (options.chrome_trace_path.empty()) {
+  auto write_trace = [&](llvm::raw_ostream& os) -> absl::Status {
+    ChromeTraceWriter writer(layout, origin, options.chrome, os);
+    RETURN_IF_ERROR(run_chunks(&writer));
+    writer.Finish(result.clock_note, options.timeline.compensate_overhead);
+    return absl::OkStatus();
+  };
+  if (options.chrome_trace_stream != nullptr) {
+    RETURN_IF_ERROR(write_trace(*options.chrome_trace_stream));
+  } else if (options.chrome_trace_path.empty()) {
     RETURN_IF_ERROR(run_chunks(nullptr));
   } else {
-    RETURN_IF_ERROR(WriteChromeTraceFile(
-        options.chrome_trace_path, [&](llvm::raw_ostream& os) -> absl::Status {
-          ChromeTraceWriter writer(layout, origin, options.chrome, os);
-          RETURN_IF_ERROR(run_chunks(&writer));
-          writer.Finish(result.clock_note, options.timeline.compensate_overhead);
-          return absl::OkStatus();
-        }));
+    RETURN_IF_ERROR(WriteChromeTraceFile(options.chrome_trace_path, write_trace));
   }
   if (summary.has_value()) {
     result.summary = summary->Finish(result.end_ns - origin, result.clock_note);

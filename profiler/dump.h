@@ -37,6 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "llvm/Support/raw_ostream.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/layout.h"
 #include "profiler/summary.h"
@@ -50,6 +51,9 @@ struct DumpOptions {
   TimelineOptions timeline;
   ChromeTraceOptions chrome;
   std::string chrome_trace_path;  // empty: no Chrome trace ("-": stdout)
+  // When set, the Chrome trace is streamed here instead of to chrome_trace_path (the
+  // caller checks the stream's errors). Not owned.
+  llvm::raw_ostream* chrome_trace_stream = nullptr;
   bool summary = false;           // fill DumpResult::summary
   // Events per Timeline chunk (at most; a chunk holds at least one record): with the
   // layout's capacity c, each chunk is max(1, chunk_events / c) records, about

@@ -1,13 +1,7 @@
 #include "tests/fuzz/dump_fuzz_target.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -400,18 +394,8 @@ absl::Status CheckChromeTrace(const Timeline& tl, bool begin_end, uint64_t slice
   return CheckChromeJson(text, begin_end, slices, digest);
 }
 
-// A file for DumpTrace's output, private to this process.
-const std::string& DumpPath() {
-  static const std::string* const path = [] {
-    const char* dir = std::getenv("TEST_TMPDIR");
-    return new std::string(absl::StrCat(dir != nullptr ? dir : "/tmp",
-                                        "/warptrace_dump_fuzz_", getpid(), ".json"));
-  }();
-  return *path;
-}
-
-// DumpTrace streams the same trace one record per chunk (the most chunk boundaries): its
-// verdicts, Chrome trace and summary must be those of the whole-trace path.
+// DumpTrace streams the same trace in up to kDumpChunks chunks (one record each for small
+// traces): its verdicts, Chrome trace and summary must be those of the whole-trace path.
 absl::Status CheckDump(const Trace& t, const RunOptions& options, uint64_t slices,
                        const ChromeDigest* whole, const Summary* whole_summary) {
   DumpOptions dump;
@@ -419,10 +403,16 @@ absl::Status CheckDump(const Trace& t, const RunOptions& options, uint64_t slice
   dump.timeline = options.timeline;
   dump.chrome.events = (options.flags & kFlagBeginEnd) ? ChromeEventStyle::kBeginEnd
                                                         : ChromeEventStyle::kComplete;
-  dump.chrome_trace_path = DumpPath();
+  // A stream, not a file: every llvm temp file leaves a node in LLVM's remove-on-signal list
+  // for good, which slows a long fuzzing run (and makes libFuzzer leak-check every input).
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  dump.chrome_trace_stream = &os;
   dump.summary = true;
-  dump.chunk_events = t.layout.capacity;
-  std::remove(dump.chrome_trace_path.c_str());
+  constexpr uint64_t kDumpChunks = 8;
+  const uint64_t records = t.decoded.records.size();
+  dump.chunk_events = uint64_t{t.layout.capacity} * std::max<uint64_t>(
+                                                        1, (records + kDumpChunks - 1) / kDumpChunks);
   DumpResult result;
   const absl::Status status = DumpTrace(t.layout, t.words, dump, result);
   FUZZ_CHECK(result.report.errors == t.report.errors &&
@@ -446,9 +436,7 @@ absl::Status CheckDump(const Trace& t, const RunOptions& options, uint64_t slice
                  result.summary->wall_ns == whole_summary->wall_ns &&
                  result.summary->unit_time_ns == whole_summary->unit_time_ns,
              "DumpTrace's summary differs from Summarize's");
-  std::ifstream in(dump.chrome_trace_path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::remove(dump.chrome_trace_path.c_str());
+  os.flush();
   ChromeDigest chunked;
   FUZZ_RETURN_IF_ERROR(
       CheckChromeJson(text, (options.flags & kFlagBeginEnd) != 0, slices, chunked));

@@ -3,9 +3,6 @@
 // and the summary, or a Mosaic GPU buffer through the importer and then the same path — and
 // checks what the headers promise, not only that nothing crashes.
 //
-// DumpTrace's Chrome trace goes to $TEST_TMPDIR (or /tmp)/warptrace_dump_fuzz_<pid>.json,
-// removed after each input.
-//
 // Used by three binaries (tests/fuzz/BUILD): the libFuzzer target dump_fuzzer
 // (LLVMFuzzerTestOneInput in dump_fuzzer.cc, --config=fuzz), the same binary built without
 // libFuzzer as a corpus replayer, and the smoke test that runs the seed corpus and a few
@@ -45,7 +42,7 @@
 //     back with llvm::json::parse with one X (or one B and one E) per slice, numeric
 //     ts/dur >= 0; the verdict report parses and agrees with the report; Summarize succeeds
 //     and counts every slice once;
-//   * DumpTrace (the CLI's streaming path), one record per chunk: the same verdict counts,
+//   * DumpTrace (the CLI's streaming path), in up to 8 chunks: the same verdict counts,
 //     the same error when strict verification fails, and otherwise the same slices, span,
 //     summary, otherData (but the clock note) and trace events as the whole-trace path;
 //   * sidecars: a layout ParseLayoutJson accepts passes ValidateLayout and round-trips

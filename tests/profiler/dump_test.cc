@@ -99,6 +99,26 @@ TEST(DumpTest, ChunkedDumpWritesTheSameEventsAsTheWholeTimeline) {
   }
 }
 
+TEST(DumpTest, AStreamGetsTheSameTraceAsTheFile) {
+  absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(2000);
+  ASSERT_THAT(buffer, IsOk());
+  DumpOptions options;
+  options.chunk_events = 3 * testing::kSyntheticEventsPerUnit;
+  options.chrome_trace_path = TempPath("to_file.json");
+  DumpResult to_file;
+  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, to_file), IsOk());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  options.chrome_trace_path = TempPath("not_written.json");
+  options.chrome_trace_stream = &os;
+  DumpResult to_stream;
+  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, to_stream), IsOk());
+  os.flush();
+  EXPECT_EQ(nlohmann::json::parse(text), ReadJson(TempPath("to_file.json")));
+  EXPECT_FALSE(llvm::sys::fs::exists(options.chrome_trace_path));
+  EXPECT_EQ(to_stream.slices, to_file.slices);
+}
+
 TEST(DumpTest, SingleChunkKeepsBuildTimelinesClockNote) {
   absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(2000);
   ASSERT_THAT(buffer, IsOk());
