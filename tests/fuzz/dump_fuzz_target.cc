@@ -20,6 +20,7 @@
 #include "profiler/dump.h"
 #include "profiler/mosaic_import.h"
 #include "profiler/sidecar.h"
+#include "profiler/status_macros.h"
 #include "profiler/summary.h"
 #include "profiler/timeline.h"
 #include "profiler/timeline_types.h"
@@ -37,12 +38,6 @@ namespace json = llvm::json;
       return absl::InternalError(absl::StrCat("invariant broken: ", #cond, " (", __FILE__, \
                                               ":", __LINE__, "): ", __VA_ARGS__));         \
     }                                                                                      \
-  } while (false)
-
-#define FUZZ_RETURN_IF_ERROR(expr)        \
-  do {                                    \
-    absl::Status fuzz_status_ = (expr);   \
-    if (!fuzz_status_.ok()) return fuzz_status_; \
   } while (false)
 
 // Reads little-endian fields; past the end every byte is 0.
@@ -438,7 +433,7 @@ absl::Status CheckDump(const Trace& t, const RunOptions& options, uint64_t slice
              "DumpTrace's summary differs from Summarize's");
   os.flush();
   ChromeDigest chunked;
-  FUZZ_RETURN_IF_ERROR(
+  RETURN_IF_ERROR(
       CheckChromeJson(text, (options.flags & kFlagBeginEnd) != 0, slices, chunked));
   FUZZ_CHECK(chunked.other_data == whole->other_data, "otherData differs: ", chunked.other_data,
              " vs ", whole->other_data);
@@ -476,11 +471,11 @@ absl::Status CheckTimeline(const Trace& t, const RunOptions& options) {
     FUZZ_CHECK(u.events == v.kept_events, "unit ", i, " shows ", u.events, " events, kept ",
                v.kept_events);
     FUZZ_CHECK(u.cycles_per_ns > 0, "unit ", i, " rate ", u.cycles_per_ns);
-    FUZZ_RETURN_IF_ERROR(CheckUnitSlices(t, i, u));
+    RETURN_IF_ERROR(CheckUnitSlices(t, i, u));
     slices += u.slices.size();
   }
   ChromeDigest digest;
-  FUZZ_RETURN_IF_ERROR(
+  RETURN_IF_ERROR(
       CheckChromeTrace(tl, (options.flags & kFlagBeginEnd) != 0, slices, digest));
 
   absl::StatusOr<Summary> summary = Summarize(tl);
@@ -530,8 +525,8 @@ absl::Status AnalyzeAndCheck(TraceLayout layout, std::vector<uint32_t> words,
              expected_words, " was analyzed");
   const Trace& t = **trace;
   if (!options.verify.allow_truncated && !t.report.ok()) ++options.stages->strict_failed;
-  FUZZ_RETURN_IF_ERROR(CheckDecoded(t));
-  FUZZ_RETURN_IF_ERROR(CheckReport(t, options));
+  RETURN_IF_ERROR(CheckDecoded(t));
+  RETURN_IF_ERROR(CheckReport(t, options));
   return CheckTimeline(t, options);
 }
 
