@@ -33,8 +33,11 @@ TEST(CudaStatusTest, MapsDriverAndInputErrorsToCanonicalCodes) {
 }
 
 TEST(CudaStatusTest, NamesAnUnknownCodeByNumber) {
-  EXPECT_THAT(ToStatus(static_cast<CUresult>(123456), "c"),
-              StatusIs(absl::StatusCode::kInternal, StartsWith("CUDA error: c: CUDA_ERROR_123456: ")));
+  // 1000: no CUresult enumerator (the largest is CUDA_ERROR_UNKNOWN = 999), yet within the
+  // enum's range of values (0..1023); a value outside that range would be undefined
+  // behaviour to cast to CUresult (UBSan's -fsanitize=enum reports it).
+  EXPECT_THAT(ToStatus(static_cast<CUresult>(1000), "c"),
+              StatusIs(absl::StatusCode::kInternal, StartsWith("CUDA error: c: CUDA_ERROR_1000: ")));
 }
 
 }  // namespace
