@@ -10,7 +10,7 @@ PACKAGES=(
   llvm-14-dev zlib1g-dev libtinfo-dev                 # LLVM Support (JSON, processes, files)
   libgtest-dev libgmock-dev libbenchmark-dev          # tests and benchmarks
   nlohmann-json3-dev                                  # test-only independent JSON parser
-  g++ clang-14 libclang-rt-14-dev                     # host backend compiler, sanitizers, fuzzer
+  g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
   python3                                             # build-time embedding of device headers
 )
 
