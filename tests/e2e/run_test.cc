@@ -191,6 +191,34 @@ TEST_F(E2eTest, PipelineRolesRecordExactlyThePlanPerUnitInEveryUnitKindAndPlacem
   }
 }
 
+TEST_F(E2eTest, BlockSampleRecordsOnlyTheSampledBlocksAndUnsampledOnesStillCompute) {
+  const TiledGemmShape shape{.m = 48, .n = 32, .k = 32, .tile = 16};  // 6 blocks
+  absl::StatusOr<Kernel> gemm = TiledGemm(shape);
+  ASSERT_THAT(gemm.status(), IsOk());
+  const std::vector<float> a = Iota(shape.m * shape.k, 0.25f);
+  const std::vector<float> b = Iota(shape.k * shape.n, 0.5f);
+  const std::vector<float> reference = ReferenceGemm(a, b, shape);
+  std::vector<float> c(shape.m * shape.n, -1.0f);
+  std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(a)),
+                                 KernelArg::In(absl::MakeConstSpan(b)),
+                                 KernelArg::Out(absl::MakeSpan(c))};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warp();
+  options.profile.sample = BlockSample{.begin = 1, .end = 100, .stride = 2};
+  RunResult run = RunAndCheckExact(*gemm, args, options);
+  ASSERT_NE(run.trace, nullptr);
+  // Blocks 1, 3, 5 of 6, 8 warps each; nothing else in the buffer.
+  ASSERT_EQ(run.trace->decoded.records.size(), 3u * 8u);
+  for (const DecodedRecord& record : run.trace->decoded.records) {
+    EXPECT_EQ(record.block_linear % 2, 1u) << record.record_index;
+    EXPECT_EQ(record.block_linear, 1 + 2 * (record.record_index / 8));
+  }
+  EXPECT_EQ(run.plan->buffer_bytes(), 3u * 8u * abi::RecordBytes(run.plan->capacity()));
+  for (size_t i = 0; i < c.size(); ++i) {
+    ASSERT_NEAR(c[i], reference[i], 1e-3f * (1.0f + std::abs(reference[i]))) << i;
+  }
+}
+
 // A kernel whose loop runs `actual` times but is declared with an upper bound of `bound`.
 absl::StatusOr<Kernel> UnderBoundedLoop(int actual, uint64_t bound) {
   KernelBuilder b("under_bounded");
