@@ -12,9 +12,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
-#include "examples/example_data.h"
 #include "examples/example_main.h"
-#include "jit/kernels/tiled_gemm.h"
+#include "examples/gemm_problem.h"
 #include "jit/kernels/warp_specialized_pipeline.h"
 
 ABSL_FLAG(uint32_t, m, 32, "rows of A and C (a multiple of 4 x --consumers)");
@@ -42,33 +41,11 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
                             .consumers = absl::GetFlag(FLAGS_consumers)};
   absl::StatusOr<Kernel> kernel = WarpSpecializedPipeline(shape);
   if (!kernel.ok()) return kernel.status();
-
-  struct Data {
-    std::vector<float> a, b, c;
-    std::vector<double> reference;
-  };
-  auto data = std::make_shared<Data>();
-  data->a = RandomFloats(uint64_t{shape.m} * shape.k, /*seed=*/3);
-  data->b = RandomFloats(uint64_t{shape.k} * shape.n, /*seed=*/4);
-  data->c.assign(uint64_t{shape.m} * shape.n, 0.0f);
-  const std::vector<float> reference =
-      ReferenceGemm(data->a, data->b, TiledGemmShape{.m = shape.m, .n = shape.n, .k = shape.k});
-  data->reference.assign(reference.begin(), reference.end());
-
-  ExampleProblem problem;
-  problem.description = absl::StrFormat(
-      "C = A x B, %u x %u x %u (M x N x K), 1 producer + %u consumer warpgroups, %u stages",
-      shape.m, shape.n, shape.k, shape.consumers, shape.stages);
-  problem.kernel = *std::move(kernel);
-  problem.args = {KernelArg::In(absl::MakeConstSpan(data->a)),
-                  KernelArg::In(absl::MakeConstSpan(data->b)),
-                  KernelArg::Out(absl::MakeSpan(data->c))};
-  problem.check = [data, n = shape.n] {
-    return CompareToReference("C", data->c, data->reference, /*rel_tolerance=*/1e-4,
-                              /*abs_tolerance=*/1e-4, /*row_length=*/n);
-  };
-  problem.storage = data;
-  return problem;
+  return GemmProblem(
+      *std::move(kernel), shape.m, shape.n, shape.k, /*seed=*/3,
+      absl::StrFormat(
+          "C = A x B, %u x %u x %u (M x N x K), 1 producer + %u consumer warpgroups, %u stages",
+          shape.m, shape.n, shape.k, shape.consumers, shape.stages));
 }
 
 }  // namespace
