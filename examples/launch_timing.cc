@@ -1,11 +1,9 @@
 #include "examples/launch_timing.h"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "jit/cuda/cuda_device.h"
 #include "profiler/layout.h"
 #include "profiler/status_macros.h"
 
@@ -70,24 +68,12 @@ absl::StatusOr<LaunchTimes> TimeLaunches(Device& device, const KernelSource& sou
                                 slots.data()));
   RETURN_IF_ERROR(device.Synchronize());
 
-  LaunchTimes times;
-  if (auto* gpu = dynamic_cast<CudaDevice*>(&device)) {
-    times.clock = "CUDA events";
-    ASSIGN_OR_RETURN(times.micros,
-                     gpu->TimeLaunches(*loaded, source.grid, source.block,
+  ASSIGN_OR_RETURN(Device::LaunchDurations durations,
+                   device.TimeLaunches(*loaded, source.grid, source.block,
                                        source.dynamic_shared_bytes, slots.data(), launches));
-    return times;
-  }
-  times.clock = "host steady clock";
-  times.micros.reserve(launches);
-  for (int i = 0; i < launches; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(device.Launch(*loaded, source.grid, source.block,
-                                  source.dynamic_shared_bytes, slots.data()));
-    RETURN_IF_ERROR(device.Synchronize());
-    const auto stop = std::chrono::steady_clock::now();
-    times.micros.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
-  }
+  LaunchTimes times;
+  times.micros = std::move(durations.micros);
+  times.clock = std::move(durations.clock);
   return times;
 }
 

@@ -8,9 +8,9 @@
 // buffers copied, Out buffers and the trace buffer zeroed), one untimed warm-up launch
 // runs, then `launches` timed launches reuse the same buffers (so a kernel that
 // accumulates into an output, like the reduction, accumulates across launches: the
-// outputs are not copied back). On a CudaDevice each launch is timed on the GPU with CUDA
-// events (CudaDevice::TimeLaunches); on the host backend, which launches synchronously,
-// with the steady clock around Launch.
+// outputs are not copied back). The timed launches are the device's own
+// (Device::TimeLaunches): on a CudaDevice, CUDA events on the GPU; on the host backend,
+// which launches synchronously, the host steady clock around Launch + Synchronize.
 #ifndef WARPTRACE_EXAMPLES_LAUNCH_TIMING_H_
 #define WARPTRACE_EXAMPLES_LAUNCH_TIMING_H_
 

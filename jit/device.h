@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -87,6 +88,23 @@ class Device {
 
   // Waits for every launch and copy to finish; reports errors raised by kernels.
   virtual absl::Status Synchronize() = 0;
+
+  // The durations of `count` launches of `kernel`, one after another, each waited for
+  // before the next; the arguments are as Launch's and are reused by every launch.
+  struct LaunchDurations {
+    std::vector<double> micros;  // one per launch, in launch order
+    std::string clock;           // what measured them, for output: "host steady clock"
+  };
+  // The default implementation measures each launch with the host's steady clock around
+  // Launch + Synchronize, so a duration includes the launch call and the wait (on a backend
+  // that launches synchronously, like the host backend, that is the kernel's run time);
+  // `clock` is "host steady clock". A backend with a device-side timer overrides it
+  // (CudaDevice: a pair of CUDA events around each launch, `clock` "CUDA events").
+  // InvalidArgument for count < 1; Launch's and Synchronize's errors otherwise.
+  virtual absl::StatusOr<LaunchDurations> TimeLaunches(LoadedKernel& kernel, Dim3 grid,
+                                                       Dim3 block,
+                                                       uint32_t dynamic_shared_bytes,
+                                                       void** args, int count);
 };
 
 // Owns one allocation on a Device; frees it when destroyed (a failure to free at

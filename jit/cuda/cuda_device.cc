@@ -1,10 +1,13 @@
 #include "jit/cuda/cuda_device.h"
 
+#include <cuda.h>
+
 #include <cstdint>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "jit/cuda/cuda_driver.h"
 #include "jit/cuda/cuda_status.h"
 #include "jit/nvrtc_compiler.h"
 #include "profiler/status_macros.h"
@@ -41,6 +44,21 @@ class CudaKernel final : public LoadedKernel {
 
 }  // namespace
 
+// Owns the retained primary context: released when the device is destroyed, or when
+// Create fails after retaining it.
+struct CudaDevice::Driver {
+  Driver(const CudaDriver* driver, CUdevice device, CUcontext context)
+      : driver(driver), device(device), context(context) {}
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+  ~Driver() { driver->api().cuDevicePrimaryCtxRelease(device); }
+  const CudaDriverApi& api() const { return driver->api(); }
+
+  const CudaDriver* const driver;
+  const CUdevice device;
+  const CUcontext context;
+};
+
 CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view arch,
                                   const std::vector<std::string>& extra_flags) {
   CompileRequest request;
@@ -70,17 +88,14 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(CudaDeviceOptions
   CUcontext context;
   RETURN_IF_ERROR(ToStatus(cu.cuDevicePrimaryCtxRetain(&context, device),
                            absl::StrCat("retaining the primary context of ", which)));
+  auto handles = std::make_unique<Driver>(driver, device, context);
   CompileCacheOptions cache_options;
   cache_options.directory = options.cache_directory;
   cache_options.use_disk = options.use_disk_cache;
-  absl::StatusOr<std::unique_ptr<CachingCompiler>> compiler =
-      CachingCompiler::Create(std::make_unique<NvrtcCompiler>(), cache_options);
-  if (!compiler.ok()) {
-    cu.cuDevicePrimaryCtxRelease(device);
-    return compiler.status();
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<CachingCompiler> compiler,
+                   CachingCompiler::Create(std::make_unique<NvrtcCompiler>(), cache_options));
   std::unique_ptr<CudaDevice> out(
-      new CudaDevice(driver, device, context, *std::move(compiler), std::move(options)));
+      new CudaDevice(std::move(handles), std::move(compiler), std::move(options)));
   RETURN_IF_ERROR(out->MakeCurrent("creating"));
 
   char name[256] = {};
@@ -111,15 +126,14 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(CudaDeviceOptions
   return out;
 }
 
-CudaDevice::CudaDevice(const CudaDriver* driver, CUdevice device, CUcontext context,
-                       std::unique_ptr<CachingCompiler> compiler, CudaDeviceOptions options)
-    : driver_(driver), device_(device), context_(context), compiler_(std::move(compiler)),
-      options_(std::move(options)) {}
+CudaDevice::CudaDevice(std::unique_ptr<Driver> driver, std::unique_ptr<CachingCompiler> compiler,
+                       CudaDeviceOptions options)
+    : driver_(std::move(driver)), compiler_(std::move(compiler)), options_(std::move(options)) {}
 
-CudaDevice::~CudaDevice() { driver_->api().cuDevicePrimaryCtxRelease(device_); }
+CudaDevice::~CudaDevice() = default;
 
 absl::Status CudaDevice::MakeCurrent(absl::string_view what) const {
-  return ToStatus(driver_->api().cuCtxSetCurrent(context_),
+  return ToStatus(driver_->api().cuCtxSetCurrent(driver_->context),
                   absl::StrCat("making the context of ", name_, " current for ", what));
 }
 
@@ -177,7 +191,7 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> CudaDevice::Load(const KernelSourc
     return found;
   }
   return std::unique_ptr<LoadedKernel>(
-      new CudaKernel(this, driver_, source.kernel_name, module, function));
+      new CudaKernel(this, driver_->driver, source.kernel_name, module, function));
 }
 
 absl::Status CudaDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
@@ -215,10 +229,10 @@ absl::Status CudaDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
                   what);
 }
 
-absl::StatusOr<std::vector<double>> CudaDevice::TimeLaunches(LoadedKernel& kernel, Dim3 grid,
-                                                             Dim3 block,
-                                                             uint32_t dynamic_shared_bytes,
-                                                             void** args, int count) {
+absl::StatusOr<Device::LaunchDurations> CudaDevice::TimeLaunches(LoadedKernel& kernel,
+                                                                 Dim3 grid, Dim3 block,
+                                                                 uint32_t dynamic_shared_bytes,
+                                                                 void** args, int count) {
   if (count < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("timing kernel ", kernel.name(), ": count must be at least 1, not ", count));
@@ -228,7 +242,7 @@ absl::StatusOr<std::vector<double>> CudaDevice::TimeLaunches(LoadedKernel& kerne
       cu.cuEventRecord == nullptr || cu.cuEventSynchronize == nullptr ||
       cu.cuEventElapsedTime == nullptr) {
     return absl::UnavailableError(absl::StrCat("timing kernel ", kernel.name(), ": the driver ",
-                                               driver_->library(),
+                                               driver_->driver->library(),
                                                " lacks the CUDA event API; update the driver"));
   }
   RETURN_IF_ERROR(MakeCurrent("timing"));
@@ -247,8 +261,9 @@ absl::StatusOr<std::vector<double>> CudaDevice::TimeLaunches(LoadedKernel& kerne
     RETURN_IF_ERROR(ToStatus(cu.cuEventCreate(&event, CU_EVENT_DEFAULT),
                              absl::StrCat(what, ": creating an event")));
   }
-  std::vector<double> micros;
-  micros.reserve(count);
+  LaunchDurations out;
+  out.clock = "CUDA events";
+  out.micros.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     RETURN_IF_ERROR(ToStatus(cu.cuEventRecord(events[0], /*hStream=*/nullptr),
                              absl::StrCat(what, ": recording the start event")));
@@ -260,9 +275,9 @@ absl::StatusOr<std::vector<double>> CudaDevice::TimeLaunches(LoadedKernel& kerne
     float ms = 0;
     RETURN_IF_ERROR(ToStatus(cu.cuEventElapsedTime(&ms, events[0], events[1]),
                              absl::StrCat(what, ": reading the elapsed time of launch ", i)));
-    micros.push_back(static_cast<double>(ms) * 1000.0);
+    out.micros.push_back(static_cast<double>(ms) * 1000.0);
   }
-  return micros;
+  return out;
 }
 
 absl::Status CudaDevice::Synchronize() {

@@ -17,10 +17,13 @@
 // cache directory can be derived.
 //
 // Thread-safe: the driver API is; launches are serialized by a mutex.
+//
+// This header does not include cuda.h (the driver handles live behind a pointer to an
+// implementation type defined in cuda_device.cc), so code that selects or uses a device
+// compiles without the CUDA headers on its include path; //tests/jit/cuda:no_cuda_h_test
+// checks it for every header outside jit/cuda.
 #ifndef WARPTRACE_JIT_CUDA_CUDA_DEVICE_H_
 #define WARPTRACE_JIT_CUDA_CUDA_DEVICE_H_
-
-#include <cuda.h>
 
 #include <memory>
 #include <string>
@@ -32,7 +35,6 @@
 #include "jit/compile_cache.h"
 #include "jit/compiler.h"
 #include "jit/device.h"
-#include "jit/cuda/cuda_driver.h"
 
 namespace warptrace {
 
@@ -74,26 +76,26 @@ class CudaDevice final : public Device {
                       uint32_t dynamic_shared_bytes, void** args) override;
   absl::Status Synchronize() override;
 
-  // Launches `kernel` `count` times, one after another on the default stream, and times
-  // each launch on the GPU with a pair of CUDA events recorded around it (resolution about
-  // half a microsecond); waits for each launch before the next. Returns one duration in
-  // microseconds per launch, in order. The arguments are as Launch's and are reused by
-  // every launch. InvalidArgument for count < 1 and Launch's errors; Unavailable when the
-  // driver lacks the event API; the driver's error (naming the launch) otherwise.
-  absl::StatusOr<std::vector<double>> TimeLaunches(LoadedKernel& kernel, Dim3 grid, Dim3 block,
-                                                   uint32_t dynamic_shared_bytes, void** args,
-                                                   int count);
+  // Device::TimeLaunches on the GPU: launches `kernel` `count` times, one after another on
+  // the default stream, and times each launch with a pair of CUDA events recorded around
+  // it (resolution about half a microsecond; `clock` is "CUDA events"); waits for each
+  // launch before the next. InvalidArgument for count < 1 and Launch's errors; Unavailable
+  // when the driver lacks the event API; the driver's error (naming the launch) otherwise.
+  absl::StatusOr<LaunchDurations> TimeLaunches(LoadedKernel& kernel, Dim3 grid, Dim3 block,
+                                               uint32_t dynamic_shared_bytes, void** args,
+                                               int count) override;
 
   CompileCacheStats compile_stats() const { return compiler_->stats(); }
 
  private:
-  CudaDevice(const CudaDriver* driver, CUdevice device, CUcontext context,
-             std::unique_ptr<CachingCompiler> compiler, CudaDeviceOptions options);
+  // The driver and its handles (cuda.h types), defined in cuda_device.cc.
+  struct Driver;
+
+  CudaDevice(std::unique_ptr<Driver> driver, std::unique_ptr<CachingCompiler> compiler,
+             CudaDeviceOptions options);
   absl::Status MakeCurrent(absl::string_view what) const;
 
-  const CudaDriver* driver_;
-  CUdevice device_;
-  CUcontext context_;
+  std::unique_ptr<Driver> driver_;  // never null
   std::unique_ptr<CachingCompiler> compiler_;
   CudaDeviceOptions options_;
   std::string name_;

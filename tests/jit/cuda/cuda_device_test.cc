@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/cuda/cuda_driver.h"
 #include "jit/nvrtc_compiler.h"
 #include "tests/jit/test_kernels.h"
 #include "tests/status_matchers.h"
