@@ -1,5 +1,7 @@
 #include "jit/run.h"
 
+#include <time.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -102,11 +104,56 @@ absl::Status CopyBack(const Kernel& kernel, absl::Span<const KernelArg> args,
   return absl::OkStatus();
 }
 
+int64_t ReadClockNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The host's clocks read back to back; monotonic_ns is the midpoint of two CLOCK_MONOTONIC
+// reads around the others and spread_ns half their distance.
+struct HostClocks {
+  int64_t monotonic_ns = 0;
+  int64_t boottime_ns = 0;
+  int64_t realtime_ns = 0;
+  int64_t spread_ns = 0;
+};
+
+HostClocks ReadHostClocks() {
+  HostClocks c;
+  const int64_t before = ReadClockNs(CLOCK_MONOTONIC);
+  c.boottime_ns = ReadClockNs(CLOCK_BOOTTIME);
+  c.realtime_ns = ReadClockNs(CLOCK_REALTIME);
+  const int64_t after = ReadClockNs(CLOCK_MONOTONIC);
+  c.monotonic_ns = before + (after - before) / 2;
+  c.spread_ns = (after - before + 1) / 2;
+  return c;
+}
+
 struct Launched {
   KernelSource source;
   std::optional<RecordPlan> plan;
   std::vector<uint32_t> trace_words;
+  HostClocks at_launch;     // just before the launch call
+  int64_t launch_to_sync_ns = 0;  // launch call to Synchronize's return (CLOCK_MONOTONIC)
 };
+
+// The host-time anchor of a launch (layout.h, HostTimeAnchor). The host backend's
+// globaltimer is CLOCK_MONOTONIC (std::chrono::steady_clock in jit/host/cuda_on_cpu.h), so
+// its anchor is the clocks read together. On a GPU the first recorded unit start (the
+// trace origin) is paired with the launch call: it came after it and before the
+// synchronize returned.
+HostTimeAnchor AnchorOf(DeviceKind kind, const Launched& run, const Trace& trace) {
+  HostTimeAnchor anchor;
+  const HostClocks& c = run.at_launch;
+  if (kind == DeviceKind::kHost) {
+    anchor = {true, c.monotonic_ns, c.boottime_ns, c.realtime_ns, c.spread_ns};
+  } else if (trace.has_timeline && !trace.decoded.records.empty()) {
+    anchor = {true, trace.timeline.origin_ns, c.boottime_ns, c.realtime_ns,
+              run.launch_to_sync_ns + c.spread_ns};
+  }
+  return anchor;
+}
 
 // Emits, loads and launches once; copies outputs and the trace buffer back.
 absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
@@ -144,9 +191,11 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
   }
   if (out.plan) launch.slots.push_back(&trace_ptr);
 
+  out.at_launch = ReadHostClocks();
   RETURN_IF_ERROR(device.Launch(*loaded, out.source.grid, out.source.block,
                                 out.source.dynamic_shared_bytes, launch.slots.data()));
   RETURN_IF_ERROR(device.Synchronize());
+  out.launch_to_sync_ns = ReadClockNs(CLOCK_MONOTONIC) - out.at_launch.monotonic_ns;
   RETURN_IF_ERROR(CopyBack(kernel, args, launch));
   if (out.plan) {
     out.trace_words.resize(trace.size() / sizeof(uint32_t));
@@ -176,8 +225,12 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
     TraceLayout layout = run.plan->layout();
     layout.device_name = device.Name();
     layout.clock = device.Clock();
-    return AnalyzeTrace(std::move(layout), std::move(run.trace_words), options.verify,
-                        options.timeline);
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace,
+                     AnalyzeTrace(std::move(layout), std::move(run.trace_words), options.verify,
+                                  options.timeline));
+    trace->layout.host_anchor = AnchorOf(device.Kind(), run, *trace);
+    trace->timeline.layout.host_anchor = trace->layout.host_anchor;
+    return trace;
   };
   ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, analyze(launched));
 

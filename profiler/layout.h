@@ -85,6 +85,21 @@ struct ClockInfo {
   friend bool operator==(const ClockInfo&, const ClockInfo&) = default;
 };
 
+// Host time at one instant on the trace's globaltimer axis, so a trace lines up with traces
+// of the host (Perfetto merges traces by their clock snapshots). RunKernel records it around
+// the launch: on the host backend the globaltimer is the host's CLOCK_MONOTONIC read next to
+// CLOCK_BOOTTIME / CLOCK_REALTIME, so the pairing is exact to the few ns between the reads;
+// on a GPU the kernel's first unit start is paired with the host time of the launch call,
+// and `uncertainty_ns` says how far apart (launch to synchronize) they may be.
+struct HostTimeAnchor {
+  bool known = false;           // false: no anchor (older sidecars, Mosaic GPU buffers)
+  int64_t globaltimer_ns = 0;   // on the events' globaltimer axis
+  int64_t boottime_ns = 0;      // CLOCK_BOOTTIME at that instant
+  int64_t realtime_ns = 0;      // CLOCK_REALTIME at that instant
+  int64_t uncertainty_ns = 0;   // the pairing is exact to within this
+  friend bool operator==(const HostTimeAnchor&, const HostTimeAnchor&) = default;
+};
+
 struct TraceLayout {
   std::string kernel_name;
   std::string device_name;  // "NVIDIA H200", "host backend (4 virtual SMs)", ...
@@ -96,6 +111,7 @@ struct TraceLayout {
   BlockSample sample;
   ClockInfo clock;
   std::vector<SiteInfo> sites;  // indexed by site id: sites[i].id == i
+  HostTimeAnchor host_anchor;   // set by RunKernel, kept by sidecars
   friend bool operator==(const TraceLayout&, const TraceLayout&) = default;
 };
 

@@ -67,6 +67,8 @@ class Fields {
     return v;
   }
 
+  bool Has(absl::string_view key) const { return object_.get(Ref(key)) != nullptr; }
+
   absl::StatusOr<uint64_t> Unsigned(absl::string_view key,
                                     uint64_t max = std::numeric_limits<uint32_t>::max()) const {
     ASSIGN_OR_RETURN(const json::Value* v, Get(key));
@@ -214,6 +216,15 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
         });
       }
     });
+    if (layout.host_anchor.known) {
+      const HostTimeAnchor& a = layout.host_anchor;
+      j.attributeObject("host_anchor", [&] {
+        j.attribute("globaltimer_ns", a.globaltimer_ns);
+        j.attribute("boottime_ns", a.boottime_ns);
+        j.attribute("realtime_ns", a.realtime_ns);
+        j.attribute("uncertainty_ns", a.uncertainty_ns);
+      });
+    }
   });
 }
 
@@ -287,6 +298,18 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(uint64_t num_sms, clock.Unsigned("num_sms"));
   layout.clock.num_sms = static_cast<uint32_t>(num_sms);
   ASSIGN_OR_RETURN(layout.clock.event_clock, clock.String("event_clock"));
+
+  if (root.Has("host_anchor")) {
+    ASSIGN_OR_RETURN(Fields anchor, root.Object("host_anchor"));
+    HostTimeAnchor& a = layout.host_anchor;
+    constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
+    ASSIGN_OR_RETURN(uint64_t globaltimer, anchor.Unsigned("globaltimer_ns", kMax));
+    ASSIGN_OR_RETURN(uint64_t boottime, anchor.Unsigned("boottime_ns", kMax));
+    ASSIGN_OR_RETURN(uint64_t realtime, anchor.Unsigned("realtime_ns", kMax));
+    ASSIGN_OR_RETURN(uint64_t uncertainty, anchor.Unsigned("uncertainty_ns", kMax));
+    a = {true, static_cast<int64_t>(globaltimer), static_cast<int64_t>(boottime),
+         static_cast<int64_t>(realtime), static_cast<int64_t>(uncertainty)};
+  }
 
   ASSIGN_OR_RETURN(const json::Array* sites, root.Array("sites"));
   layout.sites.reserve(sites->size());

@@ -13,8 +13,12 @@
 //     "capacity": 258, "placement": "global",
 //     "sample": {"begin": 0, "end": 4294967295, "stride": 1},
 //     "clock": {"nominal_sm_clock_khz": 1980000, "num_sms": 132, "event_clock": "clock"},
-//     "sites": [{"id": 0, "name": "kernel", "kind": "kernel", "origin": "gemm.cc:12"}, ...]
+//     "sites": [{"id": 0, "name": "kernel", "kind": "kernel", "origin": "gemm.cc:12"}, ...],
+//     "host_anchor": {"globaltimer_ns": N, "boottime_ns": N, "realtime_ns": N,
+//                     "uncertainty_ns": N}
 //   }
+// "host_anchor" (TraceLayout::host_anchor) is optional: written when the anchor is known,
+// absent in sidecars saved before it existed, which stay readable (no anchor).
 //
 // Other producers: a sidecar whose "format" is not "warptrace" (e.g. "mosaic-gpu", written
 // by JAX's Mosaic GPU profiler) is handed to the importer registered for that format in

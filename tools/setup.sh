@@ -10,6 +10,8 @@ PACKAGES=(
   llvm-14-dev zlib1g-dev libtinfo-dev                 # LLVM Support (JSON, processes, files)
   libgtest-dev libgmock-dev libbenchmark-dev          # tests and benchmarks
   nlohmann-json3-dev                                  # test-only independent JSON parser
+  libprotobuf-dev protobuf-compiler                   # Perfetto trace output (protoc + coded streams)
+  python3-pip                                         # installs the test-only Perfetto schema below
   g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
   python3                                             # build-time embedding of device headers
 )
@@ -33,6 +35,22 @@ if ((${#missing[@]})); then
          "${missing[@]}" >>/tmp/warptrace-setup-apt.log 2>&1; then
     tail -20 /tmp/warptrace-setup-apt.log >&2
     echo "setup: error: could not install: ${missing[*]} (apt log: /tmp/warptrace-setup-apt.log)" >&2
+    exit 1
+  fi
+fi
+
+# Test-only: Perfetto's own published schema (perfetto_trace_pb2, in PyPI's `perfetto`) and
+# the protobuf runtime it needs, so tests/profiler/perfetto reads our .pftrace output back
+# with a decoder that shares no code with the writer. Installed for the system python3 that
+# Bazel's tests run (PATH=/bin:/usr/bin); pinned so the schema does not move under the tests.
+PY_PACKAGES=(perfetto==0.59.1 protobuf==7.36.2)
+if ! /usr/bin/python3 -c 'import google.protobuf; from perfetto.protos.perfetto.trace import perfetto_trace_pb2' \
+     >/dev/null 2>&1; then
+  echo "setup: installing ${PY_PACKAGES[*]} for /usr/bin/python3 (test-only)"
+  if ! /usr/bin/python3 -m pip install -q --break-system-packages "${PY_PACKAGES[@]}" \
+       >/tmp/warptrace-setup-pip.log 2>&1; then
+    tail -20 /tmp/warptrace-setup-pip.log >&2
+    echo "setup: error: could not install ${PY_PACKAGES[*]} (pip log: /tmp/warptrace-setup-pip.log)" >&2
     exit 1
   fi
 fi

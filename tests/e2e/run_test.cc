@@ -6,6 +6,8 @@
 // The central property: the events every trace unit records equal what the plan predicts
 // for that unit — per unit, not in total — and, for random builder trees, what an
 // independent simulation of the tree on the unit's recorder thread predicts.
+#include <time.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -133,6 +135,43 @@ TEST_F(E2eTest, GemmMatchesReferenceWithProfilingOnAndOff) {
       ASSERT_NEAR(c[i], reference[i], 1e-3f * (1.0f + std::abs(reference[i])))
           << "C[" << i << "] with profiling " << (profile ? "on" : "off");
     }
+  }
+}
+
+// The host clocks of the launch sit next to the trace's globaltimer: the anchor lies within
+// the launch (host backend: its globaltimer is CLOCK_MONOTONIC, read with the others).
+TEST_F(E2eTest, TraceCarriesTheHostTimeAnchorOfItsLaunch) {
+  const TiledGemmShape shape{.m = 32, .n = 32, .k = 64, .tile = 16};
+  absl::StatusOr<Kernel> gemm = TiledGemm(shape);
+  ASSERT_THAT(gemm.status(), IsOk());
+  const std::vector<float> a = Iota(shape.m * shape.k, 0.25f);
+  const std::vector<float> b = Iota(shape.k * shape.n, 0.5f);
+  std::vector<float> c(shape.m * shape.n);
+  std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(a)),
+                                 KernelArg::In(absl::MakeConstSpan(b)),
+                                 KernelArg::Out(absl::MakeSpan(c))};
+  auto now = [](clockid_t clock) {
+    timespec ts{};
+    clock_gettime(clock, &ts);
+    return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  };
+  const int64_t boot_before = now(CLOCK_BOOTTIME);
+  const int64_t real_before = now(CLOCK_REALTIME);
+  RunResult run = RunAndCheckExact(*gemm, args, RunOptions{});
+  const int64_t boot_after = now(CLOCK_BOOTTIME);
+  ASSERT_NE(run.trace, nullptr);
+  const HostTimeAnchor& anchor = run.trace->layout.host_anchor;
+  ASSERT_TRUE(anchor.known);
+  EXPECT_EQ(run.trace->timeline.layout.host_anchor, anchor);
+  EXPECT_GE(anchor.boottime_ns, boot_before);
+  EXPECT_LE(anchor.boottime_ns, boot_after);
+  EXPECT_GE(anchor.realtime_ns, real_before);
+  EXPECT_GE(anchor.uncertainty_ns, 0);
+  // The kernel ran after the anchor and within the launch on the globaltimer axis.
+  EXPECT_LE(anchor.globaltimer_ns - anchor.uncertainty_ns, run.trace->timeline.origin_ns);
+  EXPECT_LE(run.trace->timeline.origin_ns - anchor.globaltimer_ns, boot_after - boot_before);
+  if (run.device_kind == DeviceKind::kHost) {
+    EXPECT_LT(anchor.uncertainty_ns, 1'000'000) << "clocks read back to back";
   }
 }
 

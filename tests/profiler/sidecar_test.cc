@@ -84,6 +84,39 @@ TEST(SidecarTest, JsonHasFormatVersionAndEveryField) {
   EXPECT_EQ(j["sites"][2]["kind"], "loop_body");
 }
 
+TEST(SidecarTest, HostAnchorRoundTripsWithEveryDigit) {
+  TraceLayout layout = SampleLayout();
+  // Past 2^53: a double would lose the last digits.
+  layout.host_anchor = {true, 1'764'500'000'123'456'789, 98'765'432'101, 1'764'500'001'000'000'007,
+                        250};
+  const std::string json = ToJson(layout);
+  EXPECT_THAT(json, HasSubstr("\"globaltimer_ns\": 1764500000123456789"));
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(json);
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(parsed->host_anchor, layout.host_anchor);
+}
+
+TEST(SidecarTest, SidecarWithoutHostAnchorStillLoadsWithNoAnchor) {
+  const TraceLayout layout = SampleLayout();  // no anchor: the field is not written
+  const std::string json = ToJson(layout);
+  EXPECT_THAT(json, ::testing::Not(HasSubstr("host_anchor")));
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(json);
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_FALSE(parsed->host_anchor.known);
+}
+
+TEST(SidecarTest, ParseNamesMistypedHostAnchorField) {
+  TraceLayout layout = SampleLayout();
+  layout.host_anchor = {true, 10, 20, 30, 0};
+  std::string json = ToJson(layout);
+  const std::string field = "\"boottime_ns\": 20";
+  const size_t at = json.find(field);
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, field.size(), "\"boottime_ns\": -5");
+  EXPECT_THAT(ParseLayoutJson(json),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("host_anchor.boottime_ns")));
+}
+
 TEST(SidecarTest, InvalidUtf8NamesStillProduceValidJson) {
   TraceLayout layout = SampleLayout();
   layout.sites[1].name = "bad\xff name";
