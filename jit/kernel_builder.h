@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -66,23 +67,39 @@ class Expr {
 // How many times a loop runs, as far as the plan is concerned.
 class TripCount {
  public:
-  enum class Kind { kExact, kUpperBound, kUnknown };
+  enum class Kind { kExact, kUpperBound, kPerBlock, kUnknown };
   // The loop runs exactly n times (known at JIT time).
-  static TripCount Exact(uint64_t n) { return TripCount(Kind::kExact, n); }
+  static TripCount Exact(uint64_t n) { return TripCount(Kind::kExact, n, ""); }
   // The loop runs at most n times. The plan sizes for n; if the bound is wrong, extra events
   // are counted as dropped, never written over a neighbour.
-  static TripCount UpperBound(uint64_t n) { return TripCount(Kind::kUpperBound, n); }
+  static TripCount UpperBound(uint64_t n) { return TripCount(Kind::kUpperBound, n, ""); }
+  // The loop runs exactly `expr` times in each block, where `expr` (jit/trip_expr.h: C
+  // integer arithmetic, min/max, ?:) reads blockIdx, gridDim, blockDim and the kernel's
+  // integer scalar parameters by name. It is evaluated for every block when the kernel is
+  // launched (RecordPlan::Create with the launch's scalars), so a persistent kernel's tile
+  // loop is planned exactly per block and the buffer is sized per launch:
+  //   b.For("tile", "blockIdx.x", "num_tiles", "gridDim.x", TripCount::PerBlock(
+  //       "blockIdx.x < num_tiles ? (num_tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0"), ...);
+  // A value below 0 at launch is an error. If the expression is wrong, extra events are
+  // counted as dropped, never written over a neighbour.
+  static TripCount PerBlock(std::string expr) {
+    return TripCount(Kind::kPerBlock, 0, std::move(expr));
+  }
   // Nothing is known: no record site may be placed inside such a loop.
-  static TripCount Unknown() { return TripCount(Kind::kUnknown, 0); }
+  static TripCount Unknown() { return TripCount(Kind::kUnknown, 0, ""); }
 
   Kind kind() const { return kind_; }
-  uint64_t count() const { return count_; }  // n for kExact / kUpperBound, 0 for kUnknown
+  // n for kExact / kUpperBound; 0 for kPerBlock (see RecordPlan) and kUnknown.
+  uint64_t count() const { return count_; }
+  const std::string& expr() const { return expr_; }  // kPerBlock's expression
   bool bounded() const { return kind_ != Kind::kUnknown; }
 
  private:
-  TripCount(Kind kind, uint64_t count) : kind_(kind), count_(count) {}
+  TripCount(Kind kind, uint64_t count, std::string expr)
+      : kind_(kind), count_(count), expr_(std::move(expr)) {}
   Kind kind_;
   uint64_t count_;
+  std::string expr_;
 };
 
 // The index a role split divides the block's threads by.

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "jit/trip_expr.h"
 #include "profiler/device/trace_abi.h"
 #include "profiler/status_macros.h"
 
@@ -55,11 +57,18 @@ std::string Join(const std::vector<std::string>& terms) {
 
 // Counts events along the path of one recorder thread (or, with no thread, the largest
 // role of each split, for Explain).
+// Per-block loops' trip counts for the block being counted, by KernelNode::ordinal, and
+// (for Explain) how each was derived.
+struct PerBlockTrips {
+  std::vector<uint64_t> trip;
+  std::vector<std::string> how;
+};
+
 class Counter {
  public:
   Counter(const std::vector<std::optional<uint32_t>>& site_of_node, std::optional<uint64_t> thread,
-          std::vector<std::string>* lines)
-      : site_of_node_(site_of_node), thread_(thread), lines_(lines) {}
+          const PerBlockTrips& per_block, std::vector<std::string>* lines)
+      : site_of_node_(site_of_node), thread_(thread), per_block_(per_block), lines_(lines) {}
 
   Flow Body(const std::vector<KernelNode>& body, int depth,
             std::vector<std::string>* terms) {
@@ -162,8 +171,10 @@ class Counter {
     Flow body = Body(node.body, depth + 1, &terms);
     body.fall = Add(body.fall, Range::Of(site));
     body.ret = Add(body.ret, Range::Of(site));
-    const uint64_t n = node.trip.count();
-    const bool exact = node.trip.kind() == TripCount::Kind::kExact;
+    const bool per_block = node.trip.kind() == TripCount::Kind::kPerBlock;
+    const uint64_t n = per_block ? per_block_.trip[node.ordinal] : node.trip.count();
+    // A per-block count is exact for the block being counted.
+    const bool exact = per_block || node.trip.kind() == TripCount::Kind::kExact;
     Flow f;
     if (!node.trip.bounded()) {
       // The plan rejected record sites here, so the body records nothing.
@@ -182,10 +193,11 @@ class Counter {
         f.ret = {true, body.ret.min, SatAdd(before, body.ret.max)};
       }
     }
-    const char* how = exact ? "x" : "x<=";
-    *label = absl::StrCat("loop ", node.text, " ", node.trip.bounded() ? how : "x?",
-                          node.trip.bounded() ? absl::StrCat(n) : "", " -> (", Join(terms),
-                          ") x ", n, " = ", f.Any().max);
+    std::string how = !node.trip.bounded() ? "x?"
+                      : per_block         ? absl::StrCat("x ", per_block_.how[node.ordinal])
+                                          : absl::StrCat(exact ? "x" : "x<=", n);
+    *label = absl::StrCat("loop ", node.text, " ", how, " -> (", Join(terms), ") x ", n, " = ",
+                          f.Any().max);
     return f;
   }
 
@@ -217,6 +229,7 @@ class Counter {
 
   const std::vector<std::optional<uint32_t>>& site_of_node_;
   std::optional<uint64_t> thread_;
+  const PerBlockTrips& per_block_;
   std::vector<std::string>* lines_;
   std::string data_dependent_;
   std::string role_;
@@ -296,10 +309,226 @@ uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
   }
 }
 
+
+// A per-block loop, parsed, with the values of the scalars its expression reads.
+struct PerBlockLoop {
+  const KernelNode* node = nullptr;
+  TripExpr expr;
+  std::vector<int64_t> scalars;  // in expr.scalars() order
+  uint64_t lo = std::numeric_limits<uint64_t>::max();  // over the sampled blocks
+  uint64_t hi = 0;
+};
+
+bool IsIntegerScalar(const KernelParam& param) {
+  return !param.is_pointer && param.type != "float" && param.type != "double";
+}
+
+absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Kernel& kernel,
+                                  const LaunchScalars& scalars, std::vector<PerBlockLoop>* out) {
+  for (const KernelNode& node : body) {
+    if (node.kind == KernelNode::Kind::kLoop &&
+        node.trip.kind() == TripCount::Kind::kPerBlock) {
+      PerBlockLoop loop;
+      loop.node = &node;
+      absl::StatusOr<TripExpr> expr = TripExpr::Parse(node.trip.expr());
+      if (!expr.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(node.path, ": ", expr.status().message()));
+      }
+      loop.expr = std::move(*expr);
+      for (const std::string& name : loop.expr.scalars()) {
+        const auto param = std::find_if(kernel.params.begin(), kernel.params.end(),
+                                        [&](const KernelParam& p) { return p.name == name; });
+        if (param == kernel.params.end() || !IsIntegerScalar(*param)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": per-block trip count '", node.trip.expr(), "' reads '", name,
+              "', which is not ", param == kernel.params.end() ? "a parameter" : "an integer scalar parameter",
+              " of the kernel; it may read blockIdx, gridDim, blockDim and integer scalar "
+              "parameters"));
+        }
+        const auto value = scalars.find(name);
+        if (value == scalars.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": per-block trip count '", node.trip.expr(), "' reads scalar '", name,
+              "', whose value is known only at launch; plan for a launch with "
+              "RecordPlan::Create(kernel, options, scalars) (RunKernel does)"));
+        }
+        loop.scalars.push_back(value->second);
+      }
+      out->push_back(std::move(loop));
+    }
+    RETURN_IF_ERROR(CollectPerBlockLoops(node.body, kernel, scalars, out));
+    RETURN_IF_ERROR(CollectPerBlockLoops(node.else_body, kernel, scalars, out));
+    for (const KernelNode& role : node.roles) {
+      RETURN_IF_ERROR(CollectPerBlockLoops(role.body, kernel, scalars, out));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Dim3 BlockIndex(const Dim3& grid, uint64_t linear) {
+  return Dim3{static_cast<uint32_t>(linear % grid.x),
+              static_cast<uint32_t>(linear / grid.x % grid.y),
+              static_cast<uint32_t>(linear / (uint64_t{grid.x} * grid.y))};
+}
+
+// Evaluates every per-block loop for block `linear`, into trips (by node ordinal).
+absl::Status EvaluateForBlock(const Kernel& kernel, uint64_t linear,
+                              std::vector<PerBlockLoop>& loops, std::vector<uint64_t>* trips) {
+  TripExprEnv env;
+  env.grid_dim = kernel.grid;
+  env.block_dim = kernel.block;
+  env.block_idx = BlockIndex(kernel.grid, linear);
+  for (PerBlockLoop& loop : loops) {
+    env.scalars = loop.scalars;
+    absl::StatusOr<int64_t> value = loop.expr.Evaluate(env);
+    const std::string block = absl::StrFormat("block (%d, %d, %d)", env.block_idx.x,
+                                              env.block_idx.y, env.block_idx.z);
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(loop.node->path, ": for ", block, ": ", value.status().message()));
+    }
+    if (*value < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          loop.node->path, ": per-block trip count '", loop.expr.text(), "' is ", *value,
+          " for ", block, "; a trip count is at least 0 (clamp it with max(0, ...))"));
+    }
+    const uint64_t n = static_cast<uint64_t>(*value);
+    (*trips)[loop.node->ordinal] = n;
+    loop.lo = std::min(loop.lo, n);
+    loop.hi = std::max(loop.hi, n);
+  }
+  return absl::OkStatus();
+}
+
+// Every unit's count: one pass per unit, or with per-block loops one per unit and class of
+// blocks (blocks whose per-block trip counts are all equal count the same).
+struct UnitCounts {
+  std::vector<EventRange> unit_events;
+  std::vector<std::string> unit_notes;
+  std::vector<uint32_t> block_class;
+  std::vector<std::vector<EventRange>> class_events;
+  PerBlockTrips explain;     // per-block loops at their largest value, for the tree
+  std::string per_block_note;
+};
+
+absl::StatusOr<UnitCounts> CountUnits(const Kernel& kernel, const TraceLayout& layout,
+                                      const std::vector<std::optional<uint32_t>>& site_of_node,
+                                      const LaunchScalars& scalars, uint64_t kernel_events) {
+  UnitCounts out;
+  std::vector<PerBlockLoop> loops;
+  RETURN_IF_ERROR(CollectPerBlockLoops(kernel.body, kernel, scalars, &loops));
+  PerBlockTrips trips;
+  trips.trip.assign(kernel.num_nodes, 0);
+  trips.how.assign(kernel.num_nodes, "");
+  // Distinct per-block trip vectors, in order of first block.
+  std::vector<std::vector<uint64_t>> classes;
+  if (loops.empty()) {
+    classes.push_back(trips.trip);
+  } else {
+    std::map<std::vector<uint64_t>, uint32_t> class_of;
+    const uint64_t blocks = SampledBlocks(layout);
+    out.block_class.reserve(blocks);
+    for (uint64_t ordinal = 0; ordinal < blocks; ++ordinal) {
+      RETURN_IF_ERROR(
+          EvaluateForBlock(kernel, SampledBlockId(layout, ordinal), loops, &trips.trip));
+      const auto [it, added] =
+          class_of.emplace(trips.trip, static_cast<uint32_t>(classes.size()));
+      if (added) classes.push_back(trips.trip);
+      out.block_class.push_back(it->second);
+    }
+    if (classes.empty()) classes.push_back(trips.trip);  // no sampled block
+    for (const PerBlockLoop& loop : loops) {
+      const uint32_t o = loop.node->ordinal;
+      const uint64_t lo = blocks == 0 ? 0 : loop.lo;
+      out.explain.trip.resize(kernel.num_nodes, 0);
+      out.explain.how.resize(kernel.num_nodes);
+      out.explain.trip[o] = loop.hi;
+      out.explain.how[o] = absl::StrCat("per-block(", loop.expr.text(), ") in [", lo, ", ",
+                                        loop.hi, "], largest");
+    }
+    out.per_block_note = absl::StrCat(
+        "per-block trip counts evaluated for ", blocks, " sampled blocks: ", classes.size(),
+        " distinct, capacity from the largest\n");
+  }
+  if (out.explain.trip.empty()) {
+    out.explain.trip.assign(kernel.num_nodes, 0);
+    out.explain.how.assign(kernel.num_nodes, "");
+  }
+
+  const uint32_t units = UnitsPerBlock(layout);
+  out.class_events.assign(classes.size(), std::vector<EventRange>(units));
+  for (uint32_t u = 0; u < units; ++u) {
+    EventRange merged{std::numeric_limits<uint64_t>::max(), 0};
+    std::string role, data_dependent;
+    for (size_t c = 0; c < classes.size(); ++c) {
+      trips.trip = classes[c];
+      Counter counter(site_of_node, RecorderThread(layout, u), trips, nullptr);
+      const Range any = counter.Body(kernel.body, 0, nullptr).Any();
+      const EventRange r{SatAdd(any.min, kernel_events), SatAdd(any.max, kernel_events)};
+      out.class_events[c][u] = r;
+      merged = {std::min(merged.min, r.min), std::max(merged.max, r.max)};
+      role = counter.role();
+      if (data_dependent.empty()) data_dependent = counter.data_dependent();
+    }
+    out.unit_events.push_back(merged);
+    std::string note = absl::StrCat("recorder thread ", RecorderThread(layout, u));
+    if (!role.empty()) absl::StrAppend(&note, ", role ", role);
+    if (!data_dependent.empty()) absl::StrAppend(&note, "; depends on data at ", data_dependent);
+    if (classes.size() > 1 && !merged.exact()) {
+      absl::StrAppend(&note, "; depends on the block (per-block loop)");
+    }
+    out.unit_notes.push_back(std::move(note));
+  }
+  if (loops.empty()) out.class_events.clear();
+  return out;
+}
+
+// Sets layout.placement per options.placement; returns how it was chosen.
+absl::StatusOr<std::string> ChoosePlacement(const Kernel& kernel, const ProfileOptions& options,
+                                            TraceLayout& layout) {
+  const std::string where = absl::StrCat("kernel ", kernel.name);
+  const uint32_t units = UnitsPerBlock(layout);
+  const uint64_t own_static = kernel.StaticSharedBytes();
+  const uint64_t own_shared = own_static + kernel.dynamic_shared.bytes;
+  const uint64_t staging = SharedBytesPerBlock(layout);
+  std::string placement_note;
+  switch (options.placement) {
+    case Placement::kGlobal:
+      layout.placement = Placement::kGlobal;
+      placement_note = "global (as asked)";
+      break;
+    case Placement::kShared:
+      if (own_static + staging > kMaxStaticSharedBytes) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: shared placement needs a %d-byte staging array (%d units x %d events x 8), "
+            "which with the kernel's %d bytes of static shared arrays exceeds the %d-byte "
+            "static shared limit; use Placement::kGlobal or kAuto",
+            where, staging, units, layout.capacity, own_static, kMaxStaticSharedBytes));
+      }
+      layout.placement = Placement::kShared;
+      placement_note = "shared (as asked)";
+      break;
+    case Placement::kAuto: {
+      const uint64_t left =
+          options.shared_budget_bytes > own_shared ? options.shared_budget_bytes - own_shared : 0;
+      const bool fits = staging <= left && own_static + staging <= kMaxStaticSharedBytes;
+      layout.placement = fits ? Placement::kShared : Placement::kGlobal;
+      placement_note = absl::StrFormat(
+          "auto -> %s: staging %d bytes %s %d left of the %d-byte budget after the kernel's "
+          "%d shared bytes",
+          fits ? "shared" : "global", staging, fits ? "fits the" : "exceeds the", left,
+          options.shared_budget_bytes, own_shared);
+      break;
+    }
+  }
+  return placement_note;
+}
+
 }  // namespace
 
 absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
-                                              const ProfileOptions& options) {
+                                              const ProfileOptions& options,
+                                              const LaunchScalars& scalars) {
   const std::string where = absl::StrCat("kernel ", kernel.name);
   if (!options.enabled) {
     return absl::InvalidArgumentError(
@@ -335,18 +564,14 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.placement = Placement::kGlobal;
   RETURN_IF_ERROR(ValidateLayout(layout));
   const uint32_t units = UnitsPerBlock(layout);
-  for (uint32_t u = 0; u < units; ++u) {
-    Counter counter(plan.site_of_node_, RecorderThread(layout, u), nullptr);
-    const Range any = counter.Body(kernel.body, 0, nullptr).Any();
-    plan.unit_events_.push_back(
-        EventRange{SatAdd(any.min, kernel_events), SatAdd(any.max, kernel_events)});
-    std::string note = absl::StrCat("recorder thread ", RecorderThread(layout, u));
-    if (!counter.role().empty()) absl::StrAppend(&note, ", role ", counter.role());
-    if (!counter.data_dependent().empty()) {
-      absl::StrAppend(&note, "; depends on data at ", counter.data_dependent());
-    }
-    plan.unit_notes_.push_back(std::move(note));
-    plan.max_events_ = std::max(plan.max_events_, plan.unit_events_.back().max);
+  ASSIGN_OR_RETURN(UnitCounts counts,
+                   CountUnits(kernel, layout, plan.site_of_node_, scalars, kernel_events));
+  plan.unit_events_ = std::move(counts.unit_events);
+  plan.unit_notes_ = std::move(counts.unit_notes);
+  plan.block_class_ = std::move(counts.block_class);
+  plan.class_events_ = std::move(counts.class_events);
+  for (const EventRange& r : plan.unit_events_) {
+    plan.max_events_ = std::max(plan.max_events_, r.max);
   }
   if (plan.max_events_ > std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -361,45 +586,12 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.capacity = options.capacity_override.value_or(
       static_cast<uint32_t>(std::max<uint64_t>(plan.max_events_, 1)));
 
-  // Placement.
-  const uint64_t own_static = kernel.StaticSharedBytes();
-  const uint64_t own_shared = own_static + kernel.dynamic_shared.bytes;
-  const uint64_t staging = SharedBytesPerBlock(layout);
-  std::string placement_note;
-  switch (options.placement) {
-    case Placement::kGlobal:
-      layout.placement = Placement::kGlobal;
-      placement_note = "global (as asked)";
-      break;
-    case Placement::kShared:
-      if (own_static + staging > kMaxStaticSharedBytes) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: shared placement needs a %d-byte staging array (%d units x %d events x 8), "
-            "which with the kernel's %d bytes of static shared arrays exceeds the %d-byte "
-            "static shared limit; use Placement::kGlobal or kAuto",
-            where, staging, units, layout.capacity, own_static, kMaxStaticSharedBytes));
-      }
-      layout.placement = Placement::kShared;
-      placement_note = "shared (as asked)";
-      break;
-    case Placement::kAuto: {
-      const uint64_t left =
-          options.shared_budget_bytes > own_shared ? options.shared_budget_bytes - own_shared : 0;
-      const bool fits = staging <= left && own_static + staging <= kMaxStaticSharedBytes;
-      layout.placement = fits ? Placement::kShared : Placement::kGlobal;
-      placement_note = absl::StrFormat(
-          "auto -> %s: staging %d bytes %s %d left of the %d-byte budget after the kernel's "
-          "%d shared bytes",
-          fits ? "shared" : "global", staging, fits ? "fits the" : "exceeds the", left,
-          options.shared_budget_bytes, own_shared);
-      break;
-    }
-  }
+  ASSIGN_OR_RETURN(const std::string placement_note, ChoosePlacement(kernel, options, layout));
   RETURN_IF_ERROR(ValidateLayout(layout));
 
   // The explanation: the tree with the largest role of each split.
   std::vector<std::string> lines;
-  Counter counter(plan.site_of_node_, std::nullopt, &lines);
+  Counter counter(plan.site_of_node_, std::nullopt, counts.explain, &lines);
   std::vector<std::string> terms;
   if (kernel_events > 0) terms.push_back(absl::StrCat("kernel ", kernel_events));
   const Range any = counter.Body(kernel.body, 1, &terms).Any();
@@ -416,6 +608,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
                               : absl::StrCat(r.min, " to ", r.max),
                     "\n");
   }
+  absl::StrAppend(&text, counts.per_block_note);
   absl::StrAppendFormat(&text, "capacity %d events per unit (max over %d units)%s\n",
                         layout.capacity, units,
                         options.capacity_override.has_value()
@@ -453,8 +646,33 @@ absl::StatusOr<uint64_t> RecordPlan::ExactEventsForUnit(uint32_t unit) const {
   if (!r.exact()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "kernel %s: unit %d records between %d and %d events (%s); only the maximum is "
-        "known before the run",
-        layout_.kernel_name, unit, r.min, r.max, unit_notes_[unit]));
+        "known before the run%s",
+        layout_.kernel_name, unit, r.min, r.max, unit_notes_[unit],
+        block_class_.empty() ? "" : "; ExactEventsForBlockUnit gives one block's count"));
+  }
+  return r.max;
+}
+
+EventRange RecordPlan::EventsForBlockUnit(uint32_t block_linear, uint32_t unit) const {
+  if (unit >= unit_events_.size() || block_linear < layout_.sample.begin ||
+      block_linear >= layout_.sample.end ||
+      (block_linear - layout_.sample.begin) % layout_.sample.stride != 0) {
+    return EventRange{};
+  }
+  if (block_class_.empty()) return unit_events_[unit];
+  const uint64_t ordinal = (block_linear - layout_.sample.begin) / layout_.sample.stride;
+  return class_events_[block_class_[ordinal]][unit];
+}
+
+absl::StatusOr<uint64_t> RecordPlan::ExactEventsForBlockUnit(uint32_t block_linear,
+                                                            uint32_t unit) const {
+  if (unit >= unit_events_.size()) return ExactEventsForUnit(unit);  // OutOfRange
+  const EventRange r = EventsForBlockUnit(block_linear, unit);
+  if (!r.exact()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "kernel %s: unit %d of block %d records between %d and %d events (%s); only the "
+        "maximum is known before the run",
+        layout_.kernel_name, unit, block_linear, r.min, r.max, unit_notes_[unit]));
   }
   return r.max;
 }

@@ -21,6 +21,15 @@
 // unit (no data-dependent branch, upper-bounded loop or early return changes its count),
 // ExactEventsForUnit gives the exact number every run records.
 //
+// Per-block loops (TripCount::PerBlock, a persistent kernel's tile loop). Their trip count
+// is an expression of blockIdx, gridDim, blockDim and the kernel's integer scalars, so a
+// plan is made for one launch: Create takes the launch's scalar values and evaluates each
+// expression for every sampled block. Counts are then exact per block and per unit
+// (EventsForBlockUnit, ExactEventsForBlockUnit), the capacity is the largest over the
+// launch's blocks, and Explain shows each expression with its range over the blocks.
+// Blocks with the same trip counts share one count, so the cost grows with the number of
+// distinct per-block trip vectors, not with the grid.
+//
 // Placement. kGlobal writes events straight to the buffer. kShared stages them in a static
 // shared array of units_per_block * capacity * 8 bytes, copied out in the epilogue.
 // kAuto chooses shared when the staging array fits the budget left by the kernel's own
@@ -38,6 +47,7 @@
 #define WARPTRACE_JIT_RECORD_PLAN_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,14 +88,22 @@ struct EventRange {
   friend bool operator==(const EventRange&, const EventRange&) = default;
 };
 
+// The kernel's integer scalar arguments of one launch, by parameter name: what per-block
+// trip counts read (jit/run.cc fills it from the KernelArgs).
+using LaunchScalars = std::map<std::string, int64_t, std::less<>>;
+
 class RecordPlan {
  public:
   // InvalidArgument for: a record site inside a loop of unknown trip count (naming the
   // loop and the fix), a unit that does not fit the block (see ValidateLayout), a
   // profiled kernel with no record site, a count over 2^32 - 1 events per unit, explicit
   // shared placement that exceeds the static shared limit (48 KiB with the kernel's own
-  // static shared arrays), a capacity override of 0, or `options.enabled` false.
-  static absl::StatusOr<RecordPlan> Create(const Kernel& kernel, const ProfileOptions& options);
+  // static shared arrays), a capacity override of 0, or `options.enabled` false; for a
+  // per-block trip count (naming the loop): an expression that does not parse, reads a
+  // name that is not an integer scalar parameter, reads a scalar missing from `scalars`,
+  // fails to evaluate (division by zero, overflow) or is negative for a block.
+  static absl::StatusOr<RecordPlan> Create(const Kernel& kernel, const ProfileOptions& options,
+                                           const LaunchScalars& scalars = {});
 
   // Exact maximum events of any trace unit (before any capacity override).
   uint64_t max_events() const { return max_events_; }
@@ -105,11 +123,19 @@ class RecordPlan {
   std::optional<uint32_t> SiteOf(uint32_t node_ordinal) const;
   std::optional<uint32_t> kernel_site() const { return kernel_site_; }
 
-  // Events unit `unit` (0 .. units_per_block-1) of a sampled block records, as a range.
+  // Events unit `unit` (0 .. units_per_block-1) of any sampled block records, as a range
+  // (over the blocks too, when a per-block loop makes blocks differ).
   EventRange EventsForUnit(uint32_t unit) const;
-  // The exact count, when the unit's count does not depend on data. FailedPrecondition,
-  // naming the construct, when it does; OutOfRange for a unit index past the block.
+  // The exact count, when the unit's count depends neither on data nor on the block.
+  // FailedPrecondition, naming the construct, when it does; OutOfRange for a unit index
+  // past the block.
   absl::StatusOr<uint64_t> ExactEventsForUnit(uint32_t unit) const;
+  // As above for unit `unit` of the block with linear id `block_linear`; a block that is
+  // not sampled (or past the grid) records nothing: {0, 0}.
+  EventRange EventsForBlockUnit(uint32_t block_linear, uint32_t unit) const;
+  absl::StatusOr<uint64_t> ExactEventsForBlockUnit(uint32_t block_linear, uint32_t unit) const;
+  // Whether the kernel has a per-block trip count (the plan is then for one launch).
+  bool per_block() const { return !block_class_.empty(); }
 
   // The derivation as an indented tree, one line per construct that records, e.g.
   //   kernel gemm -> kernel 2 + loop k 256 = 258
@@ -124,8 +150,12 @@ class RecordPlan {
   uint64_t max_events_ = 0;
   std::vector<std::optional<uint32_t>> site_of_node_;
   std::optional<uint32_t> kernel_site_;
-  std::vector<EventRange> unit_events_;
+  std::vector<EventRange> unit_events_;  // per unit, over all sampled blocks
   std::vector<std::string> unit_notes_;  // role and first data-dependent construct per unit
+  // Per-block loops: the class (distinct per-block trip vector) of each sampled block, by
+  // sample ordinal, and each class's per-unit ranges. Empty without per-block loops.
+  std::vector<uint32_t> block_class_;
+  std::vector<std::vector<EventRange>> class_events_;
   std::string explanation_;
 };
 

@@ -2,6 +2,9 @@
 
 #include <time.h>
 
+#include <algorithm>
+#include <cstring>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -50,6 +53,33 @@ absl::Status CheckArgs(const Kernel& kernel, absl::Span<const KernelArg> args) {
     }
   }
   return absl::OkStatus();
+}
+
+// The integer scalar arguments by parameter name, for per-block trip counts. An unsigned
+// long long above 2^63 - 1 is left out (a trip count reading it fails to plan, naming it).
+LaunchScalars ScalarValues(const Kernel& kernel, absl::Span<const KernelArg> args) {
+  LaunchScalars values;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelParam& param = kernel.params[i];
+    if (param.is_pointer || param.type == "float" || param.type == "double") continue;
+    const bool is_signed = param.type.rfind("unsigned", 0) != 0 && param.type != "bool";
+    uint64_t raw = 0;
+    std::memcpy(&raw, args[i].scalar(), std::min<uint64_t>(param.size, sizeof(raw)));
+    int64_t value = 0;
+    if (param.size < 8) {
+      const int shift = 64 - 8 * static_cast<int>(param.size);
+      // Sign- or zero-extend the low `size` bytes.
+      value = is_signed ? static_cast<int64_t>(raw << shift) >> shift
+                        : static_cast<int64_t>(raw & ((uint64_t{1} << (8 * param.size)) - 1));
+    } else {
+      if (!is_signed && raw > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        continue;
+      }
+      value = static_cast<int64_t>(raw);
+    }
+    values.emplace(param.name, value);
+  }
+  return values;
 }
 
 // Device buffers for the kernel's arguments, filled from the host.
@@ -161,7 +191,9 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
                                     const ProfileOptions& profile) {
   Launched out;
   if (profile.enabled) {
-    ASSIGN_OR_RETURN(RecordPlan plan, RecordPlan::Create(kernel, profile));
+    // Made per launch: per-block trip counts read the scalar arguments.
+    ASSIGN_OR_RETURN(RecordPlan plan,
+                     RecordPlan::Create(kernel, profile, ScalarValues(kernel, args)));
     ASSIGN_OR_RETURN(out.source, EmitKernel(kernel, plan));
     out.plan = std::move(plan);
   } else {

@@ -23,6 +23,10 @@
 // RunOptions::verify.allow_truncated is off. Outputs are copied back before the trace is
 // judged, so they are valid even when the trace is not.
 //
+// The plan is made per launch: a loop with TripCount::PerBlock is counted for every block
+// from the launch's integer scalar arguments, so a persistent kernel's buffer is sized for
+// exactly the tiles its busiest block takes.
+//
 // Dropped events happen only when a user-given loop bound (TripCount::UpperBound) was
 // wrong, or under a test-only capacity override. With RunOptions::retry_on_dropped the
 // kernel is relaunched once (inputs copied again) with the capacity the dump computed, and

@@ -8,6 +8,7 @@
 // independent simulation of the tree on the unit's recorder thread predicts.
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -81,7 +82,8 @@ class E2eTest : public ::testing::Test {
     EXPECT_EQ(trace.report.dropped_events, 0u);
     EXPECT_EQ(trace.decoded.records.size(), NumRecords(trace.layout));
     for (const DecodedRecord& record : trace.decoded.records) {
-      absl::StatusOr<uint64_t> expected = run->plan->ExactEventsForUnit(record.unit_index);
+      absl::StatusOr<uint64_t> expected =
+          run->plan->ExactEventsForBlockUnit(record.block_linear, record.unit_index);
       EXPECT_THAT(expected.status(), IsOk());
       if (!expected.ok()) continue;
       EXPECT_EQ(record.attempted, *expected)
@@ -330,6 +332,49 @@ TEST_F(E2eTest, WrongUpperBoundIsRetriedOnceWithTheCapacityTheDumpComputed) {
     EXPECT_EQ(record.attempted, 20u);
   }
   EXPECT_EQ(out[0], 36);
+}
+
+TEST_F(E2eTest, PersistentTileLoopRecordsThePlansExactPerBlockCountsPerLaunch) {
+  // A persistent kernel: 4 blocks stride over num_tiles tiles, so block b takes
+  // ceil((num_tiles - b) / 4) tiles, a count known only at launch.
+  KernelBuilder b("persistent_scale");
+  b.Param("const int*", "in").Param("int*", "out").Param("int", "num_tiles");
+  b.Grid({4, 1, 1}).Block({128, 1, 1});
+  b.For("tile", "blockIdx.x", "num_tiles", "gridDim.x",
+        TripCount::PerBlock("max(0, (num_tiles - blockIdx.x + gridDim.x - 1) / gridDim.x)"), [&] {
+          b.Region("scale", [&] {
+            b.Stmt("const int i = tile * blockDim.x + threadIdx.x;");
+            b.Stmt("out[i] = 3 * in[i];");
+          });
+        });
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel.status(), IsOk());
+  for (int tiles : {0, 3, 9, 14}) {
+    for (const UnitSpec& unit : {UnitSpec::Warp(), UnitSpec::Warpgroup()}) {
+      SCOPED_TRACE(absl::StrCat(tiles, " tiles, ", UnitKindName(unit.kind), " units"));
+      std::vector<int> in(static_cast<size_t>(tiles) * 128 + 1), out(in.size(), -1);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int>(i % 1000);
+      std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(in)),
+                                     KernelArg::Out(absl::MakeSpan(out)),
+                                     KernelArg::Scalar<int>(tiles)};
+      RunOptions options;
+      options.profile.unit = unit;
+      const RunResult run = RunAndCheckExact(*kernel, args, options);
+      ASSERT_NE(run.trace, nullptr);
+      uint64_t largest = 0;
+      for (const DecodedRecord& record : run.trace->decoded.records) {
+        uint64_t taken = 0;  // counted here, independently of the plan's expression
+        for (int t = static_cast<int>(record.block_linear); t < tiles; t += 4) ++taken;
+        EXPECT_EQ(record.attempted, 2 + 2 * taken)
+            << "block " << record.block_linear << " unit " << record.unit_index;
+        largest = std::max(largest, 2 + 2 * taken);
+      }
+      // The buffer is sized for this launch: the busiest block, not a guessed bound.
+      EXPECT_EQ(run.plan->capacity(), largest);
+      for (int i = 0; i < tiles * 128; ++i) ASSERT_EQ(out[i], 3 * in[i]) << "element " << i;
+      EXPECT_EQ(out[tiles * 128], 0);
+    }
+  }
 }
 
 TEST_F(E2eTest, ArgumentsThatDoNotMatchTheParametersAreRejectedByName) {

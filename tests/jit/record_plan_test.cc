@@ -1,7 +1,9 @@
 #include "jit/record_plan.h"
 
+#include <algorithm>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/kernel_builder.h"
@@ -10,6 +12,7 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
@@ -322,6 +325,134 @@ TEST(RecordPlanTest, ExplainShowsTheDerivation) {
 TEST(RecordPlanTest, RejectsUnitIndexPastTheBlock) {
   EXPECT_THAT(MustPlan(GemmLike()).ExactEventsForUnit(2),
               StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("unit 2 does not exist")));
+}
+
+
+// ---- Per-block trip counts (persistent kernels) ------------------------------------------
+
+constexpr char kTilesOfBlock[] =
+    "blockIdx.x < num_tiles ? (num_tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0";
+
+// A persistent kernel: 5 blocks of 2 warpgroups stride over num_tiles tiles; warpgroup 0
+// (producer) loads each tile, warpgroup 1 (consumer) computes it twice.
+Kernel Persistent() {
+  KernelBuilder b("persistent");
+  b.Param("float*", "c").Param("int", "num_tiles").Grid({5, 1, 1}).Block({256, 1, 1});
+  b.For("tile", "blockIdx.x", "num_tiles", "gridDim.x", TripCount::PerBlock(kTilesOfBlock), [&] {
+    b.Roles(RoleAxis::kWarpgroup,
+            {Role{"producer", 1, "", [&] { b.Region("load", [&] { b.Stmt("c[0] = 0;"); }); }},
+             Role{"consumer", 1, "", [&] {
+                    b.For("k", 0, 2, TripCount::Exact(2),
+                          [&] { b.Region("mma", [&] { b.Stmt("c[1] = 0;"); }); });
+                  }}});
+  });
+  return MustBuild(b);
+}
+
+uint64_t TilesOfBlock(uint64_t block, uint64_t grid, uint64_t tiles) {
+  uint64_t n = 0;
+  for (uint64_t t = block; t < tiles; t += grid) ++n;
+  return n;
+}
+
+TEST(RecordPlanTest, PerBlockTripCountIsExactForEveryBlockAndUnitOfTheLaunch) {
+  const Kernel kernel = Persistent();
+  for (int64_t tiles : {0, 3, 5, 13, 40}) {
+    SCOPED_TRACE(absl::StrCat(tiles, " tiles"));
+    absl::StatusOr<RecordPlan> plan =
+        RecordPlan::Create(kernel, ProfileOptions{}, LaunchScalars{{"num_tiles", tiles}});
+    ASSERT_THAT(plan, IsOk());
+    EXPECT_TRUE(plan->per_block());
+    uint64_t largest = 0;
+    for (uint32_t block = 0; block < 5; ++block) {
+      const uint64_t n = TilesOfBlock(block, 5, tiles);
+      // kernel 2 + n x load 2 (producer), kernel 2 + n x 2 x mma 2 (consumer).
+      EXPECT_THAT(plan->ExactEventsForBlockUnit(block, 0), IsOkAndHolds(2 + 2 * n));
+      EXPECT_THAT(plan->ExactEventsForBlockUnit(block, 1), IsOkAndHolds(2 + 4 * n));
+      largest = std::max(largest, 2 + 4 * n);
+    }
+    EXPECT_EQ(plan->capacity(), std::max<uint64_t>(largest, 1));
+    EXPECT_EQ(plan->max_events(), largest);
+  }
+}
+
+TEST(RecordPlanTest, UnitCountThatDiffersPerBlockIsNotExactForTheWholeLaunch) {
+  absl::StatusOr<RecordPlan> plan =
+      RecordPlan::Create(Persistent(), ProfileOptions{}, LaunchScalars{{"num_tiles", 7}});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(plan->EventsForUnit(1), (EventRange{2 + 4 * 1, 2 + 4 * 2}));
+  EXPECT_THAT(plan->ExactEventsForUnit(1),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("depends on the block"),
+                             HasSubstr("ExactEventsForBlockUnit"))));
+  // Equal across blocks (10 tiles over 5 blocks): exact for the launch.
+  absl::StatusOr<RecordPlan> even =
+      RecordPlan::Create(Persistent(), ProfileOptions{}, LaunchScalars{{"num_tiles", 10}});
+  ASSERT_THAT(even, IsOk());
+  EXPECT_THAT(even->ExactEventsForUnit(1), IsOkAndHolds(2u + 4 * 2));
+}
+
+TEST(RecordPlanTest, PerBlockCountsFollowTheBlockSample) {
+  ProfileOptions options;
+  options.sample = BlockSample{1, 5, 2};  // blocks 1 and 3
+  absl::StatusOr<RecordPlan> plan =
+      RecordPlan::Create(Persistent(), options, LaunchScalars{{"num_tiles", 9}});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_THAT(plan->ExactEventsForBlockUnit(1, 1), IsOkAndHolds(2u + 4 * 2));
+  EXPECT_THAT(plan->ExactEventsForBlockUnit(3, 1), IsOkAndHolds(2u + 4 * 2));
+  EXPECT_EQ(plan->EventsForBlockUnit(2, 1), (EventRange{0, 0}));  // not sampled
+  EXPECT_EQ(plan->capacity(), 2u + 4 * 2);
+}
+
+TEST(RecordPlanTest, ExplainShowsThePerBlockExpressionAndItsRange) {
+  absl::StatusOr<RecordPlan> plan =
+      RecordPlan::Create(Persistent(), ProfileOptions{}, LaunchScalars{{"num_tiles", 7}});
+  ASSERT_THAT(plan, IsOk());
+  const std::string explanation = plan->Explain();
+  EXPECT_THAT(explanation,
+              HasSubstr(absl::StrCat("loop tile x per-block(", kTilesOfBlock,
+                                     ") in [1, 2], largest -> (roles 4) x 2 = 8")));
+  EXPECT_THAT(explanation,
+              HasSubstr("per-block trip counts evaluated for 5 sampled blocks: 2 distinct"));
+  EXPECT_THAT(explanation, HasSubstr("unit 1 (recorder thread 128, role consumer; depends on "
+                                     "the block (per-block loop)): 6 to 10"));
+}
+
+TEST(RecordPlanTest, PerBlockTripCountNeedsTheLaunchScalarsItReads) {
+  EXPECT_THAT(RecordPlan::Create(Persistent(), ProfileOptions{}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("kernel persistent > loop tile"),
+                             HasSubstr("reads scalar 'num_tiles'"),
+                             HasSubstr("plan for a launch"))));
+}
+
+TEST(RecordPlanTest, PerBlockTripCountErrorsNameTheLoop) {
+  auto plan_with = [](const std::string& expr) {
+    KernelBuilder b("k");
+    b.Param("float*", "c").Param("float", "scale").Param("int", "n");
+    b.Grid({4, 1, 1}).Block({128, 1, 1});
+    b.For("t", "blockIdx.x", "n", "gridDim.x", TripCount::PerBlock(expr),
+          [&] { b.Region("work", [&] { b.Stmt("c[0] = scale;"); }); });
+    return RecordPlan::Create(MustBuild(b), ProfileOptions{},
+                              LaunchScalars{{"n", 6}, {"scale", 1}});
+  };
+  EXPECT_THAT(plan_with("n -"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                         AllOf(HasSubstr("kernel k > loop t"),
+                                               HasSubstr("expected"))));
+  EXPECT_THAT(plan_with("scale"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("'scale', which is not an integer scalar parameter")));
+  EXPECT_THAT(plan_with("c"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("not an integer scalar parameter")));
+  EXPECT_THAT(plan_with("tiles"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           HasSubstr("'tiles', which is not a parameter")));
+  EXPECT_THAT(plan_with("n - 3 * blockIdx.x"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("is -3 for block (3, 0, 0)"), HasSubstr("max(0,"))));
+  EXPECT_THAT(plan_with("n / (2 - blockIdx.x)"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("for block (2, 0, 0)"), HasSubstr("divides by zero"))));
+  EXPECT_THAT(plan_with("(n + gridDim.x - 1) / gridDim.x"), IsOk());
 }
 
 }  // namespace
