@@ -257,9 +257,11 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
     TraceLayout layout = run.plan->layout();
     layout.device_name = device.Name();
     layout.clock = device.Clock();
+    DumpOptions dump;
+    dump.verify = options.verify;
+    dump.timeline = options.timeline;
     ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace,
-                     AnalyzeTrace(std::move(layout), std::move(run.trace_words), options.verify,
-                                  options.timeline));
+                     CollectTrace(std::move(layout), std::move(run.trace_words), dump));
     trace->layout.host_anchor = AnchorOf(device.Kind(), run, *trace);
     trace->timeline.layout.host_anchor = trace->layout.host_anchor;
     return trace;

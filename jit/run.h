@@ -48,7 +48,7 @@
 #include "jit/kernel_builder.h"
 #include "jit/kernel_source.h"
 #include "jit/record_plan.h"
-#include "profiler/analyze.h"
+#include "profiler/trace.h"
 #include "profiler/decode.h"
 #include "profiler/layout.h"
 #include "profiler/timeline.h"

@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
@@ -78,7 +79,7 @@ struct UnitOrder {
 
 // Checks everything the writer relies on, before a byte of `units` is written. `order` is
 // updated to the last unit. `units_per_block` = 0: no bound on unit indices.
-absl::Status Validate(const std::vector<UnitTimeline>& units, const TraceLayout& layout,
+absl::Status Validate(absl::Span<const UnitTimeline> units, const TraceLayout& layout,
                       int64_t origin_ns, uint64_t units_per_block, UnitOrder& order) {
   const size_t num_sites = layout.sites.size();
   std::vector<const Slice*> open;  // open[d] = the last slice seen at depth d
@@ -235,13 +236,14 @@ class Writer {
     json_.arrayBegin();
   }
 
-  // Thread metadata, then slices, of validated units.
-  void AddUnits(const std::vector<UnitTimeline>& units) {
+  // Per validated unit: its thread metadata, then its slices (so a trace streamed unit by
+  // unit is byte for byte the trace of the whole Timeline).
+  void AddUnits(absl::Span<const UnitTimeline> units) {
     for (const UnitTimeline& unit : units) {
       WriteThreadMetadata(unit);
       Count(unit);
+      WriteUnit(unit);
     }
-    for (const UnitTimeline& unit : units) WriteUnit(unit);
   }
 
   // Process metadata, ], "otherData": {...}}
@@ -577,9 +579,11 @@ absl::Status WriteChromeTraceFile(
         return llvm::Error::success();
       });
   if (error) {
-    std::error_code ec = llvm::errorToErrorCode(std::move(error));
-    if (status.ok()) status = IoError(ec, path);
-    return status;
+    if (!status.ok()) {  // the writer's own error (inconvertible to an error_code)
+      llvm::consumeError(std::move(error));
+      return status;
+    }
+    return IoError(llvm::errorToErrorCode(std::move(error)), path);
   }
   // writeToOutput creates its temporary file with the executable bits (it was made for
   // objcopy); a trace is data: rw-rw-rw- less the umask.
@@ -629,10 +633,45 @@ absl::Status ChromeTraceWriter::Add(const Timeline& chunk) {
   return absl::OkStatus();
 }
 
+absl::Status ChromeTraceWriter::AddUnit(const UnitTimeline& unit) {
+  if (state_->finished) {
+    return absl::FailedPreconditionError("ChromeTraceWriter::AddUnit after Finish");
+  }
+  const absl::Span<const UnitTimeline> one(&unit, 1);
+  RETURN_IF_ERROR(Validate(one, state_->layout, state_->origin_ns, state_->units_per_block,
+                           state_->order));
+  state_->writer.AddUnits(one);
+  return absl::OkStatus();
+}
+
 void ChromeTraceWriter::Finish(absl::string_view clock_note, bool overhead_compensated) {
   if (state_->finished) return;
   state_->finished = true;
   state_->writer.Finish(clock_note, overhead_compensated);
+}
+
+// ---- ChromeTraceSink --------------------------------------------------------------------
+
+ChromeTraceSink::ChromeTraceSink(const ChromeTraceOptions& options, llvm::raw_ostream& os)
+    : options_(options), os_(os) {}
+
+ChromeTraceSink::~ChromeTraceSink() = default;
+
+absl::Status ChromeTraceSink::Begin(const TraceBegin& begin) {
+  writer_ = std::make_unique<ChromeTraceWriter>(*begin.layout, begin.origin_ns, options_, os_);
+  overhead_compensated_ = begin.overhead_compensated;
+  return absl::OkStatus();
+}
+
+absl::Status ChromeTraceSink::AddUnit(const UnitView& unit) {
+  if (writer_ == nullptr) return absl::FailedPreconditionError("AddUnit before Begin");
+  return writer_->AddUnit(*unit.timeline);
+}
+
+absl::Status ChromeTraceSink::End(const TraceEnd& end) {
+  if (writer_ == nullptr) return absl::FailedPreconditionError("End before Begin");
+  writer_->Finish(end.clock_note, overhead_compensated_);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name) {

@@ -79,6 +79,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "llvm/Support/raw_ostream.h"
+#include "profiler/sink.h"
 #include "profiler/timeline_types.h"
 
 namespace warptrace {
@@ -146,11 +147,40 @@ class ChromeTraceWriter {
   ChromeTraceWriter& operator=(const ChromeTraceWriter&) = delete;
 
   absl::Status Add(const Timeline& chunk);
+  // One unit, as Add of a chunk holding only it.
+  absl::Status AddUnit(const UnitTimeline& unit);
   void Finish(absl::string_view clock_note, bool overhead_compensated);
 
  private:
   struct State;
   std::unique_ptr<State> state_;
+};
+
+// The Chrome trace as a dump sink (sink.h): streams each unit to `os` as the driver hands it
+// over, and the metadata and otherData at End. The output is byte for byte
+// WriteChromeTrace of the whole Timeline the same dump would collect. AddUnit returns
+// ChromeTraceWriter::AddUnit's errors. A dump that stops early leaves a partial trace in
+// `os`: write through WriteChromeTraceFile's file shell, which commits only on success.
+//
+//   RETURN_IF_ERROR(WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
+//     ChromeTraceSink chrome(options, os);
+//     TraceSink* sinks[] = {&chrome};
+//     return DumpTrace(layout, words, dump_options, sinks, result);
+//   }));
+class ChromeTraceSink : public TraceSink {
+ public:
+  ChromeTraceSink(const ChromeTraceOptions& options, llvm::raw_ostream& os);
+  ~ChromeTraceSink() override;
+  absl::string_view Name() const override { return "chrome trace"; }
+  absl::Status Begin(const TraceBegin& begin) override;
+  absl::Status AddUnit(const UnitView& unit) override;
+  absl::Status End(const TraceEnd& end) override;
+
+ private:
+  ChromeTraceOptions options_;
+  llvm::raw_ostream& os_;
+  std::unique_ptr<ChromeTraceWriter> writer_;
+  bool overhead_compensated_ = false;
 };
 
 // "x" → kComplete, "be" → kBeginEnd (also "X", "B/E"); InvalidArgument otherwise.

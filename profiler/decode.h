@@ -106,25 +106,6 @@ absl::StatusOr<DecodedTrace> Decode(const TraceLayout& layout, absl::Span<const 
 absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> words,
                         DecodedTrace& out);
 
-// ---- Clock helpers shared by verify and timeline ----------------------------------------
-
-// The largest forward step between two consecutive clock stamps of `record` that is still
-// believable: a unit's whole run, from its globaltimer pair at 4x the nominal clock (plus
-// 2^16 cycles of slack for the globaltimer's coarse ticks). When the unit has no usable
-// globaltimer pair (unfinished, or end before start) it is 2^31 - 1.
-uint64_t MaxForwardCycles(const DecodedRecord& record, uint64_t nominal_sm_clock_khz);
-
-// Signed cycles from clock stamp `prev` to `cur`. %clock is 32-bit and wraps, and two
-// consecutive stamps are less than 2^32 cycles apart, so the forward distance
-// (cur - prev) mod 2^32 is the step, wrap or not. Only a forward distance of 2^31 or more
-// that is also larger than `max_forward` (see MaxForwardCycles) is read as the clock going
-// backwards by 2^32 - distance cycles (a negative result).
-inline int64_t ClockStep(uint32_t prev, uint32_t cur, uint64_t max_forward) {
-  const uint32_t d = cur - prev;
-  if (d < 0x80000000u || d <= max_forward) return d;
-  return static_cast<int64_t>(d) - (int64_t{1} << 32);
-}
-
 }  // namespace warptrace
 
 #endif  // WARPTRACE_PROFILER_DECODE_H_

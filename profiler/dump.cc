@@ -1,143 +1,139 @@
 #include "profiler/dump.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <limits>
-#include <string>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "profiler/clock.h"
 #include "profiler/decode.h"
 #include "profiler/status_macros.h"
+#include "profiler/walk.h"
 
 namespace warptrace {
 namespace {
 
-// The clocks of every unit seen, for a note over all chunks.
-struct ClockTally {
-  uint64_t calibrated = 0;
-  uint64_t nominal = 0;
-  double min_mhz = 0;
-  double max_mhz = 0;
+// The sink's error with its name in front, code unchanged.
+absl::Status Named(const TraceSink& sink, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(sink.Name(), ": ", status.message()));
+}
 
-  void Add(const UnitTimeline& unit) {
-    if (!unit.has_record) return;
-    if (unit.nominal_clock) {
-      ++nominal;
-      return;
+// Origin and end of the trace on the globaltimer axis, from the headers alone.
+TraceBegin BeginFromHeaders(const DecodedTrace& decoded, const DumpOptions& options) {
+  TraceBegin begin;
+  begin.layout = decoded.layout;
+  begin.units = decoded.records.size();
+  begin.overhead_compensated = options.timeline.compensate_overhead;
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  int64_t end = std::numeric_limits<int64_t>::min();
+  for (const DecodedRecord& r : decoded.records) {
+    if (r.header_problem != HeaderProblem::kNone) continue;
+    const int64_t start = static_cast<int64_t>(r.start_globaltimer);
+    origin = std::min(origin, start);
+    const bool ends = r.complete() && r.end_globaltimer >= r.start_globaltimer &&
+                      r.end_globaltimer < kMaxGlobaltimerNs;
+    end = std::max(end, ends ? static_cast<int64_t>(r.end_globaltimer) : start);
+  }
+  if (origin == std::numeric_limits<int64_t>::max()) origin = end = 0;
+  begin.origin_ns = origin;
+  begin.end_ns = end;
+  return begin;
+}
+
+// One dump: the state the unit loop shares.
+class Driver {
+ public:
+  Driver(const DecodedTrace& decoded, const DumpOptions& options,
+         absl::Span<TraceSink* const> sinks, DumpResult& result)
+      : decoded_(decoded),
+        layout_(*decoded.layout),
+        options_(options),
+        sinks_(sinks),
+        result_(result),
+        verifier_(decoded, options.verify, result.report) {}
+
+  absl::Status Run() {
+    const TraceBegin begin = BeginFromHeaders(decoded_, options_);
+    result_.origin_ns = result_.end_ns = begin.origin_ns;
+    absl::StatusOr<UnitTimelineBuilder> builder =
+        UnitTimelineBuilder::Create(layout_, options_.timeline);
+    feeding_ = builder.ok();
+    if (feeding_) {
+      builder_.emplace(*std::move(builder));
+      for (TraceSink* sink : sinks_) {
+        if (absl::Status s = sink->Begin(begin); !s.ok()) return Named(*sink, s);
+      }
     }
-    const double mhz = unit.cycles_per_ns * 1e3;
-    min_mhz = calibrated == 0 ? mhz : std::min(min_mhz, mhz);
-    max_mhz = calibrated == 0 ? mhz : std::max(max_mhz, mhz);
-    ++calibrated;
+    for (const DecodedRecord& r : decoded_.records) RETURN_IF_ERROR(AddUnit(r));
+    verifier_.Finish();
+    RETURN_IF_ERROR(result_.report.ToStatus());
+    if (!builder.ok()) return builder.status();
+    TraceEnd end;
+    end.report = &result_.report;
+    end.clock_note = tally_.Note(layout_.clock.nominal_sm_clock_khz,
+                                 options_.timeline.min_calibration_ns,
+                                 options_.timeline.compensate_overhead);
+    end.origin_ns = result_.origin_ns;
+    end.end_ns = result_.end_ns;
+    end.slices = result_.slices;
+    result_.clock_note = end.clock_note;
+    for (TraceSink* sink : sinks_) {
+      if (absl::Status s = sink->End(end); !s.ok()) return Named(*sink, s);
+    }
+    return absl::OkStatus();
   }
 
-  std::string Note(const TraceLayout& layout, bool compensated) const {
-    std::string note;
-    if (calibrated > 0) {
-      note = absl::StrFormat(
-          "SM clock calibrated per unit from its globaltimer pair (%d units, %.3f-%.3f MHz)",
-          calibrated, min_mhz, max_mhz);
+ private:
+  absl::Status AddUnit(const DecodedRecord& r) {
+    WalkUnit(r, layout_, walk_);
+    const size_t first_finding = result_.report.findings.size();
+    const UnitVerdict& verdict = verifier_.Add(r, walk_);
+    // Strict mode: a trace with an error is not handed on past its first bad unit.
+    if (!options_.verify.allow_truncated && result_.report.errors > 0) feeding_ = false;
+    if (!feeding_) return absl::OkStatus();
+    builder_->Build(r, verdict, walk_, unit_);
+    if (unit_.has_record) {
+      tally_.Add(unit_.clock_source, unit_.cycles_per_ns);
+      result_.end_ns = std::max(result_.end_ns, unit_.end_ns);
+    } else {
+      unit_.start_ns = unit_.end_ns = result_.origin_ns;
     }
-    if (nominal > 0) {
-      absl::StrAppend(&note, note.empty() ? "" : "; ",
-                      absl::StrFormat("nominal SM clock %.3f MHz from the layout used for %d "
-                                      "unit%s (too short to calibrate, no trustworthy end "
-                                      "stamp, or an implausible rate)",
-                                      static_cast<double>(layout.clock.nominal_sm_clock_khz) /
-                                          1e3,
-                                      nominal, nominal == 1 ? "" : "s"));
+    result_.slices += unit_.slices.size();
+    UnitView view;
+    view.record = &r;
+    view.verdict = &verdict;
+    view.timeline = &unit_;
+    view.findings = absl::MakeConstSpan(result_.report.findings).subspan(first_finding);
+    for (TraceSink* sink : sinks_) {
+      if (absl::Status s = sink->AddUnit(view); !s.ok()) return Named(*sink, s);
     }
-    if (note.empty()) note = "no unit has a record: no clock was needed";
-    if (compensated) {
-      absl::StrAppend(&note,
-                      "; overhead compensated: event i of a unit moved i x its overhead earlier");
-    }
-    return note;
+    return absl::OkStatus();
   }
+
+  const DecodedTrace& decoded_;
+  const TraceLayout& layout_;
+  const DumpOptions& options_;
+  absl::Span<TraceSink* const> sinks_;
+  DumpResult& result_;
+  UnitVerifier verifier_;
+  std::optional<UnitTimelineBuilder> builder_;
+  bool feeding_ = false;
+  UnitWalk walk_;
+  UnitTimeline unit_;
+  ClockTally tally_;
 };
 
 }  // namespace
 
 absl::Status DumpTrace(const TraceLayout& layout, absl::Span<const uint32_t> words,
-                       const DumpOptions& options, DumpResult& result) {
+                       const DumpOptions& options, absl::Span<TraceSink* const> sinks,
+                       DumpResult& result) {
   result = DumpResult();
-  ASSIGN_OR_RETURN(DecodedTrace decoded, Decode(layout, words));
-  result.report = Verify(decoded, options.verify);
-  RETURN_IF_ERROR(result.report.ToStatus());
-
-  // The origin of every chunk's timestamps: the earliest start of a unit with a record.
-  int64_t origin = std::numeric_limits<int64_t>::max();
-  for (const DecodedRecord& r : decoded.records) {
-    if (r.header_problem == HeaderProblem::kNone) {
-      origin = std::min(origin, static_cast<int64_t>(r.start_globaltimer));
-    }
-  }
-  if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
-  result.origin_ns = origin;
-  result.end_ns = origin;
-
-  std::optional<SummaryBuilder> summary;
-  if (options.summary) summary.emplace(layout);
-  ClockTally tally;
-  std::string single_note;
-  size_t chunks = 0;
-  const size_t n = decoded.records.size();
-  const size_t chunk = static_cast<size_t>(
-      std::max<uint64_t>(1, options.chunk_events / std::max<uint32_t>(1, layout.capacity)));
-
-  auto run_chunks = [&](ChromeTraceWriter* writer) -> absl::Status {
-    DecodedTrace part;
-    part.layout = decoded.layout;
-    VerifyReport part_report;
-    part_report.allow_truncated = result.report.allow_truncated;
-    part_report.capacity = result.report.capacity;
-    for (size_t begin = 0; begin < n; begin += chunk) {
-      const size_t end = std::min(n, begin + chunk);
-      part.records.assign(decoded.records.begin() + static_cast<std::ptrdiff_t>(begin),
-                          decoded.records.begin() + static_cast<std::ptrdiff_t>(end));
-      part_report.units.assign(result.report.units.begin() + static_cast<std::ptrdiff_t>(begin),
-                               result.report.units.begin() + static_cast<std::ptrdiff_t>(end));
-      ASSIGN_OR_RETURN(Timeline t, BuildTimeline(part, part_report, options.timeline));
-      ++chunks;
-      single_note = t.clock_note;
-      for (const UnitTimeline& u : t.units) {
-        if (u.has_record && u.start_ns < origin) {
-          return absl::InternalError(absl::StrFormat(
-              "block %d unit %d starts at %d ns, before the trace origin %d ns found from the "
-              "headers",
-              u.block_linear, u.unit_index, u.start_ns, origin));
-        }
-        tally.Add(u);
-        if (u.has_record) result.end_ns = std::max(result.end_ns, u.end_ns);
-        result.slices += u.slices.size();
-      }
-      if (writer != nullptr) RETURN_IF_ERROR(writer->Add(t));
-      if (summary.has_value()) RETURN_IF_ERROR(summary->Add(t));
-    }
-    result.clock_note =
-        chunks == 1 ? single_note : tally.Note(layout, options.timeline.compensate_overhead);
-    return absl::OkStatus();
-  };
-
-  auto write_trace = [&](llvm::raw_ostream& os) -> absl::Status {
-    ChromeTraceWriter writer(layout, origin, options.chrome, os);
-    RETURN_IF_ERROR(run_chunks(&writer));
-    writer.Finish(result.clock_note, options.timeline.compensate_overhead);
-    return absl::OkStatus();
-  };
-  if (options.chrome_trace_stream != nullptr) {
-    RETURN_IF_ERROR(write_trace(*options.chrome_trace_stream));
-  } else if (options.chrome_trace_path.empty()) {
-    RETURN_IF_ERROR(run_chunks(nullptr));
-  } else {
-    RETURN_IF_ERROR(WriteChromeTraceFile(options.chrome_trace_path, write_trace));
-  }
-  if (summary.has_value()) {
-    result.summary = summary->Finish(result.end_ns - origin, result.clock_note);
-  }
-  return absl::OkStatus();
+  DecodedTrace decoded;
+  RETURN_IF_ERROR(DecodeInto(layout, words, decoded));
+  result.decoded = true;
+  return Driver(decoded, options, sinks, result).Run();
 }
 
 }  // namespace warptrace

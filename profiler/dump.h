@@ -1,46 +1,45 @@
-// DumpTrace: the whole dump of a raw buffer — decode, verify, then timeline, Chrome trace
-// and summary chunk by chunk — with memory that does not grow with the event count beyond
-// the input buffer.
+// DumpTrace: THE dump pipeline. It walks a raw buffer one trace unit at a time — decode →
+// verify → timeline — and hands each unit to the sinks the caller chose (sink.h): the
+// Chrome trace writer (chrome_trace.h), the summary (summary.h), the in-memory Trace
+// (trace.h), a Perfetto writer, ... There is no other pipeline: RunKernel, the warptrace
+// CLI, the examples and the fuzzer all come through here.
 //
-//   DumpOptions options;
-//   options.chrome_trace_path = "trace.json";
-//   options.summary = true;
+//   ChromeTraceSink chrome(ChromeTraceOptions{}, os);
+//   SummarySink summary;
+//   TraceSink* sinks[] = {&chrome, &summary};
 //   DumpResult result;
-//   absl::Status status = DumpTrace(layout, words, options, result);
+//   absl::Status status = DumpTrace(layout, words, options, sinks, result);
 //   // result.report is filled whenever decoding succeeded, also when verification failed.
 //
-// Why chunks. A whole-trace Timeline holds 32 bytes per slice (16 per event), twice the
-// raw buffer's 8 per event. DumpTrace builds the Timeline of a few consecutive records at a
-// time (DumpOptions::chunk_events) (BuildTimeline on a slice of the decoded trace and its verdicts), hands
-// it to a ChromeTraceWriter and a SummaryBuilder, and drops it. What stays: the decoded
-// record table and the verify report (O(units)), the summary's one int64 per slice when
-// `summary` is set (exact percentiles need every duration), and one chunk's Timeline
-// (4 MB by default).
-// Timestamps are relative to the earliest unit start of the whole trace, found from the
-// decoded headers before any chunk is built, so the output holds the same events as
-// WriteChromeTrace of the whole Timeline (thread metadata comes per chunk), and the same
-// otherData except the clock note, which is assembled from the units' clocks
-// (BuildTimeline's own note when there is a single chunk).
+// Per unit, each event is walked once (walk.h): the walk feeds verify (UnitVerifier) and
+// the timeline (UnitTimelineBuilder), and the unit's UnitView goes to every sink in order.
+// The clock note is computed once, here, from the units' clock results (clock.h,
+// ClockTally), and handed to the sinks at End.
+//
+// Memory: the decoded headers and the verdicts (O(units), about 200 bytes per unit), the
+// findings (capped by VerifyOptions), and one unit's timeline at a time; nothing grows with
+// the event count beyond the input buffer, unless a sink keeps it (the summary keeps one
+// int64 per slice, the in-memory collector the whole Timeline).
 //
 // Errors:
-//   the codes of Decode (InvalidArgument, DataLoss) — result.report is empty then;
-//   VerifyReport::ToStatus (DataLoss, ResourceExhausted) when verification fails — nothing
-//     is written then;
-//   the codes of BuildTimeline and WriteChromeTraceFile;
-//   Internal if a chunk starts before the trace origin computed from the headers.
+//   the codes of Decode (InvalidArgument, DataLoss) — result.report is empty then and no
+//     sink is called;
+//   VerifyReport::ToStatus (DataLoss, ResourceExhausted) when verification fails in strict
+//     mode: sinks stop receiving units at the first unit with an error finding and End is
+//     not called (sink.h), but every unit is verified, so result.report is complete;
+//   InvalidArgument when the layout's nominal SM clock is 0 (after verification);
+//   a sink's error, prefixed with its name, unchanged code: the first one stops the dump.
+// Thread-safety: reentrant; sinks are called from the calling thread only.
 #ifndef WARPTRACE_PROFILER_DUMP_H_
 #define WARPTRACE_PROFILER_DUMP_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "llvm/Support/raw_ostream.h"
-#include "profiler/chrome_trace.h"
 #include "profiler/layout.h"
-#include "profiler/summary.h"
+#include "profiler/sink.h"
 #include "profiler/timeline.h"
 #include "profiler/verify.h"
 
@@ -49,29 +48,20 @@ namespace warptrace {
 struct DumpOptions {
   VerifyOptions verify;
   TimelineOptions timeline;
-  ChromeTraceOptions chrome;
-  std::string chrome_trace_path;  // empty: no Chrome trace ("-": stdout)
-  // When set, the Chrome trace is streamed here instead of to chrome_trace_path (the
-  // caller checks the stream's errors). Not owned.
-  llvm::raw_ostream* chrome_trace_stream = nullptr;
-  bool summary = false;           // fill DumpResult::summary
-  // Events per Timeline chunk (at most; a chunk holds at least one record): with the
-  // layout's capacity c, each chunk is max(1, chunk_events / c) records, about
-  // 16 * chunk_events bytes of slices.
-  uint64_t chunk_events = uint64_t{1} << 18;
 };
 
 struct DumpResult {
-  VerifyReport report;
-  std::optional<Summary> summary;
-  std::string clock_note;
-  uint64_t slices = 0;
-  int64_t origin_ns = 0;
-  int64_t end_ns = 0;
+  bool decoded = false;     // the buffer fit the layout (else report is empty)
+  VerifyReport report;      // every unit's verdict and the (capped) findings
+  std::string clock_note;   // as handed to the sinks' End (empty when End was not reached)
+  uint64_t slices = 0;      // slices handed to the sinks
+  int64_t origin_ns = 0;    // TraceBegin::origin_ns
+  int64_t end_ns = 0;       // TraceEnd::end_ns
 };
 
 absl::Status DumpTrace(const TraceLayout& layout, absl::Span<const uint32_t> words,
-                       const DumpOptions& options, DumpResult& result);
+                       const DumpOptions& options, absl::Span<TraceSink* const> sinks,
+                       DumpResult& result);
 
 }  // namespace warptrace
 

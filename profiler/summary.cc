@@ -49,6 +49,27 @@ std::string Pad(const std::string& text, size_t width, bool left_align) {
   return left_align ? text + fill : fill + text;
 }
 
+// Why the nominal-clock units are nominal: "too short to calibrate" when that is the only
+// reason, else "(1 too short to calibrate, 2 with no trustworthy end stamp)".
+std::string NominalReasons(const Summary& s) {
+  std::vector<std::pair<uint64_t, std::string>> why;
+  for (int i = 0; i < kNumClockSources; ++i) {
+    const ClockSource source = static_cast<ClockSource>(i);
+    if (s.nominal_by_source[i] == 0) continue;
+    why.emplace_back(s.nominal_by_source[i],
+                     source == ClockSource::kTooShort
+                         ? std::string(ClockSourceReason(source))
+                         : absl::StrCat("with ", ClockSourceReason(source)));
+  }
+  if (why.empty()) return "(reason not recorded)";
+  if (why.size() == 1 && why[0].first == s.nominal_units) return why[0].second;
+  std::string text = "(";
+  for (size_t i = 0; i < why.size(); ++i) {
+    absl::StrAppend(&text, i ? ", " : "", why[i].first, " ", why[i].second);
+  }
+  return text + ")";
+}
+
 }  // namespace
 
 SummaryBuilder::SummaryBuilder(const TraceLayout& layout) : layout_(layout) {
@@ -65,40 +86,53 @@ SummaryBuilder::SummaryBuilder(const TraceLayout& layout) : layout_(layout) {
 }
 
 absl::Status SummaryBuilder::Add(const Timeline& chunk) {
-  for (const UnitTimeline& unit : chunk.units) {
-    for (size_t i = 0; i < unit.slices.size(); ++i) {
-      const Slice& s = unit.slices[i];
-      int64_t duration = 0;
-      const bool overflows = __builtin_sub_overflow(s.end_ns, s.begin_ns, &duration);
-      if (s.site >= layout_.sites.size() || s.end_ns < s.begin_ns || overflows) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "block %d unit %d, slice %d (site %d, %d..%d ns): %s", unit.block_linear,
-            unit.unit_index, i, s.site, s.begin_ns, s.end_ns,
-            s.site >= layout_.sites.size()
-                ? absl::StrCat("site id is outside the site table (", layout_.sites.size(),
-                               " sites)")
-                : std::string(overflows ? "lasts 2^63 ns or more" : "ends before it begins")));
-      }
-    }
-  }
-  for (const UnitTimeline& unit : chunk.units) {
-    ++summary_.units;
-    if (unit.nominal_clock) {
-      ++summary_.nominal_units;
-    } else if (unit.cycles_per_ns > 0) {
-      ++summary_.calibrated_units;
-      mhz_sum_ += unit.cycles_per_ns * 1000.0;
-    }
-    int64_t unit_ns = 0;
-    if (unit.verdict != Verdict::kMissing && unit.end_ns > unit.start_ns &&
-        !__builtin_sub_overflow(unit.end_ns, unit.start_ns, &unit_ns)) {
-      summary_.unit_time_ns += unit_ns;
-    }
-    for (const Slice& s : unit.slices) {
-      durations_[row_of_site_[s.site]].push_back(s.end_ns - s.begin_ns);
+  // Check every unit before counting any, so a failed Add adds nothing of the chunk.
+  for (const UnitTimeline& unit : chunk.units) RETURN_IF_ERROR(Check(unit));
+  for (const UnitTimeline& unit : chunk.units) Count(unit);
+  return absl::OkStatus();
+}
+
+absl::Status SummaryBuilder::AddUnit(const UnitTimeline& unit) {
+  RETURN_IF_ERROR(Check(unit));
+  Count(unit);
+  return absl::OkStatus();
+}
+
+absl::Status SummaryBuilder::Check(const UnitTimeline& unit) const {
+  for (size_t i = 0; i < unit.slices.size(); ++i) {
+    const Slice& s = unit.slices[i];
+    int64_t duration = 0;
+    const bool overflows = __builtin_sub_overflow(s.end_ns, s.begin_ns, &duration);
+    if (s.site >= layout_.sites.size() || s.end_ns < s.begin_ns || overflows) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "block %d unit %d, slice %d (site %d, %d..%d ns): %s", unit.block_linear,
+          unit.unit_index, i, s.site, s.begin_ns, s.end_ns,
+          s.site >= layout_.sites.size()
+              ? absl::StrCat("site id is outside the site table (", layout_.sites.size(),
+                             " sites)")
+              : std::string(overflows ? "lasts 2^63 ns or more" : "ends before it begins")));
     }
   }
   return absl::OkStatus();
+}
+
+void SummaryBuilder::Count(const UnitTimeline& unit) {
+  ++summary_.units;
+  if (unit.nominal_clock) {
+    ++summary_.nominal_units;
+    ++summary_.nominal_by_source[static_cast<int>(unit.clock_source)];
+  } else if (unit.cycles_per_ns > 0) {
+    ++summary_.calibrated_units;
+    mhz_sum_ += unit.cycles_per_ns * 1000.0;
+  }
+  int64_t unit_ns = 0;
+  if (unit.verdict != Verdict::kMissing && unit.end_ns > unit.start_ns &&
+      !__builtin_sub_overflow(unit.end_ns, unit.start_ns, &unit_ns)) {
+    summary_.unit_time_ns += unit_ns;
+  }
+  for (const Slice& s : unit.slices) {
+    durations_[row_of_site_[s.site]].push_back(s.end_ns - s.begin_ns);
+  }
 }
 
 Summary SummaryBuilder::Finish(int64_t wall_ns, std::string clock_note) {
@@ -139,6 +173,24 @@ absl::StatusOr<Summary> Summarize(const Timeline& timeline) {
   return builder.Finish(timeline.end_ns - timeline.origin_ns, timeline.clock_note);
 }
 
+absl::Status SummarySink::Begin(const TraceBegin& begin) {
+  builder_.emplace(*begin.layout);
+  summary_.reset();
+  return absl::OkStatus();
+}
+
+absl::Status SummarySink::AddUnit(const UnitView& unit) {
+  if (!builder_.has_value()) return absl::FailedPreconditionError("AddUnit before Begin");
+  return builder_->AddUnit(*unit.timeline);
+}
+
+absl::Status SummarySink::End(const TraceEnd& end) {
+  if (!builder_.has_value()) return absl::FailedPreconditionError("End before Begin");
+  summary_ = builder_->Finish(end.end_ns - end.origin_ns, end.clock_note);
+  builder_.reset();
+  return absl::OkStatus();
+}
+
 std::string SummaryHeader(const Summary& s) {
   std::string clock;
   const std::string nominal =
@@ -146,11 +198,11 @@ std::string SummaryHeader(const Summary& s) {
   const std::string calibrated = absl::StrFormat(
       "calibrated from globaltimer (%d units, mean %.1f MHz)", s.calibrated_units,
       s.mean_calibrated_mhz);
+  const std::string why = NominalReasons(s);
   if (s.calibrated_units > 0 && s.nominal_units > 0) {
-    clock = absl::StrFormat("%s; %s for %d units too short to calibrate", calibrated, nominal,
-                            s.nominal_units);
+    clock = absl::StrFormat("%s; %s for %d units %s", calibrated, nominal, s.nominal_units, why);
   } else if (s.nominal_units > 0) {
-    clock = absl::StrFormat("%s (all %d units)", nominal, s.nominal_units);
+    clock = absl::StrFormat("%s (all %d units, %s)", nominal, s.nominal_units, why);
   } else if (s.calibrated_units > 0) {
     clock = calibrated;
   } else {

@@ -30,14 +30,17 @@
 #ifndef WARPTRACE_PROFILER_SUMMARY_H_
 #define WARPTRACE_PROFILER_SUMMARY_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "profiler/sink.h"
 #include "profiler/timeline_types.h"
 
 namespace warptrace {
@@ -61,6 +64,8 @@ struct Summary {
   uint64_t units = 0;             // units on the timeline, any verdict
   uint64_t calibrated_units = 0;  // units whose rate came from their globaltimer pair
   uint64_t nominal_units = 0;     // units that fell back to the nominal rate
+  // nominal_units by why (index: ClockSource; kCalibrated and kNoRecord stay 0).
+  std::array<uint64_t, kNumClockSources> nominal_by_source{};
   double mean_calibrated_mhz = 0; // mean calibrated SM clock (0 when none)
   uint64_t nominal_sm_clock_khz = 0;
   std::string clock_note;         // Timeline::clock_note
@@ -87,15 +92,42 @@ class SummaryBuilder {
  public:
   explicit SummaryBuilder(const TraceLayout& layout);
   absl::Status Add(const Timeline& chunk);
+  // One unit, as Add of a chunk holding only it.
+  absl::Status AddUnit(const UnitTimeline& unit);
   Summary Finish(int64_t wall_ns, std::string clock_note);
 
  private:
+  absl::Status Check(const UnitTimeline& unit) const;
+  void Count(const UnitTimeline& unit);
+
   const TraceLayout& layout_;
   Summary summary_;
   double mhz_sum_ = 0;
   std::map<std::string, uint32_t> row_of_name_;
   std::vector<uint32_t> row_of_site_;
   std::vector<std::vector<int64_t>> durations_;
+};
+
+// The summary as a dump sink (sink.h): per unit it keeps one int64 per slice (exact
+// percentiles) and a few counters; at End it finishes the Summary with the trace's wall time
+// and the driver's clock note. AddUnit returns SummaryBuilder::AddUnit's errors.
+//
+//   SummarySink summary;
+//   TraceSink* sinks[] = {&summary};
+//   RETURN_IF_ERROR(DumpTrace(layout, words, options, sinks, result));
+//   PrintSummary(*summary.summary(), llvm::outs());
+class SummarySink : public TraceSink {
+ public:
+  absl::string_view Name() const override { return "summary"; }
+  absl::Status Begin(const TraceBegin& begin) override;
+  absl::Status AddUnit(const UnitView& unit) override;
+  absl::Status End(const TraceEnd& end) override;
+  // The summary once End ran; nullopt before.
+  const std::optional<Summary>& summary() const { return summary_; }
+
+ private:
+  std::optional<SummaryBuilder> builder_;
+  std::optional<Summary> summary_;
 };
 
 // The header line alone, e.g. "kernel gemm on NVIDIA H200: 256 units, 1.234 ms wall; SM

@@ -5,20 +5,44 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "profiler/clock.h"
 #include "profiler/device/trace_abi.h"
+#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {
 
-struct OpenSlice {
-  uint32_t site;
-  uint32_t slice;  // index into UnitTimeline::slices
-};
-
 bool SliceOrder(const Slice& a, const Slice& b) {
   return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.depth < b.depth;
+}
+
+absl::Status CheckReportMatches(const DecodedTrace& decoded, const VerifyReport& report) {
+  if (decoded.layout == nullptr || report.units.size() != decoded.records.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the verify report has %d units but the decoded trace has %d records: verify this "
+        "DecodedTrace and pass its report",
+        report.units.size(), decoded.records.size()));
+  }
+  if (!report.ok()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "verification found %d errors; a timeline is built only from a verified trace: fix "
+        "the trace, or verify with allow_truncated to keep each unit's valid prefix",
+        report.errors));
+  }
+  for (size_t idx = 0; idx < decoded.records.size(); ++idx) {
+    const DecodedRecord& r = decoded.records[idx];
+    const UnitVerdict& v = report.units[idx];
+    if (v.record_index != r.record_index || v.block_linear != r.block_linear ||
+        v.unit_index != r.unit_index || v.kept_events > r.events.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "verify report unit %d (block %d unit %d, %d kept events) does not match decoded "
+          "record %d (block %d unit %d, %d events)",
+          idx, v.block_linear, v.unit_index, v.kept_events, r.record_index, r.block_linear,
+          r.unit_index, r.events.size()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -33,212 +57,124 @@ Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear) {
   return d;
 }
 
-absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const VerifyReport& report,
-                                       const TimelineOptions& options) {
-  if (decoded.layout == nullptr || report.units.size() != decoded.records.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the verify report has %d units but the decoded trace has %d records: verify this "
-        "DecodedTrace and pass its report",
-        report.units.size(), decoded.records.size()));
-  }
-  if (!report.ok()) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "verification found %d errors; a timeline is built only from a verified trace: fix "
-        "the trace, or verify with allow_truncated to keep each unit's valid prefix",
-        report.errors));
-  }
-  const TraceLayout& layout = *decoded.layout;
+absl::StatusOr<UnitTimelineBuilder> UnitTimelineBuilder::Create(const TraceLayout& layout,
+                                                                 const TimelineOptions& options) {
   if (layout.clock.nominal_sm_clock_khz == 0) {
     return absl::InvalidArgumentError(
         "the layout's nominal SM clock is 0 kHz: set clock.nominal_sm_clock_khz to the "
         "device's SM clock (it converts cycles to ns where a unit cannot be calibrated)");
   }
-  const double nominal_cycles_per_ns =
-      static_cast<double>(layout.clock.nominal_sm_clock_khz) / 1e6;
+  return UnitTimelineBuilder(layout, options);
+}
 
+void UnitTimelineBuilder::Build(const DecodedRecord& r, const UnitVerdict& v,
+                                const UnitWalk& walk, UnitTimeline& u) {
+  u.record_index = r.record_index;
+  u.block_linear = r.block_linear;
+  u.block_index = BlockIndex(layout_->grid, r.block_linear);
+  u.unit_index = r.unit_index;
+  u.verdict = v.verdict;
+  u.verdict_reason = v.reason;
+  u.dropped = v.dropped;
+  u.slices.clear();
+  u.events = 0;
+  u.start_ns = u.end_ns = 0;
+  u.sm_id = 0;
+  const bool has_record = r.header_problem == HeaderProblem::kNone;
+  const bool has_end = has_record && v.close_at_end_stamp;
+  CalibrationInput in;
+  in.has_record = has_record;
+  in.trust_end_stamp = has_end;
+  in.wraps_lost = walk.wraps.outcome == WrapOutcome::kLost;
+  in.end_cycles = walk.end_cycles;
+  in.gt_span_ns = has_end ? r.end_globaltimer - r.start_globaltimer : 0;
+  in.min_gap_cycles = walk.min_gap == std::numeric_limits<uint64_t>::max() ? 0 : walk.min_gap;
+  const UnitClock clock =
+      Calibrate(in, layout_->clock.nominal_sm_clock_khz, options_.min_calibration_ns);
+  u.has_record = has_record;
+  u.clock_source = clock.source;
+  u.nominal_clock = has_record && clock.source != ClockSource::kCalibrated;
+  u.cycles_per_ns = clock.cycles_per_ns;
+  u.overhead_cycles = clock.overhead_cycles;
+  if (has_record) PlaceSlices(r, v, walk, clock, u);
+}
+
+void UnitTimelineBuilder::PlaceSlices(const DecodedRecord& r, const UnitVerdict& v,
+                                      const UnitWalk& walk, const UnitClock& clock,
+                                      UnitTimeline& u) {
+  u.sm_id = r.sm_id;
+  const double ns_per_cycle = 1.0 / clock.cycles_per_ns;
+  const int64_t start_ns = static_cast<int64_t>(r.start_globaltimer);
+  const int64_t overhead = options_.compensate_overhead ? clock.overhead_cycles : 0;
+  // Clamped and wrapping so that damaged stamps (fuzzed input) cannot overflow.
+  auto to_ns = [&](int64_t cycles) {
+    const double ns = std::clamp(static_cast<double>(cycles) * ns_per_cycle + 0.5, -4e18, 4e18);
+    return static_cast<int64_t>(static_cast<uint64_t>(start_ns) +
+                                static_cast<uint64_t>(static_cast<int64_t>(ns)));
+  };
+  // Event times: unwrapped cycles, compensated, clamped to never decrease.
+  const uint32_t n = std::min<uint32_t>(v.kept_events, walk.walked);
+  event_ns_.resize(n);
+  int64_t shown = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    shown = std::max(shown, walk.cycles[i] - overhead * i);
+    event_ns_[i] = to_ns(shown);
+  }
+  const int64_t last_ns = n > 0 ? event_ns_[n - 1] : start_ns;
+  const int64_t unit_end =
+      v.close_at_end_stamp
+          ? std::max(last_ns, to_ns(std::max(shown, walk.end_cycles - overhead * n)))
+          : last_ns;
+
+  u.start_ns = start_ns;
+  u.end_ns = unit_end;
+  u.events = n;
+  u.slices.reserve(n / 2 + v.open_regions);
+  bool ordered = true;
+  for (const WalkSlice& s : walk.slices) {
+    if (s.begin_event >= n) break;  // slices are in begin order
+    const int64_t begin = event_ns_[s.begin_event];
+    const bool closed = s.end_event != WalkSlice::kOpen && s.end_event < n;
+    if (!u.slices.empty() && u.slices.back().begin_ns == begin && u.slices.back().depth > s.depth) {
+      ordered = false;
+    }
+    // Regions left open (repaired units) close at the unit's last timestamp.
+    u.slices.push_back({s.site, s.depth, begin, closed ? event_ns_[s.end_event] : unit_end,
+                        !closed});
+  }
+  if (!ordered) std::stable_sort(u.slices.begin(), u.slices.end(), SliceOrder);
+}
+
+absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const VerifyReport& report,
+                                       const TimelineOptions& options) {
+  RETURN_IF_ERROR(CheckReportMatches(decoded, report));
+  const TraceLayout& layout = *decoded.layout;
+  ASSIGN_OR_RETURN(UnitTimelineBuilder builder, UnitTimelineBuilder::Create(layout, options));
   Timeline timeline;
   timeline.layout = layout;
   timeline.overhead_compensated = options.compensate_overhead;
   timeline.units.resize(decoded.records.size());
-
-  uint64_t calibrated = 0, nominal_short = 0, nominal_no_end = 0, nominal_implausible = 0;
-  double min_rate = std::numeric_limits<double>::max(), max_rate = 0;
+  ClockTally tally;
   int64_t origin = std::numeric_limits<int64_t>::max();
   int64_t end = std::numeric_limits<int64_t>::min();
-  std::vector<OpenSlice> stack;
-  stack.reserve(64);
-
+  UnitWalk walk;
   for (size_t idx = 0; idx < decoded.records.size(); ++idx) {
-    const DecodedRecord& r = decoded.records[idx];
-    const UnitVerdict& v = report.units[idx];
-    if (v.record_index != r.record_index || v.block_linear != r.block_linear ||
-        v.unit_index != r.unit_index || v.kept_events > r.events.size()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "verify report unit %d (block %d unit %d, %d kept events) does not match decoded "
-          "record %d (block %d unit %d, %d events)",
-          idx, v.block_linear, v.unit_index, v.kept_events, r.record_index, r.block_linear,
-          r.unit_index, r.events.size()));
-    }
+    WalkUnit(decoded.records[idx], layout, walk);
     UnitTimeline& u = timeline.units[idx];
-    u.record_index = r.record_index;
-    u.block_linear = r.block_linear;
-    u.block_index = BlockIndex(layout.grid, r.block_linear);
-    u.unit_index = r.unit_index;
-    u.verdict = v.verdict;
-    u.verdict_reason = v.reason;
-    u.dropped = v.dropped;
-    u.overhead_cycles = v.overhead_cycles;
-    if (r.header_problem != HeaderProblem::kNone) {
-      u.has_record = false;
-      continue;
-    }
-    u.sm_id = r.sm_id;
-
-    // Unwrapped cycles of the kept events relative to the start stamp (clamped monotone),
-    // and of the end stamp along the full raw chain.
-    const uint64_t max_forward = MaxForwardCycles(r, layout.clock.nominal_sm_clock_khz);
-    const uint32_t n = v.kept_events;
-    const absl::Span<const abi::Event> events = r.events.subspan(0, n);
-
-    bool has_end = v.close_at_end_stamp;
-    int64_t end_cycles = 0;
-    if (has_end) {
-      uint32_t prev = r.start_clock;
-      for (const abi::Event& e : r.events) {
-        end_cycles += ClockStep(prev, e.clock, max_forward);
-        prev = e.clock;
-      }
-      end_cycles += ClockStep(prev, r.end_clock, max_forward);
-    }
-
-    // Clock rate.
-    double cycles_per_ns = nominal_cycles_per_ns;
-    u.nominal_clock = true;
-    const uint64_t gt_span = has_end ? r.end_globaltimer - r.start_globaltimer : 0;
-    if (!has_end) {
-      ++nominal_no_end;
-    } else if (gt_span < options.min_calibration_ns || end_cycles <= 0) {
-      ++nominal_short;
-    } else {
-      const double rate = static_cast<double>(end_cycles) / static_cast<double>(gt_span);
-      if (rate < nominal_cycles_per_ns / 4 || rate > nominal_cycles_per_ns * 4) {
-        ++nominal_implausible;
-      } else {
-        cycles_per_ns = rate;
-        u.nominal_clock = false;
-        ++calibrated;
-        min_rate = std::min(min_rate, rate);
-        max_rate = std::max(max_rate, rate);
-      }
-    }
-    u.cycles_per_ns = cycles_per_ns;
-    const double ns_per_cycle = 1.0 / cycles_per_ns;
-    const int64_t start_ns = static_cast<int64_t>(r.start_globaltimer);
-    const int64_t overhead = options.compensate_overhead ? v.overhead_cycles : 0;
-    // Clamped and wrapping so that damaged stamps (fuzzed input) cannot overflow.
-    auto to_ns = [&](int64_t cycles) {
-      const double ns = std::clamp(static_cast<double>(cycles) * ns_per_cycle + 0.5, -4e18, 4e18);
-      return static_cast<int64_t>(static_cast<uint64_t>(start_ns) +
-                                  static_cast<uint64_t>(static_cast<int64_t>(ns)));
-    };
-
-    u.start_ns = start_ns;
-    u.events = n;
-    u.slices.clear();
-    u.slices.reserve(n / 2 + v.open_regions);
-    stack.clear();
-    int64_t cycles = 0;      // unwrapped, raw
-    int64_t shown = 0;       // after compensation and the monotone clamp
-    int64_t last_ns = start_ns;
-    bool ordered = true;
-    uint32_t prev = r.start_clock;
-    for (uint32_t i = 0; i < n; ++i) {
-      const abi::Event e = events[i];
-      const int64_t step = ClockStep(prev, e.clock, max_forward);
-      prev = e.clock;
-      cycles += step;  // a tolerated backward step is negative; `shown` clamps it
-      shown = std::max(shown, cycles - overhead * i);
-      const int64_t t = to_ns(shown);
-      last_ns = t;
-      const uint32_t site = abi::TagSite(e.tag);
-      if (abi::TagIsExit(e.tag)) {
-        // Verify guaranteed the exit matches the innermost open region in the kept prefix.
-        u.slices[stack.back().slice].end_ns = t;
-        stack.pop_back();
-      } else {
-        const uint32_t depth = static_cast<uint32_t>(stack.size());
-        if (!u.slices.empty() && u.slices.back().begin_ns == t && u.slices.back().depth > depth) {
-          ordered = false;
-        }
-        stack.push_back({site, static_cast<uint32_t>(u.slices.size())});
-        u.slices.push_back({site, depth, t, t, false});
-      }
-    }
-
-    int64_t unit_end;
-    if (has_end) {
-      unit_end = std::max(last_ns, to_ns(std::max(shown, end_cycles - overhead * n)));
-    } else {
-      unit_end = last_ns;
-    }
-    // Regions left open (repaired units) close at the unit's last timestamp.
-    while (!stack.empty()) {
-      Slice& s = u.slices[stack.back().slice];
-      s.end_ns = unit_end;
-      s.repaired = true;
-      stack.pop_back();
-    }
-    if (!ordered) std::stable_sort(u.slices.begin(), u.slices.end(), SliceOrder);
-    u.end_ns = unit_end;
+    builder.Build(decoded.records[idx], report.units[idx], walk, u);
+    if (!u.has_record) continue;
+    tally.Add(u.clock_source, u.cycles_per_ns);
     origin = std::min(origin, u.start_ns);
     end = std::max(end, u.end_ns);
   }
-
-  if (origin == std::numeric_limits<int64_t>::max()) {
-    origin = 0;
-    end = 0;
-  }
+  if (origin == std::numeric_limits<int64_t>::max()) origin = end = 0;
   timeline.origin_ns = origin;
   timeline.end_ns = end;
   for (UnitTimeline& u : timeline.units) {
     if (!u.has_record) u.start_ns = u.end_ns = origin;
   }
-
-  const uint64_t nominal = nominal_short + nominal_no_end + nominal_implausible;
-  const std::string nominal_rate =
-      absl::StrFormat("%.3f MHz", static_cast<double>(layout.clock.nominal_sm_clock_khz) / 1e3);
-  std::string note;
-  if (calibrated > 0) {
-    note = absl::StrFormat(
-        "SM clock calibrated per unit from its globaltimer pair (%d units, %.3f-%.3f MHz)",
-        calibrated, min_rate * 1e3, max_rate * 1e3);
-  }
-  if (nominal > 0) {
-    std::vector<std::string> why;
-    if (nominal_short > 0) {
-      why.push_back(absl::StrFormat("%d ran under %.3f us, too briefly for the globaltimer",
-                                    nominal_short,
-                                    static_cast<double>(options.min_calibration_ns) / 1e3));
-    }
-    if (nominal_no_end > 0) {
-      why.push_back(absl::StrFormat("%d had no trustworthy end stamp", nominal_no_end));
-    }
-    if (nominal_implausible > 0) {
-      why.push_back(absl::StrFormat(
-          "%d measured a rate outside 1/4..4x nominal", nominal_implausible));
-    }
-    absl::StrAppend(&note, note.empty() ? "" : "; ",
-                    absl::StrFormat("nominal SM clock %s from the layout used for %d unit%s (",
-                                    nominal_rate, nominal, nominal == 1 ? "" : "s"));
-    for (size_t i = 0; i < why.size(); ++i) absl::StrAppend(&note, i ? ", " : "", why[i]);
-    absl::StrAppend(&note, ")");
-  }
-  if (note.empty()) note = "no unit has a record: no clock was needed";
-  if (options.compensate_overhead) {
-    absl::StrAppend(&note,
-                    "; overhead compensated: event i of a unit moved i x its overhead earlier");
-  }
-  timeline.clock_note = std::move(note);
+  timeline.clock_note = tally.Note(layout.clock.nominal_sm_clock_khz, options.min_calibration_ns,
+                                   options.compensate_overhead);
   return timeline;
 }
 

@@ -8,9 +8,10 @@
 //
 // Clock model (ARCHITECTURE.md). Events carry 32-bit SM cycles; each unit's start and end
 // stamps pair a %clock with a %globaltimer (ns). Per unit:
-//   * Cycles are unwrapped along the chain start stamp -> events -> end stamp with
-//     ClockStep (decode.h): every step is the forward distance mod 2^32, so any number of
-//     wraps is exact as long as consecutive stamps are < 2^32 cycles apart. A backward step
+//   * Cycles are unwrapped along the chain start stamp -> events -> end stamp by the event
+//     walker (walk.h, clock.h): every step is the forward distance mod 2^32, so any number of
+//     wraps is exact as long as consecutive stamps are < 2^32 cycles apart, and the
+//     globaltimer span decides the sign of steps of almost 2^32 (CheckWraps). A backward step
 //     that verify tolerated (no larger than the unit's overhead) is clamped to 0, so event
 //     times never decrease.
 //   * rate = unwrapped cycles from start to end stamp / (end - start globaltimer), in
@@ -21,7 +22,8 @@
 //     shorter unit cannot be calibrated from two coarse ticks.
 //   * Otherwise, or when the measured rate is implausible (outside 1/4..4x the nominal
 //     clock, e.g. a damaged stamp), the unit uses the layout's nominal SM clock
-//     (ClockInfo::nominal_sm_clock_khz) and says so: UnitTimeline::nominal_clock is set and
+//     (ClockInfo::nominal_sm_clock_khz) and says so: UnitTimeline::nominal_clock is set,
+//     UnitTimeline::clock_source says why, and
 //     Timeline::clock_note counts such units and gives the rate used.
 //   * An event at unwrapped cycle c (relative to the start stamp) is at
 //     start_globaltimer + c / rate ns, rounded to the nearest ns.
@@ -32,7 +34,7 @@
 // last slice ends.
 //
 // Overhead. UnitTimeline::overhead_cycles is the unit's smallest step between consecutive
-// events (VerifyReport), an upper bound on what one record point costs: two back-to-back
+// events (measured by the clock model, clock.h), an upper bound on what one record point costs: two back-to-back
 // record points with no work between them are that far apart. With
 // TimelineOptions::compensate_overhead, event i (0-based, within its unit) is moved
 // `i * overhead_cycles` cycles earlier — the cost of the i record points before it — and the
@@ -63,8 +65,12 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include <vector>
+
+#include "profiler/clock.h"
 #include "profiler/decode.h"
 #include "profiler/timeline_types.h"
+#include "profiler/walk.h"
 #include "profiler/verify.h"
 
 namespace warptrace {
@@ -78,6 +84,30 @@ struct TimelineOptions {
 
 absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const VerifyReport& report,
                                        const TimelineOptions& options = {});
+
+// One unit's timeline from its record, verdict and walk (walk.h): what BuildTimeline does per
+// unit, and what the dump driver calls with the walk verify already read, so each event is
+// walked once. A unit without a usable record gets has_record false, no slices and start/end
+// 0 (the caller sets them to the trace's origin). Reuses `out`'s storage. Not thread-safe
+// (it keeps scratch space); the layout must outlive the builder.
+class UnitTimelineBuilder {
+ public:
+  // InvalidArgument when the layout's nominal SM clock is 0.
+  static absl::StatusOr<UnitTimelineBuilder> Create(const TraceLayout& layout,
+                                                    const TimelineOptions& options);
+  void Build(const DecodedRecord& record, const UnitVerdict& verdict, const UnitWalk& walk,
+             UnitTimeline& out);
+
+ private:
+  UnitTimelineBuilder(const TraceLayout& layout, const TimelineOptions& options)
+      : layout_(&layout), options_(options) {}
+  void PlaceSlices(const DecodedRecord& r, const UnitVerdict& v, const UnitWalk& walk,
+                   const UnitClock& clock, UnitTimeline& u);
+
+  const TraceLayout* layout_;
+  TimelineOptions options_;
+  std::vector<int64_t> event_ns_;  // scratch: each kept event's time
+};
 
 // blockIdx of linear block id `block_linear` in `grid`.
 Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear);

@@ -18,4 +18,40 @@ const char* VerdictName(Verdict verdict) {
   return "?";
 }
 
+const char* ClockSourceName(ClockSource source) {
+  switch (source) {
+    case ClockSource::kCalibrated:
+      return "calibrated";
+    case ClockSource::kTooShort:
+      return "too_short";
+    case ClockSource::kNoEndStamp:
+      return "no_end_stamp";
+    case ClockSource::kImplausibleRate:
+      return "implausible_rate";
+    case ClockSource::kWrapsLost:
+      return "wraps_lost";
+    case ClockSource::kNoRecord:
+      return "no_record";
+  }
+  return "?";
+}
+
+const char* ClockSourceReason(ClockSource source) {
+  switch (source) {
+    case ClockSource::kCalibrated:
+      return "calibrated";
+    case ClockSource::kTooShort:
+      return "too short to calibrate";
+    case ClockSource::kNoEndStamp:
+      return "no trustworthy end stamp";
+    case ClockSource::kImplausibleRate:
+      return "a measured rate outside 1/4..4x nominal";
+    case ClockSource::kWrapsLost:
+      return "%clock wraps that could not be placed";
+    case ClockSource::kNoRecord:
+      return "no record";
+  }
+  return "?";
+}
+
 }  // namespace warptrace

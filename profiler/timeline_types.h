@@ -22,6 +22,22 @@ enum class Verdict {
 };
 const char* VerdictName(Verdict verdict);  // "complete", "truncated", ...
 
+// Which rate turned a unit's cycles into ns (clock.h), and why.
+enum class ClockSource : uint8_t {
+  kCalibrated,       // its own globaltimer pair
+  kTooShort,         // nominal: it ran too briefly for the globaltimer's ticks
+  kNoEndStamp,       // nominal: no trustworthy end stamp (unfinished, damaged or repaired)
+  kImplausibleRate,  // nominal: the measured rate was outside 1/4..4x nominal
+  kWrapsLost,        // nominal: %clock wraps between its events could not be placed
+  kNoRecord,         // no usable record: no clock at all
+};
+inline constexpr int kNumClockSources = static_cast<int>(ClockSource::kNoRecord) + 1;
+const char* ClockSourceName(ClockSource source);  // "calibrated", "too_short", ...
+// Why a nominal-clock unit is nominal, as a phrase: "too short to calibrate", "no
+// trustworthy end stamp", "a measured rate outside 1/4..4x nominal", "%clock wraps that
+// could not be placed"; "calibrated" / "no record" for the others.
+const char* ClockSourceReason(ClockSource source);
+
 // One region instance on one unit's track. Times are absolute globaltimer nanoseconds.
 struct Slice {
   uint32_t site = 0;     // index into TraceLayout::sites
@@ -43,7 +59,8 @@ struct UnitTimeline {
   int64_t start_ns = 0;       // unit start / end on the globaltimer axis
   int64_t end_ns = 0;
   double cycles_per_ns = 0;   // calibrated (or nominal) SM clock rate
-  bool nominal_clock = false; // true when the unit was too short to calibrate
+  bool nominal_clock = false; // true when the nominal clock was used (clock_source says why)
+  ClockSource clock_source = ClockSource::kCalibrated;
   uint32_t overhead_cycles = 0;  // smallest gap between consecutive events (0 if < 2 events)
   uint32_t events = 0;        // events that made it onto the timeline
   uint32_t dropped = 0;       // attempted - capacity when overflowed

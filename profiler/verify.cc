@@ -15,22 +15,20 @@ namespace {
 
 namespace json = ::llvm::json;
 
-struct Open {
-  uint32_t site;
-  uint32_t event;
-};
+}  // namespace
+
+namespace internal {
 
 // Collects findings for one report, honouring the caps without building strings past them.
 class Collector {
  public:
-  Collector(VerifyReport& report, const VerifyOptions& options)
-      : report_(report), options_(options) {}
-
-  void StartUnit() { unit_findings_ = 0; }
+  Collector(VerifyReport& report, const VerifyOptions& options, uint64_t& suppressed)
+      : report_(report), options_(options), suppressed_(suppressed) {}
 
   template <typename MakeMessage>
   void Add(FindingKind kind, const DecodedRecord& r, int64_t event, MakeMessage&& make) {
-    const Severity severity = (options_.allow_truncated || kind == FindingKind::kRepaired)
+    const Severity severity = (options_.allow_truncated || kind == FindingKind::kRepaired ||
+                               kind == FindingKind::kClockAmbiguous)
                                   ? Severity::kWarning
                                   : Severity::kError;
     ++report_.kind_counts[static_cast<int>(kind)];
@@ -65,9 +63,15 @@ class Collector {
  private:
   VerifyReport& report_;
   const VerifyOptions& options_;
-  uint32_t unit_findings_ = 0;
-  uint64_t suppressed_ = 0;
+  uint64_t& suppressed_;     // over the whole report
+  uint32_t unit_findings_ = 0;  // a Collector lives for one unit
 };
+
+}  // namespace internal
+
+namespace {
+
+using internal::Collector;
 
 std::string SiteName(const TraceLayout& layout, uint32_t site) {
   if (site < layout.sites.size()) return absl::StrCat("\"", layout.sites[site].name, "\"");
@@ -141,18 +145,6 @@ std::string HeaderMessage(const DecodedRecord& r) {
   return "";
 }
 
-// The event scan of one unit with a valid header.
-struct EventScan {
-  uint32_t first_error = UINT32_MAX;  // event index of the first event error, or none
-  FindingKind error_kind = FindingKind::kUnknownSite;
-  uint32_t error_site = 0;     // the offending event's site
-  uint32_t expected_site = 0;  // kMismatchedNesting: the innermost open site
-  int64_t back_cycles = 0;     // kClockBackwards: how far back
-  uint64_t overhead = 0;
-  bool end_stamp_back = false;  // the end stamp steps back beyond the overhead
-  int64_t end_back_cycles = 0;
-};
-
 }  // namespace
 
 const char* SeverityName(Severity severity) {
@@ -178,6 +170,8 @@ const char* FindingKindName(FindingKind kind) {
     case FindingKind::kMismatchedNesting: return "mismatched_nesting";
     case FindingKind::kUnpairedEvent: return "unpaired_event";
     case FindingKind::kClockBackwards: return "clock_backwards";
+    case FindingKind::kClockAmbiguous: return "clock_ambiguous";
+    case FindingKind::kClockWrapsLost: return "clock_wraps_lost";
     case FindingKind::kRepaired: return "repaired";
     case FindingKind::kTooManyFindings: return "too_many_findings";
   }
@@ -214,250 +208,287 @@ absl::Status VerifyReport::ToStatus() const {
   return absl::DataLossError(text);
 }
 
-VerifyReport Verify(const DecodedTrace& decoded, const VerifyOptions& options) {
-  VerifyReport report;
-  report.allow_truncated = options.allow_truncated;
-  const TraceLayout& layout = *decoded.layout;
-  report.capacity = layout.capacity;
-  report.units.resize(decoded.records.size());
+namespace {
+
+// What the event walk says is wrong with a unit's events, first problem first.
+struct EventProblem {
+  uint32_t first_error = UINT32_MAX;  // event index of the first event error, or none
+  FindingKind kind = FindingKind::kUnknownSite;
+  uint32_t site = 0;          // the offending event's site
+  int64_t back_cycles = 0;    // kClockBackwards: how far back
+  bool end_stamp_back = false;  // the end stamp steps back beyond the overhead
+  int64_t end_back_cycles = 0;
+  uint32_t open_regions = 0;  // regions open before first_error (after all events if none)
+};
+
+EventProblem FindEventProblem(const DecodedRecord& r, const UnitWalk& walk,
+                              uint64_t overhead) {
+  EventProblem p;
+  switch (walk.error) {
+    case WalkError::kNone: break;
+    case WalkError::kUnknownSite: p.kind = FindingKind::kUnknownSite; break;
+    case WalkError::kExitWithoutBegin: p.kind = FindingKind::kExitWithoutBegin; break;
+    case WalkError::kMismatchedNesting: p.kind = FindingKind::kMismatchedNesting; break;
+  }
+  if (walk.error != WalkError::kNone) {
+    p.first_error = walk.walked;
+    p.site = walk.error_site;
+  }
+  p.open_regions = static_cast<uint32_t>(walk.open.size());
+  for (const BackStep& b : walk.back_steps) {
+    if (static_cast<uint64_t>(b.cycles) <= overhead) continue;
+    if (b.event < walk.walked) {
+      p.first_error = b.event;
+      p.kind = FindingKind::kClockBackwards;
+      p.site = abi::TagSite(r.events[b.event].tag);
+      p.back_cycles = b.cycles;
+      p.open_regions = walk.OpenBefore(b.event);
+    } else if (walk.chain_to_end) {
+      p.end_stamp_back = true;
+      p.end_back_cycles = b.cycles;
+    }
+    break;
+  }
+  return p;
+}
+
+std::string EventProblemMessage(const EventProblem& p, const UnitWalk& walk,
+                                const TraceLayout& layout, uint64_t overhead) {
+  const uint32_t num_sites = static_cast<uint32_t>(layout.sites.size());
+  switch (p.kind) {
+    case FindingKind::kUnknownSite:
+      return absl::StrFormat("site id %d is not in the layout's site table (%d sites, ids 0..%d)",
+                             p.site, num_sites, num_sites == 0 ? 0 : num_sites - 1);
+    case FindingKind::kExitWithoutBegin:
+      return absl::StrFormat("exit of %s without its begin (no region is open)",
+                             SiteName(layout, p.site));
+    case FindingKind::kMismatchedNesting:
+      return absl::StrFormat(
+          "exit of %s while %s (begun at event %d) is the innermost open region",
+          SiteName(layout, p.site), SiteName(layout, walk.expected_site), walk.expected_begin);
+    case FindingKind::kClockBackwards:
+      return absl::StrFormat(
+          "%%clock goes back %d cycles from the previous stamp (%s event), more than the "
+          "unit's measured overhead of %d cycles",
+          p.back_cycles, SiteName(layout, p.site), overhead);
+    default:
+      break;
+  }
+  return "";
+}
+
+// The finding for wraps the globaltimer span could not confirm, if any.
+std::string WrapMessage(const DecodedRecord& r, const WrapCheck& w, int64_t chain_cycles,
+                        uint64_t nominal_khz) {
+  const uint64_t span = r.end_globaltimer - r.start_globaltimer;
+  const double mhz = span == 0 ? 0.0
+                               : static_cast<double>(w.total_cycles) /
+                                     static_cast<double>(span) * 1e3;
+  const double nominal_mhz = static_cast<double>(nominal_khz) / 1e3;
+  switch (w.outcome) {
+    case WrapOutcome::kUndetermined:
+      return absl::StrFormat(
+          "the unit ran %d ns: at %.0f-%.0f MHz (1/4..2x the nominal clock) that allows %d "
+          "different counts of %%clock wraps, so the wraps between its events cannot be "
+          "checked; its events were read as %d cycles (%.3f MHz)",
+          span, nominal_mhz / 4, nominal_mhz * 2, w.fitting_totals, w.total_cycles, mhz);
+    case WrapOutcome::kWhichUnknown:
+      return absl::StrFormat(
+          "the globaltimer span (%d ns) says %d of the steps read as gaps of almost 2^32 "
+          "cycles were steps back, but not which: the smallest steps back were taken "
+          "(%d cycles, %.3f MHz)",
+          span, w.flip, w.total_cycles, mhz);
+    case WrapOutcome::kLost:
+      return absl::StrFormat(
+          "the globaltimer span (%d ns) needs %d cycles but the events account for %d, %d "
+          "wrap%s of %%clock fewer: a gap of 2^32 cycles or more between two events lost "
+          "them and they cannot be placed; the unit is timed with the nominal clock",
+          span, w.total_cycles, chain_cycles, (w.total_cycles - chain_cycles) / kWrapCycles,
+          (w.total_cycles - chain_cycles) / kWrapCycles == 1 ? "" : "s");
+    default:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+UnitVerifier::UnitVerifier(const DecodedTrace& decoded, const VerifyOptions& options,
+                           VerifyReport& report)
+    : layout_(*decoded.layout), options_(options), report_(report) {
+  report_ = VerifyReport();
+  report_.allow_truncated = options.allow_truncated;
+  report_.capacity = layout_.capacity;
+  report_.units.reserve(decoded.records.size());
   for (const DecodedRecord& r : decoded.records) {
     if (r.header_problem == HeaderProblem::kNone) {
-      report.max_attempted = std::max(report.max_attempted, r.attempted);
+      report_.max_attempted = std::max(report_.max_attempted, r.attempted);
+    }
+  }
+}
+
+const UnitVerdict& UnitVerifier::Add(const DecodedRecord& r, const UnitWalk& walk) {
+  Collector collect(report_, options_, suppressed_);
+  UnitVerdict& v = report_.units.emplace_back();
+  v.record_index = r.record_index;
+  v.block_linear = r.block_linear;
+  v.unit_index = r.unit_index;
+  if (r.header_problem != HeaderProblem::kNone) {
+    v.verdict =
+        r.header_problem == HeaderProblem::kMissing ? Verdict::kMissing : Verdict::kCorrupt;
+    v.reason = HeaderMessage(r);
+    collect.Add(HeaderFindingKind(r.header_problem), r, -1, [&] { return v.reason; });
+  } else {
+    VerifyEvents(r, walk, collect, v);
+  }
+  ++report_.verdict_counts[static_cast<int>(v.verdict)];
+  return v;
+}
+
+// Header-level checks of a readable record; returns whether one failed.
+bool UnitVerifier::CheckStamps(const DecodedRecord& r, Collector& collect, std::string& reason) {
+  bool corrupt = false;
+  auto note = [&](FindingKind kind, std::string m) {
+    corrupt = true;
+    if (reason.empty()) reason = m;
+    collect.Add(kind, r, -1, [&] { return m; });
+  };
+  if (layout_.clock.num_sms != 0 && r.sm_id >= layout_.clock.num_sms) {
+    note(FindingKind::kSmIdOutOfRange,
+         absl::StrFormat("SM id %d is beyond the device's %d SMs (ids 0..%d): the header is "
+                         "damaged or the layout names another device",
+                         r.sm_id, layout_.clock.num_sms, layout_.clock.num_sms - 1));
+  }
+  if (r.complete() && r.end_globaltimer < r.start_globaltimer) {
+    note(FindingKind::kEndBeforeStart,
+         absl::StrFormat("unit ends at globaltimer %d ns, %d ns before it starts (%d ns)",
+                         r.end_globaltimer, r.start_globaltimer - r.end_globaltimer,
+                         r.start_globaltimer));
+  }
+  return corrupt;
+}
+
+void UnitVerifier::VerifyEvents(const DecodedRecord& r, const UnitWalk& walk,
+                                Collector& collect, UnitVerdict& v) {
+  std::string reason;
+  auto note = [&](const std::string& text) {
+    if (reason.empty()) reason = text;
+  };
+  bool unit_corrupt = CheckStamps(r, collect, reason);
+  const uint32_t n = static_cast<uint32_t>(r.events.size());
+  const uint64_t overhead =
+      walk.min_gap == std::numeric_limits<uint64_t>::max() ? 0 : walk.min_gap;
+  const EventProblem p = FindEventProblem(r, walk, overhead);
+  v.overhead_cycles = static_cast<uint32_t>(std::min<uint64_t>(overhead, UINT32_MAX));
+  v.kept_events = std::min(p.first_error, n);
+  v.open_regions = p.open_regions;
+  v.dropped = r.dropped();
+  report_.dropped_events += v.dropped;
+
+  const bool event_error = p.first_error != UINT32_MAX;
+  if (event_error) {
+    const std::string m = EventProblemMessage(p, walk, layout_, overhead);
+    unit_corrupt = true;
+    note(m);
+    collect.Add(p.kind, r, p.first_error, [&] { return m; });
+  } else if (p.end_stamp_back) {
+    unit_corrupt = true;
+    const std::string m = absl::StrFormat(
+        "the end stamp's %%clock is %d cycles before the last event, more than the unit's "
+        "measured overhead of %d cycles",
+        p.end_back_cycles, overhead);
+    note(m);
+    collect.Add(FindingKind::kClockBackwards, r, -1, [&] { return m; });
+  }
+  const bool wraps_lost = !event_error && walk.wraps.outcome == WrapOutcome::kLost;
+  if (!event_error && !p.end_stamp_back) {
+    const std::string m =
+        WrapMessage(r, walk.wraps, walk.end_cycles, layout_.clock.nominal_sm_clock_khz);
+    if (!m.empty()) {
+      const FindingKind kind =
+          wraps_lost ? FindingKind::kClockWrapsLost : FindingKind::kClockAmbiguous;
+      if (wraps_lost) {
+        unit_corrupt = true;
+        note(m);
+      }
+      collect.Add(kind, r, -1, [&] { return m; });
     }
   }
 
-  Collector collect(report, options);
-  const uint32_t num_sites = static_cast<uint32_t>(layout.sites.size());
-  std::vector<Open> stack;
-  stack.reserve(64);
+  const bool overflowed = v.dropped > 0;
+  if (overflowed) {
+    const std::string m = absl::StrFormat(
+        "dropped %d of %d events: capacity is %d per unit; the largest unit attempted %d, "
+        "so a capacity of %d would have held every unit",
+        v.dropped, r.attempted, r.capacity, report_.max_attempted, report_.required_capacity());
+    note(m);
+    collect.Add(FindingKind::kDroppedEvents, r, -1, [&] { return m; });
+  }
+  if (!r.complete()) {
+    const std::string m = absl::StrFormat(
+        "the unit never finished (no epilogue: it exited early, trapped or is still "
+        "running); %d events were recovered from its slots",
+        n);
+    note(m);
+    collect.Add(FindingKind::kIncomplete, r, -1, [&] { return m; });
+  }
+  const bool unpaired = !event_error && !overflowed && r.complete() && !walk.open.empty();
+  if (unpaired) {
+    const WalkSlice& open = walk.slices[walk.open.back()];
+    const size_t depth = walk.open.size();
+    const std::string m = absl::StrFormat(
+        "%d region%s still open after the last event: %s begun at event %d has no exit "
+        "(%d events recorded%s)",
+        depth, depth == 1 ? " is" : "s are", SiteName(layout_, open.site), open.begin_event, n,
+        n % 2 == 1 ? ", an odd number" : "");
+    unit_corrupt = true;
+    note(m);
+    collect.Add(FindingKind::kUnpairedEvent, r, open.begin_event, [&] { return m; });
+  }
 
+  // The unit's last timestamp is its end stamp when it finished with trustworthy clocks.
+  v.close_at_end_stamp = r.complete() && !event_error && !p.end_stamp_back && !wraps_lost &&
+                         r.end_globaltimer >= r.start_globaltimer;
+  v.verdict = DecideVerdict(unit_corrupt, event_error || unpaired, overflowed, r.complete());
+  v.reason = std::move(reason);
+  if (options_.allow_truncated && (v.kept_events < n || v.open_regions > 0)) {
+    v.repaired = true;
+    collect.Add(FindingKind::kRepaired, r, -1, [&] {
+      return absl::StrFormat(
+          "kept the first %d of %d events and closed %d open region%s at the unit's %s",
+          v.kept_events, n, v.open_regions, v.open_regions == 1 ? "" : "s",
+          v.close_at_end_stamp ? "end stamp" : "last kept event");
+    });
+  }
+  report_.kept_events += v.kept_events;
+}
+
+Verdict UnitVerifier::DecideVerdict(bool unit_corrupt, bool prefix_cut, bool overflowed,
+                                    bool complete) const {
+  if (unit_corrupt && !options_.allow_truncated) return Verdict::kCorrupt;
+  // A repaired prefix; unit-level damage that left the events whole stays corrupt.
+  if (prefix_cut) return Verdict::kTruncated;
+  if (unit_corrupt) return Verdict::kCorrupt;
+  if (overflowed) return Verdict::kOverflowed;
+  if (!complete) return Verdict::kTruncated;
+  return Verdict::kComplete;
+}
+
+void UnitVerifier::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  Collector(report_, options_, suppressed_).Finish();
+}
+
+VerifyReport Verify(const DecodedTrace& decoded, const VerifyOptions& options) {
+  VerifyReport report;
+  UnitVerifier verifier(decoded, options, report);
+  UnitWalk walk;
   for (const DecodedRecord& r : decoded.records) {
-    collect.StartUnit();
-    UnitVerdict& v = report.units[r.record_index];
-    v.record_index = r.record_index;
-    v.block_linear = r.block_linear;
-    v.unit_index = r.unit_index;
-
-    if (r.header_problem != HeaderProblem::kNone) {
-      v.verdict =
-          r.header_problem == HeaderProblem::kMissing ? Verdict::kMissing : Verdict::kCorrupt;
-      v.reason = HeaderMessage(r);
-      collect.Add(HeaderFindingKind(r.header_problem), r, -1, [&] { return v.reason; });
-      ++report.verdict_counts[static_cast<int>(v.verdict)];
-      continue;
-    }
-
-    bool unit_corrupt = false;
-    std::string reason;
-    auto note_reason = [&](const std::string& text) {
-      if (reason.empty()) reason = text;
-    };
-
-    if (layout.clock.num_sms != 0 && r.sm_id >= layout.clock.num_sms) {
-      unit_corrupt = true;
-      std::string m = absl::StrFormat(
-          "SM id %d is beyond the device's %d SMs (ids 0..%d): the header is damaged or the "
-          "layout names another device",
-          r.sm_id, layout.clock.num_sms, layout.clock.num_sms - 1);
-      note_reason(m);
-      collect.Add(FindingKind::kSmIdOutOfRange, r, -1, [&] { return m; });
-    }
-    if (r.complete() && r.end_globaltimer < r.start_globaltimer) {
-      unit_corrupt = true;
-      std::string m = absl::StrFormat(
-          "unit ends at globaltimer %d ns, %d ns before it starts (%d ns)", r.end_globaltimer,
-          r.start_globaltimer - r.end_globaltimer, r.start_globaltimer);
-      note_reason(m);
-      collect.Add(FindingKind::kEndBeforeStart, r, -1, [&] { return m; });
-    }
-
-    // ---- the event scan: nesting, sites and clock steps in one pass -------------------
-    const absl::Span<const abi::Event> events = r.events;
-    const uint32_t n = static_cast<uint32_t>(events.size());
-    const uint64_t max_forward = MaxForwardCycles(r, layout.clock.nominal_sm_clock_khz);
-    EventScan scan;
-    stack.clear();
-    uint64_t min_gap = std::numeric_limits<uint64_t>::max();
-    int64_t worst_back = 0;
-    uint32_t prev = r.start_clock;
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint32_t tag = events[i].tag;
-      const uint32_t site = abi::TagSite(tag);
-      if (site >= num_sites) {
-        scan.first_error = i;
-        scan.error_kind = FindingKind::kUnknownSite;
-        scan.error_site = site;
-        break;
-      }
-      const int64_t step = ClockStep(prev, events[i].clock, max_forward);
-      if (step < 0) {
-        worst_back = std::max(worst_back, -step);
-      } else if (i > 0 && static_cast<uint64_t>(step) < min_gap) {
-        min_gap = static_cast<uint64_t>(step);
-      }
-      prev = events[i].clock;
-      if (abi::TagIsExit(tag)) {
-        if (stack.empty()) {
-          scan.first_error = i;
-          scan.error_kind = FindingKind::kExitWithoutBegin;
-          scan.error_site = site;
-          break;
-        }
-        if (stack.back().site != site) {
-          scan.first_error = i;
-          scan.error_kind = FindingKind::kMismatchedNesting;
-          scan.error_site = site;
-          scan.expected_site = stack.back().site;
-          break;
-        }
-        stack.pop_back();
-      } else {
-        stack.push_back({site, i});
-      }
-    }
-    scan.overhead = min_gap == std::numeric_limits<uint64_t>::max() ? 0 : min_gap;
-    const uint32_t scanned = std::min(scan.first_error, n);
-    if (scan.first_error == UINT32_MAX && r.complete()) {
-      const int64_t step = ClockStep(prev, r.end_clock, max_forward);
-      if (step < 0 && static_cast<uint64_t>(-step) > scan.overhead) {
-        scan.end_stamp_back = true;
-        scan.end_back_cycles = -step;
-      }
-    }
-    if (static_cast<uint64_t>(worst_back) > scan.overhead) {
-      // Rare: find the first step back beyond the overhead, and the nesting state there.
-      uint32_t p = r.start_clock;
-      for (uint32_t i = 0; i < scanned; ++i) {
-        const int64_t step = ClockStep(p, events[i].clock, max_forward);
-        p = events[i].clock;
-        if (step < 0 && static_cast<uint64_t>(-step) > scan.overhead) {
-          scan.first_error = i;
-          scan.error_kind = FindingKind::kClockBackwards;
-          scan.error_site = abi::TagSite(events[i].tag);
-          scan.back_cycles = -step;
-          break;
-        }
-      }
-      stack.clear();
-      for (uint32_t i = 0; i < std::min(scan.first_error, n); ++i) {
-        if (abi::TagIsExit(events[i].tag)) {
-          stack.pop_back();
-        } else {
-          stack.push_back({abi::TagSite(events[i].tag), i});
-        }
-      }
-    }
-
-    v.overhead_cycles = static_cast<uint32_t>(std::min<uint64_t>(scan.overhead, UINT32_MAX));
-    v.kept_events = std::min(scan.first_error, n);
-    v.open_regions = static_cast<uint32_t>(stack.size());
-    v.dropped = r.dropped();
-    report.dropped_events += v.dropped;
-
-    const bool event_error = scan.first_error != UINT32_MAX;
-    if (event_error) {
-      const uint32_t i = scan.first_error;
-      std::string m;
-      switch (scan.error_kind) {
-        case FindingKind::kUnknownSite:
-          m = absl::StrFormat(
-              "site id %d is not in the layout's site table (%d sites, ids 0..%d)",
-              scan.error_site, num_sites, num_sites == 0 ? 0 : num_sites - 1);
-          break;
-        case FindingKind::kExitWithoutBegin:
-          m = absl::StrFormat("exit of %s without its begin (no region is open)",
-                              SiteName(layout, scan.error_site));
-          break;
-        case FindingKind::kMismatchedNesting:
-          m = absl::StrFormat("exit of %s while %s (begun at event %d) is the innermost open "
-                              "region",
-                              SiteName(layout, scan.error_site),
-                              SiteName(layout, scan.expected_site), stack.back().event);
-          break;
-        case FindingKind::kClockBackwards:
-          m = absl::StrFormat(
-              "%%clock goes back %d cycles from the previous stamp (%s event), more than the "
-              "unit's measured overhead of %d cycles",
-              scan.back_cycles, SiteName(layout, scan.error_site), scan.overhead);
-          break;
-        default:
-          break;
-      }
-      unit_corrupt = true;
-      note_reason(m);
-      collect.Add(scan.error_kind, r, i, [&] { return m; });
-    } else if (scan.end_stamp_back) {
-      unit_corrupt = true;
-      std::string m = absl::StrFormat(
-          "the end stamp's %%clock is %d cycles before the last event, more than the unit's "
-          "measured overhead of %d cycles",
-          scan.end_back_cycles, scan.overhead);
-      note_reason(m);
-      collect.Add(FindingKind::kClockBackwards, r, -1, [&] { return m; });
-    }
-
-    const bool overflowed = v.dropped > 0;
-    if (overflowed) {
-      std::string m = absl::StrFormat(
-          "dropped %d of %d events: capacity is %d per unit; the largest unit attempted %d, "
-          "so a capacity of %d would have held every unit",
-          v.dropped, r.attempted, r.capacity, report.max_attempted, report.required_capacity());
-      note_reason(m);
-      collect.Add(FindingKind::kDroppedEvents, r, -1, [&] { return m; });
-    }
-    if (!r.complete()) {
-      std::string m = absl::StrFormat(
-          "the unit never finished (no epilogue: it exited early, trapped or is still "
-          "running); %d events were recovered from its slots",
-          n);
-      note_reason(m);
-      collect.Add(FindingKind::kIncomplete, r, -1, [&] { return m; });
-    }
-    const bool unpaired = !event_error && !overflowed && r.complete() && !stack.empty();
-    if (unpaired) {
-      const Open& open = stack.back();
-      std::string m = absl::StrFormat(
-          "%d region%s still open after the last event: %s begun at event %d has no exit "
-          "(%d events recorded%s)",
-          stack.size(), stack.size() == 1 ? " is" : "s are", SiteName(layout, open.site),
-          open.event, n, n % 2 == 1 ? ", an odd number" : "");
-      unit_corrupt = true;
-      note_reason(m);
-      collect.Add(FindingKind::kUnpairedEvent, r, open.event, [&] { return m; });
-    }
-
-    // The unit's last timestamp is its end stamp when it finished with trustworthy clocks.
-    v.close_at_end_stamp = r.complete() && !event_error && !scan.end_stamp_back &&
-                           r.end_globaltimer >= r.start_globaltimer;
-    if (unit_corrupt && !options.allow_truncated) {
-      v.verdict = Verdict::kCorrupt;
-    } else if (event_error || unpaired) {
-      // A repaired prefix; unit-level damage that left the events whole stays corrupt.
-      v.verdict = Verdict::kTruncated;
-    } else if (unit_corrupt) {
-      v.verdict = Verdict::kCorrupt;
-    } else if (overflowed) {
-      v.verdict = Verdict::kOverflowed;
-    } else if (!r.complete()) {
-      v.verdict = Verdict::kTruncated;
-    } else {
-      v.verdict = Verdict::kComplete;
-    }
-    v.reason = std::move(reason);
-
-    if (options.allow_truncated && (v.kept_events < n || v.open_regions > 0)) {
-      v.repaired = true;
-      collect.Add(FindingKind::kRepaired, r, -1, [&] {
-        return absl::StrFormat(
-            "kept the first %d of %d events and closed %d open region%s at the unit's %s",
-            v.kept_events, n, v.open_regions, v.open_regions == 1 ? "" : "s",
-            v.close_at_end_stamp ? "end stamp" : "last kept event");
-      });
-    }
-    report.kept_events += v.kept_events;
-    ++report.verdict_counts[static_cast<int>(v.verdict)];
+    WalkUnit(r, *decoded.layout, walk);
+    verifier.Add(r, walk);
   }
-  collect.Finish();
+  verifier.Finish();
   return report;
 }
 

@@ -21,18 +21,21 @@
 //             site id; an exit without its begin; an exit that closes another site than the
 //             innermost open one (mismatched nesting); regions left open at the end (an odd
 //             or unpaired event); the clock going backwards by more than the unit's measured
-//             overhead.
+//             overhead; %clock wraps that the unit's globaltimer span contradicts
+//             (kClockWrapsLost: an error; the unit is then timed with the nominal clock) or
+//             cannot confirm (kClockAmbiguous: always a warning; clock.h says when).
 // The event checks stop at a unit's first event error: what follows cannot be trusted.
 //
-// The clock. %clock is 32 bits and wraps every 2^32 cycles (about 2 s at 2 GHz);
+// The clock (clock.h). %clock is 32 bits and wraps every 2^32 cycles (about 2 s at 2 GHz);
 // consecutive stamps are less than 2^32 cycles apart, so the step between two stamps is the
-// forward distance mod 2^32 and a wrap is never an error (see ClockStep in decode.h). The
+// forward distance mod 2^32 and a wrap is never an error, except where the globaltimer span
+// says a step of almost 2^32 was a step back (CheckWraps, read by the walker). The
 // chain checked is start stamp, events, end stamp (for finished units). The unit's overhead
 // is the smallest forward step between two consecutive events (0 with fewer than 2 events);
 // a backward step no larger than it is tolerated (timeline clamps it), a larger one is a
 // kClockBackwards error.
 //
-// Modes. By default every finding except a repair note is an error, and ToStatus() lists
+// Modes. By default every finding except a repair note or an ambiguity warning is an error, and ToStatus() lists
 // them. With VerifyOptions::allow_truncated the trace is repaired instead: each unit keeps
 // its valid prefix (events before its first event error, the first `capacity` events of an
 // overflowed unit, the recovered events of an unfinished one), regions open at the end of
@@ -59,6 +62,7 @@
 #include "profiler/decode.h"
 #include "profiler/layout.h"
 #include "profiler/timeline_types.h"
+#include "profiler/walk.h"
 
 namespace warptrace {
 
@@ -83,6 +87,8 @@ enum class FindingKind : uint8_t {
   kMismatchedNesting, // an exit of another site than the innermost open one
   kUnpairedEvent,     // regions still open after the unit's last event
   kClockBackwards,    // a backward step larger than the unit's overhead
+  kClockAmbiguous,    // %clock wraps the globaltimer span cannot confirm (always a warning)
+  kClockWrapsLost,    // the events account for fewer %clock wraps than the span needs
   kRepaired,          // allow_truncated: what was kept and closed (always a warning)
   kTooManyFindings,   // findings past the caps were counted, not listed
 };
@@ -112,7 +118,9 @@ struct UnitVerdict {
   uint32_t kept_events = 0;      // events BuildTimeline may use: a prefix of record.events
   uint32_t open_regions = 0;     // regions open after the kept prefix (closed when repaired)
   bool close_at_end_stamp = false;  // repairs close at the end stamp, not the last event
-  uint32_t overhead_cycles = 0;  // smallest forward step between consecutive events
+  // The unit's measured overhead (clock.h) that judged its steps back, for the report;
+  // the timeline takes it from its own clock result, not from here.
+  uint32_t overhead_cycles = 0;
   uint32_t dropped = 0;          // attempted - capacity
   bool repaired = false;         // allow_truncated changed what the unit shows
 };
@@ -150,7 +158,47 @@ struct VerifyReport {
 };
 
 // Verifies `decoded` (whose layout must still be alive). Never fails: problems are findings.
+// The same as a UnitVerifier fed every record with its walk.
 VerifyReport Verify(const DecodedTrace& decoded, const VerifyOptions& options = {});
+
+namespace internal {
+class Collector;
+}  // namespace internal
+
+// Verifies one unit at a time, from the unit's walk (walk.h), into `report`: what the dump
+// driver does, so each event is walked once for verify and timeline together.
+//
+//   VerifyReport report;
+//   UnitVerifier verifier(decoded, options, report);   // resets report
+//   for (const DecodedRecord& r : decoded.records) {
+//     WalkUnit(r, layout, walk);
+//     const UnitVerdict& v = verifier.Add(r, walk);      // appends to report.units/findings
+//   }
+//   verifier.Finish();                                    // the too-many-findings note
+//
+// Records must be added in buffer order, each once. `decoded` (for the largest `attempted`
+// of the whole buffer, named in dropped-events messages) and `report` must outlive the
+// verifier. The returned reference is valid until the next Add.
+class UnitVerifier {
+ public:
+  UnitVerifier(const DecodedTrace& decoded, const VerifyOptions& options,
+               VerifyReport& report);
+  const UnitVerdict& Add(const DecodedRecord& record, const UnitWalk& walk);
+  void Finish();
+
+ private:
+  bool CheckStamps(const DecodedRecord& r, internal::Collector& collect, std::string& reason);
+  void VerifyEvents(const DecodedRecord& r, const UnitWalk& walk, internal::Collector& collect,
+                    UnitVerdict& v);
+  Verdict DecideVerdict(bool unit_corrupt, bool prefix_cut, bool overflowed,
+                        bool complete) const;
+
+  const TraceLayout& layout_;
+  const VerifyOptions options_;
+  VerifyReport& report_;
+  uint64_t suppressed_ = 0;
+  bool finished_ = false;
+};
 
 // The report as a JSON object, streamed:
 //   {"format": "warptrace-verdict", "version": 1, "kernel": ..., "device": ...,

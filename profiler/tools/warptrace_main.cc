@@ -78,6 +78,21 @@ int Fail(const absl::Status& status, int code = kExitBadInput) {
   return code;
 }
 
+// The one dump pipeline with the sinks the flags ask for. The Chrome trace is streamed into
+// the file shell, which replaces `output` only when the whole dump succeeds.
+absl::Status RunDump(const LoadedTrace& trace, const DumpOptions& options,
+                     const ChromeTraceOptions& chrome, const std::string& output,
+                     SummarySink* summary, DumpResult& result) {
+  std::vector<TraceSink*> sinks;
+  if (summary != nullptr) sinks.push_back(summary);
+  if (output.empty()) return DumpTrace(trace.layout, trace.words, options, sinks, result);
+  return WriteChromeTraceFile(output, [&](llvm::raw_ostream& os) {
+    ChromeTraceSink chrome_sink(chrome, os);
+    sinks.insert(sinks.begin(), &chrome_sink);
+    return DumpTrace(trace.layout, trace.words, options, sinks, result);
+  });
+}
+
 int Dump() {
   const std::string input = absl::GetFlag(FLAGS_input);
   const std::string output = absl::GetFlag(FLAGS_output);
@@ -116,13 +131,15 @@ int Dump() {
   DumpOptions options;
   options.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
   options.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
-  options.chrome.events = *style;
-  options.chrome_trace_path = output;
-  options.summary = summary;
+  ChromeTraceOptions chrome;
+  chrome.events = *style;
+  std::optional<SummarySink> summary_sink;
+  if (summary) summary_sink.emplace();
   DumpResult result;
-  const absl::Status status = DumpTrace(trace->layout, trace->words, options, result);
+  const absl::Status status =
+      RunDump(*trace, options, chrome, output, summary_sink ? &*summary_sink : nullptr, result);
   const VerifyReport& report = result.report;
-  const bool decoded = !report.units.empty();  // empty when Decode failed
+  const bool decoded = result.decoded;
   for (const MosaicOverflow& overflow : overflows) {
     PrintProblem(report.ok() ? "warning" : "error", overflow.message);
   }
@@ -142,8 +159,8 @@ int Dump() {
   for (const Finding& finding : report.findings) {
     if (finding.severity == Severity::kWarning) PrintProblem("warning", FormatFinding(finding));
   }
-  if (result.summary.has_value()) {
-    PrintSummary(*result.summary, llvm::outs());
+  if (summary_sink.has_value() && summary_sink->summary().has_value()) {
+    PrintSummary(*summary_sink->summary(), llvm::outs());
     llvm::outs().flush();
   }
   const auto& v = report.verdict_counts;

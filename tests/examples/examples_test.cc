@@ -18,7 +18,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "nlohmann/json.hpp"
-#include "profiler/analyze.h"
+#include "profiler/trace.h"
 #include "profiler/sidecar.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
@@ -133,7 +133,7 @@ void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::strin
   ASSERT_THAT(loaded.status(), IsOk());
   EXPECT_EQ(loaded->layout.kernel_name, name);
   absl::StatusOr<std::unique_ptr<Trace>> analyzed =
-      AnalyzeTrace(loaded->layout, std::move(loaded->words));
+      CollectTrace(loaded->layout, std::move(loaded->words));
   ASSERT_THAT(analyzed.status(), IsOk());
   EXPECT_TRUE((*analyzed)->report.ok());
   uint64_t reanalyzed_slices = 0;

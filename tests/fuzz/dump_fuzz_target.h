@@ -42,9 +42,11 @@
 //     back with llvm::json::parse with one X (or one B and one E) per slice, numeric
 //     ts/dur >= 0; the verdict report parses and agrees with the report; Summarize succeeds
 //     and counts every slice once;
-//   * DumpTrace (the CLI's streaming path), in up to 8 chunks: the same verdict counts,
-//     the same error when strict verification fails, and otherwise the same slices, span,
-//     summary, otherData (but the clock note) and trace events as the whole-trace path;
+//   * the dump driver with streaming sinks (the CLI's way: Chrome trace, summary) against
+//     the in-memory collector (CollectTrace, RunKernel's way), with no exceptions: the same
+//     report, the same error when strict verification fails, and otherwise the same Chrome
+//     trace byte for byte (otherData and clock note included), the same summary; and the
+//     collected Timeline equals what Verify and BuildTimeline build over the whole trace;
 //   * sidecars: a layout ParseLayoutJson accepts passes ValidateLayout and round-trips
 //     through WriteLayoutJson unchanged; Mosaic conversions give a valid layout, a buffer of
 //     exactly its size, and one dropped-events finding per reported overflow.
@@ -131,8 +133,8 @@ std::string EncodeTextInput(FuzzMode mode, uint8_t flags, absl::string_view text
 struct FuzzStages {
   uint64_t inputs = 0;
   uint64_t skipped_large = 0;      // buffers over kMaxFuzzWords
-  uint64_t rejected = 0;           // a parser, the importer or AnalyzeTrace said no
-  uint64_t analyzed = 0;           // AnalyzeTrace succeeded
+  uint64_t rejected = 0;           // a parser, the importer or CollectTrace said no
+  uint64_t analyzed = 0;           // CollectTrace succeeded
   uint64_t strict_failed = 0;      // analyzed, strict verification found errors
   uint64_t timelines = 0;          // a timeline was built and written
   uint64_t slices = 0;             // slices on those timelines

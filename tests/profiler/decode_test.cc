@@ -247,29 +247,5 @@ TEST(DecodeTest, DecodeIntoReusesItsStorage) {
   EXPECT_EQ(decoded.total_events, 24u);
 }
 
-TEST(ClockStepTest, AWrapIsAForwardStep) {
-  EXPECT_EQ(ClockStep(0xffffff00u, 0x00000100u, 1000), 0x200);
-  EXPECT_EQ(ClockStep(5, 5, 0), 0);
-}
-
-TEST(ClockStepTest, AHugeForwardDistanceBeyondTheUnitsRunIsABackwardStep) {
-  EXPECT_EQ(ClockStep(1000, 900, 1 << 20), -100);
-  EXPECT_EQ(ClockStep(0x00000010u, 0xfffffff0u, 1 << 20), -0x20);
-}
-
-TEST(ClockStepTest, AHugeForwardDistanceWithinTheUnitsRunStaysForward) {
-  EXPECT_EQ(ClockStep(0, 0x90000000u, 0xa0000000u), 0x90000000);
-}
-
-TEST(ClockStepTest, MaxForwardCyclesFollowsTheGlobaltimerPair) {
-  DecodedRecord r;
-  r.flags = abi::kFlagComplete;
-  r.start_globaltimer = 1000;
-  r.end_globaltimer = 1000 + 1'000'000;  // 1 ms at 1.5 GHz = 1.5 M cycles, x4 + 65536
-  EXPECT_EQ(MaxForwardCycles(r, 1'500'000), 6'000'000u + 65536u);
-  r.flags = 0;
-  EXPECT_EQ(MaxForwardCycles(r, 1'500'000), 0x7fffffffu);
-}
-
 }  // namespace
 }  // namespace warptrace

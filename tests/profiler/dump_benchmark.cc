@@ -13,10 +13,11 @@
 //   maxrss_MB       the process's peak resident set so far (getrusage), for scale.
 //
 // Benchmarks:
-//   BM_DecodeVerifyTimeline raw buffer → Decode → Verify → BuildTimeline in chunks of 2^18
-//                           events (DumpTrace, profiler/dump.h), no output: the dump's
-//                           analysis cost (bytes_per_second counts input bytes).
-//   BM_FullDumpToFile       the same, streaming each chunk to a Chrome JSON ("X") file:
+//   BM_DecodeVerifyTimeline raw buffer → decode → per unit walk, verify, timeline (DumpTrace,
+//                           profiler/dump.h) with no sink: the dump's analysis cost
+//                           (bytes_per_second counts input bytes).
+//   BM_FullDumpToFile       the same, streaming each unit to a Chrome JSON ("X") file
+//                           through ChromeTraceSink:
 //                           what `warptrace dump --output=trace.json` does after reading
 //                           the buffer.
 //   BM_ChromeJsonToFile     Timeline → Chrome JSON ("X" or B/E) in a file, atomically, as the
@@ -241,7 +242,7 @@ void BM_DecodeVerifyTimeline(benchmark::State& state) {
   DumpResult result;
   HeapWatch heap;
   for (auto _ : state) {
-    absl::Status status = DumpTrace(buffer->layout, buffer->words, {}, result);
+    absl::Status status = DumpTrace(buffer->layout, buffer->words, {}, {}, result);
     if (!status.ok()) {
       state.SkipWithError(std::string(status.message()).c_str());
       break;
@@ -265,20 +266,23 @@ void BM_FullDumpToFile(benchmark::State& state) {
     state.SkipWithError(std::string(buffer.status().message()).c_str());
     return;
   }
-  DumpOptions options;
-  options.chrome_trace_path = OutputPath();
+  const std::string path = OutputPath();
   DumpResult result;
   uint64_t file_bytes = 0;
   HeapWatch heap;
   for (auto _ : state) {
-    absl::Status status = DumpTrace(buffer->layout, buffer->words, options, result);
+    absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
+      ChromeTraceSink chrome({}, os);
+      TraceSink* sinks[] = {&chrome};
+      return DumpTrace(buffer->layout, buffer->words, {}, sinks, result);
+    });
     if (!status.ok()) {
       state.SkipWithError(std::string(status.message()).c_str());
       break;
     }
     state.PauseTiming();
-    llvm::sys::fs::file_size(options.chrome_trace_path, file_bytes);
-    llvm::sys::fs::remove(options.chrome_trace_path);
+    llvm::sys::fs::file_size(path, file_bytes);
+    llvm::sys::fs::remove(path);
     state.ResumeTiming();
   }
   heap.Report(state);

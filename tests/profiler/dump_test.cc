@@ -1,10 +1,9 @@
 #include "profiler/dump.h"
 
-#include <algorithm>
 #include <fstream>
-#include <vector>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -14,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "profiler/chrome_trace.h"
 #include "profiler/decode.h"
+#include "profiler/sink.h"
 #include "profiler/summary.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "profiler/timeline.h"
@@ -25,130 +25,183 @@
 namespace warptrace {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::SizeIs;
 using ::warptrace::testing::ChromeTraceViolations;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
 
 std::string TempPath(const std::string& name) {
-  return absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir == nullptr ? "/tmp" : dir, "/", name);
 }
 
-nlohmann::json ReadJson(const std::string& path) {
+std::string ReadText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
+  return s.str();
 }
 
-std::vector<std::string> Sorted(const nlohmann::json& events) {
-  std::vector<std::string> out;
-  for (const auto& e : events) out.push_back(e.dump());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::vector<std::string> Slices(const nlohmann::json& events) {
-  std::vector<std::string> out;
-  for (const auto& e : events) {
-    if (e["ph"] != "M") out.push_back(e.dump());
-  }
-  return out;
-}
-
-// The whole-Timeline path the chunked dump must reproduce.
-nlohmann::json WholeTimelineTrace(const testing::SyntheticBuffer& buffer,
-                                  const TimelineOptions& options, Timeline* out = nullptr) {
+// The whole-trace path (Verify, then BuildTimeline over every record) the driver must match.
+Timeline WholeTimeline(const testing::SyntheticBuffer& buffer, const TimelineOptions& options) {
   absl::StatusOr<DecodedTrace> decoded = Decode(buffer.layout, buffer.words);
   EXPECT_THAT(decoded, IsOk());
   const VerifyReport report = Verify(*decoded);
   absl::StatusOr<Timeline> timeline = BuildTimeline(*decoded, report, options);
   EXPECT_THAT(timeline, IsOk());
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  EXPECT_THAT(WriteChromeTrace(*timeline, {}, os), IsOk());
-  os.flush();
-  if (out != nullptr) *out = *std::move(timeline);
-  return nlohmann::json::parse(text);
+  return *std::move(timeline);
 }
 
-TEST(DumpTest, ChunkedDumpWritesTheSameEventsAsTheWholeTimeline) {
+std::string ChromeText(const Timeline& timeline) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  EXPECT_THAT(WriteChromeTrace(timeline, {}, os), IsOk());
+  os.flush();
+  return text;
+}
+
+// Records every call it gets.
+class RecordingSink : public TraceSink {
+ public:
+  absl::string_view Name() const override { return "recording"; }
+  absl::Status Begin(const TraceBegin& begin) override {
+    calls.push_back("begin");
+    origin_ns = begin.origin_ns;
+    units_announced = begin.units;
+    return absl::OkStatus();
+  }
+  absl::Status AddUnit(const UnitView& unit) override {
+    calls.push_back(absl::StrCat("unit ", unit.record->block_linear, ".",
+                                 unit.record->unit_index));
+    EXPECT_EQ(unit.verdict->record_index, unit.record->record_index);
+    EXPECT_EQ(unit.timeline->record_index, unit.record->record_index);
+    findings.push_back(unit.findings.size());
+    has_record.push_back(unit.timeline->has_record);
+    if (fail_at_unit == static_cast<int>(has_record.size()) - 1) {
+      return absl::UnavailableError("disk on fire");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status End(const TraceEnd& end) override {
+    calls.push_back("end");
+    clock_note = end.clock_note;
+    EXPECT_NE(end.report, nullptr);
+    return absl::OkStatus();
+  }
+
+  int fail_at_unit = -1;
+  std::vector<std::string> calls;
+  std::vector<size_t> findings;
+  std::vector<bool> has_record;
+  int64_t origin_ns = 0;
+  uint64_t units_announced = 0;
+  std::string clock_note;
+};
+
+TEST(DumpTest, StreamedChromeTraceIsTheWholeTimelinesTraceByteForByte) {
   absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(8000);
   ASSERT_THAT(buffer, IsOk());
   for (bool compensate : {false, true}) {
     DumpOptions options;
-    options.chrome_trace_path = TempPath("chunked.json");
-    options.chunk_events = 3 * testing::kSyntheticEventsPerUnit;  // 40 records: 14 chunks
     options.timeline.compensate_overhead = compensate;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    ChromeTraceSink chrome({}, os);
+    TraceSink* sinks[] = {&chrome};
     DumpResult result;
-    ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, result), IsOk());
-    const nlohmann::json chunked = ReadJson(options.chrome_trace_path);
-    const nlohmann::json whole = WholeTimelineTrace(*buffer, options.timeline);
-    EXPECT_THAT(ChromeTraceViolations(chunked), IsEmpty());
-    // The same events; slices in the same order. (Thread metadata comes per chunk.)
-    EXPECT_EQ(Sorted(chunked["traceEvents"]), Sorted(whole["traceEvents"]));
-    EXPECT_EQ(Slices(chunked["traceEvents"]), Slices(whole["traceEvents"]));
-    nlohmann::json a = chunked["otherData"], b = whole["otherData"];
-    EXPECT_THAT(a["clock"].get<std::string>(),
+    ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, sinks, result), IsOk());
+    os.flush();
+    const Timeline whole = WholeTimeline(*buffer, options.timeline);
+    EXPECT_EQ(text, ChromeText(whole));
+    const nlohmann::json trace = nlohmann::json::parse(text);
+    EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+    EXPECT_THAT(trace["otherData"]["clock"].get<std::string>(),
                 HasSubstr("calibrated per unit from its globaltimer pair (40 units"));
-    a.erase("clock");
-    b.erase("clock");
-    EXPECT_EQ(a, b);
     EXPECT_EQ(result.slices, 4000u);
+    EXPECT_EQ(result.clock_note, whole.clock_note);
+    EXPECT_EQ(result.origin_ns, whole.origin_ns);
+    EXPECT_EQ(result.end_ns, whole.end_ns);
   }
 }
 
-TEST(DumpTest, AStreamGetsTheSameTraceAsTheFile) {
+TEST(DumpTest, AFileGetsTheSameTraceAsAStream) {
   absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(2000);
   ASSERT_THAT(buffer, IsOk());
-  DumpOptions options;
-  options.chunk_events = 3 * testing::kSyntheticEventsPerUnit;
-  options.chrome_trace_path = TempPath("to_file.json");
+  const std::string path = TempPath("to_file.json");
   DumpResult to_file;
-  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, to_file), IsOk());
+  ASSERT_THAT(WriteChromeTraceFile(path,
+                                   [&](llvm::raw_ostream& os) {
+                                     ChromeTraceSink chrome({}, os);
+                                     TraceSink* sinks[] = {&chrome};
+                                     return DumpTrace(buffer->layout, buffer->words, {}, sinks,
+                                                      to_file);
+                                   }),
+              IsOk());
   std::string text;
   llvm::raw_string_ostream os(text);
-  options.chrome_trace_path = TempPath("not_written.json");
-  options.chrome_trace_stream = &os;
+  ChromeTraceSink chrome({}, os);
+  TraceSink* sinks[] = {&chrome};
   DumpResult to_stream;
-  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, to_stream), IsOk());
+  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, {}, sinks, to_stream), IsOk());
   os.flush();
-  EXPECT_EQ(nlohmann::json::parse(text), ReadJson(TempPath("to_file.json")));
-  EXPECT_FALSE(llvm::sys::fs::exists(options.chrome_trace_path));
+  EXPECT_EQ(text, ReadText(path));
   EXPECT_EQ(to_stream.slices, to_file.slices);
 }
 
-TEST(DumpTest, SingleChunkKeepsBuildTimelinesClockNote) {
-  absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(2000);
-  ASSERT_THAT(buffer, IsOk());
-  Timeline whole;
-  WholeTimelineTrace(*buffer, {}, &whole);
-  DumpOptions options;
-  DumpResult result;
-  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, result), IsOk());
-  EXPECT_EQ(result.clock_note, whole.clock_note);
-  EXPECT_EQ(result.origin_ns, whole.origin_ns);
-  EXPECT_EQ(result.end_ns, whole.end_ns);
-}
-
-TEST(DumpTest, ChunkedSummaryEqualsTheWholeTimelinesSummary) {
+TEST(DumpTest, SummarySinkEqualsTheWholeTimelinesSummary) {
   absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(4000);
   ASSERT_THAT(buffer, IsOk());
-  Timeline whole;
-  WholeTimelineTrace(*buffer, {}, &whole);
-  absl::StatusOr<Summary> expected = Summarize(whole);
+  absl::StatusOr<Summary> expected = Summarize(WholeTimeline(*buffer, {}));
   ASSERT_THAT(expected, IsOk());
-  DumpOptions options;
-  options.summary = true;
-  options.chunk_events = 7 * testing::kSyntheticEventsPerUnit + 5;  // 7 records
+  SummarySink summary;
+  TraceSink* sinks[] = {&summary};
   DumpResult result;
-  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, result), IsOk());
-  ASSERT_TRUE(result.summary.has_value());
-  EXPECT_EQ(result.summary->regions, expected->regions);
-  EXPECT_EQ(result.summary->units, expected->units);
-  EXPECT_EQ(result.summary->unit_time_ns, expected->unit_time_ns);
-  EXPECT_EQ(result.summary->wall_ns, expected->wall_ns);
+  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, {}, sinks, result), IsOk());
+  ASSERT_TRUE(summary.summary().has_value());
+  EXPECT_EQ(summary.summary()->regions, expected->regions);
+  EXPECT_EQ(summary.summary()->units, expected->units);
+  EXPECT_EQ(summary.summary()->unit_time_ns, expected->unit_time_ns);
+  EXPECT_EQ(summary.summary()->wall_ns, expected->wall_ns);
+  EXPECT_EQ(summary.summary()->clock_note, expected->clock_note);
+  EXPECT_EQ(FormatSummary(*summary.summary()), FormatSummary(*expected));
+}
+
+TEST(DumpTest, SinksGetEveryUnitInBufferOrderIncludingUnitsWithoutARecord) {
+  absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(1200);
+  ASSERT_THAT(buffer, IsOk());  // 3 blocks x 2 warpgroups
+  ASSERT_THAT(testing::InjectCorruption(buffer->layout, {testing::Corruption::kMissingUnit, 1},
+                                        absl::MakeSpan(buffer->words)),
+              IsOk());
+  RecordingSink first, second;
+  TraceSink* sinks[] = {&first, &second};
+  DumpOptions options;
+  options.verify.allow_truncated = true;
+  DumpResult result;
+  ASSERT_THAT(DumpTrace(buffer->layout, buffer->words, options, sinks, result), IsOk());
+  for (const RecordingSink* sink : {&first, &second}) {
+    EXPECT_THAT(sink->calls, ElementsAre("begin", "unit 0.0", "unit 0.1", "unit 1.0",
+                                         "unit 1.1", "unit 2.0", "unit 2.1", "end"));
+    EXPECT_THAT(sink->has_record, ElementsAre(true, false, true, true, true, true));
+    EXPECT_THAT(sink->findings, ElementsAre(0u, 1u, 0u, 0u, 0u, 0u));  // missing_record
+    EXPECT_EQ(sink->units_announced, 6u);
+    EXPECT_EQ(sink->clock_note, result.clock_note);
+  }
+}
+
+TEST(DumpTest, TheFirstSinkErrorStopsTheDumpAndNamesTheSink) {
+  absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(1000);
+  ASSERT_THAT(buffer, IsOk());
+  RecordingSink failing, after;
+  failing.fail_at_unit = 2;
+  TraceSink* sinks[] = {&failing, &after};
+  DumpResult result;
+  EXPECT_THAT(DumpTrace(buffer->layout, buffer->words, {}, sinks, result),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("recording: disk on fire")));
+  EXPECT_THAT(failing.calls, ElementsAre("begin", "unit 0.0", "unit 0.1", "unit 1.0"));
+  EXPECT_THAT(after.calls, ElementsAre("begin", "unit 0.0", "unit 0.1"));
 }
 
 TEST(DumpTest, FailedVerificationReturnsTheReportAndWritesNothing) {
@@ -159,24 +212,37 @@ TEST(DumpTest, FailedVerificationReturnsTheReportAndWritesNothing) {
                                          -1, /*amount=*/6},
                                         absl::MakeSpan(buffer->words)),
               IsOk());
-  DumpOptions options;
-  options.chrome_trace_path = TempPath("never.json");
+  const std::string path = TempPath("never.json");
+  RecordingSink recording;
   DumpResult result;
-  EXPECT_THAT(DumpTrace(buffer->layout, buffer->words, options, result),
+  EXPECT_THAT(WriteChromeTraceFile(path,
+                                   [&](llvm::raw_ostream& os) {
+                                     ChromeTraceSink chrome({}, os);
+                                     TraceSink* sinks[] = {&chrome, &recording};
+                                     return DumpTrace(buffer->layout, buffer->words, {}, sinks,
+                                                      result);
+                                   }),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("206")));
   EXPECT_FALSE(result.report.ok());
-  EXPECT_EQ(result.report.units.size(), 10u);
-  EXPECT_FALSE(llvm::sys::fs::exists(options.chrome_trace_path));
+  EXPECT_EQ(result.report.units.size(), 10u);  // every unit verified
+  EXPECT_FALSE(llvm::sys::fs::exists(path));
+  // Units 0..3 were handed on; the bad unit 4 and what follows were not, and no End.
+  EXPECT_THAT(recording.calls, SizeIs(5));
+  EXPECT_EQ(recording.calls.back(), "unit 1.1");
 }
 
-TEST(DumpTest, ABufferOfTheWrongSizeIsDataLoss) {
+TEST(DumpTest, ABufferOfTheWrongSizeIsDataLossAndNoSinkIsCalled) {
   absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(2000);
   ASSERT_THAT(buffer, IsOk());
   buffer->words.pop_back();
+  RecordingSink recording;
+  TraceSink* sinks[] = {&recording};
   DumpResult result;
-  EXPECT_THAT(DumpTrace(buffer->layout, buffer->words, {}, result),
+  EXPECT_THAT(DumpTrace(buffer->layout, buffer->words, {}, sinks, result),
               StatusIs(absl::StatusCode::kDataLoss, ::testing::_));
+  EXPECT_FALSE(result.decoded);
   EXPECT_TRUE(result.report.units.empty());
+  EXPECT_THAT(recording.calls, IsEmpty());
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ using ::testing::DoubleEq;
 using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 using ::testing::StartsWith;
 using ::warptrace::testing::IsOk;
@@ -43,6 +44,7 @@ UnitTimeline Unit(uint32_t block, int64_t start, int64_t end, bool nominal, doub
   u.start_ns = start;
   u.end_ns = end;
   u.nominal_clock = nominal;
+  u.clock_source = nominal ? ClockSource::kTooShort : ClockSource::kCalibrated;
   u.cycles_per_ns = rate;
   return u;
 }
@@ -142,13 +144,35 @@ TEST(SummaryTest, HeaderSaysNominalClockWhenUnitsFellBack) {
   t.units = {Unit(0, 1000, 2000, true, 1.5)};
   absl::StatusOr<Summary> s = Summarize(t);
   ASSERT_THAT(s, IsOk());
-  EXPECT_THAT(SummaryHeader(*s), HasSubstr("SM clock nominal 1500.0 MHz (all 1 units)"));
+  EXPECT_THAT(SummaryHeader(*s), HasSubstr("SM clock nominal 1500.0 MHz (all 1 units, too short to "
+                                           "calibrate)"));
   t.units.push_back(Unit(1, 1000, 2000, false, 1.8));
   s = Summarize(t);
   ASSERT_THAT(s, IsOk());
   EXPECT_THAT(SummaryHeader(*s),
               HasSubstr("calibrated from globaltimer (1 units, mean 1800.0 MHz); nominal "
                         "1500.0 MHz for 1 units too short to calibrate"));
+}
+
+// Regression (issue 9, defect 6): every nominal-clock unit was called "too short to
+// calibrate", whatever the reason.
+TEST(SummaryTest, HeaderNamesTheActualReasonForTheNominalClock) {
+  Timeline t = BaseTimeline();
+  t.units = {Unit(0, 1000, 2000, true, 1.5), Unit(1, 1000, 2000, true, 1.5)};
+  t.units[0].clock_source = ClockSource::kNoEndStamp;
+  t.units[1].clock_source = ClockSource::kNoEndStamp;
+  absl::StatusOr<Summary> s = Summarize(t);
+  ASSERT_THAT(s, IsOk());
+  EXPECT_THAT(SummaryHeader(*s),
+              HasSubstr("nominal 1500.0 MHz (all 2 units, with no trustworthy end stamp)"));
+  EXPECT_THAT(SummaryHeader(*s), Not(HasSubstr("too short")));
+  t.units[1].clock_source = ClockSource::kTooShort;
+  t.units.push_back(Unit(2, 1000, 2000, false, 1.8));
+  s = Summarize(t);
+  ASSERT_THAT(s, IsOk());
+  EXPECT_THAT(SummaryHeader(*s),
+              HasSubstr("nominal 1500.0 MHz for 2 units (1 too short to calibrate, 1 with no "
+                        "trustworthy end stamp)"));
 }
 
 TEST(SummaryTest, TableColumnsAreAligned) {

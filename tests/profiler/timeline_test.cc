@@ -208,6 +208,33 @@ TEST_F(TimelineTest, SeveralWrapsInOneUnitAreUnwrappedExactly) {
   EXPECT_EQ(u.end_ns, 3'000'000'000);
 }
 
+// Regression (issue 9, defect 1): in a unit that ran 1 s, a step back of 100 cycles (within
+// the unit's overhead, so tolerated) was read as a forward step of 2^32 - 100 cycles, which
+// the old limit (4 x span x nominal) allowed; the calibrated rate absorbed the extra wrap
+// (5.8 GHz instead of 1.5) and squeezed the unit ~3.9x, with no finding. The globaltimer
+// span allows only one wrap count, so the step is read back.
+TEST_F(TimelineTest, ALongUnitsSmallStepBackIsNotReadAsAWrap) {
+  layout_.clock.nominal_sm_clock_khz = 1'500'000;
+  SynthOptions options;
+  options.cycles_per_ns = 1.5;
+  options.start_globaltimer_ns = 0;
+  UnitScript script;
+  script.Begin(0).Work(200).Region(1, 1'500'000'000).Work(200).End(0);
+  Build(script, options);
+  // E0 (event 3) stamped 100 cycles before E1: within the overhead of 220 cycles.
+  Inject({Corruption::kClockBackwards, 0, /*event=*/3, /*amount=*/100});
+  absl::StatusOr<Timeline> timeline = Run();
+  ASSERT_THAT(timeline, IsOk());
+  EXPECT_TRUE(report_.ok());
+  const UnitTimeline& u = timeline->units[0];
+  EXPECT_EQ(u.clock_source, ClockSource::kCalibrated);
+  EXPECT_THAT(u.cycles_per_ns, DoubleNear(1.5, 1e-6));
+  ASSERT_THAT(u.slices, SizeIs(2));
+  const Slice& inner = u.slices[1];
+  EXPECT_NEAR(static_cast<double>(inner.end_ns - inner.begin_ns), 1e9 + 20 / 1.5, 2.0);
+  EXPECT_EQ(u.slices[0].end_ns, inner.end_ns);  // E0 clamped to E1: time never goes back
+}
+
 TEST_F(TimelineTest, OverheadIsTheSmallestGapAndCompensationMovesLaterEventsEarlier) {
   SynthOptions options;
   options.cycles_per_ns = 1.0;

@@ -296,6 +296,55 @@ TEST_F(VerifyTest, ClockGoingBackwardsAcrossTheWrapIsStillFound) {
   EXPECT_THAT(f.message, HasSubstr("goes back 5000 cycles"));
 }
 
+// A unit that ran 3 s at 1.5 GHz (4.5e9 cycles, the clock wraps once): 1/4..2x the nominal
+// clock allows two wrap counts over 3 s, so the wraps between its events cannot be checked
+// against the globaltimer. That is said, as a warning: nothing is squeezed silently.
+TEST_F(VerifyTest, WrapsALongUnitsSpanCannotConfirmAreAWarning) {
+  layout_.clock.nominal_sm_clock_khz = 1'500'000;
+  SynthOptions options;
+  options.cycles_per_ns = 1.5;
+  UnitScript script;
+  script.Begin(0).Region(1, 2'250'000'000u).Work(2'250'000'000u).End(0);
+  Build(script, options);
+  const VerifyReport report = Run();
+  EXPECT_TRUE(report.ok());
+  EXPECT_EQ(report.warnings, 6u);
+  ASSERT_THAT(report.findings, SizeIs(6));
+  const Finding& f = report.findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kClockAmbiguous);
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_THAT(f.message, AllOf(HasSubstr("cannot be checked"), HasSubstr("2 different counts")));
+  EXPECT_EQ(report.units[0].verdict, Verdict::kComplete);
+}
+
+// A real gap of 2^32 cycles or more loses a wrap: the chain reads 5 M cycles, but the unit's
+// 2.2 s globaltimer span at a nominal 1 GHz allows only 0.55e9..4.4e9 cycles, whose one
+// total ≡ the chain mod 2^32 is a wrap more. The wrap cannot be placed between the events.
+TEST_F(VerifyTest, WrapsLostBetweenEventsAreAnErrorNamingTheSpan) {
+  layout_.clock.nominal_sm_clock_khz = 1'000'000;
+  SynthOptions options;
+  options.cycles_per_ns = 1.0;
+  options.start_globaltimer_ns = 0;
+  UnitScript script;
+  script.Begin(0).Work(5'000'000).End(0);
+  Build(script, options);
+  // Record 2's end globaltimer (header words 12, 13) moved to 2.2 s after its start.
+  const uint64_t record_words = abi::RecordWords(layout_.capacity);
+  words_[2 * record_words + 12] = 2'200'000'000u;
+  words_[2 * record_words + 13] = 0;
+  const VerifyReport strict = Run();
+  const Finding& f = OnlyProblem(strict);
+  EXPECT_EQ(f.kind, FindingKind::kClockWrapsLost);
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_EQ(f.record_index, 2u);
+  EXPECT_THAT(f.message, AllOf(HasSubstr("2200000000 ns"), HasSubstr("1 wrap of %clock fewer"),
+                               HasSubstr("cannot be placed")));
+  EXPECT_EQ(strict.units[2].verdict, Verdict::kCorrupt);
+  const VerifyReport repaired = Run({.allow_truncated = true});
+  EXPECT_TRUE(repaired.ok());
+  EXPECT_FALSE(repaired.units[2].close_at_end_stamp);
+}
+
 TEST_F(VerifyTest, StrictModeListsEveryProblemOneLineEach) {
   Build();
   Inject({Corruption::kMissingUnit, 0});
