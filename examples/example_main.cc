@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/chrome_trace.h"
+#include "profiler/perfetto/perfetto_writer.h"
 #include "profiler/sidecar.h"
 #include "profiler/summary.h"
 #include "profiler/verify.h"
@@ -131,6 +132,9 @@ Comparison CompareToReference(absl::string_view what, absl::Span<const float> go
 
 std::string ExampleOptions::TracePath() const {
   return absl::StrCat(out_dir, "/", name, ".trace.json");
+}
+std::string ExampleOptions::PerfettoPath() const {
+  return absl::StrCat(out_dir, "/", name, ".pftrace");
 }
 std::string ExampleOptions::SavePrefix() const { return absl::StrCat(out_dir, "/", name); }
 std::string ExampleOptions::VerdictPath() const {
@@ -249,6 +253,10 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
     if (absl::Status s = WriteChromeTraceFile(trace.timeline, {}, options.TracePath()); !s.ok()) {
       return Fail(name, s);
     }
+    if (absl::Status s = WritePerfettoTraceFile(trace.timeline, options.PerfettoPath());
+        !s.ok()) {
+      return Fail(name, s);
+    }
     if (absl::Status s = SaveTrace(options.SavePrefix(), trace.layout, trace.words); !s.ok()) {
       return Fail(name, s);
     }
@@ -257,8 +265,11 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
       return Fail(name, s);
     }
     out << "\noutputs:\n"
+        << "  Perfetto trace: " << options.PerfettoPath() << "\n"
+        << "                  open it in https://ui.perfetto.dev (Open trace file): SM, unit "
+           "and counter tracks, host-time anchored\n"
         << "  Chrome trace:   " << options.TracePath() << "\n"
-        << "                  open it in https://ui.perfetto.dev (Open trace file) or "
+        << "                  the same slices as JSON, for ui.perfetto.dev or "
            "chrome://tracing (Load)\n"
         << "  raw buffer:     " << options.SavePrefix() << ".bin + " << options.SavePrefix()
         << ".json (layout sidecar)\n"
@@ -301,7 +312,8 @@ int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_v
       usage,
       "\n\nOutputs go to --out (default: warptrace_out in the directory `bazel run` was "
       "started in):\n  ",
-      name, ".trace.json (Chrome trace), ", name, ".bin + ", name,
+      name, ".pftrace (Perfetto trace), ", name, ".trace.json (Chrome trace), ", name,
+      ".bin + ", name,
       ".json (raw buffer for `warptrace dump`), ", name,
       ".verdict.json (verdict report).\nExit status: 0 ok, 1 failed (run, trace or a wrong "
       "result), 2 bad flag value."));

@@ -106,6 +106,7 @@ struct ExampleOptions {
   std::string out_dir;     // absolute
   int repeat = 0;
   std::string TracePath() const;    // out_dir/name.trace.json
+  std::string PerfettoPath() const; // out_dir/name.pftrace
   std::string SavePrefix() const;   // out_dir/name (.bin + .json)
   std::string VerdictPath() const;  // out_dir/name.verdict.json
 };

@@ -1,9 +1,13 @@
-// warptrace: turns a saved trace buffer into a verified Chrome trace, a verdict report and a
-// summary table.
+// warptrace: turns a saved trace buffer into a verified Perfetto or Chrome trace, a verdict
+// report and a summary table.
 //
-//   warptrace dump --input=PREFIX --output=trace.json [--summary] [--report=verdict.json]
-//                  [--allow-truncated] [--compensate-overhead] [--events=x|be]
-//                  [--sm-clock-khz=N]
+//   warptrace dump --input=PREFIX --output=trace.pftrace|trace.json [--format=perfetto|json]
+//                  [--summary] [--report=verdict.json] [--allow-truncated]
+//                  [--compensate-overhead] [--events=x|be] [--sm-clock-khz=N]
+//
+// The output format is --format's, or else --output's extension: .pftrace or
+// .perfetto-trace write Perfetto's protobuf trace (profiler/perfetto/perfetto_writer.h),
+// anything else Chrome trace JSON (profiler/chrome_trace.h).
 //
 // PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar): a "warptrace" sidecar
 // (profiler/sidecar.h) or a "mosaic-gpu" one (profiler/mosaic_import.h). Flags may be
@@ -16,6 +20,7 @@
 // stderr starting with "warptrace: error: " (or "warptrace: warning: ").
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +30,7 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -32,6 +38,7 @@
 #include "profiler/chrome_trace.h"
 #include "profiler/dump.h"
 #include "profiler/mosaic_import.h"
+#include "profiler/perfetto/perfetto_writer.h"
 #include "profiler/sidecar.h"
 #include "profiler/summary.h"
 #include "profiler/verify.h"
@@ -39,8 +46,12 @@
 ABSL_FLAG(std::string, input, "",
           "PREFIX of the saved trace: reads PREFIX.bin and PREFIX.json (required)");
 ABSL_FLAG(std::string, output, "",
-          "Chrome trace JSON to write (open in ui.perfetto.dev or chrome://tracing); '-' for "
+          "trace to write (open in ui.perfetto.dev; JSON also in chrome://tracing); '-' for "
           "stdout");
+ABSL_FLAG(std::string, format, "",
+          "output format: 'perfetto' (Perfetto protobuf trace) or 'json' (Chrome trace JSON); "
+          "default: from --output's extension (.pftrace or .perfetto-trace: perfetto, "
+          "otherwise json)");
 ABSL_FLAG(bool, summary, false, "print the per-region summary table to stdout");
 ABSL_FLAG(std::string, report, "",
           "write the per-unit verdict report (JSON) here, also when verification fails");
@@ -78,17 +89,40 @@ int Fail(const absl::Status& status, int code = kExitBadInput) {
   return code;
 }
 
-// The one dump pipeline with the sinks the flags ask for. The Chrome trace is streamed into
-// the file shell, which replaces `output` only when the whole dump succeeds.
-absl::Status RunDump(const LoadedTrace& trace, const DumpOptions& options,
+enum class OutputFormat { kJson, kPerfetto };
+
+// --format, or --output's extension when it is empty.
+absl::StatusOr<OutputFormat> ChooseFormat(absl::string_view flag, absl::string_view output) {
+  const std::string format = absl::AsciiStrToLower(flag);
+  if (format == "json") return OutputFormat::kJson;
+  if (format == "perfetto") return OutputFormat::kPerfetto;
+  if (!format.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --format '", flag, "': use 'perfetto' (protobuf trace) or 'json' (Chrome trace)"));
+  }
+  const std::string lower = absl::AsciiStrToLower(output);
+  if (absl::EndsWith(lower, ".pftrace") || absl::EndsWith(lower, ".perfetto-trace")) {
+    return OutputFormat::kPerfetto;
+  }
+  return OutputFormat::kJson;
+}
+
+// The one dump pipeline with the sinks the flags ask for. The trace is streamed into the
+// file shell, which replaces `output` only when the whole dump succeeds.
+absl::Status RunDump(const LoadedTrace& trace, const DumpOptions& options, OutputFormat format,
                      const ChromeTraceOptions& chrome, const std::string& output,
                      SummarySink* summary, DumpResult& result) {
   std::vector<TraceSink*> sinks;
   if (summary != nullptr) sinks.push_back(summary);
   if (output.empty()) return DumpTrace(trace.layout, trace.words, options, sinks, result);
   return WriteChromeTraceFile(output, [&](llvm::raw_ostream& os) {
-    ChromeTraceSink chrome_sink(chrome, os);
-    sinks.insert(sinks.begin(), &chrome_sink);
+    std::unique_ptr<TraceSink> writer;
+    if (format == OutputFormat::kPerfetto) {
+      writer = std::make_unique<PerfettoWriter>(os);
+    } else {
+      writer = std::make_unique<ChromeTraceSink>(chrome, os);
+    }
+    sinks.insert(sinks.begin(), writer.get());
     return DumpTrace(trace.layout, trace.words, options, sinks, result);
   });
 }
@@ -109,6 +143,8 @@ int Dump() {
   }
   absl::StatusOr<ChromeEventStyle> style = ParseChromeEventStyle(absl::GetFlag(FLAGS_events));
   if (!style.ok()) return Fail(style.status());
+  absl::StatusOr<OutputFormat> format = ChooseFormat(absl::GetFlag(FLAGS_format), output);
+  if (!format.ok()) return Fail(format.status());
 
   // Mosaic GPU buffers: converted with the requested clock, and their overflows explained.
   std::vector<MosaicOverflow> overflows;
@@ -137,7 +173,8 @@ int Dump() {
   if (summary) summary_sink.emplace();
   DumpResult result;
   const absl::Status status =
-      RunDump(*trace, options, chrome, output, summary_sink ? &*summary_sink : nullptr, result);
+      RunDump(*trace, options, *format, chrome, output,
+              summary_sink ? &*summary_sink : nullptr, result);
   const VerifyReport& report = result.report;
   const bool decoded = result.decoded;
   for (const MosaicOverflow& overflow : overflows) {
@@ -197,10 +234,12 @@ std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::st
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "turns a saved warptrace (or Mosaic GPU) trace buffer into a verified Chrome trace.\n"
-      "usage: warptrace dump --input=PREFIX --output=trace.json [--summary]\n"
-      "           [--report=verdict.json] [--allow-truncated] [--compensate-overhead]\n"
-      "           [--events=x|be] [--sm-clock-khz=N]\n"
+      "turns a saved warptrace (or Mosaic GPU) trace buffer into a verified Perfetto or "
+      "Chrome trace.\n"
+      "usage: warptrace dump --input=PREFIX --output=trace.pftrace|trace.json\n"
+      "           [--format=perfetto|json] [--summary] [--report=verdict.json]\n"
+      "           [--allow-truncated] [--compensate-overhead] [--events=x|be] "
+      "[--sm-clock-khz=N]\n"
       "exit status: 0 ok, 1 bad usage or unreadable input, 2 the trace failed verification");
   std::vector<std::string> storage;
   std::vector<char*> args = warptrace::NormalizeFlagNames(argc, argv, storage);

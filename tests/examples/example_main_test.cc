@@ -113,6 +113,7 @@ TEST_F(OptionsFromFlagsTest, TranslatesTheCommonFlagsIntoRunOptions) {
   EXPECT_TRUE(options->run.profile.policy.barrier_waits);
   EXPECT_FALSE(options->run.profile.policy.loop_iterations);
   EXPECT_EQ(options->TracePath(), "/tmp/x/gemm.trace.json");
+  EXPECT_EQ(options->PerfettoPath(), "/tmp/x/gemm.pftrace");
   EXPECT_EQ(options->SavePrefix(), "/tmp/x/gemm");
   EXPECT_EQ(options->VerdictPath(), "/tmp/x/gemm.verdict.json");
 }

@@ -93,13 +93,19 @@ void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::strin
   ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
   EXPECT_THAT(ran.err, IsEmpty());
   const std::string trace_path = absl::StrCat(dir, "/", name, ".trace.json");
+  const std::string perfetto_path = absl::StrCat(dir, "/", name, ".pftrace");
   EXPECT_THAT(ran.out, AllOf(HasSubstr("device: host backend"),
                              HasSubstr("why: host backend requested"),
                              HasSubstr("record plan"), HasSubstr(absl::StrCat("per ", unit, " unit")),
                              HasSubstr("verdicts:"), HasSubstr("0 dropped events"),
                              HasSubstr("summary:"), HasSubstr(trace_path),
+                             HasSubstr(perfetto_path),
                              HasSubstr("https://ui.perfetto.dev"), HasSubstr("chrome://tracing"),
                              HasSubstr("matches the CPU reference")));
+
+  // The Perfetto trace is there and not empty (its contents: tests/profiler/perfetto).
+  ASSERT_TRUE(Exists(perfetto_path)) << perfetto_path;
+  EXPECT_GT(ReadFile(perfetto_path).size(), 100u);
 
   // The Chrome trace: valid JSON that holds every invariant the viewers rely on.
   ASSERT_TRUE(Exists(trace_path)) << trace_path;
@@ -191,6 +197,7 @@ TEST_F(ExamplesTest, ProfileFalseRunsUninstrumentedChecksTheResultAndWritesNoTra
                                HasSubstr("profiling off"), HasSubstr("matches the CPU reference"),
                                Not(HasSubstr("record plan")), Not(HasSubstr(".trace.json"))));
     EXPECT_FALSE(Exists(absl::StrCat(dir, "/", c.binary, ".trace.json")));
+    EXPECT_FALSE(Exists(absl::StrCat(dir, "/", c.binary, ".pftrace")));
     EXPECT_FALSE(Exists(absl::StrCat(dir, "/", c.binary, ".bin")));
   }
 }

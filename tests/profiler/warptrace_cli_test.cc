@@ -14,6 +14,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "nlohmann/json.hpp"
+#include "profiler/perfetto/perfetto_trace.pb.h"
 #include "profiler/sidecar.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/profiler/buffer_fixture.h"
@@ -132,6 +133,48 @@ TEST_F(WarptraceCliTest, BeginEndEventsAndDashedFlagSpellings) {
   EXPECT_EQ(e, kEvents / 2);
   EXPECT_EQ(x, 0u);
   EXPECT_EQ(trace["otherData"]["overhead_compensated"], true);
+}
+
+// Slice begins of a Perfetto trace, read with our own schema (tests/profiler/perfetto reads it
+// with Perfetto's published one).
+size_t PerfettoSliceBegins(const std::string& bytes) {
+  perfetto::Trace trace;
+  EXPECT_TRUE(trace.ParseFromString(bytes));
+  size_t begins = 0;
+  for (const perfetto::TracePacket& p : trace.packet()) {
+    begins += p.has_track_event() &&
+              p.track_event().type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN;
+  }
+  return begins;
+}
+
+TEST_F(WarptraceCliTest, PftraceOutputIsAPerfettoTraceOfEverySlice) {
+  const std::string prefix = Save("good");
+  for (const char* name : {"trace.pftrace", "trace.perfetto-trace"}) {
+    const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path(name)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string bytes = ReadFile(Path(name));
+    EXPECT_NE(bytes.front(), '{') << name;
+    EXPECT_EQ(PerfettoSliceBegins(bytes), kEvents / 2) << name;
+    EXPECT_LE(bytes.size(), 16 * kEvents) << name;
+  }
+}
+
+TEST_F(WarptraceCliTest, FormatFlagOverridesTheExtension) {
+  const std::string prefix = Save("good");
+  RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("json.pftrace"),
+                     "--format=json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(ChromeTraceViolations(nlohmann::json::parse(ReadFile(Path("json.pftrace")))),
+              IsEmpty());
+  r = Run({"dump", "--input=" + prefix, "--output=" + Path("proto.json"), "--format=perfetto"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(PerfettoSliceBegins(ReadFile(Path("proto.json"))), kEvents / 2);
+  r = Run({"dump", "--input=" + prefix, "--output=" + Path("x.json"), "--format=xml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err_lines, Contains(AllOf(StartsWith("warptrace: error: "),
+                                          HasSubstr("--format 'xml'"), HasSubstr("perfetto"))));
+  EXPECT_FALSE(llvm::sys::fs::exists(Path("x.json")));
 }
 
 TEST_F(WarptraceCliTest, CorruptedBufferFailsWithOneLinePerProblemAndWritesNoTrace) {

@@ -1,0 +1,623 @@
+#include "profiler/perfetto/perfetto_writer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
+#include "llvm/Support/JSON.h"
+#include "profiler/chrome_trace.h"
+#include "profiler/perfetto/perfetto_trace.pb.h"
+#include "profiler/status_macros.h"
+
+namespace warptrace {
+namespace {
+
+namespace pb = ::warptrace::perfetto;
+using ::google::protobuf::io::CodedOutputStream;
+using WireFormat = ::google::protobuf::internal::WireFormatLite;
+
+// Track uuids: a kind in the top bits, an id below.
+constexpr uint64_t kRootUuid = 1;
+constexpr uint64_t kSmUuidBase = uint64_t{1} << 40;
+constexpr uint64_t kSmCounterUuidBase = uint64_t{2} << 40;
+constexpr uint64_t kNoRecordUuid = uint64_t{3} << 40;
+constexpr uint64_t kUnitUuidBase = uint64_t{4} << 40;
+
+// Interned debug annotation names (per unit, re-declared with the unit's state).
+constexpr uint64_t kSiteAnnotationIid = 1;
+constexpr uint64_t kKindAnnotationIid = 2;
+constexpr uint64_t kOriginAnnotationIid = 3;
+
+
+constexpr uint32_t kPacketTag =
+    WireFormat::MakeTag(pb::Trace::kPacketFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
+constexpr uint32_t kTimestampTag =
+    WireFormat::MakeTag(pb::TracePacket::kTimestampFieldNumber, WireFormat::WIRETYPE_VARINT);
+constexpr uint32_t kSequenceTag = WireFormat::MakeTag(
+    pb::TracePacket::kTrustedPacketSequenceIdFieldNumber, WireFormat::WIRETYPE_VARINT);
+constexpr uint32_t kTrackEventTag = WireFormat::MakeTag(
+    pb::TracePacket::kTrackEventFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
+constexpr uint32_t kTypeTag =
+    WireFormat::MakeTag(pb::TrackEvent::kTypeFieldNumber, WireFormat::WIRETYPE_VARINT);
+constexpr uint32_t kNameIidTag =
+    WireFormat::MakeTag(pb::TrackEvent::kNameIidFieldNumber, WireFormat::WIRETYPE_VARINT);
+constexpr uint32_t kCategoryIidTag =
+    WireFormat::MakeTag(pb::TrackEvent::kCategoryIidsFieldNumber, WireFormat::WIRETYPE_VARINT);
+
+// The writer encodes into its own buffer with CodedOutputStream's *ToArray encoders and
+// MessageLite::SerializeWithCachedSizesToArray, and hands full buffers to the raw_ostream:
+// per event that is a handful of inlined stores, where a CodedOutputStream object costs a
+// call into the library per field (measured: 2x slower overall).
+constexpr size_t kBufferBytes = size_t{1} << 16;
+// Room every hot-path packet fits in (Reserve's promise), and what a suffix copy may
+// over-read: suffixes are stored padded to it.
+constexpr size_t kSlopBytes = 64;
+constexpr size_t kSuffixCopyBytes = 16;
+
+std::string DimString(const Dim3& d) { return absl::StrFormat("(%d,%d,%d)", d.x, d.y, d.z); }
+
+// Perfetto's strings are UTF-8; names come from users.
+std::string Utf8(const std::string& text) {
+  return llvm::json::isUTF8(text) ? text : llvm::json::fixUTF8(text);
+}
+
+struct UnitSpan {
+  uint32_t sm;
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
+}  // namespace
+
+class PerfettoWriter::Impl {
+ public:
+  explicit Impl(llvm::raw_ostream& os) : os_(os), buffer_(kBufferBytes + kSlopBytes) {}
+
+  absl::Status Begin(const TraceLayout& layout, int64_t origin_ns) {
+    if (state_ != State::kNew) return absl::FailedPreconditionError("PerfettoWriter::Begin twice");
+    state_ = State::kUnits;
+    layout_ = &layout;
+    origin_ns_ = origin_ns;
+    units_per_block_ = std::max<uint64_t>(UnitsPerBlock(layout), 1);
+    unit_kind_ = UnitKindName(layout.unit.kind);
+    const HostTimeAnchor& anchor = layout.host_anchor;
+    // boottime = t + offset; a known anchor must keep boottime >= 0 at the origin.
+    if (anchor.known && anchor.boottime_ns + (origin_ns - anchor.globaltimer_ns) >= 0) {
+      boottime_offset_ = anchor.boottime_ns - anchor.globaltimer_ns;
+      anchored_ = true;
+    } else {
+      boottime_offset_ = -origin_ns;
+    }
+    PrepareSites();
+
+    pb::TracePacket packet;
+    packet.set_trusted_packet_sequence_id(kPerfettoTrackSequence);
+    packet.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+    packet.set_first_packet_on_sequence(true);
+    packet.mutable_trace_packet_defaults()->set_timestamp_clock_id(kPerfettoGpuClockId);
+    pb::ClockSnapshot* snapshot = packet.mutable_clock_snapshot();
+    const int64_t at = anchored_ ? anchor.globaltimer_ns : origin_ns;
+    AddClock(*snapshot, kPerfettoGpuClockId, at, false);
+    AddClock(*snapshot, pb::BUILTIN_CLOCK_BOOTTIME, at + boottime_offset_, false);
+    if (anchored_ && anchor.realtime_ns >= 0) {
+      AddClock(*snapshot, pb::BUILTIN_CLOCK_REALTIME, anchor.realtime_ns, false);
+    }
+    WritePacket(packet);
+
+    pb::TrackDescriptor root;
+    root.set_uuid(kRootUuid);
+    root.set_name(Utf8(absl::StrCat(layout.kernel_name, " on ", layout.device_name)));
+    root.set_description(Utf8(absl::StrFormat(
+        "warptrace: kernel %s, grid %s, block %s, trace unit %s, capacity %d events per unit%s",
+        layout.kernel_name, DimString(layout.grid), DimString(layout.block), unit_kind_,
+        layout.capacity,
+        anchored_ ? absl::StrFormat("; host-time anchor exact to %d ns",
+                                    anchor.uncertainty_ns)
+                  : std::string("; no host-time anchor: time 0 is the first unit's start"))));
+    root.set_child_ordering(pb::TrackDescriptor::EXPLICIT);
+    WriteDescriptor(root);
+    return absl::OkStatus();
+  }
+
+  absl::Status AddUnit(const UnitTimeline& unit) {
+    if (state_ != State::kUnits) {
+      return absl::FailedPreconditionError(state_ == State::kNew
+                                               ? "PerfettoWriter::AddUnit before Begin"
+                                               : "PerfettoWriter::AddUnit after End");
+    }
+    RETURN_IF_ERROR(Order(unit));
+    const uint64_t track = kUnitUuidBase + unit.record_index;
+    WriteUnitTrack(unit, ParentTrack(unit), track);
+    if (unit.has_record) {
+      const int64_t start = std::max(unit.start_ns, origin_ns_);
+      spans_.push_back({unit.sm_id, start, std::max(start, unit.end_ns)});
+    }
+    if (ops_.empty() && unit.verdict == Verdict::kComplete) return absl::OkStatus();
+    // Events never precede the unit's start on a real Timeline; a hand-built one may say
+    // otherwise, and deltas must not be negative.
+    int64_t base = unit.has_record ? unit.start_ns : origin_ns_;
+    if (!ops_.empty()) base = std::min(base, ops_.front().time);
+    base = std::max(base, origin_ns_);
+    StartUnitSequence(base, track);
+    for (const Op& op : ops_) {
+      const uint64_t delta = static_cast<uint64_t>(op.time - last_ns_);
+      last_ns_ = op.time;
+      if (op.site < 0) {
+        WriteUnitEvent(delta, end_suffix_);
+      } else {
+        WriteBegin(delta, static_cast<uint32_t>(op.site), op.repaired);
+      }
+    }
+    if (unit.verdict != Verdict::kComplete) WriteVerdict(unit);
+    return absl::OkStatus();
+  }
+
+  absl::Status End() {
+    if (state_ == State::kDone) return absl::FailedPreconditionError("PerfettoWriter::End twice");
+    if (state_ == State::kNew) return absl::FailedPreconditionError("PerfettoWriter::End before Begin");
+    state_ = State::kDone;
+    WriteCounters();
+    Flush();
+    return absl::OkStatus();
+  }
+
+  uint64_t packets() const { return packets_; }
+
+ private:
+  enum class State { kNew, kUnits, kDone };
+
+  // One event of the current unit, in time order: a slice begin (site >= 0) or end (-1).
+  struct Op {
+    int64_t time;
+    int32_t site;
+    bool repaired;
+  };
+
+  static void AddClock(pb::ClockSnapshot& snapshot, uint32_t id, int64_t timestamp,
+                       bool incremental) {
+    pb::ClockSnapshot::Clock* clock = snapshot.add_clocks();
+    clock->set_clock_id(id);
+    clock->set_timestamp(static_cast<uint64_t>(timestamp));
+    if (incremental) clock->set_is_incremental(true);
+  }
+
+  // Per site, the encoded TrackEvent of its slice begins (name and category interned), the
+  // same with the site's debug annotations for its first begin in a unit, and the
+  // InternedData field that interns its name. Serialized once by protobuf, copied per event.
+  void PrepareSites() {
+    const size_t n = layout_->sites.size();
+    begin_event_.resize(n);
+    first_begin_event_.resize(n);
+    interned_name_.resize(n);
+    begin_suffix_.resize(n);
+    first_begin_suffix_.resize(n);
+    site_seen_.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const SiteInfo& site = layout_->sites[i];
+      pb::TrackEvent event;
+      event.set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
+      event.set_name_iid(i + 1);
+      event.add_category_iids(static_cast<uint64_t>(site.kind) + 1);
+      begin_event_[i] = event.SerializeAsString();
+      pb::DebugAnnotation* a = event.add_debug_annotations();
+      a->set_name_iid(kSiteAnnotationIid);
+      a->set_uint_value(i);
+      a = event.add_debug_annotations();
+      a->set_name_iid(kKindAnnotationIid);
+      a->set_string_value(SiteKindName(site.kind));
+      a = event.add_debug_annotations();
+      a->set_name_iid(kOriginAnnotationIid);
+      a->set_string_value(Utf8(site.origin));
+      first_begin_event_[i] = event.SerializeAsString();
+      pb::TracePacket packet;
+      pb::EventName* name = packet.mutable_interned_data()->add_event_names();
+      name->set_iid(i + 1);
+      name->set_name(Utf8(site.name));
+      interned_name_[i] = packet.SerializeAsString();
+      begin_suffix_[i] = UnitEventSuffix(begin_event_[i], "");
+      first_begin_suffix_[i] = UnitEventSuffix(first_begin_event_[i], interned_name_[i]);
+    }
+    pb::TrackEvent end;
+    end.set_type(pb::TrackEvent::TYPE_SLICE_END);
+    end_suffix_ = UnitEventSuffix(end.SerializeAsString(), "");
+    // What every unit's state starts with: its categories and annotation names.
+    pb::InternedData* interned = unit_start_.mutable_interned_data();
+    for (SiteKind kind : {SiteKind::kRegion, SiteKind::kLoopBody, SiteKind::kBarrierWait,
+                          SiteKind::kKernel}) {
+      pb::EventCategory* category = interned->add_event_categories();
+      category->set_iid(static_cast<uint64_t>(kind) + 1);
+      category->set_name(SiteKindName(kind));
+    }
+    for (auto [iid, name] : {std::pair<uint64_t, const char*>{kSiteAnnotationIid, "site"},
+                             {kKindAnnotationIid, "kind"},
+                             {kOriginAnnotationIid, "origin"}}) {
+      pb::DebugAnnotationName* n = interned->add_debug_annotation_names();
+      n->set_iid(iid);
+      n->set_name(name);
+    }
+    unit_start_.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
+    unit_start_.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+    unit_start_.mutable_trace_packet_defaults()->set_timestamp_clock_id(kPerfettoGpuClockId);
+    pb::ClockSnapshot* snapshot = unit_start_.mutable_clock_snapshot();
+    AddClock(*snapshot, kPerfettoGpuClockId, 0, true);
+    AddClock(*snapshot, pb::BUILTIN_CLOCK_BOOTTIME, 0, false);
+  }
+
+  void Flush() {
+    os_.write(reinterpret_cast<const char*>(buffer_.data()), used_);
+    used_ = 0;
+  }
+
+  // `n` bytes at the end of the buffer, flushing it first when they do not fit. n must be
+  // at most kSlopBytes beyond kBufferBytes.
+  uint8_t* Reserve(size_t n) {
+    if (used_ + n > kBufferBytes) Flush();
+    return buffer_.data() + used_;
+  }
+
+  // A packet message: tag, length, the message's own serialization.
+  // The sequence id, the TrackEvent field holding `event` and `extra` (more encoded packet
+  // fields), as bytes; padded in capacity so that WriteUnitEvent may copy 16 bytes.
+  static std::string UnitEventSuffix(const std::string& event, const std::string& extra) {
+    pb::TracePacket packet;
+    packet.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
+    std::string out = packet.SerializeAsString();
+    uint8_t head[8];
+    uint8_t* p = CodedOutputStream::WriteTagToArray(kTrackEventTag, head);
+    p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(event.size()), p);
+    out.append(reinterpret_cast<const char*>(head), static_cast<size_t>(p - head));
+    out += event;
+    out += extra;
+    out.reserve(std::max(out.size(), kSuffixCopyBytes));
+    return out;
+  }
+
+  void WritePacket(const pb::TracePacket& packet) {
+    const size_t size = packet.ByteSizeLong();
+    const size_t total = 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) + size;
+    if (total > kBufferBytes) {  // a huge name: serialize on its own
+      std::string bytes;
+      bytes.push_back(static_cast<char>(kPacketTag));
+      uint8_t length[8];
+      bytes.append(reinterpret_cast<const char*>(length),
+                   CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), length) -
+                       length);
+      packet.AppendToString(&bytes);
+      Flush();
+      os_.write(bytes.data(), bytes.size());
+    } else {
+      uint8_t* p = Reserve(total);
+      p = CodedOutputStream::WriteTagToArray(kPacketTag, p);
+      p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
+      packet.SerializeWithCachedSizesToArray(p);
+      used_ += total;
+    }
+    ++packets_;
+  }
+
+  void WriteDescriptor(pb::TrackDescriptor& descriptor) {
+    pb::TracePacket packet;
+    packet.set_trusted_packet_sequence_id(kPerfettoTrackSequence);
+    packet.mutable_track_descriptor()->Swap(&descriptor);
+    WritePacket(packet);
+  }
+
+  // The unit's SM track (declared with its counter track the first time the SM is seen).
+  uint64_t ParentTrack(const UnitTimeline& unit) {
+    if (!unit.has_record) {
+      if (!no_record_declared_) {
+        no_record_declared_ = true;
+        pb::TrackDescriptor group;
+        group.set_uuid(kNoRecordUuid);
+        group.set_parent_uuid(kRootUuid);
+        group.set_name("no record");
+        group.set_description("trace units that wrote no usable record: their SM is unknown");
+        group.set_child_ordering(pb::TrackDescriptor::EXPLICIT);
+        group.set_sibling_order_rank(std::numeric_limits<int32_t>::max());
+        WriteDescriptor(group);
+      }
+      return kNoRecordUuid;
+    }
+    const uint64_t uuid = kSmUuidBase + unit.sm_id;
+    if (unit.sm_id >= sm_declared_.size()) sm_declared_.resize(uint64_t{unit.sm_id} + 1, false);
+    if (!sm_declared_[unit.sm_id]) {
+      sm_declared_[unit.sm_id] = true;
+      pb::TrackDescriptor sm;
+      sm.set_uuid(uuid);
+      sm.set_parent_uuid(kRootUuid);
+      sm.set_name(absl::StrCat("SM ", unit.sm_id));
+      sm.set_child_ordering(pb::TrackDescriptor::EXPLICIT);
+      sm.set_sibling_order_rank(static_cast<int32_t>(
+          std::min<uint32_t>(unit.sm_id, std::numeric_limits<int32_t>::max() - 1)));
+      WriteDescriptor(sm);
+      pb::TrackDescriptor counter;
+      counter.set_uuid(kSmCounterUuidBase + unit.sm_id);
+      counter.set_parent_uuid(uuid);
+      counter.set_name("active units");
+      counter.set_description("trace units of this SM running at this time");
+      counter.set_sibling_order_rank(-1);  // above the units
+      counter.mutable_counter()->set_unit(pb::CounterDescriptor::UNIT_COUNT);
+      WriteDescriptor(counter);
+    }
+    return uuid;
+  }
+
+  // "block (3,0,0) warpgroup 1 [truncated]", ranked like the Chrome trace's sort index.
+  void WriteUnitTrack(const UnitTimeline& unit, uint64_t parent, uint64_t track) {
+    const uint64_t rank = uint64_t{unit.block_linear} * units_per_block_ + unit.unit_index;
+    const Dim3& b = unit.block_index;
+    std::string& name = *unit_track_.mutable_track_descriptor()->mutable_name();
+    name.clear();
+    absl::StrAppend(&name, "block (", b.x, ",", b.y, ",", b.z, ") ", unit_kind_, " ",
+                    unit.unit_index);
+    if (unit.verdict != Verdict::kComplete) {
+      absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
+    }
+    pb::TrackDescriptor& d = *unit_track_.mutable_track_descriptor();
+    d.set_uuid(track);
+    d.set_parent_uuid(parent);
+    std::string& description = *d.mutable_description();
+    description.clear();
+    absl::StrAppend(&description, "linear block ", unit.block_linear, ", ",
+                    unit.has_record ? absl::StrCat("SM ", unit.sm_id) : "no record", ", ",
+                    VerdictName(unit.verdict));
+    if (!unit.verdict_reason.empty()) {
+      absl::StrAppend(&description, ": ", Utf8(unit.verdict_reason));
+    }
+    d.set_sibling_order_rank(
+        static_cast<int32_t>(std::min<uint64_t>(rank, std::numeric_limits<int32_t>::max())));
+    unit_track_.set_trusted_packet_sequence_id(kPerfettoTrackSequence);
+    WritePacket(unit_track_);
+  }
+
+  // Checks everything AddUnit relies on and puts the unit's begins and ends in time order
+  // into ops_, before a byte of the unit is written.
+  absl::Status Order(const UnitTimeline& unit) {
+    ops_.clear();
+    open_.clear();
+    ops_.reserve(2 * unit.slices.size());
+    int64_t last = origin_ns_;
+    auto fail = [&](size_t i, const Slice& s, absl::string_view what) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "block ", unit.block_linear, " ", DimString(unit.block_index), " unit ",
+          unit.unit_index, ", slice ", i, " (site ", s.site, ", depth ", s.depth, ", ",
+          s.begin_ns, "..", s.end_ns, " ns): ", what));
+    };
+    const size_t num_sites = layout_->sites.size();
+    for (size_t i = 0; i < unit.slices.size(); ++i) {
+      const Slice& s = unit.slices[i];
+      if (s.site >= num_sites) {
+        return fail(i, s, absl::StrCat("site id is outside the site table (", num_sites,
+                                       " sites)"));
+      }
+      if (s.end_ns < s.begin_ns) return fail(i, s, "ends before it begins");
+      if (s.depth > open_.size()) {
+        return fail(i, s, absl::StrCat("is deeper than its enclosing slices (", open_.size(),
+                                       " open)"));
+      }
+      while (open_.size() > s.depth) {
+        last = std::max(last, open_.back());
+        ops_.push_back({open_.back(), -1, false});
+        open_.pop_back();
+      }
+      if (s.begin_ns < last) {
+        return fail(i, s, absl::StrCat("begins before an earlier event of its unit or the "
+                                       "trace origin (",
+                                       last, " ns)"));
+      }
+      if (!open_.empty() && s.end_ns > open_.back()) {
+        return fail(i, s, absl::StrCat("ends after its parent (", open_.back(), " ns)"));
+      }
+      last = s.begin_ns;
+      ops_.push_back({s.begin_ns, static_cast<int32_t>(s.site), s.repaired});
+      open_.push_back(s.end_ns);
+    }
+    while (!open_.empty()) {
+      ops_.push_back({open_.back(), -1, false});
+      open_.pop_back();
+    }
+    return absl::OkStatus();
+  }
+
+  // Clears sequence 2's state for a unit: defaults (its track, clock 64), clock 64
+  // incremental from `base`, interned categories and annotation names.
+  void StartUnitSequence(int64_t base, uint64_t track) {
+    ++generation_;
+    if (generation_ == 1) {
+      unit_start_.set_first_packet_on_sequence(true);
+    } else {
+      unit_start_.clear_first_packet_on_sequence();
+    }
+    unit_start_.mutable_trace_packet_defaults()->mutable_track_event_defaults()->set_track_uuid(
+        track);
+    pb::ClockSnapshot* snapshot = unit_start_.mutable_clock_snapshot();
+    snapshot->mutable_clocks(0)->set_timestamp(static_cast<uint64_t>(base));
+    snapshot->mutable_clocks(1)->set_timestamp(static_cast<uint64_t>(base + boottime_offset_));
+    WritePacket(unit_start_);
+    last_ns_ = base;
+  }
+
+  void WriteBegin(uint64_t delta, uint32_t site, bool repaired) {
+    const bool first = site_seen_[site] != generation_;
+    if (!repaired) {
+      site_seen_[site] = generation_;
+      WriteUnitEvent(delta, first ? first_begin_suffix_[site] : begin_suffix_[site]);
+      return;
+    }
+    // Rare (--allow-truncated): a message of its own.
+    site_seen_[site] = generation_;
+    pb::TracePacket packet;
+    if (first) packet.ParseFromString(interned_name_[site]);
+    packet.set_timestamp(delta);
+    packet.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
+    pb::TrackEvent* event = packet.mutable_track_event();
+    event->ParseFromString(first ? first_begin_event_[site] : begin_event_[site]);
+    pb::DebugAnnotation* a = event->add_debug_annotations();
+    a->set_name("repaired");
+    a->set_bool_value(true);
+    WritePacket(packet);
+  }
+
+  // The hot path: one packet on the unit sequence — the timestamp delta, then `suffix`:
+  // the encoded sequence id and TrackEvent (and any other fields), stored padded to
+  // kSuffixCopyBytes when it is that short so the copy is one fixed-size move.
+  void WriteUnitEvent(uint64_t delta, const std::string& suffix) {
+    const uint32_t body = static_cast<uint32_t>(1 + CodedOutputStream::VarintSize64(delta) +
+                                                suffix.size());
+    const size_t total = 1 + CodedOutputStream::VarintSize32(body) + body;
+    if (total > kSlopBytes) {
+      WriteLongUnitEvent(delta, body, suffix);
+      return;
+    }
+    uint8_t* p = Reserve(kSlopBytes);
+    uint8_t* const start = p;
+    p = CodedOutputStream::WriteTagToArray(kPacketTag, p);
+    p = CodedOutputStream::WriteVarint32ToArray(body, p);
+    p = CodedOutputStream::WriteTagToArray(kTimestampTag, p);
+    p = CodedOutputStream::WriteVarint64ToArray(delta, p);
+    if (suffix.size() <= kSuffixCopyBytes && suffix.capacity() >= kSuffixCopyBytes) {
+      std::memcpy(p, suffix.data(), kSuffixCopyBytes);
+    } else {
+      std::memcpy(p, suffix.data(), suffix.size());
+    }
+    p += suffix.size();
+    used_ += static_cast<size_t>(p - start);
+    ++packets_;
+  }
+
+  void WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix) {
+    uint8_t head[32];
+    uint8_t* p = head;
+    p = CodedOutputStream::WriteTagToArray(kPacketTag, p);
+    p = CodedOutputStream::WriteVarint32ToArray(body, p);
+    p = CodedOutputStream::WriteTagToArray(kTimestampTag, p);
+    p = CodedOutputStream::WriteVarint64ToArray(delta, p);
+    Flush();
+    os_.write(reinterpret_cast<const char*>(head), static_cast<size_t>(p - head));
+    os_.write(suffix.data(), suffix.size());
+    ++packets_;
+  }
+
+  void WriteVerdict(const UnitTimeline& unit) {
+    const int64_t at = std::max(last_ns_, unit.has_record ? unit.end_ns : origin_ns_);
+    pb::TracePacket packet;
+    packet.set_timestamp(static_cast<uint64_t>(at - last_ns_));
+    last_ns_ = at;
+    packet.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
+    pb::TrackEvent* event = packet.mutable_track_event();
+    event->set_type(pb::TrackEvent::TYPE_INSTANT);
+    event->set_name(VerdictName(unit.verdict));
+    event->add_categories("verdict");
+    pb::DebugAnnotation* a = event->add_debug_annotations();
+    a->set_name("verdict");
+    a->set_string_value(VerdictName(unit.verdict));
+    a = event->add_debug_annotations();
+    a->set_name("reason");
+    a->set_string_value(Utf8(unit.verdict_reason));
+    if (unit.dropped > 0) {
+      a = event->add_debug_annotations();
+      a->set_name("dropped_events");
+      a->set_uint_value(unit.dropped);
+    }
+    WritePacket(packet);
+  }
+
+  // Per SM, the number of its units running: +1 at each start, -1 at each end, one value per
+  // distinct time, on sequence 1 with absolute clock-64 timestamps.
+  void WriteCounters() {
+    std::sort(spans_.begin(), spans_.end(), [](const UnitSpan& a, const UnitSpan& b) {
+      return std::pair(a.sm, a.start_ns) < std::pair(b.sm, b.start_ns);
+    });
+    std::vector<std::pair<int64_t, int>> changes;
+    pb::TracePacket packet;
+    packet.set_trusted_packet_sequence_id(kPerfettoTrackSequence);
+    pb::TrackEvent* event = packet.mutable_track_event();
+    event->set_type(pb::TrackEvent::TYPE_COUNTER);
+    for (size_t begin = 0; begin < spans_.size();) {
+      const uint32_t sm = spans_[begin].sm;
+      size_t end = begin;
+      changes.clear();
+      for (; end < spans_.size() && spans_[end].sm == sm; ++end) {
+        changes.push_back({spans_[end].start_ns, +1});
+        changes.push_back({spans_[end].end_ns, -1});
+      }
+      std::sort(changes.begin(), changes.end());
+      event->set_track_uuid(kSmCounterUuidBase + sm);
+      int64_t value = 0;
+      for (size_t i = 0; i < changes.size();) {
+        const int64_t t = changes[i].first;
+        for (; i < changes.size() && changes[i].first == t; ++i) value += changes[i].second;
+        packet.set_timestamp(static_cast<uint64_t>(t));
+        event->set_counter_value(value);
+        WritePacket(packet);
+      }
+      begin = end;
+    }
+  }
+
+  llvm::raw_ostream& os_;
+  std::vector<uint8_t> buffer_;  // kBufferBytes + kSlopBytes
+  size_t used_ = 0;
+  State state_ = State::kNew;
+  const TraceLayout* layout_ = nullptr;
+  const char* unit_kind_ = "";
+  int64_t origin_ns_ = 0;
+  uint64_t units_per_block_ = 1;
+  int64_t boottime_offset_ = 0;
+  bool anchored_ = false;
+  bool no_record_declared_ = false;
+  std::vector<std::string> begin_event_;        // by site: encoded TrackEvent
+  std::vector<std::string> first_begin_event_;  // by site: the same with annotations
+  std::vector<std::string> interned_name_;      // by site: encoded interned_data field
+  std::vector<std::string> begin_suffix_;       // by site: see UnitEventSuffix
+  std::vector<std::string> first_begin_suffix_;
+  std::string end_suffix_;
+  std::vector<uint64_t> site_seen_;             // generation that interned the site's name
+  pb::TracePacket unit_start_;                  // reused: a unit's state-clearing packet
+  pb::TracePacket unit_track_;                  // reused: a unit's track descriptor
+  uint64_t generation_ = 0;                     // counts units with events
+  int64_t last_ns_ = 0;                         // previous event of the current unit
+  std::vector<Op> ops_;                         // the current unit's events
+  std::vector<int64_t> open_;                   // end times of open slices
+  std::vector<bool> sm_declared_;               // by SM id
+  std::vector<UnitSpan> spans_;
+  uint64_t packets_ = 0;
+};
+
+PerfettoWriter::PerfettoWriter(llvm::raw_ostream& os) : impl_(std::make_unique<Impl>(os)) {}
+PerfettoWriter::~PerfettoWriter() = default;
+
+absl::Status PerfettoWriter::Begin(const TraceLayout& layout, int64_t origin_ns) {
+  return impl_->Begin(layout, origin_ns);
+}
+absl::Status PerfettoWriter::AddUnit(const UnitTimeline& unit) { return impl_->AddUnit(unit); }
+absl::Status PerfettoWriter::Begin(const TraceBegin& begin) {
+  if (begin.layout == nullptr) return absl::InvalidArgumentError("TraceBegin without a layout");
+  return impl_->Begin(*begin.layout, begin.origin_ns);
+}
+absl::Status PerfettoWriter::AddUnit(const UnitView& unit) {
+  if (unit.timeline == nullptr) return absl::InvalidArgumentError("UnitView without a timeline");
+  return impl_->AddUnit(*unit.timeline);
+}
+absl::Status PerfettoWriter::End(const TraceEnd& /*end*/) { return impl_->End(); }
+absl::Status PerfettoWriter::End() { return impl_->End(); }
+uint64_t PerfettoWriter::packets() const { return impl_->packets(); }
+
+absl::Status WritePerfettoTraceFile(const Timeline& timeline, absl::string_view path) {
+  return WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) -> absl::Status {
+    PerfettoWriter writer(os);
+    RETURN_IF_ERROR(writer.Begin(timeline.layout, timeline.origin_ns));
+    for (const UnitTimeline& unit : timeline.units) RETURN_IF_ERROR(writer.AddUnit(unit));
+    return writer.End();
+  });
+}
+
+}  // namespace warptrace

@@ -1,0 +1,116 @@
+// Perfetto output: writes a trace, one trace unit at a time, as Perfetto's protobuf trace
+// format (a stream of TracePackets), which ui.perfetto.dev opens directly (.pftrace).
+//
+// A TraceSink (sink.h) of the one dump pipeline:
+//   PerfettoWriter writer(os);                  // os: any llvm::raw_ostream
+//   TraceSink* sinks[] = {&writer};
+//   RETURN_IF_ERROR(DumpTrace(layout, words, options, sinks, result));
+// or fed directly:
+//   RETURN_IF_ERROR(writer.Begin(layout, origin_ns));
+//   for (const UnitTimeline& unit : units) RETURN_IF_ERROR(writer.AddUnit(unit));
+//   RETURN_IF_ERROR(writer.End());
+// or WritePerfettoTraceFile(timeline, "trace.pftrace") for a whole Timeline.
+//
+// Streaming. The file is Perfetto's `Trace` message, which is nothing but repeated
+// `packet` fields, so every TracePacket is written as soon as it is known (tag, length,
+// packet) with protobuf's CodedOutputStream; no message ever holds more than one packet.
+// Memory is O(sites + SMs + units): per unit one (SM, start, end) for the counters.
+//
+// Shape of the trace (messages of profiler/perfetto/perfetto_trace.proto, which keeps
+// Perfetto's field numbers):
+//   Tracks: a root track "KERNEL on DEVICE" (description: grid, block, unit, capacity);
+//     under it one track per SM, "SM 17", ordered by SM id; under each SM one track per
+//     trace unit, "block (3,0,0) warpgroup 1", ordered like the Chrome trace's
+//     thread_sort_index (block_linear * units_per_block + unit_index), with " [truncated]"
+//     etc. appended when the unit is not complete, and a counter track "active units".
+//     Units without a record (no SM known) go under a track "no record", after the SMs.
+//   Slices: per unit, a TrackEvent SLICE_BEGIN / SLICE_END pair per Slice, in time order
+//     (ends innermost first), on the unit's track. Names are the sites' names and
+//     categories their kinds, both interned. The first begin of each site in a unit also
+//     carries the site's debug annotations (site id, kind, builder origin); block and unit
+//     are the track's. A slice closed by --allow-truncated has "repaired": true.
+//   Verdicts: a unit that is not complete has an instant event named by its verdict
+//     ("truncated", ...) at its end, with debug annotations "verdict" and "reason".
+//   Counters: per SM, the number of its units running (start <= t < end), written at End.
+//   Flows and async tracks: none yet (the Timeline has no hand-off links or async spans).
+//
+// Sequences and clocks. Packet sequence 1 holds the clock snapshot of the trace, the track
+// descriptors and the counters; its timestamps are absolute globaltimer ns on clock 64 (a
+// sequence-scoped clock). Sequence 2 holds the units' events: each unit starts by clearing
+// the sequence's incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and re-declaring the
+// defaults (its track, clock 64) and a clock snapshot that makes clock 64 *incremental*
+// from the unit's start, so an event's timestamp is the nanoseconds since the previous
+// event of the unit: one or two bytes instead of nine. Each unit re-interns the names it
+// uses. Every snapshot ties clock 64 to CLOCK_BOOTTIME with the same offset:
+//   with a host anchor (TraceLayout::host_anchor): boottime = anchor.boottime_ns +
+//     (t - anchor.globaltimer_ns), and the first snapshot also gives CLOCK_REALTIME, so the
+//     trace lines up with host traces (Perfetto merges traces by clock snapshots);
+//   without one: boottime = t - origin_ns, i.e. the trace starts at 0 like the JSON's ts.
+//
+// Errors: AddUnit returns InvalidArgument when the unit breaks the Timeline's contract
+// (timeline_types.h) in a way that would make the output wrong: a site outside the site
+// table, a slice that ends before it begins, begins before the origin or before an earlier
+// event of its unit, sticks out of its parent or is deeper than its open parents. Nothing
+// of that unit is written, but earlier units were: discard the output. FailedPrecondition
+// for calls out of order (AddUnit before Begin or after End). Stream errors are the
+// stream's: the caller checks them (WritePerfettoTraceFile does).
+//
+// Thread-safety: not thread-safe; `os` must outlive the writer.
+#ifndef WARPTRACE_PROFILER_PERFETTO_PERFETTO_WRITER_H_
+#define WARPTRACE_PROFILER_PERFETTO_PERFETTO_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/layout.h"
+#include "profiler/sink.h"
+#include "profiler/timeline_types.h"
+
+namespace warptrace {
+
+// Sequence ids and the clock id the writer uses (see above), for readers and tests.
+inline constexpr uint32_t kPerfettoTrackSequence = 1;
+inline constexpr uint32_t kPerfettoUnitSequence = 2;
+inline constexpr uint32_t kPerfettoGpuClockId = 64;
+
+class PerfettoWriter : public TraceSink {
+ public:
+  explicit PerfettoWriter(llvm::raw_ostream& os);
+  ~PerfettoWriter() override;
+  PerfettoWriter(const PerfettoWriter&) = delete;
+  PerfettoWriter& operator=(const PerfettoWriter&) = delete;
+
+  // TraceSink: the calls below, with the driver's layout, origin and unit timelines.
+  absl::string_view Name() const override { return "perfetto trace"; }
+  absl::Status Begin(const TraceBegin& begin) override;
+  absl::Status AddUnit(const UnitView& unit) override;
+  absl::Status End(const TraceEnd& end) override;
+
+  // Writes the clock snapshot and the root track. `origin_ns` is the earliest unit start
+  // of the whole trace (Timeline::origin_ns); no event may come before it.
+  absl::Status Begin(const TraceLayout& layout, int64_t origin_ns);
+  // Writes one unit: its track (and its SM's, the first time), slices and verdict. Units
+  // may come in any order; the tracks are ordered by (block_linear, unit_index) anyway.
+  absl::Status AddUnit(const UnitTimeline& unit);
+  // Writes the counters and flushes everything into `os`. Further calls fail.
+  absl::Status End();
+
+  // Packets written so far.
+  uint64_t packets() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes a whole Timeline to `path` atomically (as WriteChromeTraceFile does: a temporary
+// file renamed into place; "-" is stdout). Returns the writer's errors and the file
+// system's (NotFound, PermissionDenied, ResourceExhausted, Unavailable) naming the path.
+absl::Status WritePerfettoTraceFile(const Timeline& timeline, absl::string_view path);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_PERFETTO_PERFETTO_WRITER_H_

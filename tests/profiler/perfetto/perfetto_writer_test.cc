@@ -1,0 +1,256 @@
+// Tests the Perfetto writer on hand-built units, reading its bytes back with the messages of
+// our own schema (the Python test reads them with Perfetto's published one).
+#include "profiler/perfetto/perfetto_writer.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/perfetto/perfetto_trace.pb.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+namespace pb = ::warptrace::perfetto;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+constexpr int64_t kOrigin = 1'700'000'000'000'000'000;
+
+TraceLayout TwoSiteLayout() {
+  TraceLayout layout;
+  layout.kernel_name = "gemm";
+  layout.device_name = "test device";
+  layout.grid = {2, 1, 1};
+  layout.block = {256, 1, 1};
+  layout.unit = UnitSpec::Warpgroup();
+  layout.capacity = 8;
+  layout.sites = {{0, "kernel", SiteKind::kKernel, "gemm.cc:1"},
+                  {1, "load", SiteKind::kRegion, "gemm.cc:7"}};
+  return layout;
+}
+
+UnitTimeline Unit(uint32_t block, uint32_t unit, uint32_t sm, int64_t start, int64_t end) {
+  UnitTimeline u;
+  u.record_index = block * 2 + unit;
+  u.block_linear = block;
+  u.block_index = {block, 0, 0};
+  u.unit_index = unit;
+  u.sm_id = sm;
+  u.start_ns = start;
+  u.end_ns = end;
+  return u;
+}
+
+// kernel [10, 100] around load [20, 30] and load [40, 40] (zero length), relative to start.
+UnitTimeline NestedUnit(uint32_t block, uint32_t unit, uint32_t sm, int64_t start) {
+  UnitTimeline u = Unit(block, unit, sm, start, start + 110);
+  u.slices = {{0, 0, start + 10, start + 100},
+              {1, 1, start + 20, start + 30},
+              {1, 1, start + 40, start + 40}};
+  return u;
+}
+
+std::vector<pb::TracePacket> Packets(const std::string& bytes) {
+  pb::Trace trace;
+  EXPECT_TRUE(trace.ParseFromString(bytes));
+  return {trace.packet().begin(), trace.packet().end()};
+}
+
+class PerfettoWriterTest : public ::testing::Test {
+ protected:
+  std::vector<pb::TracePacket> Write(const std::vector<UnitTimeline>& units) {
+    std::string bytes;
+    llvm::raw_string_ostream os(bytes);
+    PerfettoWriter writer(os);
+    EXPECT_THAT(writer.Begin(layout_, kOrigin), IsOk());
+    for (const UnitTimeline& unit : units) EXPECT_THAT(writer.AddUnit(unit), IsOk());
+    EXPECT_THAT(writer.End(), IsOk());
+    os.flush();
+    return Packets(bytes);
+  }
+
+  TraceLayout layout_ = TwoSiteLayout();
+};
+
+std::vector<const pb::TracePacket*> Events(const std::vector<pb::TracePacket>& packets) {
+  std::vector<const pb::TracePacket*> out;
+  for (const pb::TracePacket& p : packets) {
+    if (p.has_track_event() && p.trusted_packet_sequence_id() == kPerfettoUnitSequence) {
+      out.push_back(&p);
+    }
+  }
+  return out;
+}
+
+TEST_F(PerfettoWriterTest, SlicesBecomeBeginEndPairsInTimeOrderWithDeltaTimestamps) {
+  const std::vector<pb::TracePacket> packets = Write({NestedUnit(0, 0, 3, kOrigin)});
+  std::vector<int> types;
+  std::vector<uint64_t> deltas;
+  for (const pb::TracePacket* p : Events(packets)) {
+    types.push_back(p->track_event().type());
+    deltas.push_back(p->timestamp());
+  }
+  const int b = pb::TrackEvent::TYPE_SLICE_BEGIN, e = pb::TrackEvent::TYPE_SLICE_END;
+  EXPECT_THAT(types, ElementsAre(b, b, e, b, e, e));
+  // 10, 20, 30, 40, 40, 100 ns after the unit's start, each from the previous event.
+  EXPECT_THAT(deltas, ElementsAre(10, 10, 10, 10, 0, 60));
+}
+
+TEST_F(PerfettoWriterTest, UnitSequenceStartsClearedWithItsTrackClockAndSnapshot) {
+  const std::vector<pb::TracePacket> packets = Write({NestedUnit(1, 1, 5, kOrigin + 500)});
+  const pb::TracePacket* start = nullptr;
+  for (const pb::TracePacket& p : packets) {
+    if (p.trusted_packet_sequence_id() == kPerfettoUnitSequence) {
+      start = &p;
+      break;
+    }
+  }
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->sequence_flags(), pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+  EXPECT_EQ(start->trace_packet_defaults().timestamp_clock_id(), kPerfettoGpuClockId);
+  const uint64_t track = start->trace_packet_defaults().track_event_defaults().track_uuid();
+  ASSERT_EQ(start->clock_snapshot().clocks_size(), 2);
+  const auto& gpu = start->clock_snapshot().clocks(0);
+  EXPECT_EQ(gpu.clock_id(), kPerfettoGpuClockId);
+  EXPECT_TRUE(gpu.is_incremental());
+  EXPECT_EQ(gpu.timestamp(), static_cast<uint64_t>(kOrigin + 500));
+  // No anchor: BOOTTIME counts from the origin.
+  EXPECT_EQ(start->clock_snapshot().clocks(1).clock_id(), pb::BUILTIN_CLOCK_BOOTTIME);
+  EXPECT_EQ(start->clock_snapshot().clocks(1).timestamp(), 500u);
+  bool described = false;
+  for (const pb::TracePacket& p : packets) {
+    if (p.has_track_descriptor() && p.track_descriptor().uuid() == track) {
+      described = true;
+      EXPECT_EQ(p.track_descriptor().name(), "block (1,0,0) warpgroup 1");
+      EXPECT_EQ(p.track_descriptor().sibling_order_rank(), 3);
+    }
+  }
+  EXPECT_TRUE(described);
+}
+
+TEST_F(PerfettoWriterTest, NamesAreInternedOncePerUnitThenReferencedByIid) {
+  const std::vector<pb::TracePacket> packets =
+      Write({NestedUnit(0, 0, 3, kOrigin), NestedUnit(0, 1, 3, kOrigin + 7)});
+  int load_names = 0, load_begins = 0;
+  for (const pb::TracePacket* p : Events(packets)) {
+    for (const pb::EventName& name : p->interned_data().event_names()) {
+      if (name.name() == "load") {
+        ++load_names;
+        EXPECT_EQ(name.iid(), 2u);
+      }
+    }
+    if (p->track_event().name_iid() == 2) {
+      ++load_begins;
+      EXPECT_EQ(p->track_event().category_iids(0), 1u);  // "region"
+    }
+  }
+  EXPECT_EQ(load_names, 2);   // re-interned after each unit's state is cleared
+  EXPECT_EQ(load_begins, 4);
+}
+
+TEST_F(PerfettoWriterTest, FirstSliceOfASiteCarriesItsAnnotations) {
+  const std::vector<pb::TracePacket> packets = Write({NestedUnit(0, 0, 3, kOrigin)});
+  std::vector<int> annotated;
+  for (const pb::TracePacket* p : Events(packets)) {
+    annotated.push_back(p->track_event().debug_annotations_size());
+  }
+  EXPECT_THAT(annotated, ElementsAre(3, 3, 0, 0, 0, 0));
+}
+
+TEST_F(PerfettoWriterTest, CountersCountOverlappingUnitsOfAnSm) {
+  // SM 3: [0, 110] and [50, 160]; SM 4: [20, 130].
+  const std::vector<pb::TracePacket> packets =
+      Write({NestedUnit(0, 0, 3, kOrigin), NestedUnit(0, 1, 3, kOrigin + 50),
+             NestedUnit(1, 0, 4, kOrigin + 20)});
+  std::vector<std::pair<uint64_t, int64_t>> sm3;
+  for (const pb::TracePacket& p : packets) {
+    if (p.has_track_event() && p.track_event().type() == pb::TrackEvent::TYPE_COUNTER &&
+        p.track_event().track_uuid() == ((uint64_t{2} << 40) + 3)) {
+      sm3.push_back({p.timestamp() - kOrigin, p.track_event().counter_value()});
+    }
+  }
+  EXPECT_THAT(sm3, ElementsAre(std::pair<uint64_t, int64_t>{0, 1}, std::pair<uint64_t, int64_t>{50, 2},
+                               std::pair<uint64_t, int64_t>{110, 1},
+                               std::pair<uint64_t, int64_t>{160, 0}));
+}
+
+TEST_F(PerfettoWriterTest, IncompleteUnitGetsVerdictInNameAndInstant) {
+  UnitTimeline u = NestedUnit(0, 0, 3, kOrigin);
+  u.verdict = Verdict::kTruncated;
+  u.verdict_reason = "no epilogue";
+  u.slices[0].repaired = true;
+  const std::vector<pb::TracePacket> packets = Write({u});
+  bool named = false;
+  for (const pb::TracePacket& p : packets) {
+    if (p.has_track_descriptor() && p.track_descriptor().name() == "block (0,0,0) warpgroup 0 [truncated]") {
+      named = true;
+      EXPECT_THAT(p.track_descriptor().description(), HasSubstr("no epilogue"));
+    }
+  }
+  EXPECT_TRUE(named);
+  const std::vector<const pb::TracePacket*> events = Events(packets);
+  ASSERT_FALSE(events.empty());
+  const pb::TrackEvent& last = events.back()->track_event();
+  EXPECT_EQ(last.type(), pb::TrackEvent::TYPE_INSTANT);
+  EXPECT_EQ(last.name(), "truncated");
+  EXPECT_EQ(events.back()->timestamp(), 10u);  // unit end 110, last event at 100
+  const pb::TrackEvent& first = events.front()->track_event();
+  EXPECT_EQ(first.debug_annotations(first.debug_annotations_size() - 1).name(), "repaired");
+}
+
+TEST_F(PerfettoWriterTest, HostAnchorIsTheFirstClockSnapshot) {
+  layout_.host_anchor = {true, kOrigin - 1000, 5'000'000'000, 1'764'000'000'000'000'000, 40};
+  const std::vector<pb::TracePacket> packets = Write({NestedUnit(0, 0, 3, kOrigin)});
+  const pb::ClockSnapshot& first = packets.front().clock_snapshot();
+  ASSERT_EQ(first.clocks_size(), 3);
+  EXPECT_EQ(first.clocks(0).timestamp(), static_cast<uint64_t>(kOrigin - 1000));
+  EXPECT_EQ(first.clocks(1).clock_id(), pb::BUILTIN_CLOCK_BOOTTIME);
+  EXPECT_EQ(first.clocks(1).timestamp(), 5'000'000'000u);
+  EXPECT_EQ(first.clocks(2).clock_id(), pb::BUILTIN_CLOCK_REALTIME);
+  // The unit's snapshot maps its start with the same offset.
+  for (const pb::TracePacket& p : packets) {
+    if (p.trusted_packet_sequence_id() == kPerfettoUnitSequence && p.has_clock_snapshot()) {
+      EXPECT_EQ(p.clock_snapshot().clocks(1).timestamp(), 5'000'001'000u);
+    }
+  }
+}
+
+TEST_F(PerfettoWriterTest, RejectsMalformedUnitsWithoutWritingThem) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  PerfettoWriter writer(os);
+  EXPECT_THAT(writer.AddUnit(NestedUnit(0, 0, 3, kOrigin)),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("before Begin")));
+  ASSERT_THAT(writer.Begin(layout_, kOrigin), IsOk());
+  const uint64_t before = writer.packets();
+  UnitTimeline bad_site = NestedUnit(0, 0, 3, kOrigin);
+  bad_site.slices[1].site = 9;
+  EXPECT_THAT(writer.AddUnit(bad_site), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                 HasSubstr("outside the site table")));
+  UnitTimeline sticks_out = NestedUnit(0, 0, 3, kOrigin);
+  sticks_out.slices[1].end_ns = kOrigin + 200;
+  EXPECT_THAT(writer.AddUnit(sticks_out),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ends after its parent")));
+  UnitTimeline overlap = NestedUnit(0, 0, 3, kOrigin);
+  overlap.slices[2].begin_ns = kOrigin + 25;  // before its sibling ends at 30
+  overlap.slices[2].end_ns = kOrigin + 26;
+  EXPECT_THAT(writer.AddUnit(overlap),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("earlier event")));
+  UnitTimeline early = NestedUnit(0, 0, 3, kOrigin);
+  early.slices[0].begin_ns = kOrigin - 1;
+  EXPECT_THAT(writer.AddUnit(early), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(writer.packets(), before);
+  ASSERT_THAT(writer.End(), IsOk());
+  EXPECT_THAT(writer.AddUnit(NestedUnit(0, 0, 3, kOrigin)),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("after End")));
+}
+
+}  // namespace
+}  // namespace warptrace
