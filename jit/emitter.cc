@@ -191,30 +191,16 @@ class Emitter {
           Line(depth, std::string(line));
         }
         return;
-      case KernelNode::Kind::kRegion: {
+      case KernelNode::Kind::kRegion:
         Line(depth, absl::StrCat("{  // region ", node.text));
-        const SiteInfo* site = SiteOf(node);
-        if (site != nullptr) Enter(depth + 1, *site);
-        Body(node.body, depth + 1);
-        if (site != nullptr && !EndsWithReturn(node.body)) Leave(depth + 1);
-        if (site != nullptr && EndsWithReturn(node.body)) open_sites_.pop_back();
+        RecordedBody(node, depth + 1);
         Line(depth, "}");
         return;
-      }
-      case KernelNode::Kind::kLoop: {
-        const std::string& v = node.text;
-        const std::string step = node.step == "1" ? absl::StrCat("++", v)
-                                                  : absl::StrCat(v, " += ", Operand(node.step));
-        Line(depth, absl::StrCat("for (int ", v, " = ", Operand(node.begin), "; ", v, " < ",
-                                 Operand(node.end), "; ", step, ") {"));
-        const SiteInfo* site = SiteOf(node);
-        if (site != nullptr) Enter(depth + 1, *site);
-        Body(node.body, depth + 1);
-        if (site != nullptr && !EndsWithReturn(node.body)) Leave(depth + 1);
-        if (site != nullptr && EndsWithReturn(node.body)) open_sites_.pop_back();
+      case KernelNode::Kind::kLoop:
+        Line(depth, LoopHead(node));
+        RecordedBody(node, depth + 1);
         Line(depth, "}");
         return;
-      }
       case KernelNode::Kind::kIf:
         Line(depth, absl::StrCat("if (", node.text, ") {"));
         Body(node.body, depth + 1);
@@ -245,6 +231,24 @@ class Emitter {
 
   static bool EndsWithReturn(const std::vector<KernelNode>& body) {
     return !body.empty() && body.back().kind == KernelNode::Kind::kReturn;
+  }
+
+  // A region's or loop iteration's body between the enter and exit of its site (if it
+  // has one); a body ending in a return has recorded the exit already.
+  void RecordedBody(const KernelNode& node, int depth) {
+    const SiteInfo* site = SiteOf(node);
+    if (site != nullptr) Enter(depth, *site);
+    Body(node.body, depth);
+    if (site != nullptr && !EndsWithReturn(node.body)) Leave(depth);
+    if (site != nullptr && EndsWithReturn(node.body)) open_sites_.pop_back();
+  }
+
+  std::string LoopHead(const KernelNode& node) const {
+    const std::string& v = node.text;
+    const std::string step = node.step == "1" ? absl::StrCat("++", v)
+                                              : absl::StrCat(v, " += ", Operand(node.step));
+    return absl::StrCat("for (int ", v, " = ", Operand(node.begin), "; ", v, " < ",
+                        Operand(node.end), "; ", step, ") {");
   }
 
   void Roles(const KernelNode& node, int depth) {

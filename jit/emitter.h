@@ -33,7 +33,7 @@
 #define WARPTRACE_JIT_EMITTER_H_
 
 #include "absl/status/statusor.h"
-#include "jit/kernel_builder.h"
+#include "jit/kernel.h"
 #include "jit/kernel_source.h"
 #include "jit/record_plan.h"
 

@@ -1,41 +1,14 @@
 #include "jit/kernel_builder.h"
 
-#include <algorithm>
-#include <cctype>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
+#include "jit/kernel_validation.h"
 #include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {
-
-constexpr uint32_t kMaxBlockThreads = 1024;
-constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
-// The largest opt-in dynamic shared memory of any supported GPU (sm_90: 227 KiB).
-constexpr uint64_t kMaxSharedBytes = 227 * 1024;
-constexpr size_t kMaxSiteNameLength = 64;
-
-const std::set<std::string>& ReservedWords() {
-  static const auto* words = new std::set<std::string>{
-      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char",
-      "class", "const", "constexpr", "const_cast", "continue", "decltype", "default",
-      "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "extern",
-      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
-      "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected",
-      "public", "register", "reinterpret_cast", "return", "short", "signed", "sizeof",
-      "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
-      "using", "virtual", "void", "volatile", "while",
-      // CUDA built-ins and names the emitted source relies on.
-      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "fmaf",
-      "atomicAdd", "atomicMax", "atomicMin", "warptrace"};
-  return *words;
-}
 
 const std::map<std::string, uint32_t>& ScalarTypes() {
   static const auto* types = new std::map<std::string, uint32_t>{
@@ -46,8 +19,6 @@ const std::map<std::string, uint32_t>& ScalarTypes() {
       {"double", 8}};
   return *types;
 }
-
-bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // Collapses runs of spaces and trims; "const  float *" -> "const float*".
 std::string NormalizeType(const std::string& type) {
@@ -64,18 +35,6 @@ std::string NormalizeType(const std::string& type) {
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
-}
-
-bool ContainsToken(const std::string& code, const std::string& token) {
-  size_t pos = 0;
-  while ((pos = code.find(token, pos)) != std::string::npos) {
-    const bool left_ok = pos == 0 || !IsIdentChar(code[pos - 1]);
-    const size_t after = pos + token.size();
-    const bool right_ok = after >= code.size() || !IsIdentChar(code[after]);
-    if (left_ok && right_ok) return true;
-    pos = after;
-  }
-  return false;
 }
 
 std::string Abbreviate(const std::string& text, size_t max_length = 32) {
@@ -107,300 +66,6 @@ std::string LabelOf(const KernelNode& node) {
   return "?";
 }
 
-// Checks a C identifier the emitted source declares.
-absl::Status CheckIdentifier(const std::string& name, const char* what,
-                             const std::string& where) {
-  if (name.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name is empty"));
-  }
-  const bool valid = !std::isdigit(static_cast<unsigned char>(name[0])) &&
-                     std::all_of(name.begin(), name.end(), IsIdentChar);
-  if (!valid) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": ", what, " name '", name,
-        "' is not a C identifier (letters, digits and '_', not starting with a digit)"));
-  }
-  if (name.rfind("warptrace_", 0) == 0 || name.rfind("__", 0) == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": ", what, " name '", name,
-        "' is reserved: names starting with 'warptrace_' or '__' belong to the generated code"));
-  }
-  if (ReservedWords().count(name) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": ", what, " name '", name, "' is a C++/CUDA keyword or built-in"));
-  }
-  return absl::OkStatus();
-}
-
-// Checks a name shown in the timeline (region, barrier, role).
-absl::Status CheckSiteName(const std::string& name, const char* what, const std::string& where) {
-  if (name.empty() || name.size() > kMaxSiteNameLength) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %s name '%s' must have 1 to %d characters", where, what, name,
-        kMaxSiteNameLength));
-  }
-  for (char c : name) {
-    if (!IsIdentChar(c) && c != ' ' && c != '.' && c != ':' && c != '/' && c != '-') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": ", what, " name '", name,
-          "' may hold only letters, digits, spaces and _ . : / -"));
-    }
-  }
-  if (name.front() == ' ' || name.back() == ' ') {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name '", name,
-                                                   "' starts or ends with a space"));
-  }
-  return absl::OkStatus();
-}
-
-// Walks the finished tree, checking everything that needs context.
-class Validator {
- public:
-  explicit Validator(const Kernel& kernel) : kernel_(kernel) {}
-
-  absl::Status Run() {
-    const std::string root = absl::StrCat("kernel ", kernel_.name);
-    RETURN_IF_ERROR(CheckIdentifier(kernel_.name, "kernel", root));
-    // The kernel's own record site is named after the kernel.
-    site_kinds_[kernel_.name] = {"kernel site", root};
-    for (const KernelParam& p : kernel_.params) {
-      RETURN_IF_ERROR(Declare(p.name, "parameter", root));
-    }
-    for (const SharedArrayDecl& a : kernel_.shared_arrays) {
-      RETURN_IF_ERROR(Declare(a.name, "shared array", root));
-    }
-    if (!kernel_.dynamic_shared.type.empty()) {
-      RETURN_IF_ERROR(Declare(kernel_.dynamic_shared.name, "dynamic shared array", root));
-    }
-    RETURN_IF_ERROR(CheckLaunchShape(root));
-    if (kernel_.body.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          root, ": the kernel is empty; add statements (Stmt) or constructs to its body"));
-    }
-    return CheckBody(kernel_.body);
-  }
-
- private:
-  absl::Status Declare(const std::string& name, const char* what, const std::string& where) {
-    RETURN_IF_ERROR(CheckIdentifier(name, what, where));
-    for (const auto& [declared, kind] : scope_) {
-      if (declared == name) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name '", name,
-                                                       "' clashes with the ", kind, " '",
-                                                       name, "'"));
-      }
-    }
-    scope_.emplace_back(name, what);
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckLaunchShape(const std::string& root) {
-    const Dim3& g = kernel_.grid;
-    const Dim3& b = kernel_.block;
-    if (g.Count() == 0 || b.Count() == 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: grid (%d,%d,%d) and block (%d,%d,%d) need every dimension >= 1", root, g.x, g.y,
-          g.z, b.x, b.y, b.z));
-    }
-    if (b.Count() > kMaxBlockThreads) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: block (%d,%d,%d) has %d threads; CUDA allows at most %d", root, b.x, b.y, b.z,
-          b.Count(), kMaxBlockThreads));
-    }
-    const uint64_t static_bytes = kernel_.StaticSharedBytes();
-    if (static_bytes > kMaxStaticSharedBytes) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: static shared arrays take %d bytes; CUDA allows %d; use DynamicShared for more",
-          root, static_bytes, kMaxStaticSharedBytes));
-    }
-    if (static_bytes + kernel_.dynamic_shared.bytes > kMaxSharedBytes) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %d static + %d dynamic shared bytes exceed the %d bytes of any supported GPU",
-          root, static_bytes, kernel_.dynamic_shared.bytes, kMaxSharedBytes));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckSiteKind(const std::string& name, const std::string& kind,
-                             const std::string& where) {
-    auto [it, inserted] = site_kinds_.emplace(name, std::make_pair(kind, where));
-    if (!inserted && it->second.first != kind) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": the name '", name, "' is used as a ", kind, " here but as a ",
-          it->second.first, " at ", it->second.second,
-          "; a name means one kind of record site, so rename one of them"));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckBody(const std::vector<KernelNode>& body) {
-    for (size_t i = 0; i < body.size(); ++i) {
-      if (i > 0 && body[i - 1].kind == KernelNode::Kind::kReturn) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            body[i].path, ": comes after the return at ", body[i - 1].path,
-            " and can never run; Return() must be the last thing in its body"));
-      }
-      RETURN_IF_ERROR(CheckNode(body[i]));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckNode(const KernelNode& node) {
-    switch (node.kind) {
-      case KernelNode::Kind::kStatement:
-        if (ContainsToken(node.text, "return")) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": a raw statement may not return (the profiler epilogue would be "
-                         "skipped); use Return()"));
-        }
-        if (ContainsToken(node.text, "extern") && ContainsToken(node.text, "__shared__")) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": declare dynamic shared memory with DynamicShared(), not extern "
-                         "__shared__ (the host backend and the plan's budget need to see it)"));
-        }
-        return absl::OkStatus();
-      case KernelNode::Kind::kRegion: {
-        RETURN_IF_ERROR(CheckSiteName(node.text, "region", node.path));
-        RETURN_IF_ERROR(CheckSiteKind(node.text, "region", node.path));
-        if (std::find(regions_.begin(), regions_.end(), node.text) != regions_.end()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": region '", node.text,
-              "' is nested inside a region of the same name; give the inner one its own name"));
-        }
-        regions_.push_back(node.text);
-        absl::Status status = CheckBody(node.body);
-        regions_.pop_back();
-        return status;
-      }
-      case KernelNode::Kind::kLoop: {
-        RETURN_IF_ERROR(CheckLoopCount(node));
-        RETURN_IF_ERROR(CheckSiteKind(absl::StrCat("loop ", node.text), "loop body", node.path));
-        const size_t scope_size = scope_.size();
-        RETURN_IF_ERROR(Declare(node.text, "loop variable", node.path));
-        absl::Status status = CheckBody(node.body);
-        scope_.resize(scope_size);
-        return status;
-      }
-      case KernelNode::Kind::kIf:
-        if (node.text.find_first_not_of(" \t\n") == std::string::npos) {
-          return absl::InvalidArgumentError(absl::StrCat(node.path, ": empty if condition"));
-        }
-        RETURN_IF_ERROR(CheckBody(node.body));
-        return CheckBody(node.else_body);
-      case KernelNode::Kind::kRoles:
-        return CheckRoles(node);
-      case KernelNode::Kind::kRole:
-        return absl::InternalError(absl::StrCat(node.path, ": role outside a role split"));
-      case KernelNode::Kind::kBarrier:
-        RETURN_IF_ERROR(CheckSiteName(node.text, "barrier", node.path));
-        if (!role_.empty()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": a barrier inside role '", role_,
-              "' would deadlock: only that role's threads arrive at it; put the barrier "
-              "after the role split"));
-        }
-        return CheckSiteKind(node.text, "barrier", node.path);
-      case KernelNode::Kind::kReturn:
-        return absl::OkStatus();
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckLoopCount(const KernelNode& node) {
-    if (node.trip.kind() == TripCount::Kind::kUnknown) return absl::OkStatus();
-    // Only literal bounds can be checked.
-    int64_t b = 0, e = 0, s = 0;
-    auto parse = [](const std::string& text, int64_t* out) {
-      Expr expr(text);
-      if (!expr.is_literal()) return false;
-      *out = expr.literal();
-      return true;
-    };
-    if (!parse(node.begin, &b) || !parse(node.end, &e) || !parse(node.step, &s)) {
-      return absl::OkStatus();
-    }
-    if (s <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(node.path, ": loop step ", s, " must be positive"));
-    }
-    const uint64_t actual = e > b ? static_cast<uint64_t>((e - b + s - 1) / s) : 0;
-    if (node.trip.kind() == TripCount::Kind::kExact && actual != node.trip.count()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": TripCount::Exact(", node.trip.count(), ") but the bounds [", b, ", ",
-          e, ") step ", s, " run ", actual, " iterations"));
-    }
-    if (node.trip.kind() == TripCount::Kind::kUpperBound && actual > node.trip.count()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": TripCount::UpperBound(", node.trip.count(), ") but the bounds [", b,
-          ", ", e, ") step ", s, " run ", actual, " iterations"));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckRoles(const KernelNode& node) {
-    if (!role_.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": role splits do not nest (already inside role '", role_,
-          "'); split once, by warp if you need finer roles"));
-    }
-    const uint32_t unit = RoleAxisThreads(node.axis);
-    const uint64_t threads = kernel_.ThreadsPerBlock();
-    if (threads % unit != 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: the block's %d threads are not a whole number of %ss (%d threads each); use "
-          "a block of %d or %d threads",
-          node.path, threads, RoleAxisName(node.axis), unit, threads / unit * unit,
-          (threads / unit + 1) * unit));
-    }
-    if (node.roles.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(node.path, ": a role split has no roles"));
-    }
-    uint64_t covered = 0;
-    std::set<std::string> names;
-    for (const KernelNode& role : node.roles) {
-      RETURN_IF_ERROR(CheckSiteName(role.text, "role", role.path));
-      if (!names.insert(role.text).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(role.path, ": role '", role.text, "' appears twice in the split"));
-      }
-      if (role.count == 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            role.path, ": role '", role.text, "' has 0 ", RoleAxisName(node.axis), "s"));
-      }
-      covered += role.count;
-    }
-    if (covered * unit != threads) {
-      std::vector<std::string> parts;
-      for (const KernelNode& role : node.roles) {
-        parts.push_back(absl::StrCat(role.text, " ", role.count));
-      }
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: the roles (%s) cover %d %ss = %d threads but the block has %d threads (%d "
-          "%ss); make the block %d threads or change the role counts",
-          node.path, absl::StrJoin(parts, ", "), covered, RoleAxisName(node.axis),
-          covered * unit, threads, threads / unit, RoleAxisName(node.axis), covered * unit));
-    }
-    for (const KernelNode& role : node.roles) {
-      const size_t scope_size = scope_.size();
-      if (!role.index_var.empty()) {
-        RETURN_IF_ERROR(Declare(role.index_var, "role index variable", role.path));
-      }
-      role_ = role.text;
-      absl::Status status = CheckBody(role.body);
-      role_.clear();
-      scope_.resize(scope_size);
-      RETURN_IF_ERROR(status);
-    }
-    return absl::OkStatus();
-  }
-
-  const Kernel& kernel_;
-  std::vector<std::pair<std::string, std::string>> scope_;  // (name, what) in scope
-  std::map<std::string, std::pair<std::string, std::string>> site_kinds_;  // name -> kind, where
-  std::vector<std::string> regions_;  // enclosing region names
-  std::string role_;                  // enclosing role, if any
-};
-
 void AssignOrdinals(std::vector<KernelNode>& body, uint32_t& next) {
   for (KernelNode& node : body) {
     node.ordinal = next++;
@@ -411,47 +76,6 @@ void AssignOrdinals(std::vector<KernelNode>& body, uint32_t& next) {
 }
 
 }  // namespace
-
-Expr::Expr(int64_t value)
-    : text_(std::to_string(value)), is_literal_(true), literal_(value) {}
-
-Expr::Expr(std::string text) : text_(std::move(text)) {
-  // A decimal integer literal (optionally negative) is known to the builder.
-  const std::string& t = text_;
-  size_t start = !t.empty() && t[0] == '-' ? 1 : 0;
-  if (t.size() > start && t.size() - start <= 18 &&
-      std::all_of(t.begin() + start, t.end(),
-                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    is_literal_ = true;
-    literal_ = std::stoll(t);
-  }
-}
-
-const char* RoleAxisName(RoleAxis axis) {
-  return axis == RoleAxis::kWarp ? "warp" : "warpgroup";
-}
-
-uint32_t RoleAxisThreads(RoleAxis axis) { return axis == RoleAxis::kWarp ? 32 : 128; }
-
-const char* KernelNodeKindName(KernelNode::Kind kind) {
-  switch (kind) {
-    case KernelNode::Kind::kStatement: return "statement";
-    case KernelNode::Kind::kRegion: return "region";
-    case KernelNode::Kind::kLoop: return "loop";
-    case KernelNode::Kind::kIf: return "if";
-    case KernelNode::Kind::kRoles: return "roles";
-    case KernelNode::Kind::kRole: return "role";
-    case KernelNode::Kind::kBarrier: return "barrier";
-    case KernelNode::Kind::kReturn: return "return";
-  }
-  return "?";
-}
-
-uint64_t Kernel::StaticSharedBytes() const {
-  uint64_t bytes = 0;
-  for (const SharedArrayDecl& a : shared_arrays) bytes += a.Bytes();
-  return bytes;
-}
 
 KernelBuilder::KernelBuilder(std::string name) { kernel_.name = std::move(name); }
 
@@ -750,9 +374,10 @@ KernelBuilder& KernelBuilder::Barrier(std::string name, BarrierRecord record) {
   return *this;
 }
 
-KernelBuilder& KernelBuilder::Return() {
+KernelBuilder& KernelBuilder::Return(ReturnScope scope) {
   KernelNode node;
   node.kind = KernelNode::Kind::kReturn;
+  node.return_scope = scope;
   Append(std::move(node), "return");
   return *this;
 }
@@ -765,7 +390,7 @@ absl::StatusOr<Kernel> KernelBuilder::Build() const {
         " is still open at Build(); close it (EndRegion/EndFor/EndIf/EndRole/EndRoles)"));
   }
   Kernel kernel = kernel_;
-  RETURN_IF_ERROR(Validator(kernel).Run());
+  RETURN_IF_ERROR(ValidateKernel(kernel));
   uint32_t next = 0;
   AssignOrdinals(kernel.body, next);
   kernel.num_nodes = next;

@@ -283,6 +283,14 @@ class SiteAssigner {
         for (const KernelNode& role : node.roles) RETURN_IF_ERROR(Body(role.body));
         return absl::OkStatus();
       case KernelNode::Kind::kBarrier: {
+        if (node.barrier_record == BarrierRecord::kAlways && !unbounded_loop_.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": barrier '", node.text,
+              "' asks for a wait record (BarrierRecord::kAlways) but is inside ",
+              unbounded_loop_, ", whose trip count is unknown, so its events cannot be "
+              "counted; give that loop TripCount::Exact(n) or TripCount::UpperBound(n), or "
+              "use BarrierRecord::kByPolicy (no record there) or kNever"));
+        }
         const bool wanted = node.barrier_record == BarrierRecord::kAlways ||
                             (node.barrier_record == BarrierRecord::kByPolicy &&
                              policy_.barrier_waits);
@@ -524,6 +532,26 @@ absl::StatusOr<std::string> ChoosePlacement(const Kernel& kernel, const ProfileO
   return placement_note;
 }
 
+// The derivation tree, with the largest role of each split.
+std::string ExplainTree(const Kernel& kernel,
+                        const std::vector<std::optional<uint32_t>>& site_of_node,
+                        const PerBlockTrips& trips, uint64_t kernel_events) {
+  std::vector<std::string> lines;
+  Counter counter(site_of_node, std::nullopt, trips, &lines);
+  std::vector<std::string> terms;
+  if (kernel_events > 0) terms.push_back(absl::StrCat("kernel ", kernel_events));
+  const Range any = counter.Body(kernel.body, 1, &terms).Any();
+  std::string text = absl::StrCat("kernel ", kernel.name, " -> ", Join(terms), " = ",
+                                  SatAdd(any.max, kernel_events), "\n");
+  for (const std::string& line : lines) {
+    if (!line.empty()) absl::StrAppend(&text, line, "\n");
+  }
+  return text;
+}
+
+// "(6,0,0)", as messages name a block.
+std::string DimText(const Dim3& d) { return absl::StrFormat("(%d,%d,%d)", d.x, d.y, d.z); }
+
 }  // namespace
 
 absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
@@ -563,7 +591,6 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.capacity = 1;
   layout.placement = Placement::kGlobal;
   RETURN_IF_ERROR(ValidateLayout(layout));
-  const uint32_t units = UnitsPerBlock(layout);
   ASSIGN_OR_RETURN(UnitCounts counts,
                    CountUnits(kernel, layout, plan.site_of_node_, scalars, kernel_events));
   plan.unit_events_ = std::move(counts.unit_events);
@@ -589,38 +616,38 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   ASSIGN_OR_RETURN(const std::string placement_note, ChoosePlacement(kernel, options, layout));
   RETURN_IF_ERROR(ValidateLayout(layout));
 
-  // The explanation: the tree with the largest role of each split.
-  std::vector<std::string> lines;
-  Counter counter(plan.site_of_node_, std::nullopt, counts.explain, &lines);
-  std::vector<std::string> terms;
-  if (kernel_events > 0) terms.push_back(absl::StrCat("kernel ", kernel_events));
-  const Range any = counter.Body(kernel.body, 1, &terms).Any();
-  std::string text = absl::StrCat("kernel ", kernel.name, " -> ", Join(terms), " = ",
-                                  SatAdd(any.max, kernel_events), "\n");
-  for (const std::string& line : lines) {
-    if (!line.empty()) absl::StrAppend(&text, line, "\n");
-  }
-  absl::StrAppend(&text, "per ", UnitKindName(layout.unit.kind), " unit:\n");
+  plan.explanation_ = absl::StrCat(
+      ExplainTree(kernel, plan.site_of_node_, counts.explain, kernel_events),
+      plan.ExplainNumbers(options, counts.per_block_note, placement_note));
+  return plan;
+}
+
+std::string RecordPlan::ExplainNumbers(const ProfileOptions& options,
+                                       const std::string& per_block_note,
+                                       const std::string& placement_note) const {
+  const TraceLayout& layout = layout_;
+  const uint32_t units = UnitsPerBlock(layout);
+  std::string text = absl::StrCat("per ", UnitKindName(layout.unit.kind), " unit:\n");
   for (uint32_t u = 0; u < units; ++u) {
-    const EventRange& r = plan.unit_events_[u];
-    absl::StrAppend(&text, "  unit ", u, " (", plan.unit_notes_[u], "): ",
+    const EventRange& r = unit_events_[u];
+    absl::StrAppend(&text, "  ", UnitKindName(layout.unit.kind), " ", u, " (", unit_notes_[u],
+                    "): ",
                     r.exact() ? absl::StrCat(r.max, " exactly")
                               : absl::StrCat(r.min, " to ", r.max),
                     "\n");
   }
-  absl::StrAppend(&text, counts.per_block_note);
+  absl::StrAppend(&text, per_block_note);
   absl::StrAppendFormat(&text, "capacity %d events per unit (max over %d units)%s\n",
                         layout.capacity, units,
                         options.capacity_override.has_value()
-                            ? absl::StrCat(", overridden from ", plan.max_events_)
+                            ? absl::StrCat(", overridden from ", max_events_)
                             : "");
   absl::StrAppendFormat(&text, "buffer %d records (%d sampled blocks x %d units) x %d bytes = "
                                "%d bytes\n",
                         NumRecords(layout), SampledBlocks(layout), units,
                         abi::RecordBytes(layout.capacity), BufferBytes(layout));
   absl::StrAppend(&text, "placement ", placement_note, "\n");
-  plan.explanation_ = std::move(text);
-  return plan;
+  return text;
 }
 
 uint64_t RecordPlan::staging_bytes() const {
@@ -639,15 +666,17 @@ EventRange RecordPlan::EventsForUnit(uint32_t unit) const {
 absl::StatusOr<uint64_t> RecordPlan::ExactEventsForUnit(uint32_t unit) const {
   if (unit >= unit_events_.size()) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "kernel %s: unit %d does not exist; a block has %d %s units", layout_.kernel_name,
-        unit, unit_events_.size(), UnitKindName(layout_.unit.kind)));
+        "kernel %s: %s %d does not exist; a block has %d %s units", layout_.kernel_name,
+        UnitKindName(layout_.unit.kind), unit, unit_events_.size(),
+        UnitKindName(layout_.unit.kind)));
   }
   const EventRange& r = unit_events_[unit];
   if (!r.exact()) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "kernel %s: unit %d records between %d and %d events (%s); only the maximum is "
-        "known before the run%s",
-        layout_.kernel_name, unit, r.min, r.max, unit_notes_[unit],
+        "kernel %s: %s %d of each block records between %d and %d events (%s); only the "
+        "maximum is known before the run%s",
+        layout_.kernel_name, UnitKindName(layout_.unit.kind), unit, r.min, r.max,
+        unit_notes_[unit],
         block_class_.empty() ? "" : "; ExactEventsForBlockUnit gives one block's count"));
   }
   return r.max;
@@ -670,9 +699,10 @@ absl::StatusOr<uint64_t> RecordPlan::ExactEventsForBlockUnit(uint32_t block_line
   const EventRange r = EventsForBlockUnit(block_linear, unit);
   if (!r.exact()) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "kernel %s: unit %d of block %d records between %d and %d events (%s); only the "
+        "kernel %s: block %s %s %d records between %d and %d events (%s); only the "
         "maximum is known before the run",
-        layout_.kernel_name, unit, block_linear, r.min, r.max, unit_notes_[unit]));
+        layout_.kernel_name, DimText(BlockIndex(layout_.grid, block_linear)),
+        UnitKindName(layout_.unit.kind), unit, r.min, r.max, unit_notes_[unit]));
   }
   return r.max;
 }

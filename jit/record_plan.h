@@ -9,7 +9,8 @@
 //   * with RecordPolicy::barrier_waits (or BarrierRecord::kAlways), each barrier's wait,
 //     from arrival to release, named after the barrier.
 // Policy-made sites (loop iterations, barrier waits) are placed only where their count is
-// bounded, i.e. not inside a loop of TripCount::Unknown(); a named region there is an error.
+// bounded, i.e. not inside a loop of TripCount::Unknown(); a named region (or a barrier
+// with BarrierRecord::kAlways) there is an error.
 // Each site records 2 events (enter, exit) per execution.
 //
 // Counting. The plan follows the path of each trace unit's recorder thread (the thread
@@ -54,7 +55,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "jit/kernel_builder.h"
+#include "jit/kernel.h"
 #include "profiler/layout.h"
 
 namespace warptrace {
@@ -94,14 +95,15 @@ using LaunchScalars = std::map<std::string, int64_t, std::less<>>;
 
 class RecordPlan {
  public:
-  // InvalidArgument for: a record site inside a loop of unknown trip count (naming the
-  // loop and the fix), a unit that does not fit the block (see ValidateLayout), a
-  // profiled kernel with no record site, a count over 2^32 - 1 events per unit, explicit
-  // shared placement that exceeds the static shared limit (48 KiB with the kernel's own
-  // static shared arrays), a capacity override of 0, or `options.enabled` false; for a
-  // per-block trip count (naming the loop): an expression that does not parse, reads a
-  // name that is not an integer scalar parameter, reads a scalar missing from `scalars`,
-  // fails to evaluate (division by zero, overflow) or is negative for a block.
+  // InvalidArgument for: a region, or a barrier with BarrierRecord::kAlways, inside a loop
+  // of unknown trip count (naming the loop and the fix), a unit that does not fit the
+  // block (see ValidateLayout), a profiled kernel with no record site, a count over
+  // 2^32 - 1 events per unit, explicit shared placement that exceeds the static shared
+  // limit (48 KiB with the kernel's own static shared arrays), a capacity override of 0,
+  // or `options.enabled` false; for a per-block trip count (naming the loop): an
+  // expression that does not parse, reads a name that is not an integer scalar
+  // parameter, reads a scalar missing from `scalars`, fails to evaluate (division by zero,
+  // overflow) or is negative for a block.
   static absl::StatusOr<RecordPlan> Create(const Kernel& kernel, const ProfileOptions& options,
                                            const LaunchScalars& scalars = {});
 
@@ -145,6 +147,10 @@ class RecordPlan {
 
  private:
   RecordPlan() = default;
+  // Explain's lines after the tree: per-unit ranges, per-block note, capacity, buffer,
+  // placement.
+  std::string ExplainNumbers(const ProfileOptions& options, const std::string& per_block_note,
+                             const std::string& placement_note) const;
 
   TraceLayout layout_;
   uint64_t max_events_ = 0;

@@ -286,6 +286,119 @@ TEST(KernelBuilderTest, AcceptsIdentifiersContainingReturn) {
   EXPECT_THAT(b.Build(), IsOk());
 }
 
+TEST(KernelBuilderTest, AcceptsAReturnInsideALambdaOfARawStatement) {
+  KernelBuilder b = Minimal();
+  b.Region("r", [&] {
+    b.Stmt("auto twice = [](float v) { return 2.0f * v; };\nout[0] = twice(out[0]);");
+  });
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, StillRejectsAKernelReturnNextToALambda) {
+  KernelBuilder b = Minimal();
+  b.Stmt("auto f = [] { return 1; }; if (f()) return;");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k > statement `auto f = [] { return "
+                                                      "1; }; if...`: a raw statement may not "
+                                                      "return")));
+}
+
+TEST(KernelBuilderTest, IgnoresKeywordsInCommentsAndStringLiterals) {
+  KernelBuilder b = Minimal();
+  b.Stmt("// return early? no: break the habit\nconst char* s = \"return; goto x;\";\n"
+         "/* continue */ out[0] = s[0];");
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, RejectsBreakOutOfARawStatementInsideARegion) {
+  KernelBuilder b = Minimal();
+  b.For("i", 0, 4, TripCount::Exact(4), [&] {
+    b.Region("body", [&] { b.Stmt("if (out[i] < 0) break;"); });
+  });
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("kernel k > loop i > region body > statement `if "
+                                           "(out[i] < 0) break;`: `break` jumps out of the raw "
+                                           "statement")));
+}
+
+TEST(KernelBuilderTest, RejectsContinueAndGotoOutOfARawStatement) {
+  KernelBuilder continues = Minimal();
+  continues.For("i", 0, 4, TripCount::Exact(4), [&] {
+    continues.Region("body", [&] { continues.Stmt("if (out[i] < 0) continue;"); });
+  });
+  EXPECT_THAT(continues.Build(), StatusIs(kInvalid, HasSubstr("`continue` jumps out")));
+  KernelBuilder gotos = Minimal();
+  gotos.Region("body", [&] { gotos.Stmt("if (out[0] < 0) goto done;"); });
+  gotos.Stmt("done: out[0] = 0;");
+  EXPECT_THAT(gotos.Build(), StatusIs(kInvalid, HasSubstr("`goto done` jumps out")));
+}
+
+TEST(KernelBuilderTest, AcceptsJumpsThatStayInsideTheRawStatement) {
+  KernelBuilder b = Minimal();
+  b.Region("body", [&] {
+    b.Stmt("for (int j = 0; j < 4; ++j) { if (j == 2) continue; if (out[j] < 0) break; }\n"
+           "while (true) break;\n"
+           "do { if (out[0] > 1) break; } while (false);\n"
+           "switch (threadIdx.x) { case 0: out[0] = 1; break; default: break; }\n"
+           "if (out[1] < 0) goto skip; out[1] = 1; skip: ;");
+  });
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, RejectsARawStatementWithUnbalancedBraces) {
+  KernelBuilder b = Minimal();
+  b.Region("body", [&] { b.Stmt("if (out[0] > 0) { out[0] = 0;"); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k > region body > statement `if "
+                                                      "(out[0] > 0) { out[0] = 0;`: a raw "
+                                                      "statement has unbalanced brackets ('{' "
+                                                      "on line 1 is never closed)")));
+}
+
+TEST(KernelBuilderTest, RejectsABarrierThatMayRunAfterAConditionalReturn) {
+  KernelBuilder b = Minimal();
+  b.If("out[threadIdx.x] < 0", [&] { b.Return(); });
+  b.Barrier("sync");
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("kernel k > barrier sync: may run after the return "
+                                           "at kernel k > if (out[threadIdx.x] < 0) > return")));
+}
+
+TEST(KernelBuilderTest, RejectsABarrierEarlierInALoopBodyThanAReturn) {
+  // The barrier of the next iteration runs after this iteration's return.
+  KernelBuilder b = Minimal();
+  b.For("i", 0, 4, TripCount::Exact(4), [&] {
+    b.Barrier("top");
+    b.If("out[i] < 0", [&] { b.Return(); });
+  });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k > loop i > barrier top: may run "
+                                                      "after the return")));
+}
+
+TEST(KernelBuilderTest, RejectsABarrierAfterAReturnInsideARole) {
+  KernelBuilder b = Minimal();
+  b.Roles(RoleAxis::kWarp, {{"lead", 1, "", [&] { b.If("out[0] < 0", [&] { b.Return(); }); }},
+                            {"rest", 3, "", [&] { b.Stmt(";"); }}});
+  b.Barrier("after");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("barrier after: may run after the return")));
+}
+
+TEST(KernelBuilderTest, AcceptsABarrierAfterABlockWideReturnAndBeforeAThreadReturn) {
+  KernelBuilder b = Minimal();
+  b.If("blockIdx.x >= 1", [&] { b.Return(ReturnScope::kBlock); });
+  b.Barrier("sync");
+  b.If("out[threadIdx.x] < 0", [&] { b.Return(); });
+  b.Stmt("out[threadIdx.x] = 1;");
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, RejectsABlockWideReturnInsideARole) {
+  KernelBuilder b = Minimal();
+  b.Roles(RoleAxis::kWarp,
+          {{"lead", 1, "", [&] { b.If("blockIdx.x > 0", [&] { b.Return(ReturnScope::kBlock); }); }},
+           {"rest", 3, "", [&] { b.Stmt(";"); }}});
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("role lead > if (blockIdx.x > 0) > return: "
+                                                      "a block-wide return inside role 'lead'")));
+}
+
 TEST(KernelBuilderTest, RejectsRawExternShared) {
   KernelBuilder b = Minimal();
   b.Stmt("extern __shared__ float smem[];");

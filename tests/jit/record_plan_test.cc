@@ -101,8 +101,13 @@ TEST(RecordPlanTest, NestedLoopsWithUpperBoundGiveARange) {
   EXPECT_EQ(plan.capacity(), 38u);
   EXPECT_THAT(plan.ExactEventsForUnit(0),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("between 8 and 38 events (recorder thread 0; depends on "
-                                 "data at kernel nest > loop i > loop j)")));
+                       HasSubstr("kernel nest: warp 0 of each block records between 8 and 38 "
+                                 "events (recorder thread 0; depends on data at kernel nest > "
+                                 "loop i > loop j)")));
+  EXPECT_THAT(plan.ExactEventsForBlockUnit(0, 0),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("kernel nest: block (0,0,0) warp 0 records between 8 and 38 "
+                                 "events")));
 }
 
 TEST(RecordPlanTest, BranchTakesTheLargerSide) {
@@ -242,6 +247,21 @@ TEST(RecordPlanTest, PolicySitesSkipLoopsOfUnknownTripCount) {
   EXPECT_THAT(plan.ExactEventsForUnit(0), IsOkAndHolds(2u));
 }
 
+TEST(RecordPlanTest, RejectsABarrierAlwaysRecordedInALoopOfUnknownTripCount) {
+  // BarrierRecord::kAlways asks for the wait site whatever the policy: it cannot be
+  // silently dropped where its events cannot be counted.
+  KernelBuilder b("unbounded");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.For("i", 0, "n", TripCount::Unknown(), [&] { b.Barrier("sync", BarrierRecord::kAlways); });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  EXPECT_THAT(RecordPlan::Create(MustBuild(b), options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("kernel unbounded > loop i > barrier sync: barrier 'sync' asks "
+                                 "for a wait record (BarrierRecord::kAlways) but is inside "
+                                 "kernel unbounded > loop i, whose trip count is unknown")));
+}
+
 TEST(RecordPlanTest, RejectsProfiledKernelWithoutSites) {
   KernelBuilder b("bare");
   b.Param("float*", "x").Stmt("x[0] = 1;");
@@ -318,13 +338,17 @@ TEST(RecordPlanTest, ExplainShowsTheDerivation) {
                                      "  loop k x64 -> (region load 2 + region mma 2) x 64 = 256\n"
                                      "    region load 2\n"
                                      "    region mma 2\n"));
-  EXPECT_THAT(explanation, HasSubstr("unit 1 (recorder thread 128): 258 exactly"));
+  EXPECT_THAT(explanation, HasSubstr("per warpgroup unit:\n"
+                                     "  warpgroup 0 (recorder thread 0): 258 exactly\n"
+                                     "  warpgroup 1 (recorder thread 128): 258 exactly\n"));
   EXPECT_THAT(explanation, HasSubstr("buffer 8 records (4 sampled blocks x 2 units)"));
 }
 
 TEST(RecordPlanTest, RejectsUnitIndexPastTheBlock) {
   EXPECT_THAT(MustPlan(GemmLike()).ExactEventsForUnit(2),
-              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("unit 2 does not exist")));
+              StatusIs(absl::StatusCode::kOutOfRange,
+                       HasSubstr("kernel gemm: warpgroup 2 does not exist; a block has 2 "
+                                 "warpgroup units")));
 }
 
 
@@ -414,8 +438,8 @@ TEST(RecordPlanTest, ExplainShowsThePerBlockExpressionAndItsRange) {
                                      ") in [1, 2], largest -> (roles 4) x 2 = 8")));
   EXPECT_THAT(explanation,
               HasSubstr("per-block trip counts evaluated for 5 sampled blocks: 2 distinct"));
-  EXPECT_THAT(explanation, HasSubstr("unit 1 (recorder thread 128, role consumer; depends on "
-                                     "the block (per-block loop)): 6 to 10"));
+  EXPECT_THAT(explanation, HasSubstr("warpgroup 1 (recorder thread 128, role consumer; depends "
+                                     "on the block (per-block loop)): 6 to 10"));
 }
 
 TEST(RecordPlanTest, PerBlockTripCountNeedsTheLaunchScalarsItReads) {

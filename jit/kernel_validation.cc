@@ -1,0 +1,438 @@
+#include "jit/kernel_validation.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "jit/cpp_snippet.h"
+#include "profiler/status_macros.h"
+
+namespace warptrace {
+namespace {
+
+constexpr uint32_t kMaxBlockThreads = 1024;
+constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
+// The largest opt-in dynamic shared memory of any supported GPU (sm_90: 227 KiB).
+constexpr uint64_t kMaxSharedBytes = 227 * 1024;
+constexpr size_t kMaxSiteNameLength = 64;
+
+const std::set<std::string>& ReservedWords() {
+  static const auto* words = new std::set<std::string>{
+      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char",
+      "class", "const", "constexpr", "const_cast", "continue", "decltype", "default",
+      "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "extern",
+      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+      "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected",
+      "public", "register", "reinterpret_cast", "return", "short", "signed", "sizeof",
+      "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
+      "using", "virtual", "void", "volatile", "while",
+      // CUDA built-ins and names the emitted source relies on.
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "fmaf",
+      "atomicAdd", "atomicMax", "atomicMin", "warptrace"};
+  return *words;
+}
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Checks a C identifier the emitted source declares.
+absl::Status CheckIdentifier(const std::string& name, const char* what,
+                             const std::string& where) {
+  if (name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name is empty"));
+  }
+  const bool valid = !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                     std::all_of(name.begin(), name.end(), IsIdentChar);
+  if (!valid) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": ", what, " name '", name,
+        "' is not a C identifier (letters, digits and '_', not starting with a digit)"));
+  }
+  if (name.rfind("warptrace_", 0) == 0 || name.rfind("__", 0) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": ", what, " name '", name,
+        "' is reserved: names starting with 'warptrace_' or '__' belong to the generated code"));
+  }
+  if (ReservedWords().count(name) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": ", what, " name '", name, "' is a C++/CUDA keyword or built-in"));
+  }
+  return absl::OkStatus();
+}
+
+// Checks a name shown in the timeline (region, barrier, role).
+absl::Status CheckSiteName(const std::string& name, const char* what, const std::string& where) {
+  if (name.empty() || name.size() > kMaxSiteNameLength) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s name '%s' must have 1 to %d characters", where, what, name,
+        kMaxSiteNameLength));
+  }
+  for (char c : name) {
+    if (!IsIdentChar(c) && c != ' ' && c != '.' && c != ':' && c != '/' && c != '-') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": ", what, " name '", name,
+          "' may hold only letters, digits, spaces and _ . : / -"));
+    }
+  }
+  if (name.front() == ' ' || name.back() == ' ') {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name '", name,
+                                                   "' starts or ends with a space"));
+  }
+  return absl::OkStatus();
+}
+
+// Where a node sits in the tree: its preorder index and its enclosing constructs, each
+// with the body it is in (0: body, 1: else body, 2 + i: role i).
+struct Position {
+  const KernelNode* node = nullptr;
+  size_t preorder = 0;
+  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
+};
+
+void CollectReturnsAndBarriers(const std::vector<KernelNode>& body,
+                               std::vector<std::pair<const KernelNode*, size_t>>& ancestry,
+                               size_t& preorder, std::vector<Position>* returns,
+                               std::vector<Position>* barriers) {
+  for (const KernelNode& node : body) {
+    const Position here{&node, preorder++, ancestry};
+    if (node.kind == KernelNode::Kind::kReturn && node.return_scope == ReturnScope::kThread) {
+      returns->push_back(here);
+    } else if (node.kind == KernelNode::Kind::kBarrier) {
+      barriers->push_back(here);
+    }
+    ancestry.emplace_back(&node, 0);
+    CollectReturnsAndBarriers(node.body, ancestry, preorder, returns, barriers);
+    ancestry.back().second = 1;
+    CollectReturnsAndBarriers(node.else_body, ancestry, preorder, returns, barriers);
+    for (size_t i = 0; i < node.roles.size(); ++i) {
+      ancestry.back().second = 2 + i;
+      ++preorder;  // the role node itself
+      CollectReturnsAndBarriers(node.roles[i].body, ancestry, preorder, returns, barriers);
+    }
+    ancestry.pop_back();
+  }
+}
+
+// Whether some thread may reach `barrier` after another took `ret`: the return comes
+// first in program order, or both are in one loop (a later iteration), or in different
+// branches of one if (or different roles).
+bool MayRunAfter(const Position& barrier, const Position& ret) {
+  if (ret.preorder < barrier.preorder) return true;
+  for (size_t i = 0; i < barrier.ancestry.size() && i < ret.ancestry.size(); ++i) {
+    if (barrier.ancestry[i].first != ret.ancestry[i].first) break;
+    if (barrier.ancestry[i].first->kind == KernelNode::Kind::kLoop) return true;
+    if (barrier.ancestry[i].second != ret.ancestry[i].second) return true;
+  }
+  return false;
+}
+
+// A barrier that some threads may reach after others returned: those never arrive.
+absl::Status CheckNoBarrierAfterThreadReturn(const std::vector<KernelNode>& body) {
+  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
+  size_t preorder = 0;
+  std::vector<Position> returns, barriers;
+  CollectReturnsAndBarriers(body, ancestry, preorder, &returns, &barriers);
+  for (const Position& barrier : barriers) {
+    for (const Position& ret : returns) {
+      if (!MayRunAfter(barrier, ret)) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          barrier.node->path, ": may run after the return at ", ret.node->path,
+          " (which comes first, or shares a loop or an if with it): the threads that took "
+          "that return never arrive, so the block would deadlock; put the barrier before any "
+          "such return or, if every thread of the block takes that return together (its "
+          "condition depends only on blockIdx, gridDim and kernel arguments), write "
+          "Return(ReturnScope::kBlock)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Walks the finished tree, checking everything that needs context.
+class Validator {
+ public:
+  explicit Validator(const Kernel& kernel) : kernel_(kernel) {}
+
+  absl::Status Run() {
+    const std::string root = absl::StrCat("kernel ", kernel_.name);
+    RETURN_IF_ERROR(CheckIdentifier(kernel_.name, "kernel", root));
+    // The kernel's own record site is named after the kernel.
+    site_kinds_[kernel_.name] = {"kernel site", root};
+    for (const KernelParam& p : kernel_.params) {
+      RETURN_IF_ERROR(Declare(p.name, "parameter", root));
+    }
+    for (const SharedArrayDecl& a : kernel_.shared_arrays) {
+      RETURN_IF_ERROR(Declare(a.name, "shared array", root));
+    }
+    if (!kernel_.dynamic_shared.type.empty()) {
+      RETURN_IF_ERROR(Declare(kernel_.dynamic_shared.name, "dynamic shared array", root));
+    }
+    RETURN_IF_ERROR(CheckLaunchShape(root));
+    if (kernel_.body.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          root, ": the kernel is empty; add statements (Stmt) or constructs to its body"));
+    }
+    RETURN_IF_ERROR(CheckBody(kernel_.body));
+    return CheckNoBarrierAfterThreadReturn(kernel_.body);
+  }
+
+ private:
+  absl::Status Declare(const std::string& name, const char* what, const std::string& where) {
+    RETURN_IF_ERROR(CheckIdentifier(name, what, where));
+    for (const auto& [declared, kind] : scope_) {
+      if (declared == name) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name '", name,
+                                                       "' clashes with the ", kind, " '",
+                                                       name, "'"));
+      }
+    }
+    scope_.emplace_back(name, what);
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckLaunchShape(const std::string& root) {
+    const Dim3& g = kernel_.grid;
+    const Dim3& b = kernel_.block;
+    if (g.Count() == 0 || b.Count() == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: grid (%d,%d,%d) and block (%d,%d,%d) need every dimension >= 1", root, g.x, g.y,
+          g.z, b.x, b.y, b.z));
+    }
+    if (b.Count() > kMaxBlockThreads) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: block (%d,%d,%d) has %d threads; CUDA allows at most %d", root, b.x, b.y, b.z,
+          b.Count(), kMaxBlockThreads));
+    }
+    const uint64_t static_bytes = kernel_.StaticSharedBytes();
+    if (static_bytes > kMaxStaticSharedBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: static shared arrays take %d bytes; CUDA allows %d; use DynamicShared for more",
+          root, static_bytes, kMaxStaticSharedBytes));
+    }
+    if (static_bytes + kernel_.dynamic_shared.bytes > kMaxSharedBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %d static + %d dynamic shared bytes exceed the %d bytes of any supported GPU",
+          root, static_bytes, kernel_.dynamic_shared.bytes, kMaxSharedBytes));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckSiteKind(const std::string& name, const std::string& kind,
+                             const std::string& where) {
+    auto [it, inserted] = site_kinds_.emplace(name, std::make_pair(kind, where));
+    if (!inserted && it->second.first != kind) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": the name '", name, "' is used as a ", kind, " here but as a ",
+          it->second.first, " at ", it->second.second,
+          "; a name means one kind of record site, so rename one of them"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckBody(const std::vector<KernelNode>& body) {
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (i > 0 && body[i - 1].kind == KernelNode::Kind::kReturn) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            body[i].path, ": comes after the return at ", body[i - 1].path,
+            " and can never run; Return() must be the last thing in its body"));
+      }
+      RETURN_IF_ERROR(CheckNode(body[i]));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckNode(const KernelNode& node) {
+    switch (node.kind) {
+      case KernelNode::Kind::kStatement:
+        return CheckStatement(node);
+      case KernelNode::Kind::kRegion: {
+        RETURN_IF_ERROR(CheckSiteName(node.text, "region", node.path));
+        RETURN_IF_ERROR(CheckSiteKind(node.text, "region", node.path));
+        if (std::find(regions_.begin(), regions_.end(), node.text) != regions_.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": region '", node.text,
+              "' is nested inside a region of the same name; give the inner one its own name"));
+        }
+        regions_.push_back(node.text);
+        absl::Status status = CheckBody(node.body);
+        regions_.pop_back();
+        return status;
+      }
+      case KernelNode::Kind::kLoop: {
+        RETURN_IF_ERROR(CheckLoopCount(node));
+        RETURN_IF_ERROR(CheckSiteKind(absl::StrCat("loop ", node.text), "loop body", node.path));
+        const size_t scope_size = scope_.size();
+        RETURN_IF_ERROR(Declare(node.text, "loop variable", node.path));
+        absl::Status status = CheckBody(node.body);
+        scope_.resize(scope_size);
+        return status;
+      }
+      case KernelNode::Kind::kIf:
+        if (node.text.find_first_not_of(" \t\n") == std::string::npos) {
+          return absl::InvalidArgumentError(absl::StrCat(node.path, ": empty if condition"));
+        }
+        RETURN_IF_ERROR(CheckBody(node.body));
+        return CheckBody(node.else_body);
+      case KernelNode::Kind::kRoles:
+        return CheckRoles(node);
+      case KernelNode::Kind::kRole:
+        return absl::InternalError(absl::StrCat(node.path, ": role outside a role split"));
+      case KernelNode::Kind::kBarrier:
+        RETURN_IF_ERROR(CheckSiteName(node.text, "barrier", node.path));
+        if (!role_.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": a barrier inside role '", role_,
+              "' would deadlock: only that role's threads arrive at it; put the barrier "
+              "after the role split"));
+        }
+        return CheckSiteKind(node.text, "barrier", node.path);
+      case KernelNode::Kind::kReturn:
+        if (node.return_scope == ReturnScope::kBlock && !role_.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": a block-wide return inside role '", role_,
+              "' cannot be: only that role's threads take it; use Return() (ReturnScope::kThread)"));
+        }
+        return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckStatement(const KernelNode& node) {
+    absl::StatusOr<SnippetFacts> facts = ScanSnippet(node.text);
+    if (!facts.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(node.path, ": a raw statement has an ", facts.status().message()));
+    }
+    if (facts->returns_from_kernel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": a raw statement may not return (the profiler epilogue would be "
+                     "skipped); use Return()"));
+    }
+    if (!facts->escaping_jumps.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": `", facts->escaping_jumps.front(),
+          "` jumps out of the raw statement, past the exits the builder records for the "
+          "constructs around it (an unpaired event at run time); keep jumps inside the "
+          "statement (its own loop or switch, or a label it defines) and change the "
+          "builder's control flow with If() or Return()"));
+    }
+    if (!facts->unbalanced.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": a raw statement has unbalanced brackets (", facts->unbalanced,
+          "); it is pasted into the builder's block structure, so it must close what it "
+          "opens and open what it closes"));
+    }
+    if (facts->declares_extern_shared) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": declare dynamic shared memory with DynamicShared(), not extern "
+                     "__shared__ (the host backend and the plan's budget need to see it)"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckLoopCount(const KernelNode& node) {
+    if (node.trip.kind() == TripCount::Kind::kUnknown) return absl::OkStatus();
+    // Only literal bounds can be checked.
+    int64_t b = 0, e = 0, s = 0;
+    auto parse = [](const std::string& text, int64_t* out) {
+      Expr expr(text);
+      if (!expr.is_literal()) return false;
+      *out = expr.literal();
+      return true;
+    };
+    if (!parse(node.begin, &b) || !parse(node.end, &e) || !parse(node.step, &s)) {
+      return absl::OkStatus();
+    }
+    if (s <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(node.path, ": loop step ", s, " must be positive"));
+    }
+    const uint64_t actual = e > b ? static_cast<uint64_t>((e - b + s - 1) / s) : 0;
+    if (node.trip.kind() == TripCount::Kind::kExact && actual != node.trip.count()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TripCount::Exact(", node.trip.count(), ") but the bounds [", b, ", ",
+          e, ") step ", s, " run ", actual, " iterations"));
+    }
+    if (node.trip.kind() == TripCount::Kind::kUpperBound && actual > node.trip.count()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TripCount::UpperBound(", node.trip.count(), ") but the bounds [", b,
+          ", ", e, ") step ", s, " run ", actual, " iterations"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckRoles(const KernelNode& node) {
+    if (!role_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": role splits do not nest (already inside role '", role_,
+          "'); split once, by warp if you need finer roles"));
+    }
+    const uint32_t unit = RoleAxisThreads(node.axis);
+    const uint64_t threads = kernel_.ThreadsPerBlock();
+    if (threads % unit != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the block's %d threads are not a whole number of %ss (%d threads each); use "
+          "a block of %d or %d threads",
+          node.path, threads, RoleAxisName(node.axis), unit, threads / unit * unit,
+          (threads / unit + 1) * unit));
+    }
+    if (node.roles.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(node.path, ": a role split has no roles"));
+    }
+    uint64_t covered = 0;
+    std::set<std::string> names;
+    for (const KernelNode& role : node.roles) {
+      RETURN_IF_ERROR(CheckSiteName(role.text, "role", role.path));
+      if (!names.insert(role.text).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(role.path, ": role '", role.text, "' appears twice in the split"));
+      }
+      if (role.count == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            role.path, ": role '", role.text, "' has 0 ", RoleAxisName(node.axis), "s"));
+      }
+      covered += role.count;
+    }
+    if (covered * unit != threads) {
+      std::vector<std::string> parts;
+      for (const KernelNode& role : node.roles) {
+        parts.push_back(absl::StrCat(role.text, " ", role.count));
+      }
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the roles (%s) cover %d %ss = %d threads but the block has %d threads (%d "
+          "%ss); make the block %d threads or change the role counts",
+          node.path, absl::StrJoin(parts, ", "), covered, RoleAxisName(node.axis),
+          covered * unit, threads, threads / unit, RoleAxisName(node.axis), covered * unit));
+    }
+    for (const KernelNode& role : node.roles) {
+      const size_t scope_size = scope_.size();
+      if (!role.index_var.empty()) {
+        RETURN_IF_ERROR(Declare(role.index_var, "role index variable", role.path));
+      }
+      role_ = role.text;
+      absl::Status status = CheckBody(role.body);
+      role_.clear();
+      scope_.resize(scope_size);
+      RETURN_IF_ERROR(status);
+    }
+    return absl::OkStatus();
+  }
+
+  const Kernel& kernel_;
+  std::vector<std::pair<std::string, std::string>> scope_;  // (name, what) in scope
+  std::map<std::string, std::pair<std::string, std::string>> site_kinds_;  // name -> kind, where
+  std::vector<std::string> regions_;  // enclosing region names
+  std::string role_;                  // enclosing role, if any
+};
+
+}  // namespace
+
+absl::Status ValidateKernel(const Kernel& kernel) { return Validator(kernel).Run(); }
+
+}  // namespace warptrace
