@@ -287,6 +287,7 @@ class Writer {
   SiteTemplate& TemplateFor(uint32_t site_id, bool verdict, bool repaired) {
     const size_t variant = (verdict ? 1 : 0) | (repaired ? 2 : 0);
     const bool complete = options_.events == ChromeEventStyle::kComplete;
+    const bool full = options_.args == ChromeSliceArgs::kFull;
     SiteTemplate& entry = templates_[site_id * kVariants + variant];
     std::optional<EventTemplate>& slot = entry.event;
     if (!slot.has_value()) {
@@ -304,23 +305,27 @@ class Writer {
             EventTemplate::Hole(json);
             json.attributeEnd();
           }
-          json.attributeObject("args", [&] {
-            json.attributeBegin("block");
-            EventTemplate::Hole(json);
-            json.attributeEnd();
-            json.attributeBegin("unit");
-            EventTemplate::Hole(json);
-            json.attributeEnd();
-            json.attribute("site", static_cast<int64_t>(site_id));
-            json.attribute("kind", SiteKindName(site.kind));
-            json.attribute("origin", FixedUtf8(site.origin));
-            if (verdict) {
-              json.attributeBegin("verdict");
+          if (full) {
+            json.attributeObject("args", [&] {
+              json.attributeBegin("block");
               EventTemplate::Hole(json);
               json.attributeEnd();
-            }
-            if (repaired) json.attribute("repaired", true);
-          });
+              json.attributeBegin("unit");
+              EventTemplate::Hole(json);
+              json.attributeEnd();
+              json.attribute("site", static_cast<int64_t>(site_id));
+              json.attribute("kind", SiteKindName(site.kind));
+              json.attribute("origin", FixedUtf8(site.origin));
+              if (verdict) {
+                json.attributeBegin("verdict");
+                EventTemplate::Hole(json);
+                json.attributeEnd();
+              }
+              if (repaired) json.attribute("repaired", true);
+            });
+          } else if (repaired) {
+            json.attributeObject("args", [&] { json.attribute("repaired", true); });
+          }
           PidTidHoles(json);
         });
       });
@@ -329,9 +334,11 @@ class Writer {
       entry.tail_generation = generation_;
       llvm::StringRef values[5];
       size_t n = 0;
-      values[n++] = block_json_;
-      values[n++] = unit_json_;
-      if (verdict) values[n++] = verdict_json_;
+      if (full) {
+        values[n++] = block_json_;
+        values[n++] = unit_json_;
+        if (verdict) values[n++] = verdict_json_;
+      }
       values[n++] = pid_json_;
       values[n++] = tid_json_;
       entry.tail = slot->Tail(complete ? 2 : 1, values);
@@ -375,6 +382,28 @@ class Writer {
     }
     json_.attribute("slices", static_cast<int64_t>(slices_));
     json_.attribute("dropped_events", static_cast<int64_t>(dropped_));
+    json_.attribute("slice_args", ChromeSliceArgsName(options_.args));
+    // What lean slices leave out, once per site.
+    json_.attributeArray("sites", [&] {
+      for (const SiteInfo& site : layout.sites) {
+        json_.object([&] {
+          json_.attribute("id", static_cast<int64_t>(site.id));
+          json_.attribute("name", FixedUtf8(site.name));
+          json_.attribute("kind", SiteKindName(site.kind));
+          json_.attribute("origin", FixedUtf8(site.origin));
+        });
+      }
+    });
+    if (layout.host_anchor.known) {
+      // Decimal strings, like origin_ns: the values exceed 2^53.
+      const HostTimeAnchor& anchor = layout.host_anchor;
+      json_.attributeObject("host_anchor", [&] {
+        json_.attribute("globaltimer_ns", absl::StrCat(anchor.globaltimer_ns));
+        json_.attribute("boottime_ns", absl::StrCat(anchor.boottime_ns));
+        json_.attribute("realtime_ns", absl::StrCat(anchor.realtime_ns));
+        json_.attribute("uncertainty_ns", anchor.uncertainty_ns);
+      });
+    }
   }
 
   void WriteProcessMetadata() {
@@ -680,6 +709,19 @@ absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name) {
   if (lower == "be" || lower == "b/e") return ChromeEventStyle::kBeginEnd;
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown Chrome event style '", name, "': use 'x' (complete events) or 'be' (B/E pairs)"));
+}
+
+absl::StatusOr<ChromeSliceArgs> ParseChromeSliceArgs(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "lean") return ChromeSliceArgs::kLean;
+  if (lower == "full") return ChromeSliceArgs::kFull;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown slice args '", name, "': use 'lean' (none; sites once in otherData) or 'full' "
+      "(block, unit, site, kind, origin on every slice)"));
+}
+
+const char* ChromeSliceArgsName(ChromeSliceArgs args) {
+  return args == ChromeSliceArgs::kLean ? "lean" : "full";
 }
 
 const char* ChromeEventStyleName(ChromeEventStyle style) {

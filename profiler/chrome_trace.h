@@ -28,7 +28,10 @@
 //                  "origin_ns": "<decimal string>", "overhead_compensated": b,
 //                  "units": N, "units_complete": N, "units_truncated": N,
 //                  "units_overflowed": N, "units_corrupt": N, "units_missing": N,
-//                  "slices": N, "dropped_events": N}}
+//                  "slices": N, "dropped_events": N, "slice_args": "lean" | "full",
+//                  "sites": [{"id", "name", "kind", "origin"} per site],
+//                  "host_anchor": {"globaltimer_ns", "boottime_ns", "realtime_ns" (decimal
+//                                  strings), "uncertainty_ns"}  (when the layout has one)}}
 //
 // Processes and threads:
 //   pid = the unit's SM id; process_name "SM 17", process_sort_index 17.
@@ -46,16 +49,19 @@
 //   increasing SM id. (Both viewers read metadata events wherever they are.)
 //
 // Slice events, per unit in Timeline order, slices in Timeline order (begin, then depth):
-//   "X" (default): {"name", "cat", "ph":"X", "ts", "dur", "args", "pid", "tid"}
-//   "B"/"E":       {"name", "cat", "ph":"B", "ts", "args", "pid", "tid"} ... {"ph":"E", "ts",
+//   "X" (default): {"name", "cat", "ph":"X", "ts", "dur", ["args",] "pid", "tid"}
+//   "B"/"E":       {"name", "cat", "ph":"B", "ts", ["args",] "pid", "tid"} ... {"ph":"E", "ts",
 //                  "pid", "tid"}; every B has its E, E's come innermost first, and within a
 //                  thread ts never decreases in file order (so no E precedes its B, even
 //                  for zero-length slices, which have B and E at the same ts, in that order).
 //   name: the site's name through json::fixUTF8; cat: the site kind ("region", "loop_body",
 //   "barrier_wait", "kernel").
-//   args: {"block": "(3,0,0)", "unit": 1, "site": 4, "kind": "region", "origin": "gemm.cc:42"}
-//   plus "verdict": "<name>" when the unit is not complete and "repaired": true on a slice
-//   closed by --allow-truncated (absent means false).
+//   args, lean (ChromeSliceArgs::kLean, the default): absent, except {"repaired": true} on a
+//   slice closed by --allow-truncated — block and unit are the thread's, the verdict is in
+//   the thread name, and site id, kind and origin are in otherData's "sites" (by name).
+//   args, full: {"block": "(3,0,0)", "unit": 1, "site": 4, "kind": "region",
+//   "origin": "gemm.cc:42"} plus "verdict": "<name>" when the unit is not complete and
+//   "repaired": true on a slice closed by --allow-truncated (absent means false).
 //   ts: microseconds relative to Timeline::origin_ns, written with exactly three decimals so
 //   that every value is exact to the nanosecond ("1234.567"); never negative.
 //   dur: end_ns - begin_ns in the same form, >= 0.
@@ -90,8 +96,15 @@ enum class ChromeEventStyle {
   kBeginEnd,  // a "B" and an "E" event per slice
 };
 
+// What each slice event's "args" carries.
+enum class ChromeSliceArgs {
+  kLean,  // nothing the track already says: only "repaired" (the default)
+  kFull,  // block, unit, site, kind, origin (and verdict) on every slice
+};
+
 struct ChromeTraceOptions {
   ChromeEventStyle events = ChromeEventStyle::kComplete;
+  ChromeSliceArgs args = ChromeSliceArgs::kLean;
 };
 
 // Writes `timeline` to `os` as described above. Checks the Timeline first and writes
@@ -186,6 +199,10 @@ class ChromeTraceSink : public TraceSink {
 // "x" → kComplete, "be" → kBeginEnd (also "X", "B/E"); InvalidArgument otherwise.
 absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name);
 const char* ChromeEventStyleName(ChromeEventStyle style);  // "x", "be"
+
+// "lean" → kLean, "full" → kFull; InvalidArgument otherwise.
+absl::StatusOr<ChromeSliceArgs> ParseChromeSliceArgs(absl::string_view name);
+const char* ChromeSliceArgsName(ChromeSliceArgs args);  // "lean", "full"
 
 }  // namespace warptrace
 

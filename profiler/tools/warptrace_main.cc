@@ -3,7 +3,8 @@
 //
 //   warptrace dump --input=PREFIX --output=trace.pftrace|trace.json [--format=perfetto|json]
 //                  [--summary] [--report=verdict.json] [--allow-truncated]
-//                  [--compensate-overhead] [--events=x|be] [--sm-clock-khz=N]
+//                  [--compensate-overhead] [--events=x|be] [--json-args=lean|full]
+//                  [--sm-clock-khz=N]
 //
 // The output format is --format's, or else --output's extension: .pftrace or
 // .perfetto-trace write Perfetto's protobuf trace (profiler/perfetto/perfetto_writer.h),
@@ -62,6 +63,9 @@ ABSL_FLAG(bool, compensate_overhead, false,
           "move events earlier by the measured per-event recording overhead");
 ABSL_FLAG(std::string, events, "x",
           "Chrome event style: 'x' (complete events) or 'be' (begin/end pairs)");
+ABSL_FLAG(std::string, json_args, "lean",
+          "Chrome trace slice args: 'lean' (none: block and unit are the thread's; site, kind "
+          "and origin once per site in otherData) or 'full' (all of them on every slice)");
 ABSL_FLAG(uint64_t, sm_clock_khz, 0,
           "SM clock in kHz: the rate for Mosaic GPU buffers, which record none (default "
           "1980000), or the nominal fallback rate for warptrace buffers (default: the "
@@ -145,6 +149,8 @@ int Dump() {
   if (!style.ok()) return Fail(style.status());
   absl::StatusOr<OutputFormat> format = ChooseFormat(absl::GetFlag(FLAGS_format), output);
   if (!format.ok()) return Fail(format.status());
+  absl::StatusOr<ChromeSliceArgs> slice_args = ParseChromeSliceArgs(absl::GetFlag(FLAGS_json_args));
+  if (!slice_args.ok()) return Fail(slice_args.status());
 
   // Mosaic GPU buffers: converted with the requested clock, and their overflows explained.
   std::vector<MosaicOverflow> overflows;
@@ -169,6 +175,7 @@ int Dump() {
   options.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
   ChromeTraceOptions chrome;
   chrome.events = *style;
+  chrome.args = *slice_args;
   std::optional<SummarySink> summary_sink;
   if (summary) summary_sink.emplace();
   DumpResult result;
@@ -238,8 +245,8 @@ int main(int argc, char** argv) {
       "Chrome trace.\n"
       "usage: warptrace dump --input=PREFIX --output=trace.pftrace|trace.json\n"
       "           [--format=perfetto|json] [--summary] [--report=verdict.json]\n"
-      "           [--allow-truncated] [--compensate-overhead] [--events=x|be] "
-      "[--sm-clock-khz=N]\n"
+      "           [--allow-truncated] [--compensate-overhead] [--events=x|be]\n"
+      "           [--json-args=lean|full] [--sm-clock-khz=N]\n"
       "exit status: 0 ok, 1 bad usage or unreadable input, 2 the trace failed verification");
   std::vector<std::string> storage;
   std::vector<char*> args = warptrace::NormalizeFlagNames(argc, argv, storage);

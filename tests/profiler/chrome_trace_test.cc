@@ -27,6 +27,7 @@ using ::testing::SizeIs;
 using ::testing::_;
 using ::warptrace::testing::ChromeTraceViolations;
 using ::warptrace::testing::IsOk;
+using ::warptrace::testing::IsOkAndHolds;
 using ::warptrace::testing::MicrosToNs;
 using ::warptrace::testing::StatusIs;
 using ::warptrace::testing::SyntheticTimeline;
@@ -59,10 +60,11 @@ Timeline SmallTimeline() {
   return t;
 }
 
-absl::StatusOr<std::string> Render(const Timeline& t, ChromeEventStyle style) {
+absl::StatusOr<std::string> Render(const Timeline& t, ChromeEventStyle style,
+                                   ChromeSliceArgs args = ChromeSliceArgs::kFull) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  absl::Status status = WriteChromeTrace(t, ChromeTraceOptions{style}, os);
+  absl::Status status = WriteChromeTrace(t, ChromeTraceOptions{style, args}, os);
   os.flush();
   if (!status.ok()) return status;
   return out;
@@ -128,6 +130,56 @@ TEST(ChromeTraceTest, SlicesCarryBlockUnitSiteKindAndOriginInArgs) {
   const nlohmann::json expected = nlohmann::json::parse(
       R"json({"block": "(3,0,0)", "unit": 1, "site": 1, "kind": "region", "origin": "gemm.cc:12"})json");
   EXPECT_EQ(x[1]["args"], expected);
+}
+
+TEST(ChromeTraceTest, LeanSlicesLeaveArgsToTheTrackAndListSitesOnceInOtherData) {
+  absl::StatusOr<std::string> text =
+      Render(SmallTimeline(), ChromeEventStyle::kComplete, ChromeSliceArgs::kLean);
+  ASSERT_THAT(text, IsOk());
+  const nlohmann::json trace = Parse(*text);
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  const auto x = EventsWithPhase(trace, "X");
+  ASSERT_THAT(x, SizeIs(2));
+  EXPECT_FALSE(x[1].contains("args")) << x[1].dump();
+  EXPECT_EQ(x[1]["tid"], 3 * 2 + 1);
+  EXPECT_EQ(trace["otherData"]["slice_args"], "lean");
+  const nlohmann::json expected = nlohmann::json::parse(
+      R"json({"id": 1, "name": "load", "kind": "region", "origin": "gemm.cc:12"})json");
+  ASSERT_EQ(trace["otherData"]["sites"].size(), SmallTimeline().layout.sites.size());
+  EXPECT_EQ(trace["otherData"]["sites"][1], expected);
+  EXPECT_FALSE(trace["otherData"].contains("host_anchor"));
+}
+
+TEST(ChromeTraceTest, LeanRepairedSliceStillSaysSo) {
+  Timeline t = SmallTimeline();
+  t.units[0].verdict = Verdict::kTruncated;
+  t.units[0].slices[0].repaired = true;
+  absl::StatusOr<std::string> text = Render(t, ChromeEventStyle::kBeginEnd, ChromeSliceArgs::kLean);
+  ASSERT_THAT(text, IsOk());
+  const auto b = EventsWithPhase(Parse(*text), "B");
+  ASSERT_THAT(b, SizeIs(2));
+  EXPECT_EQ(b[0]["args"], nlohmann::json::parse(R"({"repaired": true})"));
+  EXPECT_FALSE(b[1].contains("args"));
+}
+
+TEST(ChromeTraceTest, HostAnchorIsInOtherDataWithEveryDigit) {
+  Timeline t = SmallTimeline();
+  t.layout.host_anchor = {true, 1'764'500'000'123'456'789, 98'765'432'101,
+                          1'764'500'001'000'000'007, 250};
+  absl::StatusOr<std::string> text = Render(t, ChromeEventStyle::kComplete);
+  ASSERT_THAT(text, IsOk());
+  const nlohmann::json anchor = Parse(*text)["otherData"]["host_anchor"];
+  EXPECT_EQ(anchor["globaltimer_ns"], "1764500000123456789");
+  EXPECT_EQ(anchor["boottime_ns"], "98765432101");
+  EXPECT_EQ(anchor["realtime_ns"], "1764500001000000007");
+  EXPECT_EQ(anchor["uncertainty_ns"], 250);
+}
+
+TEST(ChromeTraceTest, SliceArgsParseByName) {
+  EXPECT_THAT(ParseChromeSliceArgs("lean"), IsOkAndHolds(ChromeSliceArgs::kLean));
+  EXPECT_THAT(ParseChromeSliceArgs("FULL"), IsOkAndHolds(ChromeSliceArgs::kFull));
+  EXPECT_THAT(ParseChromeSliceArgs("some"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'lean'")));
 }
 
 TEST(ChromeTraceTest, MetadataNamesAndSortsEveryProcessAndThread) {
@@ -461,7 +513,8 @@ TEST(ChromeTraceWriterTest, ChunksMakeOneValidTraceWithTheWritersOrigin) {
   EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
   EXPECT_EQ(trace["otherData"]["clock"], "note");
   EXPECT_EQ(trace["otherData"]["units"], 12);
-  absl::StatusOr<std::string> reference = Render(whole, ChromeEventStyle::kComplete);
+  absl::StatusOr<std::string> reference =
+      Render(whole, ChromeEventStyle::kComplete, ChromeSliceArgs::kLean);
   ASSERT_THAT(reference, IsOk());
   EXPECT_EQ(EventsWithPhase(trace, "X"), EventsWithPhase(Parse(*reference), "X"));
 }

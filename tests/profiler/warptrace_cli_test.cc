@@ -160,6 +160,28 @@ TEST_F(WarptraceCliTest, PftraceOutputIsAPerfettoTraceOfEverySlice) {
   }
 }
 
+TEST_F(WarptraceCliTest, JsonIsLeanByDefaultAndFullOnRequest) {
+  const std::string prefix = Save("good");
+  RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("lean.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Run({"dump", "--input=" + prefix, "--output=" + Path("full.json"), "--json_args=full"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json lean = nlohmann::json::parse(ReadFile(Path("lean.json")));
+  const nlohmann::json full = nlohmann::json::parse(ReadFile(Path("full.json")));
+  EXPECT_THAT(ChromeTraceViolations(lean), IsEmpty());
+  size_t lean_args = 0, full_args = 0;
+  for (const auto& e : lean["traceEvents"]) lean_args += e["ph"] == "X" && e.contains("args");
+  for (const auto& e : full["traceEvents"]) full_args += e["ph"] == "X" && e.contains("args");
+  EXPECT_EQ(lean_args, 0u);
+  EXPECT_EQ(full_args, kEvents / 2);
+  EXPECT_EQ(lean["otherData"]["sites"], full["otherData"]["sites"]);
+  EXPECT_EQ(lean["otherData"]["sites"].size(), buffer_.layout.sites.size());
+  EXPECT_LT(ReadFile(Path("lean.json")).size() * 2, ReadFile(Path("full.json")).size());
+  r = Run({"dump", "--input=" + prefix, "--output=" + Path("x.json"), "--json_args=some"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err_lines, Contains(AllOf(StartsWith("warptrace: error: "), HasSubstr("'full'"))));
+}
+
 TEST_F(WarptraceCliTest, FormatFlagOverridesTheExtension) {
   const std::string prefix = Save("good");
   RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("json.pftrace"),
@@ -204,7 +226,7 @@ TEST_F(WarptraceCliTest, AllowTruncatedKeepsTheValidPrefixAndWarns) {
               IsOk());
   const std::string prefix = Save("corrupt");
   const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("trace.json"),
-                           "--allow-truncated"});
+                           "--allow-truncated", "--json-args=full"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err_lines, Contains(AllOf(StartsWith("warptrace: warning: "),
                                           HasSubstr("block 1 unit 0"))));

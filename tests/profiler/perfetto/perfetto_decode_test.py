@@ -290,6 +290,11 @@ class PerfettoOutputTest(unittest.TestCase):
         first_load = [a for s in perfetto.slices.values() for n, _, _, _, a in s
                       if n == "load" and a]
         self.assertEqual(first_load[0], {"site": 2, "kind": "region", "origin": "fixture.cc:3"})
+        # What the lean JSON lists once per site.
+        _, chrome = self.traces["plain"]
+        site = chrome.other["sites"][2]
+        self.assertEqual(first_load[0], {"site": site["id"], "kind": site["kind"],
+                                         "origin": site["origin"]})
 
     def test_without_anchor_time_zero_is_the_origin(self):
         perfetto, chrome = self.traces["plain"]
@@ -302,6 +307,13 @@ class PerfettoOutputTest(unittest.TestCase):
         anchored, chrome = self.traces["anchored"]
         plain, _ = self.traces["plain"]
         origin = int(chrome.other["origin_ns"])
+        # The JSON of the same dump carries the same anchor.
+        anchor = chrome.other["host_anchor"]
+        self.assertEqual(int(anchor["globaltimer_ns"]), ANCHOR_GPU_NS)
+        self.assertEqual(int(anchor["boottime_ns"]), ANCHOR_BOOT_NS)
+        self.assertEqual(int(anchor["realtime_ns"]), ANCHOR_REAL_NS)
+        self.assertNotIn("host_anchor", plain_other := self.traces["plain"][1].other)
+        self.assertEqual(plain_other["slice_args"], "lean")
         first = self.traces["anchored"][0].snapshots[0]
         self.assertEqual(first[GPU_CLOCK], ANCHOR_GPU_NS)
         self.assertEqual(first[BOOTTIME], ANCHOR_BOOT_NS)
