@@ -210,13 +210,13 @@ class Scanner {
     const absl::string_view word = Peek().text;
     if (word == "for" || word == "while") {
       ++pos_;
-      SkipParens();
+      SkipParens(c);
       return Statement(Loop(c));
     }
     if (word == "do") return DoWhile(c);
     if (word == "switch") {
       ++pos_;
-      SkipParens();
+      SkipParens(c);
       return Statement(Switch(c));
     }
     if (word == "if") return If(c);
@@ -251,7 +251,7 @@ class Scanner {
     Statement(Loop(c));
     if (IsWord("while")) {
       ++pos_;
-      SkipParens();
+      SkipParens(c);
       Expression(c);
     }
   }
@@ -259,7 +259,7 @@ class Scanner {
   void If(const Context& c) {
     ++pos_;
     if (IsWord("constexpr")) ++pos_;
-    SkipParens();
+    SkipParens(c);
     Statement(c);
     if (IsWord("else")) {
       ++pos_;
@@ -320,8 +320,9 @@ class Scanner {
     Unbalanced(absl::StrCat("'{' on line ", Line(open), " is never closed"));
   }
 
-  void SkipParens() {
-    if (IsPunct("(")) SkipBalanced(Context());
+  // A control statement's parenthesized head.
+  void SkipParens(const Context& c) {
+    if (IsPunct("(")) SkipBalanced(c);
   }
 
   // From a '(' or '[' to its match.
@@ -329,6 +330,7 @@ class Scanner {
     const CppToken& open = Peek();
     const absl::string_view close = open.text == "(" ? ")" : "]";
     ++pos_;
+    if (open.text == "(" && IsPunct("{")) Block(c);  // a GNU statement expression: ({ ... })
     while (!AtEnd()) {
       if (IsPunct(close)) {
         ++pos_;

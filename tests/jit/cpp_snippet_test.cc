@@ -59,6 +59,11 @@ TEST(ScanSnippetTest, AReturnOutsideAnyLambdaReturnsFromTheKernel) {
   EXPECT_TRUE(Scan("for (;;) { while (y) { return; } }").returns_from_kernel);
 }
 
+TEST(ScanSnippetTest, AReturnInAStatementExpressionReturnsFromTheKernel) {
+  EXPECT_TRUE(Scan("int v = ({ if (x) return; 1; });").returns_from_kernel);
+  EXPECT_THAT(Scan("int v = ({ if (x) break; 1; });").escaping_jumps, ElementsAre("break"));
+}
+
 TEST(ScanSnippetTest, AReturnInALambdaOrALocalClassIsTheirs) {
   EXPECT_FALSE(Scan("auto f = [&](int v) -> int { if (v) return 1; return 2; };").returns_from_kernel);
   EXPECT_FALSE(Scan("struct S { int get() const { return 3; } }; S s;").returns_from_kernel);
