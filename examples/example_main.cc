@@ -42,6 +42,9 @@ ABSL_FLAG(std::string, arch, "",
           "the host backend)");
 ABSL_FLAG(bool, loop_iterations, false, "record every iteration of every bounded loop");
 ABSL_FLAG(bool, barrier_waits, false, "record every barrier's wait, from arrival to release");
+ABSL_FLAG(int, host_sms, 0,
+          "virtual SMs (worker threads) of the host backend: 0 for the machine's core count; "
+          "at least 2");
 ABSL_FLAG(int, repeat, 0,
           "after the checked run, time this many launches and print the median (CUDA events "
           "on a GPU)");
@@ -186,6 +189,12 @@ absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
     return bad("arch", arch, "expected a CUDA architecture like sm_80, sm_90 or sm_90a");
   }
   options.run.device_options.cuda.arch = arch;
+
+  const int host_sms = absl::GetFlag(FLAGS_host_sms);
+  if (host_sms < 0 || host_sms > 1024) {
+    return bad("host_sms", absl::StrCat(host_sms), "expected 0 (the core count) to 1024");
+  }
+  options.run.device_options.host.num_virtual_sms = static_cast<uint32_t>(host_sms);
 
   options.run.profile.enabled = absl::GetFlag(FLAGS_profile);
   options.run.profile.policy.loop_iterations = absl::GetFlag(FLAGS_loop_iterations);

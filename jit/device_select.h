@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "jit/device.h"
-#include "jit/host_device.h"
+#include "jit/host/host_device.h"
 #include "jit/cuda/cuda_device.h"
 
 namespace warptrace {

@@ -1,33 +1,45 @@
-// CUDA on the CPU: the header HostDevice force-includes (-include cuda_on_cpu.h, with
-// -DWARPTRACE_HOST_BACKEND) when it compiles emitted CUDA source with the system C++
-// compiler into a shared object. It supports the subset jit/kernel_source.h promises:
+// CUDA on the CPU: the header the host backend force-includes (-include cuda_on_cpu.h, with
+// -DWARPTRACE_HOST_BACKEND) when it compiles CUDA source with the system C++ compiler into
+// a shared object that its runtime (jit/host/runtime.h) runs, one fiber per CUDA thread.
+// Before compiling, the host compiler lowers the source (jit/host/source_lowering.h):
+// `__shared__` declarations become per-block storage, inline PTX a clear error.
 //
+// Supported, with CUDA's names and semantics:
 //   __global__ __device__ __host__ __forceinline__ __noinline__ __align__(n)
 //   __launch_bounds__(...) __restrict__ (native)
-//   __shared__            static storage: one copy per kernel, shared by the threads of the
-//                         running block. Correct because HostDevice runs one block at a
-//                         time and serializes launches; like CUDA, its contents at block
-//                         start are unspecified (they are the previous block's).
-//   WARPTRACE_DYNAMIC_SHARED(type, name)  at function scope: `type* const name`, the block's
-//                         dynamic shared memory (16-byte aligned, launch-sized)
-//   threadIdx blockIdx blockDim gridDim warpSize   per-OS-thread (thread_local)
-//   __syncthreads() __syncwarp(mask)  barriers (every thread of the block / warp must arrive;
-//                         a thread that exits never arrives, so HostDevice reports the
-//                         resulting deadlock instead of hanging)
-//   __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync  for types up to 8 bytes;
-//                         every lane of the warp must take part (the mask is not
-//                         interpreted: pass the full mask)
-//   atomicAdd atomicSub atomicExch atomicMin atomicMax atomicCAS atomicAnd atomicOr atomicXor
-//                         (__atomic builtins; float/double add via compare-and-swap)
-//   __threadfence __threadfence_block, __ldg, __popc __popcll __clz __ffs,
-//   min max (CUDA's mixed int/unsigned overloads), fmaf and <cmath>, rsqrtf __expf __logf
-//   __fdividef __saturatef
-//   clock64()             64-bit "SM cycles" on the scale of warptrace_host_clock below, so
-//                         kernels that time themselves with clock64() run here too
+//   threadIdx blockIdx blockDim gridDim warpSize   the running fiber's (read-only)
+//   __shared__            per-block storage (static: at most 48 KiB per block, else the
+//                         launch fails; `extern __shared__ T a[]` and
+//                         WARPTRACE_DYNAMIC_SHARED(type, name): the dynamic shared memory)
+//   __syncthreads __syncthreads_count/_and/_or     barrier 0 of the block
+//   __syncwarp __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __ballot_sync
+//   __any_sync __all_sync __match_any_sync __match_all_sync __activemask
+//                         resolved when every lane named in the mask arrived, with the PTX
+//                         ISA's shfl.sync source-lane rules (width and clamp); a lane that
+//                         is not in its own mask, or a named lane that exited, fails the
+//                         launch. __activemask: the warp's lanes that have not exited.
+//   atomicAdd atomicSub atomicExch atomicMin atomicMax atomicCAS atomicAnd atomicOr
+//   atomicXor             (__atomic builtins). Reads through atomics (a failed atomicCAS,
+//                         atomicAdd/Or/Xor/Sub of 0, atomicAnd of ~0) are spin-wait hooks:
+//                         they let other threads (and blocks) run
+//   __nanosleep           a spin-wait hook
+//   __threadfence __threadfence_block __threadfence_system, __ldg, __popc __popcll __clz
+//   __clzll __ffs __ffsll __brev, min max (CUDA's mixed overloads), fmaf, <cmath>, rsqrtf
+//   __expf __logf __sinf __cosf __fdividef __saturatef
+//   clock() clock64()     "SM cycles": the thread's virtual ns × 1.5 GHz (the recorder's
+//                         scale; see host_abi.h for virtual time)
+//   printf                the C library's
+//   assert                a failed assert fails the launch naming block and thread
+//   vector types          char1..4 ... double1..4 with CUDA's alignment, make_<type>
+//   __half __nv_bfloat16  storage, conversions (round to nearest even), arithmetic and
+//                         comparisons through float (<cuda_fp16.h>, <cuda_bf16.h> resolve)
+//   nvcuda::wmma          a compile error: tensor cores need a GPU
+// The named barriers, mbarriers, cp.async and bulk copies are in warptrace_primitives.cuh
+// (one source for the GPU and the host), included at the end of this header.
 //
 // It also defines the recorder's host hooks (profiler/device/recorder.cuh):
-//   warptrace_host_clock()        32-bit "SM cycles": steady-clock ns × 1.5 GHz
-//   warptrace_host_globaltimer()  steady-clock ns
+//   warptrace_host_clock()        32-bit "SM cycles": virtual ns × 1.5 GHz
+//   warptrace_host_globaltimer()  the thread's virtual ns (host_abi.h)
 //   warptrace_host_smid()         the block's virtual SM
 // so Δclock / Δglobaltimer calibrates to WARPTRACE_HOST_SM_CLOCK_KHZ exactly.
 //
@@ -35,11 +47,17 @@
 #ifndef WARPTRACE_JIT_HOST_CUDA_ON_CPU_H_
 #define WARPTRACE_JIT_HOST_CUDA_ON_CPU_H_
 
+#include <assert.h>
 #include <math.h>
+#include <stdio.h>
+#include <time.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <type_traits>
 
 #include "host_abi.h"
@@ -51,28 +69,39 @@
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
-#define __shared__ static
-#define WARPTRACE_DYNAMIC_SHARED(type, name) \
-  type* const name = static_cast<type*>(::warptrace_host::tls_thread.dynamic_shared)
+// Lowered away by the host compiler; one left over is a form it does not support.
+#define __shared__ \
+  _Pragma("GCC error \"this __shared__ declaration is not supported by the host backend: declare one variable per statement (`__shared__ T name[N];` or `extern __shared__ T name[];`)\"")
 
-struct uint3 {
-  unsigned int x, y, z;
-};
+namespace warptrace_host {
+
+// The fiber running on this worker thread (set by the runtime before every resume).
+static thread_local const WarptraceHostThread* tls_current = nullptr;
+
+inline const WarptraceHostThread& Current() { return *tls_current; }
+inline void* Fiber() { return tls_current->fiber; }
+inline const WarptraceHostRuntime& Rt() { return *tls_current->rt; }
+
+}  // namespace warptrace_host
+
+typedef WarptraceHostDim uint3;
 struct dim3 {
   unsigned int x = 1, y = 1, z = 1;
   constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
       : x(vx), y(vy), z(vz) {}
+  constexpr dim3(const WarptraceHostDim& d) : x(d.x), y(d.y), z(d.z) {}
 };
 
-static thread_local uint3 threadIdx;
-static thread_local uint3 blockIdx;
-static thread_local dim3 blockDim;
-static thread_local dim3 gridDim;
+#define threadIdx (::warptrace_host::Current().thread_idx)
+#define blockIdx (::warptrace_host::Current().block_idx)
+#define blockDim (::warptrace_host::Current().block_dim)
+#define gridDim (::warptrace_host::Current().grid_dim)
 static constexpr int warpSize = 32;
 
-namespace warptrace_host {
+#define WARPTRACE_DYNAMIC_SHARED(type, name) \
+  type* const name = static_cast<type*>(::warptrace_host::Current().dynamic_shared)
 
-static thread_local WarptraceHostThread tls_thread;
+namespace warptrace_host {
 
 template <typename T>
 struct Identity {
@@ -81,16 +110,91 @@ struct Identity {
 template <typename T>
 using NonDeduced = typename Identity<T>::type;
 
+// Per-block storage for the lowered `__shared__ T name;` (T may be an array type).
+template <typename T, unsigned long long Align = alignof(T)>
+inline T& Shared(unsigned int site, const char* name) {
+  constexpr unsigned long long kAlign = Align > alignof(T) ? Align : alignof(T);
+  return *static_cast<T*>(Rt().shared(Fiber(), site, sizeof(T), kAlign, name));
+}
 template <typename T>
-inline T Shuffle(T value, unsigned int src_lane) {
+inline T* DynamicShared() {
+  return static_cast<T*>(Current().dynamic_shared);
+}
+
+// One thread-local read per call (each read of tls_current is a __tls_get_addr call).
+inline void Spin(const volatile void* address, unsigned long long value, const char* what) {
+  const WarptraceHostThread& t = Current();
+  t.rt->spin(t.fiber, address, value, what);
+}
+
+inline int Barrier(unsigned int id, unsigned int count, int wait, int op, int predicate,
+                   const char* what) {
+  const WarptraceHostThread& t = Current();
+  return t.rt->barrier(t.fiber, id, count, wait, op, predicate, what);
+}
+
+inline unsigned long long Warp(int op, unsigned int mask, unsigned long long value,
+                               unsigned int arg, const char* what) {
+  const WarptraceHostThread& t = Current();
+  return t.rt->warp(t.fiber, op, mask, value, arg, what);
+}
+
+template <typename T>
+inline unsigned long long Bits(T value) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
-                "host backend shuffles values of at most 8 bytes");
+                "warp collectives exchange values of at most 8 bytes");
   unsigned long long bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
-  bits = tls_thread.shuffle(tls_thread.block, tls_thread.warp, tls_thread.lane, bits, src_lane);
+  return bits;
+}
+template <typename T>
+inline T FromBits(unsigned long long bits) {
   T out;
   std::memcpy(&out, &bits, sizeof(T));
   return out;
+}
+
+enum ShflMode { kShflIdx, kShflUp, kShflDown, kShflBfly };
+
+// The source lane of shfl.sync (PTX ISA, "Parallel Synchronization and Communication
+// Instructions: shfl.sync"): c packs the segment mask (bits 8-12) and the clamp (bits 0-4);
+// an out-of-range source reads the lane's own value (returned as 32: "own").
+inline unsigned int ShflSource(ShflMode mode, unsigned int lane, unsigned int b,
+                               unsigned int c) {
+  const unsigned int segmask = (c >> 8) & 0x1f;
+  const unsigned int max_lane = (lane & segmask) | (c & 0x1f & ~segmask);
+  const unsigned int min_lane = lane & segmask;
+  int j = 0;
+  bool valid = false;
+  switch (mode) {
+    case kShflUp:
+      j = static_cast<int>(lane) - static_cast<int>(b);
+      valid = j >= static_cast<int>(max_lane);
+      break;
+    case kShflDown:
+      j = static_cast<int>(lane + b);
+      valid = static_cast<unsigned int>(j) <= max_lane && b <= 31;
+      break;
+    case kShflBfly:
+      j = static_cast<int>(lane ^ b);
+      valid = static_cast<unsigned int>(j) <= max_lane;
+      break;
+    case kShflIdx:
+      j = static_cast<int>(min_lane | (b & 0x1f & ~segmask));
+      valid = static_cast<unsigned int>(j) <= max_lane;
+      break;
+  }
+  return valid ? static_cast<unsigned int>(j) : 32u;
+}
+
+template <typename T>
+inline T Shuffle(unsigned int mask, T value, ShflMode mode, unsigned int b, int width,
+                 unsigned int clamp, const char* what) {
+  const WarptraceHostThread& t = Current();
+  const unsigned int c = ((32u - static_cast<unsigned int>(width)) << 8) | clamp;
+  const unsigned int src = ShflSource(mode, t.lane, b, c);
+  return FromBits<T>(t.rt->warp(t.fiber, WARPTRACE_HOST_WARP_SHUFFLE, mask, Bits(value),
+                                src == 32u ? t.lane : src, what));
 }
 
 template <typename T, typename F>
@@ -104,55 +208,122 @@ inline T CasLoop(T* address, F update) {
   return old;
 }
 
+// An atomic that only read: a spin-wait poll.
+template <typename T>
+inline T PollResult(T* address, T old, const char* what) {
+  Spin(address, Bits(old), what);
+  return old;
+}
+
+inline unsigned long long NowNs() {
+  return static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+// The running thread's virtual time (host_abi.h).
+inline unsigned long long VirtualNs() {
+  const WarptraceHostThread& t = Current();
+  const long long v = static_cast<long long>(NowNs()) + t.clock_offset_ns;
+  return static_cast<unsigned long long>(v <= t.clock_limit_ns ? v : t.rt->clock(t.fiber));
+}
+inline unsigned long long Cycles() {
+  const unsigned long long ns = VirtualNs();
+  // ns × kHz / 10^6 without overflowing 64 bits.
+  return (ns / 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ +
+         (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull;
+}
+
 }  // namespace warptrace_host
 
+// ---- Barriers and warp collectives ----
+
 inline void __syncthreads() {
-  ::warptrace_host::tls_thread.sync_block(::warptrace_host::tls_thread.block);
+  ::warptrace_host::Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_PLAIN, 0, "__syncthreads");
 }
-inline void __syncwarp(unsigned int /*mask*/ = 0xffffffffu) {
-  ::warptrace_host::tls_thread.sync_warp(::warptrace_host::tls_thread.block,
-                                         ::warptrace_host::tls_thread.warp);
+inline int __syncthreads_count(int predicate) {
+  return ::warptrace_host::Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_COUNT, predicate != 0,
+                                   "__syncthreads_count");
+}
+inline int __syncthreads_and(int predicate) {
+  return ::warptrace_host::Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_AND, predicate != 0,
+                                   "__syncthreads_and");
+}
+inline int __syncthreads_or(int predicate) {
+  return ::warptrace_host::Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_OR, predicate != 0,
+                                   "__syncthreads_or");
+}
+inline void __syncwarp(unsigned int mask = 0xffffffffu) {
+  ::warptrace_host::Warp(WARPTRACE_HOST_WARP_SYNC, mask, 0, 0, "__syncwarp");
+}
+inline unsigned int __activemask() {
+  return ::warptrace_host::Rt().active_mask(::warptrace_host::Fiber());
 }
 
 template <typename T>
-inline T __shfl_sync(unsigned int /*mask*/, T value, int src_lane, int width = 32) {
-  const unsigned int lane = ::warptrace_host::tls_thread.lane;
-  const unsigned int base = lane & ~static_cast<unsigned int>(width - 1);
-  return ::warptrace_host::Shuffle(value, base + (static_cast<unsigned int>(src_lane) %
-                                                  static_cast<unsigned int>(width)));
+inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = 32) {
+  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflIdx,
+                                   static_cast<unsigned int>(src_lane), width, 0x1f,
+                                   "__shfl_sync");
 }
 template <typename T>
-inline T __shfl_down_sync(unsigned int /*mask*/, T value, unsigned int delta, int width = 32) {
-  const unsigned int lane = ::warptrace_host::tls_thread.lane;
-  const bool inside = (lane % static_cast<unsigned int>(width)) + delta <
-                      static_cast<unsigned int>(width);
-  return ::warptrace_host::Shuffle(value, inside ? lane + delta : lane);
+inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
+  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflUp, delta, width, 0,
+                                   "__shfl_up_sync");
 }
 template <typename T>
-inline T __shfl_up_sync(unsigned int /*mask*/, T value, unsigned int delta, int width = 32) {
-  const unsigned int lane = ::warptrace_host::tls_thread.lane;
-  const bool inside = (lane % static_cast<unsigned int>(width)) >= delta;
-  return ::warptrace_host::Shuffle(value, inside ? lane - delta : lane);
+inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
+  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflDown, delta, width, 0x1f,
+                                   "__shfl_down_sync");
 }
 template <typename T>
-inline T __shfl_xor_sync(unsigned int /*mask*/, T value, int lane_mask, int width = 32) {
-  const unsigned int lane = ::warptrace_host::tls_thread.lane;
-  const unsigned int src = lane ^ static_cast<unsigned int>(lane_mask);
-  const unsigned int segment = ~static_cast<unsigned int>(width - 1);
-  return ::warptrace_host::Shuffle(value, (src & segment) == (lane & segment) ? src : lane);
+inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = 32) {
+  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflBfly,
+                                   static_cast<unsigned int>(lane_mask), width, 0x1f,
+                                   "__shfl_xor_sync");
 }
+inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
+  return static_cast<unsigned int>(
+      ::warptrace_host::Warp(WARPTRACE_HOST_WARP_BALLOT, mask, predicate != 0, 0, "__ballot_sync"));
+}
+inline int __any_sync(unsigned int mask, int predicate) {
+  return (::warptrace_host::Warp(WARPTRACE_HOST_WARP_BALLOT, mask, predicate != 0, 0,
+                                 "__any_sync") &
+          mask) != 0;
+}
+inline int __all_sync(unsigned int mask, int predicate) {
+  return (::warptrace_host::Warp(WARPTRACE_HOST_WARP_BALLOT, mask, predicate != 0, 0,
+                                 "__all_sync") &
+          mask) == mask;
+}
+template <typename T>
+inline unsigned int __match_any_sync(unsigned int mask, T value) {
+  return static_cast<unsigned int>(::warptrace_host::Warp(
+      WARPTRACE_HOST_WARP_MATCH_ANY, mask, ::warptrace_host::Bits(value), 0, "__match_any_sync"));
+}
+template <typename T>
+inline unsigned int __match_all_sync(unsigned int mask, T value, int* pred) {
+  const unsigned int result = static_cast<unsigned int>(::warptrace_host::Warp(
+      WARPTRACE_HOST_WARP_MATCH_ALL, mask, ::warptrace_host::Bits(value), 0, "__match_all_sync"));
+  *pred = result != 0;
+  return result;
+}
+
+// ---- Atomics ----
 
 template <typename T>
 inline T atomicAdd(T* address, ::warptrace_host::NonDeduced<T> value) {
   if constexpr (std::is_integral<T>::value) {
-    return __atomic_fetch_add(address, value, __ATOMIC_SEQ_CST);
+    const T old = __atomic_fetch_add(address, value, __ATOMIC_SEQ_CST);
+    return value == 0 ? ::warptrace_host::PollResult(address, old, "atomicAdd") : old;
   } else {
     return ::warptrace_host::CasLoop(address, [&](T old) { return old + value; });
   }
 }
 template <typename T>
 inline T atomicSub(T* address, ::warptrace_host::NonDeduced<T> value) {
-  return __atomic_fetch_sub(address, value, __ATOMIC_SEQ_CST);
+  const T old = __atomic_fetch_sub(address, value, __ATOMIC_SEQ_CST);
+  return value == 0 ? ::warptrace_host::PollResult(address, old, "atomicSub") : old;
 }
 template <typename T>
 inline T atomicExch(T* address, ::warptrace_host::NonDeduced<T> value) {
@@ -171,25 +342,51 @@ inline T atomicMin(T* address, ::warptrace_host::NonDeduced<T> value) {
 template <typename T>
 inline T atomicCAS(T* address, ::warptrace_host::NonDeduced<T> compare,
                    ::warptrace_host::NonDeduced<T> value) {
+  const T expected = compare;
   __atomic_compare_exchange(address, &compare, &value, false, __ATOMIC_SEQ_CST,
                             __ATOMIC_SEQ_CST);
-  return compare;  // the old value, whether or not the exchange happened
+  // `compare` now holds the old value; an exchange that did not happen (or changed
+  // nothing) only read.
+  if (compare != expected || expected == value) {
+    return ::warptrace_host::PollResult(address, compare, "atomicCAS");
+  }
+  return compare;
 }
 template <typename T>
 inline T atomicAnd(T* address, ::warptrace_host::NonDeduced<T> value) {
-  return __atomic_fetch_and(address, value, __ATOMIC_SEQ_CST);
+  const T old = __atomic_fetch_and(address, value, __ATOMIC_SEQ_CST);
+  return value == static_cast<T>(~T{0}) ? ::warptrace_host::PollResult(address, old, "atomicAnd")
+                                        : old;
 }
 template <typename T>
 inline T atomicOr(T* address, ::warptrace_host::NonDeduced<T> value) {
-  return __atomic_fetch_or(address, value, __ATOMIC_SEQ_CST);
+  const T old = __atomic_fetch_or(address, value, __ATOMIC_SEQ_CST);
+  return value == 0 ? ::warptrace_host::PollResult(address, old, "atomicOr") : old;
 }
 template <typename T>
 inline T atomicXor(T* address, ::warptrace_host::NonDeduced<T> value) {
-  return __atomic_fetch_xor(address, value, __ATOMIC_SEQ_CST);
+  const T old = __atomic_fetch_xor(address, value, __ATOMIC_SEQ_CST);
+  return value == 0 ? ::warptrace_host::PollResult(address, old, "atomicXor") : old;
 }
+
+// ---- Fences, sleeps, clocks ----
 
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __nanosleep(unsigned int ns) { ::warptrace_host::Spin(nullptr, ns, "__nanosleep"); }
+
+inline long long int clock64() {
+  return static_cast<long long int>(::warptrace_host::Cycles());
+}
+// CUDA's clock(): the SM cycle counter's low 32 bits (not the C library's process time).
+inline long int warptrace_host_clock32() {
+  return static_cast<long int>(static_cast<unsigned int>(::warptrace_host::Cycles()));
+}
+#define clock() warptrace_host_clock32()
+
+// ---- Math and bit helpers ----
+
 template <typename T>
 inline T __ldg(const T* address) {
   return *address;
@@ -197,12 +394,26 @@ inline T __ldg(const T* address) {
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned int>(x)); }
+inline int __clzll(long long x) {
+  return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x));
+}
 inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned int __brev(unsigned int x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  return __builtin_bswap32(x);
+}
 
 // CUDA's min/max overload set, including its mixed signed/unsigned forms.
-#define WARPTRACE_HOST_MINMAX(A, B, R)                      \
-  inline R min(A a, B b) { return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b); } \
-  inline R max(A a, B b) { return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(b) : static_cast<R>(a); }
+#define WARPTRACE_HOST_MINMAX(A, B, R)                                                  \
+  inline R min(A a, B b) {                                                              \
+    return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b); \
+  }                                                                                     \
+  inline R max(A a, B b) {                                                              \
+    return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(b) : static_cast<R>(a); \
+  }
 WARPTRACE_HOST_MINMAX(int, int, int)
 WARPTRACE_HOST_MINMAX(unsigned int, unsigned int, unsigned int)
 WARPTRACE_HOST_MINMAX(int, unsigned int, unsigned int)
@@ -219,40 +430,227 @@ inline double max(double a, double b) { return fmax(a, b); }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline float __expf(float x) { return expf(x); }
 inline float __logf(float x) { return logf(x); }
+inline float __sinf(float x) { return sinf(x); }
+inline float __cosf(float x) { return cosf(x); }
 inline float __fdividef(float a, float b) { return a / b; }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 
+// ---- Vector types (CUDA's vector_types.h: sizes and alignments) ----
+
+#define WARPTRACE_HOST_VEC1(T, N, A)               \
+  struct __attribute__((aligned(A))) N##1 { T x; };   \
+  inline N##1 make_##N##1(T x) { return N##1{x}; }
+#define WARPTRACE_HOST_VEC2(T, N, A)                  \
+  struct __attribute__((aligned(A))) N##2 { T x, y; }; \
+  inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
+#define WARPTRACE_HOST_VEC3(T, N)                                      \
+  struct N##3 { T x, y, z; };                                          \
+  inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }
+#define WARPTRACE_HOST_VEC4(T, N, A)                        \
+  struct __attribute__((aligned(A))) N##4 { T x, y, z, w; }; \
+  inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+#define WARPTRACE_HOST_VECS(T, N, A1, A2, A4) \
+  WARPTRACE_HOST_VEC1(T, N, A1)               \
+  WARPTRACE_HOST_VEC2(T, N, A2)               \
+  WARPTRACE_HOST_VEC3(T, N)                   \
+  WARPTRACE_HOST_VEC4(T, N, A4)
+WARPTRACE_HOST_VECS(signed char, char, 1, 2, 4)
+WARPTRACE_HOST_VECS(unsigned char, uchar, 1, 2, 4)
+WARPTRACE_HOST_VECS(short, short, 2, 4, 8)
+WARPTRACE_HOST_VECS(unsigned short, ushort, 2, 4, 8)
+WARPTRACE_HOST_VECS(int, int, 4, 8, 16)
+WARPTRACE_HOST_VEC1(unsigned int, uint, 4)
+WARPTRACE_HOST_VEC2(unsigned int, uint, 8)
+WARPTRACE_HOST_VEC4(unsigned int, uint, 16)
+WARPTRACE_HOST_VECS(long long, longlong, 8, 16, 16)
+WARPTRACE_HOST_VECS(unsigned long long, ulonglong, 8, 16, 16)
+WARPTRACE_HOST_VECS(float, float, 4, 8, 16)
+WARPTRACE_HOST_VECS(double, double, 8, 16, 16)
+#undef WARPTRACE_HOST_VECS
+#undef WARPTRACE_HOST_VEC1
+#undef WARPTRACE_HOST_VEC2
+#undef WARPTRACE_HOST_VEC3
+#undef WARPTRACE_HOST_VEC4
+inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return uint3{x, y, z}; }
+
+// ---- __half and __nv_bfloat16 (storage, conversions, arithmetic through float) ----
+
+namespace warptrace_host {
+
+inline unsigned int FloatBits(float f) {
+  unsigned int u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float BitsFloat(unsigned int u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+// IEEE binary32 -> binary16, round to nearest even.
+inline unsigned short FloatToHalfBits(float f) {
+  unsigned int x = FloatBits(f);
+  const unsigned short sign = static_cast<unsigned short>((x >> 16) & 0x8000u);
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u) return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (x >= 0x477ff000u) return sign | 0x7c00u;  // rounds past 65504: infinity
+  if (x < 0x33000000u) return sign;             // at most half the smallest subnormal
+  const unsigned int exp = x >> 23;
+  if (exp < 113) {  // a binary16 subnormal
+    const unsigned int mant = (x & 0x7fffffu) | 0x800000u;
+    const unsigned int shift = 126 - exp;
+    unsigned int r = mant >> shift;
+    const unsigned int rem = mant & ((1u << shift) - 1);
+    const unsigned int halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (r & 1u))) ++r;
+    return static_cast<unsigned short>(sign | r);
+  }
+  unsigned int h = ((exp - 112) << 10) | ((x >> 13) & 0x3ffu);
+  const unsigned int rem = x & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return static_cast<unsigned short>(sign | h);
+}
+inline float HalfBitsToFloat(unsigned short h) {
+  const unsigned int sign = (h & 0x8000u) << 16;
+  const unsigned int exp = (h >> 10) & 0x1fu;
+  const unsigned int mant = h & 0x3ffu;
+  if (exp == 0) {
+    const float magnitude = std::ldexp(static_cast<float>(mant), -24);
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  if (exp == 31) return BitsFloat(sign | 0x7f800000u | (mant << 13));
+  return BitsFloat(sign | ((exp + 112) << 23) | (mant << 13));
+}
+inline unsigned short FloatToBfloatBits(float f) {
+  const unsigned int x = FloatBits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((x >> 16) | 0x40u);
+  return static_cast<unsigned short>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+inline float BfloatBitsToFloat(unsigned short b) {
+  return BitsFloat(static_cast<unsigned int>(b) << 16);
+}
+
+// A 16-bit float stored as bits, computing through float.
+template <unsigned short (*ToBits)(float), float (*ToFloat)(unsigned short)>
+struct Float16 {
+  unsigned short bits;
+  Float16() = default;
+  Float16(float f) : bits(ToBits(f)) {}  // NOLINT: implicit like CUDA's
+  Float16(double d) : bits(ToBits(static_cast<float>(d))) {}
+  Float16(int i) : bits(ToBits(static_cast<float>(i))) {}
+  operator float() const { return ToFloat(bits); }
+  Float16& operator+=(Float16 o) { return *this = Float16(float(*this) + float(o)); }
+  Float16& operator-=(Float16 o) { return *this = Float16(float(*this) - float(o)); }
+  Float16& operator*=(Float16 o) { return *this = Float16(float(*this) * float(o)); }
+  Float16& operator/=(Float16 o) { return *this = Float16(float(*this) / float(o)); }
+  friend Float16 operator+(Float16 a, Float16 b) { return Float16(float(a) + float(b)); }
+  friend Float16 operator-(Float16 a, Float16 b) { return Float16(float(a) - float(b)); }
+  friend Float16 operator*(Float16 a, Float16 b) { return Float16(float(a) * float(b)); }
+  friend Float16 operator/(Float16 a, Float16 b) { return Float16(float(a) / float(b)); }
+  friend Float16 operator-(Float16 a) { return Float16(-float(a)); }
+  friend bool operator==(Float16 a, Float16 b) { return float(a) == float(b); }
+  friend bool operator!=(Float16 a, Float16 b) { return float(a) != float(b); }
+  friend bool operator<(Float16 a, Float16 b) { return float(a) < float(b); }
+  friend bool operator<=(Float16 a, Float16 b) { return float(a) <= float(b); }
+  friend bool operator>(Float16 a, Float16 b) { return float(a) > float(b); }
+  friend bool operator>=(Float16 a, Float16 b) { return float(a) >= float(b); }
+};
+
+}  // namespace warptrace_host
+
+typedef ::warptrace_host::Float16<&::warptrace_host::FloatToHalfBits,
+                                  &::warptrace_host::HalfBitsToFloat>
+    __half;
+typedef ::warptrace_host::Float16<&::warptrace_host::FloatToBfloatBits,
+                                  &::warptrace_host::BfloatBitsToFloat>
+    __nv_bfloat16;
+inline __half __float2half(float f) { return __half(f); }
+inline __half __float2half_rn(float f) { return __half(f); }
+inline float __half2float(__half h) { return static_cast<float>(h); }
+inline __half __hadd(__half a, __half b) { return a + b; }
+inline __half __hsub(__half a, __half b) { return a - b; }
+inline __half __hmul(__half a, __half b) { return a * b; }
+inline __half __hdiv(__half a, __half b) { return a / b; }
+inline __half __hneg(__half a) { return -a; }
+inline __half __hfma(__half a, __half b, __half c) {
+  return __half(fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+}
+inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+inline float __bfloat162float(__nv_bfloat16 b) { return static_cast<float>(b); }
+
+// ---- Tensor cores: not on the host ----
+
+namespace nvcuda {
+namespace wmma {
+template <typename T>
+struct warptrace_needs_gpu : std::false_type {};
+#define WARPTRACE_HOST_NEEDS_GPU(T)                                                    \
+  static_assert(warptrace_needs_gpu<T>::value,                                         \
+                "nvcuda::wmma (tensor-core instructions) cannot run on the host backend: " \
+                "this kernel needs a GPU")
+struct matrix_a;
+struct matrix_b;
+struct accumulator;
+struct row_major;
+struct col_major;
+enum layout_t { mem_row_major, mem_col_major };
+template <typename Use, int M, int N, int K, typename T, typename Layout = void>
+struct fragment {
+  WARPTRACE_HOST_NEEDS_GPU(Use);
+};
+template <typename Fragment, typename... Args>
+inline void load_matrix_sync(Fragment&, Args...) {
+  WARPTRACE_HOST_NEEDS_GPU(Fragment);
+}
+template <typename Fragment, typename... Args>
+inline void store_matrix_sync(Args...) {
+  WARPTRACE_HOST_NEEDS_GPU(Fragment);
+}
+template <typename Fragment, typename... Args>
+inline void mma_sync(Fragment&, Args...) {
+  WARPTRACE_HOST_NEEDS_GPU(Fragment);
+}
+template <typename Fragment, typename T>
+inline void fill_fragment(Fragment&, T) {
+  WARPTRACE_HOST_NEEDS_GPU(Fragment);
+}
+#undef WARPTRACE_HOST_NEEDS_GPU
+}  // namespace wmma
+}  // namespace nvcuda
+
+// ---- The ABI the runtime finds with dlsym ----
+
 extern "C" unsigned int warptrace_host_abi_version(void) { return WARPTRACE_HOST_ABI_VERSION; }
 
-extern "C" void warptrace_host_bind_thread(const WarptraceHostThread* thread) {
-  ::warptrace_host::tls_thread = *thread;
-  threadIdx = {thread->thread_idx.x, thread->thread_idx.y, thread->thread_idx.z};
-  blockIdx = {thread->block_idx.x, thread->block_idx.y, thread->block_idx.z};
-  blockDim = dim3(thread->block_dim.x, thread->block_dim.y, thread->block_dim.z);
-  gridDim = dim3(thread->grid_dim.x, thread->grid_dim.y, thread->grid_dim.z);
+extern "C" const WarptraceHostThread** warptrace_host_current_slot(void) {
+  return &::warptrace_host::tls_current;
+}
+
+// A failed assert() fails the launch, naming block and thread (the C library's would abort
+// the process). Hidden: calls from this shared object bind here, not to the C library.
+// rt->fail never returns (the thread ends without unwinding), so this can stay noexcept as
+// the C library declares it.
+extern "C" __attribute__((visibility("hidden"), noreturn)) void __assert_fail(
+    const char* assertion, const char* file, unsigned int line, const char* function) noexcept {
+  char message[1024];
+  const char* base = std::strrchr(file, '/');  // the compiler saw a temporary directory
+  std::snprintf(message, sizeof(message), "assertion `%s` failed at %s:%u in %s", assertion,
+                base != nullptr ? base + 1 : file, line, function);
+  ::warptrace_host::Rt().fail(::warptrace_host::Fiber(), message);
+  __builtin_unreachable();
 }
 
 extern "C" unsigned long long warptrace_host_globaltimer(void) {
-  return static_cast<unsigned long long>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
+  return ::warptrace_host::VirtualNs();
 }
 
 extern "C" unsigned int warptrace_host_clock(void) {
-  const unsigned long long ns = warptrace_host_globaltimer();
-  // ns × kHz / 10^6 without overflowing 64 bits; truncated to 32 bits like %clock.
-  const unsigned long long cycles = (ns / 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ +
-                                    (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull;
-  return static_cast<unsigned int>(cycles);
+  return static_cast<unsigned int>(::warptrace_host::Cycles());
 }
 
-inline long long int clock64() {
-  const unsigned long long ns = warptrace_host_globaltimer();
-  return static_cast<long long int>((ns / 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ +
-                                    (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull);
-}
+extern "C" unsigned int warptrace_host_smid(void) { return ::warptrace_host::Current().sm_id; }
 
-extern "C" unsigned int warptrace_host_smid(void) { return ::warptrace_host::tls_thread.sm_id; }
+#include "warptrace_primitives.cuh"
 
 #endif  // WARPTRACE_JIT_HOST_CUDA_ON_CPU_H_

@@ -1,25 +1,43 @@
-/* The ABI between HostDevice (jit/host_device.cc) and a kernel compiled for the host backend
- * (which includes cuda_on_cpu.h). Freestanding C: compiled into both sides. Bump
- * WARPTRACE_HOST_ABI_VERSION whenever anything here changes.
+/* The ABI between the host backend's runtime (jit/host/runtime.h) and a kernel compiled for
+ * the host backend (which force-includes cuda_on_cpu.h). Freestanding C: compiled into both
+ * sides. Bump WARPTRACE_HOST_ABI_VERSION whenever anything here changes.
  *
- * Before calling the kernel's host entry on an OS thread, HostDevice describes that thread
- * to the shared object with warptrace_host_bind_thread(). The kernel's barriers and warp
- * exchanges call back into HostDevice through the function pointers, which may not return
- * (they unwind the kernel's thread with a C++ exception when the block is aborted, e.g. on
- * a deadlock), so the shared object must be compiled with exceptions enabled (the default).
+ * Every CUDA thread is a fiber. Before the runtime resumes a fiber on one of its worker
+ * threads it stores the fiber's WarptraceHostThread in the kernel's current-thread slot for
+ * that worker (warptrace_host_current_slot()); threadIdx, blockIdx, ... read it from there.
+ * Barriers, warp collectives, waits and spin-wait hooks call back into the runtime through
+ * WarptraceHostRuntime. Those calls may switch to another fiber, and may not return: they
+ * unwind the fiber with a C++ exception when the launch is aborted (a deadlock, a failed
+ * assert), so the shared object must be compiled with exceptions enabled (the default).
  *
  * Exported by every host-backend shared object (defined in cuda_on_cpu.h):
  *   unsigned int warptrace_host_abi_version(void);   returns WARPTRACE_HOST_ABI_VERSION
- *   void warptrace_host_bind_thread(const struct WarptraceHostThread* thread);
+ *   const struct WarptraceHostThread** warptrace_host_current_slot(void);
+ *       the calling OS thread's slot
+ *   void <host_entry>(void** args);                  runs the kernel for the current thread
  */
 #ifndef WARPTRACE_JIT_HOST_HOST_ABI_H_
 #define WARPTRACE_JIT_HOST_HOST_ABI_H_
 
-#define WARPTRACE_HOST_ABI_VERSION 1u
+#define WARPTRACE_HOST_ABI_VERSION 2u
 
-/* The host backend's nominal "SM clock": %clock reads return steady-clock nanoseconds times
- * this rate, so cycles and globaltimer nanoseconds calibrate to exactly this clock. */
+/* The host backend's nominal "SM clock": %clock reads return the thread's virtual
+ * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
+ * exactly this clock.
+ *
+ * Virtual time. Fibers run one at a time, so wall time would charge every thread for the
+ * work of all the threads that ran before it reached a barrier. Instead each thread reads a
+ * clock that advances only while it runs (as if every thread had its own core), starting at
+ * its block's start, and a synchronization point releases its waiters at the latest arrival
+ * time: a thread's clock is steady-clock ns + clock_offset_ns, the offset set by the runtime
+ * whenever it resumes the fiber. Blocks start when the previous block of their slot ended
+ * (the first wave: at the launch's start), so blocks overlap across virtual SMs as on a
+ * GPU. */
 #define WARPTRACE_HOST_SM_CLOCK_KHZ 1500000ull
+
+/* Hardware limits the host backend enforces like a GPU does. */
+#define WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES (48u * 1024u)
+#define WARPTRACE_HOST_NUM_NAMED_BARRIERS 16u
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,27 +47,92 @@ struct WarptraceHostDim {
   unsigned int x, y, z;
 };
 
+struct WarptraceHostRuntime;
+
+/* One per CUDA thread; owned by the runtime, read-only for the kernel. */
 struct WarptraceHostThread {
-  unsigned int abi_version; /* WARPTRACE_HOST_ABI_VERSION */
   struct WarptraceHostDim thread_idx, block_idx, block_dim, grid_dim;
-  unsigned int sm_id; /* virtual SM of the block: block_linear % num_virtual_sms */
-  unsigned int warp;  /* linear thread id / 32 */
-  unsigned int lane;  /* linear thread id % 32 */
-  void* dynamic_shared; /* the block's dynamic shared memory (16-byte aligned) or null */
-  void* block;          /* opaque: HostDevice's block runtime */
-  /* __syncthreads(): waits for every thread of the block. */
-  void (*sync_block)(void* block);
-  /* __syncwarp(): waits for every thread of warp `warp`. */
-  void (*sync_warp)(void* block, unsigned int warp);
-  /* A warp-wide exchange: every lane of `warp` calls it with its value; each gets the value
-   * of `src_lane`, or its own when src_lane is not a lane of the warp. */
-  unsigned long long (*shuffle)(void* block, unsigned int warp, unsigned int lane,
-                                unsigned long long value, unsigned int src_lane);
+  unsigned int sm_id;      /* the virtual SM (worker) running the block */
+  unsigned int warp;       /* linear thread id / 32 */
+  unsigned int lane;       /* linear thread id % 32 */
+  unsigned int linear_tid; /* threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * z) */
+  void* dynamic_shared;    /* the block's dynamic shared memory (16-byte aligned) or null */
+  long long clock_offset_ns; /* virtual time = steady-clock ns + this (see above), */
+  long long clock_limit_ns;  /* up to this; past it, ask rt->clock */
+  void* fiber;             /* opaque: the runtime's fiber */
+  const struct WarptraceHostRuntime* rt;
 };
 
+/* Warp collectives (WarptraceHostRuntime::warp). */
+enum WarptraceHostWarpOp {
+  WARPTRACE_HOST_WARP_SYNC = 0,      /* __syncwarp: result 0 */
+  WARPTRACE_HOST_WARP_SHUFFLE = 1,   /* result: the value of lane `arg` (own when arg > 31) */
+  WARPTRACE_HOST_WARP_BALLOT = 2,    /* value: predicate; result: bits of true lanes */
+  WARPTRACE_HOST_WARP_MATCH_ANY = 3, /* result: lanes of the mask with an equal value */
+  WARPTRACE_HOST_WARP_MATCH_ALL = 4  /* result: the mask if all values are equal, else 0 */
+};
+
+/* Block barrier reductions (WarptraceHostRuntime::barrier). */
+enum WarptraceHostBarrierOp {
+  WARPTRACE_HOST_BARRIER_PLAIN = 0,
+  WARPTRACE_HOST_BARRIER_COUNT = 1, /* result: how many threads passed a true predicate */
+  WARPTRACE_HOST_BARRIER_AND = 2,
+  WARPTRACE_HOST_BARRIER_OR = 3
+};
+
+struct WarptraceHostRuntime {
+  /* bar.sync (wait != 0) / bar.arrive (wait == 0) on barrier `id` (0..15) with `count`
+   * participating threads (0: the whole block; else a multiple of 32). Returns the
+   * reduction of `predicate` over the phase's arrivals for `op` (waiters only). */
+  int (*barrier)(void* fiber, unsigned int id, unsigned int count, int wait, int op,
+                 int predicate, const char* what);
+  /* A warp collective among the lanes of `mask` (which must name the caller); `what` is the
+   * CUDA name for messages. */
+  unsigned long long (*warp)(void* fiber, int op, unsigned int mask, unsigned long long value,
+                             unsigned int arg, const char* what);
+  /* The lanes of the caller's warp that have not exited. */
+  unsigned int (*active_mask)(void* fiber);
+  /* The block's storage for static __shared__ declaration `site` (numbered per translation
+   * unit), `bytes` long and `align`-aligned; fails the launch past the 48 KiB limit. */
+  void* (*shared)(void* fiber, unsigned int site, unsigned long long bytes,
+                  unsigned long long align, const char* name);
+  /* Parks the caller until the mbarrier at `bar` leaves the phase of parity `parity`
+   * (woken by mbarrier_arrived); at once when it already has. */
+  void (*mbarrier_wait)(void* fiber, unsigned long long* bar, unsigned int parity);
+  /* The caller arrived on (or completed transactions of) the mbarrier at `bar`; `completed`:
+   * that completed the phase, wake its waiters. */
+  void (*mbarrier_arrived)(void* fiber, unsigned long long* bar, int completed);
+  /* Spin-wait hook: the caller polled `address` and saw `value` (what: the helper's name);
+   * lets other fibers run. */
+  void (*spin)(void* fiber, const volatile void* address, unsigned long long value,
+               const char* what);
+  /* cp.async: copies `bytes` from `src` to `dst` when a later wait covers its group. */
+  void (*cp_async)(void* fiber, void* dst, const void* src, unsigned int bytes);
+  void (*cp_async_commit)(void* fiber);
+  void (*cp_async_wait_prior)(void* fiber, unsigned int groups);
+  /* The caller's virtual time, when steady-clock ns + clock_offset_ns passed clock_limit_ns:
+   * the runtime takes out the time the worker thread was not running (preempted by the
+   * OS), which would otherwise be charged to the thread, and sets a new limit. */
+  unsigned long long (*clock)(void* fiber);
+  /* Fails the launch with `message` (an assert) and ends the calling thread without
+   * unwinding its stack (callable from noexcept code); does not return. */
+  void (*fail)(void* fiber, const char* message);
+};
+
+/* mbarrier words (an 8-byte object in shared memory, as on the GPU) hold, on the host
+ * backend: bits 0-20 pending arrivals, 21-41 expected arrivals, 42-62 the transaction count
+ * (two's complement), bit 63 the phase parity. A phase completes when pending arrivals and
+ * the transaction count are both 0. */
+#define WARPTRACE_HOST_MBAR_PENDING(w) ((unsigned int)((w)&0x1fffffull))
+#define WARPTRACE_HOST_MBAR_EXPECTED(w) ((unsigned int)(((w) >> 21) & 0x1fffffull))
+#define WARPTRACE_HOST_MBAR_TX(w) \
+  ((int)((((w) >> 42) & 0x1fffffull) ^ 0x100000ull) - 0x100000)
+#define WARPTRACE_HOST_MBAR_PHASE(w) ((unsigned int)((w) >> 63))
+
 typedef unsigned int (*WarptraceHostAbiVersionFn)(void);
-typedef void (*WarptraceHostBindThreadFn)(const struct WarptraceHostThread*);
-/* The kernel's host entry (KernelSource::host_entry): runs the kernel for the bound thread. */
+typedef const struct WarptraceHostThread** (*WarptraceHostCurrentSlotFn)(void);
+/* The kernel's host entry (KernelSource::host_entry): runs the kernel for the current
+ * thread. */
 typedef void (*WarptraceHostEntryFn)(void** args);
 
 #ifdef __cplusplus

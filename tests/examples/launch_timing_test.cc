@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/emitter.h"
-#include "jit/host_device.h"
+#include "jit/host/host_device.h"
 #include "jit/kernels/reduction.h"
 #include "tests/status_matchers.h"
 

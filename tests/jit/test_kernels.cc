@@ -194,11 +194,7 @@ void ExpectBlockStatsRecords(const BlockStatsRun& run, uint32_t num_blocks,
       EXPECT_EQ(h.version, abi::kTraceVersion);
       EXPECT_EQ(h.block_linear, b);
       EXPECT_EQ(h.unit_index, u);
-      if (host) {
-        EXPECT_EQ(h.sm_id, b % num_sms);
-      } else {
-        EXPECT_LT(h.sm_id, num_sms);
-      }
+      EXPECT_LT(h.sm_id, num_sms);
       EXPECT_EQ(h.attempted, kBlockStatsEvents);
       EXPECT_EQ(h.capacity, capacity);
       EXPECT_EQ(h.flags, abi::kFlagComplete | (shared ? abi::kFlagShared : 0u));

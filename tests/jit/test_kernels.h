@@ -43,8 +43,7 @@ absl::StatusOr<BlockStatsRun> RunBlockStats(Device& device, uint32_t num_blocks,
 void ExpectBlockStatsOutputs(const BlockStatsRun& run, uint32_t num_blocks);
 // GoogleTest checks of every raw record: identity words, checksum, attempted ==
 // kBlockStatsEvents, min(attempted, capacity) events with BlockStatsTags() in clock order,
-// untouched slots past them. `host`: sm_id == block % num_sms and a 1.5 GHz clock;
-// otherwise sm_id < num_sms.
+// untouched slots past them. sm_id < num_sms; `host`: a 1.5 GHz clock.
 void ExpectBlockStatsRecords(const BlockStatsRun& run, uint32_t num_blocks, uint32_t capacity,
                              bool shared, uint32_t num_sms, bool host);
 

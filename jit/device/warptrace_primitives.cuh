@@ -1,0 +1,299 @@
+// warptrace's device primitives: the synchronization warp-specialized kernels are made of,
+// as device functions with one source for the GPU and the host backend. On the GPU (NVRTC
+// or nvcc, __CUDA_ARCH__ defined) each is its real PTX; under WARPTRACE_HOST_BACKEND it calls
+// the host runtime (jit/host/cuda_on_cpu.h, which includes this header).
+//
+//   #include "warptrace_primitives.cuh"
+//   __shared__ unsigned long long full;                 // an mbarrier: 8 bytes of shared memory
+//   if (threadIdx.x == 0) warptrace_mbarrier_init(&full, 1);
+//   __syncthreads();
+//   ... producer: warptrace_mbarrier_arrive(&full);
+//   ... consumer: warptrace_mbarrier_wait_parity(&full, phase & 1);
+//
+// Named barriers (sm_70+): barrier `id` in 1..15 (0 is __syncthreads'), `count` threads, a
+// multiple of 32.
+//   warptrace_named_barrier_sync(id, count)     bar.sync: arrive and wait
+//   warptrace_named_barrier_arrive(id, count)   bar.arrive: arrive, do not wait
+// mbarriers (objects in shared memory; sm_80+, the _tx forms and try_wait sm_90+):
+//   warptrace_mbarrier_init(bar, count)         count arrivals complete a phase
+//   warptrace_mbarrier_arrive(bar)              returns the phase token (unused on the host)
+//   warptrace_mbarrier_arrive_expect_tx(bar, bytes)  expect `bytes` more, then arrive
+//   warptrace_mbarrier_expect_tx(bar, bytes) / warptrace_mbarrier_complete_tx(bar, bytes)
+//   warptrace_mbarrier_test_wait_parity(bar, parity)  has the phase of that parity completed?
+//   warptrace_mbarrier_try_wait_parity(bar, parity)   the same, waiting a while (on the host:
+//                                                     until it completes)
+//   warptrace_mbarrier_wait_parity(bar, parity)       loops on try_wait
+// Asynchronous copies:
+//   warptrace_cp_async(smem_dst, gmem_src, bytes)   cp.async, 4, 8 or 16 bytes (sm_80+)
+//   warptrace_cp_async_commit() / warptrace_cp_async_wait_prior(n)  groups; wait until at
+//                                                   most n groups are pending (0..7)
+//   warptrace_bulk_copy_g2s(smem_dst, gmem_src, bytes, bar)  cp.async.bulk completing
+//                                                   `bytes` of transactions on `bar` (sm_90+;
+//                                                   bytes a multiple of 16)
+// Spin-wait helpers (on the host: hooks that let other threads and blocks run):
+//   warptrace_poll(p)                volatile load
+//   warptrace_load_acquire(p) / warptrace_store_release(p, v)  gpu-scope acquire / release
+#ifndef WARPTRACE_PRIMITIVES_CUH_
+#define WARPTRACE_PRIMITIVES_CUH_
+
+#if defined(WARPTRACE_HOST_BACKEND)
+
+inline void warptrace_named_barrier_sync(unsigned int id, unsigned int count) {
+  ::warptrace_host::Barrier(id, count, 1, WARPTRACE_HOST_BARRIER_PLAIN, 0, "bar.sync");
+}
+inline void warptrace_named_barrier_arrive(unsigned int id, unsigned int count) {
+  ::warptrace_host::Barrier(id, count, 0, WARPTRACE_HOST_BARRIER_PLAIN, 0, "bar.arrive");
+}
+
+namespace warptrace_host {
+// See host_abi.h: pending 0-20, expected 21-41, tx 42-62, phase 63.
+inline unsigned long long MbarPack(unsigned int pending, unsigned int expected, int tx,
+                                   unsigned int phase) {
+  return (static_cast<unsigned long long>(pending) & 0x1fffffull) |
+         ((static_cast<unsigned long long>(expected) & 0x1fffffull) << 21) |
+         ((static_cast<unsigned long long>(static_cast<unsigned int>(tx)) & 0x1fffffull) << 42) |
+         (static_cast<unsigned long long>(phase & 1u) << 63);
+}
+// Applies `arrivals` and `tx` to the mbarrier; completes the phase when both reach 0.
+inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arrivals, int tx) {
+  const unsigned long long w = *bar;
+  unsigned int pending = WARPTRACE_HOST_MBAR_PENDING(w);
+  const unsigned int expected = WARPTRACE_HOST_MBAR_EXPECTED(w);
+  const int count = WARPTRACE_HOST_MBAR_TX(w) + tx;
+  const unsigned int phase = WARPTRACE_HOST_MBAR_PHASE(w);
+  if (arrivals > pending) {
+    Rt().fail(Fiber(), "mbarrier arrive: more arrivals than the phase expects");
+  }
+  pending -= arrivals;
+  const bool completed = pending == 0 && count == 0;
+  *bar = completed ? MbarPack(expected, expected, 0, phase ^ 1u)
+                   : MbarPack(pending, expected, count, phase);
+  Rt().mbarrier_arrived(Fiber(), bar, completed);
+  return w;
+}
+}  // namespace warptrace_host
+
+inline void warptrace_mbarrier_init(unsigned long long* bar, unsigned int count) {
+  *bar = ::warptrace_host::MbarPack(count, count, 0, 0);
+}
+inline unsigned long long warptrace_mbarrier_arrive(unsigned long long* bar) {
+  return ::warptrace_host::MbarUpdate(bar, 1, 0);
+}
+inline unsigned long long warptrace_mbarrier_arrive_expect_tx(unsigned long long* bar,
+                                                              unsigned int bytes) {
+  ::warptrace_host::MbarUpdate(bar, 0, static_cast<int>(bytes));
+  return ::warptrace_host::MbarUpdate(bar, 1, 0);
+}
+inline void warptrace_mbarrier_expect_tx(unsigned long long* bar, unsigned int bytes) {
+  ::warptrace_host::MbarUpdate(bar, 0, static_cast<int>(bytes));
+}
+inline void warptrace_mbarrier_complete_tx(unsigned long long* bar, unsigned int bytes) {
+  ::warptrace_host::MbarUpdate(bar, 0, -static_cast<int>(bytes));
+}
+inline bool warptrace_mbarrier_test_wait_parity(unsigned long long* bar, unsigned int parity) {
+  const unsigned long long w = *bar;
+  const bool done = WARPTRACE_HOST_MBAR_PHASE(w) != (parity & 1u);
+  if (done) {  // returns at once; takes the phase's completion time
+    ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u);
+  } else {
+    ::warptrace_host::Spin(bar, w, "mbarrier test_wait");
+  }
+  return done;
+}
+inline bool warptrace_mbarrier_try_wait_parity(unsigned long long* bar, unsigned int parity) {
+  ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u);
+  return WARPTRACE_HOST_MBAR_PHASE(*bar) != (parity & 1u);
+}
+
+inline void warptrace_cp_async(void* smem_dst, const void* gmem_src, unsigned int bytes) {
+  ::warptrace_host::Rt().cp_async(::warptrace_host::Fiber(), smem_dst, gmem_src, bytes);
+}
+inline void warptrace_cp_async_commit() {
+  ::warptrace_host::Rt().cp_async_commit(::warptrace_host::Fiber());
+}
+inline void warptrace_cp_async_wait_prior(unsigned int n) {
+  ::warptrace_host::Rt().cp_async_wait_prior(::warptrace_host::Fiber(), n);
+}
+// CUDA's <cuda_pipeline.h> names.
+inline void __pipeline_memcpy_async(void* dst, const void* src, size_t bytes,
+                                    size_t zfill = 0) {
+  (void)zfill;
+  warptrace_cp_async(dst, src, static_cast<unsigned int>(bytes));
+}
+inline void __pipeline_commit() { warptrace_cp_async_commit(); }
+inline void __pipeline_wait_prior(size_t prior) {
+  warptrace_cp_async_wait_prior(static_cast<unsigned int>(prior));
+}
+
+// The copy happens at issue; the waiters are released when the transactions complete.
+inline void warptrace_bulk_copy_g2s(void* smem_dst, const void* gmem_src, unsigned int bytes,
+                                    unsigned long long* bar) {
+  std::memcpy(smem_dst, gmem_src, bytes);
+  warptrace_mbarrier_complete_tx(bar, bytes);
+}
+
+template <typename T>
+inline T warptrace_poll(const volatile T* p) {
+  const T value = *p;
+  ::warptrace_host::Spin(p, ::warptrace_host::Bits(value), "warptrace_poll");
+  return value;
+}
+inline unsigned int warptrace_load_acquire(const unsigned int* p) {
+  const unsigned int value = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+  ::warptrace_host::Spin(p, value, "warptrace_load_acquire");
+  return value;
+}
+inline void warptrace_store_release(unsigned int* p, unsigned int value) {
+  __atomic_store_n(p, value, __ATOMIC_RELEASE);
+}
+
+#else  // the GPU
+
+#define WARPTRACE_PRIMITIVE __device__ __forceinline__
+
+WARPTRACE_PRIMITIVE unsigned int warptrace_smem_address(const void* p) {
+  return static_cast<unsigned int>(__cvta_generic_to_shared(p));
+}
+
+WARPTRACE_PRIMITIVE void warptrace_named_barrier_sync(unsigned int id, unsigned int count) {
+  asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(count) : "memory");
+}
+WARPTRACE_PRIMITIVE void warptrace_named_barrier_arrive(unsigned int id, unsigned int count) {
+  asm volatile("bar.arrive %0, %1;" : : "r"(id), "r"(count) : "memory");
+}
+
+WARPTRACE_PRIMITIVE void warptrace_mbarrier_init(unsigned long long* bar, unsigned int count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;"
+               :
+               : "r"(warptrace_smem_address(bar)), "r"(count)
+               : "memory");
+}
+WARPTRACE_PRIMITIVE unsigned long long warptrace_mbarrier_arrive(unsigned long long* bar) {
+  unsigned long long state;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];"
+               : "=l"(state)
+               : "r"(warptrace_smem_address(bar))
+               : "memory");
+  return state;
+}
+WARPTRACE_PRIMITIVE bool warptrace_mbarrier_test_wait_parity(unsigned long long* bar,
+                                                             unsigned int parity) {
+  unsigned int done;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(done)
+      : "r"(warptrace_smem_address(bar)), "r"(parity & 1u)
+      : "memory");
+  return done != 0;
+}
+
+#if __CUDA_ARCH__ >= 900
+WARPTRACE_PRIMITIVE unsigned long long warptrace_mbarrier_arrive_expect_tx(
+    unsigned long long* bar, unsigned int bytes) {
+  unsigned long long state;
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 %0, [%1], %2;"
+               : "=l"(state)
+               : "r"(warptrace_smem_address(bar)), "r"(bytes)
+               : "memory");
+  return state;
+}
+WARPTRACE_PRIMITIVE void warptrace_mbarrier_expect_tx(unsigned long long* bar,
+                                                      unsigned int bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+               :
+               : "r"(warptrace_smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+WARPTRACE_PRIMITIVE void warptrace_mbarrier_complete_tx(unsigned long long* bar,
+                                                        unsigned int bytes) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+               :
+               : "r"(warptrace_smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+WARPTRACE_PRIMITIVE bool warptrace_mbarrier_try_wait_parity(unsigned long long* bar,
+                                                            unsigned int parity) {
+  unsigned int done;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(done)
+      : "r"(warptrace_smem_address(bar)), "r"(parity & 1u)
+      : "memory");
+  return done != 0;
+}
+WARPTRACE_PRIMITIVE void warptrace_bulk_copy_g2s(void* smem_dst, const void* gmem_src,
+                                                 unsigned int bytes, unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      :
+      : "r"(warptrace_smem_address(smem_dst)), "l"(gmem_src), "r"(bytes),
+        "r"(warptrace_smem_address(bar))
+      : "memory");
+}
+#else
+// sm_80 has no try_wait: test_wait, which returns at once.
+WARPTRACE_PRIMITIVE bool warptrace_mbarrier_try_wait_parity(unsigned long long* bar,
+                                                            unsigned int parity) {
+  return warptrace_mbarrier_test_wait_parity(bar, parity);
+}
+#endif
+
+WARPTRACE_PRIMITIVE void warptrace_cp_async(void* smem_dst, const void* gmem_src,
+                                            unsigned int bytes) {
+  const unsigned int dst = warptrace_smem_address(smem_dst);
+  if (bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(dst), "l"(gmem_src) : "memory");
+  } else if (bytes == 8) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" : : "r"(dst), "l"(gmem_src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" : : "r"(dst), "l"(gmem_src) : "memory");
+  }
+}
+WARPTRACE_PRIMITIVE void warptrace_cp_async_commit() {
+  asm volatile("cp.async.commit_group;" : : : "memory");
+}
+WARPTRACE_PRIMITIVE void warptrace_cp_async_wait_prior(unsigned int n) {
+  switch (n) {
+    case 0: asm volatile("cp.async.wait_group 0;" : : : "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;" : : : "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;" : : : "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;" : : : "memory"); break;
+    case 4: asm volatile("cp.async.wait_group 4;" : : : "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;" : : : "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;" : : : "memory"); break;
+    default: asm volatile("cp.async.wait_group 7;" : : : "memory"); break;
+  }
+}
+
+template <typename T>
+WARPTRACE_PRIMITIVE T warptrace_poll(const volatile T* p) {
+  return *p;
+}
+WARPTRACE_PRIMITIVE unsigned int warptrace_load_acquire(const unsigned int* p) {
+  unsigned int value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(p) : "memory");
+  return value;
+}
+WARPTRACE_PRIMITIVE void warptrace_store_release(unsigned int* p, unsigned int value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" : : "l"(p), "r"(value) : "memory");
+}
+
+#undef WARPTRACE_PRIMITIVE
+#endif  // WARPTRACE_HOST_BACKEND
+
+// Both sides: wait for the phase of `parity` to complete.
+#if defined(WARPTRACE_HOST_BACKEND)
+inline
+#else
+__device__ __forceinline__
+#endif
+void warptrace_mbarrier_wait_parity(unsigned long long* bar, unsigned int parity) {
+  while (!warptrace_mbarrier_try_wait_parity(bar, parity)) {
+  }
+}
+
+#endif  // WARPTRACE_PRIMITIVES_CUH_

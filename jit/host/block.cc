@@ -1,0 +1,362 @@
+#include "jit/host/block.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace warptrace::host {
+namespace {
+
+constexpr uint32_t kWarpSize = 32;
+
+bool Names(uint32_t mask, uint32_t lane) { return (mask >> lane) & 1u; }
+
+}  // namespace
+
+Block::Block(Scheduler* scheduler, uint64_t linear, WarptraceHostDim block_idx,
+             WarptraceHostDim block_dim, WarptraceHostDim grid_dim, uint32_t sm_id,
+             Fiber* fibers, uint32_t num_threads, char* shared_arena,
+             uint64_t dynamic_shared_bytes, const WarptraceHostRuntime* rt,
+             int64_t start_vtime)
+    : scheduler_(scheduler),
+      linear_(linear),
+      block_idx_(block_idx),
+      num_threads_(num_threads),
+      fibers_(fibers),
+      shared_arena_(shared_arena),
+      live_(num_threads) {
+  void* dynamic = dynamic_shared_bytes > 0
+                      ? shared_arena + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES
+                      : nullptr;
+  for (uint32_t t = 0; t < num_threads; ++t) {
+    Fiber& f = fibers[t];
+    f.block = this;
+    f.next_ready = nullptr;
+    f.wait = WaitKind::kNone;
+    f.spin_unchanged = false;
+    f.last_was_spin = false;
+    f.aborted = false;
+    f.started = false;
+    f.copy_groups.clear();
+    f.open_copies.clear();
+    f.vtime = start_vtime;
+    WarptraceHostThread& a = f.abi;
+    a.thread_idx = {t % block_dim.x, t / block_dim.x % block_dim.y,
+                    t / block_dim.x / block_dim.y};
+    a.block_idx = block_idx;
+    a.block_dim = block_dim;
+    a.grid_dim = grid_dim;
+    a.sm_id = sm_id;
+    a.warp = t / kWarpSize;
+    a.lane = t % kWarpSize;
+    a.linear_tid = t;
+    a.dynamic_shared = dynamic;
+    a.fiber = &f;
+    a.rt = rt;
+  }
+  warps_.resize((num_threads + kWarpSize - 1) / kWarpSize);
+  const uint32_t tail = num_threads % kWarpSize;
+  if (tail != 0) warps_.back().absent = ~((1u << tail) - 1);
+}
+
+std::string Block::Name() const {
+  return absl::StrFormat("block (%u,%u,%u)", block_idx_.x, block_idx_.y, block_idx_.z);
+}
+
+Wait Block::Barrier(Fiber* fiber, uint32_t id, uint32_t count, bool wait, int op,
+                    bool predicate, const char* what, std::string* error) {
+  if (id >= WARPTRACE_HOST_NUM_NAMED_BARRIERS) {
+    *error = absl::StrFormat("%s: barrier id %u is out of range (0..%u)", what, id,
+                             WARPTRACE_HOST_NUM_NAMED_BARRIERS - 1);
+    return Wait::kDone;
+  }
+  if (count == 0) count = num_threads_;
+  if (count > num_threads_ || (count % kWarpSize != 0 && count != num_threads_)) {
+    *error = absl::StrFormat(
+        "%s: barrier %u with a thread count of %u (a multiple of 32 up to the block's %u "
+        "threads is required)",
+        what, id, count, num_threads_);
+    return Wait::kDone;
+  }
+  NamedBarrier& b = barriers_[id];
+  if (b.arrived == 0) {
+    b.expected = count;
+    b.true_count = 0;
+    b.latest = fiber->vtime;
+  } else if (b.expected != count) {
+    *error = absl::StrFormat(
+        "%s: threads disagree on the thread count of barrier %u (%u here, %u for the %u "
+        "threads that arrived before)",
+        what, id, count, b.expected, b.arrived);
+    return Wait::kDone;
+  }
+  ++b.arrived;
+  b.latest = std::max(b.latest, fiber->vtime);
+  if (predicate) ++b.true_count;
+  if (b.arrived == b.expected) {
+    uint64_t result = b.true_count;
+    if (op == WARPTRACE_HOST_BARRIER_AND) result = b.true_count == b.expected;
+    if (op == WARPTRACE_HOST_BARRIER_OR) result = b.true_count > 0;
+    for (Fiber* waiter : b.waiters) {
+      waiter->result = result;
+      waiter->vtime = b.latest;
+      waiter->wait = WaitKind::kNone;
+      --parked_;
+      scheduler_->MakeReady(waiter);
+    }
+    b.waiters.clear();
+    b.arrived = 0;
+    fiber->result = result;
+    fiber->vtime = b.latest;
+    return Wait::kDone;
+  }
+  if (!wait) return Wait::kDone;
+  b.waiters.push_back(fiber);
+  fiber->wait = WaitKind::kBarrier;
+  fiber->wait_object = id;
+  fiber->wait_what = what;
+  ++parked_;
+  return Wait::kPark;
+}
+
+Wait Block::WarpCollective(Fiber* fiber, int op, uint32_t mask, uint64_t value, uint32_t arg,
+                           const char* what, std::string* error) {
+  const uint32_t lane = fiber->abi.lane;
+  WarpState& warp = warps_[fiber->abi.warp];
+  if (!Names(mask, lane)) {
+    *error = absl::StrFormat("%s: lane %u of warp %u passes mask 0x%08x, which does not name it",
+                             what, lane, fiber->abi.warp, mask);
+    return Wait::kDone;
+  }
+  if ((mask & warp.exited) != 0) {
+    *error = absl::StrFormat(
+        "%s in warp %u names lanes that have exited and will never arrive (mask 0x%08x, "
+        "exited 0x%08x)",
+        what, fiber->abi.warp, mask, mask & warp.exited);
+    return Wait::kDone;
+  }
+  mask &= ~warp.absent;  // a partial warp's missing lanes are inactive, as on a GPU
+  Collective* c = nullptr;
+  for (Collective& pending : warp.pending) {
+    if ((pending.mask & mask) == 0) continue;
+    if (pending.mask != mask || pending.op != op) {
+      *error = absl::StrFormat(
+          "lanes of warp %u disagree: lane %u is at %s with mask 0x%08x while lanes 0x%08x "
+          "wait at %s with mask 0x%08x",
+          fiber->abi.warp, lane, what, mask, pending.arrived, pending.what, pending.mask);
+      return Wait::kDone;
+    }
+    c = &pending;
+  }
+  if (c == nullptr) {
+    c = &warp.pending.emplace_back();
+    c->op = op;
+    c->mask = mask;
+    c->what = what;
+    c->latest = fiber->vtime;
+  }
+  c->latest = std::max(c->latest, fiber->vtime);
+  c->values[lane] = value;
+  c->args[lane] = arg;
+  c->fibers[lane] = fiber;
+  c->arrived |= 1u << lane;
+  if (c->arrived != mask) {
+    fiber->wait = WaitKind::kWarp;
+    fiber->wait_object = fiber->abi.warp;
+    fiber->wait_detail = mask;
+    fiber->wait_what = what;
+    ++parked_;
+    return Wait::kPark;
+  }
+  Complete(*c);
+  warp.pending.erase(warp.pending.begin() + (c - warp.pending.data()));
+  return Wait::kDone;
+}
+
+void Block::Complete(Collective& c) {
+  uint32_t ballot = 0;
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
+    if (Names(c.mask, l) && c.values[l] != 0) ballot |= 1u << l;
+  }
+  bool all_equal = true;
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
+    if (!Names(c.mask, l)) continue;
+    uint64_t result = 0;
+    switch (c.op) {
+      case WARPTRACE_HOST_WARP_SHUFFLE: {
+        const uint32_t src = c.args[l];
+        result = src < kWarpSize && Names(c.mask, src) ? c.values[src] : c.values[l];
+        break;
+      }
+      case WARPTRACE_HOST_WARP_BALLOT:
+        result = ballot;
+        break;
+      case WARPTRACE_HOST_WARP_MATCH_ANY:
+      case WARPTRACE_HOST_WARP_MATCH_ALL: {
+        uint32_t same = 0;
+        for (uint32_t o = 0; o < kWarpSize; ++o) {
+          if (Names(c.mask, o) && c.values[o] == c.values[l]) same |= 1u << o;
+        }
+        if (same != c.mask) all_equal = false;
+        result = same;
+        break;
+      }
+      default:
+        break;
+    }
+    c.fibers[l]->result = result;
+  }
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
+    if (!Names(c.mask, l)) continue;
+    Fiber* f = c.fibers[l];
+    if (c.op == WARPTRACE_HOST_WARP_MATCH_ALL) f->result = all_equal ? c.mask : 0;
+    f->vtime = c.latest;
+    if (f->wait == WaitKind::kWarp) {  // parked (the completing lane is still running)
+      f->wait = WaitKind::kNone;
+      --parked_;
+      scheduler_->MakeReady(f);
+    }
+  }
+}
+
+uint32_t Block::ActiveMask(const Fiber* fiber) const {
+  return ~(warps_[fiber->abi.warp].exited | warps_[fiber->abi.warp].absent);
+}
+
+void* Block::Shared(uint32_t site, uint64_t bytes, uint64_t align, const char* name,
+                    std::string* error) {
+  if (site >= site_offsets_.size()) site_offsets_.resize(site + 1, -1);
+  if (site_offsets_[site] < 0) {
+    const uint64_t offset = (static_shared_bytes_ + align - 1) / align * align;
+    if (offset + bytes > WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
+      *error = absl::StrFormat(
+          "static shared memory: __shared__ %s (%u bytes) brings the block's static shared "
+          "memory to %u bytes, over the limit of %u bytes (48 KiB); use dynamic shared memory "
+          "for more",
+          name, bytes, offset + bytes, WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES);
+      return nullptr;
+    }
+    site_offsets_[site] = static_cast<int64_t>(offset);
+    static_shared_bytes_ = offset + bytes;
+  }
+  return shared_arena_ + site_offsets_[site];
+}
+
+Block::MbarrierTimes& Block::TimesOf(const unsigned long long* bar) {
+  for (MbarrierTimes& t : mbarrier_times_) {
+    if (t.bar == bar) return t;
+  }
+  return mbarrier_times_.emplace_back(MbarrierTimes{bar, 0, 0});
+}
+
+int64_t Block::EndVtime() const {
+  int64_t end = 0;
+  for (uint32_t t = 0; t < num_threads_; ++t) end = std::max(end, fibers_[t].vtime);
+  return end;
+}
+
+void Block::MbarrierArrived(Fiber* fiber, unsigned long long* bar, bool completed) {
+  MbarrierTimes& times = TimesOf(bar);
+  times.latest = std::max(times.latest, fiber->vtime);
+  if (!completed) return;
+  times.last_release = times.latest;
+  times.latest = 0;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(bar);
+  auto keep = std::stable_partition(
+      mbarrier_waiters_.begin(), mbarrier_waiters_.end(), [&](Fiber* f) {
+        return f->wait_object != address || WARPTRACE_HOST_MBAR_PHASE(*bar) == f->wait_detail;
+      });
+  for (auto it = keep; it != mbarrier_waiters_.end(); ++it) {
+    (*it)->wait = WaitKind::kNone;
+    (*it)->vtime = std::max((*it)->vtime, times.last_release);
+    --parked_;
+    scheduler_->MakeReady(*it);
+  }
+  mbarrier_waiters_.erase(keep, mbarrier_waiters_.end());
+}
+
+Wait Block::MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity) {
+  if (WARPTRACE_HOST_MBAR_PHASE(*bar) != parity) {  // already completed: observe its time
+    fiber->vtime = std::max(fiber->vtime, TimesOf(bar).last_release);
+    return Wait::kDone;
+  }
+  fiber->wait = WaitKind::kMbarrier;
+  fiber->wait_object = reinterpret_cast<uintptr_t>(bar);
+  fiber->wait_detail = parity;
+  fiber->wait_what = "mbarrier try_wait";
+  mbarrier_waiters_.push_back(fiber);
+  ++parked_;
+  return Wait::kPark;
+}
+
+void Block::Exit(Fiber* fiber, std::string* error) {
+  fiber->wait = WaitKind::kExited;
+  --live_;
+  WarpState& warp = warps_[fiber->abi.warp];
+  warp.exited |= 1u << fiber->abi.lane;
+  for (const Collective& c : warp.pending) {
+    if (Names(c.mask, fiber->abi.lane)) {
+      *error = absl::StrFormat(
+          "thread %u (lane %u of warp %u) exited while lanes 0x%08x wait for it at %s with "
+          "mask 0x%08x",
+          fiber->abi.linear_tid, fiber->abi.lane, fiber->abi.warp, c.arrived, c.what, c.mask);
+      return;
+    }
+  }
+}
+
+std::string Block::Describe(const Fiber& f) const {
+  switch (f.wait) {
+    case WaitKind::kNone:
+      return f.started ? "running" : "not started";
+    case WaitKind::kExited:
+      return "exited";
+    case WaitKind::kBarrier: {
+      const NamedBarrier& b = barriers_[f.wait_object];
+      return absl::StrFormat("wait at %s (barrier %u: %u of %u threads arrived)", f.wait_what,
+                             f.wait_object, b.arrived, b.expected);
+    }
+    case WaitKind::kWarp: {
+      uint32_t arrived = 0;
+      for (const Collective& c : warps_[f.wait_object].pending) {
+        if (c.mask == f.wait_detail) arrived = c.arrived;
+      }
+      return absl::StrFormat("wait at %s in warp %u (mask 0x%08x, lanes 0x%08x arrived)",
+                             f.wait_what, f.wait_object, f.wait_detail, arrived);
+    }
+    case WaitKind::kMbarrier: {
+      const unsigned long long word = *reinterpret_cast<const unsigned long long*>(f.wait_object);
+      return absl::StrFormat(
+          "wait at mbarrier (shared memory offset %d) for the phase of parity %u to complete "
+          "(%u of %u arrivals pending, transaction count %d bytes)",
+          static_cast<int64_t>(reinterpret_cast<const char*>(f.wait_object) - shared_arena_),
+          f.wait_detail, WARPTRACE_HOST_MBAR_PENDING(word), WARPTRACE_HOST_MBAR_EXPECTED(word),
+          WARPTRACE_HOST_MBAR_TX(word));
+    }
+    case WaitKind::kSpin:
+      return absl::StrFormat("spin in %s on address %p (last value %u)", f.wait_what,
+                             reinterpret_cast<void*>(f.wait_object), f.wait_detail);
+  }
+  return "";
+}
+
+std::string Block::Census() const {
+  std::string out;
+  uint32_t first = 0;
+  std::string current = num_threads_ > 0 ? Describe(fibers_[0]) : "";
+  for (uint32_t t = 1; t <= num_threads_; ++t) {
+    std::string next = t < num_threads_ ? Describe(fibers_[t]) : "";
+    if (t < num_threads_ && next == current) continue;
+    absl::StrAppend(&out, out.empty() ? "" : "; ",
+                    t - 1 == first ? absl::StrCat("thread ", first)
+                                   : absl::StrCat("threads ", first, "-", t - 1),
+                    ": ", current);
+    first = t;
+    current = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace warptrace::host

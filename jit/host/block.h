@@ -1,0 +1,172 @@
+// The state of one resident block on the host backend: its fibers (one per CUDA thread),
+// its barriers, warp collectives, mbarrier waiters, shared memory and cp.async groups, and
+// the description of what each thread waits on (for deadlock reports).
+//
+// Internal to the runtime (jit/host/runtime.h). A block lives on one worker thread and all
+// of this is touched only from that thread (its fibers never run elsewhere), so nothing here
+// is locked. Operations that make a fiber wait return Wait::kPark; the worker then switches
+// away from it, and resumes it when another fiber of the block releases it (MakeReady).
+#ifndef WARPTRACE_JIT_HOST_BLOCK_H_
+#define WARPTRACE_JIT_HOST_BLOCK_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/host/fiber.h"
+#include "jit/host/host_abi.h"
+
+namespace warptrace::host {
+
+class Block;
+
+// What a fiber waits on, for scheduling and for deadlock reports.
+enum class WaitKind {
+  kNone,        // running or ready
+  kBarrier,     // bar.sync (__syncthreads is barrier 0)
+  kWarp,        // a warp collective
+  kMbarrier,    // mbarrier try_wait
+  kSpin,        // a spin-wait hook: runnable, but polling
+  kExited,
+};
+
+struct Fiber {
+  WarptraceHostThread abi{};
+  FiberContext context;
+  Block* block = nullptr;
+  void* owner = nullptr;        // the worker running the block
+  Fiber* next_ready = nullptr;  // intrusive ready queue of the worker
+  WaitKind wait = WaitKind::kNone;
+  // The wait's object: barrier id, warp op, mbarrier address or polled address.
+  uint64_t wait_object = 0;
+  uint64_t wait_detail = 0;  // mbarrier parity, polled value, warp mask
+  const char* wait_what = "";
+  // The previous spin poll (kind/address/value): a poll identical to the previous one,
+  // with nothing else done in between, made no progress.
+  bool spin_unchanged = false;
+  bool last_was_spin = false;  // the fiber's last yield was a spin poll
+  bool aborted = false;      // resumed to unwind: the launch failed
+  bool started = false;
+  uint64_t result = 0;       // a completed collective's result for this thread
+  // Virtual time (host_abi.h) when the fiber last stopped running, or at which a
+  // synchronization point released it.
+  int64_t vtime = 0;
+  int64_t resumed_wall = 0;  // steady-clock ns when last resumed
+  // cp.async groups: committed groups (oldest first) and the open one.
+  struct Copy {
+    void* dst;
+    const void* src;
+    uint32_t bytes;
+  };
+  std::deque<std::vector<Copy>> copy_groups;
+  std::vector<Copy> open_copies;
+};
+
+// Ready-queue callbacks the block needs from its worker.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual void MakeReady(Fiber* fiber) = 0;
+};
+
+enum class Wait { kDone, kPark };
+
+class Block {
+ public:
+  // `fibers` must hold block_dim.Count() entries; shared_arena at least
+  // 48 KiB + dynamic_shared_bytes.
+  Block(Scheduler* scheduler, uint64_t linear, WarptraceHostDim block_idx,
+        WarptraceHostDim block_dim, WarptraceHostDim grid_dim, uint32_t sm_id,
+        Fiber* fibers, uint32_t num_threads, char* shared_arena, uint64_t dynamic_shared_bytes,
+        const WarptraceHostRuntime* rt, int64_t start_vtime);
+
+  uint64_t linear() const { return linear_; }
+  uint32_t num_threads() const { return num_threads_; }
+  Fiber* fiber(uint32_t i) { return &fibers_[i]; }
+  uint32_t live() const { return live_; }
+  // Every live thread waits on a barrier, collective or mbarrier of this block: nothing can
+  // release any of them.
+  bool Deadlocked() const { return live_ > 0 && parked_ == live_; }
+  bool Finished() const { return live_ == 0; }
+
+  // The operations of WarptraceHostRuntime for `fiber` of this block. On an error they
+  // set `*error` and return kDone (the caller fails the launch). `fiber->vtime` is the
+  // caller's virtual time on entry; a completed synchronization sets it (and its waiters')
+  // to the latest arrival's.
+  Wait Barrier(Fiber* fiber, uint32_t id, uint32_t count, bool wait, int op, bool predicate,
+               const char* what, std::string* error);
+  Wait WarpCollective(Fiber* fiber, int op, uint32_t mask, uint64_t value, uint32_t arg,
+                      const char* what, std::string* error);
+  uint32_t ActiveMask(const Fiber* fiber) const;
+  void* Shared(uint32_t site, uint64_t bytes, uint64_t align, const char* name,
+               std::string* error);
+  Wait MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity);
+  void MbarrierArrived(Fiber* fiber, unsigned long long* bar, bool completed);
+  // The latest virtual time any thread of the block reached.
+  int64_t EndVtime() const;
+  // A thread finished. Errors when a pending warp collective names it.
+  void Exit(Fiber* fiber, std::string* error);
+  // A parked fiber was resumed (by MakeReady's caller) or an aborted one unwound.
+  void Unpark() { --parked_; }
+  void Park() { ++parked_; }
+
+  // "block (x,y,z)".
+  std::string Name() const;
+  // One line per run of consecutive threads in the same state:
+  // "threads 0-62: wait at __syncthreads (barrier 0: 63 of 64 threads arrived)".
+  std::string Census() const;
+
+ private:
+  struct NamedBarrier {
+    uint32_t expected = 0;
+    uint32_t arrived = 0;
+    uint32_t true_count = 0;
+    int64_t latest = 0;  // latest arrival's virtual time this phase
+    std::vector<Fiber*> waiters;
+  };
+  struct MbarrierTimes {
+    const unsigned long long* bar;
+    int64_t latest;        // latest arrival this phase
+    int64_t last_release;  // when the last completed phase completed
+  };
+  MbarrierTimes& TimesOf(const unsigned long long* bar);
+  struct Collective {
+    int op = 0;
+    uint32_t mask = 0;
+    uint32_t arrived = 0;
+    const char* what = "";
+    int64_t latest = 0;
+    uint64_t values[32] = {};
+    uint32_t args[32] = {};
+    Fiber* fibers[32] = {};
+  };
+  struct WarpState {
+    uint32_t exited = 0;  // lanes that exited
+    uint32_t absent = 0;  // lanes a partial last warp does not have (never waited for)
+    std::vector<Collective> pending;
+  };
+
+  void Complete(Collective& c);
+  std::string Describe(const Fiber& fiber) const;
+
+  Scheduler* scheduler_;
+  uint64_t linear_;
+  WarptraceHostDim block_idx_;
+  uint32_t num_threads_;
+  Fiber* fibers_;
+  char* shared_arena_;
+  uint64_t static_shared_bytes_ = 0;
+  std::vector<int64_t> site_offsets_;  // by site; -1: not yet placed
+  uint32_t live_;
+  uint32_t parked_ = 0;
+  NamedBarrier barriers_[WARPTRACE_HOST_NUM_NAMED_BARRIERS];
+  std::vector<WarpState> warps_;
+  std::vector<Fiber*> mbarrier_waiters_;
+  std::vector<MbarrierTimes> mbarrier_times_;
+};
+
+}  // namespace warptrace::host
+
+#endif  // WARPTRACE_JIT_HOST_BLOCK_H_

@@ -1,0 +1,219 @@
+#include "jit/host/host_device.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "jit/host/host_abi.h"
+#include "jit/host/host_compiler.h"
+#include "jit/host/shared_object.h"
+#include "profiler/status_macros.h"
+
+namespace warptrace {
+namespace {
+
+constexpr uint64_t kAlignment = 256;
+
+class HostKernel final : public LoadedKernel {
+ public:
+  HostKernel(const HostDevice* owner, std::string name, std::unique_ptr<host::SharedObject> so,
+             WarptraceHostEntryFn entry, WarptraceHostCurrentSlotFn current_slot)
+      : owner(owner), entry(entry), current_slot(current_slot), name_(std::move(name)),
+        so_(std::move(so)) {}
+  const std::string& name() const override { return name_; }
+
+  const HostDevice* const owner;
+  const WarptraceHostEntryFn entry;
+  const WarptraceHostCurrentSlotFn current_slot;
+
+ private:
+  std::string name_;
+  std::unique_ptr<host::SharedObject> so_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HostDevice>> HostDevice::Create(HostDeviceOptions options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<host::HostCompiler> cxx,
+                   host::HostCompiler::Create({options.compiler, options.extra_flags}));
+  const std::string path = cxx->path();
+  const std::string version = cxx->version_line();
+  CompileCacheOptions cache;
+  cache.directory = options.cache_directory;
+  cache.use_disk = options.use_disk_cache;
+  ASSIGN_OR_RETURN(std::unique_ptr<CachingCompiler> compiler,
+                   CachingCompiler::Create(std::move(cxx), cache));
+  host::RuntimeOptions runtime_options;
+  runtime_options.num_sms = options.num_virtual_sms;
+  runtime_options.blocks_per_sm = options.blocks_per_sm;
+  runtime_options.fiber_stack_bytes = options.fiber_stack_bytes;
+  runtime_options.launch_timeout = options.launch_timeout;
+  ASSIGN_OR_RETURN(std::unique_ptr<host::Runtime> runtime,
+                   host::Runtime::Create(runtime_options));
+  return std::unique_ptr<HostDevice>(new HostDevice(
+      std::move(options), path, version, std::move(compiler), std::move(runtime)));
+}
+
+HostDevice::HostDevice(HostDeviceOptions options, std::string compiler_path,
+                       std::string compiler_version, std::unique_ptr<CachingCompiler> compiler,
+                       std::unique_ptr<host::Runtime> runtime)
+    : options_(std::move(options)),
+      compiler_path_(std::move(compiler_path)),
+      compiler_version_(std::move(compiler_version)),
+      compiler_(std::move(compiler)),
+      runtime_(std::move(runtime)) {}
+
+HostDevice::~HostDevice() {
+  absl::MutexLock lock(&memory_mu_);
+  for (const auto& [start, bytes] : allocations_) std::free(reinterpret_cast<void*>(start));
+}
+
+std::string HostDevice::Name() const {
+  return absl::StrCat("host backend (", compiler_version_, ", ", runtime_->num_sms(),
+                      " virtual SMs)");
+}
+
+ClockInfo HostDevice::Clock() const {
+  ClockInfo clock;
+  clock.nominal_sm_clock_khz = WARPTRACE_HOST_SM_CLOCK_KHZ;
+  clock.num_sms = runtime_->num_sms();
+  return clock;
+}
+
+HostDeviceStats HostDevice::stats() const {
+  const CompileCacheStats cache = compiler_->stats();
+  HostDeviceStats stats;
+  stats.compilations = cache.misses;
+  stats.cache_hits = cache.memory_hits + cache.disk_hits;
+  return stats;
+}
+
+absl::StatusOr<void*> HostDevice::Allocate(uint64_t bytes) {
+  if (bytes == 0) return absl::InvalidArgumentError("cannot allocate 0 bytes on the host device");
+  const uint64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* ptr = std::aligned_alloc(kAlignment, rounded);
+  if (ptr == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("host device out of memory allocating ", bytes, " bytes"));
+  }
+  absl::MutexLock lock(&memory_mu_);
+  allocations_[reinterpret_cast<uintptr_t>(ptr)] = bytes;
+  return ptr;
+}
+
+absl::Status HostDevice::Free(void* device_ptr) {
+  absl::MutexLock lock(&memory_mu_);
+  auto it = allocations_.find(reinterpret_cast<uintptr_t>(device_ptr));
+  if (it == allocations_.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot free %p: not the start of an allocation of this host device", device_ptr));
+  }
+  std::free(device_ptr);
+  allocations_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status HostDevice::CheckRange(const void* ptr, uint64_t bytes, const char* what) const {
+  if (bytes == 0) return absl::OkStatus();
+  if (ptr == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " of ", bytes, " bytes at a null pointer"));
+  }
+  const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+  absl::MutexLock lock(&memory_mu_);
+  auto it = allocations_.upper_bound(address);
+  if (it == allocations_.begin() || address - std::prev(it)->first >= std::prev(it)->second) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s of %u bytes at %p: not in any allocation of this host device", what,
+                        bytes, ptr));
+  }
+  --it;
+  const uint64_t offset = address - it->first;
+  if (bytes > it->second - offset) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s of %u bytes at offset %u overruns the allocation of %u bytes at %p", what, bytes,
+        offset, it->second, reinterpret_cast<void*>(it->first)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HostDevice::CopyToDevice(void* device_dst, const void* host_src, uint64_t bytes) {
+  RETURN_IF_ERROR(CheckRange(device_dst, bytes, "copy to the device"));
+  if (bytes > 0) std::memcpy(device_dst, host_src, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status HostDevice::CopyToHost(void* host_dst, const void* device_src, uint64_t bytes) {
+  RETURN_IF_ERROR(CheckRange(device_src, bytes, "copy to the host"));
+  if (bytes > 0) std::memcpy(host_dst, device_src, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status HostDevice::Memset(void* device_ptr, uint8_t value, uint64_t bytes) {
+  RETURN_IF_ERROR(CheckRange(device_ptr, bytes, "memset"));
+  if (bytes > 0) std::memset(device_ptr, value, bytes);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<LoadedKernel>> HostDevice::Load(const KernelSource& source) {
+  if (source.host_entry.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", source.kernel_name, " has no host entry (KernelSource::host_entry); the "
+        "host backend needs `extern \"C\" void <host_entry>(void** args)`"));
+  }
+  ASSIGN_OR_RETURN(CompiledKernel compiled, compiler_->Compile(host::HostCompileRequest(source)));
+  ASSIGN_OR_RETURN(std::unique_ptr<host::SharedObject> so,
+                   host::SharedObject::Load(compiled.cubin, source.kernel_name));
+  auto version = reinterpret_cast<WarptraceHostAbiVersionFn>(so->Symbol("warptrace_host_abi_version"));
+  auto slot = reinterpret_cast<WarptraceHostCurrentSlotFn>(so->Symbol("warptrace_host_current_slot"));
+  auto entry = reinterpret_cast<WarptraceHostEntryFn>(so->Symbol(source.host_entry.c_str()));
+  if (version == nullptr || slot == nullptr || version() != WARPTRACE_HOST_ABI_VERSION) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the host build of kernel ", source.kernel_name, " lacks the host ABI (version ",
+        WARPTRACE_HOST_ABI_VERSION, "): was it compiled with -include cuda_on_cpu.h?"));
+  }
+  if (entry == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", source.kernel_name, " defines no host entry `", source.host_entry,
+        "`: the source must end with `#ifdef WARPTRACE_HOST_BACKEND extern \"C\" void ",
+        source.host_entry, "(void** args) {...} #endif`"));
+  }
+  return std::unique_ptr<LoadedKernel>(
+      new HostKernel(this, source.kernel_name, std::move(so), entry, slot));
+}
+
+absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
+                                uint32_t dynamic_shared_bytes, void** args) {
+  auto* host_kernel = dynamic_cast<HostKernel*>(&kernel);
+  if (host_kernel == nullptr || host_kernel->owner != this) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel ", kernel.name(), " was not loaded by this host device"));
+  }
+  host::LaunchSpec spec;
+  spec.what = absl::StrFormat("launching kernel %s on grid (%u,%u,%u) x block (%u,%u,%u)",
+                              kernel.name(), grid.x, grid.y, grid.z, block.x, block.y, block.z);
+  if (grid.Count() == 0 || block.Count() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(spec.what, ": empty grid or block"));
+  }
+  if (block.Count() > options_.max_threads_per_block) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        spec.what, ": ", block.Count(), " threads per block exceed the limit of ",
+        options_.max_threads_per_block));
+  }
+  if (dynamic_shared_bytes > options_.max_dynamic_shared_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        spec.what, ": ", dynamic_shared_bytes,
+        " bytes of dynamic shared memory exceed the limit of ",
+        options_.max_dynamic_shared_bytes));
+  }
+  spec.entry = host_kernel->entry;
+  spec.current_slot = host_kernel->current_slot;
+  spec.args = args;
+  spec.grid = {grid.x, grid.y, grid.z};
+  spec.block = {block.x, block.y, block.z};
+  spec.dynamic_shared_bytes = dynamic_shared_bytes;
+  return runtime_->Launch(spec);
+}
+
+}  // namespace warptrace

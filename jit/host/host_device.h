@@ -1,0 +1,128 @@
+// HostDevice: runs the very same emitted CUDA source on the CPU, so the whole pipeline
+// (emission, compilation, launch, recording, dump) works on machines without a GPU. Built
+// like CudaDevice: a compiler (HostCompiler, the system C++ compiler) behind the
+// CachingCompiler decorator, a loader (dlopen), and a runtime (jit/host/runtime.h) that runs
+// every CUDA thread as a fiber and the blocks of a launch concurrently on worker threads,
+// one per virtual SM.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<HostDevice> host, HostDevice::Create());
+//   ASSIGN_OR_RETURN(std::unique_ptr<LoadedKernel> kernel, host->Load(kernel_source));
+//   RETURN_IF_ERROR(host->Launch(*kernel, grid, block, dynamic_shared_bytes, args));
+//
+// Compilation: see jit/host/host_compiler.h (what the source may use: cuda_on_cpu.h). The
+// shared object is cached in memory and on disk (CachingCompiler, key: source, headers,
+// options, compiler path/version/flags, host ABI), then loaded from an in-memory file with
+// dlopen; every Load gets its own copy (its own statics).
+//
+// Execution: see jit/host/runtime.h. Launches are synchronous, Synchronize() a no-op.
+// Device memory is host memory (Allocate returns 256-byte aligned host pointers); copies
+// are checked against the bounds of the allocation they touch.
+//
+// Thread-safe.
+#ifndef WARPTRACE_JIT_HOST_HOST_DEVICE_H_
+#define WARPTRACE_JIT_HOST_HOST_DEVICE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "jit/compile_cache.h"
+#include "jit/device.h"
+#include "jit/host/runtime.h"
+
+namespace warptrace {
+
+struct HostDeviceOptions {
+  // The C++ compiler: a path, or a name looked up on PATH. Empty: env WARPTRACE_HOST_CXX,
+  // else g++, clang++, c++.
+  std::string compiler;
+  // Appended to the compiler's command line (e.g. {"-O2"}, {"-fsanitize=thread"}).
+  std::vector<std::string> extra_flags;
+  // Virtual SMs (worker threads) blocks run on: recorded as sm_id, reported as num_sms.
+  // 0: the machine's core count; at least 2 either way (the examples' --host_sms).
+  uint32_t num_virtual_sms = 0;
+  // Blocks resident on each virtual SM at once.
+  uint32_t blocks_per_sm = 2;
+  // Shared-object cache directory; empty: DiskCache::DefaultDirectory().
+  std::string cache_directory;
+  bool use_disk_cache = true;
+  // A launch running longer than this fails (a livelock guard; deadlocks fail at once).
+  absl::Duration launch_timeout = absl::Seconds(60);
+  // Stack of each CUDA thread's fiber (only touched pages cost memory).
+  size_t fiber_stack_bytes = 256 * 1024;
+  // Launch limits, as on an H100: 1024 threads per block, 227 KiB of dynamic shared memory.
+  uint32_t max_threads_per_block = 1024;
+  uint32_t max_dynamic_shared_bytes = 227 * 1024;
+};
+
+struct HostDeviceStats {
+  uint64_t compilations = 0;  // runs of the C++ compiler
+  uint64_t cache_hits = 0;    // shared objects served by the cache (memory or disk)
+};
+
+class HostDevice final : public Device {
+ public:
+  // Finds the compiler and asks its version, starts the runtime's workers. Errors: NotFound
+  // when no compiler is found (the message says what was looked for and how to set one);
+  // Unavailable when it cannot be run; FailedPrecondition when no cache directory can be
+  // derived (see DiskCache).
+  static absl::StatusOr<std::unique_ptr<HostDevice>> Create(HostDeviceOptions options = {});
+  ~HostDevice() override;
+
+  std::string Name() const override;  // "host backend (<compiler version>, N virtual SMs)"
+  DeviceKind Kind() const override { return DeviceKind::kHost; }
+  ClockInfo Clock() const override;   // 1.5 GHz nominal (host_abi.h), num_virtual_sms SMs
+
+  absl::StatusOr<void*> Allocate(uint64_t bytes) override;
+  absl::Status Free(void* device_ptr) override;
+  absl::Status CopyToDevice(void* device_dst, const void* host_src, uint64_t bytes) override;
+  absl::Status CopyToHost(void* host_dst, const void* device_src, uint64_t bytes) override;
+  absl::Status Memset(void* device_ptr, uint8_t value, uint64_t bytes) override;
+
+  // Errors: InvalidArgument when the source does not compile (the compiler's output with the
+  // offending lines quoted; inline PTX and tensor-core code are rejected naming the
+  // construct) or the shared object lacks the host entry / ABI symbols; Unavailable when the
+  // compiler cannot be run or the temporary directory written.
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const KernelSource& source) override;
+
+  // Synchronous. Errors: those of host::Runtime::Launch (deadlock, timeout, failed assert,
+  // misuse of a primitive, exception); ResourceExhausted when the block size or dynamic
+  // shared memory exceeds the limits; InvalidArgument for an empty grid/block or a kernel
+  // loaded by another device.
+  absl::Status Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
+                      uint32_t dynamic_shared_bytes, void** args) override;
+  absl::Status Synchronize() override { return absl::OkStatus(); }
+
+  const std::string& compiler_path() const { return compiler_path_; }
+  const std::string& compiler_version() const { return compiler_version_; }
+  uint32_t num_virtual_sms() const { return runtime_->num_sms(); }
+  HostDeviceStats stats() const;
+
+ private:
+  HostDevice(HostDeviceOptions options, std::string compiler_path,
+             std::string compiler_version, std::unique_ptr<CachingCompiler> compiler,
+             std::unique_ptr<host::Runtime> runtime);
+  // The allocation containing [ptr, ptr + bytes), or an InvalidArgument naming `what`.
+  absl::Status CheckRange(const void* ptr, uint64_t bytes, const char* what) const;
+
+  HostDeviceOptions options_;
+  std::string compiler_path_;
+  std::string compiler_version_;
+  std::unique_ptr<CachingCompiler> compiler_;
+  std::unique_ptr<host::Runtime> runtime_;
+
+  mutable absl::Mutex memory_mu_;
+  std::map<uintptr_t, uint64_t> allocations_ ABSL_GUARDED_BY(memory_mu_);  // start -> bytes
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_HOST_HOST_DEVICE_H_

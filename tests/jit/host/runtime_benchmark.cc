@@ -1,0 +1,139 @@
+// The host runtime's costs, each a kernel compiled by the host backend and launched through
+// HostDevice:
+//   BM_BlockBarrier/T     one __syncthreads of a T-thread block (the kernel loops over 1000
+//                         barriers; time per barrier)
+//   BM_LaunchPerBlock/B   an empty kernel on B blocks of 32 threads (time per block)
+//   BM_LaunchPerThread/T  an empty kernel on one block of T threads (time per thread)
+//   BM_WarpShuffle        one __shfl_xor_sync of a full warp (time per shuffle)
+//   BM_FiberSwitch, BM_UcontextSwitch   one context switch, ours and ucontext's (items/s:
+//                         switches per second)
+//
+//   bazel run -c opt //tests/jit/host:runtime_benchmark
+#include <ucontext.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "jit/host/fiber.h"
+#include "jit/host/host_device.h"
+#include "tests/jit/test_kernels.h"
+
+namespace warptrace {
+namespace {
+
+constexpr int kBarriersPerLaunch = 1000;
+
+HostDevice& Device() {
+  static HostDevice* device = [] {
+    HostDeviceOptions options;
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    options.cache_directory = std::string(tmp != nullptr ? tmp : "/tmp") + "/runtime_benchmark";
+    absl::StatusOr<std::unique_ptr<HostDevice>> d = HostDevice::Create(options);
+    if (!d.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(d.status().message()).c_str());
+      std::abort();
+    }
+    return d->release();
+  }();
+  return *device;
+}
+
+std::unique_ptr<LoadedKernel> Load(const std::string& name, const std::string& body) {
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> k =
+      Device().Load(testing::SimpleKernel(name, body));
+  if (!k.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
+    std::abort();
+  }
+  return *std::move(k);
+}
+
+void Run(benchmark::State& state, LoadedKernel& kernel, Dim3 grid, Dim3 block) {
+  absl::StatusOr<void*> out = Device().Allocate(4096 * 4);
+  if (!out.ok()) {
+    state.SkipWithError("allocation failed");
+    return;
+  }
+  void* out_ptr = *out;
+  void* args[] = {&out_ptr};
+  for (auto _ : state) {
+    absl::Status s = Device().Launch(kernel, grid, block, 0, args);
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      break;
+    }
+  }
+  Device().Free(out_ptr).IgnoreError();
+}
+
+void BM_BlockBarrier(benchmark::State& state) {
+  static std::unique_ptr<LoadedKernel> kernel =
+      Load("barriers", "for (int i = 0; i < 1000; ++i) __syncthreads();");
+  const uint32_t threads = static_cast<uint32_t>(state.range(0));
+  Run(state, *kernel, {1, 1, 1}, {threads, 1, 1});
+  state.SetItemsProcessed(state.iterations() * kBarriersPerLaunch);  // barriers per second
+}
+BENCHMARK(BM_BlockBarrier)->Arg(32)->Arg(128)->Arg(384)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_LaunchPerBlock(benchmark::State& state) {
+  static std::unique_ptr<LoadedKernel> kernel = Load("empty_blocks", "(void)out;");
+  const uint32_t blocks = static_cast<uint32_t>(state.range(0));
+  Run(state, *kernel, {blocks, 1, 1}, {32, 1, 1});
+  state.SetItemsProcessed(state.iterations() * blocks);
+}
+BENCHMARK(BM_LaunchPerBlock)->Arg(1)->Arg(64)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_LaunchPerThread(benchmark::State& state) {
+  static std::unique_ptr<LoadedKernel> kernel = Load("empty_threads", "(void)out;");
+  const uint32_t threads = static_cast<uint32_t>(state.range(0));
+  Run(state, *kernel, {1, 1, 1}, {threads, 1, 1});
+  state.SetItemsProcessed(state.iterations() * threads);
+}
+BENCHMARK(BM_LaunchPerThread)->Arg(32)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_WarpShuffle(benchmark::State& state) {
+  static std::unique_ptr<LoadedKernel> kernel = Load(
+      "shuffles",
+      "int v = threadIdx.x;\nfor (int i = 0; i < 1000; ++i) v = __shfl_xor_sync(0xffffffffu, v, 1);\n"
+      "out[threadIdx.x] = v;");
+  Run(state, *kernel, {1, 1, 1}, {32, 1, 1});
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+// One fiber switch (half of a ping-pong), for the record against ucontext's swapcontext.
+host::FiberContext ping_main, ping_fiber;
+void PingPong(void*) {
+  for (;;) host::SwitchFiber(ping_fiber, ping_main);
+}
+void BM_FiberSwitch(benchmark::State& state) {
+  static host::FiberStack stack = *host::FiberStack::Allocate(64 * 1024);
+  ping_fiber.Start(stack, &PingPong, nullptr);
+  for (auto _ : state) host::SwitchFiber(ping_main, ping_fiber);
+  state.SetItemsProcessed(state.iterations() * 2);
+}
+BENCHMARK(BM_FiberSwitch);
+
+ucontext_t u_main, u_fiber;
+void UcontextPingPong() {
+  for (;;) swapcontext(&u_fiber, &u_main);
+}
+void BM_UcontextSwitch(benchmark::State& state) {
+  static std::vector<char> stack(64 * 1024);
+  getcontext(&u_fiber);
+  u_fiber.uc_stack.ss_sp = stack.data();
+  u_fiber.uc_stack.ss_size = stack.size();
+  u_fiber.uc_link = nullptr;
+  makecontext(&u_fiber, &UcontextPingPong, 0);
+  for (auto _ : state) swapcontext(&u_main, &u_fiber);
+  state.SetItemsProcessed(state.iterations() * 2);
+}
+BENCHMARK(BM_UcontextSwitch);
+
+}  // namespace
+}  // namespace warptrace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,214 @@
+// The host runtime (jit/host/runtime.h) through HostDevice: every test is a kernel really
+// compiled and run on the host.
+#include "jit/host/runtime.h"
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/host/host_device.h"
+#include "tests/jit/test_kernels.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Each;
+using ::testing::HasSubstr;
+using ::testing::Lt;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::SimpleKernel;
+using ::warptrace::testing::StatusIs;
+
+std::unique_ptr<HostDevice> MakeDevice(HostDeviceOptions options = {}) {
+  options.cache_directory = std::string(std::getenv("TEST_TMPDIR")) + "/runtime_test";
+  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(options);
+  EXPECT_THAT(device, IsOk());
+  return device.ok() ? *std::move(device) : nullptr;
+}
+
+// Runs `body` (a SimpleKernel: `int* out`) on grid x block; `out` has `out_ints` ints,
+// zeroed first.
+absl::Status RunKernel(HostDevice& device, const std::string& name, const std::string& body,
+                       Dim3 grid, Dim3 block, std::vector<int>* out, size_t out_ints,
+                       const std::string& prelude = "") {
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel =
+      device.Load(SimpleKernel(name, body, prelude));
+  if (!kernel.ok()) return kernel.status();
+  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(device, out_ints * 4);
+  if (!buffer.ok()) return buffer.status();
+  if (absl::Status s = buffer->Zero(); !s.ok()) return s;
+  void* ptr = buffer->get();
+  void* args[] = {&ptr};
+  absl::Status launched = device.Launch(**kernel, grid, block, 0, args);
+  out->resize(out_ints);
+  if (absl::Status s = buffer->CopyTo(out->data(), out_ints * 4); !s.ok()) return s;
+  return launched;
+}
+
+TEST(RuntimeTest, ResidentBlocksKeepTheirOwnStaticSharedMemory) {
+  HostDeviceOptions options;
+  options.num_virtual_sms = 2;
+  options.blocks_per_sm = 4;
+  auto device = MakeDevice(options);
+  ASSERT_NE(device, nullptr);
+  // Each block writes its id into the same __shared__ array, lets every other resident
+  // block run (the barriers interleave them on a worker), then reads it back.
+  std::vector<int> out;
+  ASSERT_THAT(RunKernel(*device, "shared_per_block", R"(
+  __shared__ int tile[64];
+  tile[threadIdx.x] = blockIdx.x * 1000 + threadIdx.x;
+  __syncthreads();
+  __syncthreads();
+  out[blockIdx.x * 64 + threadIdx.x] = tile[(threadIdx.x + 1) % 64];
+  out[8 * 64 + blockIdx.x] = warptrace_host_smid();
+)",
+                        {8, 1, 1}, {64, 1, 1}, &out, 8 * 64 + 8,
+                        "extern \"C\" unsigned int warptrace_host_smid(void);"),
+              IsOk());
+  for (int b = 0; b < 8; ++b) {
+    for (int t = 0; t < 64; ++t) {
+      EXPECT_EQ(out[b * 64 + t], b * 1000 + (t + 1) % 64) << "block " << b << " thread " << t;
+    }
+  }
+  EXPECT_THAT(std::vector<int>(out.begin() + 8 * 64, out.end()), Each(Lt(2)));
+}
+
+TEST(RuntimeTest, StaticSharedMemoryOverFortyEightKibFailsTheLaunch) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  EXPECT_THAT(RunKernel(*device, "too_much_shared", R"(
+  __shared__ float a[8192];
+  __shared__ float b[8192];
+  a[threadIdx.x] = 1.0f;
+  b[threadIdx.x] = 2.0f;
+  out[threadIdx.x] = static_cast<int>(a[threadIdx.x] + b[threadIdx.x]);
+)",
+                        {1, 1, 1}, {32, 1, 1}, &out, 32),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("__shared__ b (32768 bytes)"),
+                             HasSubstr("65536 bytes, over the limit of 49152 bytes"))));
+}
+
+// Defect: clock() in a kernel called the C library's clock() (process CPU time in µs).
+TEST(RuntimeTest, ClockIsTheLowWordOfTheSmCycleCounterLikeClock64) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  ASSERT_THAT(RunKernel(*device, "clocks", R"(
+  const long long before = clock64();
+  const unsigned int c = static_cast<unsigned int>(clock());
+  const long long after = clock64();
+  out[2 * threadIdx.x] = static_cast<int>(c - static_cast<unsigned int>(before));
+  out[2 * threadIdx.x + 1] = static_cast<int>(static_cast<unsigned int>(after) - c);
+)",
+                        {1, 1, 1}, {32, 1, 1}, &out, 64),
+              IsOk());
+  // Both gaps are a few cycles of the same counter (under 1 ms at 1.5 GHz), never negative.
+  for (int v : out) {
+    EXPECT_GE(v, 0);
+    EXPECT_LT(v, 1'500'000);
+  }
+}
+
+TEST(RuntimeTest, ABlockSpinningOnThePreviousBlocksFlagCompletes) {
+  HostDeviceOptions options;
+  options.num_virtual_sms = 2;
+  options.blocks_per_sm = 1;
+  auto device = MakeDevice(options);
+  ASSERT_NE(device, nullptr);
+  // A chained semaphore: block k waits until block k-1 published, then publishes k+1.
+  // out[0] is the semaphore, out[1 + k] the order blocks passed it in.
+  std::vector<int> out;
+  ASSERT_THAT(RunKernel(*device, "semaphore", R"(
+  if (threadIdx.x == 0) {
+    while (atomicCAS(&out[0], static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.x)) !=
+           static_cast<int>(blockIdx.x)) {
+    }
+    out[1 + blockIdx.x] = atomicAdd(&out[40], 1);
+    __threadfence();
+    atomicExch(&out[0], static_cast<int>(blockIdx.x) + 1);
+  }
+  __syncthreads();
+)",
+                        {32, 1, 1}, {64, 1, 1}, &out, 41),
+              IsOk());
+  EXPECT_EQ(out[0], 32);
+  for (int k = 0; k < 32; ++k) EXPECT_EQ(out[1 + k], k);
+}
+
+TEST(RuntimeTest, BlocksSpinningForeverAreReportedAsADeadlockNamingEachBlock) {
+  HostDeviceOptions options;
+  options.num_virtual_sms = 2;
+  options.blocks_per_sm = 1;
+  auto device = MakeDevice(options);
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  EXPECT_THAT(RunKernel(*device, "spin_forever", R"(
+  if (threadIdx.x == 0) {
+    while (warptrace_poll(&out[blockIdx.x]) == 0) {
+    }
+  }
+  __syncthreads();
+)",
+                        {2, 1, 1}, {32, 1, 1}, &out, 2),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       AllOf(HasSubstr("deadlock: every resident block's threads wait"),
+                             HasSubstr("block (0,0,0) (linear 0) on virtual SM"),
+                             HasSubstr("block (1,0,0) (linear 1) on virtual SM"),
+                             HasSubstr("thread 0: spin in warptrace_poll"),
+                             HasSubstr("threads 1-31: wait at __syncthreads (barrier 0: 31 of "
+                                       "32 threads arrived)"))));
+}
+
+TEST(RuntimeTest, AFailedAssertFailsTheLaunchNamingBlockAndThread) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  EXPECT_THAT(RunKernel(*device, "asserts", R"(
+  assert(blockIdx.x != 2 || threadIdx.x != 7);
+  __syncthreads();
+  out[threadIdx.x] = 1;
+)",
+                        {4, 1, 1}, {32, 1, 1}, &out, 32, "#include <cassert>"),
+              StatusIs(absl::StatusCode::kAborted,
+                       AllOf(HasSubstr("block (2,0,0) thread (7,0,0)"),
+                             HasSubstr("assertion `blockIdx.x != 2 || threadIdx.x != 7` failed "
+                                       "at asserts.cc:"))));
+}
+
+TEST(RuntimeTest, InlinePtxIsACompileErrorSayingItNeedsAGpu) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  EXPECT_THAT(device->Load(SimpleKernel("ptx", R"(
+  unsigned int lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  out[threadIdx.x] = lane;
+)")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("ptx.cc:5:"),
+                             HasSubstr("inline PTX (asm(mov.u32 %0, %%laneid;"),
+                             HasSubstr("cannot run on the host backend: this kernel needs a "
+                                       "GPU"))));
+}
+
+TEST(RuntimeTest, TensorCoreCodeIsACompileErrorSayingItNeedsAGpu) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  EXPECT_THAT(device->Load(SimpleKernel("wmma", R"(
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major> a;
+  (void)a;
+  out[0] = 1;
+)")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("nvcuda::wmma (tensor-core instructions) cannot run on the "
+                                 "host backend: this kernel needs a GPU")));
+}
+
+}  // namespace
+}  // namespace warptrace
