@@ -1,6 +1,6 @@
 // Device: where generated kernels run. Two implementations share this interface:
 // CudaDevice (jit/cuda/cuda_device.h, a GPU through the driver API) and HostDevice
-// (jit/host_device.h, the same source compiled for the CPU). Tests and tools are written
+// (jit/host/host_device.h, the same source compiled for the CPU). Tests and tools are written
 // once against Device.
 //
 //   std::unique_ptr<Device> device = ...;

@@ -11,7 +11,8 @@
 //     text compiles as host C++ for the CPU backend:
 //       WARPTRACE_DYNAMIC_SHARED(type, name)   declares the dynamic shared memory array
 //     Everything else emitted is plain CUDA C++ that the host backend's CUDA-on-CPU header
-//     supports: __global__, __device__, __forceinline__, __shared__ (static arrays),
+//     supports (jit/host/cuda_on_cpu.h): __global__, __device__, __forceinline__, __shared__
+//     (per-block storage on the host),
 //     threadIdx/blockIdx/blockDim/gridDim, __syncthreads, atomicAdd/atomicMax/atomicMin,
 //     __shfl_down_sync/__shfl_xor_sync, __syncwarp, min/max, fmaf.
 //   * At the end, under `#ifdef WARPTRACE_HOST_BACKEND`, the emitter writes

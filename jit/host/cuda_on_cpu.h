@@ -223,9 +223,11 @@ inline unsigned long long NowNs() {
 }
 // The running thread's virtual time (host_abi.h).
 inline unsigned long long VirtualNs() {
-  const WarptraceHostThread& t = Current();
-  const long long v = static_cast<long long>(NowNs()) + t.clock_offset_ns;
-  return static_cast<unsigned long long>(v <= t.clock_limit_ns ? v : t.rt->clock(t.fiber));
+  WarptraceHostThread& t = const_cast<WarptraceHostThread&>(Current());
+  long long v = static_cast<long long>(NowNs()) + t.clock_offset_ns;
+  if (v > t.clock_limit_ns) v = static_cast<long long>(t.rt->clock(t.fiber));
+  t.clock_last_ns = v;
+  return static_cast<unsigned long long>(v);
 }
 inline unsigned long long Cycles() {
   const unsigned long long ns = VirtualNs();

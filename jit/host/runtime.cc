@@ -54,8 +54,9 @@ struct CpuCheckpoint {
 thread_local CpuCheckpoint cpu_checkpoint;
 
 // f's virtual time at `now`, with the time the worker was preempted since the last
-// checkpoint (at most since the fiber resumed) taken out; never earlier than a value the
-// fiber may already have read (its limit).
+// checkpoint (at most since the fiber resumed) taken out; never earlier than the last value
+// the fiber read (so two reads around a preemption, e.g. the recorder's globaltimer and
+// clock stamps, stay together).
 int64_t CorrectedClock(Fiber* f, int64_t now) {
   const int64_t cpu = ThreadCpuNs();
   const int64_t preempted = (now - cpu_checkpoint.wall) - (cpu - cpu_checkpoint.cpu);
@@ -63,7 +64,7 @@ int64_t CorrectedClock(Fiber* f, int64_t now) {
   const int64_t raw = now + f->abi.clock_offset_ns;
   const int64_t slice = now - f->resumed_wall;
   int64_t v = raw - std::clamp<int64_t>(preempted, 0, slice);
-  v = std::max<int64_t>(v, f->abi.clock_limit_ns);
+  v = std::max<int64_t>(v, f->abi.clock_last_ns);
   f->abi.clock_offset_ns = v - now;
   f->abi.clock_limit_ns = v + kClockSlice;
   return v;
@@ -83,6 +84,7 @@ void StartClock(Fiber* f, int64_t now) {
   f->resumed_wall = now;
   f->abi.clock_offset_ns = f->vtime - now;
   f->abi.clock_limit_ns = f->vtime + kClockSlice;
+  f->abi.clock_last_ns = f->vtime;
 }
 
 std::string ThreadName(const Fiber& f) {
