@@ -138,17 +138,15 @@ Wait Block::WarpCollective(Fiber* fiber, int op, uint32_t mask, uint64_t value, 
     return Wait::kDone;
   }
   mask &= ~warp.absent;  // a partial warp's missing lanes are inactive, as on a GPU
+  // The collective of this mask and kind waiting for this lane. Others may overlap its
+  // mask (lanes that went ahead to a later collective, or are still in an earlier one):
+  // they complete in their own time, and lanes that never meet show up as a deadlock.
   Collective* c = nullptr;
   for (Collective& pending : warp.pending) {
-    if ((pending.mask & mask) == 0) continue;
-    if (pending.mask != mask || pending.op != op) {
-      *error = absl::StrFormat(
-          "lanes of warp %u disagree: lane %u is at %s with mask 0x%08x while lanes 0x%08x "
-          "wait at %s with mask 0x%08x",
-          fiber->abi.warp, lane, what, mask, pending.arrived, pending.what, pending.mask);
-      return Wait::kDone;
+    if (pending.mask == mask && pending.op == op && (pending.arrived & (1u << lane)) == 0) {
+      c = &pending;
+      break;
     }
-    c = &pending;
   }
   if (c == nullptr) {
     c = &warp.pending.emplace_back();
