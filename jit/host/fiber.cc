@@ -21,6 +21,7 @@
 #define WARPTRACE_FIBER_ASAN 1
 #endif
 #if defined(WARPTRACE_FIBER_ASAN)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -76,6 +77,17 @@ extern "C" void warptrace_host_fiber_trampoline();
 namespace warptrace::host {
 namespace {
 
+// A fiber's last frames are abandoned, never returned from, so ASan's poisoned redzones of
+// them stay behind; clear them before the stack (or its address range) is used again.
+void Unpoison(char* bottom, size_t size) {
+#if defined(WARPTRACE_FIBER_ASAN)
+  __asan_unpoison_memory_region(bottom, size);
+#else
+  (void)bottom;
+  (void)size;
+#endif
+}
+
 size_t PageSize() {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return page;
@@ -129,6 +141,7 @@ absl::StatusOr<FiberStack> FiberStack::Allocate(size_t bytes) {
   static std::atomic<uint64_t> next_color{0};
   const uint64_t n = next_color.fetch_add(1, std::memory_order_relaxed);
   stack.color_ = std::min<size_t>((n % 64) * 64 + (n / 64 % 16) * 4096, usable / 2);
+  Unpoison(stack.usable_, usable);
   // Fault in the pages a fiber touches first now, not inside the kernel (where the fault
   // would be charged to the thread's virtual clock).
   char* top = stack.usable_ + usable - stack.color_;
@@ -147,7 +160,10 @@ FiberStack::FiberStack(FiberStack&& other) noexcept
 
 FiberStack& FiberStack::operator=(FiberStack&& other) noexcept {
   if (this != &other) {
-    if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
+    if (mapping_ != nullptr) {
+      Unpoison(usable_, usable_size_);
+      munmap(mapping_, mapping_size_);
+    }
     mapping_ = std::exchange(other.mapping_, nullptr);
     mapping_size_ = std::exchange(other.mapping_size_, 0);
     usable_ = std::exchange(other.usable_, nullptr);
@@ -158,7 +174,9 @@ FiberStack& FiberStack::operator=(FiberStack&& other) noexcept {
 }
 
 FiberStack::~FiberStack() {
-  if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
+  if (mapping_ == nullptr) return;
+  Unpoison(usable_, usable_size_);
+  munmap(mapping_, mapping_size_);
 }
 
 #if defined(__x86_64__)
@@ -177,6 +195,8 @@ void StartThunk(void* frame_ptr) {
 void FiberContext::Start(const FiberStack& stack, FiberEntry entry, void* arg) {
   stack_bottom_ = stack.bottom();
   stack_size_ = stack.size();
+  fiber_stack_ = true;
+  Unpoison(stack.bottom(), stack.size());
   // The StartFrame lives at the top of the fiber's own stack, below the stack's color.
   uintptr_t top = reinterpret_cast<uintptr_t>(stack.bottom() + stack.size()) - stack.color();
   top = (top - sizeof(StartFrame)) & ~uintptr_t{15};
@@ -196,7 +216,15 @@ void FiberContext::Start(const FiberStack& stack, FiberEntry entry, void* arg) {
 
 void SwitchFiber(FiberContext& from, FiberContext& to) {
 #if defined(WARPTRACE_FIBER_ASAN)
-  if (to.stack_bottom_ == nullptr) ThreadStackBounds(&to.stack_bottom_, &to.stack_size_);
+  if (to.stack_bottom_ == nullptr) {
+    ThreadStackBounds(&to.stack_bottom_, &to.stack_size_);
+  } else if (to.fiber_stack_) {
+    // The dead part of the stack below the resumed frames may hold redzones of frames left
+    // by an exception or never returned from: clear them before new frames land there.
+    Unpoison(static_cast<char*>(const_cast<void*>(to.stack_bottom_)),
+             static_cast<size_t>(static_cast<char*>(to.sp_) -
+                                 static_cast<const char*>(to.stack_bottom_)));
+  }
   void* fake_stack = nullptr;
   __sanitizer_start_switch_fiber(&fake_stack, to.stack_bottom_, to.stack_size_);
   warptrace_host_fiber_switch(&from.sp_, to.sp_);
@@ -222,6 +250,7 @@ void FiberContext::Trampoline(unsigned int high, unsigned int low) {
 void FiberContext::Start(const FiberStack& stack, FiberEntry entry, void* arg) {
   stack_bottom_ = stack.bottom();
   stack_size_ = stack.size();
+  Unpoison(stack.bottom(), stack.size());
   entry_ = entry;
   arg_ = arg;
   getcontext(&context_);

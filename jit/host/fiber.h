@@ -80,6 +80,7 @@ class FiberContext {
   // The stack this context runs on (null for a thread's own stack), for ASan.
   const void* stack_bottom_ = nullptr;
   size_t stack_size_ = 0;
+  bool fiber_stack_ = false;  // runs on a FiberStack (not a thread's own stack)
 };
 
 // Saves the running context into `from` and resumes `to`. Returns when something switches

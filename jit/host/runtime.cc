@@ -46,6 +46,7 @@ int64_t ThreadCpuNs() {
 // machine a preempted thread would otherwise be milliseconds late at the next barrier, and
 // its barrier would release everyone that late).
 constexpr int64_t kClockSlice = 20000;  // ns
+constexpr int64_t kMinPreemption = 50000;  // ns
 
 struct CpuCheckpoint {
   int64_t wall = 0;
@@ -59,7 +60,10 @@ thread_local CpuCheckpoint cpu_checkpoint;
 // clock stamps, stay together).
 int64_t CorrectedClock(Fiber* f, int64_t now) {
   const int64_t cpu = ThreadCpuNs();
-  const int64_t preempted = (now - cpu_checkpoint.wall) - (cpu - cpu_checkpoint.cpu);
+  int64_t preempted = (now - cpu_checkpoint.wall) - (cpu - cpu_checkpoint.cpu);
+  // Below a scheduler time slice the difference is measurement noise (the two clocks are
+  // read a little apart): correcting for it would only pull paired reads apart.
+  if (preempted < kMinPreemption) preempted = 0;
   cpu_checkpoint = {now, cpu};
   const int64_t raw = now + f->abi.clock_offset_ns;
   const int64_t slice = now - f->resumed_wall;
@@ -208,13 +212,14 @@ class Worker final : public Scheduler {
   }
   // Fails the launch and ends the fiber where it stands (its stack is abandoned, nothing
   // is unwound): for callers that must not throw.
-  [[noreturn]] void EndWithoutUnwinding(Fiber* f, absl::StatusCode code,
-                                        const std::string& message) {
-    launch_->Fail(absl::Status(code, absl::StrCat(ThreadName(*f), ": ", message)));
-    f->aborted = true;
-    StopClock(f, NowNs());
-    std::string ignored;
-    f->block->Exit(f, &ignored);
+  [[noreturn]] void EndWithoutUnwinding(Fiber* f, absl::StatusCode code, const char* message) {
+    {  // nothing that owns memory may stay on the abandoned frames
+      launch_->Fail(absl::Status(code, absl::StrCat(ThreadName(*f), ": ", message)));
+      f->aborted = true;
+      StopClock(f, NowNs());
+      std::string ignored;
+      f->block->Exit(f, &ignored);
+    }
     SwitchFiber(f->context, scheduler_context_);
     __builtin_trap();
   }
