@@ -11,12 +11,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/status_macros.h"
 #include "examples/example_main.h"
 #include "jit/kernel_builder.h"
 #include "jit/run.h"
-#include "profiler/chrome_trace.h"
-#include "profiler/status_macros.h"
 #include "llvm/Support/FileSystem.h"
+#include "profiler/chrome_trace.h"
 
 namespace warptrace::examples {
 

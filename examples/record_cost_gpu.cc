@@ -27,11 +27,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "examples/record_cost_loop.h"
 #include "jit/device_select.h"
 #include "jit/run.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/status_macros.h"
 
 ABSL_FLAG(std::string, device, "cuda", "cuda, host or auto");
 ABSL_FLAG(int, iterations, 1000, "loop iterations per launch (1..3000: shared staging must fit)");

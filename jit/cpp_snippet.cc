@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "profiler/status_macros.h"
+#include "base/status_macros.h"
 
 namespace warptrace {
 namespace {

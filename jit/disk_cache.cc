@@ -6,7 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "llvm/Support/Error.h"
+#include "base/file.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -80,9 +80,10 @@ std::string DiskCache::PathFor(absl::string_view digest) const {
 
 std::optional<std::string> DiskCache::Get(absl::string_view digest) {
   const std::string path = PathFor(digest);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file = llvm::MemoryBuffer::getFile(
-      path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!file) {
+  // Not an input: a corrupted entry is removed and rewritten by this very process.
+  absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      MapFile(path, {.role = "cache entry", .register_as_input = false});
+  if (!file.ok()) {
     ++misses_;
     return std::nullopt;
   }
@@ -126,15 +127,17 @@ absl::Status DiskCache::Put(absl::string_view digest, absl::string_view payload)
   AppendLittleEndian(header, digest.size(), 4);
   header.append(digest.data(), digest.size());
   const std::string path = PathFor(digest);
-  // writeToOutput writes a temporary file beside `path` and renames it into place.
-  llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream& out) {
-    out << llvm::StringRef(header) << llvm::StringRef(payload.data(), payload.size());
-    return llvm::Error::success();
-  });
-  if (error) {
+  const absl::Status written = WriteFileAtomically(
+      path,
+      [&](llvm::raw_ostream& out) {
+        out << llvm::StringRef(header) << llvm::StringRef(payload.data(), payload.size());
+        return absl::OkStatus();
+      },
+      {.role = "cache entry"});
+  if (!written.ok()) {
     ++write_failures_;
-    return absl::UnavailableError(absl::StrCat("cannot write the cache entry ", path, ": ",
-                                               llvm::toString(std::move(error))));
+    // A cache is optional: whatever the file system said, the cache is unavailable.
+    return absl::UnavailableError(written.message());
   }
   return absl::OkStatus();
 }

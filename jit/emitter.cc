@@ -10,9 +10,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "profiler/device/embedded_headers.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "jit/kernel_validation.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

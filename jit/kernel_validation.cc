@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "jit/cpp_snippet.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

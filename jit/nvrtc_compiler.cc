@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "jit/diagnostics.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "jit/trip_expr.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

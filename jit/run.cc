@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "jit/emitter.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

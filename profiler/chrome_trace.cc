@@ -16,12 +16,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
+#include "base/file.h"
+#include "base/status_macros.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "profiler/layout.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {
@@ -533,20 +533,6 @@ class Writer {
   std::vector<int64_t> open_;  // end times of open B events (B/E mode)
 };
 
-absl::Status IoError(std::error_code ec, absl::string_view path) {
-  const std::string message =
-      absl::StrCat("writing Chrome trace to '", path, "': ", ec.message());
-  if (ec == std::errc::no_such_file_or_directory) return absl::NotFoundError(message);
-  if (ec == std::errc::permission_denied || ec == std::errc::read_only_file_system) {
-    return absl::PermissionDeniedError(message);
-  }
-  if (ec == std::errc::no_space_on_device || ec == std::errc::file_too_large) {
-    return absl::ResourceExhaustedError(message);
-  }
-  return absl::UnavailableError(message);
-}
-
-
 // Units per block for tids: the layout's, or more when a hand-built Timeline says so.
 uint64_t UnitsPerBlockOf(const Timeline& timeline) {
   uint64_t n = UnitsPerBlock(timeline.layout);
@@ -584,45 +570,13 @@ absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOpt
 
 absl::Status WriteChromeTraceFile(
     absl::string_view path, const std::function<absl::Status(llvm::raw_ostream&)>& write) {
-  absl::Status status;
-  llvm::Error error = llvm::writeToOutput(
-      llvm::StringRef(path.data(), path.size()), [&](llvm::raw_ostream& os) -> llvm::Error {
-        // LLVM 14 has the kind but no raw_fd_ostream::classof for dyn_cast.
-        auto* fd = os.get_kind() == llvm::raw_ostream::OStreamKind::OK_FDStream
-                       ? static_cast<llvm::raw_fd_ostream*>(&os)
-                       : nullptr;
+  return WriteFileAtomically(
+      path,
+      [&](llvm::raw_ostream& os) {
         os.SetBufferSize(kFileBufferBytes);
-        status = write(os);
-        os.flush();
-        if (!status.ok()) {
-          if (fd != nullptr) fd->clear_error();
-          return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                         std::string(status.message()));
-        }
-        if (fd != nullptr && fd->has_error()) {
-          const std::error_code ec = fd->error();
-          fd->clear_error();  // or its destructor aborts the process
-          status = IoError(ec, path);
-          return llvm::errorCodeToError(ec);
-        }
-        return llvm::Error::success();
-      });
-  if (error) {
-    if (!status.ok()) {  // the writer's own error (inconvertible to an error_code)
-      llvm::consumeError(std::move(error));
-      return status;
-    }
-    return IoError(llvm::errorToErrorCode(std::move(error)), path);
-  }
-  // writeToOutput creates its temporary file with the executable bits (it was made for
-  // objcopy); a trace is data: rw-rw-rw- less the umask.
-  namespace fs = llvm::sys::fs;
-  const llvm::StringRef file(path.data(), path.size());
-  if (path != "-" && fs::is_regular_file(llvm::Twine(file))) {
-    const auto mode = static_cast<fs::perms>((fs::all_read | fs::all_write) & ~fs::getUmask());
-    if (std::error_code ec = fs::setPermissions(file, mode)) return IoError(ec, path);
-  }
-  return status;
+        return write(os);
+      },
+      {.role = "Chrome trace"});
 }
 
 // ---- ChromeTraceWriter ----------------------------------------------------------------

@@ -121,11 +121,13 @@ struct ChromeTraceOptions {
 absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions& options,
                               llvm::raw_ostream& os);
 
-// Writes the trace to the file `path` atomically: into a temporary file beside it that
-// replaces `path` only once everything is written and flushed ("-" writes to stdout), then
-// given rw-rw-rw- less the umask. On any error `path` is left as it was. Returns the codes of WriteChromeTrace, and:
+// Writes the trace to the file `path` atomically with WriteFileAtomically (base/file.h): a
+// temporary file beside it replaces `path` only once everything is written and flushed
+// ("-" writes to stdout); never executable; never over a file this process read. On any
+// error `path` is left as it was. Returns the codes of WriteChromeTrace, and:
+//   FailedPrecondition: `path` is an input of this process (e.g. the trace's sidecar);
 //   NotFound / PermissionDenied / ResourceExhausted (disk full) / Unavailable (other I/O
-//   errors) with the path and the system's message.
+//   errors) with the path and the system's message (base/status_adapters.h).
 absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
                                   absl::string_view path);
 

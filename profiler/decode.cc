@@ -1,7 +1,7 @@
 #include "profiler/decode.h"
 
 #include "absl/strings/str_format.h"
-#include "profiler/status_macros.h"
+#include "base/status_macros.h"
 
 namespace warptrace {
 namespace {

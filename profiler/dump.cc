@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "profiler/clock.h"
 #include "profiler/decode.h"
-#include "profiler/status_macros.h"
 #include "profiler/walk.h"
 
 namespace warptrace {

@@ -9,13 +9,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/file.h"
+#include "base/status_macros.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {
@@ -274,17 +275,9 @@ absl::StatusOr<MosaicImport> ImportMosaicGpu(absl::string_view prefix,
     sidecar.kernel_name = llvm::sys::path::filename(Ref(prefix)).str();
   }
   const std::string path = absl::StrCat(prefix, ".bin");
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!file) {
-    const std::error_code ec = file.getError();
-    const std::string message =
-        absl::StrCat("reading Mosaic GPU buffer ", path, ": ", ec.message());
-    if (ec == std::errc::no_such_file_or_directory) return absl::NotFoundError(message);
-    if (ec == std::errc::permission_denied) return absl::PermissionDeniedError(message);
-    return absl::UnavailableError(message);
-  }
-  const llvm::StringRef bytes = (*file)->getBuffer();
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> file,
+                   MapFile(path, {.role = "Mosaic GPU buffer"}));
+  const llvm::StringRef bytes = file->getBuffer();
   if (bytes.size() % 4 != 0) {
     return absl::DataLossError(absl::StrFormat(
         "Mosaic GPU buffer %s is %d bytes, not a whole number of 4-byte words", path,

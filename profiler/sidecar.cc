@@ -9,13 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/file.h"
+#include "base/status_macros.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Host.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {
@@ -28,25 +29,6 @@ absl::string_view View(llvm::StringRef s) { return absl::string_view(s.data(), s
 // json::Value asserts on invalid UTF-8; repair names first (they come from users).
 std::string Utf8(const std::string& s) {
   return json::isUTF8(s) ? s : json::fixUTF8(s);
-}
-
-absl::StatusCode CodeFromErrno(const std::error_code& ec) {
-  if (ec == std::errc::no_such_file_or_directory) return absl::StatusCode::kNotFound;
-  if (ec == std::errc::permission_denied) return absl::StatusCode::kPermissionDenied;
-  return absl::StatusCode::kUnavailable;
-}
-
-// llvm::Error -> absl::Status with context, consuming the error.
-absl::Status ToStatus(llvm::Error error, absl::string_view context) {
-  absl::StatusCode code = absl::StatusCode::kUnknown;
-  std::string text;
-  llvm::handleAllErrors(std::move(error), [&](const llvm::ErrorInfoBase& info) {
-    const std::error_code ec = info.convertToErrorCode();
-    if (ec) code = CodeFromErrno(ec);
-    if (!text.empty()) text += "; ";
-    text += info.message();
-  });
-  return absl::Status(code, absl::StrCat(context, ": ", text));
 }
 
 // Typed access to a JSON object with the field's path in every message.
@@ -148,26 +130,6 @@ absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
     return absl::InvalidArgumentError("sidecar is not a JSON object");
   }
   return std::move(*value);
-}
-
-absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> ReadFile(const std::string& path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    return absl::Status(CodeFromErrno(buffer.getError()),
-                        absl::StrCat("cannot read ", path, ": ", buffer.getError().message()));
-  }
-  return std::move(*buffer);
-}
-
-absl::Status WriteFileAtomically(const std::string& path,
-                                 const std::function<void(llvm::raw_ostream&)>& write) {
-  llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream& os) -> llvm::Error {
-    write(os);
-    return llvm::Error::success();
-  });
-  if (error) return ToStatus(std::move(error), absl::StrCat("writing ", path));
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -407,17 +369,20 @@ absl::Status SaveTrace(absl::string_view prefix, const TraceLayout& layout,
         os.write(le, 4);
       }
     }
-  }));
+    return absl::OkStatus();
+  }, {.role = "trace buffer"}));
   return WriteFileAtomically(sidecar, [&](llvm::raw_ostream& os) {
     WriteLayoutJson(layout, os);
     os << "\n";
-  });
+    return absl::OkStatus();
+  }, {.role = "trace sidecar"});
 }
 
 absl::StatusOr<LoadedTrace> LoadTrace(absl::string_view prefix, const LoadOptions& options) {
   const std::string sidecar_path = absl::StrCat(prefix, ".json");
   const std::string bin_path = absl::StrCat(prefix, ".bin");
-  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> sidecar_file, ReadFile(sidecar_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> sidecar_file,
+                   MapFile(sidecar_path, {.role = "trace sidecar"}));
   const absl::string_view sidecar = View(sidecar_file->getBuffer());
   absl::StatusOr<std::string> format = SidecarFormat(sidecar);
   if (!format.ok()) {
@@ -443,7 +408,8 @@ absl::StatusOr<LoadedTrace> LoadTrace(absl::string_view prefix, const LoadOption
     return absl::Status(layout.status().code(),
                         absl::StrCat(sidecar_path, ": ", layout.status().message()));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> bin, ReadFile(bin_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> bin,
+                   MapFile(bin_path, {.role = "trace buffer"}));
   ASSIGN_OR_RETURN(std::vector<uint32_t> words,
                    WordsFromBytes(*layout, View(bin->getBuffer()), bin_path));
   return LoadedTrace{*std::move(layout), std::move(words)};

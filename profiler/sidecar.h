@@ -87,13 +87,16 @@ absl::StatusOr<std::string> SidecarFormat(absl::string_view json);
 // Writes PREFIX.bin (words, little-endian) and PREFIX.json atomically (each to a temporary
 // file renamed into place). The words must be exactly BufferBytes(layout) long.
 // InvalidArgument: invalid layout or a word count that disagrees with it.
-// Unavailable/PermissionDenied/NotFound...: the file system's error, naming the path.
+// FailedPrecondition: a file would replace one this process read (base/file.h).
+// NotFound/PermissionDenied/ResourceExhausted...: the file system's error, naming the path
+// (codes as in base/status_adapters.h). Neither file is executable.
 absl::Status SaveTrace(absl::string_view prefix, const TraceLayout& layout,
                        absl::Span<const uint32_t> words);
 
 // Reads PREFIX.json and PREFIX.bin. A "warptrace" sidecar is parsed here; any other format
 // goes to options.importers.
-// NotFound (or the file system's code): a file cannot be read, naming it.
+// NotFound (or the file system's code): a file cannot be read, naming it. Both files are
+//   registered as inputs (base/file.h): no output of this process may replace them.
 // InvalidArgument: the sidecar is rejected (see ParseLayoutJson), or its format has no
 //   importer registered (naming the format and the registered ones).
 // DataLoss: PREFIX.bin is not BufferBytes(layout) bytes long; the message gives expected and

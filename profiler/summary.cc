@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "llvm/Support/JSON.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

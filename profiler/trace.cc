@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "profiler/status_macros.h"
+#include "base/status_macros.h"
 
 namespace warptrace {
 

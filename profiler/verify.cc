@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "llvm/Support/Error.h"
+#include "base/file.h"
 #include "llvm/Support/JSON.h"
 #include "profiler/device/trace_abi.h"
 
@@ -560,17 +560,14 @@ void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout
 
 absl::Status WriteVerifyReportFile(const VerifyReport& report, const TraceLayout& layout,
                                    absl::string_view path) {
-  const std::string file(path);
-  llvm::Error error = llvm::writeToOutput(file, [&](llvm::raw_ostream& os) -> llvm::Error {
-    WriteVerifyReportJson(report, layout, os);
-    os << "\n";
-    return llvm::Error::success();
-  });
-  if (error) {
-    return absl::UnavailableError(
-        absl::StrCat("writing verdict report ", file, ": ", llvm::toString(std::move(error))));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(
+      path,
+      [&](llvm::raw_ostream& os) {
+        WriteVerifyReportJson(report, layout, os);
+        os << "\n";
+        return absl::OkStatus();
+      },
+      {.role = "verdict report"});
 }
 
 }  // namespace warptrace

@@ -212,7 +212,9 @@ class UnitVerifier {
 //                  "unit": u, "event": i or null, "message": "..."}]}
 void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout,
                            llvm::raw_ostream& os);
-// Writes the JSON report to `path` atomically. The file system's error, naming the path.
+// Writes the JSON report to `path` atomically with WriteFileAtomically (base/file.h): never
+// executable; FailedPrecondition if `path` is a file this process read; otherwise the file
+// system's error naming the path (codes as in base/status_adapters.h).
 absl::Status WriteVerifyReportFile(const VerifyReport& report, const TraceLayout& layout,
                                    absl::string_view path);
 

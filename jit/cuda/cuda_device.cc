@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "jit/cuda/cuda_driver.h"
 #include "jit/cuda/cuda_status.h"
 #include "jit/nvrtc_compiler.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "jit/cuda/cuda_status.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

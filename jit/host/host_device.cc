@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "jit/host/host_abi.h"
 #include "jit/host/host_compiler.h"
 #include "jit/host/shared_object.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {

@@ -10,12 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/file.h"
+#include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "llvm/Support/JSON.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/perfetto/perfetto_trace.pb.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {
@@ -612,12 +613,15 @@ absl::Status PerfettoWriter::End() { return impl_->End(); }
 uint64_t PerfettoWriter::packets() const { return impl_->packets(); }
 
 absl::Status WritePerfettoTraceFile(const Timeline& timeline, absl::string_view path) {
-  return WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) -> absl::Status {
-    PerfettoWriter writer(os);
-    RETURN_IF_ERROR(writer.Begin(timeline.layout, timeline.origin_ns));
-    for (const UnitTimeline& unit : timeline.units) RETURN_IF_ERROR(writer.AddUnit(unit));
-    return writer.End();
-  });
+  return WriteFileAtomically(
+      path,
+      [&](llvm::raw_ostream& os) -> absl::Status {
+        PerfettoWriter writer(os);
+        RETURN_IF_ERROR(writer.Begin(timeline.layout, timeline.origin_ns));
+        for (const UnitTimeline& unit : timeline.units) RETURN_IF_ERROR(writer.AddUnit(unit));
+        return writer.End();
+      },
+      {.role = "Perfetto trace"});
 }
 
 }  // namespace warptrace

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace::testing {
 namespace {

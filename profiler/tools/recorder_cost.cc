@@ -9,22 +9,20 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringRef.h"
+#include "absl/time/time.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+#include "base/subprocess.h"
+#include "base/temp_dir.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Support/raw_ostream.h"
 #include "profiler/device/embedded_headers.h"
-#include "profiler/status_macros.h"
 
 namespace warptrace {
 namespace {
@@ -41,54 +39,18 @@ absl::Status NvrtcError(nvrtcResult result, absl::string_view what) {
 
 std::string Trim(absl::string_view s) { return std::string(absl::StripAsciiWhitespace(s)); }
 
-// A temporary file removed when this goes out of scope.
-struct TempFile {
-  llvm::SmallString<128> path;
-  std::optional<llvm::FileRemover> remover;
-};
-
-absl::StatusOr<std::unique_ptr<TempFile>> MakeTempFile(absl::string_view prefix,
-                                                       absl::string_view suffix) {
-  auto file = std::make_unique<TempFile>();
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          llvm::StringRef(prefix.data(), prefix.size()),
-          llvm::StringRef(suffix.data(), suffix.size()), file->path)) {
-    return absl::InternalError(
-        absl::StrCat("creating a temporary file for recorder_cost: ", ec.message()));
-  }
-  file->remover.emplace(file->path);
-  return file;
-}
-
-absl::StatusOr<std::string> ReadFile(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    return absl::InternalError(
-        absl::StrCat("reading ", path.str(), ": ", buffer.getError().message()));
-  }
-  return (*buffer)->getBuffer().str();
-}
-
-// Runs `program args...` and returns its standard output.
+// Runs `program args...` and returns its standard output and error.
 absl::StatusOr<std::string> RunAndCapture(const std::string& program,
                                           const std::vector<std::string>& args) {
-  ASSIGN_OR_RETURN(std::unique_ptr<TempFile> out, MakeTempFile("recorder_cost", "txt"));
-  std::vector<llvm::StringRef> argv = {program};
-  for (const std::string& a : args) argv.push_back(a);
-  const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, out->path.str(),
-                                                       out->path.str()};
-  std::string error;
-  const int rc = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects,
-                                           /*SecondsToWait=*/120, /*MemoryLimit=*/0, &error);
-  ASSIGN_OR_RETURN(std::string output, ReadFile(out->path));
-  if (rc != 0) {
-    return absl::InternalError(absl::StrFormat("running %s %s: exit code %d%s: %s", program,
-                                               absl::StrJoin(args, " "), rc,
-                                               error.empty() ? "" : " (" + error + ")",
-                                               output));
+  std::vector<std::string> argv = {program};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ASSIGN_OR_RETURN(ProgramResult result, RunProgram(argv, {.timeout = absl::Seconds(120)}));
+  if (result.exit_code != 0) {
+    return absl::InternalError(absl::StrFormat("running %s: exit code %d: %s",
+                                               absl::StrJoin(argv, " "), result.exit_code,
+                                               result.output));
   }
-  return output;
+  return std::move(result.output);
 }
 
 std::string ConfigLiteral(const RecorderCostCase& c) {
@@ -286,22 +248,9 @@ absl::StatusOr<CompiledKernel> CompileForCost(const std::string& source,
 
 absl::StatusOr<SassStats> DisassembleForCost(const std::string& cubin,
                                              const std::string& cuobjdump) {
-  ASSIGN_OR_RETURN(std::unique_ptr<TempFile> file, MakeTempFile("recorder_cost", "cubin"));
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(file->path, ec);
-    if (ec) {
-      return absl::InternalError(
-          absl::StrCat("writing ", file->path.str().str(), ": ", ec.message()));
-    }
-    os << cubin;
-    os.close();
-    if (os.has_error()) {
-      return absl::InternalError(
-          absl::StrCat("writing ", file->path.str().str(), ": ", os.error().message()));
-    }
-  }
-  const std::string path = file->path.str().str();
+  ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("recorder_cost"));
+  const std::string path = dir.File("recorder_cost.cubin");
+  RETURN_IF_ERROR(WriteFileAtomically(path, cubin, {.role = "cubin"}));
   ASSIGN_OR_RETURN(std::string sass, RunAndCapture(cuobjdump, {"-sass", path}));
   ASSIGN_OR_RETURN(std::string usage, RunAndCapture(cuobjdump, {"-res-usage", path}));
   SassStats stats;
@@ -313,15 +262,14 @@ absl::StatusOr<SassStats> DisassembleForCost(const std::string& cubin,
 std::string FindCuobjdump(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("CUOBJDUMP"); env != nullptr && *env != '\0') return env;
-  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("cuobjdump")) {
+  if (absl::StatusOr<std::string> found =
+          FindProgram("cuobjdump", {std::string("/usr/local/cuda/bin")});
+      found.ok()) {
     return *found;
   }
-  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/cuobjdump")) {
-    return "/usr/local/cuda/bin/cuobjdump";
-  }
   // The PyPI package installs nvidia/<cuXX>/bin/cuobjdump next to the `nvidia` namespace.
-  llvm::ErrorOr<std::string> python = llvm::sys::findProgramByName("python3");
-  if (!python) return "";
+  absl::StatusOr<std::string> python = FindProgram("python3");
+  if (!python.ok()) return "";
   absl::StatusOr<std::string> out = RunAndCapture(
       *python, {"-c",
                 "import glob, nvidia\n"

@@ -14,9 +14,10 @@
 // (profiler/sidecar.h) or a "mosaic-gpu" one (profiler/mosaic_import.h). Flags may be
 // spelled with dashes or underscores (--allow-truncated, --allow_truncated).
 //
-// Exit status: 0 when every requested output was written; 1 for a usage error or an input
-// that cannot be read or decoded (missing file, sizes that disagree with the layout, a bad
-// sidecar); 2 when the trace fails verification (nothing but --report is written then;
+// Exit status: 0 when every requested output was written; 1 for a usage error, an output
+// path that names an input (PREFIX.bin, PREFIX.json: an output never replaces an input) or
+// another output, or an input that cannot be read or decoded (missing file, sizes that
+// disagree with the layout, a bad sidecar); 2 when the trace fails verification (nothing but --report is written then;
 // --allow-truncated keeps each unit's valid prefix instead). Every problem is one line on
 // stderr starting with "warptrace: error: " (or "warptrace: warning: ").
 #include <algorithm>
@@ -35,6 +36,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "base/file.h"
+#include "base/status_macros.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/dump.h"
@@ -119,16 +122,34 @@ absl::Status RunDump(const LoadedTrace& trace, const DumpOptions& options, Outpu
   std::vector<TraceSink*> sinks;
   if (summary != nullptr) sinks.push_back(summary);
   if (output.empty()) return DumpTrace(trace.layout, trace.words, options, sinks, result);
-  return WriteChromeTraceFile(output, [&](llvm::raw_ostream& os) {
-    std::unique_ptr<TraceSink> writer;
-    if (format == OutputFormat::kPerfetto) {
-      writer = std::make_unique<PerfettoWriter>(os);
-    } else {
-      writer = std::make_unique<ChromeTraceSink>(chrome, os);
-    }
-    sinks.insert(sinks.begin(), writer.get());
-    return DumpTrace(trace.layout, trace.words, options, sinks, result);
-  });
+  const bool perfetto = format == OutputFormat::kPerfetto;
+  return WriteFileAtomically(
+      output,
+      [&](llvm::raw_ostream& os) {
+        os.SetBufferSize(size_t{1} << 20);
+        std::unique_ptr<TraceSink> writer;
+        if (perfetto) {
+          writer = std::make_unique<PerfettoWriter>(os);
+        } else {
+          writer = std::make_unique<ChromeTraceSink>(chrome, os);
+        }
+        sinks.insert(sinks.begin(), writer.get());
+        return DumpTrace(trace.layout, trace.words, options, sinks, result);
+      },
+      {.role = perfetto ? "Perfetto trace" : "Chrome trace"});
+}
+
+// Outputs never replace an input (base/file.h) nor each other.
+absl::Status CheckOutputs(const std::string& output, const std::string& report_path) {
+  if (!output.empty()) RETURN_IF_ERROR(CheckNotAnInput(output, "trace (--output)"));
+  if (!report_path.empty()) {
+    RETURN_IF_ERROR(CheckNotAnInput(report_path, "verdict report (--report)"));
+  }
+  if (!output.empty() && output != "-" && output == report_path) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--output and --report both name ", output, ": give each output its own path"));
+  }
+  return absl::OkStatus();
 }
 
 int Dump() {
@@ -168,6 +189,8 @@ int Dump() {
   };
   absl::StatusOr<LoadedTrace> trace = LoadTrace(input, load_options);
   if (!trace.ok()) return Fail(trace.status());
+  // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: refuse before writing anything.
+  if (absl::Status s = CheckOutputs(output, report_path); !s.ok()) return Fail(s);
   if (sm_clock_khz != 0 && !mosaic) trace->layout.clock.nominal_sm_clock_khz = sm_clock_khz;
 
   DumpOptions options;

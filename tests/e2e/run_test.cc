@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/device_select.h"
@@ -48,9 +49,7 @@ class E2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // Keep compiled kernels inside the test's sandbox.
-    if (const char* tmp = std::getenv("TEST_TMPDIR")) {
-      setenv("WARPTRACE_CACHE_DIR", absl::StrCat(tmp, "/warptrace_cache").c_str(), 0);
-    }
+    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
     absl::StatusOr<DeviceChoice> choice = ParseDeviceChoice(WARPTRACE_STR(WARPTRACE_E2E_DEVICE));
     ASSERT_TRUE(choice.ok()) << choice.status();
     absl::StatusOr<SelectedDevice> selected = SelectDevice(*choice);

@@ -10,16 +10,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "base/subprocess.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/Optional.h"
-#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Program.h"
 #include "nlohmann/json.hpp"
-#include "profiler/trace.h"
 #include "profiler/sidecar.h"
+#include "profiler/trace.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
 
@@ -51,8 +50,7 @@ struct Ran {
 // A fresh output directory under the test's temporary directory.
 std::string FreshDir(const std::string& name) {
   static int counter = 0;
-  const std::string dir =
-      absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name, "_", ++counter);
+  const std::string dir = TestTempPath(absl::StrCat(name, "_", ++counter));
   EXPECT_FALSE(llvm::sys::fs::create_directories(dir));
   return dir;
 }
@@ -61,20 +59,16 @@ std::string FreshDir(const std::string& name) {
 Ran RunExample(const std::string& binary, const std::vector<std::string>& args) {
   const std::string program =
       absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/examples/", binary);
-  const std::string logs = FreshDir(binary + "_logs");
-  const std::string out_path = logs + "/stdout";
-  const std::string err_path = logs + "/stderr";
-  std::vector<llvm::StringRef> argv = {program};
-  for (const std::string& arg : args) argv.push_back(arg);
-  const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(out_path),
-                                                       llvm::StringRef(err_path)};
-  std::string error;
+  std::vector<std::string> argv = {program};
+  argv.insert(argv.end(), args.begin(), args.end());
+  absl::StatusOr<ProgramResult> result =
+      RunProgram(argv, {.timeout = absl::Seconds(600), .merge_stderr = false});
+  EXPECT_THAT(result, IsOk()) << program;
   Ran ran;
-  ran.exit_code = llvm::sys::ExecuteAndWait(program, argv, /*Env=*/llvm::None, redirects,
-                                            /*SecondsToWait=*/600, /*MemoryLimit=*/0, &error);
-  EXPECT_THAT(error, IsEmpty()) << program;
-  ran.out = ReadFile(out_path);
-  ran.err = ReadFile(err_path);
+  if (!result.ok()) return ran;
+  ran.exit_code = result->exit_code;
+  ran.out = std::move(result->output);
+  ran.err = std::move(result->error_output);
   return ran;
 }
 
@@ -82,7 +76,7 @@ class ExamplesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // Compiled kernels stay in the sandbox; the binaries inherit the environment.
-    setenv("WARPTRACE_CACHE_DIR", absl::StrCat(std::getenv("TEST_TMPDIR"), "/cache").c_str(), 1);
+    setenv("WARPTRACE_CACHE_DIR", TestTempPath("cache").c_str(), 1);
     unsetenv("BUILD_WORKING_DIRECTORY");
   }
 };

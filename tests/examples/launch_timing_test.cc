@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/emitter.h"
@@ -24,7 +25,7 @@ using ::warptrace::testing::StatusIs;
 
 std::unique_ptr<HostDevice> Host() {
   HostDeviceOptions options;
-  options.cache_directory = absl::StrCat(std::getenv("TEST_TMPDIR"), "/cache");
+  options.cache_directory = TestTempPath("cache");
   absl::StatusOr<std::unique_ptr<HostDevice>> host = HostDevice::Create(options);
   EXPECT_THAT(host.status(), IsOk());
   return host.ok() ? *std::move(host) : nullptr;

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,7 +21,6 @@
 #include "profiler/dump.h"
 #include "profiler/mosaic_import.h"
 #include "profiler/sidecar.h"
-#include "profiler/status_macros.h"
 #include "profiler/summary.h"
 #include "profiler/timeline.h"
 #include "profiler/timeline_types.h"

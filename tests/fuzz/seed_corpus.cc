@@ -5,12 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/status_macros.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/device/trace_abi.h"
 #include "profiler/layout.h"
 #include "profiler/mosaic_import.h"
 #include "profiler/sidecar.h"
-#include "profiler/status_macros.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/fuzz/dump_fuzz_target.h"
 

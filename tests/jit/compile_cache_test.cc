@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/nvrtc_compiler.h"
@@ -42,10 +43,6 @@ class CountingCompiler final : public Compiler {
   std::string version_;
 };
 
-std::string TestDir(const std::string& name) {
-  return std::string(std::getenv("TEST_TMPDIR")) + "/compile_cache_test_" + name;
-}
-
 CompileRequest Request(std::string source) {
   CompileRequest request;
   request.name = "k.cu";
@@ -66,7 +63,7 @@ std::unique_ptr<CachingCompiler> Cache(int* calls, const std::string& dir,
 
 TEST(CompileCacheTest, SecondCompileIsAMemoryHit) {
   int calls = 0;
-  auto cache = Cache(&calls, TestDir("memory"));
+  auto cache = Cache(&calls, TestTempPath("memory"));
   absl::StatusOr<CompiledKernel> first = cache->Compile(Request("a"));
   ASSERT_THAT(first, IsOk());
   EXPECT_FALSE(first->from_cache);
@@ -83,8 +80,8 @@ TEST(CompileCacheTest, SecondCompileIsAMemoryHit) {
 
 TEST(CompileCacheTest, ANewProcessHitsTheDiskEntry) {
   int calls = 0;
-  ASSERT_THAT(Cache(&calls, TestDir("disk"))->Compile(Request("a")), IsOk());
-  auto fresh = Cache(&calls, TestDir("disk"));  // empty memory, same directory
+  ASSERT_THAT(Cache(&calls, TestTempPath("disk"))->Compile(Request("a")), IsOk());
+  auto fresh = Cache(&calls, TestTempPath("disk"));  // empty memory, same directory
   absl::StatusOr<CompiledKernel> hit = fresh->Compile(Request("a"));
   ASSERT_THAT(hit, IsOk());
   EXPECT_TRUE(hit->from_cache);
@@ -100,7 +97,7 @@ TEST(CompileCacheTest, ANewProcessHitsTheDiskEntry) {
 
 TEST(CompileCacheTest, AnyChangeToSourceHeadersOptionsOrCompilerVersionMisses) {
   int calls = 0;
-  auto cache = Cache(&calls, TestDir("keys"));
+  auto cache = Cache(&calls, TestTempPath("keys"));
   const std::string base = cache->KeyFor(Request("a"));
   CompileRequest header = Request("a");
   header.headers[0].contents = "// other";
@@ -114,12 +111,12 @@ TEST(CompileCacheTest, AnyChangeToSourceHeadersOptionsOrCompilerVersionMisses) {
     EXPECT_NE(cache->KeyFor(changed), base);
   }
   int other_calls = 0;
-  EXPECT_NE(Cache(&other_calls, TestDir("keys"), "counting 2")->KeyFor(Request("a")), base);
+  EXPECT_NE(Cache(&other_calls, TestTempPath("keys"), "counting 2")->KeyFor(Request("a")), base);
 }
 
 TEST(CompileCacheTest, ACorruptedDiskEntryIsDroppedRecompiledAndCounted) {
   int calls = 0;
-  const std::string dir = TestDir("corrupt");
+  const std::string dir = TestTempPath("corrupt");
   auto writer = Cache(&calls, dir);
   ASSERT_THAT(writer->Compile(Request("a")), IsOk());
   const std::string path = writer->DiskPathFor(Request("a"));
@@ -152,14 +149,14 @@ TEST(CompileCacheTest, ACorruptedDiskEntryIsDroppedRecompiledAndCounted) {
 
 TEST(CompileCacheTest, CompileErrorsAreReturnedAndNotCached) {
   int calls = 0;
-  auto cache = Cache(&calls, TestDir("errors"));
+  auto cache = Cache(&calls, TestTempPath("errors"));
   EXPECT_THAT(cache->Compile(Request("bad")), StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
   EXPECT_THAT(cache->Compile(Request("bad")), StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
   EXPECT_EQ(calls, 2);
 }
 
 TEST(CompileCacheTest, TheDefaultDirectoryComesFromWarptraceCacheDir) {
-  const std::string dir = TestDir("env");
+  const std::string dir = TestTempPath("env");
   ASSERT_EQ(setenv("WARPTRACE_CACHE_DIR", dir.c_str(), 1), 0);
   int calls = 0;
   absl::StatusOr<std::unique_ptr<CachingCompiler>> cache =
@@ -196,7 +193,7 @@ TEST(CompileCacheTest, EncodingRoundTripsAndRejectsGarbage) {
 
 TEST(CompileCacheTest, CachesRealNvrtcOutput) {
   CompileCacheOptions options;
-  options.directory = TestDir("nvrtc");
+  options.directory = TestTempPath("nvrtc");
   absl::StatusOr<std::unique_ptr<CachingCompiler>> cache =
       CachingCompiler::Create(std::make_unique<NvrtcCompiler>(), options);
   ASSERT_THAT(cache, IsOk());

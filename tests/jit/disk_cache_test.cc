@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string>
 
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/status_matchers.h"
@@ -17,10 +18,6 @@ using ::testing::Optional;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::IsOkAndHolds;
 using ::warptrace::testing::StatusIs;
-
-std::string TestDir(const std::string& name) {
-  return std::string(std::getenv("TEST_TMPDIR")) + "/disk_cache_test_" + name;
-}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -39,7 +36,7 @@ TEST(CacheKeyTest, IsSha256HexAndSeparatesFields) {
 }
 
 TEST(DiskCacheTest, ReturnsWhatWasPut) {
-  DiskCache cache(TestDir("roundtrip"), "bin");
+  DiskCache cache(TestTempPath("roundtrip"), "bin");
   const std::string digest = CacheKey().Add("k").Digest();
   EXPECT_EQ(cache.Get(digest), std::nullopt);
   std::string payload("payload with \0 zero", 19);
@@ -51,7 +48,7 @@ TEST(DiskCacheTest, ReturnsWhatWasPut) {
 }
 
 TEST(DiskCacheTest, DropsAnEntryWithAFlippedPayloadByte) {
-  DiskCache cache(TestDir("flip"), "bin");
+  DiskCache cache(TestTempPath("flip"), "bin");
   const std::string digest = CacheKey().Add("flip").Digest();
   ASSERT_THAT(cache.Put(digest, "0123456789"), IsOk());
   std::string bytes = ReadFile(cache.PathFor(digest));
@@ -63,7 +60,7 @@ TEST(DiskCacheTest, DropsAnEntryWithAFlippedPayloadByte) {
 }
 
 TEST(DiskCacheTest, DropsATruncatedEntry) {
-  DiskCache cache(TestDir("truncated"), "bin");
+  DiskCache cache(TestTempPath("truncated"), "bin");
   const std::string digest = CacheKey().Add("truncated").Digest();
   ASSERT_THAT(cache.Put(digest, std::string(1000, 'x')), IsOk());
   WriteFile(cache.PathFor(digest), ReadFile(cache.PathFor(digest)).substr(0, 500));
@@ -72,7 +69,7 @@ TEST(DiskCacheTest, DropsATruncatedEntry) {
 }
 
 TEST(DiskCacheTest, DropsAnEntryStoredUnderAnotherDigest) {
-  DiskCache cache(TestDir("renamed"), "bin");
+  DiskCache cache(TestTempPath("renamed"), "bin");
   const std::string a = CacheKey().Add("a").Digest();
   const std::string b = CacheKey().Add("b").Digest();
   ASSERT_THAT(cache.Put(a, "A"), IsOk());

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "profiler/status_macros.h"
+#include "base/status_macros.h"
 #include "profiler/testing/trace_synthesizer.h"
 
 namespace warptrace::testing {

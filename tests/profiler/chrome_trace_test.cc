@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/FileSystem.h"
@@ -447,13 +448,8 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
-
 TEST(ChromeTraceFileTest, WritesAParsableFileWithNoExecutableBits) {
-  const std::string path = TempPath("trace.json");
+  const std::string path = TestTempPath("trace.json");
   ASSERT_THAT(WriteChromeTraceFile(SmallTimeline(), {}, path), IsOk());
   EXPECT_THAT(ChromeTraceViolations(Parse(ReadFile(path))), IsEmpty());
   llvm::sys::fs::file_status status;
@@ -462,13 +458,13 @@ TEST(ChromeTraceFileTest, WritesAParsableFileWithNoExecutableBits) {
 }
 
 TEST(ChromeTraceFileTest, MissingDirectoryIsNotFoundAndNamesThePath) {
-  const std::string path = TempPath("no/such/dir/trace.json");
+  const std::string path = TestTempPath("no/such/dir/trace.json");
   EXPECT_THAT(WriteChromeTraceFile(SmallTimeline(), {}, path),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr(path)));
 }
 
 TEST(ChromeTraceFileTest, AMalformedTimelineLeavesTheExistingFileUntouched) {
-  const std::string path = TempPath("kept.json");
+  const std::string path = TestTempPath("kept.json");
   {
     std::ofstream out(path);
     out << "previous";

@@ -53,6 +53,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/testing/temp_path.h"
 #include "benchmark/benchmark.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -174,11 +175,7 @@ double SliceMB(const Timeline& t) {
   return static_cast<double>(Events(t) / 2 * sizeof(Slice)) / 1e6;
 }
 
-std::string OutputPath() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/warptrace_dump_benchmark_", getpid(),
-                      ".json");
-}
+std::string OutputPath() { return TestTempPath("warptrace_dump_benchmark.json"); }
 
 ChromeTraceOptions Style(int64_t arg) {
   return {arg == 0 ? ChromeEventStyle::kComplete : ChromeEventStyle::kBeginEnd};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,11 +33,6 @@ using ::testing::SizeIs;
 using ::warptrace::testing::ChromeTraceViolations;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
-
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir == nullptr ? "/tmp" : dir, "/", name);
-}
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);
@@ -130,7 +126,7 @@ TEST(DumpTest, StreamedChromeTraceIsTheWholeTimelinesTraceByteForByte) {
 TEST(DumpTest, AFileGetsTheSameTraceAsAStream) {
   absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(2000);
   ASSERT_THAT(buffer, IsOk());
-  const std::string path = TempPath("to_file.json");
+  const std::string path = TestTempPath("to_file.json");
   DumpResult to_file;
   ASSERT_THAT(WriteChromeTraceFile(path,
                                    [&](llvm::raw_ostream& os) {
@@ -212,7 +208,7 @@ TEST(DumpTest, FailedVerificationReturnsTheReportAndWritesNothing) {
                                          -1, /*amount=*/6},
                                         absl::MakeSpan(buffer->words)),
               IsOk());
-  const std::string path = TempPath("never.json");
+  const std::string path = TestTempPath("never.json");
   RecordingSink recording;
   DumpResult result;
   EXPECT_THAT(WriteChromeTraceFile(path,

@@ -1,11 +1,14 @@
 #include "profiler/sidecar.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
@@ -44,11 +47,6 @@ std::string ToJson(const TraceLayout& layout) {
   WriteLayoutJson(layout, os);
   os.flush();
   return text;
-}
-
-std::string TempPrefix(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
 }
 
 void WriteBytes(const std::string& path, const std::string& bytes) {
@@ -185,7 +183,7 @@ TEST(SidecarTest, ParseRejectsAnInvalidLayout) {
 TEST(SidecarTest, SaveThenLoadRoundTripsLayoutAndWords) {
   const TraceLayout layout = SampleLayout();
   const std::vector<uint32_t> words = Counting(BufferBytes(layout) / 4);
-  const std::string prefix = TempPrefix("roundtrip");
+  const std::string prefix = TestTempPath("roundtrip");
   ASSERT_THAT(SaveTrace(prefix, layout, words), IsOk());
   absl::StatusOr<LoadedTrace> loaded = LoadTrace(prefix);
   ASSERT_THAT(loaded, IsOk());
@@ -193,11 +191,36 @@ TEST(SidecarTest, SaveThenLoadRoundTripsLayoutAndWords) {
   EXPECT_EQ(loaded->words, words);
 }
 
+TEST(SidecarTest, SavedFilesAreDataNotPrograms) {
+  const TraceLayout layout = SampleLayout();
+  const std::string prefix = TestTempPath("modes");
+  ASSERT_THAT(SaveTrace(prefix, layout, Counting(BufferBytes(layout) / 4)), IsOk());
+  for (const std::string& file : {prefix + ".bin", prefix + ".json"}) {
+    struct stat st {};
+    ASSERT_EQ(stat(file.c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 0111, 0u) << file << " is executable";
+  }
+}
+
+TEST(SidecarTest, SavingOverALoadedTraceIsRefusedAndKeepsIt) {
+  const TraceLayout layout = SampleLayout();
+  const std::vector<uint32_t> words = Counting(BufferBytes(layout) / 4);
+  const std::string prefix = TestTempPath("loaded");
+  ASSERT_THAT(SaveTrace(prefix, layout, words), IsOk());
+  ASSERT_THAT(LoadTrace(prefix), IsOk());
+  EXPECT_THAT(SaveTrace(prefix, layout, std::vector<uint32_t>(words.size(), 7)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("an output never replaces an input")));
+  absl::StatusOr<LoadedTrace> reloaded = LoadTrace(prefix);
+  ASSERT_THAT(reloaded, IsOk());
+  EXPECT_EQ(reloaded->words, words);
+}
+
 TEST(SidecarTest, BinIsLittleEndianWords) {
   const TraceLayout layout = SampleLayout();
   std::vector<uint32_t> words(BufferBytes(layout) / 4, 0);
   words[0] = abi::kTraceMagic;
-  const std::string prefix = TempPrefix("endian");
+  const std::string prefix = TestTempPath("endian");
   ASSERT_THAT(SaveTrace(prefix, layout, words), IsOk());
   std::ifstream in(prefix + ".bin", std::ios::binary);
   char first[4];
@@ -207,14 +230,14 @@ TEST(SidecarTest, BinIsLittleEndianWords) {
 
 TEST(SidecarTest, SaveRejectsWordCountThatDisagreesWithLayout) {
   const TraceLayout layout = SampleLayout();
-  EXPECT_THAT(SaveTrace(TempPrefix("short"), layout, Counting(10)),
+  EXPECT_THAT(SaveTrace(TestTempPath("short"), layout, Counting(10)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has 10 words")));
 }
 
 TEST(SidecarTest, LoadReportsMissingFilesByName) {
-  EXPECT_THAT(LoadTrace(TempPrefix("does_not_exist")),
+  EXPECT_THAT(LoadTrace(TestTempPath("does_not_exist")),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("does_not_exist.json")));
-  const std::string prefix = TempPrefix("no_bin");
+  const std::string prefix = TestTempPath("no_bin");
   WriteBytes(prefix + ".json", ToJson(SampleLayout()));
   EXPECT_THAT(LoadTrace(prefix),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("no_bin.bin")));
@@ -222,7 +245,7 @@ TEST(SidecarTest, LoadReportsMissingFilesByName) {
 
 TEST(SidecarTest, LoadExplainsBinWithAnotherCapacity) {
   TraceLayout layout = SampleLayout();
-  const std::string prefix = TempPrefix("other_capacity");
+  const std::string prefix = TestTempPath("other_capacity");
   layout.capacity = 10;
   ASSERT_THAT(SaveTrace(prefix, layout, Counting(BufferBytes(layout) / 4)), IsOk());
   layout.capacity = 6;
@@ -236,7 +259,7 @@ TEST(SidecarTest, LoadExplainsBinWithAnotherCapacity) {
 
 TEST(SidecarTest, LoadExplainsBinThatIsNotWholeWords) {
   const TraceLayout layout = SampleLayout();
-  const std::string prefix = TempPrefix("ragged");
+  const std::string prefix = TestTempPath("ragged");
   ASSERT_THAT(SaveTrace(prefix, layout, Counting(BufferBytes(layout) / 4)), IsOk());
   WriteBytes(prefix + ".bin", std::string(BufferBytes(layout) - 3, '\0'));
   EXPECT_THAT(LoadTrace(prefix), StatusIs(absl::StatusCode::kDataLoss,
@@ -245,7 +268,7 @@ TEST(SidecarTest, LoadExplainsBinThatIsNotWholeWords) {
 
 TEST(SidecarTest, LoadExplainsTruncatedBin) {
   const TraceLayout layout = SampleLayout();
-  const std::string prefix = TempPrefix("truncated");
+  const std::string prefix = TestTempPath("truncated");
   ASSERT_THAT(SaveTrace(prefix, layout, Counting(BufferBytes(layout) / 4)), IsOk());
   WriteBytes(prefix + ".bin", std::string(BufferBytes(layout) - 8, '\0'));
   EXPECT_THAT(LoadTrace(prefix),
@@ -253,7 +276,7 @@ TEST(SidecarTest, LoadExplainsTruncatedBin) {
 }
 
 TEST(SidecarTest, LoadNamesForeignFormatWithoutImporter) {
-  const std::string prefix = TempPrefix("mosaic_unregistered");
+  const std::string prefix = TestTempPath("mosaic_unregistered");
   WriteBytes(prefix + ".json", R"({"format": "mosaic-gpu", "entries_per_warpgroup": 8})");
   EXPECT_THAT(LoadTrace(prefix),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -262,7 +285,7 @@ TEST(SidecarTest, LoadNamesForeignFormatWithoutImporter) {
 }
 
 TEST(SidecarTest, LoadDispatchesForeignFormatToItsImporter) {
-  const std::string prefix = TempPrefix("mosaic_registered");
+  const std::string prefix = TestTempPath("mosaic_registered");
   const std::string text = R"({"format": "mosaic-gpu", "entries_per_warpgroup": 8})";
   WriteBytes(prefix + ".json", text);
   LoadOptions options;

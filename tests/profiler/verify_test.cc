@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
@@ -447,8 +448,7 @@ TEST_F(VerifyTest, VerdictJsonParsesBackWithEveryUnitAndFinding) {
 TEST_F(VerifyTest, VerdictReportFileIsWrittenAndParses) {
   Build();
   const VerifyReport report = Run();
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp", "/verdict.json");
+  const std::string path = TestTempPath("verdict.json");
   ASSERT_THAT(WriteVerifyReportFile(report, layout_, path), IsOk());
   std::ifstream in(path);
   std::stringstream text;
@@ -457,7 +457,7 @@ TEST_F(VerifyTest, VerdictReportFileIsWrittenAndParses) {
   EXPECT_EQ(j["ok"], true);
   EXPECT_EQ(j["units"].size(), 6u);
   EXPECT_THAT(WriteVerifyReportFile(report, layout_, "/nonexistent-dir/verdict.json"),
-              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("/nonexistent-dir/verdict.json")));
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent-dir/verdict.json")));
 }
 
 }  // namespace

@@ -10,12 +10,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/status_macros.h"
 #include "tests/status_matchers.h"
 
 ABSL_FLAG(int, smoke_flag, 7, "a flag, to prove absl flags link");

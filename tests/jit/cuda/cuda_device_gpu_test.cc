@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/jit/test_kernels.h"
@@ -19,7 +20,7 @@ using ::warptrace::testing::kBlockStatsEvents;
 
 std::unique_ptr<CudaDevice> DeviceOrNull(std::string* why) {
   CudaDeviceOptions options;
-  options.cache_directory = std::string(std::getenv("TEST_TMPDIR")) + "/cuda_gpu_test";
+  options.cache_directory = TestTempPath("cache");
   absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Create(options);
   if (!device.ok()) {
     *why = std::string(device.status().message());

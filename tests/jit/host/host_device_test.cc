@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profiler/device/trace_abi.h"
@@ -25,13 +26,9 @@ using ::warptrace::testing::kBlockStatsEvents;
 using ::warptrace::testing::SimpleKernel;
 using ::warptrace::testing::StatusIs;
 
-std::string CacheDir(const std::string& name) {
-  return std::string(std::getenv("TEST_TMPDIR")) + "/host_device_test_" + name;
-}
-
 std::unique_ptr<HostDevice> MakeDevice(const std::string& cache_name,
                                        HostDeviceOptions options = {}) {
-  options.cache_directory = CacheDir(cache_name);
+  options.cache_directory = TestTempPath(cache_name);
   absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(options);
   EXPECT_THAT(device, IsOk());
   return device.ok() ? *std::move(device) : nullptr;
@@ -240,7 +237,7 @@ TEST(HostDeviceTest, TheSharedObjectIsCachedOnDisk) {
 TEST(HostDeviceTest, WarptraceHostCxxChoosesTheCompiler) {
   ASSERT_EQ(setenv("WARPTRACE_HOST_CXX", "no-such-compiler-xyz", 1), 0);
   HostDeviceOptions options;
-  options.cache_directory = CacheDir("env");
+  options.cache_directory = TestTempPath("env");
   EXPECT_THAT(HostDevice::Create(options),
               StatusIs(absl::StatusCode::kNotFound,
                        AllOf(HasSubstr("no-such-compiler-xyz"), HasSubstr("WARPTRACE_HOST_CXX"))));
@@ -250,7 +247,7 @@ TEST(HostDeviceTest, WarptraceHostCxxChoosesTheCompiler) {
 TEST(HostDeviceTest, CompilesWithClangWhenAskedTo) {
   HostDeviceOptions options;
   options.compiler = "clang++";
-  options.cache_directory = CacheDir("clang");
+  options.cache_directory = TestTempPath("clang");
   absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(options);
   if (!device.ok() && device.status().code() == absl::StatusCode::kNotFound) {
     GTEST_SKIP() << "no clang++ on PATH: " << device.status();

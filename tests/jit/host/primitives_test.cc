@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/host/host_device.h"
@@ -26,7 +27,9 @@ class PrimitivesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     HostDeviceOptions options;
-    options.cache_directory = std::string(std::getenv("TEST_TMPDIR")) + "/primitives_test";
+    // One cache for the whole suite (under the first test's directory): kernels are reused.
+    static const std::string* const cache = new std::string(TestTempPath("cache"));
+    options.cache_directory = *cache;
     absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(options);
     ASSERT_THAT(device, IsOk());
     device_ = *std::move(device);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/temp_path.h"
 #include "benchmark/benchmark.h"
 #include "jit/host/fiber.h"
 #include "jit/host/host_device.h"
@@ -29,8 +30,7 @@ constexpr int kBarriersPerLaunch = 1000;
 HostDevice& Device() {
   static HostDevice* device = [] {
     HostDeviceOptions options;
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    options.cache_directory = std::string(tmp != nullptr ? tmp : "/tmp") + "/runtime_benchmark";
+    options.cache_directory = TestTempPath("runtime_benchmark_cache");
     absl::StatusOr<std::unique_ptr<HostDevice>> d = HostDevice::Create(options);
     if (!d.ok()) {
       std::fprintf(stderr, "%s\n", std::string(d.status().message()).c_str());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/host/host_device.h"
@@ -25,7 +26,7 @@ using ::warptrace::testing::SimpleKernel;
 using ::warptrace::testing::StatusIs;
 
 std::unique_ptr<HostDevice> MakeDevice(HostDeviceOptions options = {}) {
-  options.cache_directory = std::string(std::getenv("TEST_TMPDIR")) + "/runtime_test";
+  options.cache_directory = TestTempPath("cache");
   absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(options);
   EXPECT_THAT(device, IsOk());
   return device.ok() ? *std::move(device) : nullptr;

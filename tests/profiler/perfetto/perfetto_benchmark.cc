@@ -19,6 +19,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/testing/temp_path.h"
 #include "benchmark/benchmark.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -80,9 +81,7 @@ BENCHMARK(BM_PerfettoFormatOnly)->Arg(10'000)->Arg(1'000'000)->Unit(benchmark::k
 
 void BM_PerfettoToFile(benchmark::State& state) {
   const Timeline timeline = SyntheticTimeline(SpecForEvents(static_cast<uint64_t>(state.range(0))));
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp",
-                                        "/warptrace_perfetto_benchmark_", getpid(), ".pftrace");
+  const std::string path = TestTempPath("warptrace_perfetto_benchmark.pftrace");
   uint64_t bytes = 0;
   for (auto _ : state) {
     absl::Status status = WritePerfettoTraceFile(timeline, path);

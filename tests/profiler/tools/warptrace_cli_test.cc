@@ -1,5 +1,8 @@
 // Runs the warptrace binary (a data dependency) on synthesized saved buffers: good input,
-// corrupted input, missing files, wrong sizes and bad usage.
+// corrupted input, missing files, wrong sizes, outputs that would replace an input, and bad
+// usage.
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -7,12 +10,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "base/subprocess.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "llvm/ADT/Optional.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Program.h"
 #include "nlohmann/json.hpp"
 #include "profiler/perfetto/perfetto_trace.pb.h"
 #include "profiler/sidecar.h"
@@ -27,6 +32,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::Each;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -49,20 +55,23 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
+// The permission bits of `path` (0 when it cannot be examined).
+unsigned Mode(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+}
+
 class WarptraceCliTest : public ::testing::Test {
  protected:
   static constexpr uint64_t kEvents = 2000;  // 5 blocks of 2 units of 200 events
 
   void SetUp() override {
-    dir_ = absl::StrCat(std::getenv("TEST_TMPDIR"), "/",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    ASSERT_FALSE(llvm::sys::fs::create_directories(dir_));
     absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(kEvents);
     ASSERT_THAT(buffer, IsOk());
     buffer_ = *std::move(buffer);
   }
 
-  std::string Path(const std::string& name) const { return absl::StrCat(dir_, "/", name); }
+  std::string Path(const std::string& name) const { return TestTempPath(name); }
 
   // Saves the fixture buffer as PREFIX.{bin,json} and returns PREFIX.
   std::string Save(const std::string& name) {
@@ -72,24 +81,21 @@ class WarptraceCliTest : public ::testing::Test {
   }
 
   RunResult Run(const std::vector<std::string>& args) {
-    const std::string binary =
-        absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/profiler/tools/warptrace");
-    const std::string out_path = Path("stdout.txt"), err_path = Path("stderr.txt");
-    std::vector<llvm::StringRef> argv = {binary};
-    for (const std::string& a : args) argv.push_back(a);
-    const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(out_path),
-                                                         llvm::StringRef(err_path)};
-    std::string error;
+    std::vector<std::string> argv = {
+        absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/profiler/tools/warptrace")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    absl::StatusOr<ProgramResult> ran =
+        RunProgram(argv, {.timeout = absl::Seconds(60), .merge_stderr = false});
     RunResult r;
-    r.exit_code = llvm::sys::ExecuteAndWait(binary, argv, llvm::None, redirects, 60, 0, &error);
-    EXPECT_THAT(error, IsEmpty()) << "could not run " << binary;
-    r.out = ReadFile(out_path);
-    r.err = ReadFile(err_path);
+    EXPECT_THAT(ran, IsOk());
+    if (!ran.ok()) return r;
+    r.exit_code = ran->exit_code;
+    r.out = std::move(ran->output);
+    r.err = std::move(ran->error_output);
     r.err_lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
     return r;
   }
 
-  std::string dir_;
   testing::SyntheticBuffer buffer_;
 };
 
@@ -317,6 +323,55 @@ TEST_F(WarptraceCliTest, MosaicBufferUsesTheGivenSmClock) {
   EXPECT_EQ(slices, 1u);
   EXPECT_EQ(trace["otherData"]["nominal_sm_clock_khz"], 1000000);
   EXPECT_THAT(r.out, HasSubstr("nominal 1000.0 MHz"));
+}
+
+TEST_F(WarptraceCliTest, WrittenFilesAreNotExecutable) {
+  const std::string prefix = Save("good");
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("trace.json"),
+                           "--report=" + Path("verdict.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& file :
+       {Path("trace.json"), Path("verdict.json"), prefix + ".bin", prefix + ".json"}) {
+    EXPECT_NE(Mode(file), 0u) << file;
+    EXPECT_EQ(Mode(file) & 0111, 0u) << file << " is executable: mode " << std::oct << Mode(file);
+  }
+}
+
+// Defect: `dump --input=P --output=P.json` overwrote its own sidecar and exited 0.
+TEST_F(WarptraceCliTest, AnOutputThatNamesAnInputIsRefusedAndTheInputIsUntouched) {
+  const std::string prefix = Save("self");
+  const std::string sidecar = ReadFile(prefix + ".json");
+  const std::string bin = ReadFile(prefix + ".bin");
+  const std::vector<std::vector<std::string>> cases = {
+      {"--output=" + prefix + ".json"},
+      {"--output=" + prefix + ".bin"},
+      {"--output=" + Path("trace.json"), "--report=" + prefix + ".json"},
+      {"--report=" + prefix + ".bin", "--summary"},
+      // Another spelling of the same file.
+      {"--output=" + Path("./self.json")},
+  };
+  for (const std::vector<std::string>& outputs : cases) {
+    std::vector<std::string> args = {"dump", "--input=" + prefix};
+    args.insert(args.end(), outputs.begin(), outputs.end());
+    const RunResult r = Run(args);
+    const std::string what = absl::StrJoin(outputs, " ");
+    EXPECT_EQ(r.exit_code, 1) << what;
+    EXPECT_THAT(r.err_lines, ElementsAre(AllOf(StartsWith("warptrace: error: refusing to write"),
+                                               HasSubstr("an output never replaces an input"))))
+        << what;
+    EXPECT_EQ(ReadFile(prefix + ".json"), sidecar) << what;
+    EXPECT_EQ(ReadFile(prefix + ".bin"), bin) << what;
+    EXPECT_FALSE(llvm::sys::fs::exists(Path("trace.json"))) << what << ": wrote an output";
+  }
+}
+
+TEST_F(WarptraceCliTest, TheTraceAndTheReportMustBeDifferentFiles) {
+  const std::string prefix = Save("good");
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("same.json"),
+                           "--report=" + Path("same.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("give each output its own path"));
+  EXPECT_FALSE(llvm::sys::fs::exists(Path("same.json")));
 }
 
 TEST_F(WarptraceCliTest, HelpDescribesTheCommand) {

@@ -6,8 +6,8 @@
 //   RETURN_IF_ERROR(expr);            // expr is an absl::Status; returns it if not OK.
 //   ASSIGN_OR_RETURN(auto x, expr);   // expr is an absl::StatusOr<T>; returns its status
 //                                     // if not OK, else moves the value into `x`.
-#ifndef WARPTRACE_PROFILER_STATUS_MACROS_H_
-#define WARPTRACE_PROFILER_STATUS_MACROS_H_
+#ifndef WARPTRACE_BASE_STATUS_MACROS_H_
+#define WARPTRACE_BASE_STATUS_MACROS_H_
 
 #include <utility>
 
@@ -36,4 +36,4 @@
   WARPTRACE_ASSIGN_OR_RETURN_IMPL_(WARPTRACE_CONCAT_(warptrace_statusor_, __LINE__), \
                                    lhs, expr)
 
-#endif  // WARPTRACE_PROFILER_STATUS_MACROS_H_
+#endif  // WARPTRACE_BASE_STATUS_MACROS_H_

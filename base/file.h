@@ -1,0 +1,88 @@
+// Reading files, and writing them atomically without ever replacing an input.
+//
+//   ASSIGN_OR_RETURN(std::string sidecar, ReadFile(path, {.role = "trace sidecar"}));
+//   RETURN_IF_ERROR(WriteFileAtomically(out, json, {.role = "verdict report"}));
+//   RETURN_IF_ERROR(WriteFileAtomically(out, [&](llvm::raw_ostream& os) -> absl::Status {
+//     return WriteChromeTrace(timeline, options, os);          // streamed, never in memory
+//   }, {.role = "Chrome trace"}));
+//
+// Inputs. Every file ReadFile/MapFile opens (unless ReadOptions::register_as_input is false)
+// is remembered, process-wide, as an input: its real path and its file identity (device and
+// inode, so a hard link or a symlink to it is recognized too). RegisterInput adds a file the
+// process reads some other way. WriteFileAtomically refuses to write over an input
+// (FailedPrecondition, naming both roles), so `warptrace dump --input=P --output=P.json`
+// fails instead of destroying its own sidecar; CheckNotAnInput lets a command refuse before
+// it writes anything. Files a process reads and later rewrites on purpose (cache entries,
+// its own temporaries) are read with register_as_input = false.
+//
+// Outputs. WriteFileAtomically writes a temporary file in the target's directory and
+// renames it over the target, so readers see the old or the new contents, never a part.
+// Written files are never executable: rw-rw-rw- less the umask (llvm::writeToOutput, made
+// for objcopy, leaves rwxr-xr-x). The path "-" means standard output (not atomic, of
+// course, and never an input).
+//
+// Error codes (messages name the role and the path): the file system's, mapped as in
+// base/status_adapters.h (NotFound, PermissionDenied, ResourceExhausted...);
+// FailedPrecondition for an output that would replace an input; a writer callback's own
+// Status unchanged (the target is then left as it was).
+//
+// Thread-safety: all functions are thread-safe; the input registry is guarded by a mutex.
+#ifndef WARPTRACE_BASE_FILE_H_
+#define WARPTRACE_BASE_FILE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace warptrace {
+
+struct ReadOptions {
+  // What the file is to the program, for messages: "trace sidecar", "Mosaic GPU buffer".
+  absl::string_view role = "input file";
+  // Remember the file as an input that no output may replace (see above).
+  bool register_as_input = true;
+};
+
+struct WriteOptions {
+  // What the file is to the program, for messages: "Chrome trace", "verdict report".
+  absl::string_view role = "output file";
+};
+
+// The whole file. NotFound, PermissionDenied, FailedPrecondition (a directory)...
+absl::StatusOr<std::string> ReadFile(absl::string_view path, const ReadOptions& options = {});
+
+// The whole file without copying it into the heap where the system allows (large files are
+// memory-mapped). Same errors as ReadFile. The buffer is not null-terminated.
+absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> MapFile(absl::string_view path,
+                                                            const ReadOptions& options = {});
+
+// Remembers an existing file as an input with `role`. NotFound (or the file system's code)
+// when it cannot be examined.
+absl::Status RegisterInput(absl::string_view path, absl::string_view role);
+
+// FailedPrecondition when `path` names a file registered as an input, e.g.
+//   "refusing to write the Chrome trace to 'p.json': it is the trace sidecar this program
+//    read ('p.json'); an output never replaces an input: choose another path".
+// OK for "-", for a path that does not exist, and for any other file.
+absl::Status CheckNotAnInput(absl::string_view path, absl::string_view output_role);
+
+// Writes `contents` to `path` atomically (see above).
+absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents,
+                                 const WriteOptions& options = {});
+
+// Streams the file's contents through `write` into a temporary file, then renames it into
+// place if `write` returned OK and every byte reached the disk; otherwise removes it and
+// returns `write`'s Status or the I/O error. `write` may change the stream's buffer size.
+absl::Status WriteFileAtomically(absl::string_view path,
+                                 const std::function<absl::Status(llvm::raw_ostream&)>& write,
+                                 const WriteOptions& options = {});
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_BASE_FILE_H_
