@@ -37,21 +37,12 @@ constexpr uint64_t kSiteAnnotationIid = 1;
 constexpr uint64_t kKindAnnotationIid = 2;
 constexpr uint64_t kOriginAnnotationIid = 3;
 
-
 constexpr uint32_t kPacketTag =
     WireFormat::MakeTag(pb::Trace::kPacketFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
 constexpr uint32_t kTimestampTag =
     WireFormat::MakeTag(pb::TracePacket::kTimestampFieldNumber, WireFormat::WIRETYPE_VARINT);
-constexpr uint32_t kSequenceTag = WireFormat::MakeTag(
-    pb::TracePacket::kTrustedPacketSequenceIdFieldNumber, WireFormat::WIRETYPE_VARINT);
 constexpr uint32_t kTrackEventTag = WireFormat::MakeTag(
     pb::TracePacket::kTrackEventFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
-constexpr uint32_t kTypeTag =
-    WireFormat::MakeTag(pb::TrackEvent::kTypeFieldNumber, WireFormat::WIRETYPE_VARINT);
-constexpr uint32_t kNameIidTag =
-    WireFormat::MakeTag(pb::TrackEvent::kNameIidFieldNumber, WireFormat::WIRETYPE_VARINT);
-constexpr uint32_t kCategoryIidTag =
-    WireFormat::MakeTag(pb::TrackEvent::kCategoryIidsFieldNumber, WireFormat::WIRETYPE_VARINT);
 
 // The writer encodes into its own buffer with CodedOutputStream's *ToArray encoders and
 // MessageLite::SerializeWithCachedSizesToArray, and hands full buffers to the raw_ostream:
