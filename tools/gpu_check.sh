@@ -15,9 +15,10 @@
 # Environment: BAZEL (default "bazel"; e.g. "bazel --output_base=/tmp/ob"),
 #   GEMM_SIZE (default 512: M = N = K for the slowdown), REPEAT (default 200 launches),
 #   RECORD_ITERATIONS (default 1000), WARPTRACE_FORCE_NO_GPU=1 (take the no-GPU path).
-# Exit status: 0 when every part that ran passed (GPU parts skipped without a GPU count as
-# passed, and the output says so); non-zero, after a line "gpu_check: FAILED: <step>",
-# otherwise.
+# Exit status: 0 when every part that ran passed (on a machine without a GPU the GPU parts
+# are not run, and the output and results file say SKIPPED); non-zero, after a line
+# "gpu_check: FAILED: <step>", otherwise — including when a GPU test case skipped itself on
+# a GPU machine (a skip is not a pass).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -77,6 +78,20 @@ fi
 step "GPU tests (${BAZEL[*]} test --test_tag_filters=gpu //...)"
 "${BAZEL[@]}" test --test_tag_filters=gpu --test_output=errors //... ||
   fail "the GPU tests"
+# Bazel counts a suite whose cases all skipped as PASSED: read every GPU suite's XML and
+# count skipped cases as not passed (on a GPU machine a skip means a broken device setup).
+testlogs=$("${BAZEL[@]}" info bazel-testlogs 2>/dev/null)
+skipped=()
+for target in $("${BAZEL[@]}" query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev/null); do
+  xml="$testlogs/$(sed -e 's|^//||' -e 's|:|/|' <<<"$target")/test.xml"
+  [[ -f $xml ]] || fail "no test results for $target ($xml)"
+  while read -r name; do skipped+=("$target: $name"); done < <(
+    grep -o '<testcase name="[^"]*"[^>]*result="skipped"' "$xml" | sed -E 's/<testcase name="([^"]*)".*/\1/')
+done
+if ((${#skipped[@]})); then
+  printf '  skipped: %s\n' "${skipped[@]}" >&2
+  fail "${#skipped[@]} GPU test cases were skipped, not passed (see their test.log: why the device did not open)"
+fi
 
 step "examples on the GPU"
 for example in "${EXAMPLES[@]}"; do

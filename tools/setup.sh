@@ -55,6 +55,30 @@ if ! /usr/bin/python3 -c 'import google.protobuf; from perfetto.protos.perfetto.
   fi
 fi
 
+# Test-only: cuobjdump and the nvdisasm it runs for -sass (CUDA's own disassembler, from
+# PyPI: NVIDIA ships both as wheels), so tests/profiler/tools:recorder_cost_test checks the
+# recorder's SASS instructions per event on every run. They land in
+# <site-packages>/nvidia/cu13/bin, where FindCuobjdump (profiler/tools/recorder_cost.h)
+# looks through /usr/bin/python3. Pinned; fast when present (one `test -x`).
+SASS_TOOLS=(nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86)
+sass_bin() {
+  /usr/bin/python3 -c 'import glob, nvidia
+for d in nvidia.__path__:
+  for p in sorted(glob.glob(d + "/*/bin/'"$1"'")): print(p)' 2>/dev/null | head -1
+}
+if [[ ! -x "$(sass_bin cuobjdump)" || ! -x "$(sass_bin nvdisasm)" ]]; then
+  echo "setup: installing ${SASS_TOOLS[*]} for /usr/bin/python3 (test-only)"
+  if ! /usr/bin/python3 -m pip install -q --break-system-packages "${SASS_TOOLS[@]}" \
+       >/tmp/warptrace-setup-pip.log 2>&1; then
+    tail -20 /tmp/warptrace-setup-pip.log >&2
+    echo "setup: error: could not install ${SASS_TOOLS[*]} (pip log: /tmp/warptrace-setup-pip.log)" >&2
+    exit 1
+  fi
+  for tool in cuobjdump nvdisasm; do
+    [[ -x "$(sass_bin $tool)" ]] || { echo "setup: error: no $tool after installing ${SASS_TOOLS[*]}" >&2; exit 1; }
+  done
+fi
+
 # The CUDA toolkit is not a Debian package here; it must already be at /usr/local/cuda.
 CUDA=/usr/local/cuda
 cuda_missing=()

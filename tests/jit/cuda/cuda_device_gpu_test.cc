@@ -1,13 +1,16 @@
 // CudaDevice on a real GPU: the same hand-written profiled kernel as the host tests, checked
-// the same way. Skips itself, saying why, where there is no driver or no device.
+// the same way. Skips itself, saying why, only where there is no CUDA driver; fails where a
+// driver is present but the device does not open.
 #include "jit/cuda/cuda_device.h"
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/jit/cuda/cuda_driver_presence.h"
 #include "tests/jit/test_kernels.h"
 #include "tests/status_matchers.h"
 
@@ -18,12 +21,19 @@ using ::warptrace::testing::BlockStatsRun;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::kBlockStatsEvents;
 
+// The device, or null with `why`: skip where there is no CUDA driver, fail anywhere else
+// (a driver that loads but a device that does not open is a broken GPU setup, not a skip).
 std::unique_ptr<CudaDevice> DeviceOrNull(std::string* why) {
   CudaDeviceOptions options;
   options.cache_directory = TestTempPath("cache");
   absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Create(options);
   if (!device.ok()) {
-    *why = std::string(device.status().message());
+    std::optional<std::string> no_driver = ::warptrace::testing::NoCudaDriver();
+    if (!no_driver.has_value()) {
+      ADD_FAILURE() << "a CUDA driver is present but CudaDevice::Create failed: "
+                    << device.status();
+    }
+    *why = no_driver.value_or("CudaDevice::Create failed on a machine with a CUDA driver");
     return nullptr;
   }
   return *std::move(device);
