@@ -133,12 +133,13 @@ class PerfettoWriter::Impl {
       spans_.push_back({unit.sm_id, start, std::max(start, unit.end_ns)});
     }
     if (ops_.empty() && unit.verdict == Verdict::kComplete) return absl::OkStatus();
-    // Events never precede the unit's start on a real Timeline; a hand-built one may say
-    // otherwise, and deltas must not be negative.
-    int64_t base = unit.has_record ? unit.start_ns : origin_ns_;
-    if (!ops_.empty()) base = std::min(base, ops_.front().time);
-    base = std::max(base, origin_ns_);
-    StartUnitSequence(base, track);
+    // Every unit's snapshot declares clock 64 at the trace origin, not at the unit's start:
+    // Perfetto's trace processor rejects a snapshot whose CLOCK_BOOTTIME goes back from
+    // the previous one of the same clocks (util/clock_synchronizer.cc, the trace clock must
+    // be monotonic), and units come in block order, whose starts are not in time order. The
+    // unit's first delta is then from the origin (a few bytes more, once per unit). Order()
+    // checked that no event precedes the origin.
+    StartUnitSequence(origin_ns_, track);
     for (const Op& op : ops_) {
       const uint64_t delta = static_cast<uint64_t>(op.time - last_ns_);
       last_ns_ = op.time;
@@ -420,7 +421,8 @@ class PerfettoWriter::Impl {
   }
 
   // Clears sequence 2's state for a unit: defaults (its track, clock 64), clock 64
-  // incremental from `base`, interned categories and annotation names.
+  // incremental from `base` (always the origin, see AddUnit), interned categories and
+  // annotation names.
   void StartUnitSequence(int64_t base, uint64_t track) {
     ++generation_;
     if (generation_ == 1) {

@@ -39,9 +39,11 @@
 // sequence-scoped clock). Sequence 2 holds the units' events: each unit starts by clearing
 // the sequence's incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and re-declaring the
 // defaults (its track, clock 64) and a clock snapshot that makes clock 64 *incremental*
-// from the unit's start, so an event's timestamp is the nanoseconds since the previous
-// event of the unit: one or two bytes instead of nine. Each unit re-interns the names it
-// uses. Every snapshot ties clock 64 to CLOCK_BOOTTIME with the same offset:
+// from the trace origin, so an event's timestamp is the nanoseconds since the previous
+// event of the unit (the first: since the origin): one or two bytes instead of nine. The
+// snapshot is at the origin for every unit, not at the unit's start, because Perfetto's
+// trace processor rejects snapshots whose CLOCK_BOOTTIME goes back in time, and units come
+// in block order, not start order. Each unit re-interns the names it uses. Every snapshot ties clock 64 to CLOCK_BOOTTIME with the same offset:
 //   with a host anchor (TraceLayout::host_anchor): boottime = anchor.boottime_ns +
 //     (t - anchor.globaltimer_ns), and the first snapshot also gives CLOCK_REALTIME, so the
 //     trace lines up with host traces (Perfetto merges traces by clock snapshots);
@@ -106,7 +108,7 @@ class PerfettoWriter : public TraceSink {
   std::unique_ptr<Impl> impl_;
 };
 
-// Writes a whole Timeline to `path` atomically (as WriteChromeTraceFile does: a temporary
+// Writes a whole Timeline to `path` atomically (base/file.h's WriteFileAtomically: a temporary
 // file renamed into place; "-" is stdout). Returns the writer's errors and the file
 // system's (NotFound, PermissionDenied, ResourceExhausted, Unavailable) naming the path.
 absl::Status WritePerfettoTraceFile(const Timeline& timeline, absl::string_view path);

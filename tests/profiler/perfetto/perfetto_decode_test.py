@@ -62,6 +62,8 @@ class DecodedTrace:
         self.instants = collections.defaultdict(list)      # uuid -> [(name, t, args)]
         self.counters = collections.defaultdict(list)      # uuid -> [(t, value)]
         self.snapshots = []                                 # [{clock_id: timestamp}]
+        self.snapshot_series = {}                           # clock set -> last timestamps
+        self.seq_id = 0
         self.problems = []
         self.sequences = collections.defaultdict(Sequence)
         self.open = collections.defaultdict(list)          # uuid -> stack of open slices
@@ -77,6 +79,7 @@ class DecodedTrace:
             self.problems.append("packet without trusted_packet_sequence_id")
             return
         seq = self.sequences[p.trusted_packet_sequence_id]
+        self.seq_id = p.trusted_packet_sequence_id
         if p.sequence_flags & CLEARED or p.incremental_state_cleared:
             seq.names, seq.categories, seq.annotation_names = {}, {}, {}
             seq.defaults = None
@@ -105,6 +108,17 @@ class DecodedTrace:
     def _snapshot(self, seq, snapshot):
         clocks = {c.clock_id: c for c in snapshot.clocks}
         self.snapshots.append({c.clock_id: c.timestamp for c in snapshot.clocks})
+        # Trace processor keeps one series per set of clocks (sequence clocks are per
+        # sequence) and rejects a snapshot whose trace clock (BOOTTIME) goes back; a
+        # sequence clock that goes back can no longer be converted from.
+        key = tuple(sorted((c, self.seq_id if c >= 64 else 0) for c in clocks))
+        last = self.snapshot_series.setdefault(key, {})
+        for clock_id, c in clocks.items():
+            if clock_id in last and c.timestamp < last[clock_id] and (
+                    clock_id == BOOTTIME or clock_id >= 64):
+                self.problems.append(
+                    f"clock {clock_id} goes back in snapshots: {last[clock_id]} -> {c.timestamp}")
+            last[clock_id] = c.timestamp
         if GPU_CLOCK in clocks:
             gpu = clocks[GPU_CLOCK]
             if BOOTTIME not in clocks:

@@ -2,6 +2,7 @@
 // our own schema (the Python test reads them with Perfetto's published one).
 #include "profiler/perfetto/perfetto_writer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -120,10 +121,13 @@ TEST_F(PerfettoWriterTest, UnitSequenceStartsClearedWithItsTrackClockAndSnapshot
   const auto& gpu = start->clock_snapshot().clocks(0);
   EXPECT_EQ(gpu.clock_id(), kPerfettoGpuClockId);
   EXPECT_TRUE(gpu.is_incremental());
-  EXPECT_EQ(gpu.timestamp(), static_cast<uint64_t>(kOrigin + 500));
-  // No anchor: BOOTTIME counts from the origin.
+  // At the trace origin, not the unit's start (see the next test); no anchor: BOOTTIME
+  // counts from the origin.
+  EXPECT_EQ(gpu.timestamp(), static_cast<uint64_t>(kOrigin));
   EXPECT_EQ(start->clock_snapshot().clocks(1).clock_id(), pb::BUILTIN_CLOCK_BOOTTIME);
-  EXPECT_EQ(start->clock_snapshot().clocks(1).timestamp(), 500u);
+  EXPECT_EQ(start->clock_snapshot().clocks(1).timestamp(), 0u);
+  // So the unit's first event is 510 ns after it.
+  EXPECT_EQ(Events(packets).front()->timestamp(), 510u);
   bool described = false;
   for (const pb::TracePacket& p : packets) {
     if (p.has_track_descriptor() && p.track_descriptor().uuid() == track) {
@@ -133,6 +137,30 @@ TEST_F(PerfettoWriterTest, UnitSequenceStartsClearedWithItsTrackClockAndSnapshot
     }
   }
   EXPECT_TRUE(described);
+}
+
+// Perfetto's trace processor drops a clock snapshot whose CLOCK_BOOTTIME is earlier than the
+// previous snapshot of the same clocks; units come in block order, not start order.
+TEST_F(PerfettoWriterTest, UnitSnapshotsNeverGoBackInTimeWhateverTheUnitOrder) {
+  const std::vector<pb::TracePacket> packets =
+      Write({NestedUnit(0, 0, 3, kOrigin + 1000), NestedUnit(0, 1, 4, kOrigin),
+             NestedUnit(1, 0, 5, kOrigin + 400)});
+  std::vector<uint64_t> boottimes;
+  std::vector<uint64_t> first_deltas;
+  bool after_snapshot = false;
+  for (const pb::TracePacket& p : packets) {
+    if (p.trusted_packet_sequence_id() != kPerfettoUnitSequence) continue;
+    if (p.has_clock_snapshot()) {
+      boottimes.push_back(p.clock_snapshot().clocks(1).timestamp());
+      after_snapshot = true;
+    } else if (after_snapshot) {
+      first_deltas.push_back(p.timestamp());
+      after_snapshot = false;
+    }
+  }
+  ASSERT_THAT(boottimes, ::testing::SizeIs(3));
+  EXPECT_TRUE(std::is_sorted(boottimes.begin(), boottimes.end()));
+  EXPECT_THAT(first_deltas, ElementsAre(1010, 10, 410));
 }
 
 TEST_F(PerfettoWriterTest, NamesAreInternedOncePerUnitThenReferencedByIid) {
