@@ -435,11 +435,13 @@ void Worker::FiberMain(void* arg) {
   }
   StopClock(f, NowNs());
   w.Publish(f->vtime);
-  std::string error;
-  f->block->Exit(f, &error);
-  if (!error.empty() && !f->aborted) {
-    w.launch_->Fail(absl::FailedPreconditionError(
-        absl::StrCat(f->block->Name(), ": ", error)));
+  {  // nothing that owns memory may stay on this frame: it is never returned from
+    std::string error;
+    f->block->Exit(f, &error);
+    if (!error.empty() && !f->aborted) {
+      w.launch_->Fail(absl::FailedPreconditionError(
+          absl::StrCat(f->block->Name(), ": ", error)));
+    }
   }
   SwitchFiber(f->context, w.scheduler_context_);
   __builtin_trap();  // an exited fiber is never resumed
