@@ -7,61 +7,10 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "jit/diagnostics.h"
+#include "nvrtc/nvrtc_program.h"
+#include "nvrtc/nvrtc_status.h"
 
 namespace warptrace {
-namespace {
-
-// Owns an nvrtcProgram from creation on.
-class NvrtcProgram {
- public:
-  NvrtcProgram() = default;
-  NvrtcProgram(const NvrtcProgram&) = delete;
-  NvrtcProgram& operator=(const NvrtcProgram&) = delete;
-  ~NvrtcProgram() {
-    if (program_ != nullptr) nvrtcDestroyProgram(&program_);
-  }
-  nvrtcProgram* out() { return &program_; }
-  nvrtcProgram get() const { return program_; }
-
- private:
-  nvrtcProgram program_ = nullptr;
-};
-
-absl::StatusCode CodeFor(nvrtcResult result) {
-  switch (result) {
-    case NVRTC_ERROR_COMPILATION:
-    case NVRTC_ERROR_INVALID_OPTION:
-    case NVRTC_ERROR_INVALID_INPUT:
-    case NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID:
-      return absl::StatusCode::kInvalidArgument;
-    case NVRTC_ERROR_OUT_OF_MEMORY:
-      return absl::StatusCode::kResourceExhausted;
-    default:
-      return absl::StatusCode::kInternal;
-  }
-}
-
-absl::StatusOr<std::string> ProgramLog(nvrtcProgram program, absl::string_view name) {
-  size_t size = 0;
-  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetProgramLogSize(program, &size),
-                              absl::StrCat("reading the log size of ", name)));
-  std::string log(size, '\0');
-  if (size > 0) {
-    RETURN_IF_ERROR(
-        NvrtcStatus(nvrtcGetProgramLog(program, log.data()), absl::StrCat("reading the log of ", name)));
-  }
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  return log;
-}
-
-}  // namespace
-
-absl::Status NvrtcStatus(nvrtcResult result, absl::string_view context) {
-  if (result == NVRTC_SUCCESS) return absl::OkStatus();
-  return absl::Status(CodeFor(result),
-                      absl::StrCat("NVRTC error: ", context, ": ", nvrtcGetErrorString(result)));
-}
-
 std::vector<std::string> NvrtcOptions(const CompileOptions& options) {
   std::vector<std::string> out = {absl::StrCat("-arch=", options.arch),
                                   absl::StrCat("-std=", options.cpp_standard)};
@@ -88,7 +37,7 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
     header_names.push_back(header.name.c_str());
   }
   NvrtcProgram program;
-  RETURN_IF_ERROR(NvrtcStatus(
+  RETURN_IF_ERROR(ToStatus(
       nvrtcCreateProgram(program.out(), request.source.c_str(), request.name.c_str(),
                          static_cast<int>(header_contents.size()), header_contents.data(),
                          header_names.data()),
@@ -100,11 +49,11 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
 
   const nvrtcResult compiled = nvrtcCompileProgram(
       program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
-  ASSIGN_OR_RETURN(std::string log, ProgramLog(program.get(), what));
+  ASSIGN_OR_RETURN(std::string log, program.Log(what));
   if (compiled != NVRTC_SUCCESS) {
     std::vector<SourceFile> files = {{request.name, request.source}};
     for (const EmbeddedFile& header : request.headers) files.push_back({header.name, header.contents});
-    const absl::Status status = NvrtcStatus(compiled, absl::StrCat("compiling ", what));
+    const absl::Status status = ToStatus(compiled, absl::StrCat("compiling ", what));
     return absl::Status(
         status.code(),
         absl::StrCat(status.message(), " (options: ", absl::StrJoin(options, " "), ")\n",
@@ -115,15 +64,15 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
   out.arch = request.options.arch;
   out.log = std::move(log);
   size_t size = 0;
-  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetCUBINSize(program.get(), &size),
+  RETURN_IF_ERROR(ToStatus(nvrtcGetCUBINSize(program.get(), &size),
                               absl::StrCat("reading the cubin size of ", what)));
   out.cubin.resize(size);
-  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetCUBIN(program.get(), out.cubin.data()),
+  RETURN_IF_ERROR(ToStatus(nvrtcGetCUBIN(program.get(), out.cubin.data()),
                               absl::StrCat("reading the cubin of ", what)));
-  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetPTXSize(program.get(), &size),
+  RETURN_IF_ERROR(ToStatus(nvrtcGetPTXSize(program.get(), &size),
                               absl::StrCat("reading the PTX size of ", what)));
   out.ptx.resize(size);
-  RETURN_IF_ERROR(NvrtcStatus(nvrtcGetPTX(program.get(), out.ptx.data()),
+  RETURN_IF_ERROR(ToStatus(nvrtcGetPTX(program.get(), out.ptx.data()),
                               absl::StrCat("reading the PTX of ", what)));
   while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
   if (out.cubin.empty()) {

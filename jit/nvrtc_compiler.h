@@ -10,7 +10,7 @@
 // Errors (Compile): InvalidArgument when the source does not compile or an option is
 // invalid; the message names the request, the architecture and quotes each offending line,
 // followed by NVRTC's full log. ResourceExhausted when NVRTC runs out of memory; Internal for
-// any other NVRTC failure.
+// any other NVRTC failure (the adapter is ToStatus in nvrtc/nvrtc_status.h).
 //
 // Thread-safe: NVRTC programs are independent; the object holds no mutable state.
 #ifndef WARPTRACE_JIT_NVRTC_COMPILER_H_
@@ -26,10 +26,6 @@
 #include "jit/compiler.h"
 
 namespace warptrace {
-
-// The adapter for every nvrtcResult: OK for NVRTC_SUCCESS, else
-// "NVRTC error: <context>: NVRTC_ERROR_...". Codes as documented above.
-absl::Status NvrtcStatus(nvrtcResult result, absl::string_view context);
 
 // The NVRTC option list Compile passes for `options`, in order: -arch=<arch>,
 // -std=<cpp_standard>, -lineinfo when line_info, then extra_flags. Exposed so that tools

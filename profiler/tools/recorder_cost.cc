@@ -22,20 +22,12 @@
 #include "base/subprocess.h"
 #include "base/temp_dir.h"
 #include "llvm/Support/FileSystem.h"
+#include "nvrtc/nvrtc_program.h"
+#include "nvrtc/nvrtc_status.h"
 #include "profiler/device/embedded_headers.h"
 
 namespace warptrace {
 namespace {
-
-struct NvrtcProgramDeleter {
-  void operator()(nvrtcProgram prog) const { nvrtcDestroyProgram(&prog); }
-};
-using NvrtcProgramPtr = std::unique_ptr<_nvrtcProgram, NvrtcProgramDeleter>;
-
-absl::Status NvrtcError(nvrtcResult result, absl::string_view what) {
-  return absl::InternalError(
-      absl::StrCat("NVRTC error: ", what, ": ", nvrtcGetErrorString(result)));
-}
 
 std::string Trim(absl::string_view s) { return std::string(absl::StripAsciiWhitespace(s)); }
 
@@ -207,42 +199,26 @@ absl::StatusOr<CompiledKernel> CompileForCost(const std::string& source,
     header_sources.push_back(f.contents.c_str());
     header_names.push_back(f.name.c_str());
   }
-  nvrtcProgram raw = nullptr;
-  if (nvrtcResult r = nvrtcCreateProgram(&raw, source.c_str(), "recorder_cost.cu",
-                                         static_cast<int>(header_sources.size()),
-                                         header_sources.data(), header_names.data());
-      r != NVRTC_SUCCESS) {
-    return NvrtcError(r, "creating the recorder_cost program");
-  }
-  NvrtcProgramPtr prog(raw);
+  NvrtcProgram prog;
+  RETURN_IF_ERROR(ToStatus(nvrtcCreateProgram(prog.out(), source.c_str(), "recorder_cost.cu",
+                                              static_cast<int>(header_sources.size()),
+                                              header_sources.data(), header_names.data()),
+                           "creating the recorder_cost program"));
   const std::string arch_option = "--gpu-architecture=" + arch;
   const char* options[] = {arch_option.c_str(), "--std=c++17"};
   const nvrtcResult compiled = nvrtcCompileProgram(prog.get(), 2, options);
   CompiledKernel out;
+  ASSIGN_OR_RETURN(out.log, prog.Log("the recorder_cost kernel"));
+  RETURN_IF_ERROR(ToStatus(compiled, absl::StrCat("compiling the recorder_cost kernel for ", arch),
+                           out.log));
   size_t size = 0;
-  nvrtcGetProgramLogSize(prog.get(), &size);
-  out.log.assign(size, '\0');
-  nvrtcGetProgramLog(prog.get(), out.log.data());
-  while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
-  if (compiled != NVRTC_SUCCESS) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("NVRTC could not compile the recorder_cost kernel for ", arch, ": ",
-                     nvrtcGetErrorString(compiled), "\n", out.log));
-  }
-  if (nvrtcResult r = nvrtcGetPTXSize(prog.get(), &size); r != NVRTC_SUCCESS) {
-    return NvrtcError(r, "getting the PTX size");
-  }
+  RETURN_IF_ERROR(ToStatus(nvrtcGetPTXSize(prog.get(), &size), "getting the PTX size"));
   out.ptx.assign(size, '\0');
-  if (nvrtcResult r = nvrtcGetPTX(prog.get(), out.ptx.data()); r != NVRTC_SUCCESS) {
-    return NvrtcError(r, "getting the PTX");
-  }
-  if (nvrtcResult r = nvrtcGetCUBINSize(prog.get(), &size); r != NVRTC_SUCCESS) {
-    return NvrtcError(r, "getting the cubin size (is the arch a real sm_XX?)");
-  }
+  RETURN_IF_ERROR(ToStatus(nvrtcGetPTX(prog.get(), out.ptx.data()), "getting the PTX"));
+  RETURN_IF_ERROR(ToStatus(nvrtcGetCUBINSize(prog.get(), &size),
+                           "getting the cubin size (is the arch a real sm_XX?)"));
   out.cubin.assign(size, '\0');
-  if (nvrtcResult r = nvrtcGetCUBIN(prog.get(), out.cubin.data()); r != NVRTC_SUCCESS) {
-    return NvrtcError(r, "getting the cubin");
-  }
+  RETURN_IF_ERROR(ToStatus(nvrtcGetCUBIN(prog.get(), out.cubin.data()), "getting the cubin"));
   return out;
 }
 

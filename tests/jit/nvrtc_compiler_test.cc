@@ -85,14 +85,5 @@ TEST(NvrtcCompilerTest, VersionNamesNvrtcAndItsVersion) {
   EXPECT_THAT(NvrtcCompiler().Version(), ::testing::MatchesRegex("nvrtc [0-9]+\\.[0-9]+"));
 }
 
-TEST(NvrtcCompilerTest, NvrtcStatusCarriesContextAndErrorName) {
-  EXPECT_THAT(NvrtcStatus(NVRTC_SUCCESS, "x"), IsOk());
-  EXPECT_THAT(NvrtcStatus(NVRTC_ERROR_OUT_OF_MEMORY, "compiling gemm"),
-              StatusIs(absl::StatusCode::kResourceExhausted,
-                       "NVRTC error: compiling gemm: NVRTC_ERROR_OUT_OF_MEMORY"));
-  EXPECT_THAT(NvrtcStatus(NVRTC_ERROR_INTERNAL_ERROR, "c"),
-              StatusIs(absl::StatusCode::kInternal, ::testing::_));
-}
-
 }  // namespace
 }  // namespace warptrace
