@@ -609,6 +609,7 @@ absl::Status WritePerfettoTraceFile(const Timeline& timeline, absl::string_view 
   return WriteFileAtomically(
       path,
       [&](llvm::raw_ostream& os) -> absl::Status {
+        os.SetBufferSize(size_t{1} << 20);  // as the Chrome trace file shell: few large writes
         PerfettoWriter writer(os);
         RETURN_IF_ERROR(writer.Begin(timeline.layout, timeline.origin_ns));
         for (const UnitTimeline& unit : timeline.units) RETURN_IF_ERROR(writer.AddUnit(unit));
