@@ -246,6 +246,10 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
     }
     out << "; " << report.dropped_events << " dropped events, " << report.errors << " errors, "
         << report.warnings << " warnings\n";
+    if (trace.layout.clock.host_backend) {
+      out << "times: from the host backend (the CPU's steady clock), not a GPU: they show "
+             "correctness, not GPU performance\n";
+    }
 
     if (!trace.has_timeline) {
       return Fail(name, absl::InternalError("the trace verified but has no timeline"));

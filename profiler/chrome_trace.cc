@@ -34,9 +34,15 @@ constexpr size_t kFileBufferBytes = size_t{1} << 20;
 
 std::string DimString(const Dim3& d) { return absl::StrFormat("(%d,%d,%d)", d.x, d.y, d.z); }
 
-std::string UnitLabel(const UnitTimeline& unit) {
-  return absl::StrFormat("block %d %s unit %d", unit.block_linear, DimString(unit.block_index),
-                         unit.unit_index);
+// otherData "time_source": where the times come from.
+const char* TimeSource(const ClockInfo& clock) {
+  return clock.host_backend
+             ? "host backend: CPU steady clock, not a GPU (correctness, not performance)"
+             : "device: %globaltimer ns, %clock cycles";
+}
+
+std::string UnitLabel(const UnitTimeline& unit, const TraceLayout& layout) {
+  return UnitName(unit.block_index, layout.unit.kind, unit.unit_index);
 }
 
 // ns → microseconds with exactly three decimals. `ns` >= 0 (checked by Validate).
@@ -87,22 +93,22 @@ absl::Status Validate(absl::Span<const UnitTimeline> units, const TraceLayout& l
     if (order.any && std::pair(order.block_linear, order.unit_index) >=
                          std::pair(unit.block_linear, unit.unit_index)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "timeline units must be strictly ordered by (block, unit): ", UnitLabel(unit),
+          "timeline units must be strictly ordered by (block, unit): ", UnitLabel(unit, layout),
           " follows ", order.label));
     }
     if (units_per_block != 0 && unit.unit_index >= units_per_block) {
       return absl::InvalidArgumentError(absl::StrCat(
-          UnitLabel(unit), ": unit index is not below the layout's ", units_per_block,
+          UnitLabel(unit, layout), ": unit index is not below the layout's ", units_per_block,
           " units per block"));
     }
-    order = {true, unit.block_linear, unit.unit_index, UnitLabel(unit)};
+    order = {true, unit.block_linear, unit.unit_index, UnitLabel(unit, layout)};
     open.clear();
     int64_t last_begin = origin_ns;
     for (size_t i = 0; i < unit.slices.size(); ++i) {
       const Slice& s = unit.slices[i];
       auto fail = [&](absl::string_view what) {
         return absl::InvalidArgumentError(absl::StrCat(
-            UnitLabel(unit), ", slice ", i, " (site ", s.site, ", depth ", s.depth, ", ",
+            UnitLabel(unit, layout), ", slice ", i, " (site ", s.site, ", depth ", s.depth, ", ",
             s.begin_ns, "..", s.end_ns, " ns): ", what));
       };
       if (s.site >= num_sites) {
@@ -365,6 +371,7 @@ class Writer {
     json_.attribute("kernel", FixedUtf8(layout.kernel_name));
     json_.attribute("device", FixedUtf8(layout.device_name));
     json_.attribute("clock", FixedUtf8(std::string(clock_note)));
+    json_.attribute("time_source", TimeSource(layout.clock));
     json_.attribute("nominal_sm_clock_khz",
                     static_cast<int64_t>(layout.clock.nominal_sm_clock_khz));
     json_.attribute("grid", DimString(layout.grid));
@@ -437,9 +444,7 @@ class Writer {
   void WriteThreadMetadata(const UnitTimeline& unit) {
     const int64_t pid = Pid(unit);
     const int64_t tid = static_cast<int64_t>(Tid(unit));
-    std::string name = absl::StrCat("block ", DimString(unit.block_index), " ",
-                                    UnitKindName(layout_.unit.kind), " ",
-                                    unit.unit_index);
+    std::string name = UnitName(unit.block_index, layout_.unit.kind, unit.unit_index);
     if (unit.verdict != Verdict::kComplete) {
       absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
     }

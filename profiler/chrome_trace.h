@@ -20,9 +20,10 @@
 // depends on all units comes last so the trace can be written as it is built):
 //
 //   {"displayTimeUnit": "ns",
-//    "traceEvents": [ per unit: thread metadata; per unit: slice events; ...;
+//    "traceEvents": [ per unit: its thread metadata, then its slice events; ...;
 //                     process metadata ],
 //    "otherData": {"tool": "warptrace", "kernel": ..., "device": ..., "clock": <clock_note>,
+//                  "time_source": "device: ..." or "host backend: ..." (ClockInfo::host_backend),
 //                  "nominal_sm_clock_khz": N, "grid": "(8,8,1)", "block": "(256,1,1)",
 //                  "trace_unit": "warpgroup", "capacity": N,
 //                  "origin_ns": "<decimal string>", "overhead_compensated": b,

@@ -102,10 +102,11 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
       problem = HeaderProblem::kBadChecksum;
     } else if (h[kCapacity] != layout.capacity) {
       return absl::DataLossError(absl::StrFormat(
-          "record %d (block %d unit %d) was written with capacity %d but the layout says %d: "
+          "record %d (%s) was written with capacity %d but the layout says %d: "
           "the buffer was recorded with another layout (its sidecar is stale or belongs to "
           "another run); re-save the trace with the layout the kernel ran with",
-          r, rec.block_linear, rec.unit_index, h[kCapacity], layout.capacity));
+          r, UnitName(layout, rec.block_linear, rec.unit_index), h[kCapacity],
+          layout.capacity));
     } else if (h[kBlockLinear] != rec.block_linear) {
       problem = HeaderProblem::kWrongBlock;
     } else if (h[kUnitIndex] != rec.unit_index) {

@@ -155,6 +155,25 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
   return absl::OkStatus();
 }
 
+Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear) {
+  const uint64_t gx = grid.x == 0 ? 1 : grid.x;
+  const uint64_t gy = grid.y == 0 ? 1 : grid.y;
+  Dim3 d;
+  d.x = static_cast<uint32_t>(block_linear % gx);
+  d.y = static_cast<uint32_t>(block_linear / gx % gy);
+  d.z = static_cast<uint32_t>(block_linear / (gx * gy));
+  return d;
+}
+
+std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index) {
+  return absl::StrFormat("block (%d,%d,%d) %s %d", block_index.x, block_index.y, block_index.z,
+                         UnitKindName(kind), unit_index);
+}
+
+std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index) {
+  return UnitName(BlockIndex(layout.grid, block_linear), layout.unit.kind, unit_index);
+}
+
 const char* UnitKindName(UnitKind kind) {
   switch (kind) {
     case UnitKind::kWarp:

@@ -82,6 +82,10 @@ struct ClockInfo {
   uint32_t num_sms = 0;
   // Source of the event timestamps: "clock" (%clock, 32-bit SM cycles).
   std::string event_clock = "clock";
+  // True when the kernel ran on the host backend (HostDevice): %clock and %globaltimer are
+  // the CPU's steady clock, so times show correctness, not GPU performance. Outputs say so.
+  // Sidecar field "clock.host_backend" (absent in older sidecars: false).
+  bool host_backend = false;
   friend bool operator==(const ClockInfo&, const ClockInfo&) = default;
 };
 
@@ -138,6 +142,14 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
 
 // Shared-memory bytes that shared placement needs per block.
 uint64_t SharedBytesPerBlock(const TraceLayout& layout);
+
+// blockIdx of linear block id `block_linear` in `grid`.
+Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear);
+
+// How every message names a trace unit: "block (3,0,0) warpgroup 1" (the unit kind's name,
+// then the unit's index within its block).
+std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index);
+std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index);
 
 const char* UnitKindName(UnitKind kind);          // "warp", "warpgroup", "block", "custom"
 const char* PlacementName(Placement placement);   // "global", "shared", "auto"

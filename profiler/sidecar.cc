@@ -64,6 +64,13 @@ class Fields {
     return s->str();
   }
 
+  absl::StatusOr<bool> Bool(absl::string_view key) const {
+    ASSIGN_OR_RETURN(const json::Value* v, Get(key));
+    llvm::Optional<bool> b = v->getAsBoolean();
+    if (!b) return Mistyped(Path(key), "true or false", *v);
+    return *b;
+  }
+
   absl::StatusOr<Fields> Object(absl::string_view key) const {
     ASSIGN_OR_RETURN(const json::Value* v, Get(key));
     const json::Object* o = v->getAsObject();
@@ -167,6 +174,7 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
       j.attribute("nominal_sm_clock_khz", layout.clock.nominal_sm_clock_khz);
       j.attribute("num_sms", layout.clock.num_sms);
       j.attribute("event_clock", Utf8(layout.clock.event_clock));
+      j.attribute("host_backend", layout.clock.host_backend);
     });
     j.attributeArray("sites", [&] {
       for (const SiteInfo& site : layout.sites) {
@@ -260,6 +268,9 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(uint64_t num_sms, clock.Unsigned("num_sms"));
   layout.clock.num_sms = static_cast<uint32_t>(num_sms);
   ASSIGN_OR_RETURN(layout.clock.event_clock, clock.String("event_clock"));
+  if (clock.Has("host_backend")) {  // absent in sidecars older than the field
+    ASSIGN_OR_RETURN(layout.clock.host_backend, clock.Bool("host_backend"));
+  }
 
   if (root.Has("host_anchor")) {
     ASSIGN_OR_RETURN(Fields anchor, root.Object("host_anchor"));

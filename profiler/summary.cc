@@ -75,6 +75,7 @@ std::string NominalReasons(const Summary& s) {
 SummaryBuilder::SummaryBuilder(const TraceLayout& layout) : layout_(layout) {
   summary_.kernel_name = layout.kernel_name;
   summary_.device_name = layout.device_name;
+  summary_.host_backend = layout.clock.host_backend;
   summary_.nominal_sm_clock_khz = layout.clock.nominal_sm_clock_khz;
   row_of_site_.resize(layout.sites.size());
   for (size_t i = 0; i < layout.sites.size(); ++i) {
@@ -105,8 +106,9 @@ absl::Status SummaryBuilder::Check(const UnitTimeline& unit) const {
     const bool overflows = __builtin_sub_overflow(s.end_ns, s.begin_ns, &duration);
     if (s.site >= layout_.sites.size() || s.end_ns < s.begin_ns || overflows) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "block %d unit %d, slice %d (site %d, %d..%d ns): %s", unit.block_linear,
-          unit.unit_index, i, s.site, s.begin_ns, s.end_ns,
+          "%s, slice %d (site %d, %d..%d ns): %s",
+          UnitName(unit.block_index, layout_.unit.kind, unit.unit_index), i, s.site, s.begin_ns,
+          s.end_ns,
           s.site >= layout_.sites.size()
               ? absl::StrCat("site id is outside the site table (", layout_.sites.size(),
                              " sites)")
@@ -214,6 +216,11 @@ std::string SummaryHeader(const Summary& s) {
       llvm::json::fixUTF8(s.device_name.empty() ? "(unknown device)" : s.device_name), s.units,
       Micros(s.wall_ns / 1000), clock);
   if (!s.clock_note.empty()) absl::StrAppend(&header, " [", llvm::json::fixUTF8(s.clock_note), "]");
+  if (s.host_backend) {
+    absl::StrAppend(&header,
+                    "; times come from the host backend (the CPU's steady clock), not a GPU: "
+                    "they show correctness, not GPU performance");
+  }
   return header;
 }
 

@@ -61,6 +61,7 @@ struct RegionStats {
 struct Summary {
   std::string kernel_name;
   std::string device_name;
+  bool host_backend = false;      // ClockInfo::host_backend: times are the CPU's
   uint64_t units = 0;             // units on the timeline, any verdict
   uint64_t calibrated_units = 0;  // units whose rate came from their globaltimer pair
   uint64_t nominal_units = 0;     // units that fell back to the nominal rate

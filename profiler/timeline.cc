@@ -36,26 +36,17 @@ absl::Status CheckReportMatches(const DecodedTrace& decoded, const VerifyReport&
     if (v.record_index != r.record_index || v.block_linear != r.block_linear ||
         v.unit_index != r.unit_index || v.kept_events > r.events.size()) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "verify report unit %d (block %d unit %d, %d kept events) does not match decoded "
-          "record %d (block %d unit %d, %d events)",
-          idx, v.block_linear, v.unit_index, v.kept_events, r.record_index, r.block_linear,
-          r.unit_index, r.events.size()));
+          "verify report unit %d (%s, %d kept events) does not match decoded record %d (%s, "
+          "%d events)",
+          idx, UnitName(*decoded.layout, v.block_linear, v.unit_index), v.kept_events,
+          r.record_index, UnitName(*decoded.layout, r.block_linear, r.unit_index),
+          r.events.size()));
     }
   }
   return absl::OkStatus();
 }
 
 }  // namespace
-
-Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear) {
-  const uint64_t gx = grid.x == 0 ? 1 : grid.x;
-  const uint64_t gy = grid.y == 0 ? 1 : grid.y;
-  Dim3 d;
-  d.x = static_cast<uint32_t>(block_linear % gx);
-  d.y = static_cast<uint32_t>(block_linear / gx % gy);
-  d.z = static_cast<uint32_t>(block_linear / (gx * gy));
-  return d;
-}
 
 absl::StatusOr<UnitTimelineBuilder> UnitTimelineBuilder::Create(const TraceLayout& layout,
                                                                  const TimelineOptions& options) {

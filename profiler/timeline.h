@@ -109,8 +109,6 @@ class UnitTimelineBuilder {
   std::vector<int64_t> event_ns_;  // scratch: each kept event's time
 };
 
-// blockIdx of linear block id `block_linear` in `grid`.
-Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear);
 
 }  // namespace warptrace
 

@@ -22,8 +22,9 @@ namespace internal {
 // Collects findings for one report, honouring the caps without building strings past them.
 class Collector {
  public:
-  Collector(VerifyReport& report, const VerifyOptions& options, uint64_t& suppressed)
-      : report_(report), options_(options), suppressed_(suppressed) {}
+  Collector(VerifyReport& report, const TraceLayout& layout, const VerifyOptions& options,
+            uint64_t& suppressed)
+      : report_(report), layout_(layout), options_(options), suppressed_(suppressed) {}
 
   template <typename MakeMessage>
   void Add(FindingKind kind, const DecodedRecord& r, int64_t event, MakeMessage&& make) {
@@ -43,8 +44,9 @@ class Collector {
       return;
     }
     ++unit_findings_;
-    report_.findings.push_back(
-        {severity, kind, r.record_index, r.block_linear, r.unit_index, event, make()});
+    report_.findings.push_back({severity, kind, r.record_index, r.block_linear, r.unit_index,
+                                BlockIndex(layout_.grid, r.block_linear), layout_.unit.kind,
+                                event, make()});
   }
 
   void Finish() {
@@ -62,6 +64,7 @@ class Collector {
 
  private:
   VerifyReport& report_;
+  const TraceLayout& layout_;
   const VerifyOptions& options_;
   uint64_t& suppressed_;     // over the whole report
   uint32_t unit_findings_ = 0;  // a Collector lives for one unit
@@ -181,10 +184,11 @@ const char* FindingKindName(FindingKind kind) {
 std::string FormatFinding(const Finding& f) {
   if (f.kind == FindingKind::kTooManyFindings) return f.message;
   if (f.event_index >= 0) {
-    return absl::StrFormat("block %d unit %d event %d: %s", f.block_linear, f.unit_index,
+    return absl::StrFormat("%s event %d: %s", UnitName(f.block_index, f.unit_kind, f.unit_index),
                            f.event_index, f.message);
   }
-  return absl::StrFormat("block %d unit %d: %s", f.block_linear, f.unit_index, f.message);
+  return absl::StrFormat("%s: %s", UnitName(f.block_index, f.unit_kind, f.unit_index),
+                         f.message);
 }
 
 absl::Status VerifyReport::ToStatus() const {
@@ -328,7 +332,7 @@ UnitVerifier::UnitVerifier(const DecodedTrace& decoded, const VerifyOptions& opt
 }
 
 const UnitVerdict& UnitVerifier::Add(const DecodedRecord& r, const UnitWalk& walk) {
-  Collector collect(report_, options_, suppressed_);
+  Collector collect(report_, layout_, options_, suppressed_);
   UnitVerdict& v = report_.units.emplace_back();
   v.record_index = r.record_index;
   v.block_linear = r.block_linear;
@@ -477,7 +481,7 @@ Verdict UnitVerifier::DecideVerdict(bool unit_corrupt, bool prefix_cut, bool ove
 void UnitVerifier::Finish() {
   if (finished_) return;
   finished_ = true;
-  Collector(report_, options_, suppressed_).Finish();
+  Collector(report_, layout_, options_, suppressed_).Finish();
 }
 
 VerifyReport Verify(const DecodedTrace& decoded, const VerifyOptions& options) {

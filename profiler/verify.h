@@ -101,11 +101,14 @@ struct Finding {
   uint64_t record_index = 0;
   uint32_t block_linear = 0;
   uint32_t unit_index = 0;
+  Dim3 block_index;                      // blockIdx of block_linear (for messages)
+  UnitKind unit_kind = UnitKind::kWarpgroup;  // the layout's (for messages)
   int64_t event_index = -1;  // the event at fault, -1 when the finding is about the unit
   std::string message;       // one line, with the numbers; starts with no coordinates
 };
 
-// "block 3 unit 1 event 17: <message>" (event part only when event_index >= 0).
+// "block (3,0,0) warpgroup 1 event 17: <message>" (event part only when event_index >= 0);
+// the unit is named as everywhere else (UnitName, layout.h).
 std::string FormatFinding(const Finding& finding);
 
 // What became of one unit, and what BuildTimeline may use of it.

@@ -79,6 +79,7 @@ ClockInfo HostDevice::Clock() const {
   ClockInfo clock;
   clock.nominal_sm_clock_khz = WARPTRACE_HOST_SM_CLOCK_KHZ;
   clock.num_sms = runtime_->num_sms();
+  clock.host_backend = true;  // outputs say the times are the CPU's, not a GPU's
   return clock;
 }
 

@@ -214,6 +214,7 @@ TEST(ChromeTraceTest, OtherDataDescribesKernelDeviceClockAndVerdictCounts) {
   EXPECT_EQ(other["kernel"], "gemm");
   EXPECT_EQ(other["device"], "NVIDIA H200");
   EXPECT_EQ(other["clock"], "calibrated per unit from globaltimer");
+  EXPECT_THAT(other["time_source"].get<std::string>(), ::testing::StartsWith("device: "));
   EXPECT_EQ(other["origin_ns"], absl::StrCat(kOrigin));
   EXPECT_EQ(other["units"], 2);
   EXPECT_EQ(other["units_complete"], 1);
@@ -409,7 +410,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, ChromeTraceRejectsMalformedTimeline,
     ::testing::Values(
         MalformedCase{"SiteOutsideTable", [](Timeline& t) { t.units[0].slices[1].site = 9; },
-                      "block 3 (3,0,0) unit 1, slice 1 (site 9, depth 1, "},
+                      "block (3,0,0) warpgroup 1, slice 1 (site 9, depth 1, "},
         MalformedCase{"EndBeforeBegin",
                       [](Timeline& t) { t.units[0].slices[1].end_ns = kOrigin + 1'100; },
                       "slice 1 (site 1, depth 1, 1700000000123458023..1700000000123457889 ns): "
@@ -490,6 +491,18 @@ TEST(ChromeEventStyleTest, ParsesTheCommandLineSpellings) {
 namespace warptrace {
 namespace {
 
+// Issue 9, defect 7: host-backend times must not pass for GPU times.
+TEST(ChromeTraceWriterTest, OtherDataSaysWhenTimesComeFromTheHostBackend) {
+  Timeline t = SyntheticTimeline({.blocks = 1, .iterations = 1});
+  t.layout.clock.host_backend = true;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  ASSERT_THAT(WriteChromeTrace(t, {}, os), IsOk());
+  os.flush();
+  EXPECT_THAT(nlohmann::json::parse(text)["otherData"]["time_source"].get<std::string>(),
+              HasSubstr("host backend: CPU steady clock, not a GPU"));
+}
+
 TEST(ChromeTraceWriterTest, ChunksMakeOneValidTraceWithTheWritersOrigin) {
   const Timeline whole = testing::SyntheticTimeline({.blocks = 6, .iterations = 3});
   Timeline first = whole, second = whole;
@@ -522,7 +535,7 @@ TEST(ChromeTraceWriterTest, RejectsAChunkThatGoesBackInBlockOrder) {
   ChromeTraceWriter writer(whole.layout, whole.origin_ns, {}, os);
   ASSERT_THAT(writer.Add(whole), IsOk());
   EXPECT_THAT(writer.Add(whole), StatusIs(absl::StatusCode::kInvalidArgument,
-                                          HasSubstr("follows block 3 (3,0,0) unit 1")));
+                                          HasSubstr("follows block (3,0,0) warpgroup 1")));
   writer.Finish("", false);
   EXPECT_THAT(writer.Add(whole), StatusIs(absl::StatusCode::kFailedPrecondition, _));
 }

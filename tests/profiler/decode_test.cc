@@ -170,7 +170,7 @@ TEST(DecodeTest, FailsWhenAConsistentHeaderSaysAnotherCapacity) {
               IsOk());
   EXPECT_THAT(Decode(layout, words),
               StatusIs(absl::StatusCode::kDataLoss,
-                       AllOf(HasSubstr("record 3 (block 3 unit 1)"),
+                       AllOf(HasSubstr("record 3 (block (3,0,0) warp 1)"),
                              HasSubstr("written with capacity 3 but the layout says 4"))));
 }
 

@@ -103,6 +103,25 @@ TEST(SidecarTest, SidecarWithoutHostAnchorStillLoadsWithNoAnchor) {
   EXPECT_FALSE(parsed->host_anchor.known);
 }
 
+TEST(SidecarTest, HostBackendFlagRoundTripsAndOldSidecarsReadAsADevice) {
+  TraceLayout layout = SampleLayout();
+  layout.clock.host_backend = true;
+  std::string json = ToJson(layout);
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(json);
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_TRUE(parsed->clock.host_backend);
+  EXPECT_EQ(*parsed, layout);
+  // A sidecar written before the field existed: no "host_backend" key.
+  const std::string field = "\"host_backend\": true";
+  const size_t at = json.find(field);
+  ASSERT_NE(at, std::string::npos) << json;
+  const size_t comma = json.rfind(',', at);  // the separator before the field
+  json.erase(comma, at + field.size() - comma);
+  parsed = ParseLayoutJson(json);
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_FALSE(parsed->clock.host_backend);
+}
+
 TEST(SidecarTest, ParseNamesMistypedHostAnchorField) {
   TraceLayout layout = SampleLayout();
   layout.host_anchor = {true, 10, 20, 30, 0};

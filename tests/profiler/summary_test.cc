@@ -41,6 +41,7 @@ Timeline BaseTimeline() {
 UnitTimeline Unit(uint32_t block, int64_t start, int64_t end, bool nominal, double rate) {
   UnitTimeline u;
   u.block_linear = block;
+  u.block_index = {block, 0, 0};
   u.start_ns = start;
   u.end_ns = end;
   u.nominal_clock = nominal;
@@ -175,6 +176,21 @@ TEST(SummaryTest, HeaderNamesTheActualReasonForTheNominalClock) {
                         "trustworthy end stamp)"));
 }
 
+// Issue 9, defect 7: the summary presented host times as if they were GPU times.
+TEST(SummaryTest, HeaderSaysWhenTimesComeFromTheHostBackend) {
+  Timeline t = BaseTimeline();
+  t.units = {Unit(0, 1000, 2000, false, 1.5)};
+  absl::StatusOr<Summary> gpu = Summarize(t);
+  ASSERT_THAT(gpu, IsOk());
+  EXPECT_THAT(SummaryHeader(*gpu), Not(HasSubstr("host backend")));
+  t.layout.clock.host_backend = true;
+  absl::StatusOr<Summary> host = Summarize(t);
+  ASSERT_THAT(host, IsOk());
+  EXPECT_TRUE(host->host_backend);
+  EXPECT_THAT(SummaryHeader(*host),
+              HasSubstr("times come from the host backend (the CPU's steady clock), not a GPU"));
+}
+
 TEST(SummaryTest, TableColumnsAreAligned) {
   const Timeline t = testing::SyntheticTimeline({.blocks = 5, .iterations = 7});
   absl::StatusOr<Summary> s = Summarize(t);
@@ -211,7 +227,7 @@ TEST(SummaryTest, RejectsASliceWithAnUnknownSite) {
   u.slices = {Slice{7, 0, 1000, 1010, false}};
   t.units.push_back(u);
   EXPECT_THAT(Summarize(t), StatusIs(absl::StatusCode::kInvalidArgument,
-                                     HasSubstr("block 4 unit 1, slice 0 (site 7")));
+                                     HasSubstr("block (4,0,0) warpgroup 1, slice 0 (site 7")));
 }
 
 TEST(SummaryTest, RejectsASliceLongerThanAnInt64Holds) {

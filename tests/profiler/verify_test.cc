@@ -151,7 +151,7 @@ TEST_P(VerifyHeaderTest, NamesTheProblemWithItsCoordinates) {
   EXPECT_EQ(report.units[3].reason, f.message);
   EXPECT_THAT(report.ToStatus(),
               StatusIs(absl::StatusCode::kDataLoss,
-                       AllOf(HasSubstr("\n  block 1 unit 1: "), HasSubstr(GetParam().text))));
+                       AllOf(HasSubstr("\n  block (1,0,0) warp 1: "), HasSubstr(GetParam().text))));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -240,7 +240,8 @@ TEST_F(VerifyTest, ReportsExitWithoutBegin) {
   EXPECT_EQ(f.kind, FindingKind::kExitWithoutBegin);
   EXPECT_EQ(f.event_index, 0);
   EXPECT_THAT(f.message, HasSubstr("exit of \"outer\" without its begin"));
-  EXPECT_EQ(FormatFinding(f), "block 0 unit 0 event 0: " + f.message);
+  // Issue 9, defect 6: a unit is named the way the timeline names it, never "block 0 unit 0".
+  EXPECT_EQ(FormatFinding(f), "block (0,0,0) warp 0 event 0: " + f.message);
 }
 
 TEST_F(VerifyTest, ReportsMismatchedNesting) {
@@ -357,9 +358,9 @@ TEST_F(VerifyTest, StrictModeListsEveryProblemOneLineEach) {
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kDataLoss, HasSubstr("3 errors in 3 of 6 units")));
   const std::vector<std::string> lines = absl::StrSplit(std::string(status.message()), '\n');
   ASSERT_THAT(lines, SizeIs(4));
-  EXPECT_THAT(lines[1], HasSubstr("block 0 unit 0: no record"));
-  EXPECT_THAT(lines[2], HasSubstr("block 1 unit 0 event 0: site id 2"));
-  EXPECT_THAT(lines[3], HasSubstr("block 2 unit 1: SM id 8"));
+  EXPECT_THAT(lines[1], HasSubstr("block (0,0,0) warp 0: no record"));
+  EXPECT_THAT(lines[2], HasSubstr("block (1,0,0) warp 0 event 0: site id 2"));
+  EXPECT_THAT(lines[3], HasSubstr("block (2,0,0) warp 1: SM id 8"));
 }
 
 TEST_F(VerifyTest, AllowTruncatedKeepsTheValidPrefixAndWarns) {

@@ -216,7 +216,7 @@ TEST_F(WarptraceCliTest, CorruptedBufferFailsWithOneLinePerProblemAndWritesNoTra
                            "--report=" + Path("verdict.json")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err_lines, Each(StartsWith("warptrace: error: ")));
-  EXPECT_THAT(r.err_lines, Contains(AllOf(HasSubstr("block 1 unit 0"), HasSubstr("site"))));
+  EXPECT_THAT(r.err_lines, Contains(AllOf(HasSubstr("block (1,0,0) warpgroup 0"), HasSubstr("site"))));
   EXPECT_THAT(r.err_lines, Contains(HasSubstr("--allow-truncated")));
   EXPECT_FALSE(llvm::sys::fs::exists(Path("trace.json"))) << "a failed dump wrote a trace";
   const nlohmann::json report = nlohmann::json::parse(ReadFile(Path("verdict.json")));
@@ -235,7 +235,7 @@ TEST_F(WarptraceCliTest, AllowTruncatedKeepsTheValidPrefixAndWarns) {
                            "--allow-truncated", "--json-args=full"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err_lines, Contains(AllOf(StartsWith("warptrace: warning: "),
-                                          HasSubstr("block 1 unit 0"))));
+                                          HasSubstr("block (1,0,0) warpgroup 0"))));
   const nlohmann::json trace = nlohmann::json::parse(ReadFile(Path("trace.json")));
   EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
   bool found = false;
