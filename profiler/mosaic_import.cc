@@ -134,16 +134,13 @@ absl::StatusOr<MosaicSidecar> ParseMosaicSidecar(absl::string_view text) {
   return s;
 }
 
-absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
-                                                 absl::Span<const uint32_t> words,
-                                                 const MosaicImportOptions& options) {
-  if (options.sm_clock_khz == 0) {
-    return absl::InvalidArgumentError(
-        "Mosaic GPU import: the SM clock must be > 0 kHz (Mosaic records no clock rate)");
-  }
+namespace {
+
+// The TraceLayout a Mosaic GPU buffer converts to.
+absl::StatusOr<TraceLayout> MosaicLayout(const MosaicSidecar& sidecar,
+                                         const MosaicImportOptions& options) {
   const uint32_t e = sidecar.entries_per_trace;
-  MosaicImport out;
-  TraceLayout& layout = out.trace.layout;
+  TraceLayout layout;
   layout.kernel_name = sidecar.kernel_name;
   layout.device_name = "unknown (Mosaic GPU buffer)";
   layout.grid = sidecar.grid;
@@ -160,6 +157,55 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
                             "mosaic-gpu name id " + std::to_string(i)});
   }
   RETURN_IF_ERROR(ValidateLayout(layout));
+  return layout;
+}
+
+// What became of a trace that recorded more than its slice holds.
+MosaicOverflow OverflowOf(const MosaicSidecar& sidecar, const TraceLayout& layout,
+                          uint32_t block_linear, const Dim3& b, uint32_t t, uint32_t used) {
+  const uint32_t e = sidecar.entries_per_trace;
+  const uint32_t traces = UnitsPerBlock(layout);
+  const uint32_t attempted = used / 2;
+  const uint32_t kept = attempted < layout.capacity ? attempted : layout.capacity;
+  MosaicOverflow o;
+  o.block_linear = block_linear;
+  o.block_index = b;
+  o.trace = t;
+  o.events_attempted = attempted;
+  o.events_kept = kept;
+  o.entries_needed = uint64_t{kMosaicHeaderWords} + used;
+  o.words_past_slice = used > e ? used - e : 0;
+  o.message = absl::StrFormat(
+      "block (%d,%d,%d) %s %d recorded %d events (%d words) but entries_per_warpgroup = "
+      "%d holds %d: the first %d are kept, %d were lost; set entries_per_warpgroup >= "
+      "%d",
+      b.x, b.y, b.z, UnitKindName(sidecar.scope), t, attempted, used, e,
+      layout.capacity, kept, attempted - kept, o.entries_needed);
+  if (o.words_past_slice > 0) {
+    absl::StrAppendFormat(
+        &o.message,
+        "; its writes ran %d words past its shared-memory slice, %s", o.words_past_slice,
+        t + 1 < traces
+            ? absl::StrFormat("over the start of %s %d's events, whose trace may be wrong",
+                              UnitKindName(sidecar.scope), t + 1)
+            : std::string("past the profiler's shared buffer"));
+  }
+  return o;
+}
+
+}  // namespace
+
+absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
+                                                 absl::Span<const uint32_t> words,
+                                                 const MosaicImportOptions& options) {
+  if (options.sm_clock_khz == 0) {
+    return absl::InvalidArgumentError(
+        "Mosaic GPU import: the SM clock must be > 0 kHz (Mosaic records no clock rate)");
+  }
+  const uint32_t e = sidecar.entries_per_trace;
+  MosaicImport out;
+  ASSIGN_OR_RETURN(out.trace.layout, MosaicLayout(sidecar, options));
+  const TraceLayout& layout = out.trace.layout;
 
   const uint64_t blocks = layout.grid.Count();
   const uint32_t traces = UnitsPerBlock(layout);
@@ -237,30 +283,7 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
                   sizeof(uint32_t) * abi::kEventWords * kept);
 
       if (attempted > layout.capacity) {
-        MosaicOverflow o;
-        o.block_linear = block_linear;
-        o.block_index = b;
-        o.trace = t;
-        o.events_attempted = attempted;
-        o.events_kept = kept;
-        o.entries_needed = uint64_t{kMosaicHeaderWords} + used;
-        o.words_past_slice = used > e ? used - e : 0;
-        o.message = absl::StrFormat(
-            "block (%d,%d,%d) %s %d recorded %d events (%d words) but entries_per_warpgroup = "
-            "%d holds %d: the first %d are kept, %d were lost; set entries_per_warpgroup >= "
-            "%d",
-            b.x, b.y, b.z, UnitKindName(sidecar.scope), t, attempted, used, e,
-            layout.capacity, kept, attempted - kept, o.entries_needed);
-        if (o.words_past_slice > 0) {
-          absl::StrAppendFormat(
-              &o.message,
-              "; its writes ran %d words past its shared-memory slice, %s", o.words_past_slice,
-              t + 1 < traces
-                  ? absl::StrFormat("over the start of %s %d's events, whose trace may be wrong",
-                                    UnitKindName(sidecar.scope), t + 1)
-                  : std::string("past the profiler's shared buffer"));
-        }
-        out.overflows.push_back(std::move(o));
+        out.overflows.push_back(OverflowOf(sidecar, layout, block_linear, b, t, used));
       }
     }
   }
