@@ -28,20 +28,15 @@
 // tests/profiler/timeline_fixture.h, both with units of 200 events: a kernel slice around 33
 // loop bodies, each around two regions (nesting depth 3).
 //
-// Measured 2026-11-29 on the 2-vCPU build VM (2.6 GHz, shared, load average ~8, so wall time
-// ~2x CPU time; items_per_second is per CPU second, which includes the kernel's time in
-// write(2)):
-//   BM_DecodeVerifyTimeline   97 / 74 / 156 / 148 M events/s at 1e4 / 1e5 / 1e6 / 1e7
-//                             (1e5: a fresh 1.9 MB chunk Timeline per run, page faults)
-//   BM_FullDumpToFile         18 / 18 / 21.6 M events/s at 1e4 .. 1e6 (1.4-1.8 GB/s of
-//                             JSON); 4.7 M at 1e7, where the kernel's copy into page-cache
-//                             pages this VM never touched before takes 76% of the time
-//                             (a repetition on recycled pages ran 20 M events/s)
-//   BM_ChromeJsonFormatOnly   36-39 M events/s, 3.2 GB/s: the writer itself
-//   heap_growth_MB            writer alone: 1.06 MB at every size; full dump: 1.3 / 2.9 /
-//                             6.6 / 14.9 MB for 0.08 / 0.83 / 8.3 / 83 MB of input (the
-//                             growth past one 4 MB chunk is the decode and verify tables,
-//                             ~190 bytes per trace unit)
+// Measured 2026-11-30 on the 2-vCPU build VM shared by several builds (load average ~13),
+// paired with the code before the one-driver dump (0b5155d) run right before it under the
+// same load (items_per_second is per CPU second):
+//   BM_DecodeVerifyTimeline   91 / 137 / 121 / 117 M events/s at 1e4 / 1e5 / 1e6 / 1e7
+//                             (before: 83 / 48 / 83 / 100); heap growth 0.02 / 0.10 / 0.93 /
+//                             9.2 MB (before 0.19 / 1.86 / 5.55 / 13.8): O(units), the decoded
+//                             headers and verdicts, nothing per event
+//   BM_FullDumpToFile         15.6 / 13.9 / 14.8 / 5.2 M events/s (before 13.7 / 13.5 / 11.3 /
+//                             2.8, which wrote full per-slice args; lean JSON is the default now)
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
