@@ -222,10 +222,12 @@ inline unsigned long long NowNs() {
           .count());
 }
 // The running thread's virtual time (host_abi.h).
+// Within a slice the clock is the steady clock (so stamps read together, like the
+// recorder's globaltimer and clock, always agree); preemption is taken out when the fiber
+// stops (runtime.cc, StopClock), never below the last value read here.
 inline unsigned long long VirtualNs() {
   WarptraceHostThread& t = const_cast<WarptraceHostThread&>(Current());
-  long long v = static_cast<long long>(NowNs()) + t.clock_offset_ns;
-  if (v > t.clock_limit_ns) v = static_cast<long long>(t.rt->clock(t.fiber));
+  const long long v = static_cast<long long>(NowNs()) + t.clock_offset_ns;
   t.clock_last_ns = v;
   return static_cast<unsigned long long>(v);
 }

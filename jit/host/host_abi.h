@@ -58,7 +58,7 @@ struct WarptraceHostThread {
   unsigned int linear_tid; /* threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * z) */
   void* dynamic_shared;    /* the block's dynamic shared memory (16-byte aligned) or null */
   long long clock_offset_ns; /* virtual time = steady-clock ns + this (see above), */
-  long long clock_limit_ns;  /* up to this; past it, ask rt->clock */
+  long long clock_limit_ns;  /* past this when the fiber stops, the runtime corrects it */
   long long clock_last_ns;   /* the last virtual time the kernel read (written by it) */
   void* fiber;             /* opaque: the runtime's fiber */
   const struct WarptraceHostRuntime* rt;
