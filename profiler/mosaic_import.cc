@@ -17,6 +17,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "profiler/device/trace_abi.h"
+#include "profiler/json_fields.h"
 
 namespace warptrace {
 namespace {
@@ -27,38 +28,6 @@ llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.si
 
 absl::Status SidecarError(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("Mosaic GPU sidecar: ", what));
-}
-
-absl::StatusOr<uint64_t> UnsignedField(const json::Object& o, llvm::StringRef key,
-                                       uint64_t max) {
-  const json::Value* v = o.get(key);
-  if (v == nullptr) return SidecarError(absl::StrCat("missing field \"", key.str(), "\""));
-  const llvm::Optional<int64_t> n = v->getAsInteger();
-  if (!n || *n < 0 || static_cast<uint64_t>(*n) > max) {
-    return SidecarError(
-        absl::StrFormat("\"%s\" must be an integer in [0, %d]", key.str(), max));
-  }
-  return static_cast<uint64_t>(*n);
-}
-
-absl::StatusOr<Dim3> DimsField(const json::Object& o, llvm::StringRef key) {
-  const json::Value* v = o.get(key);
-  if (v == nullptr) return SidecarError(absl::StrCat("missing field \"", key.str(), "\""));
-  const json::Array* a = v->getAsArray();
-  if (a == nullptr || a->empty() || a->size() > 3) {
-    return SidecarError(
-        absl::StrCat("\"", key.str(), "\" must be an array of 1 to 3 integers"));
-  }
-  uint32_t d[3] = {1, 1, 1};
-  for (size_t i = 0; i < a->size(); ++i) {
-    const llvm::Optional<int64_t> n = (*a)[i].getAsInteger();
-    if (!n || *n < 1 || *n > std::numeric_limits<uint32_t>::max()) {
-      return SidecarError(absl::StrFormat(
-          "\"%s\"[%d] must be an integer >= 1 (a CUDA dimension)", key.str(), i));
-    }
-    d[i] = static_cast<uint32_t>(*n);
-  }
-  return Dim3{d[0], d[1], d[2]};
 }
 
 uint32_t ScopeThreads(UnitKind scope) { return scope == UnitKind::kWarp ? 32 : 128; }
@@ -92,38 +61,29 @@ absl::StatusOr<MosaicSidecar> ParseMosaicSidecar(absl::string_view text) {
                                             : std::string("none")));
   }
   MosaicSidecar s;
-  ASSIGN_OR_RETURN(s.grid, DimsField(*o, "grid"));
-  ASSIGN_OR_RETURN(s.block, DimsField(*o, "block"));
-  ASSIGN_OR_RETURN(const uint64_t entries,
-                   UnsignedField(*o, "entries_per_warpgroup",
-                                 std::numeric_limits<uint32_t>::max()));
+  const JsonFields fields(*o, "", "Mosaic GPU sidecar");
+  ASSIGN_OR_RETURN(s.grid, fields.Dims("grid", /*min_elements=*/1, /*min_value=*/1));
+  ASSIGN_OR_RETURN(s.block, fields.Dims("block", /*min_elements=*/1, /*min_value=*/1));
+  ASSIGN_OR_RETURN(const uint64_t entries, fields.Unsigned("entries_per_warpgroup"));
   if (entries < kMosaicHeaderWords + 2) {
     return SidecarError(absl::StrFormat(
         "entries_per_warpgroup is %d: it must be >= 5 (3 header words and one 2-word event)",
         entries));
   }
   s.entries_per_trace = static_cast<uint32_t>(entries);
-  if (const json::Value* scope = o->get("trace_scope")) {
-    const llvm::Optional<llvm::StringRef> name = scope->getAsString();
-    if (name && *name == "warpgroup") {
+  if (fields.Has("trace_scope")) {
+    ASSIGN_OR_RETURN(const std::string name, fields.String("trace_scope"));
+    if (name == "warpgroup") {
       s.scope = UnitKind::kWarpgroup;
-    } else if (name && *name == "warp") {
+    } else if (name == "warp") {
       s.scope = UnitKind::kWarp;
     } else {
       return SidecarError("\"trace_scope\" must be \"warpgroup\" or \"warp\"");
     }
   }
-  const json::Array* names = o->getArray("names");
-  if (names == nullptr) return SidecarError("missing field \"names\" (an array of strings)");
-  for (size_t i = 0; i < names->size(); ++i) {
-    const llvm::Optional<llvm::StringRef> name = (*names)[i].getAsString();
-    if (!name) return SidecarError(absl::StrFormat("\"names\"[%d] must be a string", i));
-    s.names.push_back(name->str());
-  }
-  if (const json::Value* kernel = o->get("kernel_name")) {
-    const llvm::Optional<llvm::StringRef> name = kernel->getAsString();
-    if (!name) return SidecarError("\"kernel_name\" must be a string");
-    s.kernel_name = name->str();
+  ASSIGN_OR_RETURN(s.names, fields.Strings("names"));
+  if (fields.Has("kernel_name")) {
+    ASSIGN_OR_RETURN(s.kernel_name, fields.String("kernel_name"));
   }
   const uint32_t scope_threads = ScopeThreads(s.scope);
   if (s.block.Count() % scope_threads != 0) {

@@ -17,6 +17,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "profiler/device/trace_abi.h"
+#include "profiler/json_fields.h"
 
 namespace warptrace {
 namespace {
@@ -31,103 +32,6 @@ std::string Utf8(const std::string& s) {
   return json::isUTF8(s) ? s : json::fixUTF8(s);
 }
 
-// Typed access to a JSON object with the field's path in every message.
-class Fields {
- public:
-  Fields(const json::Object& object, std::string path) : object_(object), path_(std::move(path)) {}
-
-  std::string Path(absl::string_view key) const {
-    return path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key);
-  }
-
-  absl::StatusOr<const json::Value*> Get(absl::string_view key) const {
-    const json::Value* v = object_.get(Ref(key));
-    if (v == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sidecar is missing field \"", Path(key), "\""));
-    }
-    return v;
-  }
-
-  bool Has(absl::string_view key) const { return object_.get(Ref(key)) != nullptr; }
-
-  absl::StatusOr<uint64_t> Unsigned(absl::string_view key,
-                                    uint64_t max = std::numeric_limits<uint32_t>::max()) const {
-    ASSIGN_OR_RETURN(const json::Value* v, Get(key));
-    return UnsignedValue(*v, Path(key), max);
-  }
-
-  absl::StatusOr<std::string> String(absl::string_view key) const {
-    ASSIGN_OR_RETURN(const json::Value* v, Get(key));
-    llvm::Optional<llvm::StringRef> s = v->getAsString();
-    if (!s) return Mistyped(Path(key), "a string", *v);
-    return s->str();
-  }
-
-  absl::StatusOr<bool> Bool(absl::string_view key) const {
-    ASSIGN_OR_RETURN(const json::Value* v, Get(key));
-    llvm::Optional<bool> b = v->getAsBoolean();
-    if (!b) return Mistyped(Path(key), "true or false", *v);
-    return *b;
-  }
-
-  absl::StatusOr<Fields> Object(absl::string_view key) const {
-    ASSIGN_OR_RETURN(const json::Value* v, Get(key));
-    const json::Object* o = v->getAsObject();
-    if (o == nullptr) return Mistyped(Path(key), "an object", *v);
-    return Fields(*o, Path(key));
-  }
-
-  absl::StatusOr<const json::Array*> Array(absl::string_view key) const {
-    ASSIGN_OR_RETURN(const json::Value* v, Get(key));
-    const json::Array* a = v->getAsArray();
-    if (a == nullptr) return Mistyped(Path(key), "an array", *v);
-    return a;
-  }
-
-  absl::StatusOr<Dim3> Dims(absl::string_view key) const {
-    ASSIGN_OR_RETURN(const json::Array* a, Array(key));
-    if (a->size() != 3) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "sidecar field \"%s\" must be an array of 3 unsigned integers [x, y, z], found %d "
-          "elements",
-          Path(key), a->size()));
-    }
-    Dim3 d;
-    uint32_t* out[3] = {&d.x, &d.y, &d.z};
-    for (int i = 0; i < 3; ++i) {
-      ASSIGN_OR_RETURN(uint64_t v, UnsignedValue((*a)[i], absl::StrCat(Path(key), "[", i, "]"),
-                                                 std::numeric_limits<uint32_t>::max()));
-      *out[i] = static_cast<uint32_t>(v);
-    }
-    return d;
-  }
-
-  static absl::Status Mistyped(absl::string_view path, absl::string_view expected,
-                               const json::Value& found) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << found;
-    os.flush();
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
-    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"", path, "\" must be ",
-                                                   expected, ", found ", text));
-  }
-
-  static absl::StatusOr<uint64_t> UnsignedValue(const json::Value& v, absl::string_view path,
-                                                uint64_t max) {
-    if (llvm::Optional<int64_t> i = v.getAsInteger()) {
-      if (*i >= 0 && static_cast<uint64_t>(*i) <= max) return static_cast<uint64_t>(*i);
-    } else if (llvm::Optional<uint64_t> u = v.getAsUINT64()) {
-      if (*u <= max) return *u;
-    }
-    return Mistyped(path, absl::StrCat("an unsigned integer <= ", max), v);
-  }
-
- private:
-  const json::Object& object_;
-  std::string path_;
-};
 
 absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
   llvm::Expected<json::Value> value = json::parse(Ref(text));
@@ -200,13 +104,13 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
 
 absl::StatusOr<std::string> SidecarFormat(absl::string_view text) {
   ASSIGN_OR_RETURN(json::Value value, ParseJson(text));
-  Fields root(*value.getAsObject(), "");
+  JsonFields root(*value.getAsObject(), "", "sidecar");
   return root.String("format");
 }
 
 absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(json::Value value, ParseJson(text));
-  Fields root(*value.getAsObject(), "");
+  JsonFields root(*value.getAsObject(), "", "sidecar");
   ASSIGN_OR_RETURN(std::string format, root.String("format"));
   if (format != kSidecarFormat) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -230,7 +134,7 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(layout.grid, root.Dims("grid"));
   ASSIGN_OR_RETURN(layout.block, root.Dims("block"));
 
-  ASSIGN_OR_RETURN(Fields unit, root.Object("unit"));
+  ASSIGN_OR_RETURN(JsonFields unit, root.Object("unit"));
   ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
   absl::StatusOr<UnitKind> kind = ParseUnitKind(unit_kind);
   if (!kind.ok()) {
@@ -255,14 +159,14 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   }
   layout.placement = *placement;
 
-  ASSIGN_OR_RETURN(Fields sample, root.Object("sample"));
+  ASSIGN_OR_RETURN(JsonFields sample, root.Object("sample"));
   ASSIGN_OR_RETURN(uint64_t begin, sample.Unsigned("begin"));
   ASSIGN_OR_RETURN(uint64_t end, sample.Unsigned("end"));
   ASSIGN_OR_RETURN(uint64_t stride, sample.Unsigned("stride"));
   layout.sample = {static_cast<uint32_t>(begin), static_cast<uint32_t>(end),
                    static_cast<uint32_t>(stride)};
 
-  ASSIGN_OR_RETURN(Fields clock, root.Object("clock"));
+  ASSIGN_OR_RETURN(JsonFields clock, root.Object("clock"));
   ASSIGN_OR_RETURN(layout.clock.nominal_sm_clock_khz,
                    clock.Unsigned("nominal_sm_clock_khz", std::numeric_limits<int64_t>::max()));
   ASSIGN_OR_RETURN(uint64_t num_sms, clock.Unsigned("num_sms"));
@@ -273,7 +177,7 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   }
 
   if (root.Has("host_anchor")) {
-    ASSIGN_OR_RETURN(Fields anchor, root.Object("host_anchor"));
+    ASSIGN_OR_RETURN(JsonFields anchor, root.Object("host_anchor"));
     HostTimeAnchor& a = layout.host_anchor;
     constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
     ASSIGN_OR_RETURN(uint64_t globaltimer, anchor.Unsigned("globaltimer_ns", kMax));
@@ -289,8 +193,8 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   for (size_t i = 0; i < sites->size(); ++i) {
     const std::string path = absl::StrCat("sites[", i, "]");
     const json::Object* object = (*sites)[i].getAsObject();
-    if (object == nullptr) return Fields::Mistyped(path, "an object", (*sites)[i]);
-    Fields site_fields(*object, path);
+    if (object == nullptr) return root.Mistyped(path, "an object", (*sites)[i]);
+    JsonFields site_fields(*object, path, "sidecar");
     SiteInfo site;
     ASSIGN_OR_RETURN(uint64_t id, site_fields.Unsigned("id"));
     site.id = static_cast<uint32_t>(id);

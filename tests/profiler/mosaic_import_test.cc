@@ -274,7 +274,7 @@ TEST(MosaicImportTest, RejectsBadSidecars) {
                                      "entries_per_warpgroup": 9, "names": []})"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"grid\"")));
   EXPECT_THAT(ParseMosaicSidecar(SidecarJson("[1, 0]", "[128]", 9, "", "[]")),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"grid\"[1]")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"grid[1]\"")));
   EXPECT_THAT(ParseMosaicSidecar(SidecarJson("[1]", "[128]", 9, "thread", "[]")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("trace_scope")));
   EXPECT_THAT(ParseMosaicSidecar(SidecarJson("[1]", "[96]", 9, "warpgroup", "[]")),
@@ -282,7 +282,7 @@ TEST(MosaicImportTest, RejectsBadSidecars) {
   EXPECT_THAT(ParseMosaicSidecar(SidecarJson("[1]", "[128]", 4, "", "[]")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(">= 5")));
   EXPECT_THAT(ParseMosaicSidecar(SidecarJson("[1]", "[128]", 9, "", "[\"a\", 3]")),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"names\"[1]")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"names[1]\" must be a string")));
 }
 
 TEST(MosaicImportTest, WarpgroupBufferBecomesAbiRecords) {
