@@ -92,7 +92,7 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
     HeaderProblem problem = HeaderProblem::kNone;
     if (h[kMagic] != abi::kTraceMagic) {
       problem = AllZero(h, abi::kHeaderWords) ? HeaderProblem::kMissing : HeaderProblem::kBadMagic;
-    } else if (h[kVersion] != abi::kTraceVersion) {
+    } else if (h[kVersion] < abi::kMinTraceVersion || h[kVersion] > abi::kTraceVersion) {
       problem = HeaderProblem::kBadVersion;
     } else if (h[kHeaderWordsField] != abi::kHeaderWords) {
       problem = HeaderProblem::kBadHeaderWords;
@@ -121,6 +121,7 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
       rec.events_recovered = false;
       continue;
     }
+    rec.version = h[kVersion];
     rec.sm_id = h[kSmId];
     rec.attempted = h[kAttempted];
     rec.capacity = h[kCapacity];
@@ -137,7 +138,11 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
       rec.events_recovered = false;
     } else {
       n = 0;
-      while (n < rec.capacity && (events[n].tag | events[n].clock) != 0) ++n;
+      while (n < rec.capacity && (events[n].tag | events[n].clock) != 0) {
+        // A payload slot may be all zero (barrier 0, phase 0): it goes with its event.
+        const bool payload = rec.version >= 2 && abi::TagHasPayload(events[n].tag);
+        n += payload && n + 1 < rec.capacity ? 2 : 1;
+      }
       rec.events_recovered = true;
     }
     rec.events = absl::Span<const abi::Event>(events, n);

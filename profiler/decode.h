@@ -52,7 +52,7 @@ enum class HeaderProblem : uint8_t {
   kNone,
   kMissing,         // every header word is 0: the unit never ran its prologue
   kBadMagic,        // magic != abi::kTraceMagic (and the header is not all zero)
-  kBadVersion,      // version != abi::kTraceVersion
+  kBadVersion,      // version outside [abi::kMinTraceVersion, abi::kTraceVersion]
   kBadHeaderWords,  // header_words != abi::kHeaderWords
   kBadChecksum,     // checksum disagrees with the identity words
   kWrongBlock,      // block_linear is not the block this buffer position belongs to
@@ -69,6 +69,7 @@ struct DecodedRecord {
   uint32_t unit_index = 0;
   HeaderProblem header_problem = HeaderProblem::kNone;
   // Header fields as written; meaningful only when header_problem == kNone.
+  uint32_t version = 0;    // abi::kMinTraceVersion .. abi::kTraceVersion
   uint32_t sm_id = 0;
   uint32_t attempted = 0;  // events the unit tried to record (may exceed capacity)
   uint32_t capacity = 0;
@@ -83,11 +84,27 @@ struct DecodedRecord {
   // header_problem != kNone. For a finished unit (kFlagComplete): the first
   // min(attempted, capacity). For a unit that started but never finished, whose epilogue
   // never wrote `attempted`: the leading slots that are not all zero (the host zero-fills
-  // the buffer before launch), with events_recovered = true.
+  // the buffer before launch; a payload slot, which may be zero, is kept with its event),
+  // with events_recovered = true. Version 2: payload slots are among these slots.
   absl::Span<const abi::Event> events;
   bool events_recovered = false;
 
   bool complete() const { return (flags & abi::kFlagComplete) != 0; }
+  // The site id of an event's tag, read by this record's version's tag layout.
+  uint32_t SiteOf(uint32_t tag) const {
+    return version >= 2 ? abi::TagSite(tag) : abi::TagSiteV1(tag);
+  }
+  // Whether the event with this tag is followed by its payload slot (version 2 only). The
+  // slots of `events` include payload slots; walk them with NextEvent.
+  bool HasPayload(uint32_t tag) const { return version >= 2 && abi::TagHasPayload(tag); }
+  // The payload of the event in slot `i`, or null when it has none or its payload slot was
+  // past capacity (that event was dropped at the capacity edge; see recorder.cuh).
+  const abi::Payload* PayloadOf(uint32_t i) const {
+    if (!HasPayload(events[i].tag) || i + 1 >= events.size()) return nullptr;
+    return reinterpret_cast<const abi::Payload*>(&events[i + 1]);
+  }
+  // The slot of the event after the one in slot `i`.
+  uint32_t NextEvent(uint32_t i) const { return HasPayload(events[i].tag) ? i + 2 : i + 1; }
   // attempted - capacity when the unit overflowed, else 0.
   uint32_t dropped() const { return attempted > capacity ? attempted - capacity : 0; }
 };

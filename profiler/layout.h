@@ -135,7 +135,7 @@ uint64_t BufferBytes(const TraceLayout& layout);
 // Checks the layout, with the numbers in every message. InvalidArgument for: a block size
 // that is not a multiple of the unit size; a custom subset outside the block or a recorder
 // outside its subset; capacity 0; a buffer whose byte size overflows 64 bits; more sites
-// than the tag holds (2^31); site ids that are not 0..n-1 in order; an empty sample;
+// than the tag holds (2^30); site ids that are not 0..n-1 in order; an empty sample;
 // shared placement whose bytes exceed `shared_budget_bytes` (when non-zero); kAuto
 // placement (a recorded layout says what ran).
 absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_bytes = 0);

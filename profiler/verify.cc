@@ -116,9 +116,9 @@ std::string HeaderMessage(const DecodedRecord& r) {
           h[0], abi::kTraceMagic);
     case HeaderProblem::kBadVersion:
       return absl::StrFormat(
-          "trace ABI version %d, this build reads version %d: decode it with the warptrace "
-          "that recorded it",
-          h[1], abi::kTraceVersion);
+          "trace ABI version %d, this build reads versions %d to %d: decode it with the "
+          "warptrace that recorded it",
+          h[1], abi::kMinTraceVersion, abi::kTraceVersion);
     case HeaderProblem::kBadHeaderWords:
       return absl::StrFormat("header says it is %d words, expected %d", h[14],
                              abi::kHeaderWords);

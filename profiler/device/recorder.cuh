@@ -3,6 +3,7 @@
 //   warptrace::device::UnitState wt;                     // one per thread, in registers
 //   warptrace::device::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
 //   warptrace::device::Record(wt, tag);                  // at each record point
+//   warptrace::device::RecordWithPayload(wt, tag, a, b); // an event with a payload slot
 //   warptrace::device::Epilogue(wt, kWtConfig);          // before every exit of the kernel
 //
 // where kWtConfig is a constexpr Config emitted from the RecordPlan. Every thread of the
@@ -109,6 +110,22 @@ WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
   }
   ++s.next;
   --s.left;
+}
+
+// Records one event followed by its payload slot (trace version 2): the tag gets
+// abi::kPayloadFlag, the next slot holds (a, b) (profiler/device/links.h says what they
+// mean per site kind). Both slots count towards `attempted`. The event is stored while a
+// slot is left and its payload only while two are, so at the capacity edge the event's slot
+// may be written without its payload (the dump counts that event as dropped); a payload is
+// never written without its event.
+WARPTRACE_DEVICE_INLINE void RecordWithPayload(UnitState& s, u32 tag, u32 a, u32 b) {
+  const u32 clock = ReadClock();
+  if (s.left > 0) {
+    s.next[0] = static_cast<u64>(tag | abi::kPayloadFlag) | (static_cast<u64>(clock) << 32);
+  }
+  if (s.left > 1) s.next[1] = static_cast<u64>(a) | (static_cast<u64>(b) << 32);
+  s.next += 2;
+  s.left -= 2;
 }
 
 // Writes header words i and i+1 (i even: records are 8-byte aligned) with one 64-bit store

@@ -12,6 +12,14 @@
 // Each record is a RecordHeader (kHeaderWords uint32 words) followed by `capacity` event
 // slots of 2 words each (Event). All words are little-endian uint32.
 //
+// Version 2 (kTraceVersion) adds payloads: an event whose tag has kPayloadFlag set is
+// followed by one Payload slot (2 words) that belongs to it. A payload slot is counted by
+// the plan and by `attempted` like an event slot, and is written together with its event or
+// not at all (an event is never stored without its payload). What the two payload words mean
+// depends on the site's kind (profiler/layout.h SiteKind; the link contract is in
+// profiler/device/links.h). Version 1 (no payloads; bits 0..30 of a tag are the site id) is
+// still read: kMinTraceVersion.
+//
 // The header's `attempted` counts every event the unit tried to record, including those
 // past capacity: dropped = attempted - capacity when attempted > capacity. Events past
 // capacity are counted, never written.
@@ -50,16 +58,21 @@ static_assert(sizeof(u64) == 8, "u64 must be 8 bytes");
 
 // 'WTRC' read as a little-endian word.
 WARPTRACE_ABI_CONSTANT(kTraceMagic, 0x43525457u);
-WARPTRACE_ABI_CONSTANT(kTraceVersion, 1u);
+WARPTRACE_ABI_CONSTANT(kTraceVersion, 2u);
+// The oldest version the dump reads (version 1: no payload slots).
+WARPTRACE_ABI_CONSTANT(kMinTraceVersion, 1u);
 
 // Header flag bits.
 WARPTRACE_ABI_CONSTANT(kFlagComplete, 1u << 0);  // the unit's epilogue ran
 WARPTRACE_ABI_CONSTANT(kFlagShared, 1u << 1);    // events were staged in shared memory
 
-// Event tag: bits 0..30 the record-site id, bit 31 the exit flag.
+// Event tag (version 2): bits 0..29 the record-site id, bit 30 the payload flag (the next
+// slot is this event's Payload), bit 31 the exit flag (a span's exit, an async span's end).
+// Version 1 tags: bits 0..30 the site id, bit 31 the exit flag (see TagSiteV1).
 WARPTRACE_ABI_CONSTANT(kExitFlag, 1u << 31);
-WARPTRACE_ABI_CONSTANT(kSiteIdMask, kExitFlag - 1u);
-WARPTRACE_ABI_CONSTANT(kMaxSites, kSiteIdMask + 1u);  // ids 0 .. 2^31-1
+WARPTRACE_ABI_CONSTANT(kPayloadFlag, 1u << 30);
+WARPTRACE_ABI_CONSTANT(kSiteIdMask, kPayloadFlag - 1u);
+WARPTRACE_ABI_CONSTANT(kMaxSites, kSiteIdMask + 1u);  // ids 0 .. 2^30-1
 
 struct RecordHeader {
   u32 magic;             // kTraceMagic
@@ -81,8 +94,15 @@ struct RecordHeader {
 };
 
 struct Event {
-  u32 tag;    // site id | kExitFlag for the exit of a region
+  u32 tag;    // site id | kExitFlag for the exit of a region | kPayloadFlag (version 2)
   u32 clock;  // %clock when recorded
+};
+
+// The slot after an event with kPayloadFlag (version 2): data the dump needs to link the
+// event to events of other units or to its own later events (profiler/device/links.h).
+struct Payload {
+  u32 a;
+  u32 b;
 };
 
 WARPTRACE_ABI_CONSTANT(kHeaderWords, sizeof(RecordHeader) / 4);
@@ -91,6 +111,7 @@ WARPTRACE_ABI_CONSTANT(kEventWords, sizeof(Event) / 4);
 static_assert(sizeof(RecordHeader) == 64, "RecordHeader is 16 words");
 static_assert(kHeaderWords == 16, "RecordHeader is 16 words");
 static_assert(sizeof(Event) == 8, "Event is 2 words");
+static_assert(sizeof(Payload) == sizeof(Event), "a payload fills one event slot");
 // NVRTC has no offsetof (no <cstddef>, no __builtin_offsetof); every host build checks these.
 #if !defined(__CUDACC_RTC__)
 static_assert(__builtin_offsetof(RecordHeader, magic) == 0, "magic first");
@@ -117,8 +138,16 @@ WARPTRACE_ABI_FN u32 HeaderChecksum(u32 magic, u32 version, u32 sm_id, u32 block
 WARPTRACE_ABI_FN u32 MakeTag(u32 site, bool exit) {
   return (site & kSiteIdMask) | (exit ? kExitFlag : 0u);
 }
+// A version-2 tag whose event carries a payload slot.
+WARPTRACE_ABI_FN u32 MakePayloadTag(u32 site, bool exit) {
+  return MakeTag(site, exit) | kPayloadFlag;
+}
 WARPTRACE_ABI_FN u32 TagSite(u32 tag) { return tag & kSiteIdMask; }
 WARPTRACE_ABI_FN bool TagIsExit(u32 tag) { return (tag & kExitFlag) != 0; }
+WARPTRACE_ABI_FN bool TagHasPayload(u32 tag) { return (tag & kPayloadFlag) != 0; }
+// The site id of a version-1 tag (no payload flag: bit 30 belongs to the id). Ids at or past
+// kMaxSites are outside every valid site table, so they read as unknown sites.
+WARPTRACE_ABI_FN u32 TagSiteV1(u32 tag) { return tag & (kExitFlag - 1u); }
 
 }  // namespace abi
 }  // namespace warptrace

@@ -68,10 +68,28 @@ std::vector<RecorderCostCase> DefaultRecorderCostCases() {
   return cases;
 }
 
+std::vector<RecorderCostCase> PayloadRecorderCostCases() {
+  std::vector<RecorderCostCase> cases;
+  for (bool shared : {false, true}) {
+    const std::string p = shared ? "shared" : "global";
+    cases.push_back({"warp/" + p + "+payload", 256, 32, 0, 0, 8, 128, shared, true});
+    cases.push_back({"warpgroup/" + p + "+payload", 256, 128, 0, 0, 2, 128, shared, true});
+  }
+  return cases;
+}
+
 std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
                                      bool profiled) {
   std::string records;
   for (uint32_t k = 0; k < events; ++k) {
+    if (c.payload) {
+      // Payload words that vary at run time, as a barrier's instance and phase do.
+      absl::StrAppendFormat(&records,
+                            "    warptrace::device::RecordWithPayload(wt, "
+                            "warptrace::abi::MakeTag(%uu, %s), %uu, static_cast<unsigned>(i));\n",
+                            k / 2, k % 2 == 1 ? "true" : "false", k);
+      continue;
+    }
     absl::StrAppendFormat(&records,
                           "    warptrace::device::Record(wt, warptrace::abi::MakeTag(%uu, "
                           "%s));\n",
@@ -328,11 +346,11 @@ std::string FormatRecorderCost(const std::vector<RecorderCostRow>& rows,
       "(count(K=%d) - K*per_event - count(no recorder)).\n",
       options.arch, options.events_high, options.events_low,
       options.events_high - options.events_low, options.events_low);
-  absl::StrAppendFormat(&out, "%-18s %10s %10s %11s %11s %10s\n", "unit/placement",
+  absl::StrAppendFormat(&out, "%-26s %10s %10s %11s %11s %10s\n", "unit/placement",
                         "PTX/event", "PTX fixed", "SASS/event", "SASS fixed", "+regs");
   for (const RecorderCostRow& r : rows) {
     absl::StrAppendFormat(
-        &out, "%-18s %10.2f %10d %11s %11s %10s\n", r.name, r.ptx_per_event, r.ptx_fixed,
+        &out, "%-26s %10.2f %10d %11s %11s %10s\n", r.name, r.ptx_per_event, r.ptx_fixed,
         r.sass_per_event ? absl::StrFormat("%.2f", *r.sass_per_event) : "-",
         r.sass_fixed ? absl::StrCat(*r.sass_fixed) : "-",
         r.registers_added ? absl::StrCat(*r.registers_added) : "-");

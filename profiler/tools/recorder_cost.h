@@ -41,10 +41,16 @@ struct RecorderCostCase {
   uint32_t units_per_block = 8;
   uint32_t capacity = 64;
   bool shared = false;
+  // Each measured event is RecordWithPayload (an event and its payload slot, trace
+  // version 2) instead of Record.
+  bool payload = false;
 };
 
 // warp, warpgroup, block and a custom subset, each with global and shared placement.
 std::vector<RecorderCostCase> DefaultRecorderCostCases();
+// Events with a payload slot (barrier and async sites), warp and warpgroup units, global
+// and shared placement: "warp/global+payload", ...
+std::vector<RecorderCostCase> PayloadRecorderCostCases();
 
 // The measured kernel: `events` Record calls per loop iteration (distinct site ids), or no
 // recorder code at all when `profiled` is false.

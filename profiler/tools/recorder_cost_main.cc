@@ -6,6 +6,7 @@
 //   bazel run //profiler/tools:recorder_cost -- --cuobjdump=/path/to/cuobjdump
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -17,6 +18,8 @@ ABSL_FLAG(std::string, arch, "sm_90", "GPU architecture to compile for (a real s
 ABSL_FLAG(uint32_t, events_low, 8, "K1: Record calls per loop iteration in the first kernel.");
 ABSL_FLAG(uint32_t, events_high, 16,
           "K2: Record calls per loop iteration in the second kernel (> K1).");
+ABSL_FLAG(bool, payload, true,
+          "Also measure events with a payload slot (RecordWithPayload, trace version 2).");
 ABSL_FLAG(std::string, cuobjdump, "",
           "Path of cuobjdump for SASS numbers. Default: $CUOBJDUMP, PATH, /usr/local/cuda/bin, "
           "or the PyPI package nvidia-cuda-cuobjdump next to python3's `nvidia` package.");
@@ -31,6 +34,11 @@ int main(int argc, char** argv) {
   options.events_low = absl::GetFlag(FLAGS_events_low);
   options.events_high = absl::GetFlag(FLAGS_events_high);
   options.cuobjdump = warptrace::FindCuobjdump(absl::GetFlag(FLAGS_cuobjdump));
+  if (absl::GetFlag(FLAGS_payload)) {
+    for (warptrace::RecorderCostCase& c : warptrace::PayloadRecorderCostCases()) {
+      options.cases.push_back(std::move(c));
+    }
+  }
   absl::StatusOr<std::vector<warptrace::RecorderCostRow>> rows =
       warptrace::MeasureRecorderCost(options);
   if (!rows.ok()) {

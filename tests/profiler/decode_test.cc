@@ -247,5 +247,109 @@ TEST(DecodeTest, DecodeIntoReusesItsStorage) {
   EXPECT_EQ(decoded.total_events, 24u);
 }
 
+// ---- Trace versions: v1 (no payloads) and v2 (payload slots) ------------------------------
+
+// One finished warp record of `version` with the given event slots (2 words each).
+std::vector<uint32_t> OneRecord(uint32_t version, uint32_t capacity, uint32_t attempted,
+                                uint32_t flags, const std::vector<uint32_t>& slot_words) {
+  std::vector<uint32_t> words = {
+      abi::kTraceMagic, version, /*sm*/ 3, /*block*/ 0, /*unit*/ 0, attempted, capacity, flags,
+      /*start clock*/ 100, /*end clock*/ 900, /*start gt*/ 0x10, 0x1, /*end gt*/ 0x500, 0x1,
+      abi::kHeaderWords, abi::HeaderChecksum(abi::kTraceMagic, version, 3, 0, 0, capacity)};
+  words.insert(words.end(), slot_words.begin(), slot_words.end());
+  words.resize(abi::RecordWords(capacity), 0u);
+  return words;
+}
+
+TraceLayout OneWarp(uint32_t capacity) {
+  TraceLayout layout = SmallLayout();
+  layout.grid = {1, 1, 1};
+  layout.block = {32, 1, 1};
+  layout.sample = {};
+  layout.capacity = capacity;
+  return layout;
+}
+
+TEST(DecodeTest, VersionTwoEventWithPayloadIsFollowedByItsPayloadSlot) {
+  const std::vector<uint32_t> words =
+      OneRecord(2, 6, 6, abi::kFlagComplete,
+                {0, 200,                                   // enter site 0
+                 abi::MakePayloadTag(1, false), 300, 7, 1,  // enter site 1, payload (7, 1)
+                 abi::MakePayloadTag(1, true), 400, 0, 0,   // exit site 1, payload (0, 0)
+                 abi::kExitFlag, 500});                     // exit site 0
+  const TraceLayout layout = OneWarp(6);
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[0];
+  ASSERT_EQ(r.header_problem, HeaderProblem::kNone);
+  EXPECT_EQ(r.version, 2u);
+  ASSERT_EQ(r.events.size(), 6u);  // slots, payloads included
+  std::vector<uint32_t> sites, event_slots;
+  for (uint32_t i = 0; i < r.events.size(); i = r.NextEvent(i)) {
+    event_slots.push_back(i);
+    sites.push_back(r.SiteOf(r.events[i].tag));
+  }
+  EXPECT_EQ(event_slots, (std::vector<uint32_t>{0, 1, 3, 5}));
+  EXPECT_EQ(sites, (std::vector<uint32_t>{0, 1, 1, 0}));
+  ASSERT_NE(r.PayloadOf(1), nullptr);
+  EXPECT_EQ(r.PayloadOf(1)->a, 7u);
+  EXPECT_EQ(r.PayloadOf(1)->b, 1u);
+  ASSERT_NE(r.PayloadOf(3), nullptr);
+  EXPECT_EQ(r.PayloadOf(3)->a, 0u);
+  EXPECT_EQ(r.PayloadOf(0), nullptr);
+  EXPECT_TRUE(abi::TagIsExit(r.events[3].tag));
+}
+
+TEST(DecodeTest, EventWhosePayloadFellPastCapacityHasNoPayload) {
+  // Capacity 2: the event's slot was written, its payload was counted but not stored.
+  const std::vector<uint32_t> words =
+      OneRecord(2, 2, 3, abi::kFlagComplete, {0, 200, abi::MakePayloadTag(1, false), 300});
+  absl::StatusOr<DecodedTrace> decoded = Decode(OneWarp(2), words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[0];
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_TRUE(r.HasPayload(r.events[1].tag));
+  EXPECT_EQ(r.PayloadOf(1), nullptr);
+  EXPECT_EQ(r.dropped(), 1u);
+}
+
+TEST(DecodeTest, UnfinishedUnitRecoveryKeepsAnAllZeroPayloadWithItsEvent) {
+  // No kFlagComplete: events are recovered up to the first all-zero slot, but a zero
+  // payload slot (barrier 0, phase 0) belongs to the event before it.
+  const std::vector<uint32_t> words =
+      OneRecord(2, 6, 0, 0, {0, 200, abi::MakePayloadTag(1, false), 300, 0, 0, 1, 400});
+  absl::StatusOr<DecodedTrace> decoded = Decode(OneWarp(6), words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[0];
+  EXPECT_TRUE(r.events_recovered);
+  EXPECT_EQ(r.events.size(), 4u);
+}
+
+TEST(DecodeTest, VersionOneTagsHaveNoPayloadFlagAndThirtyOneSiteBits) {
+  // In version 1, bit 30 is part of the site id (an unknown site), not a payload flag.
+  const uint32_t tag = abi::kPayloadFlag | 1u;
+  const std::vector<uint32_t> words =
+      OneRecord(1, 2, 2, abi::kFlagComplete, {tag, 200, 0, 300});
+  absl::StatusOr<DecodedTrace> decoded = Decode(OneWarp(2), words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[0];
+  ASSERT_EQ(r.header_problem, HeaderProblem::kNone);
+  EXPECT_EQ(r.version, 1u);
+  EXPECT_FALSE(r.HasPayload(tag));
+  EXPECT_EQ(r.NextEvent(0), 1u);
+  EXPECT_EQ(r.SiteOf(tag), (1u << 30) | 1u);
+  EXPECT_GE(r.SiteOf(tag), abi::kMaxSites);
+}
+
+TEST(DecodeTest, VersionsOutsideTheReadableRangeAreBadVersion) {
+  for (uint32_t version : {0u, abi::kTraceVersion + 1}) {
+    const std::vector<uint32_t> words = OneRecord(version, 2, 0, abi::kFlagComplete, {});
+    absl::StatusOr<DecodedTrace> decoded = Decode(OneWarp(2), words);
+    ASSERT_THAT(decoded, IsOk());
+    EXPECT_EQ(decoded->records[0].header_problem, HeaderProblem::kBadVersion)
+        << "version " << version;
+  }
+}
+
 }  // namespace
 }  // namespace warptrace

@@ -96,6 +96,8 @@ extern "C" __global__ void __launch_bounds__(%u) scale(float* data, float a, int
   }
   for (int j = 0; j < 2; ++j) {
     warptrace::device::Record(wt, warptrace::abi::MakeTag(1u, false));
+    warptrace::device::RecordWithPayload(wt, warptrace::abi::MakeTag(2u, false), 7u,
+                                         static_cast<unsigned int>(j));
     data[i] = data[i] * a + 1.0f;
     warptrace::device::Record(wt, warptrace::abi::MakeTag(1u, true));
   }
@@ -285,7 +287,7 @@ std::vector<uint32_t> ExpectedBuffer(const Launch& l) {
       const uint32_t end_clock = ClockBase(b, t) + kClockStep * (l.events + 1);
       const uint32_t words[abi::kHeaderWords] = {
           0x43525457u,  // 'WTRC'
-          1u,           // version
+          2u,           // version
           SmOf(b),
           b,
           unit,
@@ -299,7 +301,7 @@ std::vector<uint32_t> ExpectedBuffer(const Launch& l) {
           static_cast<uint32_t>(end_gt),
           static_cast<uint32_t>(end_gt >> 32),
           16u,
-          0x43525457u ^ 1u ^ SmOf(b) ^ b ^ unit ^ c.capacity,
+          0x43525457u ^ 2u ^ SmOf(b) ^ b ^ unit ^ c.capacity,
       };
       std::memcpy(r, words, sizeof(words));
       for (uint32_t k = 0; k < l.events && k < c.capacity; ++k) {
@@ -439,6 +441,45 @@ TEST(RecorderHostTest, NonRecorderThreadsHaveNoCapacity) {
     const bool recorder = t % 32 == 0;
     EXPECT_EQ(s.capacity, recorder ? 4u : 0u) << "thread " << t;
     EXPECT_EQ(s.record != nullptr, recorder) << "thread " << t;
+  }
+}
+
+TEST(RecorderHostTest, PayloadSlotFollowsItsEventAndIsNeverStoredWithoutIt) {
+  // Events: plain, payload (11, 12), payload exit (13, 14) = 5 slots. At every capacity
+  // the record holds a prefix of those slots, never a payload without its event, and
+  // nothing past the record.
+  const uint32_t slot_words[5][2] = {{abi::MakeTag(0, false), 7},
+                                     {abi::MakeTag(1, false) | abi::kPayloadFlag, 14},
+                                     {11, 12},
+                                     {abi::MakeTag(1, true) | abi::kPayloadFlag, 21},
+                                     {13, 14}};
+  for (uint32_t capacity : {1u, 2u, 3u, 4u, 5u, 6u}) {
+    SCOPED_TRACE(absl::StrCat("capacity ", capacity));
+    const Config c{32, 0, 0, 1, capacity, 0, 0, 0xffffffffu, 1};
+    std::vector<uint32_t> buffer(abi::RecordWords(capacity) + kGuardWords, 0u);
+    for (uint32_t g = 0; g < kGuardWords; ++g) buffer[buffer.size() - 1 - g] = kGuardWord;
+    g_clock_base = 0;
+    g_clock_calls = 0;
+    g_gt_base = GtBase(0, 0);
+    g_gt_calls = 0;
+    UnitState s;
+    device::Prologue(s, c, buffer.data(), nullptr, 0, 0);  // clock read 0
+    device::Record(s, abi::MakeTag(0, false));                // clock 7
+    device::RecordWithPayload(s, abi::MakeTag(1, false), 11, 12);  // clock 14
+    device::RecordWithPayload(s, abi::MakeTag(1, true), 13, 14);   // clock 21
+    device::Epilogue(s, c);
+    abi::RecordHeader h;
+    std::memcpy(&h, buffer.data(), sizeof(h));
+    EXPECT_EQ(h.version, 2u);
+    EXPECT_EQ(h.attempted, 5u);
+    for (uint32_t k = 0; k < capacity; ++k) {
+      const uint32_t* slot = buffer.data() + abi::kHeaderWords + 2 * k;
+      const uint32_t want0 = k < 5 ? slot_words[k][0] : 0u;
+      const uint32_t want1 = k < 5 ? slot_words[k][1] : 0u;
+      EXPECT_EQ(slot[0], want0) << "slot " << k;
+      EXPECT_EQ(slot[1], want1) << "slot " << k;
+    }
+    EXPECT_EQ(buffer[abi::RecordWords(capacity)], kGuardWord);
   }
 }
 

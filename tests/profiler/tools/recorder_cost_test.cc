@@ -182,5 +182,34 @@ TEST(MeasureRecorderCostTest, SassPerEventIsAtMostSix) {
   std::cout << "cuobjdump: " << cuobjdump << "\n" << FormatRecorderCost(*rows, options);
 }
 
+TEST(MeasureRecorderCostTest, AnEventWithAPayloadCostsAFewPtxInstructionsMoreThanAPlainOne) {
+  // The payload is one more predicated 64-bit store, its compare and the pack of two words.
+  RecorderCostOptions options;
+  options.cuobjdump = "";
+  options.cases = {DefaultRecorderCostCases().front(), PayloadRecorderCostCases().front()};
+  absl::StatusOr<std::vector<RecorderCostRow>> rows = MeasureRecorderCost(options);
+  ASSERT_THAT(rows, IsOk());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1].name, "warp/global+payload");
+  EXPECT_GT((*rows)[1].ptx_per_event, (*rows)[0].ptx_per_event);
+  EXPECT_LE((*rows)[1].ptx_per_event, (*rows)[0].ptx_per_event + 5.0);
+}
+
+TEST(MeasureRecorderCostTest, SassPerPayloadEventIsAtMostTenWhereCuobjdumpIsAvailable) {
+  const std::string cuobjdump = FindCuobjdump("");
+  if (cuobjdump.empty()) {
+    GTEST_SKIP() << "no cuobjdump (pip install nvidia-cuda-cuobjdump, or set CUOBJDUMP)";
+  }
+  RecorderCostOptions options;
+  options.cuobjdump = cuobjdump;
+  options.cases = PayloadRecorderCostCases();
+  absl::StatusOr<std::vector<RecorderCostRow>> rows = MeasureRecorderCost(options);
+  ASSERT_THAT(rows, IsOk());
+  for (const RecorderCostRow& row : *rows) {
+    ASSERT_TRUE(row.sass_per_event.has_value()) << row.name;
+    EXPECT_LE(*row.sass_per_event, 10.0) << row.name;
+  }
+}
+
 }  // namespace
 }  // namespace warptrace
