@@ -72,7 +72,7 @@ void WalkUnit(const DecodedRecord& r, const TraceLayout& layout, UnitWalk& w) {
   uint32_t i = 0;
   for (; i < n; ++i) {
     const abi::Event e = r.events[i];
-    const uint32_t site = abi::TagSite(e.tag);
+    const uint32_t site = r.SiteOf(e.tag);
     if (site >= num_sites) {
       w.error = WalkError::kUnknownSite;
       w.error_site = site;
@@ -108,6 +108,12 @@ void WalkUnit(const DecodedRecord& r, const TraceLayout& layout, UnitWalk& w) {
     prev = e.clock;
     cycles += step;
     w.cycles.push_back(cycles);
+    // A version-2 payload slot is data of this event, not an event: it gets the event's
+    // cycles (so cycles stay indexed by slot) and is stepped over.
+    if (r.HasPayload(e.tag) && i + 1 < n) {
+      w.cycles.push_back(cycles);
+      ++i;
+    }
   }
   w.walked = i;
   if (w.error != WalkError::kNone || !r.complete()) return;

@@ -22,6 +22,9 @@
 //     after the prefix (`open`, innermost last);
 //   * min_gap: the smallest forward step between two consecutive events (the unit's
 //     measured overhead, clock.h), UINT64_MAX with fewer than two events.
+// Version-2 records: event indices are slot indices; a payload slot (DecodedRecord::
+// HasPayload) is stepped over as part of its event, with its event's cycles, so it never
+// opens, closes or times anything.
 // Cost: one pass over the events; vectors reused across calls.
 #ifndef WARPTRACE_PROFILER_WALK_H_
 #define WARPTRACE_PROFILER_WALK_H_

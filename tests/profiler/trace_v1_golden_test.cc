@@ -10,10 +10,12 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
+#include "profiler/chrome_trace.h"
 #include "profiler/decode.h"
 #include "profiler/device/trace_abi.h"
 #include "profiler/dump.h"
 #include "profiler/sidecar.h"
+#include "profiler/summary.h"
 #include "profiler/verify.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
@@ -60,11 +62,11 @@ TEST(TraceV1GoldenTest, VerifiesAndDumpsAChromeTraceTheViewersLoad) {
 
   std::string chrome;
   llvm::raw_string_ostream stream(chrome);
-  DumpOptions options;
-  options.chrome_trace_stream = &stream;
-  options.summary = true;
+  ChromeTraceSink chrome_sink(ChromeTraceOptions{}, stream);
+  SummarySink summary_sink;
+  TraceSink* sinks[] = {&chrome_sink, &summary_sink};
   DumpResult result;
-  ASSERT_THAT(DumpTrace(loaded->layout, loaded->words, options, result), IsOk());
+  ASSERT_THAT(DumpTrace(loaded->layout, loaded->words, DumpOptions{}, sinks, result), IsOk());
   stream.flush();
   EXPECT_TRUE(result.report.ok());
   EXPECT_EQ(result.report.dropped_events, 0u);
@@ -72,10 +74,12 @@ TEST(TraceV1GoldenTest, VerifiesAndDumpsAChromeTraceTheViewersLoad) {
   for (const UnitVerdict& v : result.report.units) {
     EXPECT_EQ(v.verdict, Verdict::kComplete) << v.reason;
   }
-  ASSERT_TRUE(result.summary.has_value());
-  EXPECT_EQ(result.summary->units, decoded->records.size());
+  ASSERT_TRUE(summary_sink.summary().has_value());
+  EXPECT_EQ(summary_sink.summary()->units, decoded->records.size());
   std::map<std::string, uint64_t> counted;
-  for (const RegionStats& region : result.summary->regions) counted[region.name] = region.count;
+  for (const RegionStats& region : summary_sink.summary()->regions) {
+    counted[region.name] = region.count;
+  }
   EXPECT_EQ(counted, enters);
 
   const nlohmann::json trace = nlohmann::json::parse(chrome);
