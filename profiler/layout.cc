@@ -210,6 +210,12 @@ const char* SiteKindName(SiteKind kind) {
       return "barrier_wait";
     case SiteKind::kKernel:
       return "kernel";
+    case SiteKind::kBarrierArrive:
+      return "barrier_arrive";
+    case SiteKind::kPhaseWait:
+      return "phase_wait";
+    case SiteKind::kAsyncCopy:
+      return "async_copy";
   }
   return "?";
 }
@@ -231,12 +237,13 @@ absl::StatusOr<Placement> ParsePlacement(absl::string_view name) {
 }
 
 absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name) {
-  for (SiteKind k :
-       {SiteKind::kRegion, SiteKind::kLoopBody, SiteKind::kBarrierWait, SiteKind::kKernel}) {
+  for (SiteKind k : kAllSiteKinds) {
     if (name == SiteKindName(k)) return k;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown site kind \"", name, "\"; expected region, loop_body, barrier_wait or kernel"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown site kind \"", name,
+                   "\"; expected region, loop_body, barrier_wait, kernel, barrier_arrive, "
+                   "phase_wait or async_copy"));
 }
 
 }  // namespace warptrace

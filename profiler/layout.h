@@ -62,7 +62,35 @@ struct BlockSample {
   friend bool operator==(const BlockSample&, const BlockSample&) = default;
 };
 
-enum class SiteKind { kRegion, kLoopBody, kBarrierWait, kKernel };
+// What a record site's events are (profiler/links.h has the payload contract):
+//   kRegion, kLoopBody, kKernel, kBarrierWait: spans, an enter and an exit event, nested;
+//   kBarrierArrive: an instant, one event (no exit flag) with payload (barrier, phase);
+//   kPhaseWait: a span from the start of a wait on a phase barrier to its release, both
+//     events with payload (barrier, phase);
+//   kAsyncCopy: an async span, a begin (issue) and an end (exit flag: the completion a
+//     thread observed) with payload (issue id, barrier); it may overlap the unit's spans.
+// The last three exist from trace version 2 on.
+enum class SiteKind {
+  kRegion,
+  kLoopBody,
+  kBarrierWait,
+  kKernel,
+  kBarrierArrive,
+  kPhaseWait,
+  kAsyncCopy,
+};
+inline constexpr SiteKind kAllSiteKinds[] = {
+    SiteKind::kRegion,        SiteKind::kLoopBody,  SiteKind::kBarrierWait, SiteKind::kKernel,
+    SiteKind::kBarrierArrive, SiteKind::kPhaseWait, SiteKind::kAsyncCopy};
+// Whether the kind's events nest on the unit's span stack (not instants, not async spans).
+inline bool SiteKindNests(SiteKind kind) {
+  return kind != SiteKind::kBarrierArrive && kind != SiteKind::kAsyncCopy;
+}
+// Whether the kind's events carry a payload slot.
+inline bool SiteKindHasPayload(SiteKind kind) {
+  return kind == SiteKind::kBarrierArrive || kind == SiteKind::kPhaseWait ||
+         kind == SiteKind::kAsyncCopy;
+}
 
 // One record site: the tag's site id resolves here.
 struct SiteInfo {

@@ -80,7 +80,10 @@ void WalkUnit(const DecodedRecord& r, const TraceLayout& layout, UnitWalk& w) {
     }
     const int64_t step = ClockStep(prev, e.clock, max_forward);
     if (step >= 0 && i > 0) w.min_gap = std::min(w.min_gap, static_cast<uint64_t>(step));
-    if (abi::TagIsExit(e.tag)) {
+    if (!SiteKindNests(layout.sites[site].kind)) {
+      // Instants and async spans are timed but never on the span stack (links.h pairs an
+      // async span's begin and end by its payload).
+    } else if (abi::TagIsExit(e.tag)) {
       if (w.open.empty()) {
         w.error = WalkError::kExitWithoutBegin;
         w.error_site = site;

@@ -22,6 +22,8 @@
 //     after the prefix (`open`, innermost last);
 //   * min_gap: the smallest forward step between two consecutive events (the unit's
 //     measured overhead, clock.h), UINT64_MAX with fewer than two events.
+// Events of sites that do not nest (SiteKindNests: barrier arrivals, async copies) are timed
+// (cycles) but open and close no slice; links.h reads them.
 // Version-2 records: event indices are slot indices; a payload slot (DecodedRecord::
 // HasPayload) is stepped over as part of its event, with its event's cycles, so it never
 // opens, closes or times anything.

@@ -223,8 +223,7 @@ class PerfettoWriter::Impl {
     end_suffix_ = UnitEventSuffix(end.SerializeAsString(), "");
     // What every unit's state starts with: its categories and annotation names.
     pb::InternedData* interned = unit_start_.mutable_interned_data();
-    for (SiteKind kind : {SiteKind::kRegion, SiteKind::kLoopBody, SiteKind::kBarrierWait,
-                          SiteKind::kKernel}) {
+    for (SiteKind kind : kAllSiteKinds) {
       pb::EventCategory* category = interned->add_event_categories();
       category->set_iid(static_cast<uint64_t>(kind) + 1);
       category->set_name(SiteKindName(kind));

@@ -83,5 +83,30 @@ TEST(WalkTest, VersionOneTagWithBitThirtyIsAnUnknownSiteNotAPayload) {
   EXPECT_EQ(walk.walked, 1u);
 }
 
+TEST(WalkTest, InstantsAndAsyncSpansAreTimedButNeverNest) {
+  TraceLayout layout = OneWarp(8);
+  layout.sites.push_back({2, "full arrive", SiteKind::kBarrierArrive, ""});
+  layout.sites.push_back({3, "load", SiteKind::kAsyncCopy, ""});
+  // The copy is issued inside region 0 and completes after it closed; an arrival in
+  // between has no exit.
+  const std::vector<uint32_t> slots = {
+      abi::MakeTag(0, false), 200,
+      abi::MakePayloadTag(3, false), 210, 0, 0xffffffffu,
+      abi::MakePayloadTag(2, false), 220, 5, 0,
+      abi::MakeTag(0, true), 230,
+      abi::MakePayloadTag(3, true), 240, 0, 0xffffffffu};
+  const std::vector<uint32_t> words = OneRecord(2, 8, slots);
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  UnitWalk walk;
+  WalkUnit(decoded->records[0], layout, walk);
+  EXPECT_EQ(walk.error, WalkError::kNone);
+  EXPECT_EQ(walk.walked, 8u);
+  ASSERT_EQ(walk.slices.size(), 1u);
+  EXPECT_EQ(walk.slices[0].end_event, 5u);
+  EXPECT_TRUE(walk.open.empty());
+  EXPECT_EQ(walk.cycles[6] - walk.cycles[0], 40);
+}
+
 }  // namespace
 }  // namespace warptrace
