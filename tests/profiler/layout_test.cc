@@ -145,8 +145,9 @@ TEST(ValidateLayoutTest, RejectsABufferWhoseSizeOverflows) {
               Rejected("overflows: reduce the capacity or sample fewer blocks"));
 }
 
-// The other site-table rule, more sites than the tag's 31 bits hold (abi::kMaxSites), needs
-// 2^31 + 1 SiteInfo entries (hundreds of GB) to trigger; it is not tested here.
+// The other site-table rule, more sites than the tag's 30 site-id bits hold
+// (abi::kMaxSites), needs 2^30 + 1 SiteInfo entries (tens of GB) to trigger; it is not
+// tested here.
 TEST(ValidateLayoutTest, RejectsSiteIdsThatAreNotTheirIndex) {
   TraceLayout layout = Valid();
   layout.sites[1].id = 2;
