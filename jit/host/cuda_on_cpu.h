@@ -231,12 +231,22 @@ inline unsigned long long VirtualNs() {
   t.clock_last_ns = v;
   return static_cast<unsigned long long>(v);
 }
-inline unsigned long long Cycles() {
-  const unsigned long long ns = VirtualNs();
+// The SM cycle count at virtual time `ns`.
+inline unsigned long long CyclesAt(unsigned long long ns) {
   // ns × kHz / 10^6 without overflowing 64 bits.
   return (ns / 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ +
          (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull;
 }
+inline unsigned long long Cycles() { return CyclesAt(VirtualNs()); }
+
+// The recorder stamps a unit's start and end with a globaltimer read followed at once by a
+// clock read; on a GPU the two are a few cycles apart. On the host the OS may preempt the
+// worker between them (milliseconds under load), which would break the pair's 1.5 cycles
+// per ns that calibration relies on. So the clock read that follows a globaltimer read takes
+// the same instant. No fiber switch can come between the two reads (there is no
+// synchronization point), so per-OS-thread state is per-fiber here.
+inline thread_local unsigned long long paired_globaltimer_ns = 0;
+inline thread_local bool has_paired_globaltimer = false;
 
 }  // namespace warptrace_host
 
@@ -646,10 +656,18 @@ extern "C" __attribute__((visibility("hidden"), noreturn)) void __assert_fail(
 }
 
 extern "C" unsigned long long warptrace_host_globaltimer(void) {
-  return ::warptrace_host::VirtualNs();
+  const unsigned long long ns = ::warptrace_host::VirtualNs();
+  ::warptrace_host::paired_globaltimer_ns = ns;
+  ::warptrace_host::has_paired_globaltimer = true;
+  return ns;
 }
 
 extern "C" unsigned int warptrace_host_clock(void) {
+  if (::warptrace_host::has_paired_globaltimer) {  // the second read of a stamp pair
+    ::warptrace_host::has_paired_globaltimer = false;
+    return static_cast<unsigned int>(
+        ::warptrace_host::CyclesAt(::warptrace_host::paired_globaltimer_ns));
+  }
   return static_cast<unsigned int>(::warptrace_host::Cycles());
 }
 
