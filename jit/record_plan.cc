@@ -413,6 +413,7 @@ absl::Status EvaluateForBlock(const Kernel& kernel, uint64_t linear,
 struct UnitCounts {
   std::vector<EventRange> unit_events;
   std::vector<std::string> unit_notes;
+  std::vector<std::string> unit_roles;  // by unit: the recorder's role ("" outside any)
   std::vector<uint32_t> block_class;
   std::vector<std::vector<EventRange>> class_events;
   PerBlockTrips explain;     // per-block loops at their largest value, for the tree
@@ -481,6 +482,7 @@ absl::StatusOr<UnitCounts> CountUnits(const Kernel& kernel, const TraceLayout& l
     out.unit_events.push_back(merged);
     std::string note = absl::StrCat("recorder thread ", RecorderThread(layout, u));
     if (!role.empty()) absl::StrAppend(&note, ", role ", role);
+    out.unit_roles.push_back(role);
     if (!data_dependent.empty()) absl::StrAppend(&note, "; depends on data at ", data_dependent);
     if (classes.size() > 1 && !merged.exact()) {
       absl::StrAppend(&note, "; depends on the block (per-block loop)");
@@ -599,6 +601,12 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   plan.class_events_ = std::move(counts.class_events);
   for (const EventRange& r : plan.unit_events_) {
     plan.max_events_ = std::max(plan.max_events_, r.max);
+  }
+  // The role table only when the kernel splits roles (profiler/layout.h).
+  layout.unit_roles = std::move(counts.unit_roles);
+  if (std::all_of(layout.unit_roles.begin(), layout.unit_roles.end(),
+                  [](const std::string& role) { return role.empty(); })) {
+    layout.unit_roles.clear();
   }
   if (plan.max_events_ > std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -140,6 +140,12 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
           layout.sites[i].name, layout.sites[i].id, layout.sites.size() - 1));
     }
   }
+  if (!layout.unit_roles.empty() && layout.unit_roles.size() != UnitsPerBlock(layout)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "role table names %d trace units but a block has %d; give one role per unit (or "
+        "none)",
+        layout.unit_roles.size(), UnitsPerBlock(layout)));
+  }
   if (layout.placement == Placement::kAuto) {
     return absl::InvalidArgumentError(
         "a recorded layout must say which placement ran (global or shared), not auto");

@@ -144,6 +144,12 @@ struct TraceLayout {
   ClockInfo clock;
   std::vector<SiteInfo> sites;  // indexed by site id: sites[i].id == i
   HostTimeAnchor host_anchor;   // set by RunKernel, kept by sidecars
+  // Optional role table: unit_roles[u] names the role of trace unit u of every block (the
+  // builder's role split: "producer", "consumer", ...); an empty string is a unit outside
+  // any role. Empty (the default, and for sidecars written before it existed) when the
+  // kernel has no role split; otherwise exactly UnitsPerBlock entries. The analysis groups
+  // units by it (profiler/analysis/).
+  std::vector<std::string> unit_roles;
   friend bool operator==(const TraceLayout&, const TraceLayout&) = default;
 };
 
@@ -165,7 +171,8 @@ uint64_t BufferBytes(const TraceLayout& layout);
 // outside its subset; capacity 0; a buffer whose byte size overflows 64 bits; more sites
 // than the tag holds (2^30); site ids that are not 0..n-1 in order; an empty sample;
 // shared placement whose bytes exceed `shared_budget_bytes` (when non-zero); kAuto
-// placement (a recorded layout says what ran).
+// placement (a recorded layout says what ran); a non-empty role table whose size is not
+// UnitsPerBlock.
 absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_bytes = 0);
 
 // Shared-memory bytes that shared placement needs per block.

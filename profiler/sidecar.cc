@@ -99,6 +99,11 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
         j.attribute("uncertainty_ns", a.uncertainty_ns);
       });
     }
+    if (!layout.unit_roles.empty()) {
+      j.attributeArray("unit_roles", [&] {
+        for (const std::string& role : layout.unit_roles) j.value(Utf8(role));
+      });
+    }
   });
 }
 
@@ -208,6 +213,10 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
     site.kind = *parsed_kind;
     ASSIGN_OR_RETURN(site.origin, site_fields.String("origin"));
     layout.sites.push_back(std::move(site));
+  }
+  // Optional (sidecars written before the role table have none).
+  if (root.Has("unit_roles")) {
+    ASSIGN_OR_RETURN(layout.unit_roles, root.Strings("unit_roles"));
   }
 
   if (absl::Status valid = ValidateLayout(layout); !valid.ok()) {

@@ -2,7 +2,7 @@
 // words, exactly as the device wrote them) and `PREFIX.json` the TraceLayout that decodes
 // it, so a buffer saved anywhere can be decoded later by the CLI.
 //
-// Sidecar schema (version 1); every field is required:
+// Sidecar schema (version 1); every field is required except "unit_roles":
 //
 //   {
 //     "format": "warptrace", "version": 1,
@@ -15,10 +15,15 @@
 //     "clock": {"nominal_sm_clock_khz": 1980000, "num_sms": 132, "event_clock": "clock"},
 //     "sites": [{"id": 0, "name": "kernel", "kind": "kernel", "origin": "gemm.cc:12"}, ...],
 //     "host_anchor": {"globaltimer_ns": N, "boottime_ns": N, "realtime_ns": N,
-//                     "uncertainty_ns": N}
+//                     "uncertainty_ns": N},
+//     "unit_roles": ["producer", "consumer", "consumer"]
 //   }
 // "host_anchor" (TraceLayout::host_anchor) is optional: written when the anchor is known,
 // absent in sidecars saved before it existed, which stay readable (no anchor).
+//
+// "unit_roles" (TraceLayout::unit_roles, one role name per trace unit of a block) is
+// optional: written only when the layout has a role table, and a sidecar without it (every
+// sidecar written before it existed) reads back with an empty table.
 //
 // Other producers: a sidecar whose "format" is not "warptrace" (e.g. "mosaic-gpu", written
 // by JAX's Mosaic GPU profiler) is handed to the importer registered for that format in

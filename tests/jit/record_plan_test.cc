@@ -164,6 +164,16 @@ TEST(RecordPlanTest, WarpUnitsRecordTheirWarpgroupsRole) {
   EXPECT_THAT(plan.Explain(), HasSubstr("roles by warpgroup -> max(producer 16, consumer 32) = 32"));
 }
 
+TEST(RecordPlanTest, LayoutNamesEachUnitsRoleForTheAnalysis) {
+  RecordPlan plan = MustPlan(ProducerConsumer());  // warpgroup units
+  EXPECT_EQ(plan.layout().unit_roles,
+            (std::vector<std::string>{"producer", "consumer", "consumer"}));
+  KernelBuilder b("plain");
+  b.Param("int", "n").Block({128, 1, 1});
+  b.Region("a", [&] { b.Stmt(";"); });
+  EXPECT_TRUE(MustPlan(MustBuild(b)).layout().unit_roles.empty());
+}
+
 TEST(RecordPlanTest, WarpgroupUnitRecordsTheRoleOfItsRecorderWarp) {
   KernelBuilder b("split");
   b.Param("float*", "x").Block({256, 1, 1});

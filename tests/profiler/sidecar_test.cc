@@ -134,6 +134,28 @@ TEST(SidecarTest, ParseNamesMistypedHostAnchorField) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("host_anchor.boottime_ns")));
 }
 
+TEST(SidecarTest, RoleTableRoundTripsAndIsOmittedWhenEmpty) {
+  TraceLayout layout = SampleLayout();
+  EXPECT_FALSE(nlohmann::json::parse(ToJson(layout)).contains("unit_roles"));
+  layout.unit_roles = {"producer", "consumer"};
+  const std::string json = ToJson(layout);
+  EXPECT_EQ(nlohmann::json::parse(json)["unit_roles"],
+            nlohmann::json::array({"producer", "consumer"}));
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(json);
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(parsed->unit_roles, layout.unit_roles);
+}
+
+TEST(SidecarTest, ParseRejectsARoleTableOfTheWrongSizeOrType) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["unit_roles"] = {"producer"};  // the block has 2 warpgroups
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("role table names 1")));
+  j["unit_roles"] = {"producer", 3};
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unit_roles[1]")));
+}
+
 TEST(SidecarTest, InvalidUtf8NamesStillProduceValidJson) {
   TraceLayout layout = SampleLayout();
   layout.sites[1].name = "bad\xff name";

@@ -1,0 +1,186 @@
+// Analysis: where a kernel's time went and who waited on whom, computed from a verified
+// trace by AnalysisSink (analysis_sink.h), ranked into a diagnosis (diagnosis.h) and written
+// as JSON (analysis_json.h). Plain data, no behaviour.
+//
+// Definitions (all times are ns on the common globaltimer axis of the timeline):
+//   unit time      end_ns - start_ns of a trace unit (its record's start and end stamps).
+//   waiting        time inside barrier-wait slices (SiteKind::kBarrierWait; a wait nested in
+//                  another wait counts once); working = unit time - waiting.
+//   wait family    a barrier-wait site's name with every "[digits]" replaced by "[*]": the
+//                  stages of one pipeline barrier ("full[0]", "full[1]" -> "full[*]").
+//   role           TraceLayout::unit_roles[unit_index]; "all" when the layout has no role
+//                  table, "(none)" for a unit outside any role.
+//   self time      a slice's duration minus its direct children's.
+//   block time     a block's critical-path span: its first slice begin to its last slice end.
+//   critical path  critical_path.h; PathRegion aggregates it over blocks.
+//   SM busy time   the union of the intervals [start_ns, end_ns) of the units on that SM.
+//   tail           the last block end minus the median block end (block end = its latest
+//                  unit end).
+//   waves          blocks / the most blocks that ran at once (from the blocks' intervals).
+//   outlier        a block (unit) whose time is at least AnalysisOptions::outlier_ratio times
+//                  the median block (unit of its role).
+//   overhead       per unit, UnitTimeline::overhead_cycles / cycles_per_ns: the smallest gap
+//                  between two consecutive events, an upper bound on what one record point
+//                  costs. A wait slice holds at most two record points of its own (its enter
+//                  and exit), so 2 x overhead per wait is the most of it that profiling could
+//                  account for.
+#ifndef WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_H_
+#define WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiler/layout.h"
+
+namespace warptrace {
+
+// Names a block, or a unit of it, with its coordinates.
+struct UnitRef {
+  uint32_t block_linear = 0;
+  Dim3 block_index;        // blockIdx
+  uint32_t unit_index = 0; // unused for a block
+  uint32_t sm_id = 0;
+  std::string role;        // unused for a block
+  int64_t ns = 0;          // its time (unit time, or block time for a block)
+  double ratio = 0;        // ns / the median of its peers
+};
+
+// Waits on one barrier family by the units of one role.
+struct WaitStats {
+  std::string family;        // "full[*]"
+  uint64_t count = 0;        // wait instances
+  int64_t wait_ns = 0;
+  double share = 0;          // wait_ns / the role's unit time
+  int64_t overhead_ns = 0;   // 2 record points per wait at the unit's measured overhead
+  double overhead_fraction = 0;  // overhead_ns / wait_ns: at most this much of it is profiling
+};
+
+// A region's time inside waits on one family.
+struct WaitInRegion {
+  std::string family;
+  int64_t wait_ns = 0;
+  double share = 0;  // wait_ns / the region's total_ns
+};
+
+// One record site as run by the units of one role.
+struct SiteTime {
+  uint32_t site = 0;
+  std::string name;
+  SiteKind kind = SiteKind::kRegion;
+  uint64_t count = 0;
+  int64_t total_ns = 0;      // inclusive
+  int64_t self_ns = 0;
+  double share = 0;          // total_ns / the role's unit time
+  int64_t waiting_ns = 0;    // inside it, in barrier waits (a wait site: its own time)
+  double waiting_share = 0;  // waiting_ns / total_ns
+  std::vector<WaitInRegion> waits;  // by family, largest first (not for wait sites)
+};
+
+struct RoleAnalysis {
+  std::string role;
+  uint64_t units = 0;
+  int64_t unit_time_ns = 0;
+  int64_t waiting_ns = 0;
+  double waiting_share = 0;         // waiting_ns / unit_time_ns
+  std::vector<WaitStats> waits;     // largest first
+  std::vector<SiteTime> sites;      // by total_ns, largest first
+  // Imbalance across the units of this role (unit time).
+  int64_t median_unit_ns = 0;
+  UnitRef slowest_unit;             // ratio = its time / median_unit_ns
+  std::vector<UnitRef> outlier_units;  // slowest first, at most AnalysisOptions::max_outliers
+};
+
+// One (role, site) on the critical path, over all blocks.
+struct PathRegion {
+  std::string role;
+  uint32_t site = 0;         // a site id, or kPathUntracked / kPathHandoff (critical_path.h)
+  std::string name;
+  uint64_t blocks = 0;       // blocks whose critical path passes through it
+  double block_fraction = 0; // blocks / CriticalPathAnalysis::blocks
+  int64_t path_ns = 0;       // its time on the critical paths, summed over blocks
+  double mean_share = 0;     // mean over all blocks of (its path time / block time)
+};
+
+// One step of a block's critical path.
+struct PathStepRef {
+  std::string role;
+  uint32_t unit_index = 0;
+  std::string name;
+  int64_t ns = 0;
+  double share = 0;  // of the block's time
+};
+
+struct CriticalPathAnalysis {
+  // True when no hand-off link was followed in any block: each block's path is the program
+  // order of the unit that finished last ("per unit only").
+  bool per_unit_only = true;
+  uint64_t blocks = 0;
+  uint64_t handoffs = 0;             // hand-off edges followed, over all blocks
+  std::vector<PathRegion> regions;   // by path_ns, largest first
+  // The slowest block's path (the sequence of regions), at most kMaxPathSteps steps.
+  UnitRef slowest_block;
+  std::vector<PathStepRef> slowest_block_path;
+  bool slowest_block_path_truncated = false;
+  static constexpr size_t kMaxPathSteps = 256;
+};
+
+struct SmBusy {
+  uint32_t sm_id = 0;
+  uint64_t blocks = 0;
+  int64_t busy_ns = 0;
+};
+
+struct GridAnalysis {
+  uint64_t blocks = 0;              // blocks with at least one recorded unit
+  int64_t span_ns = 0;              // first unit start to last unit end
+  std::vector<SmBusy> sms;          // by sm_id
+  int64_t mean_sm_busy_ns = 0;
+  SmBusy busiest_sm;
+  double sm_imbalance = 0;          // busiest_sm.busy_ns / mean_sm_busy_ns
+  int64_t median_block_ns = 0;      // block duration = latest unit end - earliest unit start
+  int64_t median_block_end_ns = 0;  // relative to the first unit start
+  int64_t last_block_end_ns = 0;    // = span_ns
+  int64_t tail_ns = 0;              // last_block_end_ns - median_block_end_ns
+  double tail_share = 0;            // tail_ns / span_ns
+  UnitRef last_block;               // the block that ended last (ns = its duration)
+  UnitRef slowest_block;            // ratio = duration / median_block_ns
+  uint64_t max_concurrent_blocks = 0;
+  double waves = 0;                 // blocks / max_concurrent_blocks
+  std::vector<UnitRef> outlier_blocks;  // slowest first, at most max_outliers
+};
+
+struct OverheadAnalysis {
+  uint64_t events = 0;              // events on the timeline
+  double ns_per_event = 0;          // median over units with >= 2 events
+  double cycles_per_event = 0;      // median over those units
+  int64_t overhead_ns = 0;          // sum over units of events x the unit's ns per event
+  double share = 0;                 // overhead_ns / total unit time
+  int64_t wait_overhead_ns = 0;     // sum of WaitStats::overhead_ns
+  double wait_overhead_fraction = 0;  // of all waiting
+  bool compensated = false;         // the timeline already subtracted it
+};
+
+// One ranked finding: a sentence with numbers and coordinates.
+struct Diagnosis {
+  std::string kind;   // "bound", "waiting", "tail", "sm_imbalance", "outlier_blocks",
+                      // "unit_imbalance", "overhead"
+  double score = 0;   // ranking weight: the fraction of kernel time it concerns (0..1)
+  std::string text;
+};
+
+struct Analysis {
+  std::string kernel_name;
+  std::string device_name;
+  uint64_t units = 0;                // units with a usable record
+  uint64_t units_without_record = 0;
+  std::vector<RoleAnalysis> roles;   // in order of first appearance by unit index
+  CriticalPathAnalysis critical_path;
+  GridAnalysis grid;
+  OverheadAnalysis overhead;
+  std::vector<Diagnosis> diagnosis;  // ranked, most important first
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_H_

@@ -1,0 +1,223 @@
+#include "profiler/analysis/analysis_json.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+
+namespace warptrace {
+namespace {
+
+namespace json = llvm::json;
+
+std::string Utf8(const std::string& s) { return json::isUTF8(s) ? s : json::fixUTF8(s); }
+
+void Ref(json::OStream& j, const UnitRef& r, bool unit) {
+  j.object([&] {
+    j.attribute("block", r.block_linear);
+    j.attributeArray("block_index", [&] {
+      j.value(r.block_index.x);
+      j.value(r.block_index.y);
+      j.value(r.block_index.z);
+    });
+    if (unit) j.attribute("unit", r.unit_index);
+    j.attribute("sm", r.sm_id);
+    if (unit) j.attribute("role", Utf8(r.role));
+    j.attribute("ns", r.ns);
+    j.attribute("ratio", r.ratio);
+  });
+}
+
+void Site(json::OStream& j, const SiteTime& s) {
+  j.object([&] {
+    j.attribute("site", s.site);
+    j.attribute("name", Utf8(s.name));
+    j.attribute("kind", SiteKindName(s.kind));
+    j.attribute("count", s.count);
+    j.attribute("total_ns", s.total_ns);
+    j.attribute("self_ns", s.self_ns);
+    j.attribute("share", s.share);
+    j.attribute("waiting_ns", s.waiting_ns);
+    j.attribute("waiting_share", s.waiting_share);
+    j.attributeArray("waits", [&] {
+      for (const WaitInRegion& w : s.waits) {
+        j.object([&] {
+          j.attribute("family", Utf8(w.family));
+          j.attribute("wait_ns", w.wait_ns);
+          j.attribute("share", w.share);
+        });
+      }
+    });
+  });
+}
+
+void Role(json::OStream& j, const RoleAnalysis& r) {
+  j.object([&] {
+    j.attribute("role", Utf8(r.role));
+    j.attribute("units", r.units);
+    j.attribute("unit_time_ns", r.unit_time_ns);
+    j.attribute("waiting_ns", r.waiting_ns);
+    j.attribute("waiting_share", r.waiting_share);
+    j.attribute("median_unit_ns", r.median_unit_ns);
+    j.attributeBegin("slowest_unit");
+    Ref(j, r.slowest_unit, true);
+    j.attributeEnd();
+    j.attributeArray("outlier_units", [&] {
+      for (const UnitRef& u : r.outlier_units) Ref(j, u, true);
+    });
+    j.attributeArray("waits", [&] {
+      for (const WaitStats& w : r.waits) {
+        j.object([&] {
+          j.attribute("family", Utf8(w.family));
+          j.attribute("count", w.count);
+          j.attribute("wait_ns", w.wait_ns);
+          j.attribute("share", w.share);
+          j.attribute("overhead_ns", w.overhead_ns);
+          j.attribute("overhead_fraction", w.overhead_fraction);
+        });
+      }
+    });
+    j.attributeArray("sites", [&] {
+      for (const SiteTime& s : r.sites) Site(j, s);
+    });
+  });
+}
+
+void CriticalPathJson(json::OStream& j, const CriticalPathAnalysis& c) {
+  j.attributeObject("critical_path", [&] {
+    j.attribute("per_unit_only", c.per_unit_only);
+    j.attribute("blocks", c.blocks);
+    j.attribute("handoffs", c.handoffs);
+    j.attributeArray("regions", [&] {
+      for (const PathRegion& r : c.regions) {
+        j.object([&] {
+          j.attribute("role", Utf8(r.role));
+          j.attribute("site", r.site);
+          j.attribute("name", Utf8(r.name));
+          j.attribute("blocks", r.blocks);
+          j.attribute("block_fraction", r.block_fraction);
+          j.attribute("path_ns", r.path_ns);
+          j.attribute("mean_share", r.mean_share);
+        });
+      }
+    });
+    j.attributeBegin("slowest_block");
+    Ref(j, c.slowest_block, false);
+    j.attributeEnd();
+    j.attributeArray("slowest_block_path", [&] {
+      for (const PathStepRef& s : c.slowest_block_path) {
+        j.object([&] {
+          j.attribute("role", Utf8(s.role));
+          j.attribute("unit", s.unit_index);
+          j.attribute("name", Utf8(s.name));
+          j.attribute("ns", s.ns);
+          j.attribute("share", s.share);
+        });
+      }
+    });
+    j.attribute("slowest_block_path_truncated", c.slowest_block_path_truncated);
+  });
+}
+
+void Sm(json::OStream& j, const SmBusy& s) {
+  j.object([&] {
+    j.attribute("sm", s.sm_id);
+    j.attribute("blocks", s.blocks);
+    j.attribute("busy_ns", s.busy_ns);
+  });
+}
+
+void GridJson(json::OStream& j, const GridAnalysis& g) {
+  j.attributeObject("grid", [&] {
+    j.attribute("blocks", g.blocks);
+    j.attribute("span_ns", g.span_ns);
+    j.attributeArray("sms", [&] {
+      for (const SmBusy& s : g.sms) Sm(j, s);
+    });
+    j.attribute("mean_sm_busy_ns", g.mean_sm_busy_ns);
+    j.attributeBegin("busiest_sm");
+    Sm(j, g.busiest_sm);
+    j.attributeEnd();
+    j.attribute("sm_imbalance", g.sm_imbalance);
+    j.attribute("median_block_ns", g.median_block_ns);
+    j.attribute("median_block_end_ns", g.median_block_end_ns);
+    j.attribute("last_block_end_ns", g.last_block_end_ns);
+    j.attribute("tail_ns", g.tail_ns);
+    j.attribute("tail_share", g.tail_share);
+    j.attributeBegin("last_block");
+    Ref(j, g.last_block, false);
+    j.attributeEnd();
+    j.attributeBegin("slowest_block");
+    Ref(j, g.slowest_block, false);
+    j.attributeEnd();
+    j.attribute("max_concurrent_blocks", g.max_concurrent_blocks);
+    j.attribute("waves", g.waves);
+    j.attributeArray("outlier_blocks", [&] {
+      for (const UnitRef& b : g.outlier_blocks) Ref(j, b, false);
+    });
+  });
+}
+
+}  // namespace
+
+void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
+  json::OStream j(os, /*IndentSize=*/2);
+  j.object([&] {
+    j.attribute("format", kAnalysisFormat);
+    j.attribute("version", kAnalysisVersion);
+    j.attribute("kernel", Utf8(a.kernel_name));
+    j.attribute("device", Utf8(a.device_name));
+    j.attribute("units", a.units);
+    j.attribute("units_without_record", a.units_without_record);
+    j.attributeArray("diagnosis", [&] {
+      for (const Diagnosis& d : a.diagnosis) {
+        j.object([&] {
+          j.attribute("kind", d.kind);
+          j.attribute("score", d.score);
+          j.attribute("text", Utf8(d.text));
+        });
+      }
+    });
+    j.attributeArray("roles", [&] {
+      for (const RoleAnalysis& r : a.roles) Role(j, r);
+    });
+    CriticalPathJson(j, a.critical_path);
+    GridJson(j, a.grid);
+    const OverheadAnalysis& o = a.overhead;
+    j.attributeObject("overhead", [&] {
+      j.attribute("events", o.events);
+      j.attribute("ns_per_event", o.ns_per_event);
+      j.attribute("cycles_per_event", o.cycles_per_event);
+      j.attribute("overhead_ns", o.overhead_ns);
+      j.attribute("share", o.share);
+      j.attribute("wait_overhead_ns", o.wait_overhead_ns);
+      j.attribute("wait_overhead_fraction", o.wait_overhead_fraction);
+      j.attribute("compensated", o.compensated);
+    });
+  });
+}
+
+absl::Status WriteAnalysisJsonFile(const Analysis& analysis, const std::string& path) {
+  llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream& os) -> llvm::Error {
+    WriteAnalysisJson(analysis, os);
+    os << "\n";
+    return llvm::Error::success();
+  });
+  if (error) {
+    return absl::UnavailableError(
+        absl::StrCat("writing analysis ", path, ": ", llvm::toString(std::move(error))));
+  }
+  // writeToOutput's temporary file has the executable bits; the analysis is data.
+  namespace fs = llvm::sys::fs;
+  if (path != "-" && fs::is_regular_file(path)) {
+    const auto mode = static_cast<fs::perms>((fs::all_read | fs::all_write) & ~fs::getUmask());
+    if (std::error_code ec = fs::setPermissions(path, mode)) {
+      return absl::UnavailableError(absl::StrCat("setting the mode of ", path, ": ", ec.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace warptrace

@@ -1,0 +1,63 @@
+// The Analysis (analysis.h) as JSON, for scripts and CI. Streamed with llvm::json::OStream;
+// deterministic order; names pass through JSON's UTF-8 repair. Field names are stable: new
+// fields may be added, existing ones keep their name and meaning (times in ns, shares and
+// fractions in 0..1).
+//
+//   {"format": "warptrace-analysis", "version": 1,
+//    "kernel": "gemm", "device": "NVIDIA H200", "units": 512, "units_without_record": 0,
+//    "diagnosis": [{"kind": "bound", "score": 0.41, "text": "producer-bound: ..."}, ...],
+//    "roles": [{"role": "consumer", "units": 256, "unit_time_ns": N, "waiting_ns": N,
+//               "waiting_share": 0.41, "median_unit_ns": N,
+//               "slowest_unit": UNIT, "outlier_units": [UNIT, ...],
+//               "waits": [{"family": "full[*]", "count": N, "wait_ns": N, "share": 0.4,
+//                          "overhead_ns": N, "overhead_fraction": 0.01}, ...],
+//               "sites": [{"site": 3, "name": "mainloop", "kind": "region", "count": N,
+//                          "total_ns": N, "self_ns": N, "share": 0.9, "waiting_ns": N,
+//                          "waiting_share": 0.38,
+//                          "waits": [{"family": "full[*]", "wait_ns": N, "share": 0.38}]},
+//                         ...]}, ...],
+//    "critical_path": {"per_unit_only": false, "blocks": N, "handoffs": N,
+//                      "regions": [{"role": "producer", "site": 1, "name": "load",
+//                                   "blocks": N, "block_fraction": 0.96, "path_ns": N,
+//                                   "mean_share": 0.62}, ...],
+//                      "slowest_block": UNIT,
+//                      "slowest_block_path": [{"role": "producer", "unit": 0,
+//                                              "name": "load", "ns": N, "share": 0.1}, ...],
+//                      "slowest_block_path_truncated": false},
+//    "grid": {"blocks": N, "span_ns": N, "sms": [{"sm": 0, "blocks": N, "busy_ns": N}, ...],
+//             "mean_sm_busy_ns": N, "busiest_sm": {"sm": 2, "blocks": N, "busy_ns": N},
+//             "sm_imbalance": 2.0, "median_block_ns": N, "median_block_end_ns": N,
+//             "last_block_end_ns": N, "tail_ns": N, "tail_share": 0.6, "last_block": UNIT,
+//             "slowest_block": UNIT, "max_concurrent_blocks": N, "waves": 1.0,
+//             "outlier_blocks": [UNIT, ...]},
+//    "overhead": {"events": N, "ns_per_event": 10.0, "cycles_per_event": 15.0,
+//                 "overhead_ns": N, "share": 0.03, "wait_overhead_ns": N,
+//                 "wait_overhead_fraction": 0.01, "compensated": false}}
+//
+// UNIT is {"block": linear id, "block_index": [x, y, z], "unit": unit index, "sm": N,
+// "role": "consumer", "ns": N, "ratio": 1.9} ("unit" and "role" only for units). A site
+// id of 4294967295 is time outside any slice ("(untracked)"), 4294967294 the hand-off
+// latency between an arrival and the wait's end ("(hand-off)"): critical_path.h.
+#ifndef WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_JSON_H_
+#define WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_JSON_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis.h"
+
+namespace warptrace {
+
+inline constexpr char kAnalysisFormat[] = "warptrace-analysis";
+inline constexpr int kAnalysisVersion = 1;
+
+void WriteAnalysisJson(const Analysis& analysis, llvm::raw_ostream& os);
+
+// Writes atomically to `path` ("-": stdout). Unavailable/PermissionDenied etc. with the path
+// when the file cannot be written.
+absl::Status WriteAnalysisJsonFile(const Analysis& analysis, const std::string& path);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_JSON_H_

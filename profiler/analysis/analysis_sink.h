@@ -1,0 +1,161 @@
+// AnalysisSink: a TraceSink (profiler/sink.h) that turns a verified trace into an Analysis
+// (analysis.h): waiting vs working per unit, role, region and barrier; the critical path of
+// every block and how often each region is on it; per-SM busy time, the tail, imbalance and
+// waves with outliers named by coordinates; the measured profiling overhead; and a ranked
+// diagnosis (diagnosis.h).
+//
+//   AnalysisSink analysis;                    // or AnalysisSink(options) with hand-off links
+//   TraceSink* sinks[] = {&chrome, &analysis};
+//   RETURN_IF_ERROR(DumpTrace(layout, words, options, sinks, result));
+//   const Analysis& a = analysis.result();    // after End
+//   for (const Diagnosis& d : a.diagnosis) llvm::outs() << d.text << "\n";
+//
+// Memory: O(units), independent of the event count. Per unit it keeps one small record
+// (coordinates, SM, role, start/end, overhead); per role and site a few counters; per block
+// one record. The slices of the block being read are copied until the block's last unit has
+// been seen (units of a block arrive consecutively), its critical path is computed and only
+// its aggregates are kept.
+//
+// Errors (from the sink calls): InvalidArgument when Begin's layout has a role table of the
+// wrong size, when the hand-off links are not sorted by block_linear, when a link names a
+// unit or slice its block does not have (critical_path.h), or when a slice's site is outside
+// the layout's site table; FailedPrecondition when units of one block do not arrive
+// consecutively. result() is meaningful only after End returned OK.
+// Thread-safety: like every sink, called from one thread.
+#ifndef WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
+#define WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "profiler/analysis/analysis.h"
+#include "profiler/analysis/critical_path.h"
+#include "profiler/analysis/handoff.h"
+#include "profiler/sink.h"
+
+namespace warptrace {
+
+struct AnalysisOptions {
+  // Exact hand-off links (handoff.h), sorted by block_linear; not owned, must outlive the
+  // dump. Empty: the critical path is per unit only.
+  absl::Span<const HandoffLink> handoffs;
+  // A block or unit at least this many times its peers' median is an outlier.
+  double outlier_ratio = 1.5;
+  size_t max_outliers = 5;
+};
+
+// "full[2]" -> "full[*]": every run of digits inside brackets becomes "*".
+std::string WaitFamily(absl::string_view site_name);
+
+class AnalysisSink : public TraceSink {
+ public:
+  explicit AnalysisSink(AnalysisOptions options = {});
+
+  absl::string_view Name() const override { return "analysis"; }
+  absl::Status Begin(const TraceBegin& begin) override;
+  absl::Status AddUnit(const UnitView& unit) override;
+  absl::Status End(const TraceEnd& end) override;
+
+  const Analysis& result() const { return result_; }
+
+ private:
+  struct SiteAcc {
+    uint64_t count = 0;
+    int64_t total_ns = 0;
+    int64_t self_ns = 0;
+    int64_t waiting_ns = 0;
+  };
+  struct FamilyAcc {
+    uint64_t count = 0;
+    int64_t wait_ns = 0;
+    double overhead_ns = 0;
+  };
+  struct RoleAcc {
+    std::string name;
+    uint64_t units = 0;
+    int64_t unit_time_ns = 0;
+    int64_t waiting_ns = 0;
+    std::vector<SiteAcc> sites;
+    std::vector<FamilyAcc> families;
+    absl::flat_hash_map<uint64_t, int64_t> region_family_ns;  // site << 32 | family
+  };
+  struct UnitRec {
+    uint32_t block_linear;
+    uint32_t unit_index;
+    uint32_t sm_id;
+    uint32_t role;
+    int64_t start_ns;
+    int64_t end_ns;
+    float ns_per_event;   // < 0: unknown (fewer than 2 events)
+    float cycles_per_event;
+    uint32_t events;
+  };
+  struct BlockRec {
+    uint32_t block_linear;
+    uint32_t sm_id;
+    int64_t start_ns;
+    int64_t end_ns;
+    int64_t path_ns;  // its critical-path span (first slice begin to last slice end)
+  };
+  struct PathAcc {
+    uint64_t blocks = 0;
+    int64_t path_ns = 0;
+    double share_sum = 0;
+  };
+  struct OpenSlice {
+    uint32_t site;
+    int64_t dur;
+    int64_t child_ns;
+    bool in_wait;  // it or an enclosing slice is a wait
+  };
+
+  uint32_t RoleOf(uint32_t unit_index);
+  void AccumulateSlices(const UnitTimeline& timeline, RoleAcc& role, double ns_per_event);
+  absl::Status FinishBlock();
+  void FillRoles();
+  void FillCriticalPath();
+  void FillGrid();
+  void FillOverhead();
+
+  AnalysisOptions options_;
+  const TraceLayout* layout_ = nullptr;
+  std::vector<int32_t> family_of_site_;  // -1 for a site that is not a wait
+  std::vector<std::string> families_;
+  std::vector<uint32_t> role_of_unit_;   // by unit_index
+  std::vector<RoleAcc> roles_;
+  std::vector<UnitRec> units_;
+  std::vector<BlockRec> blocks_;
+  std::vector<OpenSlice> stack_;  // scratch
+
+  // The block being read.
+  bool in_block_ = false;
+  uint32_t block_ = 0;
+  std::vector<std::vector<Slice>> block_slices_;  // per unit of the block, reused
+  std::vector<uint32_t> block_units_;             // their unit indexes
+  size_t block_unit_count_ = 0;
+  size_t handoff_cursor_ = 0;
+  absl::flat_hash_set<uint32_t> seen_blocks_;
+
+  // Critical path, over blocks.
+  absl::flat_hash_map<uint64_t, PathAcc> path_;  // role << 32 | site
+  uint64_t path_blocks_ = 0;
+  uint64_t handoffs_ = 0;
+  BlockPath slowest_path_;
+  uint32_t slowest_path_block_ = 0;
+  int64_t slowest_path_span_ = -1;
+  std::vector<uint32_t> slowest_path_roles_;  // role of each unit of that block, by position
+  std::vector<uint32_t> slowest_path_unit_index_;
+
+  bool overhead_compensated_ = false;
+  Analysis result_;
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_

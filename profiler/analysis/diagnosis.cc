@@ -1,0 +1,206 @@
+#include "profiler/analysis/diagnosis.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "profiler/analysis/critical_path.h"
+
+namespace warptrace {
+namespace {
+
+std::string Pct(double fraction) {
+  const double p = fraction * 100;
+  return p >= 10 || p == 0 ? absl::StrFormat("%.0f%%", p) : absl::StrFormat("%.1f%%", p);
+}
+
+std::string Block(const UnitRef& b) {
+  return absl::StrFormat("block (%d,%d,%d) #%d on SM %d", b.block_index.x, b.block_index.y,
+                         b.block_index.z, b.block_linear, b.sm_id);
+}
+
+double Frac(double num, double den) { return den > 0 ? num / den : 0; }
+
+// The role's busiest region by self time (not a wait, not the whole kernel).
+const SiteTime* BusiestRegion(const RoleAnalysis& role) {
+  const SiteTime* best = nullptr;
+  for (const SiteTime& site : role.sites) {
+    if (site.kind == SiteKind::kBarrierWait || site.kind == SiteKind::kKernel) continue;
+    if (best == nullptr || site.self_ns > best->self_ns) best = &site;
+  }
+  return best;
+}
+
+// The top critical-path region that is real work (not a wait or a pseudo site).
+const PathRegion* TopPathRegion(const Analysis& a) {
+  for (const PathRegion& region : a.critical_path.regions) {
+    if (region.site == kPathUntracked || region.site == kPathHandoff) continue;
+    auto role = std::find_if(a.roles.begin(), a.roles.end(),
+                             [&](const RoleAnalysis& r) { return r.role == region.role; });
+    bool wait = false, kernel = false;
+    if (role != a.roles.end()) {
+      for (const SiteTime& s : role->sites) {
+        if (s.site != region.site) continue;
+        wait = s.kind == SiteKind::kBarrierWait;
+        kernel = s.kind == SiteKind::kKernel;
+      }
+    }
+    if (!wait && !kernel) return &region;
+  }
+  return nullptr;
+}
+
+void AddBound(const Analysis& a, std::vector<Diagnosis>& out) {
+  const RoleAnalysis* waiter = nullptr;
+  for (const RoleAnalysis& role : a.roles) {
+    if (role.waits.empty()) continue;
+    if (waiter == nullptr || role.waiting_share > waiter->waiting_share) waiter = &role;
+  }
+  if (waiter == nullptr || waiter->waiting_share < kMinWaitShare) return;
+  std::string text = absl::StrCat(waiter->role, " units idle ", Pct(waiter->waiting_share),
+                                  " waiting on ", waiter->waits.front().family);
+  const RoleAnalysis* bound = nullptr;
+  std::string region_text;
+  if (!a.critical_path.per_unit_only) {
+    if (const PathRegion* top = TopPathRegion(a); top != nullptr) {
+      for (const RoleAnalysis& role : a.roles) {
+        if (role.role == top->role) bound = &role;
+      }
+      region_text = absl::StrCat("the ", top->role, "'s `", top->name,
+                                 "` is on the critical path in ", Pct(top->block_fraction),
+                                 " of blocks (", Pct(top->mean_share), " of block time)");
+    }
+  } else if (a.roles.size() == 2) {
+    bound = &a.roles[&a.roles[0] == waiter ? 1 : 0];
+    if (const SiteTime* busiest = BusiestRegion(*bound); busiest != nullptr) {
+      region_text = absl::StrCat(
+          "the ", bound->role, "'s busiest region is `", busiest->name, "` (",
+          Pct(Frac(static_cast<double>(busiest->self_ns),
+                   static_cast<double>(bound->unit_time_ns))),
+          " of its time); critical path is per unit only (no hand-off links)");
+    }
+  } else {
+    region_text = "critical path is per unit only (no hand-off links)";
+  }
+  Diagnosis d;
+  d.score = waiter->waiting_share;
+  if (bound != nullptr && bound != waiter) {
+    d.kind = "bound";
+    d.text = absl::StrCat(bound->role, "-bound: ", text);
+    if (!region_text.empty()) absl::StrAppend(&d.text, "; ", region_text);
+    if (!bound->waits.empty()) {
+      absl::StrAppend(&d.text, "; the ", bound->role, " waited ", Pct(bound->waiting_share),
+                      " of its time (on ", bound->waits.front().family, ")");
+    }
+  } else {
+    d.kind = "waiting";
+    d.text = absl::StrCat("waiting: ", text);
+    if (!region_text.empty()) absl::StrAppend(&d.text, "; ", region_text);
+  }
+  out.push_back(std::move(d));
+}
+
+void AddGrid(const Analysis& a, std::vector<Diagnosis>& out) {
+  const GridAnalysis& g = a.grid;
+  const double span = static_cast<double>(g.span_ns);
+  if (g.blocks >= 2 && g.tail_share >= kMinTailShare) {
+    out.push_back({"tail", g.tail_share,
+                   absl::StrCat("tail: the last block ends ", FormatNs(g.tail_ns),
+                                " after the median block end (", Pct(g.tail_share),
+                                " of the kernel's ", FormatNs(g.span_ns), "); it is ",
+                                Block(g.last_block), ", ", absl::StrFormat("%.2f", g.last_block.ratio),
+                                "x the median block (", FormatNs(g.median_block_ns), ")")});
+  }
+  if (g.sms.size() >= 2 && g.sm_imbalance >= kMinImbalance) {
+    out.push_back(
+        {"sm_imbalance",
+         Frac(static_cast<double>(g.busiest_sm.busy_ns - g.mean_sm_busy_ns), span),
+         absl::StrFormat("SM imbalance: SM %d was busy %s, %.2fx the mean of %d SMs (%s); it "
+                         "ran %d blocks",
+                         g.busiest_sm.sm_id, FormatNs(g.busiest_sm.busy_ns), g.sm_imbalance,
+                         g.sms.size(), FormatNs(g.mean_sm_busy_ns), g.busiest_sm.blocks)});
+  }
+  if (!g.outlier_blocks.empty()) {
+    const UnitRef& b = g.outlier_blocks.front();
+    std::string text = absl::StrFormat("outlier blocks: %s took %s, %.2fx the median block (%s)",
+                                       Block(b), FormatNs(b.ns), b.ratio,
+                                       FormatNs(g.median_block_ns));
+    for (size_t i = 1; i < g.outlier_blocks.size(); ++i) {
+      const UnitRef& o = g.outlier_blocks[i];
+      absl::StrAppend(&text, i == 1 ? "; also " : ", ",
+                      absl::StrFormat("(%d,%d,%d) %.2fx", o.block_index.x, o.block_index.y,
+                                      o.block_index.z, o.ratio));
+    }
+    out.push_back({"outlier_blocks", Frac(static_cast<double>(b.ns - g.median_block_ns), span),
+                   std::move(text)});
+  }
+  for (const RoleAnalysis& role : a.roles) {
+    if (role.units < 2 || role.outlier_units.empty()) continue;
+    const UnitRef& u = role.outlier_units.front();
+    // A unit that is only slow because its whole block is slow is the block's finding.
+    bool block_outlier = false;
+    for (const UnitRef& b : g.outlier_blocks) block_outlier |= b.block_linear == u.block_linear;
+    if (block_outlier) continue;
+    out.push_back({"unit_imbalance", Frac(static_cast<double>(u.ns - role.median_unit_ns), span),
+                   absl::StrFormat("unit imbalance in %s: unit %d of %s ran %s, %.2fx the "
+                                   "median %s unit (%s)",
+                                   role.role, u.unit_index, Block(u), FormatNs(u.ns), u.ratio,
+                                   role.role, FormatNs(role.median_unit_ns))});
+  }
+}
+
+void AddOverhead(const Analysis& a, std::vector<Diagnosis>& out) {
+  const OverheadAnalysis& o = a.overhead;
+  if (o.events == 0) return;
+  std::string text = absl::StrFormat(
+      "overhead: %s (%.0f cycles) per event measured (the smallest gap between two events), "
+      "%s of unit time",
+      FormatNs(o.ns_per_event), o.cycles_per_event, Pct(o.share));
+  if (o.wait_overhead_ns > 0) {
+    absl::StrAppend(&text, "; it could account for at most ", Pct(o.wait_overhead_fraction),
+                    " of the reported waits");
+    const WaitStats* biggest = nullptr;
+    for (const RoleAnalysis& role : a.roles) {
+      for (const WaitStats& w : role.waits) {
+        if (biggest == nullptr || w.wait_ns > biggest->wait_ns) biggest = &w;
+      }
+    }
+    if (biggest != nullptr) {
+      absl::StrAppend(&text, " (", Pct(biggest->overhead_fraction), " of the waits on ",
+                      biggest->family, ")");
+    }
+  }
+  if (o.compensated) absl::StrAppend(&text, "; already subtracted from the timeline");
+  out.push_back({"overhead", 0, std::move(text)});
+}
+
+}  // namespace
+
+std::string FormatNs(double ns) {
+  const double abs = std::abs(ns);
+  if (abs < 1e3) return absl::StrFormat("%.0f ns", ns);
+  if (abs < 1e6) return absl::StrFormat("%.2f us", ns / 1e3);
+  if (abs < 1e9) return absl::StrFormat("%.3f ms", ns / 1e6);
+  return absl::StrFormat("%.3f s", ns / 1e9);
+}
+
+std::vector<Diagnosis> Diagnose(const Analysis& analysis) {
+  std::vector<Diagnosis> ranked;
+  AddBound(analysis, ranked);
+  AddGrid(analysis, ranked);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const Diagnosis& a, const Diagnosis& b) { return a.score > b.score; });
+  AddOverhead(analysis, ranked);
+  return ranked;
+}
+
+void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os) {
+  os << "diagnosis:\n";
+  if (analysis.diagnosis.empty()) os << "  (no finding)\n";
+  for (size_t i = 0; i < analysis.diagnosis.size(); ++i) {
+    os << "  " << (i + 1) << ". " << analysis.diagnosis[i].text << "\n";
+  }
+}
+
+}  // namespace warptrace

@@ -1,0 +1,47 @@
+// Diagnose: turns an Analysis (analysis.h) into a short ranked list of findings, each one
+// sentence with its numbers and coordinates, e.g.
+//
+//   producer-bound: consumer units idle 41% waiting on full[*]; the producer's `load` is on
+//   the critical path in 96% of blocks (62% of block time); the producer waited 2% of its
+//   time (on empty[*])
+//
+// Findings (kind, when it is reported, its score = the fraction of time it concerns):
+//   bound          the role that waits most (share >= kMinWaitShare) and the role whose
+//                  region leads the critical path (with hand-off links), or, per unit only,
+//                  the other role of a two-role kernel and its busiest region. Score: the
+//                  waiting share. Kind "waiting" when no other role can be named.
+//   tail           tail_share >= kMinTailShare. Score: tail_share.
+//   sm_imbalance   busiest SM >= kMinImbalance x the mean SM. Score: excess / span.
+//   outlier_blocks a block >= outlier_ratio x the median block. Score: excess / span.
+//   unit_imbalance per role, a unit >= outlier_ratio x the role's median unit.
+//   overhead       always last (score 0): measured cost per event and how much of the
+//                  reported waits it could account for.
+// Ties keep the order above.
+#ifndef WARPTRACE_PROFILER_ANALYSIS_DIAGNOSIS_H_
+#define WARPTRACE_PROFILER_ANALYSIS_DIAGNOSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis.h"
+
+namespace warptrace {
+
+inline constexpr double kMinWaitShare = 0.05;
+inline constexpr double kMinTailShare = 0.10;
+inline constexpr double kMinImbalance = 1.25;
+
+std::vector<Diagnosis> Diagnose(const Analysis& analysis);
+
+// "diagnosis:" then one numbered line per finding ("  1. producer-bound: ..."); "  (no
+// finding)" when there is none.
+void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os);
+
+// 850 ns, 12.35 us, 1.234 ms, 2.500 s.
+std::string FormatNs(double ns);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_ANALYSIS_DIAGNOSIS_H_

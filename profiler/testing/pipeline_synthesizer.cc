@@ -1,0 +1,173 @@
+#include "profiler/testing/pipeline_synthesizer.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "profiler/status_macros.h"
+#include "profiler/timeline_types.h"
+
+namespace warptrace::testing {
+namespace {
+
+// One unit's script as it is being simulated: stamps at exact relative times.
+class UnitSim {
+ public:
+  explicit UnitSim(uint32_t cost) : cost_(cost) {}
+  // An event after `work` cycles; returns its stamp time.
+  uint64_t Stamp(uint32_t site, bool exit, uint64_t work) {
+    script_.Work(work);
+    if (exit) {
+      script_.End(site);
+      Slice& s = slices_[open_.back()];
+      open_.pop_back();
+      now_ += work + cost_;
+      s.end_ns = static_cast<int64_t>(now_);
+    } else {
+      script_.Begin(site);
+      now_ += work + cost_;
+      open_.push_back(static_cast<uint32_t>(slices_.size()));
+      slices_.push_back({site, static_cast<uint32_t>(open_.size() - 1),
+                         static_cast<int64_t>(now_), static_cast<int64_t>(now_), false});
+    }
+    return now_;
+  }
+  // A wait on `site` released at `release` (relative time): returns its entry ordinal.
+  uint32_t Wait(uint32_t site, uint64_t release) {
+    const uint32_t ordinal = static_cast<uint32_t>(slices_.size());
+    const uint64_t begin = Stamp(site, false, 0);
+    Stamp(site, true, release > begin ? release - begin : 0);
+    return ordinal;
+  }
+  uint64_t now() const { return now_; }
+  UnitScript& script() { return script_; }
+  // Entry ordinal -> index in UnitTimeline::slices (ordered by begin, then depth, stably).
+  std::vector<uint32_t> SliceIndexes() const {
+    std::vector<uint32_t> order(slices_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (slices_[a].begin_ns != slices_[b].begin_ns) return slices_[a].begin_ns < slices_[b].begin_ns;
+      return slices_[a].depth < slices_[b].depth;
+    });
+    std::vector<uint32_t> index(order.size());
+    for (uint32_t i = 0; i < order.size(); ++i) index[order[i]] = i;
+    return index;
+  }
+
+ private:
+  uint32_t cost_;
+  uint64_t now_ = 0;
+  UnitScript script_;
+  std::vector<Slice> slices_;
+  std::vector<uint32_t> open_;
+};
+
+TraceLayout PipelineLayout(const PipelineSpec& spec) {
+  TraceLayout layout;
+  layout.kernel_name = "pipeline";
+  layout.device_name = "synthesized pipeline";
+  layout.grid = {spec.blocks, 1, 1};
+  layout.block = {128 * (1 + spec.consumers), 1, 1};
+  layout.unit = UnitSpec::Warpgroup();
+  layout.clock.nominal_sm_clock_khz = 1'000'000;  // 1 cycle/ns, as synthesized
+  layout.clock.num_sms = spec.num_virtual_sms;
+  layout.sites.push_back({kPipelineKernelSite, "pipeline", SiteKind::kKernel, "pipeline"});
+  layout.sites.push_back({kPipelineLoadSite, "load", SiteKind::kRegion, "pipeline > load"});
+  layout.sites.push_back({kPipelineMmaSite, "mma", SiteKind::kRegion, "pipeline > mma"});
+  for (const char* barrier : {"full", "empty"}) {
+    for (uint32_t s = 0; s < spec.stages; ++s) {
+      const uint32_t id = static_cast<uint32_t>(layout.sites.size());
+      layout.sites.push_back({id, absl::StrCat(barrier, "[", s, "]"), SiteKind::kBarrierWait,
+                              absl::StrCat("pipeline > barrier ", barrier)});
+    }
+  }
+  layout.unit_roles.push_back("producer");
+  for (uint32_t c = 0; c < spec.consumers; ++c) layout.unit_roles.push_back("consumer");
+  // kernel + per iteration: a wait and a region (2 events each).
+  layout.capacity = 2 + 4 * spec.iterations;
+  return layout;
+}
+
+uint64_t Lookup(const absl::flat_hash_map<uint64_t, uint64_t>& map, uint64_t key) {
+  auto it = map.find(key);
+  return it == map.end() ? 0 : it->second;
+}
+
+// Simulates block `b`: its units' scripts and links.
+std::vector<UnitSim> SimulateBlock(const PipelineSpec& spec, uint32_t b, uint64_t start_ns,
+                                   std::vector<HandoffLink>& links) {
+  const auto scale_it = spec.block_scale.find(b);
+  const uint64_t scale = scale_it == spec.block_scale.end() ? 1 : scale_it->second;
+  const uint32_t units = 1 + spec.consumers;
+  std::vector<UnitSim> sim(units, UnitSim(spec.event_cost_cycles));
+  for (UnitSim& u : sim) u.Stamp(kPipelineKernelSite, false, 0);
+  std::vector<uint64_t> full_arrival(spec.iterations);
+  std::vector<std::vector<uint64_t>> empty_arrival(units, std::vector<uint64_t>(spec.iterations));
+  // (to_unit, entry ordinal, from_unit, arrival) until the slice indexes are known.
+  struct Pending { uint32_t to, ordinal, from; uint64_t at; };
+  std::vector<Pending> pending;
+  const uint32_t full0 = 3, empty0 = 3 + spec.stages;
+  for (uint32_t i = 0; i < spec.iterations; ++i) {
+    const uint32_t s = i % spec.stages;
+    UnitSim& p = sim[0];
+    if (i >= spec.stages) {
+      uint64_t release = 0;
+      for (uint32_t c = 1; c < units; ++c) release = std::max(release, empty_arrival[c][i - spec.stages]);
+      const uint32_t ordinal = p.Wait(empty0 + s, release);
+      for (uint32_t c = 1; c < units; ++c) pending.push_back({0, ordinal, c, empty_arrival[c][i - spec.stages]});
+    }
+    p.Stamp(kPipelineLoadSite, false, 0);
+    full_arrival[i] = p.Stamp(kPipelineLoadSite, true,
+                              spec.load_cycles * scale + Lookup(spec.unit_extra, uint64_t{b} << 32));
+    for (uint32_t c = 1; c < units; ++c) {
+      UnitSim& u = sim[c];
+      const uint32_t ordinal = u.Wait(full0 + s, full_arrival[i]);
+      pending.push_back({c, ordinal, 0, full_arrival[i]});
+      u.Stamp(kPipelineMmaSite, false, 0);
+      auto extra = spec.iteration_extra_mma.find(i);
+      empty_arrival[c][i] = u.Stamp(
+          kPipelineMmaSite, true,
+          spec.mma_cycles * scale + Lookup(spec.unit_extra, (uint64_t{b} << 32) | c) +
+              (extra == spec.iteration_extra_mma.end() ? 0 : extra->second));
+    }
+  }
+  for (UnitSim& u : sim) u.Stamp(kPipelineKernelSite, true, 0);
+  std::vector<std::vector<uint32_t>> index(units);
+  for (uint32_t u = 0; u < units; ++u) index[u] = sim[u].SliceIndexes();
+  for (const Pending& l : pending) {
+    links.push_back({b, l.from, static_cast<int64_t>(start_ns + l.at), l.to, index[l.to][l.ordinal]});
+  }
+  return sim;
+}
+
+}  // namespace
+
+absl::StatusOr<PipelineTrace> SynthesizePipeline(const PipelineSpec& spec) {
+  if (spec.blocks == 0 || spec.consumers == 0 || spec.stages == 0 || spec.iterations == 0) {
+    return absl::InvalidArgumentError(
+        "a pipeline needs at least one block, consumer, stage and iteration");
+  }
+  PipelineTrace out;
+  out.layout = PipelineLayout(spec);
+  SynthOptions options;
+  options.cycles_per_ns = 1.0;
+  options.event_cost_cycles = spec.event_cost_cycles;
+  options.prologue_cycles = 0;
+  options.epilogue_cycles = 0;
+  options.num_virtual_sms = spec.num_virtual_sms;
+  out.start_ns = options.start_globaltimer_ns;
+  TraceSynthesizer synth(out.layout, options);
+  const uint32_t units = 1 + spec.consumers;
+  for (uint32_t b = 0; b < spec.blocks; ++b) {
+    std::vector<UnitSim> sim = SimulateBlock(spec, b, out.start_ns, out.links);
+    for (uint32_t u = 0; u < units; ++u) {
+      synth.SetUnitScript(uint64_t{b} * units + u, sim[u].script());
+    }
+  }
+  ASSIGN_OR_RETURN(out.words, synth.Build());
+  return out;
+}
+
+}  // namespace warptrace::testing

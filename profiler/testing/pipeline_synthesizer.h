@@ -1,0 +1,78 @@
+// Test-only: a warp-specialized producer/consumer pipeline, simulated exactly and written as
+// a trace buffer (trace_synthesizer.h) together with its hand-off links
+// (profiler/analysis/handoff.h) — the known answer for the analysis' waiting shares and
+// critical paths.
+//
+// Each block has one producer warpgroup (unit 0, role "producer") and `consumers` consumer
+// warpgroups (units 1.., role "consumer"), sharing `stages` buffers guarded by barriers
+// full[s] and empty[s]. Iteration i uses stage s = i % stages:
+//   producer:  [wait empty[s] (i >= stages)] load  -> arrives on full[s] when load ends
+//   consumer:  wait full[s]  mma                    -> arrives on empty[s] when mma ends
+// all inside one `kernel` region per unit. Time is exact: the SM clock runs at 1 cycle/ns
+// (calibrated or nominal alike), every unit of every block starts at the same globaltimer
+// (SynthOptions::start_globaltimer_ns), a stamp costs `event_cost_cycles` on top of the
+// work before it, and a wait's exit is stamped at max(its entry, the releasing arrival) +
+// event cost. Every wait is recorded, also the ones that did not block (zero or cost-only
+// length). A link is emitted for every arrival a wait consumed (one per consumer for an
+// empty[s] wait), including arrivals that came before the wait began.
+//
+//   PipelineSpec spec;
+//   spec.load_cycles = 300;  spec.mma_cycles = 100;   // producer-bound
+//   ASSERT_OK_AND_ASSIGN(PipelineTrace p, SynthesizePipeline(spec));
+//   AnalysisOptions options;  options.handoffs = p.links;
+//
+// Closed forms (event cost 0, one consumer, N iterations, L = load, M = mma, per block):
+//   producer-bound (L >= M, stages >= 1): the block runs N*L + M; the consumer waits
+//     L + (N-1)*(L-M); the critical path is the producer's loads (N*L) then the last mma.
+//   consumer-bound (M >= L, stages >= 1): the block runs L + N*M; the consumer waits L; the
+//     critical path is the first load then every mma.
+#ifndef WARPTRACE_PROFILER_TESTING_PIPELINE_SYNTHESIZER_H_
+#define WARPTRACE_PROFILER_TESTING_PIPELINE_SYNTHESIZER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "profiler/analysis/handoff.h"
+#include "profiler/layout.h"
+#include "profiler/testing/trace_synthesizer.h"
+
+namespace warptrace::testing {
+
+// Site ids of the pipeline's layout.
+inline constexpr uint32_t kPipelineKernelSite = 0;  // "pipeline" (SiteKind::kKernel)
+inline constexpr uint32_t kPipelineLoadSite = 1;    // "load"
+inline constexpr uint32_t kPipelineMmaSite = 2;     // "mma"
+// full[s] is site 3 + s; empty[s] is site 3 + stages + s (SiteKind::kBarrierWait).
+
+struct PipelineSpec {
+  uint32_t blocks = 4;
+  uint32_t consumers = 1;
+  uint32_t stages = 2;
+  uint32_t iterations = 8;
+  uint64_t load_cycles = 300;
+  uint64_t mma_cycles = 100;
+  uint32_t event_cost_cycles = 0;
+  uint32_t num_virtual_sms = 4;   // block b runs on SM b % num_virtual_sms
+  // Per block: its load and mma take this many times longer (default 1).
+  absl::flat_hash_map<uint32_t, uint32_t> block_scale;
+  // Per (block, unit): extra cycles added to every mma (consumers) or load (producer).
+  absl::flat_hash_map<uint64_t, uint64_t> unit_extra;  // key: block << 32 | unit
+  // Per iteration index: extra cycles added to that iteration's mma in every consumer.
+  absl::flat_hash_map<uint32_t, uint64_t> iteration_extra_mma;
+};
+
+struct PipelineTrace {
+  TraceLayout layout;               // grid (blocks,1,1), warpgroup units, role table
+  std::vector<uint32_t> words;
+  std::vector<HandoffLink> links;   // sorted by block
+  uint64_t start_ns = 0;            // every unit's start globaltimer
+};
+
+// InvalidArgument for zero blocks, consumers, stages or iterations; the synthesizer's errors.
+absl::StatusOr<PipelineTrace> SynthesizePipeline(const PipelineSpec& spec);
+
+}  // namespace warptrace::testing
+
+#endif  // WARPTRACE_PROFILER_TESTING_PIPELINE_SYNTHESIZER_H_

@@ -1,0 +1,300 @@
+#include "profiler/analysis/analysis_sink.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "profiler/analysis/critical_path.h"
+#include "profiler/analyze.h"
+#include "profiler/testing/pipeline_synthesizer.h"
+#include "profiler/testing/sink_feeder.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::DoubleEq;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using ::warptrace::testing::FeedTrace;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::PipelineSpec;
+using ::warptrace::testing::PipelineTrace;
+using ::warptrace::testing::StatusIs;
+using ::warptrace::testing::SynthesizePipeline;
+
+Analysis AnalyzePipeline(const PipelineSpec& spec, bool with_links) {
+  absl::StatusOr<PipelineTrace> pipeline = SynthesizePipeline(spec);
+  EXPECT_THAT(pipeline, IsOk());
+  absl::StatusOr<std::unique_ptr<Trace>> trace =
+      AnalyzeTrace(pipeline->layout, pipeline->words);
+  EXPECT_THAT(trace, IsOk());
+  EXPECT_TRUE((*trace)->report.ok());
+  AnalysisOptions options;
+  if (with_links) options.handoffs = pipeline->links;
+  AnalysisSink sink(options);
+  TraceSink* sinks[] = {&sink};
+  EXPECT_THAT(FeedTrace(**trace, sinks), IsOk());
+  return sink.result();
+}
+
+const RoleAnalysis& Role(const Analysis& a, const std::string& name) {
+  for (const RoleAnalysis& role : a.roles) {
+    if (role.role == name) return role;
+  }
+  ADD_FAILURE() << "no role " << name;
+  return a.roles.front();
+}
+
+const PathRegion* OnPath(const Analysis& a, const std::string& role, const std::string& name) {
+  for (const PathRegion& r : a.critical_path.regions) {
+    if (r.role == role && r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+PipelineSpec ProducerBound() {
+  PipelineSpec spec;
+  spec.load_cycles = 300;
+  spec.mma_cycles = 100;
+  return spec;
+}
+
+PipelineSpec ConsumerBound() {
+  PipelineSpec spec;
+  spec.load_cycles = 100;
+  spec.mma_cycles = 300;
+  return spec;
+}
+
+TEST(AnalysisSinkTest, WaitingSharesAreExactPerRoleAndBarrierFamily) {
+  const PipelineSpec spec = ProducerBound();
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/true);
+  const int64_t n = spec.iterations, l = 300, m = 100;
+  const int64_t block = n * l + m;
+  const int64_t consumer_wait = l + (n - 1) * (l - m);
+  const RoleAnalysis& consumer = Role(a, "consumer");
+  EXPECT_EQ(consumer.units, spec.blocks);
+  EXPECT_EQ(consumer.unit_time_ns, spec.blocks * block);
+  EXPECT_EQ(consumer.waiting_ns, spec.blocks * consumer_wait);
+  EXPECT_THAT(consumer.waiting_share, DoubleEq(static_cast<double>(consumer_wait) / block));
+  ASSERT_EQ(consumer.waits.size(), 1u);
+  EXPECT_EQ(consumer.waits[0].family, "full[*]");
+  EXPECT_EQ(consumer.waits[0].count, spec.blocks * n);
+  EXPECT_EQ(consumer.waits[0].wait_ns, spec.blocks * consumer_wait);
+  const RoleAnalysis& producer = Role(a, "producer");
+  EXPECT_EQ(producer.unit_time_ns, spec.blocks * n * l);
+  EXPECT_EQ(producer.waiting_ns, 0);
+  ASSERT_EQ(producer.waits.size(), 1u);
+  EXPECT_EQ(producer.waits[0].family, "empty[*]");
+  EXPECT_EQ(producer.waits[0].count, spec.blocks * (n - spec.stages));
+}
+
+TEST(AnalysisSinkTest, RegionsReportTheWaitingInsideThemByFamily) {
+  const PipelineSpec spec = ConsumerBound();
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/true);
+  const RoleAnalysis& producer = Role(a, "producer");
+  // Iteration i >= 2 waits on empty[i % 2] from the end of load i-1, at (i-1)M - L, until
+  // mma i-2 ends, at L + (i-1)M: 2L.
+  const int64_t n = spec.iterations;
+  const int64_t wait = 2 * 100;
+  ASSERT_FALSE(producer.sites.empty());
+  const SiteTime& kernel = producer.sites.front();
+  EXPECT_EQ(kernel.name, "pipeline");
+  EXPECT_EQ(kernel.waiting_ns, spec.blocks * (n - 2) * wait);
+  ASSERT_EQ(kernel.waits.size(), 1u);
+  EXPECT_EQ(kernel.waits[0].family, "empty[*]");
+  EXPECT_THAT(kernel.waits[0].share,
+              DoubleEq(static_cast<double>((n - 2) * wait) / ((n - 1) * 300 - 100)));
+  for (const SiteTime& site : producer.sites) {
+    if (site.name == "load") {
+      EXPECT_EQ(site.count, spec.blocks * n);
+      EXPECT_EQ(site.total_ns, spec.blocks * n * 100);
+      EXPECT_EQ(site.self_ns, site.total_ns);
+      EXPECT_EQ(site.waiting_ns, 0);
+    }
+  }
+}
+
+TEST(AnalysisSinkTest, ProducerBoundCriticalPathIsTheLoadsThenTheLastMma) {
+  const PipelineSpec spec = ProducerBound();
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/true);
+  const int64_t n = spec.iterations, block = n * 300 + 100;
+  EXPECT_FALSE(a.critical_path.per_unit_only);
+  EXPECT_EQ(a.critical_path.blocks, spec.blocks);
+  EXPECT_EQ(a.critical_path.handoffs, spec.blocks);  // only the last full wait really waited
+  ASSERT_EQ(a.critical_path.regions.size(), 2u);
+  const PathRegion* load = OnPath(a, "producer", "load");
+  const PathRegion* mma = OnPath(a, "consumer", "mma");
+  ASSERT_NE(load, nullptr);
+  ASSERT_NE(mma, nullptr);
+  EXPECT_EQ(load->path_ns, spec.blocks * n * 300);
+  EXPECT_THAT(load->block_fraction, DoubleEq(1.0));
+  EXPECT_THAT(load->mean_share, DoubleEq(static_cast<double>(n * 300) / block));
+  EXPECT_EQ(mma->path_ns, spec.blocks * 100);
+  ASSERT_EQ(a.critical_path.slowest_block_path.size(), 2u);
+  EXPECT_EQ(a.critical_path.slowest_block_path[0].name, "load");
+  EXPECT_EQ(a.critical_path.slowest_block_path[0].role, "producer");
+  EXPECT_EQ(a.critical_path.slowest_block_path[1].name, "mma");
+  EXPECT_EQ(a.critical_path.slowest_block_path[1].unit_index, 1u);
+}
+
+TEST(AnalysisSinkTest, ConsumerBoundCriticalPathIsTheFirstLoadThenEveryMma) {
+  const PipelineSpec spec = ConsumerBound();
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/true);
+  const int64_t n = spec.iterations, block = 100 + n * 300;
+  const PathRegion* load = OnPath(a, "producer", "load");
+  const PathRegion* mma = OnPath(a, "consumer", "mma");
+  ASSERT_NE(load, nullptr);
+  ASSERT_NE(mma, nullptr);
+  EXPECT_EQ(a.critical_path.regions.front().name, "mma");
+  EXPECT_EQ(mma->path_ns, spec.blocks * n * 300);
+  EXPECT_THAT(mma->mean_share, DoubleEq(static_cast<double>(n * 300) / block));
+  EXPECT_EQ(load->path_ns, spec.blocks * 100);
+}
+
+TEST(AnalysisSinkTest, WithoutLinksTheCriticalPathIsPerUnitOnly) {
+  const PipelineSpec spec = ProducerBound();
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/false);
+  EXPECT_TRUE(a.critical_path.per_unit_only);
+  EXPECT_EQ(a.critical_path.handoffs, 0u);
+  // The consumer finishes last: its own program order, waits included.
+  EXPECT_EQ(OnPath(a, "producer", "load"), nullptr);
+  const PathRegion* mma = OnPath(a, "consumer", "mma");
+  ASSERT_NE(mma, nullptr);
+  EXPECT_EQ(mma->path_ns, spec.blocks * spec.iterations * 100);
+  ASSERT_FALSE(a.diagnosis.empty());
+  EXPECT_THAT(a.diagnosis.front().text, HasSubstr("critical path is per unit only"));
+}
+
+TEST(AnalysisSinkTest, DiagnosisNamesTheBoundRoleFirst) {
+  const Analysis producer_bound = AnalyzePipeline(ProducerBound(), /*with_links=*/true);
+  ASSERT_FALSE(producer_bound.diagnosis.empty());
+  EXPECT_THAT(producer_bound.diagnosis.front().text,
+              StartsWith("producer-bound: consumer units idle 68% waiting on full[*]; the "
+                         "producer's `load` is on the critical path in 100% of blocks (96% of "
+                         "block time)"));
+  const Analysis consumer_bound = AnalyzePipeline(ConsumerBound(), /*with_links=*/true);
+  ASSERT_FALSE(consumer_bound.diagnosis.empty());
+  EXPECT_THAT(consumer_bound.diagnosis.front().text,
+              StartsWith("consumer-bound: producer units idle 60% waiting on empty[*]; the "
+                         "consumer's `mma` is on the critical path in 100% of blocks (96% of "
+                         "block time)"));
+  EXPECT_EQ(consumer_bound.diagnosis.back().kind, "overhead");
+}
+
+TEST(AnalysisSinkTest, PlantedSlowBlockIsFoundWithItsCoordinatesAndSm) {
+  PipelineSpec spec = ProducerBound();
+  spec.blocks = 8;
+  spec.block_scale[6] = 3;  // block 6 runs on SM 6 % 4 = 2
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/true);
+  const int64_t block = spec.iterations * 300 + 100;
+  const GridAnalysis& g = a.grid;
+  EXPECT_EQ(g.blocks, 8u);
+  EXPECT_EQ(g.span_ns, 3 * block);
+  ASSERT_EQ(g.outlier_blocks.size(), 1u);
+  EXPECT_EQ(g.outlier_blocks[0].block_linear, 6u);
+  EXPECT_EQ(g.outlier_blocks[0].block_index, (Dim3{6, 0, 0}));
+  EXPECT_EQ(g.outlier_blocks[0].sm_id, 2u);
+  EXPECT_THAT(g.outlier_blocks[0].ratio, DoubleEq(3.0));
+  EXPECT_EQ(g.busiest_sm.sm_id, 2u);
+  EXPECT_EQ(g.busiest_sm.busy_ns, 3 * block);
+  EXPECT_EQ(g.mean_sm_busy_ns, (3 * block + 3 * block) / 4);
+  EXPECT_THAT(g.sm_imbalance, DoubleEq(2.0));
+  EXPECT_EQ(g.tail_ns, 2 * block);
+  EXPECT_EQ(g.last_block.block_linear, 6u);
+  EXPECT_EQ(g.max_concurrent_blocks, 8u);  // every block starts at once
+  EXPECT_THAT(g.waves, DoubleEq(1.0));
+  bool tail = false, sm = false;
+  for (const Diagnosis& d : a.diagnosis) {
+    if (d.kind == "tail") {
+      tail = true;
+      EXPECT_THAT(d.text, HasSubstr("block (6,0,0) #6 on SM 2"));
+    }
+    if (d.kind == "sm_imbalance") {
+      sm = true;
+      EXPECT_THAT(d.text, StartsWith("SM imbalance: SM 2 was busy"));
+    }
+  }
+  EXPECT_TRUE(tail);
+  EXPECT_TRUE(sm);
+}
+
+TEST(AnalysisSinkTest, PlantedSlowUnitIsNamedWithinItsRole) {
+  PipelineSpec spec = ConsumerBound();
+  spec.consumers = 2;
+  spec.blocks = 4;
+  spec.unit_extra[(uint64_t{1} << 32) | 2] = 200;  // block 1, consumer unit 2: mma + 200
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/true);
+  const RoleAnalysis& consumer = Role(a, "consumer");
+  EXPECT_EQ(consumer.units, 8u);
+  EXPECT_EQ(consumer.slowest_unit.block_linear, 1u);
+  EXPECT_EQ(consumer.slowest_unit.unit_index, 2u);
+  EXPECT_EQ(consumer.slowest_unit.sm_id, 1u);
+  EXPECT_GT(consumer.slowest_unit.ratio, 1.5);
+}
+
+TEST(AnalysisSinkTest, OverheadIsMeasuredPerEventAndBoundsTheWaits) {
+  PipelineSpec spec = ProducerBound();
+  spec.event_cost_cycles = 10;
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/true);
+  EXPECT_THAT(a.overhead.cycles_per_event, DoubleEq(10.0));
+  EXPECT_THAT(a.overhead.ns_per_event, DoubleEq(10.0));
+  const uint64_t events_per_block = 2 * (2 + 4 * spec.iterations) - 2 * 2;  // no empty wait at i < 2
+  EXPECT_EQ(a.overhead.events, spec.blocks * events_per_block);
+  const RoleAnalysis& consumer = Role(a, "consumer");
+  ASSERT_EQ(consumer.waits.size(), 1u);
+  EXPECT_EQ(consumer.waits[0].overhead_ns, spec.blocks * spec.iterations * 2 * 10);
+  EXPECT_THAT(consumer.waits[0].overhead_fraction,
+              DoubleEq(static_cast<double>(consumer.waits[0].overhead_ns) /
+                       static_cast<double>(consumer.waits[0].wait_ns)));
+  EXPECT_THAT(a.diagnosis.back().text, StartsWith("overhead: 10 ns (10 cycles) per event"));
+}
+
+TEST(AnalysisSinkTest, UnitsOfABlockMustArriveConsecutively) {
+  TraceLayout layout;
+  layout.grid = {2, 1, 1};
+  layout.block = {128, 1, 1};
+  layout.capacity = 2;
+  layout.sites = {{0, "k", SiteKind::kKernel, ""}};
+  AnalysisSink sink;
+  TraceBegin begin;
+  begin.layout = &layout;
+  ASSERT_THAT(sink.Begin(begin), IsOk());
+  UnitTimeline unit;
+  UnitView view;
+  view.timeline = &unit;
+  unit.block_linear = 0;
+  ASSERT_THAT(sink.AddUnit(view), IsOk());
+  unit.block_linear = 1;
+  ASSERT_THAT(sink.AddUnit(view), IsOk());
+  unit.block_linear = 0;
+  EXPECT_THAT(sink.AddUnit(view), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                           HasSubstr("block 0")));
+}
+
+TEST(AnalysisSinkTest, UnsortedHandoffLinksAreRejected) {
+  TraceLayout layout;
+  layout.block = {128, 1, 1};
+  layout.capacity = 2;
+  const HandoffLink links[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}};
+  AnalysisOptions options;
+  options.handoffs = links;
+  AnalysisSink sink(options);
+  TraceBegin begin;
+  begin.layout = &layout;
+  EXPECT_THAT(sink.Begin(begin), StatusIs(absl::StatusCode::kInvalidArgument,
+                                          HasSubstr("sorted by block")));
+}
+
+TEST(WaitFamilyTest, ReplacesBracketedStageNumbers) {
+  EXPECT_EQ(WaitFamily("full[2]"), "full[*]");
+  EXPECT_EQ(WaitFamily("bar[12][3]"), "bar[*][*]");
+  EXPECT_EQ(WaitFamily("sync"), "sync");
+  EXPECT_EQ(WaitFamily("x[a1]"), "x[a1]");
+}
+
+}  // namespace
+}  // namespace warptrace
