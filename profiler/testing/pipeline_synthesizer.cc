@@ -1,6 +1,7 @@
 #include "profiler/testing/pipeline_synthesizer.h"
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -83,10 +84,14 @@ TraceLayout PipelineLayout(const PipelineSpec& spec) {
                               absl::StrCat("pipeline > barrier ", barrier)});
     }
   }
+  if (spec.loop_sites) {
+    const uint32_t id = static_cast<uint32_t>(layout.sites.size());
+    layout.sites.push_back({id, "iteration", SiteKind::kLoopBody, "pipeline > loop i"});
+  }
   layout.unit_roles.push_back("producer");
   for (uint32_t c = 0; c < spec.consumers; ++c) layout.unit_roles.push_back("consumer");
   // kernel + per iteration: a wait and a region (2 events each).
-  layout.capacity = 2 + 4 * spec.iterations;
+  layout.capacity = 2 + (spec.loop_sites ? 6 : 4) * spec.iterations;
   return layout;
 }
 
@@ -97,7 +102,9 @@ uint64_t Lookup(const absl::flat_hash_map<uint64_t, uint64_t>& map, uint64_t key
 
 // Simulates block `b`: its units' scripts and links.
 std::vector<UnitSim> SimulateBlock(const PipelineSpec& spec, uint32_t b, uint64_t start_ns,
-                                   std::vector<HandoffLink>& links) {
+                                   std::mt19937& rng, std::vector<HandoffLink>& links) {
+  std::uniform_int_distribution<uint32_t> jitter(0, spec.jitter_cycles);
+  const uint32_t loop_site = 3 + 2 * spec.stages;
   const auto scale_it = spec.block_scale.find(b);
   const uint64_t scale = scale_it == spec.block_scale.end() ? 1 : scale_it->second;
   const uint32_t units = 1 + spec.consumers;
@@ -112,6 +119,7 @@ std::vector<UnitSim> SimulateBlock(const PipelineSpec& spec, uint32_t b, uint64_
   for (uint32_t i = 0; i < spec.iterations; ++i) {
     const uint32_t s = i % spec.stages;
     UnitSim& p = sim[0];
+    if (spec.loop_sites) p.Stamp(loop_site, false, 0);
     if (i >= spec.stages) {
       uint64_t release = 0;
       for (uint32_t c = 1; c < units; ++c) release = std::max(release, empty_arrival[c][i - spec.stages]);
@@ -120,9 +128,12 @@ std::vector<UnitSim> SimulateBlock(const PipelineSpec& spec, uint32_t b, uint64_
     }
     p.Stamp(kPipelineLoadSite, false, 0);
     full_arrival[i] = p.Stamp(kPipelineLoadSite, true,
-                              spec.load_cycles * scale + Lookup(spec.unit_extra, uint64_t{b} << 32));
+                              spec.load_cycles * scale + Lookup(spec.unit_extra, uint64_t{b} << 32) +
+                                  jitter(rng));
+    if (spec.loop_sites) p.Stamp(loop_site, true, 0);
     for (uint32_t c = 1; c < units; ++c) {
       UnitSim& u = sim[c];
+      if (spec.loop_sites) u.Stamp(loop_site, false, 0);
       const uint32_t ordinal = u.Wait(full0 + s, full_arrival[i]);
       pending.push_back({c, ordinal, 0, full_arrival[i]});
       u.Stamp(kPipelineMmaSite, false, 0);
@@ -130,7 +141,8 @@ std::vector<UnitSim> SimulateBlock(const PipelineSpec& spec, uint32_t b, uint64_
       empty_arrival[c][i] = u.Stamp(
           kPipelineMmaSite, true,
           spec.mma_cycles * scale + Lookup(spec.unit_extra, (uint64_t{b} << 32) | c) +
-              (extra == spec.iteration_extra_mma.end() ? 0 : extra->second));
+              (extra == spec.iteration_extra_mma.end() ? 0 : extra->second) + jitter(rng));
+      if (spec.loop_sites) u.Stamp(loop_site, true, 0);
     }
   }
   for (UnitSim& u : sim) u.Stamp(kPipelineKernelSite, true, 0);
@@ -160,8 +172,9 @@ absl::StatusOr<PipelineTrace> SynthesizePipeline(const PipelineSpec& spec) {
   out.start_ns = options.start_globaltimer_ns;
   TraceSynthesizer synth(out.layout, options);
   const uint32_t units = 1 + spec.consumers;
+  std::mt19937 rng(spec.seed);
   for (uint32_t b = 0; b < spec.blocks; ++b) {
-    std::vector<UnitSim> sim = SimulateBlock(spec, b, out.start_ns, out.links);
+    std::vector<UnitSim> sim = SimulateBlock(spec, b, out.start_ns, rng, out.links);
     for (uint32_t u = 0; u < units; ++u) {
       synth.SetUnitScript(uint64_t{b} * units + u, sim[u].script());
     }

@@ -44,7 +44,8 @@ namespace warptrace::testing {
 inline constexpr uint32_t kPipelineKernelSite = 0;  // "pipeline" (SiteKind::kKernel)
 inline constexpr uint32_t kPipelineLoadSite = 1;    // "load"
 inline constexpr uint32_t kPipelineMmaSite = 2;     // "mma"
-// full[s] is site 3 + s; empty[s] is site 3 + stages + s (SiteKind::kBarrierWait).
+// full[s] is site 3 + s; empty[s] is site 3 + stages + s (SiteKind::kBarrierWait);
+// "iteration" (SiteKind::kLoopBody) is site 3 + 2 * stages when PipelineSpec::loop_sites.
 
 struct PipelineSpec {
   uint32_t blocks = 4;
@@ -61,6 +62,12 @@ struct PipelineSpec {
   absl::flat_hash_map<uint64_t, uint64_t> unit_extra;  // key: block << 32 | unit
   // Per iteration index: extra cycles added to that iteration's mma in every consumer.
   absl::flat_hash_map<uint32_t, uint64_t> iteration_extra_mma;
+  // Every load and mma takes 0..jitter_cycles extra cycles, drawn uniformly from a
+  // generator seeded with `seed` (deterministic).
+  uint32_t jitter_cycles = 0;
+  uint32_t seed = 1;
+  // Wrap each unit's iteration i in a loop-body slice "iteration" (site 3 + 2 * stages).
+  bool loop_sites = false;
 };
 
 struct PipelineTrace {
