@@ -7,9 +7,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profiler/analysis/critical_path.h"
-#include "profiler/analyze.h"
+#include "profiler/dump.h"
 #include "profiler/testing/pipeline_synthesizer.h"
-#include "profiler/testing/sink_feeder.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -18,7 +17,6 @@ namespace {
 using ::testing::DoubleEq;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using ::warptrace::testing::FeedTrace;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::PipelineSpec;
 using ::warptrace::testing::PipelineTrace;
@@ -28,15 +26,12 @@ using ::warptrace::testing::SynthesizePipeline;
 Analysis AnalyzePipeline(const PipelineSpec& spec, bool with_links) {
   absl::StatusOr<PipelineTrace> pipeline = SynthesizePipeline(spec);
   EXPECT_THAT(pipeline, IsOk());
-  absl::StatusOr<std::unique_ptr<Trace>> trace =
-      AnalyzeTrace(pipeline->layout, pipeline->words);
-  EXPECT_THAT(trace, IsOk());
-  EXPECT_TRUE((*trace)->report.ok());
   AnalysisOptions options;
   if (with_links) options.handoffs = pipeline->links;
   AnalysisSink sink(options);
   TraceSink* sinks[] = {&sink};
-  EXPECT_THAT(FeedTrace(**trace, sinks), IsOk());
+  DumpResult result;
+  EXPECT_THAT(DumpTrace(pipeline->layout, pipeline->words, {}, sinks, result), IsOk());
   return sink.result();
 }
 

@@ -8,16 +8,14 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
-#include "profiler/analyze.h"
+#include "profiler/dump.h"
 #include "profiler/testing/pipeline_synthesizer.h"
-#include "profiler/testing/sink_feeder.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
 namespace {
 
 using ::testing::HasSubstr;
-using ::warptrace::testing::FeedTrace;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::PipelineSpec;
 using ::warptrace::testing::PipelineTrace;
@@ -32,9 +30,9 @@ void Collect(const PipelineSpec& spec, std::vector<HandoffLink>& links,
   AnalysisOptions options;
   options.handoffs = links;
   collector = std::make_unique<DiffCollector>(options);
-  absl::StatusOr<std::unique_ptr<Trace>> trace = AnalyzeTrace(pipeline->layout, pipeline->words);
-  ASSERT_THAT(trace, IsOk());
-  ASSERT_THAT(FeedTrace(**trace, collector->sinks()), IsOk());
+  DumpResult result;
+  ASSERT_THAT(DumpTrace(pipeline->layout, pipeline->words, {}, collector->sinks(), result),
+              IsOk());
 }
 
 struct DiffRun {
