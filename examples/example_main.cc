@@ -20,7 +20,10 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis_sink.h"
+#include "profiler/analysis/diagnosis.h"
 #include "profiler/chrome_trace.h"
+#include "profiler/dump.h"
 #include "profiler/perfetto/perfetto_writer.h"
 #include "profiler/sidecar.h"
 #include "profiler/summary.h"
@@ -257,6 +260,23 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
     absl::StatusOr<Summary> summary = Summarize(trace.timeline);
     if (!summary.ok()) return Fail(name, summary.status());
     out << "\nsummary:\n" << Indent(FormatSummary(*summary), "  ");
+
+    // The analysis: the one dump pipeline again over the same buffer, into the analysis sink.
+    AnalysisSink analysis;
+    TraceSink* analysis_sinks[] = {&analysis};
+    DumpOptions analysis_options;
+    analysis_options.verify.allow_truncated = report.allow_truncated;
+    DumpResult analysis_result;
+    if (absl::Status s = DumpTrace(trace.layout, trace.words, analysis_options, analysis_sinks,
+                                   analysis_result);
+        !s.ok()) {
+      return Fail(name, s);
+    }
+    std::string diagnosis;
+    llvm::raw_string_ostream diagnosis_os(diagnosis);
+    PrintDiagnosis(analysis.result(), diagnosis_os);
+    diagnosis_os.flush();
+    out << "\n" << diagnosis;
 
     if (std::error_code ec = llvm::sys::fs::create_directories(options.out_dir)) {
       return Fail(name, absl::UnavailableError(absl::StrCat("creating the output directory ",

@@ -1,10 +1,6 @@
 #include "profiler/analysis/analysis_json.h"
 
-#include <utility>
-
-#include "absl/strings/str_cat.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
+#include "base/file.h"
 #include "llvm/Support/JSON.h"
 
 namespace warptrace {
@@ -200,24 +196,14 @@ void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
 }
 
 absl::Status WriteAnalysisJsonFile(const Analysis& analysis, const std::string& path) {
-  llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream& os) -> llvm::Error {
-    WriteAnalysisJson(analysis, os);
-    os << "\n";
-    return llvm::Error::success();
-  });
-  if (error) {
-    return absl::UnavailableError(
-        absl::StrCat("writing analysis ", path, ": ", llvm::toString(std::move(error))));
-  }
-  // writeToOutput's temporary file has the executable bits; the analysis is data.
-  namespace fs = llvm::sys::fs;
-  if (path != "-" && fs::is_regular_file(path)) {
-    const auto mode = static_cast<fs::perms>((fs::all_read | fs::all_write) & ~fs::getUmask());
-    if (std::error_code ec = fs::setPermissions(path, mode)) {
-      return absl::UnavailableError(absl::StrCat("setting the mode of ", path, ": ", ec.message()));
-    }
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(
+      path,
+      [&](llvm::raw_ostream& os) {
+        WriteAnalysisJson(analysis, os);
+        os << "\n";
+        return absl::OkStatus();
+      },
+      {.role = "analysis"});
 }
 
 }  // namespace warptrace

@@ -54,8 +54,8 @@ inline constexpr int kAnalysisVersion = 1;
 
 void WriteAnalysisJson(const Analysis& analysis, llvm::raw_ostream& os);
 
-// Writes atomically to `path` ("-": stdout). Unavailable/PermissionDenied etc. with the path
-// when the file cannot be written.
+// Writes atomically to `path` ("-": stdout) with base/file.h's WriteFileAtomically: its
+// errors (the file system's codes; FailedPrecondition for a path that is an input).
 absl::Status WriteAnalysisJsonFile(const Analysis& analysis, const std::string& path);
 
 }  // namespace warptrace

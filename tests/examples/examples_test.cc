@@ -92,7 +92,8 @@ void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::strin
                              HasSubstr("why: host backend requested"),
                              HasSubstr("record plan"), HasSubstr(absl::StrCat("per ", unit, " unit")),
                              HasSubstr("verdicts:"), HasSubstr("0 dropped events"),
-                             HasSubstr("summary:"), HasSubstr(trace_path),
+                             HasSubstr("summary:"), HasSubstr("\ndiagnosis:\n  1. "),
+                             HasSubstr(trace_path),
                              HasSubstr(perfetto_path),
                              HasSubstr("https://ui.perfetto.dev"), HasSubstr("chrome://tracing"),
                              HasSubstr("matches the CPU reference")));

@@ -20,6 +20,10 @@
 //                           through ChromeTraceSink:
 //                           what `warptrace dump --output=trace.json` does after reading
 //                           the buffer.
+//   BM_DecodeVerifyTimelineAnalysis  BM_DecodeVerifyTimeline with the analysis sink
+//                           (profiler/analysis/analysis_sink.h): what the analysis costs.
+//   BM_FullDumpToFileWithAnalysis    BM_FullDumpToFile with the analysis sink too: what
+//                           `warptrace dump --output=trace.json --analysis=a.json` does.
 //   BM_ChromeJsonToFile     Timeline → Chrome JSON ("X" or B/E) in a file, atomically, as the
 //                           CLI writes it (WriteChromeTraceFile).
 //   BM_ChromeJsonFormatOnly Timeline → Chrome JSON into a buffered sink that discards the
@@ -46,12 +50,14 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/testing/temp_path.h"
 #include "benchmark/benchmark.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis_sink.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/dump.h"
 #include "profiler/timeline_types.h"
@@ -224,7 +230,7 @@ void BM_ChromeJsonFormatOnly(benchmark::State& state) {
   state.SetLabel(options.events == ChromeEventStyle::kComplete ? "X" : "B/E");
 }
 
-void BM_DecodeVerifyTimeline(benchmark::State& state) {
+void DecodeVerifyTimeline(benchmark::State& state, bool analysis) {
   absl::StatusOr<testing::SyntheticBuffer> buffer =
       testing::MakeSyntheticBuffer(static_cast<uint64_t>(state.range(0)));
   if (!buffer.ok()) {
@@ -234,7 +240,10 @@ void BM_DecodeVerifyTimeline(benchmark::State& state) {
   DumpResult result;
   HeapWatch heap;
   for (auto _ : state) {
-    absl::Status status = DumpTrace(buffer->layout, buffer->words, {}, {}, result);
+    AnalysisSink analysis_sink;
+    std::vector<TraceSink*> sinks;
+    if (analysis) sinks.push_back(&analysis_sink);
+    absl::Status status = DumpTrace(buffer->layout, buffer->words, {}, sinks, result);
     if (!status.ok()) {
       state.SkipWithError(std::string(status.message()).c_str());
       break;
@@ -248,10 +257,15 @@ void BM_DecodeVerifyTimeline(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * buffer->words.size() * 4));
   state.counters["input_MB"] = static_cast<double>(buffer->words.size() * 4) / 1e6;
-  state.SetLabel("no output; bytes = input");
+  state.SetLabel(analysis ? "analysis; bytes = input" : "no output; bytes = input");
 }
 
-void BM_FullDumpToFile(benchmark::State& state) {
+void BM_DecodeVerifyTimeline(benchmark::State& state) { DecodeVerifyTimeline(state, false); }
+void BM_DecodeVerifyTimelineAnalysis(benchmark::State& state) {
+  DecodeVerifyTimeline(state, true);
+}
+
+void FullDumpToFile(benchmark::State& state, bool analysis) {
   absl::StatusOr<testing::SyntheticBuffer> buffer =
       testing::MakeSyntheticBuffer(static_cast<uint64_t>(state.range(0)));
   if (!buffer.ok()) {
@@ -265,7 +279,9 @@ void BM_FullDumpToFile(benchmark::State& state) {
   for (auto _ : state) {
     absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
       ChromeTraceSink chrome({}, os);
-      TraceSink* sinks[] = {&chrome};
+      AnalysisSink analysis_sink;
+      std::vector<TraceSink*> sinks = {&chrome};
+      if (analysis) sinks.push_back(&analysis_sink);
       return DumpTrace(buffer->layout, buffer->words, {}, sinks, result);
     });
     if (!status.ok()) {
@@ -281,14 +297,25 @@ void BM_FullDumpToFile(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file_bytes));
   state.counters["input_MB"] = static_cast<double>(buffer->words.size() * 4) / 1e6;
-  state.SetLabel("X");
+  state.SetLabel(analysis ? "X + analysis" : "X");
 }
+
+void BM_FullDumpToFile(benchmark::State& state) { FullDumpToFile(state, false); }
+void BM_FullDumpToFileWithAnalysis(benchmark::State& state) { FullDumpToFile(state, true); }
 
 BENCHMARK(BM_DecodeVerifyTimeline)
     ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}})
     ->ArgNames({"events"})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeVerifyTimelineAnalysis)
+    ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}})
+    ->ArgNames({"events"})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FullDumpToFile)
+    ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}})
+    ->ArgNames({"events"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FullDumpToFileWithAnalysis)
     ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}})
     ->ArgNames({"events"})
     ->Unit(benchmark::kMillisecond);
