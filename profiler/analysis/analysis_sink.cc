@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/stats.h"
-#include "profiler/status_macros.h"
+#include "base/status_macros.h"
 #include "profiler/timeline.h"
 
 namespace warptrace {
@@ -170,11 +170,16 @@ void AnalysisSink::AccumulateSlices(const UnitTimeline& t, RoleAcc& role, double
   while (!stack_.empty()) pop();
 }
 
+size_t AnalysisSink::PathIndex(uint32_t role, uint32_t site) const {
+  const size_t sites = layout_->sites.size();
+  const size_t column = site < sites ? site : site == kPathUntracked ? sites : sites + 1;
+  return role * (sites + 2) + column;
+}
+
 absl::Status AnalysisSink::FinishBlock() {
-  std::vector<PathUnit> units;
-  units.reserve(block_unit_count_);
+  path_units_.clear();
   for (size_t i = 0; i < block_unit_count_; ++i) {
-    units.push_back({block_units_[i], block_slices_[i]});
+    path_units_.push_back({block_units_[i], block_slices_[i]});
   }
   const absl::Span<const HandoffLink> all = options_.handoffs;
   while (handoff_cursor_ < all.size() && all[handoff_cursor_].block_linear < block_) {
@@ -182,13 +187,14 @@ absl::Status AnalysisSink::FinishBlock() {
   }
   size_t end = handoff_cursor_;
   while (end < all.size() && all[end].block_linear == block_) ++end;
-  absl::StatusOr<BlockPath> path =
-      CriticalPath(units, all.subspan(handoff_cursor_, end - handoff_cursor_), layout_->sites);
+  const absl::Status found =
+      finder_.Find(path_units_, all.subspan(handoff_cursor_, end - handoff_cursor_),
+                   layout_->sites, block_path_);
   handoff_cursor_ = end;
-  if (!path.ok()) {
-    return absl::Status(path.status().code(),
-                        absl::StrCat("block ", block_, ": ", path.status().message()));
+  if (!found.ok()) {
+    return absl::Status(found.code(), absl::StrCat("block ", block_, ": ", found.message()));
   }
+  const BlockPath* path = &block_path_;
 
   BlockRec rec{block_, 0, 0, 0, path->end_ns - path->begin_ns};
   const size_t first = units_.size() - block_unit_count_;
@@ -205,20 +211,27 @@ absl::Status AnalysisSink::FinishBlock() {
     const double span = static_cast<double>(rec.path_ns);
     ++path_blocks_;
     handoffs_ += path->handoffs;
-    absl::flat_hash_map<uint64_t, int64_t> on_path;
-    for (const PathStep& step : path->steps) {
-      on_path[Key(RoleOf(step.unit_index), step.site)] += step.ns();
+    if (block_path_ns_.empty()) {
+      block_path_ns_.assign(roles_.size() * (layout_->sites.size() + 2), 0);
+      path_.resize(block_path_ns_.size());
     }
-    for (const auto& [key, ns] : on_path) {
-      PathAcc& acc = path_[key];
+    touched_.clear();
+    for (const PathStep& step : path->steps) {
+      const size_t index = PathIndex(RoleOf(step.unit_index), step.site);
+      if (block_path_ns_[index] == 0) touched_.push_back(static_cast<uint32_t>(index));
+      block_path_ns_[index] += step.ns();
+    }
+    for (uint32_t index : touched_) {
+      PathAcc& acc = path_[index];
       ++acc.blocks;
-      acc.path_ns += ns;
-      acc.share_sum += Ratio(static_cast<double>(ns), span);
+      acc.path_ns += block_path_ns_[index];
+      acc.share_sum += Ratio(static_cast<double>(block_path_ns_[index]), span);
+      block_path_ns_[index] = 0;
     }
     if (rec.path_ns > slowest_path_span_) {
       slowest_path_span_ = rec.path_ns;
       slowest_path_block_ = block_;
-      slowest_path_ = *std::move(path);
+      slowest_path_ = *path;
     }
   }
   in_block_ = false;
@@ -325,10 +338,16 @@ void AnalysisSink::FillCriticalPath() {
   out.per_unit_only = handoffs_ == 0;
   out.blocks = path_blocks_;
   out.handoffs = handoffs_;
-  for (const auto& [key, acc] : path_) {
+  const size_t columns = layout_->sites.size() + 2;
+  for (size_t index = 0; index < path_.size(); ++index) {
+    const PathAcc& acc = path_[index];
+    if (acc.blocks == 0) continue;
+    const size_t column = index % columns;
     PathRegion region;
-    region.role = roles_[key >> 32].name;
-    region.site = static_cast<uint32_t>(key & 0xffffffffu);
+    region.role = roles_[index / columns].name;
+    region.site = column < layout_->sites.size()
+                      ? static_cast<uint32_t>(column)
+                      : column == layout_->sites.size() ? kPathUntracked : kPathHandoff;
     region.name = PathSiteName(region.site, layout_->sites);
     region.blocks = acc.blocks;
     region.block_fraction = Ratio(static_cast<double>(acc.blocks), static_cast<double>(path_blocks_));

@@ -142,8 +142,14 @@ class AnalysisSink : public TraceSink {
   size_t handoff_cursor_ = 0;
   absl::flat_hash_set<uint32_t> seen_blocks_;
 
-  // Critical path, over blocks.
-  absl::flat_hash_map<uint64_t, PathAcc> path_;  // role << 32 | site
+  // Critical path, over blocks. Dense by PathIndex(role, site).
+  size_t PathIndex(uint32_t role, uint32_t site) const;
+  CriticalPathFinder finder_;
+  BlockPath block_path_;                  // scratch, reused per block
+  std::vector<PathUnit> path_units_;      // scratch
+  std::vector<int64_t> block_path_ns_;    // this block's path time, dense
+  std::vector<uint32_t> touched_;         // indexes of block_path_ns_ set this block
+  std::vector<PathAcc> path_;             // over blocks, dense
   uint64_t path_blocks_ = 0;
   uint64_t handoffs_ = 0;
   BlockPath slowest_path_;

@@ -9,26 +9,8 @@
 namespace warptrace {
 namespace {
 
-// A stretch of one unit attributed to its innermost slice's site.
-struct Leaf {
-  int64_t begin_ns;
-  int64_t end_ns;
-  uint32_t site;
-};
-
-// A wait some arrival released: the latest arrival inside it.
-struct LinkedWait {
-  int64_t begin_ns;
-  int64_t end_ns;
-  uint32_t from_position;  // index into `units`
-  int64_t from_ns;
-  bool used = false;
-};
-
-struct UnitWork {
-  std::vector<Leaf> leaves;           // contiguous, in time order
-  std::vector<LinkedWait> waits;      // by end_ns
-};
+using Leaf = CriticalPathFinder::Leaf;
+using LinkedWait = CriticalPathFinder::LinkedWait;
 
 void AppendLeaf(std::vector<Leaf>& leaves, int64_t begin, int64_t end, uint32_t site) {
   if (end <= begin) return;
@@ -40,11 +22,11 @@ void AppendLeaf(std::vector<Leaf>& leaves, int64_t begin, int64_t end, uint32_t 
 }
 
 // The unit's time split by innermost slice: a sweep with the stack of open slices.
-std::vector<Leaf> Leaves(absl::Span<const Slice> slices) {
-  std::vector<Leaf> leaves;
-  if (slices.empty()) return leaves;
-  leaves.reserve(slices.size() * 2);
-  std::vector<const Slice*> open;
+void Leaves(absl::Span<const Slice> slices, std::vector<const Slice*>& open,
+            std::vector<Leaf>& leaves) {
+  leaves.clear();
+  open.clear();
+  if (slices.empty()) return;
   int64_t t = slices.front().begin_ns;
   auto advance = [&](int64_t to) {
     while (!open.empty() && open.back()->end_ns <= to) {
@@ -64,7 +46,6 @@ std::vector<Leaf> Leaves(absl::Span<const Slice> slices) {
     t = std::max(t, open.back()->end_ns);
     open.pop_back();
   }
-  return leaves;
 }
 
 // Appends the attribution of [begin, end) on `leaves`, latest first (the walk goes back).
@@ -85,8 +66,12 @@ void AttributeBackward(const std::vector<Leaf>& leaves, uint32_t unit, int64_t b
   if (begin < t) reversed.push_back({unit, kPathUntracked, begin, t});
 }
 
-absl::Status AddLinks(absl::Span<const PathUnit> units, absl::Span<const HandoffLink> links,
-                      absl::Span<const SiteInfo> sites, std::vector<UnitWork>& work) {
+}  // namespace
+
+absl::Status CriticalPathFinder::AddLinks(absl::Span<const PathUnit> units,
+                                          absl::Span<const HandoffLink> links,
+                                          absl::Span<const SiteInfo> sites) {
+  std::vector<UnitWork>& work = work_;
   auto position = [&](uint32_t unit_index) -> int64_t {
     for (size_t i = 0; i < units.size(); ++i) {
       if (units[i].unit_index == unit_index) return static_cast<int64_t>(i);
@@ -118,7 +103,8 @@ absl::Status AddLinks(absl::Span<const PathUnit> units, absl::Span<const Handoff
       return w.begin_ns == wait.begin_ns && w.end_ns == wait.end_ns;
     });
     if (same == waits.end()) {
-      waits.push_back({wait.begin_ns, wait.end_ns, static_cast<uint32_t>(from), link.from_ns});
+      waits.push_back(
+          {wait.begin_ns, wait.end_ns, static_cast<uint32_t>(from), link.from_ns, false});
     } else if (link.from_ns > same->from_ns) {
       same->from_position = static_cast<uint32_t>(from);
       same->from_ns = link.from_ns;
@@ -131,8 +117,10 @@ absl::Status AddLinks(absl::Span<const PathUnit> units, absl::Span<const Handoff
   return absl::OkStatus();
 }
 
-void MergeForward(std::vector<PathStep>& reversed, std::vector<PathStep>& steps) {
-  steps.reserve(reversed.size());
+namespace {
+
+void MergeForward(const std::vector<PathStep>& reversed, std::vector<PathStep>& steps) {
+  steps.clear();
   for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
     if (it->ns() <= 0) continue;
     if (!steps.empty() && steps.back().unit_index == it->unit_index &&
@@ -155,8 +143,20 @@ const char* PathSiteName(uint32_t site, absl::Span<const SiteInfo> sites) {
 absl::StatusOr<BlockPath> CriticalPath(absl::Span<const PathUnit> units,
                                        absl::Span<const HandoffLink> links,
                                        absl::Span<const SiteInfo> sites) {
+  CriticalPathFinder finder;
   BlockPath path;
-  std::vector<UnitWork> work(units.size());
+  if (absl::Status s = finder.Find(units, links, sites, path); !s.ok()) return s;
+  return path;
+}
+
+absl::Status CriticalPathFinder::Find(absl::Span<const PathUnit> units,
+                                      absl::Span<const HandoffLink> links,
+                                      absl::Span<const SiteInfo> sites, BlockPath& path) {
+  path.begin_ns = path.end_ns = 0;
+  path.handoffs = 0;
+  path.steps.clear();
+  if (work_.size() < units.size()) work_.resize(units.size());
+  for (size_t i = 0; i < units.size(); ++i) work_[i].waits.clear();
   int64_t last = -1;
   for (size_t i = 0; i < units.size(); ++i) {
     for (const Slice& slice : units[i].slices) {
@@ -166,26 +166,27 @@ absl::StatusOr<BlockPath> CriticalPath(absl::Span<const PathUnit> units,
             slice.site, sites.size()));
       }
     }
+    Leaves(units[i].slices, open_, work_[i].leaves);
     if (units[i].slices.empty()) continue;
-    work[i].leaves = Leaves(units[i].slices);
-    const int64_t end = work[i].leaves.back().end_ns;
+    const int64_t end = work_[i].leaves.back().end_ns;
     if (last < 0 || end > path.end_ns) {
       last = static_cast<int64_t>(i);
       path.end_ns = end;
     }
   }
-  if (last < 0) return path;
+  if (last < 0) return absl::OkStatus();
   path.begin_ns = path.end_ns;
-  for (const UnitWork& unit : work) {
-    if (!unit.leaves.empty()) path.begin_ns = std::min(path.begin_ns, unit.leaves.front().begin_ns);
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!work_[i].leaves.empty()) path.begin_ns = std::min(path.begin_ns, work_[i].leaves.front().begin_ns);
   }
-  if (absl::Status s = AddLinks(units, links, sites, work); !s.ok()) return s;
+  if (absl::Status s = AddLinks(units, links, sites); !s.ok()) return s;
 
-  std::vector<PathStep> reversed;
+  std::vector<PathStep>& reversed = reversed_;
+  reversed.clear();
   size_t cur = static_cast<size_t>(last);
   int64_t t = path.end_ns;
   while (true) {
-    UnitWork& unit = work[cur];
+    UnitWork& unit = work_[cur];
     const uint32_t index = units[cur].unit_index;
     auto it = std::upper_bound(unit.waits.begin(), unit.waits.end(), t,
                                [](int64_t v, const LinkedWait& w) { return v < w.end_ns; });
@@ -211,7 +212,7 @@ absl::StatusOr<BlockPath> CriticalPath(absl::Span<const PathUnit> units,
     t = from;
   }
   MergeForward(reversed, path.steps);
-  return path;
+  return absl::OkStatus();
 }
 
 }  // namespace warptrace

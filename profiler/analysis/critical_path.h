@@ -77,6 +77,40 @@ absl::StatusOr<BlockPath> CriticalPath(absl::Span<const PathUnit> units,
                                        absl::Span<const HandoffLink> links,
                                        absl::Span<const SiteInfo> sites);
 
+// The same, reusing its scratch memory (and `path`'s) from call to call: what a sink that
+// computes one path per block uses. Not thread-safe.
+class CriticalPathFinder {
+ public:
+  // Fills `path` (its previous contents are replaced). Errors as CriticalPath.
+  absl::Status Find(absl::Span<const PathUnit> units, absl::Span<const HandoffLink> links,
+                    absl::Span<const SiteInfo> sites, BlockPath& path);
+
+  struct Leaf {
+    int64_t begin_ns;
+    int64_t end_ns;
+    uint32_t site;
+  };
+  struct LinkedWait {
+    int64_t begin_ns;
+    int64_t end_ns;
+    uint32_t from_position;  // index into `units`
+    int64_t from_ns;
+    bool used;
+  };
+  struct UnitWork {
+    std::vector<Leaf> leaves;        // contiguous, in time order
+    std::vector<LinkedWait> waits;   // by end_ns
+  };
+
+ private:
+  absl::Status AddLinks(absl::Span<const PathUnit> units, absl::Span<const HandoffLink> links,
+                        absl::Span<const SiteInfo> sites);
+
+  std::vector<UnitWork> work_;
+  std::vector<const Slice*> open_;
+  std::vector<PathStep> reversed_;
+};
+
 }  // namespace warptrace
 
 #endif  // WARPTRACE_PROFILER_ANALYSIS_CRITICAL_PATH_H_

@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "profiler/status_macros.h"
+#include "base/status_macros.h"
 #include "profiler/timeline_types.h"
 
 namespace warptrace::testing {
