@@ -22,12 +22,12 @@
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/analysis_sink.h"
 #include "profiler/analysis/diagnosis.h"
-#include "profiler/chrome_trace.h"
+#include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
 #include "profiler/perfetto/perfetto_writer.h"
-#include "profiler/sidecar.h"
-#include "profiler/summary.h"
-#include "profiler/verify.h"
+#include "profiler/imports/sidecar.h"
+#include "profiler/sinks/summary.h"
+#include "profiler/trace/verify.h"
 
 ABSL_FLAG(std::string, out, "",
           "output directory (created if missing); relative paths are taken from the directory "

@@ -14,9 +14,9 @@
 //                        (BUILD_WORKING_DIRECTORY), else from the current directory.
 //                        Default: <that directory>/warptrace_out. Files, for example NAME:
 //                          DIR/NAME.trace.json    Chrome trace (ui.perfetto.dev, chrome://tracing)
-//                          DIR/NAME.bin, NAME.json  raw buffer + layout sidecar (profiler/sidecar.h),
+//                          DIR/NAME.bin, NAME.json  raw buffer + layout sidecar (profiler/imports/sidecar.h),
 //                                                 re-read by `warptrace dump --input=DIR/NAME`
-//                          DIR/NAME.verdict.json  per-unit verdict report (profiler/verify.h)
+//                          DIR/NAME.verdict.json  per-unit verdict report (profiler/trace/verify.h)
 //   --device=auto|cuda|host   where the kernel runs (auto: the GPU if there is one)
 //   --unit=warp|warpgroup|block   the trace unit
 //   --placement=global|shared|auto   where events are staged on the device

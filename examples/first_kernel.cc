@@ -16,7 +16,7 @@
 #include "jit/kernel_builder.h"
 #include "jit/run.h"
 #include "llvm/Support/FileSystem.h"
-#include "profiler/chrome_trace.h"
+#include "profiler/sinks/chrome_trace.h"
 
 namespace warptrace::examples {
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace::examples {
 

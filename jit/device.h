@@ -33,7 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "jit/kernel_source.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

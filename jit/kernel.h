@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "jit/kernel_source.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

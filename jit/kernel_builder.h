@@ -46,7 +46,7 @@
 #include "absl/status/statusor.h"
 #include "jit/kernel.h"
 #include "jit/kernel_source.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "profiler/device/embedded_headers.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

@@ -602,7 +602,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   for (const EventRange& r : plan.unit_events_) {
     plan.max_events_ = std::max(plan.max_events_, r.max);
   }
-  // The role table only when the kernel splits roles (profiler/layout.h).
+  // The role table only when the kernel splits roles (profiler/trace/layout.h).
   layout.unit_roles = std::move(counts.unit_roles);
   if (std::all_of(layout.unit_roles.begin(), layout.unit_roles.end(),
                   [](const std::string& role) { return role.empty(); })) {

@@ -56,7 +56,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "jit/kernel.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

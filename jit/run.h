@@ -48,12 +48,12 @@
 #include "jit/kernel_builder.h"
 #include "jit/kernel_source.h"
 #include "jit/record_plan.h"
-#include "profiler/trace.h"
-#include "profiler/decode.h"
-#include "profiler/layout.h"
-#include "profiler/timeline.h"
-#include "profiler/timeline_types.h"
-#include "profiler/verify.h"
+#include "profiler/sinks/trace.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/layout.h"
+#include "profiler/timeline/timeline.h"
+#include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/verify.h"
 
 namespace warptrace {
 

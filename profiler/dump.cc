@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "profiler/clock.h"
-#include "profiler/decode.h"
-#include "profiler/walk.h"
+#include "profiler/clock/clock.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/walk.h"
 
 namespace warptrace {
 namespace {

@@ -38,10 +38,10 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "profiler/layout.h"
-#include "profiler/sink.h"
-#include "profiler/timeline.h"
-#include "profiler/verify.h"
+#include "profiler/trace/layout.h"
+#include "profiler/sinks/sink.h"
+#include "profiler/timeline/timeline.h"
+#include "profiler/trace/verify.h"
 
 namespace warptrace {
 

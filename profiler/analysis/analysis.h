@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

@@ -8,7 +8,7 @@
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/stats.h"
 #include "base/status_macros.h"
-#include "profiler/timeline.h"
+#include "profiler/timeline/timeline.h"
 
 namespace warptrace {
 namespace {

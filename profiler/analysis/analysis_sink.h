@@ -1,4 +1,4 @@
-// AnalysisSink: a TraceSink (profiler/sink.h) that turns a verified trace into an Analysis
+// AnalysisSink: a TraceSink (profiler/sinks/sink.h) that turns a verified trace into an Analysis
 // (analysis.h): waiting vs working per unit, role, region and barrier; the critical path of
 // every block and how often each region is on it; per-SM busy time, the tail, imbalance and
 // waves with outliers named by coordinates; the measured profiling overhead; and a ranked
@@ -37,7 +37,7 @@
 #include "profiler/analysis/analysis.h"
 #include "profiler/analysis/critical_path.h"
 #include "profiler/analysis/handoff.h"
-#include "profiler/sink.h"
+#include "profiler/sinks/sink.h"
 
 namespace warptrace {
 

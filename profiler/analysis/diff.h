@@ -42,7 +42,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/analysis.h"
 #include "profiler/analysis/analysis_sink.h"
-#include "profiler/sink.h"
+#include "profiler/sinks/sink.h"
 
 namespace warptrace {
 

@@ -16,7 +16,7 @@
 // followed by one Payload slot (2 words) that belongs to it. A payload slot is counted by
 // the plan and by `attempted` like an event slot, and is written together with its event or
 // not at all (an event is never stored without its payload). What the two payload words mean
-// depends on the site's kind (profiler/layout.h SiteKind; the link contract is in
+// depends on the site's kind (profiler/trace/layout.h SiteKind; the link contract is in
 // profiler/device/links.h). Version 1 (no payloads; bits 0..30 of a tag are the site id) is
 // still read: kMinTraceVersion.
 //

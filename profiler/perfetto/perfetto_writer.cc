@@ -15,7 +15,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "llvm/Support/JSON.h"
-#include "profiler/chrome_trace.h"
+#include "profiler/sinks/chrome_trace.h"
 #include "profiler/perfetto/perfetto_trace.pb.h"
 
 namespace warptrace {

@@ -67,9 +67,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/layout.h"
-#include "profiler/sink.h"
-#include "profiler/timeline_types.h"
+#include "profiler/trace/layout.h"
+#include "profiler/sinks/sink.h"
+#include "profiler/timeline/timeline_types.h"
 
 namespace warptrace {
 

@@ -35,7 +35,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "profiler/analysis/handoff.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
 
 namespace warptrace::testing {

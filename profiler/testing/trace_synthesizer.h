@@ -42,7 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace::testing {
 

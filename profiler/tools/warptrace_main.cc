@@ -21,10 +21,10 @@
 //
 // The output format is --format's, or else --output's extension: .pftrace or
 // .perfetto-trace write Perfetto's protobuf trace (profiler/perfetto/perfetto_writer.h),
-// anything else Chrome trace JSON (profiler/chrome_trace.h).
+// anything else Chrome trace JSON (profiler/sinks/chrome_trace.h).
 //
 // PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar): a "warptrace" sidecar
-// (profiler/sidecar.h) or a "mosaic-gpu" one (profiler/mosaic_import.h). Flags may be
+// (profiler/imports/sidecar.h) or a "mosaic-gpu" one (profiler/imports/mosaic_import.h). Flags may be
 // spelled with dashes or underscores (--allow-truncated, --allow_truncated).
 //
 // Exit status: 0 when every requested output was written; 1 for a usage error, an output
@@ -58,13 +58,13 @@
 #include "profiler/analysis/analysis_sink.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
-#include "profiler/chrome_trace.h"
+#include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
-#include "profiler/mosaic_import.h"
+#include "profiler/imports/mosaic_import.h"
 #include "profiler/perfetto/perfetto_writer.h"
-#include "profiler/sidecar.h"
-#include "profiler/summary.h"
-#include "profiler/verify.h"
+#include "profiler/imports/sidecar.h"
+#include "profiler/sinks/summary.h"
+#include "profiler/trace/verify.h"
 
 ABSL_FLAG(std::string, input, "",
           "PREFIX of the saved trace: reads PREFIX.bin and PREFIX.json (required)");

@@ -17,8 +17,8 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/FileSystem.h"
 #include "nlohmann/json.hpp"
-#include "profiler/sidecar.h"
-#include "profiler/trace.h"
+#include "profiler/imports/sidecar.h"
+#include "profiler/sinks/trace.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
 

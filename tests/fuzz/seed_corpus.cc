@@ -8,9 +8,9 @@
 #include "base/status_macros.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/layout.h"
-#include "profiler/mosaic_import.h"
-#include "profiler/sidecar.h"
+#include "profiler/trace/layout.h"
+#include "profiler/imports/mosaic_import.h"
+#include "profiler/imports/sidecar.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/fuzz/dump_fuzz_target.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace::testing {
 

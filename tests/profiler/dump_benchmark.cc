@@ -58,9 +58,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/analysis_sink.h"
-#include "profiler/chrome_trace.h"
+#include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
-#include "profiler/timeline_types.h"
+#include "profiler/timeline/timeline_types.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/timeline_fixture.h"
 

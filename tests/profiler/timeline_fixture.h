@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "profiler/timeline_types.h"
+#include "profiler/timeline/timeline_types.h"
 
 namespace warptrace::testing {
 

@@ -24,7 +24,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/perfetto/perfetto_writer.h"
-#include "profiler/timeline_types.h"
+#include "profiler/timeline/timeline_types.h"
 #include "tests/profiler/timeline_fixture.h"
 
 namespace warptrace {

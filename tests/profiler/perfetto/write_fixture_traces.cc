@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "profiler/chrome_trace.h"
+#include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
 #include "profiler/perfetto/perfetto_writer.h"
 #include "profiler/testing/trace_synthesizer.h"

@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/layout.h"
+#include "profiler/trace/layout.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace::testing {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes a synthetic JAX Mosaic GPU profiler buffer (PREFIX.bin + PREFIX.json) for timing
-`warptrace dump` on a Mosaic-sized trace (see profiler/mosaic_import.h for the format).
+`warptrace dump` on a Mosaic-sized trace (see profiler/imports/mosaic_import.h for the format).
 
     python3 tests/profiler/tools/make_mosaic_buffer.py PREFIX [EVENTS]
 

@@ -13,7 +13,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "nlohmann/json.hpp"
-#include "profiler/sidecar.h"
+#include "profiler/imports/sidecar.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "tests/status_matchers.h"
 

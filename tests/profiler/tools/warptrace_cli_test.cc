@@ -20,7 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "nlohmann/json.hpp"
 #include "profiler/perfetto/perfetto_trace.pb.h"
-#include "profiler/sidecar.h"
+#include "profiler/imports/sidecar.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/chrome_trace_checker.h"

@@ -1,0 +1,282 @@
+#include "profiler/imports/mosaic_import.h"
+
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "profiler/device/trace_abi.h"
+#include "profiler/imports/json_fields.h"
+
+namespace warptrace {
+namespace {
+
+namespace json = llvm::json;
+
+llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.size()); }
+
+absl::Status SidecarError(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("Mosaic GPU sidecar: ", what));
+}
+
+uint32_t ScopeThreads(UnitKind scope) { return scope == UnitKind::kWarp ? 32 : 128; }
+
+// blockIdx of Mosaic's x-major block index.
+Dim3 MosaicBlockIndex(const Dim3& grid, uint64_t index) {
+  Dim3 b;
+  b.z = static_cast<uint32_t>(index % grid.z);
+  b.y = static_cast<uint32_t>((index / grid.z) % grid.y);
+  b.x = static_cast<uint32_t>(index / (uint64_t{grid.z} * grid.y));
+  return b;
+}
+
+uint32_t WarptraceBlockLinear(const Dim3& grid, const Dim3& b) {
+  return static_cast<uint32_t>(b.x + uint64_t{grid.x} * (b.y + uint64_t{grid.y} * b.z));
+}
+
+}  // namespace
+
+absl::StatusOr<MosaicSidecar> ParseMosaicSidecar(absl::string_view text) {
+  llvm::Expected<json::Value> value = json::parse(Ref(text));
+  if (!value) {
+    return SidecarError(absl::StrCat("not valid JSON: ", llvm::toString(value.takeError())));
+  }
+  const json::Object* o = value->getAsObject();
+  if (o == nullptr) return SidecarError("the top level must be a JSON object");
+  const llvm::Optional<llvm::StringRef> format = o->getString("format");
+  if (!format || *format != kMosaicSidecarFormat) {
+    return SidecarError(absl::StrCat("\"format\" must be \"", kMosaicSidecarFormat, "\", got ",
+                                     format ? absl::StrCat("\"", format->str(), "\"")
+                                            : std::string("none")));
+  }
+  MosaicSidecar s;
+  const JsonFields fields(*o, "", "Mosaic GPU sidecar");
+  ASSIGN_OR_RETURN(s.grid, fields.Dims("grid", /*min_elements=*/1, /*min_value=*/1));
+  ASSIGN_OR_RETURN(s.block, fields.Dims("block", /*min_elements=*/1, /*min_value=*/1));
+  ASSIGN_OR_RETURN(const uint64_t entries, fields.Unsigned("entries_per_warpgroup"));
+  if (entries < kMosaicHeaderWords + 2) {
+    return SidecarError(absl::StrFormat(
+        "entries_per_warpgroup is %d: it must be >= 5 (3 header words and one 2-word event)",
+        entries));
+  }
+  s.entries_per_trace = static_cast<uint32_t>(entries);
+  if (fields.Has("trace_scope")) {
+    ASSIGN_OR_RETURN(const std::string name, fields.String("trace_scope"));
+    if (name == "warpgroup") {
+      s.scope = UnitKind::kWarpgroup;
+    } else if (name == "warp") {
+      s.scope = UnitKind::kWarp;
+    } else {
+      return SidecarError("\"trace_scope\" must be \"warpgroup\" or \"warp\"");
+    }
+  }
+  ASSIGN_OR_RETURN(s.names, fields.Strings("names"));
+  if (fields.Has("kernel_name")) {
+    ASSIGN_OR_RETURN(s.kernel_name, fields.String("kernel_name"));
+  }
+  const uint32_t scope_threads = ScopeThreads(s.scope);
+  if (s.block.Count() % scope_threads != 0) {
+    return SidecarError(absl::StrFormat(
+        "block (%d,%d,%d) has %d threads, not a multiple of the %s size %d", s.block.x,
+        s.block.y, s.block.z, s.block.Count(), UnitKindName(s.scope), scope_threads));
+  }
+  return s;
+}
+
+namespace {
+
+// The TraceLayout a Mosaic GPU buffer converts to.
+absl::StatusOr<TraceLayout> MosaicLayout(const MosaicSidecar& sidecar,
+                                         const MosaicImportOptions& options) {
+  const uint32_t e = sidecar.entries_per_trace;
+  TraceLayout layout;
+  layout.kernel_name = sidecar.kernel_name;
+  layout.device_name = "unknown (Mosaic GPU buffer)";
+  layout.grid = sidecar.grid;
+  layout.block = sidecar.block;
+  layout.unit = sidecar.scope == UnitKind::kWarp ? UnitSpec::Warp() : UnitSpec::Warpgroup();
+  layout.capacity = (e - kMosaicHeaderWords) / abi::kEventWords;
+  layout.placement = Placement::kShared;
+  layout.clock.nominal_sm_clock_khz = options.sm_clock_khz;
+  layout.clock.event_clock = absl::StrFormat(
+      "clock; Mosaic GPU buffer (no end stamps, no clock rate): cycles converted at %.1f MHz",
+      static_cast<double>(options.sm_clock_khz) / 1000.0);
+  for (size_t i = 0; i < sidecar.names.size(); ++i) {
+    layout.sites.push_back({static_cast<uint32_t>(i), sidecar.names[i], SiteKind::kRegion,
+                            "mosaic-gpu name id " + std::to_string(i)});
+  }
+  RETURN_IF_ERROR(ValidateLayout(layout));
+  return layout;
+}
+
+// What became of a trace that recorded more than its slice holds.
+MosaicOverflow OverflowOf(const MosaicSidecar& sidecar, const TraceLayout& layout,
+                          uint32_t block_linear, const Dim3& b, uint32_t t, uint32_t used) {
+  const uint32_t e = sidecar.entries_per_trace;
+  const uint32_t traces = UnitsPerBlock(layout);
+  const uint32_t attempted = used / 2;
+  const uint32_t kept = attempted < layout.capacity ? attempted : layout.capacity;
+  MosaicOverflow o;
+  o.block_linear = block_linear;
+  o.block_index = b;
+  o.trace = t;
+  o.events_attempted = attempted;
+  o.events_kept = kept;
+  o.entries_needed = uint64_t{kMosaicHeaderWords} + used;
+  o.words_past_slice = used > e ? used - e : 0;
+  o.message = absl::StrFormat(
+      "block (%d,%d,%d) %s %d recorded %d events (%d words) but entries_per_warpgroup = "
+      "%d holds %d: the first %d are kept, %d were lost; set entries_per_warpgroup >= "
+      "%d",
+      b.x, b.y, b.z, UnitKindName(sidecar.scope), t, attempted, used, e,
+      layout.capacity, kept, attempted - kept, o.entries_needed);
+  if (o.words_past_slice > 0) {
+    absl::StrAppendFormat(
+        &o.message,
+        "; its writes ran %d words past its shared-memory slice, %s", o.words_past_slice,
+        t + 1 < traces
+            ? absl::StrFormat("over the start of %s %d's events, whose trace may be wrong",
+                              UnitKindName(sidecar.scope), t + 1)
+            : std::string("past the profiler's shared buffer"));
+  }
+  return o;
+}
+
+}  // namespace
+
+absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
+                                                 absl::Span<const uint32_t> words,
+                                                 const MosaicImportOptions& options) {
+  if (options.sm_clock_khz == 0) {
+    return absl::InvalidArgumentError(
+        "Mosaic GPU import: the SM clock must be > 0 kHz (Mosaic records no clock rate)");
+  }
+  const uint32_t e = sidecar.entries_per_trace;
+  MosaicImport out;
+  ASSIGN_OR_RETURN(out.trace.layout, MosaicLayout(sidecar, options));
+  const TraceLayout& layout = out.trace.layout;
+
+  const uint64_t blocks = layout.grid.Count();
+  const uint32_t traces = UnitsPerBlock(layout);
+  const uint64_t expected = blocks * traces * e;
+  if (words.size() != expected) {
+    const uint64_t all_traces = blocks * traces;
+    std::string hint;
+    if (words.size() % all_traces == 0) {
+      hint = absl::StrFormat("; that is %d words per trace: was entries_per_warpgroup %d?",
+                             words.size() / all_traces, words.size() / all_traces);
+    }
+    return absl::DataLossError(absl::StrFormat(
+        "Mosaic GPU buffer has %d words; grid (%d,%d,%d) x %d %ss per block x "
+        "entries_per_warpgroup %d needs %d%s",
+        words.size(), layout.grid.x, layout.grid.y, layout.grid.z, traces,
+        UnitKindName(sidecar.scope), e, expected, hint));
+  }
+
+  // Unwrap the 32-bit start times around the first non-empty trace's start.
+  bool have_reference = false;
+  uint32_t reference_lo = 0;
+  for (uint64_t t = 0; t < blocks * traces && !have_reference; ++t) {
+    if (words[t * e + 2] != 0) {
+      have_reference = true;
+      reference_lo = words[t * e];
+    }
+  }
+  // Keep every start positive: 2^32 ns of headroom below the reference.
+  const int64_t reference = (int64_t{1} << 32) + reference_lo;
+
+  const uint64_t record_words = abi::RecordWords(layout.capacity);
+  std::vector<uint32_t>& buffer = out.trace.words;
+  buffer.assign(record_words * blocks * traces, 0u);
+  for (uint64_t m = 0; m < blocks; ++m) {
+    const Dim3 b = MosaicBlockIndex(layout.grid, m);
+    const uint32_t block_linear = WarptraceBlockLinear(layout.grid, b);
+    for (uint32_t t = 0; t < traces; ++t) {
+      const uint32_t* in = words.data() + (m * traces + t) * e;
+      const uint32_t used = in[2];
+      if (used % 2 != 0) {
+        return absl::DataLossError(absl::StrFormat(
+            "Mosaic GPU buffer: block (%d,%d,%d) %s %d has traces_used = %d, an odd number of "
+            "event words; Mosaic's older profiler wrote traces_used + 3 there (an odd count), "
+            "which this importer does not read",
+            b.x, b.y, b.z, UnitKindName(sidecar.scope), t, used));
+      }
+      const uint32_t attempted = used / 2;
+      const uint32_t kept = attempted < layout.capacity ? attempted : layout.capacity;
+      const int64_t start = reference + static_cast<int32_t>(in[0] - reference_lo);
+      const uint64_t start_ns = static_cast<uint64_t>(start);
+      const uint32_t first_clock = kept > 0 ? in[kMosaicHeaderWords + 1] : 0;
+      const uint32_t last_clock = kept > 0 ? in[kMosaicHeaderWords + 2 * (kept - 1) + 1] : 0;
+
+      uint32_t* r = buffer.data() + (uint64_t{block_linear} * traces + t) * record_words;
+      abi::RecordHeader h{};
+      h.magic = abi::kTraceMagic;
+      h.version = abi::kTraceVersion;
+      h.sm_id = in[1];
+      h.block_linear = block_linear;
+      h.unit_index = t;
+      h.attempted = attempted;
+      h.capacity = layout.capacity;
+      h.flags = abi::kFlagComplete | abi::kFlagShared;
+      h.start_clock = first_clock;
+      h.end_clock = last_clock;
+      h.start_globaltimer_lo = static_cast<uint32_t>(start_ns);
+      h.start_globaltimer_hi = static_cast<uint32_t>(start_ns >> 32);
+      h.end_globaltimer_lo = h.start_globaltimer_lo;
+      h.end_globaltimer_hi = h.start_globaltimer_hi;
+      h.header_words = abi::kHeaderWords;
+      h.checksum = abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear,
+                                       h.unit_index, h.capacity);
+      std::memcpy(r, &h, sizeof(h));
+      std::memcpy(r + abi::kHeaderWords, in + kMosaicHeaderWords,
+                  sizeof(uint32_t) * abi::kEventWords * kept);
+
+      if (attempted > layout.capacity) {
+        out.overflows.push_back(OverflowOf(sidecar, layout, block_linear, b, t, used));
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<MosaicImport> ImportMosaicGpu(absl::string_view prefix,
+                                             absl::string_view sidecar_json,
+                                             const MosaicImportOptions& options) {
+  ASSIGN_OR_RETURN(MosaicSidecar sidecar, ParseMosaicSidecar(sidecar_json));
+  if (sidecar.kernel_name.empty()) {
+    sidecar.kernel_name = llvm::sys::path::filename(Ref(prefix)).str();
+  }
+  const std::string path = absl::StrCat(prefix, ".bin");
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> file,
+                   MapFile(path, {.role = "Mosaic GPU buffer"}));
+  const llvm::StringRef bytes = file->getBuffer();
+  if (bytes.size() % 4 != 0) {
+    return absl::DataLossError(absl::StrFormat(
+        "Mosaic GPU buffer %s is %d bytes, not a whole number of 4-byte words", path,
+        bytes.size()));
+  }
+  std::vector<uint32_t> words(bytes.size() / 4);
+  for (size_t i = 0; i < words.size(); ++i) {
+    words[i] = llvm::support::endian::read32le(bytes.data() + 4 * i);
+  }
+  return ConvertMosaicBuffer(sidecar, words, options);
+}
+
+absl::StatusOr<LoadedTrace> ImportMosaicGpuTrace(absl::string_view prefix,
+                                                 absl::string_view sidecar_json) {
+  ASSIGN_OR_RETURN(MosaicImport imported, ImportMosaicGpu(prefix, sidecar_json));
+  return std::move(imported.trace);
+}
+
+}  // namespace warptrace

@@ -1,0 +1,342 @@
+#include "profiler/imports/sidecar.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Host.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "profiler/device/trace_abi.h"
+#include "profiler/imports/json_fields.h"
+
+namespace warptrace {
+namespace {
+
+namespace json = ::llvm::json;
+
+llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.size()); }
+absl::string_view View(llvm::StringRef s) { return absl::string_view(s.data(), s.size()); }
+
+// json::Value asserts on invalid UTF-8; repair names first (they come from users).
+std::string Utf8(const std::string& s) {
+  return json::isUTF8(s) ? s : json::fixUTF8(s);
+}
+
+
+absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
+  llvm::Expected<json::Value> value = json::parse(Ref(text));
+  if (!value) return absl::InvalidArgumentError(
+      absl::StrCat("sidecar is not valid JSON: ", llvm::toString(value.takeError())));
+  if (value->getAsObject() == nullptr) {
+    return absl::InvalidArgumentError("sidecar is not a JSON object");
+  }
+  return std::move(*value);
+}
+
+}  // namespace
+
+void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
+  json::OStream j(os, /*IndentSize=*/2);
+  auto dims = [&](const char* key, const Dim3& d) {
+    j.attributeArray(key, [&] {
+      j.value(d.x);
+      j.value(d.y);
+      j.value(d.z);
+    });
+  };
+  j.object([&] {
+    j.attribute("format", kSidecarFormat);
+    j.attribute("version", kSidecarVersion);
+    j.attribute("kernel_name", Utf8(layout.kernel_name));
+    j.attribute("device_name", Utf8(layout.device_name));
+    dims("grid", layout.grid);
+    dims("block", layout.block);
+    j.attributeObject("unit", [&] {
+      j.attribute("kind", UnitKindName(layout.unit.kind));
+      j.attribute("first_thread", layout.unit.first_thread);
+      j.attribute("num_threads", layout.unit.num_threads);
+      j.attribute("recorder_offset", layout.unit.recorder_offset);
+    });
+    j.attribute("capacity", layout.capacity);
+    j.attribute("placement", PlacementName(layout.placement));
+    j.attributeObject("sample", [&] {
+      j.attribute("begin", layout.sample.begin);
+      j.attribute("end", layout.sample.end);
+      j.attribute("stride", layout.sample.stride);
+    });
+    j.attributeObject("clock", [&] {
+      j.attribute("nominal_sm_clock_khz", layout.clock.nominal_sm_clock_khz);
+      j.attribute("num_sms", layout.clock.num_sms);
+      j.attribute("event_clock", Utf8(layout.clock.event_clock));
+      j.attribute("host_backend", layout.clock.host_backend);
+    });
+    j.attributeArray("sites", [&] {
+      for (const SiteInfo& site : layout.sites) {
+        j.object([&] {
+          j.attribute("id", site.id);
+          j.attribute("name", Utf8(site.name));
+          j.attribute("kind", SiteKindName(site.kind));
+          j.attribute("origin", Utf8(site.origin));
+        });
+      }
+    });
+    if (layout.host_anchor.known) {
+      const HostTimeAnchor& a = layout.host_anchor;
+      j.attributeObject("host_anchor", [&] {
+        j.attribute("globaltimer_ns", a.globaltimer_ns);
+        j.attribute("boottime_ns", a.boottime_ns);
+        j.attribute("realtime_ns", a.realtime_ns);
+        j.attribute("uncertainty_ns", a.uncertainty_ns);
+      });
+    }
+    if (!layout.unit_roles.empty()) {
+      j.attributeArray("unit_roles", [&] {
+        for (const std::string& role : layout.unit_roles) j.value(Utf8(role));
+      });
+    }
+  });
+}
+
+absl::StatusOr<std::string> SidecarFormat(absl::string_view text) {
+  ASSIGN_OR_RETURN(json::Value value, ParseJson(text));
+  JsonFields root(*value.getAsObject(), "", "sidecar");
+  return root.String("format");
+}
+
+absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
+  ASSIGN_OR_RETURN(json::Value value, ParseJson(text));
+  JsonFields root(*value.getAsObject(), "", "sidecar");
+  ASSIGN_OR_RETURN(std::string format, root.String("format"));
+  if (format != kSidecarFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sidecar has format \"", format, "\", expected \"", kSidecarFormat,
+        "\" (a foreign format needs its importer: see LoadOptions::importers)"));
+  }
+  ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
+  if (version->getAsInteger() != kSidecarVersion) {
+    std::string found;
+    llvm::raw_string_ostream os(found);
+    os << *version;
+    os.flush();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sidecar version ", found, " is not supported: this build reads version ",
+        kSidecarVersion, "; re-save the trace with a matching warptrace"));
+  }
+
+  TraceLayout layout;
+  ASSIGN_OR_RETURN(layout.kernel_name, root.String("kernel_name"));
+  ASSIGN_OR_RETURN(layout.device_name, root.String("device_name"));
+  ASSIGN_OR_RETURN(layout.grid, root.Dims("grid"));
+  ASSIGN_OR_RETURN(layout.block, root.Dims("block"));
+
+  ASSIGN_OR_RETURN(JsonFields unit, root.Object("unit"));
+  ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
+  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit_kind);
+  if (!kind.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"unit.kind\": ",
+                                                   kind.status().message()));
+  }
+  layout.unit.kind = *kind;
+  ASSIGN_OR_RETURN(uint64_t first_thread, unit.Unsigned("first_thread"));
+  ASSIGN_OR_RETURN(uint64_t num_threads, unit.Unsigned("num_threads"));
+  ASSIGN_OR_RETURN(uint64_t recorder_offset, unit.Unsigned("recorder_offset"));
+  layout.unit.first_thread = static_cast<uint32_t>(first_thread);
+  layout.unit.num_threads = static_cast<uint32_t>(num_threads);
+  layout.unit.recorder_offset = static_cast<uint32_t>(recorder_offset);
+
+  ASSIGN_OR_RETURN(uint64_t capacity, root.Unsigned("capacity"));
+  layout.capacity = static_cast<uint32_t>(capacity);
+  ASSIGN_OR_RETURN(std::string placement_name, root.String("placement"));
+  absl::StatusOr<Placement> placement = ParsePlacement(placement_name);
+  if (!placement.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"placement\": ",
+                                                   placement.status().message()));
+  }
+  layout.placement = *placement;
+
+  ASSIGN_OR_RETURN(JsonFields sample, root.Object("sample"));
+  ASSIGN_OR_RETURN(uint64_t begin, sample.Unsigned("begin"));
+  ASSIGN_OR_RETURN(uint64_t end, sample.Unsigned("end"));
+  ASSIGN_OR_RETURN(uint64_t stride, sample.Unsigned("stride"));
+  layout.sample = {static_cast<uint32_t>(begin), static_cast<uint32_t>(end),
+                   static_cast<uint32_t>(stride)};
+
+  ASSIGN_OR_RETURN(JsonFields clock, root.Object("clock"));
+  ASSIGN_OR_RETURN(layout.clock.nominal_sm_clock_khz,
+                   clock.Unsigned("nominal_sm_clock_khz", std::numeric_limits<int64_t>::max()));
+  ASSIGN_OR_RETURN(uint64_t num_sms, clock.Unsigned("num_sms"));
+  layout.clock.num_sms = static_cast<uint32_t>(num_sms);
+  ASSIGN_OR_RETURN(layout.clock.event_clock, clock.String("event_clock"));
+  if (clock.Has("host_backend")) {  // absent in sidecars older than the field
+    ASSIGN_OR_RETURN(layout.clock.host_backend, clock.Bool("host_backend"));
+  }
+
+  if (root.Has("host_anchor")) {
+    ASSIGN_OR_RETURN(JsonFields anchor, root.Object("host_anchor"));
+    HostTimeAnchor& a = layout.host_anchor;
+    constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
+    ASSIGN_OR_RETURN(uint64_t globaltimer, anchor.Unsigned("globaltimer_ns", kMax));
+    ASSIGN_OR_RETURN(uint64_t boottime, anchor.Unsigned("boottime_ns", kMax));
+    ASSIGN_OR_RETURN(uint64_t realtime, anchor.Unsigned("realtime_ns", kMax));
+    ASSIGN_OR_RETURN(uint64_t uncertainty, anchor.Unsigned("uncertainty_ns", kMax));
+    a = {true, static_cast<int64_t>(globaltimer), static_cast<int64_t>(boottime),
+         static_cast<int64_t>(realtime), static_cast<int64_t>(uncertainty)};
+  }
+
+  ASSIGN_OR_RETURN(const json::Array* sites, root.Array("sites"));
+  layout.sites.reserve(sites->size());
+  for (size_t i = 0; i < sites->size(); ++i) {
+    const std::string path = absl::StrCat("sites[", i, "]");
+    const json::Object* object = (*sites)[i].getAsObject();
+    if (object == nullptr) return root.Mistyped(path, "an object", (*sites)[i]);
+    JsonFields site_fields(*object, path, "sidecar");
+    SiteInfo site;
+    ASSIGN_OR_RETURN(uint64_t id, site_fields.Unsigned("id"));
+    site.id = static_cast<uint32_t>(id);
+    ASSIGN_OR_RETURN(site.name, site_fields.String("name"));
+    ASSIGN_OR_RETURN(std::string site_kind, site_fields.String("kind"));
+    absl::StatusOr<SiteKind> parsed_kind = ParseSiteKind(site_kind);
+    if (!parsed_kind.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sidecar field \"", path, ".kind\": ", parsed_kind.status().message()));
+    }
+    site.kind = *parsed_kind;
+    ASSIGN_OR_RETURN(site.origin, site_fields.String("origin"));
+    layout.sites.push_back(std::move(site));
+  }
+  // Optional (sidecars written before the role table have none).
+  if (root.Has("unit_roles")) {
+    ASSIGN_OR_RETURN(layout.unit_roles, root.Strings("unit_roles"));
+  }
+
+  if (absl::Status valid = ValidateLayout(layout); !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sidecar describes an invalid layout: ", valid.message()));
+  }
+  return layout;
+}
+
+absl::StatusOr<std::vector<uint32_t>> WordsFromBytes(const TraceLayout& layout,
+                                                     absl::string_view bytes,
+                                                     absl::string_view what) {
+  const uint64_t expected = BufferBytes(layout);
+  const uint64_t actual = bytes.size();
+  if (actual != expected) {
+    const uint64_t records = NumRecords(layout);
+    const uint64_t record_bytes = abi::RecordBytes(layout.capacity);
+    std::string meaning;
+    if (actual % 4 != 0) {
+      meaning = "it is not even a whole number of 32-bit words, so the file is cut short or "
+                "is not a warptrace buffer";
+    } else if (records != 0 && actual % (records * 4) == 0 &&
+               actual / (records * 4) >= abi::kHeaderWords &&
+               (actual / (records * 4) - abi::kHeaderWords) % abi::kEventWords == 0) {
+      const uint64_t implied = (actual / (records * 4) - abi::kHeaderWords) / abi::kEventWords;
+      meaning = absl::StrFormat(
+          "that is %d records of capacity %d instead of %d: the sidecar probably belongs to "
+          "another run of the kernel (check \"capacity\", \"grid\" and \"sample\")",
+          records, implied, layout.capacity);
+    } else if (actual % record_bytes == 0) {
+      meaning = absl::StrFormat(
+          "that is %d records of this layout's %d bytes instead of %d: check \"grid\", "
+          "\"block\", \"unit\" and \"sample\" in the sidecar",
+          actual / record_bytes, record_bytes, records);
+    } else {
+      meaning = absl::StrFormat(
+          "that is %.2f records of this layout's %d bytes: the file is truncated or the "
+          "sidecar does not belong to it",
+          static_cast<double>(actual) / static_cast<double>(record_bytes), record_bytes);
+    }
+    return absl::DataLossError(absl::StrFormat(
+        "%s holds %d bytes but the layout (%d records x %d bytes, capacity %d) needs %d bytes; "
+        "%s",
+        what, actual, records, record_bytes, layout.capacity, expected, meaning));
+  }
+  std::vector<uint32_t> words(actual / 4);
+  if (llvm::sys::IsLittleEndianHost) {
+    if (actual != 0) std::memcpy(words.data(), bytes.data(), actual);
+  } else {
+    for (size_t i = 0; i < words.size(); ++i) {
+      words[i] = llvm::support::endian::read32le(bytes.data() + 4 * i);
+    }
+  }
+  return words;
+}
+
+absl::Status SaveTrace(absl::string_view prefix, const TraceLayout& layout,
+                       absl::Span<const uint32_t> words) {
+  RETURN_IF_ERROR(ValidateLayout(layout));
+  if (uint64_t{words.size()} * 4 != BufferBytes(layout)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "buffer has %d words but the layout needs %d (%d records x %d words)", words.size(),
+        BufferBytes(layout) / 4, NumRecords(layout), abi::RecordWords(layout.capacity)));
+  }
+  const std::string bin = absl::StrCat(prefix, ".bin");
+  const std::string sidecar = absl::StrCat(prefix, ".json");
+  RETURN_IF_ERROR(WriteFileAtomically(bin, [&](llvm::raw_ostream& os) {
+    if (llvm::sys::IsLittleEndianHost) {
+      os.write(reinterpret_cast<const char*>(words.data()), words.size() * 4);
+    } else {
+      for (uint32_t w : words) {
+        char le[4];
+        llvm::support::endian::write32le(le, w);
+        os.write(le, 4);
+      }
+    }
+    return absl::OkStatus();
+  }, {.role = "trace buffer"}));
+  return WriteFileAtomically(sidecar, [&](llvm::raw_ostream& os) {
+    WriteLayoutJson(layout, os);
+    os << "\n";
+    return absl::OkStatus();
+  }, {.role = "trace sidecar"});
+}
+
+absl::StatusOr<LoadedTrace> LoadTrace(absl::string_view prefix, const LoadOptions& options) {
+  const std::string sidecar_path = absl::StrCat(prefix, ".json");
+  const std::string bin_path = absl::StrCat(prefix, ".bin");
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> sidecar_file,
+                   MapFile(sidecar_path, {.role = "trace sidecar"}));
+  const absl::string_view sidecar = View(sidecar_file->getBuffer());
+  absl::StatusOr<std::string> format = SidecarFormat(sidecar);
+  if (!format.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(sidecar_path, ": ", format.status().message()));
+  }
+  if (*format != kSidecarFormat) {
+    auto it = options.importers.find(*format);
+    if (it == options.importers.end() || !it->second) {
+      std::vector<std::string> known = {kSidecarFormat};
+      for (const auto& [name, importer] : options.importers) {
+        if (importer) known.push_back(name);
+      }
+      std::sort(known.begin() + 1, known.end());
+      return absl::InvalidArgumentError(absl::StrCat(
+          sidecar_path, " has format \"", *format,
+          "\", for which no importer is registered (this reader knows: ",
+          absl::StrJoin(known, ", "), ")"));
+    }
+    return it->second(prefix, sidecar);
+  }
+  absl::StatusOr<TraceLayout> layout = ParseLayoutJson(sidecar);
+  if (!layout.ok()) {
+    return absl::Status(layout.status().code(),
+                        absl::StrCat(sidecar_path, ": ", layout.status().message()));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> bin,
+                   MapFile(bin_path, {.role = "trace buffer"}));
+  ASSIGN_OR_RETURN(std::vector<uint32_t> words,
+                   WordsFromBytes(*layout, View(bin->getBuffer()), bin_path));
+  return LoadedTrace{*std::move(layout), std::move(words)};
+}
+
+}  // namespace warptrace

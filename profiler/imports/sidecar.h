@@ -1,0 +1,122 @@
+// The on-disk form of a trace: `PREFIX.bin` holds the raw buffer (little-endian uint32
+// words, exactly as the device wrote them) and `PREFIX.json` the TraceLayout that decodes
+// it, so a buffer saved anywhere can be decoded later by the CLI.
+//
+// Sidecar schema (version 1); every field is required except "unit_roles":
+//
+//   {
+//     "format": "warptrace", "version": 1,
+//     "kernel_name": "gemm", "device_name": "NVIDIA H200",
+//     "grid": [8, 8, 1], "block": [256, 1, 1],
+//     "unit": {"kind": "warpgroup", "first_thread": 0, "num_threads": 0,
+//              "recorder_offset": 0},
+//     "capacity": 258, "placement": "global",
+//     "sample": {"begin": 0, "end": 4294967295, "stride": 1},
+//     "clock": {"nominal_sm_clock_khz": 1980000, "num_sms": 132, "event_clock": "clock"},
+//     "sites": [{"id": 0, "name": "kernel", "kind": "kernel", "origin": "gemm.cc:12"}, ...],
+//     "host_anchor": {"globaltimer_ns": N, "boottime_ns": N, "realtime_ns": N,
+//                     "uncertainty_ns": N},
+//     "unit_roles": ["producer", "consumer", "consumer"]
+//   }
+// "host_anchor" (TraceLayout::host_anchor) is optional: written when the anchor is known,
+// absent in sidecars saved before it existed, which stay readable (no anchor).
+//
+// "unit_roles" (TraceLayout::unit_roles, one role name per trace unit of a block) is
+// optional: written only when the layout has a role table, and a sidecar without it (every
+// sidecar written before it existed) reads back with an empty table.
+//
+// Other producers: a sidecar whose "format" is not "warptrace" (e.g. "mosaic-gpu", written
+// by JAX's Mosaic GPU profiler) is handed to the importer registered for that format in
+// LoadOptions::importers, which turns it into a warptrace TraceLayout and buffer:
+//
+//   LoadOptions options;
+//   options.importers["mosaic-gpu"] = &ImportMosaicGpuTrace;  // profiler/imports/mosaic_import.h
+//   ASSIGN_OR_RETURN(LoadedTrace trace, LoadTrace("/tmp/gemm", options));
+//
+// Thread-safety: all functions are reentrant; concurrent SaveTrace calls on one prefix leave
+// one of the complete versions (writes are atomic renames).
+#ifndef WARPTRACE_PROFILER_IMPORTS_SIDECAR_H_
+#define WARPTRACE_PROFILER_IMPORTS_SIDECAR_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/trace/layout.h"
+
+namespace warptrace {
+
+inline constexpr char kSidecarFormat[] = "warptrace";
+inline constexpr int64_t kSidecarVersion = 1;
+
+// A trace read back from disk: the layout and the buffer's words (host order).
+struct LoadedTrace {
+  TraceLayout layout;
+  std::vector<uint32_t> words;
+};
+
+// Turns a foreign sidecar into a warptrace trace. `prefix` is LoadTrace's argument (the
+// importer reads PREFIX.bin itself, in its own format); `sidecar_json` is the text of
+// PREFIX.json, already known to be a JSON object whose "format" selected this importer.
+// Errors are returned unchanged by LoadTrace.
+using SidecarImporter = std::function<absl::StatusOr<LoadedTrace>(
+    absl::string_view prefix, absl::string_view sidecar_json)>;
+
+struct LoadOptions {
+  // Importers by sidecar "format" value. "warptrace" is built in and cannot be replaced.
+  absl::flat_hash_map<std::string, SidecarImporter> importers;
+};
+
+// Streams the layout as a sidecar JSON object (pretty-printed, deterministic order).
+// Names pass through JSON's UTF-8 repair, so they always produce valid JSON.
+void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os);
+
+// Parses a "warptrace" sidecar and validates the layout it describes.
+// InvalidArgument: not JSON (with line/column), not an object, a "format" other than
+// "warptrace" (naming it), a version other than kSidecarVersion, a missing field, a field of
+// the wrong type or out of range (naming its path, e.g. "sites[3].kind"), or a layout that
+// ValidateLayout rejects.
+absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view json);
+
+// Reads the "format" field of a sidecar. InvalidArgument if `json` is not a JSON object
+// with a string "format".
+absl::StatusOr<std::string> SidecarFormat(absl::string_view json);
+
+// Writes PREFIX.bin (words, little-endian) and PREFIX.json atomically (each to a temporary
+// file renamed into place). The words must be exactly BufferBytes(layout) long.
+// InvalidArgument: invalid layout or a word count that disagrees with it.
+// FailedPrecondition: a file would replace one this process read (base/file.h).
+// NotFound/PermissionDenied/ResourceExhausted...: the file system's error, naming the path
+// (codes as in base/status_adapters.h). Neither file is executable.
+absl::Status SaveTrace(absl::string_view prefix, const TraceLayout& layout,
+                       absl::Span<const uint32_t> words);
+
+// Reads PREFIX.json and PREFIX.bin. A "warptrace" sidecar is parsed here; any other format
+// goes to options.importers.
+// NotFound (or the file system's code): a file cannot be read, naming it. Both files are
+//   registered as inputs (base/file.h): no output of this process may replace them.
+// InvalidArgument: the sidecar is rejected (see ParseLayoutJson), or its format has no
+//   importer registered (naming the format and the registered ones).
+// DataLoss: PREFIX.bin is not BufferBytes(layout) bytes long; the message gives expected and
+//   actual sizes, what the actual size would mean (records of this layout, or the capacity
+//   that would fit), and what to check.
+absl::StatusOr<LoadedTrace> LoadTrace(absl::string_view prefix,
+                                      const LoadOptions& options = {});
+
+// Converts an on-disk buffer (little-endian bytes) to words, checking its size against the
+// layout as LoadTrace does. `what` names the buffer in messages (e.g. the path).
+// DataLoss on a size mismatch.
+absl::StatusOr<std::vector<uint32_t>> WordsFromBytes(const TraceLayout& layout,
+                                                     absl::string_view bytes,
+                                                     absl::string_view what);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_IMPORTS_SIDECAR_H_

@@ -1,0 +1,690 @@
+#include "profiler/sinks/chrome_trace.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/types/span.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "profiler/trace/layout.h"
+
+namespace warptrace {
+namespace {
+
+// The process of units that have no record (has_record false): beyond any SM id.
+constexpr uint32_t kNoRecordPid = uint32_t{1} << 20;
+
+// Big enough that write(2) calls do not show in a profile of a multi-GB trace.
+constexpr size_t kFileBufferBytes = size_t{1} << 20;
+
+std::string DimString(const Dim3& d) { return absl::StrFormat("(%d,%d,%d)", d.x, d.y, d.z); }
+
+// otherData "time_source": where the times come from.
+const char* TimeSource(const ClockInfo& clock) {
+  return clock.host_backend
+             ? "host backend: CPU steady clock, not a GPU (correctness, not performance)"
+             : "device: %globaltimer ns, %clock cycles";
+}
+
+std::string UnitLabel(const UnitTimeline& unit, const TraceLayout& layout) {
+  return UnitName(unit.block_index, layout.unit.kind, unit.unit_index);
+}
+
+// ns → microseconds with exactly three decimals. `ns` >= 0 (checked by Validate).
+// Returns one past the last character written; `out` needs 24 bytes.
+char* FormatMicros(int64_t ns, char* out) {
+  const uint64_t value = static_cast<uint64_t>(ns);
+  const uint64_t whole = value / 1000;
+  const uint32_t frac = static_cast<uint32_t>(value % 1000);
+  out = std::to_chars(out, out + 20, whole).ptr;
+  out[0] = '.';
+  out[1] = static_cast<char>('0' + frac / 100);
+  out[2] = static_cast<char>('0' + frac / 10 % 10);
+  out[3] = static_cast<char>('0' + frac % 10);
+  return out + 4;
+}
+
+std::string JsonString(llvm::StringRef text) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::json::OStream json(os);
+  // json::Value's StringRef constructor runs fixUTF8 on invalid input; do it explicitly so
+  // the intent is visible and the replacement is the same U+FFFD everywhere.
+  json.value(llvm::json::isUTF8(text) ? text.str() : llvm::json::fixUTF8(text));
+  os.flush();
+  return out;
+}
+
+std::string JsonUint(uint64_t value) {
+  char buf[24];
+  return std::string(buf, std::to_chars(buf, buf + sizeof(buf), value).ptr);
+}
+
+// Where the previous unit (of this or an earlier chunk) left off.
+struct UnitOrder {
+  bool any = false;
+  uint32_t block_linear = 0;
+  uint32_t unit_index = 0;
+  std::string label;
+};
+
+// Checks everything the writer relies on, before a byte of `units` is written. `order` is
+// updated to the last unit. `units_per_block` = 0: no bound on unit indices.
+absl::Status Validate(absl::Span<const UnitTimeline> units, const TraceLayout& layout,
+                      int64_t origin_ns, uint64_t units_per_block, UnitOrder& order) {
+  const size_t num_sites = layout.sites.size();
+  std::vector<const Slice*> open;  // open[d] = the last slice seen at depth d
+  for (const UnitTimeline& unit : units) {
+    if (order.any && std::pair(order.block_linear, order.unit_index) >=
+                         std::pair(unit.block_linear, unit.unit_index)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "timeline units must be strictly ordered by (block, unit): ", UnitLabel(unit, layout),
+          " follows ", order.label));
+    }
+    if (units_per_block != 0 && unit.unit_index >= units_per_block) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          UnitLabel(unit, layout), ": unit index is not below the layout's ", units_per_block,
+          " units per block"));
+    }
+    order = {true, unit.block_linear, unit.unit_index, UnitLabel(unit, layout)};
+    open.clear();
+    int64_t last_begin = origin_ns;
+    for (size_t i = 0; i < unit.slices.size(); ++i) {
+      const Slice& s = unit.slices[i];
+      auto fail = [&](absl::string_view what) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            UnitLabel(unit, layout), ", slice ", i, " (site ", s.site, ", depth ", s.depth, ", ",
+            s.begin_ns, "..", s.end_ns, " ns): ", what));
+      };
+      if (s.site >= num_sites) {
+        return fail(absl::StrCat("site id is outside the site table (", num_sites, " sites)"));
+      }
+      if (s.end_ns < s.begin_ns) return fail("ends before it begins");
+      if (s.begin_ns < origin_ns) {
+        return fail(absl::StrCat("begins before the timeline origin ", origin_ns, " ns"));
+      }
+      // origin <= begin <= end, so end - origin bounds every difference the writer takes.
+      if (int64_t span; __builtin_sub_overflow(s.end_ns, origin_ns, &span)) {
+        return fail(absl::StrCat("is more than 2^63 ns after the timeline origin ", origin_ns,
+                                 " ns"));
+      }
+      if (s.begin_ns < last_begin && i > 0) {
+        return fail(absl::StrCat("begins before the previous slice (", last_begin,
+                                 " ns); slices must be ordered by begin time"));
+      }
+      last_begin = s.begin_ns;
+      if (s.depth > open.size()) {
+        return fail(absl::StrCat("is deeper than its enclosing slices (", open.size(),
+                                 " open at this point)"));
+      }
+      if (s.depth < open.size()) {
+        const Slice& sibling = *open[s.depth];
+        if (sibling.end_ns > s.begin_ns) {
+          return fail(absl::StrCat("overlaps the previous slice at its depth (site ",
+                                   sibling.site, ", ends at ", sibling.end_ns, " ns)"));
+        }
+        open.resize(s.depth);
+      }
+      if (s.depth > 0) {
+        const Slice& parent = *open[s.depth - 1];
+        if (s.end_ns > parent.end_ns) {
+          return fail(absl::StrCat("ends after its parent (site ", parent.site, ", ",
+                                   parent.begin_ns, "..", parent.end_ns, " ns)"));
+        }
+      }
+      open.push_back(&s);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// An event object serialized once by json::OStream with holes where per-unit and per-event
+// values go; writing an event fills the holes. A hole is a raw \x01 byte: json::OStream
+// escapes every control character inside strings and keys (as \u0001), so a raw \x01 in its
+// output can only be a hole.
+class EventTemplate {
+ public:
+  static constexpr char kHole = '\x01';
+
+  // `emit` writes one JSON value to the stream, calling Hole() for each hole.
+  template <typename Emit>
+  static EventTemplate Build(Emit emit) {
+    std::string text;
+    {
+      llvm::raw_string_ostream os(text);
+      llvm::json::OStream json(os);
+      emit(json);
+      os.flush();
+    }
+    EventTemplate t;
+    size_t begin = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == kHole) {
+        t.pieces_.push_back(text.substr(begin, i - begin));
+        begin = i + 1;
+      }
+    }
+    t.pieces_.push_back(text.substr(begin));
+    return t;
+  }
+  static void Hole(llvm::json::OStream& json) { json.rawValue(llvm::StringRef(&kHole, 1)); }
+
+  size_t holes() const { return pieces_.size() - 1; }
+
+  // Writes the template with values[i] in hole i; values has holes() entries.
+  void Write(llvm::raw_ostream& os, const llvm::StringRef* values) const {
+    os << pieces_[0];
+    for (size_t i = 1; i < pieces_.size(); ++i) os << values[i - 1] << pieces_[i];
+  }
+
+  // The text from hole `first` on, with values[i] in hole first + i: the part of an event
+  // that is the same for every event of a unit.
+  std::string Tail(size_t first, const llvm::StringRef* values) const {
+    std::string out = pieces_[first];
+    for (size_t i = first + 1; i < pieces_.size(); ++i) {
+      out.append(values[i - first - 1].data(), values[i - first - 1].size());
+      out += pieces_[i];
+    }
+    return out;
+  }
+  const std::string& piece(size_t i) const { return pieces_[i]; }
+
+ private:
+  std::vector<std::string> pieces_;
+};
+
+// Streams one validated Timeline. Metadata goes through json::OStream attribute by
+// attribute; slice events go through it as one rawValue each, filled from an EventTemplate
+// that json::OStream serialized (so every name, key and escape is still its work) and from
+// numbers formatted with std::to_chars. One template per (site, variant) for the whole
+// trace, so the per-event cost is a few memcpys and two integer conversions.
+class Writer {
+ public:
+  Writer(const TraceLayout& layout, int64_t origin_ns, uint64_t units_per_block,
+         const ChromeTraceOptions& options, llvm::raw_ostream& os)
+      : layout_(layout),
+        origin_ns_(origin_ns),
+        units_per_block_(std::max<uint64_t>(units_per_block, 1)),
+        options_(options),
+        json_(os) {
+    templates_.resize(layout.sites.size() * kVariants);
+    end_template_ = EventTemplate::Build([](llvm::json::OStream& json) {
+      json.object([&] {
+        json.attribute("ph", "E");
+        json.attributeBegin("ts");
+        EventTemplate::Hole(json);
+        json.attributeEnd();
+        PidTidHoles(json);
+      });
+    });
+  }
+
+  // {"displayTimeUnit": "ns", "traceEvents": [
+  void Begin() {
+    json_.objectBegin();
+    json_.attribute("displayTimeUnit", "ns");
+    json_.attributeBegin("traceEvents");
+    json_.arrayBegin();
+  }
+
+  // Per validated unit: its thread metadata, then its slices (so a trace streamed unit by
+  // unit is byte for byte the trace of the whole Timeline).
+  void AddUnits(absl::Span<const UnitTimeline> units) {
+    for (const UnitTimeline& unit : units) {
+      WriteThreadMetadata(unit);
+      Count(unit);
+      WriteUnit(unit);
+    }
+  }
+
+  // Process metadata, ], "otherData": {...}}
+  void Finish(absl::string_view clock_note, bool overhead_compensated) {
+    WriteProcessMetadata();
+    json_.arrayEnd();
+    json_.attributeEnd();
+    json_.attributeObject("otherData", [&] { WriteOtherData(clock_note, overhead_compensated); });
+    json_.objectEnd();
+  }
+
+ private:
+  // Template variants per site: bit 0 = the unit has a verdict other than complete (args
+  // carry "verdict"), bit 1 = the slice was repaired (args carry "repaired": true).
+  static constexpr size_t kVariants = 4;
+  // Holes of a slice template, in order: ts, [dur,] block, unit, [verdict,] pid, tid.
+
+  uint64_t Tid(const UnitTimeline& unit) const {
+    return uint64_t{unit.block_linear} * units_per_block_ + unit.unit_index;
+  }
+  static uint32_t Pid(const UnitTimeline& unit) {
+    return unit.has_record ? unit.sm_id : kNoRecordPid;
+  }
+
+  static void PidTidHoles(llvm::json::OStream& json) {
+    json.attributeBegin("pid");
+    EventTemplate::Hole(json);
+    json.attributeEnd();
+    json.attributeBegin("tid");
+    EventTemplate::Hole(json);
+    json.attributeEnd();
+  }
+
+  // A site's template and the text of its holes after ts/dur filled for the current unit.
+  struct SiteTemplate {
+    std::optional<EventTemplate> event;
+    uint64_t tail_generation = 0;  // == generation_ when `tail` is the current unit's
+    std::string tail;
+  };
+
+  SiteTemplate& TemplateFor(uint32_t site_id, bool verdict, bool repaired) {
+    const size_t variant = (verdict ? 1 : 0) | (repaired ? 2 : 0);
+    const bool complete = options_.events == ChromeEventStyle::kComplete;
+    const bool full = options_.args == ChromeSliceArgs::kFull;
+    SiteTemplate& entry = templates_[site_id * kVariants + variant];
+    std::optional<EventTemplate>& slot = entry.event;
+    if (!slot.has_value()) {
+      const SiteInfo& site = layout_.sites[site_id];
+      slot = EventTemplate::Build([&](llvm::json::OStream& json) {
+        json.object([&] {
+          json.attribute("name", FixedUtf8(site.name));
+          json.attribute("cat", SiteKindName(site.kind));
+          json.attribute("ph", complete ? "X" : "B");
+          json.attributeBegin("ts");
+          EventTemplate::Hole(json);
+          json.attributeEnd();
+          if (complete) {
+            json.attributeBegin("dur");
+            EventTemplate::Hole(json);
+            json.attributeEnd();
+          }
+          if (full) {
+            json.attributeObject("args", [&] {
+              json.attributeBegin("block");
+              EventTemplate::Hole(json);
+              json.attributeEnd();
+              json.attributeBegin("unit");
+              EventTemplate::Hole(json);
+              json.attributeEnd();
+              json.attribute("site", static_cast<int64_t>(site_id));
+              json.attribute("kind", SiteKindName(site.kind));
+              json.attribute("origin", FixedUtf8(site.origin));
+              if (verdict) {
+                json.attributeBegin("verdict");
+                EventTemplate::Hole(json);
+                json.attributeEnd();
+              }
+              if (repaired) json.attribute("repaired", true);
+            });
+          } else if (repaired) {
+            json.attributeObject("args", [&] { json.attribute("repaired", true); });
+          }
+          PidTidHoles(json);
+        });
+      });
+    }
+    if (entry.tail_generation != generation_) {
+      entry.tail_generation = generation_;
+      llvm::StringRef values[5];
+      size_t n = 0;
+      if (full) {
+        values[n++] = block_json_;
+        values[n++] = unit_json_;
+        if (verdict) values[n++] = verdict_json_;
+      }
+      values[n++] = pid_json_;
+      values[n++] = tid_json_;
+      entry.tail = slot->Tail(complete ? 2 : 1, values);
+    }
+    return entry;
+  }
+
+  static std::string FixedUtf8(const std::string& text) {
+    return llvm::json::isUTF8(text) ? text : llvm::json::fixUTF8(text);
+  }
+
+  void Count(const UnitTimeline& unit) {
+    ++verdict_counts_[static_cast<int>(unit.verdict)];
+    ++units_;
+    slices_ += unit.slices.size();
+    dropped_ += unit.dropped;
+    // The first unit seen on each SM names its process (Timeline order).
+    first_tid_.try_emplace(Pid(unit), Tid(unit));
+  }
+
+  void WriteOtherData(absl::string_view clock_note, bool overhead_compensated) {
+    const TraceLayout& layout = layout_;
+    json_.attribute("tool", "warptrace");
+    json_.attribute("kernel", FixedUtf8(layout.kernel_name));
+    json_.attribute("device", FixedUtf8(layout.device_name));
+    json_.attribute("clock", FixedUtf8(std::string(clock_note)));
+    json_.attribute("time_source", TimeSource(layout.clock));
+    json_.attribute("nominal_sm_clock_khz",
+                    static_cast<int64_t>(layout.clock.nominal_sm_clock_khz));
+    json_.attribute("grid", DimString(layout.grid));
+    json_.attribute("block", DimString(layout.block));
+    json_.attribute("trace_unit", UnitKindName(layout.unit.kind));
+    json_.attribute("capacity", static_cast<int64_t>(layout.capacity));
+    // Absolute globaltimer values exceed 2^53: a string keeps every digit.
+    json_.attribute("origin_ns", absl::StrCat(origin_ns_));
+    json_.attribute("overhead_compensated", overhead_compensated);
+    json_.attribute("units", static_cast<int64_t>(units_));
+    for (Verdict v : {Verdict::kComplete, Verdict::kTruncated, Verdict::kOverflowed,
+                      Verdict::kCorrupt, Verdict::kMissing}) {
+      json_.attribute(absl::StrCat("units_", VerdictName(v)),
+                      static_cast<int64_t>(verdict_counts_[static_cast<int>(v)]));
+    }
+    json_.attribute("slices", static_cast<int64_t>(slices_));
+    json_.attribute("dropped_events", static_cast<int64_t>(dropped_));
+    json_.attribute("slice_args", ChromeSliceArgsName(options_.args));
+    // What lean slices leave out, once per site.
+    json_.attributeArray("sites", [&] {
+      for (const SiteInfo& site : layout.sites) {
+        json_.object([&] {
+          json_.attribute("id", static_cast<int64_t>(site.id));
+          json_.attribute("name", FixedUtf8(site.name));
+          json_.attribute("kind", SiteKindName(site.kind));
+          json_.attribute("origin", FixedUtf8(site.origin));
+        });
+      }
+    });
+    if (layout.host_anchor.known) {
+      // Decimal strings, like origin_ns: the values exceed 2^53.
+      const HostTimeAnchor& anchor = layout.host_anchor;
+      json_.attributeObject("host_anchor", [&] {
+        json_.attribute("globaltimer_ns", absl::StrCat(anchor.globaltimer_ns));
+        json_.attribute("boottime_ns", absl::StrCat(anchor.boottime_ns));
+        json_.attribute("realtime_ns", absl::StrCat(anchor.realtime_ns));
+        json_.attribute("uncertainty_ns", anchor.uncertainty_ns);
+      });
+    }
+  }
+
+  void WriteProcessMetadata() {
+    // One per SM, by SM id, with the tid of the SM's first unit.
+    const auto& sms = first_tid_;
+    for (const auto& entry : sms) {
+      // Plain copies: clang 14 cannot capture structured bindings in lambdas.
+      const auto sm = entry.first;
+      const auto tid = entry.second;
+      json_.object([&] {
+        json_.attribute("name", "process_name");
+        json_.attribute("ph", "M");
+        json_.attribute("pid", static_cast<int64_t>(sm));
+        json_.attribute("tid", static_cast<int64_t>(tid));
+        json_.attributeObject("args", [&] {
+          json_.attribute("name", sm == kNoRecordPid ? std::string("no record")
+                                                     : absl::StrCat("SM ", sm));
+        });
+      });
+      json_.object([&] {
+        json_.attribute("name", "process_sort_index");
+        json_.attribute("ph", "M");
+        json_.attribute("pid", static_cast<int64_t>(sm));
+        json_.attribute("tid", static_cast<int64_t>(tid));
+        json_.attributeObject("args",
+                              [&] { json_.attribute("sort_index", static_cast<int64_t>(sm)); });
+      });
+    }
+  }
+
+  void WriteThreadMetadata(const UnitTimeline& unit) {
+    const int64_t pid = Pid(unit);
+    const int64_t tid = static_cast<int64_t>(Tid(unit));
+    std::string name = UnitName(unit.block_index, layout_.unit.kind, unit.unit_index);
+    if (unit.verdict != Verdict::kComplete) {
+      absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
+    }
+    json_.object([&] {
+      json_.attribute("name", "thread_name");
+      json_.attribute("ph", "M");
+      json_.attribute("pid", pid);
+      json_.attribute("tid", tid);
+      json_.attributeObject("args", [&] {
+        json_.attribute("name", name);
+        json_.attribute("verdict", VerdictName(unit.verdict));
+        if (unit.verdict != Verdict::kComplete) {
+          json_.attribute("reason", FixedUtf8(unit.verdict_reason));
+        }
+      });
+    });
+    json_.object([&] {
+      json_.attribute("name", "thread_sort_index");
+      json_.attribute("ph", "M");
+      json_.attribute("pid", pid);
+      json_.attribute("tid", tid);
+      json_.attributeObject("args", [&] { json_.attribute("sort_index", tid); });
+    });
+  }
+
+  void WriteUnit(const UnitTimeline& unit) {
+    if (unit.slices.empty()) return;
+    ++generation_;
+    // Per-unit hole values, serialized once.
+    block_json_ = JsonString(DimString(unit.block_index));
+    unit_json_ = JsonUint(unit.unit_index);
+    pid_json_ = JsonUint(Pid(unit));
+    tid_json_ = JsonUint(Tid(unit));
+    const bool has_verdict = unit.verdict != Verdict::kComplete;
+    verdict_json_ = has_verdict ? JsonString(VerdictName(unit.verdict)) : std::string();
+    const bool complete_events = options_.events == ChromeEventStyle::kComplete;
+    open_.clear();
+    for (const Slice& s : unit.slices) {
+      if (!complete_events) {
+        while (open_.size() > s.depth) {
+          WriteEnd(open_.back());
+          open_.pop_back();
+        }
+        open_.push_back(s.end_ns);
+      }
+      WriteSlice(TemplateFor(s.site, has_verdict, s.repaired), s, complete_events);
+    }
+    while (!open_.empty()) {
+      WriteEnd(open_.back());
+      open_.pop_back();
+    }
+  }
+
+  void WriteSlice(const SiteTemplate& t, const Slice& s, bool complete) {
+    char ts[24], dur[24];
+    char* const ts_end = FormatMicros(s.begin_ns - origin_ns_, ts);
+    char* const dur_end = complete ? FormatMicros(s.end_ns - s.begin_ns, dur) : dur;
+    json_.rawValue([&](llvm::raw_ostream& os) {
+      os << t.event->piece(0) << llvm::StringRef(ts, ts_end - ts);
+      if (complete) os << t.event->piece(1) << llvm::StringRef(dur, dur_end - dur);
+      os << t.tail;
+    });
+  }
+
+  void WriteEnd(int64_t end_ns) {
+    char ts[24];
+    const llvm::StringRef values[3] = {
+        llvm::StringRef(ts, FormatMicros(end_ns - origin_ns_, ts) - ts), pid_json_,
+        tid_json_};
+    json_.rawValue([&](llvm::raw_ostream& os) { end_template_.Write(os, values); });
+  }
+
+  const TraceLayout& layout_;
+  const int64_t origin_ns_;
+  const uint64_t units_per_block_;
+  const ChromeTraceOptions options_;
+  llvm::json::OStream json_;
+  // Totals for otherData and process metadata: O(SMs), not O(units).
+  uint64_t verdict_counts_[5] = {};
+  uint64_t units_ = 0, slices_ = 0, dropped_ = 0;
+  std::map<uint32_t, uint64_t> first_tid_;  // pid -> tid of its first unit
+  std::vector<SiteTemplate> templates_;  // [site * kVariants + variant]
+  uint64_t generation_ = 0;              // counts units written
+  EventTemplate end_template_;
+  // Per current unit.
+  std::string block_json_;
+  std::string unit_json_;
+  std::string pid_json_;
+  std::string tid_json_;
+  std::string verdict_json_;
+  std::vector<int64_t> open_;  // end times of open B events (B/E mode)
+};
+
+// Units per block for tids: the layout's, or more when a hand-built Timeline says so.
+uint64_t UnitsPerBlockOf(const Timeline& timeline) {
+  uint64_t n = UnitsPerBlock(timeline.layout);
+  for (const UnitTimeline& unit : timeline.units) {
+    n = std::max<uint64_t>(n, uint64_t{unit.unit_index} + 1);
+  }
+  return n;
+}
+
+}  // namespace
+
+absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions& options,
+                              llvm::raw_ostream& os) {
+  UnitOrder order;
+  RETURN_IF_ERROR(Validate(timeline.units, timeline.layout, timeline.origin_ns, 0, order));
+  Writer writer(timeline.layout, timeline.origin_ns, UnitsPerBlockOf(timeline), options, os);
+  writer.Begin();
+  writer.AddUnits(timeline.units);
+  writer.Finish(timeline.clock_note, timeline.overhead_compensated);
+  return absl::OkStatus();
+}
+
+absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
+                                  absl::string_view path) {
+  UnitOrder order;
+  RETURN_IF_ERROR(Validate(timeline.units, timeline.layout, timeline.origin_ns, 0, order));
+  return WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) -> absl::Status {
+    Writer writer(timeline.layout, timeline.origin_ns, UnitsPerBlockOf(timeline), options, os);
+    writer.Begin();
+    writer.AddUnits(timeline.units);
+    writer.Finish(timeline.clock_note, timeline.overhead_compensated);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status WriteChromeTraceFile(
+    absl::string_view path, const std::function<absl::Status(llvm::raw_ostream&)>& write) {
+  return WriteFileAtomically(
+      path,
+      [&](llvm::raw_ostream& os) {
+        os.SetBufferSize(kFileBufferBytes);
+        return write(os);
+      },
+      {.role = "Chrome trace"});
+}
+
+// ---- ChromeTraceWriter ----------------------------------------------------------------
+
+struct ChromeTraceWriter::State {
+  State(const TraceLayout& layout, int64_t origin, const ChromeTraceOptions& options,
+        llvm::raw_ostream& os)
+      : layout(layout),
+        origin_ns(origin),
+        units_per_block(std::max<uint64_t>(UnitsPerBlock(layout), 1)),
+        writer(this->layout, origin, units_per_block, options, os) {}
+  const TraceLayout layout;
+  const int64_t origin_ns;
+  const uint64_t units_per_block;
+  Writer writer;
+  UnitOrder order;
+  bool finished = false;
+};
+
+ChromeTraceWriter::ChromeTraceWriter(const TraceLayout& layout, int64_t origin_ns,
+                                     const ChromeTraceOptions& options, llvm::raw_ostream& os)
+    : state_(std::make_unique<State>(layout, origin_ns, options, os)) {
+  state_->writer.Begin();
+}
+
+ChromeTraceWriter::~ChromeTraceWriter() {
+  if (!state_->finished) Finish("", false);
+}
+
+absl::Status ChromeTraceWriter::Add(const Timeline& chunk) {
+  if (state_->finished) {
+    return absl::FailedPreconditionError("ChromeTraceWriter::Add after Finish");
+  }
+  RETURN_IF_ERROR(Validate(chunk.units, state_->layout, state_->origin_ns,
+                           state_->units_per_block, state_->order));
+  state_->writer.AddUnits(chunk.units);
+  return absl::OkStatus();
+}
+
+absl::Status ChromeTraceWriter::AddUnit(const UnitTimeline& unit) {
+  if (state_->finished) {
+    return absl::FailedPreconditionError("ChromeTraceWriter::AddUnit after Finish");
+  }
+  const absl::Span<const UnitTimeline> one(&unit, 1);
+  RETURN_IF_ERROR(Validate(one, state_->layout, state_->origin_ns, state_->units_per_block,
+                           state_->order));
+  state_->writer.AddUnits(one);
+  return absl::OkStatus();
+}
+
+void ChromeTraceWriter::Finish(absl::string_view clock_note, bool overhead_compensated) {
+  if (state_->finished) return;
+  state_->finished = true;
+  state_->writer.Finish(clock_note, overhead_compensated);
+}
+
+// ---- ChromeTraceSink --------------------------------------------------------------------
+
+ChromeTraceSink::ChromeTraceSink(const ChromeTraceOptions& options, llvm::raw_ostream& os)
+    : options_(options), os_(os) {}
+
+ChromeTraceSink::~ChromeTraceSink() = default;
+
+absl::Status ChromeTraceSink::Begin(const TraceBegin& begin) {
+  writer_ = std::make_unique<ChromeTraceWriter>(*begin.layout, begin.origin_ns, options_, os_);
+  overhead_compensated_ = begin.overhead_compensated;
+  return absl::OkStatus();
+}
+
+absl::Status ChromeTraceSink::AddUnit(const UnitView& unit) {
+  if (writer_ == nullptr) return absl::FailedPreconditionError("AddUnit before Begin");
+  return writer_->AddUnit(*unit.timeline);
+}
+
+absl::Status ChromeTraceSink::End(const TraceEnd& end) {
+  if (writer_ == nullptr) return absl::FailedPreconditionError("End before Begin");
+  writer_->Finish(end.clock_note, overhead_compensated_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "x") return ChromeEventStyle::kComplete;
+  if (lower == "be" || lower == "b/e") return ChromeEventStyle::kBeginEnd;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown Chrome event style '", name, "': use 'x' (complete events) or 'be' (B/E pairs)"));
+}
+
+absl::StatusOr<ChromeSliceArgs> ParseChromeSliceArgs(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "lean") return ChromeSliceArgs::kLean;
+  if (lower == "full") return ChromeSliceArgs::kFull;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown slice args '", name, "': use 'lean' (none; sites once in otherData) or 'full' "
+      "(block, unit, site, kind, origin on every slice)"));
+}
+
+const char* ChromeSliceArgsName(ChromeSliceArgs args) {
+  return args == ChromeSliceArgs::kLean ? "lean" : "full";
+}
+
+const char* ChromeEventStyleName(ChromeEventStyle style) {
+  return style == ChromeEventStyle::kComplete ? "x" : "be";
+}
+
+}  // namespace warptrace

@@ -1,0 +1,160 @@
+#include "profiler/trace/decode.h"
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+
+namespace warptrace {
+namespace {
+
+// Header word indices (trace_abi.h's RecordHeader, one uint32 each).
+enum : uint32_t {
+  kMagic = 0,
+  kVersion,
+  kSmId,
+  kBlockLinear,
+  kUnitIndex,
+  kAttempted,
+  kCapacity,
+  kFlags,
+  kStartClock,
+  kEndClock,
+  kStartGtLo,
+  kStartGtHi,
+  kEndGtLo,
+  kEndGtHi,
+  kHeaderWordsField,
+  kChecksum,
+};
+static_assert(kChecksum + 1 == abi::kHeaderWords);
+
+bool AllZero(const uint32_t* w, uint64_t n) {
+  uint32_t acc = 0;
+  for (uint64_t i = 0; i < n; ++i) acc |= w[i];
+  return acc == 0;
+}
+
+}  // namespace
+
+const char* HeaderProblemName(HeaderProblem problem) {
+  switch (problem) {
+    case HeaderProblem::kNone:
+      return "none";
+    case HeaderProblem::kMissing:
+      return "missing";
+    case HeaderProblem::kBadMagic:
+      return "bad_magic";
+    case HeaderProblem::kBadVersion:
+      return "bad_version";
+    case HeaderProblem::kBadHeaderWords:
+      return "bad_header_words";
+    case HeaderProblem::kBadChecksum:
+      return "bad_checksum";
+    case HeaderProblem::kWrongBlock:
+      return "wrong_block";
+    case HeaderProblem::kWrongUnit:
+      return "wrong_unit";
+    case HeaderProblem::kBadGlobaltimer:
+      return "bad_globaltimer";
+  }
+  return "?";
+}
+
+absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> words,
+                        DecodedTrace& out) {
+  RETURN_IF_ERROR(ValidateLayout(layout));
+  const uint64_t num_records = NumRecords(layout);
+  const uint64_t record_words = abi::RecordWords(layout.capacity);
+  const uint64_t expected_words = num_records * record_words;
+  if (words.size() != expected_words) {
+    const uint64_t have = words.size();
+    return absl::DataLossError(absl::StrFormat(
+        "trace buffer has %d words but the layout needs %d (%d records x %d words for "
+        "capacity %d); %d words would be %.2f records of this layout: the buffer does not "
+        "belong to this layout or was cut short",
+        have, expected_words, num_records, record_words, layout.capacity, have,
+        static_cast<double>(have) / static_cast<double>(record_words)));
+  }
+  const uint32_t units_per_block = UnitsPerBlock(layout);
+  out.layout = &layout;
+  out.records.clear();
+  out.records.resize(num_records);
+  out.total_events = 0;
+
+  const uint32_t* base = words.data();
+  for (uint64_t r = 0; r < num_records; ++r) {
+    const uint32_t* h = base + r * record_words;
+    DecodedRecord& rec = out.records[r];
+    rec.record_index = r;
+    rec.block_linear = static_cast<uint32_t>(SampledBlockId(layout, r / units_per_block));
+    rec.unit_index = static_cast<uint32_t>(r % units_per_block);
+    rec.header = absl::Span<const uint32_t>(h, abi::kHeaderWords);
+
+    HeaderProblem problem = HeaderProblem::kNone;
+    if (h[kMagic] != abi::kTraceMagic) {
+      problem = AllZero(h, abi::kHeaderWords) ? HeaderProblem::kMissing : HeaderProblem::kBadMagic;
+    } else if (h[kVersion] < abi::kMinTraceVersion || h[kVersion] > abi::kTraceVersion) {
+      problem = HeaderProblem::kBadVersion;
+    } else if (h[kHeaderWordsField] != abi::kHeaderWords) {
+      problem = HeaderProblem::kBadHeaderWords;
+    } else if (h[kChecksum] != abi::HeaderChecksum(h[kMagic], h[kVersion], h[kSmId],
+                                                   h[kBlockLinear], h[kUnitIndex],
+                                                   h[kCapacity])) {
+      problem = HeaderProblem::kBadChecksum;
+    } else if (h[kCapacity] != layout.capacity) {
+      return absl::DataLossError(absl::StrFormat(
+          "record %d (%s) was written with capacity %d but the layout says %d: "
+          "the buffer was recorded with another layout (its sidecar is stale or belongs to "
+          "another run); re-save the trace with the layout the kernel ran with",
+          r, UnitName(layout, rec.block_linear, rec.unit_index), h[kCapacity],
+          layout.capacity));
+    } else if (h[kBlockLinear] != rec.block_linear) {
+      problem = HeaderProblem::kWrongBlock;
+    } else if (h[kUnitIndex] != rec.unit_index) {
+      problem = HeaderProblem::kWrongUnit;
+    } else if ((uint64_t{h[kStartGtLo]} | (uint64_t{h[kStartGtHi]} << 32)) >=
+               kMaxGlobaltimerNs) {
+      problem = HeaderProblem::kBadGlobaltimer;
+    }
+    rec.header_problem = problem;
+    if (problem != HeaderProblem::kNone) {
+      rec.events = {};
+      rec.events_recovered = false;
+      continue;
+    }
+    rec.version = h[kVersion];
+    rec.sm_id = h[kSmId];
+    rec.attempted = h[kAttempted];
+    rec.capacity = h[kCapacity];
+    rec.flags = h[kFlags];
+    rec.start_clock = h[kStartClock];
+    rec.end_clock = h[kEndClock];
+    rec.start_globaltimer = uint64_t{h[kStartGtLo]} | (uint64_t{h[kStartGtHi]} << 32);
+    rec.end_globaltimer = uint64_t{h[kEndGtLo]} | (uint64_t{h[kEndGtHi]} << 32);
+    // Events are pairs of uint32 words; abi::Event is that pair (static_asserts in the ABI).
+    const abi::Event* events = reinterpret_cast<const abi::Event*>(h + abi::kHeaderWords);
+    uint32_t n;
+    if (rec.complete()) {
+      n = rec.attempted < rec.capacity ? rec.attempted : rec.capacity;
+      rec.events_recovered = false;
+    } else {
+      n = 0;
+      while (n < rec.capacity && (events[n].tag | events[n].clock) != 0) {
+        // A payload slot may be all zero (barrier 0, phase 0): it goes with its event.
+        const bool payload = rec.version >= 2 && abi::TagHasPayload(events[n].tag);
+        n += payload && n + 1 < rec.capacity ? 2 : 1;
+      }
+      rec.events_recovered = true;
+    }
+    rec.events = absl::Span<const abi::Event>(events, n);
+    out.total_events += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DecodedTrace> Decode(const TraceLayout& layout, absl::Span<const uint32_t> words) {
+  DecodedTrace out;
+  RETURN_IF_ERROR(DecodeInto(layout, words, out));
+  return out;
+}
+
+}  // namespace warptrace

@@ -1,0 +1,577 @@
+#include "profiler/trace/verify.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/file.h"
+#include "llvm/Support/JSON.h"
+#include "profiler/device/trace_abi.h"
+
+namespace warptrace {
+namespace {
+
+namespace json = ::llvm::json;
+
+}  // namespace
+
+namespace internal {
+
+// Collects findings for one report, honouring the caps without building strings past them.
+class Collector {
+ public:
+  Collector(VerifyReport& report, const TraceLayout& layout, const VerifyOptions& options,
+            uint64_t& suppressed)
+      : report_(report), layout_(layout), options_(options), suppressed_(suppressed) {}
+
+  template <typename MakeMessage>
+  void Add(FindingKind kind, const DecodedRecord& r, int64_t event, MakeMessage&& make) {
+    const Severity severity = (options_.allow_truncated || kind == FindingKind::kRepaired ||
+                               kind == FindingKind::kClockAmbiguous)
+                                  ? Severity::kWarning
+                                  : Severity::kError;
+    ++report_.kind_counts[static_cast<int>(kind)];
+    if (severity == Severity::kError) {
+      ++report_.errors;
+    } else {
+      ++report_.warnings;
+    }
+    if (unit_findings_ >= options_.max_findings_per_unit ||
+        report_.findings.size() >= options_.max_findings) {
+      ++suppressed_;
+      return;
+    }
+    ++unit_findings_;
+    report_.findings.push_back({severity, kind, r.record_index, r.block_linear, r.unit_index,
+                                BlockIndex(layout_.grid, r.block_linear), layout_.unit.kind,
+                                event, make()});
+  }
+
+  void Finish() {
+    if (suppressed_ == 0) return;
+    ++report_.kind_counts[static_cast<int>(FindingKind::kTooManyFindings)];
+    ++report_.warnings;
+    Finding f;
+    f.severity = Severity::kWarning;
+    f.kind = FindingKind::kTooManyFindings;
+    f.message = absl::StrFormat(
+        "%d more findings were counted but not listed (limits: %d per unit, %d per report)",
+        suppressed_, options_.max_findings_per_unit, options_.max_findings);
+    report_.findings.push_back(std::move(f));
+  }
+
+ private:
+  VerifyReport& report_;
+  const TraceLayout& layout_;
+  const VerifyOptions& options_;
+  uint64_t& suppressed_;     // over the whole report
+  uint32_t unit_findings_ = 0;  // a Collector lives for one unit
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::Collector;
+
+std::string SiteName(const TraceLayout& layout, uint32_t site) {
+  if (site < layout.sites.size()) return absl::StrCat("\"", layout.sites[site].name, "\"");
+  return absl::StrCat("#", site);
+}
+
+FindingKind HeaderFindingKind(HeaderProblem problem) {
+  switch (problem) {
+    case HeaderProblem::kMissing:
+      return FindingKind::kMissingRecord;
+    case HeaderProblem::kBadMagic:
+      return FindingKind::kBadMagic;
+    case HeaderProblem::kBadVersion:
+      return FindingKind::kBadVersion;
+    case HeaderProblem::kBadHeaderWords:
+      return FindingKind::kBadHeaderWords;
+    case HeaderProblem::kBadChecksum:
+      return FindingKind::kBadChecksum;
+    case HeaderProblem::kWrongBlock:
+      return FindingKind::kWrongBlock;
+    case HeaderProblem::kBadGlobaltimer:
+      return FindingKind::kBadGlobaltimer;
+    case HeaderProblem::kWrongUnit:
+    case HeaderProblem::kNone:
+      break;
+  }
+  return FindingKind::kWrongUnit;
+}
+
+std::string HeaderMessage(const DecodedRecord& r) {
+  const absl::Span<const uint32_t> h = r.header;
+  switch (r.header_problem) {
+    case HeaderProblem::kMissing:
+      return "no record: the unit never ran its prologue (its header is all zero)";
+    case HeaderProblem::kBadMagic:
+      return absl::StrFormat(
+          "header magic is 0x%08x, expected 0x%08x ('WTRC'): the record was overwritten or "
+          "the buffer is not a warptrace trace",
+          h[0], abi::kTraceMagic);
+    case HeaderProblem::kBadVersion:
+      return absl::StrFormat(
+          "trace ABI version %d, this build reads versions %d to %d: decode it with the "
+          "warptrace that recorded it",
+          h[1], abi::kMinTraceVersion, abi::kTraceVersion);
+    case HeaderProblem::kBadHeaderWords:
+      return absl::StrFormat("header says it is %d words, expected %d", h[14],
+                             abi::kHeaderWords);
+    case HeaderProblem::kBadChecksum:
+      return absl::StrFormat(
+          "header checksum 0x%08x does not match its identity words (expected 0x%08x): the "
+          "header was overwritten",
+          h[15], abi::HeaderChecksum(h[0], h[1], h[2], h[3], h[4], h[6]));
+    case HeaderProblem::kWrongBlock:
+      return absl::StrFormat(
+          "header says block %d but this buffer position holds block %d: records are out of "
+          "place (wrong grid or sample in the layout?)",
+          h[3], r.block_linear);
+    case HeaderProblem::kWrongUnit:
+      return absl::StrFormat(
+          "header says unit %d but this buffer position holds unit %d: records are out of "
+          "place (wrong trace unit in the layout?)",
+          h[4], r.unit_index);
+    case HeaderProblem::kBadGlobaltimer:
+      return absl::StrFormat(
+          "start globaltimer %d ns is past 2^62 ns (146 years), which no device reaches: the "
+          "header's timer words were overwritten",
+          uint64_t{h[10]} | (uint64_t{h[11]} << 32));
+    case HeaderProblem::kNone:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* SeverityName(Severity severity) {
+  return severity == Severity::kError ? "error" : "warning";
+}
+
+const char* FindingKindName(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::kMissingRecord: return "missing_record";
+    case FindingKind::kBadMagic: return "bad_magic";
+    case FindingKind::kBadVersion: return "bad_version";
+    case FindingKind::kBadHeaderWords: return "bad_header_words";
+    case FindingKind::kBadChecksum: return "bad_checksum";
+    case FindingKind::kWrongBlock: return "wrong_block";
+    case FindingKind::kWrongUnit: return "wrong_unit";
+    case FindingKind::kBadGlobaltimer: return "bad_globaltimer";
+    case FindingKind::kSmIdOutOfRange: return "sm_id_out_of_range";
+    case FindingKind::kIncomplete: return "incomplete";
+    case FindingKind::kEndBeforeStart: return "end_before_start";
+    case FindingKind::kDroppedEvents: return "dropped_events";
+    case FindingKind::kUnknownSite: return "unknown_site";
+    case FindingKind::kExitWithoutBegin: return "exit_without_begin";
+    case FindingKind::kMismatchedNesting: return "mismatched_nesting";
+    case FindingKind::kUnpairedEvent: return "unpaired_event";
+    case FindingKind::kClockBackwards: return "clock_backwards";
+    case FindingKind::kClockAmbiguous: return "clock_ambiguous";
+    case FindingKind::kClockWrapsLost: return "clock_wraps_lost";
+    case FindingKind::kRepaired: return "repaired";
+    case FindingKind::kTooManyFindings: return "too_many_findings";
+  }
+  return "?";
+}
+
+std::string FormatFinding(const Finding& f) {
+  if (f.kind == FindingKind::kTooManyFindings) return f.message;
+  if (f.event_index >= 0) {
+    return absl::StrFormat("%s event %d: %s", UnitName(f.block_index, f.unit_kind, f.unit_index),
+                           f.event_index, f.message);
+  }
+  return absl::StrFormat("%s: %s", UnitName(f.block_index, f.unit_kind, f.unit_index),
+                         f.message);
+}
+
+absl::Status VerifyReport::ToStatus() const {
+  if (errors == 0) return absl::OkStatus();
+  const uint64_t dropped_errors = kind_counts[static_cast<int>(FindingKind::kDroppedEvents)];
+  const bool only_dropped = dropped_errors == errors;
+  std::string text = absl::StrFormat(
+      "trace verification found %d error%s in %d of %d units (run with allow_truncated / "
+      "--allow-truncated to keep each unit's valid prefix instead):",
+      errors, errors == 1 ? "" : "s",
+      units.size() - verdict_counts[static_cast<int>(Verdict::kComplete)], units.size());
+  for (const Finding& f : findings) {
+    if (f.severity != Severity::kError && f.kind != FindingKind::kTooManyFindings) continue;
+    absl::StrAppend(&text, "\n  ", FormatFinding(f));
+  }
+  if (only_dropped) {
+    absl::StrAppend(&text, "\n  a capacity of ", required_capacity(),
+                    " events per unit would have held every event");
+    return absl::ResourceExhaustedError(text);
+  }
+  return absl::DataLossError(text);
+}
+
+namespace {
+
+// What the event walk says is wrong with a unit's events, first problem first.
+struct EventProblem {
+  uint32_t first_error = UINT32_MAX;  // event index of the first event error, or none
+  FindingKind kind = FindingKind::kUnknownSite;
+  uint32_t site = 0;          // the offending event's site
+  int64_t back_cycles = 0;    // kClockBackwards: how far back
+  bool end_stamp_back = false;  // the end stamp steps back beyond the overhead
+  int64_t end_back_cycles = 0;
+  uint32_t open_regions = 0;  // regions open before first_error (after all events if none)
+};
+
+EventProblem FindEventProblem(const DecodedRecord& r, const UnitWalk& walk,
+                              uint64_t overhead) {
+  EventProblem p;
+  switch (walk.error) {
+    case WalkError::kNone: break;
+    case WalkError::kUnknownSite: p.kind = FindingKind::kUnknownSite; break;
+    case WalkError::kExitWithoutBegin: p.kind = FindingKind::kExitWithoutBegin; break;
+    case WalkError::kMismatchedNesting: p.kind = FindingKind::kMismatchedNesting; break;
+  }
+  if (walk.error != WalkError::kNone) {
+    p.first_error = walk.walked;
+    p.site = walk.error_site;
+  }
+  p.open_regions = static_cast<uint32_t>(walk.open.size());
+  for (const BackStep& b : walk.back_steps) {
+    if (static_cast<uint64_t>(b.cycles) <= overhead) continue;
+    if (b.event < walk.walked) {
+      p.first_error = b.event;
+      p.kind = FindingKind::kClockBackwards;
+      p.site = abi::TagSite(r.events[b.event].tag);
+      p.back_cycles = b.cycles;
+      p.open_regions = walk.OpenBefore(b.event);
+    } else if (walk.chain_to_end) {
+      p.end_stamp_back = true;
+      p.end_back_cycles = b.cycles;
+    }
+    break;
+  }
+  return p;
+}
+
+std::string EventProblemMessage(const EventProblem& p, const UnitWalk& walk,
+                                const TraceLayout& layout, uint64_t overhead) {
+  const uint32_t num_sites = static_cast<uint32_t>(layout.sites.size());
+  switch (p.kind) {
+    case FindingKind::kUnknownSite:
+      return absl::StrFormat("site id %d is not in the layout's site table (%d sites, ids 0..%d)",
+                             p.site, num_sites, num_sites == 0 ? 0 : num_sites - 1);
+    case FindingKind::kExitWithoutBegin:
+      return absl::StrFormat("exit of %s without its begin (no region is open)",
+                             SiteName(layout, p.site));
+    case FindingKind::kMismatchedNesting:
+      return absl::StrFormat(
+          "exit of %s while %s (begun at event %d) is the innermost open region",
+          SiteName(layout, p.site), SiteName(layout, walk.expected_site), walk.expected_begin);
+    case FindingKind::kClockBackwards:
+      return absl::StrFormat(
+          "%%clock goes back %d cycles from the previous stamp (%s event), more than the "
+          "unit's measured overhead of %d cycles",
+          p.back_cycles, SiteName(layout, p.site), overhead);
+    default:
+      break;
+  }
+  return "";
+}
+
+// The finding for wraps the globaltimer span could not confirm, if any.
+std::string WrapMessage(const DecodedRecord& r, const WrapCheck& w, int64_t chain_cycles,
+                        uint64_t nominal_khz) {
+  const uint64_t span = r.end_globaltimer - r.start_globaltimer;
+  const double mhz = span == 0 ? 0.0
+                               : static_cast<double>(w.total_cycles) /
+                                     static_cast<double>(span) * 1e3;
+  const double nominal_mhz = static_cast<double>(nominal_khz) / 1e3;
+  switch (w.outcome) {
+    case WrapOutcome::kUndetermined:
+      return absl::StrFormat(
+          "the unit ran %d ns: at %.0f-%.0f MHz (1/4..2x the nominal clock) that allows %d "
+          "different counts of %%clock wraps, so the wraps between its events cannot be "
+          "checked; its events were read as %d cycles (%.3f MHz)",
+          span, nominal_mhz / 4, nominal_mhz * 2, w.fitting_totals, w.total_cycles, mhz);
+    case WrapOutcome::kWhichUnknown:
+      return absl::StrFormat(
+          "the globaltimer span (%d ns) says %d of the steps read as gaps of almost 2^32 "
+          "cycles were steps back, but not which: the smallest steps back were taken "
+          "(%d cycles, %.3f MHz)",
+          span, w.flip, w.total_cycles, mhz);
+    case WrapOutcome::kLost:
+      return absl::StrFormat(
+          "the globaltimer span (%d ns) needs %d cycles but the events account for %d, %d "
+          "wrap%s of %%clock fewer: a gap of 2^32 cycles or more between two events lost "
+          "them and they cannot be placed; the unit is timed with the nominal clock",
+          span, w.total_cycles, chain_cycles, (w.total_cycles - chain_cycles) / kWrapCycles,
+          (w.total_cycles - chain_cycles) / kWrapCycles == 1 ? "" : "s");
+    default:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+UnitVerifier::UnitVerifier(const DecodedTrace& decoded, const VerifyOptions& options,
+                           VerifyReport& report)
+    : layout_(*decoded.layout), options_(options), report_(report) {
+  report_ = VerifyReport();
+  report_.allow_truncated = options.allow_truncated;
+  report_.capacity = layout_.capacity;
+  report_.units.reserve(decoded.records.size());
+  for (const DecodedRecord& r : decoded.records) {
+    if (r.header_problem == HeaderProblem::kNone) {
+      report_.max_attempted = std::max(report_.max_attempted, r.attempted);
+    }
+  }
+}
+
+const UnitVerdict& UnitVerifier::Add(const DecodedRecord& r, const UnitWalk& walk) {
+  Collector collect(report_, layout_, options_, suppressed_);
+  UnitVerdict& v = report_.units.emplace_back();
+  v.record_index = r.record_index;
+  v.block_linear = r.block_linear;
+  v.unit_index = r.unit_index;
+  if (r.header_problem != HeaderProblem::kNone) {
+    v.verdict =
+        r.header_problem == HeaderProblem::kMissing ? Verdict::kMissing : Verdict::kCorrupt;
+    v.reason = HeaderMessage(r);
+    collect.Add(HeaderFindingKind(r.header_problem), r, -1, [&] { return v.reason; });
+  } else {
+    VerifyEvents(r, walk, collect, v);
+  }
+  ++report_.verdict_counts[static_cast<int>(v.verdict)];
+  return v;
+}
+
+// Header-level checks of a readable record; returns whether one failed.
+bool UnitVerifier::CheckStamps(const DecodedRecord& r, Collector& collect, std::string& reason) {
+  bool corrupt = false;
+  auto note = [&](FindingKind kind, std::string m) {
+    corrupt = true;
+    if (reason.empty()) reason = m;
+    collect.Add(kind, r, -1, [&] { return m; });
+  };
+  if (layout_.clock.num_sms != 0 && r.sm_id >= layout_.clock.num_sms) {
+    note(FindingKind::kSmIdOutOfRange,
+         absl::StrFormat("SM id %d is beyond the device's %d SMs (ids 0..%d): the header is "
+                         "damaged or the layout names another device",
+                         r.sm_id, layout_.clock.num_sms, layout_.clock.num_sms - 1));
+  }
+  if (r.complete() && r.end_globaltimer < r.start_globaltimer) {
+    note(FindingKind::kEndBeforeStart,
+         absl::StrFormat("unit ends at globaltimer %d ns, %d ns before it starts (%d ns)",
+                         r.end_globaltimer, r.start_globaltimer - r.end_globaltimer,
+                         r.start_globaltimer));
+  }
+  return corrupt;
+}
+
+void UnitVerifier::VerifyEvents(const DecodedRecord& r, const UnitWalk& walk,
+                                Collector& collect, UnitVerdict& v) {
+  std::string reason;
+  auto note = [&](const std::string& text) {
+    if (reason.empty()) reason = text;
+  };
+  bool unit_corrupt = CheckStamps(r, collect, reason);
+  const uint32_t n = static_cast<uint32_t>(r.events.size());
+  const uint64_t overhead =
+      walk.min_gap == std::numeric_limits<uint64_t>::max() ? 0 : walk.min_gap;
+  const EventProblem p = FindEventProblem(r, walk, overhead);
+  v.overhead_cycles = static_cast<uint32_t>(std::min<uint64_t>(overhead, UINT32_MAX));
+  v.kept_events = std::min(p.first_error, n);
+  v.open_regions = p.open_regions;
+  v.dropped = r.dropped();
+  report_.dropped_events += v.dropped;
+
+  const bool event_error = p.first_error != UINT32_MAX;
+  if (event_error) {
+    const std::string m = EventProblemMessage(p, walk, layout_, overhead);
+    unit_corrupt = true;
+    note(m);
+    collect.Add(p.kind, r, p.first_error, [&] { return m; });
+  } else if (p.end_stamp_back) {
+    unit_corrupt = true;
+    const std::string m = absl::StrFormat(
+        "the end stamp's %%clock is %d cycles before the last event, more than the unit's "
+        "measured overhead of %d cycles",
+        p.end_back_cycles, overhead);
+    note(m);
+    collect.Add(FindingKind::kClockBackwards, r, -1, [&] { return m; });
+  }
+  const bool wraps_lost = !event_error && walk.wraps.outcome == WrapOutcome::kLost;
+  if (!event_error && !p.end_stamp_back) {
+    const std::string m =
+        WrapMessage(r, walk.wraps, walk.end_cycles, layout_.clock.nominal_sm_clock_khz);
+    if (!m.empty()) {
+      const FindingKind kind =
+          wraps_lost ? FindingKind::kClockWrapsLost : FindingKind::kClockAmbiguous;
+      if (wraps_lost) {
+        unit_corrupt = true;
+        note(m);
+      }
+      collect.Add(kind, r, -1, [&] { return m; });
+    }
+  }
+
+  const bool overflowed = v.dropped > 0;
+  if (overflowed) {
+    const std::string m = absl::StrFormat(
+        "dropped %d of %d events: capacity is %d per unit; the largest unit attempted %d, "
+        "so a capacity of %d would have held every unit",
+        v.dropped, r.attempted, r.capacity, report_.max_attempted, report_.required_capacity());
+    note(m);
+    collect.Add(FindingKind::kDroppedEvents, r, -1, [&] { return m; });
+  }
+  if (!r.complete()) {
+    const std::string m = absl::StrFormat(
+        "the unit never finished (no epilogue: it exited early, trapped or is still "
+        "running); %d events were recovered from its slots",
+        n);
+    note(m);
+    collect.Add(FindingKind::kIncomplete, r, -1, [&] { return m; });
+  }
+  const bool unpaired = !event_error && !overflowed && r.complete() && !walk.open.empty();
+  if (unpaired) {
+    const WalkSlice& open = walk.slices[walk.open.back()];
+    const size_t depth = walk.open.size();
+    const std::string m = absl::StrFormat(
+        "%d region%s still open after the last event: %s begun at event %d has no exit "
+        "(%d events recorded%s)",
+        depth, depth == 1 ? " is" : "s are", SiteName(layout_, open.site), open.begin_event, n,
+        n % 2 == 1 ? ", an odd number" : "");
+    unit_corrupt = true;
+    note(m);
+    collect.Add(FindingKind::kUnpairedEvent, r, open.begin_event, [&] { return m; });
+  }
+
+  // The unit's last timestamp is its end stamp when it finished with trustworthy clocks.
+  v.close_at_end_stamp = r.complete() && !event_error && !p.end_stamp_back && !wraps_lost &&
+                         r.end_globaltimer >= r.start_globaltimer;
+  v.verdict = DecideVerdict(unit_corrupt, event_error || unpaired, overflowed, r.complete());
+  v.reason = std::move(reason);
+  if (options_.allow_truncated && (v.kept_events < n || v.open_regions > 0)) {
+    v.repaired = true;
+    collect.Add(FindingKind::kRepaired, r, -1, [&] {
+      return absl::StrFormat(
+          "kept the first %d of %d events and closed %d open region%s at the unit's %s",
+          v.kept_events, n, v.open_regions, v.open_regions == 1 ? "" : "s",
+          v.close_at_end_stamp ? "end stamp" : "last kept event");
+    });
+  }
+  report_.kept_events += v.kept_events;
+}
+
+Verdict UnitVerifier::DecideVerdict(bool unit_corrupt, bool prefix_cut, bool overflowed,
+                                    bool complete) const {
+  if (unit_corrupt && !options_.allow_truncated) return Verdict::kCorrupt;
+  // A repaired prefix; unit-level damage that left the events whole stays corrupt.
+  if (prefix_cut) return Verdict::kTruncated;
+  if (unit_corrupt) return Verdict::kCorrupt;
+  if (overflowed) return Verdict::kOverflowed;
+  if (!complete) return Verdict::kTruncated;
+  return Verdict::kComplete;
+}
+
+void UnitVerifier::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  Collector(report_, layout_, options_, suppressed_).Finish();
+}
+
+VerifyReport Verify(const DecodedTrace& decoded, const VerifyOptions& options) {
+  VerifyReport report;
+  UnitVerifier verifier(decoded, options, report);
+  UnitWalk walk;
+  for (const DecodedRecord& r : decoded.records) {
+    WalkUnit(r, *decoded.layout, walk);
+    verifier.Add(r, walk);
+  }
+  verifier.Finish();
+  return report;
+}
+
+void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout,
+                           llvm::raw_ostream& os) {
+  json::OStream j(os, /*IndentSize=*/1);
+  auto utf8 = [](const std::string& s) { return json::isUTF8(s) ? s : json::fixUTF8(s); };
+  j.object([&] {
+    j.attribute("format", "warptrace-verdict");
+    j.attribute("version", 1);
+    j.attribute("kernel", utf8(layout.kernel_name));
+    j.attribute("device", utf8(layout.device_name));
+    j.attribute("ok", report.ok());
+    j.attribute("allow_truncated", report.allow_truncated);
+    j.attribute("errors", static_cast<int64_t>(report.errors));
+    j.attribute("warnings", static_cast<int64_t>(report.warnings));
+    j.attribute("capacity", report.capacity);
+    j.attribute("max_attempted", report.max_attempted);
+    j.attribute("required_capacity", report.required_capacity());
+    j.attribute("dropped_events", static_cast<int64_t>(report.dropped_events));
+    j.attributeObject("verdicts", [&] {
+      for (Verdict v : {Verdict::kComplete, Verdict::kTruncated, Verdict::kOverflowed,
+                        Verdict::kCorrupt, Verdict::kMissing}) {
+        j.attribute(VerdictName(v),
+                    static_cast<int64_t>(report.verdict_counts[static_cast<int>(v)]));
+      }
+    });
+    j.attributeObject("finding_counts", [&] {
+      for (int k = 0; k < kNumFindingKinds; ++k) {
+        if (report.kind_counts[k] == 0) continue;
+        j.attribute(FindingKindName(static_cast<FindingKind>(k)),
+                    static_cast<int64_t>(report.kind_counts[k]));
+      }
+    });
+    j.attributeArray("units", [&] {
+      for (const UnitVerdict& u : report.units) {
+        j.object([&] {
+          j.attribute("record", static_cast<int64_t>(u.record_index));
+          j.attribute("block", u.block_linear);
+          j.attribute("unit", u.unit_index);
+          j.attribute("verdict", VerdictName(u.verdict));
+          j.attribute("reason", utf8(u.reason));
+          j.attribute("kept_events", u.kept_events);
+          j.attribute("dropped", u.dropped);
+          j.attribute("overhead_cycles", u.overhead_cycles);
+          j.attribute("repaired", u.repaired);
+        });
+      }
+    });
+    j.attributeArray("findings", [&] {
+      for (const Finding& f : report.findings) {
+        j.object([&] {
+          j.attribute("severity", SeverityName(f.severity));
+          j.attribute("kind", FindingKindName(f.kind));
+          j.attribute("record", static_cast<int64_t>(f.record_index));
+          j.attribute("block", f.block_linear);
+          j.attribute("unit", f.unit_index);
+          if (f.event_index >= 0) {
+            j.attribute("event", f.event_index);
+          } else {
+            j.attribute("event", nullptr);
+          }
+          j.attribute("message", utf8(f.message));
+        });
+      }
+    });
+  });
+}
+
+absl::Status WriteVerifyReportFile(const VerifyReport& report, const TraceLayout& layout,
+                                   absl::string_view path) {
+  return WriteFileAtomically(
+      path,
+      [&](llvm::raw_ostream& os) {
+        WriteVerifyReportJson(report, layout, os);
+        os << "\n";
+        return absl::OkStatus();
+      },
+      {.role = "verdict report"});
+}
+
+}  // namespace warptrace

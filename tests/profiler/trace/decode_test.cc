@@ -1,0 +1,355 @@
+#include "profiler/trace/decode.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "profiler/device/trace_abi.h"
+#include "profiler/trace/layout.h"
+#include "profiler/testing/trace_synthesizer.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::warptrace::testing::Corruption;
+using ::warptrace::testing::InjectCorruption;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+using ::warptrace::testing::SynthOptions;
+using ::warptrace::testing::TraceSynthesizer;
+using ::warptrace::testing::UnitScript;
+
+// 3 sampled blocks (1, 3, 5 of a 6-block grid) x 2 warps, capacity 4.
+TraceLayout SmallLayout() {
+  TraceLayout layout;
+  layout.kernel_name = "k";
+  layout.grid = {6, 1, 1};
+  layout.block = {64, 1, 1};
+  layout.unit = UnitSpec::Warp();
+  layout.capacity = 4;
+  layout.sample = {1, UINT32_MAX, 2};
+  layout.clock.num_sms = 8;
+  layout.sites = {{0, "outer", SiteKind::kRegion, ""}, {1, "inner", SiteKind::kRegion, ""}};
+  return layout;
+}
+
+UnitScript OuterInner() {
+  UnitScript s;
+  s.Begin(0).Work(10).Region(1, 100).Work(10).End(0);
+  return s;
+}
+
+std::vector<uint32_t> Synthesize(const TraceLayout& layout, const UnitScript& script,
+                                 SynthOptions options = {}) {
+  TraceSynthesizer synth(layout, options);
+  synth.SetScript(script);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  EXPECT_THAT(words, IsOk());
+  return words.ok() ? *std::move(words) : std::vector<uint32_t>();
+}
+
+TEST(DecodeTest, HandBuiltRecordDecodesEveryHeaderField) {
+  TraceLayout layout = SmallLayout();
+  layout.grid = {1, 1, 1};
+  layout.block = {32, 1, 1};
+  layout.sample = {};
+  layout.capacity = 2;
+  const uint32_t checksum = abi::HeaderChecksum(abi::kTraceMagic, 1, 7, 0, 0, 2);
+  const std::vector<uint32_t> words = {
+      abi::kTraceMagic, 1, /*sm*/ 7, /*block*/ 0, /*unit*/ 0, /*attempted*/ 2, /*capacity*/ 2,
+      abi::kFlagComplete, /*start clock*/ 100, /*end clock*/ 900,
+      /*start gt*/ 0x10, 0x1, /*end gt*/ 0x500, 0x1, abi::kHeaderWords, checksum,
+      /*event 0*/ 1, 200, /*event 1*/ 1u | abi::kExitFlag, 300};
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  ASSERT_EQ(decoded->records.size(), 1u);
+  const DecodedRecord& r = decoded->records[0];
+  EXPECT_EQ(r.header_problem, HeaderProblem::kNone);
+  EXPECT_EQ(r.sm_id, 7u);
+  EXPECT_EQ(r.attempted, 2u);
+  EXPECT_EQ(r.capacity, 2u);
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.start_clock, 100u);
+  EXPECT_EQ(r.end_clock, 900u);
+  EXPECT_EQ(r.start_globaltimer, 0x100000010u);
+  EXPECT_EQ(r.end_globaltimer, 0x100000500u);
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_EQ(r.events[0].tag, 1u);
+  EXPECT_EQ(r.events[0].clock, 200u);
+  EXPECT_TRUE(abi::TagIsExit(r.events[1].tag));
+  EXPECT_EQ(r.events[1].clock, 300u);
+  EXPECT_EQ(decoded->total_events, 2u);
+}
+
+TEST(DecodeTest, RecordsCarryCoordinatesFromTheirPosition) {
+  const TraceLayout layout = SmallLayout();
+  const std::vector<uint32_t> words = Synthesize(layout, OuterInner());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  ASSERT_EQ(decoded->records.size(), 6u);
+  const uint32_t blocks[] = {1, 1, 3, 3, 5, 5};
+  for (uint64_t r = 0; r < 6; ++r) {
+    EXPECT_EQ(decoded->records[r].record_index, r);
+    EXPECT_EQ(decoded->records[r].block_linear, blocks[r]);
+    EXPECT_EQ(decoded->records[r].unit_index, r % 2);
+    EXPECT_EQ(decoded->records[r].sm_id, blocks[r] % 4);  // SynthOptions::num_virtual_sms
+    EXPECT_EQ(decoded->records[r].events.size(), 4u);
+  }
+  EXPECT_EQ(decoded->total_events, 24u);
+  EXPECT_EQ(decoded->layout, &layout);
+}
+
+TEST(DecodeTest, EventsPointIntoTheCallersBuffer) {
+  const TraceLayout layout = SmallLayout();
+  const std::vector<uint32_t> words = Synthesize(layout, OuterInner());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  const uint64_t record_words = abi::RecordWords(layout.capacity);
+  for (const DecodedRecord& r : decoded->records) {
+    EXPECT_EQ(static_cast<const void*>(r.events.data()),
+              static_cast<const void*>(words.data() + r.record_index * record_words +
+                                       abi::kHeaderWords));
+  }
+}
+
+TEST(DecodeTest, OverflowedRecordExposesOnlyCapacityEvents) {
+  const TraceLayout layout = SmallLayout();
+  UnitScript script = OuterInner();
+  script.Region(1, 5);  // 6 events into 4 slots
+  const std::vector<uint32_t> words = Synthesize(layout, script);
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(decoded->records[0].attempted, 6u);
+  EXPECT_EQ(decoded->records[0].events.size(), 4u);
+  EXPECT_EQ(decoded->records[0].dropped(), 2u);
+}
+
+TEST(DecodeTest, UnfinishedUnitRecoversItsWrittenEvents) {
+  const TraceLayout layout = SmallLayout();
+  UnitScript script;
+  script.Region(0, 10).Begin(1);  // 3 events, slot 3 stays zero
+  std::vector<uint32_t> words = Synthesize(layout, script);
+  ASSERT_THAT(InjectCorruption(layout, {Corruption::kIncompleteUnit, 2}, absl::MakeSpan(words)),
+              IsOk());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[2];
+  EXPECT_FALSE(r.complete());
+  EXPECT_TRUE(r.events_recovered);
+  EXPECT_EQ(r.attempted, 0u);
+  EXPECT_EQ(r.events.size(), 3u);
+}
+
+TEST(DecodeTest, RejectsBufferOfTheWrongSize) {
+  const TraceLayout layout = SmallLayout();
+  std::vector<uint32_t> words = Synthesize(layout, OuterInner());
+  words.pop_back();
+  EXPECT_THAT(Decode(layout, words),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("has 143 words"), HasSubstr("needs 144"),
+                             HasSubstr("6 records x 24 words"))));
+}
+
+TEST(DecodeTest, RejectsAnInvalidLayout) {
+  TraceLayout layout = SmallLayout();
+  layout.capacity = 0;
+  EXPECT_THAT(Decode(layout, {}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           HasSubstr("capacity is 0")));
+}
+
+TEST(DecodeTest, FailsWhenAConsistentHeaderSaysAnotherCapacity) {
+  const TraceLayout layout = SmallLayout();
+  std::vector<uint32_t> words = Synthesize(layout, OuterInner());
+  ASSERT_THAT(InjectCorruption(layout, {Corruption::kWrongCapacity, 3}, absl::MakeSpan(words)),
+              IsOk());
+  EXPECT_THAT(Decode(layout, words),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("record 3 (block (3,0,0) warp 1)"),
+                             HasSubstr("written with capacity 3 but the layout says 4"))));
+}
+
+TEST(DecodeTest, ReadingTheBufferWithAShiftedLayoutIsCaught) {
+  // Two warp records of capacity 12 (2 x 40 words) read as one block-wide record of capacity
+  // 32 (80 words): the size matches by accident, the header gives it away.
+  TraceLayout real;
+  real.grid = {1, 1, 1};
+  real.block = {64, 1, 1};
+  real.unit = UnitSpec::Warp();
+  real.capacity = 12;  // 2 records x 40 words = 80 words
+  real.sites = {{0, "a", SiteKind::kRegion, ""}};
+  UnitScript script;
+  script.Region(0, 10);
+  const std::vector<uint32_t> words = Synthesize(real, script);
+  TraceLayout wrong = real;
+  wrong.capacity = 32;  // 1 record x 80 words
+  wrong.unit = UnitSpec::Block();
+  EXPECT_THAT(Decode(wrong, words),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("capacity 12")));
+}
+
+struct HeaderCase {
+  Corruption corruption;
+  HeaderProblem problem;
+};
+
+class DecodeHeaderProblemTest : public ::testing::TestWithParam<HeaderCase> {};
+
+TEST_P(DecodeHeaderProblemTest, MarksOnlyTheDamagedRecord) {
+  const TraceLayout layout = SmallLayout();
+  std::vector<uint32_t> words = Synthesize(layout, OuterInner());
+  ASSERT_THAT(InjectCorruption(layout, {GetParam().corruption, 4}, absl::MakeSpan(words)), IsOk());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  for (const DecodedRecord& r : decoded->records) {
+    if (r.record_index == 4) {
+      EXPECT_EQ(r.header_problem, GetParam().problem) << HeaderProblemName(r.header_problem);
+      EXPECT_TRUE(r.events.empty());
+      EXPECT_EQ(r.block_linear, 5u);  // from the position, not the header
+      EXPECT_EQ(r.unit_index, 0u);
+      EXPECT_EQ(r.header.size(), abi::kHeaderWords);
+    } else {
+      EXPECT_EQ(r.header_problem, HeaderProblem::kNone);
+    }
+  }
+  EXPECT_EQ(decoded->total_events, 20u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachClass, DecodeHeaderProblemTest,
+    ::testing::Values(HeaderCase{Corruption::kMissingUnit, HeaderProblem::kMissing},
+                      HeaderCase{Corruption::kBadMagic, HeaderProblem::kBadMagic},
+                      HeaderCase{Corruption::kBadVersion, HeaderProblem::kBadVersion},
+                      HeaderCase{Corruption::kBadHeaderWords, HeaderProblem::kBadHeaderWords},
+                      HeaderCase{Corruption::kBadChecksum, HeaderProblem::kBadChecksum},
+                      HeaderCase{Corruption::kWrongBlock, HeaderProblem::kWrongBlock},
+                      HeaderCase{Corruption::kWrongUnit, HeaderProblem::kWrongUnit},
+                      HeaderCase{Corruption::kBadGlobaltimer, HeaderProblem::kBadGlobaltimer}),
+    [](const ::testing::TestParamInfo<HeaderCase>& info) {
+      std::string name = HeaderProblemName(info.param.problem);
+      name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+      return name;
+    });
+
+TEST(DecodeTest, DecodeIntoReusesItsStorage) {
+  const TraceLayout layout = SmallLayout();
+  const std::vector<uint32_t> words = Synthesize(layout, OuterInner());
+  DecodedTrace decoded;
+  ASSERT_THAT(DecodeInto(layout, words, decoded), IsOk());
+  const DecodedRecord* storage = decoded.records.data();
+  ASSERT_THAT(DecodeInto(layout, words, decoded), IsOk());
+  EXPECT_EQ(decoded.records.data(), storage);
+  EXPECT_EQ(decoded.total_events, 24u);
+}
+
+// ---- Trace versions: v1 (no payloads) and v2 (payload slots) ------------------------------
+
+// One finished warp record of `version` with the given event slots (2 words each).
+std::vector<uint32_t> OneRecord(uint32_t version, uint32_t capacity, uint32_t attempted,
+                                uint32_t flags, const std::vector<uint32_t>& slot_words) {
+  std::vector<uint32_t> words = {
+      abi::kTraceMagic, version, /*sm*/ 3, /*block*/ 0, /*unit*/ 0, attempted, capacity, flags,
+      /*start clock*/ 100, /*end clock*/ 900, /*start gt*/ 0x10, 0x1, /*end gt*/ 0x500, 0x1,
+      abi::kHeaderWords, abi::HeaderChecksum(abi::kTraceMagic, version, 3, 0, 0, capacity)};
+  words.insert(words.end(), slot_words.begin(), slot_words.end());
+  words.resize(abi::RecordWords(capacity), 0u);
+  return words;
+}
+
+TraceLayout OneWarp(uint32_t capacity) {
+  TraceLayout layout = SmallLayout();
+  layout.grid = {1, 1, 1};
+  layout.block = {32, 1, 1};
+  layout.sample = {};
+  layout.capacity = capacity;
+  return layout;
+}
+
+TEST(DecodeTest, VersionTwoEventWithPayloadIsFollowedByItsPayloadSlot) {
+  const std::vector<uint32_t> words =
+      OneRecord(2, 6, 6, abi::kFlagComplete,
+                {0, 200,                                   // enter site 0
+                 abi::MakePayloadTag(1, false), 300, 7, 1,  // enter site 1, payload (7, 1)
+                 abi::MakePayloadTag(1, true), 400, 0, 0,   // exit site 1, payload (0, 0)
+                 abi::kExitFlag, 500});                     // exit site 0
+  const TraceLayout layout = OneWarp(6);
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[0];
+  ASSERT_EQ(r.header_problem, HeaderProblem::kNone);
+  EXPECT_EQ(r.version, 2u);
+  ASSERT_EQ(r.events.size(), 6u);  // slots, payloads included
+  std::vector<uint32_t> sites, event_slots;
+  for (uint32_t i = 0; i < r.events.size(); i = r.NextEvent(i)) {
+    event_slots.push_back(i);
+    sites.push_back(r.SiteOf(r.events[i].tag));
+  }
+  EXPECT_EQ(event_slots, (std::vector<uint32_t>{0, 1, 3, 5}));
+  EXPECT_EQ(sites, (std::vector<uint32_t>{0, 1, 1, 0}));
+  ASSERT_NE(r.PayloadOf(1), nullptr);
+  EXPECT_EQ(r.PayloadOf(1)->a, 7u);
+  EXPECT_EQ(r.PayloadOf(1)->b, 1u);
+  ASSERT_NE(r.PayloadOf(3), nullptr);
+  EXPECT_EQ(r.PayloadOf(3)->a, 0u);
+  EXPECT_EQ(r.PayloadOf(0), nullptr);
+  EXPECT_TRUE(abi::TagIsExit(r.events[3].tag));
+}
+
+TEST(DecodeTest, EventWhosePayloadFellPastCapacityHasNoPayload) {
+  // Capacity 2: the event's slot was written, its payload was counted but not stored.
+  const std::vector<uint32_t> words =
+      OneRecord(2, 2, 3, abi::kFlagComplete, {0, 200, abi::MakePayloadTag(1, false), 300});
+  absl::StatusOr<DecodedTrace> decoded = Decode(OneWarp(2), words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[0];
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_TRUE(r.HasPayload(r.events[1].tag));
+  EXPECT_EQ(r.PayloadOf(1), nullptr);
+  EXPECT_EQ(r.dropped(), 1u);
+}
+
+TEST(DecodeTest, UnfinishedUnitRecoveryKeepsAnAllZeroPayloadWithItsEvent) {
+  // No kFlagComplete: events are recovered up to the first all-zero slot, but a zero
+  // payload slot (barrier 0, phase 0) belongs to the event before it.
+  const std::vector<uint32_t> words =
+      OneRecord(2, 6, 0, 0, {0, 200, abi::MakePayloadTag(1, false), 300, 0, 0, 1, 400});
+  absl::StatusOr<DecodedTrace> decoded = Decode(OneWarp(6), words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[0];
+  EXPECT_TRUE(r.events_recovered);
+  EXPECT_EQ(r.events.size(), 4u);
+}
+
+TEST(DecodeTest, VersionOneTagsHaveNoPayloadFlagAndThirtyOneSiteBits) {
+  // In version 1, bit 30 is part of the site id (an unknown site), not a payload flag.
+  const uint32_t tag = abi::kPayloadFlag | 1u;
+  const std::vector<uint32_t> words =
+      OneRecord(1, 2, 2, abi::kFlagComplete, {tag, 200, 0, 300});
+  absl::StatusOr<DecodedTrace> decoded = Decode(OneWarp(2), words);
+  ASSERT_THAT(decoded, IsOk());
+  const DecodedRecord& r = decoded->records[0];
+  ASSERT_EQ(r.header_problem, HeaderProblem::kNone);
+  EXPECT_EQ(r.version, 1u);
+  EXPECT_FALSE(r.HasPayload(tag));
+  EXPECT_EQ(r.NextEvent(0), 1u);
+  EXPECT_EQ(r.SiteOf(tag), (1u << 30) | 1u);
+  EXPECT_GE(r.SiteOf(tag), abi::kMaxSites);
+}
+
+TEST(DecodeTest, VersionsOutsideTheReadableRangeAreBadVersion) {
+  for (uint32_t version : {0u, abi::kTraceVersion + 1}) {
+    const std::vector<uint32_t> words = OneRecord(version, 2, 0, abi::kFlagComplete, {});
+    absl::StatusOr<DecodedTrace> decoded = Decode(OneWarp(2), words);
+    ASSERT_THAT(decoded, IsOk());
+    EXPECT_EQ(decoded->records[0].header_problem, HeaderProblem::kBadVersion)
+        << "version " << version;
+  }
+}
+
+}  // namespace
+}  // namespace warptrace

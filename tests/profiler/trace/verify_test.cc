@@ -1,0 +1,465 @@
+#include "profiler/trace/verify.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/testing/temp_path.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llvm/Support/raw_ostream.h"
+#include "nlohmann/json.hpp"
+#include "profiler/trace/decode.h"
+#include "profiler/device/trace_abi.h"
+#include "profiler/trace/layout.h"
+#include "profiler/testing/trace_synthesizer.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using ::warptrace::testing::Corruption;
+using ::warptrace::testing::CorruptionName;
+using ::warptrace::testing::CorruptionSpec;
+using ::warptrace::testing::InjectCorruption;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+using ::warptrace::testing::SynthOptions;
+using ::warptrace::testing::TraceSynthesizer;
+using ::warptrace::testing::UnitScript;
+
+// 3 blocks x 2 warps = 6 units, capacity 4, 8 SMs.
+TraceLayout SmallLayout() {
+  TraceLayout layout;
+  layout.kernel_name = "k";
+  layout.device_name = "test device";
+  layout.grid = {3, 1, 1};
+  layout.block = {64, 1, 1};
+  layout.unit = UnitSpec::Warp();
+  layout.capacity = 4;
+  layout.clock.num_sms = 8;
+  layout.sites = {{0, "outer", SiteKind::kRegion, ""}, {1, "inner", SiteKind::kRegion, ""}};
+  return layout;
+}
+
+// outer { inner }: events B0 B1 E1 E0 with gaps 30, 120, 30 cycles (work + 20 per event).
+UnitScript OuterInner() {
+  UnitScript s;
+  s.Begin(0).Work(10).Region(1, 100).Work(10).End(0);
+  return s;
+}
+
+class VerifyTest : public ::testing::Test {
+ protected:
+  void Build(const UnitScript& script = OuterInner(), SynthOptions options = {}) {
+    TraceSynthesizer synth(layout_, options);
+    synth.SetScript(script);
+    for (const auto& [record, s] : scripts_) synth.SetUnitScript(record, s);
+    absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+    ASSERT_THAT(words, IsOk());
+    words_ = *std::move(words);
+  }
+  void Inject(CorruptionSpec spec) {
+    ASSERT_THAT(InjectCorruption(layout_, spec, absl::MakeSpan(words_)), IsOk());
+  }
+  VerifyReport Run(VerifyOptions options = {}) {
+    absl::StatusOr<DecodedTrace> decoded = Decode(layout_, words_);
+    EXPECT_THAT(decoded, IsOk());
+    decoded_ = *std::move(decoded);
+    return Verify(decoded_, options);
+  }
+  // The only finding of `report` that is not a repair note.
+  static const Finding& OnlyProblem(const VerifyReport& report) {
+    const Finding* found = nullptr;
+    int count = 0;
+    for (const Finding& f : report.findings) {
+      if (f.kind == FindingKind::kRepaired) continue;
+      found = &f;
+      ++count;
+    }
+    EXPECT_EQ(count, 1) << ::testing::PrintToString(report.findings.size());
+    static const Finding kNone;
+    return found != nullptr ? *found : kNone;
+  }
+
+  TraceLayout layout_ = SmallLayout();
+  std::vector<std::pair<uint64_t, UnitScript>> scripts_;
+  std::vector<uint32_t> words_;
+  DecodedTrace decoded_;
+};
+
+TEST_F(VerifyTest, CleanTraceIsCompleteWithMeasuredOverhead) {
+  Build();
+  const VerifyReport report = Run();
+  EXPECT_TRUE(report.ok());
+  EXPECT_THAT(report.ToStatus(), IsOk());
+  EXPECT_TRUE(report.findings.empty());
+  ASSERT_THAT(report.units, SizeIs(6));
+  for (const UnitVerdict& u : report.units) {
+    EXPECT_EQ(u.verdict, Verdict::kComplete);
+    EXPECT_EQ(u.reason, "");
+    EXPECT_EQ(u.kept_events, 4u);
+    EXPECT_EQ(u.open_regions, 0u);
+    EXPECT_EQ(u.overhead_cycles, 30u);
+  }
+  EXPECT_EQ(report.verdict_counts[static_cast<int>(Verdict::kComplete)], 6u);
+  EXPECT_EQ(report.kept_events, 24u);
+  EXPECT_EQ(report.required_capacity(), 4u);
+}
+
+TEST_F(VerifyTest, ClockWraparoundIsNotAnError) {
+  SynthOptions options;
+  options.start_clock = 0xffffffc0u;  // wraps between the first and second event
+  options.clock_offset_per_record = 0x20;
+  Build(OuterInner(), options);
+  const VerifyReport report = Run();
+  EXPECT_THAT(report.ToStatus(), IsOk());
+  for (const UnitVerdict& u : report.units) EXPECT_EQ(u.overhead_cycles, 30u);
+}
+
+struct HeaderCase {
+  Corruption corruption;
+  FindingKind kind;
+  Verdict verdict;
+  const char* text;
+};
+
+class VerifyHeaderTest : public VerifyTest, public ::testing::WithParamInterface<HeaderCase> {};
+
+TEST_P(VerifyHeaderTest, NamesTheProblemWithItsCoordinates) {
+  Build();
+  Inject({GetParam().corruption, /*record=*/3});
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, GetParam().kind) << FindingKindName(f.kind);
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_EQ(f.record_index, 3u);
+  EXPECT_EQ(f.block_linear, 1u);
+  EXPECT_EQ(f.unit_index, 1u);
+  EXPECT_THAT(f.message, HasSubstr(GetParam().text));
+  EXPECT_EQ(report.units[3].verdict, GetParam().verdict);
+  EXPECT_EQ(report.units[3].reason, f.message);
+  EXPECT_THAT(report.ToStatus(),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("\n  block (1,0,0) warp 1: "), HasSubstr(GetParam().text))));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachClass, VerifyHeaderTest,
+    ::testing::Values(
+        HeaderCase{Corruption::kMissingUnit, FindingKind::kMissingRecord, Verdict::kMissing,
+                   "never ran its prologue"},
+        HeaderCase{Corruption::kBadMagic, FindingKind::kBadMagic, Verdict::kCorrupt,
+                   "header magic is 0xdeadbeef"},
+        HeaderCase{Corruption::kBadVersion, FindingKind::kBadVersion, Verdict::kCorrupt,
+                   "trace ABI version 3, this build reads versions 1 to 2"},
+        HeaderCase{Corruption::kBadHeaderWords, FindingKind::kBadHeaderWords, Verdict::kCorrupt,
+                   "header says it is 17 words"},
+        HeaderCase{Corruption::kBadChecksum, FindingKind::kBadChecksum, Verdict::kCorrupt,
+                   "checksum"},
+        HeaderCase{Corruption::kWrongBlock, FindingKind::kWrongBlock, Verdict::kCorrupt,
+                   "header says block 2 but this buffer position holds block 1"},
+        HeaderCase{Corruption::kWrongUnit, FindingKind::kWrongUnit, Verdict::kCorrupt,
+                   "header says unit 2 but this buffer position holds unit 1"},
+        HeaderCase{Corruption::kSmIdOutOfRange, FindingKind::kSmIdOutOfRange, Verdict::kCorrupt,
+                   "SM id 8 is beyond the device's 8 SMs"},
+        HeaderCase{Corruption::kEndBeforeStart, FindingKind::kEndBeforeStart, Verdict::kCorrupt,
+                   "1000 ns before it starts"},
+        HeaderCase{Corruption::kBadGlobaltimer, FindingKind::kBadGlobaltimer, Verdict::kCorrupt,
+                   "start globaltimer 9223372037854775808 ns is past 2^62 ns"},
+        HeaderCase{Corruption::kIncompleteUnit, FindingKind::kIncomplete, Verdict::kTruncated,
+                   "the unit never finished"}),
+    [](const ::testing::TestParamInfo<HeaderCase>& info) {
+      std::string name = CorruptionName(info.param.corruption);
+      name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+      return name;
+    });
+
+TEST_F(VerifyTest, DroppedEventsNameTheCapacityThatWouldHaveBeenEnough) {
+  UnitScript six = OuterInner();
+  six.Region(1, 5);
+  UnitScript eight = six;
+  eight.Region(1, 5);
+  scripts_ = {{1, six}, {4, eight}};
+  Build();
+  const VerifyReport report = Run();
+  EXPECT_EQ(report.max_attempted, 8u);
+  EXPECT_EQ(report.required_capacity(), 8u);
+  EXPECT_EQ(report.dropped_events, 6u);
+  ASSERT_THAT(report.findings, SizeIs(2));
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kDroppedEvents);
+  EXPECT_EQ(report.findings[0].record_index, 1u);
+  EXPECT_THAT(report.findings[0].message,
+              AllOf(HasSubstr("dropped 2 of 6 events"), HasSubstr("capacity is 4"),
+                    HasSubstr("a capacity of 8 would have held every unit")));
+  EXPECT_EQ(report.units[4].verdict, Verdict::kOverflowed);
+  EXPECT_EQ(report.units[4].dropped, 4u);
+  EXPECT_EQ(report.units[4].kept_events, 4u);
+  EXPECT_THAT(report.ToStatus(),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("a capacity of 8 events per unit would have held every event")));
+}
+
+TEST_F(VerifyTest, DroppedEventsInjectedIntoAFullRecordAreFound) {
+  Build();
+  Inject({Corruption::kDroppedEvents, 2, -1, /*amount=*/3});
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kDroppedEvents);
+  EXPECT_THAT(f.message, HasSubstr("dropped 3 of 7 events"));
+  EXPECT_EQ(report.units[2].verdict, Verdict::kOverflowed);
+}
+
+TEST_F(VerifyTest, ReportsUnpairedEventAtTheOpenBegin) {
+  Build();
+  Inject({Corruption::kUnpairedEvent, 5});
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kUnpairedEvent);
+  EXPECT_EQ(f.event_index, 0);
+  EXPECT_THAT(f.message, AllOf(HasSubstr("\"outer\" begun at event 0 has no exit"),
+                               HasSubstr("3 events recorded, an odd number")));
+  EXPECT_EQ(report.units[5].verdict, Verdict::kCorrupt);
+}
+
+TEST_F(VerifyTest, ReportsExitWithoutBegin) {
+  Build();
+  Inject({Corruption::kExitWithoutBegin, 0});
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kExitWithoutBegin);
+  EXPECT_EQ(f.event_index, 0);
+  EXPECT_THAT(f.message, HasSubstr("exit of \"outer\" without its begin"));
+  // Issue 9, defect 6: a unit is named the way the timeline names it, never "block 0 unit 0".
+  EXPECT_EQ(FormatFinding(f), "block (0,0,0) warp 0 event 0: " + f.message);
+}
+
+TEST_F(VerifyTest, ReportsMismatchedNesting) {
+  Build();
+  Inject({Corruption::kMismatchedNesting, 1});  // the first exit, event 2, exits "outer"
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kMismatchedNesting);
+  EXPECT_EQ(f.event_index, 2);
+  EXPECT_THAT(f.message, HasSubstr("exit of \"outer\" while \"inner\" (begun at event 1) is the "
+                                   "innermost open region"));
+}
+
+TEST_F(VerifyTest, ReportsUnknownSite) {
+  Build();
+  Inject({Corruption::kUnknownSite, 2, /*event=*/1});
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kUnknownSite);
+  EXPECT_EQ(f.event_index, 1);
+  EXPECT_THAT(f.message, HasSubstr("site id 2 is not in the layout's site table (2 sites"));
+}
+
+TEST_F(VerifyTest, ReportsClockGoingBackwardsBeyondTheOverhead) {
+  Build();
+  Inject({Corruption::kClockBackwards, 4});  // the last event, 100000 cycles back
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kClockBackwards);
+  EXPECT_EQ(f.event_index, 3);
+  EXPECT_THAT(f.message, AllOf(HasSubstr("goes back 100000 cycles"),
+                               HasSubstr("measured overhead of 30 cycles")));
+}
+
+TEST_F(VerifyTest, ToleratesABackwardStepWithinTheOverhead) {
+  Build();
+  Inject({Corruption::kClockBackwards, 4, /*event=*/3, /*amount=*/25});
+  const VerifyReport report = Run();
+  EXPECT_THAT(report.ToStatus(), IsOk());
+  EXPECT_EQ(report.units[4].verdict, Verdict::kComplete);
+}
+
+TEST_F(VerifyTest, ClockGoingBackwardsAcrossTheWrapIsStillFound) {
+  SynthOptions options;
+  options.start_clock = 0xfffffff0u;
+  Build(OuterInner(), options);
+  // Event 0 lands just past the wrap, at 0x0000000e; event 1 is stamped 5000 cycles before
+  // it, at 0xffffec96: a backward step across the wrap, not a forward one of ~2^32.
+  Inject({Corruption::kClockBackwards, 0, /*event=*/1, /*amount=*/5000});
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kClockBackwards);
+  EXPECT_EQ(f.event_index, 1);
+  EXPECT_THAT(f.message, HasSubstr("goes back 5000 cycles"));
+}
+
+// A unit that ran 3 s at 1.5 GHz (4.5e9 cycles, the clock wraps once): 1/4..2x the nominal
+// clock allows two wrap counts over 3 s, so the wraps between its events cannot be checked
+// against the globaltimer. That is said, as a warning: nothing is squeezed silently.
+TEST_F(VerifyTest, WrapsALongUnitsSpanCannotConfirmAreAWarning) {
+  layout_.clock.nominal_sm_clock_khz = 1'500'000;
+  SynthOptions options;
+  options.cycles_per_ns = 1.5;
+  UnitScript script;
+  script.Begin(0).Region(1, 2'250'000'000u).Work(2'250'000'000u).End(0);
+  Build(script, options);
+  const VerifyReport report = Run();
+  EXPECT_TRUE(report.ok());
+  EXPECT_EQ(report.warnings, 6u);
+  ASSERT_THAT(report.findings, SizeIs(6));
+  const Finding& f = report.findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kClockAmbiguous);
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_THAT(f.message, AllOf(HasSubstr("cannot be checked"), HasSubstr("2 different counts")));
+  EXPECT_EQ(report.units[0].verdict, Verdict::kComplete);
+}
+
+// A real gap of 2^32 cycles or more loses a wrap: the chain reads 5 M cycles, but the unit's
+// 2.2 s globaltimer span at a nominal 1 GHz allows only 0.55e9..4.4e9 cycles, whose one
+// total ≡ the chain mod 2^32 is a wrap more. The wrap cannot be placed between the events.
+TEST_F(VerifyTest, WrapsLostBetweenEventsAreAnErrorNamingTheSpan) {
+  layout_.clock.nominal_sm_clock_khz = 1'000'000;
+  SynthOptions options;
+  options.cycles_per_ns = 1.0;
+  options.start_globaltimer_ns = 0;
+  UnitScript script;
+  script.Begin(0).Work(5'000'000).End(0);
+  Build(script, options);
+  // Record 2's end globaltimer (header words 12, 13) moved to 2.2 s after its start.
+  const uint64_t record_words = abi::RecordWords(layout_.capacity);
+  words_[2 * record_words + 12] = 2'200'000'000u;
+  words_[2 * record_words + 13] = 0;
+  const VerifyReport strict = Run();
+  const Finding& f = OnlyProblem(strict);
+  EXPECT_EQ(f.kind, FindingKind::kClockWrapsLost);
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_EQ(f.record_index, 2u);
+  EXPECT_THAT(f.message, AllOf(HasSubstr("2200000000 ns"), HasSubstr("1 wrap of %clock fewer"),
+                               HasSubstr("cannot be placed")));
+  EXPECT_EQ(strict.units[2].verdict, Verdict::kCorrupt);
+  const VerifyReport repaired = Run({.allow_truncated = true});
+  EXPECT_TRUE(repaired.ok());
+  EXPECT_FALSE(repaired.units[2].close_at_end_stamp);
+}
+
+TEST_F(VerifyTest, StrictModeListsEveryProblemOneLineEach) {
+  Build();
+  Inject({Corruption::kMissingUnit, 0});
+  Inject({Corruption::kUnknownSite, 2});
+  Inject({Corruption::kSmIdOutOfRange, 5});
+  const VerifyReport report = Run();
+  EXPECT_EQ(report.errors, 3u);
+  const absl::Status status = report.ToStatus();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDataLoss, HasSubstr("3 errors in 3 of 6 units")));
+  const std::vector<std::string> lines = absl::StrSplit(std::string(status.message()), '\n');
+  ASSERT_THAT(lines, SizeIs(4));
+  EXPECT_THAT(lines[1], HasSubstr("block (0,0,0) warp 0: no record"));
+  EXPECT_THAT(lines[2], HasSubstr("block (1,0,0) warp 0 event 0: site id 2"));
+  EXPECT_THAT(lines[3], HasSubstr("block (2,0,0) warp 1: SM id 8"));
+}
+
+TEST_F(VerifyTest, AllowTruncatedKeepsTheValidPrefixAndWarns) {
+  Build();
+  Inject({Corruption::kUnknownSite, 2, /*event=*/2});
+  const VerifyReport report = Run({.allow_truncated = true});
+  EXPECT_TRUE(report.ok());
+  EXPECT_THAT(report.ToStatus(), IsOk());
+  EXPECT_EQ(report.errors, 0u);
+  const UnitVerdict& u = report.units[2];
+  EXPECT_EQ(u.verdict, Verdict::kTruncated);
+  EXPECT_TRUE(u.repaired);
+  EXPECT_EQ(u.kept_events, 2u);
+  EXPECT_EQ(u.open_regions, 2u);
+  EXPECT_FALSE(u.close_at_end_stamp);
+  ASSERT_THAT(report.findings, SizeIs(2));
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kUnknownSite);
+  EXPECT_EQ(report.findings[0].severity, Severity::kWarning);
+  EXPECT_EQ(report.findings[1].kind, FindingKind::kRepaired);
+  EXPECT_EQ(report.findings[1].severity, Severity::kWarning);
+  EXPECT_THAT(report.findings[1].message,
+              HasSubstr("kept the first 2 of 4 events and closed 2 open regions at the unit's "
+                        "last kept event"));
+}
+
+TEST_F(VerifyTest, AllowTruncatedClosesAnOverflowedUnitAtItsEndStamp) {
+  UnitScript nested;  // B0 B1 E1 B1 | E1 E0 dropped
+  nested.Begin(0).Region(1, 10).Begin(1).Work(10).End(1).End(0);
+  scripts_ = {{1, nested}};
+  Build();
+  const VerifyReport report = Run({.allow_truncated = true});
+  EXPECT_THAT(report.ToStatus(), IsOk());
+  const UnitVerdict& u = report.units[1];
+  EXPECT_EQ(u.verdict, Verdict::kOverflowed);
+  EXPECT_EQ(u.kept_events, 4u);
+  EXPECT_EQ(u.open_regions, 2u);
+  EXPECT_TRUE(u.close_at_end_stamp);
+  EXPECT_TRUE(u.repaired);
+  EXPECT_EQ(report.warnings, 2u);  // the drop and its repair
+}
+
+TEST_F(VerifyTest, FindingsPastTheCapsAreCountedNotListed) {
+  Build();
+  for (uint64_t r = 0; r < 6; ++r) Inject({Corruption::kMissingUnit, r});
+  const VerifyReport report = Run({.max_findings = 2});
+  EXPECT_EQ(report.errors, 6u);
+  EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kMissingRecord)], 6u);
+  ASSERT_THAT(report.findings, SizeIs(3));
+  EXPECT_EQ(report.findings[2].kind, FindingKind::kTooManyFindings);
+  EXPECT_THAT(report.findings[2].message, HasSubstr("4 more findings"));
+  EXPECT_THAT(report.ToStatus(), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("4 more")));
+}
+
+TEST_F(VerifyTest, VerdictJsonParsesBackWithEveryUnitAndFinding) {
+  Build();
+  Inject({Corruption::kUnknownSite, 2, /*event=*/1});
+  Inject({Corruption::kMissingUnit, 4});
+  const VerifyReport report = Run();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  WriteVerifyReportJson(report, layout_, os);
+  os.flush();
+  const nlohmann::json j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["format"], "warptrace-verdict");
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["errors"], 2);
+  EXPECT_EQ(j["verdicts"]["complete"], 4);
+  EXPECT_EQ(j["verdicts"]["corrupt"], 1);
+  EXPECT_EQ(j["verdicts"]["missing"], 1);
+  EXPECT_EQ(j["finding_counts"]["unknown_site"], 1);
+  EXPECT_EQ(j["finding_counts"]["missing_record"], 1);
+  ASSERT_EQ(j["units"].size(), 6u);
+  EXPECT_EQ(j["units"][2]["verdict"], "corrupt");
+  EXPECT_EQ(j["units"][2]["block"], 1);
+  EXPECT_EQ(j["units"][2]["kept_events"], 1);
+  EXPECT_EQ(j["units"][4]["verdict"], "missing");
+  ASSERT_EQ(j["findings"].size(), 2u);
+  EXPECT_EQ(j["findings"][0]["kind"], "unknown_site");
+  EXPECT_EQ(j["findings"][0]["event"], 1);
+  EXPECT_EQ(j["findings"][0]["severity"], "error");
+  EXPECT_TRUE(j["findings"][1]["event"].is_null());
+  EXPECT_EQ(j["findings"][1]["record"], 4);
+}
+
+TEST_F(VerifyTest, VerdictReportFileIsWrittenAndParses) {
+  Build();
+  const VerifyReport report = Run();
+  const std::string path = TestTempPath("verdict.json");
+  ASSERT_THAT(WriteVerifyReportFile(report, layout_, path), IsOk());
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(text.str());
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["units"].size(), 6u);
+  EXPECT_THAT(WriteVerifyReportFile(report, layout_, "/nonexistent-dir/verdict.json"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent-dir/verdict.json")));
+}
+
+}  // namespace
+}  // namespace warptrace
