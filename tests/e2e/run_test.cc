@@ -406,19 +406,24 @@ TEST_F(E2eTest, ArgumentsThatDoNotMatchTheParametersAreRejectedByName) {
 
 // A random kernel tree and an independent model of what it does per thread.
 struct RandomNode {
-  enum Kind { kAdd, kRegion, kLoop, kIf } kind = kAdd;
+  enum Kind { kAdd, kRegion, kLoop, kIf, kReturn } kind = kAdd;
   int value = 0;         // kAdd: acc += value
-  std::string name;      // kRegion
-  int trips = 0;         // kLoop
+  std::string name;      // kRegion, kLoop
+  int trips = 0;         // kLoop: the trips it runs
+  int bound = 0;         // kLoop: > 0: TripCount::UpperBound(bound) (>= trips); 0: Exact
   int modulus = 2, remainder = 0;  // kIf: ((tid >> 5) % modulus) == remainder
   std::vector<RandomNode> body, else_body;
 };
 
 struct RandomKernel {
-  std::vector<RandomNode> prologue;          // before the role split / barrier
+  // Block 1 returns at once (ReturnScope::kBlock, before everything else).
+  bool block_return = false;
+  std::vector<RandomNode> prologue;          // before the barrier / role split
   bool barrier = false;                      // a __syncthreads between prologue and roles
-  std::vector<std::vector<RandomNode>> roles;  // by warp; empty: no role split
-  std::vector<int> role_warps;
+  BarrierRecord barrier_record = BarrierRecord::kByPolicy;
+  std::vector<std::vector<RandomNode>> roles;  // empty: no role split
+  RoleAxis role_axis = RoleAxis::kWarp;
+  std::vector<int> role_sizes;  // warps or warpgroups per role
   uint32_t threads = 128;
 };
 
@@ -427,13 +432,21 @@ class TreeGen {
   explicit TreeGen(uint32_t seed) : rng_(seed) {}
   int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
-  std::vector<RandomNode> Body(int depth) {
+  // `may_return`: no barrier runs after this body, so a thread-scope Return may end it or
+  // any body nested in it.
+  std::vector<RandomNode> Body(int depth, bool may_return) {
     std::vector<RandomNode> body;
     const int n = Uniform(1, 3);
-    for (int i = 0; i < n; ++i) body.push_back(Node(depth));
+    for (int i = 0; i < n; ++i) body.push_back(Node(depth, may_return));
+    // A Return must be the last thing in its body; never at the top of the kernel body
+    // (the whole tree after it would be dead).
+    if (may_return && depth > 0 && Uniform(0, 3) == 0) {
+      body.emplace_back();
+      body.back().kind = RandomNode::kReturn;
+    }
     return body;
   }
-  RandomNode Node(int depth) {
+  RandomNode Node(int depth, bool may_return) {
     RandomNode node;
     const int pick = depth >= 3 ? 0 : Uniform(0, 3);
     node.kind = static_cast<RandomNode::Kind>(pick);
@@ -443,18 +456,21 @@ class TreeGen {
         break;
       case RandomNode::kRegion:
         node.name = absl::StrCat("r", next_region_++);
-        node.body = Body(depth + 1);
+        node.body = Body(depth + 1, may_return);
         break;
       case RandomNode::kLoop:
         node.trips = Uniform(1, 4);
+        if (Uniform(0, 1)) node.bound = node.trips + Uniform(0, 2);
         node.name = absl::StrCat("i", next_loop_++);
-        node.body = Body(depth + 1);
+        node.body = Body(depth + 1, may_return);
         break;
       case RandomNode::kIf:
         node.modulus = Uniform(2, 3);
         node.remainder = Uniform(0, node.modulus - 1);
-        node.body = Body(depth + 1);
-        if (Uniform(0, 1)) node.else_body = Body(depth + 1);
+        node.body = Body(depth + 1, may_return);
+        if (Uniform(0, 1)) node.else_body = Body(depth + 1, may_return);
+        break;
+      case RandomNode::kReturn:
         break;
     }
     return node;
@@ -462,13 +478,18 @@ class TreeGen {
   RandomKernel Kernel() {
     RandomKernel k;
     k.threads = 128 * static_cast<uint32_t>(Uniform(1, 2));
-    k.prologue = Body(0);
+    k.block_return = Uniform(0, 2) == 0;
     k.barrier = Uniform(0, 1) == 1;
+    const BarrierRecord records[] = {BarrierRecord::kByPolicy, BarrierRecord::kAlways,
+                                     BarrierRecord::kNever};
+    k.barrier_record = records[Uniform(0, 2)];
+    k.prologue = Body(0, /*may_return=*/!k.barrier);
     if (Uniform(0, 1)) {
-      const int warps = static_cast<int>(k.threads / 32);
-      const int first = Uniform(1, warps - 1);
-      k.role_warps = {first, warps - first};
-      k.roles = {Body(1), Body(1)};
+      k.role_axis = k.threads == 256 && Uniform(0, 1) ? RoleAxis::kWarpgroup : RoleAxis::kWarp;
+      const int groups = static_cast<int>(k.threads / RoleAxisThreads(k.role_axis));
+      const int first = Uniform(1, groups - 1);
+      k.role_sizes = {first, groups - first};
+      k.roles = {Body(1, /*may_return=*/true), Body(1, /*may_return=*/true)};
     }
     return k;
   }
@@ -489,7 +510,9 @@ void Emit(KernelBuilder& b, const std::vector<RandomNode>& body) {
         b.Region(node.name, [&] { Emit(b, node.body); });
         break;
       case RandomNode::kLoop:
-        b.For(node.name, 0, node.trips, TripCount::Exact(node.trips), [&] { Emit(b, node.body); });
+        b.For(node.name, 0, node.trips,
+              node.bound > 0 ? TripCount::UpperBound(node.bound) : TripCount::Exact(node.trips),
+              [&] { Emit(b, node.body); });
         break;
       case RandomNode::kIf: {
         const std::string cond =
@@ -501,80 +524,152 @@ void Emit(KernelBuilder& b, const std::vector<RandomNode>& body) {
         }
         break;
       }
+      case RandomNode::kReturn:
+        b.Return();
+        break;
     }
   }
 }
 
-// Events thread `tid` records and the value it accumulates, per the model.
+// What one thread does, per the model.
+struct ThreadModel {
+  uint64_t events = 0;    // events it records (as its unit's recorder thread)
+  int64_t acc = 0;
+  bool returned = false;  // took a Return: writes no output
+};
+
 void Simulate(const std::vector<RandomNode>& body, uint32_t tid, const RecordPolicy& policy,
-              uint64_t& events, int64_t& acc) {
+              ThreadModel& m) {
   for (const RandomNode& node : body) {
+    if (m.returned) return;
     switch (node.kind) {
       case RandomNode::kAdd:
-        acc += node.value;
+        m.acc += node.value;
         break;
       case RandomNode::kRegion:
-        events += 2;
-        Simulate(node.body, tid, policy, events, acc);
+        m.events += 2;  // the exit is recorded even when the body returns
+        Simulate(node.body, tid, policy, m);
         break;
       case RandomNode::kLoop:
-        for (int i = 0; i < node.trips; ++i) {
-          if (policy.loop_iterations) events += 2;
-          Simulate(node.body, tid, policy, events, acc);
+        for (int i = 0; i < node.trips && !m.returned; ++i) {
+          if (policy.loop_iterations) m.events += 2;
+          Simulate(node.body, tid, policy, m);
         }
         break;
       case RandomNode::kIf:
         Simulate(((tid >> 5) % node.modulus) == static_cast<uint32_t>(node.remainder)
                      ? node.body
                      : node.else_body,
-                 tid, policy, events, acc);
+                 tid, policy, m);
+        break;
+      case RandomNode::kReturn:
+        m.returned = true;
         break;
     }
   }
 }
 
-void SimulateKernel(const RandomKernel& k, uint32_t tid, const RecordPolicy& policy,
-                    uint64_t& events, int64_t& acc) {
-  events = policy.kernel ? 2 : 0;
-  acc = 0;
-  Simulate(k.prologue, tid, policy, events, acc);
-  if (k.barrier && policy.barrier_waits) events += 2;
+ThreadModel SimulateKernel(const RandomKernel& k, uint32_t block, uint32_t tid,
+                           const RecordPolicy& policy) {
+  ThreadModel m;
+  m.events = policy.kernel ? 2 : 0;
+  if (k.block_return && block == 1) {
+    m.returned = true;
+    return m;
+  }
+  Simulate(k.prologue, tid, policy, m);
+  if (m.returned) return m;
+  if (k.barrier) {
+    const bool recorded = k.barrier_record == BarrierRecord::kAlways ||
+                          (k.barrier_record == BarrierRecord::kByPolicy && policy.barrier_waits);
+    if (recorded) m.events += 2;
+  }
   if (!k.roles.empty()) {
-    const uint32_t warp = tid / 32;
-    Simulate(warp < static_cast<uint32_t>(k.role_warps[0]) ? k.roles[0] : k.roles[1], tid,
-             policy, events, acc);
+    const uint32_t group = tid / RoleAxisThreads(k.role_axis);
+    Simulate(group < static_cast<uint32_t>(k.role_sizes[0]) ? k.roles[0] : k.roles[1], tid,
+             policy, m);
+  }
+  return m;
+}
+
+// A random trace unit for a block of `threads`: warp, warpgroup, block, or a custom subset
+// of whole warps with its recorder anywhere inside.
+UnitSpec RandomUnit(TreeGen& gen, uint32_t threads) {
+  switch (gen.Uniform(0, 3)) {
+    case 0:
+      return UnitSpec::Warp();
+    case 1:
+      return UnitSpec::Warpgroup();
+    case 2:
+      return UnitSpec::Block();
+    default: {
+      const int warps = static_cast<int>(threads / 32);
+      const int first = gen.Uniform(0, warps - 1);
+      const int count = gen.Uniform(1, warps - first);
+      return UnitSpec::Custom(static_cast<uint32_t>(first * 32), static_cast<uint32_t>(count * 32),
+                              static_cast<uint32_t>(gen.Uniform(0, count * 32 - 1)));
+    }
   }
 }
 
+// The thread that records trace unit `unit` of a block.
+uint32_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
+  if (layout.unit.kind == UnitKind::kCustom) {
+    return layout.unit.first_thread + layout.unit.recorder_offset;
+  }
+  return unit * UnitThreads(layout);
+}
+
 TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPerUnit) {
-  for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u}) {
+  // What the trees covered, so a generator change cannot quietly stop covering a construct.
+  int returns = 0, block_returns = 0, upper_bounds = 0, warpgroup_roles = 0, custom_units = 0;
+  int always = 0, never = 0;
+  std::function<void(const std::vector<RandomNode>&)> count = [&](const auto& body) {
+    for (const RandomNode& node : body) {
+      returns += node.kind == RandomNode::kReturn;
+      upper_bounds += node.kind == RandomNode::kLoop && node.bound > 0;
+      count(node.body);
+      count(node.else_body);
+    }
+  };
+  for (uint32_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
     TreeGen gen(seed);
     const RandomKernel model = gen.Kernel();
     RecordPolicy policy;
     policy.loop_iterations = gen.Uniform(0, 1) == 1;
     policy.barrier_waits = gen.Uniform(0, 1) == 1;
-    const UnitSpec units[] = {UnitSpec::Warp(), UnitSpec::Warpgroup(), UnitSpec::Block()};
-    const UnitSpec unit = units[gen.Uniform(0, 2)];
+    const UnitSpec unit = RandomUnit(gen, model.threads);
     const Placement placement = gen.Uniform(0, 1) ? Placement::kShared : Placement::kGlobal;
     const uint32_t blocks = static_cast<uint32_t>(gen.Uniform(1, 3));
+    count(model.prologue);
+    for (const auto& role : model.roles) count(role);
+    block_returns += model.block_return && blocks > 1;
+    warpgroup_roles += !model.roles.empty() && model.role_axis == RoleAxis::kWarpgroup;
+    custom_units += unit.kind == UnitKind::kCustom;
+    always += model.barrier && model.barrier_record == BarrierRecord::kAlways;
+    never += model.barrier && model.barrier_record == BarrierRecord::kNever;
 
     KernelBuilder b(absl::StrCat("random_tree_", seed));
     b.Param("int*", "out").Grid({blocks, 1, 1}).Block({model.threads, 1, 1});
     b.Stmt("int acc = 0;");
+    if (model.block_return) b.If("blockIdx.x == 1u", [&] { b.Return(ReturnScope::kBlock); });
     Emit(b, model.prologue);
-    if (model.barrier) b.Barrier("sync");
+    if (model.barrier) b.Barrier("sync", model.barrier_record);
     if (!model.roles.empty()) {
-      b.Roles(RoleAxis::kWarp,
-              {Role{"left", static_cast<uint32_t>(model.role_warps[0]), "", [&] { Emit(b, model.roles[0]); }},
-               Role{"right", static_cast<uint32_t>(model.role_warps[1]), "", [&] { Emit(b, model.roles[1]); }}});
+      b.Roles(model.role_axis,
+              {Role{"left", static_cast<uint32_t>(model.role_sizes[0]), "",
+                    [&] { Emit(b, model.roles[0]); }},
+               Role{"right", static_cast<uint32_t>(model.role_sizes[1]), "",
+                    [&] { Emit(b, model.roles[1]); }}});
     }
     b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
     absl::StatusOr<Kernel> kernel = b.Build();
     ASSERT_THAT(kernel.status(), IsOk());
 
+    // -1 stays where a thread returned before writing.
     std::vector<int> out(blocks * model.threads, -1);
-    std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
+    std::vector<KernelArg> args = {KernelArg::InOut(absl::MakeSpan(out))};
     RunOptions options;
     options.profile.unit = unit;
     options.profile.placement = placement;
@@ -583,28 +678,38 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
     ASSERT_THAT(run.status(), IsOk());
     const Trace& trace = *run->trace;
     ASSERT_TRUE(trace.report.ok());
-    const uint32_t unit_threads = UnitThreads(trace.layout);
+    ASSERT_EQ(trace.decoded.records.size(), NumRecords(trace.layout));
     uint64_t max_expected = 0;
     for (const DecodedRecord& record : trace.decoded.records) {
-      uint64_t expected = 0;
-      int64_t acc = 0;
-      SimulateKernel(model, record.unit_index * unit_threads, policy, expected, acc);
+      const uint64_t expected =
+          SimulateKernel(model, record.block_linear,
+                         RecorderThread(trace.layout, record.unit_index), policy)
+              .events;
       max_expected = std::max(max_expected, expected);
       EXPECT_EQ(record.attempted, expected)
           << "block " << record.block_linear << " unit " << record.unit_index;
       EXPECT_EQ(record.events.size(), expected);
+      EXPECT_TRUE(record.complete());
       const EventRange range = run->plan->EventsForUnit(record.unit_index);
       EXPECT_LE(range.min, expected);
       EXPECT_GE(range.max, expected);
     }
+    for (const UnitVerdict& verdict : trace.report.units) {
+      EXPECT_EQ(verdict.verdict, Verdict::kComplete) << verdict.reason;
+    }
     EXPECT_GE(run->plan->capacity(), max_expected);
     for (uint32_t t = 0; t < blocks * model.threads; ++t) {
-      uint64_t events = 0;
-      int64_t acc = 0;
-      SimulateKernel(model, t % model.threads, policy, events, acc);
-      ASSERT_EQ(out[t], acc) << "thread " << t;
+      const ThreadModel m = SimulateKernel(model, t / model.threads, t % model.threads, policy);
+      ASSERT_EQ(out[t], m.returned ? -1 : m.acc) << "thread " << t;
     }
   }
+  EXPECT_GT(returns, 0);
+  EXPECT_GT(block_returns, 0);
+  EXPECT_GT(upper_bounds, 0);
+  EXPECT_GT(warpgroup_roles, 0);
+  EXPECT_GT(custom_units, 0);
+  EXPECT_GT(always, 0);
+  EXPECT_GT(never, 0);
 }
 
 }  // namespace
