@@ -118,6 +118,21 @@ KernelSource SimpleKernel(const std::string& name, const std::string& body,
   return k;
 }
 
+absl::Status RunSimpleKernel(Device& device, const KernelSource& kernel, Dim3 grid, Dim3 block,
+                             size_t out_ints, std::vector<int>* out, uint32_t dynamic_shared) {
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> loaded = device.Load(kernel);
+  if (!loaded.ok()) return loaded.status();
+  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(device, out_ints * 4);
+  if (!buffer.ok()) return buffer.status();
+  if (absl::Status s = buffer->Zero(); !s.ok()) return s;
+  void* ptr = buffer->get();
+  void* args[] = {&ptr};
+  absl::Status launched = device.Launch(**loaded, grid, block, dynamic_shared, args);
+  if (launched.ok()) launched = device.Synchronize();
+  out->resize(out_ints);
+  if (absl::Status s = buffer->CopyTo(out->data(), out_ints * 4); !s.ok()) return s;
+  return launched;
+}
 
 absl::StatusOr<BlockStatsRun> RunBlockStats(Device& device, uint32_t num_blocks,
                                             uint32_t capacity, bool shared) {

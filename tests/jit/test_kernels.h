@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "jit/device.h"
 #include "jit/kernel_source.h"
@@ -50,6 +51,14 @@ void ExpectBlockStatsRecords(const BlockStatsRun& run, uint32_t num_blocks, uint
 // An unprofiled kernel with the given body, params "int* out"; host entry included.
 KernelSource SimpleKernel(const std::string& name, const std::string& body,
                           const std::string& prelude = "");
+
+// Loads `kernel` (a SimpleKernel) on `device`, launches it over `grid` x `block` with
+// `dynamic_shared` bytes and a zero-filled `out` of `out_ints` ints, synchronizes, and copies
+// `out` back into `*out` (also when the launch failed, so a test can look at what ran).
+// Returns the first failure: loading, allocating, launching, synchronizing or copying.
+absl::Status RunSimpleKernel(Device& device, const KernelSource& kernel, Dim3 grid, Dim3 block,
+                             size_t out_ints, std::vector<int>* out,
+                             uint32_t dynamic_shared = 0);
 
 }  // namespace warptrace::testing
 

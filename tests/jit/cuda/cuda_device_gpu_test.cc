@@ -70,16 +70,10 @@ TEST(CudaDeviceGpuLimitsTest, LaunchesWithMoreThan48KiBOfDynamicSharedMemory) {
   smem[threadIdx.x * 512] = threadIdx.x;
   __syncthreads();
   out[threadIdx.x] = smem[(31 - threadIdx.x) * 512];)");
-  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
-  ASSERT_THAT(kernel, IsOk());
-  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 32 * 4);
-  ASSERT_THAT(out, IsOk());
-  void* out_ptr = out->get();
-  void* args[] = {&out_ptr};
-  ASSERT_THAT(device->Launch(**kernel, {1, 1, 1}, {32, 1, 1}, 100 * 1024, args), IsOk());
-  ASSERT_THAT(device->Synchronize(), IsOk());
-  int got[32];
-  ASSERT_THAT(out->CopyTo(got, sizeof(got)), IsOk());
+  std::vector<int> got;
+  ASSERT_THAT(::warptrace::testing::RunSimpleKernel(*device, source, {1, 1, 1}, {32, 1, 1}, 32,
+                                                    &got, 100 * 1024),
+              IsOk());
   for (int i = 0; i < 32; ++i) EXPECT_EQ(got[i], 31 - i);
 }
 

@@ -15,12 +15,14 @@ namespace warptrace {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::Each;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::warptrace::testing::BlockStatsRun;
 using ::warptrace::testing::ExpectBlockStatsOutputs;
 using ::warptrace::testing::ExpectBlockStatsRecords;
 using ::warptrace::testing::RunBlockStats;
+using ::warptrace::testing::RunSimpleKernel;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::kBlockStatsEvents;
 using ::warptrace::testing::SimpleKernel;
@@ -86,15 +88,8 @@ TEST(HostDeviceTest, WarpShufflesFollowCudaSemanticsInAPartialWarp) {
   out[144 + t] = __shfl_sync(0xffffffffu, t * 10, 3);
   out[192 + t] = __shfl_down_sync(0xffffffffu, t, 4, 8);
 )");
-  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
-  ASSERT_THAT(kernel, IsOk());
-  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 240 * 4);
-  ASSERT_THAT(out, IsOk());
-  void* out_ptr = out->get();
-  void* args[] = {&out_ptr};
-  ASSERT_THAT(device->Launch(**kernel, {1, 1, 1}, {48, 1, 1}, 0, args), IsOk());
-  std::vector<int> got(240);
-  ASSERT_THAT(out->CopyTo(got.data(), 240 * 4), IsOk());
+  std::vector<int> got;
+  ASSERT_THAT(RunSimpleKernel(*device, source, {1, 1, 1}, {48, 1, 1}, 240, &got), IsOk());
   std::vector<int> want(240);
   for (int t = 0; t < 48; ++t) {
     const int lane = t % 32, base = t - lane, lanes = t < 32 ? 32 : 16;
@@ -115,13 +110,8 @@ TEST(HostDeviceTest, AThreadReturningBeforeABarrierIsADeadlockNamingTheBlock) {
   __syncthreads();
   out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
 )");
-  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
-  ASSERT_THAT(kernel, IsOk());
-  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 3 * 64 * 4);
-  ASSERT_THAT(out, IsOk());
-  void* out_ptr = out->get();
-  void* args[] = {&out_ptr};
-  EXPECT_THAT(device->Launch(**kernel, {3, 1, 1}, {64, 1, 1}, 0, args),
+  std::vector<int> out;
+  EXPECT_THAT(RunSimpleKernel(*device, source, {3, 1, 1}, {64, 1, 1}, 3 * 64, &out),
               StatusIs(absl::StatusCode::kDeadlineExceeded,
                        AllOf(HasSubstr("early_return"),
                              HasSubstr("deadlock in block (1,0,0) (linear 1"),
@@ -129,10 +119,10 @@ TEST(HostDeviceTest, AThreadReturningBeforeABarrierIsADeadlockNamingTheBlock) {
                                        "64 threads arrived); thread 3: exited; threads 4-63: "
                                        "wait at __syncthreads"))));
   // The device stays usable.
-  const KernelSource fine = SimpleKernel("fine", "out[threadIdx.x] = 7;");
-  absl::StatusOr<std::unique_ptr<LoadedKernel>> fine_kernel = device->Load(fine);
-  ASSERT_THAT(fine_kernel, IsOk());
-  EXPECT_THAT(device->Launch(**fine_kernel, {1, 1, 1}, {64, 1, 1}, 0, args), IsOk());
+  ASSERT_THAT(RunSimpleKernel(*device, SimpleKernel("fine", "out[threadIdx.x] = 7;"), {1, 1, 1},
+                              {64, 1, 1}, 64, &out),
+              IsOk());
+  EXPECT_THAT(out, Each(7));
 }
 
 TEST(HostDeviceTest, LanesOfAWarpInDifferentBarriersAreADeadlock) {
@@ -142,13 +132,8 @@ TEST(HostDeviceTest, LanesOfAWarpInDifferentBarriersAreADeadlock) {
   if (threadIdx.x == 0) __syncwarp(); else __syncthreads();
   out[threadIdx.x] = 1;
 )");
-  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
-  ASSERT_THAT(kernel, IsOk());
-  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 64 * 4);
-  ASSERT_THAT(out, IsOk());
-  void* out_ptr = out->get();
-  void* args[] = {&out_ptr};
-  EXPECT_THAT(device->Launch(**kernel, {1, 1, 1}, {64, 1, 1}, 0, args),
+  std::vector<int> out;
+  EXPECT_THAT(RunSimpleKernel(*device, source, {1, 1, 1}, {64, 1, 1}, 64, &out),
               StatusIs(absl::StatusCode::kDeadlineExceeded,
                        AllOf(HasSubstr("thread 0: wait at __syncwarp in warp 0 (mask "
                                        "0xffffffff, lanes 0x00000001 arrived)"),
@@ -169,13 +154,8 @@ TEST(HostDeviceTest, ALaunchLongerThanTheTimeoutFailsNamingWhatEachThreadDoes) {
   }
   __syncthreads();
 )");
-  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel = device->Load(source);
-  ASSERT_THAT(kernel, IsOk());
-  absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(*device, 32 * 4);
-  ASSERT_THAT(out, IsOk());
-  void* out_ptr = out->get();
-  void* args[] = {&out_ptr};
-  EXPECT_THAT(device->Launch(**kernel, {1, 1, 1}, {32, 1, 1}, 0, args),
+  std::vector<int> out;
+  EXPECT_THAT(RunSimpleKernel(*device, source, {1, 1, 1}, {32, 1, 1}, 32, &out),
               StatusIs(absl::StatusCode::kDeadlineExceeded,
                        AllOf(HasSubstr("ran longer than its limit of 50ms"),
                              HasSubstr("block (0,0,0) (linear 0)"),

@@ -22,6 +22,7 @@ using ::testing::Each;
 using ::testing::HasSubstr;
 using ::testing::Lt;
 using ::warptrace::testing::IsOk;
+using ::warptrace::testing::RunSimpleKernel;
 using ::warptrace::testing::SimpleKernel;
 using ::warptrace::testing::StatusIs;
 
@@ -37,18 +38,7 @@ std::unique_ptr<HostDevice> MakeDevice(HostDeviceOptions options = {}) {
 absl::Status RunKernel(HostDevice& device, const std::string& name, const std::string& body,
                        Dim3 grid, Dim3 block, std::vector<int>* out, size_t out_ints,
                        const std::string& prelude = "") {
-  absl::StatusOr<std::unique_ptr<LoadedKernel>> kernel =
-      device.Load(SimpleKernel(name, body, prelude));
-  if (!kernel.ok()) return kernel.status();
-  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(device, out_ints * 4);
-  if (!buffer.ok()) return buffer.status();
-  if (absl::Status s = buffer->Zero(); !s.ok()) return s;
-  void* ptr = buffer->get();
-  void* args[] = {&ptr};
-  absl::Status launched = device.Launch(**kernel, grid, block, 0, args);
-  out->resize(out_ints);
-  if (absl::Status s = buffer->CopyTo(out->data(), out_ints * 4); !s.ok()) return s;
-  return launched;
+  return RunSimpleKernel(device, SimpleKernel(name, body, prelude), grid, block, out_ints, out);
 }
 
 TEST(RuntimeTest, ResidentBlocksKeepTheirOwnStaticSharedMemory) {
