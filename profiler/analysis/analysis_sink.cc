@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/stats.h"
@@ -55,7 +56,7 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
   }
   family_of_site_.assign(layout_->sites.size(), -1);
   for (size_t s = 0; s < layout_->sites.size(); ++s) {
-    if (layout_->sites[s].kind != SiteKind::kBarrierWait) continue;
+    if (!IsWaitSite(layout_->sites[s].kind)) continue;
     const std::string family = WaitFamily(layout_->sites[s].name);
     auto it = std::find(families_.begin(), families_.end(), family);
     family_of_site_[s] = static_cast<int32_t>(it - families_.begin());
@@ -79,8 +80,7 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
     }
     role_of_unit_[u] = static_cast<uint32_t>(it - roles_.begin());
   }
-  block_slices_.resize(units_per_block);
-  block_units_.resize(units_per_block);
+  units_per_block_ = units_per_block;
   units_.reserve(begin.units);
   result_.kernel_name = layout_->kernel_name;
   result_.device_name = layout_->device_name;
@@ -106,68 +106,50 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
     }
     in_block_ = true;
     block_ = t.block_linear;
+    finder_.StartBlock();
   }
-  if (block_unit_count_ >= block_slices_.size()) {
+  if (block_unit_count_ >= units_per_block_) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "block %d has more than the %d units a block holds", t.block_linear,
-        block_slices_.size()));
+        units_per_block_));
   }
   const uint32_t role = RoleOf(t.unit_index);
   const double ns_per_event =
       t.events >= 2 && t.cycles_per_ns > 0 ? t.overhead_cycles / t.cycles_per_ns : -1;
+  RoleAcc& acc = roles_[role];
+  // One sweep over the slices: the critical path's leaves and this role's counters.
+  SliceCounter counter{acc, family_of_site_, ns_per_event >= 0 ? 2 * ns_per_event : 0};
+  if (absl::Status s = finder_.AddUnit(t.unit_index, t.slices, layout_->sites, counter);
+      !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("block ", t.block_linear, ": ", s.message()));
+  }
   units_.push_back({t.block_linear, t.unit_index, t.sm_id, role, t.start_ns, t.end_ns,
                     static_cast<float>(ns_per_event),
                     static_cast<float>(t.events >= 2 ? t.overhead_cycles : -1), t.events});
-  RoleAcc& acc = roles_[role];
   ++acc.units;
   acc.unit_time_ns += t.end_ns - t.start_ns;
-  for (const Slice& slice : t.slices) {
-    if (slice.site >= layout_->sites.size()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "block %d unit %d has a slice of site %d, outside the %d-site table",
-          t.block_linear, t.unit_index, slice.site, layout_->sites.size()));
-    }
-  }
-  AccumulateSlices(t, acc, ns_per_event);
-  block_slices_[block_unit_count_].assign(t.slices.begin(), t.slices.end());
-  block_units_[block_unit_count_] = t.unit_index;
   ++block_unit_count_;
   return absl::OkStatus();
 }
 
-void AnalysisSink::AccumulateSlices(const UnitTimeline& t, RoleAcc& role, double ns_per_event) {
-  stack_.clear();
-  auto pop = [&] {
-    const OpenSlice& top = stack_.back();
-    role.sites[top.site].self_ns += top.dur - top.child_ns;
-    stack_.pop_back();
-  };
-  for (const Slice& slice : t.slices) {
-    while (stack_.size() > slice.depth) pop();
-    const int64_t dur = slice.end_ns - slice.begin_ns;
-    SiteAcc& site = role.sites[slice.site];
-    ++site.count;
-    site.total_ns += dur;
-    const bool parent_wait = !stack_.empty() && stack_.back().in_wait;
-    if (!stack_.empty()) stack_.back().child_ns += dur;
-    const int32_t family = family_of_site_[slice.site];
-    if (family >= 0) {
-      site.waiting_ns += dur;
-      FamilyAcc& f = role.families[family];
-      ++f.count;
-      f.wait_ns += dur;
-      if (ns_per_event >= 0) f.overhead_ns += 2 * ns_per_event;
-      if (!parent_wait) {
-        role.waiting_ns += dur;
-        for (const OpenSlice& open : stack_) {
-          role.sites[open.site].waiting_ns += dur;
-          role.region_family_ns[Key(open.site, static_cast<uint32_t>(family))] += dur;
-        }
-      }
-    }
-    stack_.push_back({slice.site, dur, 0, parent_wait || family >= 0});
+void AnalysisSink::SliceCounter::OnWait(const Slice& slice, int32_t family,
+                                        absl::Span<const Slice* const> enclosing) {
+  const int64_t dur = slice.end_ns - slice.begin_ns;
+  SiteAcc& site = role.sites[slice.site];
+  site.waiting_ns += dur;
+  FamilyAcc& f = role.families[family];
+  ++f.count;
+  f.wait_ns += dur;
+  f.overhead_ns += overhead_per_wait_ns;
+  // A wait inside a wait is already counted, with its regions, by the outer one.
+  for (const Slice* open : enclosing) {
+    if (family_of_site[open->site] >= 0) return;
   }
-  while (!stack_.empty()) pop();
+  role.waiting_ns += dur;
+  for (const Slice* open : enclosing) {
+    role.sites[open->site].waiting_ns += dur;
+    role.region_family_ns[Key(open->site, static_cast<uint32_t>(family))] += dur;
+  }
 }
 
 size_t AnalysisSink::PathIndex(uint32_t role, uint32_t site) const {
@@ -177,26 +159,19 @@ size_t AnalysisSink::PathIndex(uint32_t role, uint32_t site) const {
 }
 
 absl::Status AnalysisSink::FinishBlock() {
-  path_units_.clear();
-  for (size_t i = 0; i < block_unit_count_; ++i) {
-    path_units_.push_back({block_units_[i], block_slices_[i]});
-  }
   const absl::Span<const HandoffLink> all = options_.handoffs;
   while (handoff_cursor_ < all.size() && all[handoff_cursor_].block_linear < block_) {
     ++handoff_cursor_;
   }
   size_t end = handoff_cursor_;
   while (end < all.size() && all[end].block_linear == block_) ++end;
-  const absl::Status found =
-      finder_.Find(path_units_, all.subspan(handoff_cursor_, end - handoff_cursor_),
-                   layout_->sites, block_path_);
+  const absl::Status walked = finder_.Walk(all.subspan(handoff_cursor_, end - handoff_cursor_));
   handoff_cursor_ = end;
-  if (!found.ok()) {
-    return absl::Status(found.code(), absl::StrCat("block ", block_, ": ", found.message()));
+  if (!walked.ok()) {
+    return absl::Status(walked.code(), absl::StrCat("block ", block_, ": ", walked.message()));
   }
-  const BlockPath* path = &block_path_;
 
-  BlockRec rec{block_, 0, 0, 0, path->end_ns - path->begin_ns};
+  BlockRec rec{block_, 0, 0, 0, finder_.end_ns() - finder_.begin_ns()};
   const size_t first = units_.size() - block_unit_count_;
   rec.sm_id = units_[first].sm_id;
   rec.start_ns = units_[first].start_ns;
@@ -207,36 +182,41 @@ absl::Status AnalysisSink::FinishBlock() {
   }
   blocks_.push_back(rec);
 
-  if (!path->steps.empty()) {
-    const double span = static_cast<double>(rec.path_ns);
+  if (finder_.has_path()) {
     ++path_blocks_;
-    handoffs_ += path->handoffs;
-    if (block_path_ns_.empty()) {
-      block_path_ns_.assign(roles_.size() * (layout_->sites.size() + 2), 0);
-      path_.resize(block_path_ns_.size());
-    }
-    touched_.clear();
-    for (const PathStep& step : path->steps) {
-      const size_t index = PathIndex(RoleOf(step.unit_index), step.site);
-      if (block_path_ns_[index] == 0) touched_.push_back(static_cast<uint32_t>(index));
-      block_path_ns_[index] += step.ns();
-    }
-    for (uint32_t index : touched_) {
-      PathAcc& acc = path_[index];
-      ++acc.blocks;
-      acc.path_ns += block_path_ns_[index];
-      acc.share_sum += Ratio(static_cast<double>(block_path_ns_[index]), span);
-      block_path_ns_[index] = 0;
-    }
+    handoffs_ += finder_.handoffs();
+    AccumulatePath(static_cast<double>(rec.path_ns));
     if (rec.path_ns > slowest_path_span_) {
       slowest_path_span_ = rec.path_ns;
       slowest_path_block_ = block_;
-      slowest_path_ = *path;
+      finder_.Steps(slowest_path_);
     }
   }
   in_block_ = false;
   block_unit_count_ = 0;
   return absl::OkStatus();
+}
+
+// This block's path time per (role, site), added to the totals over blocks.
+void AnalysisSink::AccumulatePath(double span) {
+  if (block_path_ns_.empty()) {
+    block_path_ns_.assign(roles_.size() * (layout_->sites.size() + 2), 0);
+    path_.resize(block_path_ns_.size());
+  }
+  touched_.clear();
+  finder_.PathTimes(path_times_);
+  for (const CriticalPathFinder::PathTime& time : path_times_) {
+    const size_t index = PathIndex(RoleOf(time.unit_index), time.site);
+    if (block_path_ns_[index] == 0) touched_.push_back(static_cast<uint32_t>(index));
+    block_path_ns_[index] += time.ns;
+  }
+  for (uint32_t index : touched_) {
+    PathAcc& acc = path_[index];
+    ++acc.blocks;
+    acc.path_ns += block_path_ns_[index];
+    acc.share_sum += Ratio(static_cast<double>(block_path_ns_[index]), span);
+    block_path_ns_[index] = 0;
+  }
 }
 
 absl::Status AnalysisSink::End(const TraceEnd& /*end*/) {

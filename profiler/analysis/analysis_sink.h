@@ -12,9 +12,11 @@
 //
 // Memory: O(units), independent of the event count. Per unit it keeps one small record
 // (coordinates, SM, role, start/end, overhead); per role and site a few counters; per block
-// one record. The slices of the block being read are copied until the block's last unit has
-// been seen (units of a block arrive consecutively), its critical path is computed and only
-// its aggregates are kept.
+// one record. Of the block being read (units of a block arrive consecutively) it keeps each
+// unit's time split by innermost slice and its waits (CriticalPathFinder), never the slices,
+// until the block's last unit has been seen, its critical path is computed and only its
+// aggregates are kept. Each slice is read once (one sweep feeds the role's counters and the path's leaves);
+// nothing is allocated per event once the first block has warmed the scratch.
 //
 // Errors (from the sink calls): InvalidArgument when Begin's layout has a role table of the
 // wrong size, when the hand-off links are not sorted by block_linear, when a link names a
@@ -108,16 +110,25 @@ class AnalysisSink : public TraceSink {
     int64_t path_ns = 0;
     double share_sum = 0;
   };
-  struct OpenSlice {
-    uint32_t site;
-    int64_t dur;
-    int64_t child_ns;
-    bool in_wait;  // it or an enclosing slice is a wait
+  // CriticalPathFinder's visitor: one role's counters, per slice.
+  struct SliceCounter {
+    RoleAcc& role;
+    const std::vector<int32_t>& family_of_site;
+    double overhead_per_wait_ns;  // two record points' measured overhead, 0 when unknown
+    void OnSlice(const Slice& slice, absl::Span<const Slice* const> enclosing) {
+      SiteAcc& site = role.sites[slice.site];
+      ++site.count;
+      site.total_ns += slice.end_ns - slice.begin_ns;
+      const int32_t family = family_of_site[slice.site];
+      if (family >= 0) OnWait(slice, family, enclosing);
+    }
+    void OnWait(const Slice& slice, int32_t family, absl::Span<const Slice* const> enclosing);
+    void OnSelf(uint32_t site, int64_t ns) { role.sites[site].self_ns += ns; }
   };
 
   uint32_t RoleOf(uint32_t unit_index);
-  void AccumulateSlices(const UnitTimeline& timeline, RoleAcc& role, double ns_per_event);
   absl::Status FinishBlock();
+  void AccumulatePath(double span);
   void FillRoles();
   void FillCriticalPath();
   void FillGrid();
@@ -131,13 +142,11 @@ class AnalysisSink : public TraceSink {
   std::vector<RoleAcc> roles_;
   std::vector<UnitRec> units_;
   std::vector<BlockRec> blocks_;
-  std::vector<OpenSlice> stack_;  // scratch
 
-  // The block being read.
+  // The block being read: its units' leaves and waits live in finder_ until FinishBlock.
   bool in_block_ = false;
   uint32_t block_ = 0;
-  std::vector<std::vector<Slice>> block_slices_;  // per unit of the block, reused
-  std::vector<uint32_t> block_units_;             // their unit indexes
+  size_t units_per_block_ = 0;
   size_t block_unit_count_ = 0;
   size_t handoff_cursor_ = 0;
   absl::flat_hash_set<uint32_t> seen_blocks_;
@@ -145,8 +154,7 @@ class AnalysisSink : public TraceSink {
   // Critical path, over blocks. Dense by PathIndex(role, site).
   size_t PathIndex(uint32_t role, uint32_t site) const;
   CriticalPathFinder finder_;
-  BlockPath block_path_;                  // scratch, reused per block
-  std::vector<PathUnit> path_units_;      // scratch
+  std::vector<CriticalPathFinder::PathTime> path_times_;  // scratch
   std::vector<int64_t> block_path_ns_;    // this block's path time, dense
   std::vector<uint32_t> touched_;         // indexes of block_path_ns_ set this block
   std::vector<PathAcc> path_;             // over blocks, dense
@@ -155,8 +163,6 @@ class AnalysisSink : public TraceSink {
   BlockPath slowest_path_;
   uint32_t slowest_path_block_ = 0;
   int64_t slowest_path_span_ = -1;
-  std::vector<uint32_t> slowest_path_roles_;  // role of each unit of that block, by position
-  std::vector<uint32_t> slowest_path_unit_index_;
 
   bool overhead_compensated_ = false;
   Analysis result_;

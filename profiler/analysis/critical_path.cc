@@ -7,132 +7,6 @@
 #include "absl/strings/str_format.h"
 
 namespace warptrace {
-namespace {
-
-using Leaf = CriticalPathFinder::Leaf;
-using LinkedWait = CriticalPathFinder::LinkedWait;
-
-void AppendLeaf(std::vector<Leaf>& leaves, int64_t begin, int64_t end, uint32_t site) {
-  if (end <= begin) return;
-  if (!leaves.empty() && leaves.back().site == site && leaves.back().end_ns == begin) {
-    leaves.back().end_ns = end;
-    return;
-  }
-  leaves.push_back({begin, end, site});
-}
-
-// The unit's time split by innermost slice: a sweep with the stack of open slices.
-void Leaves(absl::Span<const Slice> slices, std::vector<const Slice*>& open,
-            std::vector<Leaf>& leaves) {
-  leaves.clear();
-  open.clear();
-  if (slices.empty()) return;
-  int64_t t = slices.front().begin_ns;
-  auto advance = [&](int64_t to) {
-    while (!open.empty() && open.back()->end_ns <= to) {
-      AppendLeaf(leaves, t, open.back()->end_ns, open.back()->site);
-      t = std::max(t, open.back()->end_ns);
-      open.pop_back();
-    }
-    AppendLeaf(leaves, t, to, open.empty() ? kPathUntracked : open.back()->site);
-    t = std::max(t, to);
-  };
-  for (const Slice& slice : slices) {
-    advance(slice.begin_ns);
-    open.push_back(&slice);
-  }
-  while (!open.empty()) {  // closes every open slice, nothing after the last
-    AppendLeaf(leaves, t, open.back()->end_ns, open.back()->site);
-    t = std::max(t, open.back()->end_ns);
-    open.pop_back();
-  }
-}
-
-// Appends the attribution of [begin, end) on `leaves`, latest first (the walk goes back).
-void AttributeBackward(const std::vector<Leaf>& leaves, uint32_t unit, int64_t begin,
-                       int64_t end, std::vector<PathStep>& reversed) {
-  if (end <= begin) return;
-  auto it = std::upper_bound(leaves.begin(), leaves.end(), end,
-                             [](int64_t t, const Leaf& leaf) { return t <= leaf.begin_ns; });
-  int64_t t = end;
-  while (it != leaves.begin() && t > begin) {
-    --it;
-    const int64_t hi = std::min(t, it->end_ns);
-    const int64_t lo = std::max(begin, it->begin_ns);
-    if (hi < t) reversed.push_back({unit, kPathUntracked, hi, t});
-    if (lo < hi) reversed.push_back({unit, it->site, lo, hi});
-    t = std::min(t, lo);
-  }
-  if (begin < t) reversed.push_back({unit, kPathUntracked, begin, t});
-}
-
-}  // namespace
-
-absl::Status CriticalPathFinder::AddLinks(absl::Span<const PathUnit> units,
-                                          absl::Span<const HandoffLink> links,
-                                          absl::Span<const SiteInfo> sites) {
-  std::vector<UnitWork>& work = work_;
-  auto position = [&](uint32_t unit_index) -> int64_t {
-    for (size_t i = 0; i < units.size(); ++i) {
-      if (units[i].unit_index == unit_index) return static_cast<int64_t>(i);
-    }
-    return -1;
-  };
-  for (const HandoffLink& link : links) {
-    const int64_t from = position(link.from_unit);
-    const int64_t to = position(link.to_unit);
-    if (from < 0 || to < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "hand-off link of block %d from unit %d to unit %d names a unit the block does not "
-          "have",
-          link.block_linear, link.from_unit, link.to_unit));
-    }
-    const absl::Span<const Slice> slices = units[to].slices;
-    if (link.to_slice >= slices.size() ||
-        sites[slices[link.to_slice].site].kind != SiteKind::kBarrierWait) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "hand-off link of block %d to unit %d names slice %d, which is not a barrier wait "
-          "of that unit (it has %d slices)",
-          link.block_linear, link.to_unit, link.to_slice, slices.size()));
-    }
-    const Slice& wait = slices[link.to_slice];
-    // The arrival must fall inside the wait for the wait to have waited on it.
-    if (link.from_ns <= wait.begin_ns) continue;
-    std::vector<LinkedWait>& waits = work[to].waits;
-    auto same = std::find_if(waits.begin(), waits.end(), [&](const LinkedWait& w) {
-      return w.begin_ns == wait.begin_ns && w.end_ns == wait.end_ns;
-    });
-    if (same == waits.end()) {
-      waits.push_back(
-          {wait.begin_ns, wait.end_ns, static_cast<uint32_t>(from), link.from_ns, false});
-    } else if (link.from_ns > same->from_ns) {
-      same->from_position = static_cast<uint32_t>(from);
-      same->from_ns = link.from_ns;
-    }
-  }
-  for (UnitWork& unit : work) {
-    std::sort(unit.waits.begin(), unit.waits.end(),
-              [](const LinkedWait& a, const LinkedWait& b) { return a.end_ns < b.end_ns; });
-  }
-  return absl::OkStatus();
-}
-
-namespace {
-
-void MergeForward(const std::vector<PathStep>& reversed, std::vector<PathStep>& steps) {
-  steps.clear();
-  for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
-    if (it->ns() <= 0) continue;
-    if (!steps.empty() && steps.back().unit_index == it->unit_index &&
-        steps.back().site == it->site && steps.back().end_ns == it->begin_ns) {
-      steps.back().end_ns = it->end_ns;
-    } else {
-      steps.push_back(*it);
-    }
-  }
-}
-
-}  // namespace
 
 const char* PathSiteName(uint32_t site, absl::Span<const SiteInfo> sites) {
   if (site == kPathUntracked) return "(untracked)";
@@ -149,69 +23,206 @@ absl::StatusOr<BlockPath> CriticalPath(absl::Span<const PathUnit> units,
   return path;
 }
 
-absl::Status CriticalPathFinder::Find(absl::Span<const PathUnit> units,
-                                      absl::Span<const HandoffLink> links,
-                                      absl::Span<const SiteInfo> sites, BlockPath& path) {
-  path.begin_ns = path.end_ns = 0;
-  path.handoffs = 0;
-  path.steps.clear();
-  if (work_.size() < units.size()) work_.resize(units.size());
-  for (size_t i = 0; i < units.size(); ++i) work_[i].waits.clear();
-  int64_t last = -1;
-  for (size_t i = 0; i < units.size(); ++i) {
-    for (const Slice& slice : units[i].slices) {
-      if (slice.site >= sites.size()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "unit %d has a slice of site %d, outside the %d-site table", units[i].unit_index,
-            slice.site, sites.size()));
+void CriticalPathFinder::StartBlock() {
+  for (size_t i = 0; i < units_; ++i) {
+    const uint32_t index = work_[i].unit_index;
+    if (index < position_of_.size()) position_of_[index] = -1;
+  }
+  units_ = 0;
+  begin_ns_ = end_ns_ = 0;
+  last_ = -1;
+  handoffs_ = 0;
+  segments_.clear();
+}
+
+CriticalPathFinder::UnitWork& CriticalPathFinder::NewUnit(uint32_t unit_index,
+                                                          size_t slice_count) {
+  if (work_.size() <= units_) work_.resize(units_ + 1);
+  UnitWork& unit = work_[units_];
+  unit.unit_index = unit_index;
+  unit.slice_count = static_cast<uint32_t>(slice_count);
+  if (unit.leaves.size() < 2 * slice_count + 1) unit.leaves.resize(2 * slice_count + 1);
+  unit.leaf_count = 0;
+  unit.waits.clear();
+  unit.linked.clear();
+  return unit;
+}
+
+void CriticalPathFinder::EndUnit(uint32_t unit_index) {
+  const UnitWork& unit = work_[units_];
+  if (unit_index >= position_of_.size()) position_of_.resize(unit_index + 1, -1);
+  position_of_[unit_index] = static_cast<int32_t>(units_);
+  if (unit.leaf_count > 0) {
+    const int64_t begin = unit.leaves[0].begin_ns;
+    const int64_t end = unit.leaves[unit.leaf_count - 1].end_ns;
+    if (last_ < 0) {
+      begin_ns_ = begin;
+      end_ns_ = end;
+      last_ = static_cast<int64_t>(units_);
+    } else {
+      begin_ns_ = std::min(begin_ns_, begin);
+      if (end > end_ns_) {
+        end_ns_ = end;
+        last_ = static_cast<int64_t>(units_);
       }
     }
-    Leaves(units[i].slices, open_, work_[i].leaves);
-    if (units[i].slices.empty()) continue;
-    const int64_t end = work_[i].leaves.back().end_ns;
-    if (last < 0 || end > path.end_ns) {
-      last = static_cast<int64_t>(i);
-      path.end_ns = end;
+  }
+  ++units_;
+}
+
+absl::Status CriticalPathFinder::SiteOutsideTable(uint32_t unit_index, uint32_t site,
+                                                  size_t sites) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unit %d has a slice of site %d, outside the %d-site table", unit_index, site, sites));
+}
+
+absl::Status CriticalPathFinder::AddLinks(absl::Span<const HandoffLink> links) {
+  for (const HandoffLink& link : links) {
+    const int32_t from = PositionOf(link.from_unit);
+    const int32_t to = PositionOf(link.to_unit);
+    if (from < 0 || to < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "hand-off link of block %d from unit %d to unit %d names a unit the block does not "
+          "have",
+          link.block_linear, link.from_unit, link.to_unit));
+    }
+    std::vector<Wait>& waits = work_[to].waits;
+    auto wait = std::lower_bound(waits.begin(), waits.end(), link.to_slice,
+                                 [](const Wait& w, uint32_t slice) { return w.slice < slice; });
+    if (wait == waits.end() || wait->slice != link.to_slice) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "hand-off link of block %d to unit %d names slice %d, which is not a barrier wait "
+          "of that unit (it has %d slices)",
+          link.block_linear, link.to_unit, link.to_slice, work_[to].slice_count));
+    }
+    // The arrival must fall inside the wait for the wait to have waited on it; of several,
+    // the latest released it.
+    if (link.from_ns <= wait->begin_ns) continue;
+    if (wait->from_position < 0 || link.from_ns > wait->from_ns) {
+      wait->from_position = from;
+      wait->from_ns = link.from_ns;
     }
   }
-  if (last < 0) return absl::OkStatus();
-  path.begin_ns = path.end_ns;
-  for (size_t i = 0; i < units.size(); ++i) {
-    if (!work_[i].leaves.empty()) path.begin_ns = std::min(path.begin_ns, work_[i].leaves.front().begin_ns);
+  for (size_t i = 0; i < units_; ++i) {
+    UnitWork& unit = work_[i];
+    for (const Wait& w : unit.waits) {
+      if (w.from_position < 0) continue;
+      unit.linked.push_back(
+          {w.end_ns, static_cast<uint32_t>(w.from_position), w.from_ns, false});
+    }
+    auto by_end = [](const LinkedWait& a, const LinkedWait& b) { return a.end_ns < b.end_ns; };
+    if (!std::is_sorted(unit.linked.begin(), unit.linked.end(), by_end)) {
+      std::stable_sort(unit.linked.begin(), unit.linked.end(), by_end);
+    }
   }
-  if (absl::Status s = AddLinks(units, links, sites); !s.ok()) return s;
+  return absl::OkStatus();
+}
 
-  std::vector<PathStep>& reversed = reversed_;
-  reversed.clear();
-  size_t cur = static_cast<size_t>(last);
-  int64_t t = path.end_ns;
+absl::Status CriticalPathFinder::Walk(absl::Span<const HandoffLink> links) {
+  segments_.clear();
+  handoffs_ = 0;
+  for (size_t i = 0; i < units_; ++i) {
+    work_[i].linked.clear();
+    for (Wait& w : work_[i].waits) w.from_position = -1;
+  }
+  if (absl::Status s = AddLinks(links); !s.ok()) return s;
+  if (last_ < 0) return absl::OkStatus();
+  size_t cur = static_cast<size_t>(last_);
+  int64_t t = end_ns_;
   while (true) {
     UnitWork& unit = work_[cur];
-    const uint32_t index = units[cur].unit_index;
-    auto it = std::upper_bound(unit.waits.begin(), unit.waits.end(), t,
+    auto it = std::upper_bound(unit.linked.begin(), unit.linked.end(), t,
                                [](int64_t v, const LinkedWait& w) { return v < w.end_ns; });
     LinkedWait* wait = nullptr;
-    while (it != unit.waits.begin()) {
+    while (it != unit.linked.begin()) {
       --it;
       if (!it->used) {
         wait = &*it;
         break;
       }
     }
-    const int64_t unit_begin = unit.leaves.empty() ? t : unit.leaves.front().begin_ns;
+    const int64_t unit_begin = unit.leaf_count == 0 ? t : unit.leaves[0].begin_ns;
     if (wait == nullptr || wait->end_ns <= unit_begin) {
-      AttributeBackward(unit.leaves, index, std::min(unit_begin, t), t, reversed);
+      segments_.push_back({static_cast<uint32_t>(cur), false, std::min(unit_begin, t), t});
       break;
     }
     wait->used = true;
-    AttributeBackward(unit.leaves, index, wait->end_ns, t, reversed);
-    const int64_t from = std::max(path.begin_ns, std::min(wait->from_ns, wait->end_ns));
-    if (from < wait->end_ns) reversed.push_back({index, kPathHandoff, from, wait->end_ns});
-    ++path.handoffs;
+    segments_.push_back({static_cast<uint32_t>(cur), false, wait->end_ns, t});
+    const int64_t from = std::max(begin_ns_, std::min(wait->from_ns, wait->end_ns));
+    segments_.push_back({static_cast<uint32_t>(cur), true, from, wait->end_ns});
+    ++handoffs_;
     cur = wait->from_position;
     t = from;
   }
-  MergeForward(reversed, path.steps);
+  return absl::OkStatus();
+}
+
+void CriticalPathFinder::Steps(BlockPath& path) const {
+  path.begin_ns = begin_ns_;
+  path.end_ns = end_ns_;
+  path.handoffs = handoffs_;
+  path.steps.clear();
+  auto append = [&](uint32_t unit, uint32_t site, int64_t begin, int64_t end) {
+    if (end <= begin) return;
+    if (!path.steps.empty() && path.steps.back().unit_index == unit &&
+        path.steps.back().site == site && path.steps.back().end_ns == begin) {
+      path.steps.back().end_ns = end;
+    } else {
+      path.steps.push_back({unit, site, begin, end});
+    }
+  };
+  for (auto s = segments_.rbegin(); s != segments_.rend(); ++s) {
+    const UnitWork& unit = work_[s->position];
+    if (s->handoff) {
+      append(unit.unit_index, kPathHandoff, s->begin_ns, s->end_ns);
+      continue;
+    }
+    ForEachPiece(unit, s->begin_ns, s->end_ns, [&](uint32_t site, int64_t b, int64_t e) {
+      append(unit.unit_index, site, b, e);
+    });
+  }
+}
+
+void CriticalPathFinder::PathTimes(std::vector<PathTime>& out) {
+  out.clear();
+  const size_t columns = sites_ + 2;  // the sites, then kPathUntracked, kPathHandoff
+  if (sums_.size() < units_ * columns) sums_.resize(units_ * columns, 0);
+  touched_.clear();
+  auto add = [&](size_t index, int64_t ns) {
+    if (sums_[index] == 0) touched_.push_back(static_cast<uint32_t>(index));
+    sums_[index] += ns;
+  };
+  for (const Segment& s : segments_) {
+    const size_t base = s.position * columns;
+    if (s.handoff) {
+      if (s.end_ns > s.begin_ns) add(base + sites_ + 1, s.end_ns - s.begin_ns);
+      continue;
+    }
+    ForEachPiece(work_[s.position], s.begin_ns, s.end_ns,
+                 [&](uint32_t site, int64_t begin, int64_t end) {
+                   add(base + (site < sites_ ? site : sites_), end - begin);
+                 });
+  }
+  for (uint32_t index : touched_) {
+    const size_t column = index % columns;
+    const uint32_t site = column < sites_    ? static_cast<uint32_t>(column)
+                          : column == sites_ ? kPathUntracked
+                                             : kPathHandoff;
+    out.push_back({work_[index / columns].unit_index, site, sums_[index]});
+    sums_[index] = 0;
+  }
+}
+
+absl::Status CriticalPathFinder::Find(absl::Span<const PathUnit> units,
+                                      absl::Span<const HandoffLink> links,
+                                      absl::Span<const SiteInfo> sites, BlockPath& path) {
+  path = BlockPath();
+  StartBlock();
+  for (const PathUnit& unit : units) {
+    if (absl::Status s = AddUnit(unit.unit_index, unit.slices, sites); !s.ok()) return s;
+  }
+  if (absl::Status s = Walk(links); !s.ok()) return s;
+  Steps(path);
   return absl::OkStatus();
 }
 

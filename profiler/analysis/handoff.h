@@ -18,7 +18,15 @@
 
 #include <cstdint>
 
+#include "profiler/trace/layout.h"
+
 namespace warptrace {
+
+// Whether a site's slices are waits a hand-off link can release: a barrier wait (trace
+// version 1, a wait with no payload) or a phase wait (version 2, links.h).
+inline bool IsWaitSite(SiteKind kind) {
+  return kind == SiteKind::kBarrierWait || kind == SiteKind::kPhaseWait;
+}
 
 struct HandoffLink {
   uint32_t block_linear = 0;  // both ends are units of this block
@@ -26,6 +34,7 @@ struct HandoffLink {
   int64_t from_ns = 0;        // time of the arrival, on the common globaltimer ns axis
   uint32_t to_unit = 0;       // unit_index of the waiting unit
   uint32_t to_slice = 0;      // index into that unit's UnitTimeline::slices: the wait released
+                              // (a slice of a site IsWaitSite accepts)
   friend bool operator==(const HandoffLink&, const HandoffLink&) = default;
 };
 
