@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "examples/launch_timing.h"
 #include "jit/device_select.h"
 #include "llvm/ADT/SmallString.h"
@@ -211,6 +212,75 @@ absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
   return options;
 }
 
+namespace {
+
+void PrintVerdicts(const Trace& trace, llvm::raw_ostream& out) {
+  const VerifyReport& report = trace.report;
+  out << "\nverdicts: " << report.units.size() << " trace units: ";
+  for (Verdict v : {Verdict::kComplete, Verdict::kTruncated, Verdict::kOverflowed,
+                    Verdict::kCorrupt, Verdict::kMissing}) {
+    out << report.verdict_counts[static_cast<int>(v)] << " " << VerdictName(v)
+        << (v == Verdict::kMissing ? "" : ", ");
+  }
+  out << "; " << report.dropped_events << " dropped events, " << report.errors << " errors, "
+      << report.warnings << " warnings\n";
+  if (trace.layout.clock.host_backend) {
+    out << "times: from the host backend (the CPU's steady clock), not a GPU: they show "
+           "correctness, not GPU performance\n";
+  }
+}
+
+// The summary table and, under "diagnosis:", the analysis: the one dump pipeline again over
+// the same buffer, into the analysis sink.
+absl::Status PrintSummaryAndDiagnosis(const Trace& trace, llvm::raw_ostream& out) {
+  if (!trace.has_timeline) return absl::InternalError("the trace verified but has no timeline");
+  ASSIGN_OR_RETURN(Summary summary, Summarize(trace.timeline));
+  out << "\nsummary:\n" << Indent(FormatSummary(summary), "  ");
+  AnalysisSink analysis;
+  TraceSink* analysis_sinks[] = {&analysis};
+  DumpOptions analysis_options;
+  analysis_options.verify.allow_truncated = trace.report.allow_truncated;
+  DumpResult analysis_result;
+  RETURN_IF_ERROR(DumpTrace(trace.layout, trace.words, analysis_options, analysis_sinks,
+                            analysis_result));
+  std::string diagnosis;
+  llvm::raw_string_ostream diagnosis_os(diagnosis);
+  PrintDiagnosis(analysis.result(), diagnosis_os);
+  diagnosis_os.flush();
+  out << "\n" << diagnosis;
+  return absl::OkStatus();
+}
+
+// Writes the Perfetto and Chrome traces, the raw buffer with its sidecar and the verdict
+// report under --out, and says where.
+absl::Status WriteOutputs(const Trace& trace, const ExampleOptions& options,
+                          llvm::raw_ostream& out) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.out_dir)) {
+    return absl::UnavailableError(absl::StrCat("creating the output directory ", options.out_dir,
+                                               ": ", ec.message(), " (pass --out=DIR)"));
+  }
+  RETURN_IF_ERROR(WriteChromeTraceFile(trace.timeline, {}, options.TracePath()));
+  RETURN_IF_ERROR(WritePerfettoTraceFile(trace.timeline, options.PerfettoPath()));
+  RETURN_IF_ERROR(SaveTrace(options.SavePrefix(), trace.layout, trace.words));
+  RETURN_IF_ERROR(WriteVerifyReportFile(trace.report, trace.layout, options.VerdictPath()));
+  out << "\noutputs:\n"
+      << "  Perfetto trace: " << options.PerfettoPath() << "\n"
+      << "                  open it in https://ui.perfetto.dev (Open trace file): SM, unit "
+         "and counter tracks, host-time anchored\n"
+      << "  Chrome trace:   " << options.TracePath() << "\n"
+      << "                  the same slices as JSON, for ui.perfetto.dev or "
+         "chrome://tracing (Load)\n"
+      << "  raw buffer:     " << options.SavePrefix() << ".bin + " << options.SavePrefix()
+      << ".json (layout sidecar)\n"
+      << "                  re-read: bazel run //profiler/tools:warptrace -- dump --input="
+      << options.SavePrefix() << " --output=" << options.SavePrefix()
+      << ".dump.json --summary\n"
+      << "  verdict report: " << options.VerdictPath() << "\n";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
   llvm::raw_ostream& out = llvm::outs();
   const std::string& name = options.name;
@@ -239,77 +309,9 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
   if (run->retried) out << "\nretry: " << run->retry_note << "\n";
 
   if (run->trace != nullptr) {
-    const Trace& trace = *run->trace;
-    const VerifyReport& report = trace.report;
-    out << "\nverdicts: " << report.units.size() << " trace units: ";
-    for (Verdict v : {Verdict::kComplete, Verdict::kTruncated, Verdict::kOverflowed,
-                      Verdict::kCorrupt, Verdict::kMissing}) {
-      out << report.verdict_counts[static_cast<int>(v)] << " " << VerdictName(v)
-          << (v == Verdict::kMissing ? "" : ", ");
-    }
-    out << "; " << report.dropped_events << " dropped events, " << report.errors << " errors, "
-        << report.warnings << " warnings\n";
-    if (trace.layout.clock.host_backend) {
-      out << "times: from the host backend (the CPU's steady clock), not a GPU: they show "
-             "correctness, not GPU performance\n";
-    }
-
-    if (!trace.has_timeline) {
-      return Fail(name, absl::InternalError("the trace verified but has no timeline"));
-    }
-    absl::StatusOr<Summary> summary = Summarize(trace.timeline);
-    if (!summary.ok()) return Fail(name, summary.status());
-    out << "\nsummary:\n" << Indent(FormatSummary(*summary), "  ");
-
-    // The analysis: the one dump pipeline again over the same buffer, into the analysis sink.
-    AnalysisSink analysis;
-    TraceSink* analysis_sinks[] = {&analysis};
-    DumpOptions analysis_options;
-    analysis_options.verify.allow_truncated = report.allow_truncated;
-    DumpResult analysis_result;
-    if (absl::Status s = DumpTrace(trace.layout, trace.words, analysis_options, analysis_sinks,
-                                   analysis_result);
-        !s.ok()) {
-      return Fail(name, s);
-    }
-    std::string diagnosis;
-    llvm::raw_string_ostream diagnosis_os(diagnosis);
-    PrintDiagnosis(analysis.result(), diagnosis_os);
-    diagnosis_os.flush();
-    out << "\n" << diagnosis;
-
-    if (std::error_code ec = llvm::sys::fs::create_directories(options.out_dir)) {
-      return Fail(name, absl::UnavailableError(absl::StrCat("creating the output directory ",
-                                                            options.out_dir, ": ",
-                                                            ec.message(), " (pass --out=DIR)")));
-    }
-    if (absl::Status s = WriteChromeTraceFile(trace.timeline, {}, options.TracePath()); !s.ok()) {
-      return Fail(name, s);
-    }
-    if (absl::Status s = WritePerfettoTraceFile(trace.timeline, options.PerfettoPath());
-        !s.ok()) {
-      return Fail(name, s);
-    }
-    if (absl::Status s = SaveTrace(options.SavePrefix(), trace.layout, trace.words); !s.ok()) {
-      return Fail(name, s);
-    }
-    if (absl::Status s = WriteVerifyReportFile(report, trace.layout, options.VerdictPath());
-        !s.ok()) {
-      return Fail(name, s);
-    }
-    out << "\noutputs:\n"
-        << "  Perfetto trace: " << options.PerfettoPath() << "\n"
-        << "                  open it in https://ui.perfetto.dev (Open trace file): SM, unit "
-           "and counter tracks, host-time anchored\n"
-        << "  Chrome trace:   " << options.TracePath() << "\n"
-        << "                  the same slices as JSON, for ui.perfetto.dev or "
-           "chrome://tracing (Load)\n"
-        << "  raw buffer:     " << options.SavePrefix() << ".bin + " << options.SavePrefix()
-        << ".json (layout sidecar)\n"
-        << "                  re-read: bazel run //profiler/tools:warptrace -- dump --input="
-        << options.SavePrefix() << " --output=" << options.SavePrefix()
-        << ".dump.json --summary\n"
-        << "  verdict report: " << options.VerdictPath() << "\n";
+    PrintVerdicts(*run->trace, out);
+    if (absl::Status s = PrintSummaryAndDiagnosis(*run->trace, out); !s.ok()) return Fail(name, s);
+    if (absl::Status s = WriteOutputs(*run->trace, options, out); !s.ok()) return Fail(name, s);
   } else {
     out << "\nprofiling off (--profile=false): the kernel ran uninstrumented; no trace "
            "written\n";
