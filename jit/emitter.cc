@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "jit/device/embedded_primitives.h"
 #include "profiler/device/embedded_headers.h"
 #include "profiler/device/trace_abi.h"
 
@@ -18,6 +19,7 @@ namespace warptrace {
 namespace {
 
 constexpr char kTraceParam[] = "warptrace_trace";
+constexpr uint32_t kNoBarrierId = 0xffffffffu;  // profiler/links.h kNoBarrier
 
 bool IsSimpleOperand(const std::string& text) {
   if (text.empty()) return false;
@@ -31,9 +33,33 @@ std::string Operand(const std::string& text) {
   return IsSimpleOperand(text) ? text : absl::StrCat("(", text, ")");
 }
 
+bool IsHandoff(KernelNode::Kind kind) {
+  return kind == KernelNode::Kind::kNamedBarrier || kind == KernelNode::Kind::kArrive ||
+         kind == KernelNode::Kind::kPhaseWait || kind == KernelNode::Kind::kAsyncCopy ||
+         kind == KernelNode::Kind::kAsyncWait;
+}
+
+bool HasHandoffs(const std::vector<KernelNode>& body) {
+  for (const KernelNode& n : body) {
+    if (IsHandoff(n.kind) || HasHandoffs(n.body) || HasHandoffs(n.else_body) ||
+        HasHandoffs(n.roles)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether the kernel calls warptrace_primitives.cuh.
+bool UsesPrimitives(const Kernel& kernel) {
+  return !kernel.phase_barriers.empty() || HasHandoffs(kernel.body);
+}
+
 class Emitter {
  public:
-  Emitter(const Kernel& kernel, const RecordPlan* plan) : kernel_(kernel), plan_(plan) {}
+  Emitter(const Kernel& kernel, const RecordPlan* plan) : kernel_(kernel), plan_(plan) {
+    role_threads_ = kernel.ThreadsPerBlock();
+    if (plan_ != nullptr) CollectCopies(kernel.body);
+  }
 
   std::string Run() {
     Header();
@@ -45,6 +71,8 @@ class Emitter {
       Line(1, "const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + "
               "blockDim.y * threadIdx.z);");
     }
+    PhaseBarrierInit();
+    CopyTracking();
     Body(kernel_.body, 1);
     const bool ends_with_return =
         !kernel_.body.empty() && kernel_.body.back().kind == KernelNode::Kind::kReturn;
@@ -55,11 +83,17 @@ class Emitter {
   }
 
  private:
+  struct CopySite {
+    const KernelNode* node;
+    SiteInfo site;
+    std::string var;  // prefix of its per-thread variables
+  };
+
   void Line(int depth, const std::string& text) {
     absl::StrAppend(&out_, std::string(2 * depth, ' '), text, "\n");
   }
 
-  bool NeedsTid() const { return HasRoles(kernel_.body); }
+  bool NeedsTid() const { return HasRoles(kernel_.body) || UsesPrimitives(kernel_); }
   static bool HasRoles(const std::vector<KernelNode>& body) {
     for (const KernelNode& n : body) {
       if (n.kind == KernelNode::Kind::kRoles || HasRoles(n.body) || HasRoles(n.else_body)) {
@@ -88,10 +122,14 @@ class Emitter {
       }
       Line(0, "#include \"recorder.cuh\"");
     }
+    if (UsesPrimitives(kernel_)) Line(0, "#include \"warptrace_primitives.cuh\"");
     if (!kernel_.dynamic_shared.type.empty()) {
       Line(0, "");
       Line(0, "#ifndef WARPTRACE_DYNAMIC_SHARED");
-      Line(0, "#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ T name[]");
+      // 128-byte aligned: bulk copies (and TMA) need at least 16, whatever static shared
+      // memory comes before it.
+      Line(0, "#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ __align__(128) T "
+              "name[]");
       Line(0, "#endif");
     }
     Line(0, "");
@@ -108,6 +146,10 @@ class Emitter {
   void Declarations() {
     for (const SharedArrayDecl& a : kernel_.shared_arrays) {
       Line(1, absl::StrCat("__shared__ ", a.type, " ", a.name, "[", a.count, "];"));
+    }
+    for (const PhaseBarrierDecl& b : kernel_.phase_barriers) {
+      Line(1, absl::StrFormat("__shared__ unsigned long long %s[%d];  // phase barriers %d-%d",
+                              b.name, b.size, b.first_id, b.first_id + b.size - 1));
     }
     if (!kernel_.dynamic_shared.type.empty()) {
       Line(1, absl::StrFormat("WARPTRACE_DYNAMIC_SHARED(%s, %s);  // %d bytes at launch",
@@ -167,6 +209,7 @@ class Emitter {
 
   // Exits of every open site, innermost first, then the epilogue.
   void Exits(int depth, const char* why) {
+    ObservePendingCopies(depth);
     const std::string note = absl::StrCat(" (", why, ")");
     for (auto it = open_sites_.rbegin(); it != open_sites_.rend(); ++it) {
       Exit(depth, *it, note.c_str());
@@ -224,9 +267,276 @@ class Emitter {
         if (plan_ != nullptr) Exits(depth, "early return");
         Line(depth, "return;");
         return;
+      case KernelNode::Kind::kNamedBarrier:
+        NamedBarrier(node, depth);
+        return;
+      case KernelNode::Kind::kArrive:
+        Arrive(node, depth);
+        return;
+      case KernelNode::Kind::kPhaseWait:
+        PhaseWait(node, depth);
+        return;
+      case KernelNode::Kind::kAsyncCopy:
+        if (node.copy.barrier.empty()) {
+          GroupCopy(node, depth);
+        } else {
+          BulkCopy(node, depth);
+        }
+        return;
+      case KernelNode::Kind::kAsyncWait:
+        Line(depth, "warptrace_cp_async_wait_prior(0u);  // wait async copies");
+        EndGroupCopies(depth);
+        return;
       case KernelNode::Kind::kRole:
         return;
     }
+  }
+
+  // ---- Warp specialization (jit/kernel.h). Record points carry the payloads of
+  // profiler/links.h; an arrival is recorded before it happens and a wait's release after,
+  // so a trace always shows the release later than the arrivals that caused it.
+
+  void RecordPayload(int depth, const SiteInfo& site, bool exit, const std::string& a,
+                     const std::string& b, const std::string& what) {
+    Line(depth, absl::StrFormat(
+                    "warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, %s, %s);  "
+                    "// %s %s",
+                    abi::MakeTag(site.id, exit), a, b, what, site.name));
+  }
+
+  const PhaseBarrierDecl& Decl(const std::string& name) const {
+    return *kernel_.FindPhaseBarriers(name);  // validated by Build()
+  }
+  static std::string BarrierId(const PhaseBarrierDecl& decl, const std::string& bar) {
+    return decl.first_id == 0 ? bar : absl::StrCat(decl.first_id, "u + ", bar);
+  }
+  std::string Elected() const { return absl::StrCat("warptrace_tid == ", role_first_, "u"); }
+
+  void NamedBarrier(const KernelNode& node, int depth) {
+    if (node.named_arrive) {
+      Line(depth, absl::StrFormat("warptrace_named_barrier_arrive(%du, %du);  // named barrier %s",
+                                  node.barrier_id, node.threads, node.text));
+      return;
+    }
+    const SiteInfo* site = SiteOf(node);
+    if (site != nullptr) Enter(depth, *site);
+    Line(depth, absl::StrFormat("warptrace_named_barrier_sync(%du, %du);  // named barrier %s",
+                                node.barrier_id, node.threads, node.text));
+    if (site != nullptr) Leave(depth);
+  }
+
+  void Arrive(const KernelNode& node, int depth) {
+    const PhaseBarrierDecl& decl = Decl(node.text);
+    const bool one = node.arrive_by == ArriveBy::kOneThread;
+    Line(depth, absl::StrCat("{  // ", node.tx_bytes.empty() ? "arrive " : "arrive_expect_tx ",
+                             node.text, "[", node.index, "], phase ", node.phase,
+                             one ? ", one thread" : ""));
+    int d = depth + 1;
+    if (one) Line(d++, absl::StrCat("if (", Elected(), ") {"));
+    Line(d, absl::StrCat("const unsigned int warptrace_bar = static_cast<unsigned int>(",
+                         node.index, ");"));
+    const SiteInfo* site = SiteOf(node);
+    if (site != nullptr) {
+      RecordPayload(d, *site, false, BarrierId(decl, "warptrace_bar"),
+                    absl::StrCat("static_cast<unsigned int>(", node.phase, ")"), "arrival");
+    }
+    if (node.tx_bytes.empty()) {
+      Line(d, absl::StrCat("(void)warptrace_mbarrier_arrive(&", node.text, "[warptrace_bar]);"));
+    } else {
+      Line(d, absl::StrCat("(void)warptrace_mbarrier_arrive_expect_tx(&", node.text,
+                           "[warptrace_bar], static_cast<unsigned int>(", node.tx_bytes, "));"));
+    }
+    if (one) Line(depth + 1, "}");
+    Line(depth, "}");
+  }
+
+  void PhaseWait(const KernelNode& node, int depth) {
+    const PhaseBarrierDecl& decl = Decl(node.text);
+    Line(depth, absl::StrCat("{  // wait ", node.text, "[", node.index, "], phase ", node.phase));
+    const int d = depth + 1;
+    Line(d, absl::StrCat("const unsigned int warptrace_bar = static_cast<unsigned int>(",
+                         node.index, ");"));
+    Line(d, absl::StrCat("const unsigned int warptrace_phase = static_cast<unsigned int>(",
+                         node.phase, ");"));
+    const SiteInfo* site = SiteOf(node);
+    const std::string id = BarrierId(decl, "warptrace_bar");
+    if (site != nullptr) RecordPayload(d, *site, false, id, "warptrace_phase", "enter");
+    Line(d, absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
+                         "[warptrace_bar], warptrace_phase & 1u);"));
+    if (site != nullptr) RecordPayload(d, *site, true, id, "warptrace_phase", "exit");
+    // This thread's bulk copies on the element are complete now.
+    for (const CopySite& c : copies_) {
+      if (c.node->copy.barrier != node.text) continue;
+      Line(d, absl::StrCat("if (", c.var, "_pending[warptrace_bar] != 0u) {"));
+      RecordPayload(d + 1, c.site, true, absl::StrCat(c.var, "_pending[warptrace_bar] - 1u"),
+                    id, "end of");
+      Line(d + 1, absl::StrCat(c.var, "_pending[warptrace_bar] = 0u;"));
+      Line(d, "}");
+    }
+    Line(depth, "}");
+  }
+
+  void GroupCopy(const KernelNode& node, int depth) {
+    const AsyncCopySpec& c = node.copy;
+    const uint32_t chunks = c.row_bytes / 16;
+    Line(depth, absl::StrFormat("{  // copy %s: %d rows x %d bytes, cp.async by %d threads",
+                                c.name, c.rows, c.row_bytes, role_threads_));
+    const int d = depth + 1;
+    const CopySite* tracked = Tracked(node);
+    if (tracked != nullptr) {
+      RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"),
+                    absl::StrFormat("0x%08xu", kNoBarrierId), "begin of");
+      Line(d, absl::StrCat("++", tracked->var, "_issued;"));
+    }
+    Line(d, absl::StrCat("const char* warptrace_src = reinterpret_cast<const char*>(", c.src,
+                         ");"));
+    Line(d, absl::StrCat("char* warptrace_dst = reinterpret_cast<char*>(", c.dst, ");"));
+    Line(d, absl::StrFormat("for (unsigned int warptrace_i = warptrace_tid - %du; warptrace_i < "
+                            "%du; warptrace_i += %du) {",
+                            role_first_, uint64_t{c.rows} * chunks, role_threads_));
+    Line(d + 1, absl::StrFormat("const unsigned int warptrace_r = warptrace_i / %du;", chunks));
+    Line(d + 1, absl::StrFormat("const unsigned int warptrace_c = warptrace_i %% %du;", chunks));
+    Line(d + 1, absl::StrFormat(
+                    "warptrace_cp_async(warptrace_dst + warptrace_r * %du + warptrace_c * 16u, "
+                    "warptrace_src + warptrace_r * static_cast<unsigned long long>(%s) + "
+                    "warptrace_c * 16u, 16u);",
+                    c.row_bytes, c.src_row_stride_bytes));
+    Line(d, "}");
+    Line(d, "warptrace_cp_async_commit();");
+    Line(depth, "}");
+  }
+
+  void BulkCopy(const KernelNode& node, int depth) {
+    const AsyncCopySpec& c = node.copy;
+    const PhaseBarrierDecl& decl = Decl(c.barrier);
+    Line(depth, absl::StrFormat("{  // copy %s: %d rows x %d bytes, bulk on %s[%s], phase %s",
+                                c.name, c.rows, c.row_bytes, c.barrier, c.barrier_index,
+                                c.barrier_phase));
+    int d = depth + 1;
+    Line(d++, absl::StrCat("if (", Elected(), ") {"));
+    Line(d, absl::StrCat("const unsigned int warptrace_bar = static_cast<unsigned int>(",
+                         c.barrier_index, ");"));
+    const CopySite* tracked = Tracked(node);
+    if (tracked != nullptr) {
+      const std::string id = BarrierId(decl, "warptrace_bar");
+      ObservePending(d, *tracked, "warptrace_bar", id);
+      RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), id,
+                    "begin of");
+      Line(d, absl::StrCat(tracked->var, "_pending[warptrace_bar] = ++", tracked->var,
+                           "_issued;"));
+      Line(d, absl::StrCat(tracked->var, "_phase[warptrace_bar] = static_cast<unsigned int>(",
+                           c.barrier_phase, ");"));
+    }
+    Line(d, absl::StrCat("const char* warptrace_src = reinterpret_cast<const char*>(", c.src,
+                         ");"));
+    Line(d, absl::StrCat("char* warptrace_dst = reinterpret_cast<char*>(", c.dst, ");"));
+    Line(d, absl::StrFormat(
+                "for (unsigned int warptrace_r = 0; warptrace_r < %du; ++warptrace_r) {", c.rows));
+    Line(d + 1, absl::StrFormat(
+                    "warptrace_bulk_copy_g2s(warptrace_dst + warptrace_r * %du, warptrace_src + "
+                    "warptrace_r * static_cast<unsigned long long>(%s), %du, &%s[warptrace_bar]);",
+                    c.row_bytes, c.src_row_stride_bytes, c.row_bytes, c.barrier));
+    Line(d, "}");
+    Line(depth + 1, "}");
+    Line(depth, "}");
+  }
+
+  // A bulk copy still pending on element `bar`: wait for its phase (complete already when
+  // the kernel's protocol ordered it), then record its end.
+  void ObservePending(int depth, const CopySite& c, const std::string& bar,
+                      const std::string& id) {
+    const std::string pending = absl::StrCat(c.var, "_pending[", bar, "]");
+    Line(depth, absl::StrCat("if (", pending, " != 0u) {"));
+    Line(depth + 1, absl::StrCat("warptrace_mbarrier_wait_parity(&", c.node->copy.barrier, "[",
+                                 bar, "], ", c.var, "_phase[", bar, "] & 1u);"));
+    RecordPayload(depth + 1, c.site, true, absl::StrCat(pending, " - 1u"), id, "end of");
+    Line(depth + 1, absl::StrCat(pending, " = 0u;"));
+    Line(depth, "}");
+  }
+
+  // cp.async copies issued and not yet ended are complete after a wait_group 0.
+  void EndGroupCopies(int depth) {
+    for (const CopySite& c : copies_) {
+      if (!c.node->copy.barrier.empty()) continue;
+      Line(depth, absl::StrCat("for (; ", c.var, "_done < ", c.var, "_issued; ++", c.var,
+                               "_done) {"));
+      RecordPayload(depth + 1, c.site, true, absl::StrCat(c.var, "_done"),
+                    absl::StrFormat("0x%08xu", kNoBarrierId), "end of");
+      Line(depth, "}");
+    }
+  }
+
+  // Before leaving the kernel: every copy of this thread still in flight completes and is
+  // recorded, so each copy records exactly its begin and its end.
+  void ObservePendingCopies(int depth) {
+    for (const CopySite& c : copies_) {
+      if (c.node->copy.barrier.empty()) {
+        Line(depth, absl::StrCat("if (", c.var, "_done < ", c.var,
+                                 "_issued) warptrace_cp_async_wait_prior(0u);"));
+        EndGroupCopies(depth);
+        break;  // EndGroupCopies ended every cp.async site
+      }
+    }
+    for (const CopySite& c : copies_) {
+      if (c.node->copy.barrier.empty()) continue;
+      const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
+      Line(depth, absl::StrFormat("for (unsigned int warptrace_e = 0; warptrace_e < %du; "
+                                  "++warptrace_e) {",
+                                  decl.size));
+      ObservePending(depth + 1, c, "warptrace_e", BarrierId(decl, "warptrace_e"));
+      Line(depth, "}");
+    }
+  }
+
+  void PhaseBarrierInit() {
+    if (kernel_.phase_barriers.empty()) return;
+    Line(1, "// phase barriers: thread 0 initializes them, visible to all (and to bulk "
+            "copies) after the fence and barrier");
+    Line(1, "if (warptrace_tid == 0u) {");
+    for (const PhaseBarrierDecl& b : kernel_.phase_barriers) {
+      Line(2, absl::StrFormat("for (int warptrace_i = 0; warptrace_i < %d; ++warptrace_i) "
+                              "warptrace_mbarrier_init(&%s[warptrace_i], %du);",
+                              b.size, b.name, b.arrivals));
+    }
+    Line(2, "warptrace_fence_mbarrier_init();");
+    Line(1, "}");
+    Line(1, "__syncthreads();");
+  }
+
+  // Per-thread state of each recorded copy site: issue numbers, and which copies are still
+  // to be observed complete.
+  void CopyTracking() {
+    for (const CopySite& c : copies_) {
+      Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
+      if (c.node->copy.barrier.empty()) {
+        Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
+      } else {
+        const uint32_t size = Decl(c.node->copy.barrier).size;
+        Line(1, absl::StrCat("unsigned int ", c.var, "_pending[", size,
+                             "] = {};  // issue + 1 of the copy in flight per element"));
+        Line(1, absl::StrCat("unsigned int ", c.var, "_phase[", size, "] = {};"));
+      }
+    }
+  }
+
+  void CollectCopies(const std::vector<KernelNode>& body) {
+    for (const KernelNode& n : body) {
+      if (n.kind == KernelNode::Kind::kAsyncCopy) {
+        if (const SiteInfo* site = SiteOf(n)) {
+          copies_.push_back(CopySite{&n, *site, absl::StrCat("warptrace_copy", n.ordinal)});
+        }
+      }
+      CollectCopies(n.body);
+      CollectCopies(n.else_body);
+      for (const KernelNode& role : n.roles) CollectCopies(role.body);
+    }
+  }
+
+  const CopySite* Tracked(const KernelNode& node) const {
+    for (const CopySite& c : copies_) {
+      if (c.node == &node) return &c;
+    }
+    return nullptr;
   }
 
   static bool EndsWithReturn(const std::vector<KernelNode>& body) {
@@ -279,7 +589,11 @@ class Emitter {
         Line(depth + 2, absl::StrCat("const int ", role.index_var,
                                      " = static_cast<int>(warptrace_role - ", role.first, "u);"));
       }
+      role_first_ = uint64_t{role.first} * unit;
+      role_threads_ = uint64_t{role.count} * unit;
       Body(role.body, depth + 2);
+      role_first_ = 0;
+      role_threads_ = kernel_.ThreadsPerBlock();
     }
     Line(depth + 1, "}");
     Line(depth, "}");
@@ -307,6 +621,10 @@ class Emitter {
   const RecordPlan* plan_;
   std::string out_;
   std::vector<SiteInfo> open_sites_;
+  std::vector<CopySite> copies_;
+  // The enclosing role's first thread and thread count (the block's outside roles).
+  uint64_t role_first_ = 0;
+  uint64_t role_threads_ = 0;
 };
 
 KernelSource Common(const Kernel& kernel) {
@@ -324,6 +642,7 @@ KernelSource Common(const Kernel& kernel) {
 
 KernelSource EmitUnprofiledKernel(const Kernel& kernel) {
   KernelSource source = Common(kernel);
+  if (UsesPrimitives(kernel)) source.headers = EmbeddedPrimitivesHeaders();
   source.source = Emitter(kernel, nullptr).Run();
   return source;
 }
@@ -339,6 +658,11 @@ absl::StatusOr<KernelSource> EmitKernel(const Kernel& kernel, const RecordPlan& 
   KernelSource source = Common(kernel);
   source.source = Emitter(kernel, &plan).Run();
   source.headers = EmbeddedDeviceHeaders();
+  if (UsesPrimitives(kernel)) {
+    for (const EmbeddedFile& header : EmbeddedPrimitivesHeaders()) {
+      source.headers.push_back(header);
+    }
+  }
   source.params.push_back(KernelParam{"unsigned int*", kTraceParam, 8, true});
   source.profiled = true;
   source.layout = layout;

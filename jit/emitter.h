@@ -19,9 +19,16 @@
 // kernel's own code sees the same scoping whether it is profiled or not. Role splits
 // become an if/else chain on `warptrace_tid / 128u` (or / 32u). Dynamic shared memory is
 // declared with WARPTRACE_DYNAMIC_SHARED(type, name), which the source defines for CUDA
-// (`extern __shared__ type name[]`) unless the host backend defined it first. The host
-// entry `warptrace_host_entry_<kernel>(void** args)` follows under
-// `#ifdef WARPTRACE_HOST_BACKEND`.
+// (`extern __shared__ __align__(128) type name[]`: bulk copies need 16-byte alignment)
+// unless the host backend defined it first. The host entry
+// `warptrace_host_entry_<kernel>(void** args)` follows under `#ifdef WARPTRACE_HOST_BACKEND`.
+//
+// Warp-specialization constructs (jit/kernel.h) call warptrace_primitives.cuh, which the
+// source then includes (and KernelSource::headers carries, profiled or not): phase barrier
+// arrays are declared as shared arrays and initialized by thread 0 (then a fence and
+// __syncthreads) before the body; arrivals record their event before arriving, waits record
+// their release after it, and each recorded async copy keeps per-thread issue numbers so
+// its end pairs with its begin (see RecordPlan for what each costs).
 //
 //   ASSIGN_OR_RETURN(Kernel kernel, builder.Build());
 //   ProfileOptions options;                 // warpgroup units, auto placement

@@ -37,6 +37,11 @@ const char* KernelNodeKindName(KernelNode::Kind kind) {
     case KernelNode::Kind::kRole: return "role";
     case KernelNode::Kind::kBarrier: return "barrier";
     case KernelNode::Kind::kReturn: return "return";
+    case KernelNode::Kind::kNamedBarrier: return "named barrier";
+    case KernelNode::Kind::kArrive: return "arrive";
+    case KernelNode::Kind::kPhaseWait: return "phase wait";
+    case KernelNode::Kind::kAsyncCopy: return "async copy";
+    case KernelNode::Kind::kAsyncWait: return "async wait";
   }
   return "?";
 }
@@ -44,7 +49,15 @@ const char* KernelNodeKindName(KernelNode::Kind kind) {
 uint64_t Kernel::StaticSharedBytes() const {
   uint64_t bytes = 0;
   for (const SharedArrayDecl& a : shared_arrays) bytes += a.Bytes();
+  for (const PhaseBarrierDecl& b : phase_barriers) bytes += uint64_t{b.size} * 8;
   return bytes;
+}
+
+const PhaseBarrierDecl* Kernel::FindPhaseBarriers(const std::string& name) const {
+  for (const PhaseBarrierDecl& b : phase_barriers) {
+    if (b.name == name) return &b;
+  }
+  return nullptr;
 }
 
 }  // namespace warptrace

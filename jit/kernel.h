@@ -89,6 +89,12 @@ enum class BarrierRecord {
   kNever,
 };
 
+// Who executes an arrival on a phase barrier.
+enum class ArriveBy {
+  kEveryThread,  // every thread that reaches it (of the role, or of the block outside roles)
+  kOneThread,    // the first thread of the role (of the block outside roles) only
+};
+
 // Who takes an early return together, as far as barriers are concerned.
 enum class ReturnScope {
   // Some threads of the block may return and others not (the default): no barrier may
@@ -98,6 +104,34 @@ enum class ReturnScope {
   // blockIdx, gridDim and kernel arguments), so barriers after it are safe. Not inside a
   // role split (only the role's threads would return).
   kBlock,
+};
+
+// An asynchronous copy of a 2-D tile from global to shared memory: `rows` rows of
+// `row_bytes` bytes each, row r read from `src` + r * src_row_stride_bytes and written
+// densely to `dst` + r * row_bytes. Both pointers are C++ expressions of any pointer type
+// (read as bytes); both must be 16-byte aligned, as must the stride.
+//   * No barrier (the default): sm_80 cp.async. The threads of the enclosing role (of the
+//     block outside roles) share the 16-byte chunks, then commit one group; the copy is
+//     complete for each thread after WaitAsyncCopies().
+//   * `barrier` names a phase barrier array (element `barrier_index`): sm_90 bulk copies
+//     (cp.async.bulk), issued by the first thread of the role, one per row, completing
+//     rows * row_bytes bytes of transactions on phase `barrier_phase` of that element; the
+//     phase must expect them (ArriveExpectTx by the issuing thread, before the copy).
+//     The issuing thread observes the completion (the end of the copy's async span) at its
+//     next WaitPhase on that element, else when it next issues a copy on the element or
+//     leaves the kernel, where it waits for that phase first (at once in a pipeline whose
+//     protocol already ordered it: an element is reused only after its phase completed).
+struct AsyncCopySpec {
+  std::string name;  // the record site's name ("load A")
+  std::string dst;
+  std::string src;
+  uint32_t rows = 1;
+  uint32_t row_bytes = 16;  // a positive multiple of 16
+  std::string src_row_stride_bytes = "0";
+  std::string barrier;              // "" = cp.async group
+  std::string barrier_index = "0";  // element of `barrier`
+  std::string barrier_phase;        // the phase number the bytes complete (e.g. "k / stages")
+  uint64_t Bytes() const { return uint64_t{rows} * row_bytes; }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -113,6 +147,12 @@ struct KernelNode {
     kRole,       // text: role name; first (first warp/warpgroup), count, index_var; body
     kBarrier,    // text: barrier name; barrier_record
     kReturn,     // return_scope; early return (runs the profiler epilogue first)
+    // Warp specialization (all usable inside roles):
+    kNamedBarrier,  // text: name; barrier_id, threads, named_arrive; barrier_record
+    kArrive,        // text: barrier array; index, phase, tx_bytes ("" = none), arrive_by
+    kPhaseWait,     // text: barrier array; index, phase
+    kAsyncCopy,     // text: copy name; copy
+    kAsyncWait,     // waits for every cp.async group the thread committed
   };
   Kind kind = Kind::kStatement;
   std::string text;
@@ -135,6 +175,17 @@ struct KernelNode {
   BarrierRecord barrier_record = BarrierRecord::kByPolicy;
   // kReturn
   ReturnScope return_scope = ReturnScope::kThread;
+  // kNamedBarrier
+  uint32_t barrier_id = 0;
+  uint32_t threads = 0;
+  bool named_arrive = false;  // bar.arrive (no wait, no record) instead of bar.sync
+  // kArrive, kPhaseWait: the barrier array is `text`; expressions as C++ text
+  std::string index;
+  std::string phase;
+  std::string tx_bytes;
+  ArriveBy arrive_by = ArriveBy::kEveryThread;
+  // kAsyncCopy
+  AsyncCopySpec copy;
 };
 
 const char* KernelNodeKindName(KernelNode::Kind kind);  // "statement", "region", ...
@@ -145,6 +196,17 @@ struct SharedArrayDecl {
   uint64_t count = 0;
   uint32_t element_bytes = 0;
   uint64_t Bytes() const { return count * element_bytes; }
+};
+
+// An array of phase barriers (mbarriers) in shared memory: `__shared__ unsigned long long
+// name[size]`, every element initialized at the kernel's start to complete a phase after
+// `arrivals` arrivals. Each element has its own block-local barrier id: first_id + i
+// (profiler/links.h), ids numbered over the kernel's arrays in declaration order.
+struct PhaseBarrierDecl {
+  std::string name;
+  uint32_t size = 0;
+  uint32_t arrivals = 0;
+  uint32_t first_id = 0;
 };
 
 struct DynamicSharedDecl {
@@ -160,9 +222,12 @@ struct Kernel {
   Dim3 block;
   std::vector<SharedArrayDecl> shared_arrays;
   DynamicSharedDecl dynamic_shared;
+  std::vector<PhaseBarrierDecl> phase_barriers;
   std::vector<KernelNode> body;
   uint32_t num_nodes = 0;
-  // Static shared bytes declared through SharedArray().
+  // The phase barrier array named `name`, or null.
+  const PhaseBarrierDecl* FindPhaseBarriers(const std::string& name) const;
+  // Static shared bytes declared through SharedArray() and PhaseBarriers().
   uint64_t StaticSharedBytes() const;
   uint64_t ThreadsPerBlock() const { return block.Count(); }
 };

@@ -62,6 +62,17 @@ std::string LabelOf(const KernelNode& node) {
       return absl::StrCat("barrier ", node.text);
     case KernelNode::Kind::kReturn:
       return "return";
+    case KernelNode::Kind::kNamedBarrier:
+      return absl::StrCat("named barrier ", node.text);
+    case KernelNode::Kind::kArrive:
+      return absl::StrCat(node.tx_bytes.empty() ? "arrive " : "arrive_expect_tx ", node.text,
+                          "[", Abbreviate(node.index, 16), "]");
+    case KernelNode::Kind::kPhaseWait:
+      return absl::StrCat("wait ", node.text, "[", Abbreviate(node.index, 16), "]");
+    case KernelNode::Kind::kAsyncCopy:
+      return absl::StrCat("copy ", node.text);
+    case KernelNode::Kind::kAsyncWait:
+      return "wait async copies";
   }
   return "?";
 }
@@ -369,6 +380,101 @@ KernelBuilder& KernelBuilder::Barrier(std::string name, BarrierRecord record) {
   node.kind = KernelNode::Kind::kBarrier;
   node.text = std::move(name);
   node.barrier_record = record;
+  const std::string label = LabelOf(node);
+  Append(std::move(node), label);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::NamedBarrierSync(std::string name, uint32_t id, uint32_t threads,
+                                               BarrierRecord record) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kNamedBarrier;
+  node.text = std::move(name);
+  node.barrier_id = id;
+  node.threads = threads;
+  node.barrier_record = record;
+  const std::string label = LabelOf(node);
+  Append(std::move(node), label);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::NamedBarrierArrive(std::string name, uint32_t id,
+                                                 uint32_t threads) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kNamedBarrier;
+  node.text = std::move(name);
+  node.barrier_id = id;
+  node.threads = threads;
+  node.named_arrive = true;
+  node.barrier_record = BarrierRecord::kNever;
+  const std::string label = LabelOf(node);
+  Append(std::move(node), label);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::PhaseBarriers(std::string name, uint32_t size, uint32_t arrivals) {
+  if (!open_.empty()) {
+    Fail(absl::StrCat("phase barrier array '", name,
+                      "' declared inside a construct; declare it at the top of the kernel "
+                      "(it is initialized once, at the kernel's start)"));
+    return *this;
+  }
+  uint32_t first = 0;
+  for (const PhaseBarrierDecl& b : kernel_.phase_barriers) first += b.size;
+  kernel_.phase_barriers.push_back(PhaseBarrierDecl{std::move(name), size, arrivals, first});
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Arrive(std::string barriers, Expr index, Expr phase, ArriveBy by) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kArrive;
+  node.text = std::move(barriers);
+  node.index = index.text();
+  node.phase = phase.text();
+  node.arrive_by = by;
+  const std::string label = LabelOf(node);
+  Append(std::move(node), label);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::ArriveExpectTx(std::string barriers, Expr index, Expr phase,
+                                             Expr bytes, ArriveBy by) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kArrive;
+  node.text = std::move(barriers);
+  node.index = index.text();
+  node.phase = phase.text();
+  node.tx_bytes = bytes.text();
+  node.arrive_by = by;
+  const std::string label = LabelOf(node);
+  Append(std::move(node), label);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::WaitPhase(std::string barriers, Expr index, Expr phase) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kPhaseWait;
+  node.text = std::move(barriers);
+  node.index = index.text();
+  node.phase = phase.text();
+  const std::string label = LabelOf(node);
+  Append(std::move(node), label);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::AsyncCopy(AsyncCopySpec spec) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kAsyncCopy;
+  node.text = spec.name;
+  node.copy = std::move(spec);
+  const std::string label = LabelOf(node);
+  Append(std::move(node), label);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::WaitAsyncCopies() {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kAsyncWait;
   const std::string label = LabelOf(node);
   Append(std::move(node), label);
   return *this;

@@ -119,6 +119,49 @@ class KernelBuilder {
   KernelBuilder& Barrier(std::string name = "barrier",
                          BarrierRecord record = BarrierRecord::kByPolicy);
 
+  // ---- Warp specialization: named barriers, phase barriers, asynchronous copies. All may
+  // be used inside roles (unlike Barrier()). The emitted code calls the device primitives
+  // of jit/device/warptrace_primitives.cuh (inline PTX on the GPU, the host runtime on the
+  // CPU backend). Record points are added by RecordPolicy::handoffs (profiler/links.h gives
+  // each event's payload): an instant per arrival, a span per phase wait, an async span per
+  // copy from its issue to the completion its issuing thread observes.
+
+  // Named barrier `id` (1..15; 0 is __syncthreads') for `threads` threads (a positive
+  // multiple of 32, at most the block): bar.sync, or with NamedBarrierArrive bar.arrive
+  // (arrive without waiting). A sync gets a barrier-wait site like Barrier().
+  KernelBuilder& NamedBarrierSync(std::string name, uint32_t id, uint32_t threads,
+                                  BarrierRecord record = BarrierRecord::kByPolicy);
+  KernelBuilder& NamedBarrierArrive(std::string name, uint32_t id, uint32_t threads);
+
+  // Declares `__shared__ unsigned long long name[size]`, an array of phase barriers
+  // (mbarriers), each completing a phase after `arrivals` arrivals; thread 0 initializes
+  // them at the kernel's start (then a fence and __syncthreads). Element i has barrier id
+  // first + i, where first is the number of elements declared before it.
+  KernelBuilder& PhaseBarriers(std::string name, uint32_t size, uint32_t arrivals);
+  // Arrives on barriers[index]. `phase` is the 0-based number of the barrier's phase the
+  // arrival counts towards (e.g. "k / stages" for the k-th use of a ring stage): recorded
+  // in the payload, the hardware counts by itself.
+  KernelBuilder& Arrive(std::string barriers, Expr index, Expr phase,
+                        ArriveBy by = ArriveBy::kEveryThread);
+  // Arrives and adds `bytes` of expected transactions (sm_90: the bytes a bulk copy
+  // completes on this element).
+  KernelBuilder& ArriveExpectTx(std::string barriers, Expr index, Expr phase, Expr bytes,
+                                ArriveBy by = ArriveBy::kOneThread);
+  // Waits until phase `phase` of barriers[index] has completed (parity phase & 1). Every
+  // thread that reaches it waits. Waiting on a phase older than the previous one is
+  // undefined (the parity repeats).
+  KernelBuilder& WaitPhase(std::string barriers, Expr index, Expr phase);
+
+  // An asynchronous global->shared copy (jit/kernel.h, AsyncCopySpec): cp.async by the
+  // role's threads, or with spec.barrier a bulk copy completing on a phase barrier.
+  // Completion, as recorded: a cp.async copy completes at the next WaitAsyncCopies() of
+  // the thread; a bulk copy at the issuing thread's next WaitPhase on the same element
+  // (so the role that issues it must wait on that array).
+  KernelBuilder& AsyncCopy(AsyncCopySpec spec);
+  // cp.async.wait_group 0: every cp.async copy the thread issued is complete and visible
+  // to it (make it visible to others with an Arrive, which releases).
+  KernelBuilder& WaitAsyncCopies();
+
   // An early return of the thread. When profiled, the exits of every enclosing record site
   // and the profiler epilogue run first. It must be the last thing in its body. No Barrier
   // may run after a ReturnScope::kThread return (the threads that returned would never
@@ -139,7 +182,14 @@ class KernelBuilder {
   // around both), a block-scope Return inside a role, a raw statement that returns from
   // the kernel, jumps out of itself (break, continue, goto), has unbalanced brackets or an
   // unterminated comment or literal, or declares extern shared memory, shared memory over
-  // the device limits.
+  // the device limits; and for warp specialization: a named barrier id outside 1..15 or a
+  // thread count that is not a multiple of 32 up to the block; a phase barrier array of 0
+  // elements or 0 arrivals, declared twice or inside the body, or used without being
+  // declared; a literal index outside the array; a wait on an array no construct arrives
+  // on; an arrival that brings more threads than the phase's count (or a count that is
+  // not a multiple of them); a copy of 0 rows or a row size that is not a multiple of 16;
+  // a copy whose completion is never awaited (a cp.async copy with no WaitAsyncCopies
+  // after it, a bulk copy whose role never waits on its barrier array).
   absl::StatusOr<Kernel> Build() const;
 
  private:

@@ -22,6 +22,8 @@ constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
 // The largest opt-in dynamic shared memory of any supported GPU (sm_90: 227 KiB).
 constexpr uint64_t kMaxSharedBytes = 227 * 1024;
 constexpr size_t kMaxSiteNameLength = 64;
+// mbarrier.init's count: 1 .. 2^20 - 1.
+constexpr uint32_t kMaxMbarrierArrivals = (1u << 20) - 1;
 
 const std::set<std::string>& ReservedWords() {
   static const auto* words = new std::set<std::string>{
@@ -154,6 +156,86 @@ absl::Status CheckNoBarrierAfterThreadReturn(const std::vector<KernelNode>& body
   return absl::OkStatus();
 }
 
+// Every node's position, in preorder.
+void CollectPositions(const std::vector<KernelNode>& body,
+                      std::vector<std::pair<const KernelNode*, size_t>>& ancestry,
+                      size_t& preorder, std::vector<Position>* out) {
+  for (const KernelNode& node : body) {
+    out->push_back(Position{&node, preorder++, ancestry});
+    ancestry.emplace_back(&node, 0);
+    CollectPositions(node.body, ancestry, preorder, out);
+    ancestry.back().second = 1;
+    CollectPositions(node.else_body, ancestry, preorder, out);
+    for (size_t i = 0; i < node.roles.size(); ++i) {
+      ancestry.back().second = 2 + i;
+      ++preorder;  // the role node itself
+      CollectPositions(node.roles[i].body, ancestry, preorder, out);
+    }
+    ancestry.pop_back();
+  }
+}
+
+// The role a node runs in: (role split, 2 + role index), or (null, 0) outside roles.
+std::pair<const KernelNode*, size_t> RoleOf(const Position& p) {
+  for (auto it = p.ancestry.rbegin(); it != p.ancestry.rend(); ++it) {
+    if (it->first->kind == KernelNode::Kind::kRoles) return *it;
+  }
+  return {nullptr, 0};
+}
+
+// Whether `wait` may run after `copy` in the same thread: later in program order, or both
+// in one loop (a later iteration); and in the same role.
+bool MayObserve(const Position& wait, const Position& copy) {
+  if (RoleOf(wait) != RoleOf(copy)) return false;
+  if (wait.preorder > copy.preorder) return true;
+  for (size_t i = 0; i < wait.ancestry.size() && i < copy.ancestry.size(); ++i) {
+    if (wait.ancestry[i].first != copy.ancestry[i].first) break;
+    if (wait.ancestry[i].first->kind == KernelNode::Kind::kLoop) return true;
+    if (wait.ancestry[i].second != copy.ancestry[i].second) break;
+  }
+  return false;
+}
+
+// Waits on arrays nothing arrives on, and copies whose completion is never awaited.
+absl::Status CheckHandoffs(const std::vector<KernelNode>& body) {
+  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
+  size_t preorder = 0;
+  std::vector<Position> all;
+  CollectPositions(body, ancestry, preorder, &all);
+  std::set<std::string> arrived;
+  for (const Position& p : all) {
+    if (p.node->kind == KernelNode::Kind::kArrive) arrived.insert(p.node->text);
+  }
+  for (const Position& p : all) {
+    const KernelNode& node = *p.node;
+    if (node.kind == KernelNode::Kind::kPhaseWait && arrived.count(node.text) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": waits on phase barrier array '", node.text,
+          "', but no role arrives on it (Arrive / ArriveExpectTx), so no phase ever "
+          "completes: the wait would hang"));
+    }
+    if (node.kind != KernelNode::Kind::kAsyncCopy) continue;
+    const bool bulk = !node.copy.barrier.empty();
+    const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
+      // A bulk copy is awaited by whoever waits on its barrier (the issuing thread observes
+      // its completion by itself, see AsyncCopySpec).
+      if (bulk) {
+        return w.node->kind == KernelNode::Kind::kPhaseWait && w.node->text == node.copy.barrier;
+      }
+      return w.node->kind == KernelNode::Kind::kAsyncWait && MayObserve(w, p);
+    });
+    if (!awaited) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": the completion of async copy '", node.text, "' is never awaited: ",
+          bulk ? absl::StrCat("no role waits on phase barrier array '", node.copy.barrier,
+                              "' (WaitPhase), so no thread ever knows its data landed")
+               : "no WaitAsyncCopies() follows it in its role, so its data is never known to "
+                 "have landed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Walks the finished tree, checking everything that needs context.
 class Validator {
  public:
@@ -173,12 +255,22 @@ class Validator {
     if (!kernel_.dynamic_shared.type.empty()) {
       RETURN_IF_ERROR(Declare(kernel_.dynamic_shared.name, "dynamic shared array", root));
     }
+    for (const PhaseBarrierDecl& b : kernel_.phase_barriers) {
+      RETURN_IF_ERROR(Declare(b.name, "phase barrier array", root));
+      if (b.size == 0 || b.arrivals == 0 || b.arrivals > kMaxMbarrierArrivals) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: phase barrier array '%s' has %d elements of %d arrivals; it needs at least 1 "
+            "element and 1 to %d arrivals per phase",
+            root, b.name, b.size, b.arrivals, kMaxMbarrierArrivals));
+      }
+    }
     RETURN_IF_ERROR(CheckLaunchShape(root));
     if (kernel_.body.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           root, ": the kernel is empty; add statements (Stmt) or constructs to its body"));
     }
     RETURN_IF_ERROR(CheckBody(kernel_.body));
+    RETURN_IF_ERROR(CheckHandoffs(kernel_.body));
     return CheckNoBarrierAfterThreadReturn(kernel_.body);
   }
 
@@ -273,12 +365,26 @@ class Validator {
         scope_.resize(scope_size);
         return status;
       }
-      case KernelNode::Kind::kIf:
+      case KernelNode::Kind::kIf: {
         if (node.text.find_first_not_of(" \t\n") == std::string::npos) {
           return absl::InvalidArgumentError(absl::StrCat(node.path, ": empty if condition"));
         }
-        RETURN_IF_ERROR(CheckBody(node.body));
-        return CheckBody(node.else_body);
+        ++if_depth_;
+        absl::Status status = CheckBody(node.body);
+        if (status.ok()) status = CheckBody(node.else_body);
+        --if_depth_;
+        return status;
+      }
+      case KernelNode::Kind::kNamedBarrier:
+        return CheckNamedBarrier(node);
+      case KernelNode::Kind::kArrive:
+        return CheckArrive(node);
+      case KernelNode::Kind::kPhaseWait:
+        return FindBarrierElement(node.text, node.index, node.path).status();
+      case KernelNode::Kind::kAsyncCopy:
+        return CheckAsyncCopy(node);
+      case KernelNode::Kind::kAsyncWait:
+        return absl::OkStatus();
       case KernelNode::Kind::kRoles:
         return CheckRoles(node);
       case KernelNode::Kind::kRole:
@@ -301,6 +407,95 @@ class Validator {
         return absl::OkStatus();
     }
     return absl::OkStatus();
+  }
+
+  absl::Status CheckNamedBarrier(const KernelNode& node) {
+    RETURN_IF_ERROR(CheckSiteName(node.text, "barrier", node.path));
+    if (node.barrier_id < 1 || node.barrier_id > 15) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": named barrier id ", node.barrier_id,
+          " is outside 1..15 (0 is __syncthreads'; the GPU has 16)"));
+    }
+    if (node.threads == 0 || node.threads % 32 != 0 ||
+        node.threads > kernel_.ThreadsPerBlock()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: named barrier %d for %d threads; the count must be a positive multiple of 32 "
+          "(whole warps arrive) and at most the block's %d threads",
+          node.path, node.barrier_id, node.threads, kernel_.ThreadsPerBlock()));
+    }
+    if (!role_.empty() && if_depth_ == 0 && node.threads < role_threads_) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: all %d threads of role '%s' reach named barrier %d, but it completes after "
+          "%d; the extra warps would start its next generation",
+          node.path, role_threads_, role_, node.barrier_id, node.threads));
+    }
+    return CheckSiteKind(node.text, "barrier", node.path);
+  }
+
+  // The array `name` and, when `index` is a literal, checks it is inside.
+  absl::StatusOr<const PhaseBarrierDecl*> FindBarrierElement(const std::string& name,
+                                                              const std::string& index,
+                                                              const std::string& where) {
+    const PhaseBarrierDecl* decl = kernel_.FindPhaseBarriers(name);
+    if (decl == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": no phase barrier array '", name,
+          "' is declared; declare it with PhaseBarriers(name, size, arrivals)"));
+    }
+    const Expr e(index);
+    if (index.empty() ||
+        (e.is_literal() && (e.literal() < 0 || e.literal() >= int64_t{decl->size}))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": index ", index.empty() ? "(empty)" : index, " is outside phase barrier array '",
+          name, "' of ", decl->size, " elements"));
+    }
+    return decl;
+  }
+
+  absl::Status CheckArrive(const KernelNode& node) {
+    ASSIGN_OR_RETURN(const PhaseBarrierDecl* decl,
+                     FindBarrierElement(node.text, node.index, node.path));
+    if (node.phase.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(node.path, ": an arrival needs its phase number (e.g. \"k / stages\")"));
+    }
+    if (if_depth_ > 0 || node.arrive_by == ArriveBy::kOneThread) return absl::OkStatus();
+    // Every thread of the role (or block) arrives: its count must divide into phases.
+    const uint64_t threads = role_.empty() ? kernel_.ThreadsPerBlock() : role_threads_;
+    const std::string who =
+        role_.empty() ? "the block" : absl::StrCat("role '", role_, "'");
+    if (threads > decl->arrivals || decl->arrivals % threads != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: every thread of %s (%d threads) arrives on '%s', but its phases complete after "
+          "%d arrivals, %s; declare the array with a count of %d (or a multiple of it), or "
+          "arrive with ArriveBy::kOneThread",
+          node.path, who, threads, node.text, decl->arrivals,
+          threads > decl->arrivals ? "fewer than arrive" : "not a multiple of them", threads));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckAsyncCopy(const KernelNode& node) {
+    const AsyncCopySpec& c = node.copy;
+    RETURN_IF_ERROR(CheckSiteName(c.name, "async copy", node.path));
+    RETURN_IF_ERROR(CheckSiteKind(c.name, "async copy", node.path));
+    if (c.dst.empty() || c.src.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": async copy '", c.name, "' needs a destination and a source pointer"));
+    }
+    if (c.rows == 0 || c.row_bytes == 0 || c.row_bytes % 16 != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: async copy '%s' of %d rows x %d bytes; it needs at least 1 row of a positive "
+          "multiple of 16 bytes (the copy granularity)",
+          node.path, c.name, c.rows, c.row_bytes));
+    }
+    if (c.barrier.empty()) return absl::OkStatus();
+    if (c.barrier_phase.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": bulk copy '", c.name, "' completes on '", c.barrier,
+          "' but names no phase (AsyncCopySpec::barrier_phase, e.g. \"k / stages\")"));
+    }
+    return FindBarrierElement(c.barrier, c.barrier_index, node.path).status();
   }
 
   absl::Status CheckStatement(const KernelNode& node) {
@@ -416,8 +611,10 @@ class Validator {
         RETURN_IF_ERROR(Declare(role.index_var, "role index variable", role.path));
       }
       role_ = role.text;
+      role_threads_ = uint64_t{role.count} * unit;
       absl::Status status = CheckBody(role.body);
       role_.clear();
+      role_threads_ = 0;
       scope_.resize(scope_size);
       RETURN_IF_ERROR(status);
     }
@@ -429,6 +626,8 @@ class Validator {
   std::map<std::string, std::pair<std::string, std::string>> site_kinds_;  // name -> kind, where
   std::vector<std::string> regions_;  // enclosing region names
   std::string role_;                  // enclosing role, if any
+  uint64_t role_threads_ = 0;         // its threads
+  int if_depth_ = 0;                  // enclosing ifs (who arrives depends on data)
 };
 
 }  // namespace

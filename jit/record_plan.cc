@@ -99,6 +99,10 @@ class Counter {
       case KernelNode::Kind::kIf: return "if";
       case KernelNode::Kind::kRoles: return "roles";
       case KernelNode::Kind::kBarrier: return absl::StrCat("barrier ", node.text);
+      case KernelNode::Kind::kNamedBarrier: return absl::StrCat("named barrier ", node.text);
+      case KernelNode::Kind::kArrive: return absl::StrCat("arrive ", node.text);
+      case KernelNode::Kind::kPhaseWait: return absl::StrCat("wait ", node.text);
+      case KernelNode::Kind::kAsyncCopy: return absl::StrCat("copy ", node.text);
       default: return KernelNodeKindName(node.kind);
     }
   }
@@ -122,6 +126,27 @@ class Counter {
 
   uint64_t SiteEvents(const KernelNode& node) const {
     return site_of_node_[node.ordinal].has_value() ? 2 : 0;
+  }
+
+  // Whether the recorder thread being counted is the role's (or block's) first thread, which
+  // runs ArriveBy::kOneThread arrivals and issues bulk copies (for Explain: assume so).
+  bool Elected() const { return !thread_.has_value() || *thread_ == role_first_; }
+
+  // Slots a warp-specialization construct records on this path.
+  uint64_t HandoffSlots(const KernelNode& node) const {
+    if (!site_of_node_[node.ordinal].has_value()) return 0;
+    switch (node.kind) {
+      case KernelNode::Kind::kNamedBarrier:
+        return 2;
+      case KernelNode::Kind::kArrive:  // one event + payload
+        return node.arrive_by == ArriveBy::kEveryThread || Elected() ? 2 : 0;
+      case KernelNode::Kind::kPhaseWait:  // enter and exit, each + payload
+        return 4;
+      case KernelNode::Kind::kAsyncCopy:  // begin and end, each + payload
+        return node.copy.barrier.empty() || Elected() ? 4 : 0;
+      default:
+        return 0;
+    }
   }
 
   Flow Node(const KernelNode& node, int depth, std::string* label) {
@@ -158,6 +183,15 @@ class Counter {
       }
       case KernelNode::Kind::kRoles:
         return Roles(node, depth, label);
+      case KernelNode::Kind::kNamedBarrier:
+      case KernelNode::Kind::kArrive:
+      case KernelNode::Kind::kPhaseWait:
+      case KernelNode::Kind::kAsyncCopy:
+      case KernelNode::Kind::kAsyncWait: {
+        const uint64_t n = HandoffSlots(node);
+        *label = absl::StrCat(Short(node), " ", n);
+        return Sites(n);
+      }
       case KernelNode::Kind::kRole:
         break;
     }
@@ -211,6 +245,8 @@ class Counter {
       const bool taken = !thread_.has_value() || (*thread_ >= first && *thread_ < end);
       if (!taken) continue;
       if (thread_.has_value()) role_ = role.text;
+      const uint64_t saved_first = role_first_;
+      role_first_ = first;
       const size_t line = Reserve();
       std::vector<std::string> terms;
       const Flow r = Body(role.body, depth + 2, &terms);
@@ -218,6 +254,7 @@ class Counter {
                               RoleAxisName(node.axis), "s) -> ", Join(terms), " = ",
                               r.Any().max),
            depth + 1);
+      role_first_ = saved_first;
       parts.push_back(absl::StrCat(role.text, " ", r.Any().max));
       f = any ? Flow{Union(f.fall, r.fall), Union(f.ret, r.ret)} : r;
       any = true;
@@ -233,6 +270,7 @@ class Counter {
   std::vector<std::string>* lines_;
   std::string data_dependent_;
   std::string role_;
+  uint64_t role_first_ = 0;  // first thread of the enclosing role (0 outside roles)
 };
 
 // Assigns site ids in preorder; rejects named regions in loops of unknown trip count.
@@ -297,6 +335,29 @@ class SiteAssigner {
         if (wanted && unbounded_loop_.empty()) Add(node, node.text, SiteKind::kBarrierWait);
         return absl::OkStatus();
       }
+      case KernelNode::Kind::kNamedBarrier: {
+        const bool wanted = !node.named_arrive &&
+                            (node.barrier_record == BarrierRecord::kAlways ||
+                             (node.barrier_record == BarrierRecord::kByPolicy &&
+                              policy_.barrier_waits));
+        if (wanted && unbounded_loop_.empty()) Add(node, node.text, SiteKind::kBarrierWait);
+        return absl::OkStatus();
+      }
+      case KernelNode::Kind::kArrive:
+        if (policy_.handoffs && unbounded_loop_.empty()) {
+          Add(node, absl::StrCat("arrive ", node.text), SiteKind::kBarrierArrive);
+        }
+        return absl::OkStatus();
+      case KernelNode::Kind::kPhaseWait:
+        if (policy_.handoffs && unbounded_loop_.empty()) {
+          Add(node, absl::StrCat("wait ", node.text), SiteKind::kPhaseWait);
+        }
+        return absl::OkStatus();
+      case KernelNode::Kind::kAsyncCopy:
+        if (policy_.handoffs && unbounded_loop_.empty()) {
+          Add(node, node.text, SiteKind::kAsyncCopy);
+        }
+        return absl::OkStatus();
       default:
         return absl::OkStatus();
     }

@@ -7,11 +7,19 @@
 //   * with RecordPolicy::loop_iterations, each iteration of every loop whose trip count or
 //     bound is known, named "loop <var>";
 //   * with RecordPolicy::barrier_waits (or BarrierRecord::kAlways), each barrier's wait,
-//     from arrival to release, named after the barrier.
+//     from arrival to release, named after the barrier (also named barriers' syncs);
+//   * with RecordPolicy::handoffs (on by default), each phase barrier arrival (an instant
+//     named "arrive <array>"), each phase wait (a span named "wait <array>") and each async
+//     copy (an async span from issue to observed completion, named after the copy), every
+//     event with a payload slot (profiler/links.h), so each costs 2 slots.
 // Policy-made sites (loop iterations, barrier waits) are placed only where their count is
 // bounded, i.e. not inside a loop of TripCount::Unknown(); a named region (or a barrier
 // with BarrierRecord::kAlways) there is an error.
-// Each site records 2 events (enter, exit) per execution.
+// Each span site records 2 events (enter, exit) per execution; an arrival 1 event and its
+// payload (2 slots); a phase wait 2 events with payloads (4 slots); an async copy its begin
+// and end with payloads (4 slots, counted where it is issued: every copy is awaited, which
+// Build() checks). Arrivals by ArriveBy::kOneThread and bulk copies (issued by the role's
+// first thread) count only for the unit whose recorder is that thread.
 //
 // Counting. The plan follows the path of each trace unit's recorder thread (the thread
 // that writes the unit's events): a region adds 2, a loop multiplies its body by its trip
@@ -64,6 +72,8 @@ struct RecordPolicy {
   bool loop_iterations = false;  // a loop-body site per iteration of bounded loops
   bool barrier_waits = false;    // a barrier-wait site per BarrierRecord::kByPolicy barrier
   bool kernel = true;            // a site spanning the whole kernel, per unit
+  // Phase barrier arrivals, phase waits and async copies, with their links' payloads.
+  bool handoffs = true;
   friend bool operator==(const RecordPolicy&, const RecordPolicy&) = default;
 };
 

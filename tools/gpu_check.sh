@@ -2,9 +2,11 @@
 # The check to run on a machine with a GPU (it also runs, and says what it skipped, on one
 # without):
 #   1. builds everything (bazel build //...);
-#   2. runs every example on the host backend (always);
+#   2. runs every example on the host backend (always), and the warp-specialized pipeline's
+#      variants (cp.async and bulk copies, persistent, producer/consumer delays);
 #   3. GPU only: the GPU tests (bazel test --test_tag_filters=gpu //...), every example with
-#      --device=cuda for several trace units and placements, and two measurements:
+#      --device=cuda for several trace units and placements, the pipeline's variants (the
+#      bulk-copy ones where the GPU is sm_90 or newer), and two measurements:
 #        (a) SM cycles per recorded event: //examples:record_cost_gpu, a tight loop with
 #            records vs the same loop without (global and shared placement);
 #        (b) the slowdown of tiled_gemm with profiling on vs off: the median of many
@@ -30,6 +32,15 @@ RECORD_ITERATIONS=${RECORD_ITERATIONS:-1000}
 OUT=$ROOT/warptrace_out/gpu_check
 RESULTS=$ROOT/warptrace_out/gpu_results.txt
 EXAMPLES=(tiled_gemm warp_specialized_pipeline reduction)
+# The pipeline's variants (flags after the common ones); "bulk" ones need sm_90.
+PIPELINE_VARIANTS=(
+  "--copy=cp_async --stages=3"
+  "--copy=cp_async --stages=4 --persistent"
+  "--copy=bulk --stages=3 --arch=sm_90"
+  "--copy=bulk --stages=2 --persistent --arch=sm_90"
+  "--copy=bulk --stages=4 --persistent --k=1024 --producer_delay=20000 --arch=sm_90"
+  "--copy=cp_async --stages=4 --persistent --k=1024 --consumer_delay=20000"
+)
 mkdir -p "$OUT"
 
 step() { echo; echo "== gpu_check: $*"; }
@@ -59,6 +70,27 @@ for example in "${EXAMPLES[@]}"; do
     fail "$example on the host backend (log: $OUT/host_$example.log)"
   echo "  $example: $(grep '^result: ' "$OUT/host_$example.log")"
 done
+# Runs every pipeline variant on device $1 ("host" or "cuda"); with $2 = "no_bulk" the
+# bulk-copy variants are skipped (a GPU older than sm_90).
+run_pipeline_variants() {
+  local device=$1 no_bulk=${2:-} i=0 variant log
+  for variant in "${PIPELINE_VARIANTS[@]}"; do
+    i=$((i + 1))
+    if [[ $no_bulk == no_bulk && $variant == *--copy=bulk* ]]; then
+      echo "  pipeline $variant: SKIPPED (bulk copies need sm_90)"
+      continue
+    fi
+    log="${device}_pipeline_variant_$i.log"
+    # shellcheck disable=SC2086  # the variant is a list of flags
+    run_target "$log" //examples:warp_specialized_pipeline -- --device="$device" \
+      --unit=warp --out="$OUT/${device}_pipeline_$i" $variant ||
+      fail "warp_specialized_pipeline $variant on $device (log: $OUT/$log)"
+    echo "  pipeline $variant: $(grep '^result: ' "$OUT/$log")"
+    grep -A1 '^diagnosis:' "$OUT/$log" | tail -1 | sed 's/^ */    diagnosis: /'
+  done
+}
+step "warp-specialized pipeline variants on the host backend"
+run_pipeline_variants host
 
 if ! have_gpu; then
   reason="no CUDA driver (libcuda.so.1) or no GPU visible to nvidia-smi"
@@ -109,6 +141,14 @@ for example in "${EXAMPLES[@]}"; do
 done
 device_line=$(grep -m1 '^device: ' "$OUT/cuda_tiled_gemm_warpgroup_auto.log")
 
+step "warp-specialized pipeline variants on the GPU"
+compute_cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+if awk -v cc="${compute_cap:-0}" 'BEGIN { exit !(cc + 0 >= 9.0) }'; then
+  run_pipeline_variants cuda
+else
+  run_pipeline_variants cuda no_bulk
+fi
+
 step "(a) SM cycles per recorded event"
 run_target record_cost.log -c opt //examples:record_cost_gpu -- --device=cuda \
   --iterations="$RECORD_ITERATIONS" --runs=15 || fail "record_cost_gpu"
@@ -134,6 +174,8 @@ echo "  slowdown (median profiled / median unprofiled): ${slowdown}x"
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null |
     sed 's/^/nvidia-smi: /' || true
   echo "GPU tests: passed; examples with --device=cuda: passed (warpgroup/auto, warp/global, block/shared, unprofiled)"
+  echo "pipeline variants with --device=cuda: passed (compute capability ${compute_cap:-unknown}):"
+  printf '  %s\n' "${PIPELINE_VARIANTS[@]}"
   echo
   echo "(a) record cost, ${RECORD_ITERATIONS}-iteration loop, 2 events per iteration, median of 15 runs:"
   grep -E '^(record cost|placement )' "$OUT/record_cost.log"

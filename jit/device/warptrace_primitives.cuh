@@ -30,6 +30,13 @@
 //   warptrace_bulk_copy_g2s(smem_dst, gmem_src, bytes, bar)  cp.async.bulk completing
 //                                                   `bytes` of transactions on `bar` (sm_90+;
 //                                                   bytes a multiple of 16)
+// Fences (no-ops on the host, whose copies are plain memory operations):
+//   warptrace_fence_mbarrier_init()   makes this thread's mbarrier.init visible to the async
+//                                     proxy (bulk copies completing on it); sm_90
+//                                     fence.mbarrier_init.release.cluster, nothing before
+//   warptrace_fence_proxy_async()     orders this thread's shared-memory accesses before
+//                                     later bulk copies (async proxy); sm_90
+//                                     fence.proxy.async.shared::cta, nothing before
 // Spin-wait helpers (on the host: hooks that let other threads and blocks run):
 //   warptrace_poll(p)                volatile load
 //   warptrace_load_acquire(p) / warptrace_store_release(p, v)  gpu-scope acquire / release
@@ -131,6 +138,9 @@ inline void warptrace_bulk_copy_g2s(void* smem_dst, const void* gmem_src, unsign
   std::memcpy(smem_dst, gmem_src, bytes);
   warptrace_mbarrier_complete_tx(bar, bytes);
 }
+
+inline void warptrace_fence_mbarrier_init() {}
+inline void warptrace_fence_proxy_async() {}
 
 template <typename T>
 inline T warptrace_poll(const volatile T* p) {
@@ -234,7 +244,15 @@ WARPTRACE_PRIMITIVE void warptrace_bulk_copy_g2s(void* smem_dst, const void* gme
         "r"(warptrace_smem_address(bar))
       : "memory");
 }
+WARPTRACE_PRIMITIVE void warptrace_fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
+}
+WARPTRACE_PRIMITIVE void warptrace_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
+}
 #else
+WARPTRACE_PRIMITIVE void warptrace_fence_mbarrier_init() {}
+WARPTRACE_PRIMITIVE void warptrace_fence_proxy_async() {}
 // sm_80 has no try_wait: test_wait, which returns at once.
 WARPTRACE_PRIMITIVE bool warptrace_mbarrier_try_wait_parity(unsigned long long* bar,
                                                             unsigned int parity) {

@@ -1,26 +1,47 @@
 // A warp-specialized GEMM pipeline, C = A * B (row-major floats; A is M x K, B is K x N),
-// as a KernelBuilder kernel. Warpgroup 0 is the producer: it copies K-tiles of A and B
-// into a `stages`-deep ring of shared-memory stages ("load" regions). Warpgroups 1..
-// `consumers` are consumers: each computes 4 rows x 32 columns of the block's C tile from
-// the stage the producer filled earlier ("mma" regions), then writes it ("store").
+// as a KernelBuilder kernel: the shape of Hopper GEMM and attention kernels.
 //
-// Hand-off is by __syncthreads only (no flags polled in shared memory), so it is correct
-// with any interleaving of threads, including OS threads on the CPU backend:
-//   fill:   producer loads tiles 0 .. stages-2 into stages 0 .. stages-2;     barrier
-//   steady: for kt in [0, KT - stages + 1): producer loads tile kt + stages - 1 into
-//           stage (kt + stages - 1) % stages while consumers use stage kt % stages; barrier
-//   drain:  for kt in [KT - stages + 1, KT): consumers use stage kt % stages;  barrier
-// A stage is rewritten only after the barrier that ends the iteration which last read it,
-// and read only after the barrier that follows its load (KT = K / 32 K-tiles).
+// Warpgroup 0 is the producer, warpgroups 1..`consumers` are consumers. They hand K-tiles
+// of A and B over through a ring of `stages` shared-memory stages guarded by two arrays of
+// phase barriers (mbarriers), with no block-wide barrier in the main loop:
+//   full[s]   completes when stage s holds its next K-tile (the producer's copies landed);
+//   empty[s]  completes when every consumer is done reading stage s.
+// Use u (0, 1, ...) of the ring goes to stage u % stages and is phase u / stages of both
+// barriers. The consumers arrive on every empty[s] once at the start (phase 0), so the
+// producer's wait on empty[s] for use u, phase u / stages, needs nothing for the first lap
+// and afterwards the consumers' release of use u - stages: the producer runs up to `stages`
+// K-tiles ahead of the slowest consumer.
 //
-// Block: 128 x (1 + consumers) threads. Tile: BM = 4 x consumers rows, BN = 32 columns,
-// BK = 32. Grid (N / 32, M / BM). Dynamic shared memory: stages x (BM + 32) x 32 floats.
+//   producer, per use u:  wait empty[s] (phase u/S); region "load": copy the A and B tiles
+//                         into stage s, completing on full[s]
+//   consumer, per use u:  wait full[s] (phase u/S); region "mma"; arrive empty[s] (phase
+//                         u/S + 1); per tile, region "store" writes C
 //
-// Kernel parameters, in order: const float* A, const float* B, float* C.
+// Copies: CopyKind::kCpAsync (sm_80+): the 128 producer threads share the 16-byte chunks
+// (cp.async), wait for their own group and each arrives on full[s] (128 arrivals). kBulk
+// (sm_90+): one producer thread arrives on full[s] expecting the tile's bytes and issues
+// one bulk copy per row, completing on full[s] (1 arrival + transactions).
 //
-// Events per trace unit with the default policy (kernel site + regions):
-//   producer warpgroup: 2 + 2 x KT             (one load per K-tile)
-//   consumer warpgroup: 2 + 2 x KT + 2         (one mma per K-tile, and the store)
+// Persistent (`persistent_blocks` > 0): a 1-D grid of that many blocks, each taking tiles
+// blockIdx.x, blockIdx.x + gridDim.x, ... of the (M / BM) x (N / 32) tiles in a tile loop
+// with a per-block trip count (TripCount::PerBlock), the ring running on across tiles.
+// Otherwise a (N / 32, M / BM) grid, one tile per block.
+//
+// Delays: `producer_delay` / `consumer_delay` cycles of busy work (clock64) in every load /
+// every mma, to create a known bottleneck.
+//
+// Block: 128 x (1 + consumers) threads. Tile: BM = 4 x consumers rows, 32 columns, BK = 32;
+// each consumer thread computes one element of C. Dynamic shared memory: stages x (BM + 32)
+// x 32 floats. Kernel parameters, in order: const float* A, const float* B, float* C.
+//
+// Events per trace unit with the default policy (kernel site, regions, hand-offs), T the
+// unit's block's tiles and KT = K / 32, per use u: payload events take 2 slots each.
+//   producer unit: 2 + T x KT x (4 wait + 2 load + copies), copies = 2 x 4 for the units
+//     that issue them (every producer unit with cp.async, the first one with bulk copies),
+//     + 2 per arrival (every producer unit with cp.async, the first one with bulk)
+//   consumer unit: 2 + stages x 2 (first arrivals) + T x (KT x (4 wait + 2 mma + 2 arrive)
+//     + 2 store)
+// RecordPlan counts it exactly (tests/jit/kernels/warp_specialized_pipeline_test.cc).
 #ifndef WARPTRACE_JIT_KERNELS_WARP_SPECIALIZED_PIPELINE_H_
 #define WARPTRACE_JIT_KERNELS_WARP_SPECIALIZED_PIPELINE_H_
 
@@ -31,16 +52,29 @@
 
 namespace warptrace {
 
+enum class CopyKind {
+  kCpAsync,  // sm_80+: cp.async groups
+  kBulk,     // sm_90+: bulk copies completing on full[s]
+};
+
 struct PipelineShape {
   uint32_t m = 32;
   uint32_t n = 64;
   uint32_t k = 256;
   uint32_t stages = 3;     // >= 2
   uint32_t consumers = 2;  // consumer warpgroups, 1..7
+  CopyKind copy = CopyKind::kCpAsync;
+  uint32_t persistent_blocks = 0;  // 0: one tile per block; else the persistent grid size
+  uint32_t producer_delay = 0;     // cycles of busy work per load
+  uint32_t consumer_delay = 0;     // cycles of busy work per mma
 };
 
+// Tiles of C: (M / BM) x (N / 32).
+uint32_t PipelineTiles(const PipelineShape& shape);
+
 // InvalidArgument when stages < 2, consumers outside 1..7, M not a positive multiple of
-// 4 x consumers, N or K not a positive multiple of 32, or fewer K-tiles than stages - 1.
+// 4 x consumers, N or K not a positive multiple of 32, the stages' shared memory over
+// 227 KiB, or more persistent blocks than tiles.
 absl::StatusOr<KernelBuilder> WarpSpecializedPipelineBuilder(const PipelineShape& shape);
 absl::StatusOr<Kernel> WarpSpecializedPipeline(const PipelineShape& shape);
 

@@ -31,6 +31,7 @@
 #include "jit/record_plan.h"
 #include "jit/run.h"
 #include "profiler/device/trace_abi.h"
+#include "profiler/trace/links.h"
 #include "tests/jit/cuda/cuda_driver_presence.h"
 #include "tests/status_matchers.h"
 
@@ -230,15 +231,119 @@ TEST_F(E2eTest, PipelineRolesRecordExactlyThePlanPerUnitInEveryUnitKindAndPlacem
       options.profile.placement = placement;
       RunResult run = RunAndCheckExact(*pipeline, args, options);
       if (run.plan && unit.kind == UnitKind::kWarpgroup) {
-        // Producer warpgroup: kernel + one load per K-tile; consumers add a store.
+        // Producer warpgroup: kernel + per K-tile a wait on empty (2 events with payloads),
+        // a load region, two cp.async copies (begin and end with payloads) and an arrival
+        // on full (1 event with payload). Consumers: kernel, the first arrival on each
+        // empty[s], per K-tile a wait on full, an mma and an arrival on empty, a store.
         const uint64_t kt = shape.k / 32;
-        EXPECT_THAT(run.plan->ExactEventsForUnit(0), testing::IsOkAndHolds(2 + 2 * kt));
-        EXPECT_THAT(run.plan->ExactEventsForUnit(1), testing::IsOkAndHolds(2 + 2 * kt + 2));
+        EXPECT_THAT(run.plan->ExactEventsForUnit(0),
+                    testing::IsOkAndHolds(2 + kt * (4 + 2 + 4 + 4 + 2)));
+        EXPECT_THAT(run.plan->ExactEventsForUnit(1),
+                    testing::IsOkAndHolds(2 + 2 * shape.stages + kt * (4 + 2 + 2) + 2));
       }
       for (size_t i = 0; i < c.size(); ++i) {
         ASSERT_NEAR(c[i], reference[i], 1e-3f * (1.0f + std::abs(reference[i]))) << i;
       }
     }
+  }
+}
+
+// Events of a block compare by their SM clock (one SM runs the block).
+int64_t BlockClock(const DecodedTrace& decoded, const EventRef& e) {
+  return int64_t{decoded.records[e.record].events[e.slot].clock};
+}
+
+// The real pipeline (full/empty phase barriers, producer ahead), plain and persistent, with
+// cp.async and bulk copies and several ring depths: every unit records exactly the plan's
+// count for its block (persistent blocks take different numbers of tiles), and the trace's
+// own payloads show each wait released after every arrival of the phase it waited for, each
+// phase completed by exactly the arrivals its count needs, and every copy's issue paired
+// with its completion.
+TEST_F(E2eTest, WarpSpecializedPipelineReleasesEveryWaitAfterTheArrivalsOfItsPhase) {
+  struct Case {
+    CopyKind copy;
+    uint32_t stages;
+    uint32_t persistent_blocks;
+    UnitSpec unit;
+  };
+  const Case cases[] = {
+      {CopyKind::kCpAsync, 2, 0, UnitSpec::Warpgroup()},
+      {CopyKind::kBulk, 3, 0, UnitSpec::Warp()},
+      {CopyKind::kCpAsync, 4, 3, UnitSpec::Warp()},
+      {CopyKind::kBulk, 2, 3, UnitSpec::Warpgroup()},
+  };
+  for (const Case& c : cases) {
+    PipelineShape shape{.m = 16, .n = 64, .k = 128, .stages = c.stages, .consumers = 2};
+    shape.copy = c.copy;
+    shape.persistent_blocks = c.persistent_blocks;
+    SCOPED_TRACE(absl::StrCat(c.copy == CopyKind::kBulk ? "bulk" : "cp.async", ", ", c.stages,
+                              " stages, ", c.persistent_blocks, " persistent blocks, ",
+                              UnitKindName(c.unit.kind), " units"));
+    absl::StatusOr<Kernel> pipeline = WarpSpecializedPipeline(shape);
+    ASSERT_THAT(pipeline.status(), IsOk());
+    const std::vector<float> a = Iota(shape.m * shape.k, 0.25f);
+    const std::vector<float> b = Iota(shape.k * shape.n, 0.5f);
+    const std::vector<float> reference =
+        ReferenceGemm(a, b, TiledGemmShape{.m = shape.m, .n = shape.n, .k = shape.k});
+    std::vector<float> out(shape.m * shape.n, 0.0f);
+    std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(a)),
+                                   KernelArg::In(absl::MakeConstSpan(b)),
+                                   KernelArg::Out(absl::MakeSpan(out))};
+    RunOptions options;
+    options.profile.unit = c.unit;
+    RunResult run = RunAndCheckExact(*pipeline, args, options);
+    ASSERT_NE(run.trace, nullptr);
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_NEAR(out[i], reference[i], 1e-3f * (1.0f + std::abs(reference[i]))) << i;
+    }
+    const uint32_t unit_threads = c.unit.kind == UnitKind::kWarp ? 32 : 128;
+    const uint32_t producer_units = 128 / unit_threads;
+    const uint32_t consumer_units = shape.consumers * 128 / unit_threads;
+    const uint64_t kt = shape.k / 32;
+    const uint32_t tiles = PipelineTiles(shape);
+    // Per-block tile counts: the grid-stride share of a persistent block, else 1.
+    const uint32_t blocks = c.persistent_blocks > 0 ? c.persistent_blocks : tiles;
+    for (uint32_t block = 0; block < blocks; ++block) {
+      const uint64_t t = c.persistent_blocks > 0 ? (tiles - 1 - block) / blocks + 1 : 1;
+      // A consumer unit's count by hand (the plan's by RunAndCheckExact).
+      EXPECT_THAT(run.plan->ExactEventsForBlockUnit(block, producer_units),
+                  testing::IsOkAndHolds(2 + 2 * shape.stages + t * (kt * (4 + 2 + 2) + 2)))
+          << "block " << block;
+    }
+
+    const Trace& trace = *run.trace;
+    const Links links = FindLinks(trace.decoded, trace.layout, {}, [&](const EventRef& e) {
+      return BlockClock(trace.decoded, e);
+    });
+    // Arrivals recorded per phase: full[s] (ids 0..S-1) by every producer unit with
+    // cp.async (each of its 128 threads arrives) or the first one with bulk copies; empty[s]
+    // (ids S..2S-1) by every consumer unit.
+    const uint32_t full_arrivals = c.copy == CopyKind::kBulk ? 1 : producer_units;
+    uint64_t releases = 0;
+    for (const PhaseRecord& phase : links.phases) {
+      if (phase.releases.empty()) continue;  // the consumers' last releases: nobody waits
+      const bool full = phase.barrier < shape.stages;
+      EXPECT_EQ(phase.arrivals.size(), full ? full_arrivals : consumer_units)
+          << "block " << phase.block_linear << " barrier " << phase.barrier << " phase "
+          << phase.phase;
+      EXPECT_EQ(phase.releases.size(), full ? consumer_units : producer_units);
+      for (const EventRef& release : phase.releases) {
+        ++releases;
+        for (const EventRef& arrival : phase.arrivals) {
+          EXPECT_GE(BlockClock(trace.decoded, release), BlockClock(trace.decoded, arrival))
+              << "block " << phase.block_linear << " barrier " << phase.barrier << " phase "
+              << phase.phase;
+        }
+      }
+    }
+    // Every wait of every unit was released on a phase whose arrivals are in the trace: each
+    // K-tile of each tile has one wait per consumer unit (full) and per producer unit (empty).
+    EXPECT_EQ(releases, uint64_t{tiles} * kt * (consumer_units + producer_units));
+    EXPECT_TRUE(links.unpaired.empty()) << links.unpaired.size() << " unpaired copies";
+    uint64_t copies = 0;
+    for (const Link& link : links.links) copies += link.kind == LinkKind::kIssueToCompletion;
+    const uint64_t issuing_units = c.copy == CopyKind::kBulk ? 1 : producer_units;
+    EXPECT_EQ(copies, uint64_t{tiles} * kt * 2 * issuing_units);
   }
 }
 

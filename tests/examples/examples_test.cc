@@ -162,6 +162,10 @@ const std::vector<Case>& Cases() {
       {"tiled_gemm", {"--m=32", "--n=32", "--k=32", "--tile=16"}},
       {"warp_specialized_pipeline",
        {"--m=8", "--n=32", "--k=64", "--stages=2", "--consumers=1"}},
+      // Bulk copies on the mbarrier ring, a persistent grid of 2 blocks for 4 tiles, delays.
+      {"warp_specialized_pipeline",
+       {"--m=16", "--n=64", "--k=64", "--stages=3", "--consumers=2", "--copy=bulk",
+        "--persistent", "--blocks=2", "--producer_delay=100", "--consumer_delay=100"}},
       {"reduction", {"--n=1000", "--blocks=2", "--threads=64", "--barrier_waits"}},
   };
   return *cases;

@@ -59,7 +59,31 @@ NvrtcResult Compile(const KernelSource& source, const std::string& arch) {
   return result;
 }
 
-enum class Example { kTiledGemm, kPipeline, kReduction };
+// The pipeline in every variant the example runs: cp.async (sm_80+) or bulk copies (sm_90
+// only: mbarrier expect_tx), one tile per block or persistent, with delays.
+enum class Example {
+  kTiledGemm,
+  kPipeline,
+  kReduction,
+  kPipelinePersistentDelays,
+  kPipelineBulk,
+  kPipelineBulkPersistentDelays,
+};
+
+bool NeedsSm90(Example example) {
+  return example == Example::kPipelineBulk || example == Example::kPipelineBulkPersistentDelays;
+}
+
+PipelineShape PipelineVariant(CopyKind copy, bool persistent) {
+  PipelineShape shape{32, 64, 256, 3, 2};
+  shape.copy = copy;
+  if (persistent) {
+    shape.persistent_blocks = 3;
+    shape.producer_delay = 100;
+    shape.consumer_delay = 200;
+  }
+  return shape;
+}
 
 Kernel Build(Example example) {
   absl::StatusOr<Kernel> kernel;
@@ -72,6 +96,15 @@ Kernel Build(Example example) {
       break;
     case Example::kReduction:
       kernel = Reduction({4096, 8, 256});
+      break;
+    case Example::kPipelinePersistentDelays:
+      kernel = WarpSpecializedPipeline(PipelineVariant(CopyKind::kCpAsync, true));
+      break;
+    case Example::kPipelineBulk:
+      kernel = WarpSpecializedPipeline(PipelineVariant(CopyKind::kBulk, false));
+      break;
+    case Example::kPipelineBulkPersistentDelays:
+      kernel = WarpSpecializedPipeline(PipelineVariant(CopyKind::kBulk, true));
       break;
   }
   EXPECT_THAT(kernel, IsOk());
@@ -114,11 +147,98 @@ TEST_P(EmitterNvrtcTest, CompilesWithAnEmptyLog) {
   } else {
     EXPECT_THAT(result.ptx, ::testing::Not(HasSubstr("%globaltimer")));
   }
+  if (example != Example::kTiledGemm && example != Example::kReduction) {
+    EXPECT_THAT(result.ptx, HasSubstr("mbarrier.init.shared.b64"));
+    EXPECT_THAT(result.ptx, HasSubstr("mbarrier.arrive"));
+    EXPECT_THAT(result.ptx, HasSubstr(arch == "sm_90" ? "mbarrier.try_wait.parity"
+                                                      : "mbarrier.test_wait.parity"));
+    EXPECT_THAT(result.ptx, HasSubstr(NeedsSm90(example) ? "cp.async.bulk.shared::cluster"
+                                                         : "cp.async.cg.shared.global"));
+  }
+}
+
+// A kernel with every warp-specialization construct inside roles: named barriers (sync and
+// arrive), phase barrier arrays, arrivals by every thread and by one, expect_tx, phase
+// waits, cp.async copies with their wait, and (sm_90) bulk copies.
+Kernel WarpSpecializedConstructs(bool bulk) {
+  KernelBuilder b(bulk ? "handoffs_bulk" : "handoffs");
+  b.Param("const float*", "in").Param("float*", "out").Grid({2, 1, 1}).Block({256, 1, 1});
+  b.SharedArray("float", "tile", 2 * 8 * 32);
+  b.PhaseBarriers("full", 2, bulk ? 1 : 128);
+  b.PhaseBarriers("empty", 2, 4);
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] {
+              b.For("k", 0, 4, TripCount::Exact(4), [&] {
+                b.WaitPhase("empty", "k % 2", "k / 2");
+                AsyncCopySpec copy;
+                copy.name = "tile copy";
+                copy.dst = "tile + (k % 2) * 256";
+                copy.src = "in + k * 256";
+                copy.rows = 8;
+                copy.row_bytes = 128;
+                copy.src_row_stride_bytes = "128";
+                if (bulk) {
+                  b.ArriveExpectTx("full", "k % 2", "k / 2", 8 * 128);
+                  copy.barrier = "full";
+                  copy.barrier_index = "k % 2";
+                  copy.barrier_phase = "k / 2";
+                  b.AsyncCopy(copy);
+                } else {
+                  b.AsyncCopy(copy);
+                  b.WaitAsyncCopies();
+                  b.Arrive("full", "k % 2", "k / 2");
+                }
+              });
+              b.NamedBarrierSync("producer sync", 1, 128);
+            }},
+           {"consumer", 1, "", [&] {
+              b.For("first", 0, 2, TripCount::Exact(2), [&] {
+                b.If("threadIdx.x % 32 == 0", [&] { b.Arrive("empty", "first", 0); });
+              });
+              b.Stmt("float acc = 0.0f;");
+              b.For("k", 0, 4, TripCount::Exact(4), [&] {
+                b.WaitPhase("full", "k % 2", "k / 2");
+                b.Stmt("acc += tile[(k % 2) * 256 + threadIdx.x % 128];");
+                b.NamedBarrierArrive("consumer done", 2, 128);
+                b.If("threadIdx.x % 32 == 0", [&] { b.Arrive("empty", "k % 2", "k / 2 + 1"); });
+              });
+              b.Stmt("out[blockIdx.x * 128 + threadIdx.x % 128] = acc;");
+            }}});
+  absl::StatusOr<Kernel> kernel = b.Build();
+  EXPECT_THAT(kernel, IsOk());
+  return kernel.ok() ? *kernel : Kernel{};
+}
+
+TEST(EmitterNvrtcSmokeTest, WarpSpecializationConstructsCompileWithAnEmptyLog) {
+  for (bool bulk : {false, true}) {
+    const Kernel kernel = WarpSpecializedConstructs(bulk);
+    for (bool profiled : {false, true}) {
+      ProfileOptions options;
+      options.enabled = profiled;
+      options.unit = UnitSpec::Warp();
+      absl::StatusOr<KernelSource> source = EmitKernel(kernel, options);
+      ASSERT_THAT(source, IsOk());
+      for (const char* arch : {"sm_80", "sm_90"}) {
+        if (bulk && std::string(arch) == "sm_80") continue;
+        SCOPED_TRACE(absl::StrCat(kernel.name, profiled ? " profiled " : " ", arch));
+        const NvrtcResult result = Compile(*source, arch);
+        EXPECT_EQ(result.status, NVRTC_SUCCESS) << result.log << "\n" << source->source;
+        EXPECT_EQ(result.log, "") << source->source;
+        EXPECT_THAT(result.ptx, HasSubstr("bar.sync "));
+        EXPECT_THAT(result.ptx, HasSubstr("bar.arrive "));
+        if (std::string(arch) == "sm_90") {
+          EXPECT_THAT(result.ptx, HasSubstr("fence.mbarrier_init.release.cluster"));
+        }
+      }
+    }
+  }
 }
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   const auto& [example, profiled, unit, placement, arch] = info.param;
-  const char* names[] = {"TiledGemm", "Pipeline", "Reduction"};
+  const char* names[] = {"TiledGemm",    "Pipeline",
+                         "Reduction",    "PipelinePersistentDelays",
+                         "PipelineBulk", "PipelineBulkPersistentDelays"};
   std::string name = names[static_cast<int>(example)];
   if (!profiled) return absl::StrCat(name, "Unprofiled_", arch);
   return absl::StrCat(name, "_", UnitKindName(unit), "_", PlacementName(placement), "_", arch);
@@ -126,8 +246,12 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  for (Example example : {Example::kTiledGemm, Example::kPipeline, Example::kReduction}) {
+  for (Example example :
+       {Example::kTiledGemm, Example::kPipeline, Example::kReduction,
+        Example::kPipelinePersistentDelays, Example::kPipelineBulk,
+        Example::kPipelineBulkPersistentDelays}) {
     for (const char* arch : {"sm_80", "sm_90"}) {
+      if (NeedsSm90(example) && std::string(arch) == "sm_80") continue;
       cases.emplace_back(example, false, UnitKind::kWarpgroup, Placement::kAuto, arch);
       for (UnitKind unit :
            {UnitKind::kWarp, UnitKind::kWarpgroup, UnitKind::kBlock, UnitKind::kCustom}) {
@@ -166,7 +290,7 @@ TEST(EmitterNvrtcSmokeTest, EveryConstructCompilesWithAnEmptyLog) {
     ProfileOptions options;
     options.enabled = profiled;
     options.unit = UnitSpec::Warp();
-    options.policy = {true, true, true};
+    options.policy = {true, true, true, true};
     absl::StatusOr<KernelSource> source = EmitKernel(*kernel, options);
     ASSERT_THAT(source, IsOk());
     for (const char* arch : {"sm_80", "sm_90"}) {

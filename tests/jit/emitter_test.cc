@@ -11,15 +11,18 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/kernels/reduction.h"
 #include "jit/kernels/tiled_gemm.h"
 #include "jit/kernels/warp_specialized_pipeline.h"
+#include "profiler/device/trace_abi.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -199,8 +202,8 @@ TEST(EmitterTest, GlobalPlacementPassesNoStagingArray) {
 TEST(EmitterTest, DynamicSharedMacroIsDefinedOnlyWhenUsed) {
   const std::string with = MustEmit(MustBuild(WarpSpecializedPipeline({})), {}).source;
   EXPECT_THAT(with, HasSubstr("#ifndef WARPTRACE_DYNAMIC_SHARED\n"
-                              "#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ T "
-                              "name[]\n#endif\n"));
+                              "#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ "
+                              "__align__(128) T name[]\n#endif\n"));
   EXPECT_THAT(with, HasSubstr("WARPTRACE_DYNAMIC_SHARED(float, stages);"));
   const std::string without = MustEmit(MustBuild(Reduction({})), {}).source;
   EXPECT_THAT(without, Not(HasSubstr("WARPTRACE_DYNAMIC_SHARED")));
@@ -230,6 +233,127 @@ TEST(EmitterTest, ProfilingErrorsComeFromThePlan) {
   options.unit = UnitSpec::Warp();
   EXPECT_THAT(EmitKernel(MustBuild(b.Build()), options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("loop i, whose trip count")));
+}
+
+// ---- Warp specialization ----
+
+Kernel HandoffKernel(bool bulk) {
+  KernelBuilder b("handoff");
+  b.Param("const float*", "in").Param("float*", "out").Grid({1, 1, 1}).Block({256, 1, 1});
+  b.SharedArray("float", "tile", 64);
+  b.PhaseBarriers("ready", 1, bulk ? 1 : 128);
+  b.PhaseBarriers("done", 2, 1);
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] {
+              AsyncCopySpec copy;
+              copy.name = "fill";
+              copy.dst = "tile";
+              copy.src = "in";
+              copy.rows = 2;
+              copy.row_bytes = 128;
+              copy.src_row_stride_bytes = "256";
+              if (bulk) {
+                copy.barrier = "ready";
+                copy.barrier_phase = "0";
+                b.ArriveExpectTx("ready", 0, 0, 256);
+                b.AsyncCopy(copy);
+              } else {
+                b.AsyncCopy(copy);
+                b.WaitAsyncCopies();
+                b.Arrive("ready", 0, 0);
+              }
+              b.WaitPhase("done", 1, 0);
+            }},
+           {"consumer", 1, "", [&] {
+              b.WaitPhase("ready", 0, 0);
+              b.Stmt("out[threadIdx.x % 128] = tile[threadIdx.x % 64];");
+              b.Arrive("done", 1, 0, ArriveBy::kOneThread);
+            }}});
+  return MustBuild(b.Build());
+}
+
+TEST(EmitterTest, PhaseBarriersAreDeclaredAndInitializedByThreadZeroBeforeTheBody) {
+  const KernelSource source = MustEmit(HandoffKernel(false), {});
+  EXPECT_THAT(source.source, HasSubstr("#include \"warptrace_primitives.cuh\"\n"));
+  EXPECT_THAT(source.source,
+              HasSubstr("__shared__ unsigned long long ready[1];  // phase barriers 0-0\n"));
+  EXPECT_THAT(source.source,
+              HasSubstr("__shared__ unsigned long long done[2];  // phase barriers 1-2\n"));
+  EXPECT_THAT(source.source,
+              HasSubstr("  if (warptrace_tid == 0u) {\n"
+                        "    for (int warptrace_i = 0; warptrace_i < 1; ++warptrace_i) "
+                        "warptrace_mbarrier_init(&ready[warptrace_i], 128u);\n"
+                        "    for (int warptrace_i = 0; warptrace_i < 2; ++warptrace_i) "
+                        "warptrace_mbarrier_init(&done[warptrace_i], 1u);\n"
+                        "    warptrace_fence_mbarrier_init();\n"
+                        "  }\n"
+                        "  __syncthreads();\n"));
+  std::vector<std::string> names;
+  for (const EmbeddedFile& header : source.headers) names.push_back(header.name);
+  EXPECT_THAT(names, ::testing::Contains("warptrace_primitives.cuh"));
+  EXPECT_THAT(names, ::testing::Contains("recorder.cuh"));
+  // Unprofiled, the primitives are still there, the recorder is not.
+  const KernelSource plain = EmitUnprofiledKernel(HandoffKernel(false));
+  EXPECT_THAT(plain.source, HasSubstr("warptrace_mbarrier_init(&done[warptrace_i], 1u);"));
+  EXPECT_THAT(plain.source, Not(HasSubstr("RecordWithPayload")));
+  ASSERT_EQ(plain.headers.size(), 1u);
+  EXPECT_EQ(plain.headers[0].name, "warptrace_primitives.cuh");
+}
+
+TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads) {
+  const KernelSource source = MustEmit(HandoffKernel(false), {});
+  const RecordPlan plan = *RecordPlan::Create(HandoffKernel(false), {});
+  auto site = [&](const std::string& name) {
+    for (const SiteInfo& s : plan.sites()) {
+      if (s.name == name) return s.id;
+    }
+    ADD_FAILURE() << "no site " << name;
+    return 0u;
+  };
+  // Element 1 of `done` (whose first id is 1) is barrier 2; an arrival by one thread is
+  // guarded by the role's first thread (128).
+  EXPECT_THAT(source.source,
+              HasSubstr(absl::StrFormat(
+                  "if (warptrace_tid == 128u) {\n"
+                  "          const unsigned int warptrace_bar = static_cast<unsigned int>(1);\n"
+                  "          warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, 1u + "
+                  "warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive done\n"
+                  "          (void)warptrace_mbarrier_arrive(&done[warptrace_bar]);\n",
+                  site("arrive done"))));
+  EXPECT_THAT(source.source,
+              HasSubstr(absl::StrFormat(
+                  "warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, warptrace_bar, "
+                  "warptrace_phase);  // enter wait ready\n"
+                  "        warptrace_mbarrier_wait_parity(&ready[warptrace_bar], warptrace_phase & "
+                  "1u);\n"
+                  "        warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, "
+                  "warptrace_bar, warptrace_phase);  // exit wait ready\n",
+                  site("wait ready"), site("wait ready") | abi::kExitFlag)));
+}
+
+TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
+  const std::string src = MustEmit(HandoffKernel(false), {}).source;
+  EXPECT_THAT(src, HasSubstr("for (unsigned int warptrace_i = warptrace_tid - 0u; warptrace_i < "
+                             "16u; warptrace_i += 128u) {"));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_commit();"));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);  // wait async copies\n"));
+  // The copy (node 2 of the tree) keeps its issue numbers in warptrace_copy2_*.
+  EXPECT_THAT(src, HasSubstr("for (; warptrace_copy2_done < warptrace_copy2_issued; "
+                             "++warptrace_copy2_done) {"));
+  EXPECT_THAT(src, HasSubstr("0xffffffffu);  // begin of fill"));
+}
+
+TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndEndWhenItObservesThePhase) {
+  const std::string src = MustEmit(HandoffKernel(true), {}).source;
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_arrive_expect_tx(&ready[warptrace_bar], "
+                             "static_cast<unsigned int>(256));"));
+  EXPECT_THAT(src, HasSubstr("warptrace_bulk_copy_g2s(warptrace_dst + warptrace_r * 128u, "
+                             "warptrace_src + warptrace_r * static_cast<unsigned long "
+                             "long>(256), 128u, &ready[warptrace_bar]);"));
+  // The producer never waits on `ready`: the copy ends before the kernel's exits, after a
+  // wait for its phase.
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_e], "
+                             "warptrace_copy3_phase[warptrace_e] & 1u);"));
 }
 
 TEST(EmitterTest, RolesBecomeAnIfChainOnTheWarpgroupIndex) {

@@ -435,5 +435,190 @@ TEST(KernelBuilderTest, ReportsOnlyTheFirstMisuse) {
   EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("EndFor with nothing open")));
 }
 
+// ---- Warp specialization: named barriers, phase barriers, async copies ----
+
+// A producer warpgroup and a consumer warpgroup (256 threads) handing one stage over
+// through full[2] / empty[2] (ids 0-1, 2-3).
+KernelBuilder Handoff(uint32_t full_arrivals = 1) {
+  KernelBuilder b("k");
+  b.Param("const float*", "in").Param("float*", "out").Grid({1, 1, 1}).Block({256, 1, 1});
+  b.SharedArray("float", "tile", 64);
+  b.PhaseBarriers("full", 2, full_arrivals);
+  b.PhaseBarriers("empty", 2, 128);
+  return b;
+}
+
+AsyncCopySpec TileCopy() {
+  AsyncCopySpec copy;
+  copy.name = "fill";
+  copy.dst = "tile";
+  copy.src = "in";
+  copy.rows = 2;
+  copy.row_bytes = 128;
+  return copy;
+}
+
+TEST(KernelBuilderTest, AcceptsPhaseBarriersNamedBarriersAndCopiesInsideRoles) {
+  KernelBuilder b = Handoff(128);
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] {
+              b.WaitPhase("empty", 0, 0);
+              b.AsyncCopy(TileCopy());
+              b.WaitAsyncCopies();
+              b.Arrive("full", 0, 0);
+              b.NamedBarrierSync("producer sync", 1, 128);
+            }},
+           {"consumer", 1, "", [&] {
+              b.Arrive("empty", 0, 0);
+              b.WaitPhase("full", 0, 0);
+              b.NamedBarrierArrive("consumer done", 2, 128);
+            }}});
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_THAT(kernel->phase_barriers, SizeIs(2));
+  EXPECT_EQ(kernel->phase_barriers[1].first_id, 2u);  // full takes ids 0-1
+  EXPECT_EQ(kernel->StaticSharedBytes(), 64u * 4 + 4 * 8);
+}
+
+TEST(KernelBuilderTest, StillRejectsASyncthreadsBarrierInsideARole) {
+  KernelBuilder b = Handoff();
+  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { b.Barrier("sync"); }},
+                                 {"consumer", 1, "", [&] { b.Stmt(";"); }}});
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("barrier inside role 'producer'")));
+}
+
+TEST(KernelBuilderTest, RejectsAWaitOnABarrierNoRoleArrivesOn) {
+  KernelBuilder b = Handoff();
+  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { b.Arrive("empty", 1, 0); }},
+                                 {"consumer", 1, "", [&] { b.WaitPhase("full", 1, 0); }}});
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("kernel k > roles by warpgroup > role consumer > "
+                                           "wait full[1]: waits on phase barrier array 'full', "
+                                           "but no role arrives on it")));
+}
+
+TEST(KernelBuilderTest, RejectsArrivalsOfMoreThreadsThanAPhaseCounts) {
+  KernelBuilder b = Handoff(/*full_arrivals=*/1);
+  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { b.Arrive("full", 0, 0); }},
+                                 {"consumer", 1, "", [&] { b.WaitPhase("full", 0, 0); }}});
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("role producer > arrive full[0]: every thread of "
+                                           "role 'producer' (128 threads) arrives on 'full', "
+                                           "but its phases complete after 1 arrivals")));
+}
+
+TEST(KernelBuilderTest, RejectsAnArrivalCountThatIsNotAMultipleOfTheArrivingThreads) {
+  KernelBuilder b = Handoff(/*full_arrivals=*/192);
+  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { b.Arrive("full", 0, 0); }},
+                                 {"consumer", 1, "", [&] { b.WaitPhase("full", 0, 0); }}});
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("not a multiple of them")));
+}
+
+TEST(KernelBuilderTest, AcceptsOneThreadArrivingOnAPhaseOfOne) {
+  KernelBuilder b = Handoff(/*full_arrivals=*/1);
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] { b.Arrive("full", 0, 0, ArriveBy::kOneThread); }},
+           {"consumer", 1, "", [&] { b.WaitPhase("full", 0, 0); }}});
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, RejectsACpAsyncCopyNeverAwaited) {
+  KernelBuilder b = Handoff();
+  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { b.AsyncCopy(TileCopy()); }},
+                                 {"consumer", 1, "", [&] { b.WaitAsyncCopies(); }}});
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("role producer > copy fill: the completion of async "
+                                           "copy 'fill' is never awaited: no WaitAsyncCopies() "
+                                           "follows it in its role")));
+}
+
+TEST(KernelBuilderTest, AcceptsACpAsyncCopyAwaitedInALaterIterationOfItsLoop) {
+  KernelBuilder b = Handoff();
+  b.For("k", 0, 4, TripCount::Exact(4), [&] {
+    b.WaitAsyncCopies();
+    b.AsyncCopy(TileCopy());
+  });
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, RejectsABulkCopyOnABarrierNobodyWaitsOn) {
+  KernelBuilder b = Handoff();
+  AsyncCopySpec copy = TileCopy();
+  copy.barrier = "full";
+  copy.barrier_phase = "0";
+  b.ArriveExpectTx("full", 0, 0, 256);
+  b.AsyncCopy(copy);
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("no role waits on phase barrier array "
+                                                      "'full' (WaitPhase)")));
+}
+
+TEST(KernelBuilderTest, RejectsALiteralIndexOutsideTheBarrierArray) {
+  KernelBuilder b = Handoff();
+  b.Arrive("empty", 2, 0);
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k > arrive empty[2]: index 2 is "
+                                                      "outside phase barrier array 'empty' of "
+                                                      "2 elements")));
+  KernelBuilder c = Handoff();
+  c.Arrive("empty", 0, 0, ArriveBy::kOneThread).WaitPhase("empty", -1, 0);
+  EXPECT_THAT(c.Build(), StatusIs(kInvalid, HasSubstr("index -1 is outside")));
+}
+
+TEST(KernelBuilderTest, AcceptsARuntimeIndexItCannotCheck) {
+  KernelBuilder b = Handoff(256);
+  b.For("k", 0, 8, TripCount::Exact(8), [&] { b.Arrive("full", "k % 2", "k / 2"); });
+  b.WaitPhase("full", "1", 3);
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, RejectsAnUndeclaredBarrierArray) {
+  KernelBuilder b = Handoff();
+  b.Arrive("ready", 0, 0);
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("no phase barrier array 'ready' is "
+                                                      "declared")));
+}
+
+TEST(KernelBuilderTest, RejectsPhaseBarriersDeclaredInsideTheBody) {
+  KernelBuilder b = Handoff();
+  b.For("k", 0, 2, TripCount::Exact(2), [&] { b.PhaseBarriers("late", 1, 1); });
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("declared inside a construct")));
+}
+
+TEST(KernelBuilderTest, RejectsAPhaseBarrierArrayOfNoArrivals) {
+  KernelBuilder b = Handoff();
+  b.PhaseBarriers("none", 1, 0).Stmt(";");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("'none' has 1 elements of 0 arrivals")));
+}
+
+TEST(KernelBuilderTest, RejectsNamedBarrierIdsOutsideOneToFifteenAndPartialWarps) {
+  KernelBuilder b = Handoff();
+  b.NamedBarrierSync("zero", 0, 256);
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("named barrier id 0 is outside 1..15")));
+  KernelBuilder c = Handoff();
+  c.NamedBarrierSync("odd", 3, 100);
+  EXPECT_THAT(c.Build(), StatusIs(kInvalid, HasSubstr("positive multiple of 32")));
+  KernelBuilder d = Handoff();
+  d.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] { d.NamedBarrierSync("half", 4, 64); }},
+           {"consumer", 1, "", [&] { d.Stmt(";"); }}});
+  EXPECT_THAT(d.Build(), StatusIs(kInvalid, HasSubstr("all 128 threads of role 'producer' "
+                                                      "reach named barrier 4")));
+}
+
+TEST(KernelBuilderTest, RejectsACopyRowThatIsNotWholeChunks) {
+  KernelBuilder b = Handoff();
+  AsyncCopySpec copy = TileCopy();
+  copy.row_bytes = 40;
+  b.AsyncCopy(copy).WaitAsyncCopies();
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("a positive multiple of 16 bytes")));
+}
+
+TEST(KernelBuilderTest, RejectsABulkCopyWithoutItsPhase) {
+  KernelBuilder b = Handoff();
+  AsyncCopySpec copy = TileCopy();
+  copy.barrier = "full";
+  b.ArriveExpectTx("full", 0, 0, 256).AsyncCopy(copy).WaitPhase("full", 0, 0);
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("names no phase")));
+}
+
 }  // namespace
 }  // namespace warptrace
