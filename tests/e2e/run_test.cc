@@ -530,7 +530,23 @@ struct RandomKernel {
   RoleAxis role_axis = RoleAxis::kWarp;
   std::vector<int> role_sizes;  // warps or warpgroups per role
   uint32_t threads = 128;
+  // A hand-off ring from role "left" to role "right" at the start of the roles: per use u
+  // (ring_uses of them), left waits on empty[u % S] (phase u / S), puts a value in stage
+  // u % S (a plain store by its first thread, or a cp.async copy from `src`) and arrives on
+  // full; right (which arrived on every empty[s] first) waits on full, adds the value to
+  // acc and arrives on empty (phase u / S + 1). Arrivals by every thread of the role or by
+  // its first thread only.
+  bool ring = false;
+  int ring_stages = 1;
+  int ring_uses = 1;
+  bool ring_copy = false;
+  bool full_by_one = false;
+  bool empty_by_one = false;
 };
+
+// The values `src` holds: src[i] = 3 i + 1.
+constexpr int kRingSourceInts = 4 * 5;
+int RingSource(int i) { return 3 * i + 1; }
 
 class TreeGen {
  public:
@@ -595,6 +611,16 @@ class TreeGen {
       const int first = Uniform(1, groups - 1);
       k.role_sizes = {first, groups - first};
       k.roles = {Body(1, /*may_return=*/true), Body(1, /*may_return=*/true)};
+      // A ring needs every thread to reach the roles: no Return in the prologue, which a
+      // barrier before the roles already rules out.
+      k.ring = k.barrier && Uniform(0, 3) != 0;
+      if (k.ring) {
+        k.ring_stages = Uniform(1, 3);
+        k.ring_uses = Uniform(1, 5);
+        k.ring_copy = Uniform(0, 1) == 1;
+        k.full_by_one = Uniform(0, 1) == 1;
+        k.empty_by_one = Uniform(0, 1) == 1;
+      }
     }
     return k;
   }
@@ -636,6 +662,41 @@ void Emit(KernelBuilder& b, const std::vector<RandomNode>& body) {
   }
 }
 
+// The ring's builder constructs for role "left" (producer) or "right" (consumer).
+void EmitRing(KernelBuilder& b, const RandomKernel& k, bool producer) {
+  const std::string stage = absl::StrCat("ru % ", k.ring_stages);
+  const std::string phase = absl::StrCat("ru / ", k.ring_stages);
+  const int uses = k.ring_uses;
+  if (producer) {
+    b.For("ru", 0, uses, TripCount::Exact(static_cast<uint64_t>(uses)), [&] {
+      b.WaitPhase("empty", stage, phase);
+      if (k.ring_copy) {
+        AsyncCopySpec copy;
+        copy.name = "ring copy";
+        copy.dst = absl::StrCat("ring_copy + (", stage, ") * 4");
+        copy.src = "src + ru * 4";
+        b.AsyncCopy(copy);
+        b.WaitAsyncCopies();
+      } else {
+        b.If(absl::StrCat("threadIdx.x == 0u"),
+             [&] { b.Stmt(absl::StrCat("ring[", stage, "] = ru + 1;")); });
+      }
+      b.Arrive("full", stage, phase,
+               k.full_by_one ? ArriveBy::kOneThread : ArriveBy::kEveryThread);
+    });
+    return;
+  }
+  const ArriveBy by = k.empty_by_one ? ArriveBy::kOneThread : ArriveBy::kEveryThread;
+  b.For("rf", 0, k.ring_stages, TripCount::Exact(static_cast<uint64_t>(k.ring_stages)),
+        [&] { b.Arrive("empty", "rf", 0, by); });
+  b.For("ru", 0, uses, TripCount::Exact(static_cast<uint64_t>(uses)), [&] {
+    b.WaitPhase("full", stage, phase);
+    b.Stmt(k.ring_copy ? absl::StrCat("acc += ring_copy[(", stage, ") * 4];")
+                       : absl::StrCat("acc += ring[", stage, "];"));
+    b.Arrive("empty", stage, absl::StrCat(phase, " + 1"), by);
+  });
+}
+
 // What one thread does, per the model.
 struct ThreadModel {
   uint64_t events = 0;    // events it records (as its unit's recorder thread)
@@ -674,6 +735,29 @@ void Simulate(const std::vector<RandomNode>& body, uint32_t tid, const RecordPol
   }
 }
 
+// The ring, per thread: payload events take 2 slots; an arrival by one thread is the
+// role's first thread's.
+void SimulateRing(const RandomKernel& k, uint32_t tid, bool left, const RecordPolicy& policy,
+                  ThreadModel& m) {
+  const uint32_t right_first =
+      static_cast<uint32_t>(k.role_sizes[0]) * RoleAxisThreads(k.role_axis);
+  const uint64_t loop = policy.loop_iterations ? 2 : 0;
+  const uint64_t handoff = policy.handoffs ? 1 : 0;
+  if (left) {
+    const bool arrives = !k.full_by_one || tid == 0;
+    for (int u = 0; u < k.ring_uses; ++u) {
+      m.events += loop + handoff * (4 + (k.ring_copy ? 4 : 0) + (arrives ? 2 : 0));
+    }
+    return;
+  }
+  const bool arrives = !k.empty_by_one || tid == right_first;
+  m.events += static_cast<uint64_t>(k.ring_stages) * (loop + handoff * (arrives ? 2 : 0));
+  for (int u = 0; u < k.ring_uses; ++u) {
+    m.events += loop + handoff * (4 + (arrives ? 2 : 0));
+    m.acc += k.ring_copy ? RingSource(u * 4) : u + 1;
+  }
+}
+
 ThreadModel SimulateKernel(const RandomKernel& k, uint32_t block, uint32_t tid,
                            const RecordPolicy& policy) {
   ThreadModel m;
@@ -691,8 +775,9 @@ ThreadModel SimulateKernel(const RandomKernel& k, uint32_t block, uint32_t tid,
   }
   if (!k.roles.empty()) {
     const uint32_t group = tid / RoleAxisThreads(k.role_axis);
-    Simulate(group < static_cast<uint32_t>(k.role_sizes[0]) ? k.roles[0] : k.roles[1], tid,
-             policy, m);
+    const bool left = group < static_cast<uint32_t>(k.role_sizes[0]);
+    if (k.ring) SimulateRing(k, tid, left, policy, m);
+    Simulate(left ? k.roles[0] : k.roles[1], tid, policy, m);
   }
   return m;
 }
@@ -729,6 +814,7 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
   // What the trees covered, so a generator change cannot quietly stop covering a construct.
   int returns = 0, block_returns = 0, upper_bounds = 0, warpgroup_roles = 0, custom_units = 0;
   int always = 0, never = 0;
+  int rings = 0, ring_copies = 0, ring_one_thread = 0, ring_every_thread = 0;
   std::function<void(const std::vector<RandomNode>&)> count = [&](const auto& body) {
     for (const RandomNode& node : body) {
       returns += node.kind == RandomNode::kReturn;
@@ -754,9 +840,26 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
     custom_units += unit.kind == UnitKind::kCustom;
     always += model.barrier && model.barrier_record == BarrierRecord::kAlways;
     never += model.barrier && model.barrier_record == BarrierRecord::kNever;
+    policy.handoffs = gen.Uniform(0, 3) != 0;
+    rings += model.ring;
+    ring_copies += model.ring && model.ring_copy;
+    ring_one_thread += model.ring && (model.full_by_one || model.empty_by_one);
+    ring_every_thread += model.ring && (!model.full_by_one || !model.empty_by_one);
 
     KernelBuilder b(absl::StrCat("random_tree_", seed));
-    b.Param("int*", "out").Grid({blocks, 1, 1}).Block({model.threads, 1, 1});
+    b.Param("int*", "out").Param("const int*", "src");
+    b.Grid({blocks, 1, 1}).Block({model.threads, 1, 1});
+    if (model.ring) {
+      const uint32_t stages = static_cast<uint32_t>(model.ring_stages);
+      const uint32_t group = RoleAxisThreads(model.role_axis);
+      b.PhaseBarriers("full", stages,
+                      model.full_by_one ? 1 : static_cast<uint32_t>(model.role_sizes[0]) * group);
+      b.PhaseBarriers("empty", stages,
+                      model.empty_by_one ? 1 : static_cast<uint32_t>(model.role_sizes[1]) * group);
+      b.SharedArray("int", "ring", stages);
+      // Dynamic shared memory is 16-byte aligned, as cp.async needs.
+      if (model.ring_copy) b.DynamicShared("int", "ring_copy", stages * 16);
+    }
     b.Stmt("int acc = 0;");
     if (model.block_return) b.If("blockIdx.x == 1u", [&] { b.Return(ReturnScope::kBlock); });
     Emit(b, model.prologue);
@@ -764,9 +867,15 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
     if (!model.roles.empty()) {
       b.Roles(model.role_axis,
               {Role{"left", static_cast<uint32_t>(model.role_sizes[0]), "",
-                    [&] { Emit(b, model.roles[0]); }},
+                    [&] {
+                      if (model.ring) EmitRing(b, model, /*producer=*/true);
+                      Emit(b, model.roles[0]);
+                    }},
                Role{"right", static_cast<uint32_t>(model.role_sizes[1]), "",
-                    [&] { Emit(b, model.roles[1]); }}});
+                    [&] {
+                      if (model.ring) EmitRing(b, model, /*producer=*/false);
+                      Emit(b, model.roles[1]);
+                    }}});
     }
     b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
     absl::StatusOr<Kernel> kernel = b.Build();
@@ -774,7 +883,10 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
 
     // -1 stays where a thread returned before writing.
     std::vector<int> out(blocks * model.threads, -1);
-    std::vector<KernelArg> args = {KernelArg::InOut(absl::MakeSpan(out))};
+    std::vector<int> src(kRingSourceInts);
+    for (int i = 0; i < kRingSourceInts; ++i) src[i] = RingSource(i);
+    std::vector<KernelArg> args = {KernelArg::InOut(absl::MakeSpan(out)),
+                                   KernelArg::In(absl::MakeConstSpan(src))};
     RunOptions options;
     options.profile.unit = unit;
     options.profile.placement = placement;
@@ -815,6 +927,10 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
   EXPECT_GT(custom_units, 0);
   EXPECT_GT(always, 0);
   EXPECT_GT(never, 0);
+  EXPECT_GT(rings, 0);
+  EXPECT_GT(ring_copies, 0);
+  EXPECT_GT(ring_one_thread, 0);
+  EXPECT_GT(ring_every_thread, 0);
 }
 
 }  // namespace
