@@ -43,6 +43,26 @@ absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
   return std::move(*value);
 }
 
+absl::StatusOr<std::vector<BarrierInfo>> ParseBarriers(const JsonFields& root) {
+  ASSIGN_OR_RETURN(const json::Array* array, root.Array("barriers"));
+  std::vector<BarrierInfo> barriers;
+  barriers.reserve(array->size());
+  for (size_t i = 0; i < array->size(); ++i) {
+    const std::string path = absl::StrCat("barriers[", i, "]");
+    const json::Object* object = (*array)[i].getAsObject();
+    if (object == nullptr) return root.Mistyped(path, "an object", (*array)[i]);
+    JsonFields fields(*object, path, "sidecar");
+    BarrierInfo barrier;
+    ASSIGN_OR_RETURN(uint64_t id, fields.Unsigned("id"));
+    barrier.id = static_cast<uint32_t>(id);
+    ASSIGN_OR_RETURN(barrier.name, fields.String("name"));
+    ASSIGN_OR_RETURN(uint64_t arrivals, fields.Unsigned("arrivals_per_phase"));
+    barrier.arrivals_per_phase = static_cast<uint32_t>(arrivals);
+    barriers.push_back(std::move(barrier));
+  }
+  return barriers;
+}
+
 }  // namespace
 
 void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
@@ -102,6 +122,17 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
     if (!layout.unit_roles.empty()) {
       j.attributeArray("unit_roles", [&] {
         for (const std::string& role : layout.unit_roles) j.value(Utf8(role));
+      });
+    }
+    if (!layout.barriers.empty()) {
+      j.attributeArray("barriers", [&] {
+        for (const BarrierInfo& barrier : layout.barriers) {
+          j.object([&] {
+            j.attribute("id", barrier.id);
+            j.attribute("name", Utf8(barrier.name));
+            j.attribute("arrivals_per_phase", barrier.arrivals_per_phase);
+          });
+        }
       });
     }
   });
@@ -217,6 +248,10 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   // Optional (sidecars written before the role table have none).
   if (root.Has("unit_roles")) {
     ASSIGN_OR_RETURN(layout.unit_roles, root.Strings("unit_roles"));
+  }
+  // Optional (sidecars written before the barrier table have none).
+  if (root.Has("barriers")) {
+    ASSIGN_OR_RETURN(layout.barriers, ParseBarriers(root));
   }
 
   if (absl::Status valid = ValidateLayout(layout); !valid.ok()) {

@@ -2,7 +2,8 @@
 // words, exactly as the device wrote them) and `PREFIX.json` the TraceLayout that decodes
 // it, so a buffer saved anywhere can be decoded later by the CLI.
 //
-// Sidecar schema (version 1); every field is required except "unit_roles":
+// Sidecar schema (version 1); every field is required except "host_anchor", "unit_roles"
+// and "barriers":
 //
 //   {
 //     "format": "warptrace", "version": 1,
@@ -16,7 +17,8 @@
 //     "sites": [{"id": 0, "name": "kernel", "kind": "kernel", "origin": "gemm.cc:12"}, ...],
 //     "host_anchor": {"globaltimer_ns": N, "boottime_ns": N, "realtime_ns": N,
 //                     "uncertainty_ns": N},
-//     "unit_roles": ["producer", "consumer", "consumer"]
+//     "unit_roles": ["producer", "consumer", "consumer"],
+//     "barriers": [{"id": 0, "name": "full[0]", "arrivals_per_phase": 1}, ...]
 //   }
 // "host_anchor" (TraceLayout::host_anchor) is optional: written when the anchor is known,
 // absent in sidecars saved before it existed, which stay readable (no anchor).
@@ -24,6 +26,10 @@
 // "unit_roles" (TraceLayout::unit_roles, one role name per trace unit of a block) is
 // optional: written only when the layout has a role table, and a sidecar without it (every
 // sidecar written before it existed) reads back with an empty table.
+//
+// "barriers" (TraceLayout::barriers, the phase barriers event payloads name by id) is
+// optional in the same way: written only when the layout has a barrier table, read back
+// empty when absent.
 //
 // Other producers: a sidecar whose "format" is not "warptrace" (e.g. "mosaic-gpu", written
 // by JAX's Mosaic GPU profiler) is handed to the importer registered for that format in

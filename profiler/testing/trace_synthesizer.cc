@@ -27,6 +27,11 @@ void Reseal(abi::RecordHeader& h) {
                                    h.capacity);
 }
 
+// Whether `e` (an event slot of a record with header `h`) is followed by its payload slot.
+bool HasPayload(const abi::RecordHeader& h, const abi::Event& e) {
+  return h.version >= 2 && abi::TagHasPayload(e.tag);
+}
+
 uint64_t Quantize(uint64_t ns, uint64_t tick) { return tick <= 1 ? ns : ns / tick * tick; }
 
 }  // namespace
@@ -37,7 +42,35 @@ UnitScript& UnitScript::End(uint32_t site) { return Tag(abi::MakeTag(site, true)
 UnitScript& UnitScript::Tag(uint32_t tag) {
   steps_.push_back({tag, pending_});
   pending_ = 0;
+  slots_ += abi::TagHasPayload(tag) ? 2 : 1;
   return *this;
+}
+
+UnitScript& UnitScript::PayloadTag(uint32_t tag, uint32_t a, uint32_t b) {
+  steps_.push_back({tag | abi::kPayloadFlag, pending_, a, b});
+  pending_ = 0;
+  slots_ += 2;
+  return *this;
+}
+
+UnitScript& UnitScript::Arrive(uint32_t site, uint32_t barrier, uint32_t phase) {
+  return PayloadTag(abi::MakeTag(site, false), barrier, phase);
+}
+UnitScript& UnitScript::WaitBegin(uint32_t site, uint32_t barrier, uint32_t phase) {
+  return PayloadTag(abi::MakeTag(site, false), barrier, phase);
+}
+UnitScript& UnitScript::WaitEnd(uint32_t site, uint32_t barrier, uint32_t phase) {
+  return PayloadTag(abi::MakeTag(site, true), barrier, phase);
+}
+UnitScript& UnitScript::WaitPhase(uint32_t site, uint32_t barrier, uint32_t phase,
+                                  uint64_t cycles) {
+  return WaitBegin(site, barrier, phase).Work(cycles).WaitEnd(site, barrier, phase);
+}
+UnitScript& UnitScript::AsyncBegin(uint32_t site, uint32_t issue, uint32_t barrier) {
+  return PayloadTag(abi::MakeTag(site, false), issue, barrier);
+}
+UnitScript& UnitScript::AsyncEnd(uint32_t site, uint32_t issue, uint32_t barrier) {
+  return PayloadTag(abi::MakeTag(site, true), issue, barrier);
 }
 
 UnitScript& UnitScript::Work(uint64_t cycles) {
@@ -51,6 +84,7 @@ UnitScript& UnitScript::Region(uint32_t site, uint64_t cycles) {
 
 UnitScript& UnitScript::Repeat(uint32_t times, const UnitScript& body) {
   steps_.reserve(steps_.size() + uint64_t{times} * body.steps_.size());
+  slots_ += uint64_t{times} * body.slots_;
   for (uint32_t t = 0; t < times; ++t) {
     for (size_t i = 0; i < body.steps_.size(); ++i) {
       Step step = body.steps_[i];
@@ -111,9 +145,10 @@ absl::Status TraceSynthesizer::WriteRecord(uint64_t record_index,
   const uint32_t c0 = options_.start_clock +
                       static_cast<uint32_t>(record_index * options_.clock_offset_per_record);
   uint64_t elapsed = options_.prologue_cycles;
-  uint32_t written = 0;
+  uint64_t slot = 0;  // like the recorder's `next`: may run past capacity
   for (size_t i = 0; i < script.steps().size(); ++i) {
-    const uint64_t gap = script.steps()[i].gap_cycles + options_.event_cost_cycles;
+    const UnitScript::Step& step = script.steps()[i];
+    const uint64_t gap = step.gap_cycles + options_.event_cost_cycles;
     if (gap >= kClockSpan) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "record %d event %d comes %d cycles after the previous stamp; stamps must be less "
@@ -121,11 +156,14 @@ absl::Status TraceSynthesizer::WriteRecord(uint64_t record_index,
           record_index, i, gap));
     }
     elapsed += gap;
-    if (i < capacity) {
-      events[i] = {script.steps()[i].tag, static_cast<uint32_t>(c0 + elapsed)};
-      ++written;
+    if (slot < capacity) events[slot] = {step.tag, static_cast<uint32_t>(c0 + elapsed)};
+    ++slot;
+    if (abi::TagHasPayload(step.tag)) {
+      if (slot < capacity) events[slot] = {step.a, step.b};
+      ++slot;
     }
   }
+  const uint32_t written = static_cast<uint32_t>(std::min<uint64_t>(slot, capacity));
   for (uint32_t i = written; i < capacity; ++i) events[i] = {0, 0};
   const uint64_t tail = script.trailing_cycles() + options_.epilogue_cycles;
   if (tail >= kClockSpan) {
@@ -148,7 +186,7 @@ absl::Status TraceSynthesizer::WriteRecord(uint64_t record_index,
   h.sm_id = options_.num_virtual_sms == 0 ? 0 : block % options_.num_virtual_sms;
   h.block_linear = block;
   h.unit_index = unit;
-  h.attempted = static_cast<uint32_t>(script.steps().size());
+  h.attempted = static_cast<uint32_t>(script.slots());
   h.capacity = capacity;
   h.flags = abi::kFlagComplete | (layout_.placement == Placement::kShared ? abi::kFlagShared : 0);
   h.start_clock = c0;
@@ -190,6 +228,10 @@ const char* CorruptionName(Corruption corruption) {
     case Corruption::kMismatchedNesting: return "mismatched_nesting";
     case Corruption::kUnknownSite: return "unknown_site";
     case Corruption::kClockBackwards: return "clock_backwards";
+    case Corruption::kReleaseBeforeArrivals: return "release_before_arrivals";
+    case Corruption::kArrivalCountMismatch: return "arrival_count_mismatch";
+    case Corruption::kAsyncEndWithoutBegin: return "async_end_without_begin";
+    case Corruption::kAsyncNeverCompleted: return "async_never_completed";
   }
   return "?";
 }
@@ -213,18 +255,42 @@ absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& s
   }
   const uint32_t n = std::min(h.attempted, h.capacity);
   const uint32_t num_sites = static_cast<uint32_t>(layout.sites.size());
+  // Slot indices of events (payload slots skipped), in order.
+  std::vector<uint32_t> starts;
+  for (uint32_t i = 0; i < n; i += HasPayload(h, events[i]) ? 2 : 1) starts.push_back(i);
   // Resolves the event index: the explicit one, or the first event matching `want`.
   auto pick = [&](auto want, absl::string_view what) -> absl::StatusOr<uint32_t> {
     if (spec.event >= 0) {
       if (static_cast<uint64_t>(spec.event) >= n) {
         return refuse(absl::StrFormat("event %d is past its %d events", spec.event, n));
       }
+      if (!std::binary_search(starts.begin(), starts.end(), spec.event)) {
+        return refuse(absl::StrFormat("slot %d is a payload slot, not an event", spec.event));
+      }
+      if (!want(events[spec.event])) return refuse(absl::StrCat("slot ", spec.event, " is no ", what));
       return static_cast<uint32_t>(spec.event);
     }
-    for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t i : starts) {
       if (want(events[i])) return i;
     }
     return refuse(absl::StrCat("it has no ", what));
+  };
+  auto kind_is = [&](SiteKind kind, int exit) {
+    return [&layout, kind, exit](const abi::Event& e) {
+      const uint32_t site = abi::TagSite(e.tag);
+      return abi::TagHasPayload(e.tag) && site < layout.sites.size() &&
+             layout.sites[site].kind == kind && (exit < 0 || abi::TagIsExit(e.tag) == (exit == 1));
+    };
+  };
+  // Removes event i and its payload slot: later slots move up, attempted shrinks.
+  auto remove = [&](uint32_t i) -> absl::Status {
+    if (h.attempted > h.capacity) return refuse("it dropped events (nothing may move)");
+    const uint32_t width = HasPayload(h, events[i]) ? 2 : 1;
+    if (i + width > n) return refuse("its payload fell past capacity");
+    std::copy(events + i + width, events + n, events + i);
+    std::fill(events + n - width, events + n, abi::Event{0, 0});
+    h.attempted -= width;
+    return absl::OkStatus();
   };
 
   switch (spec.kind) {
@@ -290,36 +356,79 @@ absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& s
       h.attempted += spec.amount == 0 ? 1 : spec.amount;
       return absl::OkStatus();
     case Corruption::kUnpairedEvent:
-      if (n == 0 || h.attempted > h.capacity) return refuse("it has no event to remove");
-      events[n - 1] = {0, 0};
-      h.attempted -= 1;
-      return absl::OkStatus();
+      if (starts.empty() || h.attempted > h.capacity) return refuse("it has no event to remove");
+      return remove(starts.back());
     case Corruption::kExitWithoutBegin: {
-      ASSIGN_OR_RETURN(uint32_t i, pick([](const abi::Event& e) { return !abi::TagIsExit(e.tag); },
-                                        "entry event"));
+      ASSIGN_OR_RETURN(uint32_t i, pick([&](const abi::Event& e) {
+        const uint32_t site = abi::TagSite(e.tag);
+        return !abi::TagIsExit(e.tag) && (site >= num_sites || SiteKindNests(layout.sites[site].kind));
+      }, "entry event"));
       events[i].tag |= abi::kExitFlag;
       return absl::OkStatus();
     }
     case Corruption::kMismatchedNesting: {
       if (num_sites < 2) return refuse("the layout has fewer than 2 sites");
-      ASSIGN_OR_RETURN(uint32_t i, pick([](const abi::Event& e) { return abi::TagIsExit(e.tag); },
-                                        "exit event"));
-      if (!abi::TagIsExit(events[i].tag)) return refuse("the chosen event is not an exit");
-      events[i].tag = abi::MakeTag((abi::TagSite(events[i].tag) + 1) % num_sites, true);
+      ASSIGN_OR_RETURN(uint32_t i, pick([&](const abi::Event& e) {
+        const uint32_t site = abi::TagSite(e.tag);
+        return abi::TagIsExit(e.tag) && (site >= num_sites || SiteKindNests(layout.sites[site].kind));
+      }, "exit event"));
+      // Another nesting site, so the exit closes the wrong region (not an instant).
+      uint32_t other = abi::TagSite(events[i].tag);
+      for (uint32_t k = 1; k < num_sites; ++k) {
+        other = (abi::TagSite(events[i].tag) + k) % num_sites;
+        if (SiteKindNests(layout.sites[other].kind)) break;
+      }
+      if (other == abi::TagSite(events[i].tag)) return refuse("the layout has one nesting site");
+      events[i].tag = abi::MakeTag(other, true) | (events[i].tag & abi::kPayloadFlag);
       return absl::OkStatus();
     }
     case Corruption::kUnknownSite: {
       ASSIGN_OR_RETURN(uint32_t i, pick([](const abi::Event&) { return true; }, "event"));
-      events[i].tag = abi::MakeTag(num_sites, abi::TagIsExit(events[i].tag));
+      events[i].tag = abi::MakeTag(num_sites, abi::TagIsExit(events[i].tag)) |
+                      (events[i].tag & abi::kPayloadFlag);
       return absl::OkStatus();
     }
     case Corruption::kClockBackwards: {
-      if (n == 0) return refuse("it has no event");
-      const uint32_t i = spec.event >= 0 ? static_cast<uint32_t>(spec.event) : n - 1;
+      if (starts.empty()) return refuse("it has no event");
+      const uint32_t i = spec.event >= 0 ? static_cast<uint32_t>(spec.event) : starts.back();
       if (i >= n) return refuse(absl::StrFormat("event %d is past its %d events", i, n));
-      const uint32_t prev = i == 0 ? h.start_clock : events[i - 1].clock;
+      auto at = std::lower_bound(starts.begin(), starts.end(), i);
+      if (at == starts.end() || *at != i) return refuse("the chosen slot is a payload slot");
+      const uint32_t prev = at == starts.begin() ? h.start_clock : events[*(at - 1)].clock;
       events[i].clock = prev - (spec.amount == 0 ? 100000u : spec.amount);
       return absl::OkStatus();
+    }
+    case Corruption::kReleaseBeforeArrivals: {
+      ASSIGN_OR_RETURN(uint32_t i, pick(kind_is(SiteKind::kPhaseWait, 0), "phase wait entry"));
+      if (i + 1 >= n) return refuse("its payload fell past capacity");
+      const uint32_t site = abi::TagSite(events[i].tag);
+      const uint32_t barrier = events[i + 1].tag, phase = events[i + 1].clock;
+      ++events[i + 1].clock;
+      // Its release: the next exit of the same wait (same site, barrier and phase).
+      for (auto it = std::upper_bound(starts.begin(), starts.end(), i); it != starts.end(); ++it) {
+        const abi::Event& e = events[*it];
+        if (*it + 1 < n && abi::TagIsExit(e.tag) && abi::TagHasPayload(e.tag) &&
+            abi::TagSite(e.tag) == site && events[*it + 1].tag == barrier &&
+            events[*it + 1].clock == phase) {
+          ++events[*it + 1].clock;
+          break;
+        }
+      }
+      return absl::OkStatus();
+    }
+    case Corruption::kArrivalCountMismatch: {
+      ASSIGN_OR_RETURN(uint32_t i, pick(kind_is(SiteKind::kBarrierArrive, -1), "barrier arrival"));
+      if (i + 1 >= n) return refuse("its payload fell past capacity");
+      ++events[i + 1].clock;  // payload b: the phase
+      return absl::OkStatus();
+    }
+    case Corruption::kAsyncEndWithoutBegin: {
+      ASSIGN_OR_RETURN(uint32_t i, pick(kind_is(SiteKind::kAsyncCopy, 0), "async copy begin"));
+      return remove(i);
+    }
+    case Corruption::kAsyncNeverCompleted: {
+      ASSIGN_OR_RETURN(uint32_t i, pick(kind_is(SiteKind::kAsyncCopy, 1), "async copy end"));
+      return remove(i);
     }
   }
   return refuse("unknown corruption");

@@ -31,7 +31,9 @@
 // Globaltimer stamps are rounded down to a multiple of globaltimer_tick_ns, like hardware
 // whose globaltimer ticks coarsely. The SM id of block b is b % num_virtual_sms.
 // Events past the layout's capacity are counted in `attempted` and not written, as on the
-// device. Everything is deterministic.
+// device; a payload step at the capacity edge writes its event without its payload, as the
+// recorder does. Event i above is a step; with payloads, slot indices differ from step
+// indices. Everything is deterministic.
 #ifndef WARPTRACE_PROFILER_TESTING_TRACE_SYNTHESIZER_H_
 #define WARPTRACE_PROFILER_TESTING_TRACE_SYNTHESIZER_H_
 
@@ -50,8 +52,12 @@ namespace warptrace::testing {
 class UnitScript {
  public:
   struct Step {
-    uint32_t tag = 0;         // abi::MakeTag(site, exit)
+    uint32_t tag = 0;         // abi::MakeTag(site, exit), or MakePayloadTag with a payload
     uint64_t gap_cycles = 0;  // SM cycles since the previous stamp (Work + event cost)
+    // Version-2 payload (tag has abi::kPayloadFlag): the step takes 2 slots, the event and
+    // then abi::Payload{a, b}, exactly as recorder.cuh's RecordWithPayload writes them.
+    uint32_t a = 0;
+    uint32_t b = 0;
   };
 
   // Entry / exit of `site` after the Work() accumulated so far.
@@ -59,6 +65,22 @@ class UnitScript {
   UnitScript& End(uint32_t site);
   // An event with an arbitrary tag (to build malformed sequences).
   UnitScript& Tag(uint32_t tag);
+  // An event with a payload slot: `tag` gets abi::kPayloadFlag; 2 slots (links.h says
+  // what (a, b) mean per site kind).
+  UnitScript& PayloadTag(uint32_t tag, uint32_t a, uint32_t b);
+
+  // Version-2 hand-off events (links.h), each an event plus its payload slot:
+  // a barrier arrival (kBarrierArrive site) counting towards `phase` of `barrier`;
+  UnitScript& Arrive(uint32_t site, uint32_t barrier, uint32_t phase);
+  // the start and the release of a wait on `phase` of `barrier` (kPhaseWait site), and
+  // WaitPhase = WaitBegin, Work(cycles), WaitEnd;
+  UnitScript& WaitBegin(uint32_t site, uint32_t barrier, uint32_t phase);
+  UnitScript& WaitEnd(uint32_t site, uint32_t barrier, uint32_t phase);
+  UnitScript& WaitPhase(uint32_t site, uint32_t barrier, uint32_t phase, uint64_t cycles);
+  // an async copy's issue and its observed completion (kAsyncCopy site), paired by
+  // (site, issue); `barrier` is the phase barrier it completes on or kNoBarrier.
+  UnitScript& AsyncBegin(uint32_t site, uint32_t issue, uint32_t barrier);
+  UnitScript& AsyncEnd(uint32_t site, uint32_t issue, uint32_t barrier);
   // `cycles` pass before the next event (or before the epilogue when none follows).
   UnitScript& Work(uint64_t cycles);
   // Begin(site), Work(cycles), End(site).
@@ -69,10 +91,13 @@ class UnitScript {
   const std::vector<Step>& steps() const { return steps_; }
   uint64_t trailing_cycles() const { return pending_; }
   size_t size() const { return steps_.size(); }
+  // Event slots the script takes (= the header's `attempted`): a step with a payload takes 2.
+  uint64_t slots() const { return slots_; }
 
  private:
   std::vector<Step> steps_;
   uint64_t pending_ = 0;
+  uint64_t slots_ = 0;
 };
 
 struct SynthOptions {
@@ -144,12 +169,23 @@ enum class Corruption {
                      // stays after the start): a stamp past kMaxGlobaltimerNs
   // Events, found by verify:
   kDroppedEvents,    // attempted = capacity + `amount` (the device counted, never wrote)
-  kUnpairedEvent,    // the last event removed (attempted - 1, its slot zeroed)
+  kUnpairedEvent,    // the last event (and its payload) removed (attempted - 1 or 2)
   kExitWithoutBegin, // event `event` (default: the first entry) turned into an exit
   kMismatchedNesting,// event `event` (default: the first exit) exits another (valid) site
   kUnknownSite,      // event `event` (default 0) gets site id layout.sites.size()
   kClockBackwards,   // event `event` (default: the last) stamped `amount` cycles before its
                      // predecessor (default 100000)
+  // Hand-offs (version 2, links.h), found by the block-level pass (verify.h); `event` is a
+  // slot index of an event (never a payload slot):
+  kReleaseBeforeArrivals,  // wait `event` (default: the first kPhaseWait entry) and its
+                           // release wait on the next phase instead: released before that
+                           // phase's arrivals (when the script's come after it)
+  kArrivalCountMismatch,   // arrival `event` (default: the first kBarrierArrive) counts
+                           // towards the next phase: one fewer in its phase, one more in the
+                           // next (a finding where the barrier table has a count)
+  kAsyncEndWithoutBegin,   // async begin `event` (default: the first kAsyncCopy begin) and
+                           // its payload removed (later slots move up, attempted - 2)
+  kAsyncNeverCompleted,    // async end `event` (default: the first kAsyncCopy end) removed
 };
 const char* CorruptionName(Corruption corruption);
 
@@ -161,10 +197,27 @@ struct CorruptionSpec {
                          // kClockBackwards: cycles (default 100000)
 };
 
+// Every Corruption, in declaration order (for tests that cover each one).
+inline constexpr Corruption kAllCorruptions[] = {
+    Corruption::kBadMagic,          Corruption::kBadVersion,
+    Corruption::kBadHeaderWords,    Corruption::kBadChecksum,
+    Corruption::kWrongBlock,        Corruption::kWrongUnit,
+    Corruption::kWrongCapacity,     Corruption::kMissingUnit,
+    Corruption::kIncompleteUnit,    Corruption::kSmIdOutOfRange,
+    Corruption::kEndBeforeStart,    Corruption::kBadGlobaltimer,
+    Corruption::kDroppedEvents,     Corruption::kUnpairedEvent,
+    Corruption::kExitWithoutBegin,  Corruption::kMismatchedNesting,
+    Corruption::kUnknownSite,       Corruption::kClockBackwards,
+    Corruption::kReleaseBeforeArrivals, Corruption::kArrivalCountMismatch,
+    Corruption::kAsyncEndWithoutBegin,  Corruption::kAsyncNeverCompleted,
+};
+
 // Applies `spec` to a complete buffer of `layout` in place. InvalidArgument (and `words`
 // unchanged) when it cannot apply: record out of range, a record that is not a valid
 // complete record, an event index past the record's events or an event of the wrong kind
-// (e.g. kMismatchedNesting needs an exit and >= 2 sites; kSmIdOutOfRange needs num_sms > 0).
+// (e.g. kMismatchedNesting needs an exit and >= 2 sites; kSmIdOutOfRange needs num_sms > 0;
+// the hand-off corruptions need an event of their site kind with its payload, and the two
+// removals a record that dropped nothing). Event picks never land on a payload slot.
 absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& spec,
                               absl::Span<uint32_t> words);
 

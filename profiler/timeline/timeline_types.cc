@@ -18,6 +18,16 @@ const char* VerdictName(Verdict verdict) {
   return "?";
 }
 
+const char* FlowKindName(FlowKind kind) {
+  switch (kind) {
+    case FlowKind::kArrivalToRelease:
+      return "arrival_to_release";
+    case FlowKind::kIssueToCompletion:
+      return "issue_to_completion";
+  }
+  return "?";
+}
+
 const char* ClockSourceName(ClockSource source) {
   switch (source) {
     case ClockSource::kCalibrated:

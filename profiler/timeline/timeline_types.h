@@ -1,6 +1,18 @@
 // The Timeline: a verified trace on one nanosecond axis, ready for output. Produced by
 // BuildTimeline (timeline.h) from a decoded, verified buffer; consumed by the Chrome trace
 // writer (chrome_trace.h) and the summary (summary.h). Plain data, no behaviour.
+//
+// Each unit's track holds three kinds of things, all on the absolute globaltimer ns axis:
+//   slices       nested spans (regions, loop iterations, the kernel, barrier and phase
+//                waits): the unit's main track;
+//   instants     single events (barrier arrivals) on the main track, at one time;
+//   async spans  async copies from issue to observed completion: they may overlap the
+//                slices and each other, so they go on the unit's async lanes (a lane holds
+//                spans that do not overlap; UnitTimeline::async_lanes of them);
+// plus the flows (links.h, resolved exactly from payloads, never guessed) that start or end
+// on the unit: an arrival -> each wait release of its phase (any unit of the block), an
+// async copy's issue -> its completion. A flow between two units is listed on both.
+// Version-1 traces and traces without hand-off sites have none of the last three.
 #ifndef WARPTRACE_PROFILER_TIMELINE_TIMELINE_TYPES_H_
 #define WARPTRACE_PROFILER_TIMELINE_TIMELINE_TYPES_H_
 
@@ -48,6 +60,58 @@ struct Slice {
   friend bool operator==(const Slice&, const Slice&) = default;
 };
 
+// One instant on a unit's main track: a barrier arrival (SiteKind::kBarrierArrive).
+struct Instant {
+  uint32_t site = 0;     // index into TraceLayout::sites
+  uint32_t event = 0;    // its event slot in the record (DecodedRecord::events)
+  int64_t ns = 0;
+  uint32_t barrier = 0;  // payload: the barrier id (TraceLayout::barriers, BarrierName)
+  uint32_t phase = 0;    // payload: the phase the arrival counts towards
+  friend bool operator==(const Instant&, const Instant&) = default;
+};
+
+// One async copy (SiteKind::kAsyncCopy) on one of the unit's async lanes.
+struct AsyncSpan {
+  static constexpr uint32_t kNoEvent = 0xffffffffu;
+  uint32_t site = 0;
+  uint32_t begin_event = 0;          // the issue's event slot
+  uint32_t end_event = kNoEvent;     // the completion's slot; kNoEvent: never completed
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;                // completion; the unit's end when never completed
+  uint32_t issue = 0;                // payload: the unit's issue number
+  uint32_t barrier = 0xffffffffu;    // payload: the barrier it completes on, or kNoBarrier
+  bool completed = true;             // false: issued, never observed complete
+  uint32_t lane = 0;                 // 0 .. UnitTimeline::async_lanes - 1
+  friend bool operator==(const AsyncSpan&, const AsyncSpan&) = default;
+};
+
+enum class FlowKind : uint8_t {
+  kArrivalToRelease,   // a barrier arrival -> the release (end) of a wait on its phase
+  kIssueToCompletion,  // an async copy's issue -> its completion
+};
+const char* FlowKindName(FlowKind kind);  // "arrival_to_release", "issue_to_completion"
+
+// One end of a flow: an event of some unit of the same block.
+struct FlowEnd {
+  uint64_t record_index = 0;  // the unit (UnitTimeline::record_index)
+  uint32_t event = 0;         // the event slot in its record
+  int64_t ns = 0;             // the event's time (an instant, a wait's end, a span's end)
+  friend bool operator==(const FlowEnd&, const FlowEnd&) = default;
+};
+
+// A hand-off arrow (links.h's Link with times and an id).
+struct Flow {
+  uint64_t id = 0;     // unique in the Timeline (numbered in buffer order of blocks)
+  FlowKind kind = FlowKind::kArrivalToRelease;
+  FlowEnd from;        // the arrival / the issue
+  FlowEnd to;          // the wait's release / the completion
+  uint32_t barrier = 0xffffffffu;
+  uint32_t phase = 0;       // kArrivalToRelease
+  uint32_t issue = 0;       // kIssueToCompletion
+  bool completing = false;  // kArrivalToRelease: `from` is its phase's last arrival
+  friend bool operator==(const Flow&, const Flow&) = default;
+};
+
 struct UnitTimeline {
   uint64_t record_index = 0;
   uint32_t block_linear = 0;
@@ -65,9 +129,16 @@ struct UnitTimeline {
   uint32_t events = 0;        // events that made it onto the timeline
   uint32_t dropped = 0;       // attempted - capacity when overflowed
   std::vector<Slice> slices;  // ordered by begin_ns, then depth
+  std::vector<Instant> instants;       // in event order (so by ns)
+  std::vector<AsyncSpan> async_spans;  // ordered by begin_ns, then begin_event
+  uint32_t async_lanes = 0;            // lanes the async spans use (0 when none)
+  // The flows from or to this unit, ordered by (to.record_index, to.event, from): a flow
+  // whose ends are both on this unit is listed once, one between two units on each.
+  std::vector<Flow> flows;
   // False for a unit with no usable record (missing, or its header was corrupt): then it
   // has no slices, sm_id is 0 (unknown) and start_ns = end_ns = Timeline::origin_ns.
   bool has_record = true;
+  friend bool operator==(const UnitTimeline&, const UnitTimeline&) = default;
 };
 
 struct Timeline {

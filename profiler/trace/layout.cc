@@ -146,6 +146,20 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
         "none)",
         layout.unit_roles.size(), UnitsPerBlock(layout)));
   }
+  for (size_t i = 0; i < layout.barriers.size(); ++i) {
+    const BarrierInfo& b = layout.barriers[i];
+    if (b.id != i) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "barrier table entry %d (\"%s\") has id %d; ids must be 0..%d in order", i, b.name,
+          b.id, layout.barriers.size() - 1));
+    }
+    if (b.name.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "barrier table entry %d has an empty name; name it as the builder declared it "
+          "(e.g. \"full[2]\")",
+          i));
+    }
+  }
   if (layout.placement == Placement::kAuto) {
     return absl::InvalidArgumentError(
         "a recorded layout must say which placement ran (global or shared), not auto");
@@ -178,6 +192,11 @@ std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index
 
 std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index) {
   return UnitName(BlockIndex(layout.grid, block_linear), layout.unit.kind, unit_index);
+}
+
+std::string BarrierName(const TraceLayout& layout, uint32_t id) {
+  if (id < layout.barriers.size()) return layout.barriers[id].name;
+  return absl::StrCat("barrier ", id);
 }
 
 const char* UnitKindName(UnitKind kind) {

@@ -101,6 +101,20 @@ struct SiteInfo {
   friend bool operator==(const SiteInfo&, const SiteInfo&) = default;
 };
 
+// One phase barrier of a block (an mbarrier; each element of a barrier array is its own
+// barrier): what the payloads of kBarrierArrive / kPhaseWait events (links.h) name by id.
+// Filled by jit/ from the builder's barrier declarations; the dump uses it to name barriers
+// in findings and outputs and to check each phase's arrival count.
+struct BarrierInfo {
+  uint32_t id = 0;      // the payload's barrier id: barriers[i].id == i
+  std::string name;     // as the builder declared it, element included: "full[2]"
+  // Recorded kBarrierArrive events, summed over the block's trace units, that complete one
+  // phase (an arrive that the recording policy does not record does not count; an
+  // expect-tx arrival counts once). 0 = unknown: the count is not checked.
+  uint32_t arrivals_per_phase = 0;
+  friend bool operator==(const BarrierInfo&, const BarrierInfo&) = default;
+};
+
 // How the device's clocks relate.
 struct ClockInfo {
   // Nominal SM clock in kHz (e.g. 1980000 for an H100 SXM boost clock). Used where a unit
@@ -150,6 +164,12 @@ struct TraceLayout {
   // kernel has no role split; otherwise exactly UnitsPerBlock entries. The analysis groups
   // units by it (profiler/analysis/).
   std::vector<std::string> unit_roles;
+  // Optional barrier table: the phase barriers whose ids event payloads carry, indexed by
+  // id (barriers[i].id == i). Empty (the default, and for sidecars written before it
+  // existed) when the kernel declares none or the producer does not know them: then
+  // barriers are named by id ("barrier 3") and arrival counts are not checked. A payload
+  // naming an id past a non-empty table is a verify finding, not a layout error.
+  std::vector<BarrierInfo> barriers;
   friend bool operator==(const TraceLayout&, const TraceLayout&) = default;
 };
 
@@ -172,7 +192,7 @@ uint64_t BufferBytes(const TraceLayout& layout);
 // than the tag holds (2^30); site ids that are not 0..n-1 in order; an empty sample;
 // shared placement whose bytes exceed `shared_budget_bytes` (when non-zero); kAuto
 // placement (a recorded layout says what ran); a non-empty role table whose size is not
-// UnitsPerBlock.
+// UnitsPerBlock; barrier ids that are not 0..n-1 in order, or an empty barrier name.
 absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_bytes = 0);
 
 // Shared-memory bytes that shared placement needs per block.
@@ -185,6 +205,10 @@ Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear);
 // then the unit's index within its block).
 std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index);
 std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index);
+
+// How messages and outputs name barrier `id`: its table name ("full[2]") when the table has
+// it, else "barrier 3".
+std::string BarrierName(const TraceLayout& layout, uint32_t id);
 
 const char* UnitKindName(UnitKind kind);          // "warp", "warpgroup", "block", "custom"
 const char* PlacementName(Placement placement);   // "global", "shared", "auto"

@@ -156,6 +156,47 @@ TEST(SidecarTest, ParseRejectsARoleTableOfTheWrongSizeOrType) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unit_roles[1]")));
 }
 
+TEST(SidecarTest, BarrierTableRoundTripsAndIsOmittedWhenEmpty) {
+  TraceLayout layout = SampleLayout();
+  EXPECT_FALSE(nlohmann::json::parse(ToJson(layout)).contains("barriers"));
+  layout.barriers = {{0, "full[0]", 1}, {1, "empty[0]", 256}, {2, "misc", 0}};
+  const std::string json = ToJson(layout);
+  const nlohmann::json j = nlohmann::json::parse(json);
+  ASSERT_EQ(j["barriers"].size(), 3u);
+  EXPECT_EQ(j["barriers"][1]["name"], "empty[0]");
+  EXPECT_EQ(j["barriers"][1]["arrivals_per_phase"], 256);
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(json);
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(parsed->barriers, layout.barriers);
+  EXPECT_EQ(*parsed, layout);
+}
+
+TEST(SidecarTest, SidecarWithoutBarrierTableReadsBackWithNone) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  ASSERT_FALSE(j.contains("barriers"));
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(j.dump());
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_TRUE(parsed->barriers.empty());
+}
+
+TEST(SidecarTest, ParseRejectsABadBarrierTableNamingTheField) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["barriers"] = {{{"id", 0}, {"name", "full[0]"}, {"arrivals_per_phase", -1}}};
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("barriers[0].arrivals_per_phase")));
+  j["barriers"] = {{{"id", 0}, {"name", "full[0]"}}};
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("barriers[0].arrivals_per_phase")));
+  j["barriers"] = {{{"id", 1}, {"name", "full[0]"}, {"arrivals_per_phase", 1}}};
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has id 1")));
+  j["barriers"] = {7};
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("barriers[0]")));
+}
+
 TEST(SidecarTest, InvalidUtf8NamesStillProduceValidJson) {
   TraceLayout layout = SampleLayout();
   layout.sites[1].name = "bad\xff name";

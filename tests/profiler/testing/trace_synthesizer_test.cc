@@ -16,6 +16,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
+constexpr uint32_t kNoBarrierForTest = 0xffffffffu;  // links.h's kNoBarrier
+
 TraceLayout OneWarp(uint32_t capacity) {
   TraceLayout layout;
   layout.grid = {1, 1, 1};
@@ -90,6 +92,108 @@ TEST(TraceSynthesizerTest, RejectsGapsTheClockCannotRepresent) {
   synth.SetScript(script);
   EXPECT_THAT(synth.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
                                       HasSubstr("less than 2^32 cycles apart")));
+}
+
+// A warp with the three version-2 hand-off site kinds (links.h).
+TraceLayout HandoffWarp(uint32_t capacity) {
+  TraceLayout layout = OneWarp(capacity);
+  layout.sites = {{0, "a", SiteKind::kRegion, ""},
+                  {1, "arrive", SiteKind::kBarrierArrive, ""},
+                  {2, "wait", SiteKind::kPhaseWait, ""},
+                  {3, "copy", SiteKind::kAsyncCopy, ""}};
+  return layout;
+}
+
+std::vector<uint32_t> Slots(const std::vector<uint32_t>& words) {
+  return std::vector<uint32_t>(words.begin() + abi::kHeaderWords, words.end());
+}
+
+TEST(TraceSynthesizerTest, WritesPayloadEventsAsTheRecorderDoesTwoSlotsEach) {
+  SynthOptions options;
+  options.start_clock = 0;
+  options.prologue_cycles = 0;
+  TraceSynthesizer synth(HandoffWarp(8), options);
+  UnitScript script;
+  script.Arrive(1, /*barrier=*/5, /*phase=*/2)
+      .WaitPhase(2, 6, 3, /*cycles=*/100)
+      .AsyncBegin(3, /*issue=*/7, /*barrier=*/kNoBarrierForTest);
+  EXPECT_EQ(script.size(), 4u);
+  EXPECT_EQ(script.slots(), 8u);
+  synth.SetScript(script);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  EXPECT_EQ(Header(*words).version, abi::kTraceVersion);
+  EXPECT_EQ(Header(*words).attempted, 8u);
+  // Each event: (tag | payload flag, clock), then its payload (a, b). Event cost 20 cycles.
+  EXPECT_THAT(Slots(*words),
+              ElementsAre(abi::MakePayloadTag(1, false), 20u, 5u, 2u,  //
+                          abi::MakePayloadTag(2, false), 40u, 6u, 3u,  //
+                          abi::MakePayloadTag(2, true), 160u, 6u, 3u,  //
+                          abi::MakePayloadTag(3, false), 180u, 7u, kNoBarrierForTest));
+}
+
+TEST(TraceSynthesizerTest, WritesAnEventWithoutItsPayloadAtTheCapacityEdge) {
+  SynthOptions options;
+  options.start_clock = 0;
+  options.prologue_cycles = 0;
+  TraceSynthesizer synth(HandoffWarp(3), options);
+  UnitScript script;
+  script.Begin(0).Arrive(1, 4, 9).Arrive(1, 4, 10);
+  synth.SetScript(script);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  EXPECT_EQ(Header(*words).attempted, 5u) << "every slot counted, written or not";
+  // Slot 2 holds the first arrival's payload; the second arrival is past capacity.
+  EXPECT_THAT(Slots(*words), ElementsAre(0u, 20u, abi::MakePayloadTag(1, false), 40u, 4u, 9u));
+  TraceSynthesizer edge(HandoffWarp(2), options);
+  edge.SetScript(script);
+  words = edge.Build();
+  ASSERT_THAT(words, IsOk());
+  // The arrival's event fits in the last slot, its payload does not: the event alone.
+  EXPECT_THAT(Slots(*words), ElementsAre(0u, 20u, abi::MakePayloadTag(1, false), 40u));
+}
+
+TEST(InjectCorruptionTest, HandoffCorruptionsChangeOnlyTheirEventsPayloadOrRemoveIt) {
+  TraceLayout layout = HandoffWarp(16);
+  UnitScript script;
+  script.Begin(0).Arrive(1, 0, 0).WaitPhase(2, 0, 0, 10).AsyncBegin(3, 1, 0).AsyncEnd(3, 1, 0)
+      .End(0);
+  TraceSynthesizer synth(layout);
+  synth.SetScript(script);
+  absl::StatusOr<std::vector<uint32_t>> clean = synth.Build();
+  ASSERT_THAT(clean, IsOk());
+  auto injected = [&](Corruption kind) {
+    std::vector<uint32_t> words = *clean;
+    EXPECT_THAT(InjectCorruption(layout, {kind, 0}, absl::MakeSpan(words)), IsOk())
+        << CorruptionName(kind);
+    return words;
+  };
+  // Slots: 0 kernel, 1-2 arrive, 3-4 wait enter, 5-6 wait exit, 7-8 begin, 9-10 end, 11 exit.
+  std::vector<uint32_t> w = injected(Corruption::kReleaseBeforeArrivals);
+  EXPECT_EQ(Slots(w)[2 * 4 + 1], 1u) << "wait enter's phase";
+  EXPECT_EQ(Slots(w)[2 * 6 + 1], 1u) << "wait exit's phase";
+  EXPECT_EQ(Slots(w)[2 * 2 + 1], 0u) << "the arrival keeps its phase";
+  w = injected(Corruption::kArrivalCountMismatch);
+  EXPECT_EQ(Slots(w)[2 * 2 + 1], 1u);
+  EXPECT_EQ(Slots(w)[2 * 4 + 1], 0u);
+  w = injected(Corruption::kAsyncEndWithoutBegin);
+  EXPECT_EQ(Header(w).attempted, 10u);
+  EXPECT_EQ(Slots(w)[2 * 7], abi::MakePayloadTag(3, true)) << "the end moved up";
+  EXPECT_EQ(Slots(w)[2 * 9], abi::MakeTag(0, true));
+  EXPECT_EQ(Slots(w)[2 * 10], 0u);
+  w = injected(Corruption::kAsyncNeverCompleted);
+  EXPECT_EQ(Header(w).attempted, 10u);
+  EXPECT_EQ(Slots(w)[2 * 7], abi::MakePayloadTag(3, false));
+  EXPECT_EQ(Slots(w)[2 * 9], abi::MakeTag(0, true));
+  // Picks never land on a payload slot.
+  std::vector<uint32_t> words = *clean;
+  EXPECT_THAT(InjectCorruption(layout, {Corruption::kUnknownSite, 0, /*event=*/2},
+                               absl::MakeSpan(words)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("payload slot")));
+  EXPECT_THAT(InjectCorruption(layout, {Corruption::kAsyncNeverCompleted, 0, /*event=*/1},
+                               absl::MakeSpan(words)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is no async copy end")));
+  EXPECT_EQ(words, *clean);
 }
 
 TEST(InjectCorruptionTest, RefusesWhatItCannotApply) {

@@ -157,6 +157,26 @@ TEST(ValidateLayoutTest, RejectsSiteIdsThatAreNotTheirIndex) {
   EXPECT_THAT(ValidateLayout(layout), IsOk()) << "an empty site table is valid";
 }
 
+TEST(ValidateLayoutTest, RejectsBarrierIdsThatAreNotTheirIndexOrUnnamedBarriers) {
+  TraceLayout layout = Valid();
+  layout.barriers = {{0, "full[0]", 1}, {1, "empty[0]", 2}};
+  EXPECT_THAT(ValidateLayout(layout), IsOk());
+  layout.barriers[1].id = 3;
+  EXPECT_THAT(ValidateLayout(layout), Rejected("barrier table entry 1 (\"empty[0]\") has id 3; "
+                                               "ids must be 0..1 in order"));
+  layout.barriers[1] = {1, "", 0};
+  EXPECT_THAT(ValidateLayout(layout), Rejected("barrier table entry 1 has an empty name"));
+  layout.barriers.clear();
+  EXPECT_THAT(ValidateLayout(layout), IsOk()) << "no barrier table is valid";
+}
+
+TEST(LayoutTest, BarrierNameIsTheTableNameOrTheId) {
+  TraceLayout layout = Valid();
+  layout.barriers = {{0, "full[0]", 1}};
+  EXPECT_EQ(BarrierName(layout, 0), "full[0]");
+  EXPECT_EQ(BarrierName(layout, 7), "barrier 7");
+}
+
 TEST(ValidateLayoutTest, RejectsAutoPlacementInARecordedLayout) {
   TraceLayout layout = Valid();
   layout.placement = Placement::kAuto;
