@@ -226,9 +226,13 @@ inline unsigned long long NowNs() {
 // Within a slice the clock is the steady clock (so stamps read together, like the
 // recorder's globaltimer and clock, always agree); preemption is taken out when the fiber
 // stops (runtime.cc, StopClock), never below the last value read here.
+// Past the slice's limit the runtime takes out the time the worker was preempted first:
+// without that, a read right after a preemption would pin the preemption into the thread's
+// time (the runtime never moves a clock below a value the kernel read).
 inline unsigned long long VirtualNs() {
   WarptraceHostThread& t = const_cast<WarptraceHostThread&>(Current());
-  const long long v = static_cast<long long>(NowNs()) + t.clock_offset_ns;
+  long long v = static_cast<long long>(NowNs()) + t.clock_offset_ns;
+  if (v > t.clock_limit_ns) v = static_cast<long long>(t.rt->clock(t.fiber));
   t.clock_last_ns = v;
   return static_cast<unsigned long long>(v);
 }
