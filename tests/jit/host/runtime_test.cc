@@ -107,6 +107,30 @@ TEST(RuntimeTest, ClockIsTheLowWordOfTheSmCycleCounterLikeClock64) {
   }
 }
 
+// Time the worker thread does not run (OS preemption; here a sleep, which the thread's CPU
+// clock does not count either) is nobody's: a clock read right after it, and a barrier the
+// thread reaches after it, see virtual time as if it had run on. Before the fix the read
+// pinned the 20 ms into the thread's time and the barrier released everyone 20 ms late.
+TEST(RuntimeTest, TimeTheWorkerWasNotRunningIsTakenOutOfClockReadsAndBarriers) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  ASSERT_THAT(RunKernel(*device, "descheduled", R"(
+  const long long start = clock64();
+  if (threadIdx.x == 0) {
+    usleep(20000);
+    out[64] = static_cast<int>((clock64() - start) / 1000);  // kcycles across the sleep
+  }
+  __syncthreads();
+  out[threadIdx.x] = static_cast<int>((clock64() - start) / 1000);  // kcycles to the release
+)",
+                        {1, 1, 1}, {64, 1, 1}, &out, 65, "#include <unistd.h>"),
+              IsOk());
+  // 20 ms is 30,000 kcycles at 1.5 GHz; a few us of real work is a few kcycles.
+  EXPECT_LT(out[64], 1500) << "the read after the sleep";
+  for (int t = 0; t < 64; ++t) EXPECT_LT(out[t], 1500) << "thread " << t;
+}
+
 TEST(RuntimeTest, ABlockSpinningOnThePreviousBlocksFlagCompletes) {
   HostDeviceOptions options;
   options.num_virtual_sms = 2;
