@@ -55,10 +55,10 @@ std::string FreshDir(const std::string& name) {
   return dir;
 }
 
-// Runs examples/<binary> with `args`, capturing stdout and stderr.
-Ran RunExample(const std::string& binary, const std::vector<std::string>& args) {
-  const std::string program =
-      absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/examples/", binary);
+// Runs the binary at `path` in the runfiles (e.g. "examples/tiled_gemm") with `args`,
+// capturing stdout and stderr.
+Ran RunBinary(const std::string& path, const std::vector<std::string>& args) {
+  const std::string program = absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/", path);
   std::vector<std::string> argv = {program};
   argv.insert(argv.end(), args.begin(), args.end());
   absl::StatusOr<ProgramResult> result =
@@ -70,6 +70,19 @@ Ran RunExample(const std::string& binary, const std::vector<std::string>& args) 
   ran.out = std::move(result->output);
   ran.err = std::move(result->error_output);
   return ran;
+}
+
+// Runs examples/<binary> with `args`.
+Ran RunExample(const std::string& binary, const std::vector<std::string>& args) {
+  return RunBinary(absl::StrCat("examples/", binary), args);
+}
+
+// The first finding under "diagnosis:" in an example's output ("" when there is none).
+std::string FirstDiagnosis(const std::string& out) {
+  const size_t at = out.find("\ndiagnosis:\n");
+  if (at == std::string::npos) return "";
+  const size_t begin = at + std::string("\ndiagnosis:\n").size();
+  return out.substr(begin, out.find('\n', begin) - begin);
 }
 
 class ExamplesTest : public ::testing::Test {
@@ -292,6 +305,54 @@ TEST_F(ExamplesTest, RecordCostRunsOnTheHostBackendAndReportsBothPlacements) {
   EXPECT_THAT(ran.out, AllOf(HasSubstr("placement global: "), HasSubstr("placement shared: "),
                              HasSubstr("SM cycles per event (loop of 50 iterations")));
   EXPECT_EQ(RunExample("record_cost_gpu", {"--iterations=0"}).exit_code, 2);
+}
+
+// A known bottleneck, made with the pipeline's busy-work delays on the host backend, is what
+// the first line of the diagnosis names (issue: the analysis).
+TEST_F(ExamplesTest, PipelineDelaysAreDiagnosedAsTheBottleneckTheyCreate) {
+  const std::vector<std::string> common = {"--device=host", "--k=512", "--stages=4"};
+  struct Case {
+    std::string delay;
+    std::string bound;
+    std::string waiting;
+  } cases[] = {{"--producer_delay=30000", "producer-bound", "waiting on wait full"},
+               {"--consumer_delay=30000", "consumer-bound", "waiting on wait empty"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.delay);
+    std::vector<std::string> args = common;
+    args.push_back(c.delay);
+    args.push_back(absl::StrCat("--out=", FreshDir("delay")));
+    const Ran ran = RunExample("warp_specialized_pipeline", args);
+    ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+    EXPECT_THAT(FirstDiagnosis(ran.out), AllOf(HasSubstr(c.bound), HasSubstr(c.waiting)))
+        << ran.out;
+  }
+}
+
+// `warptrace diff` between a plain pipeline run and one whose consumers do extra work per
+// MMA ranks the consumers' mma region first, significant.
+TEST_F(ExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTheConsumersMmaFirst) {
+  std::string prefixes[2];
+  const char* delays[2] = {"--consumer_delay=0", "--consumer_delay=30000"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string dir = FreshDir("diff");
+    const Ran ran = RunExample("warp_specialized_pipeline",
+                               {"--device=host", delays[i], absl::StrCat("--out=", dir)});
+    ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+    prefixes[i] = dir + "/warp_specialized_pipeline";
+  }
+  const std::string json_path = FreshDir("diff_json") + "/diff.json";
+  const Ran diff = RunBinary("profiler/tools/warptrace",
+                             {"diff", "--before=" + prefixes[0], "--after=" + prefixes[1],
+                              "--json=" + json_path});
+  ASSERT_EQ(diff.exit_code, 0) << diff.out << diff.err;
+  const nlohmann::json report = nlohmann::json::parse(ReadFile(json_path));
+  ASSERT_FALSE(report["rows"].empty()) << diff.out;
+  const nlohmann::json& first = report["rows"][0];
+  EXPECT_EQ(first["role"], "consumer") << diff.out;
+  EXPECT_EQ(first["name"], "mma") << diff.out;
+  EXPECT_EQ(first["significant"], true) << diff.out;
+  EXPECT_GT(first["change"].get<double>(), 1.0) << diff.out;  // more than twice as slow
 }
 
 }  // namespace
