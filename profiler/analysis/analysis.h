@@ -4,10 +4,12 @@
 //
 // Definitions (all times are ns on the common globaltimer axis of the timeline):
 //   unit time      end_ns - start_ns of a trace unit (its record's start and end stamps).
-//   waiting        time inside barrier-wait slices (SiteKind::kBarrierWait; a wait nested in
+//   waiting        time inside wait slices (kBarrierWait, kPhaseWait: IsWaitSite; a wait nested in
 //                  another wait counts once); working = unit time - waiting.
-//   wait family    a barrier-wait site's name with every "[digits]" replaced by "[*]": the
-//                  stages of one pipeline barrier ("full[0]", "full[1]" -> "full[*]").
+//   wait family    a wait site's name with every "[digits]" replaced by "[*]": the stages
+//                  of one pipeline barrier ("full[0]", "full[1]" -> "full[*]"). A wait that a
+//                  recorded hand-off names (trace v2) takes its barrier's name instead
+//                  ("full[2]" from the barrier table -> "full[*]").
 //   role           TraceLayout::unit_roles[unit_index]; "all" when the layout has no role
 //                  table, "(none)" for a unit outside any role.
 //   self time      a slice's duration minus its direct children's.
@@ -84,6 +86,9 @@ struct RoleAnalysis {
   int64_t waiting_ns = 0;
   double waiting_share = 0;         // waiting_ns / unit_time_ns
   std::vector<WaitStats> waits;     // largest first
+  // The waits a hand-off link names (trace v2), by barrier: `family` is the barrier's own
+  // name ("full[2]", BarrierName); largest first. Empty without recorded hand-offs.
+  std::vector<WaitStats> barriers;
   std::vector<SiteTime> sites;      // by total_ns, largest first
   // Imbalance across the units of this role (unit time).
   int64_t median_unit_ns = 0;
@@ -117,6 +122,7 @@ struct CriticalPathAnalysis {
   bool per_unit_only = true;
   uint64_t blocks = 0;
   uint64_t handoffs = 0;             // hand-off edges followed, over all blocks
+  uint64_t trace_links = 0;          // hand-off links resolved from the trace's payloads
   std::vector<PathRegion> regions;   // by path_ns, largest first
   // The slowest block's path (the sequence of regions), at most kMaxPathSteps steps.
   UnitRef slowest_block;

@@ -63,18 +63,23 @@ void Role(json::OStream& j, const RoleAnalysis& r) {
     j.attributeArray("outlier_units", [&] {
       for (const UnitRef& u : r.outlier_units) Ref(j, u, true);
     });
-    j.attributeArray("waits", [&] {
-      for (const WaitStats& w : r.waits) {
-        j.object([&] {
-          j.attribute("family", Utf8(w.family));
-          j.attribute("count", w.count);
-          j.attribute("wait_ns", w.wait_ns);
-          j.attribute("share", w.share);
-          j.attribute("overhead_ns", w.overhead_ns);
-          j.attribute("overhead_fraction", w.overhead_fraction);
-        });
-      }
-    });
+    for (const auto& [key, list] :
+         {std::pair<const char*, const std::vector<WaitStats>*>{"waits", &r.waits},
+          {"barriers", &r.barriers}}) {
+      const bool by_barrier = list == &r.barriers;
+      j.attributeArray(key, [&] {
+        for (const WaitStats& w : *list) {
+          j.object([&] {
+            j.attribute(by_barrier ? "barrier" : "family", Utf8(w.family));
+            j.attribute("count", w.count);
+            j.attribute("wait_ns", w.wait_ns);
+            j.attribute("share", w.share);
+            j.attribute("overhead_ns", w.overhead_ns);
+            j.attribute("overhead_fraction", w.overhead_fraction);
+          });
+        }
+      });
+    }
     j.attributeArray("sites", [&] {
       for (const SiteTime& s : r.sites) Site(j, s);
     });
@@ -86,6 +91,7 @@ void CriticalPathJson(json::OStream& j, const CriticalPathAnalysis& c) {
     j.attribute("per_unit_only", c.per_unit_only);
     j.attribute("blocks", c.blocks);
     j.attribute("handoffs", c.handoffs);
+    j.attribute("trace_links", c.trace_links);
     j.attributeArray("regions", [&] {
       for (const PathRegion& r : c.regions) {
         j.object([&] {

@@ -11,12 +11,16 @@
 //               "slowest_unit": UNIT, "outlier_units": [UNIT, ...],
 //               "waits": [{"family": "full[*]", "count": N, "wait_ns": N, "share": 0.4,
 //                          "overhead_ns": N, "overhead_fraction": 0.01}, ...],
+//               "barriers": [{"barrier": "full[2]", "count": N, "wait_ns": N, "share": 0.1,
+//                             "overhead_ns": N, "overhead_fraction": 0.01}, ...],
+//                          (waits by barrier, from recorded hand-offs; [] without them)
 //               "sites": [{"site": 3, "name": "mainloop", "kind": "region", "count": N,
 //                          "total_ns": N, "self_ns": N, "share": 0.9, "waiting_ns": N,
 //                          "waiting_share": 0.38,
 //                          "waits": [{"family": "full[*]", "wait_ns": N, "share": 0.38}]},
 //                         ...]}, ...],
 //    "critical_path": {"per_unit_only": false, "blocks": N, "handoffs": N,
+//                      "trace_links": N,  (hand-off links resolved from the trace)
 //                      "regions": [{"role": "producer", "site": 1, "name": "load",
 //                                   "blocks": N, "block_fraction": 0.96, "path_ns": N,
 //                                   "mean_share": 0.62}, ...],

@@ -57,10 +57,7 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
   family_of_site_.assign(layout_->sites.size(), -1);
   for (size_t s = 0; s < layout_->sites.size(); ++s) {
     if (!IsWaitSite(layout_->sites[s].kind)) continue;
-    const std::string family = WaitFamily(layout_->sites[s].name);
-    auto it = std::find(families_.begin(), families_.end(), family);
-    family_of_site_[s] = static_cast<int32_t>(it - families_.begin());
-    if (it == families_.end()) families_.push_back(family);
+    family_of_site_[s] = static_cast<int32_t>(FamilyIndex(WaitFamily(layout_->sites[s].name)));
   }
   role_of_unit_.assign(units_per_block, 0);
   for (uint32_t u = 0; u < units_per_block; ++u) {
@@ -91,6 +88,69 @@ uint32_t AnalysisSink::RoleOf(uint32_t unit_index) {
   return unit_index < role_of_unit_.size() ? role_of_unit_[unit_index] : 0;
 }
 
+uint32_t AnalysisSink::FamilyIndex(const std::string& family) {
+  auto it = std::find(families_.begin(), families_.end(), family);
+  if (it != families_.end()) return static_cast<uint32_t>(it - families_.begin());
+  families_.push_back(family);
+  for (RoleAcc& role : roles_) role.families.resize(families_.size());
+  return static_cast<uint32_t>(families_.size() - 1);
+}
+
+uint32_t AnalysisSink::BarrierSlotOf(uint32_t barrier) {
+  auto [it, inserted] =
+      slot_of_barrier_.try_emplace(barrier, static_cast<uint32_t>(barrier_slots_.size()));
+  if (inserted) {
+    std::string name = BarrierName(*layout_, barrier);
+    const uint32_t family = FamilyIndex(WaitFamily(name));
+    barrier_slots_.push_back({std::move(name), family});
+    for (RoleAcc& role : roles_) role.barriers.resize(barrier_slots_.size());
+  }
+  return it->second;
+}
+
+// The unit's arrival -> release flows (trace v2) as hand-off links of its block, and the
+// barrier each linked wait waited on.
+absl::Status AnalysisSink::CollectLinks(const UnitTimeline& t) {
+  wait_barriers_.clear();
+  if (t.flows.empty()) return absl::OkStatus();
+  wait_ends_.clear();
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    if (t.slices[i].site < layout_->sites.size() &&
+        IsWaitSite(layout_->sites[t.slices[i].site].kind)) {
+      wait_ends_.push_back({t.slices[i].end_ns, i});
+    }
+  }
+  std::sort(wait_ends_.begin(), wait_ends_.end());
+  const uint64_t block_first = t.record_index - t.unit_index;
+  for (const Flow& f : t.flows) {
+    if (f.kind != FlowKind::kArrivalToRelease || f.to.record_index != t.record_index) continue;
+    // The released wait: the wait slice of the unit that ends at the release; of several
+    // (a wait that returned at once right after it, nested waits), the first to begin: the
+    // one that waited. (The flow names the release by event; slices carry no events.)
+    auto it = std::lower_bound(wait_ends_.begin(), wait_ends_.end(),
+                               std::pair<int64_t, uint32_t>{f.to.ns, 0});
+    if (it == wait_ends_.end() || it->first != f.to.ns) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "block %d unit %d: flow %d releases no wait slice of the unit (no wait ends at %d ns)",
+          t.block_linear, t.unit_index, f.id, f.to.ns));
+    }
+    const uint32_t slice = it->second;
+    if (f.from.record_index < block_first ||
+        f.from.record_index >= block_first + units_per_block_) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "block %d unit %d: flow %d comes from record %d, outside the block", t.block_linear,
+          t.unit_index, f.id, f.from.record_index));
+    }
+    const uint32_t from_unit = static_cast<uint32_t>(f.from.record_index - block_first);
+    resolved_links_.push_back({t.block_linear, from_unit, f.from.ns, t.unit_index, slice});
+    wait_barriers_.push_back({slice, BarrierSlotOf(f.barrier)});
+    ++resolved_total_;
+  }
+  std::sort(wait_barriers_.begin(), wait_barriers_.end(),
+            [](const WaitBarrier& a, const WaitBarrier& b) { return a.slice < b.slice; });
+  return absl::OkStatus();
+}
+
 absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
   const UnitTimeline& t = *unit.timeline;
   if (!t.has_record) {
@@ -117,8 +177,10 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
   const double ns_per_event =
       t.events >= 2 && t.cycles_per_ns > 0 ? t.overhead_cycles / t.cycles_per_ns : -1;
   RoleAcc& acc = roles_[role];
+  RETURN_IF_ERROR(CollectLinks(t));
   // One sweep over the slices: the critical path's leaves and this role's counters.
-  SliceCounter counter{acc, family_of_site_, ns_per_event >= 0 ? 2 * ns_per_event : 0};
+  SliceCounter counter{acc,          family_of_site_, ns_per_event >= 0 ? 2 * ns_per_event : 0,
+                       t.slices.data(), wait_barriers_,  barrier_slots_};
   if (absl::Status s = finder_.AddUnit(t.unit_index, t.slices, layout_->sites, counter);
       !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("block ", t.block_linear, ": ", s.message()));
@@ -132,10 +194,25 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
   return absl::OkStatus();
 }
 
-void AnalysisSink::SliceCounter::OnWait(const Slice& slice, int32_t family,
+void AnalysisSink::SliceCounter::OnWait(const Slice& slice,
                                         absl::Span<const Slice* const> enclosing) {
   const int64_t dur = slice.end_ns - slice.begin_ns;
   SiteAcc& site = role.sites[slice.site];
+  int32_t family = family_of_site[slice.site];
+  if (!wait_barriers.empty()) {
+    // A wait a hand-off names: its family is the barrier's ("full[2]" -> "full[*]").
+    const uint32_t index = static_cast<uint32_t>(&slice - slices);
+    auto it = std::lower_bound(
+        wait_barriers.begin(), wait_barriers.end(), index,
+        [](const WaitBarrier& w, uint32_t i) { return w.slice < i; });
+    if (it != wait_barriers.end() && it->slice == index) {
+      family = static_cast<int32_t>(barrier_slots[it->slot].family);
+      FamilyAcc& b = role.barriers[it->slot];
+      ++b.count;
+      b.wait_ns += dur;
+      b.overhead_ns += overhead_per_wait_ns;
+    }
+  }
   site.waiting_ns += dur;
   FamilyAcc& f = role.families[family];
   ++f.count;
@@ -165,8 +242,19 @@ absl::Status AnalysisSink::FinishBlock() {
   }
   size_t end = handoff_cursor_;
   while (end < all.size() && all[end].block_linear == block_) ++end;
-  const absl::Status walked = finder_.Walk(all.subspan(handoff_cursor_, end - handoff_cursor_));
+  absl::Span<const HandoffLink> links = all.subspan(handoff_cursor_, end - handoff_cursor_);
   handoff_cursor_ = end;
+  if (!resolved_links_.empty()) {
+    if (links.empty()) {
+      links = resolved_links_;
+    } else {
+      block_links_.assign(links.begin(), links.end());
+      block_links_.insert(block_links_.end(), resolved_links_.begin(), resolved_links_.end());
+      links = block_links_;
+    }
+  }
+  const absl::Status walked = finder_.Walk(links);
+  resolved_links_.clear();
   if (!walked.ok()) {
     return absl::Status(walked.code(), absl::StrCat("block ", block_, ": ", walked.message()));
   }
@@ -250,8 +338,18 @@ void AnalysisSink::FillRoles() {
                            Ratio(static_cast<double>(overhead),
                                  static_cast<double>(fam.wait_ns))});
     }
-    std::stable_sort(out.waits.begin(), out.waits.end(),
-                     [](const WaitStats& a, const WaitStats& b) { return a.wait_ns > b.wait_ns; });
+    for (size_t b = 0; b < acc.barriers.size(); ++b) {
+      const FamilyAcc& bar = acc.barriers[b];
+      if (bar.count == 0) continue;
+      const int64_t overhead = std::llround(bar.overhead_ns);
+      out.barriers.push_back({barrier_slots_[b].name, bar.count, bar.wait_ns,
+                              Ratio(static_cast<double>(bar.wait_ns), unit_time), overhead,
+                              Ratio(static_cast<double>(overhead),
+                                    static_cast<double>(bar.wait_ns))});
+    }
+    auto by_wait = [](const WaitStats& a, const WaitStats& b) { return a.wait_ns > b.wait_ns; };
+    std::stable_sort(out.waits.begin(), out.waits.end(), by_wait);
+    std::stable_sort(out.barriers.begin(), out.barriers.end(), by_wait);
     for (uint32_t s = 0; s < acc.sites.size(); ++s) {
       const SiteAcc& site = acc.sites[s];
       if (site.count == 0) continue;
@@ -318,6 +416,7 @@ void AnalysisSink::FillCriticalPath() {
   out.per_unit_only = handoffs_ == 0;
   out.blocks = path_blocks_;
   out.handoffs = handoffs_;
+  out.trace_links = resolved_total_;
   const size_t columns = layout_->sites.size() + 2;
   for (size_t index = 0; index < path_.size(); ++index) {
     const PathAcc& acc = path_[index];

@@ -18,8 +18,13 @@
 // aggregates are kept. Each slice is read once (one sweep feeds the role's counters and the path's leaves);
 // nothing is allocated per event once the first block has warmed the scratch.
 //
+// Hand-offs: each unit's arrival -> release flows (UnitTimeline::flows, resolved from the
+// trace's payloads by the driver) become HandoffLinks of its block, so a version-2 trace gets
+// its critical path across units and its waits broken down by barrier ("full[2]": the
+// barrier table's names, BarrierName) with no help from the caller.
+//
 // Errors (from the sink calls): InvalidArgument when Begin's layout has a role table of the
-// wrong size, when the hand-off links are not sorted by block_linear, when a link names a
+// wrong size, when a flow into a unit names no wait slice of it or another block's unit, when the hand-off links are not sorted by block_linear, when a link names a
 // unit or slice its block does not have (critical_path.h), or when a slice's site is outside
 // the layout's site table; FailedPrecondition when units of one block do not arrive
 // consecutively. result() is meaningful only after End returned OK.
@@ -44,8 +49,10 @@
 namespace warptrace {
 
 struct AnalysisOptions {
-  // Exact hand-off links (handoff.h), sorted by block_linear; not owned, must outlive the
-  // dump. Empty: the critical path is per unit only.
+  // Exact hand-off links (handoff.h) besides the trace's own, sorted by block_linear; not
+  // owned, must outlive the dump. A trace whose hand-offs are recorded (version 2: the
+  // timeline's arrival -> release flows, links.h) needs none: the sink turns every flow
+  // into a link itself. With neither, the critical path is per unit only.
   absl::Span<const HandoffLink> handoffs;
   // A block or unit at least this many times its peers' median is an outlier.
   double outlier_ratio = 1.5;
@@ -84,7 +91,8 @@ class AnalysisSink : public TraceSink {
     int64_t unit_time_ns = 0;
     int64_t waiting_ns = 0;
     std::vector<SiteAcc> sites;
-    std::vector<FamilyAcc> families;
+    std::vector<FamilyAcc> families;  // by family index (families_)
+    std::vector<FamilyAcc> barriers;  // by barrier slot (barrier_slots_)
     absl::flat_hash_map<uint64_t, int64_t> region_family_ns;  // site << 32 | family
   };
   struct UnitRec {
@@ -110,23 +118,38 @@ class AnalysisSink : public TraceSink {
     int64_t path_ns = 0;
     double share_sum = 0;
   };
+  // A barrier named by hand-off payloads: its name ("full[2]") and wait family index.
+  struct BarrierSlot {
+    std::string name;
+    uint32_t family;
+  };
+  // A wait slice of the unit being read and the barrier slot a hand-off link names for it.
+  struct WaitBarrier {
+    uint32_t slice;
+    uint32_t slot;
+  };
   // CriticalPathFinder's visitor: one role's counters, per slice.
   struct SliceCounter {
     RoleAcc& role;
     const std::vector<int32_t>& family_of_site;
     double overhead_per_wait_ns;  // two record points' measured overhead, 0 when unknown
+    const Slice* slices;          // the unit's slices (a slice's index is its offset)
+    absl::Span<const WaitBarrier> wait_barriers;  // by slice
+    absl::Span<const BarrierSlot> barrier_slots;
     void OnSlice(const Slice& slice, absl::Span<const Slice* const> enclosing) {
       SiteAcc& site = role.sites[slice.site];
       ++site.count;
       site.total_ns += slice.end_ns - slice.begin_ns;
-      const int32_t family = family_of_site[slice.site];
-      if (family >= 0) OnWait(slice, family, enclosing);
+      if (family_of_site[slice.site] >= 0) OnWait(slice, enclosing);
     }
-    void OnWait(const Slice& slice, int32_t family, absl::Span<const Slice* const> enclosing);
+    void OnWait(const Slice& slice, absl::Span<const Slice* const> enclosing);
     void OnSelf(uint32_t site, int64_t ns) { role.sites[site].self_ns += ns; }
   };
 
   uint32_t RoleOf(uint32_t unit_index);
+  uint32_t FamilyIndex(const std::string& family);
+  uint32_t BarrierSlotOf(uint32_t barrier);
+  absl::Status CollectLinks(const UnitTimeline& unit);
   absl::Status FinishBlock();
   void AccumulatePath(double span);
   void FillRoles();
@@ -150,6 +173,15 @@ class AnalysisSink : public TraceSink {
   size_t block_unit_count_ = 0;
   size_t handoff_cursor_ = 0;
   absl::flat_hash_set<uint32_t> seen_blocks_;
+  // Hand-off links resolved from the units' flows (trace v2), this block's; the explicit
+  // and resolved links of the block together (scratch); the unit's linked waits.
+  std::vector<HandoffLink> resolved_links_;
+  std::vector<HandoffLink> block_links_;
+  std::vector<WaitBarrier> wait_barriers_;
+  std::vector<std::pair<int64_t, uint32_t>> wait_ends_;  // scratch: (end_ns, slice)
+  uint64_t resolved_total_ = 0;
+  std::vector<BarrierSlot> barrier_slots_;
+  absl::flat_hash_map<uint32_t, uint32_t> slot_of_barrier_;  // barrier id -> slot
 
   // Critical path, over blocks. Dense by PathIndex(role, site).
   size_t PathIndex(uint32_t role, uint32_t site) const;

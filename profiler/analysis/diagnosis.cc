@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "profiler/analysis/critical_path.h"
+#include "profiler/analysis/handoff.h"
 
 namespace warptrace {
 namespace {
@@ -26,7 +27,7 @@ double Frac(double num, double den) { return den > 0 ? num / den : 0; }
 const SiteTime* BusiestRegion(const RoleAnalysis& role) {
   const SiteTime* best = nullptr;
   for (const SiteTime& site : role.sites) {
-    if (site.kind == SiteKind::kBarrierWait || site.kind == SiteKind::kKernel) continue;
+    if (IsWaitSite(site.kind) || site.kind == SiteKind::kKernel) continue;
     if (best == nullptr || site.self_ns > best->self_ns) best = &site;
   }
   return best;
@@ -42,7 +43,7 @@ const PathRegion* TopPathRegion(const Analysis& a) {
     if (role != a.roles.end()) {
       for (const SiteTime& s : role->sites) {
         if (s.site != region.site) continue;
-        wait = s.kind == SiteKind::kBarrierWait;
+        wait = IsWaitSite(s.kind);
         kernel = s.kind == SiteKind::kKernel;
       }
     }
@@ -60,6 +61,10 @@ void AddBound(const Analysis& a, std::vector<Diagnosis>& out) {
   if (waiter == nullptr || waiter->waiting_share < kMinWaitShare) return;
   std::string text = absl::StrCat(waiter->role, " units idle ", Pct(waiter->waiting_share),
                                   " waiting on ", waiter->waits.front().family);
+  if (!waiter->barriers.empty()) {  // recorded hand-offs name the barrier of each wait
+    absl::StrAppend(&text, ", most on ", waiter->barriers.front().family, " (",
+                    Pct(waiter->barriers.front().share), " of their time)");
+  }
   const RoleAnalysis* bound = nullptr;
   std::string region_text;
   if (!a.critical_path.per_unit_only) {

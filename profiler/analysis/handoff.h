@@ -12,7 +12,7 @@
 //   link.from_unit = 0;            // the producer warpgroup ...
 //   link.from_ns = 1'000'420;      // ... arrived on full[1] here (its timeline, ns)
 //   link.to_unit = 1;              // releasing consumer warpgroup 1's wait:
-//   link.to_slice = 12;            // UnitTimeline::slices[12], a kBarrierWait slice
+//   link.to_slice = 12;            // UnitTimeline::slices[12], a wait slice (IsWaitSite)
 #ifndef WARPTRACE_PROFILER_ANALYSIS_HANDOFF_H_
 #define WARPTRACE_PROFILER_ANALYSIS_HANDOFF_H_
 

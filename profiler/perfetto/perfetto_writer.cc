@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/file.h"
@@ -31,6 +33,12 @@ constexpr uint64_t kSmUuidBase = uint64_t{1} << 40;
 constexpr uint64_t kSmCounterUuidBase = uint64_t{2} << 40;
 constexpr uint64_t kNoRecordUuid = uint64_t{3} << 40;
 constexpr uint64_t kUnitUuidBase = uint64_t{4} << 40;
+// A unit's async lanes: kAsyncUuidBase + record_index * kMaxAsyncLanes + lane.
+constexpr uint64_t kAsyncUuidBase = uint64_t{5} << 40;
+constexpr uint32_t kMaxAsyncLanes = 256;
+// A block's stage-ring counters: kRingUuidBase + block_linear * kMaxRings + ring.
+constexpr uint64_t kRingUuidBase = uint64_t{6} << 40;
+constexpr uint32_t kMaxRings = 64;
 
 // Interned debug annotation names (per unit, re-declared with the unit's state).
 constexpr uint64_t kSiteAnnotationIid = 1;
@@ -65,6 +73,27 @@ struct UnitSpan {
   uint32_t sm;
   int64_t start_ns;
   int64_t end_ns;
+};
+
+// "full[2]" -> "full[*]": the ring a barrier array element belongs to; "" for a barrier
+// that is not an array element.
+std::string RingOf(const std::string& barrier) {
+  const size_t open = barrier.rfind('[');
+  if (open == std::string::npos || open == 0 || barrier.back() != ']' ||
+      open + 2 >= barrier.size()) {
+    return "";
+  }
+  for (size_t i = open + 1; i + 1 < barrier.size(); ++i) {
+    if (barrier[i] < '0' || barrier[i] > '9') return "";
+  }
+  return barrier.substr(0, open) + "[*]";
+}
+
+// One phase of one barrier of the block being written: when its last arrival came (the
+// stage became ready) and when the last wait on it was released (it was taken).
+struct PhaseSpan {
+  int64_t complete_ns = -1;
+  int64_t released_ns = -1;
 };
 
 }  // namespace
@@ -126,8 +155,12 @@ class PerfettoWriter::Impl {
                                                : "PerfettoWriter::AddUnit after End");
     }
     RETURN_IF_ERROR(Order(unit));
+    RETURN_IF_ERROR(AddHandoffOps(unit));
     const uint64_t track = kUnitUuidBase + unit.record_index;
+    if (unit.block_linear != ring_block_ || !ring_block_seen_) FlushRings();
     WriteUnitTrack(unit, ParentTrack(unit), track);
+    WriteAsyncTracks(unit, track);
+    CollectPhases(unit);
     if (unit.has_record) {
       const int64_t start = std::max(unit.start_ns, origin_ns_);
       spans_.push_back({unit.sm_id, start, std::max(start, unit.end_ns)});
@@ -140,14 +173,19 @@ class PerfettoWriter::Impl {
     // unit's first delta is then from the origin (a few bytes more, once per unit). Order()
     // checked that no event precedes the origin.
     StartUnitSequence(origin_ns_, track);
-    for (const Op& op : ops_) {
-      const uint64_t delta = static_cast<uint64_t>(op.time - last_ns_);
-      last_ns_ = op.time;
-      if (op.site < 0) {
-        WriteUnitEvent(delta, end_suffix_);
-      } else {
-        WriteBegin(delta, static_cast<uint32_t>(op.site), op.repaired);
+    if (op_flows_.empty() && unit.instants.empty() && unit.async_spans.empty()) {
+      // The hot path: slices only.
+      for (const Op& op : ops_) {
+        const uint64_t delta = static_cast<uint64_t>(op.time - last_ns_);
+        last_ns_ = op.time;
+        if (op.kind == OpKind::kEnd) {
+          WriteUnitEvent(delta, end_suffix_);
+        } else {
+          WriteBegin(delta, unit.slices[op.index].site, op.repaired);
+        }
       }
+    } else {
+      WriteHandoffOps(unit);
     }
     if (unit.verdict != Verdict::kComplete) WriteVerdict(unit);
     return absl::OkStatus();
@@ -157,6 +195,7 @@ class PerfettoWriter::Impl {
     if (state_ == State::kDone) return absl::FailedPreconditionError("PerfettoWriter::End twice");
     if (state_ == State::kNew) return absl::FailedPreconditionError("PerfettoWriter::End before Begin");
     state_ = State::kDone;
+    FlushRings();
     WriteCounters();
     Flush();
     return absl::OkStatus();
@@ -167,11 +206,20 @@ class PerfettoWriter::Impl {
  private:
   enum class State { kNew, kUnits, kDone };
 
-  // One event of the current unit, in time order: a slice begin (site >= 0) or end (-1).
+  // One event of the current unit, in time order: a slice begin or end on the unit's track,
+  // an instant there (a barrier arrival), or an async span's begin or end on its lane.
+  enum class OpKind : uint8_t { kBegin, kEnd, kInstant, kAsyncBegin, kAsyncEnd };
   struct Op {
     int64_t time;
-    int32_t site;
+    uint32_t index;   // the slice, instant or async span (UnitTimeline's vectors)
+    OpKind kind;
     bool repaired;
+  };
+  // A flow arrow starting (flow_ids) or ending (terminating_flow_ids) at ops_[op].
+  struct OpFlow {
+    uint32_t op;
+    uint64_t id;
+    bool terminating;
   };
 
   static void AddClock(pb::ClockSnapshot& snapshot, uint32_t id, int64_t timestamp,
@@ -396,8 +444,8 @@ class PerfettoWriter::Impl {
                                        " open)"));
       }
       while (open_.size() > s.depth) {
-        last = std::max(last, open_.back());
-        ops_.push_back({open_.back(), -1, false});
+        last = std::max(last, open_.back().first);
+        ops_.push_back({open_.back().first, open_.back().second, OpKind::kEnd, false});
         open_.pop_back();
       }
       if (s.begin_ns < last) {
@@ -405,18 +453,293 @@ class PerfettoWriter::Impl {
                                        "trace origin (",
                                        last, " ns)"));
       }
-      if (!open_.empty() && s.end_ns > open_.back()) {
-        return fail(i, s, absl::StrCat("ends after its parent (", open_.back(), " ns)"));
+      if (!open_.empty() && s.end_ns > open_.back().first) {
+        return fail(i, s, absl::StrCat("ends after its parent (", open_.back().first, " ns)"));
       }
       last = s.begin_ns;
-      ops_.push_back({s.begin_ns, static_cast<int32_t>(s.site), s.repaired});
-      open_.push_back(s.end_ns);
+      ops_.push_back({s.begin_ns, static_cast<uint32_t>(i), OpKind::kBegin, s.repaired});
+      open_.push_back({s.end_ns, static_cast<uint32_t>(i)});
     }
     while (!open_.empty()) {
-      ops_.push_back({open_.back(), -1, false});
+      ops_.push_back({open_.back().first, open_.back().second, OpKind::kEnd, false});
       open_.pop_back();
     }
     return absl::OkStatus();
+  }
+
+  // Merges the unit's instants and async span begins/ends into ops_ (by time; at equal
+  // times after the slices' events) and attaches every flow to the op it starts or ends at.
+  absl::Status AddHandoffOps(const UnitTimeline& unit) {
+    op_flows_.clear();
+    if (unit.instants.empty() && unit.async_spans.empty() && unit.flows.empty()) {
+      return absl::OkStatus();
+    }
+    const size_t num_sites = layout_->sites.size();
+    auto fail = [&](absl::string_view what) {
+      return absl::InvalidArgumentError(absl::StrCat("block ", unit.block_linear, " ",
+                                                     DimString(unit.block_index), " unit ",
+                                                     unit.unit_index, ": ", what));
+    };
+    if (unit.async_lanes > kMaxAsyncLanes) {
+      return fail(absl::StrCat(unit.async_lanes, " async lanes, more than the ",
+                               kMaxAsyncLanes, " a unit's track can hold"));
+    }
+    extra_ops_.clear();
+    for (size_t i = 0; i < unit.instants.size(); ++i) {
+      const Instant& in = unit.instants[i];
+      if (in.site >= num_sites || in.ns < origin_ns_) {
+        return fail(absl::StrCat("instant ", i, " (site ", in.site, ", ", in.ns,
+                                 " ns) is outside the site table or before the origin"));
+      }
+      extra_ops_.push_back({in.ns, static_cast<uint32_t>(i), OpKind::kInstant, false});
+    }
+    for (size_t i = 0; i < unit.async_spans.size(); ++i) {
+      const AsyncSpan& a = unit.async_spans[i];
+      if (a.site >= num_sites || a.begin_ns < origin_ns_ || a.end_ns < a.begin_ns ||
+          a.lane >= unit.async_lanes) {
+        return fail(absl::StrCat("async span ", i, " (site ", a.site, ", ", a.begin_ns, "..",
+                                 a.end_ns, " ns, lane ", a.lane, " of ", unit.async_lanes,
+                                 ") is out of range"));
+      }
+      extra_ops_.push_back({a.begin_ns, static_cast<uint32_t>(i), OpKind::kAsyncBegin, false});
+      extra_ops_.push_back({a.end_ns, static_cast<uint32_t>(i), OpKind::kAsyncEnd, false});
+    }
+    auto by_time = [](const Op& a, const Op& b) { return a.time < b.time; };
+    std::stable_sort(extra_ops_.begin(), extra_ops_.end(), by_time);
+    merged_ops_.clear();
+    std::merge(ops_.begin(), ops_.end(), extra_ops_.begin(), extra_ops_.end(),
+               std::back_inserter(merged_ops_), by_time);
+    ops_.swap(merged_ops_);
+    return AttachFlows(unit, fail);
+  }
+
+  // Each flow of the unit starts at an arrival instant or an async begin (flow_ids) and
+  // ends at a wait's end or an async end (terminating_flow_ids), on the unit it names.
+  template <typename Fail>
+  absl::Status AttachFlows(const UnitTimeline& unit, const Fail& fail) {
+    slice_end_op_.assign(unit.slices.size(), 0);
+    instant_op_.assign(unit.instants.size(), 0);
+    async_begin_op_.assign(unit.async_spans.size(), 0);
+    async_end_op_.assign(unit.async_spans.size(), 0);
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      const Op& op = ops_[i];
+      const uint32_t at = static_cast<uint32_t>(i);
+      switch (op.kind) {
+        case OpKind::kEnd: slice_end_op_[op.index] = at; break;
+        case OpKind::kInstant: instant_op_[op.index] = at; break;
+        case OpKind::kAsyncBegin: async_begin_op_[op.index] = at; break;
+        case OpKind::kAsyncEnd: async_end_op_[op.index] = at; break;
+        case OpKind::kBegin: break;
+      }
+    }
+    wait_ends_.clear();
+    for (size_t i = 0; i < unit.slices.size(); ++i) {
+      const SiteKind kind = layout_->sites[unit.slices[i].site].kind;
+      if (kind == SiteKind::kPhaseWait || kind == SiteKind::kBarrierWait) {
+        wait_ends_.push_back({unit.slices[i].end_ns, static_cast<uint32_t>(i)});
+      }
+    }
+    std::sort(wait_ends_.begin(), wait_ends_.end());
+    for (const Flow& f : unit.flows) {
+      const bool arrival = f.kind == FlowKind::kArrivalToRelease;
+      if (f.from.record_index == unit.record_index) {
+        if (arrival) {
+          auto it = std::lower_bound(
+              unit.instants.begin(), unit.instants.end(), f.from.event,
+              [](const Instant& in, uint32_t event) { return in.event < event; });
+          if (it == unit.instants.end() || it->event != f.from.event) {
+            return fail(absl::StrCat("flow ", f.id, " starts at event ", f.from.event,
+                                     ", which is no arrival instant of the unit"));
+          }
+          op_flows_.push_back({instant_op_[it - unit.instants.begin()], f.id + 1, false});
+        } else {
+          const int64_t span = AsyncSpanAt(unit, f.from.event, true);
+          if (span < 0) return fail(absl::StrCat("flow ", f.id, " starts at no async issue"));
+          op_flows_.push_back({async_begin_op_[span], f.id + 1, false});
+        }
+      }
+      if (f.to.record_index == unit.record_index) {
+        if (arrival) {
+          // The wait slice of the unit that ends at the release; of several (a wait that
+          // returned at once right after it, nested waits), the first to begin: the one
+          // that waited.
+          auto it = std::lower_bound(wait_ends_.begin(), wait_ends_.end(),
+                                     std::pair<int64_t, uint32_t>{f.to.ns, 0});
+          if (it == wait_ends_.end() || it->first != f.to.ns) {
+            return fail(absl::StrCat("flow ", f.id, " releases no wait slice (none ends at ",
+                                     f.to.ns, " ns)"));
+          }
+          op_flows_.push_back({slice_end_op_[it->second], f.id + 1, true});
+        } else {
+          const int64_t span = AsyncSpanAt(unit, f.to.event, false);
+          if (span < 0) return fail(absl::StrCat("flow ", f.id, " ends at no async completion"));
+          op_flows_.push_back({async_end_op_[span], f.id + 1, true});
+        }
+      }
+    }
+    std::stable_sort(op_flows_.begin(), op_flows_.end(),
+                     [](const OpFlow& a, const OpFlow& b) { return a.op < b.op; });
+    return absl::OkStatus();
+  }
+
+  // The async span whose begin (or end) is event `event`, or -1.
+  static int64_t AsyncSpanAt(const UnitTimeline& unit, uint32_t event, bool begin) {
+    for (size_t i = 0; i < unit.async_spans.size(); ++i) {
+      const AsyncSpan& a = unit.async_spans[i];
+      if ((begin ? a.begin_event : a.end_event) == event) return static_cast<int64_t>(i);
+    }
+    return -1;
+  }
+
+  // ops_ of a unit with hand-offs: events that carry flows, instants and async spans take
+  // the slow path.
+  void WriteHandoffOps(const UnitTimeline& unit) {
+    size_t flow = 0;  // op_flows_ is sorted by op
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      const Op& op = ops_[i];
+      const uint64_t delta = static_cast<uint64_t>(op.time - last_ns_);
+      last_ns_ = op.time;
+      size_t flows_end = flow;
+      while (flows_end < op_flows_.size() && op_flows_[flows_end].op == i) ++flows_end;
+      if (flows_end == flow && op.kind == OpKind::kEnd) {
+        WriteUnitEvent(delta, end_suffix_);
+      } else if (flows_end == flow && op.kind == OpKind::kBegin) {
+        WriteBegin(delta, unit.slices[op.index].site, op.repaired);
+      } else {
+        WriteHandoffEvent(unit, delta, op,
+                          absl::MakeConstSpan(op_flows_).subspan(flow, flows_end - flow));
+      }
+      flow = flows_end;
+    }
+  }
+
+  // The unit's async lanes, child tracks of its track ("async 0", ...).
+  void WriteAsyncTracks(const UnitTimeline& unit, uint64_t track) {
+    for (uint32_t lane = 0; lane < unit.async_lanes; ++lane) {
+      pb::TrackDescriptor d;
+      d.set_uuid(kAsyncUuidBase + unit.record_index * kMaxAsyncLanes + lane);
+      d.set_parent_uuid(track);
+      d.set_name(absl::StrCat("async ", lane));
+      d.set_description("async copies of this trace unit, from issue to observed completion");
+      d.set_sibling_order_rank(static_cast<int32_t>(lane));
+      WriteDescriptor(d);
+    }
+  }
+
+  // An event the hot path does not write: an instant, an async span's begin or end (on its
+  // lane), or a slice begin/end that flows start or end at. One message, built by protobuf.
+  void WriteHandoffEvent(const UnitTimeline& unit, uint64_t delta, const Op& op,
+                         absl::Span<const OpFlow> flows) {
+    pb::TracePacket& packet = handoff_packet_;
+    packet.Clear();
+    packet.set_timestamp(delta);
+    packet.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
+    pb::TrackEvent* event = packet.mutable_track_event();
+    const bool opens = op.kind == OpKind::kBegin || op.kind == OpKind::kInstant ||
+                       op.kind == OpKind::kAsyncBegin;
+    if (opens) {
+      const uint32_t site = op.kind == OpKind::kBegin     ? unit.slices[op.index].site
+                            : op.kind == OpKind::kInstant ? unit.instants[op.index].site
+                                                          : unit.async_spans[op.index].site;
+      const bool first = site_seen_[site] != generation_;
+      site_seen_[site] = generation_;
+      event->ParseFromString(first ? first_begin_event_[site] : begin_event_[site]);
+      if (first) packet.mutable_interned_data()->MergeFrom(InternedName(site));
+    }
+    event->set_type(op.kind == OpKind::kInstant ? pb::TrackEvent::TYPE_INSTANT
+                    : opens                     ? pb::TrackEvent::TYPE_SLICE_BEGIN
+                                                : pb::TrackEvent::TYPE_SLICE_END);
+    if (op.kind == OpKind::kAsyncBegin || op.kind == OpKind::kAsyncEnd) {
+      event->set_track_uuid(kAsyncUuidBase + unit.record_index * kMaxAsyncLanes +
+                            unit.async_spans[op.index].lane);
+    }
+    if (op.kind == OpKind::kInstant) {
+      const Instant& in = unit.instants[op.index];
+      pb::DebugAnnotation* a = event->add_debug_annotations();
+      a->set_name("barrier");
+      a->set_string_value(Utf8(BarrierName(*layout_, in.barrier)));
+      a = event->add_debug_annotations();
+      a->set_name("phase");
+      a->set_uint_value(in.phase);
+    }
+    if (op.repaired) {
+      pb::DebugAnnotation* a = event->add_debug_annotations();
+      a->set_name("repaired");
+      a->set_bool_value(true);
+    }
+    for (const OpFlow& f : flows) {
+      if (f.terminating) {
+        event->add_terminating_flow_ids(f.id);
+      } else {
+        event->add_flow_ids(f.id);
+      }
+    }
+    WritePacket(packet);
+  }
+
+  const pb::InternedData& InternedName(uint32_t site) {
+    interned_scratch_.ParseFromString(interned_name_[site]);
+    return interned_scratch_.interned_data();
+  }
+
+  // Records the phases of the unit's arrival -> release flows for its block's stage-ring
+  // counters (each flow once: on the unit it releases).
+  void CollectPhases(const UnitTimeline& unit) {
+    if (!ring_block_seen_) {
+      ring_block_seen_ = true;
+      ring_block_ = unit.block_linear;
+      ring_block_index_ = unit.block_index;
+    }
+    if (unit.has_record) ring_block_sm_ = unit.sm_id;  // flows only come from such units
+    for (const Flow& f : unit.flows) {
+      if (f.kind != FlowKind::kArrivalToRelease || f.to.record_index != unit.record_index) {
+        continue;
+      }
+      PhaseSpan& span = phases_[{f.barrier, f.phase}];
+      if (f.completing) span.complete_ns = f.from.ns;
+      span.released_ns = std::max(span.released_ns, f.to.ns);
+    }
+  }
+
+  // Writes the finished block's counters: per stage ring (a barrier array, "full[*]"), the
+  // number of its stages whose phase completed and that no wait has taken yet.
+  void FlushRings() {
+    if (!ring_block_seen_) return;
+    ring_block_seen_ = false;
+    if (phases_.empty()) return;
+    std::vector<std::string> rings;
+    std::vector<std::vector<std::pair<int64_t, int>>> changes;
+    for (const auto& [key, span] : phases_) {
+      const std::string ring = RingOf(BarrierName(*layout_, key.first));
+      if (ring.empty() || span.complete_ns < 0) continue;
+      size_t r = std::find(rings.begin(), rings.end(), ring) - rings.begin();
+      if (r == rings.size()) {
+        if (rings.size() >= kMaxRings) continue;
+        rings.push_back(ring);
+        changes.emplace_back();
+      }
+      changes[r].push_back({std::max(span.complete_ns, origin_ns_), +1});
+      changes[r].push_back({std::max({span.released_ns, span.complete_ns, origin_ns_}), -1});
+    }
+    phases_.clear();
+    for (size_t r = 0; r < rings.size(); ++r) {
+      const uint64_t uuid = kRingUuidBase + uint64_t{ring_block_} * kMaxRings + r;
+      pb::TrackDescriptor d;
+      d.set_uuid(uuid);
+      d.set_parent_uuid(kSmUuidBase + ring_block_sm_);
+      d.set_name(Utf8(absl::StrCat(rings[r], " stages ready in block ",
+                                   DimString(ring_block_index_))));
+      d.set_description(Utf8(absl::StrCat(
+          "stages of the barrier ring ", rings[r], " in block ", ring_block_,
+          " whose current phase has completed (all its arrivals are in) and whose waits "
+          "have not all been released yet: full stages a consumer has not taken")));
+      d.set_sibling_order_rank(static_cast<int32_t>(
+          std::min<uint64_t>(uint64_t{ring_block_} * units_per_block_,
+                             std::numeric_limits<int32_t>::max())));
+      d.mutable_counter()->set_unit(pb::CounterDescriptor::UNIT_COUNT);
+      WriteDescriptor(d);
+      WriteCounterTrack(uuid, changes[r]);
+    }
   }
 
   // Clears sequence 2's state for a unit: defaults (its track, clock 64), clock 64
@@ -523,17 +846,12 @@ class PerfettoWriter::Impl {
     WritePacket(packet);
   }
 
-  // Per SM, the number of its units running: +1 at each start, -1 at each end, one value per
-  // distinct time, on sequence 1 with absolute clock-64 timestamps.
+  // Per SM, the number of its units running: +1 at each start, -1 at each end.
   void WriteCounters() {
     std::sort(spans_.begin(), spans_.end(), [](const UnitSpan& a, const UnitSpan& b) {
       return std::pair(a.sm, a.start_ns) < std::pair(b.sm, b.start_ns);
     });
     std::vector<std::pair<int64_t, int>> changes;
-    pb::TracePacket packet;
-    packet.set_trusted_packet_sequence_id(kPerfettoTrackSequence);
-    pb::TrackEvent* event = packet.mutable_track_event();
-    event->set_type(pb::TrackEvent::TYPE_COUNTER);
     for (size_t begin = 0; begin < spans_.size();) {
       const uint32_t sm = spans_[begin].sm;
       size_t end = begin;
@@ -542,17 +860,27 @@ class PerfettoWriter::Impl {
         changes.push_back({spans_[end].start_ns, +1});
         changes.push_back({spans_[end].end_ns, -1});
       }
-      std::sort(changes.begin(), changes.end());
-      event->set_track_uuid(kSmCounterUuidBase + sm);
-      int64_t value = 0;
-      for (size_t i = 0; i < changes.size();) {
-        const int64_t t = changes[i].first;
-        for (; i < changes.size() && changes[i].first == t; ++i) value += changes[i].second;
-        packet.set_timestamp(static_cast<uint64_t>(t));
-        event->set_counter_value(value);
-        WritePacket(packet);
-      }
+      WriteCounterTrack(kSmCounterUuidBase + sm, changes);
       begin = end;
+    }
+  }
+
+  // A counter track's values from its +1/-1 changes: one value per distinct time, on
+  // sequence 1 with absolute clock-64 timestamps (a -1 and a +1 at one time net out).
+  void WriteCounterTrack(uint64_t uuid, std::vector<std::pair<int64_t, int>>& changes) {
+    std::sort(changes.begin(), changes.end());
+    pb::TracePacket packet;
+    packet.set_trusted_packet_sequence_id(kPerfettoTrackSequence);
+    pb::TrackEvent* event = packet.mutable_track_event();
+    event->set_type(pb::TrackEvent::TYPE_COUNTER);
+    event->set_track_uuid(uuid);
+    int64_t value = 0;
+    for (size_t i = 0; i < changes.size();) {
+      const int64_t t = changes[i].first;
+      for (; i < changes.size() && changes[i].first == t; ++i) value += changes[i].second;
+      packet.set_timestamp(static_cast<uint64_t>(t));
+      event->set_counter_value(value);
+      WritePacket(packet);
     }
   }
 
@@ -579,7 +907,23 @@ class PerfettoWriter::Impl {
   uint64_t generation_ = 0;                     // counts units with events
   int64_t last_ns_ = 0;                         // previous event of the current unit
   std::vector<Op> ops_;                         // the current unit's events
-  std::vector<int64_t> open_;                   // end times of open slices
+  std::vector<std::pair<int64_t, uint32_t>> open_;  // open slices: end time, index
+  // Hand-offs (trace v2) of the current unit: its instants and async spans merged into
+  // ops_, the flows attached to ops, and scratch.
+  std::vector<Op> extra_ops_;
+  std::vector<Op> merged_ops_;
+  std::vector<OpFlow> op_flows_;
+  std::vector<uint32_t> slice_end_op_, instant_op_, async_begin_op_, async_end_op_;
+  std::vector<std::pair<int64_t, uint32_t>> wait_ends_;  // (end_ns, slice) of wait slices
+  pb::TracePacket handoff_packet_;              // reused: an event with flows or on a lane
+  pb::TracePacket interned_scratch_;            // reused: a site's interned name, parsed
+  // Stage rings of the block being written: per (barrier, phase) its span; the rings'
+  // counter tracks declared so far.
+  bool ring_block_seen_ = false;
+  uint32_t ring_block_ = 0;
+  uint32_t ring_block_sm_ = 0;
+  Dim3 ring_block_index_;
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, PhaseSpan> phases_;
   std::vector<bool> sm_declared_;               // by SM id
   std::vector<UnitSpan> spans_;
   uint64_t packets_ = 0;

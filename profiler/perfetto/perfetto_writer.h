@@ -14,7 +14,8 @@
 // Streaming. The file is Perfetto's `Trace` message, which is nothing but repeated
 // `packet` fields, so every TracePacket is written as soon as it is known (tag, length,
 // packet) with protobuf's CodedOutputStream; no message ever holds more than one packet.
-// Memory is O(sites + SMs + units): per unit one (SM, start, end) for the counters.
+// Memory is O(sites + SMs + units): per unit one (SM, start, end) for the counters, plus the
+// phases of the block being written.
 //
 // Shape of the trace (messages of profiler/perfetto/perfetto_trace.proto, which keeps
 // Perfetto's field numbers):
@@ -31,8 +32,22 @@
 //     are the track's. A slice closed by --allow-truncated has "repaired": true.
 //   Verdicts: a unit that is not complete has an instant event named by its verdict
 //     ("truncated", ...) at its end, with debug annotations "verdict" and "reason".
-//   Counters: per SM, the number of its units running (start <= t < end), written at End.
-//   Flows and async tracks: none yet (the Timeline has no hand-off links or async spans).
+//   Hand-offs (trace version 2, timeline_types.h): a unit's instants (barrier arrivals) are
+//     TYPE_INSTANT events on its track, named by their site, with debug annotations
+//     "barrier" ("full[2]", BarrierName) and "phase"; its async spans go on child tracks of
+//     its track, one per lane ("async 0", ...), as begin/end pairs; every Flow is a flow
+//     arrow (TrackEvent flow_ids on its start, terminating_flow_ids on its end; Perfetto
+//     flow id = Flow::id + 1): an arrival -> the end of the wait it released (the unit's
+//     wait slice ending at Flow::to.ns, the first to begin when several do), an async
+//     issue -> its completion (the span's begin -> its end). These events and the slice
+//     ends/begins that carry flows are written as whole messages (the slow path).
+//   Counters: per SM, the number of its units running (start <= t < end), written at End;
+//     per block and stage ring (a barrier array: "full[*]" for full[0], full[1], ...), the
+//     number of its stages "ready": whose current phase has completed (its last arrival,
+//     Flow::completing) and whose waits on that phase have not all been released yet, a
+//     counter track "full[*] stages ready in block (3,0,0)" under the block's SM, written when
+//     the block's last unit has been added (units of a block come consecutively from
+//     DumpTrace; a block whose units come apart gets a track per run).
 //
 // Sequences and clocks. Packet sequence 1 holds the clock snapshot of the trace, the track
 // descriptors and the counters; its timestamps are absolute globaltimer ns on clock 64 (a
@@ -52,7 +67,9 @@
 // Errors: AddUnit returns InvalidArgument when the unit breaks the Timeline's contract
 // (timeline_types.h) in a way that would make the output wrong: a site outside the site
 // table, a slice that ends before it begins, begins before the origin or before an earlier
-// event of its unit, sticks out of its parent or is deeper than its open parents. Nothing
+// event of its unit, sticks out of its parent or is deeper than its open parents; an
+// instant or async span out of range (more than 256 async lanes included); a flow whose
+// start or end is not an arrival / wait end / async span of the unit it names. Nothing
 // of that unit is written, but earlier units were: discard the output. FailedPrecondition
 // for calls out of order (AddUnit before Begin or after End). Stream errors are the
 // stream's: the caller checks them (WritePerfettoTraceFile does).

@@ -44,8 +44,9 @@ namespace warptrace::testing {
 inline constexpr uint32_t kPipelineKernelSite = 0;  // "pipeline" (SiteKind::kKernel)
 inline constexpr uint32_t kPipelineLoadSite = 1;    // "load"
 inline constexpr uint32_t kPipelineMmaSite = 2;     // "mma"
-// full[s] is site 3 + s; empty[s] is site 3 + stages + s (SiteKind::kBarrierWait);
-// "iteration" (SiteKind::kLoopBody) is site 3 + 2 * stages when PipelineSpec::loop_sites.
+// Without hand-off payloads, full[s] is site 3 + s; empty[s] is site 3 + stages + s
+// (SiteKind::kBarrierWait); "iteration" (SiteKind::kLoopBody) is site 3 + 2 * stages when
+// PipelineSpec::loop_sites. With them, PipelineSitesOf says.
 
 struct PipelineSpec {
   uint32_t blocks = 4;
@@ -68,7 +69,28 @@ struct PipelineSpec {
   uint32_t seed = 1;
   // Wrap each unit's iteration i in a loop-body slice "iteration" (site 3 + 2 * stages).
   bool loop_sites = false;
+  // Record the hand-offs as trace version 2 does (profiler/trace/links.h), the way the
+  // builder emits them: the waits are phase waits "wait full" / "wait empty" (one site per
+  // barrier array) with (barrier, phase) payloads, and every arrival is a barrier-arrive
+  // instant "arrive full" / "arrive empty" right after the load / mma that released it
+  // (the waits it releases are released at the instant's stamp); each load is an async copy
+  // "copy" (issue i, completing on full[s]) issued as the load begins and observed complete
+  // as it ends. The layout's barrier
+  // table names full[s] (id s) and empty[s] (id stages + s). Sites: PipelineSitesOf.
+  // `links` still lists the links the trace's payloads resolve to (the expected answer).
+  bool handoff_payloads = false;
 };
+
+// Where the pipeline's layout puts its wait, arrive and loop sites.
+struct PipelineSites {
+  uint32_t full_wait = 0;    // full[s]: full_wait + s (v1), or the one "wait full" site (v2)
+  uint32_t empty_wait = 0;   // likewise for empty[s]
+  uint32_t full_arrive = 0;  // v2 only: "arrive full"
+  uint32_t empty_arrive = 0; // v2 only: "arrive empty"
+  uint32_t copy = 0;         // v2 only: "copy", the producer's async copy inside each load
+  uint32_t iteration = 0;    // "iteration", with PipelineSpec::loop_sites
+};
+PipelineSites PipelineSitesOf(const PipelineSpec& spec);
 
 struct PipelineTrace {
   TraceLayout layout;               // grid (blocks,1,1), warpgroup units, role table

@@ -21,6 +21,7 @@ Analysis Sample() {
   role.units = 2;
   role.waiting_share = 0.25;
   role.waits.push_back({"full[*]", 8, 400, 0.25, 16, 0.04});
+  role.barriers.push_back({"full[2]", 4, 300, 0.2, 8, 0.03});
   SiteTime site;
   site.site = 2;
   site.name = "mma";
@@ -29,6 +30,7 @@ Analysis Sample() {
   role.slowest_unit = {3, {3, 0, 0}, 1, 2, "consumer", 900, 1.8};
   a.roles.push_back(role);
   a.critical_path.per_unit_only = false;
+  a.critical_path.trace_links = 12;
   a.critical_path.regions.push_back({"producer", 1, "load", 4, 1.0, 9600, 0.96});
   a.grid.blocks = 4;
   a.grid.outlier_blocks.push_back({6, {6, 0, 0}, 0, 2, "", 7500, 3.0});
@@ -49,6 +51,10 @@ TEST(AnalysisJsonTest, WritesTheDocumentedFields) {
   EXPECT_EQ(j["roles"][0]["role"], "consumer");
   EXPECT_EQ(j["roles"][0]["waits"][0]["family"], "full[*]");
   EXPECT_EQ(j["roles"][0]["waits"][0]["overhead_ns"], 16);
+  EXPECT_EQ(j["roles"][0]["barriers"][0]["barrier"], "full[2]");
+  EXPECT_EQ(j["roles"][0]["barriers"][0]["wait_ns"], 300);
+  EXPECT_FALSE(j["roles"][0]["barriers"][0].contains("family"));
+  EXPECT_EQ(j["critical_path"]["trace_links"], 12);
   EXPECT_EQ(j["roles"][0]["sites"][0]["waits"][0]["share"], 0.1);
   EXPECT_EQ(j["roles"][0]["slowest_unit"]["block_index"], nlohmann::json({3, 0, 0}));
   EXPECT_EQ(j["roles"][0]["slowest_unit"]["unit"], 1);

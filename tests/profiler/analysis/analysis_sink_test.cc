@@ -284,6 +284,106 @@ TEST(AnalysisSinkTest, UnsortedHandoffLinksAreRejected) {
                                           HasSubstr("sorted by block")));
 }
 
+// A block of a producer (unit 0) and a consumer (unit 1) whose hand-off is recorded (trace
+// v2): the producer loads 0..60 and arrives on full[1] at 60; the consumer waits on full[1]
+// 0..61, then runs mma 61..101. The timeline's flow names the arrival and the release.
+struct HandoffBlock {
+  TraceLayout layout;
+  std::vector<UnitTimeline> units;
+};
+
+HandoffBlock HandBuiltHandoff() {
+  HandoffBlock b;
+  b.layout.block = {256, 1, 1};
+  b.layout.capacity = 16;
+  b.layout.sites = {{0, "kernel", SiteKind::kKernel, ""},
+                    {1, "load", SiteKind::kRegion, ""},
+                    {2, "mma", SiteKind::kRegion, ""},
+                    {3, "wait full", SiteKind::kPhaseWait, ""},
+                    {4, "arrive full", SiteKind::kBarrierArrive, ""}};
+  b.layout.barriers = {{0, "full[0]", 1}, {1, "full[1]", 1}};
+  b.layout.unit_roles = {"producer", "consumer"};
+  UnitTimeline p;
+  p.record_index = 0;
+  p.unit_index = 0;
+  p.start_ns = 0;
+  p.end_ns = 100;
+  p.events = 5;
+  p.slices = {{0, 0, 0, 100}, {1, 1, 0, 60}};
+  p.instants = {{4, 4, 60, 1, 0}};
+  UnitTimeline c = p;
+  c.record_index = 1;
+  c.unit_index = 1;
+  c.instants.clear();
+  c.end_ns = 101;
+  c.slices = {{0, 0, 0, 101}, {3, 1, 0, 61}, {2, 1, 61, 101}};
+  Flow flow;
+  flow.id = 0;
+  flow.kind = FlowKind::kArrivalToRelease;
+  flow.from = {0, 4, 60};
+  flow.to = {1, 4, 61};
+  flow.barrier = 1;
+  flow.completing = true;
+  p.flows = {flow};
+  c.flows = {flow};
+  b.units = {p, c};
+  return b;
+}
+
+absl::Status Feed(AnalysisSink& sink, const HandoffBlock& b) {
+  TraceBegin begin;
+  begin.layout = &b.layout;
+  begin.units = b.units.size();
+  if (absl::Status s = sink.Begin(begin); !s.ok()) return s;
+  for (const UnitTimeline& unit : b.units) {
+    UnitView view;
+    view.timeline = &unit;
+    if (absl::Status s = sink.AddUnit(view); !s.ok()) return s;
+  }
+  return sink.End(TraceEnd());
+}
+
+TEST(AnalysisSinkTest, TheTimelinesArrivalFlowsBecomeTheBlocksHandoffLinks) {
+  const HandoffBlock b = HandBuiltHandoff();
+  AnalysisSink sink;  // no links passed in
+  ASSERT_THAT(Feed(sink, b), IsOk());
+  const Analysis& a = sink.result();
+  EXPECT_FALSE(a.critical_path.per_unit_only);
+  EXPECT_EQ(a.critical_path.trace_links, 1u);
+  EXPECT_EQ(a.critical_path.handoffs, 1u);
+  std::vector<std::pair<std::string, int64_t>> path;
+  for (const PathStepRef& step : a.critical_path.slowest_block_path) {
+    path.push_back({step.role + " " + step.name, step.ns});
+  }
+  EXPECT_THAT(path, ::testing::ElementsAre(std::pair<std::string, int64_t>("producer load", 60),
+                                           std::pair<std::string, int64_t>("consumer (hand-off)", 1),
+                                           std::pair<std::string, int64_t>("consumer mma", 40)));
+}
+
+TEST(AnalysisSinkTest, AWaitAFlowReleasesCountsUnderItsBarriersNameAndFamily) {
+  const HandoffBlock b = HandBuiltHandoff();
+  AnalysisSink sink;
+  ASSERT_THAT(Feed(sink, b), IsOk());
+  const RoleAnalysis& consumer = Role(sink.result(), "consumer");
+  ASSERT_EQ(consumer.waits.size(), 1u);
+  EXPECT_EQ(consumer.waits[0].family, "full[*]");  // not the site's "wait full"
+  EXPECT_EQ(consumer.waits[0].wait_ns, 61);
+  ASSERT_EQ(consumer.barriers.size(), 1u);
+  EXPECT_EQ(consumer.barriers[0].family, "full[1]");
+  EXPECT_EQ(consumer.barriers[0].count, 1u);
+  EXPECT_EQ(consumer.barriers[0].wait_ns, 61);
+  EXPECT_THAT(consumer.barriers[0].share, DoubleEq(61.0 / 101));
+  EXPECT_TRUE(Role(sink.result(), "producer").barriers.empty());
+}
+
+TEST(AnalysisSinkTest, AFlowThatReleasesNoWaitOfItsUnitIsRejected) {
+  HandoffBlock b = HandBuiltHandoff();
+  b.units[1].flows[0].to.ns = 50;  // no wait of the consumer ends there
+  AnalysisSink sink;
+  EXPECT_THAT(Feed(sink, b), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      HasSubstr("releases no wait slice")));
+}
+
 TEST(WaitFamilyTest, ReplacesBracketedStageNumbers) {
   EXPECT_EQ(WaitFamily("full[2]"), "full[*]");
   EXPECT_EQ(WaitFamily("bar[12][3]"), "bar[*][*]");

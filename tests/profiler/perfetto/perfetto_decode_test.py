@@ -61,6 +61,10 @@ class DecodedTrace:
         self.slices = collections.defaultdict(list)        # uuid -> [(name, cat, b, e, args)]
         self.instants = collections.defaultdict(list)      # uuid -> [(name, t, args)]
         self.counters = collections.defaultdict(list)      # uuid -> [(t, value)]
+        # Flow arrows as trace processor joins them: id -> {"from": (uuid, slice),
+        # "to": (uuid, slice)}, a slice being [name, cats, begin, end, args] (an instant's
+        # end is its begin).
+        self.flows = {}
         self.snapshots = []                                 # [{clock_id: timestamp}]
         self.snapshot_series = {}                           # clock set -> last timestamps
         self.seq_id = 0
@@ -175,7 +179,8 @@ class DecodedTrace:
             key = a.name if a.HasField("name") else seq.annotation_names.get(a.name_iid, "?")
             args[key] = getattr(a, a.WhichOneof("value"))
         if e.type == TE.TYPE_SLICE_BEGIN:
-            self.open[uuid].append([name, cats, t, None, args])
+            s = [name, cats, t, None, args]
+            self.open[uuid].append(s)
         elif e.type == TE.TYPE_SLICE_END:
             if not self.open[uuid]:
                 self.problems.append(f"track {uuid}: end without begin at {t}")
@@ -185,10 +190,29 @@ class DecodedTrace:
             self.slices[uuid].append(tuple(s[:2]) + (s[2], t, s[4]))
         elif e.type == TE.TYPE_INSTANT:
             self.instants[uuid].append((name, t, args))
+            s = [name, cats, t, t, args]
         elif e.type == TE.TYPE_COUNTER:
             self.counters[uuid].append((t, e.counter_value))
         else:
             self.problems.append(f"unexpected event type {e.type}")
+        if e.type != TE.TYPE_COUNTER:
+            self._flows(e, uuid, s)
+
+    def _flows(self, e, uuid, s):
+        # Trace processor: a flow id on an event starts the flow at its slice (or steps it
+        # when it is already open); a terminating id ends an open flow there.
+        for fid in e.flow_ids:
+            if fid in self.flows:
+                self.problems.append(f"flow {fid} started twice (a step)")
+                continue
+            self.flows[fid] = {"from": (uuid, s), "to": None}
+        for fid in e.terminating_flow_ids:
+            if fid not in self.flows:
+                self.problems.append(f"flow {fid} terminates before it starts")
+                continue
+            if self.flows[fid]["to"] is not None:
+                self.problems.append(f"flow {fid} terminates twice")
+            self.flows[fid]["to"] = (uuid, s)
 
 
 def micros_to_ns(value):
@@ -224,7 +248,9 @@ class PerfettoOutputTest(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
         subprocess.run([sys.argv[1], cls.dir], check=True)
         cls.traces = {}
-        for name in ("plain", "anchored", "damaged"):
+        with open(os.path.join(cls.dir, "handoffs.expect.json")) as f:
+            cls.expect = json.load(f)
+        for name in ("plain", "anchored", "damaged", "handoffs"):
             with open(os.path.join(cls.dir, name + ".pftrace"), "rb") as f:
                 perfetto = DecodedTrace(f.read())
             with open(os.path.join(cls.dir, name + ".json")) as f:
@@ -233,6 +259,14 @@ class PerfettoOutputTest(unittest.TestCase):
 
     def unit_tracks(self, perfetto):
         return {u: d for u, d in perfetto.tracks.items() if d.name.startswith("block ")}
+
+    @staticmethod
+    def block_of(perfetto, uuid):
+        """The "block (x,y,z)" of a unit track or of an async lane under one."""
+        d = perfetto.tracks[uuid]
+        if d.name.startswith("async "):
+            d = perfetto.tracks[d.parent_uuid]
+        return d.name[:d.name.index(")") + 1]
 
     def test_the_trace_decodes_with_no_problem(self):
         for name, (perfetto, _) in self.traces.items():
@@ -244,7 +278,7 @@ class PerfettoOutputTest(unittest.TestCase):
             roots = [d for d in perfetto.tracks.values() if not d.HasField("parent_uuid")]
             self.assertEqual(len(roots), 1, name)
             root = roots[0]
-            self.assertIn("synthetic_gemm", root.name)
+            self.assertIn("pipeline" if name == "handoffs" else "synthetic_gemm", root.name)
             for d in perfetto.tracks.values():
                 if d is root:
                     continue
@@ -255,6 +289,15 @@ class PerfettoOutputTest(unittest.TestCase):
                 elif d.name.startswith("block "):
                     # The unit's SM is the Chrome trace's process of the same thread.
                     self.assertEqual(parent.name, chrome.threads[d.name], d.name)
+                elif d.name.startswith("async "):
+                    self.assertTrue(parent.name.startswith("block "), d.name)
+                elif " stages ready in block " in d.name:
+                    # A block's stage-ring counter sits under the SM its units ran on.
+                    block = d.name[d.name.index("block "):]
+                    sms = {sm for thread, sm in chrome.threads.items()
+                           if thread.startswith(block + " ")}
+                    self.assertEqual(sms, {parent.name}, d.name)
+                    self.assertTrue(d.HasField("counter"))
                 else:
                     self.assertEqual(d.name, "active units")
                     self.assertTrue(parent.name.startswith("SM "))
@@ -270,7 +313,7 @@ class PerfettoOutputTest(unittest.TestCase):
         self.assertEqual(ranks[2][1], "block (1,0,0) warpgroup 0")
 
     def test_slices_are_the_json_slices_names_and_times(self):
-        for name in ("plain", "damaged"):
+        for name in ("plain", "damaged", "handoffs"):
             perfetto, chrome = self.traces[name]
             tracks = self.unit_tracks(perfetto)
             total = 0
@@ -361,7 +404,8 @@ class PerfettoOutputTest(unittest.TestCase):
 
     def test_counters_count_active_units_monotone_in_time(self):
         perfetto, chrome = self.traces["plain"]
-        counters = {u: v for u, v in perfetto.counters.items()}
+        counters = {u: v for u, v in perfetto.counters.items()
+                    if perfetto.tracks[u].name == "active units"}
         self.assertEqual(len(counters), len({sm for sm in chrome.threads.values()}))
         for uuid, values in counters.items():
             times = [t for t, _ in values]

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -278,6 +280,155 @@ TEST_F(PerfettoWriterTest, RejectsMalformedUnitsWithoutWritingThem) {
   ASSERT_THAT(writer.End(), IsOk());
   EXPECT_THAT(writer.AddUnit(NestedUnit(0, 0, 3, kOrigin)),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("after End")));
+}
+
+
+// A producer (unit 0) and a consumer (unit 1) of block 0, hand-offs recorded (trace v2):
+// the producer loads 10..30, arrives on full[1] (phase 0) at 30 and issues an async copy
+// 12..40 on its lane; the consumer waits on full[1] 5..31, then waits again 31..31.
+TraceLayout HandoffLayout() {
+  TraceLayout layout = TwoSiteLayout();
+  layout.sites.push_back({2, "wait full", SiteKind::kPhaseWait, "gemm.cc:9"});
+  layout.sites.push_back({3, "arrive full", SiteKind::kBarrierArrive, "gemm.cc:8"});
+  layout.sites.push_back({4, "copy", SiteKind::kAsyncCopy, "gemm.cc:6"});
+  layout.barriers = {{0, "full[0]", 1}, {1, "full[1]", 1}};
+  return layout;
+}
+
+std::vector<UnitTimeline> HandoffUnits() {
+  UnitTimeline p = Unit(0, 0, 3, kOrigin, kOrigin + 50);
+  p.slices = {{0, 0, kOrigin + 5, kOrigin + 45}, {1, 1, kOrigin + 10, kOrigin + 30}};
+  p.instants = {{3, 6, kOrigin + 30, 1, 0}};
+  p.async_spans = {{4, 3, 8, kOrigin + 12, kOrigin + 40, 0, 1, true, 0}};
+  p.async_lanes = 1;
+  UnitTimeline c = Unit(0, 1, 3, kOrigin, kOrigin + 50);
+  c.slices = {{0, 0, kOrigin + 2, kOrigin + 48},
+              {2, 1, kOrigin + 5, kOrigin + 31},
+              {2, 1, kOrigin + 31, kOrigin + 31}};
+  Flow arrival;
+  arrival.id = 7;
+  arrival.kind = FlowKind::kArrivalToRelease;
+  arrival.from = {0, 6, kOrigin + 30};
+  arrival.to = {1, 5, kOrigin + 31};
+  arrival.barrier = 1;
+  arrival.phase = 0;
+  arrival.completing = true;
+  Flow copy;
+  copy.id = 8;
+  copy.kind = FlowKind::kIssueToCompletion;
+  copy.from = {0, 3, kOrigin + 12};
+  copy.to = {0, 8, kOrigin + 40};
+  copy.barrier = 1;
+  p.flows = {arrival, copy};
+  c.flows = {arrival};
+  return {p, c};
+}
+
+TEST_F(PerfettoWriterTest, ArrivalsAreInstantsWithTheirBarrierAndStartTheirFlows) {
+  layout_ = HandoffLayout();
+  const std::vector<pb::TracePacket> packets = Write(HandoffUnits());
+  const pb::TracePacket* arrival = nullptr;
+  for (const pb::TracePacket* p : Events(packets)) {
+    if (p->track_event().type() == pb::TrackEvent::TYPE_INSTANT) arrival = p;
+  }
+  ASSERT_NE(arrival, nullptr);
+  EXPECT_EQ(arrival->track_event().name_iid(), 4u);  // site 3 + 1
+  EXPECT_THAT(arrival->track_event().flow_ids(), ElementsAre(8u));  // flow 7, ids from 1
+  std::vector<std::string> annotations;
+  for (const pb::DebugAnnotation& a : arrival->track_event().debug_annotations()) {
+    annotations.push_back(a.has_string_value() ? a.name() + "=" + a.string_value()
+                                               : a.name() + "=" + std::to_string(a.uint_value()));
+  }
+  EXPECT_THAT(annotations, ::testing::IsSupersetOf({"barrier=full[1]", "phase=0"}));
+}
+
+TEST_F(PerfettoWriterTest, AFlowEndsAtTheEndOfTheWaitItReleased) {
+  layout_ = HandoffLayout();
+  const std::vector<pb::TracePacket> packets = Write(HandoffUnits());
+  // The consumer's events: kernel begin (2), wait begin (5), wait end (31): terminates flow
+  // 8, then the zero-length wait 31..31 (no flow), kernel end.
+  std::vector<std::pair<int, std::vector<uint64_t>>> consumer;
+  bool in_consumer = false;
+  for (const pb::TracePacket& p : packets) {
+    if (p.trusted_packet_sequence_id() != kPerfettoUnitSequence) continue;
+    if (p.has_trace_packet_defaults()) {
+      in_consumer = p.trace_packet_defaults().track_event_defaults().track_uuid() % 2 == 1;
+    }
+    if (in_consumer && p.has_track_event()) {
+      consumer.push_back({p.track_event().type(),
+                          {p.track_event().terminating_flow_ids().begin(),
+                           p.track_event().terminating_flow_ids().end()}});
+    }
+  }
+  const int b = pb::TrackEvent::TYPE_SLICE_BEGIN, e = pb::TrackEvent::TYPE_SLICE_END;
+  using Ids = std::vector<uint64_t>;
+  EXPECT_THAT(consumer, ElementsAre(std::pair(b, Ids{}), std::pair(b, Ids{}),
+                                    std::pair(e, Ids{8}), std::pair(b, Ids{}),
+                                    std::pair(e, Ids{}), std::pair(e, Ids{})));
+}
+
+TEST_F(PerfettoWriterTest, AsyncSpansGoOnALaneTrackUnderTheirUnitWithTheirFlow) {
+  layout_ = HandoffLayout();
+  const std::vector<pb::TracePacket> packets = Write(HandoffUnits());
+  uint64_t lane = 0, producer = 0;
+  for (const pb::TracePacket& p : packets) {
+    if (!p.has_track_descriptor()) continue;
+    if (p.track_descriptor().name() == "async 0") lane = p.track_descriptor().uuid();
+    if (p.track_descriptor().name() == "block (0,0,0) warpgroup 0") {
+      producer = p.track_descriptor().uuid();
+    }
+  }
+  ASSERT_NE(lane, 0u);
+  for (const pb::TracePacket& p : packets) {
+    if (p.has_track_descriptor() && p.track_descriptor().uuid() == lane) {
+      EXPECT_EQ(p.track_descriptor().parent_uuid(), producer);
+    }
+  }
+  std::vector<std::tuple<int, uint64_t, uint64_t>> on_lane;  // type, flow id, terminating id
+  for (const pb::TracePacket* p : Events(packets)) {
+    if (p->track_event().track_uuid() != lane) continue;
+    const pb::TrackEvent& t = p->track_event();
+    on_lane.push_back({t.type(), t.flow_ids_size() ? t.flow_ids(0) : 0,
+                       t.terminating_flow_ids_size() ? t.terminating_flow_ids(0) : 0});
+  }
+  EXPECT_THAT(on_lane, ElementsAre(std::tuple(pb::TrackEvent::TYPE_SLICE_BEGIN, 9u, 0u),
+                                   std::tuple(pb::TrackEvent::TYPE_SLICE_END, 0u, 9u)));
+}
+
+TEST_F(PerfettoWriterTest, ABlocksStageRingCountsStagesReadyUntilTheirWaitIsReleased) {
+  layout_ = HandoffLayout();
+  const std::vector<pb::TracePacket> packets = Write(HandoffUnits());
+  uint64_t ring = 0;
+  for (const pb::TracePacket& p : packets) {
+    if (p.has_track_descriptor() &&
+        p.track_descriptor().name() == "full[*] stages ready in block (0,0,0)") {
+      ring = p.track_descriptor().uuid();
+      EXPECT_TRUE(p.track_descriptor().has_counter());
+    }
+  }
+  ASSERT_NE(ring, 0u);
+  std::vector<std::pair<uint64_t, int64_t>> values;
+  for (const pb::TracePacket& p : packets) {
+    if (p.has_track_event() && p.track_event().track_uuid() == ring) {
+      values.push_back({p.timestamp(), p.track_event().counter_value()});
+    }
+  }
+  // full[1] phase 0 completes at 30 (the producer's arrival) and is taken at 31.
+  EXPECT_THAT(values, ElementsAre(std::pair<uint64_t, int64_t>(kOrigin + 30, 1),
+                                  std::pair<uint64_t, int64_t>(kOrigin + 31, 0)));
+}
+
+TEST_F(PerfettoWriterTest, AFlowToAnEventTheUnitDoesNotHaveIsRejected) {
+  layout_ = HandoffLayout();
+  std::vector<UnitTimeline> units = HandoffUnits();
+  units[1].flows[0].to.ns = kOrigin + 20;  // no wait ends there
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  PerfettoWriter writer(os);
+  ASSERT_THAT(writer.Begin(layout_, kOrigin), IsOk());
+  ASSERT_THAT(writer.AddUnit(units[0]), IsOk());
+  EXPECT_THAT(writer.AddUnit(units[1]),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("releases no wait slice")));
 }
 
 }  // namespace

@@ -10,7 +10,12 @@
 //   damaged   a smaller one with a truncated (no events), a missing, an overflowed
 //             and a truncated (last exit lost) unit, dumped
 //             with allow_truncated (repaired slices, verdict instants, a "no record" unit)
+//   handoffs  a producer/consumer pipeline with its hand-offs recorded (trace version 2,
+//             profiler/testing/pipeline_synthesizer.h): arrivals, phase waits, async copies;
+//             and handoffs.expect.json: {"arrival_flows": N, "async_flows": N, "blocks": N,
+//             "stages": N}, what the pipeline's links say the flows must be
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -19,6 +24,7 @@
 #include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
 #include "profiler/perfetto/perfetto_writer.h"
+#include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/profiler/buffer_fixture.h"
 
@@ -56,7 +62,25 @@ absl::Status Run(const std::string& dir) {
         CorruptionSpec{Corruption::kUnpairedEvent, 4}}) {
     RETURN_IF_ERROR(InjectCorruption(damaged.layout, spec, absl::MakeSpan(damaged.words)));
   }
-  return WriteBoth(dir + "/damaged", damaged.layout, damaged.words, true);
+  RETURN_IF_ERROR(WriteBoth(dir + "/damaged", damaged.layout, damaged.words, true));
+
+  PipelineSpec spec;
+  spec.blocks = 3;
+  spec.consumers = 2;
+  spec.stages = 2;
+  spec.iterations = 6;
+  spec.load_cycles = 100;
+  spec.mma_cycles = 250;  // consumer-bound: stages fill up
+  spec.event_cost_cycles = 5;
+  spec.handoff_payloads = true;
+  ASSIGN_OR_RETURN(PipelineTrace pipeline, SynthesizePipeline(spec));
+  RETURN_IF_ERROR(WriteBoth(dir + "/handoffs", pipeline.layout, pipeline.words, false));
+  std::ofstream expect(dir + "/handoffs.expect.json");
+  expect << "{\"arrival_flows\": " << pipeline.links.size()
+         << ", \"async_flows\": " << spec.blocks * spec.iterations
+         << ", \"blocks\": " << spec.blocks << ", \"stages\": " << spec.stages << "}\n";
+  return expect.good() ? absl::OkStatus()
+                       : absl::InternalError("cannot write handoffs.expect.json");
 }
 
 }  // namespace
