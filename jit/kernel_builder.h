@@ -107,7 +107,8 @@ class KernelBuilder {
   // Splits the block's warps or warpgroups into roles, in order: with {producer 1,
   // consumer 2} by warpgroup, warpgroup 0 runs producer and warpgroups 1-2 consumer. The
   // roles must cover the block exactly. Role splits do not nest, and a role body may not
-  // contain a barrier (only part of the block would arrive).
+  // contain a Barrier() (__syncthreads: only part of the block would arrive); roles hand off
+  // with named barriers, phase barriers and async copies (below).
   KernelBuilder& Roles(RoleAxis axis, std::vector<Role> roles);
   KernelBuilder& BeginRoles(RoleAxis axis);
   KernelBuilder& BeginRole(std::string name, uint32_t count, std::string index_var = "");

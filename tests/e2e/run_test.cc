@@ -542,6 +542,8 @@ struct RandomKernel {
   bool ring_copy = false;
   bool full_by_one = false;
   bool empty_by_one = false;
+  // Each role first syncs its own threads on a named barrier (id 1 and 2).
+  bool named = false;
 };
 
 // The values `src` holds: src[i] = 3 i + 1.
@@ -613,6 +615,7 @@ class TreeGen {
       k.roles = {Body(1, /*may_return=*/true), Body(1, /*may_return=*/true)};
       // A ring needs every thread to reach the roles: no Return in the prologue, which a
       // barrier before the roles already rules out.
+      k.named = k.barrier && Uniform(0, 1) == 1;
       k.ring = k.barrier && Uniform(0, 3) != 0;
       if (k.ring) {
         k.ring_stages = Uniform(1, 3);
@@ -776,6 +779,7 @@ ThreadModel SimulateKernel(const RandomKernel& k, uint32_t block, uint32_t tid,
   if (!k.roles.empty()) {
     const uint32_t group = tid / RoleAxisThreads(k.role_axis);
     const bool left = group < static_cast<uint32_t>(k.role_sizes[0]);
+    if (k.named && policy.barrier_waits) m.events += 2;  // the role's named barrier sync
     if (k.ring) SimulateRing(k, tid, left, policy, m);
     Simulate(left ? k.roles[0] : k.roles[1], tid, policy, m);
   }
@@ -814,7 +818,7 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
   // What the trees covered, so a generator change cannot quietly stop covering a construct.
   int returns = 0, block_returns = 0, upper_bounds = 0, warpgroup_roles = 0, custom_units = 0;
   int always = 0, never = 0;
-  int rings = 0, ring_copies = 0, ring_one_thread = 0, ring_every_thread = 0;
+  int rings = 0, ring_copies = 0, ring_one_thread = 0, ring_every_thread = 0, named = 0;
   std::function<void(const std::vector<RandomNode>&)> count = [&](const auto& body) {
     for (const RandomNode& node : body) {
       returns += node.kind == RandomNode::kReturn;
@@ -842,6 +846,7 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
     never += model.barrier && model.barrier_record == BarrierRecord::kNever;
     policy.handoffs = gen.Uniform(0, 3) != 0;
     rings += model.ring;
+    named += model.named;
     ring_copies += model.ring && model.ring_copy;
     ring_one_thread += model.ring && (model.full_by_one || model.empty_by_one);
     ring_every_thread += model.ring && (!model.full_by_one || !model.empty_by_one);
@@ -868,11 +873,21 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
       b.Roles(model.role_axis,
               {Role{"left", static_cast<uint32_t>(model.role_sizes[0]), "",
                     [&] {
+                      if (model.named) {
+                        b.NamedBarrierSync("left sync", 1,
+                                           static_cast<uint32_t>(model.role_sizes[0]) *
+                                               RoleAxisThreads(model.role_axis));
+                      }
                       if (model.ring) EmitRing(b, model, /*producer=*/true);
                       Emit(b, model.roles[0]);
                     }},
                Role{"right", static_cast<uint32_t>(model.role_sizes[1]), "",
                     [&] {
+                      if (model.named) {
+                        b.NamedBarrierSync("right sync", 2,
+                                           static_cast<uint32_t>(model.role_sizes[1]) *
+                                               RoleAxisThreads(model.role_axis));
+                      }
                       if (model.ring) EmitRing(b, model, /*producer=*/false);
                       Emit(b, model.roles[1]);
                     }}});
@@ -931,6 +946,7 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
   EXPECT_GT(ring_copies, 0);
   EXPECT_GT(ring_one_thread, 0);
   EXPECT_GT(ring_every_thread, 0);
+  EXPECT_GT(named, 0);
 }
 
 }  // namespace
