@@ -378,6 +378,81 @@ uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
   }
 }
 
+// An arrival on a phase barrier array, with who runs it.
+struct ArriveSite {
+  const KernelNode* node = nullptr;
+  uint64_t role_first = 0;    // first thread of its role (0 outside roles)
+  uint64_t role_threads = 0;  // threads of its role (the block outside roles)
+  bool in_if = false;         // who arrives depends on data
+};
+
+void CollectArrivals(const std::vector<KernelNode>& body, ArriveSite context,
+                     std::vector<ArriveSite>* out) {
+  for (const KernelNode& node : body) {
+    if (node.kind == KernelNode::Kind::kArrive) {
+      ArriveSite site = context;
+      site.node = &node;
+      out->push_back(site);
+    }
+    ArriveSite inner = context;
+    if (node.kind == KernelNode::Kind::kIf) inner.in_if = true;
+    CollectArrivals(node.body, inner, out);
+    CollectArrivals(node.else_body, inner, out);
+    for (const KernelNode& role : node.roles) {
+      ArriveSite in_role = inner;
+      in_role.role_first = uint64_t{role.first} * RoleAxisThreads(node.axis);
+      in_role.role_threads = uint64_t{role.count} * RoleAxisThreads(node.axis);
+      CollectArrivals(role.body, in_role, out);
+    }
+  }
+}
+
+// Recorded arrival events that complete one phase of `decl`, summed over a block's units:
+// each arrival site contributes (arrivals per phase / threads it brings) executions, each
+// recorded by the units whose recorder runs it. 0 (unknown) when an arrival is not recorded,
+// depends on data, or the sites disagree.
+uint32_t RecordedArrivalsPerPhase(const PhaseBarrierDecl& decl,
+                                  const std::vector<ArriveSite>& arrivals,
+                                  const std::vector<std::optional<uint32_t>>& site_of_node,
+                                  const TraceLayout& layout) {
+  std::optional<uint64_t> per_phase;
+  for (const ArriveSite& a : arrivals) {
+    if (a.node->text != decl.name) continue;
+    if (a.in_if || !site_of_node[a.node->ordinal].has_value()) return 0;
+    const bool one = a.node->arrive_by == ArriveBy::kOneThread;
+    const uint64_t threads = one ? 1 : a.role_threads;
+    if (threads == 0 || decl.arrivals % threads != 0) return 0;
+    uint64_t recorders = 0;
+    for (uint32_t u = 0; u < UnitsPerBlock(layout); ++u) {
+      const uint64_t r = RecorderThread(layout, u);
+      recorders += one ? r == a.role_first
+                       : r >= a.role_first && r < a.role_first + a.role_threads;
+    }
+    const uint64_t events = decl.arrivals / threads * recorders;
+    if (per_phase.has_value() && *per_phase != events) return 0;
+    per_phase = events;
+  }
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(per_phase.value_or(0), std::numeric_limits<uint32_t>::max()));
+}
+
+// The layout's barrier table: every element of every phase barrier array, by id.
+std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& layout,
+                                      const std::vector<std::optional<uint32_t>>& site_of_node) {
+  std::vector<ArriveSite> arrivals;
+  CollectArrivals(kernel.body, ArriveSite{nullptr, 0, kernel.ThreadsPerBlock(), false},
+                  &arrivals);
+  std::vector<BarrierInfo> table;
+  for (const PhaseBarrierDecl& decl : kernel.phase_barriers) {
+    const uint32_t per_phase = RecordedArrivalsPerPhase(decl, arrivals, site_of_node, layout);
+    for (uint32_t i = 0; i < decl.size; ++i) {
+      table.push_back(BarrierInfo{decl.first_id + i, absl::StrCat(decl.name, "[", i, "]"),
+                                  per_phase});
+    }
+  }
+  return table;
+}
+
 
 // A per-block loop, parsed, with the values of the scalars its expression reads.
 struct PerBlockLoop {
@@ -663,7 +738,9 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   for (const EventRange& r : plan.unit_events_) {
     plan.max_events_ = std::max(plan.max_events_, r.max);
   }
-  // The role table only when the kernel splits roles (profiler/trace/layout.h).
+  // The role table only when the kernel splits roles, the barrier table when it declares
+  // phase barriers (profiler/trace/layout.h).
+  layout.barriers = PlanBarriers(kernel, layout, plan.site_of_node_);
   layout.unit_roles = std::move(counts.unit_roles);
   if (std::all_of(layout.unit_roles.begin(), layout.unit_roles.end(),
                   [](const std::string& role) { return role.empty(); })) {

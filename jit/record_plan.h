@@ -127,7 +127,10 @@ class RecordPlan {
   // Static shared bytes of the staging array per block (0 for global placement).
   uint64_t staging_bytes() const;
   // The layout of a launch (kernel name, grid, block, unit, capacity, placement, sample
-  // clamped to the grid, sites); device_name and clock are left for the device to fill.
+  // clamped to the grid, sites, the role table, and the barrier table: each phase barrier
+  // element "full[2]" by id, with the kBarrierArrive events the block's units record per
+  // phase, 0 when an arrival's recording depends on data or is off); device_name and clock
+  // are left for the device to fill.
   const TraceLayout& layout() const { return layout_; }
   const std::vector<SiteInfo>& sites() const { return layout_.sites; }
 

@@ -319,6 +319,14 @@ TEST_F(E2eTest, WarpSpecializedPipelineReleasesEveryWaitAfterTheArrivalsOfItsPha
     // cp.async (each of its 128 threads arrives) or the first one with bulk copies; empty[s]
     // (ids S..2S-1) by every consumer unit.
     const uint32_t full_arrivals = c.copy == CopyKind::kBulk ? 1 : producer_units;
+    // The layout's barrier table (from the plan) says the same.
+    ASSERT_EQ(trace.layout.barriers.size(), 2 * shape.stages);
+    for (uint32_t s = 0; s < shape.stages; ++s) {
+      EXPECT_EQ(trace.layout.barriers[s].name, absl::StrCat("full[", s, "]"));
+      EXPECT_EQ(trace.layout.barriers[s].arrivals_per_phase, full_arrivals);
+      EXPECT_EQ(trace.layout.barriers[shape.stages + s].name, absl::StrCat("empty[", s, "]"));
+      EXPECT_EQ(trace.layout.barriers[shape.stages + s].arrivals_per_phase, consumer_units);
+    }
     uint64_t releases = 0;
     for (const PhaseRecord& phase : links.phases) {
       if (phase.releases.empty()) continue;  // the consumers' last releases: nobody waits

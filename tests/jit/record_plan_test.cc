@@ -566,6 +566,44 @@ TEST(RecordPlanTest, HandoffsCountTwoSlotsPerEventOnlyWhereTheRecorderRunsThem) 
                                  "arrive empty:barrier_arrive"));
 }
 
+TEST(RecordPlanTest, BarrierTableNamesEveryElementWithTheArrivalsItsUnitsRecordPerPhase) {
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  absl::StatusOr<RecordPlan> plan =
+      RecordPlan::Create(HandoffPipeline(), options, {{"tiles", 7}});
+  ASSERT_THAT(plan, IsOk());
+  // full: one arrival (the producer's first thread, warp 0's recorder) completes a phase;
+  // empty: the 128 consumer threads, recorded by each of the 4 consumer warps.
+  EXPECT_THAT(plan->layout().barriers,
+              ElementsAre(BarrierInfo{0, "full[0]", 1}, BarrierInfo{1, "full[1]", 1},
+                          BarrierInfo{2, "empty[0]", 4}, BarrierInfo{3, "empty[1]", 4}));
+  // Warpgroup units: the consumer warpgroup records each of its arrivals once.
+  options.unit = UnitSpec::Warpgroup();
+  plan = RecordPlan::Create(HandoffPipeline(), options, {{"tiles", 7}});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(plan->layout().barriers[2].arrivals_per_phase, 1u);
+  // Block units record only thread 0's events: no consumer arrival, so unknown (0).
+  options.unit = UnitSpec::Block();
+  plan = RecordPlan::Create(HandoffPipeline(), options, {{"tiles", 7}});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(plan->layout().barriers[0].arrivals_per_phase, 1u);
+  EXPECT_EQ(plan->layout().barriers[2].arrivals_per_phase, 0u);
+}
+
+TEST(RecordPlanTest, BarrierTableDoesNotGuessArrivalsThatDependOnData) {
+  KernelBuilder b("guarded");
+  b.Param("float*", "out").Grid({1, 1, 1}).Block({128, 1, 1});
+  b.PhaseBarriers("ready", 1, 4);
+  b.If("threadIdx.x % 32 == 0", [&] { b.Arrive("ready", 0, 0); });
+  b.WaitPhase("ready", 0, 0);
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  const RecordPlan plan = MustPlan(MustBuild(b), options);
+  EXPECT_THAT(plan.layout().barriers, ElementsAre(BarrierInfo{0, "ready[0]", 0}));
+  // No phase barriers, no table.
+  EXPECT_TRUE(MustPlan(GemmLike()).layout().barriers.empty());
+}
+
 TEST(RecordPlanTest, HandoffRecordsCanBeTurnedOff) {
   ProfileOptions options;
   options.policy.handoffs = false;
@@ -574,6 +612,10 @@ TEST(RecordPlanTest, HandoffRecordsCanBeTurnedOff) {
   ASSERT_THAT(plan, IsOk());
   ASSERT_EQ(plan->sites().size(), 1u);  // the kernel's
   EXPECT_THAT(plan->ExactEventsForBlockUnit(0, 0), IsOkAndHolds(2u));
+  // The table still names the barriers; no arrival is recorded, so no count.
+  ASSERT_EQ(plan->layout().barriers.size(), 4u);
+  EXPECT_EQ(plan->layout().barriers[3].name, "empty[1]");
+  EXPECT_EQ(plan->layout().barriers[3].arrivals_per_phase, 0u);
 }
 
 TEST(RecordPlanTest, ExplainShowsHandoffSlots) {
