@@ -190,7 +190,9 @@ class KernelBuilder {
   // on; an arrival that brings more threads than the phase's count (or a count that is
   // not a multiple of them); a copy of 0 rows or a row size that is not a multiple of 16;
   // a copy whose completion is never awaited (a cp.async copy with no WaitAsyncCopies
-  // after it, a bulk copy whose role never waits on its barrier array).
+  // after it, a bulk copy on an array nobody waits on); an every-thread arrival or a named
+  // barrier that may run after a thread-scope Return of threads that take part in it (its
+  // phase or barrier would never complete).
   absl::StatusOr<Kernel> Build() const;
 
  private:

@@ -236,6 +236,47 @@ absl::Status CheckHandoffs(const std::vector<KernelNode>& body) {
   return absl::OkStatus();
 }
 
+// Arrivals every thread of a role (or of the block) makes — every-thread arrivals on a phase
+// barrier, named barriers — that some of those threads may skip by an earlier thread-scope
+// Return: the phase or the barrier would never complete and its waiters would hang. A
+// Return in another role only matters to a named barrier counting more than its own role.
+absl::Status CheckNoHandoffAfterThreadReturn(const std::vector<KernelNode>& body) {
+  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
+  size_t preorder = 0;
+  std::vector<Position> all;
+  CollectPositions(body, ancestry, preorder, &all);
+  for (const Position& p : all) {
+    const KernelNode& node = *p.node;
+    const bool every_arrival =
+        node.kind == KernelNode::Kind::kArrive && node.arrive_by == ArriveBy::kEveryThread;
+    if (!every_arrival && node.kind != KernelNode::Kind::kNamedBarrier) continue;
+    const auto role = RoleOf(p);
+    bool role_local = role.first != nullptr;
+    if (role_local && node.kind == KernelNode::Kind::kNamedBarrier) {
+      const KernelNode& r = role.first->roles[role.second - 2];
+      role_local = node.threads <= uint64_t{r.count} * RoleAxisThreads(role.first->axis);
+    }
+    for (const Position& ret : all) {
+      if (ret.node->kind != KernelNode::Kind::kReturn ||
+          ret.node->return_scope != ReturnScope::kThread) {
+        continue;
+      }
+      const auto ret_role = RoleOf(ret);
+      if (role_local && ret_role.first != nullptr && ret_role != role) continue;
+      if (!MayRunAfter(p, ret)) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": may run after the return at ", ret.node->path,
+          " (which comes first, or shares a loop or an if with it): the threads that took "
+          "that return never arrive, so ",
+          every_arrival ? absl::StrCat("phase barrier '", node.text, "' never completes")
+                        : absl::StrCat("named barrier ", node.barrier_id, " never completes"),
+          " and its waiters hang; arrive before any such return",
+          every_arrival ? ", or let one thread arrive (ArriveBy::kOneThread)" : ""));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Walks the finished tree, checking everything that needs context.
 class Validator {
  public:
@@ -271,6 +312,7 @@ class Validator {
     }
     RETURN_IF_ERROR(CheckBody(kernel_.body));
     RETURN_IF_ERROR(CheckHandoffs(kernel_.body));
+    RETURN_IF_ERROR(CheckNoHandoffAfterThreadReturn(kernel_.body));
     return CheckNoBarrierAfterThreadReturn(kernel_.body);
   }
 

@@ -604,6 +604,46 @@ TEST(KernelBuilderTest, RejectsNamedBarrierIdsOutsideOneToFifteenAndPartialWarps
                                                       "reach named barrier 4")));
 }
 
+TEST(KernelBuilderTest, RejectsAnEveryThreadArrivalAfterAThreadReturnInItsRole) {
+  KernelBuilder b = Handoff();
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] { b.WaitPhase("empty", 0, 0); }},
+           {"consumer", 1, "", [&] {
+              b.If("threadIdx.x % 2 == 0", [&] { b.Return(); });
+              b.Arrive("empty", 0, 0);
+            }}});
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, HasSubstr("role consumer > arrive empty[0]: may run after the "
+                                           "return at kernel k > roles by warpgroup > role "
+                                           "consumer > if (threadIdx.x % 2 == 0) > return")));
+}
+
+TEST(KernelBuilderTest, AcceptsAReturnInAnotherRoleThanTheArrivals) {
+  KernelBuilder b = Handoff();
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] {
+              b.WaitPhase("empty", 0, 0);
+              b.NamedBarrierSync("producer sync", 1, 128);
+              b.If("threadIdx.x % 2 == 0", [&] { b.Return(); });
+            }},
+           {"consumer", 1, "", [&] {
+              b.Arrive("empty", 0, 0);
+              b.NamedBarrierSync("consumer sync", 2, 128);
+            }}});
+  EXPECT_THAT(b.Build(), IsOk());
+}
+
+TEST(KernelBuilderTest, RejectsANamedBarrierAcrossRolesAfterAReturnInTheOtherRole) {
+  KernelBuilder b = Handoff();
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] {
+              b.If("threadIdx.x % 2 == 0", [&] { b.Return(); });
+              b.NamedBarrierArrive("handoff", 1, 256);
+            }},
+           {"consumer", 1, "", [&] { b.NamedBarrierSync("handoff", 1, 256); }}});
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("named barrier 1 never completes")));
+}
+
 TEST(KernelBuilderTest, RejectsACopyRowThatIsNotWholeChunks) {
   KernelBuilder b = Handoff();
   AsyncCopySpec copy = TileCopy();
