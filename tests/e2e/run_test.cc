@@ -355,6 +355,39 @@ TEST_F(E2eTest, WarpSpecializedPipelineReleasesEveryWaitAfterTheArrivalsOfItsPha
   }
 }
 
+// Named barriers hand data from one role to another without stopping the producer: it
+// writes, arrives (bar.arrive) and goes on; the consumer syncs (bar.sync) on the same id
+// for both roles' threads, then reads. The second id is the producer's own sync. The
+// consumers' waits are recorded by barrier_waits, exactly as planned.
+TEST_F(E2eTest, NamedBarrierArriveAndSyncHandOffBetweenRoles) {
+  KernelBuilder b("named_handoff");
+  b.Param("int*", "out").Grid({2, 1, 1}).Block({256, 1, 1});
+  b.SharedArray("int", "value", 1);
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] {
+              b.If("threadIdx.x == 0u", [&] { b.Stmt("value[0] = 7 + blockIdx.x;"); });
+              b.NamedBarrierSync("producer sync", 2, 128);
+              b.NamedBarrierArrive("handoff", 1, 256);
+            }},
+           {"consumer", 1, "", [&] {
+              b.NamedBarrierSync("handoff", 1, 256);
+              b.Stmt("out[blockIdx.x * 128 + threadIdx.x - 128] = value[0];");
+            }}});
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> out(2 * 128, -1);
+  std::vector<KernelArg> args = {KernelArg::InOut(absl::MakeSpan(out))};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warp();
+  options.profile.policy.barrier_waits = true;
+  RunResult run = RunAndCheckExact(*kernel, args, options);
+  ASSERT_TRUE(run.plan.has_value());
+  // Producer warps: kernel + their own sync; consumer warps: kernel + the hand-off sync.
+  EXPECT_THAT(run.plan->ExactEventsForUnit(0), testing::IsOkAndHolds(4u));
+  EXPECT_THAT(run.plan->ExactEventsForUnit(4), testing::IsOkAndHolds(4u));
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(out[i], 7 + i / 128) << i;
+}
+
 TEST_F(E2eTest, BlockSampleRecordsOnlyTheSampledBlocksAndUnsampledOnesStillCompute) {
   const TiledGemmShape shape{.m = 48, .n = 32, .k = 32, .tile = 16};  // 6 blocks
   absl::StatusOr<Kernel> gemm = TiledGemm(shape);
