@@ -88,6 +88,31 @@ uint32_t AnalysisSink::RoleOf(uint32_t unit_index) {
   return unit_index < role_of_unit_.size() ? role_of_unit_[unit_index] : 0;
 }
 
+namespace {
+// Region x family wait totals kept in a dense array (8 bytes each) per role; beyond, a map.
+constexpr size_t kDenseRegionWaits = size_t{1} << 16;
+}  // namespace
+
+void AnalysisSink::RoleAcc::AddRegionWait(uint32_t site, uint32_t family, size_t sites,
+                                          int64_t ns) {
+  const size_t index = size_t{family} * sites + site;
+  if (index >= kDenseRegionWaits) {
+    region_family_ns[Key(site, family)] += ns;
+    return;
+  }
+  if (index >= region_family_dense.size()) {
+    region_family_dense.resize(std::min(kDenseRegionWaits, (size_t{family} + 1) * sites), 0);
+  }
+  region_family_dense[index] += ns;
+}
+
+int64_t AnalysisSink::RoleAcc::RegionWait(uint32_t site, uint32_t family, size_t sites) const {
+  const size_t index = size_t{family} * sites + site;
+  if (index < region_family_dense.size()) return region_family_dense[index];
+  auto it = region_family_ns.find(Key(site, family));
+  return it == region_family_ns.end() ? 0 : it->second;
+}
+
 uint32_t AnalysisSink::FamilyIndex(const std::string& family) {
   auto it = std::find(families_.begin(), families_.end(), family);
   if (it != families_.end()) return static_cast<uint32_t>(it - families_.begin());
@@ -179,8 +204,13 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
   RoleAcc& acc = roles_[role];
   RETURN_IF_ERROR(CollectLinks(t));
   // One sweep over the slices: the critical path's leaves and this role's counters.
-  SliceCounter counter{acc,          family_of_site_, ns_per_event >= 0 ? 2 * ns_per_event : 0,
-                       t.slices.data(), wait_barriers_,  barrier_slots_};
+  SliceCounter counter{acc,
+                       family_of_site_,
+                       ns_per_event >= 0 ? 2 * ns_per_event : 0,
+                       t.slices.data(),
+                       layout_->sites.size(),
+                       wait_barriers_,
+                       barrier_slots_};
   if (absl::Status s = finder_.AddUnit(t.unit_index, t.slices, layout_->sites, counter);
       !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("block ", t.block_linear, ": ", s.message()));
@@ -225,7 +255,7 @@ void AnalysisSink::SliceCounter::OnWait(const Slice& slice,
   role.waiting_ns += dur;
   for (const Slice* open : enclosing) {
     role.sites[open->site].waiting_ns += dur;
-    role.region_family_ns[Key(open->site, static_cast<uint32_t>(family))] += dur;
+    role.AddRegionWait(open->site, static_cast<uint32_t>(family), num_sites, dur);
   }
 }
 
@@ -365,11 +395,10 @@ void AnalysisSink::FillRoles() {
       st.waiting_share = Ratio(static_cast<double>(site.waiting_ns),
                                static_cast<double>(site.total_ns));
       for (size_t f = 0; f < families_.size(); ++f) {
-        auto it = acc.region_family_ns.find(Key(s, static_cast<uint32_t>(f)));
-        if (it == acc.region_family_ns.end()) continue;
-        st.waits.push_back({families_[f], it->second,
-                            Ratio(static_cast<double>(it->second),
-                                  static_cast<double>(site.total_ns))});
+        const int64_t ns = acc.RegionWait(s, static_cast<uint32_t>(f), layout_->sites.size());
+        if (ns == 0) continue;
+        st.waits.push_back(
+            {families_[f], ns, Ratio(static_cast<double>(ns), static_cast<double>(site.total_ns))});
       }
       std::stable_sort(st.waits.begin(), st.waits.end(),
                        [](const WaitInRegion& a, const WaitInRegion& b) {

@@ -93,7 +93,13 @@ class AnalysisSink : public TraceSink {
     std::vector<SiteAcc> sites;
     std::vector<FamilyAcc> families;  // by family index (families_)
     std::vector<FamilyAcc> barriers;  // by barrier slot (barrier_slots_)
-    absl::flat_hash_map<uint64_t, int64_t> region_family_ns;  // site << 32 | family
+    // Time inside waits of each family, per enclosing region (site): dense by
+    // family * sites + site up to kDenseRegionWaits entries, the rest in the map
+    // (site << 32 | family); AddRegionWait / RegionWait.
+    std::vector<int64_t> region_family_dense;
+    absl::flat_hash_map<uint64_t, int64_t> region_family_ns;
+    void AddRegionWait(uint32_t site, uint32_t family, size_t sites, int64_t ns);
+    int64_t RegionWait(uint32_t site, uint32_t family, size_t sites) const;
   };
   struct UnitRec {
     uint32_t block_linear;
@@ -134,6 +140,7 @@ class AnalysisSink : public TraceSink {
     const std::vector<int32_t>& family_of_site;
     double overhead_per_wait_ns;  // two record points' measured overhead, 0 when unknown
     const Slice* slices;          // the unit's slices (a slice's index is its offset)
+    size_t num_sites;             // the layout's
     absl::Span<const WaitBarrier> wait_barriers;  // by slice
     absl::Span<const BarrierSlot> barrier_slots;
     void OnSlice(const Slice& slice, absl::Span<const Slice* const> enclosing) {

@@ -86,9 +86,19 @@ absl::Status CriticalPathFinder::AddLinks(absl::Span<const HandoffLink> links) {
           "have",
           link.block_linear, link.from_unit, link.to_unit));
     }
-    std::vector<Wait>& waits = work_[to].waits;
-    auto wait = std::lower_bound(waits.begin(), waits.end(), link.to_slice,
-                                 [](const Wait& w, uint32_t slice) { return w.slice < slice; });
+    // A unit's links usually come in slice order: try a few waits on from the last one
+    // found before searching.
+    UnitWork& target = work_[to];
+    std::vector<Wait>& waits = target.waits;
+    auto wait = waits.begin() + std::min(target.hint, waits.size());
+    for (int step = 0; step < 4 && wait != waits.end() && wait->slice < link.to_slice; ++step) {
+      ++wait;
+    }
+    if (wait == waits.end() || wait->slice != link.to_slice) {
+      wait = std::lower_bound(waits.begin(), waits.end(), link.to_slice,
+                              [](const Wait& w, uint32_t slice) { return w.slice < slice; });
+    }
+    if (wait != waits.end()) target.hint = static_cast<size_t>(wait - waits.begin());
     if (wait == waits.end() || wait->slice != link.to_slice) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "hand-off link of block %d to unit %d names slice %d, which is not a barrier wait "
@@ -123,6 +133,7 @@ absl::Status CriticalPathFinder::Walk(absl::Span<const HandoffLink> links) {
   handoffs_ = 0;
   for (size_t i = 0; i < units_; ++i) {
     work_[i].linked.clear();
+    work_[i].hint = 0;
     for (Wait& w : work_[i].waits) w.from_position = -1;
   }
   if (absl::Status s = AddLinks(links); !s.ok()) return s;

@@ -166,6 +166,7 @@ class CriticalPathFinder {
     size_t leaf_count = 0;
     std::vector<Wait> waits;         // the unit's wait slices, in slice order
     std::vector<LinkedWait> linked;  // waits released by a linked arrival, by end_ns
+    size_t hint = 0;                 // Walk: the wait the last link named
   };
   // A stretch of the walked path: [begin_ns, end_ns) of unit `position`, split by its
   // leaves, or (handoff) the hand-off latency before a wait of that unit ended.
