@@ -581,11 +581,18 @@ struct RandomKernel {
   int ring_stages = 1;
   int ring_uses = 1;
   bool ring_copy = false;
+  // With ring_copy, on the host suite only (a GPU may be older than sm_90): a bulk copy by
+  // the producer's first thread completing on full[s], which it arrives on expecting the
+  // bytes (so full_by_one).
+  bool ring_bulk = false;
   bool full_by_one = false;
   bool empty_by_one = false;
   // Each role first syncs its own threads on a named barrier (id 1 and 2).
   bool named = false;
 };
+
+// Whether this binary is the host backend's suite (tests/e2e/BUILD builds one per device).
+const bool kHostSuite = std::string(WARPTRACE_STR(WARPTRACE_E2E_DEVICE)) == "host";
 
 // The values `src` holds: src[i] = 3 i + 1.
 constexpr int kRingSourceInts = 4 * 5;
@@ -663,6 +670,8 @@ class TreeGen {
         k.ring_uses = Uniform(1, 5);
         k.ring_copy = Uniform(0, 1) == 1;
         k.full_by_one = Uniform(0, 1) == 1;
+        k.ring_bulk = k.ring_copy && kHostSuite && Uniform(0, 1) == 1;
+        k.full_by_one = k.full_by_one || k.ring_bulk;
         k.empty_by_one = Uniform(0, 1) == 1;
       }
     }
@@ -714,6 +723,18 @@ void EmitRing(KernelBuilder& b, const RandomKernel& k, bool producer) {
   if (producer) {
     b.For("ru", 0, uses, TripCount::Exact(static_cast<uint64_t>(uses)), [&] {
       b.WaitPhase("empty", stage, phase);
+      if (k.ring_bulk) {
+        b.ArriveExpectTx("full", stage, phase, 16, ArriveBy::kOneThread);
+        AsyncCopySpec copy;
+        copy.name = "ring copy";
+        copy.dst = absl::StrCat("ring_copy + (", stage, ") * 4");
+        copy.src = "src + ru * 4";
+        copy.barrier = "full";
+        copy.barrier_index = stage;
+        copy.barrier_phase = phase;
+        b.AsyncCopy(copy);
+        return;  // the expect-tx arrival was full's one arrival
+      }
       if (k.ring_copy) {
         AsyncCopySpec copy;
         copy.name = "ring copy";
@@ -788,9 +809,11 @@ void SimulateRing(const RandomKernel& k, uint32_t tid, bool left, const RecordPo
   const uint64_t loop = policy.loop_iterations ? 2 : 0;
   const uint64_t handoff = policy.handoffs ? 1 : 0;
   if (left) {
+    // A cp.async copy is every producer thread's; a bulk copy its first thread's.
     const bool arrives = !k.full_by_one || tid == 0;
+    const bool copies = k.ring_copy && (!k.ring_bulk || tid == 0);
     for (int u = 0; u < k.ring_uses; ++u) {
-      m.events += loop + handoff * (4 + (k.ring_copy ? 4 : 0) + (arrives ? 2 : 0));
+      m.events += loop + handoff * (4 + (copies ? 4 : 0) + (arrives ? 2 : 0));
     }
     return;
   }
@@ -860,6 +883,7 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
   int returns = 0, block_returns = 0, upper_bounds = 0, warpgroup_roles = 0, custom_units = 0;
   int always = 0, never = 0;
   int rings = 0, ring_copies = 0, ring_one_thread = 0, ring_every_thread = 0, named = 0;
+  int ring_bulk = 0;
   std::function<void(const std::vector<RandomNode>&)> count = [&](const auto& body) {
     for (const RandomNode& node : body) {
       returns += node.kind == RandomNode::kReturn;
@@ -889,6 +913,7 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
     rings += model.ring;
     named += model.named;
     ring_copies += model.ring && model.ring_copy;
+    ring_bulk += model.ring && model.ring_bulk;
     ring_one_thread += model.ring && (model.full_by_one || model.empty_by_one);
     ring_every_thread += model.ring && (!model.full_by_one || !model.empty_by_one);
 
@@ -988,6 +1013,9 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
   EXPECT_GT(ring_one_thread, 0);
   EXPECT_GT(ring_every_thread, 0);
   EXPECT_GT(named, 0);
+  if (kHostSuite) {
+    EXPECT_GT(ring_bulk, 0);
+  }
 }
 
 }  // namespace
