@@ -62,116 +62,70 @@ uint32_t PipelineTiles(const PipelineShape& shape) {
   return bm == 0 ? 0 : (shape.m / bm) * (shape.n / kBn);
 }
 
-absl::StatusOr<KernelBuilder> WarpSpecializedPipelineBuilder(const PipelineShape& shape) {
-  if (absl::Status status = CheckShape(shape); !status.ok()) return status;
-  const uint32_t bm = kRowsPerConsumer * shape.consumers;
-  const uint32_t kt = shape.k / kBk;
-  const uint32_t s = shape.stages;
-  const uint32_t stage_floats = (bm + kBn) * kBk;
-  const uint32_t tiles = PipelineTiles(shape);
-  const uint32_t tiles_n = shape.n / kBn;
-  const bool persistent = shape.persistent_blocks > 0;
-  const bool bulk = shape.copy == CopyKind::kBulk;
-  const uint32_t consumer_threads = 128 * shape.consumers;
+namespace {
 
-  KernelBuilder b("warp_specialized_pipeline");
-  b.Param("const float*", "A").Param("const float*", "B").Param("float*", "C");
-  if (persistent) {
-    b.Grid({shape.persistent_blocks, 1, 1});
-  } else {
-    b.Grid({tiles_n, shape.m / bm, 1});
+// Writes the pipeline into a KernelBuilder: the declarations, then the producer's and the
+// consumers' role bodies.
+class PipelineWriter {
+ public:
+  PipelineWriter(const PipelineShape& shape, KernelBuilder& b)
+      : shape_(shape),
+        b_(b),
+        bm_(kRowsPerConsumer * shape.consumers),
+        kt_(shape.k / kBk),
+        stage_floats_((bm_ + kBn) * kBk),
+        tiles_(PipelineTiles(shape)),
+        tiles_n_(shape.n / kBn),
+        bulk_(shape.copy == CopyKind::kBulk) {}
+
+  void Declarations() {
+    const uint32_t s = shape_.stages;
+    b_.Param("const float*", "A").Param("const float*", "B").Param("float*", "C");
+    if (shape_.persistent_blocks > 0) {
+      b_.Grid({shape_.persistent_blocks, 1, 1});
+    } else {
+      b_.Grid({tiles_n_, shape_.m / bm_, 1});
+    }
+    b_.Block({128 * (1 + shape_.consumers), 1, 1});
+    b_.DynamicShared("float", "stages", s * stage_floats_ * 4);
+    b_.PhaseBarriers("full", s, bulk_ ? 1 : 128);
+    b_.PhaseBarriers("empty", s, 128 * shape_.consumers);
   }
-  b.Block({128 * (1 + shape.consumers), 1, 1});
-  b.DynamicShared("float", "stages", s * stage_floats * 4);
-  b.PhaseBarriers("full", s, bulk ? 1 : 128);
-  b.PhaseBarriers("empty", s, consumer_threads);
 
-  // Runs `body` for each of the block's tiles, with `tile` (its index) and `tile_iter` (the
-  // block's count of tiles before it) in scope.
-  const auto for_each_tile = [&](const std::function<void()>& body) {
-    if (!persistent) {
-      b.Stmt("const int tile = blockIdx.x + blockIdx.y * gridDim.x;\nconst int tile_iter = 0;");
-      body();
-      return;
-    }
-    const std::string count = absl::Substitute(
-        "blockIdx.x < $0 ? ($0 - 1 - blockIdx.x) / gridDim.x + 1 : 0", tiles);
-    b.For("tile", "blockIdx.x", static_cast<int64_t>(tiles), "gridDim.x",
-          TripCount::PerBlock(count), [&] {
-            b.Stmt("const int tile_iter = (tile - static_cast<int>(blockIdx.x)) / "
-                   "static_cast<int>(gridDim.x);");
-            body();
-          });
-  };
-  // Runs `body` for each K-tile of the tile, with the ring's use `it`, its `stage` and
-  // `phase` in scope.
-  // The producer also gets the tile's `block_row` and `block_col`.
-  const auto for_each_k_tile = [&](bool producer, const std::function<void()>& body) {
-    b.For("kt", 0, static_cast<int64_t>(kt), TripCount::Exact(kt), [&] {
-      b.Stmt(absl::Substitute(
-          "const unsigned int it = static_cast<unsigned int>(tile_iter * $0 + kt);\n"
-          "const unsigned int stage = it % $1u;\n"
-          "const unsigned int phase = it / $1u;",
-          kt, s));
-      if (producer) {
-        b.Stmt(absl::Substitute("const int block_row = tile / $0 * $1;\n"
-                                "const int block_col = tile % $0 * $2;",
-                                tiles_n, bm, kBn));
-      }
-      body();
-    });
-  };
-
-  const std::string dst_a = absl::StrCat("stages + stage * ", stage_floats);
-  const std::string dst_b = absl::StrCat("stages + stage * ", stage_floats, " + ", bm * kBk);
-  const std::string src_a = absl::StrCat("A + block_row * ", shape.k, " + kt * ", kBk);
-  const std::string src_b = absl::StrCat("B + kt * ", kBk * shape.n, " + block_col");
-  const auto copy = [&](const char* name, const std::string& dst, const std::string& src,
-                        uint32_t rows, uint32_t stride_floats) {
-    AsyncCopySpec spec;
-    spec.name = name;
-    spec.dst = dst;
-    spec.src = src;
-    spec.rows = rows;
-    spec.row_bytes = kBk * 4;
-    spec.src_row_stride_bytes = absl::StrCat(stride_floats * 4);
-    if (bulk) {
-      spec.barrier = "full";
-      spec.barrier_index = "stage";
-      spec.barrier_phase = "phase";
-    }
-    b.AsyncCopy(spec);
-  };
-  const auto producer = [&] {
-    for_each_tile([&] {
-      for_each_k_tile(true, [&] {
-        b.WaitPhase("empty", "stage", "phase");
-        b.Region("load", [&] {
-          if (shape.producer_delay > 0) b.Stmt(Delay(shape.producer_delay));
-          if (bulk) {
-            b.ArriveExpectTx("full", "stage", "phase",
-                             static_cast<int64_t>((bm + kBn) * kBk * 4), ArriveBy::kOneThread);
+  void Producer() {
+    ForEachTile([&] {
+      ForEachKTile(/*producer=*/true, [&] {
+        b_.WaitPhase("empty", "stage", "phase");
+        b_.Region("load", [&] {
+          if (shape_.producer_delay > 0) b_.Stmt(Delay(shape_.producer_delay));
+          if (bulk_) {
+            b_.ArriveExpectTx("full", "stage", "phase",
+                              static_cast<int64_t>(stage_floats_ * 4), ArriveBy::kOneThread);
           }
-          copy("A tile", dst_a, src_a, bm, shape.k);
-          copy("B tile", dst_b, src_b, kBk, shape.n);
-          if (!bulk) {
-            b.WaitAsyncCopies();
-            b.Arrive("full", "stage", "phase");
+          Copy("A tile", absl::StrCat("stages + stage * ", stage_floats_),
+               absl::StrCat("A + block_row * ", shape_.k, " + kt * ", kBk), bm_, shape_.k);
+          Copy("B tile", absl::StrCat("stages + stage * ", stage_floats_, " + ", bm_ * kBk),
+               absl::StrCat("B + kt * ", kBk * shape_.n, " + block_col"), kBk, shape_.n);
+          if (!bulk_) {
+            b_.WaitAsyncCopies();
+            b_.Arrive("full", "stage", "phase");
           }
         });
       });
     });
-  };
-  const auto consumer = [&] {
-    b.For("first", 0, static_cast<int64_t>(s), TripCount::Exact(s),
-          [&] { b.Arrive("empty", "first", 0); });
-    for_each_tile([&] {
-      b.Stmt("float acc = 0.0f;");
-      for_each_k_tile(false, [&] {
-        b.WaitPhase("full", "stage", "phase");
-        b.Region("mma", [&] {
-          if (shape.consumer_delay > 0) b.Stmt(Delay(shape.consumer_delay));
-          b.Stmt(absl::Substitute(
+  }
+
+  void Consumer() {
+    const uint32_t s = shape_.stages;
+    b_.For("first", 0, static_cast<int64_t>(s), TripCount::Exact(s),
+           [&] { b_.Arrive("empty", "first", 0); });
+    ForEachTile([&] {
+      b_.Stmt("float acc = 0.0f;");
+      ForEachKTile(/*producer=*/false, [&] {
+        b_.WaitPhase("full", "stage", "phase");
+        b_.Region("mma", [&] {
+          if (shape_.consumer_delay > 0) b_.Stmt(Delay(shape_.consumer_delay));
+          b_.Stmt(absl::Substitute(
               "const float* sa = stages + stage * $0;\n"
               "const float* sb = sa + $1;\n"
               "const int r = cwg * $2 + (threadIdx.x % 128) / 32;\n"
@@ -179,22 +133,97 @@ absl::StatusOr<KernelBuilder> WarpSpecializedPipelineBuilder(const PipelineShape
               "for (int kk = 0; kk < $3; ++kk) {\n"
               "  acc = fmaf(sa[r * $3 + kk], sb[kk * $4 + c], acc);\n"
               "}",
-              stage_floats, bm * kBk, kRowsPerConsumer, kBk, kBn));
+              stage_floats_, bm_ * kBk, kRowsPerConsumer, kBk, kBn));
         });
-        b.Arrive("empty", "stage", "phase + 1");
+        b_.Arrive("empty", "stage", "phase + 1");
       });
-      b.Region("store", [&] {
-        b.Stmt(absl::Substitute(
+      b_.Region("store", [&] {
+        b_.Stmt(absl::Substitute(
             "const int block_row = tile / $0 * $1;\n"
             "const int block_col = tile % $0 * $2;\n"
             "C[(block_row + cwg * $3 + (threadIdx.x % 128) / 32) * $4 + block_col + "
             "threadIdx.x % 32] = acc;",
-            tiles_n, bm, kBn, kRowsPerConsumer, shape.n));
+            tiles_n_, bm_, kBn, kRowsPerConsumer, shape_.n));
       });
     });
-  };
-  b.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", producer},
-                                 {"consumer", shape.consumers, "cwg", consumer}});
+  }
+
+ private:
+  // Runs `body` for each of the block's tiles, with `tile` (its index) and `tile_iter` (the
+  // block's count of tiles before it) in scope.
+  void ForEachTile(const std::function<void()>& body) {
+    if (shape_.persistent_blocks == 0) {
+      b_.Stmt("const int tile = blockIdx.x + blockIdx.y * gridDim.x;\nconst int tile_iter = 0;");
+      body();
+      return;
+    }
+    const std::string count = absl::Substitute(
+        "blockIdx.x < $0 ? ($0 - 1 - blockIdx.x) / gridDim.x + 1 : 0", tiles_);
+    b_.For("tile", "blockIdx.x", static_cast<int64_t>(tiles_), "gridDim.x",
+           TripCount::PerBlock(count), [&] {
+             b_.Stmt("const int tile_iter = (tile - static_cast<int>(blockIdx.x)) / "
+                     "static_cast<int>(gridDim.x);");
+             body();
+           });
+  }
+
+  // Runs `body` for each K-tile of the tile, with the ring's use `it`, its `stage` and
+  // `phase` in scope; the producer also gets the tile's `block_row` and `block_col`.
+  void ForEachKTile(bool producer, const std::function<void()>& body) {
+    b_.For("kt", 0, static_cast<int64_t>(kt_), TripCount::Exact(kt_), [&] {
+      b_.Stmt(absl::Substitute(
+          "const unsigned int it = static_cast<unsigned int>(tile_iter * $0 + kt);\n"
+          "const unsigned int stage = it % $1u;\n"
+          "const unsigned int phase = it / $1u;",
+          kt_, shape_.stages));
+      if (producer) {
+        b_.Stmt(absl::Substitute("const int block_row = tile / $0 * $1;\n"
+                                 "const int block_col = tile % $0 * $2;",
+                                 tiles_n_, bm_, kBn));
+      }
+      body();
+    });
+  }
+
+  // Copies `rows` rows of 32 floats, `stride_floats` apart in global memory, into a stage:
+  // cp.async, or a bulk copy completing on full[stage].
+  void Copy(const char* name, const std::string& dst, const std::string& src, uint32_t rows,
+            uint32_t stride_floats) {
+    AsyncCopySpec spec;
+    spec.name = name;
+    spec.dst = dst;
+    spec.src = src;
+    spec.rows = rows;
+    spec.row_bytes = kBk * 4;
+    spec.src_row_stride_bytes = absl::StrCat(stride_floats * 4);
+    if (bulk_) {
+      spec.barrier = "full";
+      spec.barrier_index = "stage";
+      spec.barrier_phase = "phase";
+    }
+    b_.AsyncCopy(spec);
+  }
+
+  const PipelineShape& shape_;
+  KernelBuilder& b_;
+  const uint32_t bm_;            // rows of C per tile
+  const uint32_t kt_;            // K-tiles
+  const uint32_t stage_floats_;  // floats per stage: the A tile, then the B tile
+  const uint32_t tiles_;
+  const uint32_t tiles_n_;       // tiles along N
+  const bool bulk_;
+};
+
+}  // namespace
+
+absl::StatusOr<KernelBuilder> WarpSpecializedPipelineBuilder(const PipelineShape& shape) {
+  if (absl::Status status = CheckShape(shape); !status.ok()) return status;
+  KernelBuilder b("warp_specialized_pipeline");
+  PipelineWriter writer(shape, b);
+  writer.Declarations();
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] { writer.Producer(); }},
+           {"consumer", shape.consumers, "cwg", [&] { writer.Consumer(); }}});
   return b;
 }
 
