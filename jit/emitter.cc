@@ -86,7 +86,8 @@ class Emitter {
   struct CopySite {
     const KernelNode* node;
     SiteInfo site;
-    std::string var;  // prefix of its per-thread variables
+    std::string var;          // prefix of its per-thread variables
+    const KernelNode* role;   // the role it is issued in (null outside roles)
   };
 
   void Line(int depth, const std::string& text) {
@@ -361,8 +362,21 @@ class Emitter {
     const SiteInfo* site = SiteOf(node);
     const std::string id = BarrierId(decl, "warptrace_bar");
     if (site != nullptr) RecordPayload(d, *site, false, id, "warptrace_phase", "enter");
-    Line(d, absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
-                         "[warptrace_bar], warptrace_phase & 1u);"));
+    std::vector<const CopySite*> polled;
+    for (const CopySite& c : copies_) {
+      if (!c.node->copy.barrier.empty() && c.role == current_role_) polled.push_back(&c);
+    }
+    if (polled.empty()) {
+      Line(d, absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
+                           "[warptrace_bar], warptrace_phase & 1u);"));
+    } else {
+      // While it waits, the thread looks at its bulk copies in flight and records each
+      // completion it sees (on the host, try_wait returns only when the phase completed).
+      Line(d, absl::StrCat("while (!warptrace_mbarrier_try_wait_parity(&", node.text,
+                           "[warptrace_bar], warptrace_phase & 1u)) {"));
+      for (const CopySite* c : polled) PollPending(d + 1, *c);
+      Line(d, "}");
+    }
     if (site != nullptr) RecordPayload(d, *site, true, id, "warptrace_phase", "exit");
     // This thread's bulk copies on the element are complete now.
     for (const CopySite& c : copies_) {
@@ -437,6 +451,24 @@ class Emitter {
                     "warptrace_r * static_cast<unsigned long long>(%s), %du, &%s[warptrace_bar]);",
                     c.row_bytes, c.src_row_stride_bytes, c.row_bytes, c.barrier));
     Line(d, "}");
+    Line(depth + 1, "}");
+    Line(depth, "}");
+  }
+
+  // Records the end of each of `c`'s copies in flight whose phase has completed, without
+  // waiting (test_wait).
+  void PollPending(int depth, const CopySite& c) {
+    const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
+    const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
+    Line(depth, absl::StrFormat("for (unsigned int warptrace_e = 0; warptrace_e < %du; "
+                                "++warptrace_e) {",
+                                decl.size));
+    Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
+                                 c.node->copy.barrier, "[warptrace_e], ", c.var,
+                                 "_phase[warptrace_e] & 1u)) {"));
+    RecordPayload(depth + 2, c.site, true, absl::StrCat(pending, " - 1u"),
+                  BarrierId(decl, "warptrace_e"), "end of");
+    Line(depth + 2, absl::StrCat(pending, " = 0u;"));
     Line(depth + 1, "}");
     Line(depth, "}");
   }
@@ -519,16 +551,17 @@ class Emitter {
     }
   }
 
-  void CollectCopies(const std::vector<KernelNode>& body) {
+  void CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role = nullptr) {
     for (const KernelNode& n : body) {
       if (n.kind == KernelNode::Kind::kAsyncCopy) {
         if (const SiteInfo* site = SiteOf(n)) {
-          copies_.push_back(CopySite{&n, *site, absl::StrCat("warptrace_copy", n.ordinal)});
+          copies_.push_back(
+              CopySite{&n, *site, absl::StrCat("warptrace_copy", n.ordinal), role});
         }
       }
-      CollectCopies(n.body);
-      CollectCopies(n.else_body);
-      for (const KernelNode& role : n.roles) CollectCopies(role.body);
+      CollectCopies(n.body, role);
+      CollectCopies(n.else_body, role);
+      for (const KernelNode& r : n.roles) CollectCopies(r.body, &r);
     }
   }
 
@@ -591,7 +624,9 @@ class Emitter {
       }
       role_first_ = uint64_t{role.first} * unit;
       role_threads_ = uint64_t{role.count} * unit;
+      current_role_ = &role;
       Body(role.body, depth + 2);
+      current_role_ = nullptr;
       role_first_ = 0;
       role_threads_ = kernel_.ThreadsPerBlock();
     }
@@ -625,6 +660,7 @@ class Emitter {
   // The enclosing role's first thread and thread count (the block's outside roles).
   uint64_t role_first_ = 0;
   uint64_t role_threads_ = 0;
+  const KernelNode* current_role_ = nullptr;  // the role being emitted, if any
 };
 
 KernelSource Common(const Kernel& kernel) {

@@ -117,8 +117,10 @@ enum class ReturnScope {
 //     (cp.async.bulk), issued by the first thread of the role, one per row, completing
 //     rows * row_bytes bytes of transactions on phase `barrier_phase` of that element; the
 //     phase must expect them (ArriveExpectTx by the issuing thread, before the copy).
-//     The issuing thread observes the completion (the end of the copy's async span) at its
-//     next WaitPhase on that element, else when it next issues a copy on the element or
+//     The issuing thread observes the completion (the end of the copy's async span) as soon
+//     as it looks: while it waits in any WaitPhase of its role it polls its copies in flight
+//     (test_wait; on the host a wait returns only once complete, so it does not poll), at
+//     its next WaitPhase on that element, else when it next issues a copy on the element or
 //     leaves the kernel, where it waits for that phase first (at once in a pipeline whose
 //     protocol already ordered it: an element is reused only after its phase completed).
 struct AsyncCopySpec {

@@ -156,8 +156,8 @@ class KernelBuilder {
   // An asynchronous global->shared copy (jit/kernel.h, AsyncCopySpec): cp.async by the
   // role's threads, or with spec.barrier a bulk copy completing on a phase barrier.
   // Completion, as recorded: a cp.async copy completes at the next WaitAsyncCopies() of
-  // the thread; a bulk copy at the issuing thread's next WaitPhase on the same element
-  // (so the role that issues it must wait on that array).
+  // the thread; a bulk copy when its issuing thread sees it complete (jit/kernel.h,
+  // AsyncCopySpec: polled during the role's phase waits, at latest at reuse or exit).
   KernelBuilder& AsyncCopy(AsyncCopySpec spec);
   // cp.async.wait_group 0: every cp.async copy the thread issued is complete and visible
   // to it (make it visible to others with an Arrive, which releases).

@@ -343,15 +343,25 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   EXPECT_THAT(src, HasSubstr("0xffffffffu);  // begin of fill"));
 }
 
-TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndEndWhenItObservesThePhase) {
+TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndEndWhenItSeesThePhaseComplete) {
   const std::string src = MustEmit(HandoffKernel(true), {}).source;
   EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_arrive_expect_tx(&ready[warptrace_bar], "
                              "static_cast<unsigned int>(256));"));
   EXPECT_THAT(src, HasSubstr("warptrace_bulk_copy_g2s(warptrace_dst + warptrace_r * 128u, "
                              "warptrace_src + warptrace_r * static_cast<unsigned long "
                              "long>(256), 128u, &ready[warptrace_bar]);"));
-  // The producer never waits on `ready`: the copy ends before the kernel's exits, after a
-  // wait for its phase.
+  // While the producer waits on `done`, it polls its copy in flight (test_wait) and records
+  // the end as soon as it sees the phase complete.
+  EXPECT_THAT(src, HasSubstr("while (!warptrace_mbarrier_try_wait_parity(&done[warptrace_bar], "
+                             "warptrace_phase & 1u)) {"));
+  EXPECT_THAT(src, HasSubstr("if (warptrace_copy3_pending[warptrace_e] != 0u && "
+                             "warptrace_mbarrier_test_wait_parity(&ready[warptrace_e], "
+                             "warptrace_copy3_phase[warptrace_e] & 1u)) {"));
+  // The consumer, which issues no copy, waits plainly.
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_bar], "
+                             "warptrace_phase & 1u);"));
+  // Still in flight at the end: the copy ends before the kernel's exits, after a wait for
+  // its phase.
   EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_e], "
                              "warptrace_copy3_phase[warptrace_e] & 1u);"));
 }
