@@ -253,6 +253,23 @@ TEST_F(ExamplesTest, BadPlacementDeviceArchAndSizesAreUsageErrors) {
   }
 }
 
+TEST_F(ExamplesTest, BadPipelineCopyAndPersistentFlagsAreUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--copy=tma"}, "--copy=tma: use auto, cp_async or bulk"},
+      {{"--blocks=2"}, "--blocks needs --persistent"},
+      {{"--persistent", "--blocks=99"}, "99 persistent blocks for 8 tiles"},
+  };
+  for (const auto& [args, message] : bad) {
+    SCOPED_TRACE(args.back());
+    std::vector<std::string> all = args;
+    all.push_back("--device=host");
+    const Ran ran = RunExample("warp_specialized_pipeline", all);
+    EXPECT_EQ(ran.exit_code, 2);
+    EXPECT_THAT(ran.err, AllOf(HasSubstr("warp_specialized_pipeline: error: "),
+                               HasSubstr(message)));
+  }
+}
+
 TEST_F(ExamplesTest, DeviceCudaWithoutAGpuFailsSayingWhyInsteadOfFallingBack) {
   const Ran ran = RunExample("reduction", {"--device=cuda", "--n=64", "--blocks=1",
                                            "--threads=32", "--out=" + FreshDir("cuda")});
