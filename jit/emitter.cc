@@ -1,5 +1,6 @@
 #include "jit/emitter.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <string>
@@ -59,6 +60,10 @@ class Emitter {
   Emitter(const Kernel& kernel, const RecordPlan* plan) : kernel_(kernel), plan_(plan) {
     role_threads_ = kernel.ThreadsPerBlock();
     if (plan_ != nullptr) CollectCopies(kernel.body);
+    group_history_ = group_history_ && std::any_of(copies_.begin(), copies_.end(),
+                                                   [](const CopySite& c) {
+                                                     return c.node->copy.barrier.empty();
+                                                   });
   }
 
   std::string Run() {
@@ -88,6 +93,7 @@ class Emitter {
     SiteInfo site;
     std::string var;          // prefix of its per-thread variables
     const KernelNode* role;   // the role it is issued in (null outside roles)
+    uint32_t group_index;     // among the cp.async sites (bulk: unused)
   };
 
   void Line(int depth, const std::string& text) {
@@ -285,8 +291,9 @@ class Emitter {
         }
         return;
       case KernelNode::Kind::kAsyncWait:
-        Line(depth, "warptrace_cp_async_wait_prior(0u);  // wait async copies");
-        EndGroupCopies(depth);
+        Line(depth, absl::StrFormat("warptrace_cp_async_wait_prior(%du);  // wait async copies",
+                                    node.async_pending));
+        EndGroupCopies(depth, node.async_pending);
         return;
       case KernelNode::Kind::kRole:
         return;
@@ -417,6 +424,11 @@ class Emitter {
                     c.row_bytes, c.src_row_stride_bytes));
     Line(d, "}");
     Line(d, "warptrace_cp_async_commit();");
+    if (group_history_) {
+      Line(d, absl::StrFormat("warptrace_group_site[warptrace_groups & 7u] = %du;",
+                              tracked != nullptr ? tracked->group_index : 0xffffffffu));
+      Line(d, "++warptrace_groups;");
+    }
     Line(depth, "}");
   }
 
@@ -487,14 +499,31 @@ class Emitter {
   }
 
   // cp.async copies issued and not yet ended are complete after a wait_group 0.
-  void EndGroupCopies(int depth) {
+  // With `pending` groups left in flight, those are the thread's most recent ones: each
+  // site keeps as many copies open as it has among them (the group history's last entries).
+  void EndGroupCopies(int depth, uint32_t pending = 0) {
     for (const CopySite& c : copies_) {
       if (!c.node->copy.barrier.empty()) continue;
-      Line(depth, absl::StrCat("for (; ", c.var, "_done < ", c.var, "_issued; ++", c.var,
-                               "_done) {"));
+      std::string keep;
+      if (pending > 0) {
+        keep = " + warptrace_keep";
+        Line(depth, "{");
+        ++depth;
+        Line(depth, "unsigned int warptrace_keep = 0u;");
+        Line(depth, absl::StrFormat("for (unsigned int warptrace_j = 1u; warptrace_j <= %du && "
+                                    "warptrace_j <= warptrace_groups; ++warptrace_j) {",
+                                    pending));
+        Line(depth + 1, absl::StrFormat("warptrace_keep += warptrace_group_site[(warptrace_groups "
+                                        "- warptrace_j) & 7u] == %du ? 1u : 0u;",
+                                        c.group_index));
+        Line(depth, "}");
+      }
+      Line(depth, absl::StrCat("for (; ", c.var, "_done", keep, " < ", c.var, "_issued; ++",
+                               c.var, "_done) {"));
       RecordPayload(depth + 1, c.site, true, absl::StrCat(c.var, "_done"),
                     absl::StrFormat("0x%08xu", kNoBarrierId), "end of");
       Line(depth, "}");
+      if (pending > 0) Line(--depth, "}");
     }
   }
 
@@ -538,6 +567,10 @@ class Emitter {
   // Per-thread state of each recorded copy site: issue numbers, and which copies are still
   // to be observed complete.
   void CopyTracking() {
+    if (group_history_) {
+      Line(1, "unsigned int warptrace_groups = 0u;  // cp.async groups committed");
+      Line(1, "unsigned int warptrace_group_site[8] = {};  // the last 8 groups' copy sites");
+    }
     for (const CopySite& c : copies_) {
       Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
       if (c.node->copy.barrier.empty()) {
@@ -555,13 +588,16 @@ class Emitter {
     for (const KernelNode& n : body) {
       if (n.kind == KernelNode::Kind::kAsyncCopy) {
         if (const SiteInfo* site = SiteOf(n)) {
-          copies_.push_back(
-              CopySite{&n, *site, absl::StrCat("warptrace_copy", n.ordinal), role});
+          uint32_t group_index = 0;
+          for (const CopySite& c : copies_) group_index += c.node->copy.barrier.empty();
+          copies_.push_back(CopySite{&n, *site, absl::StrCat("warptrace_copy", n.ordinal), role,
+                                     group_index});
         }
       }
       CollectCopies(n.body, role);
       CollectCopies(n.else_body, role);
       for (const KernelNode& r : n.roles) CollectCopies(r.body, &r);
+      if (n.kind == KernelNode::Kind::kAsyncWait && n.async_pending > 0) group_history_ = true;
     }
   }
 
@@ -661,6 +697,8 @@ class Emitter {
   uint64_t role_first_ = 0;
   uint64_t role_threads_ = 0;
   const KernelNode* current_role_ = nullptr;  // the role being emitted, if any
+  // Profiled with a WaitAsyncCopies(n > 0): each thread remembers its last 8 groups' sites.
+  bool group_history_ = false;
 };
 
 KernelSource Common(const Kernel& kernel) {

@@ -154,7 +154,8 @@ struct KernelNode {
     kArrive,        // text: barrier array; index, phase, tx_bytes ("" = none), arrive_by
     kPhaseWait,     // text: barrier array; index, phase
     kAsyncCopy,     // text: copy name; copy
-    kAsyncWait,     // waits for every cp.async group the thread committed
+    kAsyncWait,     // async_pending: waits until at most that many cp.async groups of the
+                    // thread are in flight
   };
   Kind kind = Kind::kStatement;
   std::string text;
@@ -188,6 +189,8 @@ struct KernelNode {
   ArriveBy arrive_by = ArriveBy::kEveryThread;
   // kAsyncCopy
   AsyncCopySpec copy;
+  // kAsyncWait: the thread's most recent cp.async groups left in flight (0..7)
+  uint32_t async_pending = 0;
 };
 
 const char* KernelNodeKindName(KernelNode::Kind kind);  // "statement", "region", ...

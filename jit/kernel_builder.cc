@@ -72,7 +72,9 @@ std::string LabelOf(const KernelNode& node) {
     case KernelNode::Kind::kAsyncCopy:
       return absl::StrCat("copy ", node.text);
     case KernelNode::Kind::kAsyncWait:
-      return "wait async copies";
+      return node.async_pending == 0
+                 ? "wait async copies"
+                 : absl::StrCat("wait async copies (", node.async_pending, " in flight)");
   }
   return "?";
 }
@@ -472,9 +474,10 @@ KernelBuilder& KernelBuilder::AsyncCopy(AsyncCopySpec spec) {
   return *this;
 }
 
-KernelBuilder& KernelBuilder::WaitAsyncCopies() {
+KernelBuilder& KernelBuilder::WaitAsyncCopies(uint32_t pending) {
   KernelNode node;
   node.kind = KernelNode::Kind::kAsyncWait;
+  node.async_pending = pending;
   const std::string label = LabelOf(node);
   Append(std::move(node), label);
   return *this;

@@ -159,9 +159,11 @@ class KernelBuilder {
   // the thread; a bulk copy when its issuing thread sees it complete (jit/kernel.h,
   // AsyncCopySpec: polled during the role's phase waits, at latest at reuse or exit).
   KernelBuilder& AsyncCopy(AsyncCopySpec spec);
-  // cp.async.wait_group 0: every cp.async copy the thread issued is complete and visible
-  // to it (make it visible to others with an Arrive, which releases).
-  KernelBuilder& WaitAsyncCopies();
+  // cp.async.wait_group `pending` (0..7): every cp.async copy the thread issued but its
+  // `pending` most recent ones (each copy is one group) is complete and visible to it (make
+  // it visible to others with an Arrive, which releases). A multi-stage cp.async pipeline
+  // keeps the copies of the next stages in flight with pending > 0.
+  KernelBuilder& WaitAsyncCopies(uint32_t pending = 0);
 
   // An early return of the thread. When profiled, the exits of every enclosing record site
   // and the profiler epilogue run first. It must be the last thing in its body. No Barrier
@@ -190,7 +192,7 @@ class KernelBuilder {
   // on; an arrival that brings more threads than the phase's count (or a count that is
   // not a multiple of them); a copy of 0 rows or a row size that is not a multiple of 16;
   // a copy whose completion is never awaited (a cp.async copy with no WaitAsyncCopies
-  // after it, a bulk copy on an array nobody waits on); an every-thread arrival or a named
+  // after it, a bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an every-thread arrival or a named
   // barrier that may run after a thread-scope Return of threads that take part in it (its
   // phase or barrier would never complete).
   absl::StatusOr<Kernel> Build() const;

@@ -426,6 +426,11 @@ class Validator {
       case KernelNode::Kind::kAsyncCopy:
         return CheckAsyncCopy(node);
       case KernelNode::Kind::kAsyncWait:
+        if (node.async_pending > 7) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": WaitAsyncCopies(", node.async_pending,
+              ") leaves more groups in flight than cp.async.wait_group allows (0..7)"));
+        }
         return absl::OkStatus();
       case KernelNode::Kind::kRoles:
         return CheckRoles(node);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -365,6 +366,62 @@ TEST_F(E2eTest, WarpSpecializedPipelineReleasesEveryWaitAfterTheArrivalsOfItsPha
     const uint64_t issuing_units = c.copy == CopyKind::kBulk ? 1 : producer_units;
     EXPECT_EQ(copies, uint64_t{tiles} * kt * 2 * issuing_units);
   }
+}
+
+// A multi-stage cp.async loop: copy k is issued, then WaitAsyncCopies(1) leaves it in flight
+// and completes copy k - 1, which is then read. Each copy's end is recorded at the wait that
+// completed it (after the next copy's issue), exactly the plan's count, and the data is right.
+TEST_F(E2eTest, CpAsyncWaitWithCopiesInFlightEndsEachCopyAtTheWaitThatCompletesIt) {
+  KernelBuilder b("cp_async_ring");
+  b.Param("const int*", "src").Param("int*", "out").Grid({2, 1, 1}).Block({64, 1, 1});
+  b.DynamicShared("int", "buf", 4 * 4 * 4);
+  b.Stmt("int acc = 0;");
+  b.For("k", 0, 4, TripCount::Exact(4), [&] {
+    AsyncCopySpec copy;
+    copy.name = "stage";
+    copy.dst = "buf + k * 4";
+    copy.src = "src + blockIdx.x * 16 + k * 4";
+    b.AsyncCopy(copy);
+    b.WaitAsyncCopies(1);
+    b.If("k > 0", [&] { b.Stmt("acc += buf[(k - 1) * 4 + threadIdx.x % 4];"); });
+  });
+  b.WaitAsyncCopies(0);
+  b.Stmt("acc += buf[3 * 4 + threadIdx.x % 4];\nout[blockIdx.x * 64 + threadIdx.x] = acc;");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> src(32);
+  for (int i = 0; i < 32; ++i) src[i] = 10 * i + 1;
+  std::vector<int> out(128, -1);
+  std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(src)),
+                                 KernelArg::InOut(absl::MakeSpan(out))};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warp();
+  RunResult run = RunAndCheckExact(*kernel, args, options);
+  ASSERT_NE(run.trace, nullptr);
+  EXPECT_THAT(run.plan->ExactEventsForUnit(0), testing::IsOkAndHolds(2u + 4 * 4));
+  for (int t = 0; t < 128; ++t) {
+    int expected = 0;
+    for (int k = 0; k < 4; ++k) expected += src[(t / 64) * 16 + k * 4 + t % 4];
+    ASSERT_EQ(out[t], expected) << t;
+  }
+  const Trace& trace = *run.trace;
+  const Links links = FindLinks(trace.decoded, trace.layout, {}, [&](const EventRef& e) {
+    return BlockClock(trace.decoded, e);
+  });
+  EXPECT_TRUE(links.unpaired.empty());
+  // Per unit: the end of copy i comes after the begin of copy i + 1 (it stayed in flight).
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> begin_slot;  // (record, issue) -> slot
+  for (const Link& link : links.links) begin_slot[{link.from.record, link.issue}] = link.from.slot;
+  int checked = 0;
+  for (const Link& link : links.links) {
+    ASSERT_EQ(link.kind, LinkKind::kIssueToCompletion);
+    const auto next = begin_slot.find({link.from.record, link.issue + 1});
+    if (next == begin_slot.end()) continue;
+    EXPECT_GT(link.to.slot, next->second) << "record " << link.from.record << " issue "
+                                          << link.issue;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2 * 2 * 3);  // 2 blocks x 2 warps x copies 0-2
 }
 
 // Named barriers hand data from one role to another without stopping the producer: it

@@ -343,6 +343,37 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   EXPECT_THAT(src, HasSubstr("0xffffffffu);  // begin of fill"));
 }
 
+TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
+  KernelBuilder b("pipelined");
+  b.Param("const float*", "in").Grid({1, 1, 1}).Block({128, 1, 1});
+  b.SharedArray("float", "tile", 64);
+  b.For("k", 0, 4, TripCount::Exact(4), [&] {
+    AsyncCopySpec copy;
+    copy.name = "fill";
+    copy.dst = "tile + (k % 2) * 32";
+    copy.src = "in + k * 32";
+    copy.row_bytes = 128;
+    b.AsyncCopy(copy);
+    b.WaitAsyncCopies(1);
+  });
+  b.WaitAsyncCopies();
+  const std::string src = MustEmit(MustBuild(b.Build()), {}).source;
+  EXPECT_THAT(src, HasSubstr("unsigned int warptrace_group_site[8] = {};"));
+  EXPECT_THAT(src, HasSubstr("warptrace_group_site[warptrace_groups & 7u] = 0u;\n"));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(1u);  // wait async copies\n"));
+  EXPECT_THAT(src, HasSubstr("warptrace_keep += warptrace_group_site[(warptrace_groups - "
+                             "warptrace_j) & 7u] == 0u ? 1u : 0u;"));
+  EXPECT_THAT(src, HasSubstr("_done + warptrace_keep < warptrace_copy"));
+  // Without such a wait, no history.
+  EXPECT_THAT(MustEmit(HandoffKernel(false), {}).source, Not(HasSubstr("warptrace_group_site")));
+  // More than cp.async.wait_group allows.
+  KernelBuilder c("too_many");
+  c.Param("float*", "out").Grid({1, 1, 1}).Block({128, 1, 1});
+  c.WaitAsyncCopies(8);
+  EXPECT_THAT(c.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  HasSubstr("WaitAsyncCopies(8) leaves more groups in flight")));
+}
+
 TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndEndWhenItSeesThePhaseComplete) {
   const std::string src = MustEmit(HandoffKernel(true), {}).source;
   EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_arrive_expect_tx(&ready[warptrace_bar], "
