@@ -17,7 +17,8 @@
 // ClockTally), and handed to the sinks at End.
 //
 // Memory: the decoded headers and the verdicts (O(units), about 200 bytes per unit), the
-// findings (capped by VerifyOptions), and one unit's timeline at a time; nothing grows with
+// findings (capped by VerifyOptions), and one unit's timeline at a time (one block's, with its
+// event times, when the layout has hand-off sites: links.h); nothing grows with
 // the event count beyond the input buffer, unless a sink keeps it (the summary keeps one
 // int64 per slice, the in-memory collector the whole Timeline).
 //

@@ -26,6 +26,9 @@
 namespace warptrace {
 namespace {
 
+// links.h's kNoBarrier: an async copy that completes on no phase barrier.
+constexpr uint32_t kNoBarrierId = 0xffffffffu;
+
 // The process of units that have no record (has_record false): beyond any SM id.
 constexpr uint32_t kNoRecordPid = uint32_t{1} << 20;
 
@@ -82,6 +85,43 @@ struct UnitOrder {
   uint32_t unit_index = 0;
   std::string label;
 };
+
+// The instants, async spans and flow anchors of a unit: times at or after the origin and
+// less than 2^63 ns after it, sites in the table, lanes below async_lanes.
+absl::Status ValidateHandoffs(const UnitTimeline& unit, const TraceLayout& layout,
+                              int64_t origin_ns) {
+  auto time_ok = [&](int64_t ns) {
+    int64_t span;
+    return ns >= origin_ns && !__builtin_sub_overflow(ns, origin_ns, &span);
+  };
+  auto fail = [&](absl::string_view what, size_t i, absl::string_view problem) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(UnitLabel(unit, layout), ", ", what, " ", i, ": ", problem));
+  };
+  for (size_t i = 0; i < unit.instants.size(); ++i) {
+    const Instant& in = unit.instants[i];
+    if (in.site >= layout.sites.size()) return fail("instant", i, "site outside the table");
+    if (!time_ok(in.ns)) return fail("instant", i, "time before the origin or past 2^63 ns");
+  }
+  for (size_t i = 0; i < unit.async_spans.size(); ++i) {
+    const AsyncSpan& a = unit.async_spans[i];
+    if (a.site >= layout.sites.size()) return fail("async span", i, "site outside the table");
+    if (!time_ok(a.begin_ns) || !time_ok(a.end_ns) || a.end_ns < a.begin_ns) {
+      return fail("async span", i, "times before the origin, reversed or past 2^63 ns");
+    }
+    if (a.lane >= unit.async_lanes) return fail("async span", i, "lane past async_lanes");
+  }
+  for (size_t i = 0; i < unit.flows.size(); ++i) {
+    const Flow& f = unit.flows[i];
+    for (const FlowEnd* end : {&f.from, &f.to}) {
+      if (end->record_index != unit.record_index || end->anchor == FlowEnd::kNone) continue;
+      const size_t limit = end->on_async ? unit.async_spans.size() : unit.slices.size();
+      if (end->anchor >= limit) return fail("flow", i, "anchor outside the unit's track");
+      if (!time_ok(end->ns)) return fail("flow", i, "time before the origin or past 2^63 ns");
+    }
+  }
+  return absl::OkStatus();
+}
 
 // Checks everything the writer relies on, before a byte of `units` is written. `order` is
 // updated to the last unit. `units_per_block` = 0: no bound on unit indices.
@@ -149,6 +189,7 @@ absl::Status Validate(absl::Span<const UnitTimeline> units, const TraceLayout& l
       }
       open.push_back(&s);
     }
+    RETURN_IF_ERROR(ValidateHandoffs(unit, layout, origin_ns));
   }
   return absl::OkStatus();
 }
@@ -360,7 +401,13 @@ class Writer {
     ++verdict_counts_[static_cast<int>(unit.verdict)];
     ++units_;
     slices_ += unit.slices.size();
+    instants_ += unit.instants.size();
+    async_spans_ += unit.async_spans.size();
     dropped_ += unit.dropped;
+    for (const Flow& flow : unit.flows) {
+      if (flow.from.record_index != unit.record_index) continue;  // counted at its source
+      ++(Drawn(flow) ? flows_ : flows_unanchored_);
+    }
     // The first unit seen on each SM names its process (Timeline order).
     first_tid_.try_emplace(Pid(unit), Tid(unit));
   }
@@ -388,6 +435,10 @@ class Writer {
                       static_cast<int64_t>(verdict_counts_[static_cast<int>(v)]));
     }
     json_.attribute("slices", static_cast<int64_t>(slices_));
+    json_.attribute("instants", static_cast<int64_t>(instants_));
+    json_.attribute("async_spans", static_cast<int64_t>(async_spans_));
+    json_.attribute("flows", static_cast<int64_t>(flows_));
+    json_.attribute("flows_unanchored", static_cast<int64_t>(flows_unanchored_));
     json_.attribute("dropped_events", static_cast<int64_t>(dropped_));
     json_.attribute("slice_args", ChromeSliceArgsName(options_.args));
     // What lean slices leave out, once per site.
@@ -468,9 +519,145 @@ class Writer {
       json_.attribute("tid", tid);
       json_.attributeObject("args", [&] { json_.attribute("sort_index", tid); });
     });
+    // Async lanes sort with their unit (same index; their tids are larger).
+    for (uint32_t lane = 0; lane < unit.async_lanes; ++lane) {
+      const int64_t lane_tid = static_cast<int64_t>(AsyncTid(unit, lane));
+      std::string lane_name = absl::StrCat(UnitLabel(unit, layout_), " async");
+      if (lane > 0) absl::StrAppend(&lane_name, " ", lane + 1);
+      json_.object([&] {
+        json_.attribute("name", "thread_name");
+        json_.attribute("ph", "M");
+        json_.attribute("pid", pid);
+        json_.attribute("tid", lane_tid);
+        json_.attributeObject("args", [&] { json_.attribute("name", lane_name); });
+      });
+      json_.object([&] {
+        json_.attribute("name", "thread_sort_index");
+        json_.attribute("ph", "M");
+        json_.attribute("pid", pid);
+        json_.attribute("tid", lane_tid);
+        json_.attributeObject("args", [&] { json_.attribute("sort_index", tid); });
+      });
+    }
+  }
+
+  // Async lane `lane` of `unit`: a tid past every unit's, one block of them per lane.
+  uint64_t AsyncTid(const UnitTimeline& unit, uint32_t lane) const {
+    return (uint64_t{lane} + 1) * units_per_block_ * std::max<uint64_t>(layout_.grid.Count(), 1) +
+           Tid(unit);
+  }
+
+  // Whether both ends of `flow` have an anchor (else it is left out of the trace).
+  static bool Drawn(const Flow& flow) {
+    return flow.from.anchor != FlowEnd::kNone && flow.to.anchor != FlowEnd::kNone;
+  }
+
+  // Instants, async spans and flow events of one unit, after its slices.
+  void WriteHandoffs(const UnitTimeline& unit) {
+    const int64_t pid = Pid(unit);
+    const int64_t tid = static_cast<int64_t>(Tid(unit));
+    const bool full = options_.args == ChromeSliceArgs::kFull;
+    for (const Instant& i : unit.instants) {
+      if (i.site >= layout_.sites.size()) continue;
+      json_.object([&] {
+        json_.attribute("name", FixedUtf8(layout_.sites[i.site].name));
+        json_.attribute("cat", SiteKindName(layout_.sites[i.site].kind));
+        json_.attribute("ph", "i");
+        json_.attribute("s", "t");
+        WriteTs("ts", i.ns - origin_ns_);
+        json_.attributeObject("args", [&] {
+          json_.attribute("barrier", FixedUtf8(BarrierName(layout_, i.barrier)));
+          json_.attribute("phase", static_cast<int64_t>(i.phase));
+          if (full) json_.attribute("event", static_cast<int64_t>(i.event));
+        });
+        json_.attribute("pid", pid);
+        json_.attribute("tid", tid);
+      });
+    }
+    for (const AsyncSpan& a : unit.async_spans) {
+      if (a.site >= layout_.sites.size()) continue;
+      json_.object([&] {
+        json_.attribute("name", FixedUtf8(layout_.sites[a.site].name));
+        json_.attribute("cat", SiteKindName(layout_.sites[a.site].kind));
+        json_.attribute("ph", "X");
+        WriteTs("ts", a.begin_ns - origin_ns_);
+        WriteTs("dur", a.end_ns - a.begin_ns);
+        json_.attributeObject("args", [&] {
+          json_.attribute("issue", static_cast<int64_t>(a.issue));
+          if (a.barrier != kNoBarrierId) {
+            json_.attribute("barrier", FixedUtf8(BarrierName(layout_, a.barrier)));
+          }
+          if (!a.completed) json_.attribute("completed", false);
+        });
+        json_.attribute("pid", pid);
+        json_.attribute("tid", static_cast<int64_t>(AsyncTid(unit, a.lane)));
+      });
+    }
+    for (const Flow& flow : unit.flows) {
+      if (!Drawn(flow)) continue;
+      if (flow.from.record_index == unit.record_index) WriteFlowEnd(unit, flow, flow.from, "s");
+      if (flow.to.record_index == unit.record_index) WriteFlowEnd(unit, flow, flow.to, "f");
+    }
+  }
+
+  // One flow event bound strictly inside its anchor (a slice or an async span).
+  void WriteFlowEnd(const UnitTimeline& unit, const Flow& flow, const FlowEnd& end,
+                    const char* ph) {
+    int64_t begin = 0, finish = 0;
+    int64_t tid = static_cast<int64_t>(Tid(unit));
+    if (end.on_async) {
+      if (end.anchor >= unit.async_spans.size()) return;
+      const AsyncSpan& span = unit.async_spans[end.anchor];
+      begin = span.begin_ns;
+      finish = span.end_ns;
+      tid = static_cast<int64_t>(AsyncTid(unit, span.lane));
+    } else {
+      if (end.anchor >= unit.slices.size()) return;
+      begin = unit.slices[end.anchor].begin_ns;
+      finish = unit.slices[end.anchor].end_ns;
+    }
+    const int64_t ts = std::clamp(end.ns, begin + 1, std::max(begin + 1, finish - 1));
+    const bool arrival = flow.kind == FlowKind::kArrivalToRelease;
+    json_.object([&] {
+      json_.attribute("name", arrival ? "hand-off" : "async copy");
+      json_.attribute("cat", FlowKindName(flow.kind));
+      json_.attribute("ph", ph);
+      if (ph[0] == 'f') json_.attribute("bp", "e");
+      json_.attribute("id", static_cast<int64_t>(flow.id));
+      WriteTs("ts", ts - origin_ns_);
+      if (ph[0] == 's') {
+        json_.attributeObject("args", [&] {
+          if (flow.barrier != kNoBarrierId) {
+            json_.attribute("barrier", FixedUtf8(BarrierName(layout_, flow.barrier)));
+          }
+          if (arrival) {
+            json_.attribute("phase", static_cast<int64_t>(flow.phase));
+            json_.attribute("completing", flow.completing);
+          } else {
+            json_.attribute("issue", static_cast<int64_t>(flow.issue));
+          }
+        });
+      }
+      json_.attribute("pid", static_cast<int64_t>(Pid(unit)));
+      json_.attribute("tid", tid);
+    });
+  }
+
+  // "key": µs with three decimals (ns >= 0), as the slices' ts.
+  void WriteTs(const char* key, int64_t ns) {
+    char buf[24];
+    const llvm::StringRef text(buf, FormatMicros(std::max<int64_t>(ns, 0), buf) - buf);
+    json_.attributeBegin(key);
+    json_.rawValue(text);
+    json_.attributeEnd();
   }
 
   void WriteUnit(const UnitTimeline& unit) {
+    WriteSlices(unit);
+    WriteHandoffs(unit);
+  }
+
+  void WriteSlices(const UnitTimeline& unit) {
     if (unit.slices.empty()) return;
     ++generation_;
     // Per-unit hole values, serialized once.
@@ -525,6 +712,7 @@ class Writer {
   // Totals for otherData and process metadata: O(SMs), not O(units).
   uint64_t verdict_counts_[5] = {};
   uint64_t units_ = 0, slices_ = 0, dropped_ = 0;
+  uint64_t instants_ = 0, async_spans_ = 0, flows_ = 0, flows_unanchored_ = 0;
   std::map<uint32_t, uint64_t> first_tid_;  // pid -> tid of its first unit
   std::vector<SiteTemplate> templates_;  // [site * kVariants + variant]
   uint64_t generation_ = 0;              // counts units written

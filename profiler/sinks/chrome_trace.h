@@ -29,7 +29,8 @@
 //                  "origin_ns": "<decimal string>", "overhead_compensated": b,
 //                  "units": N, "units_complete": N, "units_truncated": N,
 //                  "units_overflowed": N, "units_corrupt": N, "units_missing": N,
-//                  "slices": N, "dropped_events": N, "slice_args": "lean" | "full",
+//                  "slices": N, "instants": N, "async_spans": N, "flows": N,
+//                  "flows_unanchored": N, "dropped_events": N, "slice_args": "lean" | "full",
 //                  "sites": [{"id", "name", "kind", "origin"} per site],
 //                  "host_anchor": {"globaltimer_ns", "boottime_ns", "realtime_ns" (decimal
 //                                  strings), "uncertainty_ns"}  (when the layout has one)}}
@@ -66,6 +67,25 @@
 //   ts: microseconds relative to Timeline::origin_ns, written with exactly three decimals so
 //   that every value is exact to the nanosecond ("1234.567"); never negative.
 //   dur: end_ns - begin_ns in the same form, >= 0.
+//
+// Hand-offs (trace version 2: timeline_types.h's instants, async spans and flows), written
+// after each unit's slices:
+//   instants (barrier arrivals): {"name": site, "cat": "barrier_arrive", "ph": "i",
+//     "s": "t", "ts", "args": {"barrier": "full[2]", "phase": N[, "event": slot (full)]},
+//     "pid", "tid"} on the unit's thread;
+//   async spans (async copies): "X" events (in both event styles) on the unit's async lanes:
+//     thread tid = (lane + 1) * units_per_block * grid blocks + the unit's tid, named
+//     "<unit> async" / "<unit> async 2" ..., sorted with the unit (same sort index);
+//     args {"issue": N[, "barrier": name][, "completed": false]}; spans on one lane never
+//     overlap;
+//   flows (every link: arrival -> each wait it released, issue -> completion): an "s" event
+//     on the source's thread and an "f" event with "bp": "e" on the target's, same "id"
+//     (the Flow id), "name" ("hand-off" / "async copy") and "cat" ("arrival_to_release" /
+//     "issue_to_completion"); the "s" carries args {"barrier", "phase", "completing"} or
+//     {"barrier", "issue"}. Each is placed strictly inside its end's anchor (FlowEnd: a
+//     slice of the main track, or the issue's async span), at the event's time moved into
+//     (begin, end) of the anchor, so both viewers bind it to that slice. A flow with an end
+//     that has no anchor is left out and counted in otherData "flows_unanchored".
 //
 // Zero-length slices. dur is never rounded up: a region whose begin and end fall in the same
 // nanosecond is written with "dur": 0.000. Widening it to one tick (1 ns) would push a child
@@ -116,7 +136,10 @@ struct ChromeTraceOptions {
 //                    an end before its begin, a begin before Timeline::origin_ns or an
 //                    end 2^63 ns or more after it, a begin
 //                    earlier than the previous slice's, a depth deeper than its open parents,
-//                    a slice sticking out of its parent or overlapping its previous sibling.
+//                    a slice sticking out of its parent or overlapping its previous sibling;
+//                    an instant, async span or flow end with a time before the origin (or
+//                    2^63 ns after it), a site outside the table, a lane past async_lanes,
+//                    an anchor outside its track, an async span that ends before it begins.
 // Stream errors (e.g. a full disk behind a raw_fd_ostream) are the stream's: the caller
 // checks them (WriteChromeTraceFile does).
 absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions& options,

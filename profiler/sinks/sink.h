@@ -19,7 +19,8 @@
 //
 // Contract (the driver keeps it; a sink may rely on it):
 //   * Call order: Begin once, then AddUnit once per record of the buffer, then End once.
-//     Units come in buffer order — (block_linear, unit_index) of the sampled blocks — and
+//     When the layout has hand-off sites (links.h), a block's units are handed on together
+//     after its last one is verified (their flows need the whole block). Units come in buffer order — (block_linear, unit_index) of the sampled blocks — and
 //     include units without a record (missing, or a header too damaged to read): their
 //     UnitTimeline has has_record false and no slices.
 //   * Each call goes to every sink in the order the caller listed them before the next call
@@ -29,7 +30,7 @@
 //     included), and DumpTrace returns that error, its message prefixed with the sink's
 //     Name() ("chrome trace: ..."), with its code unchanged.
 //   * A dump that fails verification (strict mode: an error finding in some unit) stops
-//     feeding sinks at the first unit with an error and never calls End; DumpTrace still
+//     feeding sinks at the first unit (with hand-off sites: the first block) with an error and never calls End; DumpTrace still
 //     verifies the remaining units, fills DumpResult::report and returns its ToStatus().
 //     So a sink that sees End knows the whole trace passed; one that never sees it must
 //     discard what it has (the Chrome trace's file shell does: nothing is written then).
@@ -78,6 +79,9 @@ struct UnitView {
   // has_record false) when it has no usable record.
   const UnitTimeline* timeline = nullptr;
   absl::Span<const Finding> findings;     // this unit's listed findings (capped), in order
+  // On the last unit of a block whose trace has hand-off sites: the block's hand-off
+  // findings (verify.h; they name events of any of its units). Empty otherwise.
+  absl::Span<const Finding> block_findings;
 };
 
 // After the last unit (only when the whole dump succeeded).

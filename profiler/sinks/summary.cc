@@ -135,6 +135,13 @@ void SummaryBuilder::Count(const UnitTimeline& unit) {
   for (const Slice& s : unit.slices) {
     durations_[row_of_site_[s.site]].push_back(s.end_ns - s.begin_ns);
   }
+  summary_.arrivals += unit.instants.size();
+  summary_.async_copies += unit.async_spans.size();
+  for (const AsyncSpan& a : unit.async_spans) summary_.async_never_completed += !a.completed;
+  for (const Flow& f : unit.flows) {
+    if (f.from.record_index != unit.record_index) continue;  // counted once, at its source
+    ++(f.kind == FlowKind::kArrivalToRelease ? summary_.arrival_flows : summary_.copy_flows);
+  }
 }
 
 Summary SummaryBuilder::Finish(int64_t wall_ns, std::string clock_note) {
@@ -250,6 +257,13 @@ void PrintSummary(const Summary& summary, llvm::raw_ostream& os) {
     os << line << "\n";
   }
   if (summary.regions.empty()) os << "(no regions recorded)\n";
+  if (summary.arrivals + summary.async_copies + summary.arrival_flows + summary.copy_flows > 0) {
+    os << absl::StrFormat(
+        "hand-offs: %d barrier arrivals, %d async copies (%d never completed), %d arrival -> "
+        "release flows, %d issue -> completion flows\n",
+        summary.arrivals, summary.async_copies, summary.async_never_completed,
+        summary.arrival_flows, summary.copy_flows);
+  }
 }
 
 std::string FormatSummary(const Summary& summary) {

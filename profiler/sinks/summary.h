@@ -24,6 +24,9 @@
 //     of different rows can add up to more than 100%.
 //   - The header line says which SM clock rate turned cycles into ns: calibrated per unit
 //     from the globaltimer, the nominal rate (with its value), or both with unit counts.
+//   - A trace with hand-offs gets one more line after the table:
+//       hand-offs: 512 barrier arrivals, 256 async copies (0 never completed), 512 arrival
+//       -> release flows, 256 issue -> completion flows
 //
 // Memory: one int64 per slice while summarizing (the durations, for exact percentiles).
 // Thread-safety: reentrant; the Timeline is only read.
@@ -73,6 +76,13 @@ struct Summary {
   int64_t wall_ns = 0;            // Timeline end_ns - origin_ns
   int64_t unit_time_ns = 0;       // sum of unit (end_ns - start_ns)
   std::vector<RegionStats> regions;
+  // Hand-offs (trace version 2; timeline_types.h), all 0 for traces without them:
+  uint64_t arrivals = 0;               // instants: recorded barrier arrivals
+  uint64_t async_copies = 0;           // async spans
+  uint64_t async_never_completed = 0;  // ... of which never observed complete
+  uint64_t arrival_flows = 0;          // arrival -> released wait links
+  uint64_t copy_flows = 0;             // issue -> completion links
+  friend bool operator==(const Summary&, const Summary&) = default;
 };
 
 // Computes the summary of a whole Timeline. Returns InvalidArgument, naming the unit and

@@ -197,21 +197,6 @@ struct CorruptionSpec {
                          // kClockBackwards: cycles (default 100000)
 };
 
-// Every Corruption, in declaration order (for tests that cover each one).
-inline constexpr Corruption kAllCorruptions[] = {
-    Corruption::kBadMagic,          Corruption::kBadVersion,
-    Corruption::kBadHeaderWords,    Corruption::kBadChecksum,
-    Corruption::kWrongBlock,        Corruption::kWrongUnit,
-    Corruption::kWrongCapacity,     Corruption::kMissingUnit,
-    Corruption::kIncompleteUnit,    Corruption::kSmIdOutOfRange,
-    Corruption::kEndBeforeStart,    Corruption::kBadGlobaltimer,
-    Corruption::kDroppedEvents,     Corruption::kUnpairedEvent,
-    Corruption::kExitWithoutBegin,  Corruption::kMismatchedNesting,
-    Corruption::kUnknownSite,       Corruption::kClockBackwards,
-    Corruption::kReleaseBeforeArrivals, Corruption::kArrivalCountMismatch,
-    Corruption::kAsyncEndWithoutBegin,  Corruption::kAsyncNeverCompleted,
-};
-
 // Applies `spec` to a complete buffer of `layout` in place. InvalidArgument (and `words`
 // unchanged) when it cannot apply: record out of range, a record that is not a valid
 // complete record, an event index past the record's events or an event of the wrong kind

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,11 @@ void UnitTimelineBuilder::Build(const DecodedRecord& r, const UnitVerdict& v,
   u.verdict_reason = v.reason;
   u.dropped = v.dropped;
   u.slices.clear();
+  u.instants.clear();
+  u.async_spans.clear();
+  u.async_lanes = 0;
+  u.flows.clear();
+  event_ns_.clear();
   u.events = 0;
   u.start_ns = u.end_ns = 0;
   u.sm_id = 0;
@@ -134,6 +140,164 @@ void UnitTimelineBuilder::PlaceSlices(const DecodedRecord& r, const UnitVerdict&
                         !closed});
   }
   if (!ordered) std::stable_sort(u.slices.begin(), u.slices.end(), SliceOrder);
+  if (r.version < 2) return;
+  for (uint32_t i = 0; i < n; i = r.NextEvent(i)) {
+    const uint32_t site = r.SiteOf(r.events[i].tag);
+    const abi::Payload* payload = r.PayloadOf(i);
+    if (site >= layout_->sites.size() || payload == nullptr ||
+        layout_->sites[site].kind != SiteKind::kBarrierArrive) {
+      continue;
+    }
+    u.instants.push_back({site, i, event_ns_[i], payload->a, payload->b});
+  }
+}
+
+namespace {
+
+// Async spans of one block from its links: each issue with its completion, each issue never
+// completed to its unit's end; sorted by begin and given lanes.
+void PlaceAsyncSpans(const Links& links, uint64_t first_record, absl::Span<UnitTimeline> units,
+                     absl::Span<const std::vector<int64_t>> event_ns) {
+  auto ns = [&](const EventRef& e) { return event_ns[e.record - first_record][e.slot]; };
+  for (const Link& link : links.links) {
+    if (link.kind != LinkKind::kIssueToCompletion) continue;
+    AsyncSpan span;
+    span.site = link.site;
+    span.begin_event = link.from.slot;
+    span.end_event = link.to.slot;
+    span.begin_ns = ns(link.from);
+    span.end_ns = ns(link.to);
+    span.issue = link.issue;
+    span.barrier = link.barrier;
+    units[link.from.record - first_record].async_spans.push_back(span);
+  }
+  for (const UnpairedAsync& u : links.unpaired) {
+    if (!u.is_begin) continue;
+    UnitTimeline& unit = units[u.event.record - first_record];
+    AsyncSpan span;
+    span.site = u.site;
+    span.begin_event = u.event.slot;
+    span.begin_ns = ns(u.event);
+    span.end_ns = std::max(span.begin_ns, unit.end_ns);
+    span.issue = u.issue;
+    span.barrier = u.barrier;
+    span.completed = false;
+    unit.async_spans.push_back(span);
+  }
+  std::vector<int64_t> lane_end;
+  for (UnitTimeline& u : units) {
+    std::stable_sort(u.async_spans.begin(), u.async_spans.end(),
+                     [](const AsyncSpan& a, const AsyncSpan& b) {
+                       return std::tie(a.begin_ns, a.begin_event) <
+                              std::tie(b.begin_ns, b.begin_event);
+                     });
+    lane_end.clear();
+    for (AsyncSpan& span : u.async_spans) {
+      uint32_t lane = 0;
+      while (lane < lane_end.size() && lane_end[lane] > span.begin_ns) ++lane;
+      if (lane == lane_end.size()) lane_end.push_back(0);
+      lane_end[lane] = span.end_ns;
+      span.lane = lane;
+    }
+    u.async_lanes = static_cast<uint32_t>(lane_end.size());
+  }
+}
+
+// Sets the anchor of each end in `ends` (all on `unit`'s main track): the innermost slice
+// with begin < ns <= end that is at least 2 ns long. One sweep over the slices.
+void AnchorOnSlices(const UnitTimeline& unit, std::vector<FlowEnd*>& ends) {
+  std::stable_sort(ends.begin(), ends.end(),
+                   [](const FlowEnd* a, const FlowEnd* b) { return a->ns < b->ns; });
+  std::vector<uint32_t> stack;  // stack[d]: the last slice begun at depth d
+  size_t next = 0;
+  for (FlowEnd* end : ends) {
+    while (next < unit.slices.size() && unit.slices[next].begin_ns < end->ns) {
+      const Slice& s = unit.slices[next];
+      stack.resize(std::min<size_t>(stack.size(), s.depth));
+      stack.push_back(static_cast<uint32_t>(next));
+      ++next;
+    }
+    end->anchor = FlowEnd::kNone;
+    for (size_t d = stack.size(); d-- > 0;) {
+      const Slice& s = unit.slices[stack[d]];
+      if (s.end_ns >= end->ns && s.end_ns - s.begin_ns >= 2) {
+        end->anchor = stack[d];
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void AddBlockLinks(const Links& links, uint64_t first_record, absl::Span<UnitTimeline> units,
+                   absl::Span<const std::vector<int64_t>> event_ns, uint64_t& next_flow_id) {
+  for (UnitTimeline& u : units) {
+    u.async_spans.clear();
+    u.async_lanes = 0;
+    u.flows.clear();
+  }
+  auto known = [&](const EventRef& e) {
+    const uint64_t i = e.record - first_record;
+    return e.record >= first_record && i < units.size() && i < event_ns.size() &&
+           e.slot < event_ns[i].size();
+  };
+  Links usable;
+  for (const Link& link : links.links) {
+    if (known(link.from) && known(link.to)) usable.links.push_back(link);
+  }
+  for (const UnpairedAsync& u : links.unpaired) {
+    if (known(u.event)) usable.unpaired.push_back(u);
+  }
+  PlaceAsyncSpans(usable, first_record, units, event_ns);
+
+  auto ns = [&](const EventRef& e) { return event_ns[e.record - first_record][e.slot]; };
+  std::vector<Flow> flows;
+  flows.reserve(usable.links.size());
+  for (const Link& link : usable.links) {
+    Flow flow;
+    flow.id = next_flow_id++;
+    flow.kind = link.kind == LinkKind::kIssueToCompletion ? FlowKind::kIssueToCompletion
+                                                          : FlowKind::kArrivalToRelease;
+    flow.from = {link.from.record, link.from.slot, ns(link.from)};
+    flow.to = {link.to.record, link.to.slot, ns(link.to)};
+    flow.barrier = link.barrier;
+    flow.phase = link.phase;
+    flow.issue = link.issue;
+    flow.completing = link.completing;
+    flows.push_back(flow);
+  }
+  // Anchors: an issue on its async span, every other end on its unit's slices.
+  std::vector<std::vector<FlowEnd*>> on_slices(units.size());
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> by_issue(units.size());
+  for (size_t i = 0; i < units.size(); ++i) {
+    const std::vector<AsyncSpan>& spans = units[i].async_spans;
+    for (uint32_t k = 0; k < spans.size(); ++k) by_issue[i].push_back({spans[k].begin_event, k});
+    std::sort(by_issue[i].begin(), by_issue[i].end());
+  }
+  for (Flow& flow : flows) {
+    if (flow.kind == FlowKind::kIssueToCompletion) {
+      const size_t i = flow.from.record_index - first_record;
+      const auto& index = by_issue[i];
+      auto it = std::lower_bound(index.begin(), index.end(),
+                                 std::pair<uint32_t, uint32_t>{flow.from.event, 0});
+      flow.from.on_async = true;
+      if (it != index.end() && it->first == flow.from.event) {
+        const AsyncSpan& span = units[i].async_spans[it->second];
+        if (span.end_ns - span.begin_ns >= 2) flow.from.anchor = it->second;
+      }
+    } else {
+      on_slices[flow.from.record_index - first_record].push_back(&flow.from);
+    }
+    on_slices[flow.to.record_index - first_record].push_back(&flow.to);
+  }
+  for (size_t i = 0; i < units.size(); ++i) AnchorOnSlices(units[i], on_slices[i]);
+  for (const Flow& flow : flows) {
+    units[flow.from.record_index - first_record].flows.push_back(flow);
+    if (flow.to.record_index != flow.from.record_index) {
+      units[flow.to.record_index - first_record].flows.push_back(flow);
+    }
+  }
 }
 
 absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const VerifyReport& report,
@@ -149,10 +313,22 @@ absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const Verify
   int64_t origin = std::numeric_limits<int64_t>::max();
   int64_t end = std::numeric_limits<int64_t>::min();
   UnitWalk walk;
+  BlockLinker linker(decoded);
+  std::vector<std::vector<int64_t>> block_ns(linker.active() ? UnitsPerBlock(layout) : 0);
+  uint64_t next_flow_id = 0;
   for (size_t idx = 0; idx < decoded.records.size(); ++idx) {
     WalkUnit(decoded.records[idx], layout, walk);
     UnitTimeline& u = timeline.units[idx];
     builder.Build(decoded.records[idx], report.units[idx], walk, u);
+    if (linker.active()) {
+      block_ns[idx % block_ns.size()] = builder.event_ns();
+      if (linker.Add(decoded.records[idx], walk, report.units[idx].kept_events)) {
+        AddBlockLinks(linker.links(), linker.first_record(),
+                      absl::MakeSpan(timeline.units).subspan(linker.first_record(),
+                                                             block_ns.size()),
+                      block_ns, next_flow_id);
+      }
+    }
     if (!u.has_record) continue;
     tally.Add(u.clock_source, u.cycles_per_ns);
     origin = std::min(origin, u.start_ns);

@@ -33,6 +33,15 @@
 // finished with trustworthy clocks, else its last event (or closing) time; never before its
 // last slice ends.
 //
+// Instants, async spans, flows (trace version 2, links.h). A kept barrier arrival with its
+// payload is an Instant at its event's time. Per block, once its last unit is built, the
+// links BlockLinker resolved become the block's async spans (each issue paired with its
+// completion in the unit; an issue never completed spans to the unit's end, completed
+// false; a completion without its issue draws nothing) and flows (each link, with the times
+// of its two events and an id numbered over the whole trace in block order). Async spans
+// get lanes greedily in begin order: a span goes on the lowest lane whose last span ended
+// at or before its begin.
+//
 // Overhead. UnitTimeline::overhead_cycles is the unit's smallest step between consecutive
 // events (measured by the clock model, clock.h), an upper bound on what one record point costs: two back-to-back
 // record points with no work between them are that far apart. With
@@ -68,7 +77,9 @@
 #include <vector>
 
 #include "profiler/clock/clock.h"
+#include "absl/types/span.h"
 #include "profiler/trace/decode.h"
+#include "profiler/trace/links.h"
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/walk.h"
 #include "profiler/trace/verify.h"
@@ -97,6 +108,9 @@ class UnitTimelineBuilder {
                                                     const TimelineOptions& options);
   void Build(const DecodedRecord& record, const UnitVerdict& verdict, const UnitWalk& walk,
              UnitTimeline& out);
+  // The time of each kept event slot of the last Build (a payload slot has its event's),
+  // as AddBlockLinks needs them; valid until the next Build.
+  const std::vector<int64_t>& event_ns() const { return event_ns_; }
 
  private:
   UnitTimelineBuilder(const TraceLayout& layout, const TimelineOptions& options)
@@ -109,6 +123,12 @@ class UnitTimelineBuilder {
   std::vector<int64_t> event_ns_;  // scratch: each kept event's time
 };
 
+// Adds the async spans and flows of one block (see "Instants, async spans, flows" above) to
+// its units: `units[i]` is the UnitTimeline of record links_first_record + i, built by
+// UnitTimelineBuilder, and `event_ns[i]` its event_ns(). Each Flow gets the next
+// `next_flow_id`. Clears the units' async spans and flows first.
+void AddBlockLinks(const Links& links, uint64_t first_record, absl::Span<UnitTimeline> units,
+                   absl::Span<const std::vector<int64_t>> event_ns, uint64_t& next_flow_id);
 
 }  // namespace warptrace
 

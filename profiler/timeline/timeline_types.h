@@ -91,11 +91,20 @@ enum class FlowKind : uint8_t {
 };
 const char* FlowKindName(FlowKind kind);  // "arrival_to_release", "issue_to_completion"
 
-// One end of a flow: an event of some unit of the same block.
+// One end of a flow: an event of some unit of the same block, and what it attaches to.
 struct FlowEnd {
+  static constexpr uint32_t kNone = 0xffffffffu;
   uint64_t record_index = 0;  // the unit (UnitTimeline::record_index)
   uint32_t event = 0;         // the event slot in its record
   int64_t ns = 0;             // the event's time (an instant, a wait's end, a span's end)
+  // The anchor a viewer binds the arrow to: an async copy's issue attaches to its AsyncSpan
+  // (on_async, `anchor` indexes UnitTimeline::async_spans); every other end to the
+  // innermost slice of the unit's main track that contains `ns` and is at least 2 ns long
+  // (so a point strictly inside it exists; `anchor` indexes UnitTimeline::slices). kNone:
+  // nothing to attach to (e.g. an arrival outside every region); writers that must bind
+  // (Chrome's flow events) leave such a flow out.
+  uint32_t anchor = kNone;
+  bool on_async = false;
   friend bool operator==(const FlowEnd&, const FlowEnd&) = default;
 };
 

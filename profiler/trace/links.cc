@@ -1,6 +1,7 @@
 #include "profiler/trace/links.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -42,20 +43,21 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
       if (!exit) {
         if (auto it = open.find(key); it != open.end()) {
           // Issued again before its completion: the first begin is never completed.
-          out.unpaired.push_back({it->second.begin, site, payload->a, true});
+          out.unpaired.push_back({it->second.begin, site, payload->a, it->second.barrier, true});
         }
         open[key] = {ref, payload->b};
         continue;
       }
       auto it = open.find(key);
       if (it == open.end()) {
-        out.unpaired.push_back({ref, site, payload->a, false});
+        out.unpaired.push_back({ref, site, payload->a, payload->b, false});
         continue;
       }
       Link link;
       link.kind = LinkKind::kIssueToCompletion;
       link.from = it->second.begin;
       link.to = ref;
+      link.site = site;
       link.barrier = it->second.barrier;
       link.issue = payload->a;
       out.links.push_back(link);
@@ -63,7 +65,7 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
     }
   }
   for (const auto& [key, begin] : open) {
-    out.unpaired.push_back({begin.begin, key.first, key.second, true});
+    out.unpaired.push_back({begin.begin, key.first, key.second, begin.barrier, true});
   }
 }
 
@@ -71,9 +73,16 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
 
 Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout,
                 const std::vector<uint32_t>& kept, const EventTime& time) {
+  return FindLinks(decoded, layout, 0, static_cast<uint32_t>(decoded.records.size()), kept,
+                   time);
+}
+
+Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout, uint32_t first,
+                uint32_t end, const std::vector<uint32_t>& kept, const EventTime& time) {
   Links out;
   std::map<PhaseKey, PhaseRecord> phases;
-  for (uint32_t record = 0; record < decoded.records.size(); ++record) {
+  end = std::min<uint32_t>(end, static_cast<uint32_t>(decoded.records.size()));
+  for (uint32_t record = first; record < end; ++record) {
     const DecodedRecord& r = decoded.records[record];
     if (r.header_problem != HeaderProblem::kNone || r.version < 2) continue;
     const uint32_t limit = record < kept.size() ? kept[record] : UINT32_MAX;
@@ -90,6 +99,8 @@ Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout,
           Link link;
           link.from = p.arrivals[k];
           link.to = release;
+          link.site = decoded.records[link.from.record].SiteOf(
+              decoded.records[link.from.record].events[link.from.slot].tag);
           link.barrier = p.barrier;
           link.phase = p.phase;
           link.completing = k == last;
@@ -108,6 +119,66 @@ Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout,
                             std::tie(b.event.record, b.event.slot);
                    });
   return out;
+}
+
+bool HasHandoffSites(const TraceLayout& layout) {
+  for (const SiteInfo& site : layout.sites) {
+    if (SiteKindHasPayload(site.kind)) return true;
+  }
+  return false;
+}
+
+BlockLinker::BlockLinker(const DecodedTrace& decoded)
+    : decoded_(decoded), layout_(*decoded.layout) {
+  active_ = HasHandoffSites(layout_);
+  if (!active_) return;
+  units_per_block_ = std::max<uint32_t>(1, UnitsPerBlock(layout_));
+  kept_.assign(decoded.records.size(), 0);
+  base_.resize(units_per_block_);
+  cycles_.resize(units_per_block_);
+}
+
+bool BlockLinker::Add(const DecodedRecord& r, const UnitWalk& walk, uint32_t kept_events) {
+  if (!active_) return false;
+  const uint32_t record = static_cast<uint32_t>(r.record_index);
+  const uint32_t slot = record % units_per_block_;
+  if (slot == 0) {
+    first_ = record;
+    has_ref_ = false;
+  }
+  if (record < kept_.size()) kept_[record] = kept_events;
+  std::vector<int64_t>& cycles = cycles_[slot];
+  cycles.assign(walk.cycles.begin(),
+                walk.cycles.begin() + std::min<size_t>(walk.cycles.size(), kept_events));
+  base_[slot] = 0;
+  if (r.header_problem == HeaderProblem::kNone) {
+    const int64_t gt = static_cast<int64_t>(r.start_globaltimer);
+    if (!has_ref_) {
+      has_ref_ = true;
+      ref_gt_ = gt;
+      ref_clock_ = r.start_clock;
+    } else {
+      // The start offset mod 2^32 is exact; the globaltimer (at the nominal clock) says
+      // which of its 2^32-apart readings it is.
+      const int64_t mod = static_cast<int64_t>(static_cast<uint32_t>(r.start_clock - ref_clock_));
+      const double expected = static_cast<double>(gt - ref_gt_) *
+                              static_cast<double>(layout_.clock.nominal_sm_clock_khz) / 1e6;
+      const double wraps = std::round((expected - static_cast<double>(mod)) / 4294967296.0);
+      base_[slot] = mod + static_cast<int64_t>(std::clamp(wraps, -1e6, 1e6)) * (int64_t{1} << 32);
+    }
+  }
+  if (slot + 1 != units_per_block_) return false;
+  end_ = record + 1;
+  links_ = FindLinks(decoded_, layout_, first_, end_, kept_,
+                     [this](const EventRef& e) { return Cycles(e); });
+  return true;
+}
+
+int64_t BlockLinker::Cycles(const EventRef& e) const {
+  if (e.record < first_ || e.record - first_ >= cycles_.size()) return 0;
+  const uint32_t slot = e.record - first_;
+  const std::vector<int64_t>& cycles = cycles_[slot];
+  return base_[slot] + (e.slot < cycles.size() ? cycles[e.slot] : 0);
 }
 
 }  // namespace warptrace

@@ -39,6 +39,7 @@
 
 #include "profiler/trace/decode.h"
 #include "profiler/trace/layout.h"
+#include "profiler/trace/walk.h"
 
 namespace warptrace {
 
@@ -59,6 +60,7 @@ struct Link {
   LinkKind kind = LinkKind::kArrivalToRelease;
   EventRef from;
   EventRef to;
+  uint32_t site = 0;        // kIssueToCompletion: the async copy's site; else the arrival's
   uint32_t barrier = kNoBarrier;
   uint32_t phase = 0;       // kArrivalToRelease
   uint32_t issue = 0;       // kIssueToCompletion
@@ -79,6 +81,7 @@ struct UnpairedAsync {
   EventRef event;
   uint32_t site = 0;
   uint32_t issue = 0;
+  uint32_t barrier = kNoBarrier;  // the payload's barrier
   bool is_begin = false;  // true: issued, never observed complete
 };
 
@@ -99,6 +102,67 @@ using EventTime = std::function<int64_t(const EventRef&)>;
 // are in buffer order of their `to` event; the completing arrival is the latest by `time`.
 Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout,
                 const std::vector<uint32_t>& kept, const EventTime& time);
+// The same for records [first, end) only (one block: links never leave a block).
+Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout, uint32_t first,
+                uint32_t end, const std::vector<uint32_t>& kept, const EventTime& time);
+
+// Whether `layout` has a site of a hand-off kind (kBarrierArrive, kPhaseWait, kAsyncCopy):
+// only then can a trace of it have links.
+bool HasHandoffSites(const TraceLayout& layout);
+
+// What the dump driver, Verify and BuildTimeline share to resolve links one block at a time
+// while they walk the units in buffer order: feed it every record with its walk (walk.h)
+// and its kept prefix (UnitVerdict::kept_events); when the block's last unit has been added
+// it resolves the block's links, on the block's common SM clock.
+//
+//   BlockLinker linker(decoded);
+//   for (const DecodedRecord& r : decoded.records) {
+//     WalkUnit(r, layout, walk);
+//     const UnitVerdict& v = verifier.Add(r, walk);
+//     if (linker.Add(r, walk, v.kept_events)) { ... linker.links(), linker.Cycles(ref) ... }
+//   }
+//
+// Time. The units of a block run on one SM, so their %clock stamps are one counter: an
+// event's time is its unwrapped cycles (UnitWalk::cycles) plus its unit's start %clock
+// relative to the block's first unit with a record, the 2^32 ambiguity of that offset
+// resolved by the units' start globaltimers at the nominal clock. Exact to the cycle, which
+// ns from separately calibrated units are not; FindLinks' `completing` uses it.
+//
+// A layout without hand-off sites (every version-1 trace) makes it inert: Add returns false
+// and keeps nothing. Memory: one block's event cycles. Not thread-safe; `decoded` must
+// outlive it.
+class BlockLinker {
+ public:
+  explicit BlockLinker(const DecodedTrace& decoded);
+
+  bool active() const { return active_; }
+  // Adds the next record in buffer order. Returns true when it is the last record of its
+  // block (and the linker is active): links() then holds that block's links until the next
+  // Add.
+  bool Add(const DecodedRecord& record, const UnitWalk& walk, uint32_t kept_events);
+
+  const Links& links() const { return links_; }
+  const DecodedTrace* decoded() const { return &decoded_; }
+  uint32_t first_record() const { return first_; }  // the block's first record
+  uint32_t end_record() const { return end_; }      // one past its last
+  // An event's cycles on the block's common clock (only for events of the kept prefixes).
+  int64_t Cycles(const EventRef& event) const;
+
+ private:
+  const DecodedTrace& decoded_;
+  const TraceLayout& layout_;
+  bool active_ = false;
+  uint32_t units_per_block_ = 1;
+  uint32_t first_ = 0;
+  uint32_t end_ = 0;
+  int64_t ref_gt_ = 0;        // start globaltimer of the block's reference unit
+  uint32_t ref_clock_ = 0;    // its start %clock
+  bool has_ref_ = false;
+  std::vector<uint32_t> kept_;                // per record of the buffer
+  std::vector<int64_t> base_;                 // per record of the block: start offset
+  std::vector<std::vector<int64_t>> cycles_;  // per record of the block: walk cycles
+  Links links_;
+};
 
 }  // namespace warptrace
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -175,6 +176,10 @@ const char* FindingKindName(FindingKind kind) {
     case FindingKind::kClockBackwards: return "clock_backwards";
     case FindingKind::kClockAmbiguous: return "clock_ambiguous";
     case FindingKind::kClockWrapsLost: return "clock_wraps_lost";
+    case FindingKind::kReleaseBeforeArrivals: return "release_before_arrivals";
+    case FindingKind::kArrivalCountMismatch: return "arrival_count_mismatch";
+    case FindingKind::kAsyncEndWithoutBegin: return "async_end_without_begin";
+    case FindingKind::kAsyncNeverCompleted: return "async_never_completed";
     case FindingKind::kRepaired: return "repaired";
     case FindingKind::kTooManyFindings: return "too_many_findings";
   }
@@ -467,6 +472,90 @@ void UnitVerifier::VerifyEvents(const DecodedRecord& r, const UnitWalk& walk,
   report_.kept_events += v.kept_events;
 }
 
+void UnitVerifier::AddBlock(const BlockLinker& linker) {
+  Collector collect(report_, layout_, options_, suppressed_);
+  const DecodedTrace* decoded = linker.decoded();
+  auto record = [&](const EventRef& e) -> const DecodedRecord& { return decoded->records[e.record]; };
+  auto unit = [&](const EventRef& e) {
+    const DecodedRecord& r = record(e);
+    return absl::StrFormat("%s %d event %d", UnitKindName(layout_.unit.kind), r.unit_index,
+                           e.slot);
+  };
+  auto complete = [&](uint32_t index) {
+    return index < report_.units.size() && report_.units[index].verdict == Verdict::kComplete;
+  };
+  bool block_complete = true;
+  for (uint32_t i = linker.first_record(); i < linker.end_record(); ++i) {
+    block_complete = block_complete && complete(i);
+  }
+  const Links& links = linker.links();
+  // Findings in event order of the block: collect (event, kind, message) and sort.
+  struct Pending {
+    EventRef at;
+    FindingKind kind;
+    std::string message;
+  };
+  std::vector<Pending> pending;
+  for (const PhaseRecord& p : links.phases) {
+    const std::string barrier = BarrierName(layout_, p.barrier);
+    const EventRef* last = nullptr;
+    for (const EventRef& a : p.arrivals) {
+      if (last == nullptr || linker.Cycles(a) >= linker.Cycles(*last)) last = &a;
+    }
+    if (last != nullptr) {
+      for (const EventRef& release : p.releases) {
+        const int64_t early = linker.Cycles(*last) - linker.Cycles(release);
+        if (early <= 0) continue;
+        pending.push_back({release, FindingKind::kReleaseBeforeArrivals, absl::StrFormat(
+            "the wait on phase %d of %s is released %d SM cycles before that phase's last "
+            "arrival (%s of %d): a release cannot precede the arrivals that complete its "
+            "phase, so the recorded phase numbers are off (check the phase the wait records "
+            "against the barrier's uses, e.g. use k of ring stage s is phase k / stages) or "
+            "the arrival belongs to another barrier",
+            p.phase, barrier, early, unit(*last), p.arrivals.size())});
+      }
+    }
+    const uint32_t expected = p.barrier < layout_.barriers.size()
+                                  ? layout_.barriers[p.barrier].arrivals_per_phase
+                                  : 0;
+    if (expected != 0 && block_complete && p.arrivals.size() != expected) {
+      const EventRef at = !p.releases.empty() ? p.releases.front() : p.arrivals.back();
+      pending.push_back({at, FindingKind::kArrivalCountMismatch, absl::StrFormat(
+          "phase %d of %s has %d recorded arrival%s but the barrier table says %d complete a "
+          "phase: %s (check the arrival count the barrier was declared with, and that every "
+          "arriving thread's arrival is recorded with this phase)",
+          p.phase, barrier, p.arrivals.size(), p.arrivals.size() == 1 ? "" : "s", expected,
+          p.arrivals.size() > expected ? "arrivals of another phase were recorded with this "
+                                         "one, or the phase completed early"
+                                       : "the phase can never complete, so a wait on it "
+                                         "would hang (or arrivals went unrecorded)")});
+    }
+  }
+  for (const UnpairedAsync& u : links.unpaired) {
+    const std::string site =
+        u.site < layout_.sites.size() ? absl::StrCat("\"", layout_.sites[u.site].name, "\"")
+                                      : absl::StrCat("#", u.site);
+    if (!u.is_begin) {
+      pending.push_back({u.event, FindingKind::kAsyncEndWithoutBegin, absl::StrFormat(
+          "completion of async copy %d of %s without its issue earlier in the unit: the "
+          "issue was not recorded, or the completion records another copy's issue number",
+          u.issue, site)});
+    } else if (complete(u.event.record)) {
+      pending.push_back({u.event, FindingKind::kAsyncNeverCompleted, absl::StrFormat(
+          "async copy %d of %s is issued but the unit never observes its completion before "
+          "it ends: wait for the copy (its group or its barrier phase) before exiting, or "
+          "record the wait that observes it",
+          u.issue, site)});
+    }
+  }
+  std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
+    return std::tie(a.at.record, a.at.slot) < std::tie(b.at.record, b.at.slot);
+  });
+  for (Pending& p : pending) {
+    collect.Add(p.kind, record(p.at), p.at.slot, [&] { return std::move(p.message); });
+  }
+}
+
 Verdict UnitVerifier::DecideVerdict(bool unit_corrupt, bool prefix_cut, bool overflowed,
                                     bool complete) const {
   if (unit_corrupt && !options_.allow_truncated) return Verdict::kCorrupt;
@@ -488,9 +577,11 @@ VerifyReport Verify(const DecodedTrace& decoded, const VerifyOptions& options) {
   VerifyReport report;
   UnitVerifier verifier(decoded, options, report);
   UnitWalk walk;
+  BlockLinker linker(decoded);
   for (const DecodedRecord& r : decoded.records) {
     WalkUnit(r, *decoded.layout, walk);
-    verifier.Add(r, walk);
+    const uint32_t kept = verifier.Add(r, walk).kept_events;
+    if (linker.Add(r, walk, kept)) verifier.AddBlock(linker);
   }
   verifier.Finish();
   return report;

@@ -26,6 +26,21 @@
 //             cannot confirm (kClockAmbiguous: always a warning; clock.h says when).
 // The event checks stop at a unit's first event error: what follows cannot be trusted.
 //
+// Hand-offs (trace version 2, links.h), per block after its last unit, from the links
+// resolved by BlockLinker on the block's common SM clock; coordinates are the event at fault:
+//   kReleaseBeforeArrivals  a wait released (its exit) earlier than the latest arrival on
+//                           the phase it was released on;
+//   kArrivalCountMismatch   a phase with more or fewer recorded arrivals than the barrier
+//                           table's arrivals_per_phase (only where the table gives one, and
+//                           only when every unit of the block is complete: a cut prefix or
+//                           dropped events lose arrivals, and that is reported already);
+//   kAsyncEndWithoutBegin   an async copy's completion with no issue of that (site, issue)
+//                           before it in its unit;
+//   kAsyncNeverCompleted    an async copy issued and never observed complete by its unit
+//                           (only for complete units).
+// They are errors (warnings with allow_truncated) but do not change any unit's verdict: each
+// unit's own events are well formed; their relation is what is wrong.
+//
 // The clock (clock.h). %clock is 32 bits and wraps every 2^32 cycles (about 2 s at 2 GHz);
 // consecutive stamps are less than 2^32 cycles apart, so the step between two stamps is the
 // forward distance mod 2^32 and a wrap is never an error, except where the globaltimer span
@@ -61,6 +76,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/trace/decode.h"
 #include "profiler/trace/layout.h"
+#include "profiler/trace/links.h"
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/walk.h"
 
@@ -89,6 +105,10 @@ enum class FindingKind : uint8_t {
   kClockBackwards,    // a backward step larger than the unit's overhead
   kClockAmbiguous,    // %clock wraps the globaltimer span cannot confirm (always a warning)
   kClockWrapsLost,    // the events account for fewer %clock wraps than the span needs
+  kReleaseBeforeArrivals,  // a wait released before its phase's last arrival (links.h)
+  kArrivalCountMismatch,   // a phase's arrival count is not the barrier table's
+  kAsyncEndWithoutBegin,   // an async copy completion without its issue
+  kAsyncNeverCompleted,    // an async copy issue its unit never saw complete
   kRepaired,          // allow_truncated: what was kept and closed (always a warning)
   kTooManyFindings,   // findings past the caps were counted, not listed
 };
@@ -139,7 +159,8 @@ struct VerifyOptions {
 struct VerifyReport {
   bool allow_truncated = false;
   std::vector<UnitVerdict> units;  // one per DecodedTrace record, same order
-  std::vector<Finding> findings;   // in record order, then event order
+  // In record order, then event order; a block's hand-off findings follow its last unit's.
+  std::vector<Finding> findings;
   // Findings of each kind, including those past the caps (index: FindingKind).
   std::array<uint64_t, kNumFindingKinds> kind_counts{};
   uint64_t errors = 0;    // error findings, including those past the caps
@@ -173,9 +194,11 @@ class Collector;
 //
 //   VerifyReport report;
 //   UnitVerifier verifier(decoded, options, report);   // resets report
+//   BlockLinker linker(decoded);                         // links.h
 //   for (const DecodedRecord& r : decoded.records) {
 //     WalkUnit(r, layout, walk);
 //     const UnitVerdict& v = verifier.Add(r, walk);      // appends to report.units/findings
+//     if (linker.Add(r, walk, v.kept_events)) verifier.AddBlock(linker);  // hand-offs
 //   }
 //   verifier.Finish();                                    // the too-many-findings note
 //
@@ -187,6 +210,9 @@ class UnitVerifier {
   UnitVerifier(const DecodedTrace& decoded, const VerifyOptions& options,
                VerifyReport& report);
   const UnitVerdict& Add(const DecodedRecord& record, const UnitWalk& walk);
+  // The hand-off findings of the block `linker` just resolved (its units already added).
+  // The findings of one block are capped like one unit's.
+  void AddBlock(const BlockLinker& linker);
   void Finish();
 
  private:

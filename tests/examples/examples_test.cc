@@ -123,10 +123,11 @@ void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::strin
   const nlohmann::json trace = nlohmann::json::parse(ReadFile(trace_path));
   EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
   ASSERT_TRUE(trace["traceEvents"].is_array());
-  int slices = 0, process_names = 0, thread_names = 0;
+  int slices = 0, async_spans = 0, process_names = 0, thread_names = 0;
   for (const nlohmann::json& event : trace["traceEvents"]) {
     if (event["ph"] == "X") {
-      ++slices;
+      // Async copies are X events on their unit's async lanes, not slices of its track.
+      ++(event["cat"] == "async_copy" ? async_spans : slices);
       EXPECT_TRUE(event["ts"].is_number()) << event.dump();
       EXPECT_TRUE(event["dur"].is_number()) << event.dump();
       EXPECT_TRUE(event["pid"].is_number_integer()) << event.dump();
@@ -144,6 +145,7 @@ void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::strin
   EXPECT_EQ(trace["otherData"]["trace_unit"], unit);
   EXPECT_EQ(trace["otherData"]["units_complete"], trace["otherData"]["units"]);
   EXPECT_EQ(trace["otherData"]["slices"], slices);
+  EXPECT_EQ(trace["otherData"]["async_spans"], async_spans);
 
   // The saved buffer re-loads and re-analyzes to the same slices, as `warptrace dump` would.
   absl::StatusOr<LoadedTrace> loaded = LoadTrace(absl::StrCat(dir, "/", name));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -283,9 +285,18 @@ absl::Status CheckUnitSlices(const Trace& t, size_t idx, const UnitTimeline& u) 
   // The slices the kept events' nesting implies, regions left open closed as repaired.
   std::vector<SliceKey> expected;
   std::vector<uint32_t> stack;
-  for (uint32_t i = 0; i < v.kept_events; ++i) {
+  uint32_t instants = 0;
+  for (uint32_t i = 0; i < v.kept_events; i = r.NextEvent(i)) {
     const uint32_t tag = r.events[i].tag;
-    const uint32_t site = abi::TagSite(tag);
+    const uint32_t site = r.SiteOf(tag);
+    FUZZ_CHECK(site < t.layout.sites.size(), "unit ", idx, " kept event ", i,
+               " has an unknown site");
+    const SiteKind kind = t.layout.sites[site].kind;
+    if (!SiteKindNests(kind)) {
+      // Payload within the kept prefix: an instant (arrivals) or part of an async span.
+      if (kind == SiteKind::kBarrierArrive && r.PayloadOf(i) != nullptr) ++instants;
+      continue;
+    }
     if (abi::TagIsExit(tag)) {
       FUZZ_CHECK(!stack.empty() && stack.back() == site, "unit ", idx, " kept event ", i,
                  " is an exit that does not match its innermost open region");
@@ -300,6 +311,28 @@ absl::Status CheckUnitSlices(const Trace& t, size_t idx, const UnitTimeline& u) 
   while (!stack.empty()) {
     expected.emplace_back(stack.back(), static_cast<uint32_t>(stack.size() - 1), true);
     stack.pop_back();
+  }
+  FUZZ_CHECK(u.instants.size() == instants, "unit ", idx, " has ", u.instants.size(),
+             " instants, its kept events ", instants, " arrivals");
+  // Async spans: inside the unit, lanes below async_lanes, no overlap on a lane.
+  std::vector<int64_t> lane_end(u.async_lanes, std::numeric_limits<int64_t>::min());
+  for (const AsyncSpan& a : u.async_spans) {
+    FUZZ_CHECK(a.lane < u.async_lanes, "unit ", idx, " async span on lane ", a.lane, " of ",
+               u.async_lanes);
+    FUZZ_CHECK(a.begin_ns <= a.end_ns && a.begin_ns >= u.start_ns && a.end_ns <= u.end_ns,
+               "unit ", idx, " async span [", a.begin_ns, ", ", a.end_ns, "] outside its unit");
+    FUZZ_CHECK(lane_end[a.lane] <= a.begin_ns, "unit ", idx, " async spans overlap on lane ",
+               a.lane);
+    lane_end[a.lane] = a.end_ns;
+  }
+  // Flows: both ends in this unit's block, listed here only if one end is here.
+  const uint64_t per_block = UnitsPerBlock(t.layout);
+  for (const Flow& f : u.flows) {
+    FUZZ_CHECK(f.from.record_index == idx || f.to.record_index == idx, "unit ", idx,
+               " lists flow ", f.id, " of other units");
+    FUZZ_CHECK(f.from.record_index / per_block == idx / per_block &&
+                   f.to.record_index / per_block == idx / per_block,
+               "unit ", idx, " flow ", f.id, " leaves its block");
   }
   std::vector<SliceKey> actual;
   for (const Slice& s : u.slices) actual.emplace_back(s.site, s.depth, s.repaired);
@@ -325,9 +358,16 @@ std::string Canonical(const json::Value& value) {
   return text;
 }
 
+uint64_t AsyncSpans(const Timeline& tl) {
+  uint64_t n = 0;
+  for (const UnitTimeline& u : tl.units) n += u.async_spans.size();
+  return n;
+}
+
 // Parses a Chrome trace and checks its shape; fills `digest`.
+// `slices` counts the main tracks' slices, `async_spans` the async lanes' (always "X").
 absl::Status CheckChromeJson(const std::string& text, bool begin_end, uint64_t slices,
-                             ChromeDigest& digest) {
+                             uint64_t async_spans, ChromeDigest& digest) {
   absl::StatusOr<json::Value> parsed = ParseJson(text, "the Chrome trace");
   if (!parsed.ok()) return parsed.status();
   const json::Object* obj = parsed->getAsObject();
@@ -343,6 +383,7 @@ absl::Status CheckChromeJson(const std::string& text, bool begin_end, uint64_t s
   for (const json::Value& event : *events) digest.events.push_back(Canonical(event));
   std::sort(digest.events.begin(), digest.events.end());
   uint64_t x = 0, b = 0, e = 0;
+  std::map<int64_t, int64_t> flow_balance;  // id -> "s" count - "f" count
   std::map<std::pair<int64_t, int64_t>, int64_t> open_b;
   for (size_t i = 0; i < events->size(); ++i) {
     const json::Object* ev = (*events)[i].getAsObject();
@@ -366,21 +407,29 @@ absl::Status CheckChromeJson(const std::string& text, bool begin_end, uint64_t s
       int64_t& open = open_b[std::make_pair(*pid, *tid)];
       FUZZ_CHECK(open > 0, "E event ", i, " without an open B");
       --open;
+    } else if (*ph == "s" || *ph == "f") {
+      const llvm::Optional<int64_t> id = ev->getInteger("id");
+      FUZZ_CHECK(id.hasValue(), "flow event ", i, " has no integer id");
+      flow_balance[*id] += *ph == "s" ? 1 : -1;
     } else {
-      FUZZ_CHECK(false, "trace event ", i, " has phase ", ph->str());
+      FUZZ_CHECK(*ph == "i", "trace event ", i, " has phase ", ph->str());
     }
   }
+  for (const auto& [id, balance] : flow_balance) {
+    FUZZ_CHECK(balance == 0, "flow ", id, " has ", balance, " more \"s\" than \"f\" events");
+  }
   if (begin_end) {
-    FUZZ_CHECK(x == 0 && b == slices && e == slices, b, " B and ", e, " E events for ", slices,
-               " slices");
+    FUZZ_CHECK(x == async_spans && b == slices && e == slices, b, " B and ", e,
+               " E events for ", slices, " slices");
   } else {
-    FUZZ_CHECK(x == slices && b == 0 && e == 0, x, " X events for ", slices, " slices");
+    FUZZ_CHECK(x == slices + async_spans && b == 0 && e == 0, x, " X events for ", slices,
+               " slices and ", async_spans, " async spans");
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckChromeTrace(const Timeline& tl, bool begin_end, uint64_t slices,
-                              ChromeDigest& digest) {
+                              uint64_t async_spans, ChromeDigest& digest) {
   ChromeTraceOptions options;
   options.events = begin_end ? ChromeEventStyle::kBeginEnd : ChromeEventStyle::kComplete;
   std::string text;
@@ -389,7 +438,7 @@ absl::Status CheckChromeTrace(const Timeline& tl, bool begin_end, uint64_t slice
   FUZZ_CHECK(written.ok(), "WriteChromeTrace rejects BuildTimeline's timeline: ",
              written.ToString());
   os.flush();
-  return CheckChromeJson(text, begin_end, slices, digest);
+  return CheckChromeJson(text, begin_end, slices, async_spans, digest);
 }
 
 // Verify and BuildTimeline over the whole decoded trace (each walking every unit itself)
@@ -414,6 +463,10 @@ absl::Status CheckStepByStep(const Trace& t, const RunOptions& options) {
     FUZZ_CHECK(a.slices == b.slices && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
                    a.clock_source == b.clock_source && a.cycles_per_ns == b.cycles_per_ns,
                "BuildTimeline's unit ", i, " differs from the dump's");
+    FUZZ_CHECK(a.instants == b.instants && a.async_spans == b.async_spans &&
+                   a.async_lanes == b.async_lanes && a.flows == b.flows,
+               "BuildTimeline's unit ", i, " has other instants, async spans or flows than the "
+               "dump's");
   }
   return absl::OkStatus();
 }
@@ -479,7 +532,8 @@ absl::Status CheckDump(const Trace& t, const RunOptions& options, uint64_t slice
              " bytes) differs from the collected timeline's (", collected.size(), " bytes)");
   ChromeDigest streamed_digest;
   RETURN_IF_ERROR(
-      CheckChromeJson(text, (options.flags & kFlagBeginEnd) != 0, slices, streamed_digest));
+      CheckChromeJson(text, (options.flags & kFlagBeginEnd) != 0, slices, AsyncSpans(t.timeline),
+                      streamed_digest));
   FUZZ_CHECK(streamed_digest.other_data == whole->other_data, "otherData differs: ",
              streamed_digest.other_data, " vs ", whole->other_data);
   FUZZ_CHECK(streamed_digest.events == whole->events, "the streamed ",
@@ -522,7 +576,7 @@ absl::Status CheckTimeline(const Trace& t, const RunOptions& options) {
   }
   ChromeDigest digest;
   RETURN_IF_ERROR(
-      CheckChromeTrace(tl, (options.flags & kFlagBeginEnd) != 0, slices, digest));
+      CheckChromeTrace(tl, (options.flags & kFlagBeginEnd) != 0, slices, AsyncSpans(tl), digest));
 
   absl::StatusOr<Summary> summary = Summarize(tl);
   FUZZ_CHECK(summary.ok(), "Summarize rejects BuildTimeline's timeline: ",
@@ -800,7 +854,7 @@ TraceLayout LayoutFromParams(const BufferParams& p) {
   layout.clock.num_sms = p.num_sms;
   for (uint32_t i = 0; i < p.num_sites; ++i) {
     layout.sites.push_back(
-        {i, SiteName(i, odd), static_cast<SiteKind>(i % 4), absl::StrCat("fuzz.cc:", i)});
+        {i, SiteName(i, odd), kAllSiteKinds[i % std::size(kAllSiteKinds)], absl::StrCat("fuzz.cc:", i)});
   }
   return layout;
 }

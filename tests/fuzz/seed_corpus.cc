@@ -194,6 +194,46 @@ absl::StatusOr<std::vector<Seed>> SeedCorpus() {
     add_buffer(absl::StrCat("corrupt_", CorruptionName(kind), "_repaired"), p, words);
   }
 
+  // ---- Hand-offs (trace version 2 payloads): arrivals, phase waits, async copies ----------
+  {
+    // 2 blocks x (producer warp, consumer warp); sites 4 barrier_arrive, 5 phase_wait,
+    // 6 async_copy (LayoutFromParams cycles through every kind), 3 kernel, 0 region.
+    BufferParams p = warp;
+    p.grid_x = 2;
+    p.num_sites = 7;
+    p.capacity = 14;
+    const TraceLayout layout = LayoutFromParams(p);
+    UnitScript producer;
+    producer.Begin(3).AsyncBegin(6, 0, 0).Work(50).AsyncEnd(6, 0, 0).Arrive(4, 0, 0)
+        .WaitPhase(5, 1, 0, 100).Arrive(4, 0, 1).End(3);
+    UnitScript consumer;
+    consumer.Begin(3).WaitPhase(5, 0, 0, 80).Region(0, 30).Arrive(4, 1, 0).End(3);
+    TraceSynthesizer synth(layout);
+    for (uint64_t r = 0; r < 4; r += 2) {
+      synth.SetUnitScript(r, producer);
+      synth.SetUnitScript(r + 1, consumer);
+    }
+    ASSIGN_OR_RETURN(const std::vector<uint32_t> words, synth.Build());
+    add_buffer("buffer_handoffs", p, words);
+    BufferParams q = p;
+    q.flags = kFlagAllowTruncated | kFlagBeginEnd | kFlagCompensateOverhead;
+    add_buffer("buffer_handoffs_repair_begin_end", q, words);
+    const std::pair<Corruption, uint64_t> corruptions[] = {
+        {Corruption::kReleaseBeforeArrivals, 1}, {Corruption::kArrivalCountMismatch, 0},
+        {Corruption::kAsyncEndWithoutBegin, 0}, {Corruption::kAsyncNeverCompleted, 2}};
+    for (const auto& [kind, record] : corruptions) {
+      std::vector<uint32_t> bad = words;
+      CorruptionSpec spec;
+      spec.kind = kind;
+      spec.record = record;
+      RETURN_IF_ERROR(InjectCorruption(layout, spec, absl::MakeSpan(bad)));
+      add_buffer(absl::StrCat("corrupt_", CorruptionName(kind), "_strict"), p, bad);
+      BufferParams repaired = p;
+      repaired.flags = kFlagAllowTruncated;
+      add_buffer(absl::StrCat("corrupt_", CorruptionName(kind), "_repaired"), repaired, bad);
+    }
+  }
+
   // ---- warptrace sidecars ---------------------------------------------------------------
   const std::string warp_json = LayoutJson(warp_layout);
   seeds.push_back({"sidecar_warp", EncodeTextInput(FuzzMode::kSidecarJson, 0, warp_json)});

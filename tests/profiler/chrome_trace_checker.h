@@ -12,6 +12,11 @@
 // inside another ends inside it), every E matched by an earlier B and every B closed by the
 // end; every (pid, tid) with slices named by thread_name metadata and every pid by
 // process_name metadata, each with sort-index metadata.
+// Instants ("i"): numeric ts >= 0 and thread scope ("s": "t"). Flow events ("s", "f"): a
+// numeric ts >= 0, an "id", "name" and "cat"; every "s" has exactly one "f" with the same
+// id, name and cat and vice versa; every "f" binds to its enclosing slice ("bp": "e"); and
+// each binding point lies strictly inside a slice (X or B/E) of its own thread, so both
+// viewers attach the arrow (neither draws one that binds to nothing, nor warns about it).
 #ifndef WARPTRACE_TESTS_PROFILER_CHROME_TRACE_CHECKER_H_
 #define WARPTRACE_TESTS_PROFILER_CHROME_TRACE_CHECKER_H_
 
@@ -52,7 +57,16 @@ inline std::vector<std::string> ChromeTraceViolations(const nlohmann::json& trac
     int64_t last_ts = 0;
     std::vector<int64_t> x_ends;  // open X slices' end times
     size_t open_b = 0;
+    std::vector<int64_t> b_begins;                       // open B events' ts
+    std::vector<std::pair<int64_t, int64_t>> intervals;  // every slice's [begin, end]
   };
+  struct FlowPoint {
+    Track track;
+    int64_t ts = 0;
+    std::string at;
+  };
+  // (id, name, cat) -> its "s" and "f" events.
+  std::map<std::string, std::pair<std::vector<FlowPoint>, std::vector<FlowPoint>>> flows;
   std::map<Track, TrackState> tracks;
   std::set<Track> named_threads, sorted_threads;
   std::set<int64_t> named_processes, sorted_processes;
@@ -79,7 +93,7 @@ inline std::vector<std::string> ChromeTraceViolations(const nlohmann::json& trac
       if (name == "thread_sort_index") sorted_threads.insert(track);
       continue;
     }
-    if (ph != "X" && ph != "B" && ph != "E") {
+    if (ph != "X" && ph != "B" && ph != "E" && ph != "i" && ph != "s" && ph != "f") {
       v.push_back(at + "unexpected phase");
       continue;
     }
@@ -90,6 +104,25 @@ inline std::vector<std::string> ChromeTraceViolations(const nlohmann::json& trac
     const int64_t ts = MicrosToNs(e["ts"]);
     if (ts < 0) v.push_back(at + "negative ts");
     TrackState& state = tracks[track];
+    if (ph == "i") {
+      if (e.value("s", "") != "t") v.push_back(at + "instant without thread scope \"s\": \"t\"");
+      continue;
+    }
+    if (ph == "s" || ph == "f") {
+      if (!e.contains("id") || !e.contains("name") || !e["name"].is_string() ||
+          !e.contains("cat") || !e["cat"].is_string()) {
+        v.push_back(at + "flow event without id, name or cat");
+        continue;
+      }
+      if (ph == "f" && e.value("bp", "") != "e") {
+        v.push_back(at + "flow end does not bind to its enclosing slice (\"bp\": \"e\")");
+      }
+      const std::string key = absl::StrCat(e["id"].dump(), " ", e["name"].dump(), " ",
+                                           e["cat"].dump());
+      auto& ends = flows[key];
+      (ph == "s" ? ends.first : ends.second).push_back({track, ts, at});
+      continue;
+    }
     if (ph == "X") {
       if (!e.contains("dur") || !e["dur"].is_number()) {
         v.push_back(at + "dur missing or not a number");
@@ -103,17 +136,36 @@ inline std::vector<std::string> ChromeTraceViolations(const nlohmann::json& trac
         v.push_back(at + "X slice overlaps its enclosing slice without nesting in it");
       }
       state.x_ends.push_back(ts + dur);
+      state.intervals.push_back({ts, ts + dur});
     } else {
       if (ts < state.last_ts) v.push_back(at + "B/E ts goes backwards on its thread");
       if (ph == "B") {
         ++state.open_b;
+        state.b_begins.push_back(ts);
       } else if (state.open_b == 0) {
         v.push_back(at + "E without an open B");
       } else {
         --state.open_b;
+        state.intervals.push_back({state.b_begins.back(), ts});
+        state.b_begins.pop_back();
       }
     }
     state.last_ts = ts;
+  }
+  for (const auto& [key, ends] : flows) {
+    if (ends.first.size() != 1 || ends.second.size() != 1) {
+      v.push_back(absl::StrCat("flow ", key, ": ", ends.first.size(), " \"s\" and ",
+                               ends.second.size(), " \"f\" events, expected one each"));
+    }
+    for (const auto* points : {&ends.first, &ends.second}) {
+      for (const FlowPoint& p : *points) {
+        bool inside = false;
+        for (const auto& [begin, end] : tracks[p.track].intervals) {
+          inside = inside || (begin < p.ts && p.ts < end);
+        }
+        if (!inside) v.push_back(p.at + "flow event is not strictly inside a slice of its thread");
+      }
+    }
   }
   for (const auto& [track, state] : tracks) {
     const std::string at = absl::StrCat("thread (pid ", track.first, ", tid ", track.second, "): ");

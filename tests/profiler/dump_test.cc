@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include "profiler/testing/trace_synthesizer.h"
 #include "profiler/timeline/timeline.h"
 #include "profiler/trace/verify.h"
+#include "profiler/testing/handoff_synthesizer.h"
+#include "profiler/sinks/trace.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
@@ -239,6 +242,114 @@ TEST(DumpTest, ABufferOfTheWrongSizeIsDataLossAndNoSinkIsCalled) {
   EXPECT_FALSE(result.decoded);
   EXPECT_TRUE(result.report.units.empty());
   EXPECT_THAT(recording.calls, IsEmpty());
+}
+
+
+// ---- Hand-offs: a block's units go on together --------------------------------------------
+
+// Records what each AddUnit saw of the hand-offs.
+class HandoffRecordingSink : public TraceSink {
+ public:
+  absl::string_view Name() const override { return "handoff recording"; }
+  absl::Status AddUnit(const UnitView& unit) override {
+    records.push_back(unit.record->record_index);
+    own_findings.push_back(unit.findings.size());
+    block_findings.push_back(unit.block_findings.size());
+    for (const Finding& f : unit.block_findings) block_finding_kinds.push_back(f.kind);
+    flows.push_back(unit.timeline->flows.size());
+    return absl::OkStatus();
+  }
+  absl::Status End(const TraceEnd&) override {
+    ended = true;
+    return absl::OkStatus();
+  }
+  std::vector<uint64_t> records;
+  std::vector<size_t> own_findings, block_findings, flows;
+  std::vector<FindingKind> block_finding_kinds;
+  bool ended = false;
+};
+
+std::vector<uint32_t> HandoffWords(const testing::HandoffTrace& trace,
+                                   std::vector<testing::CorruptionSpec> specs) {
+  std::vector<uint32_t> words = trace.words;
+  for (const testing::CorruptionSpec& spec : specs) {
+    EXPECT_THAT(testing::InjectCorruption(trace.layout, spec, absl::MakeSpan(words)), IsOk());
+  }
+  return words;
+}
+
+TEST(DumpHandoffTest, ABlocksHandoffFindingsComeWithItsLastUnitAndEveryUnitHasItsFlows) {
+  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs({});
+  ASSERT_THAT(trace, IsOk());
+  const std::vector<uint32_t> words =
+      HandoffWords(*trace, {{testing::Corruption::kAsyncNeverCompleted, /*record=*/2}});
+  HandoffRecordingSink sink;
+  TraceSink* sinks[] = {&sink};
+  DumpOptions options;
+  options.verify.allow_truncated = true;
+  DumpResult result;
+  ASSERT_THAT(DumpTrace(trace->layout, words, options, sinks, result), IsOk());
+  EXPECT_THAT(sink.records, ElementsAre(0u, 1u, 2u, 3u));
+  EXPECT_THAT(sink.own_findings, ElementsAre(0u, 0u, 0u, 0u));
+  EXPECT_THAT(sink.block_findings, ElementsAre(0u, 0u, 0u, 1u)) << "block 1's, on unit 3";
+  EXPECT_THAT(sink.block_finding_kinds, ElementsAre(FindingKind::kAsyncNeverCompleted));
+  // Block 0: 6 hand-offs (each on both units) + 4 copies (producer only); block 1 one copy
+  // fewer (its first issue lost its completion).
+  EXPECT_THAT(sink.flows, ElementsAre(10u, 6u, 9u, 6u));
+  EXPECT_TRUE(sink.ended);
+}
+
+TEST(DumpHandoffTest, StrictModeStopsFeedingAtTheBlockWithAHandoffError) {
+  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs({});
+  ASSERT_THAT(trace, IsOk());
+  const std::vector<uint32_t> words =
+      HandoffWords(*trace, {{testing::Corruption::kReleaseBeforeArrivals, /*record=*/3}});
+  HandoffRecordingSink sink;
+  TraceSink* sinks[] = {&sink};
+  DumpResult result;
+  EXPECT_THAT(DumpTrace(trace->layout, words, {}, sinks, result),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("block (1,0,0) warp 1 event 3: the wait on phase 1 of full[0]")));
+  EXPECT_THAT(sink.records, ElementsAre(0u, 1u)) << "block 0 is clean";
+  EXPECT_FALSE(sink.ended);
+  EXPECT_EQ(result.report.kind_counts[static_cast<int>(FindingKind::kReleaseBeforeArrivals)],
+            1u);
+}
+
+TEST(DumpHandoffTest, TheDriversTimelineIsTheStepByStepOneFlowsIncluded) {
+  testing::HandoffSpec spec;
+  spec.blocks = 3;
+  spec.stages = 3;
+  spec.iterations = 7;
+  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs(spec);
+  ASSERT_THAT(trace, IsOk());
+  absl::StatusOr<DecodedTrace> decoded = Decode(trace->layout, trace->words);
+  ASSERT_THAT(decoded, IsOk());
+  const VerifyReport report = Verify(*decoded);
+  ASSERT_TRUE(report.ok()) << report.ToStatus();
+  absl::StatusOr<Timeline> whole = BuildTimeline(*decoded, report);
+  ASSERT_THAT(whole, IsOk());
+  absl::StatusOr<std::unique_ptr<Trace>> collected = CollectTrace(trace->layout, trace->words);
+  ASSERT_THAT(collected, IsOk());
+  ASSERT_EQ((*collected)->timeline.units.size(), whole->units.size());
+  uint64_t flows = 0;
+  for (size_t i = 0; i < whole->units.size(); ++i) {
+    EXPECT_EQ((*collected)->timeline.units[i], whole->units[i]) << "unit " << i;
+    flows += whole->units[i].flows.size();
+  }
+  // Every flow is listed on both of its units except the copies' (one unit).
+  const uint64_t per_block = 2 * trace->arrival_links_per_block + trace->copy_links_per_block;
+  EXPECT_EQ(flows, 3 * per_block);
+  // And the streamed Chrome trace is the whole Timeline's, byte for byte.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  ChromeTraceSink chrome({}, os);
+  TraceSink* sinks[] = {&chrome};
+  DumpResult result;
+  ASSERT_THAT(DumpTrace(trace->layout, trace->words, {}, sinks, result), IsOk());
+  os.flush();
+  EXPECT_EQ(text, ChromeText(*whole));
+  EXPECT_THAT(ChromeTraceViolations(nlohmann::json::parse(text)), IsEmpty());
 }
 
 }  // namespace

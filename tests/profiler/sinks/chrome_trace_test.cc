@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <fstream>
 #include <sstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/testing/handoff_synthesizer.h"
+#include "profiler/sinks/trace.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/profiler/timeline_fixture.h"
 #include "tests/status_matchers.h"
@@ -485,6 +488,7 @@ TEST(ChromeEventStyleTest, ParsesTheCommandLineSpellings) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'x'")));
 }
 
+
 }  // namespace
 }  // namespace warptrace
 
@@ -549,6 +553,140 @@ TEST(ChromeTraceWriterTest, RejectsAUnitIndexPastTheLayoutsUnitsPerBlock) {
   EXPECT_THAT(writer.Add(t), StatusIs(absl::StatusCode::kInvalidArgument,
                                       HasSubstr("not below the layout's 2 units per block")));
 }
+
+
+// ---- Hand-offs: instants, async lanes, flows --------------------------------------------
+
+// The hand-off synthesizer's trace (2 blocks x producer/consumer warps) through the dump.
+Timeline HandoffTimeline() {
+  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs({});
+  EXPECT_THAT(trace, IsOk());
+  absl::StatusOr<std::unique_ptr<Trace>> collected =
+      CollectTrace(trace->layout, std::move(trace->words));
+  EXPECT_THAT(collected, IsOk());
+  EXPECT_TRUE((*collected)->has_timeline);
+  return (*collected)->timeline;
+}
+
+TEST(ChromeTraceHandoffTest, ArrivalsAreThreadInstantsNamingBarrierAndPhase) {
+  const Timeline t = HandoffTimeline();
+  absl::StatusOr<std::string> text = Render(t, ChromeEventStyle::kComplete);
+  ASSERT_THAT(text, IsOk());
+  const nlohmann::json trace = Parse(*text);
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  const std::vector<nlohmann::json> instants = EventsWithPhase(trace, "i");
+  ASSERT_THAT(instants, SizeIs(16));  // 4 units x 4 arrivals
+  EXPECT_EQ(instants[0]["name"], "arrive full");
+  EXPECT_EQ(instants[0]["cat"], "barrier_arrive");
+  EXPECT_EQ(instants[0]["s"], "t");
+  EXPECT_EQ(instants[0]["tid"], 0);
+  EXPECT_EQ(instants[0]["args"]["barrier"], "full[0]");
+  EXPECT_EQ(instants[0]["args"]["phase"], 0);
+  EXPECT_EQ(instants[3]["args"]["barrier"], "full[1]");
+  EXPECT_EQ(instants[3]["args"]["phase"], 1);
+  EXPECT_EQ(MicrosToNs(instants[0]["ts"]), t.units[0].instants[0].ns - t.origin_ns);
+  EXPECT_EQ(trace["otherData"]["instants"], 16);
+}
+
+TEST(ChromeTraceHandoffTest, AsyncCopiesGoOnTheirUnitsOwnNamedAsyncLane) {
+  const Timeline t = HandoffTimeline();
+  absl::StatusOr<std::string> text = Render(t, ChromeEventStyle::kBeginEnd);
+  ASSERT_THAT(text, IsOk());
+  const nlohmann::json trace = Parse(*text);
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  std::vector<nlohmann::json> copies;
+  for (const nlohmann::json& e : EventsWithPhase(trace, "X")) {
+    if (e["cat"] == "async_copy") copies.push_back(e);
+  }
+  ASSERT_THAT(copies, SizeIs(8)) << "async spans are X events in either style";
+  // Lane tid: (lane + 1) * units_per_block * blocks + the unit's tid = 1 * 2 * 2 + 0.
+  EXPECT_EQ(copies[0]["tid"], 4);
+  EXPECT_EQ(copies[0]["args"]["issue"], 0);
+  EXPECT_EQ(copies[0]["args"]["barrier"], "full[0]");
+  EXPECT_EQ(copies[4]["tid"], 6) << "block 1's producer";
+  bool named = false;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["tid"] == 4) {
+      EXPECT_EQ(e["args"]["name"], "block (0,0,0) warp 0 async");
+      named = true;
+    }
+  }
+  EXPECT_TRUE(named);
+  EXPECT_EQ(trace["otherData"]["async_spans"], 8);
+}
+
+TEST(ChromeTraceHandoffTest, EveryLinkIsAFlowBoundInsideItsSlicesOnBothEnds) {
+  const Timeline t = HandoffTimeline();
+  for (ChromeEventStyle style : {ChromeEventStyle::kComplete, ChromeEventStyle::kBeginEnd}) {
+    absl::StatusOr<std::string> text = Render(t, style, ChromeSliceArgs::kLean);
+    ASSERT_THAT(text, IsOk());
+    const nlohmann::json trace = Parse(*text);
+    // The checker pairs every "s" with one "f" (same id, name, cat) and checks that each is
+    // strictly inside a slice of its own thread.
+    EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+    const std::vector<nlohmann::json> starts = EventsWithPhase(trace, "s");
+    const std::vector<nlohmann::json> finishes = EventsWithPhase(trace, "f");
+    EXPECT_THAT(starts, SizeIs(20));  // per block: 6 hand-offs + 4 copies
+    EXPECT_THAT(finishes, SizeIs(20));
+    EXPECT_EQ(trace["otherData"]["flows"], 20);
+    EXPECT_EQ(trace["otherData"]["flows_unanchored"], 0);
+    int handoffs = 0;
+    for (const nlohmann::json& s : starts) {
+      if (s["cat"] != "arrival_to_release") continue;
+      ++handoffs;
+      EXPECT_EQ(s["name"], "hand-off");
+      EXPECT_TRUE(s["args"]["completing"].get<bool>());
+      for (const nlohmann::json& f : finishes) {
+        if (f["id"] != s["id"]) continue;
+        EXPECT_NE(f["tid"], s["tid"]) << "an arrival releases a wait of the other warp";
+        EXPECT_EQ(f["pid"], s["pid"]);
+        EXPECT_LT(MicrosToNs(s["ts"]), MicrosToNs(f["ts"]));
+      }
+    }
+    EXPECT_EQ(handoffs, 12);
+  }
+}
+
+TEST(ChromeTraceHandoffTest, AFlowWithAnEndOutsideEverySliceIsLeftOutAndCounted) {
+  Timeline t = HandoffTimeline();
+  // Unanchor one end of the first flow, in both units that list it.
+  const uint64_t id = t.units[1].flows[0].id;
+  for (UnitTimeline& u : t.units) {
+    for (Flow& f : u.flows) {
+      if (f.id == id) f.from.anchor = FlowEnd::kNone;
+    }
+  }
+  absl::StatusOr<std::string> text = Render(t, ChromeEventStyle::kComplete);
+  ASSERT_THAT(text, IsOk());
+  const nlohmann::json trace = Parse(*text);
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  EXPECT_THAT(EventsWithPhase(trace, "s"), SizeIs(19));
+  EXPECT_THAT(EventsWithPhase(trace, "f"), SizeIs(19));
+  EXPECT_EQ(trace["otherData"]["flows_unanchored"], 1);
+}
+
+TEST(ChromeTraceHandoffTest, CheckerCatchesUnpairedAndUnboundFlows) {
+  const nlohmann::json bad = nlohmann::json::parse(R"({
+    "displayTimeUnit": "ns", "otherData": {},
+    "traceEvents": [
+      {"ph": "X", "name": "a", "ts": 10, "dur": 10, "pid": 1, "tid": 1},
+      {"ph": "s", "name": "h", "cat": "c", "id": 1, "ts": 12, "pid": 1, "tid": 1},
+      {"ph": "s", "name": "h", "cat": "c", "id": 2, "ts": 30, "pid": 1, "tid": 1},
+      {"ph": "f", "name": "h", "cat": "c", "id": 2, "ts": 15, "pid": 1, "tid": 1},
+      {"ph": "i", "name": "x", "ts": 11, "pid": 1, "tid": 1}]})");
+  const std::vector<std::string> v = ChromeTraceViolations(bad);
+  auto has = [&](const std::string& what) {
+    for (const auto& s : v) {
+      if (s.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("1 \"s\" and 0 \"f\" events"));
+  EXPECT_TRUE(has("flow event is not strictly inside a slice"));
+  EXPECT_TRUE(has("does not bind to its enclosing slice"));
+  EXPECT_TRUE(has("instant without thread scope"));
+}
+
 
 }  // namespace
 }  // namespace warptrace

@@ -246,5 +246,42 @@ TEST(SummaryTest, EmptyTimelinePrintsThatNoRegionWasRecorded) {
   EXPECT_THAT(SummaryHeader(*s), HasSubstr("no unit carried a clock rate"));
 }
 
+TEST(SummaryTest, CountsHandoffsOnceEachAndSaysSoInOneLine) {
+  Timeline t = BaseTimeline();
+  UnitTimeline producer = Unit(0, 1000, 5000, false, 1.5);
+  producer.record_index = 0;
+  producer.instants = {Instant{0, 0, 1100, 0, 0}, Instant{0, 2, 1200, 0, 1}};
+  producer.async_spans = {AsyncSpan{0, 4, 6, 1300, 1400, 0, 0, true, 0},
+                          AsyncSpan{0, 8, AsyncSpan::kNoEvent, 1500, 5000, 1, 0, false, 0}};
+  producer.async_lanes = 1;
+  Flow handoff;  // producer -> consumer: listed on both units, counted once
+  handoff.kind = FlowKind::kArrivalToRelease;
+  handoff.from.record_index = 0;
+  handoff.to.record_index = 1;
+  Flow copy;  // within the producer
+  copy.id = 1;
+  copy.kind = FlowKind::kIssueToCompletion;
+  producer.flows = {handoff, copy};
+  UnitTimeline consumer = Unit(0, 1000, 5000, false, 1.5);
+  consumer.record_index = 1;
+  consumer.unit_index = 1;
+  consumer.flows = {handoff};
+  t.units = {producer, consumer};
+  absl::StatusOr<Summary> summary = Summarize(t);
+  ASSERT_THAT(summary, IsOk());
+  EXPECT_EQ(summary->arrivals, 2u);
+  EXPECT_EQ(summary->async_copies, 2u);
+  EXPECT_EQ(summary->async_never_completed, 1u);
+  EXPECT_EQ(summary->arrival_flows, 1u);
+  EXPECT_EQ(summary->copy_flows, 1u);
+  EXPECT_THAT(FormatSummary(*summary),
+              HasSubstr("hand-offs: 2 barrier arrivals, 2 async copies (1 never completed), 1 "
+                        "arrival -> release flows, 1 issue -> completion flows\n"));
+  t.units = {Unit(0, 1000, 5000, false, 1.5)};
+  summary = Summarize(t);
+  ASSERT_THAT(summary, IsOk());
+  EXPECT_THAT(FormatSummary(*summary), Not(HasSubstr("hand-offs")));
+}
+
 }  // namespace
 }  // namespace warptrace

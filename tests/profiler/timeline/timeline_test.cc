@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -10,6 +11,7 @@
 #include "profiler/trace/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "profiler/trace/verify.h"
+#include "profiler/testing/handoff_synthesizer.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -377,6 +379,143 @@ TEST(BlockIndexTest, SplitsTheLinearIdAlongTheGrid) {
   EXPECT_EQ(BlockIndex({4, 3, 2}, 0), (Dim3{0, 0, 0}));
   EXPECT_EQ(BlockIndex({4, 3, 2}, 5), (Dim3{1, 1, 0}));
   EXPECT_EQ(BlockIndex({4, 3, 2}, 23), (Dim3{3, 2, 1}));
+}
+
+
+// ---- Instants, async spans and flows (trace version 2) ---------------------------------
+
+absl::StatusOr<Timeline> HandoffTimeline(const TraceLayout& layout,
+                                         const std::vector<uint32_t>& words) {
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  if (!decoded.ok()) return decoded.status();
+  const VerifyReport report = Verify(*decoded);
+  return BuildTimeline(*decoded, report);
+}
+
+TEST(TimelineHandoffTest, ArrivalsAreInstantsCopiesAreAsyncSpansAndEveryLinkIsAFlow) {
+  testing::HandoffSpec spec;  // 2 blocks, 2 stages, 4 iterations
+  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs(spec);
+  ASSERT_THAT(trace, IsOk());
+  absl::StatusOr<Timeline> timeline = HandoffTimeline(trace->layout, trace->words);
+  ASSERT_THAT(timeline, IsOk());
+  ASSERT_THAT(timeline->units, SizeIs(4));
+  std::set<uint64_t> ids;
+  for (const UnitTimeline& u : timeline->units) {
+    const bool producer = u.unit_index == 0;
+    ASSERT_THAT(u.instants, SizeIs(4)) << "one arrival per iteration";
+    for (size_t i = 0; i < u.instants.size(); ++i) {
+      EXPECT_EQ(u.instants[i].site, producer ? testing::kHandoffArriveFullSite
+                                             : testing::kHandoffArriveEmptySite);
+      EXPECT_EQ(u.instants[i].barrier, (producer ? 0u : 2u) + i % 2);
+      EXPECT_EQ(u.instants[i].phase, i / 2);
+      if (i > 0) {
+        EXPECT_GT(u.instants[i].ns, u.instants[i - 1].ns);
+      }
+    }
+    if (producer) {
+      ASSERT_THAT(u.async_spans, SizeIs(4));
+      EXPECT_EQ(u.async_lanes, 1u) << "the copies never overlap";
+      for (uint32_t i = 0; i < 4; ++i) {
+        const AsyncSpan& a = u.async_spans[i];
+        EXPECT_EQ(a.issue, i);
+        EXPECT_EQ(a.barrier, i % 2);
+        EXPECT_TRUE(a.completed);
+        EXPECT_EQ(a.lane, 0u);
+        // The synthesizer runs 1.5 cycles per ns: load 300 cycles = 200 ns.
+        EXPECT_NEAR(static_cast<double>(a.end_ns - a.begin_ns), 200.0, 1.0);
+      }
+    } else {
+      EXPECT_THAT(u.async_spans, SizeIs(0));
+    }
+    for (const Flow& f : u.flows) {
+      ids.insert(f.id);
+      EXPECT_TRUE(f.from.record_index == u.record_index || f.to.record_index == u.record_index);
+      EXPECT_LE(f.from.ns, f.to.ns) << "a hand-off never goes back in time";
+      EXPECT_NE(f.from.anchor, FlowEnd::kNone);
+      EXPECT_NE(f.to.anchor, FlowEnd::kNone);
+      const UnitTimeline& to = timeline->units[f.to.record_index];
+      if (f.kind == FlowKind::kArrivalToRelease) {
+        EXPECT_TRUE(f.completing) << "each phase has one arrival";
+        const Slice& wait = to.slices[f.to.anchor];
+        EXPECT_EQ(wait.end_ns, f.to.ns) << "the release is the wait's end";
+        EXPECT_TRUE(wait.site == testing::kHandoffWaitFullSite ||
+                    wait.site == testing::kHandoffWaitEmptySite);
+        EXPECT_NE(f.from.record_index, f.to.record_index) << "across units";
+      } else {
+        EXPECT_TRUE(f.from.on_async);
+        EXPECT_EQ(f.from.record_index, f.to.record_index);
+        EXPECT_EQ(timeline->units[f.from.record_index].async_spans[f.from.anchor].end_ns,
+                  f.to.ns);
+      }
+    }
+  }
+  // Per block: 4 full waits + 2 empty waits released, 4 copies; ids unique over the trace.
+  EXPECT_EQ(trace->arrival_links_per_block, 6u);
+  EXPECT_EQ(trace->copy_links_per_block, 4u);
+  EXPECT_THAT(ids, SizeIs(2 * (6 + 4)));
+  EXPECT_EQ(*ids.begin(), 0u);
+  EXPECT_EQ(*ids.rbegin(), 19u);
+}
+
+TEST(TimelineHandoffTest, OverlappingCopiesGoOnSeparateLanesAndAnUncompletedOneSpansToTheEnd) {
+  TraceLayout layout = SmallLayout();
+  layout.grid = {1, 1, 1};
+  layout.block = {32, 1, 1};
+  layout.capacity = 16;
+  layout.sites.push_back({2, "copy", SiteKind::kAsyncCopy, ""});
+  UnitScript script;
+  script.Begin(0)
+      .AsyncBegin(2, 0, 0)
+      .Work(10)
+      .AsyncBegin(2, 1, 0)  // overlaps copy 0: lane 1
+      .Work(10)
+      .AsyncEnd(2, 0, 0)
+      .Work(10)
+      .AsyncBegin(2, 2, 0)  // after copy 0 ended: lane 0 again
+      .Work(10)
+      .AsyncEnd(2, 1, 0)
+      .Work(10)
+      .AsyncBegin(2, 3, 0)  // never completed
+      .Work(10)
+      .End(0);
+  TraceSynthesizer synth(layout);
+  synth.SetScript(script);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
+  ASSERT_THAT(decoded, IsOk());
+  const VerifyReport report = Verify(*decoded, {.allow_truncated = true});
+  EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncEndWithoutBegin)], 0u);
+  EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncNeverCompleted)], 2u)
+      << "copies 2 and 3";
+  absl::StatusOr<Timeline> timeline = BuildTimeline(*decoded, report);
+  ASSERT_THAT(timeline, IsOk());
+  const UnitTimeline& u = timeline->units[0];
+  ASSERT_THAT(u.async_spans, SizeIs(4));
+  EXPECT_EQ(u.async_lanes, 2u);
+  EXPECT_EQ(u.async_spans[0].lane, 0u);
+  EXPECT_EQ(u.async_spans[1].lane, 1u);
+  EXPECT_EQ(u.async_spans[2].lane, 0u);
+  EXPECT_EQ(u.async_spans[3].lane, 1u);
+  EXPECT_FALSE(u.async_spans[2].completed);
+  EXPECT_EQ(u.async_spans[2].end_event, AsyncSpan::kNoEvent);
+  EXPECT_EQ(u.async_spans[2].end_ns, u.end_ns) << "never completed: spans to the unit's end";
+  EXPECT_THAT(u.flows, SizeIs(2)) << "only completed copies have a flow";
+}
+
+TEST(TimelineHandoffTest, VersionOneAndHandoffFreeTracesHaveNoneOfThem) {
+  TraceSynthesizer synth(SmallLayout());
+  synth.SetScript(OuterInner());
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  absl::StatusOr<Timeline> timeline = HandoffTimeline(SmallLayout(), *words);
+  ASSERT_THAT(timeline, IsOk());
+  for (const UnitTimeline& u : timeline->units) {
+    EXPECT_THAT(u.instants, SizeIs(0));
+    EXPECT_THAT(u.async_spans, SizeIs(0));
+    EXPECT_THAT(u.flows, SizeIs(0));
+    EXPECT_THAT(u.slices, SizeIs(2));
+  }
 }
 
 }  // namespace

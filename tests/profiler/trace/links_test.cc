@@ -8,6 +8,8 @@
 #include "profiler/trace/decode.h"
 #include "profiler/device/trace_abi.h"
 #include "profiler/trace/layout.h"
+#include "profiler/trace/walk.h"
+#include "profiler/testing/trace_synthesizer.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -130,6 +132,78 @@ TEST(LinksTest, OnlyTheKeptPrefixIsRead) {
   EXPECT_EQ(FindLinks(*decoded, layout, {}, zero).links.size(), 1u);
   // The consumer's kept prefix ends before its release.
   EXPECT_TRUE(FindLinks(*decoded, layout, {2, 2, 0, 0}, zero).links.empty());
+}
+
+// Units of one block share the SM's %clock: unit 1 starts 1500 cycles (1000 ns at the
+// nominal 1.5 GHz) after unit 0, so its stamps read 1500 higher for the same script.
+absl::StatusOr<std::vector<uint32_t>> StaggeredBlock(const TraceLayout& layout,
+                                                     uint32_t start_clock) {
+  testing::SynthOptions options;
+  options.start_clock = start_clock;
+  options.unit_stagger_ns = 1000;
+  options.clock_offset_per_record = 1500;
+  testing::TraceSynthesizer synth(layout, options);
+  testing::UnitScript script;
+  script.Arrive(kArrive, 5, 0).Work(10).WaitPhase(kWait, 5, 0, 100);
+  synth.SetScript(script);
+  return synth.Build();
+}
+
+TEST(BlockLinkerTest, ReadsEveryUnitOfABlockOnTheSmsCommonClock) {
+  TraceLayout layout = TwoWarps();
+  layout.clock.nominal_sm_clock_khz = 1'500'000;
+  for (uint32_t start_clock : {1000u, 0xffffff00u}) {  // the second wraps between units
+    absl::StatusOr<std::vector<uint32_t>> words = StaggeredBlock(layout, start_clock);
+    ASSERT_THAT(words, IsOk());
+    absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
+    ASSERT_THAT(decoded, IsOk());
+    BlockLinker linker(*decoded);
+    ASSERT_TRUE(linker.active());
+    UnitWalk walk;
+    std::vector<bool> block_done;
+    for (const DecodedRecord& r : decoded->records) {
+      WalkUnit(r, layout, walk);
+      block_done.push_back(linker.Add(r, walk, static_cast<uint32_t>(r.events.size())));
+      if (!block_done.back()) continue;
+      const uint32_t first = linker.first_record();
+      EXPECT_EQ(linker.end_record(), first + 2);
+      // Slot 0 is each unit's arrival: 1500 cycles apart on the common clock.
+      EXPECT_EQ(linker.Cycles({first + 1, 0}) - linker.Cycles({first, 0}), 1500)
+          << "start clock " << start_clock;
+      const Links& links = linker.links();
+      ASSERT_EQ(links.phases.size(), 1u);
+      EXPECT_EQ(links.phases[0].block_linear, r.block_linear);
+      // Each release links from both arrivals; the completing one is unit 1's, whose local
+      // cycles are the same as unit 0's but which comes 1500 cycles later.
+      ASSERT_EQ(links.links.size(), 4u);
+      for (const Link& link : links.links) {
+        EXPECT_EQ(link.completing, link.from.record == first + 1);
+        EXPECT_EQ(link.site, kArrive);
+      }
+    }
+    EXPECT_EQ(block_done, (std::vector<bool>{false, true, false, true}));
+  }
+}
+
+TEST(BlockLinkerTest, IsInertForALayoutWithoutHandoffSites) {
+  TraceLayout layout = TwoWarps();
+  layout.sites.resize(1);  // the kernel only
+  EXPECT_FALSE(HasHandoffSites(layout));
+  testing::TraceSynthesizer synth(layout);
+  testing::UnitScript script;
+  script.Begin(kKernel).End(kKernel);
+  synth.SetScript(script);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
+  ASSERT_THAT(decoded, IsOk());
+  BlockLinker linker(*decoded);
+  EXPECT_FALSE(linker.active());
+  UnitWalk walk;
+  for (const DecodedRecord& r : decoded->records) {
+    WalkUnit(r, layout, walk);
+    EXPECT_FALSE(linker.Add(r, walk, 2));
+  }
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "profiler/device/trace_abi.h"
 #include "profiler/trace/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
+#include "profiler/testing/handoff_synthesizer.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -459,6 +460,179 @@ TEST_F(VerifyTest, VerdictReportFileIsWrittenAndParses) {
   EXPECT_EQ(j["units"].size(), 6u);
   EXPECT_THAT(WriteVerifyReportFile(report, layout_, "/nonexistent-dir/verdict.json"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent-dir/verdict.json")));
+}
+
+
+// ---- Hand-offs (trace version 2, links.h) ----------------------------------------------
+
+// The hand-off synthesizer's 2 blocks x (producer warp 0, consumer warp 1), 2 stages,
+// 4 iterations. Consumer slots: 0 kernel, 1-2 wait full enter, 3-4 its release, ...
+class VerifyHandoffTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Make({}); }
+  void Make(testing::HandoffSpec spec) {
+    absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs(spec);
+    ASSERT_THAT(trace, IsOk());
+    trace_ = *std::move(trace);
+  }
+  std::vector<uint32_t> Injected(std::vector<CorruptionSpec> specs) {
+    std::vector<uint32_t> words = trace_.words;
+    for (const CorruptionSpec& spec : specs) {
+      EXPECT_THAT(InjectCorruption(trace_.layout, spec, absl::MakeSpan(words)), IsOk())
+          << CorruptionName(spec.kind);
+    }
+    return words;
+  }
+  VerifyReport Run(const std::vector<uint32_t>& words, VerifyOptions options = {}) {
+    absl::StatusOr<DecodedTrace> decoded = Decode(trace_.layout, words);
+    EXPECT_THAT(decoded, IsOk());
+    return Verify(*decoded, options);
+  }
+  static uint64_t Count(const VerifyReport& report, FindingKind kind) {
+    return report.kind_counts[static_cast<int>(kind)];
+  }
+  testing::HandoffTrace trace_;
+};
+
+TEST_F(VerifyHandoffTest, CleanHandoffTraceHasNoFindings) {
+  const VerifyReport report = Run(trace_.words);
+  EXPECT_TRUE(report.ok());
+  EXPECT_THAT(report.findings, SizeIs(0));
+  EXPECT_EQ(report.verdict_counts[static_cast<int>(Verdict::kComplete)], 4u);
+}
+
+TEST_F(VerifyHandoffTest, ReleaseBeforeItsPhasesArrivalsIsFoundAtTheRelease) {
+  // The consumer's first wait (full[0] phase 0) now waits on phase 1, whose arrival (the
+  // producer's third) comes after it.
+  const VerifyReport report =
+      Run(Injected({{Corruption::kReleaseBeforeArrivals, /*record=*/1}}));
+  EXPECT_FALSE(report.ok());
+  ASSERT_THAT(report.findings, SizeIs(1));
+  const Finding& f = report.findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kReleaseBeforeArrivals);
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_EQ(f.record_index, 1u);
+  EXPECT_EQ(f.unit_index, 1u);
+  EXPECT_EQ(f.event_index, 3) << "the wait's release";
+  EXPECT_THAT(FormatFinding(f),
+              AllOf(HasSubstr("block (0,0,0) warp 1 event 3: the wait on phase 1 of full[0] "
+                              "is released"),
+                    HasSubstr("before that phase's last arrival (warp 0 event"),
+                    HasSubstr("recorded phase numbers are off")));
+  EXPECT_EQ(report.verdict_counts[static_cast<int>(Verdict::kComplete)], 4u)
+      << "hand-off findings do not change a unit's verdict";
+  EXPECT_THAT(report.ToStatus(), StatusIs(absl::StatusCode::kDataLoss,
+                                          HasSubstr("release")));
+}
+
+TEST_F(VerifyHandoffTest, ArrivalCountMismatchIsFoundForTheShortAndTheLongPhase) {
+  // The producer's first full[0] arrival counts towards phase 1: phase 0 has none, phase 1
+  // two; the barrier table says one completes a phase.
+  const std::vector<uint32_t> words =
+      Injected({{Corruption::kArrivalCountMismatch, /*record=*/0}});
+  const VerifyReport report = Run(words);
+  ASSERT_THAT(report.findings, SizeIs(2));
+  EXPECT_EQ(Count(report, FindingKind::kArrivalCountMismatch), 2u);
+  EXPECT_EQ(report.errors, 2u);
+  // Both at a release of the consumer (its waits on full[0]): slot 3 (phase 0) first.
+  EXPECT_EQ(report.findings[0].record_index, 1u);
+  EXPECT_EQ(report.findings[0].event_index, 3);
+  EXPECT_THAT(report.findings[0].message,
+              HasSubstr("phase 0 of full[0] has 0 recorded arrivals but the barrier table "
+                        "says 1 complete a phase: the phase can never complete"));
+  EXPECT_THAT(report.findings[1].message,
+              HasSubstr("phase 1 of full[0] has 2 recorded arrivals but the barrier table "
+                        "says 1"));
+  testing::HandoffSpec no_table;
+  no_table.barrier_table = false;
+  Make(no_table);
+  EXPECT_THAT(Run(Injected({{Corruption::kArrivalCountMismatch, 0}})).findings, SizeIs(0))
+      << "no barrier table: counts are not checked";
+}
+
+TEST_F(VerifyHandoffTest, AsyncEndWithoutItsBeginIsFoundAtTheEnd) {
+  const VerifyReport report = Run(Injected({{Corruption::kAsyncEndWithoutBegin, 0}}));
+  ASSERT_THAT(report.findings, SizeIs(1));
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kAsyncEndWithoutBegin);
+  EXPECT_EQ(report.findings[0].record_index, 0u);
+  EXPECT_EQ(report.findings[0].event_index, 1) << "the end moved up into the begin's slot";
+  EXPECT_THAT(report.findings[0].message,
+              HasSubstr("completion of async copy 0 of \"copy\" without its issue"));
+}
+
+TEST_F(VerifyHandoffTest, AsyncIssueNeverCompletedIsFoundAtTheIssue) {
+  const VerifyReport report = Run(Injected({{Corruption::kAsyncNeverCompleted, 2}}));
+  ASSERT_THAT(report.findings, SizeIs(1));
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kAsyncNeverCompleted);
+  EXPECT_EQ(report.findings[0].record_index, 2u);
+  EXPECT_EQ(report.findings[0].block_linear, 1u);
+  EXPECT_EQ(report.findings[0].event_index, 1);
+  EXPECT_THAT(FormatFinding(report.findings[0]),
+              HasSubstr("block (1,0,0) warp 0 event 1: async copy 0 of \"copy\" is issued but "
+                        "the unit never observes its completion"));
+}
+
+TEST_F(VerifyHandoffTest, HandoffFindingsAreWarningsWhenTruncationIsAllowed) {
+  const VerifyReport report = Run(Injected({{Corruption::kReleaseBeforeArrivals, 1},
+                                            {Corruption::kAsyncEndWithoutBegin, 2}}),
+                                  {.allow_truncated = true});
+  EXPECT_TRUE(report.ok());
+  EXPECT_EQ(report.warnings, 2u);
+  ASSERT_THAT(report.findings, SizeIs(2));
+  EXPECT_EQ(report.findings[0].severity, Severity::kWarning);
+  EXPECT_EQ(report.findings[0].block_linear, 0u) << "findings in block order";
+  EXPECT_EQ(report.findings[1].block_linear, 1u);
+}
+
+TEST_F(VerifyHandoffTest, CountsAndUncompletedIssuesAreNotCheckedWhereAUnitIsCut) {
+  // The consumer of block 0 never finished: its arrivals past the recovered slots are lost,
+  // which its own finding reports; no count or never-completed finding piles on.
+  const VerifyReport report = Run(Injected({{Corruption::kArrivalCountMismatch, 0},
+                                            {Corruption::kIncompleteUnit, 1}}),
+                                  {.allow_truncated = true});
+  EXPECT_EQ(Count(report, FindingKind::kArrivalCountMismatch), 0u);
+  EXPECT_EQ(Count(report, FindingKind::kIncomplete), 1u);
+}
+
+TEST_F(VerifyHandoffTest, AClockWrapInsideTheBlockDoesNotFakeAnEarlyRelease) {
+  // %clock wraps 4096 cycles after the units start: arrivals before the wrap, releases
+  // after it are still read in order on the block's common clock.
+  testing::HandoffSpec spec;
+  spec.synth.start_clock = 0xfffff000u;
+  Make(spec);
+  EXPECT_THAT(Run(trace_.words).findings, SizeIs(0));
+}
+
+TEST(VerifyHandoffClockTest, UnitsOfABlockAreComparedOnTheSmsCommonClock) {
+  // Two warps run the same script (arrive on phase 0 of barrier 0, then wait for it), but
+  // warp 1 starts 1500 cycles (1 us at 1.5 GHz) later on the same SM: warp 0's wait is
+  // released before warp 1 arrives. Local cycles alone would not show it.
+  TraceLayout layout;
+  layout.kernel_name = "k";
+  layout.grid = {1, 1, 1};
+  layout.block = {64, 1, 1};
+  layout.unit = UnitSpec::Warp();
+  layout.capacity = 6;
+  layout.clock.nominal_sm_clock_khz = 1'500'000;
+  layout.sites = {{0, "arrive", SiteKind::kBarrierArrive, ""},
+                  {1, "wait", SiteKind::kPhaseWait, ""}};
+  SynthOptions options;
+  options.unit_stagger_ns = 1000;
+  options.clock_offset_per_record = 1500;
+  TraceSynthesizer synth(layout, options);
+  UnitScript script;
+  script.Arrive(0, 0, 0).Work(10).WaitPhase(1, 0, 0, 100);
+  synth.SetScript(script);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
+  ASSERT_THAT(decoded, IsOk());
+  const VerifyReport report = Verify(*decoded);
+  ASSERT_THAT(report.findings, SizeIs(1));
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kReleaseBeforeArrivals);
+  EXPECT_EQ(report.findings[0].unit_index, 0u);
+  EXPECT_EQ(report.findings[0].event_index, 4);
+  EXPECT_THAT(report.findings[0].message, HasSubstr("(warp 1 event 0 of 2)"));
 }
 
 }  // namespace
