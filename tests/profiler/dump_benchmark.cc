@@ -77,7 +77,9 @@
 #include "profiler/analysis/analysis_sink.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/sinks/chrome_trace.h"
+#include "profiler/device/trace_abi.h"
 #include "profiler/dump.h"
+#include "profiler/testing/handoff_synthesizer.h"
 #include "profiler/timeline/timeline_types.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/timeline_fixture.h"
@@ -390,6 +392,49 @@ void FullDumpToFile(benchmark::State& state, bool analysis) {
   state.SetLabel(analysis ? "X + analysis" : "X");
 }
 
+// A warp-specialized trace with hand-offs (profiler/testing/handoff_synthesizer.h): 2 warps
+// per block, `iterations` ring uses per block (each: a copy, 2 arrivals, 2 waits, an mma),
+// through decode, verify with the block pass, timeline with flows and the Chrome trace.
+void BM_FullDumpHandoffsToFile(benchmark::State& state) {
+  testing::HandoffSpec spec;
+  spec.blocks = 64;
+  spec.stages = 4;
+  spec.iterations = static_cast<uint32_t>(state.range(0));
+  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs(spec);
+  if (!trace.ok()) {
+    state.SkipWithError(std::string(trace.status().message()).c_str());
+    return;
+  }
+  uint64_t events = 0;  // slots, payloads included
+  for (uint64_t r = 0; r < NumRecords(trace->layout); ++r) {
+    events += trace->words[r * abi::RecordWords(trace->layout.capacity) + 5];
+  }
+  const std::string path = OutputPath();
+  DumpResult result;
+  uint64_t file_bytes = 0;
+  HeapWatch heap;
+  for (auto _ : state) {
+    absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
+      ChromeTraceSink chrome({}, os);
+      TraceSink* sinks[] = {&chrome};
+      return DumpTrace(trace->layout, trace->words, {}, sinks, result);
+    });
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
+      break;
+    }
+    state.PauseTiming();
+    llvm::sys::fs::file_size(path, file_bytes);
+    llvm::sys::fs::remove(path);
+    state.ResumeTiming();
+  }
+  heap.Report(state);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file_bytes));
+  state.counters["input_MB"] = static_cast<double>(trace->words.size() * 4) / 1e6;
+  state.SetLabel("X + flows; items = slots");
+}
+
 void BM_FullDumpToFile(benchmark::State& state) { FullDumpToFile(state, false); }
 void BM_FullDumpToFileWithAnalysis(benchmark::State& state) { FullDumpToFile(state, true); }
 
@@ -413,6 +458,10 @@ BENCHMARK(FullDumpToFilePipeline)
     ->Name("BM_FullDumpToFilePipeline")
     ->ArgsProduct({{100'000, 1'000'000}, {0, 1}})
     ->ArgNames({"events", "analysis"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FullDumpHandoffsToFile)
+    ->ArgsProduct({{16, 256, 2048}})
+    ->ArgNames({"iterations"})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChromeJsonToFile)
     ->ArgsProduct({{10'000, 100'000, 1'000'000, 10'000'000}, {0, 1}})
