@@ -16,6 +16,7 @@ Usage (Bazel passes it): perfetto_decode_test.py WRITE_FIXTURE_TRACES_BINARY
 
 import collections
 import json
+import re
 import os
 import subprocess
 import sys
@@ -65,6 +66,7 @@ class DecodedTrace:
         # "to": (uuid, slice)}, a slice being [name, cats, begin, end, args] (an instant's
         # end is its begin).
         self.flows = {}
+        self.flow_events = []                              # (time, terminating, id, uuid, s)
         self.snapshots = []                                 # [{clock_id: timestamp}]
         self.snapshot_series = {}                           # clock set -> last timestamps
         self.seq_id = 0
@@ -74,6 +76,7 @@ class DecodedTrace:
         self.last_time = {}                                 # uuid -> last event time
         for packet in trace.packet:
             self._packet(packet)
+        self._join_flows()
         for uuid, stack in self.open.items():
             if stack:
                 self.problems.append(f"track {uuid}: {len(stack)} slices never end")
@@ -196,17 +199,25 @@ class DecodedTrace:
         else:
             self.problems.append(f"unexpected event type {e.type}")
         if e.type != TE.TYPE_COUNTER:
-            self._flows(e, uuid, s)
+            self._flows(e, t, uuid, s)
 
-    def _flows(self, e, uuid, s):
-        # Trace processor: a flow id on an event starts the flow at its slice (or steps it
-        # when it is already open); a terminating id ends an open flow there.
+    def _flows(self, e, t, uuid, s):
+        # Trace processor sorts events by time before it joins flows: a flow id on an event
+        # starts the flow at its slice (or steps it when it is already open); a terminating
+        # id ends an open flow there. Joined in _join_flows, in time order.
         for fid in e.flow_ids:
-            if fid in self.flows:
-                self.problems.append(f"flow {fid} started twice (a step)")
-                continue
-            self.flows[fid] = {"from": (uuid, s), "to": None}
+            self.flow_events.append((t, 0, fid, uuid, s))
         for fid in e.terminating_flow_ids:
+            self.flow_events.append((t, 1, fid, uuid, s))
+
+    def _join_flows(self):
+        for t, terminating, fid, uuid, s in sorted(self.flow_events, key=lambda f: f[:2]):
+            if not terminating:
+                if fid in self.flows:
+                    self.problems.append(f"flow {fid} started twice (a step)")
+                    continue
+                self.flows[fid] = {"from": (uuid, s), "to": None}
+                continue
             if fid not in self.flows:
                 self.problems.append(f"flow {fid} terminates before it starts")
                 continue
@@ -233,7 +244,10 @@ class JsonTrace:
                 names[(ev["pid"], ev["tid"])] = ev["args"]["name"]
             if ev.get("ph") == "M" and ev["name"] == "process_name":
                 processes[ev["pid"]] = ev["args"]["name"]
-        self.threads = {name: processes[pid] for (pid, _), name in names.items()}
+        # Unit threads only: a unit's async lanes ("<unit> async", "<unit> async 2") are
+        # threads of their own in the Chrome trace, child tracks of the unit in Perfetto.
+        self.threads = {name: processes[pid] for (pid, _), name in names.items()
+                        if not re.search(r" async( \d+)?$", name)}
         self.slices = collections.defaultdict(list)
         for ev in doc["traceEvents"]:
             if ev.get("ph") == "X":
