@@ -264,6 +264,8 @@ class Writer {
         options_(options),
         json_(os) {
     templates_.resize(layout.sites.size() * kVariants);
+    instant_templates_.resize(layout.sites.size());
+    async_templates_.resize(layout.sites.size() * 4);
     end_template_ = EventTemplate::Build([](llvm::json::OStream& json) {
       json.object([&] {
         json.attribute("ph", "E");
@@ -552,104 +554,187 @@ class Writer {
     return flow.from.anchor != FlowEnd::kNone && flow.to.anchor != FlowEnd::kNone;
   }
 
-  // Instants, async spans and flow events of one unit, after its slices.
+  // Instants, async spans and flow events of one unit, after its slices. Like slices, each
+  // is a template json::OStream serialized once (per site, variant or flow kind) with the
+  // numbers and the barrier's name (serialized once per barrier) filled in.
   void WriteHandoffs(const UnitTimeline& unit) {
-    const int64_t pid = Pid(unit);
-    const int64_t tid = static_cast<int64_t>(Tid(unit));
+    if (unit.instants.empty() && unit.async_spans.empty() && unit.flows.empty()) return;
+    // The same values WriteSlices used for this unit (it skips units without slices).
+    pid_json_ = JsonUint(Pid(unit));
+    tid_json_ = JsonUint(Tid(unit));
     const bool full = options_.args == ChromeSliceArgs::kFull;
-    for (const Instant& i : unit.instants) {
-      if (i.site >= layout_.sites.size()) continue;
-      json_.object([&] {
-        json_.attribute("name", FixedUtf8(layout_.sites[i.site].name));
-        json_.attribute("cat", SiteKindName(layout_.sites[i.site].kind));
-        json_.attribute("ph", "i");
-        json_.attribute("s", "t");
-        WriteTs("ts", i.ns - origin_ns_);
-        json_.attributeObject("args", [&] {
-          json_.attribute("barrier", FixedUtf8(BarrierName(layout_, i.barrier)));
-          json_.attribute("phase", static_cast<int64_t>(i.phase));
-          if (full) json_.attribute("event", static_cast<int64_t>(i.event));
-        });
-        json_.attribute("pid", pid);
-        json_.attribute("tid", tid);
-      });
+    char ts[24], num[24], dur[24];
+    for (const Instant& in : unit.instants) {
+      if (in.site >= layout_.sites.size()) continue;
+      const EventTemplate& t = InstantTemplate(in.site, full);
+      llvm::StringRef values[6];
+      size_t n = 0;
+      values[n++] = Micros(in.ns - origin_ns_, ts);
+      values[n++] = BarrierJson(in.barrier);
+      values[n++] = Uint(in.phase, num);
+      char event[24];
+      if (full) values[n++] = Uint(in.event, event);
+      values[n++] = pid_json_;
+      values[n++] = tid_json_;
+      json_.rawValue([&](llvm::raw_ostream& os) { t.Write(os, values); });
     }
     for (const AsyncSpan& a : unit.async_spans) {
       if (a.site >= layout_.sites.size()) continue;
-      json_.object([&] {
-        json_.attribute("name", FixedUtf8(layout_.sites[a.site].name));
-        json_.attribute("cat", SiteKindName(layout_.sites[a.site].kind));
-        json_.attribute("ph", "X");
-        WriteTs("ts", a.begin_ns - origin_ns_);
-        WriteTs("dur", a.end_ns - a.begin_ns);
-        json_.attributeObject("args", [&] {
-          json_.attribute("issue", static_cast<int64_t>(a.issue));
-          if (a.barrier != kNoBarrierId) {
-            json_.attribute("barrier", FixedUtf8(BarrierName(layout_, a.barrier)));
-          }
-          if (!a.completed) json_.attribute("completed", false);
-        });
-        json_.attribute("pid", pid);
-        json_.attribute("tid", static_cast<int64_t>(AsyncTid(unit, a.lane)));
-      });
+      const bool barrier = a.barrier != kNoBarrierId;
+      const EventTemplate& t = AsyncTemplate(a.site, barrier, !a.completed);
+      const std::string lane_tid = JsonUint(AsyncTid(unit, a.lane));
+      llvm::StringRef values[6];
+      size_t n = 0;
+      values[n++] = Micros(a.begin_ns - origin_ns_, ts);
+      values[n++] = Micros(a.end_ns - a.begin_ns, dur);
+      values[n++] = Uint(a.issue, num);
+      if (barrier) values[n++] = BarrierJson(a.barrier);
+      values[n++] = pid_json_;
+      values[n++] = lane_tid;
+      json_.rawValue([&](llvm::raw_ostream& os) { t.Write(os, values); });
     }
     for (const Flow& flow : unit.flows) {
       if (!Drawn(flow)) continue;
-      if (flow.from.record_index == unit.record_index) WriteFlowEnd(unit, flow, flow.from, "s");
-      if (flow.to.record_index == unit.record_index) WriteFlowEnd(unit, flow, flow.to, "f");
+      if (flow.from.record_index == unit.record_index) WriteFlowEnd(unit, flow, flow.from, true);
+      if (flow.to.record_index == unit.record_index) WriteFlowEnd(unit, flow, flow.to, false);
     }
   }
 
-  // One flow event bound strictly inside its anchor (a slice or an async span).
+  // One flow event ("s" at the source, "f" at the target) bound strictly inside its anchor
+  // (a slice or an async span).
   void WriteFlowEnd(const UnitTimeline& unit, const Flow& flow, const FlowEnd& end,
-                    const char* ph) {
+                    bool start) {
     int64_t begin = 0, finish = 0;
-    int64_t tid = static_cast<int64_t>(Tid(unit));
+    std::string lane_tid;
+    llvm::StringRef tid = tid_json_;
     if (end.on_async) {
       if (end.anchor >= unit.async_spans.size()) return;
       const AsyncSpan& span = unit.async_spans[end.anchor];
       begin = span.begin_ns;
       finish = span.end_ns;
-      tid = static_cast<int64_t>(AsyncTid(unit, span.lane));
+      lane_tid = JsonUint(AsyncTid(unit, span.lane));
+      tid = lane_tid;
     } else {
       if (end.anchor >= unit.slices.size()) return;
       begin = unit.slices[end.anchor].begin_ns;
       finish = unit.slices[end.anchor].end_ns;
     }
-    const int64_t ts = std::clamp(end.ns, begin + 1, std::max(begin + 1, finish - 1));
+    const int64_t at = std::clamp(end.ns, begin + 1, std::max(begin + 1, finish - 1));
     const bool arrival = flow.kind == FlowKind::kArrivalToRelease;
-    json_.object([&] {
-      json_.attribute("name", arrival ? "hand-off" : "async copy");
-      json_.attribute("cat", FlowKindName(flow.kind));
-      json_.attribute("ph", ph);
-      if (ph[0] == 'f') json_.attribute("bp", "e");
-      json_.attribute("id", static_cast<int64_t>(flow.id));
-      WriteTs("ts", ts - origin_ns_);
-      if (ph[0] == 's') {
-        json_.attributeObject("args", [&] {
-          if (flow.barrier != kNoBarrierId) {
-            json_.attribute("barrier", FixedUtf8(BarrierName(layout_, flow.barrier)));
-          }
-          if (arrival) {
-            json_.attribute("phase", static_cast<int64_t>(flow.phase));
-            json_.attribute("completing", flow.completing);
-          } else {
-            json_.attribute("issue", static_cast<int64_t>(flow.issue));
-          }
-        });
-      }
-      json_.attribute("pid", static_cast<int64_t>(Pid(unit)));
-      json_.attribute("tid", tid);
-    });
+    const bool barrier = flow.barrier != kNoBarrierId;
+    const EventTemplate& t = FlowTemplate(arrival, start, barrier);
+    char id[24], ts[24], num[24];
+    llvm::StringRef values[7];
+    size_t n = 0;
+    values[n++] = Uint(flow.id, id);
+    values[n++] = Micros(at - origin_ns_, ts);
+    if (start) {
+      if (barrier) values[n++] = BarrierJson(flow.barrier);
+      values[n++] = Uint(arrival ? flow.phase : flow.issue, num);
+      if (arrival) values[n++] = flow.completing ? "true" : "false";
+    }
+    values[n++] = pid_json_;
+    values[n++] = tid;
+    json_.rawValue([&](llvm::raw_ostream& os) { t.Write(os, values); });
   }
 
-  // "key": µs with three decimals (ns >= 0), as the slices' ts.
-  void WriteTs(const char* key, int64_t ns) {
-    char buf[24];
-    const llvm::StringRef text(buf, FormatMicros(std::max<int64_t>(ns, 0), buf) - buf);
-    json_.attributeBegin(key);
-    json_.rawValue(text);
-    json_.attributeEnd();
+  static llvm::StringRef Micros(int64_t ns, char* buf) {
+    return llvm::StringRef(buf, FormatMicros(std::max<int64_t>(ns, 0), buf) - buf);
+  }
+  static llvm::StringRef Uint(uint64_t value, char* buf) {
+    return llvm::StringRef(buf, std::to_chars(buf, buf + 24, value).ptr - buf);
+  }
+
+  // The JSON string of barrier `id`'s name, serialized once.
+  const std::string& BarrierJson(uint32_t id) {
+    auto it = barrier_json_.find(id);
+    if (it == barrier_json_.end()) {
+      it = barrier_json_.emplace(id, JsonString(BarrierName(layout_, id))).first;
+    }
+    return it->second;
+  }
+
+  static void Holes(llvm::json::OStream& json, const char* key) {
+    json.attributeBegin(key);
+    EventTemplate::Hole(json);
+    json.attributeEnd();
+  }
+
+  // Holes: ts, barrier, phase, [event,] pid, tid.
+  const EventTemplate& InstantTemplate(uint32_t site_id, bool full) {
+    std::optional<EventTemplate>& slot = instant_templates_[site_id];
+    if (!slot.has_value()) {
+      const SiteInfo& site = layout_.sites[site_id];
+      slot = EventTemplate::Build([&](llvm::json::OStream& json) {
+        json.object([&] {
+          json.attribute("name", FixedUtf8(site.name));
+          json.attribute("cat", SiteKindName(site.kind));
+          json.attribute("ph", "i");
+          json.attribute("s", "t");
+          Holes(json, "ts");
+          json.attributeObject("args", [&] {
+            Holes(json, "barrier");
+            Holes(json, "phase");
+            if (full) Holes(json, "event");
+          });
+          PidTidHoles(json);
+        });
+      });
+    }
+    return *slot;
+  }
+
+  // Holes: ts, dur, issue, [barrier,] pid, tid.
+  const EventTemplate& AsyncTemplate(uint32_t site_id, bool barrier, bool uncompleted) {
+    std::optional<EventTemplate>& slot =
+        async_templates_[site_id * 4 + (barrier ? 1 : 0) + (uncompleted ? 2 : 0)];
+    if (!slot.has_value()) {
+      const SiteInfo& site = layout_.sites[site_id];
+      slot = EventTemplate::Build([&](llvm::json::OStream& json) {
+        json.object([&] {
+          json.attribute("name", FixedUtf8(site.name));
+          json.attribute("cat", SiteKindName(site.kind));
+          json.attribute("ph", "X");
+          Holes(json, "ts");
+          Holes(json, "dur");
+          json.attributeObject("args", [&] {
+            Holes(json, "issue");
+            if (barrier) Holes(json, "barrier");
+            if (uncompleted) json.attribute("completed", false);
+          });
+          PidTidHoles(json);
+        });
+      });
+    }
+    return *slot;
+  }
+
+  // Holes: id, ts, then for "s": [barrier,] phase or issue, [completing,]; pid, tid.
+  const EventTemplate& FlowTemplate(bool arrival, bool start, bool barrier) {
+    std::optional<EventTemplate>& slot =
+        flow_templates_[(arrival ? 4 : 0) + (start ? 2 : 0) + (barrier ? 1 : 0)];
+    if (!slot.has_value()) {
+      slot = EventTemplate::Build([&](llvm::json::OStream& json) {
+        json.object([&] {
+          json.attribute("name", arrival ? "hand-off" : "async copy");
+          json.attribute("cat", FlowKindName(arrival ? FlowKind::kArrivalToRelease
+                                                     : FlowKind::kIssueToCompletion));
+          json.attribute("ph", start ? "s" : "f");
+          if (!start) json.attribute("bp", "e");
+          Holes(json, "id");
+          Holes(json, "ts");
+          if (start) {
+            json.attributeObject("args", [&] {
+              if (barrier) Holes(json, "barrier");
+              Holes(json, arrival ? "phase" : "issue");
+              if (arrival) Holes(json, "completing");
+            });
+          }
+          PidTidHoles(json);
+        });
+      });
+    }
+    return *slot;
   }
 
   void WriteUnit(const UnitTimeline& unit) {
@@ -715,6 +800,10 @@ class Writer {
   uint64_t instants_ = 0, async_spans_ = 0, flows_ = 0, flows_unanchored_ = 0;
   std::map<uint32_t, uint64_t> first_tid_;  // pid -> tid of its first unit
   std::vector<SiteTemplate> templates_;  // [site * kVariants + variant]
+  std::vector<std::optional<EventTemplate>> instant_templates_;  // [site]
+  std::vector<std::optional<EventTemplate>> async_templates_;    // [site * 4 + variant]
+  std::optional<EventTemplate> flow_templates_[8];  // [arrival * 4 + start * 2 + barrier]
+  std::map<uint32_t, std::string> barrier_json_;    // barrier id -> its name as JSON
   uint64_t generation_ = 0;              // counts units written
   EventTemplate end_template_;
   // Per current unit.
