@@ -384,6 +384,78 @@ TEST(AnalysisSinkTest, AFlowThatReleasesNoWaitOfItsUnitIsRejected) {
                                       HasSubstr("releases no wait slice")));
 }
 
+// Trace version 2: the hand-offs are in the trace (payloads), the sink links them itself.
+TEST(AnalysisSinkTest, AVersion2TraceGetsItsCriticalPathFromItsOwnHandoffs) {
+  PipelineSpec spec = ProducerBound();
+  spec.handoff_payloads = true;
+  absl::StatusOr<PipelineTrace> pipeline = SynthesizePipeline(spec);
+  ASSERT_THAT(pipeline, IsOk());
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/false);
+  EXPECT_FALSE(a.critical_path.per_unit_only);
+  EXPECT_EQ(a.critical_path.trace_links, pipeline->links.size());
+  // The same answer as the version-1 trace with the links passed in by hand.
+  PipelineSpec v1 = ProducerBound();
+  const Analysis expected = AnalyzePipeline(v1, /*with_links=*/true);
+  EXPECT_EQ(a.critical_path.handoffs, expected.critical_path.handoffs);
+  const int64_t n = spec.iterations, block = n * 300 + 100;
+  const PathRegion* load = OnPath(a, "producer", "load");
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->path_ns, spec.blocks * n * 300);
+  EXPECT_DOUBLE_EQ(load->block_fraction, 1.0);
+  const PathRegion* mma = OnPath(a, "consumer", "mma");
+  ASSERT_NE(mma, nullptr);
+  EXPECT_EQ(mma->path_ns, spec.blocks * 100);
+  EXPECT_EQ(a.critical_path.slowest_block.ns, block);
+  ASSERT_FALSE(a.diagnosis.empty());
+  EXPECT_THAT(a.diagnosis.front().text, StartsWith("producer-bound: consumer units idle"));
+  EXPECT_THAT(a.diagnosis.front().text, HasSubstr("waiting on full[*], most on full[0]"));
+  EXPECT_THAT(a.diagnosis.front().text, HasSubstr("`load` is on the critical path in 100%"));
+}
+
+TEST(AnalysisSinkTest, Version2WaitsBreakDownByTheBarrierTheirPayloadNames) {
+  PipelineSpec spec = ProducerBound();
+  spec.handoff_payloads = true;
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/false);
+  // Stage 0 serves iterations 0, 2, 4, 6: the first waits a whole load L, the others L - M;
+  // stage 1 serves 1, 3, 5, 7, each waiting L - M.
+  const int64_t n = spec.iterations, l = 300, m = 100;
+  const RoleAnalysis& consumer = Role(a, "consumer");
+  ASSERT_EQ(consumer.waits.size(), 1u);
+  EXPECT_EQ(consumer.waits[0].family, "full[*]");
+  EXPECT_EQ(consumer.waits[0].wait_ns, spec.blocks * (l + (n - 1) * (l - m)));
+  ASSERT_EQ(consumer.barriers.size(), 2u);
+  EXPECT_EQ(consumer.barriers[0].family, "full[0]");
+  EXPECT_EQ(consumer.barriers[0].count, spec.blocks * n / 2);
+  EXPECT_EQ(consumer.barriers[0].wait_ns, spec.blocks * (l + (n / 2 - 1) * (l - m)));
+  EXPECT_EQ(consumer.barriers[1].family, "full[1]");
+  EXPECT_EQ(consumer.barriers[1].wait_ns, spec.blocks * (n / 2) * (l - m));
+  EXPECT_THAT(consumer.barriers[0].share,
+              DoubleEq(static_cast<double>(l + (n / 2 - 1) * (l - m)) / (n * l + m)));
+  const RoleAnalysis& producer = Role(a, "producer");
+  ASSERT_EQ(producer.waits.size(), 1u);
+  EXPECT_EQ(producer.waits[0].family, "empty[*]");
+  ASSERT_EQ(producer.barriers.size(), 2u);
+  EXPECT_EQ(producer.barriers[0].count + producer.barriers[1].count,
+            spec.blocks * (n - spec.stages));
+  // The region the consumer waits in reports it by family, as for a version-1 trace.
+  const SiteTime& kernel = consumer.sites.front();
+  EXPECT_EQ(kernel.name, "pipeline");
+  ASSERT_EQ(kernel.waits.size(), 1u);
+  EXPECT_EQ(kernel.waits[0].family, "full[*]");
+}
+
+TEST(AnalysisSinkTest, AConsumerBoundVersion2TraceIsDiagnosedConsumerBound) {
+  PipelineSpec spec = ConsumerBound();
+  spec.handoff_payloads = true;
+  const Analysis a = AnalyzePipeline(spec, /*with_links=*/false);
+  ASSERT_FALSE(a.diagnosis.empty());
+  EXPECT_THAT(a.diagnosis.front().text, StartsWith("consumer-bound: producer units idle"));
+  EXPECT_THAT(a.diagnosis.front().text, HasSubstr("waiting on empty[*]"));
+  const PathRegion* mma = OnPath(a, "consumer", "mma");
+  ASSERT_NE(mma, nullptr);
+  EXPECT_EQ(mma->path_ns, spec.blocks * spec.iterations * 300);
+}
+
 TEST(WaitFamilyTest, ReplacesBracketedStageNumbers) {
   EXPECT_EQ(WaitFamily("full[2]"), "full[*]");
   EXPECT_EQ(WaitFamily("bar[12][3]"), "bar[*][*]");

@@ -429,6 +429,64 @@ class PerfettoOutputTest(unittest.TestCase):
             self.assertGreater(max(v for _, v in values), 0)
             self.assertEqual(values[-1][1], 0)
 
+    def test_arrival_flows_join_each_arrival_to_the_wait_it_released(self):
+        perfetto, _ = self.traces["handoffs"]
+        arrivals = {fid: f for fid, f in perfetto.flows.items()
+                    if f["from"][1][0].startswith("arrive ")}
+        self.assertEqual(len(arrivals), self.expect["arrival_flows"])
+        for fid, f in arrivals.items():
+            self.assertIsNotNone(f["to"], f"flow {fid} never ends")
+            (src_track, src), (dst_track, dst) = f["from"], f["to"]
+            # "arrive full" (an instant, barrier full[s]) -> a "wait full" slice that ends
+            # after the arrival, in the same block; a phase of full[s] is released by the
+            # producer's arrival, one of empty[s] by a consumer's.
+            array = src[0][len("arrive "):]
+            self.assertEqual(src[2], src[3], f"flow {fid} starts at an instant")
+            self.assertEqual(src[1], ["barrier_arrive"])
+            self.assertTrue(src[4]["barrier"].startswith(array + "["), src[4])
+            self.assertIn("phase", src[4])
+            self.assertEqual(dst[0], "wait " + array, f"flow {fid}")
+            self.assertEqual(dst[1], ["phase_wait"])
+            self.assertGreaterEqual(dst[3], src[2], f"flow {fid}: released before the arrival")
+            self.assertEqual(self.block_of(perfetto, src_track),
+                             self.block_of(perfetto, dst_track))
+            producer = perfetto.tracks[src_track].name.endswith(" 0")
+            self.assertEqual(producer, array == "full", f"flow {fid}")
+            self.assertNotEqual(src_track, dst_track)
+
+    def test_async_copies_are_on_lanes_under_their_unit_with_a_flow_each(self):
+        perfetto, _ = self.traces["handoffs"]
+        copies = {fid: f for fid, f in perfetto.flows.items() if f["from"][1][0] == "copy"}
+        self.assertEqual(len(copies), self.expect["async_flows"])
+        for fid, f in copies.items():
+            (src_track, src), (dst_track, dst) = f["from"], f["to"]
+            # Issue -> completion: the copy's begin -> its end, on its async lane.
+            self.assertIs(src, dst, f"flow {fid}")
+            self.assertEqual(src[1], ["async_copy"])
+            self.assertTrue(perfetto.tracks[src_track].name.startswith("async "))
+            self.assertLess(src[2], src[3])
+        lanes = [d for d in perfetto.tracks.values() if d.name.startswith("async ")]
+        self.assertEqual(len(lanes), self.expect["blocks"])  # one per producer
+
+    def test_stage_ring_counters_are_monotone_and_bounded_by_the_ring(self):
+        perfetto, _ = self.traces["handoffs"]
+        rings = {u: d.name for u, d in perfetto.tracks.items() if " stages ready in " in d.name}
+        # Per block, full[*] and empty[*].
+        self.assertEqual(len(rings), 2 * self.expect["blocks"])
+        self.assertEqual({n.split(" ")[0] for n in rings.values()}, {"full[*]", "empty[*]"})
+        peak = {}
+        for uuid, name in rings.items():
+            values = perfetto.counters[uuid]
+            times = [t for t, _ in values]
+            self.assertEqual(times, sorted(times), name)
+            self.assertEqual(len(set(times)), len(times), name)
+            self.assertTrue(all(0 <= v <= self.expect["stages"] for _, v in values), name)
+            self.assertEqual(values[-1][1], 0, name)
+            peak[name.split(" ")[0]] = max(peak.get(name.split(" ")[0], 0),
+                                           max(v for _, v in values))
+        # Consumer-bound: the producer runs ahead, a full stage waits for the consumers.
+        self.assertGreaterEqual(peak["full[*]"], 1)
+
     def test_output_is_compact(self):
         perfetto, chrome = self.traces["plain"]
         size = os.path.getsize(os.path.join(self.dir, "plain.pftrace"))
