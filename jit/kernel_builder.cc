@@ -88,6 +88,30 @@ void AssignOrdinals(std::vector<KernelNode>& body, uint32_t& next) {
   }
 }
 
+KernelNode NamedBarrierNode(std::string name, uint32_t id, uint32_t threads, bool arrive,
+                            BarrierRecord record) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kNamedBarrier;
+  node.text = std::move(name);
+  node.barrier_id = id;
+  node.threads = threads;
+  node.named_arrive = arrive;
+  node.barrier_record = record;
+  return node;
+}
+
+// An arrival on, or a wait on, element `index` of phase barrier array `barriers`.
+KernelNode PhaseBarrierNode(KernelNode::Kind kind, std::string barriers, const Expr& index,
+                            const Expr& phase, ArriveBy by) {
+  KernelNode node;
+  node.kind = kind;
+  node.text = std::move(barriers);
+  node.index = index.text();
+  node.phase = phase.text();
+  node.arrive_by = by;
+  return node;
+}
+
 }  // namespace
 
 KernelBuilder::KernelBuilder(std::string name) { kernel_.name = std::move(name); }
@@ -115,14 +139,14 @@ std::vector<KernelNode>* KernelBuilder::CurrentBody(const char* what) {
   return top.in_else ? &top.node.else_body : &top.node.body;
 }
 
-void KernelBuilder::Append(KernelNode node, const std::string& label) {
+void KernelBuilder::Append(KernelNode node) {
   std::vector<KernelNode>* body = CurrentBody(KernelNodeKindName(node.kind));
   if (body == nullptr) return;
-  node.path = absl::StrCat(Path(), " > ", label);
+  node.path = absl::StrCat(Path(), " > ", LabelOf(node));
   body->push_back(std::move(node));
 }
 
-void KernelBuilder::Open(KernelNode node, const std::string& label) {
+void KernelBuilder::Open(KernelNode node) {
   if (node.kind == KernelNode::Kind::kRole) {
     if (open_.empty() || open_.back().node.kind != KernelNode::Kind::kRoles) {
       Fail(absl::StrCat("role '", node.text, "' outside a role split; call BeginRoles first"));
@@ -131,8 +155,9 @@ void KernelBuilder::Open(KernelNode node, const std::string& label) {
   } else if (CurrentBody(KernelNodeKindName(node.kind)) == nullptr) {
     return;
   }
+  std::string label = LabelOf(node);
   node.path = absl::StrCat(Path(), " > ", label);
-  open_.push_back(Frame{std::move(node), label, false});
+  open_.push_back(Frame{std::move(node), std::move(label), false});
 }
 
 bool KernelBuilder::Close(KernelNode::Kind kind, const char* what, const std::string& name) {
@@ -236,8 +261,7 @@ KernelBuilder& KernelBuilder::Stmt(std::string code) {
   KernelNode node;
   node.kind = KernelNode::Kind::kStatement;
   node.text = std::move(code);
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  Append(std::move(node));
   return *this;
 }
 
@@ -251,8 +275,7 @@ KernelBuilder& KernelBuilder::BeginRegion(std::string name) {
   KernelNode node;
   node.kind = KernelNode::Kind::kRegion;
   node.text = std::move(name);
-  const std::string label = LabelOf(node);
-  Open(std::move(node), label);
+  Open(std::move(node));
   return *this;
 }
 
@@ -282,8 +305,7 @@ KernelBuilder& KernelBuilder::BeginFor(std::string var, Expr begin, Expr end, Ex
   node.end = end.text();
   node.step = step.text();
   node.trip = trip;
-  const std::string label = LabelOf(node);
-  Open(std::move(node), label);
+  Open(std::move(node));
   return *this;
 }
 
@@ -312,8 +334,7 @@ KernelBuilder& KernelBuilder::BeginIf(std::string condition) {
   KernelNode node;
   node.kind = KernelNode::Kind::kIf;
   node.text = std::move(condition);
-  const std::string label = LabelOf(node);
-  Open(std::move(node), label);
+  Open(std::move(node));
   return *this;
 }
 
@@ -347,8 +368,7 @@ KernelBuilder& KernelBuilder::BeginRoles(RoleAxis axis) {
   KernelNode node;
   node.kind = KernelNode::Kind::kRoles;
   node.axis = axis;
-  const std::string label = LabelOf(node);
-  Open(std::move(node), label);
+  Open(std::move(node));
   return *this;
 }
 
@@ -362,8 +382,7 @@ KernelBuilder& KernelBuilder::BeginRole(std::string name, uint32_t count,
   if (!open_.empty() && open_.back().node.kind == KernelNode::Kind::kRoles) {
     for (const KernelNode& r : open_.back().node.roles) node.first += r.count;
   }
-  const std::string label = LabelOf(node);
-  Open(std::move(node), label);
+  Open(std::move(node));
   return *this;
 }
 
@@ -382,35 +401,20 @@ KernelBuilder& KernelBuilder::Barrier(std::string name, BarrierRecord record) {
   node.kind = KernelNode::Kind::kBarrier;
   node.text = std::move(name);
   node.barrier_record = record;
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  Append(std::move(node));
   return *this;
 }
 
 KernelBuilder& KernelBuilder::NamedBarrierSync(std::string name, uint32_t id, uint32_t threads,
                                                BarrierRecord record) {
-  KernelNode node;
-  node.kind = KernelNode::Kind::kNamedBarrier;
-  node.text = std::move(name);
-  node.barrier_id = id;
-  node.threads = threads;
-  node.barrier_record = record;
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  Append(NamedBarrierNode(std::move(name), id, threads, /*arrive=*/false, record));
   return *this;
 }
 
 KernelBuilder& KernelBuilder::NamedBarrierArrive(std::string name, uint32_t id,
                                                  uint32_t threads) {
-  KernelNode node;
-  node.kind = KernelNode::Kind::kNamedBarrier;
-  node.text = std::move(name);
-  node.barrier_id = id;
-  node.threads = threads;
-  node.named_arrive = true;
-  node.barrier_record = BarrierRecord::kNever;
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  // An arrive does not wait, so there is nothing to record.
+  Append(NamedBarrierNode(std::move(name), id, threads, /*arrive=*/true, BarrierRecord::kNever));
   return *this;
 }
 
@@ -428,39 +432,22 @@ KernelBuilder& KernelBuilder::PhaseBarriers(std::string name, uint32_t size, uin
 }
 
 KernelBuilder& KernelBuilder::Arrive(std::string barriers, Expr index, Expr phase, ArriveBy by) {
-  KernelNode node;
-  node.kind = KernelNode::Kind::kArrive;
-  node.text = std::move(barriers);
-  node.index = index.text();
-  node.phase = phase.text();
-  node.arrive_by = by;
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  Append(PhaseBarrierNode(KernelNode::Kind::kArrive, std::move(barriers), index, phase, by));
   return *this;
 }
 
 KernelBuilder& KernelBuilder::ArriveExpectTx(std::string barriers, Expr index, Expr phase,
                                              Expr bytes, ArriveBy by) {
-  KernelNode node;
-  node.kind = KernelNode::Kind::kArrive;
-  node.text = std::move(barriers);
-  node.index = index.text();
-  node.phase = phase.text();
+  KernelNode node =
+      PhaseBarrierNode(KernelNode::Kind::kArrive, std::move(barriers), index, phase, by);
   node.tx_bytes = bytes.text();
-  node.arrive_by = by;
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  Append(std::move(node));
   return *this;
 }
 
 KernelBuilder& KernelBuilder::WaitPhase(std::string barriers, Expr index, Expr phase) {
-  KernelNode node;
-  node.kind = KernelNode::Kind::kPhaseWait;
-  node.text = std::move(barriers);
-  node.index = index.text();
-  node.phase = phase.text();
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  Append(PhaseBarrierNode(KernelNode::Kind::kPhaseWait, std::move(barriers), index, phase,
+                          ArriveBy::kEveryThread));
   return *this;
 }
 
@@ -469,8 +456,7 @@ KernelBuilder& KernelBuilder::AsyncCopy(AsyncCopySpec spec) {
   node.kind = KernelNode::Kind::kAsyncCopy;
   node.text = spec.name;
   node.copy = std::move(spec);
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  Append(std::move(node));
   return *this;
 }
 
@@ -478,8 +464,7 @@ KernelBuilder& KernelBuilder::WaitAsyncCopies(uint32_t pending) {
   KernelNode node;
   node.kind = KernelNode::Kind::kAsyncWait;
   node.async_pending = pending;
-  const std::string label = LabelOf(node);
-  Append(std::move(node), label);
+  Append(std::move(node));
   return *this;
 }
 
@@ -487,7 +472,7 @@ KernelBuilder& KernelBuilder::Return(ReturnScope scope) {
   KernelNode node;
   node.kind = KernelNode::Kind::kReturn;
   node.return_scope = scope;
-  Append(std::move(node), "return");
+  Append(std::move(node));
   return *this;
 }
 

@@ -192,9 +192,9 @@ class KernelBuilder {
   // on; an arrival that brings more threads than the phase's count (or a count that is
   // not a multiple of them); a copy of 0 rows or a row size that is not a multiple of 16;
   // a copy whose completion is never awaited (a cp.async copy with no WaitAsyncCopies
-  // after it, a bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an every-thread arrival or a named
-  // barrier that may run after a thread-scope Return of threads that take part in it (its
-  // phase or barrier would never complete).
+  // after it, a bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an
+  // every-thread arrival or a named barrier that may run after a thread-scope Return of
+  // threads that take part in it (its phase or barrier would never complete).
   absl::StatusOr<Kernel> Build() const;
 
  private:
@@ -208,8 +208,9 @@ class KernelBuilder {
   std::string Path() const;
   // The body new nodes go to, or null (with an error) where none may go.
   std::vector<KernelNode>* CurrentBody(const char* what);
-  void Append(KernelNode node, const std::string& label);
-  void Open(KernelNode node, const std::string& label);
+  // Adds a leaf to the current body, or opens a construct; the path gets LabelOf(node).
+  void Append(KernelNode node);
+  void Open(KernelNode node);
   // Closes the innermost frame, which must be of `kind`; null (with an error) otherwise.
   bool Close(KernelNode::Kind kind, const char* what, const std::string& name = "");
 
