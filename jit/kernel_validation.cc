@@ -98,65 +98,6 @@ struct Position {
   std::vector<std::pair<const KernelNode*, size_t>> ancestry;
 };
 
-void CollectReturnsAndBarriers(const std::vector<KernelNode>& body,
-                               std::vector<std::pair<const KernelNode*, size_t>>& ancestry,
-                               size_t& preorder, std::vector<Position>* returns,
-                               std::vector<Position>* barriers) {
-  for (const KernelNode& node : body) {
-    const Position here{&node, preorder++, ancestry};
-    if (node.kind == KernelNode::Kind::kReturn && node.return_scope == ReturnScope::kThread) {
-      returns->push_back(here);
-    } else if (node.kind == KernelNode::Kind::kBarrier) {
-      barriers->push_back(here);
-    }
-    ancestry.emplace_back(&node, 0);
-    CollectReturnsAndBarriers(node.body, ancestry, preorder, returns, barriers);
-    ancestry.back().second = 1;
-    CollectReturnsAndBarriers(node.else_body, ancestry, preorder, returns, barriers);
-    for (size_t i = 0; i < node.roles.size(); ++i) {
-      ancestry.back().second = 2 + i;
-      ++preorder;  // the role node itself
-      CollectReturnsAndBarriers(node.roles[i].body, ancestry, preorder, returns, barriers);
-    }
-    ancestry.pop_back();
-  }
-}
-
-// Whether some thread may reach `barrier` after another took `ret`: the return comes
-// first in program order, or both are in one loop (a later iteration), or in different
-// branches of one if (or different roles).
-bool MayRunAfter(const Position& barrier, const Position& ret) {
-  if (ret.preorder < barrier.preorder) return true;
-  for (size_t i = 0; i < barrier.ancestry.size() && i < ret.ancestry.size(); ++i) {
-    if (barrier.ancestry[i].first != ret.ancestry[i].first) break;
-    if (barrier.ancestry[i].first->kind == KernelNode::Kind::kLoop) return true;
-    if (barrier.ancestry[i].second != ret.ancestry[i].second) return true;
-  }
-  return false;
-}
-
-// A barrier that some threads may reach after others returned: those never arrive.
-absl::Status CheckNoBarrierAfterThreadReturn(const std::vector<KernelNode>& body) {
-  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
-  size_t preorder = 0;
-  std::vector<Position> returns, barriers;
-  CollectReturnsAndBarriers(body, ancestry, preorder, &returns, &barriers);
-  for (const Position& barrier : barriers) {
-    for (const Position& ret : returns) {
-      if (!MayRunAfter(barrier, ret)) continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          barrier.node->path, ": may run after the return at ", ret.node->path,
-          " (which comes first, or shares a loop or an if with it): the threads that took "
-          "that return never arrive, so the block would deadlock; put the barrier before any "
-          "such return or, if every thread of the block takes that return together (its "
-          "condition depends only on blockIdx, gridDim and kernel arguments), write "
-          "Return(ReturnScope::kBlock)"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Every node's position, in preorder.
 void CollectPositions(const std::vector<KernelNode>& body,
                       std::vector<std::pair<const KernelNode*, size_t>>& ancestry,
                       size_t& preorder, std::vector<Position>* out) {
@@ -173,6 +114,59 @@ void CollectPositions(const std::vector<KernelNode>& body,
     }
     ancestry.pop_back();
   }
+}
+
+// Every node's position, in preorder (role nodes themselves excepted).
+std::vector<Position> AllPositions(const std::vector<KernelNode>& body) {
+  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
+  size_t preorder = 0;
+  std::vector<Position> all;
+  CollectPositions(body, ancestry, preorder, &all);
+  return all;
+}
+
+bool IsThreadReturn(const KernelNode& node) {
+  return node.kind == KernelNode::Kind::kReturn && node.return_scope == ReturnScope::kThread;
+}
+
+// Whether some thread may reach `barrier` after another took `ret`: the return comes
+// first in program order, or both are in one loop (a later iteration), or in different
+// branches of one if (or different roles).
+bool MayRunAfter(const Position& barrier, const Position& ret) {
+  if (ret.preorder < barrier.preorder) return true;
+  for (size_t i = 0; i < barrier.ancestry.size() && i < ret.ancestry.size(); ++i) {
+    if (barrier.ancestry[i].first != ret.ancestry[i].first) break;
+    if (barrier.ancestry[i].first->kind == KernelNode::Kind::kLoop) return true;
+    if (barrier.ancestry[i].second != ret.ancestry[i].second) return true;
+  }
+  return false;
+}
+
+// `at` may run after `ret` for some threads while others took `ret` and so never arrive at
+// `at`: what follows, and what to change.
+absl::Status ArrivalAfterReturnError(const Position& at, const Position& ret,
+                                     const std::string& consequence_and_fix) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      at.node->path, ": may run after the return at ", ret.node->path,
+      " (which comes first, or shares a loop or an if with it): the threads that took that "
+      "return never arrive, so ",
+      consequence_and_fix));
+}
+
+// A barrier that some threads may reach after others returned: those never arrive.
+absl::Status CheckNoBarrierAfterThreadReturn(const std::vector<Position>& all) {
+  for (const Position& barrier : all) {
+    if (barrier.node->kind != KernelNode::Kind::kBarrier) continue;
+    for (const Position& ret : all) {
+      if (!IsThreadReturn(*ret.node) || !MayRunAfter(barrier, ret)) continue;
+      return ArrivalAfterReturnError(
+          barrier, ret,
+          "the block would deadlock; put the barrier before any such return or, if every "
+          "thread of the block takes that return together (its condition depends only on "
+          "blockIdx, gridDim and kernel arguments), write Return(ReturnScope::kBlock)");
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The role a node runs in: (role split, 2 + role index), or (null, 0) outside roles.
@@ -197,11 +191,7 @@ bool MayObserve(const Position& wait, const Position& copy) {
 }
 
 // Waits on arrays nothing arrives on, and copies whose completion is never awaited.
-absl::Status CheckHandoffs(const std::vector<KernelNode>& body) {
-  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
-  size_t preorder = 0;
-  std::vector<Position> all;
-  CollectPositions(body, ancestry, preorder, &all);
+absl::Status CheckHandoffs(const std::vector<Position>& all) {
   std::set<std::string> arrived;
   for (const Position& p : all) {
     if (p.node->kind == KernelNode::Kind::kArrive) arrived.insert(p.node->text);
@@ -212,7 +202,8 @@ absl::Status CheckHandoffs(const std::vector<KernelNode>& body) {
       return absl::InvalidArgumentError(absl::StrCat(
           node.path, ": waits on phase barrier array '", node.text,
           "', but no role arrives on it (Arrive / ArriveExpectTx), so no phase ever "
-          "completes: the wait would hang"));
+          "completes and the wait would hang; arrive on it where its data is ready, or remove "
+          "the wait"));
     }
     if (node.kind != KernelNode::Kind::kAsyncCopy) continue;
     const bool bulk = !node.copy.barrier.empty();
@@ -228,9 +219,10 @@ absl::Status CheckHandoffs(const std::vector<KernelNode>& body) {
       return absl::InvalidArgumentError(absl::StrCat(
           node.path, ": the completion of async copy '", node.text, "' is never awaited: ",
           bulk ? absl::StrCat("no role waits on phase barrier array '", node.copy.barrier,
-                              "' (WaitPhase), so no thread ever knows its data landed")
+                              "' (WaitPhase), so no thread ever knows its data landed; "
+                              "wait on it before reading the data")
                : "no WaitAsyncCopies() follows it in its role, so its data is never known to "
-                 "have landed"));
+                 "have landed; call WaitAsyncCopies() after it in the same role"));
     }
   }
   return absl::OkStatus();
@@ -240,11 +232,7 @@ absl::Status CheckHandoffs(const std::vector<KernelNode>& body) {
 // barrier, named barriers — that some of those threads may skip by an earlier thread-scope
 // Return: the phase or the barrier would never complete and its waiters would hang. A
 // Return in another role only matters to a named barrier counting more than its own role.
-absl::Status CheckNoHandoffAfterThreadReturn(const std::vector<KernelNode>& body) {
-  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
-  size_t preorder = 0;
-  std::vector<Position> all;
-  CollectPositions(body, ancestry, preorder, &all);
+absl::Status CheckNoHandoffAfterThreadReturn(const std::vector<Position>& all) {
   for (const Position& p : all) {
     const KernelNode& node = *p.node;
     const bool every_arrival =
@@ -257,21 +245,18 @@ absl::Status CheckNoHandoffAfterThreadReturn(const std::vector<KernelNode>& body
       role_local = node.threads <= uint64_t{r.count} * RoleAxisThreads(role.first->axis);
     }
     for (const Position& ret : all) {
-      if (ret.node->kind != KernelNode::Kind::kReturn ||
-          ret.node->return_scope != ReturnScope::kThread) {
-        continue;
-      }
+      if (!IsThreadReturn(*ret.node)) continue;
       const auto ret_role = RoleOf(ret);
       if (role_local && ret_role.first != nullptr && ret_role != role) continue;
       if (!MayRunAfter(p, ret)) continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": may run after the return at ", ret.node->path,
-          " (which comes first, or shares a loop or an if with it): the threads that took "
-          "that return never arrive, so ",
-          every_arrival ? absl::StrCat("phase barrier '", node.text, "' never completes")
-                        : absl::StrCat("named barrier ", node.barrier_id, " never completes"),
-          " and its waiters hang; arrive before any such return",
-          every_arrival ? ", or let one thread arrive (ArriveBy::kOneThread)" : ""));
+      return ArrivalAfterReturnError(
+          p, ret,
+          absl::StrCat(
+              every_arrival ? absl::StrCat("phase barrier '", node.text, "' never completes")
+                            : absl::StrCat("named barrier ", node.barrier_id,
+                                           " never completes"),
+              " and its waiters hang; arrive before any such return",
+              every_arrival ? ", or let one thread arrive (ArriveBy::kOneThread)" : ""));
     }
   }
   return absl::OkStatus();
@@ -311,9 +296,10 @@ class Validator {
           root, ": the kernel is empty; add statements (Stmt) or constructs to its body"));
     }
     RETURN_IF_ERROR(CheckBody(kernel_.body));
-    RETURN_IF_ERROR(CheckHandoffs(kernel_.body));
-    RETURN_IF_ERROR(CheckNoHandoffAfterThreadReturn(kernel_.body));
-    return CheckNoBarrierAfterThreadReturn(kernel_.body);
+    const std::vector<Position> positions = AllPositions(kernel_.body);
+    RETURN_IF_ERROR(CheckHandoffs(positions));
+    RETURN_IF_ERROR(CheckNoHandoffAfterThreadReturn(positions));
+    return CheckNoBarrierAfterThreadReturn(positions);
   }
 
  private:
@@ -473,8 +459,9 @@ class Validator {
     if (!role_.empty() && if_depth_ == 0 && node.threads < role_threads_) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: all %d threads of role '%s' reach named barrier %d, but it completes after "
-          "%d; the extra warps would start its next generation",
-          node.path, role_threads_, role_, node.barrier_id, node.threads));
+          "%d; the extra warps would start its next generation: count all %d threads, or let "
+          "only some warps reach it (inside an If)",
+          node.path, role_threads_, role_, node.barrier_id, node.threads, role_threads_));
     }
     return CheckSiteKind(node.text, "barrier", node.path);
   }
