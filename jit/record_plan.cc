@@ -292,6 +292,30 @@ class SiteAssigner {
     (*site_of_node_)[node.ordinal] = id;
   }
 
+  // A __syncthreads or named barrier sync: a wait site when asked for (a named barrier's
+  // arrive never waits).
+  absl::Status BarrierWait(const KernelNode& node) {
+    if (node.barrier_record == BarrierRecord::kAlways && !unbounded_loop_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": barrier '", node.text,
+          "' asks for a wait record (BarrierRecord::kAlways) but is inside ", unbounded_loop_,
+          ", whose trip count is unknown, so its events cannot be counted; give that loop "
+          "TripCount::Exact(n) or TripCount::UpperBound(n), or use BarrierRecord::kByPolicy "
+          "(no record there) or kNever"));
+    }
+    const bool wanted = !node.named_arrive &&
+                        (node.barrier_record == BarrierRecord::kAlways ||
+                         (node.barrier_record == BarrierRecord::kByPolicy &&
+                          policy_.barrier_waits));
+    if (wanted && unbounded_loop_.empty()) Add(node, node.text, SiteKind::kBarrierWait);
+    return absl::OkStatus();
+  }
+
+  // Arrivals, phase waits and copies: recorded by RecordPolicy::handoffs, where bounded.
+  void AddHandoff(const KernelNode& node, std::string name, SiteKind kind) {
+    if (policy_.handoffs && unbounded_loop_.empty()) Add(node, std::move(name), kind);
+  }
+
   absl::Status Node(const KernelNode& node) {
     switch (node.kind) {
       case KernelNode::Kind::kRegion:
@@ -320,43 +344,17 @@ class SiteAssigner {
       case KernelNode::Kind::kRoles:
         for (const KernelNode& role : node.roles) RETURN_IF_ERROR(Body(role.body));
         return absl::OkStatus();
-      case KernelNode::Kind::kBarrier: {
-        if (node.barrier_record == BarrierRecord::kAlways && !unbounded_loop_.empty()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": barrier '", node.text,
-              "' asks for a wait record (BarrierRecord::kAlways) but is inside ",
-              unbounded_loop_, ", whose trip count is unknown, so its events cannot be "
-              "counted; give that loop TripCount::Exact(n) or TripCount::UpperBound(n), or "
-              "use BarrierRecord::kByPolicy (no record there) or kNever"));
-        }
-        const bool wanted = node.barrier_record == BarrierRecord::kAlways ||
-                            (node.barrier_record == BarrierRecord::kByPolicy &&
-                             policy_.barrier_waits);
-        if (wanted && unbounded_loop_.empty()) Add(node, node.text, SiteKind::kBarrierWait);
-        return absl::OkStatus();
-      }
-      case KernelNode::Kind::kNamedBarrier: {
-        const bool wanted = !node.named_arrive &&
-                            (node.barrier_record == BarrierRecord::kAlways ||
-                             (node.barrier_record == BarrierRecord::kByPolicy &&
-                              policy_.barrier_waits));
-        if (wanted && unbounded_loop_.empty()) Add(node, node.text, SiteKind::kBarrierWait);
-        return absl::OkStatus();
-      }
+      case KernelNode::Kind::kBarrier:
+      case KernelNode::Kind::kNamedBarrier:
+        return BarrierWait(node);
       case KernelNode::Kind::kArrive:
-        if (policy_.handoffs && unbounded_loop_.empty()) {
-          Add(node, absl::StrCat("arrive ", node.text), SiteKind::kBarrierArrive);
-        }
+        AddHandoff(node, absl::StrCat("arrive ", node.text), SiteKind::kBarrierArrive);
         return absl::OkStatus();
       case KernelNode::Kind::kPhaseWait:
-        if (policy_.handoffs && unbounded_loop_.empty()) {
-          Add(node, absl::StrCat("wait ", node.text), SiteKind::kPhaseWait);
-        }
+        AddHandoff(node, absl::StrCat("wait ", node.text), SiteKind::kPhaseWait);
         return absl::OkStatus();
       case KernelNode::Kind::kAsyncCopy:
-        if (policy_.handoffs && unbounded_loop_.empty()) {
-          Add(node, node.text, SiteKind::kAsyncCopy);
-        }
+        AddHandoff(node, node.text, SiteKind::kAsyncCopy);
         return absl::OkStatus();
       default:
         return absl::OkStatus();

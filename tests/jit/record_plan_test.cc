@@ -273,6 +273,20 @@ TEST(RecordPlanTest, RejectsABarrierAlwaysRecordedInALoopOfUnknownTripCount) {
                                  "kernel unbounded > loop i, whose trip count is unknown")));
 }
 
+TEST(RecordPlanTest, RejectsANamedBarrierAlwaysRecordedInALoopOfUnknownTripCount) {
+  // The same rule for a named barrier's sync (it used to lose its record silently there).
+  KernelBuilder b("unbounded");
+  b.Param("int", "n").Block({64, 1, 1});
+  b.For("i", 0, "n", TripCount::Unknown(),
+        [&] { b.NamedBarrierSync("pair", 1, 64, BarrierRecord::kAlways); });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  EXPECT_THAT(RecordPlan::Create(MustBuild(b), options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("kernel unbounded > loop i > named barrier pair: barrier 'pair' "
+                                 "asks for a wait record (BarrierRecord::kAlways)")));
+}
+
 TEST(RecordPlanTest, RejectsProfiledKernelWithoutSites) {
   KernelBuilder b("bare");
   b.Param("float*", "x").Stmt("x[0] = 1;");
