@@ -44,6 +44,9 @@ constexpr uint32_t kMaxRings = 64;
 constexpr uint64_t kSiteAnnotationIid = 1;
 constexpr uint64_t kKindAnnotationIid = 2;
 constexpr uint64_t kOriginAnnotationIid = 3;
+// Declared only when the layout has barrier-arrive sites (their instants carry them).
+constexpr uint64_t kBarrierAnnotationIid = 4;
+constexpr uint64_t kPhaseAnnotationIid = 5;
 
 constexpr uint32_t kPacketTag =
     WireFormat::MakeTag(pb::Trace::kPacketFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
@@ -206,6 +209,13 @@ class PerfettoWriter::Impl {
  private:
   enum class State { kNew, kUnits, kDone };
 
+  // Per barrier id seen: its name (UTF-8) and its ring's index in ring_names_ (-1: none).
+  struct BarrierCache {
+    bool known = false;
+    std::string name;
+    int32_t ring = -1;
+  };
+
   // One event of the current unit, in time order: a slice begin or end on the unit's track,
   // an instant there (a barrier arrival), or an async span's begin or end on its lane.
   enum class OpKind : uint8_t { kBegin, kEnd, kInstant, kAsyncBegin, kAsyncEnd };
@@ -282,6 +292,17 @@ class PerfettoWriter::Impl {
       pb::DebugAnnotationName* n = interned->add_debug_annotation_names();
       n->set_iid(iid);
       n->set_name(name);
+    }
+    const bool arrivals =
+        std::any_of(layout_->sites.begin(), layout_->sites.end(),
+                    [](const SiteInfo& site) { return site.kind == SiteKind::kBarrierArrive; });
+    if (arrivals) {
+      for (auto [iid, name] : {std::pair<uint64_t, const char*>{kBarrierAnnotationIid, "barrier"},
+                               {kPhaseAnnotationIid, "phase"}}) {
+        pb::DebugAnnotationName* n = interned->add_debug_annotation_names();
+        n->set_iid(iid);
+        n->set_name(name);
+      }
     }
     unit_start_.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
     unit_start_.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
@@ -532,6 +553,15 @@ class PerfettoWriter::Impl {
         case OpKind::kBegin: break;
       }
     }
+    async_begins_.clear();
+    async_ends_.clear();
+    for (size_t i = 0; i < unit.async_spans.size(); ++i) {
+      const uint32_t span = static_cast<uint32_t>(i);
+      async_begins_.push_back({unit.async_spans[i].begin_event, span});
+      async_ends_.push_back({unit.async_spans[i].end_event, span});
+    }
+    std::sort(async_begins_.begin(), async_begins_.end());
+    std::sort(async_ends_.begin(), async_ends_.end());
     wait_ends_.clear();
     for (size_t i = 0; i < unit.slices.size(); ++i) {
       const SiteKind kind = layout_->sites[unit.slices[i].site].kind;
@@ -553,7 +583,7 @@ class PerfettoWriter::Impl {
           }
           op_flows_.push_back({instant_op_[it - unit.instants.begin()], f.id + 1, false});
         } else {
-          const int64_t span = AsyncSpanAt(unit, f.from.event, true);
+          const int64_t span = AsyncSpanAt(async_begins_, f.from.event);
           if (span < 0) return fail(absl::StrCat("flow ", f.id, " starts at no async issue"));
           op_flows_.push_back({async_begin_op_[span], f.id + 1, false});
         }
@@ -571,7 +601,7 @@ class PerfettoWriter::Impl {
           }
           op_flows_.push_back({slice_end_op_[it->second], f.id + 1, true});
         } else {
-          const int64_t span = AsyncSpanAt(unit, f.to.event, false);
+          const int64_t span = AsyncSpanAt(async_ends_, f.to.event);
           if (span < 0) return fail(absl::StrCat("flow ", f.id, " ends at no async completion"));
           op_flows_.push_back({async_end_op_[span], f.id + 1, true});
         }
@@ -582,13 +612,12 @@ class PerfettoWriter::Impl {
     return absl::OkStatus();
   }
 
-  // The async span whose begin (or end) is event `event`, or -1.
-  static int64_t AsyncSpanAt(const UnitTimeline& unit, uint32_t event, bool begin) {
-    for (size_t i = 0; i < unit.async_spans.size(); ++i) {
-      const AsyncSpan& a = unit.async_spans[i];
-      if ((begin ? a.begin_event : a.end_event) == event) return static_cast<int64_t>(i);
-    }
-    return -1;
+  // The async span whose begin (or end) is event `event` in `index` ((event, span) pairs,
+  // sorted), or -1.
+  static int64_t AsyncSpanAt(const std::vector<std::pair<uint32_t, uint32_t>>& index,
+                             uint32_t event) {
+    auto it = std::lower_bound(index.begin(), index.end(), std::pair<uint32_t, uint32_t>{event, 0});
+    return it != index.end() && it->first == event ? static_cast<int64_t>(it->second) : -1;
   }
 
   // ops_ of a unit with hand-offs: events that carry flows, instants and async spans take
@@ -630,11 +659,14 @@ class PerfettoWriter::Impl {
   // lane), or a slice begin/end that flows start or end at. One message, built by protobuf.
   void WriteHandoffEvent(const UnitTimeline& unit, uint64_t delta, const Op& op,
                          absl::Span<const OpFlow> flows) {
+    // Reused without TracePacket::Clear, which would free the TrackEvent (a oneof member)
+    // and its repeated fields: a malloc and free per event.
     pb::TracePacket& packet = handoff_packet_;
-    packet.Clear();
     packet.set_timestamp(delta);
     packet.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
+    if (packet.has_interned_data()) packet.clear_interned_data();
     pb::TrackEvent* event = packet.mutable_track_event();
+    event->Clear();
     const bool opens = op.kind == OpKind::kBegin || op.kind == OpKind::kInstant ||
                        op.kind == OpKind::kAsyncBegin;
     if (opens) {
@@ -656,10 +688,10 @@ class PerfettoWriter::Impl {
     if (op.kind == OpKind::kInstant) {
       const Instant& in = unit.instants[op.index];
       pb::DebugAnnotation* a = event->add_debug_annotations();
-      a->set_name("barrier");
-      a->set_string_value(Utf8(BarrierName(*layout_, in.barrier)));
+      a->set_name_iid(kBarrierAnnotationIid);
+      a->set_string_value(Barrier(in.barrier).name);
       a = event->add_debug_annotations();
-      a->set_name("phase");
+      a->set_name_iid(kPhaseAnnotationIid);
       a->set_uint_value(in.phase);
     }
     if (op.repaired) {
@@ -701,44 +733,64 @@ class PerfettoWriter::Impl {
     }
   }
 
+  // Barrier `id`'s name and ring, computed once per id.
+  const BarrierCache& Barrier(uint32_t id) {
+    if (id >= barrier_cache_.size()) {
+      // Ids are small (a block's barriers); a corrupt one gets no cache slot of its own.
+      if (id > (uint32_t{1} << 16)) {
+        scratch_barrier_ = {true, Utf8(BarrierName(*layout_, id)), -1};
+        return scratch_barrier_;
+      }
+      barrier_cache_.resize(size_t{id} + 1);
+    }
+    BarrierCache& b = barrier_cache_[id];
+    if (!b.known) {
+      b.known = true;
+      b.name = Utf8(BarrierName(*layout_, id));
+      const std::string ring = RingOf(b.name);
+      if (!ring.empty()) {
+        auto it = std::find(ring_names_.begin(), ring_names_.end(), ring);
+        b.ring = static_cast<int32_t>(it - ring_names_.begin());
+        if (it == ring_names_.end()) ring_names_.push_back(ring);
+      }
+    }
+    return b;
+  }
+
   // Writes the finished block's counters: per stage ring (a barrier array, "full[*]"), the
   // number of its stages whose phase completed and that no wait has taken yet.
   void FlushRings() {
     if (!ring_block_seen_) return;
     ring_block_seen_ = false;
     if (phases_.empty()) return;
-    std::vector<std::string> rings;
-    std::vector<std::vector<std::pair<int64_t, int>>> changes;
+    for (auto& changes : ring_changes_) changes.clear();
     for (const auto& [key, span] : phases_) {
-      const std::string ring = RingOf(BarrierName(*layout_, key.first));
-      if (ring.empty() || span.complete_ns < 0) continue;
-      size_t r = std::find(rings.begin(), rings.end(), ring) - rings.begin();
-      if (r == rings.size()) {
-        if (rings.size() >= kMaxRings) continue;
-        rings.push_back(ring);
-        changes.emplace_back();
-      }
-      changes[r].push_back({std::max(span.complete_ns, origin_ns_), +1});
-      changes[r].push_back({std::max({span.released_ns, span.complete_ns, origin_ns_}), -1});
+      const int32_t ring = Barrier(key.first).ring;
+      if (ring < 0 || static_cast<uint32_t>(ring) >= kMaxRings || span.complete_ns < 0) continue;
+      if (ring_changes_.size() <= static_cast<size_t>(ring)) ring_changes_.resize(ring + 1);
+      ring_changes_[ring].push_back({std::max(span.complete_ns, origin_ns_), +1});
+      ring_changes_[ring].push_back(
+          {std::max({span.released_ns, span.complete_ns, origin_ns_}), -1});
     }
     phases_.clear();
-    for (size_t r = 0; r < rings.size(); ++r) {
+    for (size_t r = 0; r < ring_changes_.size(); ++r) {
+      if (ring_changes_[r].empty()) continue;
       const uint64_t uuid = kRingUuidBase + uint64_t{ring_block_} * kMaxRings + r;
       pb::TrackDescriptor d;
       d.set_uuid(uuid);
       d.set_parent_uuid(kSmUuidBase + ring_block_sm_);
-      d.set_name(Utf8(absl::StrCat(rings[r], " stages ready in block ",
-                                   DimString(ring_block_index_))));
-      d.set_description(Utf8(absl::StrCat(
-          "stages of the barrier ring ", rings[r], " in block ", ring_block_,
+      d.set_name(absl::StrCat(ring_names_[r], " stages ready in block ",
+                              DimString(ring_block_index_)));
+      d.set_description(absl::StrCat(
+          "stages of the barrier ring ", ring_names_[r], " in block ", ring_block_,
           " whose current phase has completed (all its arrivals are in) and whose waits "
-          "have not all been released yet: full stages a consumer has not taken")));
+          "have not all been released yet: full stages a consumer has not taken"));
       d.set_sibling_order_rank(static_cast<int32_t>(
           std::min<uint64_t>(uint64_t{ring_block_} * units_per_block_,
                              std::numeric_limits<int32_t>::max())));
       d.mutable_counter()->set_unit(pb::CounterDescriptor::UNIT_COUNT);
       WriteDescriptor(d);
-      WriteCounterTrack(uuid, changes[r]);
+      WriteCounterTrack(uuid, ring_changes_[r]);
     }
   }
 
@@ -915,6 +967,11 @@ class PerfettoWriter::Impl {
   std::vector<OpFlow> op_flows_;
   std::vector<uint32_t> slice_end_op_, instant_op_, async_begin_op_, async_end_op_;
   std::vector<std::pair<int64_t, uint32_t>> wait_ends_;  // (end_ns, slice) of wait slices
+  std::vector<std::pair<uint32_t, uint32_t>> async_begins_, async_ends_;  // (event, span)
+  std::vector<BarrierCache> barrier_cache_;
+  BarrierCache scratch_barrier_;
+  std::vector<std::string> ring_names_;
+  std::vector<std::vector<std::pair<int64_t, int>>> ring_changes_;  // by ring, scratch
   pb::TracePacket handoff_packet_;              // reused: an event with flows or on a lane
   pb::TracePacket interned_scratch_;            // reused: a site's interned name, parsed
   // Stage rings of the block being written: per (barrier, phase) its span; the rings'

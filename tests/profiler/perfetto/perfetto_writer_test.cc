@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -334,10 +335,18 @@ TEST_F(PerfettoWriterTest, ArrivalsAreInstantsWithTheirBarrierAndStartTheirFlows
   ASSERT_NE(arrival, nullptr);
   EXPECT_EQ(arrival->track_event().name_iid(), 4u);  // site 3 + 1
   EXPECT_THAT(arrival->track_event().flow_ids(), ElementsAre(8u));  // flow 7, ids from 1
+  // Annotation names are interned with the unit's sequence state (the same iids every unit).
+  std::map<uint64_t, std::string> names;
+  for (const pb::TracePacket& p : packets) {
+    for (const pb::DebugAnnotationName& n : p.interned_data().debug_annotation_names()) {
+      names[n.iid()] = n.name();
+    }
+  }
   std::vector<std::string> annotations;
   for (const pb::DebugAnnotation& a : arrival->track_event().debug_annotations()) {
-    annotations.push_back(a.has_string_value() ? a.name() + "=" + a.string_value()
-                                               : a.name() + "=" + std::to_string(a.uint_value()));
+    const std::string name = a.has_name() ? a.name() : names[a.name_iid()];
+    annotations.push_back(a.has_string_value() ? name + "=" + a.string_value()
+                                               : name + "=" + std::to_string(a.uint_value()));
   }
   EXPECT_THAT(annotations, ::testing::IsSupersetOf({"barrier=full[1]", "phase=0"}));
 }
