@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,7 +21,8 @@ namespace warptrace {
 namespace {
 
 constexpr char kTraceParam[] = "warptrace_trace";
-constexpr uint32_t kNoBarrierId = 0xffffffffu;  // profiler/links.h kNoBarrier
+// The payload of a cp.async copy's events: no barrier (profiler/links.h kNoBarrier).
+constexpr char kNoBarrierOperand[] = "0xffffffffu";
 
 bool IsSimpleOperand(const std::string& text) {
   if (text.empty()) return false;
@@ -34,16 +36,12 @@ std::string Operand(const std::string& text) {
   return IsSimpleOperand(text) ? text : absl::StrCat("(", text, ")");
 }
 
-bool IsHandoff(KernelNode::Kind kind) {
-  return kind == KernelNode::Kind::kNamedBarrier || kind == KernelNode::Kind::kArrive ||
-         kind == KernelNode::Kind::kPhaseWait || kind == KernelNode::Kind::kAsyncCopy ||
-         kind == KernelNode::Kind::kAsyncWait;
-}
-
-bool HasHandoffs(const std::vector<KernelNode>& body) {
+// Whether `body` or anything nested in it is of one of `kinds`.
+bool Contains(const std::vector<KernelNode>& body,
+              std::initializer_list<KernelNode::Kind> kinds) {
   for (const KernelNode& n : body) {
-    if (IsHandoff(n.kind) || HasHandoffs(n.body) || HasHandoffs(n.else_body) ||
-        HasHandoffs(n.roles)) {
+    if (std::find(kinds.begin(), kinds.end(), n.kind) != kinds.end() ||
+        Contains(n.body, kinds) || Contains(n.else_body, kinds) || Contains(n.roles, kinds)) {
       return true;
     }
   }
@@ -52,7 +50,10 @@ bool HasHandoffs(const std::vector<KernelNode>& body) {
 
 // Whether the kernel calls warptrace_primitives.cuh.
 bool UsesPrimitives(const Kernel& kernel) {
-  return !kernel.phase_barriers.empty() || HasHandoffs(kernel.body);
+  return !kernel.phase_barriers.empty() ||
+         Contains(kernel.body, {KernelNode::Kind::kNamedBarrier, KernelNode::Kind::kArrive,
+                                KernelNode::Kind::kPhaseWait, KernelNode::Kind::kAsyncCopy,
+                                KernelNode::Kind::kAsyncWait});
 }
 
 class Emitter {
@@ -60,10 +61,9 @@ class Emitter {
   Emitter(const Kernel& kernel, const RecordPlan* plan) : kernel_(kernel), plan_(plan) {
     role_threads_ = kernel.ThreadsPerBlock();
     if (plan_ != nullptr) CollectCopies(kernel.body);
-    group_history_ = group_history_ && std::any_of(copies_.begin(), copies_.end(),
-                                                   [](const CopySite& c) {
-                                                     return c.node->copy.barrier.empty();
-                                                   });
+    group_history_ = group_history_ &&
+                     std::any_of(copies_.begin(), copies_.end(),
+                                 [](const CopySite& c) { return !c.bulk(); });
   }
 
   std::string Run() {
@@ -94,20 +94,15 @@ class Emitter {
     std::string var;          // prefix of its per-thread variables
     const KernelNode* role;   // the role it is issued in (null outside roles)
     uint32_t group_index;     // among the cp.async sites (bulk: unused)
+    bool bulk() const { return !node->copy.barrier.empty(); }
   };
 
   void Line(int depth, const std::string& text) {
     absl::StrAppend(&out_, std::string(2 * depth, ' '), text, "\n");
   }
 
-  bool NeedsTid() const { return HasRoles(kernel_.body) || UsesPrimitives(kernel_); }
-  static bool HasRoles(const std::vector<KernelNode>& body) {
-    for (const KernelNode& n : body) {
-      if (n.kind == KernelNode::Kind::kRoles || HasRoles(n.body) || HasRoles(n.else_body)) {
-        return true;
-      }
-    }
-    return false;
+  bool NeedsTid() const {
+    return Contains(kernel_.body, {KernelNode::Kind::kRoles}) || UsesPrimitives(kernel_);
   }
 
   void Header() {
@@ -319,6 +314,17 @@ class Emitter {
     return decl.first_id == 0 ? bar : absl::StrCat(decl.first_id, "u + ", bar);
   }
   std::string Elected() const { return absl::StrCat("warptrace_tid == ", role_first_, "u"); }
+  // `warptrace_bar`, the element of the barrier array a construct works on.
+  void DeclareBar(int depth, const std::string& index) {
+    Line(depth, absl::StrCat("const unsigned int warptrace_bar = static_cast<unsigned int>(",
+                             index, ");"));
+  }
+  // `warptrace_e`, a loop over every element of `decl` (the block is left open).
+  void ForEachElement(int depth, const PhaseBarrierDecl& decl) {
+    Line(depth, absl::StrFormat(
+                    "for (unsigned int warptrace_e = 0; warptrace_e < %du; ++warptrace_e) {",
+                    decl.size));
+  }
 
   void NamedBarrier(const KernelNode& node, int depth) {
     if (node.named_arrive) {
@@ -341,8 +347,7 @@ class Emitter {
                              one ? ", one thread" : ""));
     int d = depth + 1;
     if (one) Line(d++, absl::StrCat("if (", Elected(), ") {"));
-    Line(d, absl::StrCat("const unsigned int warptrace_bar = static_cast<unsigned int>(",
-                         node.index, ");"));
+    DeclareBar(d, node.index);
     const SiteInfo* site = SiteOf(node);
     if (site != nullptr) {
       RecordPayload(d, *site, false, BarrierId(decl, "warptrace_bar"),
@@ -362,8 +367,7 @@ class Emitter {
     const PhaseBarrierDecl& decl = Decl(node.text);
     Line(depth, absl::StrCat("{  // wait ", node.text, "[", node.index, "], phase ", node.phase));
     const int d = depth + 1;
-    Line(d, absl::StrCat("const unsigned int warptrace_bar = static_cast<unsigned int>(",
-                         node.index, ");"));
+    DeclareBar(d, node.index);
     Line(d, absl::StrCat("const unsigned int warptrace_phase = static_cast<unsigned int>(",
                          node.phase, ");"));
     const SiteInfo* site = SiteOf(node);
@@ -371,7 +375,7 @@ class Emitter {
     if (site != nullptr) RecordPayload(d, *site, false, id, "warptrace_phase", "enter");
     std::vector<const CopySite*> polled;
     for (const CopySite& c : copies_) {
-      if (!c.node->copy.barrier.empty() && c.role == current_role_) polled.push_back(&c);
+      if (c.bulk() && c.role == current_role_) polled.push_back(&c);
     }
     if (polled.empty()) {
       Line(d, absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
@@ -389,9 +393,7 @@ class Emitter {
     for (const CopySite& c : copies_) {
       if (c.node->copy.barrier != node.text) continue;
       Line(d, absl::StrCat("if (", c.var, "_pending[warptrace_bar] != 0u) {"));
-      RecordPayload(d + 1, c.site, true, absl::StrCat(c.var, "_pending[warptrace_bar] - 1u"),
-                    id, "end of");
-      Line(d + 1, absl::StrCat(c.var, "_pending[warptrace_bar] = 0u;"));
+      RecordCopyEnd(d + 1, c, absl::StrCat(c.var, "_pending[warptrace_bar]"), id);
       Line(d, "}");
     }
     Line(depth, "}");
@@ -406,12 +408,10 @@ class Emitter {
     const CopySite* tracked = Tracked(node);
     if (tracked != nullptr) {
       RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"),
-                    absl::StrFormat("0x%08xu", kNoBarrierId), "begin of");
+                    kNoBarrierOperand, "begin of");
       Line(d, absl::StrCat("++", tracked->var, "_issued;"));
     }
-    Line(d, absl::StrCat("const char* warptrace_src = reinterpret_cast<const char*>(", c.src,
-                         ");"));
-    Line(d, absl::StrCat("char* warptrace_dst = reinterpret_cast<char*>(", c.dst, ");"));
+    CopyPointers(d, c);
     Line(d, absl::StrFormat("for (unsigned int warptrace_i = warptrace_tid - %du; warptrace_i < "
                             "%du; warptrace_i += %du) {",
                             role_first_, uint64_t{c.rows} * chunks, role_threads_));
@@ -440,8 +440,7 @@ class Emitter {
                                 c.barrier_phase));
     int d = depth + 1;
     Line(d++, absl::StrCat("if (", Elected(), ") {"));
-    Line(d, absl::StrCat("const unsigned int warptrace_bar = static_cast<unsigned int>(",
-                         c.barrier_index, ");"));
+    DeclareBar(d, c.barrier_index);
     const CopySite* tracked = Tracked(node);
     if (tracked != nullptr) {
       const std::string id = BarrierId(decl, "warptrace_bar");
@@ -453,9 +452,7 @@ class Emitter {
       Line(d, absl::StrCat(tracked->var, "_phase[warptrace_bar] = static_cast<unsigned int>(",
                            c.barrier_phase, ");"));
     }
-    Line(d, absl::StrCat("const char* warptrace_src = reinterpret_cast<const char*>(", c.src,
-                         ");"));
-    Line(d, absl::StrCat("char* warptrace_dst = reinterpret_cast<char*>(", c.dst, ");"));
+    CopyPointers(d, c);
     Line(d, absl::StrFormat(
                 "for (unsigned int warptrace_r = 0; warptrace_r < %du; ++warptrace_r) {", c.rows));
     Line(d + 1, absl::StrFormat(
@@ -467,20 +464,30 @@ class Emitter {
     Line(depth, "}");
   }
 
+  // `warptrace_src` and `warptrace_dst`, the copy's pointers as bytes.
+  void CopyPointers(int depth, const AsyncCopySpec& c) {
+    Line(depth, absl::StrCat("const char* warptrace_src = reinterpret_cast<const char*>(",
+                             c.src, ");"));
+    Line(depth, absl::StrCat("char* warptrace_dst = reinterpret_cast<char*>(", c.dst, ");"));
+  }
+
+  // Records the end of the bulk copy in flight whose issue + 1 is in `pending`, and clears it.
+  void RecordCopyEnd(int depth, const CopySite& c, const std::string& pending,
+                     const std::string& barrier_id) {
+    RecordPayload(depth, c.site, true, absl::StrCat(pending, " - 1u"), barrier_id, "end of");
+    Line(depth, absl::StrCat(pending, " = 0u;"));
+  }
+
   // Records the end of each of `c`'s copies in flight whose phase has completed, without
   // waiting (test_wait).
   void PollPending(int depth, const CopySite& c) {
     const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
     const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
-    Line(depth, absl::StrFormat("for (unsigned int warptrace_e = 0; warptrace_e < %du; "
-                                "++warptrace_e) {",
-                                decl.size));
+    ForEachElement(depth, decl);
     Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
                                  c.node->copy.barrier, "[warptrace_e], ", c.var,
                                  "_phase[warptrace_e] & 1u)) {"));
-    RecordPayload(depth + 2, c.site, true, absl::StrCat(pending, " - 1u"),
-                  BarrierId(decl, "warptrace_e"), "end of");
-    Line(depth + 2, absl::StrCat(pending, " = 0u;"));
+    RecordCopyEnd(depth + 2, c, pending, BarrierId(decl, "warptrace_e"));
     Line(depth + 1, "}");
     Line(depth, "}");
   }
@@ -493,8 +500,7 @@ class Emitter {
     Line(depth, absl::StrCat("if (", pending, " != 0u) {"));
     Line(depth + 1, absl::StrCat("warptrace_mbarrier_wait_parity(&", c.node->copy.barrier, "[",
                                  bar, "], ", c.var, "_phase[", bar, "] & 1u);"));
-    RecordPayload(depth + 1, c.site, true, absl::StrCat(pending, " - 1u"), id, "end of");
-    Line(depth + 1, absl::StrCat(pending, " = 0u;"));
+    RecordCopyEnd(depth + 1, c, pending, id);
     Line(depth, "}");
   }
 
@@ -503,7 +509,7 @@ class Emitter {
   // site keeps as many copies open as it has among them (the group history's last entries).
   void EndGroupCopies(int depth, uint32_t pending = 0) {
     for (const CopySite& c : copies_) {
-      if (!c.node->copy.barrier.empty()) continue;
+      if (c.bulk()) continue;
       std::string keep;
       if (pending > 0) {
         keep = " + warptrace_keep";
@@ -521,7 +527,7 @@ class Emitter {
       Line(depth, absl::StrCat("for (; ", c.var, "_done", keep, " < ", c.var, "_issued; ++",
                                c.var, "_done) {"));
       RecordPayload(depth + 1, c.site, true, absl::StrCat(c.var, "_done"),
-                    absl::StrFormat("0x%08xu", kNoBarrierId), "end of");
+                    kNoBarrierOperand, "end of");
       Line(depth, "}");
       if (pending > 0) Line(--depth, "}");
     }
@@ -531,7 +537,7 @@ class Emitter {
   // recorded, so each copy records exactly its begin and its end.
   void ObservePendingCopies(int depth) {
     for (const CopySite& c : copies_) {
-      if (c.node->copy.barrier.empty()) {
+      if (!c.bulk()) {
         Line(depth, absl::StrCat("if (", c.var, "_done < ", c.var,
                                  "_issued) warptrace_cp_async_wait_prior(0u);"));
         EndGroupCopies(depth);
@@ -539,11 +545,9 @@ class Emitter {
       }
     }
     for (const CopySite& c : copies_) {
-      if (c.node->copy.barrier.empty()) continue;
+      if (!c.bulk()) continue;
       const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
-      Line(depth, absl::StrFormat("for (unsigned int warptrace_e = 0; warptrace_e < %du; "
-                                  "++warptrace_e) {",
-                                  decl.size));
+      ForEachElement(depth, decl);
       ObservePending(depth + 1, c, "warptrace_e", BarrierId(decl, "warptrace_e"));
       Line(depth, "}");
     }
@@ -573,7 +577,7 @@ class Emitter {
     }
     for (const CopySite& c : copies_) {
       Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
-      if (c.node->copy.barrier.empty()) {
+      if (!c.bulk()) {
         Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
       } else {
         const uint32_t size = Decl(c.node->copy.barrier).size;
@@ -589,7 +593,7 @@ class Emitter {
       if (n.kind == KernelNode::Kind::kAsyncCopy) {
         if (const SiteInfo* site = SiteOf(n)) {
           uint32_t group_index = 0;
-          for (const CopySite& c : copies_) group_index += c.node->copy.barrier.empty();
+          for (const CopySite& c : copies_) group_index += !c.bulk();
           copies_.push_back(CopySite{&n, *site, absl::StrCat("warptrace_copy", n.ordinal), role,
                                      group_index});
         }
