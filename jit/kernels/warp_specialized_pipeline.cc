@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/substitute.h"
+#include "base/status_macros.h"
 
 namespace warptrace {
 namespace {
@@ -48,7 +49,7 @@ absl::Status CheckShape(const PipelineShape& shape) {
   return absl::OkStatus();
 }
 
-// `cycles` of busy work (nothing when 0).
+// `cycles` of busy work.
 std::string Delay(uint32_t cycles) {
   return absl::StrCat("const long long delay_start = clock64();\n"
                       "while (clock64() - delay_start < ",
@@ -138,12 +139,10 @@ class PipelineWriter {
         b_.Arrive("empty", "stage", "phase + 1");
       });
       b_.Region("store", [&] {
-        b_.Stmt(absl::Substitute(
-            "const int block_row = tile / $0 * $1;\n"
-            "const int block_col = tile % $0 * $2;\n"
-            "C[(block_row + cwg * $3 + (threadIdx.x % 128) / 32) * $4 + block_col + "
-            "threadIdx.x % 32] = acc;",
-            tiles_n_, bm_, kBn, kRowsPerConsumer, shape_.n));
+        b_.Stmt(absl::StrCat(TileOrigin(), "\n",
+                             absl::Substitute("C[(block_row + cwg * $0 + (threadIdx.x % 128) / "
+                                              "32) * $1 + block_col + threadIdx.x % 32] = acc;",
+                                              kRowsPerConsumer, shape_.n)));
       });
     });
   }
@@ -176,13 +175,16 @@ class PipelineWriter {
           "const unsigned int stage = it % $1u;\n"
           "const unsigned int phase = it / $1u;",
           kt_, shape_.stages));
-      if (producer) {
-        b_.Stmt(absl::Substitute("const int block_row = tile / $0 * $1;\n"
-                                 "const int block_col = tile % $0 * $2;",
-                                 tiles_n_, bm_, kBn));
-      }
+      if (producer) b_.Stmt(TileOrigin());
       body();
     });
+  }
+
+  // `block_row` and `block_col`: the first row and column of C in tile `tile`.
+  std::string TileOrigin() const {
+    return absl::Substitute(
+        "const int block_row = tile / $0 * $1;\nconst int block_col = tile % $0 * $2;",
+        tiles_n_, bm_, kBn);
   }
 
   // Copies `rows` rows of 32 floats, `stride_floats` apart in global memory, into a stage:
@@ -217,7 +219,7 @@ class PipelineWriter {
 }  // namespace
 
 absl::StatusOr<KernelBuilder> WarpSpecializedPipelineBuilder(const PipelineShape& shape) {
-  if (absl::Status status = CheckShape(shape); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckShape(shape));
   KernelBuilder b("warp_specialized_pipeline");
   PipelineWriter writer(shape, b);
   writer.Declarations();
@@ -228,9 +230,8 @@ absl::StatusOr<KernelBuilder> WarpSpecializedPipelineBuilder(const PipelineShape
 }
 
 absl::StatusOr<Kernel> WarpSpecializedPipeline(const PipelineShape& shape) {
-  absl::StatusOr<KernelBuilder> b = WarpSpecializedPipelineBuilder(shape);
-  if (!b.ok()) return b.status();
-  return b->Build();
+  ASSIGN_OR_RETURN(const KernelBuilder b, WarpSpecializedPipelineBuilder(shape));
+  return b.Build();
 }
 
 }  // namespace warptrace
