@@ -18,10 +18,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "examples/example_main.h"
 #include "examples/gemm_problem.h"
 #include "jit/kernels/warp_specialized_pipeline.h"
@@ -62,9 +63,11 @@ absl::StatusOr<CopyKind> CopyFromFlags() {
     return absl::InvalidArgumentError(
         absl::StrCat("--copy=", copy, ": use auto, cp_async or bulk"));
   }
-  const std::string arch = absl::GetFlag(FLAGS_arch);
+  // The architecture's number, without a suffix: sm_90a -> 90, sm_100 -> 100.
+  absl::string_view arch = absl::GetFlag(FLAGS_arch);
   int version = 0;
-  if (absl::StartsWith(arch, "sm_") && absl::SimpleAtoi(arch.substr(3, 2), &version) &&
+  if (absl::ConsumePrefix(&arch, "sm_") &&
+      absl::SimpleAtoi(arch.substr(0, arch.find_first_not_of("0123456789")), &version) &&
       version >= 90) {
     return CopyKind::kBulk;
   }

@@ -272,6 +272,19 @@ TEST_F(ExamplesTest, BadPipelineCopyAndPersistentFlagsAreUsageErrors) {
   }
 }
 
+TEST_F(ExamplesTest, PipelineCopyAutoChoosesBulkCopiesForSm90AndLater) {
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"sm_80", "cp.async copies"}, {"sm_90a", "bulk copies"}, {"sm_100", "bulk copies"}};
+  for (const auto& [arch, copies] : expected) {
+    SCOPED_TRACE(arch);
+    const Ran ran = RunExample("warp_specialized_pipeline",
+                               {"--m=8", "--n=32", "--k=64", "--stages=2", "--consumers=1",
+                                "--device=host", "--profile=false", "--arch=" + arch});
+    EXPECT_EQ(ran.exit_code, 0) << ran.err;
+    EXPECT_THAT(ran.out, HasSubstr(absl::StrCat("2 stages, ", copies)));
+  }
+}
+
 TEST_F(ExamplesTest, DeviceCudaWithoutAGpuFailsSayingWhyInsteadOfFallingBack) {
   const Ran ran = RunExample("reduction", {"--device=cuda", "--n=64", "--blocks=1",
                                            "--threads=32", "--out=" + FreshDir("cuda")});
