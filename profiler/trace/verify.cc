@@ -507,12 +507,16 @@ void UnitVerifier::AddBlock(const BlockLinker& linker) {
         const int64_t early = linker.Cycles(*last) - linker.Cycles(release);
         if (early <= 0) continue;
         pending.push_back({release, FindingKind::kReleaseBeforeArrivals, absl::StrFormat(
-            "the wait on phase %d of %s is released %d SM cycles before that phase's last "
-            "arrival (%s of %d): a release cannot precede the arrivals that complete its "
-            "phase, so the recorded phase numbers are off (check the phase the wait records "
-            "against the barrier's uses, e.g. use k of ring stage s is phase k / stages) or "
-            "the arrival belongs to another barrier",
-            p.phase, barrier, early, unit(*last), p.arrivals.size())});
+            "the wait on phase %d of %s is released %d SM cycles before %s (%s): a release "
+            "cannot precede the arrivals that complete "
+            "its phase, so the recorded phase numbers are off (check the phase the wait "
+            "records against the barrier's uses, e.g. use k of ring stage s is phase k / "
+            "stages) or the arrival belongs to another barrier",
+            p.phase, barrier, early,
+            p.arrivals.size() == 1
+                ? std::string("that phase's arrival")
+                : absl::StrCat("the last of that phase's ", p.arrivals.size(), " arrivals"),
+            unit(*last))});
       }
     }
     const uint32_t expected = p.barrier < layout_.barriers.size()

@@ -517,7 +517,7 @@ TEST_F(VerifyHandoffTest, ReleaseBeforeItsPhasesArrivalsIsFoundAtTheRelease) {
   EXPECT_THAT(FormatFinding(f),
               AllOf(HasSubstr("block (0,0,0) warp 1 event 3: the wait on phase 1 of full[0] "
                               "is released"),
-                    HasSubstr("before that phase's last arrival (warp 0 event"),
+                    HasSubstr("before that phase's arrival (warp 0 event"),
                     HasSubstr("recorded phase numbers are off")));
   EXPECT_EQ(report.verdict_counts[static_cast<int>(Verdict::kComplete)], 4u)
       << "hand-off findings do not change a unit's verdict";
@@ -632,7 +632,8 @@ TEST(VerifyHandoffClockTest, UnitsOfABlockAreComparedOnTheSmsCommonClock) {
   EXPECT_EQ(report.findings[0].kind, FindingKind::kReleaseBeforeArrivals);
   EXPECT_EQ(report.findings[0].unit_index, 0u);
   EXPECT_EQ(report.findings[0].event_index, 4);
-  EXPECT_THAT(report.findings[0].message, HasSubstr("(warp 1 event 0 of 2)"));
+  EXPECT_THAT(report.findings[0].message,
+              HasSubstr("before the last of that phase's 2 arrivals (warp 1 event 0)"));
 }
 
 }  // namespace
