@@ -49,6 +49,14 @@ absl::Status CheckReportMatches(const DecodedTrace& decoded, const VerifyReport&
 
 }  // namespace
 
+UnitTimelineBuilder::UnitTimelineBuilder(const TraceLayout& layout,
+                                         const TimelineOptions& options)
+    : layout_(&layout), options_(options) {
+  for (const SiteInfo& site : layout.sites) {
+    arrival_sites_ = arrival_sites_ || site.kind == SiteKind::kBarrierArrive;
+  }
+}
+
 absl::StatusOr<UnitTimelineBuilder> UnitTimelineBuilder::Create(const TraceLayout& layout,
                                                                  const TimelineOptions& options) {
   if (layout.clock.nominal_sm_clock_khz == 0) {
@@ -140,7 +148,7 @@ void UnitTimelineBuilder::PlaceSlices(const DecodedRecord& r, const UnitVerdict&
                         !closed});
   }
   if (!ordered) std::stable_sort(u.slices.begin(), u.slices.end(), SliceOrder);
-  if (r.version < 2) return;
+  if (r.version < 2 || !arrival_sites_) return;
   for (uint32_t i = 0; i < n; i = r.NextEvent(i)) {
     const uint32_t site = r.SiteOf(r.events[i].tag);
     const abi::Payload* payload = r.PayloadOf(i);

@@ -113,13 +113,13 @@ class UnitTimelineBuilder {
   const std::vector<int64_t>& event_ns() const { return event_ns_; }
 
  private:
-  UnitTimelineBuilder(const TraceLayout& layout, const TimelineOptions& options)
-      : layout_(&layout), options_(options) {}
+  UnitTimelineBuilder(const TraceLayout& layout, const TimelineOptions& options);
   void PlaceSlices(const DecodedRecord& r, const UnitVerdict& v, const UnitWalk& walk,
                    const UnitClock& clock, UnitTimeline& u);
 
   const TraceLayout* layout_;
   TimelineOptions options_;
+  bool arrival_sites_ = false;  // the layout has kBarrierArrive sites (instants to place)
   std::vector<int64_t> event_ns_;  // scratch: each kept event's time
 };
 
