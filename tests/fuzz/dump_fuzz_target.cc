@@ -589,6 +589,9 @@ absl::Status CheckTimeline(const Trace& t, const RunOptions& options) {
   }
   FUZZ_CHECK(counted == slices, "summary counts ", counted, " of ", slices, " slices");
   options.stages->slices += slices;
+  for (const UnitTimeline& u : tl.units) {
+    for (const Flow& f : u.flows) options.stages->flows += f.from.record_index == u.record_index;
+  }
   FUZZ_CHECK(!FormatSummary(*summary).empty(), "empty summary text");
   return CheckDump(t, options, slices, &digest, &*summary);
 }
@@ -628,6 +631,10 @@ absl::Status AnalyzeAndCheck(TraceLayout layout, std::vector<uint32_t> words,
              expected_words, " was analyzed");
   const Trace& t = **trace;
   if (!options.verify.allow_truncated && !t.report.ok()) ++options.stages->strict_failed;
+  for (FindingKind kind : {FindingKind::kReleaseBeforeArrivals, FindingKind::kArrivalCountMismatch,
+                           FindingKind::kAsyncEndWithoutBegin, FindingKind::kAsyncNeverCompleted}) {
+    options.stages->handoff_findings += t.report.kind_counts[static_cast<int>(kind)];
+  }
   RETURN_IF_ERROR(CheckDecoded(t));
   RETURN_IF_ERROR(CheckReport(t, options));
   return CheckTimeline(t, options);

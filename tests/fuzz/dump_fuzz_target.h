@@ -142,6 +142,8 @@ struct FuzzStages {
   uint64_t sidecars_parsed = 0;    // ParseLayoutJson accepted the text
   uint64_t mosaic_converted = 0;   // ConvertMosaicBuffer succeeded
   uint64_t mosaic_overflows = 0;   // overflowed Mosaic traces among them
+  uint64_t handoff_findings = 0;   // hand-off findings (verify.h's block pass)
+  uint64_t flows = 0;              // flows on the timelines (each counted at its source)
 };
 
 // Runs one input (see above). OK when the code kept every contract checked, whatever it

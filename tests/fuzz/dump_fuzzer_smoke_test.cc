@@ -125,7 +125,8 @@ std::string Describe(const FuzzStages& s) {
                       s.strict_failed, ", timelines ", s.timelines, ", slices ", s.slices,
                       ", repaired units ", s.repaired_units, ", sidecars ", s.sidecars_parsed,
                       ", mosaic ", s.mosaic_converted, " (", s.mosaic_overflows,
-                      " overflows)");
+                      " overflows), hand-off findings ", s.handoff_findings, ", flows ",
+                      s.flows);
 }
 
 TEST(DumpFuzzerSmokeTest, EverySeedKeepsEveryInvariantAndReachesEveryStage) {
@@ -146,6 +147,10 @@ TEST(DumpFuzzerSmokeTest, EverySeedKeepsEveryInvariantAndReachesEveryStage) {
   EXPECT_EQ(stages.sidecars_parsed, 2u) << Describe(stages);
   EXPECT_EQ(stages.mosaic_converted, 7u) << Describe(stages);
   EXPECT_EQ(stages.mosaic_overflows, 2u) << Describe(stages);
+  // The hand-off seeds: one finding per corruption class, strict and repaired, except the
+  // arrival count (the fuzz layouts have no barrier table: counts are not checked).
+  EXPECT_EQ(stages.handoff_findings, 6u) << Describe(stages);
+  EXPECT_GE(stages.flows, 10u) << Describe(stages);
 }
 
 TEST(DumpFuzzerSmokeTest, SeedsHaveDistinctNamesAndContents) {
@@ -205,6 +210,7 @@ TEST(DumpFuzzerSmokeTest, MutatedSeedsKeepEveryInvariant) {
   EXPECT_GE(stages.timelines, kMutations / 5) << Describe(stages);
   EXPECT_GE(stages.strict_failed, kMutations / 10) << Describe(stages);
   EXPECT_GE(stages.rejected, kMutations / 20) << Describe(stages);
+  EXPECT_GE(stages.flows, kMutations / 40) << Describe(stages);
 }
 
 }  // namespace
