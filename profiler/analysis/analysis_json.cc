@@ -63,11 +63,10 @@ void Role(json::OStream& j, const RoleAnalysis& r) {
     j.attributeArray("outlier_units", [&] {
       for (const UnitRef& u : r.outlier_units) Ref(j, u, true);
     });
-    for (const auto& [key, list] :
-         {std::pair<const char*, const std::vector<WaitStats>*>{"waits", &r.waits},
-          {"barriers", &r.barriers}}) {
+    // (Not a structured binding: clang 14 cannot capture one in the lambda.)
+    for (const std::vector<WaitStats>* list : {&r.waits, &r.barriers}) {
       const bool by_barrier = list == &r.barriers;
-      j.attributeArray(key, [&] {
+      j.attributeArray(by_barrier ? "barriers" : "waits", [&] {
         for (const WaitStats& w : *list) {
           j.object([&] {
             j.attribute(by_barrier ? "barrier" : "family", Utf8(w.family));
