@@ -186,12 +186,14 @@ class KernelBuilder {
   // the kernel, jumps out of itself (break, continue, goto), has unbalanced brackets or an
   // unterminated comment or literal, or declares extern shared memory, shared memory over
   // the device limits; and for warp specialization: a named barrier id outside 1..15 or a
-  // thread count that is not a multiple of 32 up to the block; a phase barrier array of 0
-  // elements or 0 arrivals, declared twice or inside the body, or used without being
-  // declared; a literal index outside the array; a wait on an array no construct arrives
-  // on; an arrival that brings more threads than the phase's count (or a count that is
-  // not a multiple of them); a copy of 0 rows or a row size that is not a multiple of 16;
-  // a copy whose completion is never awaited (a cp.async copy with no WaitAsyncCopies
+  // thread count that is not a multiple of 32 up to the block, or fewer than the threads
+  // of the role that all reach it; a phase barrier array of 0 elements or 0 arrivals (or
+  // over 2^20 - 1), declared twice or inside the body, or used without being declared; a
+  // literal index outside the array; an arrival or a bulk copy without its phase; a wait
+  // on an array no construct arrives on; an arrival that brings more threads than the
+  // phase's count (or a count that is not a multiple of them); a copy without its pointers,
+  // of 0 rows or with a row size that is not a multiple of 16; a copy whose completion is
+  // never awaited (a cp.async copy with no WaitAsyncCopies
   // after it, a bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an
   // every-thread arrival or a named barrier that may run after a thread-scope Return of
   // threads that take part in it (its phase or barrier would never complete).

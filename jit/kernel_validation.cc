@@ -408,7 +408,8 @@ class Validator {
       case KernelNode::Kind::kArrive:
         return CheckArrive(node);
       case KernelNode::Kind::kPhaseWait:
-        return FindBarrierElement(node.text, node.index, node.path).status();
+        RETURN_IF_ERROR(FindBarrierElement(node.text, node.index, node.path).status());
+        return CheckPhaseGiven(node);
       case KernelNode::Kind::kAsyncCopy:
         return CheckAsyncCopy(node);
       case KernelNode::Kind::kAsyncWait:
@@ -480,19 +481,26 @@ class Validator {
     if (index.empty() ||
         (e.is_literal() && (e.literal() < 0 || e.literal() >= int64_t{decl->size}))) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, ": index ", index.empty() ? "(empty)" : index, " is outside phase barrier array '",
-          name, "' of ", decl->size, " elements"));
+          where, ": index ", index.empty() ? "(empty)" : index,
+          " is outside phase barrier array '", name, "' of ", decl->size,
+          " elements; use 0..", decl->size - 1));
     }
     return decl;
+  }
+
+  // An arrival's or a wait's phase: the payload that links them (a wait would not compile
+  // without it).
+  static absl::Status CheckPhaseGiven(const KernelNode& node) {
+    if (!node.phase.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        node.path, node.kind == KernelNode::Kind::kArrive ? ": an arrival" : ": a phase wait",
+        " needs its phase number (e.g. \"k / stages\")"));
   }
 
   absl::Status CheckArrive(const KernelNode& node) {
     ASSIGN_OR_RETURN(const PhaseBarrierDecl* decl,
                      FindBarrierElement(node.text, node.index, node.path));
-    if (node.phase.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(node.path, ": an arrival needs its phase number (e.g. \"k / stages\")"));
-    }
+    RETURN_IF_ERROR(CheckPhaseGiven(node));
     if (if_depth_ > 0 || node.arrive_by == ArriveBy::kOneThread) return absl::OkStatus();
     // Every thread of the role (or block) arrives: its count must divide into phases.
     const uint64_t threads = role_.empty() ? kernel_.ThreadsPerBlock() : role_threads_;
@@ -515,7 +523,8 @@ class Validator {
     RETURN_IF_ERROR(CheckSiteKind(c.name, "async copy", node.path));
     if (c.dst.empty() || c.src.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": async copy '", c.name, "' needs a destination and a source pointer"));
+          node.path, ": async copy '", c.name,
+          "' needs a destination and a source pointer (AsyncCopySpec::dst, src)"));
     }
     if (c.rows == 0 || c.row_bytes == 0 || c.row_bytes % 16 != 0) {
       return absl::InvalidArgumentError(absl::StrFormat(

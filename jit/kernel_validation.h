@@ -14,8 +14,10 @@
 
 namespace warptrace {
 
-// OK, or InvalidArgument for the first misuse in preorder, its message starting with the
-// builder path of the construct at fault ("kernel gemm > loop k > barrier sync: ...").
+// OK, or InvalidArgument for the first misuse found, its message starting with the builder
+// path of the construct at fault ("kernel gemm > loop k > barrier sync: ..."): the
+// declarations first, then the rules each node can check in its context, in preorder, then
+// the whole-tree ones (waits and copies nothing completes, arrivals after a return).
 absl::Status ValidateKernel(const Kernel& kernel);
 
 }  // namespace warptrace

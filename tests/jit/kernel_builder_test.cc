@@ -552,6 +552,18 @@ TEST(KernelBuilderTest, RejectsABulkCopyOnABarrierNobodyWaitsOn) {
                                                       "'full' (WaitPhase)")));
 }
 
+TEST(KernelBuilderTest, RejectsAnArrivalOrAPhaseWaitWithoutItsPhase) {
+  KernelBuilder b = Handoff(128);
+  b.Arrive("full", 0, "");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k > arrive full[0]: an arrival "
+                                                      "needs its phase number")));
+  KernelBuilder c = Handoff(128);
+  c.Roles(RoleAxis::kWarpgroup, {{"producer", 1, "", [&] { c.Arrive("full", 0, 0); }},
+                                 {"consumer", 1, "", [&] { c.WaitPhase("full", 0, ""); }}});
+  EXPECT_THAT(c.Build(), StatusIs(kInvalid, HasSubstr("role consumer > wait full[0]: a phase "
+                                                      "wait needs its phase number")));
+}
+
 TEST(KernelBuilderTest, RejectsALiteralIndexOutsideTheBarrierArray) {
   KernelBuilder b = Handoff();
   b.Arrive("empty", 2, 0);
