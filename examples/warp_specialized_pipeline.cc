@@ -64,7 +64,8 @@ absl::StatusOr<CopyKind> CopyFromFlags() {
         absl::StrCat("--copy=", copy, ": use auto, cp_async or bulk"));
   }
   // The architecture's number, without a suffix: sm_90a -> 90, sm_100 -> 100.
-  absl::string_view arch = absl::GetFlag(FLAGS_arch);
+  const std::string arch_flag = absl::GetFlag(FLAGS_arch);  // GetFlag returns a copy
+  absl::string_view arch = arch_flag;
   int version = 0;
   if (absl::ConsumePrefix(&arch, "sm_") &&
       absl::SimpleAtoi(arch.substr(0, arch.find_first_not_of("0123456789")), &version) &&
