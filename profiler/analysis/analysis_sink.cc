@@ -47,13 +47,6 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
         "the layout's role table names %d units but a block has %d",
         layout_->unit_roles.size(), units_per_block));
   }
-  for (size_t i = 1; i < options_.handoffs.size(); ++i) {
-    if (options_.handoffs[i].block_linear < options_.handoffs[i - 1].block_linear) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "hand-off links must be sorted by block: link %d (block %d) follows block %d", i,
-          options_.handoffs[i].block_linear, options_.handoffs[i - 1].block_linear));
-    }
-  }
   family_of_site_.assign(layout_->sites.size(), -1);
   for (size_t s = 0; s < layout_->sites.size(); ++s) {
     if (!IsWaitSite(layout_->sites[s].kind)) continue;
@@ -265,13 +258,34 @@ size_t AnalysisSink::PathIndex(uint32_t role, uint32_t site) const {
   return role * (sites + 2) + column;
 }
 
+// Explicit links are checked for order as the cursor passes them (each once, no pass of its
+// own over them): a link of an earlier block than the one before it is an error.
+absl::Status AnalysisSink::AdvanceLinks(uint32_t block, size_t& end) {
+  const absl::Span<const HandoffLink> all = options_.handoffs;
+  auto unsorted = [&](size_t i) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hand-off links must be sorted by block: link %d (block %d) follows block %d", i,
+        all[i].block_linear, all[i - 1].block_linear));
+  };
+  for (; handoff_cursor_ < all.size() && all[handoff_cursor_].block_linear < block;
+       ++handoff_cursor_) {
+    if (handoff_cursor_ > 0 &&
+        all[handoff_cursor_].block_linear < all[handoff_cursor_ - 1].block_linear) {
+      return unsorted(handoff_cursor_);
+    }
+  }
+  end = handoff_cursor_;
+  if (end > 0 && end < all.size() && all[end].block_linear < all[end - 1].block_linear) {
+    return unsorted(end);
+  }
+  while (end < all.size() && all[end].block_linear == block) ++end;
+  return absl::OkStatus();
+}
+
 absl::Status AnalysisSink::FinishBlock() {
   const absl::Span<const HandoffLink> all = options_.handoffs;
-  while (handoff_cursor_ < all.size() && all[handoff_cursor_].block_linear < block_) {
-    ++handoff_cursor_;
-  }
-  size_t end = handoff_cursor_;
-  while (end < all.size() && all[end].block_linear == block_) ++end;
+  size_t end = 0;
+  RETURN_IF_ERROR(AdvanceLinks(block_, end));
   absl::Span<const HandoffLink> links = all.subspan(handoff_cursor_, end - handoff_cursor_);
   handoff_cursor_ = end;
   if (!resolved_links_.empty()) {
@@ -339,6 +353,8 @@ void AnalysisSink::AccumulatePath(double span) {
 
 absl::Status AnalysisSink::End(const TraceEnd& /*end*/) {
   if (in_block_) RETURN_IF_ERROR(FinishBlock());
+  size_t end = 0;
+  RETURN_IF_ERROR(AdvanceLinks(UINT32_MAX, end));  // the links after the last block
   result_.units = units_.size();
   FillRoles();
   FillCriticalPath();

@@ -24,10 +24,12 @@
 // barrier table's names, BarrierName) with no help from the caller.
 //
 // Errors (from the sink calls): InvalidArgument when Begin's layout has a role table of the
-// wrong size, when a flow into a unit names no wait slice of it or another block's unit, when the hand-off links are not sorted by block_linear, when a link names a
-// unit or slice its block does not have (critical_path.h), or when a slice's site is outside
-// the layout's site table; FailedPrecondition when units of one block do not arrive
-// consecutively. result() is meaningful only after End returned OK.
+// wrong size, when the explicit hand-off links are not sorted by block_linear (found as the
+// blocks pass, at the latest by End), when a flow into a unit names no wait slice of it or
+// another block's unit, when a link names a unit or slice its block does not have
+// (critical_path.h), or when a slice's site is outside the layout's site table;
+// FailedPrecondition when units of one block do not arrive consecutively. result() is
+// meaningful only after End returned OK.
 // Thread-safety: like every sink, called from one thread.
 #ifndef WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
 #define WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
@@ -157,6 +159,7 @@ class AnalysisSink : public TraceSink {
   uint32_t FamilyIndex(const std::string& family);
   uint32_t BarrierSlotOf(uint32_t barrier);
   absl::Status CollectLinks(const UnitTimeline& unit);
+  absl::Status AdvanceLinks(uint32_t block, size_t& end);
   absl::Status FinishBlock();
   void AccumulatePath(double span);
   void FillRoles();

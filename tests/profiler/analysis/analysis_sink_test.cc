@@ -270,18 +270,40 @@ TEST(AnalysisSinkTest, UnitsOfABlockMustArriveConsecutively) {
                                            HasSubstr("block 0")));
 }
 
-TEST(AnalysisSinkTest, UnsortedHandoffLinksAreRejected) {
+TEST(AnalysisSinkTest, UnsortedHandoffLinksAreRejectedAsTheBlocksPass) {
   TraceLayout layout;
   layout.block = {128, 1, 1};
   layout.capacity = 2;
-  const HandoffLink links[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}};
-  AnalysisOptions options;
-  options.handoffs = links;
-  AnalysisSink sink(options);
+  layout.sites = {{0, "k", SiteKind::kKernel, ""}};
+  UnitTimeline unit;
+  UnitView view;
+  view.timeline = &unit;
   TraceBegin begin;
   begin.layout = &layout;
-  EXPECT_THAT(sink.Begin(begin), StatusIs(absl::StatusCode::kInvalidArgument,
-                                          HasSubstr("sorted by block")));
+  // Out of order after the last block (found by End), and among the blocks (found when
+  // block 2 finishes, before End).
+  const HandoffLink after_last[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}};
+  const HandoffLink among[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {2, 0, 0, 0, 0}};
+  for (absl::Span<const HandoffLink> links :
+       {absl::MakeConstSpan(after_last), absl::MakeConstSpan(among)}) {
+    AnalysisOptions options;
+    options.handoffs = links;
+    AnalysisSink sink(options);
+    ASSERT_THAT(sink.Begin(begin), IsOk());
+    unit.block_linear = 0;
+    ASSERT_THAT(sink.AddUnit(view), IsOk());
+    absl::Status status = absl::OkStatus();
+    if (links.size() == 3) {
+      unit.block_linear = 2;
+      ASSERT_THAT(sink.AddUnit(view), IsOk());
+      unit.block_linear = 3;
+      status = sink.AddUnit(view);  // finishes block 2
+    } else {
+      status = sink.End(TraceEnd());
+    }
+    EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("sorted by block: link 1 (block 0) follows block 1")));
+  }
 }
 
 // A block of a producer (unit 0) and a consumer (unit 1) whose hand-off is recorded (trace
