@@ -55,10 +55,12 @@
 //   BM_DecodeVerifyTimeline        1.20 / 12.1
 //   BM_DecodeVerifyTimelineAnalysis 2.20 / 19.5  the analysis alone 7.4 ms per 1e6 events
 //                                                (before 3.14 / 32.4: 20.8 ms)
-// On the pipeline (BM_FullDumpToFilePipeline, links passed in, 12 samples, load ~8):
-//   analysis:0 5.25 / 56.5, analysis:1 5.95 / 74.3 ms: +13% / +31% (min: +26% / +27%); by
-//   perf samples at 1e6 the sink is 16% of the time (+19%): the sweep 6.7%, linking 3.5%,
-//   waits 2.4%, Begin's sortedness check of 250k links 1.7%, the walk 1%.
+// On the pipeline (BM_FullDumpToFilePipeline/v2:0, links passed in), at ef8ff1c, 12 samples
+// each, load ~10, median (min) ms at 1e5 / 1e6 events, analysis:0 -> analysis:1:
+//   4.95 (4.56) -> 6.19 (5.83): +25% (+28%);  47.4 (45.9) -> 58.3 (57.3): +23% (+25%)
+// and the fixture in the same run: BM_FullDumpToFile 5.49 / 53.1 -> WithAnalysis 6.26 / 61.3
+// (+14% / +15%). By perf samples at 1e6 the sink is ~16% of a pipeline dump: the sweep ~6%,
+// linking ~4%, waits ~2.5%, the walk ~1.5%.
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
