@@ -438,6 +438,12 @@ KernelBuilder& KernelBuilder::Arrive(std::string barriers, Expr index, Expr phas
 
 KernelBuilder& KernelBuilder::ArriveExpectTx(std::string barriers, Expr index, Expr phase,
                                              Expr bytes, ArriveBy by) {
+  if (bytes.text().empty()) {
+    // An empty count would make it a plain Arrive (tx_bytes tells the two apart).
+    Fail(absl::StrCat("ArriveExpectTx on '", barriers,
+                      "' has an empty byte count; give the bytes its copies complete"));
+    return *this;
+  }
   KernelNode node =
       PhaseBarrierNode(KernelNode::Kind::kArrive, std::move(barriers), index, phase, by);
   node.tx_bytes = bytes.text();

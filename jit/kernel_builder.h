@@ -173,30 +173,30 @@ class KernelBuilder {
   KernelBuilder& Return(ReturnScope scope = ReturnScope::kThread);
 
   // Validates and returns the kernel, or the first misuse. InvalidArgument, with the
-  // builder path, for: an invalid or reserved identifier (kernel, parameter, shared
-  // array, loop variable, role index variable), a name declared twice, an unknown
-  // parameter or shared element type, a grid or block dimension of 0 or a block over 1024
-  // threads, an empty kernel, a construct left open or closed out of order, a region name
-  // reused with another meaning (as another kind of site, or nested in itself), a loop
-  // whose exact trip count contradicts its literal bounds, roles that do not cover the
-  // block or whose block size is not a whole number of warps/warpgroups, a nested role
-  // split, a barrier inside a role, statements after a Return, a barrier that may run
-  // after a thread-scope Return (in program order, or in a later iteration of a loop
-  // around both), a block-scope Return inside a role, a raw statement that returns from
-  // the kernel, jumps out of itself (break, continue, goto), has unbalanced brackets or an
-  // unterminated comment or literal, or declares extern shared memory, shared memory over
-  // the device limits; and for warp specialization: a named barrier id outside 1..15 or a
-  // thread count that is not a multiple of 32 up to the block, or fewer than the threads
-  // of the role that all reach it; a phase barrier array of 0 elements or 0 arrivals (or
-  // over 2^20 - 1), declared twice or inside the body, or used without being declared; a
-  // literal index outside the array; an arrival or a bulk copy without its phase; a wait
-  // on an array no construct arrives on; an arrival that brings more threads than the
-  // phase's count (or a count that is not a multiple of them); a copy without its pointers,
-  // of 0 rows or with a row size that is not a multiple of 16; a copy whose completion is
-  // never awaited (a cp.async copy with no WaitAsyncCopies
-  // after it, a bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an
-  // every-thread arrival or a named barrier that may run after a thread-scope Return of
-  // threads that take part in it (its phase or barrier would never complete).
+  // builder path, for: an invalid or reserved identifier (kernel, parameter, shared array,
+  // loop variable, role index variable), a name declared twice, an unknown parameter or
+  // shared element type, a grid or block dimension of 0 or a block over 1024 threads, an
+  // empty kernel, a construct left open or closed out of order, a region name reused with
+  // another meaning (as another kind of site, or nested in itself), a loop whose exact trip
+  // count contradicts its literal bounds, roles that do not cover the block or whose block
+  // size is not a whole number of warps/warpgroups, a nested role split, a barrier inside a
+  // role, statements after a Return, a barrier that may run after a thread-scope Return (in
+  // program order, or in a later iteration of a loop around both), a block-scope Return
+  // inside a role, a raw statement that returns from the kernel, jumps out of itself
+  // (break, continue, goto), has unbalanced brackets or an unterminated comment or literal,
+  // or declares extern shared memory, shared memory over the device limits; and for warp
+  // specialization: a named barrier id outside 1..15 or a thread count that is not a
+  // multiple of 32 up to the block, or fewer than the threads of the role that all reach
+  // it; a phase barrier array of 0 elements or 0 arrivals (or over 2^20 - 1), declared
+  // twice or inside the body, or used without being declared; a literal index outside the
+  // array; an arrival, a wait or a bulk copy without its phase; a wait on an array no construct
+  // arrives on; an arrival that brings more threads than the phase's count (or a count that
+  // is not a multiple of them), an ArriveExpectTx without its bytes; a copy without its
+  // pointers or stride, of 0 rows or with a row size that is not a multiple of 16; a copy
+  // whose completion is never awaited (a cp.async copy with no WaitAsyncCopies after it, a
+  // bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an every-thread arrival
+  // or a named barrier that may run after a thread-scope Return of threads that take part
+  // in it (its phase or barrier would never complete).
   absl::StatusOr<Kernel> Build() const;
 
  private:

@@ -521,10 +521,11 @@ class Validator {
     const AsyncCopySpec& c = node.copy;
     RETURN_IF_ERROR(CheckSiteName(c.name, "async copy", node.path));
     RETURN_IF_ERROR(CheckSiteKind(c.name, "async copy", node.path));
-    if (c.dst.empty() || c.src.empty()) {
+    if (c.dst.empty() || c.src.empty() || c.src_row_stride_bytes.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           node.path, ": async copy '", c.name,
-          "' needs a destination and a source pointer (AsyncCopySpec::dst, src)"));
+          "' needs a destination and a source pointer and a source row stride "
+          "(AsyncCopySpec::dst, src, src_row_stride_bytes)"));
     }
     if (c.rows == 0 || c.row_bytes == 0 || c.row_bytes % 16 != 0) {
       return absl::InvalidArgumentError(absl::StrFormat(

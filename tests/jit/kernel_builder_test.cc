@@ -564,6 +564,23 @@ TEST(KernelBuilderTest, RejectsAnArrivalOrAPhaseWaitWithoutItsPhase) {
                                                       "wait needs its phase number")));
 }
 
+TEST(KernelBuilderTest, RejectsAnExpectTxArrivalWithoutItsBytes) {
+  KernelBuilder b = Handoff();
+  b.ArriveExpectTx("full", 0, 0, "");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k: ArriveExpectTx on 'full' has "
+                                                      "an empty byte count")));
+}
+
+TEST(KernelBuilderTest, RejectsACopyWithoutItsSourceRowStride) {
+  KernelBuilder b = Handoff();
+  AsyncCopySpec copy = TileCopy();
+  copy.src_row_stride_bytes = "";
+  b.AsyncCopy(copy).WaitAsyncCopies();
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("kernel k > copy fill: async copy 'fill' "
+                                                      "needs a destination and a source "
+                                                      "pointer and a source row stride")));
+}
+
 TEST(KernelBuilderTest, RejectsALiteralIndexOutsideTheBarrierArray) {
   KernelBuilder b = Handoff();
   b.Arrive("empty", 2, 0);
