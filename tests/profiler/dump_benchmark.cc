@@ -68,11 +68,14 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "base/testing/temp_path.h"
 #include "benchmark/benchmark.h"
 #include "llvm/Support/FileSystem.h"
@@ -323,6 +326,38 @@ absl::StatusOr<PipelineBuffer> MakePipelineBuffer(uint64_t events, bool v2) {
   return out;
 }
 
+// The body every whole-dump benchmark shares: each iteration dumps `words` into a Chrome
+// trace file through ChromeTraceSink plus the sinks `more_sinks` returns (made fresh per
+// iteration, like a CLI run), then measures and removes the file. Returns the file's bytes
+// (0 after an error, which is reported through `state`); reports heap growth.
+uint64_t DumpToFileLoop(
+    benchmark::State& state, const TraceLayout& layout, absl::Span<const uint32_t> words,
+    const std::function<std::vector<std::unique_ptr<TraceSink>>()>& more_sinks,
+    DumpResult& result) {
+  const std::string path = OutputPath();
+  uint64_t file_bytes = 0;
+  HeapWatch heap;
+  for (auto _ : state) {
+    absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
+      ChromeTraceSink chrome({}, os);
+      std::vector<std::unique_ptr<TraceSink>> owned = more_sinks();
+      std::vector<TraceSink*> sinks = {&chrome};
+      for (const std::unique_ptr<TraceSink>& sink : owned) sinks.push_back(sink.get());
+      return DumpTrace(layout, words, {}, sinks, result);
+    });
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
+      return 0;
+    }
+    state.PauseTiming();
+    llvm::sys::fs::file_size(path, file_bytes);
+    llvm::sys::fs::remove(path);
+    state.ResumeTiming();
+  }
+  heap.Report(state);
+  return file_bytes;
+}
+
 void FullDumpToFilePipeline(benchmark::State& state) {
   const bool analysis = state.range(1) != 0;
   const bool v2 = state.range(2) != 0;
@@ -332,30 +367,17 @@ void FullDumpToFilePipeline(benchmark::State& state) {
     state.SkipWithError(std::string(buffer.status().message()).c_str());
     return;
   }
-  const std::string path = OutputPath();
   DumpResult result;
-  uint64_t file_bytes = 0;
-  HeapWatch heap;
-  for (auto _ : state) {
-    absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
-      ChromeTraceSink chrome({}, os);
-      AnalysisOptions options;
-      options.handoffs = buffer->links;
-      AnalysisSink analysis_sink(options);
-      std::vector<TraceSink*> sinks = {&chrome};
-      if (analysis) sinks.push_back(&analysis_sink);
-      return DumpTrace(buffer->layout, buffer->words, {}, sinks, result);
-    });
-    if (!status.ok()) {
-      state.SkipWithError(std::string(status.message()).c_str());
-      break;
-    }
-    state.PauseTiming();
-    llvm::sys::fs::file_size(path, file_bytes);
-    llvm::sys::fs::remove(path);
-    state.ResumeTiming();
-  }
-  heap.Report(state);
+  const uint64_t file_bytes = DumpToFileLoop(
+      state, buffer->layout, buffer->words,
+      [&] {
+        std::vector<std::unique_ptr<TraceSink>> sinks;
+        AnalysisOptions options;
+        options.handoffs = buffer->links;
+        if (analysis) sinks.push_back(std::make_unique<AnalysisSink>(options));
+        return sinks;
+      },
+      result);
   if (!v2 && result.slices * 2 != buffer->events && !state.error_occurred()) {
     state.SkipWithError("the pipeline's event count is off");
   }
@@ -373,28 +395,15 @@ void FullDumpToFile(benchmark::State& state, bool analysis) {
     state.SkipWithError(std::string(buffer.status().message()).c_str());
     return;
   }
-  const std::string path = OutputPath();
   DumpResult result;
-  uint64_t file_bytes = 0;
-  HeapWatch heap;
-  for (auto _ : state) {
-    absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
-      ChromeTraceSink chrome({}, os);
-      AnalysisSink analysis_sink;
-      std::vector<TraceSink*> sinks = {&chrome};
-      if (analysis) sinks.push_back(&analysis_sink);
-      return DumpTrace(buffer->layout, buffer->words, {}, sinks, result);
-    });
-    if (!status.ok()) {
-      state.SkipWithError(std::string(status.message()).c_str());
-      break;
-    }
-    state.PauseTiming();
-    llvm::sys::fs::file_size(path, file_bytes);
-    llvm::sys::fs::remove(path);
-    state.ResumeTiming();
-  }
-  heap.Report(state);
+  const uint64_t file_bytes = DumpToFileLoop(
+      state, buffer->layout, buffer->words,
+      [&] {
+        std::vector<std::unique_ptr<TraceSink>> sinks;
+        if (analysis) sinks.push_back(std::make_unique<AnalysisSink>());
+        return sinks;
+      },
+      result);
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file_bytes));
   state.counters["input_MB"] = static_cast<double>(buffer->words.size() * 4) / 1e6;
@@ -418,26 +427,10 @@ void BM_FullDumpHandoffsToFile(benchmark::State& state) {
   for (uint64_t r = 0; r < NumRecords(trace->layout); ++r) {
     events += trace->words[r * abi::RecordWords(trace->layout.capacity) + 5];
   }
-  const std::string path = OutputPath();
   DumpResult result;
-  uint64_t file_bytes = 0;
-  HeapWatch heap;
-  for (auto _ : state) {
-    absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
-      ChromeTraceSink chrome({}, os);
-      TraceSink* sinks[] = {&chrome};
-      return DumpTrace(trace->layout, trace->words, {}, sinks, result);
-    });
-    if (!status.ok()) {
-      state.SkipWithError(std::string(status.message()).c_str());
-      break;
-    }
-    state.PauseTiming();
-    llvm::sys::fs::file_size(path, file_bytes);
-    llvm::sys::fs::remove(path);
-    state.ResumeTiming();
-  }
-  heap.Report(state);
+  const uint64_t file_bytes = DumpToFileLoop(
+      state, trace->layout, trace->words,
+      [] { return std::vector<std::unique_ptr<TraceSink>>(); }, result);
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file_bytes));
   state.counters["input_MB"] = static_cast<double>(trace->words.size() * 4) / 1e6;
