@@ -71,8 +71,9 @@ void Report(benchmark::State& state, uint64_t events, uint64_t bytes) {
   state.counters["bytes_per_event"] = static_cast<double>(bytes) / static_cast<double>(events);
 }
 
-void BM_PerfettoFormatOnly(benchmark::State& state) {
-  const Timeline timeline = SyntheticTimeline(SpecForEvents(static_cast<uint64_t>(state.range(0))));
+// Writes `timeline` as Perfetto protobuf into a byte counter once per iteration; returns the
+// bytes of one trace (0 after an error, reported through `state`).
+uint64_t FormatLoop(benchmark::State& state, const Timeline& timeline) {
   uint64_t bytes = 0;
   for (auto _ : state) {
     CountingSink sink;
@@ -84,11 +85,17 @@ void BM_PerfettoFormatOnly(benchmark::State& state) {
     if (status.ok()) status = writer.End();
     if (!status.ok()) {
       state.SkipWithError(std::string(status.message()).c_str());
-      break;
+      return 0;
     }
     sink.flush();
     bytes = sink.bytes();
   }
+  return bytes;
+}
+
+void BM_PerfettoFormatOnly(benchmark::State& state) {
+  const Timeline timeline = SyntheticTimeline(SpecForEvents(static_cast<uint64_t>(state.range(0))));
+  const uint64_t bytes = FormatLoop(state, timeline);
   Report(state, Events(timeline), bytes);
 }
 BENCHMARK(BM_PerfettoFormatOnly)->Arg(10'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
@@ -123,22 +130,7 @@ void BM_PerfettoHandoffsFormatOnly(benchmark::State& state) {
     events += u.events;
     flows += u.flows.size();
   }
-  uint64_t bytes = 0;
-  for (auto _ : state) {
-    CountingSink sink;
-    PerfettoWriter writer(sink);
-    absl::Status status = writer.Begin(timeline.layout, timeline.origin_ns);
-    for (const UnitTimeline& unit : timeline.units) {
-      if (status.ok()) status = writer.AddUnit(unit);
-    }
-    if (status.ok()) status = writer.End();
-    if (!status.ok()) {
-      state.SkipWithError(std::string(status.message()).c_str());
-      break;
-    }
-    sink.flush();
-    bytes = sink.bytes();
-  }
+  const uint64_t bytes = FormatLoop(state, timeline);
   Report(state, events, bytes);
   state.counters["flows_listed"] = static_cast<double>(flows);
 }
