@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -236,64 +237,71 @@ const char* CorruptionName(Corruption corruption) {
   return "?";
 }
 
-absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& spec,
-                              absl::Span<uint32_t> words) {
-  const uint64_t records = NumRecords(layout);
-  const uint32_t capacity = layout.capacity;
-  auto refuse = [&](absl::string_view why) {
+namespace {
+
+// One complete record being corrupted, and what the corruptions of its events share.
+struct RecordEdit {
+  const TraceLayout& layout;
+  const CorruptionSpec& spec;
+  abi::RecordHeader& h;
+  abi::Event* events;
+  uint32_t n;          // event slots written
+  uint32_t num_sites;
+  std::vector<uint32_t> starts;  // slot indices of events (payload slots skipped), in order
+
+  absl::Status Refuse(absl::string_view why) const {
     return absl::InvalidArgumentError(absl::StrFormat("cannot inject %s into record %d: %s",
                                                       CorruptionName(spec.kind), spec.record,
                                                       why));
-  };
-  if (spec.record >= records || words.size() != records * abi::RecordWords(capacity)) {
-    return refuse(absl::StrFormat("the buffer has %d records of this layout", records));
   }
-  abi::RecordHeader& h = *HeaderAt(words, spec.record, capacity);
-  abi::Event* events = EventsAt(words, spec.record, capacity);
-  if (h.magic != abi::kTraceMagic || (h.flags & abi::kFlagComplete) == 0) {
-    return refuse("it is not a complete record");
-  }
-  const uint32_t n = std::min(h.attempted, h.capacity);
-  const uint32_t num_sites = static_cast<uint32_t>(layout.sites.size());
-  // Slot indices of events (payload slots skipped), in order.
-  std::vector<uint32_t> starts;
-  for (uint32_t i = 0; i < n; i += HasPayload(h, events[i]) ? 2 : 1) starts.push_back(i);
-  // Resolves the event index: the explicit one, or the first event matching `want`.
-  auto pick = [&](auto want, absl::string_view what) -> absl::StatusOr<uint32_t> {
+  // The event to corrupt: spec.event, or the first event matching `want`.
+  absl::StatusOr<uint32_t> Pick(const std::function<bool(const abi::Event&)>& want,
+                                absl::string_view what) const {
     if (spec.event >= 0) {
       if (static_cast<uint64_t>(spec.event) >= n) {
-        return refuse(absl::StrFormat("event %d is past its %d events", spec.event, n));
+        return Refuse(absl::StrFormat("event %d is past its %d events", spec.event, n));
       }
       if (!std::binary_search(starts.begin(), starts.end(), spec.event)) {
-        return refuse(absl::StrFormat("slot %d is a payload slot, not an event", spec.event));
+        return Refuse(absl::StrFormat("slot %d is a payload slot, not an event", spec.event));
       }
-      if (!want(events[spec.event])) return refuse(absl::StrCat("slot ", spec.event, " is no ", what));
+      if (!want(events[spec.event])) {
+        return Refuse(absl::StrCat("slot ", spec.event, " is no ", what));
+      }
       return static_cast<uint32_t>(spec.event);
     }
     for (uint32_t i : starts) {
       if (want(events[i])) return i;
     }
-    return refuse(absl::StrCat("it has no ", what));
-  };
-  auto kind_is = [&](SiteKind kind, int exit) {
-    return [&layout, kind, exit](const abi::Event& e) {
+    return Refuse(absl::StrCat("it has no ", what));
+  }
+  // An event with payload of a `kind` site; exit: 1 exits only, 0 entries only, -1 both.
+  std::function<bool(const abi::Event&)> KindIs(SiteKind kind, int exit) const {
+    return [this, kind, exit](const abi::Event& e) {
       const uint32_t site = abi::TagSite(e.tag);
       return abi::TagHasPayload(e.tag) && site < layout.sites.size() &&
-             layout.sites[site].kind == kind && (exit < 0 || abi::TagIsExit(e.tag) == (exit == 1));
+             layout.sites[site].kind == kind &&
+             (exit < 0 || abi::TagIsExit(e.tag) == (exit == 1));
     };
-  };
+  }
+  bool Nests(uint32_t site) const {
+    return site >= num_sites || SiteKindNests(layout.sites[site].kind);
+  }
   // Removes event i and its payload slot: later slots move up, attempted shrinks.
-  auto remove = [&](uint32_t i) -> absl::Status {
-    if (h.attempted > h.capacity) return refuse("it dropped events (nothing may move)");
+  absl::Status Remove(uint32_t i) {
+    if (h.attempted > h.capacity) return Refuse("it dropped events (nothing may move)");
     const uint32_t width = HasPayload(h, events[i]) ? 2 : 1;
-    if (i + width > n) return refuse("its payload fell past capacity");
+    if (i + width > n) return Refuse("its payload fell past capacity");
     std::copy(events + i + width, events + n, events + i);
     std::fill(events + n - width, events + n, abi::Event{0, 0});
     h.attempted -= width;
     return absl::OkStatus();
-  };
+  }
+};
 
-  switch (spec.kind) {
+// The header's corruptions (and a missing unit); NotFound for an event corruption.
+absl::Status CorruptHeader(RecordEdit& r, absl::Span<uint32_t> words) {
+  abi::RecordHeader& h = r.h;
+  switch (r.spec.kind) {
     case Corruption::kBadMagic:
       h.magic = 0xdeadbeefu;
       return absl::OkStatus();
@@ -319,10 +327,11 @@ absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& s
       h.capacity -= 1;
       Reseal(h);
       return absl::OkStatus();
-    case Corruption::kMissingUnit:
-      std::fill_n(words.data() + spec.record * abi::RecordWords(capacity),
-                  abi::RecordWords(capacity), 0u);
+    case Corruption::kMissingUnit: {
+      const uint64_t record_words = abi::RecordWords(r.layout.capacity);
+      std::fill_n(words.data() + r.spec.record * record_words, record_words, 0u);
       return absl::OkStatus();
+    }
     case Corruption::kIncompleteUnit:
       h.flags &= ~abi::kFlagComplete;
       h.attempted = 0;
@@ -330,13 +339,16 @@ absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& s
       h.end_globaltimer_lo = h.end_globaltimer_hi = 0;
       return absl::OkStatus();
     case Corruption::kSmIdOutOfRange:
-      if (layout.clock.num_sms == 0) return refuse("the layout's clock.num_sms is 0 (unknown)");
-      h.sm_id = layout.clock.num_sms;
+      if (r.layout.clock.num_sms == 0) {
+        return r.Refuse("the layout's clock.num_sms is 0 (unknown)");
+      }
+      h.sm_id = r.layout.clock.num_sms;
       Reseal(h);
       return absl::OkStatus();
     case Corruption::kEndBeforeStart: {
-      const uint64_t start = uint64_t{h.start_globaltimer_lo} | uint64_t{h.start_globaltimer_hi} << 32;
-      if (start < 1000) return refuse("its start globaltimer is below 1000 ns");
+      const uint64_t start =
+          uint64_t{h.start_globaltimer_lo} | uint64_t{h.start_globaltimer_hi} << 32;
+      if (start < 1000) return r.Refuse("its start globaltimer is below 1000 ns");
       const uint64_t end = start - 1000;
       h.end_globaltimer_lo = static_cast<uint32_t>(end);
       h.end_globaltimer_hi = static_cast<uint32_t>(end >> 32);
@@ -348,90 +360,137 @@ absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& s
       return absl::OkStatus();
     case Corruption::kDroppedEvents:
       if (h.attempted < h.capacity) {
-        return refuse(absl::StrFormat(
+        return r.Refuse(absl::StrFormat(
             "it recorded %d of %d slots; dropping needs every slot written (script at least "
             "capacity events)",
             h.attempted, h.capacity));
       }
-      h.attempted += spec.amount == 0 ? 1 : spec.amount;
+      h.attempted += r.spec.amount == 0 ? 1 : r.spec.amount;
       return absl::OkStatus();
+    default:
+      return absl::NotFoundError("not a header corruption");
+  }
+}
+
+// Another nesting site than the exit at slot i's, so the exit closes the wrong region.
+absl::Status MismatchNesting(RecordEdit& r) {
+  if (r.num_sites < 2) return r.Refuse("the layout has fewer than 2 sites");
+  ASSIGN_OR_RETURN(uint32_t i, r.Pick([&](const abi::Event& e) {
+    return abi::TagIsExit(e.tag) && r.Nests(abi::TagSite(e.tag));
+  }, "exit event"));
+  const uint32_t own = abi::TagSite(r.events[i].tag);
+  uint32_t other = own;
+  for (uint32_t k = 1; k < r.num_sites; ++k) {
+    other = (own + k) % r.num_sites;
+    if (SiteKindNests(r.layout.sites[other].kind)) break;
+  }
+  if (other == own) return r.Refuse("the layout has one nesting site");
+  r.events[i].tag = abi::MakeTag(other, true) | (r.events[i].tag & abi::kPayloadFlag);
+  return absl::OkStatus();
+}
+
+absl::Status StepClockBack(RecordEdit& r) {
+  if (r.starts.empty()) return r.Refuse("it has no event");
+  const uint32_t i = r.spec.event >= 0 ? static_cast<uint32_t>(r.spec.event) : r.starts.back();
+  if (i >= r.n) return r.Refuse(absl::StrFormat("event %d is past its %d events", i, r.n));
+  auto at = std::lower_bound(r.starts.begin(), r.starts.end(), i);
+  if (at == r.starts.end() || *at != i) return r.Refuse("the chosen slot is a payload slot");
+  const uint32_t prev = at == r.starts.begin() ? r.h.start_clock : r.events[*(at - 1)].clock;
+  r.events[i].clock = prev - (r.spec.amount == 0 ? 100000u : r.spec.amount);
+  return absl::OkStatus();
+}
+
+// A phase wait's payload phase moved one on, at its entry and at its release (the next exit
+// of the same wait), so it is released before its (new) phase's arrivals.
+absl::Status ReleaseBeforeArrivals(RecordEdit& r) {
+  ASSIGN_OR_RETURN(uint32_t i, r.Pick(r.KindIs(SiteKind::kPhaseWait, 0), "phase wait entry"));
+  if (i + 1 >= r.n) return r.Refuse("its payload fell past capacity");
+  abi::Event* events = r.events;
+  const uint32_t site = abi::TagSite(events[i].tag);
+  const uint32_t barrier = events[i + 1].tag, phase = events[i + 1].clock;
+  ++events[i + 1].clock;
+  for (auto it = std::upper_bound(r.starts.begin(), r.starts.end(), i); it != r.starts.end();
+       ++it) {
+    const abi::Event& e = events[*it];
+    if (*it + 1 < r.n && abi::TagIsExit(e.tag) && abi::TagHasPayload(e.tag) &&
+        abi::TagSite(e.tag) == site && events[*it + 1].tag == barrier &&
+        events[*it + 1].clock == phase) {
+      ++events[*it + 1].clock;
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The corruptions of events and their payloads.
+absl::Status CorruptEvents(RecordEdit& r) {
+  switch (r.spec.kind) {
     case Corruption::kUnpairedEvent:
-      if (starts.empty() || h.attempted > h.capacity) return refuse("it has no event to remove");
-      return remove(starts.back());
+      if (r.starts.empty() || r.h.attempted > r.h.capacity) {
+        return r.Refuse("it has no event to remove");
+      }
+      return r.Remove(r.starts.back());
     case Corruption::kExitWithoutBegin: {
-      ASSIGN_OR_RETURN(uint32_t i, pick([&](const abi::Event& e) {
-        const uint32_t site = abi::TagSite(e.tag);
-        return !abi::TagIsExit(e.tag) && (site >= num_sites || SiteKindNests(layout.sites[site].kind));
+      ASSIGN_OR_RETURN(uint32_t i, r.Pick([&](const abi::Event& e) {
+        return !abi::TagIsExit(e.tag) && r.Nests(abi::TagSite(e.tag));
       }, "entry event"));
-      events[i].tag |= abi::kExitFlag;
+      r.events[i].tag |= abi::kExitFlag;
       return absl::OkStatus();
     }
-    case Corruption::kMismatchedNesting: {
-      if (num_sites < 2) return refuse("the layout has fewer than 2 sites");
-      ASSIGN_OR_RETURN(uint32_t i, pick([&](const abi::Event& e) {
-        const uint32_t site = abi::TagSite(e.tag);
-        return abi::TagIsExit(e.tag) && (site >= num_sites || SiteKindNests(layout.sites[site].kind));
-      }, "exit event"));
-      // Another nesting site, so the exit closes the wrong region (not an instant).
-      uint32_t other = abi::TagSite(events[i].tag);
-      for (uint32_t k = 1; k < num_sites; ++k) {
-        other = (abi::TagSite(events[i].tag) + k) % num_sites;
-        if (SiteKindNests(layout.sites[other].kind)) break;
-      }
-      if (other == abi::TagSite(events[i].tag)) return refuse("the layout has one nesting site");
-      events[i].tag = abi::MakeTag(other, true) | (events[i].tag & abi::kPayloadFlag);
-      return absl::OkStatus();
-    }
+    case Corruption::kMismatchedNesting:
+      return MismatchNesting(r);
     case Corruption::kUnknownSite: {
-      ASSIGN_OR_RETURN(uint32_t i, pick([](const abi::Event&) { return true; }, "event"));
-      events[i].tag = abi::MakeTag(num_sites, abi::TagIsExit(events[i].tag)) |
-                      (events[i].tag & abi::kPayloadFlag);
+      ASSIGN_OR_RETURN(uint32_t i, r.Pick([](const abi::Event&) { return true; }, "event"));
+      r.events[i].tag = abi::MakeTag(r.num_sites, abi::TagIsExit(r.events[i].tag)) |
+                        (r.events[i].tag & abi::kPayloadFlag);
       return absl::OkStatus();
     }
-    case Corruption::kClockBackwards: {
-      if (starts.empty()) return refuse("it has no event");
-      const uint32_t i = spec.event >= 0 ? static_cast<uint32_t>(spec.event) : starts.back();
-      if (i >= n) return refuse(absl::StrFormat("event %d is past its %d events", i, n));
-      auto at = std::lower_bound(starts.begin(), starts.end(), i);
-      if (at == starts.end() || *at != i) return refuse("the chosen slot is a payload slot");
-      const uint32_t prev = at == starts.begin() ? h.start_clock : events[*(at - 1)].clock;
-      events[i].clock = prev - (spec.amount == 0 ? 100000u : spec.amount);
-      return absl::OkStatus();
-    }
-    case Corruption::kReleaseBeforeArrivals: {
-      ASSIGN_OR_RETURN(uint32_t i, pick(kind_is(SiteKind::kPhaseWait, 0), "phase wait entry"));
-      if (i + 1 >= n) return refuse("its payload fell past capacity");
-      const uint32_t site = abi::TagSite(events[i].tag);
-      const uint32_t barrier = events[i + 1].tag, phase = events[i + 1].clock;
-      ++events[i + 1].clock;
-      // Its release: the next exit of the same wait (same site, barrier and phase).
-      for (auto it = std::upper_bound(starts.begin(), starts.end(), i); it != starts.end(); ++it) {
-        const abi::Event& e = events[*it];
-        if (*it + 1 < n && abi::TagIsExit(e.tag) && abi::TagHasPayload(e.tag) &&
-            abi::TagSite(e.tag) == site && events[*it + 1].tag == barrier &&
-            events[*it + 1].clock == phase) {
-          ++events[*it + 1].clock;
-          break;
-        }
-      }
-      return absl::OkStatus();
-    }
+    case Corruption::kClockBackwards:
+      return StepClockBack(r);
+    case Corruption::kReleaseBeforeArrivals:
+      return ReleaseBeforeArrivals(r);
     case Corruption::kArrivalCountMismatch: {
-      ASSIGN_OR_RETURN(uint32_t i, pick(kind_is(SiteKind::kBarrierArrive, -1), "barrier arrival"));
-      if (i + 1 >= n) return refuse("its payload fell past capacity");
-      ++events[i + 1].clock;  // payload b: the phase
+      ASSIGN_OR_RETURN(uint32_t i,
+                       r.Pick(r.KindIs(SiteKind::kBarrierArrive, -1), "barrier arrival"));
+      if (i + 1 >= r.n) return r.Refuse("its payload fell past capacity");
+      ++r.events[i + 1].clock;  // payload b: the phase
       return absl::OkStatus();
     }
     case Corruption::kAsyncEndWithoutBegin: {
-      ASSIGN_OR_RETURN(uint32_t i, pick(kind_is(SiteKind::kAsyncCopy, 0), "async copy begin"));
-      return remove(i);
+      ASSIGN_OR_RETURN(uint32_t i, r.Pick(r.KindIs(SiteKind::kAsyncCopy, 0), "async copy begin"));
+      return r.Remove(i);
     }
     case Corruption::kAsyncNeverCompleted: {
-      ASSIGN_OR_RETURN(uint32_t i, pick(kind_is(SiteKind::kAsyncCopy, 1), "async copy end"));
-      return remove(i);
+      ASSIGN_OR_RETURN(uint32_t i, r.Pick(r.KindIs(SiteKind::kAsyncCopy, 1), "async copy end"));
+      return r.Remove(i);
     }
+    default:
+      return r.Refuse("unknown corruption");
   }
-  return refuse("unknown corruption");
+}
+
+}  // namespace
+
+absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& spec,
+                              absl::Span<uint32_t> words) {
+  const uint64_t records = NumRecords(layout);
+  const uint32_t capacity = layout.capacity;
+  if (spec.record >= records || words.size() != records * abi::RecordWords(capacity)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot inject %s into record %d: the buffer has %d records of this layout",
+        CorruptionName(spec.kind), spec.record, records));
+  }
+  abi::RecordHeader& h = *HeaderAt(words, spec.record, capacity);
+  abi::Event* events = EventsAt(words, spec.record, capacity);
+  RecordEdit r{layout, spec, h, events, std::min(h.attempted, h.capacity),
+               static_cast<uint32_t>(layout.sites.size()), {}};
+  if (h.magic != abi::kTraceMagic || (h.flags & abi::kFlagComplete) == 0) {
+    return r.Refuse("it is not a complete record");
+  }
+  for (uint32_t i = 0; i < r.n; i += HasPayload(h, events[i]) ? 2 : 1) r.starts.push_back(i);
+  absl::Status header = CorruptHeader(r, words);
+  if (!absl::IsNotFound(header)) return header;
+  return CorruptEvents(r);
 }
 
 }  // namespace warptrace::testing
