@@ -1,5 +1,6 @@
 #include "profiler/imports/mosaic_import.h"
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -265,6 +266,15 @@ absl::StatusOr<MosaicImport> ImportMosaicGpu(absl::string_view prefix,
     return absl::DataLossError(absl::StrFormat(
         "Mosaic GPU buffer %s is %d bytes, not a whole number of 4-byte words", path,
         bytes.size()));
+  }
+  // The buffer is little-endian words: on a little-endian host whose mapping is 4-byte
+  // aligned (a mapped file is page aligned) they are read in place, without a copy.
+  if (llvm::sys::IsLittleEndianHost &&
+      reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint32_t) == 0) {
+    return ConvertMosaicBuffer(
+        sidecar,
+        absl::MakeConstSpan(reinterpret_cast<const uint32_t*>(bytes.data()), bytes.size() / 4),
+        options);
   }
   std::vector<uint32_t> words(bytes.size() / 4);
   for (size_t i = 0; i < words.size(); ++i) {
