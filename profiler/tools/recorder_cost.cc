@@ -3,9 +3,11 @@
 #include <nvrtc.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -45,6 +47,36 @@ absl::StatusOr<std::string> RunAndCapture(const std::string& program,
   return std::move(result.output);
 }
 
+// The kernel a PTX line declares (".visible .entry k(" -> "k"); nullopt for other lines.
+std::optional<absl::string_view> PtxEntryName(absl::string_view line) {
+  const size_t entry = line.find(".entry ");
+  if (entry == absl::string_view::npos) return std::nullopt;
+  absl::string_view name = absl::StripLeadingAsciiWhitespace(line.substr(entry + 7));
+  return name.substr(0, name.find_first_of("( \t\r"));
+}
+
+// The part of `listing` from the line that is (trimmed) `header` up to the next line that
+// starts (trimmed) with `next_prefix`, or the end. NotFound naming `what` when no line is
+// `header`.
+absl::StatusOr<absl::string_view> ListingSection(absl::string_view listing,
+                                                 absl::string_view header,
+                                                 absl::string_view next_prefix,
+                                                 absl::string_view what) {
+  const char* begin = nullptr;
+  for (absl::string_view line : absl::StrSplit(listing, '\n')) {
+    absl::string_view trimmed = absl::StripAsciiWhitespace(line);
+    if (begin == nullptr) {
+      if (trimmed == header) begin = line.data();
+    } else if (absl::StartsWith(trimmed, next_prefix)) {
+      return absl::string_view(begin, static_cast<size_t>(line.data() - begin));
+    }
+  }
+  if (begin == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no \"", header, "\" in ", what));
+  }
+  return absl::string_view(begin, static_cast<size_t>(listing.data() + listing.size() - begin));
+}
+
 std::string ConfigLiteral(const RecorderCostCase& c) {
   return absl::StrFormat(
       "constexpr warptrace::device::Config kWtConfig = {%uu, %uu, %uu, %uu, %uu, %uu, 0u, "
@@ -78,8 +110,16 @@ std::vector<RecorderCostCase> PayloadRecorderCostCases() {
   return cases;
 }
 
+std::string RecorderCostKernelName(const RecorderCostCase& c, absl::string_view variant) {
+  std::string name = absl::StrCat("recorder_cost_", c.name, "_", variant);
+  for (char& ch : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
+  }
+  return name;
+}
+
 std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
-                                     bool profiled) {
+                                     bool profiled, absl::string_view kernel_name) {
   std::string records;
   for (uint32_t k = 0; k < events; ++k) {
     if (c.payload) {
@@ -100,10 +140,9 @@ std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
                                  c.units_per_block * c.capacity * 2)
                : "";
   return absl::StrCat(
-      profiled ? "#include \"recorder.cuh\"\n" : "", profiled ? ConfigLiteral(c) : "", "\n",
-      "extern \"C\" __global__ void __launch_bounds__(", c.block_threads,
-      ") recorder_cost(float* data, int n",
-      profiled ? ", unsigned int* warptrace_trace" : "", ") {\n",
+      "namespace ", kernel_name, "_ns {\n", profiled ? ConfigLiteral(c) : "", "\n",
+      "extern \"C\" __global__ void __launch_bounds__(", c.block_threads, ") ", kernel_name,
+      "(float* data, int n", profiled ? ", unsigned int* warptrace_trace" : "", ") {\n",
       "  const unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * "
       "threadIdx.z);\n",
       "  const unsigned int bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * "
@@ -119,7 +158,43 @@ std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
       "    acc = acc * 0.5f + 1.0f;\n",
       "  }\n",
       "  data[bid * blockDim.x + tid] = acc;\n",
-      profiled ? "  warptrace::device::Epilogue(wt, kWtConfig);\n" : "", "}\n");
+      profiled ? "  warptrace::device::Epilogue(wt, kWtConfig);\n" : "", "}\n",
+      "}  // namespace ", kernel_name, "_ns\n");
+}
+
+std::string RecorderCostProgramSource(const std::vector<std::string>& kernel_sources) {
+  return absl::StrCat("#include \"recorder.cuh\"\n", absl::StrJoin(kernel_sources, ""));
+}
+
+absl::StatusOr<absl::string_view> PtxEntry(absl::string_view ptx,
+                                           absl::string_view kernel_name) {
+  // ".visible .entry recorder_cost_warp_global_k1(" starts the kernel; its body is the
+  // first brace-delimited block after it (inline asm scopes nest inside).
+  const char* begin = nullptr;
+  int depth = 0;
+  bool opened = false;
+  for (absl::string_view line : absl::StrSplit(ptx, '\n')) {
+    if (begin == nullptr) {
+      if (PtxEntryName(line) != kernel_name) continue;
+      begin = line.data();
+    }
+    for (char ch : line.substr(0, line.find("//"))) {
+      if (ch == '{') {
+        ++depth;
+        opened = true;
+      } else if (ch == '}') {
+        --depth;
+      }
+    }
+    if (opened && depth <= 0) {
+      return absl::string_view(begin, static_cast<size_t>(line.data() + line.size() - begin));
+    }
+  }
+  if (begin == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no \".entry ", kernel_name, "\" in the PTX"));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("the PTX ends inside the body of .entry ", kernel_name));
 }
 
 uint64_t CountPtxInstructions(absl::string_view ptx) {
@@ -240,13 +315,35 @@ absl::StatusOr<CompiledKernel> CompileForCost(const std::string& source,
   return out;
 }
 
-absl::StatusOr<SassStats> DisassembleForCost(const std::string& cubin,
-                                             const std::string& cuobjdump) {
+absl::StatusOr<absl::string_view> SassFunction(absl::string_view sass,
+                                               absl::string_view kernel_name) {
+  // "\t\tFunction : recorder_cost_warp_global_k1", the instructions, "\t\t..........".
+  return ListingSection(sass, absl::StrCat("Function : ", kernel_name), "Function :",
+                        "cuobjdump -sass output");
+}
+
+absl::StatusOr<absl::string_view> ResUsageFunction(absl::string_view res_usage,
+                                                   absl::string_view kernel_name) {
+  // " Function recorder_cost_warp_global_k1:\n  REG:26 STACK:0 SHARED:0 ..."
+  return ListingSection(res_usage, absl::StrCat("Function ", kernel_name, ":"), "Function ",
+                        "cuobjdump -res-usage output");
+}
+
+absl::StatusOr<CubinListing> DisassembleForCost(const std::string& cubin,
+                                                const std::string& cuobjdump) {
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("recorder_cost"));
   const std::string path = dir.File("recorder_cost.cubin");
   RETURN_IF_ERROR(WriteFileAtomically(path, cubin, {.role = "cubin"}));
-  ASSIGN_OR_RETURN(std::string sass, RunAndCapture(cuobjdump, {"-sass", path}));
-  ASSIGN_OR_RETURN(std::string usage, RunAndCapture(cuobjdump, {"-res-usage", path}));
+  CubinListing listing;
+  ASSIGN_OR_RETURN(listing.sass, RunAndCapture(cuobjdump, {"-sass", path}));
+  ASSIGN_OR_RETURN(listing.res_usage, RunAndCapture(cuobjdump, {"-res-usage", path}));
+  return listing;
+}
+
+absl::StatusOr<SassStats> KernelSassStats(const CubinListing& listing,
+                                          absl::string_view kernel_name) {
+  ASSIGN_OR_RETURN(absl::string_view sass, SassFunction(listing.sass, kernel_name));
+  ASSIGN_OR_RETURN(absl::string_view usage, ResUsageFunction(listing.res_usage, kernel_name));
   SassStats stats;
   stats.instructions = CountSassInstructions(sass);
   ASSIGN_OR_RETURN(stats.registers, ParseRegisterCount(usage));
@@ -277,6 +374,97 @@ std::string FindCuobjdump(const std::string& flag) {
   return "";
 }
 
+namespace {
+
+// The three kernels of a case: no recorder, K1 and K2 Record calls per iteration.
+constexpr int kVariants = 3;
+constexpr absl::string_view kVariantNames[kVariants] = {"off", "k1", "k2"};
+
+// What one kernel counts.
+struct KernelCost {
+  uint64_t ptx = 0;
+  std::optional<SassStats> sass;
+};
+
+absl::Status WithContext(const absl::Status& status, absl::string_view context) {
+  return absl::Status(status.code(), absl::StrCat(context, ": ", status.message()));
+}
+
+// The kernel names of every case, kVariants per case in case order. InvalidArgument when
+// two cases make the same name (their names differ only in non-identifier characters).
+absl::StatusOr<std::vector<std::string>> KernelNames(
+    const std::vector<RecorderCostCase>& cases) {
+  std::vector<std::string> names;
+  std::map<std::string, const RecorderCostCase*> owner;
+  for (const RecorderCostCase& c : cases) {
+    for (absl::string_view variant : kVariantNames) {
+      names.push_back(RecorderCostKernelName(c, variant));
+      auto [it, inserted] = owner.emplace(names.back(), &c);
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "cases \"%s\" and \"%s\" both make the kernel name %s: give them names that "
+            "differ in letters, digits or '_'",
+            it->second->name, c.name, names.back()));
+      }
+    }
+  }
+  return names;
+}
+
+// The source of the one program that holds every kernel of every case.
+std::string ProgramSource(const RecorderCostOptions& options,
+                          const std::vector<std::string>& names) {
+  const uint32_t events[kVariants] = {0, options.events_low, options.events_high};
+  std::vector<std::string> kernels;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int variant = static_cast<int>(i % kVariants);
+    kernels.push_back(RecorderCostKernelSource(options.cases[i / kVariants], events[variant],
+                                               /*profiled=*/variant != 0, names[i]));
+  }
+  return RecorderCostProgramSource(kernels);
+}
+
+// One kernel's counts, read from the program's PTX and (when cuobjdump ran) its listings.
+absl::StatusOr<KernelCost> MeasureKernel(const CompiledKernel& program,
+                                         const std::optional<CubinListing>& listing,
+                                         absl::string_view kernel_name) {
+  KernelCost cost;
+  ASSIGN_OR_RETURN(absl::string_view ptx, PtxEntry(program.ptx, kernel_name));
+  cost.ptx = CountPtxInstructions(ptx);
+  if (listing.has_value()) {
+    ASSIGN_OR_RETURN(cost.sass, KernelSassStats(*listing, kernel_name));
+  }
+  return cost;
+}
+
+// The row of a case from its off, K1 and K2 kernels' counts.
+RecorderCostRow CostRow(const std::string& name, const KernelCost (&costs)[kVariants],
+                        const RecorderCostOptions& options) {
+  const double dk = options.events_high - options.events_low;
+  const KernelCost& off = costs[0];
+  const KernelCost& low = costs[1];
+  const KernelCost& high = costs[2];
+  RecorderCostRow row;
+  row.name = name;
+  row.ptx_per_event = (static_cast<double>(high.ptx) - static_cast<double>(low.ptx)) / dk;
+  row.ptx_fixed = static_cast<int64_t>(low.ptx) - static_cast<int64_t>(off.ptx) -
+                  static_cast<int64_t>(row.ptx_per_event * options.events_low + 0.5);
+  if (off.sass && low.sass && high.sass) {
+    const double per_event = (static_cast<double>(high.sass->instructions) -
+                              static_cast<double>(low.sass->instructions)) /
+                             dk;
+    row.sass_per_event = per_event;
+    row.sass_fixed = static_cast<int64_t>(low.sass->instructions) -
+                     static_cast<int64_t>(off.sass->instructions) -
+                     static_cast<int64_t>(per_event * options.events_low + 0.5);
+    row.registers_added = static_cast<int32_t>(high.sass->registers) -
+                          static_cast<int32_t>(off.sass->registers);
+  }
+  return row;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<RecorderCostRow>> MeasureRecorderCost(
     const RecorderCostOptions& options) {
   if (options.events_high <= options.events_low) {
@@ -285,55 +473,33 @@ absl::StatusOr<std::vector<RecorderCostRow>> MeasureRecorderCost(
         "difference in instructions divided by their difference in events",
         options.events_high, options.events_low));
   }
-  const double dk = options.events_high - options.events_low;
+  ASSIGN_OR_RETURN(std::vector<std::string> names, KernelNames(options.cases));
+  absl::StatusOr<CompiledKernel> program =
+      CompileForCost(ProgramSource(options, names), options.arch);
+  if (!program.ok()) {
+    return WithContext(program.status(),
+                       absl::StrFormat("the program of %d cases", options.cases.size()));
+  }
+  std::optional<CubinListing> listing;
+  if (!options.cuobjdump.empty()) {
+    absl::StatusOr<CubinListing> listed = DisassembleForCost(program->cubin, options.cuobjdump);
+    if (!listed.ok()) {
+      return WithContext(listed.status(),
+                         absl::StrFormat("the program of %d cases", options.cases.size()));
+    }
+    listing = *std::move(listed);
+  }
   std::vector<RecorderCostRow> rows;
-  for (const RecorderCostCase& c : options.cases) {
-    struct Variant {
-      uint32_t events;
-      bool profiled;
-      uint64_t ptx = 0;
-      std::optional<SassStats> sass;
-    };
-    Variant variants[] = {{0, false, 0, std::nullopt},
-                          {options.events_low, true, 0, std::nullopt},
-                          {options.events_high, true, 0, std::nullopt}};
-    for (Variant& v : variants) {
-      absl::StatusOr<CompiledKernel> kernel =
-          CompileForCost(RecorderCostKernelSource(c, v.events, v.profiled), options.arch);
-      if (!kernel.ok()) {
-        return absl::Status(kernel.status().code(),
-                            absl::StrCat(c.name, ": ", kernel.status().message()));
-      }
-      v.ptx = CountPtxInstructions(kernel->ptx);
-      if (!options.cuobjdump.empty()) {
-        absl::StatusOr<SassStats> sass = DisassembleForCost(kernel->cubin, options.cuobjdump);
-        if (!sass.ok()) {
-          return absl::Status(sass.status().code(),
-                              absl::StrCat(c.name, ": ", sass.status().message()));
-        }
-        v.sass = *sass;
-      }
+  for (size_t i = 0; i < options.cases.size(); ++i) {
+    const RecorderCostCase& c = options.cases[i];
+    KernelCost costs[kVariants];
+    for (int v = 0; v < kVariants; ++v) {
+      const std::string& kernel = names[i * kVariants + v];
+      absl::StatusOr<KernelCost> cost = MeasureKernel(*program, listing, kernel);
+      if (!cost.ok()) return WithContext(cost.status(), absl::StrCat(c.name, ": kernel ", kernel));
+      costs[v] = *cost;
     }
-    const Variant& off = variants[0];
-    const Variant& low = variants[1];
-    const Variant& high = variants[2];
-    RecorderCostRow row;
-    row.name = c.name;
-    row.ptx_per_event = (static_cast<double>(high.ptx) - static_cast<double>(low.ptx)) / dk;
-    row.ptx_fixed = static_cast<int64_t>(low.ptx) - static_cast<int64_t>(off.ptx) -
-                    static_cast<int64_t>(row.ptx_per_event * options.events_low + 0.5);
-    if (off.sass && low.sass && high.sass) {
-      const double per_event = (static_cast<double>(high.sass->instructions) -
-                                static_cast<double>(low.sass->instructions)) /
-                               dk;
-      row.sass_per_event = per_event;
-      row.sass_fixed = static_cast<int64_t>(low.sass->instructions) -
-                       static_cast<int64_t>(off.sass->instructions) -
-                       static_cast<int64_t>(per_event * options.events_low + 0.5);
-      row.registers_added = static_cast<int32_t>(high.sass->registers) -
-                            static_cast<int32_t>(off.sass->registers);
-    }
-    rows.push_back(row);
+    rows.push_back(CostRow(c.name, costs, options));
   }
   return rows;
 }
