@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -50,33 +51,37 @@ bool IsHostHeader(const std::string& name) {
   return false;
 }
 
-}  // namespace
+// GCC's `--version` names its copyright holder; clang's names clang.
+bool IsGcc(absl::string_view version_output) {
+  return absl::StrContains(version_output, "Free Software Foundation") &&
+         !absl::StrContains(version_output, "clang");
+}
 
-absl::StatusOr<std::unique_ptr<HostCompiler>> HostCompiler::Create(HostCompilerOptions options) {
-  ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
-  ASSIGN_OR_RETURN(ProgramResult version, RunProgram({compiler, "--version"}));
-  if (version.exit_code != 0) {
-    return absl::UnavailableError(absl::StrCat("the host compiler ", compiler,
-                                               " failed to report its version (exit ",
-                                               version.exit_code, "): ", version.output));
+// The host headers as a compile writes them (the last of each name wins), cuda_on_cpu.h
+// first; empty when the request has no cuda_on_cpu.h.
+std::vector<EmbeddedFile> HostHeadersOf(const CompileRequest& request) {
+  std::vector<EmbeddedFile> headers;
+  for (const EmbeddedFile& host : EmbeddedHostHeaders()) {
+    const EmbeddedFile* last = nullptr;
+    for (const EmbeddedFile& header : request.headers) {
+      if (header.name == host.name) last = &header;
+    }
+    if (last == nullptr) continue;
+    if (last->name == "cuda_on_cpu.h") {
+      headers.insert(headers.begin(), *last);
+    } else {
+      headers.push_back(*last);
+    }
   }
-  std::string version_line(absl::StripAsciiWhitespace(
-      std::vector<absl::string_view>(absl::StrSplit(version.output, '\n'))[0]));
-  return std::unique_ptr<HostCompiler>(
-      new HostCompiler(std::move(options), std::move(compiler), std::move(version_line)));
+  if (headers.empty() || headers[0].name != "cuda_on_cpu.h") headers.clear();
+  return headers;
 }
 
-std::string HostCompiler::Version() const {
-  return absl::StrCat("host c++ ", path_, " (", version_line_, ") abi ",
-                      WARPTRACE_HOST_ABI_VERSION, " [", absl::StrJoin(options_.extra_flags, " "),
-                      "]");
-}
-
-absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& request) {
-  const absl::Time start = absl::Now();
-  ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("warptrace-host"));
+// Lowers the source and its headers into `dir` (host headers as they are); returns the
+// files as the caller wrote them, for diagnostics. Lowering keeps lines in place.
+absl::StatusOr<std::vector<SourceFile>> WriteInputs(const CompileRequest& request,
+                                                    const TempDir& dir) {
   uint32_t next_site = 0;
-  // Lowering keeps lines in place: diagnostics quote the files as the caller wrote them.
   std::vector<SourceFile> files = {{request.name, request.source}};
   const WriteOptions input = {.role = "host compiler input"};
   RETURN_IF_ERROR(WriteFileAtomically(dir.File(request.name),
@@ -89,35 +94,155 @@ absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& reque
                                         input));
     files.push_back({header.name, header.contents});
   }
-  std::vector<std::string> argv = {path_,
-                                   absl::StrCat("-std=", request.options.cpp_standard),
-                                   "-O1",
-                                   "-shared",
-                                   "-fPIC",
-                                   "-pthread",
-                                   "-DWARPTRACE_HOST_BACKEND",
-                                   "-include",
-                                   dir.File("cuda_on_cpu.h"),
-                                   absl::StrCat("-I", dir.path())};
-  argv.insert(argv.end(), request.options.extra_flags.begin(), request.options.extra_flags.end());
-  argv.insert(argv.end(), options_.extra_flags.begin(), options_.extra_flags.end());
+  return files;
+}
+
+// A compile's flags: `base` before -include and -I, `extra` after them.
+struct Flags {
+  std::vector<std::string> base;
+  std::vector<std::string> extra;
+  std::vector<std::string> All() const {
+    std::vector<std::string> all = base;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  }
+};
+
+Flags FlagsFor(const CompileRequest& request, const std::vector<std::string>& compiler_flags) {
+  Flags flags;
+  flags.base = {absl::StrCat("-std=", request.options.cpp_standard), "-O1", "-shared", "-fPIC",
+                "-pthread", "-DWARPTRACE_HOST_BACKEND"};
+  flags.extra = request.options.extra_flags;
+  flags.extra.insert(flags.extra.end(), compiler_flags.begin(), compiler_flags.end());
+  return flags;
+}
+
+// <cxx> <base> -include <include> -I<dir> <extra> [-Winvalid-pch] -o <output> <dir>/<name>
+std::vector<std::string> Argv(const std::string& cxx, const Flags& flags,
+                              const std::string& include, const TempDir& dir,
+                              const std::string& output, const std::string& name, bool pch) {
+  std::vector<std::string> argv = {cxx};
+  argv.insert(argv.end(), flags.base.begin(), flags.base.end());
+  argv.insert(argv.end(), {"-include", include, absl::StrCat("-I", dir.path())});
+  argv.insert(argv.end(), flags.extra.begin(), flags.extra.end());
+  if (pch) argv.push_back("-Winvalid-pch");
+  argv.insert(argv.end(), {"-o", output, dir.File(name)});
+  return argv;
+}
+
+// Whether a compile with a PCH says the PCH troubled it: the compiler rejected it (the
+// -Winvalid-pch warning), could not read it, or crashed (exit codes other than 0 and 1, or
+// no exit at all). An ordinary error in the kernel says none of that.
+bool PchTroubled(const absl::StatusOr<ProgramResult>& result) {
+  if (!result.ok()) return true;
+  for (absl::string_view sign : {"-Winvalid-pch", "PCH", ".gch", "internal compiler error"}) {
+    if (absl::StrContains(result->output, sign)) return true;
+  }
+  return result->exit_code != 0 && result->exit_code != 1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HostCompiler>> HostCompiler::Create(HostCompilerOptions options) {
+  ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
+  ASSIGN_OR_RETURN(ProgramResult version, RunProgram({compiler, "--version"}));
+  if (version.exit_code != 0) {
+    return absl::UnavailableError(absl::StrCat("the host compiler ", compiler,
+                                               " failed to report its version (exit ",
+                                               version.exit_code, "): ", version.output));
+  }
+  std::string version_line(absl::StripAsciiWhitespace(
+      std::vector<absl::string_view>(absl::StrSplit(version.output, '\n'))[0]));
+  PrecompiledHeaders* pch_store = nullptr;
+  if (options.use_precompiled_header && IsGcc(version.output)) {
+    pch_store = options.precompiled_headers != nullptr ? options.precompiled_headers
+                                                       : &PrecompiledHeaders::ForProcess();
+  }
+  return std::unique_ptr<HostCompiler>(new HostCompiler(
+      std::move(options), std::move(compiler), std::move(version_line), pch_store));
+}
+
+std::string HostCompiler::Version() const {
+  return absl::StrCat("host c++ ", path_, " (", version_line_, ") abi ",
+                      WARPTRACE_HOST_ABI_VERSION, " [", absl::StrJoin(options_.extra_flags, " "),
+                      "]");
+}
+
+absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& request) {
+  const absl::Time start = absl::Now();
+  ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("warptrace-host"));
+  ASSIGN_OR_RETURN(std::vector<SourceFile> files, WriteInputs(request, dir));
+  const Flags flags = FlagsFor(request, options_.extra_flags);
   const std::string output = dir.File("kernel.so");
-  argv.insert(argv.end(), {"-o", output, dir.File(request.name)});
-  ASSIGN_OR_RETURN(ProgramResult result, RunProgram(argv));
+  ++compiles_;
+  std::vector<std::string> argv;
+  absl::StatusOr<ProgramResult> result = absl::UnknownError("the host compiler did not run");
+  if (std::optional<PrecompiledHeader> pch = PchFor(request, flags.All())) {
+    argv = Argv(path_, flags, pch->include_path, dir, output, request.name, /*pch=*/true);
+    result = RunProgram(argv);
+    if (PchTroubled(result)) {
+      // The plain compile decides; this PCH is not used again.
+      pch_store_->Invalidate(*pch);
+      ++pch_fallbacks_;
+      argv.clear();
+    } else {
+      ++with_pch_;
+    }
+  }
+  if (argv.empty()) {
+    argv = Argv(path_, flags, dir.File("cuda_on_cpu.h"), dir, output, request.name, false);
+    result = RunProgram(argv);
+  }
+  RETURN_IF_ERROR(result.status());
   const std::string kernel_name(absl::StripSuffix(request.name, ".cc"));
-  if (result.exit_code != 0) {
+  if (result->exit_code != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "host compiler failed on kernel ", kernel_name, " (exit ", result.exit_code, "): ",
-        absl::StrJoin(argv, " "), "\n", QuoteOffendingLines(result.output, files),
-        "compiler output:\n", result.output));
+        "host compiler failed on kernel ", kernel_name, " (exit ", result->exit_code, "): ",
+        absl::StrJoin(argv, " "), "\n", QuoteOffendingLines(result->output, files),
+        "compiler output:\n", result->output));
   }
   CompiledKernel compiled;
   ASSIGN_OR_RETURN(compiled.cubin,
                    ReadFile(output, {.role = "host compiler output", .register_as_input = false}));
-  compiled.log = std::move(result.output);
+  compiled.log = std::move(result->output);
   compiled.arch = "host";
   compiled.compile_time = absl::Now() - start;
   return compiled;
+}
+
+std::optional<PrecompiledHeader> HostCompiler::PchFor(const CompileRequest& request,
+                                                      const std::vector<std::string>& flags) {
+  if (pch_store_ == nullptr) return std::nullopt;
+  PrecompiledHeaderRequest pch_request;
+  pch_request.compiler = path_;
+  pch_request.compiler_version = version_line_;
+  pch_request.flags = flags;
+  pch_request.headers = HostHeadersOf(request);
+  pch_request.directory = options_.precompiled_header_directory;
+  if (pch_request.headers.empty()) return std::nullopt;
+  // A PCH that cannot be had only costs time: the compile goes on without it.
+  absl::StatusOr<PrecompiledHeader> pch = pch_store_->Get(pch_request);
+  if (!pch.ok()) return std::nullopt;
+  if (pch->built) ++pch_builds_;
+  // In the plain compile, -I<dir> puts the kernel's own headers ahead of the system's: one
+  // named like a system header the PCH read (a kernel's "math.h") would have been included
+  // instead, so such a kernel compiles without the PCH.
+  for (const EmbeddedFile& header : request.headers) {
+    if (IsHostHeader(header.name)) continue;
+    for (const std::string& dependency : pch->dependencies) {
+      if (absl::EndsWith(dependency, absl::StrCat("/", header.name))) return std::nullopt;
+    }
+  }
+  return *std::move(pch);
+}
+
+HostCompilerStats HostCompiler::stats() const {
+  HostCompilerStats stats;
+  stats.compiles = compiles_.load();
+  stats.with_pch = with_pch_.load();
+  stats.pch_builds = pch_builds_.load();
+  stats.pch_fallbacks = pch_fallbacks_.load();
+  return stats;
 }
 
 CompileRequest HostCompileRequest(const KernelSource& source) {

@@ -14,6 +14,14 @@
 //   <cxx> -std=<cpp_standard> -O1 -shared -fPIC -pthread -DWARPTRACE_HOST_BACKEND
 //         -include cuda_on_cpu.h -I<dir> <options.extra_flags> <compiler extra_flags>
 //         -o <dir>/kernel.so <dir>/<name>
+// With g++, cuda_on_cpu.h (and the host headers it includes, which are not lowered and so
+// the same for every kernel) is parsed once into a precompiled header built with exactly
+// those flags (jit/host/precompiled_header.h), and the compile force-includes that instead:
+// `-include <pch entry>/cuda_on_cpu.h -Winvalid-pch`. The shared object is the same with
+// or without it. A PCH that cannot be built is not used; a compile the PCH troubled (the
+// compiler rejected or could not read it, or crashed) is run again without it, and that
+// PCH is dropped. clang++ (and any compiler that is not GCC) compiles without a PCH: its
+// PCHs are another format (-include-pch / .pch), not implemented here.
 // The request must carry the host headers (HostCompileRequest adds them). The compiler is
 // HostCompilerOptions::compiler, else env WARPTRACE_HOST_CXX, else the first of g++,
 // clang++, c++ on PATH. Version() names the compiler's path, its `--version` line, the host
@@ -23,12 +31,16 @@
 #ifndef WARPTRACE_JIT_HOST_HOST_COMPILER_H_
 #define WARPTRACE_JIT_HOST_HOST_COMPILER_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "jit/compiler.h"
+#include "jit/host/precompiled_header.h"
 #include "jit/kernel_source.h"
 
 namespace warptrace::host {
@@ -39,6 +51,21 @@ struct HostCompilerOptions {
   std::string compiler;
   // Appended to every command line (e.g. {"-O2"}, {"-fsanitize=thread"}).
   std::vector<std::string> extra_flags;
+  // Precompile cuda_on_cpu.h (g++ only, see above). Results are the same either way.
+  bool use_precompiled_header = true;
+  // Where precompiled headers are kept for later processes (HostDevice passes its cache
+  // directory); empty: this process only.
+  std::string precompiled_header_directory;
+  // The store; nullptr: PrecompiledHeaders::ForProcess(). Not owned: must outlive the
+  // compiler.
+  PrecompiledHeaders* precompiled_headers = nullptr;
+};
+
+struct HostCompilerStats {
+  uint64_t compiles = 0;           // runs of Compile that reached the compiler
+  uint64_t with_pch = 0;           // of those, compiled with a precompiled header
+  uint64_t pch_builds = 0;         // precompiled headers this compiler built
+  uint64_t pch_fallbacks = 0;      // compiles run again without a PCH that troubled them
 };
 
 class HostCompiler final : public Compiler {
@@ -56,15 +83,26 @@ class HostCompiler final : public Compiler {
 
   const std::string& path() const { return path_; }
   const std::string& version_line() const { return version_line_; }
+  // Whether compiles use a precompiled header (the option, and the compiler is GCC).
+  bool uses_precompiled_header() const { return pch_store_ != nullptr; }
+  HostCompilerStats stats() const;
 
  private:
-  HostCompiler(HostCompilerOptions options, std::string path, std::string version_line)
+  HostCompiler(HostCompilerOptions options, std::string path, std::string version_line,
+               PrecompiledHeaders* pch_store)
       : options_(std::move(options)), path_(std::move(path)),
-        version_line_(std::move(version_line)) {}
+        version_line_(std::move(version_line)), pch_store_(pch_store) {}
+
+  // The precompiled header for a compile of `request` with `flags`, or nullopt to compile
+  // without one.
+  std::optional<PrecompiledHeader> PchFor(const CompileRequest& request,
+                                          const std::vector<std::string>& flags);
 
   HostCompilerOptions options_;
   std::string path_;
   std::string version_line_;
+  PrecompiledHeaders* const pch_store_;  // null: no PCH
+  std::atomic<uint64_t> compiles_{0}, with_pch_{0}, pch_builds_{0}, pch_fallbacks_{0};
 };
 
 // The request that compiles `source` for the host: "<kernel_name>.cc", the source's headers

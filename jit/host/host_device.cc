@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "jit/host/host_abi.h"
+#include "jit/disk_cache.h"
 #include "jit/host/host_compiler.h"
 #include "jit/host/shared_object.h"
 
@@ -36,10 +37,22 @@ class HostKernel final : public LoadedKernel {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HostDevice>> HostDevice::Create(HostDeviceOptions options) {
+  host::HostCompilerOptions cxx_options;
+  cxx_options.compiler = options.compiler;
+  cxx_options.extra_flags = options.extra_flags;
+  cxx_options.use_precompiled_header = options.use_precompiled_header;
+  if (options.use_disk_cache) {
+    // Without a directory CachingCompiler::Create below reports why.
+    absl::StatusOr<std::string> directory = options.cache_directory.empty()
+                                                ? DiskCache::DefaultDirectory()
+                                                : options.cache_directory;
+    if (directory.ok()) cxx_options.precompiled_header_directory = *std::move(directory);
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<host::HostCompiler> cxx,
-                   host::HostCompiler::Create({options.compiler, options.extra_flags}));
+                   host::HostCompiler::Create(std::move(cxx_options)));
   const std::string path = cxx->path();
   const std::string version = cxx->version_line();
+  const host::HostCompiler* host_compiler = cxx.get();
   CompileCacheOptions cache;
   cache.directory = options.cache_directory;
   cache.use_disk = options.use_disk_cache;
@@ -53,15 +66,17 @@ absl::StatusOr<std::unique_ptr<HostDevice>> HostDevice::Create(HostDeviceOptions
   ASSIGN_OR_RETURN(std::unique_ptr<host::Runtime> runtime,
                    host::Runtime::Create(runtime_options));
   return std::unique_ptr<HostDevice>(new HostDevice(
-      std::move(options), path, version, std::move(compiler), std::move(runtime)));
+      std::move(options), path, version, host_compiler, std::move(compiler), std::move(runtime)));
 }
 
 HostDevice::HostDevice(HostDeviceOptions options, std::string compiler_path,
-                       std::string compiler_version, std::unique_ptr<CachingCompiler> compiler,
+                       std::string compiler_version, const host::HostCompiler* host_compiler,
+                       std::unique_ptr<CachingCompiler> compiler,
                        std::unique_ptr<host::Runtime> runtime)
     : options_(std::move(options)),
       compiler_path_(std::move(compiler_path)),
       compiler_version_(std::move(compiler_version)),
+      host_compiler_(host_compiler),
       compiler_(std::move(compiler)),
       runtime_(std::move(runtime)) {}
 
@@ -88,6 +103,10 @@ HostDeviceStats HostDevice::stats() const {
   HostDeviceStats stats;
   stats.compilations = cache.misses;
   stats.cache_hits = cache.memory_hits + cache.disk_hits;
+  const host::HostCompilerStats cxx = host_compiler_->stats();
+  stats.compilations_with_pch = cxx.with_pch;
+  stats.pch_builds = cxx.pch_builds;
+  stats.pch_fallbacks = cxx.pch_fallbacks;
   return stats;
 }
 

@@ -36,6 +36,7 @@
 #include "absl/time/time.h"
 #include "jit/compile_cache.h"
 #include "jit/device.h"
+#include "jit/host/host_compiler.h"
 #include "jit/host/runtime.h"
 
 namespace warptrace {
@@ -51,9 +52,14 @@ struct HostDeviceOptions {
   uint32_t num_virtual_sms = 0;
   // Blocks resident on each virtual SM at once.
   uint32_t blocks_per_sm = 2;
-  // Shared-object cache directory; empty: DiskCache::DefaultDirectory().
+  // Shared-object cache directory; empty: DiskCache::DefaultDirectory(). With
+  // use_disk_cache, the precompiled header of cuda_on_cpu.h is kept there too (in
+  // "host-pch/"), so later processes reuse it.
   std::string cache_directory;
   bool use_disk_cache = true;
+  // Compile kernels against a precompiled cuda_on_cpu.h (g++ only; see
+  // jit/host/host_compiler.h). The shared objects are the same either way.
+  bool use_precompiled_header = true;
   // A launch running longer than this fails (a livelock guard; deadlocks fail at once).
   absl::Duration launch_timeout = absl::Seconds(60);
   // Stack of each CUDA thread's fiber (only touched pages cost memory).
@@ -66,6 +72,9 @@ struct HostDeviceOptions {
 struct HostDeviceStats {
   uint64_t compilations = 0;  // runs of the C++ compiler
   uint64_t cache_hits = 0;    // shared objects served by the cache (memory or disk)
+  uint64_t compilations_with_pch = 0;  // of the compilations, those with a precompiled header
+  uint64_t pch_builds = 0;             // precompiled headers this device's compiler built
+  uint64_t pch_fallbacks = 0;          // compilations rerun without a PCH that troubled them
 };
 
 class HostDevice final : public Device {
@@ -108,14 +117,15 @@ class HostDevice final : public Device {
 
  private:
   HostDevice(HostDeviceOptions options, std::string compiler_path,
-             std::string compiler_version, std::unique_ptr<CachingCompiler> compiler,
-             std::unique_ptr<host::Runtime> runtime);
+             std::string compiler_version, const host::HostCompiler* host_compiler,
+             std::unique_ptr<CachingCompiler> compiler, std::unique_ptr<host::Runtime> runtime);
   // The allocation containing [ptr, ptr + bytes), or an InvalidArgument naming `what`.
   absl::Status CheckRange(const void* ptr, uint64_t bytes, const char* what) const;
 
   HostDeviceOptions options_;
   std::string compiler_path_;
   std::string compiler_version_;
+  const host::HostCompiler* host_compiler_;  // owned by compiler_
   std::unique_ptr<CachingCompiler> compiler_;
   std::unique_ptr<host::Runtime> runtime_;
 

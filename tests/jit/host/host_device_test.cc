@@ -214,6 +214,44 @@ TEST(HostDeviceTest, TheSharedObjectIsCachedOnDisk) {
   EXPECT_EQ(fresh->stats().cache_hits, 1u);
 }
 
+// Every thread writes from a shared array its warp neighbour filled through a shuffle.
+constexpr char kNeighbourBody[] = R"(
+  __shared__ int cells[64];
+  cells[threadIdx.x] = __shfl_xor_sync(0xffffffffu, (int)threadIdx.x * 3 + (int)blockIdx.x, 1);
+  __syncthreads();
+  out[blockIdx.x * 64 + threadIdx.x] = cells[63 - threadIdx.x] + (int)sqrtf(49.0f);)";
+
+TEST(HostDeviceTest, KernelsRunTheSameWithAndWithoutThePrecompiledHeader) {
+  std::vector<int> expected;
+  for (int b = 0; b < 2; ++b) {
+    for (int t = 0; t < 64; ++t) expected.push_back(((63 - t) ^ 1) * 3 + b + 7);
+  }
+  for (bool pch : {false, true}) {
+    HostDeviceOptions options;
+    options.use_precompiled_header = pch;
+    auto device = MakeDevice(pch ? "with_pch" : "without_pch", options);
+    ASSERT_NE(device, nullptr);
+    std::vector<int> out;
+    ASSERT_THAT(RunSimpleKernel(*device, SimpleKernel("neighbours", kNeighbourBody), {2, 1, 1},
+                                {64, 1, 1}, 128, &out),
+                IsOk());
+    EXPECT_THAT(out, ElementsAreArray(expected)) << (pch ? "with" : "without") << " the PCH";
+    EXPECT_EQ(device->stats().compilations_with_pch, pch ? 1u : 0u);
+  }
+}
+
+TEST(HostDeviceTest, EveryCompilationOfADeviceUsesOnePrecompiledHeader) {
+  auto device = MakeDevice("pch_reuse");
+  ASSERT_NE(device, nullptr);
+  ASSERT_THAT(device->Load(SimpleKernel("one", "out[0] = 1;")), IsOk());
+  ASSERT_THAT(device->Load(SimpleKernel("two", kNeighbourBody)), IsOk());
+  EXPECT_EQ(device->stats().compilations, 2u);
+  EXPECT_EQ(device->stats().compilations_with_pch, 2u);
+  // Built by this device's first compilation, or by an earlier test of this process.
+  EXPECT_LE(device->stats().pch_builds, 1u);
+  EXPECT_EQ(device->stats().pch_fallbacks, 0u);
+}
+
 TEST(HostDeviceTest, WarptraceHostCxxChoosesTheCompiler) {
   ASSERT_EQ(setenv("WARPTRACE_HOST_CXX", "no-such-compiler-xyz", 1), 0);
   HostDeviceOptions options;

@@ -1,0 +1,170 @@
+#include "jit/host/host_compiler.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/file.h"
+#include "base/testing/temp_path.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/host/precompiled_header.h"
+#include "llvm/Support/FileSystem.h"
+#include "tests/jit/test_kernels.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace::host {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::SimpleKernel;
+using ::warptrace::testing::StatusIs;
+
+// A g++ HostCompiler whose precompiled headers come from `store` (null: none) and are kept
+// in `directory`.
+std::unique_ptr<HostCompiler> Gxx(PrecompiledHeaders* store, const std::string& directory = "") {
+  HostCompilerOptions options;
+  options.compiler = "g++";
+  options.use_precompiled_header = store != nullptr;
+  options.precompiled_headers = store;
+  options.precompiled_header_directory = directory;
+  absl::StatusOr<std::unique_ptr<HostCompiler>> compiler = HostCompiler::Create(options);
+  EXPECT_THAT(compiler, IsOk());
+  return compiler.ok() ? *std::move(compiler) : nullptr;
+}
+
+CompileRequest Request(const std::string& name, const std::string& body) {
+  return HostCompileRequest(SimpleKernel(name, body));
+}
+
+constexpr char kBody[] = R"(
+  __shared__ int cells[64];
+  cells[threadIdx.x] = __shfl_xor_sync(0xffffffffu, (int)threadIdx.x * 3, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = cells[5] + (int)sqrtf(49.0f);)";
+
+TEST(HostCompilerTest, ACompileWithThePchYieldsTheSameSharedObjectAsWithout) {
+  PrecompiledHeaders store;
+  std::unique_ptr<HostCompiler> with = Gxx(&store);
+  std::unique_ptr<HostCompiler> without = Gxx(nullptr);
+  ASSERT_NE(with, nullptr);
+  ASSERT_NE(without, nullptr);
+  EXPECT_TRUE(with->uses_precompiled_header());
+  EXPECT_FALSE(without->uses_precompiled_header());
+  absl::StatusOr<CompiledKernel> a = with->Compile(Request("same", kBody));
+  absl::StatusOr<CompiledKernel> b = without->Compile(Request("same", kBody));
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_EQ(with->stats().with_pch, 1u);
+  EXPECT_EQ(without->stats().with_pch, 0u);
+  EXPECT_EQ(a->log, b->log);
+  EXPECT_TRUE(a->cubin == b->cubin) << "the shared objects differ";
+}
+
+TEST(HostCompilerTest, TheSecondCompileReusesThePchTheFirstBuilt) {
+  PrecompiledHeaders store;
+  std::unique_ptr<HostCompiler> compiler = Gxx(&store, TestTempPath("cache"));
+  ASSERT_NE(compiler, nullptr);
+  ASSERT_THAT(compiler->Compile(Request("first", "out[0] = 1;")), IsOk());
+  ASSERT_THAT(compiler->Compile(Request("second", kBody)), IsOk());
+  EXPECT_EQ(compiler->stats().compiles, 2u);
+  EXPECT_EQ(compiler->stats().with_pch, 2u);
+  EXPECT_EQ(compiler->stats().pch_builds, 1u);
+  EXPECT_EQ(store.stats().builds, 1u);
+  EXPECT_EQ(store.stats().memory_hits, 1u);
+
+  // Another compiler with the same flags (another HostDevice of the process) reuses it too.
+  std::unique_ptr<HostCompiler> other = Gxx(&store, TestTempPath("other_cache"));
+  ASSERT_NE(other, nullptr);
+  ASSERT_THAT(other->Compile(Request("third", kBody)), IsOk());
+  EXPECT_EQ(other->stats().with_pch, 1u);
+  EXPECT_EQ(other->stats().pch_builds, 0u);
+
+  // Other flags, another PCH.
+  HostCompilerOptions o2;
+  o2.compiler = "g++";
+  o2.extra_flags = {"-O2"};
+  o2.precompiled_headers = &store;
+  absl::StatusOr<std::unique_ptr<HostCompiler>> optimized = HostCompiler::Create(o2);
+  ASSERT_THAT(optimized, IsOk());
+  ASSERT_THAT((*optimized)->Compile(Request("fourth", kBody)), IsOk());
+  EXPECT_EQ((*optimized)->stats().pch_builds, 1u);
+  EXPECT_EQ(store.stats().builds, 2u);
+}
+
+TEST(HostCompilerTest, AnUnreadablePchFallsBackToThePlainCompileAndIsDropped) {
+  PrecompiledHeaders store;
+  const std::string cache = TestTempPath("cache");
+  std::unique_ptr<HostCompiler> compiler = Gxx(&store, cache);
+  ASSERT_NE(compiler, nullptr);
+  ASSERT_THAT(compiler->Compile(Request("first", "out[0] = 1;")), IsOk());
+  // Damage the .gch after the store checked it (as a disk error would): g++ cannot read it.
+  std::error_code ec;
+  llvm::sys::fs::directory_iterator entry(absl::StrCat(cache, "/host-pch"), ec);
+  ASSERT_FALSE(ec);
+  const std::string gch = absl::StrCat(entry->path(), "/cuda_on_cpu.h.gch");
+  absl::StatusOr<std::string> bytes = ReadFile(gch, {.register_as_input = false});
+  ASSERT_THAT(bytes, IsOk());
+  ASSERT_THAT(WriteFileAtomically(gch, bytes->substr(0, bytes->size() / 2)), IsOk());
+
+  std::unique_ptr<HostCompiler> plain = Gxx(nullptr);
+  ASSERT_NE(plain, nullptr);
+  absl::StatusOr<CompiledKernel> fallback = compiler->Compile(Request("second", kBody));
+  ASSERT_THAT(fallback, IsOk());
+  EXPECT_EQ(compiler->stats().pch_fallbacks, 1u);
+  absl::StatusOr<CompiledKernel> expected = plain->Compile(Request("second", kBody));
+  ASSERT_THAT(expected, IsOk());
+  EXPECT_TRUE(fallback->cubin == expected->cubin) << "the fallback compile differs";
+  EXPECT_EQ(fallback->log, expected->log);
+
+  // The PCH is not used again in this process, and the next process rebuilds it.
+  ASSERT_THAT(compiler->Compile(Request("third", kBody)), IsOk());
+  EXPECT_EQ(compiler->stats().with_pch, 1u);
+  EXPECT_EQ(compiler->stats().pch_fallbacks, 1u);
+  EXPECT_FALSE(llvm::sys::fs::exists(absl::StrCat(entry->path(), "/manifest")));
+}
+
+TEST(HostCompilerTest, AnErrorInTheKernelIsReportedWithoutARetry) {
+  PrecompiledHeaders store;
+  std::unique_ptr<HostCompiler> compiler = Gxx(&store);
+  ASSERT_NE(compiler, nullptr);
+  EXPECT_THAT(compiler->Compile(Request("broken", "out[0] = not_declared_anywhere;")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("host compiler failed on kernel broken"),
+                             HasSubstr("broken.cc:3:"), HasSubstr("not_declared_anywhere"))));
+  EXPECT_EQ(compiler->stats().with_pch, 1u);
+  EXPECT_EQ(compiler->stats().pch_fallbacks, 0u);
+}
+
+TEST(HostCompilerTest, AKernelHeaderNamedLikeASystemHeaderCompilesWithoutThePch) {
+  // The plain compile's -I<dir> makes cuda_on_cpu.h's <math.h> this header: a PCH that read
+  // the system's would change the kernel's meaning (KERNEL_MATH would be undeclared).
+  KernelSource source = SimpleKernel("shadow", "out[0] = KERNEL_MATH;");
+  source.headers.push_back({"math.h", "#include_next <math.h>\n#define KERNEL_MATH 7\n"});
+  PrecompiledHeaders store;
+  std::unique_ptr<HostCompiler> compiler = Gxx(&store);
+  ASSERT_NE(compiler, nullptr);
+  ASSERT_THAT(compiler->Compile(HostCompileRequest(source)), IsOk());
+  EXPECT_EQ(compiler->stats().with_pch, 0u);
+}
+
+TEST(HostCompilerTest, ClangCompilesWithoutAPch) {
+  HostCompilerOptions options;
+  options.compiler = "clang++";
+  PrecompiledHeaders store;
+  options.precompiled_headers = &store;
+  absl::StatusOr<std::unique_ptr<HostCompiler>> clang = HostCompiler::Create(options);
+  if (!clang.ok() && clang.status().code() == absl::StatusCode::kNotFound) {
+    GTEST_SKIP() << "no clang++ on PATH: " << clang.status();
+  }
+  ASSERT_THAT(clang, IsOk());
+  EXPECT_FALSE((*clang)->uses_precompiled_header());
+  ASSERT_THAT((*clang)->Compile(Request("with_clang", kBody)), IsOk());
+  EXPECT_EQ((*clang)->stats().with_pch, 0u);
+  EXPECT_EQ(store.stats().builds, 0u);
+}
+
+}  // namespace
+}  // namespace warptrace::host
