@@ -103,7 +103,7 @@ class PrecompiledHeaders {
   // The key of `request` (64 hex digits).
   static std::string KeyFor(const PrecompiledHeaderRequest& request);
 
-  // A usable PCH for `request`, built if needed. Errors (the caller then compiles without a
+  // A usable PCH for `request`, built if needed (callers wait while a build runs). Errors (the caller then compiles without a
   // PCH): InvalidArgument for a request without headers; FailedPrecondition for a key
   // invalidated in this process; Unavailable when the entry cannot be written or the
   // compiler fails on the header (the message has the command line and its output).

@@ -94,6 +94,20 @@ TEST(HostCompilerTest, TheSecondCompileReusesThePchTheFirstBuilt) {
   EXPECT_EQ(store.stats().builds, 2u);
 }
 
+TEST(HostCompilerTest, AKernelThatIncludesTheHostHeadersItselfCompilesWithThePch) {
+  // The PCH's copies live in the cache, the kernel's in its own directory: include guards
+  // (not #pragma once, which tells files apart by path and time) keep them from clashing.
+  const std::string prelude =
+      "#include \"cuda_on_cpu.h\"\n#include \"host_abi.h\"\n#include \"warptrace_primitives.cuh\"\n";
+  PrecompiledHeaders store;
+  std::unique_ptr<HostCompiler> compiler = Gxx(&store, TestTempPath("cache"));
+  ASSERT_NE(compiler, nullptr);
+  ASSERT_THAT(compiler->Compile(HostCompileRequest(SimpleKernel("includes", kBody, prelude))),
+              IsOk());
+  EXPECT_EQ(compiler->stats().with_pch, 1u);
+  EXPECT_EQ(compiler->stats().pch_fallbacks, 0u);
+}
+
 TEST(HostCompilerTest, AnUnreadablePchFallsBackToThePlainCompileAndIsDropped) {
   PrecompiledHeaders store;
   const std::string cache = TestTempPath("cache");
