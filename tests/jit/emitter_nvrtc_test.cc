@@ -1,10 +1,12 @@
 // Every emitted example kernel, profiling off and on in every unit kind and placement,
-// compiles with NVRTC for sm_80 and sm_90 with an empty log (no warnings). Links NVRTC
-// directly and hands it the embedded recorder headers, as the devices do.
-#include <nvrtc.h>
-
+// compiles with NVRTC for sm_80 and sm_90 (to PTX and a cubin) with an empty log (no
+// warnings), handing NVRTC the embedded headers in memory, as the devices do. The variants
+// of one example and architecture are compiled as a few NVRTC programs
+// (tests/jit/nvrtc_batch.h); a failure names the variant and shows its own log.
+#include <ostream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,50 +16,17 @@
 #include "jit/kernels/reduction.h"
 #include "jit/kernels/tiled_gemm.h"
 #include "jit/kernels/warp_specialized_pipeline.h"
+#include "tests/jit/nvrtc_batch.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
 namespace {
 
 using ::testing::HasSubstr;
+using ::warptrace::testing::CompileNvrtcBatches;
 using ::warptrace::testing::IsOk;
-
-struct NvrtcResult {
-  nvrtcResult status = NVRTC_SUCCESS;
-  std::string log;
-  std::string ptx;
-};
-
-NvrtcResult Compile(const KernelSource& source, const std::string& arch) {
-  NvrtcResult result;
-  std::vector<const char*> header_texts, header_names;
-  for (const EmbeddedFile& h : source.headers) {
-    header_texts.push_back(h.contents.c_str());
-    header_names.push_back(h.name.c_str());
-  }
-  nvrtcProgram prog;
-  result.status = nvrtcCreateProgram(&prog, source.source.c_str(),
-                                     (source.kernel_name + ".cu").c_str(),
-                                     static_cast<int>(header_texts.size()), header_texts.data(),
-                                     header_names.data());
-  if (result.status != NVRTC_SUCCESS) return result;
-  const std::string arch_flag = "-arch=" + arch;
-  const char* options[] = {arch_flag.c_str(), "-std=c++17"};
-  result.status = nvrtcCompileProgram(prog, 2, options);
-  size_t size = 0;
-  nvrtcGetProgramLogSize(prog, &size);
-  std::string log(size, '\0');
-  if (size > 0) nvrtcGetProgramLog(prog, log.data());
-  result.log = log.c_str();  // drop the terminating NUL
-  if (result.status == NVRTC_SUCCESS) {
-    nvrtcGetPTXSize(prog, &size);
-    std::string ptx(size, '\0');
-    nvrtcGetPTX(prog, ptx.data());
-    result.ptx = ptx.c_str();
-  }
-  nvrtcDestroyProgram(&prog);
-  return result;
-}
+using ::warptrace::testing::NvrtcBatchMember;
+using ::warptrace::testing::NvrtcBatchResult;
 
 // The pipeline in every variant the example runs: cp.async (sm_80+) or bulk copies (sm_90
 // only: mbarrier expect_tx), one tile per block or persistent, with delays.
@@ -111,9 +80,6 @@ Kernel Build(Example example) {
   return *kernel;
 }
 
-// (example, profiled, unit, placement, arch)
-using Case = std::tuple<Example, bool, UnitKind, Placement, std::string>;
-
 UnitSpec Unit(UnitKind kind) {
   switch (kind) {
     case UnitKind::kWarp: return UnitSpec::Warp();
@@ -124,36 +90,124 @@ UnitSpec Unit(UnitKind kind) {
   return {};
 }
 
+const char* ExampleName(Example example) {
+  const char* names[] = {"TiledGemm",    "Pipeline",
+                         "Reduction",    "PipelinePersistentDelays",
+                         "PipelineBulk", "PipelineBulkPersistentDelays"};
+  return names[static_cast<int>(example)];
+}
+
+void PrintTo(Example example, std::ostream* os) { *os << ExampleName(example); }
+
+// One emitted variant of an example: unprofiled, or profiled in one unit kind and placement.
+struct Variant {
+  std::string label;  // "Pipeline_warp_shared_sm_80", "PipelineUnprofiled_sm_80"
+  bool profiled = false;
+  KernelSource source;
+};
+
+// Every variant of `kernel` for `arch`: unprofiled, then every unit kind in every placement.
+std::vector<Variant> Variants(const Kernel& kernel, Example example, const std::string& arch) {
+  std::vector<Variant> variants;
+  auto add = [&](bool profiled, UnitKind unit, Placement placement) {
+    ProfileOptions options;
+    options.enabled = profiled;
+    options.unit = Unit(unit);
+    options.placement = placement;
+    options.policy.loop_iterations = true;
+    options.policy.barrier_waits = true;
+    Variant variant;
+    variant.profiled = profiled;
+    variant.label =
+        profiled ? absl::StrCat(ExampleName(example), "_", UnitKindName(unit), "_",
+                                PlacementName(placement), "_", arch)
+                 : absl::StrCat(ExampleName(example), "Unprofiled_", arch);
+    absl::StatusOr<KernelSource> source = EmitKernel(kernel, options);
+    EXPECT_THAT(source, IsOk()) << variant.label;
+    if (!source.ok()) return;
+    variant.source = *std::move(source);
+    variants.push_back(std::move(variant));
+  };
+  add(false, UnitKind::kWarpgroup, Placement::kAuto);
+  for (UnitKind unit :
+       {UnitKind::kWarp, UnitKind::kWarpgroup, UnitKind::kBlock, UnitKind::kCustom}) {
+    for (Placement placement : {Placement::kGlobal, Placement::kShared, Placement::kAuto}) {
+      add(true, unit, placement);
+    }
+  }
+  return variants;
+}
+
+CompileOptions NvrtcOptionsFor(const std::string& arch) {
+  CompileOptions options;
+  options.arch = arch;  // sm_XY: NVRTC assembles a cubin too
+  options.line_info = false;
+  options.cpp_standard = "c++17";
+  return options;
+}
+
+// Compiles `sources` (labelled) for `arch` as batches (tests/jit/nvrtc_batch.h); one result
+// per source, in order.
+std::vector<NvrtcBatchResult> CompileAll(
+    const std::vector<std::pair<std::string, KernelSource>>& sources, const std::string& arch) {
+  std::vector<NvrtcBatchMember> members;
+  for (const auto& [label, source] : sources) {
+    members.push_back({label, source.source, source.kernel_name, source.headers});
+  }
+  absl::StatusOr<std::vector<NvrtcBatchResult>> results =
+      CompileNvrtcBatches(members, NvrtcOptionsFor(arch));
+  EXPECT_THAT(results, IsOk());
+  return results.ok() ? *std::move(results) : std::vector<NvrtcBatchResult>(sources.size());
+}
+
+// What every compile must give: success, an empty log (its own, and its batch's), and PTX
+// for `arch` holding its kernel.
+void ExpectCleanCompile(const NvrtcBatchResult& result, const std::string& source,
+                        const std::string& arch) {
+  EXPECT_THAT(result.status, IsOk()) << source;
+  EXPECT_EQ(result.log, "") << source;
+  EXPECT_EQ(result.batch_log, "")
+      << "each kernel compiles alone with an empty log, but not in its batch: the batching "
+         "(tests/jit/nvrtc_batch.h) is at fault";
+  EXPECT_THAT(result.ptx, HasSubstr(".entry " + result.entry + "("));
+  EXPECT_THAT(result.ptx, HasSubstr(".target " + arch));
+}
+
+// (example, arch): every variant of one example for one architecture.
+using Case = std::tuple<Example, std::string>;
+
 class EmitterNvrtcTest : public ::testing::TestWithParam<Case> {};
 
-TEST_P(EmitterNvrtcTest, CompilesWithAnEmptyLog) {
-  const auto& [example, profiled, unit, placement, arch] = GetParam();
+// Each variant is checked under its own name (e.g. "Pipeline_warp_shared_sm_80"). The
+// variants are compiled as a few NVRTC programs (tests/jit/nvrtc_batch.h): an auto placement
+// emits byte for byte the source of the placement it chooses, which is then compiled once.
+TEST_P(EmitterNvrtcTest, EveryVariantCompilesWithAnEmptyLog) {
+  const auto& [example, arch] = GetParam();
   const Kernel kernel = Build(example);
-  ProfileOptions options;
-  options.enabled = profiled;
-  options.unit = Unit(unit);
-  options.placement = placement;
-  options.policy.loop_iterations = true;
-  options.policy.barrier_waits = true;
-  absl::StatusOr<KernelSource> source = EmitKernel(kernel, options);
-  ASSERT_THAT(source, IsOk());
-  const NvrtcResult result = Compile(*source, arch);
-  EXPECT_EQ(result.status, NVRTC_SUCCESS) << result.log << "\n" << source->source;
-  EXPECT_EQ(result.log, "") << source->source;
-  EXPECT_THAT(result.ptx, HasSubstr(".entry " + kernel.name));
-  EXPECT_THAT(result.ptx, HasSubstr(".target " + arch));
-  if (profiled) {
-    EXPECT_THAT(result.ptx, HasSubstr("%globaltimer"));
-  } else {
-    EXPECT_THAT(result.ptx, ::testing::Not(HasSubstr("%globaltimer")));
-  }
-  if (example != Example::kTiledGemm && example != Example::kReduction) {
-    EXPECT_THAT(result.ptx, HasSubstr("mbarrier.init.shared.b64"));
-    EXPECT_THAT(result.ptx, HasSubstr("mbarrier.arrive"));
-    EXPECT_THAT(result.ptx, HasSubstr(arch == "sm_90" ? "mbarrier.try_wait.parity"
-                                                      : "mbarrier.test_wait.parity"));
-    EXPECT_THAT(result.ptx, HasSubstr(NeedsSm90(example) ? "cp.async.bulk.shared::cluster"
-                                                         : "cp.async.cg.shared.global"));
+  const std::vector<Variant> variants = Variants(kernel, example, arch);
+  ASSERT_EQ(variants.size(), 13u);
+  std::vector<std::pair<std::string, KernelSource>> sources;
+  for (const Variant& variant : variants) sources.emplace_back(variant.label, variant.source);
+  const std::vector<NvrtcBatchResult> results = CompileAll(sources, arch);
+  ASSERT_EQ(results.size(), variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const Variant& variant = variants[i];
+    const std::string& ptx = results[i].ptx;
+    SCOPED_TRACE(variant.label);
+    ExpectCleanCompile(results[i], variant.source.source, arch);
+    if (variant.profiled) {
+      EXPECT_THAT(ptx, HasSubstr("%globaltimer"));
+    } else {
+      EXPECT_THAT(ptx, ::testing::Not(HasSubstr("%globaltimer")));
+    }
+    if (example != Example::kTiledGemm && example != Example::kReduction) {
+      EXPECT_THAT(ptx, HasSubstr("mbarrier.init.shared.b64"));
+      EXPECT_THAT(ptx, HasSubstr("mbarrier.arrive"));
+      EXPECT_THAT(ptx, HasSubstr(arch == "sm_90" ? "mbarrier.try_wait.parity"
+                                                 : "mbarrier.test_wait.parity"));
+      EXPECT_THAT(ptx, HasSubstr(NeedsSm90(example) ? "cp.async.bulk.shared::cluster"
+                                                    : "cp.async.cg.shared.global"));
+    }
   }
 }
 
@@ -211,38 +265,38 @@ Kernel WarpSpecializedConstructs(bool bulk) {
 }
 
 TEST(EmitterNvrtcSmokeTest, WarpSpecializationConstructsCompileWithAnEmptyLog) {
-  for (bool bulk : {false, true}) {
-    const Kernel kernel = WarpSpecializedConstructs(bulk);
-    for (bool profiled : {false, true}) {
-      ProfileOptions options;
-      options.enabled = profiled;
-      options.unit = UnitSpec::Warp();
-      absl::StatusOr<KernelSource> source = EmitKernel(kernel, options);
-      ASSERT_THAT(source, IsOk());
-      for (const char* arch : {"sm_80", "sm_90"}) {
-        if (bulk && std::string(arch) == "sm_80") continue;
-        SCOPED_TRACE(absl::StrCat(kernel.name, profiled ? " profiled " : " ", arch));
-        const NvrtcResult result = Compile(*source, arch);
-        EXPECT_EQ(result.status, NVRTC_SUCCESS) << result.log << "\n" << source->source;
-        EXPECT_EQ(result.log, "") << source->source;
-        EXPECT_THAT(result.ptx, HasSubstr("bar.sync "));
-        EXPECT_THAT(result.ptx, HasSubstr("bar.arrive "));
-        if (std::string(arch) == "sm_90") {
-          EXPECT_THAT(result.ptx, HasSubstr("fence.mbarrier_init.release.cluster"));
-        }
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    std::vector<std::pair<std::string, KernelSource>> sources;
+    for (bool bulk : {false, true}) {
+      if (bulk && arch == "sm_80") continue;
+      const Kernel kernel = WarpSpecializedConstructs(bulk);
+      for (bool profiled : {false, true}) {
+        ProfileOptions options;
+        options.enabled = profiled;
+        options.unit = UnitSpec::Warp();
+        absl::StatusOr<KernelSource> source = EmitKernel(kernel, options);
+        ASSERT_THAT(source, IsOk());
+        sources.emplace_back(absl::StrCat(kernel.name, profiled ? " profiled " : " ", arch),
+                             *std::move(source));
+      }
+    }
+    const std::vector<NvrtcBatchResult> results = CompileAll(sources, arch);
+    ASSERT_EQ(results.size(), sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) {
+      SCOPED_TRACE(sources[i].first);
+      ExpectCleanCompile(results[i], sources[i].second.source, arch);
+      EXPECT_THAT(results[i].ptx, HasSubstr("bar.sync "));
+      EXPECT_THAT(results[i].ptx, HasSubstr("bar.arrive "));
+      if (arch == "sm_90") {
+        EXPECT_THAT(results[i].ptx, HasSubstr("fence.mbarrier_init.release.cluster"));
       }
     }
   }
 }
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
-  const auto& [example, profiled, unit, placement, arch] = info.param;
-  const char* names[] = {"TiledGemm",    "Pipeline",
-                         "Reduction",    "PipelinePersistentDelays",
-                         "PipelineBulk", "PipelineBulkPersistentDelays"};
-  std::string name = names[static_cast<int>(example)];
-  if (!profiled) return absl::StrCat(name, "Unprofiled_", arch);
-  return absl::StrCat(name, "_", UnitKindName(unit), "_", PlacementName(placement), "_", arch);
+  const auto& [example, arch] = info.param;
+  return absl::StrCat(ExampleName(example), "_", arch);
 }
 
 std::vector<Case> AllCases() {
@@ -253,13 +307,7 @@ std::vector<Case> AllCases() {
         Example::kPipelineBulkPersistentDelays}) {
     for (const char* arch : {"sm_80", "sm_90"}) {
       if (NeedsSm90(example) && std::string(arch) == "sm_80") continue;
-      cases.emplace_back(example, false, UnitKind::kWarpgroup, Placement::kAuto, arch);
-      for (UnitKind unit :
-           {UnitKind::kWarp, UnitKind::kWarpgroup, UnitKind::kBlock, UnitKind::kCustom}) {
-        for (Placement placement : {Placement::kGlobal, Placement::kShared, Placement::kAuto}) {
-          cases.emplace_back(example, true, unit, placement, arch);
-        }
-      }
+      cases.emplace_back(example, arch);
     }
   }
   return cases;
@@ -287,6 +335,7 @@ TEST(EmitterNvrtcSmokeTest, EveryConstructCompilesWithAnEmptyLog) {
                             {"rest", 3, "v", [&] { b.Stmt("x[v + 1] = dyn[1] + flags[v];"); }}});
   absl::StatusOr<Kernel> kernel = b.Build();
   ASSERT_THAT(kernel, IsOk());
+  std::vector<std::pair<std::string, KernelSource>> sources;
   for (bool profiled : {false, true}) {
     ProfileOptions options;
     options.enabled = profiled;
@@ -294,10 +343,14 @@ TEST(EmitterNvrtcSmokeTest, EveryConstructCompilesWithAnEmptyLog) {
     options.policy = {true, true, true, true};
     absl::StatusOr<KernelSource> source = EmitKernel(*kernel, options);
     ASSERT_THAT(source, IsOk());
-    for (const char* arch : {"sm_80", "sm_90"}) {
-      const NvrtcResult result = Compile(*source, arch);
-      EXPECT_EQ(result.status, NVRTC_SUCCESS) << result.log << "\n" << source->source;
-      EXPECT_EQ(result.log, "") << source->source;
+    sources.emplace_back(profiled ? "everything profiled" : "everything", *std::move(source));
+  }
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    const std::vector<NvrtcBatchResult> results = CompileAll(sources, arch);
+    ASSERT_EQ(results.size(), sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) {
+      SCOPED_TRACE(absl::StrCat(sources[i].first, " ", arch));
+      ExpectCleanCompile(results[i], sources[i].second.source, arch);
     }
   }
 }
