@@ -15,12 +15,12 @@ bool Names(uint32_t mask, uint32_t lane) { return (mask >> lane) & 1u; }
 
 }  // namespace
 
-Block::Block(Scheduler* scheduler, uint64_t linear, WarptraceHostDim block_idx,
+Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
              WarptraceHostDim block_dim, WarptraceHostDim grid_dim, uint32_t sm_id,
              Fiber* fibers, uint32_t num_threads, char* shared_arena,
              uint64_t dynamic_shared_bytes, const WarptraceHostRuntime* rt,
-             int64_t start_vtime)
-    : scheduler_(scheduler),
+             const WarptraceHostClock* clock, int64_t start_vtime)
+    : ready_(ready),
       linear_(linear),
       block_idx_(block_idx),
       num_threads_(num_threads),
@@ -55,6 +55,8 @@ Block::Block(Scheduler* scheduler, uint64_t linear, WarptraceHostDim block_idx,
     a.dynamic_shared = dynamic;
     a.fiber = &f;
     a.rt = rt;
+    a.clock = clock;
+    a.has_paired_globaltimer = 0;
   }
   warps_.resize((num_threads + kWarpSize - 1) / kWarpSize);
   const uint32_t tail = num_threads % kWarpSize;
@@ -65,60 +67,32 @@ std::string Block::Name() const {
   return absl::StrFormat("block (%u,%u,%u)", block_idx_.x, block_idx_.y, block_idx_.z);
 }
 
-Wait Block::Barrier(Fiber* fiber, uint32_t id, uint32_t count, bool wait, int op,
-                    bool predicate, const char* what, std::string* error) {
-  if (id >= WARPTRACE_HOST_NUM_NAMED_BARRIERS) {
-    *error = absl::StrFormat("%s: barrier id %u is out of range (0..%u)", what, id,
-                             WARPTRACE_HOST_NUM_NAMED_BARRIERS - 1);
-    return Wait::kDone;
-  }
-  if (count == 0) count = num_threads_;
-  if (count > num_threads_ || (count % kWarpSize != 0 && count != num_threads_)) {
-    *error = absl::StrFormat(
-        "%s: barrier %u with a thread count of %u (a multiple of 32 up to the block's %u "
-        "threads is required)",
-        what, id, count, num_threads_);
-    return Wait::kDone;
-  }
-  NamedBarrier& b = barriers_[id];
-  if (b.arrived == 0) {
-    b.expected = count;
-    b.true_count = 0;
-    b.latest = fiber->vtime;
-  } else if (b.expected != count) {
+Wait Block::BarrierIdError(uint32_t id, const char* what, std::string* error) const {
+  *error = absl::StrFormat("%s: barrier id %u is out of range (0..%u)", what, id,
+                           WARPTRACE_HOST_NUM_NAMED_BARRIERS - 1);
+  return Wait::kDone;
+}
+
+Wait Block::BarrierCountError(uint32_t id, uint32_t count, const char* what,
+                              std::string* error) const {
+  const NamedBarrier& b = barriers_[id];
+  if (b.arrived > 0) {
     *error = absl::StrFormat(
         "%s: threads disagree on the thread count of barrier %u (%u here, %u for the %u "
         "threads that arrived before)",
         what, id, count, b.expected, b.arrived);
-    return Wait::kDone;
+  } else {
+    *error = absl::StrFormat(
+        "%s: barrier %u with a thread count of %u (a multiple of 32 up to the block's %u "
+        "threads is required)",
+        what, id, count, num_threads_);
   }
-  ++b.arrived;
-  b.latest = std::max(b.latest, fiber->vtime);
-  if (predicate) ++b.true_count;
-  if (b.arrived == b.expected) {
-    uint64_t result = b.true_count;
-    if (op == WARPTRACE_HOST_BARRIER_AND) result = b.true_count == b.expected;
-    if (op == WARPTRACE_HOST_BARRIER_OR) result = b.true_count > 0;
-    for (Fiber* waiter : b.waiters) {
-      waiter->result = result;
-      waiter->vtime = b.latest;
-      waiter->wait = WaitKind::kNone;
-      --parked_;
-      scheduler_->MakeReady(waiter);
-    }
-    b.waiters.clear();
-    b.arrived = 0;
-    fiber->result = result;
-    fiber->vtime = b.latest;
-    return Wait::kDone;
-  }
-  if (!wait) return Wait::kDone;
-  b.waiters.push_back(fiber);
-  fiber->wait = WaitKind::kBarrier;
-  fiber->wait_object = id;
-  fiber->wait_what = what;
-  ++parked_;
-  return Wait::kPark;
+  return Wait::kDone;
+}
+
+void Block::DropWaiters() {
+  for (NamedBarrier& b : barriers_) b.first_waiter = b.last_waiter = nullptr;
+  mbarrier_waiters_.clear();
 }
 
 Wait Block::WarpCollective(Fiber* fiber, int op, uint32_t mask, uint64_t value, uint32_t arg,
@@ -214,7 +188,7 @@ void Block::Complete(Collective& c) {
     if (f->wait == WaitKind::kWarp) {  // parked (the completing lane is still running)
       f->wait = WaitKind::kNone;
       --parked_;
-      scheduler_->MakeReady(f);
+      ready_->Push(f);
     }
   }
 }
@@ -270,7 +244,7 @@ void Block::MbarrierArrived(Fiber* fiber, unsigned long long* bar, bool complete
     (*it)->wait = WaitKind::kNone;
     (*it)->vtime = std::max((*it)->vtime, times.last_release);
     --parked_;
-    scheduler_->MakeReady(*it);
+    ready_->Push(*it);
   }
   mbarrier_waiters_.erase(keep, mbarrier_waiters_.end());
 }

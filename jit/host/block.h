@@ -64,11 +64,37 @@ struct Fiber {
   std::vector<Copy> open_copies;
 };
 
-// Ready-queue callbacks the block needs from its worker.
-class Scheduler {
+// A worker's runnable fibers, first in first out, linked through Fiber::next_ready (a
+// fiber is in at most one chain: this queue or one barrier's waiters).
+class ReadyQueue {
  public:
-  virtual ~Scheduler() = default;
-  virtual void MakeReady(Fiber* fiber) = 0;
+  void Push(Fiber* f) { Splice(f, f, 1); }
+  // Appends the chain first -> ... -> last (`n` fibers linked through next_ready).
+  void Splice(Fiber* first, Fiber* last, uint64_t n) {
+    last->next_ready = nullptr;
+    if (tail_ == nullptr) {
+      head_ = first;
+    } else {
+      tail_->next_ready = first;
+    }
+    tail_ = last;
+    size_ += n;
+  }
+  Fiber* Pop() {
+    Fiber* f = head_;
+    if (f == nullptr) return nullptr;
+    head_ = f->next_ready;
+    if (head_ == nullptr) tail_ = nullptr;
+    --size_;
+    return f;
+  }
+  uint64_t size() const { return size_; }
+  Fiber* front() const { return head_; }
+
+ private:
+  Fiber* head_ = nullptr;
+  Fiber* tail_ = nullptr;
+  uint64_t size_ = 0;
 };
 
 enum class Wait { kDone, kPark };
@@ -77,10 +103,10 @@ class Block {
  public:
   // `fibers` must hold block_dim.Count() entries; shared_arena at least
   // 48 KiB + dynamic_shared_bytes.
-  Block(Scheduler* scheduler, uint64_t linear, WarptraceHostDim block_idx,
+  Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
         WarptraceHostDim block_dim, WarptraceHostDim grid_dim, uint32_t sm_id,
         Fiber* fibers, uint32_t num_threads, char* shared_arena, uint64_t dynamic_shared_bytes,
-        const WarptraceHostRuntime* rt, int64_t start_vtime);
+        const WarptraceHostRuntime* rt, const WarptraceHostClock* clock, int64_t start_vtime);
 
   uint64_t linear() const { return linear_; }
   uint32_t num_threads() const { return num_threads_; }
@@ -108,8 +134,12 @@ class Block {
   int64_t EndVtime() const;
   // A thread finished. Errors when a pending warp collective names it.
   void Exit(Fiber* fiber, std::string* error);
-  // A parked fiber was resumed (by MakeReady's caller) or an aborted one unwound.
+  // A parked fiber was resumed (pushed on the ready queue by the caller) or an aborted one
+  // unwound.
   void Unpark() { --parked_; }
+  // Forgets every barrier's and mbarrier's waiters (the launch failed: the caller makes
+  // them ready to unwind).
+  void DropWaiters();
   void Park() { ++parked_; }
 
   // "block (x,y,z)".
@@ -124,8 +154,16 @@ class Block {
     uint32_t arrived = 0;
     uint32_t true_count = 0;
     int64_t latest = 0;  // latest arrival's virtual time this phase
-    std::vector<Fiber*> waiters;
+    // The waiting fibers in arrival order, linked through next_ready: spliced whole into
+    // the ready queue when the phase completes. (Measured: faster than an array of
+    // waiters linked at the release, BM_BlockBarrier/384 20.0 against 22.5 ms.)
+    Fiber* first_waiter = nullptr;
+    Fiber* last_waiter = nullptr;
   };
+  // The cold paths of Barrier: set *error, return kDone.
+  Wait BarrierIdError(uint32_t id, const char* what, std::string* error) const;
+  Wait BarrierCountError(uint32_t id, uint32_t count, const char* what,
+                         std::string* error) const;
   struct MbarrierTimes {
     const unsigned long long* bar;
     int64_t latest;        // latest arrival this phase
@@ -151,7 +189,7 @@ class Block {
   void Complete(Collective& c);
   std::string Describe(const Fiber& fiber) const;
 
-  Scheduler* scheduler_;
+  ReadyQueue* ready_;
   uint64_t linear_;
   WarptraceHostDim block_idx_;
   uint32_t num_threads_;
@@ -166,6 +204,63 @@ class Block {
   std::vector<Fiber*> mbarrier_waiters_;
   std::vector<MbarrierTimes> mbarrier_times_;
 };
+
+// Inline: the hot path of every __syncthreads of every thread.
+inline Wait Block::Barrier(Fiber* fiber, uint32_t id, uint32_t count, bool wait, int op,
+                           bool predicate, const char* what, std::string* error) {
+  if (id >= WARPTRACE_HOST_NUM_NAMED_BARRIERS) [[unlikely]] {
+    return BarrierIdError(id, what, error);
+  }
+  if (count == 0) count = num_threads_;
+  NamedBarrier& b = barriers_[id];
+  if (b.arrived == 0) {
+    if (count > num_threads_ || (count % 32 != 0 && count != num_threads_)) [[unlikely]] {
+      return BarrierCountError(id, count, what, error);
+    }
+    b.expected = count;
+    b.true_count = 0;
+    b.latest = fiber->vtime;
+  } else if (b.expected != count) [[unlikely]] {
+    return BarrierCountError(id, count, what, error);
+  }
+  ++b.arrived;
+  if (fiber->vtime > b.latest) b.latest = fiber->vtime;
+  if (predicate) ++b.true_count;
+  if (b.arrived == b.expected) {
+    uint64_t result = b.true_count;
+    if (op == WARPTRACE_HOST_BARRIER_AND) result = b.true_count == b.expected;
+    if (op == WARPTRACE_HOST_BARRIER_OR) result = b.true_count > 0;
+    uint32_t released = 0;
+    for (Fiber* w = b.first_waiter; w != nullptr; w = w->next_ready) {
+      w->result = result;
+      w->vtime = b.latest;
+      w->wait = WaitKind::kNone;
+      ++released;
+    }
+    if (released > 0) {
+      parked_ -= released;
+      ready_->Splice(b.first_waiter, b.last_waiter, released);
+    }
+    b.first_waiter = b.last_waiter = nullptr;
+    b.arrived = 0;
+    fiber->result = result;
+    fiber->vtime = b.latest;
+    return Wait::kDone;
+  }
+  if (!wait) return Wait::kDone;
+  fiber->next_ready = nullptr;
+  if (b.last_waiter == nullptr) {
+    b.first_waiter = fiber;
+  } else {
+    b.last_waiter->next_ready = fiber;
+  }
+  b.last_waiter = fiber;
+  fiber->wait = WaitKind::kBarrier;
+  fiber->wait_object = id;
+  fiber->wait_what = what;
+  ++parked_;
+  return Wait::kPark;
+}
 
 }  // namespace warptrace::host
 

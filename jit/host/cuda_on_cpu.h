@@ -75,11 +75,13 @@
 namespace warptrace_host {
 
 // The fiber running on this worker thread (set by the runtime before every resume).
-static thread_local const WarptraceHostThread* tls_current = nullptr;
-
-inline const WarptraceHostThread& Current() { return *tls_current; }
-inline void* Fiber() { return tls_current->fiber; }
-inline const WarptraceHostRuntime& Rt() { return *tls_current->rt; }
+inline const WarptraceHostThread& Current() { return *warptrace_host_current; }
+inline void* Fiber() { return warptrace_host_current->fiber; }
+inline const WarptraceHostRuntime& Rt() { return *warptrace_host_current->rt; }
+// The fields the kernel writes (clock_last_ns, the paired globaltimer read).
+inline WarptraceHostThread& MutableCurrent() {
+  return const_cast<WarptraceHostThread&>(*warptrace_host_current);
+}
 
 }  // namespace warptrace_host
 
@@ -120,7 +122,7 @@ inline T* DynamicShared() {
   return static_cast<T*>(Current().dynamic_shared);
 }
 
-// One thread-local read per call (each read of tls_current is a __tls_get_addr call).
+// One thread-local read per call.
 inline void Spin(const volatile void* address, unsigned long long value, const char* what) {
   const WarptraceHostThread& t = Current();
   t.rt->spin(t.fiber, address, value, what);
@@ -214,14 +216,6 @@ inline T PollResult(T* address, T old, const char* what) {
   return old;
 }
 
-// CLOCK_MONOTONIC, what std::chrono::steady_clock reads on Linux (without <chrono>, which
-// took a third of the header's compile time for every host kernel).
-inline unsigned long long NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<unsigned long long>(ts.tv_sec) * 1000000000ull +
-         static_cast<unsigned long long>(ts.tv_nsec);
-}
 // The running thread's virtual time (host_abi.h).
 // Within a slice the clock is the steady clock (so stamps read together, like the
 // recorder's globaltimer and clock, always agree); preemption is taken out when the fiber
@@ -230,8 +224,8 @@ inline unsigned long long NowNs() {
 // without that, a read right after a preemption would pin the preemption into the thread's
 // time (the runtime never moves a clock below a value the kernel read).
 inline unsigned long long VirtualNs() {
-  WarptraceHostThread& t = const_cast<WarptraceHostThread&>(Current());
-  long long v = static_cast<long long>(NowNs()) + t.clock_offset_ns;
+  WarptraceHostThread& t = MutableCurrent();
+  long long v = warptrace_host_now_ns(t.clock) + t.clock_offset_ns;
   if (v > t.clock_limit_ns) v = static_cast<long long>(t.rt->clock(t.fiber));
   t.clock_last_ns = v;
   return static_cast<unsigned long long>(v);
@@ -248,11 +242,8 @@ inline unsigned long long Cycles() { return CyclesAt(VirtualNs()); }
 // clock read; on a GPU the two are a few cycles apart. On the host the OS may preempt the
 // worker between them (milliseconds under load), which would break the pair's 1.5 cycles
 // per ns that calibration relies on. So the clock read that follows a globaltimer read takes
-// the same instant. No fiber switch can come between the two reads (there is no
-// synchronization point), so per-OS-thread state is per-fiber here.
-inline thread_local unsigned long long paired_globaltimer_ns = 0;
-inline thread_local bool has_paired_globaltimer = false;
-
+// the same instant (WarptraceHostThread::paired_globaltimer_ns: no fiber switch can come
+// between the two reads, there is no synchronization point).
 }  // namespace warptrace_host
 
 // ---- Barriers and warp collectives ----
@@ -642,10 +633,6 @@ inline void fill_fragment(Fragment&, T) {
 
 extern "C" unsigned int warptrace_host_abi_version(void) { return WARPTRACE_HOST_ABI_VERSION; }
 
-extern "C" const WarptraceHostThread** warptrace_host_current_slot(void) {
-  return &::warptrace_host::tls_current;
-}
-
 // A failed assert() fails the launch, naming block and thread (the C library's would abort
 // the process). Hidden: calls from this shared object bind here, not to the C library.
 // rt->fail never returns (the thread ends without unwinding), so this can stay noexcept as
@@ -662,16 +649,17 @@ extern "C" __attribute__((visibility("hidden"), noreturn)) void __assert_fail(
 
 extern "C" unsigned long long warptrace_host_globaltimer(void) {
   const unsigned long long ns = ::warptrace_host::VirtualNs();
-  ::warptrace_host::paired_globaltimer_ns = ns;
-  ::warptrace_host::has_paired_globaltimer = true;
+  WarptraceHostThread& t = ::warptrace_host::MutableCurrent();
+  t.paired_globaltimer_ns = ns;
+  t.has_paired_globaltimer = 1;
   return ns;
 }
 
 extern "C" unsigned int warptrace_host_clock(void) {
-  if (::warptrace_host::has_paired_globaltimer) {  // the second read of a stamp pair
-    ::warptrace_host::has_paired_globaltimer = false;
-    return static_cast<unsigned int>(
-        ::warptrace_host::CyclesAt(::warptrace_host::paired_globaltimer_ns));
+  WarptraceHostThread& t = ::warptrace_host::MutableCurrent();
+  if (t.has_paired_globaltimer) {  // the second read of a stamp pair
+    t.has_paired_globaltimer = 0;
+    return static_cast<unsigned int>(::warptrace_host::CyclesAt(t.paired_globaltimer_ns));
   }
   return static_cast<unsigned int>(::warptrace_host::Cycles());
 }

@@ -3,8 +3,8 @@
  * sides. Bump WARPTRACE_HOST_ABI_VERSION whenever anything here changes.
  *
  * Every CUDA thread is a fiber. Before the runtime resumes a fiber on one of its worker
- * threads it stores the fiber's WarptraceHostThread in the kernel's current-thread slot for
- * that worker (warptrace_host_current_slot()); threadIdx, blockIdx, ... read it from there.
+ * threads it stores the fiber's WarptraceHostThread in warptrace_host_current (below), the
+ * worker thread's current CUDA thread; threadIdx, blockIdx, ... read it from there.
  * Barriers, warp collectives, waits and spin-wait hooks call back into the runtime through
  * WarptraceHostRuntime. Those calls may switch to another fiber, and may not return: they
  * unwind the fiber with a C++ exception when the launch is aborted (a deadlock, a failed
@@ -12,14 +12,16 @@
  *
  * Exported by every host-backend shared object (defined in cuda_on_cpu.h):
  *   unsigned int warptrace_host_abi_version(void);   returns WARPTRACE_HOST_ABI_VERSION
- *   const struct WarptraceHostThread** warptrace_host_current_slot(void);
- *       the calling OS thread's slot
  *   void <host_entry>(void** args);                  runs the kernel for the current thread
+ * and it needs from the process (defined by the runtime, found when it is loaded):
+ *   warptrace_host_current                           the thread-local current CUDA thread
  */
 #ifndef WARPTRACE_JIT_HOST_HOST_ABI_H_
 #define WARPTRACE_JIT_HOST_HOST_ABI_H_
 
-#define WARPTRACE_HOST_ABI_VERSION 2u
+#include <time.h>
+
+#define WARPTRACE_HOST_ABI_VERSION 3u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -29,8 +31,8 @@
  * work of all the threads that ran before it reached a barrier. Instead each thread reads a
  * clock that advances only while it runs (as if every thread had its own core), starting at
  * its block's start, and a synchronization point releases its waiters at the latest arrival
- * time: a thread's clock is steady-clock ns + clock_offset_ns, the offset set by the runtime
- * whenever it resumes the fiber. Blocks start when the previous block of their slot ended
+ * time: a thread's clock is steady-clock ns (warptrace_host_now_ns below) + clock_offset_ns,
+ * the offset set by the runtime whenever it resumes the fiber. Blocks start when the previous block of their slot ended
  * (the first wave: at the launch's start), so blocks overlap across virtual SMs as on a
  * GPU. */
 #define WARPTRACE_HOST_SM_CLOCK_KHZ 1500000ull
@@ -49,6 +51,31 @@ struct WarptraceHostDim {
 
 struct WarptraceHostRuntime;
 
+/* The steady clock both sides read, fixed for the duration of a launch. On x86-64 where
+ * the kernel's clocksource is the TSC (constant rate, synchronized across cores), it is the
+ * TSC scaled to nanoseconds: ns_base + (rdtsc - tsc_base) * ns_per_tick_q32 / 2^32, a few ns
+ * per read against ~20 for clock_gettime, which the runtime calls at every synchronization
+ * point of every thread. The runtime sets tsc_base/ns_base from CLOCK_MONOTONIC at each
+ * launch, so the reading stays CLOCK_MONOTONIC to within the rate's calibration error over
+ * one launch. ns_per_tick_q32 == 0: no usable TSC, read CLOCK_MONOTONIC itself. */
+struct WarptraceHostClock {
+  unsigned long long tsc_base;
+  long long ns_base;
+  unsigned long long ns_per_tick_q32;
+};
+
+static inline long long warptrace_host_now_ns(const struct WarptraceHostClock* c) {
+#if defined(__x86_64__)
+  if (c->ns_per_tick_q32 != 0) {
+    const long long ticks = (long long)(__builtin_ia32_rdtsc() - c->tsc_base);
+    return c->ns_base + (long long)(((__int128)ticks * (__int128)c->ns_per_tick_q32) >> 32);
+  }
+#endif
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000ll + (long long)ts.tv_nsec;
+}
+
 /* One per CUDA thread; owned by the runtime, read-only for the kernel. */
 struct WarptraceHostThread {
   struct WarptraceHostDim thread_idx, block_idx, block_dim, grid_dim;
@@ -62,7 +89,20 @@ struct WarptraceHostThread {
   long long clock_last_ns;   /* the last virtual time the kernel read (written by it) */
   void* fiber;             /* opaque: the runtime's fiber */
   const struct WarptraceHostRuntime* rt;
+  const struct WarptraceHostClock* clock; /* the launch's steady clock (below) */
+  /* Written by the kernel: the recorder's globaltimer read of a stamp pair, which the clock
+   * read right after it takes (cuda_on_cpu.h). */
+  unsigned long long paired_globaltimer_ns;
+  int has_paired_globaltimer;
 };
+
+/* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
+ * fiber). Defined by the runtime, which is part of the program (never dlopen'ed), so it lives
+ * in the static thread-local block and a kernel's shared object reaches it with the
+ * initial-exec model: one load from %fs, not a __tls_get_addr call per threadIdx read (a
+ * thread-local of the shared object itself would need one; measured 11% of a barrier). */
+extern __thread const struct WarptraceHostThread* warptrace_host_current
+    __attribute__((tls_model("initial-exec")));
 
 /* Warp collectives (WarptraceHostRuntime::warp). */
 enum WarptraceHostWarpOp {
@@ -131,7 +171,6 @@ struct WarptraceHostRuntime {
 #define WARPTRACE_HOST_MBAR_PHASE(w) ((unsigned int)((w) >> 63))
 
 typedef unsigned int (*WarptraceHostAbiVersionFn)(void);
-typedef const struct WarptraceHostThread** (*WarptraceHostCurrentSlotFn)(void);
 /* The kernel's host entry (KernelSource::host_entry): runs the kernel for the current
  * thread. */
 typedef void (*WarptraceHostEntryFn)(void** args);

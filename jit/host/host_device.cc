@@ -20,14 +20,13 @@ constexpr uint64_t kAlignment = 256;
 class HostKernel final : public LoadedKernel {
  public:
   HostKernel(const HostDevice* owner, std::string name, std::unique_ptr<host::SharedObject> so,
-             WarptraceHostEntryFn entry, WarptraceHostCurrentSlotFn current_slot)
-      : owner(owner), entry(entry), current_slot(current_slot), name_(std::move(name)),
+             WarptraceHostEntryFn entry)
+      : owner(owner), entry(entry), name_(std::move(name)),
         so_(std::move(so)) {}
   const std::string& name() const override { return name_; }
 
   const HostDevice* const owner;
   const WarptraceHostEntryFn entry;
-  const WarptraceHostCurrentSlotFn current_slot;
 
  private:
   std::string name_;
@@ -186,9 +185,8 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> HostDevice::Load(const KernelSourc
   ASSIGN_OR_RETURN(std::unique_ptr<host::SharedObject> so,
                    host::SharedObject::Load(compiled.cubin, source.kernel_name));
   auto version = reinterpret_cast<WarptraceHostAbiVersionFn>(so->Symbol("warptrace_host_abi_version"));
-  auto slot = reinterpret_cast<WarptraceHostCurrentSlotFn>(so->Symbol("warptrace_host_current_slot"));
   auto entry = reinterpret_cast<WarptraceHostEntryFn>(so->Symbol(source.host_entry.c_str()));
-  if (version == nullptr || slot == nullptr || version() != WARPTRACE_HOST_ABI_VERSION) {
+  if (version == nullptr || version() != WARPTRACE_HOST_ABI_VERSION) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the host build of kernel ", source.kernel_name, " lacks the host ABI (version ",
         WARPTRACE_HOST_ABI_VERSION, "): was it compiled with -include cuda_on_cpu.h?"));
@@ -200,7 +198,7 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> HostDevice::Load(const KernelSourc
         source.host_entry, "(void** args) {...} #endif`"));
   }
   return std::unique_ptr<LoadedKernel>(
-      new HostKernel(this, source.kernel_name, std::move(so), entry, slot));
+      new HostKernel(this, source.kernel_name, std::move(so), entry));
 }
 
 absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
@@ -228,7 +226,6 @@ absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
         options_.max_dynamic_shared_bytes));
   }
   spec.entry = host_kernel->entry;
-  spec.current_slot = host_kernel->current_slot;
   spec.args = args;
   spec.grid = {grid.x, grid.y, grid.z};
   spec.block = {block.x, block.y, block.z};

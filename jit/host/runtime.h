@@ -62,7 +62,6 @@ struct RuntimeOptions {
 struct LaunchSpec {
   std::string what;  // "launching kernel k on grid ... x block ...", prefixes errors
   WarptraceHostEntryFn entry = nullptr;
-  WarptraceHostCurrentSlotFn current_slot = nullptr;
   void** args = nullptr;
   WarptraceHostDim grid{1, 1, 1};
   WarptraceHostDim block{1, 1, 1};
