@@ -138,16 +138,8 @@ std::vector<Variant> Variants(const Kernel& kernel, Example example, const std::
   return variants;
 }
 
-CompileOptions NvrtcOptionsFor(const std::string& arch) {
-  CompileOptions options;
-  options.arch = arch;  // sm_XY: NVRTC assembles a cubin too
-  options.line_info = false;
-  options.cpp_standard = "c++17";
-  return options;
-}
-
-// Compiles `sources` (labelled) for `arch` as batches (tests/jit/nvrtc_batch.h); one result
-// per source, in order.
+// Compiles `sources` (labelled) for `arch` (sm_XY: PTX and a cubin) as batches
+// (tests/jit/nvrtc_batch.h); one result per source, in order.
 std::vector<NvrtcBatchResult> CompileAll(
     const std::vector<std::pair<std::string, KernelSource>>& sources, const std::string& arch) {
   std::vector<NvrtcBatchMember> members;
@@ -155,7 +147,7 @@ std::vector<NvrtcBatchResult> CompileAll(
     members.push_back({label, source.source, source.kernel_name, source.headers});
   }
   absl::StatusOr<std::vector<NvrtcBatchResult>> results =
-      CompileNvrtcBatches(members, NvrtcOptionsFor(arch));
+      CompileNvrtcBatches(members, arch);
   EXPECT_THAT(results, IsOk());
   return results.ok() ? *std::move(results) : std::vector<NvrtcBatchResult>(sources.size());
 }

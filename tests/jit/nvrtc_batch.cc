@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "jit/compiler.h"
 #include "jit/nvrtc_compiler.h"
 
 namespace warptrace::testing {
@@ -113,7 +114,13 @@ void CompileProgram(const std::vector<NvrtcBatchMember>& all, const std::vector<
 }  // namespace
 
 absl::StatusOr<std::vector<NvrtcBatchResult>> CompileNvrtcBatches(
-    const std::vector<NvrtcBatchMember>& members, const CompileOptions& options) {
+    const std::vector<NvrtcBatchMember>& members, const std::string& arch,
+    const std::vector<std::string>& extra_flags) {
+  CompileOptions options;
+  options.arch = arch;
+  options.cpp_standard = "c++17";
+  options.line_info = false;
+  options.extra_flags = extra_flags;
   // Programs in the order of their first member; a repeated source maps to its first member.
   std::vector<std::vector<size_t>> programs;
   std::map<std::string, size_t> program_of_key;

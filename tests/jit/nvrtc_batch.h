@@ -23,7 +23,7 @@
 //   std::vector<NvrtcBatchMember> members = {
 //       {"Gemm_warp_global_sm_90", source.source, source.kernel_name, source.headers}, ...};
 //   ASSIGN_OR_RETURN(std::vector<NvrtcBatchResult> results,
-//                    CompileNvrtcBatches(members, options));
+//                    CompileNvrtcBatches(members, "sm_90"));
 //   for (const NvrtcBatchResult& r : results) { EXPECT_THAT(r.status, IsOk()) << r.label; }
 #ifndef WARPTRACE_TESTS_JIT_NVRTC_BATCH_H_
 #define WARPTRACE_TESTS_JIT_NVRTC_BATCH_H_
@@ -33,7 +33,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "jit/compiler.h"
 #include "profiler/device/embedded_headers.h"
 
 namespace warptrace::testing {
@@ -64,11 +63,14 @@ struct NvrtcBatchResult {
 };
 
 // Compiles `members` (one NVRTC program per distinct set of #include lines and headers) with
-// `options` for every program. One result per member, in order. Errors:
-// InvalidArgument when a member's source has no `__global__ void <kernel_name>(`. A compile
-// failure is the member's `status`, not an error of the call.
+// NvrtcCompiler for `arch` ("sm_90": PTX and a cubin): -arch=<arch> -std=c++17, then
+// `extra_flags` (e.g. "-lineinfo", "-I/usr/local/cuda/include"), and nothing else. One
+// result per member, in order. Errors: InvalidArgument when a member's source has no
+// `__global__ void <kernel_name>(`. A compile failure is the member's `status`, not an error
+// of the call.
 absl::StatusOr<std::vector<NvrtcBatchResult>> CompileNvrtcBatches(
-    const std::vector<NvrtcBatchMember>& members, const CompileOptions& options);
+    const std::vector<NvrtcBatchMember>& members, const std::string& arch,
+    const std::vector<std::string>& extra_flags = {});
 
 // The PTX of entry function `entry` in module `ptx`: the module's .version, .target and
 // .address_size lines, then `.visible .entry <entry>(` through its closing brace. Empty when

@@ -14,12 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-CompileOptions Sm90() {
-  CompileOptions options;
-  options.arch = "sm_90";
-  options.line_info = false;
-  return options;
-}
+constexpr char kSm90[] = "sm_90";
 
 // A kernel `name` that includes "scale.cuh" (kScale) and runs `body`.
 NvrtcBatchMember Member(const std::string& name, const std::string& body) {
@@ -37,7 +32,7 @@ TEST(NvrtcBatchTest, MembersShareAProgramAndEachGetsOnlyItsOwnEntry) {
        Member("stamp", "unsigned long long t;\n"
                        "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
                        "x[0] = static_cast<float>(t);")},
-      Sm90());
+      kSm90);
   ASSERT_THAT(results, IsOk());
   ASSERT_EQ(results->size(), 2u);
   const NvrtcBatchResult& scale = (*results)[0];
@@ -63,7 +58,7 @@ TEST(NvrtcBatchTest, AnIdenticalSourceIsCompiledOnceUnderEachLabel) {
   NvrtcBatchMember again = Member("scale", "x[threadIdx.x] *= kScale;");
   again.label = "again";
   absl::StatusOr<std::vector<NvrtcBatchResult>> results =
-      CompileNvrtcBatches({Member("scale", "x[threadIdx.x] *= kScale;"), again}, Sm90());
+      CompileNvrtcBatches({Member("scale", "x[threadIdx.x] *= kScale;"), again}, kSm90);
   ASSERT_THAT(results, IsOk());
   ASSERT_EQ(results->size(), 2u);
   // One member left: compiled alone, under its own kernel name.
@@ -77,7 +72,7 @@ TEST(NvrtcBatchTest, AMemberNeverSeesAHeaderItDoesNotInclude) {
   NvrtcBatchMember without = Member("bare", "x[0] = kScale;");
   without.source = "extern \"C\" __global__ void bare(float* x) { x[0] = kScale; }\n";
   absl::StatusOr<std::vector<NvrtcBatchResult>> results = CompileNvrtcBatches(
-      {Member("scale", "x[threadIdx.x] *= kScale;"), without}, Sm90());
+      {Member("scale", "x[threadIdx.x] *= kScale;"), without}, kSm90);
   ASSERT_THAT(results, IsOk());
   EXPECT_THAT((*results)[0].status, IsOk());
   EXPECT_THAT((*results)[1].status, StatusIs(absl::StatusCode::kInvalidArgument,
@@ -88,7 +83,7 @@ TEST(NvrtcBatchTest, AWarningIsReportedForItsMemberAlone) {
   absl::StatusOr<std::vector<NvrtcBatchResult>> results = CompileNvrtcBatches(
       {Member("first", "x[0] = kScale;"), Member("noisy", "int unused = 1;\nx[0] = kScale;"),
        Member("third", "x[1] = kScale;")},
-      Sm90());
+      kSm90);
   ASSERT_THAT(results, IsOk());
   ASSERT_EQ(results->size(), 3u);
   EXPECT_THAT((*results)[1].status, IsOk());
@@ -103,7 +98,7 @@ TEST(NvrtcBatchTest, AWarningIsReportedForItsMemberAlone) {
 
 TEST(NvrtcBatchTest, AFailingMemberCarriesItsOwnErrorAndLog) {
   absl::StatusOr<std::vector<NvrtcBatchResult>> results = CompileNvrtcBatches(
-      {Member("good", "x[0] = kScale;"), Member("broken", "x[0] = undeclared_name;")}, Sm90());
+      {Member("good", "x[0] = kScale;"), Member("broken", "x[0] = undeclared_name;")}, kSm90);
   ASSERT_THAT(results, IsOk());
   EXPECT_THAT((*results)[0].status, IsOk());
   EXPECT_EQ((*results)[0].batch_log, "");
@@ -115,7 +110,7 @@ TEST(NvrtcBatchTest, AFailingMemberCarriesItsOwnErrorAndLog) {
 TEST(NvrtcBatchTest, RejectsAMemberWithoutItsKernel) {
   NvrtcBatchMember member = Member("scale", "");
   member.kernel_name = "missing";
-  EXPECT_THAT(CompileNvrtcBatches({member}, Sm90()),
+  EXPECT_THAT(CompileNvrtcBatches({member}, kSm90),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("missing")));
 }
 
