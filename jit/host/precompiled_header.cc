@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <utility>
@@ -248,8 +249,24 @@ absl::StatusOr<std::vector<std::string>> BuildEntry(const std::string& dir,
 }  // namespace
 
 PrecompiledHeaders& PrecompiledHeaders::ForProcess() {
-  static PrecompiledHeaders* const store = new PrecompiledHeaders();
+  // Never destroyed (a compile may still run while statics are destroyed); what it keeps in
+  // a temporary directory is removed at exit.
+  static PrecompiledHeaders* const store = [] {
+    auto* process = new PrecompiledHeaders();
+    std::atexit([] { ForProcess().RemoveTemporaryEntries(); });
+    return process;
+  }();
   return *store;
+}
+
+void PrecompiledHeaders::RemoveTemporaryEntries() {
+  absl::MutexLock lock(&mu_);
+  if (!temp_root_) return;
+  const std::string root = absl::StrCat(temp_root_->path(), "/");
+  for (const auto& [key, dir] : entry_of_) {
+    if (absl::StartsWith(dir, root)) ready_.erase(key);
+  }
+  temp_root_.reset();
 }
 
 std::string PrecompiledHeaders::KeyFor(const PrecompiledHeaderRequest& request) {

@@ -97,7 +97,8 @@ class PrecompiledHeaders {
   PrecompiledHeaders(const PrecompiledHeaders&) = delete;
   PrecompiledHeaders& operator=(const PrecompiledHeaders&) = delete;
 
-  // The store HostCompiler uses unless told otherwise (never destroyed).
+  // The store HostCompiler uses unless told otherwise. Never destroyed; its temporary
+  // directory (entries of requests without a directory) is removed at exit.
   static PrecompiledHeaders& ForProcess();
 
   // The key of `request` (64 hex digits).
@@ -116,6 +117,8 @@ class PrecompiledHeaders {
   PrecompiledHeaderStats stats() const;
 
  private:
+  // Forgets the entries in the temporary directory and removes it.
+  void RemoveTemporaryEntries();
   // The entry directory for `key`, creating this store's temporary root if needed.
   absl::StatusOr<std::string> EntryDirectory(const PrecompiledHeaderRequest& request,
                                              const std::string& key)
