@@ -23,6 +23,11 @@
 //     ptx_off, ptx_on, ptx_growth, cubin_off, cubin_on, cubin_growth: sizes in bytes
 // BM_RecorderHeaderParse: an empty kernel with and without #include "recorder.cuh"
 //   (compute_90): parse_ms is what including the recorder costs by itself.
+// BM_BatchedVariants/<kernel>: the eight profiled variants of a kernel (warp, warpgroup,
+//   block, custom units x global, shared placement) for sm_90, as eight NVRTC programs
+//   (separate_ms) and as one (batched_ms, tests/jit/nvrtc_batch.h, how the NVRTC test suites
+//   compile them), alternating; medians of process CPU time. What batching saves is NVRTC's
+//   per-program cost (empty_ms above) times seven.
 #include <nvrtc.h>
 #include <time.h>
 
@@ -33,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "jit/compiler.h"
 #include "jit/cuda/cuda_device.h"
@@ -42,6 +48,7 @@
 #include "jit/kernels/warp_specialized_pipeline.h"
 #include "jit/nvrtc_compiler.h"
 #include "profiler/device/embedded_headers.h"
+#include "tests/jit/nvrtc_batch.h"
 
 namespace warptrace {
 namespace {
@@ -223,6 +230,50 @@ void BM_RecorderHeaderParse(benchmark::State& state) {
   state.counters["parse_ms"] = Median(with_ms) - Median(bare_ms);
 }
 BENCHMARK(BM_RecorderHeaderParse)->Unit(benchmark::kMillisecond)->Iterations(10);
+
+void BM_BatchedVariants(benchmark::State& state) {
+  const Kernel kernel = Example(static_cast<int>(state.range(0)));
+  std::vector<testing::NvrtcBatchMember> members;
+  for (const UnitSpec& unit : {UnitSpec::Warp(), UnitSpec::Warpgroup(), UnitSpec::Block(),
+                               UnitSpec::Custom(32, 64, 1)}) {
+    for (Placement placement : {Placement::kGlobal, Placement::kShared}) {
+      ProfileOptions options;
+      options.unit = unit;
+      options.placement = placement;
+      absl::StatusOr<KernelSource> source = EmitKernel(kernel, options);
+      if (!source.ok()) Die(std::string(source.status().message()));
+      members.push_back({absl::StrCat(kernel.name, " ", members.size()), source->source,
+                         source->kernel_name, source->headers});
+    }
+  }
+  auto compile = [&](const std::vector<testing::NvrtcBatchMember>& batch) {
+    const double cpu0 = CpuMs();
+    absl::StatusOr<std::vector<testing::NvrtcBatchResult>> results =
+        testing::CompileNvrtcBatches(batch, kArch);
+    if (!results.ok()) Die(std::string(results.status().message()));
+    for (const testing::NvrtcBatchResult& r : *results) {
+      if (!r.status.ok() || !r.log.empty() || !r.batch_log.empty()) {
+        Die(absl::StrCat(r.label, ": ", r.status.ToString(), r.log, r.batch_log));
+      }
+    }
+    return CpuMs() - cpu0;
+  };
+  std::vector<double> separate_ms, batched_ms;
+  bool batched_first = false;
+  for (auto _ : state) {
+    batched_first = !batched_first;
+    if (batched_first) batched_ms.push_back(compile(members));
+    double separate = 0;
+    for (const testing::NvrtcBatchMember& member : members) separate += compile({member});
+    separate_ms.push_back(separate);
+    if (!batched_first) batched_ms.push_back(compile(members));
+  }
+  state.SetLabel(kernel.name);
+  state.counters["separate_ms"] = Median(separate_ms);
+  state.counters["batched_ms"] = Median(batched_ms);
+  state.counters["batched_ratio"] = Median(batched_ms) / Median(separate_ms);
+}
+BENCHMARK(BM_BatchedVariants)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 }  // namespace warptrace
