@@ -12,7 +12,9 @@
 // Compilation: see jit/host/host_compiler.h (what the source may use: cuda_on_cpu.h). The
 // shared object is cached in memory and on disk (CachingCompiler, key: source, headers,
 // options, compiler path/version/flags, host ABI), then loaded from an in-memory file with
-// dlopen; every Load gets its own copy (its own statics).
+// dlopen; every Load gets its own copy (its own statics). With g++, kernels compile against
+// a precompiled cuda_on_cpu.h, built once and kept beside the shared objects
+// (jit/host/precompiled_header.h): a miss costs ~0.1 s less per kernel.
 //
 // Execution: see jit/host/runtime.h. Launches are synchronous, Synchronize() a no-op.
 // Device memory is host memory (Allocate returns 256-byte aligned host pointers); copies
