@@ -123,8 +123,8 @@ class Driver {
       block_units_.push_back(std::move(q.timeline));
       block_ns_.push_back(std::move(q.event_ns));
     }
-    AddBlockLinks(linker_.links(), linker_.first_record(), absl::MakeSpan(block_units_),
-                  block_ns_, next_flow_id_);
+    AddBlockLinks(layout_, linker_.links(), linker_.first_record(),
+                  absl::MakeSpan(block_units_), block_ns_, next_flow_id_);
     for (size_t i = 0; i < pending_.size(); ++i) {
       Pending& q = pending_[i];
       const bool last = i + 1 == pending_.size();

@@ -131,28 +131,16 @@ uint32_t AnalysisSink::BarrierSlotOf(uint32_t barrier) {
 absl::Status AnalysisSink::CollectLinks(const UnitTimeline& t) {
   wait_barriers_.clear();
   if (t.flows.empty()) return absl::OkStatus();
-  wait_ends_.clear();
-  for (uint32_t i = 0; i < t.slices.size(); ++i) {
-    if (t.slices[i].site < layout_->sites.size() &&
-        IsWaitSite(layout_->sites[t.slices[i].site].kind)) {
-      wait_ends_.push_back({t.slices[i].end_ns, i});
-    }
-  }
-  std::sort(wait_ends_.begin(), wait_ends_.end());
   const uint64_t block_first = t.record_index - t.unit_index;
   for (const Flow& f : t.flows) {
     if (f.kind != FlowKind::kArrivalToRelease || f.to.record_index != t.record_index) continue;
-    // The released wait: the wait slice of the unit that ends at the release; of several
-    // (a wait that returned at once right after it, nested waits), the first to begin: the
-    // one that waited. (The flow names the release by event; slices carry no events.)
-    auto it = std::lower_bound(wait_ends_.begin(), wait_ends_.end(),
-                               std::pair<int64_t, uint32_t>{f.to.ns, 0});
-    if (it == wait_ends_.end() || it->first != f.to.ns) {
+    // The released wait (FlowEnd::released_wait, found by the timeline).
+    if (f.to.released_wait >= t.slices.size()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "block %d unit %d: flow %d releases no wait slice of the unit (no wait ends at %d ns)",
           t.block_linear, t.unit_index, f.id, f.to.ns));
     }
-    const uint32_t slice = it->second;
+    const uint32_t slice = f.to.released_wait;
     if (f.from.record_index < block_first ||
         f.from.record_index >= block_first + units_per_block_) {
       return absl::InvalidArgumentError(absl::StrFormat(

@@ -188,7 +188,6 @@ class AnalysisSink : public TraceSink {
   std::vector<HandoffLink> resolved_links_;
   std::vector<HandoffLink> block_links_;
   std::vector<WaitBarrier> wait_barriers_;
-  std::vector<std::pair<int64_t, uint32_t>> wait_ends_;  // scratch: (end_ns, slice)
   uint64_t resolved_total_ = 0;
   std::vector<BarrierSlot> barrier_slots_;
   absl::flat_hash_map<uint32_t, uint32_t> slot_of_barrier_;  // barrier id -> slot

@@ -22,12 +22,6 @@
 
 namespace warptrace {
 
-// Whether a site's slices are waits a hand-off link can release: a barrier wait (trace
-// version 1, a wait with no payload) or a phase wait (version 2, links.h).
-inline bool IsWaitSite(SiteKind kind) {
-  return kind == SiteKind::kBarrierWait || kind == SiteKind::kPhaseWait;
-}
-
 struct HandoffLink {
   uint32_t block_linear = 0;  // both ends are units of this block
   uint32_t from_unit = 0;     // unit_index of the arriving unit

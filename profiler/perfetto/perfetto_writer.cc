@@ -562,14 +562,6 @@ class PerfettoWriter::Impl {
     }
     std::sort(async_begins_.begin(), async_begins_.end());
     std::sort(async_ends_.begin(), async_ends_.end());
-    wait_ends_.clear();
-    for (size_t i = 0; i < unit.slices.size(); ++i) {
-      const SiteKind kind = layout_->sites[unit.slices[i].site].kind;
-      if (kind == SiteKind::kPhaseWait || kind == SiteKind::kBarrierWait) {
-        wait_ends_.push_back({unit.slices[i].end_ns, static_cast<uint32_t>(i)});
-      }
-    }
-    std::sort(wait_ends_.begin(), wait_ends_.end());
     for (const Flow& f : unit.flows) {
       const bool arrival = f.kind == FlowKind::kArrivalToRelease;
       if (f.from.record_index == unit.record_index) {
@@ -590,16 +582,12 @@ class PerfettoWriter::Impl {
       }
       if (f.to.record_index == unit.record_index) {
         if (arrival) {
-          // The wait slice of the unit that ends at the release; of several (a wait that
-          // returned at once right after it, nested waits), the first to begin: the one
-          // that waited.
-          auto it = std::lower_bound(wait_ends_.begin(), wait_ends_.end(),
-                                     std::pair<int64_t, uint32_t>{f.to.ns, 0});
-          if (it == wait_ends_.end() || it->first != f.to.ns) {
+          // The released wait (FlowEnd::released_wait, found by the timeline).
+          if (f.to.released_wait >= unit.slices.size()) {
             return fail(absl::StrCat("flow ", f.id, " releases no wait slice (none ends at ",
                                      f.to.ns, " ns)"));
           }
-          op_flows_.push_back({slice_end_op_[it->second], f.id + 1, true});
+          op_flows_.push_back({slice_end_op_[f.to.released_wait], f.id + 1, true});
         } else {
           const int64_t span = AsyncSpanAt(async_ends_, f.to.event);
           if (span < 0) return fail(absl::StrCat("flow ", f.id, " ends at no async completion"));
@@ -966,7 +954,6 @@ class PerfettoWriter::Impl {
   std::vector<Op> merged_ops_;
   std::vector<OpFlow> op_flows_;
   std::vector<uint32_t> slice_end_op_, instant_op_, async_begin_op_, async_end_op_;
-  std::vector<std::pair<int64_t, uint32_t>> wait_ends_;  // (end_ns, slice) of wait slices
   std::vector<std::pair<uint32_t, uint32_t>> async_begins_, async_ends_;  // (event, span)
   std::vector<BarrierCache> barrier_cache_;
   BarrierCache scratch_barrier_;

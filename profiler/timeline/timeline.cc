@@ -236,9 +236,29 @@ void AnchorOnSlices(const UnitTimeline& unit, std::vector<FlowEnd*>& ends) {
   }
 }
 
+// Sets released_wait of each release end in `ends` (all of `unit`, FlowEnd).
+void FindReleasedWaits(const TraceLayout& layout, const UnitTimeline& unit,
+                       absl::Span<FlowEnd* const> ends) {
+  std::vector<std::pair<int64_t, uint32_t>> wait_ends;  // (end_ns, slice) of wait slices
+  for (uint32_t i = 0; i < unit.slices.size(); ++i) {
+    const uint32_t site = unit.slices[i].site;
+    if (site < layout.sites.size() && IsWaitSite(layout.sites[site].kind)) {
+      wait_ends.push_back({unit.slices[i].end_ns, i});
+    }
+  }
+  std::sort(wait_ends.begin(), wait_ends.end());
+  for (FlowEnd* end : ends) {
+    auto it = std::lower_bound(wait_ends.begin(), wait_ends.end(),
+                               std::pair<int64_t, uint32_t>{end->ns, 0});
+    end->released_wait =
+        it != wait_ends.end() && it->first == end->ns ? it->second : FlowEnd::kNone;
+  }
+}
+
 }  // namespace
 
-void AddBlockLinks(const Links& links, uint64_t first_record, absl::Span<UnitTimeline> units,
+void AddBlockLinks(const TraceLayout& layout, const Links& links, uint64_t first_record,
+                   absl::Span<UnitTimeline> units,
                    absl::Span<const std::vector<int64_t>> event_ns, uint64_t& next_flow_id) {
   for (UnitTimeline& u : units) {
     u.async_spans.clear();
@@ -277,6 +297,7 @@ void AddBlockLinks(const Links& links, uint64_t first_record, absl::Span<UnitTim
   }
   // Anchors: an issue on its async span, every other end on its unit's slices.
   std::vector<std::vector<FlowEnd*>> on_slices(units.size());
+  std::vector<std::vector<FlowEnd*>> releases(units.size());
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> by_issue(units.size());
   for (size_t i = 0; i < units.size(); ++i) {
     const std::vector<AsyncSpan>& spans = units[i].async_spans;
@@ -296,10 +317,14 @@ void AddBlockLinks(const Links& links, uint64_t first_record, absl::Span<UnitTim
       }
     } else {
       on_slices[flow.from.record_index - first_record].push_back(&flow.from);
+      releases[flow.to.record_index - first_record].push_back(&flow.to);
     }
     on_slices[flow.to.record_index - first_record].push_back(&flow.to);
   }
-  for (size_t i = 0; i < units.size(); ++i) AnchorOnSlices(units[i], on_slices[i]);
+  for (size_t i = 0; i < units.size(); ++i) {
+    AnchorOnSlices(units[i], on_slices[i]);
+    if (!releases[i].empty()) FindReleasedWaits(layout, units[i], releases[i]);
+  }
   for (const Flow& flow : flows) {
     units[flow.from.record_index - first_record].flows.push_back(flow);
     if (flow.to.record_index != flow.from.record_index) {
@@ -331,7 +356,7 @@ absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const Verify
     if (linker.active()) {
       block_ns[idx % block_ns.size()] = builder.event_ns();
       if (linker.Add(decoded.records[idx], walk, report.units[idx].kept_events)) {
-        AddBlockLinks(linker.links(), linker.first_record(),
+        AddBlockLinks(layout, linker.links(), linker.first_record(),
                       absl::MakeSpan(timeline.units).subspan(linker.first_record(),
                                                              block_ns.size()),
                       block_ns, next_flow_id);

@@ -125,9 +125,10 @@ class UnitTimelineBuilder {
 
 // Adds the async spans and flows of one block (see "Instants, async spans, flows" above) to
 // its units: `units[i]` is the UnitTimeline of record links_first_record + i, built by
-// UnitTimelineBuilder, and `event_ns[i]` its event_ns(). Each Flow gets the next
-// `next_flow_id`. Clears the units' async spans and flows first.
-void AddBlockLinks(const Links& links, uint64_t first_record, absl::Span<UnitTimeline> units,
+// UnitTimelineBuilder from `layout`, and `event_ns[i]` its event_ns(). Each Flow gets the
+// next `next_flow_id`. Clears the units' async spans and flows first.
+void AddBlockLinks(const TraceLayout& layout, const Links& links, uint64_t first_record,
+                   absl::Span<UnitTimeline> units,
                    absl::Span<const std::vector<int64_t>> event_ns, uint64_t& next_flow_id);
 
 }  // namespace warptrace

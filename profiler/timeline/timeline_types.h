@@ -105,6 +105,11 @@ struct FlowEnd {
   // (Chrome's flow events) leave such a flow out.
   uint32_t anchor = kNone;
   bool on_async = false;
+  // The `to` end of a kArrivalToRelease flow: the wait the release ended, indexing
+  // UnitTimeline::slices: the unit's wait slice (IsWaitSite) that ends at `ns`; of several
+  // (a wait that returned at once right after it, nested waits), the first to begin, the one
+  // that waited. kNone otherwise, and when no wait slice ends there.
+  uint32_t released_wait = kNone;
   friend bool operator==(const FlowEnd&, const FlowEnd&) = default;
 };
 

@@ -86,6 +86,11 @@ inline constexpr SiteKind kAllSiteKinds[] = {
 inline bool SiteKindNests(SiteKind kind) {
   return kind != SiteKind::kBarrierArrive && kind != SiteKind::kAsyncCopy;
 }
+// Whether the kind's slices are waits a hand-off link can release: a barrier wait (trace
+// version 1, a wait with no payload) or a phase wait (version 2, links.h).
+inline bool IsWaitSite(SiteKind kind) {
+  return kind == SiteKind::kBarrierWait || kind == SiteKind::kPhaseWait;
+}
 // Whether the kind's events carry a payload slot.
 inline bool SiteKindHasPayload(SiteKind kind) {
   return kind == SiteKind::kBarrierArrive || kind == SiteKind::kPhaseWait ||

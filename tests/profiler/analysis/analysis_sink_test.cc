@@ -344,6 +344,7 @@ HandoffBlock HandBuiltHandoff() {
   flow.kind = FlowKind::kArrivalToRelease;
   flow.from = {0, 4, 60};
   flow.to = {1, 4, 61};
+  flow.to.released_wait = 1;  // c.slices[1], the wait that ends at 61
   flow.barrier = 1;
   flow.completing = true;
   p.flows = {flow};
@@ -400,7 +401,8 @@ TEST(AnalysisSinkTest, AWaitAFlowReleasesCountsUnderItsBarriersNameAndFamily) {
 
 TEST(AnalysisSinkTest, AFlowThatReleasesNoWaitOfItsUnitIsRejected) {
   HandoffBlock b = HandBuiltHandoff();
-  b.units[1].flows[0].to.ns = 50;  // no wait of the consumer ends there
+  b.units[1].flows[0].to.ns = 50;  // no wait of the consumer ends there: the timeline
+  b.units[1].flows[0].to.released_wait = FlowEnd::kNone;  // found none
   AnalysisSink sink;
   EXPECT_THAT(Feed(sink, b), StatusIs(absl::StatusCode::kInvalidArgument,
                                       HasSubstr("releases no wait slice")));

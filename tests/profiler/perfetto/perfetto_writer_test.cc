@@ -311,6 +311,7 @@ std::vector<UnitTimeline> HandoffUnits() {
   arrival.kind = FlowKind::kArrivalToRelease;
   arrival.from = {0, 6, kOrigin + 30};
   arrival.to = {1, 5, kOrigin + 31};
+  arrival.to.released_wait = 1;  // c.slices[1]: of the two waits ending at 31, the one that waited
   arrival.barrier = 1;
   arrival.phase = 0;
   arrival.completing = true;
@@ -430,7 +431,8 @@ TEST_F(PerfettoWriterTest, ABlocksStageRingCountsStagesReadyUntilTheirWaitIsRele
 TEST_F(PerfettoWriterTest, AFlowToAnEventTheUnitDoesNotHaveIsRejected) {
   layout_ = HandoffLayout();
   std::vector<UnitTimeline> units = HandoffUnits();
-  units[1].flows[0].to.ns = kOrigin + 20;  // no wait ends there
+  units[1].flows[0].to.ns = kOrigin + 20;  // no wait ends there: the timeline found none
+  units[1].flows[0].to.released_wait = FlowEnd::kNone;
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
   PerfettoWriter writer(os);

@@ -434,14 +434,18 @@ TEST(TimelineHandoffTest, ArrivalsAreInstantsCopiesAreAsyncSpansAndEveryLinkIsAF
       EXPECT_NE(f.from.anchor, FlowEnd::kNone);
       EXPECT_NE(f.to.anchor, FlowEnd::kNone);
       const UnitTimeline& to = timeline->units[f.to.record_index];
+      EXPECT_EQ(f.from.released_wait, FlowEnd::kNone) << "only a release ends a wait";
       if (f.kind == FlowKind::kArrivalToRelease) {
         EXPECT_TRUE(f.completing) << "each phase has one arrival";
-        const Slice& wait = to.slices[f.to.anchor];
+        ASSERT_NE(f.to.released_wait, FlowEnd::kNone);
+        const Slice& wait = to.slices[f.to.released_wait];
         EXPECT_EQ(wait.end_ns, f.to.ns) << "the release is the wait's end";
         EXPECT_TRUE(wait.site == testing::kHandoffWaitFullSite ||
                     wait.site == testing::kHandoffWaitEmptySite);
+        EXPECT_EQ(f.to.anchor, f.to.released_wait) << "the arrow binds to the wait it ended";
         EXPECT_NE(f.from.record_index, f.to.record_index) << "across units";
       } else {
+        EXPECT_EQ(f.to.released_wait, FlowEnd::kNone) << "a copy's completion ends no wait";
         EXPECT_TRUE(f.from.on_async);
         EXPECT_EQ(f.from.record_index, f.to.record_index);
         EXPECT_EQ(timeline->units[f.from.record_index].async_spans[f.from.anchor].end_ns,
