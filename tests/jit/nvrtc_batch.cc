@@ -24,6 +24,22 @@ std::string IncludeLines(absl::string_view source) {
   return out;
 }
 
+// Whether every #include line of `source` comes before its other lines (blank lines and //
+// comments aside), so that the batch may put them first without changing the source.
+bool IncludesComeFirst(absl::string_view source) {
+  bool code_seen = false;
+  for (absl::string_view line : absl::StrSplit(source, '\n')) {
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (line.empty() || absl::StartsWith(line, "//")) continue;
+    if (!absl::StartsWith(line, "#include")) {
+      code_seen = true;
+    } else if (code_seen) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // What decides which members may share a program: their #include lines and the names and
 // contents of their headers.
 std::string ProgramKey(const NvrtcBatchMember& member) {
@@ -138,6 +154,10 @@ absl::StatusOr<std::vector<NvrtcBatchResult>> CompileNvrtcBatches(
         absl::StrCat(ProgramKey(member), "\n", member.kernel_name, "\n", member.source), i);
     same_as[i] = first->second;
     if (!inserted) continue;
+    if (!IncludesComeFirst(member.source)) {
+      programs.push_back({i});  // alone
+      continue;
+    }
     const auto [program, is_new] = program_of_key.emplace(ProgramKey(member), programs.size());
     if (is_new) programs.emplace_back();
     programs[program->second].push_back(i);

@@ -14,7 +14,9 @@
 // (the embedded headers have include guards), so each member sees what it sees alone (and
 // the other members' namespaces), and no member sees a header it does not include itself. A
 // member whose source and headers are byte-identical to an earlier member's is compiled
-// once: it gets that member's result under its own label.
+// once: it gets that member's result under its own label. A member with anything but
+// comments before one of its #include lines (a macro a header could read, say) is compiled
+// alone, since moving its #include lines first could change what it means.
 //
 // When a program fails or logs anything, each of its members is compiled again alone, so a
 // failure names the member and carries its own log. When every member compiles alone with an

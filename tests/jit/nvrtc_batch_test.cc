@@ -79,6 +79,21 @@ TEST(NvrtcBatchTest, AMemberNeverSeesAHeaderItDoesNotInclude) {
                                              HasSubstr("kScale")));
 }
 
+TEST(NvrtcBatchTest, AMemberWithCodeBeforeAnIncludeIsCompiledAlone) {
+  // Batched, "scale.cuh" would come first and see no SCALE_OVERRIDE.
+  NvrtcBatchMember late = Member("late", "x[0] = kScale;");
+  late.source = "#define SCALE_OVERRIDE 3.0f\n" + late.source;
+  absl::StatusOr<std::vector<NvrtcBatchResult>> results = CompileNvrtcBatches(
+      {Member("scale", "x[threadIdx.x] *= kScale;"), late, Member("next", "x[1] = kScale;")},
+      kSm90);
+  ASSERT_THAT(results, IsOk());
+  ASSERT_EQ(results->size(), 3u);
+  EXPECT_EQ((*results)[0].entry, "scale_batch0");
+  EXPECT_EQ((*results)[1].entry, "late");  // its own program, its own name
+  EXPECT_EQ((*results)[2].entry, "next_batch1");
+  for (const NvrtcBatchResult& r : *results) EXPECT_THAT(r.status, IsOk()) << r.label;
+}
+
 TEST(NvrtcBatchTest, AWarningIsReportedForItsMemberAlone) {
   absl::StatusOr<std::vector<NvrtcBatchResult>> results = CompileNvrtcBatches(
       {Member("first", "x[0] = kScale;"), Member("noisy", "int unused = 1;\nx[0] = kScale;"),
