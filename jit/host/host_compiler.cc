@@ -97,10 +97,13 @@ absl::StatusOr<std::vector<SourceFile>> WriteInputs(const CompileRequest& reques
   return files;
 }
 
-// A compile's flags: `base` before -include and -I, `extra` after them.
+// A compile's flags: `base` before -include and -I, `extra` after them, then `link`, which
+// only the link reads (not part of what a precompiled header must match).
 struct Flags {
   std::vector<std::string> base;
   std::vector<std::string> extra;
+  std::vector<std::string> link;
+  // The flags that compile (a precompiled header is built with exactly these).
   std::vector<std::string> All() const {
     std::vector<std::string> all = base;
     all.insert(all.end(), extra.begin(), extra.end());
@@ -108,16 +111,25 @@ struct Flags {
   }
 };
 
-Flags FlagsFor(const CompileRequest& request, const std::vector<std::string>& compiler_flags) {
+Flags FlagsFor(const CompileRequest& request, const std::string& linker,
+               const std::vector<std::string>& compiler_flags) {
   Flags flags;
   flags.base = {absl::StrCat("-std=", request.options.cpp_standard), "-O1", "-shared", "-fPIC",
                 "-pthread", "-DWARPTRACE_HOST_BACKEND"};
+  if (!linker.empty()) {
+    flags.link.push_back(absl::StrCat("-fuse-ld=", linker));
+    // gold names the object's version definition after the output path (a temporary
+    // directory) unless it has a soname: with one, the same kernel links to the same bytes.
+    flags.link.push_back(absl::StrCat("-Wl,-soname,", absl::StripSuffix(request.name, ".cc"),
+                                      ".so"));
+  }
   flags.extra = request.options.extra_flags;
   flags.extra.insert(flags.extra.end(), compiler_flags.begin(), compiler_flags.end());
   return flags;
 }
 
-// <cxx> <base> -include <include> -I<dir> <extra> [-Winvalid-pch] -o <output> <dir>/<name>
+// <cxx> <base> -include <include> -I<dir> <extra> <link> [-Winvalid-pch] -o <output>
+//   <dir>/<name>
 std::vector<std::string> Argv(const std::string& cxx, const Flags& flags,
                               const std::string& include, const TempDir& dir,
                               const std::string& output, const std::string& name, bool pch) {
@@ -125,6 +137,7 @@ std::vector<std::string> Argv(const std::string& cxx, const Flags& flags,
   argv.insert(argv.end(), flags.base.begin(), flags.base.end());
   argv.insert(argv.end(), {"-include", include, absl::StrCat("-I", dir.path())});
   argv.insert(argv.end(), flags.extra.begin(), flags.extra.end());
+  argv.insert(argv.end(), flags.link.begin(), flags.link.end());
   if (pch) argv.push_back("-Winvalid-pch");
   argv.insert(argv.end(), {"-o", output, dir.File(name)});
   return argv;
@@ -143,6 +156,13 @@ bool PchTroubled(const absl::StatusOr<ProgramResult>& result) {
 
 }  // namespace
 
+// gold when the system has it (binutils ships it beside ld): it links a kernel's shared
+// object in 0.02 s against the default ld's 0.07 s (of a 0.21 s compile with the PCH; perf:
+// ld was 27% of the e2e host suite's CPU). Empty: the compiler's default linker.
+std::string FastLinker() {
+  return FindProgram("ld.gold").ok() ? "gold" : "";
+}
+
 absl::StatusOr<std::unique_ptr<HostCompiler>> HostCompiler::Create(HostCompilerOptions options) {
   ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
   ASSIGN_OR_RETURN(ProgramResult version, RunProgram({compiler, "--version"}));
@@ -158,21 +178,23 @@ absl::StatusOr<std::unique_ptr<HostCompiler>> HostCompiler::Create(HostCompilerO
     pch_store = options.precompiled_headers != nullptr ? options.precompiled_headers
                                                        : &PrecompiledHeaders::ForProcess();
   }
-  return std::unique_ptr<HostCompiler>(new HostCompiler(
-      std::move(options), std::move(compiler), std::move(version_line), pch_store));
+  std::string linker = options.fast_linker ? FastLinker() : "";
+  return std::unique_ptr<HostCompiler>(new HostCompiler(std::move(options), std::move(compiler),
+                                                        std::move(version_line),
+                                                        std::move(linker), pch_store));
 }
 
 std::string HostCompiler::Version() const {
   return absl::StrCat("host c++ ", path_, " (", version_line_, ") abi ",
-                      WARPTRACE_HOST_ABI_VERSION, " [", absl::StrJoin(options_.extra_flags, " "),
-                      "]");
+                      WARPTRACE_HOST_ABI_VERSION, linker_.empty() ? "" : " ld ", linker_, " [",
+                      absl::StrJoin(options_.extra_flags, " "), "]");
 }
 
 absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& request) {
   const absl::Time start = absl::Now();
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("warptrace-host"));
   ASSIGN_OR_RETURN(std::vector<SourceFile> files, WriteInputs(request, dir));
-  const Flags flags = FlagsFor(request, options_.extra_flags);
+  const Flags flags = FlagsFor(request, linker_, options_.extra_flags);
   const std::string output = dir.File("kernel.so");
   ++compiles_;
   std::vector<std::string> argv;

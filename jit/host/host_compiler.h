@@ -13,6 +13,7 @@
 // writes them into a temporary directory (removed afterwards) and runs
 //   <cxx> -std=<cpp_standard> -O1 -shared -fPIC -pthread -DWARPTRACE_HOST_BACKEND
 //         -include cuda_on_cpu.h -I<dir> <options.extra_flags> <compiler extra_flags>
+//         [-fuse-ld=gold -Wl,-soname,<kernel>.so]
 //         -o <dir>/kernel.so <dir>/<name>
 // With g++, cuda_on_cpu.h (and the host headers it includes, which are not lowered and so
 // the same for every kernel) is parsed once into a precompiled header built with exactly
@@ -25,7 +26,8 @@
 // The request must carry the host headers (HostCompileRequest adds them). The compiler is
 // HostCompilerOptions::compiler, else env WARPTRACE_HOST_CXX, else the first of g++,
 // clang++, c++ on PATH. Version() names the compiler's path, its `--version` line, the host
-// ABI version and the compiler's extra flags, so all of them are part of a cache key.
+// ABI version, the linker when it is not the default and the compiler's extra flags, so all
+// of them are part of a cache key.
 //
 // Thread-safe.
 #ifndef WARPTRACE_JIT_HOST_HOST_COMPILER_H_
@@ -53,6 +55,9 @@ struct HostCompilerOptions {
   std::vector<std::string> extra_flags;
   // Precompile cuda_on_cpu.h (g++ only, see above). Results are the same either way.
   bool use_precompiled_header = true;
+  // Link with gold (-fuse-ld=gold) when ld.gold is on PATH: a third of the default ld's
+  // time per kernel. False: the compiler's default linker.
+  bool fast_linker = true;
   // Where precompiled headers are kept for later processes (HostDevice passes its cache
   // directory); empty: this process only.
   std::string precompiled_header_directory;
@@ -89,9 +94,10 @@ class HostCompiler final : public Compiler {
 
  private:
   HostCompiler(HostCompilerOptions options, std::string path, std::string version_line,
-               PrecompiledHeaders* pch_store)
+               std::string linker, PrecompiledHeaders* pch_store)
       : options_(std::move(options)), path_(std::move(path)),
-        version_line_(std::move(version_line)), pch_store_(pch_store) {}
+        version_line_(std::move(version_line)), linker_(std::move(linker)),
+        pch_store_(pch_store) {}
 
   // The precompiled header for a compile of `request` with `flags`, or nullopt to compile
   // without one.
@@ -101,6 +107,7 @@ class HostCompiler final : public Compiler {
   HostCompilerOptions options_;
   std::string path_;
   std::string version_line_;
+  std::string linker_;  // -fuse-ld=<linker_> when not empty
   PrecompiledHeaders* const pch_store_;  // null: no PCH
   std::atomic<uint64_t> compiles_{0}, with_pch_{0}, pch_builds_{0}, pch_fallbacks_{0};
 };

@@ -18,6 +18,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::SimpleKernel;
 using ::warptrace::testing::StatusIs;
@@ -61,6 +62,28 @@ TEST(HostCompilerTest, ACompileWithThePchYieldsTheSameSharedObjectAsWithout) {
   EXPECT_EQ(without->stats().with_pch, 0u);
   EXPECT_EQ(a->log, b->log);
   EXPECT_TRUE(a->cubin == b->cubin) << "the shared objects differ";
+}
+
+// gold comes with binutils, which g++ needs: on every machine tools/setup.sh set up, kernels
+// are linked by it, and gold leaves its note section in what it links.
+TEST(HostCompilerTest, LinksWithGoldUnlessAskedForTheDefaultLinker) {
+  HostCompilerOptions options;
+  options.compiler = "g++";
+  options.use_precompiled_header = false;
+  absl::StatusOr<std::unique_ptr<HostCompiler>> gold = HostCompiler::Create(options);
+  options.fast_linker = false;
+  absl::StatusOr<std::unique_ptr<HostCompiler>> plain = HostCompiler::Create(options);
+  ASSERT_THAT(gold, IsOk());
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_THAT((*gold)->Version(), HasSubstr(" ld gold ["));
+  EXPECT_THAT((*plain)->Version(), Not(HasSubstr("gold")));
+  absl::StatusOr<CompiledKernel> a = (*gold)->Compile(Request("linked", kBody));
+  absl::StatusOr<CompiledKernel> b = (*plain)->Compile(Request("linked", kBody));
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_NE(a->cubin.find(".note.gnu.gold-version"), std::string::npos);
+  EXPECT_EQ(b->cubin.find(".note.gnu.gold-version"), std::string::npos);
+  EXPECT_EQ(a->log, "");
 }
 
 TEST(HostCompilerTest, TheSecondCompileReusesThePchTheFirstBuilt) {
