@@ -43,12 +43,10 @@
 #include "jit/compiler.h"
 #include "jit/cuda/cuda_device.h"
 #include "jit/emitter.h"
-#include "jit/kernels/reduction.h"
-#include "jit/kernels/tiled_gemm.h"
-#include "jit/kernels/warp_specialized_pipeline.h"
 #include "jit/nvrtc_compiler.h"
 #include "profiler/device/embedded_headers.h"
 #include "tests/jit/nvrtc_batch.h"
+#include "tests/jit/benchmark_kernels.h"
 
 namespace warptrace {
 namespace {
@@ -56,22 +54,12 @@ namespace {
 constexpr char kArch[] = "sm_90";
 constexpr char kVirtualArch[] = "compute_90";
 
-// A benchmark of a failing compile would measure nothing: every failure aborts, with why.
+// Every failure aborts, with why (a benchmark of a failing compile would measure nothing).
 [[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "compile_benchmark: %s\n", what.c_str());
-  std::abort();
+  testing::BenchmarkDie("compile_benchmark", what);
 }
 
-Kernel Example(int index) {
-  absl::StatusOr<Kernel> kernel;
-  switch (index) {
-    case 0: kernel = TiledGemm({256, 256, 256, 16}); break;
-    case 1: kernel = WarpSpecializedPipeline({64, 128, 512, 3, 2}); break;
-    default: kernel = Reduction({1 << 20, 64, 256}); break;
-  }
-  if (!kernel.ok()) Die(std::string(kernel.status().message()));
-  return *kernel;
-}
+Kernel Example(int index) { return testing::BenchmarkKernel(index); }
 
 CompileRequest Request(int index, bool profiled) {
   ProfileOptions options;

@@ -11,8 +11,6 @@
 //   per iteration), warp_specialized_pipeline: 0 without a PCH; 1 building the PCH into an
 //   empty cache directory, then compiling with it; 2 with the PCH a previous process left in
 //   the cache directory (checked: manifest, system headers, the .gch's checksum).
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -22,28 +20,19 @@
 #include "jit/emitter.h"
 #include "jit/host/host_compiler.h"
 #include "jit/host/precompiled_header.h"
-#include "jit/kernels/reduction.h"
-#include "jit/kernels/tiled_gemm.h"
-#include "jit/kernels/warp_specialized_pipeline.h"
+#include "tests/jit/benchmark_kernels.h"
 
 namespace warptrace {
 namespace {
 
-// A benchmark of a failing compile would measure nothing: every failure aborts, with why.
+// Every failure aborts, with why (a benchmark of a failing compile would measure nothing).
 [[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "host_compile_benchmark: %s\n", what.c_str());
-  std::abort();
+  testing::BenchmarkDie("host_compile_benchmark", what);
 }
 
 CompileRequest Request(int index) {
-  absl::StatusOr<Kernel> kernel;
-  switch (index) {
-    case 0: kernel = TiledGemm({256, 256, 256, 16}); break;
-    case 1: kernel = WarpSpecializedPipeline({64, 128, 512, 3, 2}); break;
-    default: kernel = Reduction({1 << 20, 64, 256}); break;
-  }
-  if (!kernel.ok()) Die(std::string(kernel.status().message()));
-  absl::StatusOr<KernelSource> source = EmitKernel(*kernel, ProfileOptions{});
+  absl::StatusOr<KernelSource> source =
+      EmitKernel(testing::BenchmarkKernel(index), ProfileOptions{});
   if (!source.ok()) Die(std::string(source.status().message()));
   return host::HostCompileRequest(*source);
 }
