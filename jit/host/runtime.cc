@@ -157,11 +157,14 @@ void StopClock(Fiber* f, int64_t now) {
   f->vtime = raw <= f->abi.clock_limit_ns ? raw : CorrectedClock(f, now);
 }
 // Restarts it at `now` from f->vtime (which a synchronization may have moved forward).
-void StartClock(Fiber* f, int64_t now) {
-  if (now - cpu_checkpoint.wall > kClockSlice) {
-    cpu_checkpoint.cpu = ThreadCpuNs();
-    now = cpu_checkpoint.wall = NowNs(f);  // the check's own cost is nobody's
-  }
+// A new CPU-time checkpoint of the worker; returns the time after it (the check's own cost
+// is nobody's).
+[[gnu::noinline]] int64_t RefreshCpuCheckpoint(const Fiber* f) {
+  cpu_checkpoint.cpu = ThreadCpuNs();
+  return cpu_checkpoint.wall = NowNs(f);
+}
+inline void StartClock(Fiber* f, int64_t now) {
+  if (now - cpu_checkpoint.wall > kClockSlice) [[unlikely]] now = RefreshCpuCheckpoint(f);
   f->resumed_wall = now;
   f->abi.clock_offset_ns = f->vtime - now;
   f->abi.clock_limit_ns = f->vtime + kClockSlice;
@@ -278,6 +281,15 @@ class Worker {
     f->last_was_spin = true;
     if (f->aborted) throw FiberAborted{};
   }
+  // Where the block's operations put an error (empty otherwise): a worker's string, so that
+  // the hot ABI calls keep no string of their own.
+  std::string* error() { return &error_; }
+  // Fails the launch with error() (cleared) from a fiber and unwinds it.
+  [[noreturn, gnu::noinline]] void FailWithError(Fiber* f, absl::StatusCode code) {
+    const std::string message = std::move(error_);
+    error_.clear();
+    FailFromFiber(f, code, message);
+  }
   // Fails the launch from a fiber and unwinds it.
   [[noreturn]] void FailFromFiber(Fiber* f, absl::StatusCode code, const std::string& message) {
     launch_->Fail(absl::Status(code, absl::StrCat(ThreadName(*f), ": ", message)));
@@ -342,6 +354,7 @@ class Worker {
   std::atomic<uint64_t> rounds_{0};  // idle rounds this launch (kNoRounds: done)
   std::atomic<int64_t> latest_{0};   // see Publish
   const std::vector<std::unique_ptr<Worker>>* all_ = nullptr;
+  std::string error_;  // see error()
   std::vector<Slot> slots_;
   FiberContext scheduler_context_;
   ReadyQueue ready_;
@@ -371,10 +384,11 @@ int AbiBarrier(void* fiber, unsigned int id, unsigned int count, int wait, int o
   Worker& w = OwnerOf(f);
   const int64_t now = NowNs(f);
   StopClock(f, now);
-  std::string error;
   const Wait result =
-      f->block->Barrier(f, id, count, wait != 0, op, predicate != 0, what, &error);
-  if (!error.empty()) w.FailFromFiber(f, absl::StatusCode::kFailedPrecondition, error);
+      f->block->Barrier(f, id, count, wait != 0, op, predicate != 0, what, w.error());
+  if (!w.error()->empty()) [[unlikely]] {
+    w.FailWithError(f, absl::StatusCode::kFailedPrecondition);
+  }
   if (result == Wait::kPark) {
     w.Park(f, now);
   } else {  // a completer woke its waiters: that work is the runtime's, not the thread's
@@ -390,9 +404,10 @@ unsigned long long AbiWarp(void* fiber, int op, unsigned int mask, unsigned long
   Worker& w = OwnerOf(f);
   const int64_t now = NowNs(f);
   StopClock(f, now);
-  std::string error;
-  const Wait result = f->block->WarpCollective(f, op, mask, value, arg, what, &error);
-  if (!error.empty()) w.FailFromFiber(f, absl::StatusCode::kFailedPrecondition, error);
+  const Wait result = f->block->WarpCollective(f, op, mask, value, arg, what, w.error());
+  if (!w.error()->empty()) [[unlikely]] {
+    w.FailWithError(f, absl::StatusCode::kFailedPrecondition);
+  }
   if (result == Wait::kPark) {
     w.Park(f, now);
   } else {  // a completer woke its waiters: that work is the runtime's, not the thread's
