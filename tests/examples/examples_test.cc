@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -366,7 +367,10 @@ TEST_F(ExamplesTest, PipelineDelaysAreDiagnosedAsTheBottleneckTheyCreate) {
 }
 
 // `warptrace diff` between a plain pipeline run and one whose consumers do extra work per
-// MMA ranks the consumers' mma region first, significant.
+// MMA ranks the consumers' mma region at the top, significant. The producer's wait on the
+// consumers (empty[*]) grows by about as much per block (it waits out exactly their extra
+// work: +343.7 against mma's +338.4 us per block in one run), so of those two either may
+// come first; nothing else may.
 TEST_F(ExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTheConsumersMmaFirst) {
   std::string prefixes[2];
   const char* delays[2] = {"--consumer_delay=0", "--consumer_delay=30000"};
@@ -384,11 +388,18 @@ TEST_F(ExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTheConsumersMma
   ASSERT_EQ(diff.exit_code, 0) << diff.out << diff.err;
   const nlohmann::json report = nlohmann::json::parse(ReadFile(json_path));
   ASSERT_FALSE(report["rows"].empty()) << diff.out;
-  const nlohmann::json& first = report["rows"][0];
-  EXPECT_EQ(first["role"], "consumer") << diff.out;
-  EXPECT_EQ(first["name"], "mma") << diff.out;
-  EXPECT_EQ(first["significant"], true) << diff.out;
-  EXPECT_GT(first["change"].get<double>(), 1.0) << diff.out;  // more than twice as slow
+  const nlohmann::json& rows = report["rows"];
+  ASSERT_GE(rows.size(), 2u) << diff.out;
+  std::set<std::string> top;
+  for (int i = 0; i < 2; ++i) {
+    top.insert(absl::StrCat(rows[i]["role"].get<std::string>(), " ",
+                            rows[i]["name"].get<std::string>()));
+  }
+  EXPECT_THAT(top, ::testing::UnorderedElementsAre("consumer mma", "producer wait empty"))
+      << diff.out;
+  const nlohmann::json& mma = rows[0]["name"] == "mma" ? rows[0] : rows[1];
+  EXPECT_EQ(mma["significant"], true) << diff.out;
+  EXPECT_GT(mma["change"].get<double>(), 1.0) << diff.out;  // more than twice as slow
 }
 
 }  // namespace
