@@ -32,13 +32,20 @@ enum class WaitKind {
   kExited,
 };
 
-struct Fiber {
-  WarptraceHostThread abi{};
+struct alignas(64) Fiber {
+  // The fields a barrier release writes for every waiter, together in the first cache line
+  // (Fiber is 64-byte aligned), so a release touches one line per waiter.
+  Fiber* next_ready = nullptr;  // intrusive ready queue of the worker / a barrier's waiters
+  WaitKind wait = WaitKind::kNone;
+  uint64_t result = 0;       // a completed collective's result for this thread
+  // Virtual time (host_abi.h) when the fiber last stopped running, or at which a
+  // synchronization point released it.
+  int64_t vtime = 0;
   FiberContext context;
   Block* block = nullptr;
   void* owner = nullptr;        // the worker running the block
-  Fiber* next_ready = nullptr;  // intrusive ready queue of the worker
-  WaitKind wait = WaitKind::kNone;
+  int64_t resumed_wall = 0;  // steady-clock ns when last resumed
+  WarptraceHostThread abi{};
   // The wait's object: barrier id, warp op, mbarrier address or polled address.
   uint64_t wait_object = 0;
   uint64_t wait_detail = 0;  // mbarrier parity, polled value, warp mask
@@ -49,11 +56,6 @@ struct Fiber {
   bool last_was_spin = false;  // the fiber's last yield was a spin poll
   bool aborted = false;      // resumed to unwind: the launch failed
   bool started = false;
-  uint64_t result = 0;       // a completed collective's result for this thread
-  // Virtual time (host_abi.h) when the fiber last stopped running, or at which a
-  // synchronization point released it.
-  int64_t vtime = 0;
-  int64_t resumed_wall = 0;  // steady-clock ns when last resumed
   // cp.async groups: committed groups (oldest first) and the open one.
   struct Copy {
     void* dst;
