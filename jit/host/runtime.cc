@@ -447,8 +447,12 @@ void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity) 
 
 void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
   Fiber* f = Self(fiber);
-  StopClock(f, NowNs(f));  // the clock keeps running: vtime is only the arrival's time
+  StopClock(f, NowNs(f));  // vtime is the arrival's time
   f->block->MbarrierArrived(f, bar, completed != 0);
+  // The thread runs on from its arrival: a completing arrival's release of the waiters
+  // (any number of them) is the runtime's work, not the thread's, so its clock restarts
+  // after it, as a completer's does at a barrier.
+  if (completed != 0) StartClock(f, NowNs(f));
 }
 
 void AbiSpin(void* fiber, const volatile void* address, unsigned long long value,
