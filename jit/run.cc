@@ -169,7 +169,8 @@ struct Launched {
 };
 
 // The host-time anchor of a launch (layout.h, HostTimeAnchor). The host backend's
-// globaltimer is CLOCK_MONOTONIC (std::chrono::steady_clock in jit/host/cuda_on_cpu.h), so
+// globaltimer is virtual time on CLOCK_MONOTONIC's axis (jit/host/host_abi.h: its steady
+// clock is set from CLOCK_MONOTONIC when the launch starts, and its blocks start there), so
 // its anchor is the clocks read together. On a GPU the first recorded unit start (the
 // trace origin) is paired with the launch call: it came after it and before the
 // synchronize returned.
