@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/clock.h"
 #include "base/status_macros.h"
 #include "jit/emitter.h"
 #include "profiler/device/trace_abi.h"
@@ -132,12 +133,6 @@ absl::Status CopyBack(const Kernel& kernel, absl::Span<const KernelArg> args,
     }
   }
   return absl::OkStatus();
-}
-
-int64_t ReadClockNs(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
 // The host's clocks read back to back; monotonic_ns is the midpoint of two CLOCK_MONOTONIC

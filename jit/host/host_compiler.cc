@@ -51,10 +51,12 @@ bool IsHostHeader(const std::string& name) {
   return false;
 }
 
-// GCC's `--version` names its copyright holder; clang's names clang.
-bool IsGcc(absl::string_view version_output) {
-  return absl::StrContains(version_output, "Free Software Foundation") &&
-         !absl::StrContains(version_output, "clang");
+// The precompiled header suffix of the compiler whose `--version` printed this, "" when it
+// is neither GCC (which names its copyright holder) nor clang.
+std::string PchSuffix(absl::string_view version_output) {
+  if (absl::StrContains(version_output, "clang")) return ".pch";
+  if (absl::StrContains(version_output, "Free Software Foundation")) return ".gch";
+  return "";
 }
 
 // The host headers as a compile writes them (the last of each name wins), cuda_on_cpu.h
@@ -174,14 +176,15 @@ absl::StatusOr<std::unique_ptr<HostCompiler>> HostCompiler::Create(HostCompilerO
   std::string version_line(absl::StripAsciiWhitespace(
       std::vector<absl::string_view>(absl::StrSplit(version.output, '\n'))[0]));
   PrecompiledHeaders* pch_store = nullptr;
-  if (options.use_precompiled_header && IsGcc(version.output)) {
+  std::string pch_suffix = PchSuffix(version.output);
+  if (options.use_precompiled_header && !pch_suffix.empty()) {
     pch_store = options.precompiled_headers != nullptr ? options.precompiled_headers
                                                        : &PrecompiledHeaders::ForProcess();
   }
   std::string linker = options.fast_linker ? FastLinker() : "";
-  return std::unique_ptr<HostCompiler>(new HostCompiler(std::move(options), std::move(compiler),
-                                                        std::move(version_line),
-                                                        std::move(linker), pch_store));
+  return std::unique_ptr<HostCompiler>(
+      new HostCompiler(std::move(options), std::move(compiler), std::move(version_line),
+                       std::move(linker), pch_store, std::move(pch_suffix)));
 }
 
 std::string HostCompiler::Version() const {
@@ -241,6 +244,7 @@ std::optional<PrecompiledHeader> HostCompiler::PchFor(const CompileRequest& requ
   pch_request.flags = flags;
   pch_request.headers = HostHeadersOf(request);
   pch_request.directory = options_.precompiled_header_directory;
+  pch_request.suffix = pch_suffix_;
   if (pch_request.headers.empty()) return std::nullopt;
   // A PCH that cannot be had only costs time: the compile goes on without it.
   absl::StatusOr<PrecompiledHeader> pch = pch_store_->Get(pch_request);

@@ -21,8 +21,9 @@
 // `-include <pch entry>/cuda_on_cpu.h -Winvalid-pch`. The shared object is the same with
 // or without it. A PCH that cannot be built is not used; a compile the PCH troubled (the
 // compiler rejected or could not read it, or crashed) is run again without it, and that
-// PCH is dropped. clang++ (and any compiler that is not GCC) compiles without a PCH: its
-// PCHs are another format (-include-pch / .pch), not implemented here.
+// PCH is dropped. clang++ gets its own PCH the same way (a .pch, which it also finds beside
+// the -include'd header); its shared object has the same functions, possibly in another
+// order. Any other compiler compiles without a PCH.
 // The request must carry the host headers (HostCompileRequest adds them). The compiler is
 // HostCompilerOptions::compiler, else env WARPTRACE_HOST_CXX, else the first of g++,
 // clang++, c++ on PATH. Version() names the compiler's path, its `--version` line, the host
@@ -53,7 +54,7 @@ struct HostCompilerOptions {
   std::string compiler;
   // Appended to every command line (e.g. {"-O2"}, {"-fsanitize=thread"}).
   std::vector<std::string> extra_flags;
-  // Precompile cuda_on_cpu.h (g++ only, see above). Results are the same either way.
+  // Precompile cuda_on_cpu.h (g++ and clang++, see above). Results are the same either way.
   bool use_precompiled_header = true;
   // Link with gold (-fuse-ld=gold) when ld.gold is on PATH: a third of the default ld's
   // time per kernel. False: the compiler's default linker.
@@ -94,10 +95,10 @@ class HostCompiler final : public Compiler {
 
  private:
   HostCompiler(HostCompilerOptions options, std::string path, std::string version_line,
-               std::string linker, PrecompiledHeaders* pch_store)
+               std::string linker, PrecompiledHeaders* pch_store, std::string pch_suffix)
       : options_(std::move(options)), path_(std::move(path)),
         version_line_(std::move(version_line)), linker_(std::move(linker)),
-        pch_store_(pch_store) {}
+        pch_store_(pch_store), pch_suffix_(std::move(pch_suffix)) {}
 
   // The precompiled header for a compile of `request` with `flags`, or nullopt to compile
   // without one.
@@ -109,6 +110,7 @@ class HostCompiler final : public Compiler {
   std::string version_line_;
   std::string linker_;  // -fuse-ld=<linker_> when not empty
   PrecompiledHeaders* const pch_store_;  // null: no PCH
+  const std::string pch_suffix_;         // ".gch" (g++), ".pch" (clang++), "" (neither)
   std::atomic<uint64_t> compiles_{0}, with_pch_{0}, pch_builds_{0}, pch_fallbacks_{0};
 };
 

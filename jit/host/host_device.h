@@ -59,8 +59,8 @@ struct HostDeviceOptions {
   // "host-pch/"), so later processes reuse it.
   std::string cache_directory;
   bool use_disk_cache = true;
-  // Compile kernels against a precompiled cuda_on_cpu.h (g++ only; see
-  // jit/host/host_compiler.h). The shared objects are the same either way.
+  // Compile kernels against a precompiled cuda_on_cpu.h (g++ and clang++; see
+  // jit/host/host_compiler.h). The kernels behave the same either way.
   bool use_precompiled_header = true;
   // A launch running longer than this fails (a livelock guard; deadlocks fail at once).
   absl::Duration launch_timeout = absl::Seconds(60);

@@ -49,7 +49,7 @@ std::string Join(absl::string_view dir, absl::string_view name) {
 }
 
 std::string GchName(const PrecompiledHeaderRequest& request) {
-  return absl::StrCat(request.headers[0].name, ".gch");
+  return absl::StrCat(request.headers[0].name, request.suffix);
 }
 
 absl::StatusOr<Dependency> Stat(const std::string& path) {
@@ -271,7 +271,7 @@ void PrecompiledHeaders::RemoveTemporaryEntries() {
 
 std::string PrecompiledHeaders::KeyFor(const PrecompiledHeaderRequest& request) {
   CacheKey key;
-  key.Add("host-pch-v1").Add(request.compiler).Add(request.compiler_version);
+  key.Add("host-pch-v1").Add(request.compiler).Add(request.compiler_version).Add(request.suffix);
   key.Add(request.flags.size());
   for (const std::string& flag : request.flags) key.Add(flag);
   key.Add(request.headers.size());

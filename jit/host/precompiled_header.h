@@ -1,5 +1,5 @@
-// PrecompiledHeaders: g++ precompiled headers (.gch) of the host backend's force-included
-// header, built once and reused by every host compile of the process and, through a cache
+// PrecompiledHeaders: precompiled headers (g++'s .gch, clang++'s .pch) of the host
+// backend's force-included header, built once and reused by every host compile of the process and, through a cache
 // directory, of later processes.
 //
 //   PrecompiledHeaderRequest request;
@@ -18,7 +18,7 @@
 // flags it is used with (and may crash on one that differs: an -O1 PCH used by an -O2
 // compile is an internal compiler error in GCC 12), so the flags are part of the key, and a
 // compile with other flags gets another PCH. The headers are written, byte for byte, next
-// to the .gch, so quoted includes resolve to them as in the plain compile. Only content
+// to the precompiled file, so quoted includes resolve to them as in the plain compile. Only content
 // that is the same for every kernel may go into `headers`: the kernel's own files are not
 // part of a PCH.
 //
@@ -38,8 +38,9 @@
 // found unusable: this process stops using that key, and the manifest is removed so the
 // next process rebuilds it.
 //
-// GCC only: clang++ has another mechanism (-include-pch with a .pch); callers skip PCHs for
-// other compilers (see HostCompiler).
+// Both g++ and clang++ use "<header>.<suffix>" beside a header they are told to -include
+// (PrecompiledHeaderRequest::suffix: ".gch" for g++, ".pch" for clang++); clang++ rejects a
+// stale one with an error (the caller's fallback), g++ ignores it under -Winvalid-pch.
 //
 // Thread-safe.
 #ifndef WARPTRACE_JIT_HOST_PRECOMPILED_HEADER_H_
@@ -68,6 +69,9 @@ struct PrecompiledHeaderRequest {
   std::vector<std::string> flags;
   // headers[0] is precompiled; the others are files it includes with quotes.
   std::vector<EmbeddedFile> headers;
+  // The precompiled file's suffix: the compiler finds "<headers[0]>.<suffix>" beside the
+  // header: ".gch" (g++), ".pch" (clang++).
+  std::string suffix = ".gch";
   // The cache directory entries are kept in ("<directory>/host-pch/"); empty: a temporary
   // directory of this process, removed when the store is destroyed.
   std::string directory;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/clock.h"
 #include "jit/host/block.h"
 #include "jit/host/fiber.h"
 
@@ -34,11 +35,7 @@ constexpr uint32_t kStepsPerClockCheck = 4096;
 
 Fiber* Self(void* fiber) { return static_cast<Fiber*>(fiber); }
 
-int64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
+int64_t MonotonicNs() { return ReadClockNs(CLOCK_MONOTONIC); }
 
 // The steady clock of host_abi.h (WarptraceHostClock): the TSC scaled to ns where the
 // kernel itself keeps time with the TSC, else CLOCK_MONOTONIC.
@@ -111,11 +108,7 @@ WarptraceHostClock LaunchClock() {
 
 int64_t NowNs(const Fiber* f) { return warptrace_host_now_ns(f->abi.clock); }
 
-int64_t ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
+int64_t ThreadCpuNs() { return ReadClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
 // Virtual clocks (host_abi.h). A fiber's clock runs on the steady clock while it runs, in
 // slices of at most kClockSlice: past it, the clock is re-checked against the worker

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/file.h"
 #include "base/testing/temp_path.h"
@@ -187,20 +188,44 @@ TEST(HostCompilerTest, AKernelHeaderNamedLikeASystemHeaderCompilesWithoutThePch)
   EXPECT_EQ(compiler->stats().with_pch, 0u);
 }
 
-TEST(HostCompilerTest, ClangCompilesWithoutAPch) {
+// clang++ gets its own .pch (clang finds it beside the -include'd header, as g++ finds a
+// .gch). Its shared object has the same functions as without, possibly in another order, so
+// the kernel is compared by what it exports and how it compiles.
+TEST(HostCompilerTest, ClangCompilesWithItsOwnPch) {
   HostCompilerOptions options;
   options.compiler = "clang++";
   PrecompiledHeaders store;
   options.precompiled_headers = &store;
+  const std::string cache = TestTempPath("clang_cache");
+  options.precompiled_header_directory = cache;
   absl::StatusOr<std::unique_ptr<HostCompiler>> clang = HostCompiler::Create(options);
+  options.use_precompiled_header = false;
+  absl::StatusOr<std::unique_ptr<HostCompiler>> plain = HostCompiler::Create(options);
   if (!clang.ok() && clang.status().code() == absl::StatusCode::kNotFound) {
     GTEST_SKIP() << "no clang++ on PATH: " << clang.status();
   }
   ASSERT_THAT(clang, IsOk());
-  EXPECT_FALSE((*clang)->uses_precompiled_header());
-  ASSERT_THAT((*clang)->Compile(Request("with_clang", kBody)), IsOk());
-  EXPECT_EQ((*clang)->stats().with_pch, 0u);
-  EXPECT_EQ(store.stats().builds, 0u);
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_TRUE((*clang)->uses_precompiled_header());
+  absl::StatusOr<CompiledKernel> a = (*clang)->Compile(Request("with_clang", kBody));
+  absl::StatusOr<CompiledKernel> b = (*plain)->Compile(Request("with_clang", kBody));
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_EQ((*clang)->stats().with_pch, 1u);
+  EXPECT_EQ((*clang)->stats().pch_fallbacks, 0u);
+  EXPECT_EQ(store.stats().builds, 1u);
+  EXPECT_EQ(a->log, b->log);
+  for (const char* symbol : {"warptrace_host_abi_version", "warptrace_host_entry_with_clang"}) {
+    EXPECT_NE(a->cubin.find(symbol), std::string::npos) << symbol;
+  }
+  EXPECT_EQ(a->cubin.size(), b->cubin.size()) << "the same functions and sections";
+  std::error_code ec;
+  bool found_pch = false;
+  for (llvm::sys::fs::recursive_directory_iterator it(cache, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    if (absl::EndsWith(it->path(), "cuda_on_cpu.h.pch")) found_pch = true;
+  }
+  EXPECT_TRUE(found_pch) << "no cuda_on_cpu.h.pch under " << cache;
 }
 
 }  // namespace
