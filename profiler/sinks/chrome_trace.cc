@@ -269,9 +269,7 @@ class Writer {
     end_template_ = EventTemplate::Build([](llvm::json::OStream& json) {
       json.object([&] {
         json.attribute("ph", "E");
-        json.attributeBegin("ts");
-        EventTemplate::Hole(json);
-        json.attributeEnd();
+        Holes(json, "ts");
         PidTidHoles(json);
       });
     });
@@ -317,13 +315,21 @@ class Writer {
     return unit.has_record ? unit.sm_id : kNoRecordPid;
   }
 
+  // `"key": <hole>`.
+  static void Holes(llvm::json::OStream& json, const char* key) {
+    json.attributeBegin(key);
+    EventTemplate::Hole(json);
+    json.attributeEnd();
+  }
   static void PidTidHoles(llvm::json::OStream& json) {
-    json.attributeBegin("pid");
-    EventTemplate::Hole(json);
-    json.attributeEnd();
-    json.attributeBegin("tid");
-    EventTemplate::Hole(json);
-    json.attributeEnd();
+    Holes(json, "pid");
+    Holes(json, "tid");
+  }
+  // The fields every event of `site` begins with.
+  static void SiteHead(llvm::json::OStream& json, const SiteInfo& site, const char* ph) {
+    json.attribute("name", FixedUtf8(site.name));
+    json.attribute("cat", SiteKindName(site.kind));
+    json.attribute("ph", ph);
   }
 
   // A site's template and the text of its holes after ts/dur filled for the current unit.
@@ -343,33 +349,17 @@ class Writer {
       const SiteInfo& site = layout_.sites[site_id];
       slot = EventTemplate::Build([&](llvm::json::OStream& json) {
         json.object([&] {
-          json.attribute("name", FixedUtf8(site.name));
-          json.attribute("cat", SiteKindName(site.kind));
-          json.attribute("ph", complete ? "X" : "B");
-          json.attributeBegin("ts");
-          EventTemplate::Hole(json);
-          json.attributeEnd();
-          if (complete) {
-            json.attributeBegin("dur");
-            EventTemplate::Hole(json);
-            json.attributeEnd();
-          }
+          SiteHead(json, site, complete ? "X" : "B");
+          Holes(json, "ts");
+          if (complete) Holes(json, "dur");
           if (full) {
             json.attributeObject("args", [&] {
-              json.attributeBegin("block");
-              EventTemplate::Hole(json);
-              json.attributeEnd();
-              json.attributeBegin("unit");
-              EventTemplate::Hole(json);
-              json.attributeEnd();
+              Holes(json, "block");
+              Holes(json, "unit");
               json.attribute("site", static_cast<int64_t>(site_id));
               json.attribute("kind", SiteKindName(site.kind));
               json.attribute("origin", FixedUtf8(site.origin));
-              if (verdict) {
-                json.attributeBegin("verdict");
-                EventTemplate::Hole(json);
-                json.attributeEnd();
-              }
+              if (verdict) Holes(json, "verdict");
               if (repaired) json.attribute("repaired", true);
             });
           } else if (repaired) {
@@ -654,12 +644,6 @@ class Writer {
     return it->second;
   }
 
-  static void Holes(llvm::json::OStream& json, const char* key) {
-    json.attributeBegin(key);
-    EventTemplate::Hole(json);
-    json.attributeEnd();
-  }
-
   // Holes: ts, barrier, phase, [event,] pid, tid.
   const EventTemplate& InstantTemplate(uint32_t site_id, bool full) {
     std::optional<EventTemplate>& slot = instant_templates_[site_id];
@@ -667,9 +651,7 @@ class Writer {
       const SiteInfo& site = layout_.sites[site_id];
       slot = EventTemplate::Build([&](llvm::json::OStream& json) {
         json.object([&] {
-          json.attribute("name", FixedUtf8(site.name));
-          json.attribute("cat", SiteKindName(site.kind));
-          json.attribute("ph", "i");
+          SiteHead(json, site, "i");
           json.attribute("s", "t");
           Holes(json, "ts");
           json.attributeObject("args", [&] {
@@ -692,9 +674,7 @@ class Writer {
       const SiteInfo& site = layout_.sites[site_id];
       slot = EventTemplate::Build([&](llvm::json::OStream& json) {
         json.object([&] {
-          json.attribute("name", FixedUtf8(site.name));
-          json.attribute("cat", SiteKindName(site.kind));
-          json.attribute("ph", "X");
+          SiteHead(json, site, "X");
           Holes(json, "ts");
           Holes(json, "dur");
           json.attributeObject("args", [&] {
