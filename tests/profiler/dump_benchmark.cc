@@ -257,6 +257,14 @@ void BM_ChromeJsonFormatOnly(benchmark::State& state) {
   state.SetLabel(options.events == ChromeEventStyle::kComplete ? "X" : "B/E");
 }
 
+// Events per second, bytes per second (`bytes` per iteration) and the input's size.
+void ReportThroughput(benchmark::State& state, uint64_t events, uint64_t bytes,
+                      size_t input_words) {
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.counters["input_MB"] = static_cast<double>(input_words * 4) / 1e6;
+}
+
 void DecodeVerifyTimeline(benchmark::State& state, bool analysis) {
   absl::StatusOr<testing::SyntheticBuffer> buffer =
       testing::MakeSyntheticBuffer(static_cast<uint64_t>(state.range(0)));
@@ -281,9 +289,7 @@ void DecodeVerifyTimeline(benchmark::State& state, bool analysis) {
   if (result.slices * 2 != buffer->events && !state.error_occurred()) {
     state.SkipWithError("the timeline lost events");
   }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * buffer->words.size() * 4));
-  state.counters["input_MB"] = static_cast<double>(buffer->words.size() * 4) / 1e6;
+  ReportThroughput(state, buffer->events, buffer->words.size() * 4, buffer->words.size());
   state.SetLabel(analysis ? "analysis; bytes = input" : "no output; bytes = input");
 }
 
@@ -381,9 +387,7 @@ void FullDumpToFilePipeline(benchmark::State& state) {
   if (!v2 && result.slices * 2 != buffer->events && !state.error_occurred()) {
     state.SkipWithError("the pipeline's event count is off");
   }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file_bytes));
-  state.counters["input_MB"] = static_cast<double>(buffer->words.size() * 4) / 1e6;
+  ReportThroughput(state, buffer->events, file_bytes, buffer->words.size());
   state.SetLabel(absl::StrCat(v2 ? "v2 pipeline (hand-offs recorded)" : "pipeline",
                               analysis ? ", X + analysis with links" : ", X"));
 }
@@ -404,9 +408,7 @@ void FullDumpToFile(benchmark::State& state, bool analysis) {
         return sinks;
       },
       result);
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * buffer->events));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file_bytes));
-  state.counters["input_MB"] = static_cast<double>(buffer->words.size() * 4) / 1e6;
+  ReportThroughput(state, buffer->events, file_bytes, buffer->words.size());
   state.SetLabel(analysis ? "X + analysis" : "X");
 }
 
