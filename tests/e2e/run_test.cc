@@ -947,8 +947,34 @@ uint32_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
   return unit * UnitThreads(layout);
 }
 
-TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPerUnit) {
-  // What the trees covered, so a generator change cannot quietly stop covering a construct.
+// One random case: the kernel's model and how it is built, profiled and launched, all drawn
+// from `seed` (in this order, so a seed always gives the same case).
+struct RandomCase {
+  RandomKernel model;
+  RecordPolicy policy;
+  UnitSpec unit;
+  Placement placement = Placement::kGlobal;
+  uint32_t blocks = 1;
+};
+
+RandomCase MakeRandomCase(uint32_t seed) {
+  TreeGen gen(seed);
+  RandomCase c;
+  c.model = gen.Kernel();
+  c.policy.loop_iterations = gen.Uniform(0, 1) == 1;
+  c.policy.barrier_waits = gen.Uniform(0, 1) == 1;
+  c.unit = RandomUnit(gen, c.model.threads);
+  c.placement = gen.Uniform(0, 1) ? Placement::kShared : Placement::kGlobal;
+  c.blocks = static_cast<uint32_t>(gen.Uniform(1, 3));
+  c.policy.handoffs = gen.Uniform(0, 3) != 0;
+  return c;
+}
+
+// The seeds the suite runs (each its own test, so shards share them out).
+constexpr uint32_t kRandomSeeds = 24;
+
+// What the seeds' trees cover, so a generator change cannot quietly stop covering a construct.
+TEST(RandomTreesTest, TheSeedsCoverEveryConstructTheGeneratorCanDraw) {
   int returns = 0, block_returns = 0, upper_bounds = 0, warpgroup_roles = 0, custom_units = 0;
   int always = 0, never = 0;
   int rings = 0, ring_copies = 0, ring_one_thread = 0, ring_every_thread = 0, named = 0;
@@ -961,114 +987,22 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
       count(node.else_body);
     }
   };
-  for (uint32_t seed = 1; seed <= 24; ++seed) {
-    SCOPED_TRACE(absl::StrCat("seed ", seed));
-    TreeGen gen(seed);
-    const RandomKernel model = gen.Kernel();
-    RecordPolicy policy;
-    policy.loop_iterations = gen.Uniform(0, 1) == 1;
-    policy.barrier_waits = gen.Uniform(0, 1) == 1;
-    const UnitSpec unit = RandomUnit(gen, model.threads);
-    const Placement placement = gen.Uniform(0, 1) ? Placement::kShared : Placement::kGlobal;
-    const uint32_t blocks = static_cast<uint32_t>(gen.Uniform(1, 3));
+  for (uint32_t seed = 1; seed <= kRandomSeeds; ++seed) {
+    const RandomCase c = MakeRandomCase(seed);
+    const RandomKernel& model = c.model;
     count(model.prologue);
     for (const auto& role : model.roles) count(role);
-    block_returns += model.block_return && blocks > 1;
+    block_returns += model.block_return && c.blocks > 1;
     warpgroup_roles += !model.roles.empty() && model.role_axis == RoleAxis::kWarpgroup;
-    custom_units += unit.kind == UnitKind::kCustom;
+    custom_units += c.unit.kind == UnitKind::kCustom;
     always += model.barrier && model.barrier_record == BarrierRecord::kAlways;
     never += model.barrier && model.barrier_record == BarrierRecord::kNever;
-    policy.handoffs = gen.Uniform(0, 3) != 0;
     rings += model.ring;
     named += model.named;
     ring_copies += model.ring && model.ring_copy;
     ring_bulk += model.ring && model.ring_bulk;
     ring_one_thread += model.ring && (model.full_by_one || model.empty_by_one);
     ring_every_thread += model.ring && (!model.full_by_one || !model.empty_by_one);
-
-    KernelBuilder b(absl::StrCat("random_tree_", seed));
-    b.Param("int*", "out").Param("const int*", "src");
-    b.Grid({blocks, 1, 1}).Block({model.threads, 1, 1});
-    if (model.ring) {
-      const uint32_t stages = static_cast<uint32_t>(model.ring_stages);
-      const uint32_t group = RoleAxisThreads(model.role_axis);
-      b.PhaseBarriers("full", stages,
-                      model.full_by_one ? 1 : static_cast<uint32_t>(model.role_sizes[0]) * group);
-      b.PhaseBarriers("empty", stages,
-                      model.empty_by_one ? 1 : static_cast<uint32_t>(model.role_sizes[1]) * group);
-      b.SharedArray("int", "ring", stages);
-      // Dynamic shared memory is 16-byte aligned, as cp.async needs.
-      if (model.ring_copy) b.DynamicShared("int", "ring_copy", stages * 16);
-    }
-    b.Stmt("int acc = 0;");
-    if (model.block_return) b.If("blockIdx.x == 1u", [&] { b.Return(ReturnScope::kBlock); });
-    Emit(b, model.prologue);
-    if (model.barrier) b.Barrier("sync", model.barrier_record);
-    if (!model.roles.empty()) {
-      b.Roles(model.role_axis,
-              {Role{"left", static_cast<uint32_t>(model.role_sizes[0]), "",
-                    [&] {
-                      if (model.named) {
-                        b.NamedBarrierSync("left sync", 1,
-                                           static_cast<uint32_t>(model.role_sizes[0]) *
-                                               RoleAxisThreads(model.role_axis));
-                      }
-                      if (model.ring) EmitRing(b, model, /*producer=*/true);
-                      Emit(b, model.roles[0]);
-                    }},
-               Role{"right", static_cast<uint32_t>(model.role_sizes[1]), "",
-                    [&] {
-                      if (model.named) {
-                        b.NamedBarrierSync("right sync", 2,
-                                           static_cast<uint32_t>(model.role_sizes[1]) *
-                                               RoleAxisThreads(model.role_axis));
-                      }
-                      if (model.ring) EmitRing(b, model, /*producer=*/false);
-                      Emit(b, model.roles[1]);
-                    }}});
-    }
-    b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
-    absl::StatusOr<Kernel> kernel = b.Build();
-    ASSERT_THAT(kernel.status(), IsOk());
-
-    // -1 stays where a thread returned before writing.
-    std::vector<int> out(blocks * model.threads, -1);
-    std::vector<int> src(kRingSourceInts);
-    for (int i = 0; i < kRingSourceInts; ++i) src[i] = RingSource(i);
-    std::vector<KernelArg> args = {KernelArg::InOut(absl::MakeSpan(out)),
-                                   KernelArg::In(absl::MakeConstSpan(src))};
-    RunOptions options;
-    options.profile.unit = unit;
-    options.profile.placement = placement;
-    options.profile.policy = policy;
-    absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
-    ASSERT_THAT(run.status(), IsOk());
-    const Trace& trace = *run->trace;
-    ASSERT_TRUE(trace.report.ok());
-    ASSERT_EQ(trace.decoded.records.size(), NumRecords(trace.layout));
-    uint64_t max_expected = 0;
-    for (const DecodedRecord& record : trace.decoded.records) {
-      const uint64_t expected =
-          SimulateKernel(model, record.block_linear,
-                         RecorderThread(trace.layout, record.unit_index), policy)
-              .events;
-      max_expected = std::max(max_expected, expected);
-      EXPECT_EQ(record.attempted, expected)
-          << "block " << record.block_linear << " unit " << record.unit_index;
-      EXPECT_EQ(record.events.size(), expected);
-      EXPECT_TRUE(record.complete());
-      const EventRange range = run->plan->EventsForUnit(record.unit_index);
-      EXPECT_LE(range.min, expected);
-      EXPECT_GE(range.max, expected);
-    }
-    for (const UnitVerdict& verdict : trace.report.units) {
-      EXPECT_EQ(verdict.verdict, Verdict::kComplete) << verdict.reason;
-    }
-    EXPECT_GE(run->plan->capacity(), max_expected);
-    for (uint32_t t = 0; t < blocks * model.threads; ++t) {
-      const ThreadModel m = SimulateKernel(model, t / model.threads, t % model.threads, policy);
-      ASSERT_EQ(out[t], m.returned ? -1 : m.acc) << "thread " << t;
-    }
   }
   EXPECT_GT(returns, 0);
   EXPECT_GT(block_returns, 0);
@@ -1086,6 +1020,108 @@ TEST_F(E2eTest, RandomBuilderTreesRecordExactlyWhatAnIndependentModelPredictsPer
     EXPECT_GT(ring_bulk, 0);
   }
 }
+
+class RandomTreeTest : public E2eTest, public ::testing::WithParamInterface<uint32_t> {};
+
+// Each seed's tree, built, run and decoded: every unit recorded exactly the events the
+// independent model (SimulateKernel) predicts, and every thread computed what it predicts.
+TEST_P(RandomTreeTest, RecordsExactlyWhatAnIndependentModelPredictsPerUnit) {
+  const uint32_t seed = GetParam();
+  const RandomCase c = MakeRandomCase(seed);
+  const RandomKernel& model = c.model;
+  const RecordPolicy& policy = c.policy;
+  const UnitSpec& unit = c.unit;
+  const Placement placement = c.placement;
+  const uint32_t blocks = c.blocks;
+  KernelBuilder b(absl::StrCat("random_tree_", seed));
+  b.Param("int*", "out").Param("const int*", "src");
+  b.Grid({blocks, 1, 1}).Block({model.threads, 1, 1});
+  if (model.ring) {
+    const uint32_t stages = static_cast<uint32_t>(model.ring_stages);
+    const uint32_t group = RoleAxisThreads(model.role_axis);
+    b.PhaseBarriers("full", stages,
+                    model.full_by_one ? 1 : static_cast<uint32_t>(model.role_sizes[0]) * group);
+    b.PhaseBarriers("empty", stages,
+                    model.empty_by_one ? 1 : static_cast<uint32_t>(model.role_sizes[1]) * group);
+    b.SharedArray("int", "ring", stages);
+    // Dynamic shared memory is 16-byte aligned, as cp.async needs.
+    if (model.ring_copy) b.DynamicShared("int", "ring_copy", stages * 16);
+  }
+  b.Stmt("int acc = 0;");
+  if (model.block_return) b.If("blockIdx.x == 1u", [&] { b.Return(ReturnScope::kBlock); });
+  Emit(b, model.prologue);
+  if (model.barrier) b.Barrier("sync", model.barrier_record);
+  if (!model.roles.empty()) {
+    b.Roles(model.role_axis,
+            {Role{"left", static_cast<uint32_t>(model.role_sizes[0]), "",
+                  [&] {
+                    if (model.named) {
+                      b.NamedBarrierSync("left sync", 1,
+                                         static_cast<uint32_t>(model.role_sizes[0]) *
+                                             RoleAxisThreads(model.role_axis));
+                    }
+                    if (model.ring) EmitRing(b, model, /*producer=*/true);
+                    Emit(b, model.roles[0]);
+                  }},
+             Role{"right", static_cast<uint32_t>(model.role_sizes[1]), "",
+                  [&] {
+                    if (model.named) {
+                      b.NamedBarrierSync("right sync", 2,
+                                         static_cast<uint32_t>(model.role_sizes[1]) *
+                                             RoleAxisThreads(model.role_axis));
+                    }
+                    if (model.ring) EmitRing(b, model, /*producer=*/false);
+                    Emit(b, model.roles[1]);
+                  }}});
+  }
+  b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel.status(), IsOk());
+
+  // -1 stays where a thread returned before writing.
+  std::vector<int> out(blocks * model.threads, -1);
+  std::vector<int> src(kRingSourceInts);
+  for (int i = 0; i < kRingSourceInts; ++i) src[i] = RingSource(i);
+  std::vector<KernelArg> args = {KernelArg::InOut(absl::MakeSpan(out)),
+                                 KernelArg::In(absl::MakeConstSpan(src))};
+  RunOptions options;
+  options.profile.unit = unit;
+  options.profile.placement = placement;
+  options.profile.policy = policy;
+  absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
+  ASSERT_THAT(run.status(), IsOk());
+  const Trace& trace = *run->trace;
+  ASSERT_TRUE(trace.report.ok());
+  ASSERT_EQ(trace.decoded.records.size(), NumRecords(trace.layout));
+  uint64_t max_expected = 0;
+  for (const DecodedRecord& record : trace.decoded.records) {
+    const uint64_t expected =
+        SimulateKernel(model, record.block_linear,
+                       RecorderThread(trace.layout, record.unit_index), policy)
+            .events;
+    max_expected = std::max(max_expected, expected);
+    EXPECT_EQ(record.attempted, expected)
+        << "block " << record.block_linear << " unit " << record.unit_index;
+    EXPECT_EQ(record.events.size(), expected);
+    EXPECT_TRUE(record.complete());
+    const EventRange range = run->plan->EventsForUnit(record.unit_index);
+    EXPECT_LE(range.min, expected);
+    EXPECT_GE(range.max, expected);
+  }
+  for (const UnitVerdict& verdict : trace.report.units) {
+    EXPECT_EQ(verdict.verdict, Verdict::kComplete) << verdict.reason;
+  }
+  EXPECT_GE(run->plan->capacity(), max_expected);
+  for (uint32_t t = 0; t < blocks * model.threads; ++t) {
+    const ThreadModel m = SimulateKernel(model, t / model.threads, t % model.threads, policy);
+    ASSERT_EQ(out[t], m.returned ? -1 : m.acc) << "thread " << t;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, RandomTreeTest, ::testing::Range(1u, kRandomSeeds + 1),
+                         [](const ::testing::TestParamInfo<uint32_t>& info) {
+                           return absl::StrCat("seed_", info.param);
+                         });
 
 }  // namespace
 }  // namespace warptrace

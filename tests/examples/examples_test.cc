@@ -169,39 +169,47 @@ void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::strin
 }
 
 struct Case {
+  std::string label;  // names the case's test
   std::string binary;
   std::vector<std::string> sizes;
 };
 
 const std::vector<Case>& Cases() {
   static const auto* cases = new std::vector<Case>{
-      {"tiled_gemm", {"--m=32", "--n=32", "--k=32", "--tile=16"}},
-      {"warp_specialized_pipeline",
+      {"tiled_gemm", "tiled_gemm", {"--m=32", "--n=32", "--k=32", "--tile=16"}},
+      {"warp_specialized_pipeline", "warp_specialized_pipeline",
        {"--m=8", "--n=32", "--k=64", "--stages=2", "--consumers=1"}},
       // Bulk copies on the mbarrier ring, a persistent grid of 2 blocks for 4 tiles, delays.
-      {"warp_specialized_pipeline",
+      {"bulk_persistent_pipeline", "warp_specialized_pipeline",
        {"--m=16", "--n=64", "--k=64", "--stages=3", "--consumers=2", "--copy=bulk",
         "--persistent", "--blocks=2", "--producer_delay=100", "--consumer_delay=100"}},
-      {"reduction", {"--n=1000", "--blocks=2", "--threads=64", "--barrier_waits"}},
+      {"reduction", "reduction", {"--n=1000", "--blocks=2", "--threads=64", "--barrier_waits"}},
   };
   return *cases;
 }
 
-TEST_F(ExamplesTest, EveryExampleRunsProfilesAndChecksItsResultForSeveralUnitsAndPlacements) {
+// One test per case (shards share them out).
+class EveryExampleTest : public ExamplesTest, public ::testing::WithParamInterface<size_t> {};
+
+TEST_P(EveryExampleTest, RunsProfilesAndChecksItsResultForSeveralUnitsAndPlacements) {
+  const Case& c = Cases()[GetParam()];
   const std::vector<std::pair<std::string, std::string>> combos = {
       {"warp", "global"}, {"block", "shared"}, {"warpgroup", "auto"}};
-  for (const Case& c : Cases()) {
-    for (const auto& [unit, placement] : combos) {
-      if (c.binary == "reduction" && unit == "warpgroup") continue;  // 64-thread blocks
-      SCOPED_TRACE(absl::StrCat(c.binary, " --unit=", unit, " --placement=", placement));
-      const std::string dir = FreshDir(c.binary);
-      std::vector<std::string> args = c.sizes;
-      args.insert(args.end(), {"--device=host", "--unit=" + unit, "--placement=" + placement,
-                               "--out=" + dir});
-      ExpectProfiledRun(RunExample(c.binary, args), c.binary, dir, unit);
-    }
+  for (const auto& [unit, placement] : combos) {
+    if (c.binary == "reduction" && unit == "warpgroup") continue;  // 64-thread blocks
+    SCOPED_TRACE(absl::StrCat(c.binary, " --unit=", unit, " --placement=", placement));
+    const std::string dir = FreshDir(c.binary);
+    std::vector<std::string> args = c.sizes;
+    args.insert(args.end(), {"--device=host", "--unit=" + unit, "--placement=" + placement,
+                             "--out=" + dir});
+    ExpectProfiledRun(RunExample(c.binary, args), c.binary, dir, unit);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Cases, EveryExampleTest, ::testing::Range<size_t>(0, Cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return Cases()[info.param].label;
+                         });
 
 TEST_F(ExamplesTest, ProfileFalseRunsUninstrumentedChecksTheResultAndWritesNoTrace) {
   for (const Case& c : Cases()) {
@@ -346,25 +354,33 @@ TEST_F(ExamplesTest, RecordCostRunsOnTheHostBackendAndReportsBothPlacements) {
 // 60000 cycles (40 us per load or mma): with 30000, in a UBSan build (whose slower runtime
 // the copies' bookkeeping pays for) the producer's `load` edged out the delayed `mma` as the
 // top critical-path region in 2 of 4 runs; at 60000, 6 of 6 were right.
-TEST_F(ExamplesTest, PipelineDelaysAreDiagnosedAsTheBottleneckTheyCreate) {
-  const std::vector<std::string> common = {"--device=host", "--k=512", "--stages=4"};
-  struct Case {
-    std::string delay;
-    std::string bound;
-    std::string waiting;
-  } cases[] = {{"--producer_delay=60000", "producer-bound", "waiting on full[*]"},
-               {"--consumer_delay=60000", "consumer-bound", "waiting on empty[*]"}};
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.delay);
-    std::vector<std::string> args = common;
-    args.push_back(c.delay);
-    args.push_back(absl::StrCat("--out=", FreshDir("delay")));
-    const Ran ran = RunExample("warp_specialized_pipeline", args);
-    ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
-    EXPECT_THAT(FirstDiagnosis(ran.out), AllOf(HasSubstr(c.bound), HasSubstr(c.waiting)))
-        << ran.out;
-  }
+struct DelayCase {
+  std::string delay;
+  std::string bound;
+  std::string waiting;
+};
+
+class PipelineDelayTest : public ExamplesTest, public ::testing::WithParamInterface<DelayCase> {};
+
+TEST_P(PipelineDelayTest, IsDiagnosedAsTheBottleneckItCreates) {
+  const DelayCase& c = GetParam();
+  std::vector<std::string> args = {"--device=host", "--k=512", "--stages=4", c.delay};
+  args.push_back(absl::StrCat("--out=", FreshDir("delay")));
+  const Ran ran = RunExample("warp_specialized_pipeline", args);
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(FirstDiagnosis(ran.out), AllOf(HasSubstr(c.bound), HasSubstr(c.waiting)))
+      << ran.out;
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Delays, PipelineDelayTest,
+    ::testing::Values(DelayCase{"--producer_delay=60000", "producer-bound", "waiting on full[*]"},
+                      DelayCase{"--consumer_delay=60000", "consumer-bound",
+                                "waiting on empty[*]"}),
+    [](const ::testing::TestParamInfo<DelayCase>& info) {
+      return info.param.bound == "producer-bound" ? std::string("producer")
+                                                  : std::string("consumer");
+    });
 
 // `warptrace diff` between a plain pipeline run and one whose consumers do extra work per
 // MMA ranks the consumers' mma region at the top, significant. The producer's wait on the
