@@ -37,6 +37,13 @@ std::unique_ptr<HostCompiler> Gxx(PrecompiledHeaders* store, const std::string& 
   return compiler.ok() ? *std::move(compiler) : nullptr;
 }
 
+// The store of the tests that use a PCH without testing how it is built, checked or dropped:
+// they share its one PCH (a process's HostCompilers do too), so it is built once.
+PrecompiledHeaders& SharedStore() {
+  static PrecompiledHeaders* store = new PrecompiledHeaders();
+  return *store;
+}
+
 CompileRequest Request(const std::string& name, const std::string& body) {
   return HostCompileRequest(SimpleKernel(name, body));
 }
@@ -48,8 +55,7 @@ constexpr char kBody[] = R"(
   if (threadIdx.x == 0) out[0] = cells[5] + (int)sqrtf(49.0f);)";
 
 TEST(HostCompilerTest, ACompileWithThePchYieldsTheSameSharedObjectAsWithout) {
-  PrecompiledHeaders store;
-  std::unique_ptr<HostCompiler> with = Gxx(&store);
+  std::unique_ptr<HostCompiler> with = Gxx(&SharedStore());
   std::unique_ptr<HostCompiler> without = Gxx(nullptr);
   ASSERT_NE(with, nullptr);
   ASSERT_NE(without, nullptr);
@@ -123,8 +129,7 @@ TEST(HostCompilerTest, AKernelThatIncludesTheHostHeadersItselfCompilesWithThePch
   // (not #pragma once, which tells files apart by path and time) keep them from clashing.
   const std::string prelude =
       "#include \"cuda_on_cpu.h\"\n#include \"host_abi.h\"\n#include \"warptrace_primitives.cuh\"\n";
-  PrecompiledHeaders store;
-  std::unique_ptr<HostCompiler> compiler = Gxx(&store, TestTempPath("cache"));
+  std::unique_ptr<HostCompiler> compiler = Gxx(&SharedStore(), TestTempPath("cache"));
   ASSERT_NE(compiler, nullptr);
   ASSERT_THAT(compiler->Compile(HostCompileRequest(SimpleKernel("includes", kBody, prelude))),
               IsOk());
@@ -165,8 +170,7 @@ TEST(HostCompilerTest, AnUnreadablePchFallsBackToThePlainCompileAndIsDropped) {
 }
 
 TEST(HostCompilerTest, AnErrorInTheKernelIsReportedWithoutARetry) {
-  PrecompiledHeaders store;
-  std::unique_ptr<HostCompiler> compiler = Gxx(&store);
+  std::unique_ptr<HostCompiler> compiler = Gxx(&SharedStore());
   ASSERT_NE(compiler, nullptr);
   EXPECT_THAT(compiler->Compile(Request("broken", "out[0] = not_declared_anywhere;")),
               StatusIs(absl::StatusCode::kInvalidArgument,
