@@ -89,9 +89,15 @@ std::string FirstDiagnosis(const std::string& out) {
 class ExamplesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // Compiled kernels stay in the sandbox; the binaries inherit the environment.
-    setenv("WARPTRACE_CACHE_DIR", TestTempPath("cache").c_str(), 1);
-    unsetenv("BUILD_WORKING_DIRECTORY");
+    // Compiled kernels stay in the sandbox; the binaries inherit the environment. One cache
+    // for every suite of the binary, so all of its example runs share the kernels and the
+    // precompiled header they compiled.
+    static const bool set = [] {
+      setenv("WARPTRACE_CACHE_DIR", TestTempPath("cache").c_str(), 1);
+      unsetenv("BUILD_WORKING_DIRECTORY");
+      return true;
+    }();
+    (void)set;
   }
 };
 
