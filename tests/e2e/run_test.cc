@@ -1052,27 +1052,20 @@ TEST_P(RandomTreeTest, RecordsExactlyWhatAnIndependentModelPredictsPerUnit) {
   Emit(b, model.prologue);
   if (model.barrier) b.Barrier("sync", model.barrier_record);
   if (!model.roles.empty()) {
-    b.Roles(model.role_axis,
-            {Role{"left", static_cast<uint32_t>(model.role_sizes[0]), "",
-                  [&] {
+    // Role 0 ("left") produces into the ring, role 1 ("right") consumes; each syncs on its
+    // own named barrier (ids 1 and 2).
+    auto role = [&](int i, const std::string& name) {
+      const uint32_t size = static_cast<uint32_t>(model.role_sizes[i]);
+      return Role{name, size, "", [&, i, size, name] {
                     if (model.named) {
-                      b.NamedBarrierSync("left sync", 1,
-                                         static_cast<uint32_t>(model.role_sizes[0]) *
-                                             RoleAxisThreads(model.role_axis));
+                      b.NamedBarrierSync(name + " sync", static_cast<uint32_t>(i + 1),
+                                         size * RoleAxisThreads(model.role_axis));
                     }
-                    if (model.ring) EmitRing(b, model, /*producer=*/true);
-                    Emit(b, model.roles[0]);
-                  }},
-             Role{"right", static_cast<uint32_t>(model.role_sizes[1]), "",
-                  [&] {
-                    if (model.named) {
-                      b.NamedBarrierSync("right sync", 2,
-                                         static_cast<uint32_t>(model.role_sizes[1]) *
-                                             RoleAxisThreads(model.role_axis));
-                    }
-                    if (model.ring) EmitRing(b, model, /*producer=*/false);
-                    Emit(b, model.roles[1]);
-                  }}});
+                    if (model.ring) EmitRing(b, model, /*producer=*/i == 0);
+                    Emit(b, model.roles[i]);
+                  }};
+    };
+    b.Roles(model.role_axis, {role(0, "left"), role(1, "right")});
   }
   b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
   absl::StatusOr<Kernel> kernel = b.Build();
