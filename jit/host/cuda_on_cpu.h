@@ -38,11 +38,9 @@
 // The named barriers, mbarriers, cp.async and bulk copies are in warptrace_primitives.cuh
 // (one source for the GPU and the host), included at the end of this header.
 //
-// It also defines the recorder's host hooks (profiler/device/recorder.cuh):
-//   warptrace_host_clock()        32-bit "SM cycles": virtual ns × 1.5 GHz
-//   warptrace_host_globaltimer()  the thread's virtual ns (host_abi.h)
-//   warptrace_host_smid()         the block's virtual SM
-// so Δclock / Δglobaltimer calibrates to WARPTRACE_HOST_SM_CLOCK_KHZ exactly.
+// The recorder's host hooks (profiler/device/recorder.cuh: warptrace_host_clock,
+// warptrace_host_globaltimer, warptrace_host_smid) are the runtime's, declared in host_abi.h:
+// Δclock / Δglobaltimer calibrates to WARPTRACE_HOST_SM_CLOCK_KHZ exactly.
 //
 // Compiled as C++17 (the oldest standard emitted code may rely on).
 #ifndef WARPTRACE_JIT_HOST_CUDA_ON_CPU_H_
@@ -234,26 +232,10 @@ inline T PollResult(T* address, T old, const char* what) {
 // without that, a read right after a preemption would pin the preemption into the thread's
 // time (the runtime never moves a clock below a value the kernel read).
 inline unsigned long long VirtualNs() {
-  WarptraceHostThread& t = MutableCurrent();
-  long long v = warptrace_host_now_ns(t.clock) + t.clock_offset_ns;
-  if (v > t.clock_limit_ns) v = static_cast<long long>(t.rt->clock(t.fiber));
-  t.clock_last_ns = v;
-  return static_cast<unsigned long long>(v);
+  return static_cast<unsigned long long>(warptrace_host_virtual_ns(&MutableCurrent()));
 }
-// The SM cycle count at virtual time `ns`.
-inline unsigned long long CyclesAt(unsigned long long ns) {
-  // ns × kHz / 10^6 without overflowing 64 bits.
-  return (ns / 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ +
-         (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull;
-}
-inline unsigned long long Cycles() { return CyclesAt(VirtualNs()); }
+inline unsigned long long Cycles() { return warptrace_host_cycles_at(VirtualNs()); }
 
-// The recorder stamps a unit's start and end with a globaltimer read followed at once by a
-// clock read; on a GPU the two are a few cycles apart. On the host the OS may preempt the
-// worker between them (milliseconds under load), which would break the pair's 1.5 cycles
-// per ns that calibration relies on. So the clock read that follows a globaltimer read takes
-// the same instant (WarptraceHostThread::paired_globaltimer_ns: no fiber switch can come
-// between the two reads, there is no synchronization point).
 }  // namespace warptrace_host
 
 // ---- Barriers and warp collectives ----
@@ -644,37 +626,13 @@ inline void fill_fragment(Fragment&, T) {
 extern "C" unsigned int warptrace_host_abi_version(void) { return WARPTRACE_HOST_ABI_VERSION; }
 
 // A failed assert() fails the launch, naming block and thread (the C library's would abort
-// the process). Hidden: calls from this shared object bind here, not to the C library.
-// rt->fail never returns (the thread ends without unwinding), so this can stay noexcept as
-// the C library declares it.
+// the process): the runtime's warptrace_host_assert_fail (host_abi.h) formats the message and
+// ends the thread without unwinding, so this can stay noexcept as the C library declares it.
+// Hidden: calls from this shared object bind here, not to the C library.
 extern "C" __attribute__((visibility("hidden"), noreturn)) void __assert_fail(
     const char* assertion, const char* file, unsigned int line, const char* function) noexcept {
-  char message[1024];
-  const char* base = std::strrchr(file, '/');  // the compiler saw a temporary directory
-  std::snprintf(message, sizeof(message), "assertion `%s` failed at %s:%u in %s", assertion,
-                base != nullptr ? base + 1 : file, line, function);
-  ::warptrace_host::Rt().fail(::warptrace_host::Fiber(), message);
-  __builtin_unreachable();
+  warptrace_host_assert_fail(assertion, file, line, function);
 }
-
-extern "C" unsigned long long warptrace_host_globaltimer(void) {
-  const unsigned long long ns = ::warptrace_host::VirtualNs();
-  WarptraceHostThread& t = ::warptrace_host::MutableCurrent();
-  t.paired_globaltimer_ns = ns;
-  t.has_paired_globaltimer = 1;
-  return ns;
-}
-
-extern "C" unsigned int warptrace_host_clock(void) {
-  WarptraceHostThread& t = ::warptrace_host::MutableCurrent();
-  if (t.has_paired_globaltimer) {  // the second read of a stamp pair
-    t.has_paired_globaltimer = 0;
-    return static_cast<unsigned int>(::warptrace_host::CyclesAt(t.paired_globaltimer_ns));
-  }
-  return static_cast<unsigned int>(::warptrace_host::Cycles());
-}
-
-extern "C" unsigned int warptrace_host_smid(void) { return ::warptrace_host::Current().sm_id; }
 
 #include "warptrace_primitives.cuh"
 

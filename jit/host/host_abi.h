@@ -15,13 +15,15 @@
  *   void <host_entry>(void** args);                  runs the kernel for the current thread
  * and it needs from the process (defined by the runtime, found when it is loaded):
  *   warptrace_host_current                           the thread-local current CUDA thread
+ *   warptrace_host_clock, _globaltimer, _smid        the recorder's hooks (below)
+ *   warptrace_host_assert_fail                       what the kernel's assert() calls
  */
 #ifndef WARPTRACE_JIT_HOST_HOST_ABI_H_
 #define WARPTRACE_JIT_HOST_HOST_ABI_H_
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 3u
+#define WARPTRACE_HOST_ABI_VERSION 4u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -169,6 +171,42 @@ struct WarptraceHostRuntime {
 #define WARPTRACE_HOST_MBAR_TX(w) \
   ((int)((((w) >> 42) & 0x1fffffull) ^ 0x100000ull) - 0x100000)
 #define WARPTRACE_HOST_MBAR_PHASE(w) ((unsigned int)((w) >> 63))
+
+/* The calling thread's virtual time in ns (see above): the kernel's globaltimer, clock()
+ * and clock64(), read in the kernel (cuda_on_cpu.h) and by the recorder's hooks below. */
+static inline long long warptrace_host_virtual_ns(struct WarptraceHostThread* t) {
+  long long v = warptrace_host_now_ns(t->clock) + t->clock_offset_ns;
+  if (v > t->clock_limit_ns) v = (long long)t->rt->clock(t->fiber);
+  t->clock_last_ns = v;
+  return v;
+}
+
+/* The SM cycle count at virtual time `ns`: ns x kHz / 10^6 without overflowing 64 bits. */
+static inline unsigned long long warptrace_host_cycles_at(unsigned long long ns) {
+  return (ns / 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ +
+         (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull;
+}
+
+/* The recorder's host hooks (profiler/device/recorder.cuh), defined by the runtime and
+ * exported by the program: compiled once there instead of in every kernel (they were ~15 ms
+ * of each kernel's compile). For the current thread:
+ *   warptrace_host_clock        32-bit "SM cycles": virtual ns x WARPTRACE_HOST_SM_CLOCK_KHZ
+ *   warptrace_host_globaltimer  virtual ns
+ *   warptrace_host_smid         the block's virtual SM
+ * The recorder stamps a unit's start and end with a globaltimer read followed at once by a
+ * clock read; on a GPU the two are a few cycles apart. On the host the OS may preempt the
+ * worker between them (milliseconds under load), which would break the pair's cycles per ns
+ * that calibration relies on. So the clock read that follows a globaltimer read takes the
+ * same instant (WarptraceHostThread::paired_globaltimer_ns: no fiber switch can come between
+ * the two reads, there is no synchronization point).
+ * warptrace_host_assert_fail: a failed assert() in the kernel (its __assert_fail forwards
+ * here); fails the launch naming the thread and ends it without unwinding. */
+unsigned int warptrace_host_clock(void);
+unsigned long long warptrace_host_globaltimer(void);
+unsigned int warptrace_host_smid(void);
+__attribute__((noreturn)) void warptrace_host_assert_fail(const char* assertion,
+                                                          const char* file, unsigned int line,
+                                                          const char* function);
 
 typedef unsigned int (*WarptraceHostAbiVersionFn)(void);
 /* The kernel's host entry (KernelSource::host_entry): runs the kernel for the current

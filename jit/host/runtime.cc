@@ -19,9 +19,49 @@
 #include "jit/host/block.h"
 #include "jit/host/fiber.h"
 
-// host_abi.h: the worker thread's current CUDA thread, read by kernels.
+// host_abi.h: the worker thread's current CUDA thread, read by kernels, and the hooks the
+// kernels' recorder and assert() call (exported by the program: see BUILD).
 extern "C" {
 __thread const WarptraceHostThread* warptrace_host_current = nullptr;
+}
+
+namespace warptrace::host {
+namespace {
+WarptraceHostThread& MutableCurrentThread() {
+  return const_cast<WarptraceHostThread&>(*warptrace_host_current);
+}
+}  // namespace
+}  // namespace warptrace::host
+
+extern "C" unsigned long long warptrace_host_globaltimer(void) {
+  WarptraceHostThread& t = warptrace::host::MutableCurrentThread();
+  const auto ns = static_cast<unsigned long long>(warptrace_host_virtual_ns(&t));
+  t.paired_globaltimer_ns = ns;
+  t.has_paired_globaltimer = 1;
+  return ns;
+}
+
+extern "C" unsigned int warptrace_host_clock(void) {
+  WarptraceHostThread& t = warptrace::host::MutableCurrentThread();
+  if (t.has_paired_globaltimer) {  // the second read of a stamp pair
+    t.has_paired_globaltimer = 0;
+    return static_cast<unsigned int>(warptrace_host_cycles_at(t.paired_globaltimer_ns));
+  }
+  return static_cast<unsigned int>(
+      warptrace_host_cycles_at(static_cast<unsigned long long>(warptrace_host_virtual_ns(&t))));
+}
+
+extern "C" unsigned int warptrace_host_smid(void) { return warptrace_host_current->sm_id; }
+
+extern "C" void warptrace_host_assert_fail(const char* assertion, const char* file,
+                                           unsigned int line, const char* function) {
+  char message[1024];
+  const char* base = std::strrchr(file, '/');  // the compiler saw a temporary directory
+  std::snprintf(message, sizeof(message), "assertion `%s` failed at %s:%u in %s", assertion,
+                base != nullptr ? base + 1 : file, line, function);
+  const WarptraceHostThread& t = *warptrace_host_current;
+  t.rt->fail(t.fiber, message);
+  __builtin_unreachable();
 }
 
 namespace warptrace::host {
