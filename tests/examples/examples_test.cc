@@ -388,14 +388,16 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // `warptrace diff` between a plain pipeline run and one whose consumers do extra work per
-// MMA ranks the consumers' mma region at the top, significant. Beside it in the top two is
-// one of the delay's two consequences, which can be about as large:
+// MMA ranks the consumers' mma region first among the significant changes (rows are ranked
+// significant first, then by |change of self time per block|), more than twice as slow. Only
+// one of the delay's two consequences, which can be about as large, may rank above it:
 //   - the producer waits longer on the consumers (empty[*] grows: it waits out exactly
 //     their extra work, +343.7 against mma's +338.4 us per block in one run), or
 //   - the consumers, now the slower side, wait less on the producer (full[*] shrinks: the
 //     plain pipeline is producer-bound on the host, its consumers waiting on full for
 //     most of their time; -174 against mma's +342 us per block in one run).
-// Nothing else may rank there.
+// What follows mma is noise-dependent (under ASan a -0.1 us change of the consumers' store
+// was significant and ranked second while the producer's wait was not), so it is not checked.
 TEST_F(ExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTheConsumersMmaFirst) {
   std::string prefixes[2];
   const char* delays[2] = {"--consumer_delay=0", "--consumer_delay=30000"};
@@ -424,13 +426,14 @@ TEST_F(ExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTheConsumersMma
   const nlohmann::json& mma = rows[mma_row];
   EXPECT_EQ(mma["significant"], true) << diff.out;
   EXPECT_GT(mma["change"].get<double>(), 1.0) << diff.out;  // more than twice as slow
-  const nlohmann::json& other = rows[1 - mma_row];
-  const double other_delta = other["self_delta_per_block_ns"].get<double>();
-  if (label(1 - mma_row) == "producer wait empty") {
-    EXPECT_GT(other_delta, 0) << diff.out;
-  } else {
-    EXPECT_EQ(label(1 - mma_row), "consumer wait full") << diff.out;
-    EXPECT_LT(other_delta, 0) << diff.out;
+  if (mma_row == 1) {  // what outranks it is one of the delay's consequences
+    const double delta = rows[0]["self_delta_per_block_ns"].get<double>();
+    if (label(0) == "producer wait empty") {
+      EXPECT_GT(delta, 0) << diff.out;
+    } else {
+      EXPECT_EQ(label(0), "consumer wait full") << diff.out;
+      EXPECT_LT(delta, 0) << diff.out;
+    }
   }
 }
 
