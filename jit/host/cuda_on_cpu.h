@@ -224,17 +224,14 @@ inline T PollResult(T* address, T old, const char* what) {
   return old;
 }
 
-// The running thread's virtual time (host_abi.h).
+// The running thread's SM cycles, from its virtual time (host_abi.h).
 // Within a slice the clock is the steady clock (so stamps read together, like the
 // recorder's globaltimer and clock, always agree); preemption is taken out when the fiber
 // stops (runtime.cc, StopClock), never below the last value read here.
 // Past the slice's limit the runtime takes out the time the worker was preempted first:
 // without that, a read right after a preemption would pin the preemption into the thread's
 // time (the runtime never moves a clock below a value the kernel read).
-inline unsigned long long VirtualNs() {
-  return static_cast<unsigned long long>(warptrace_host_virtual_ns(&MutableCurrent()));
-}
-inline unsigned long long Cycles() { return warptrace_host_cycles_at(VirtualNs()); }
+inline unsigned long long Cycles() { return warptrace_host_cycles(&MutableCurrent()); }
 
 }  // namespace warptrace_host
 

@@ -187,6 +187,11 @@ static inline unsigned long long warptrace_host_cycles_at(unsigned long long ns)
          (ns % 1000000ull) * WARPTRACE_HOST_SM_CLOCK_KHZ / 1000000ull;
 }
 
+/* The calling thread's SM cycle count now (the kernel's clock() and clock64()). */
+static inline unsigned long long warptrace_host_cycles(struct WarptraceHostThread* t) {
+  return warptrace_host_cycles_at((unsigned long long)warptrace_host_virtual_ns(t));
+}
+
 /* The recorder's host hooks (profiler/device/recorder.cuh), defined by the runtime and
  * exported by the program: compiled once there instead of in every kernel (they were ~15 ms
  * of each kernel's compile). For the current thread:

@@ -25,16 +25,15 @@ extern "C" {
 __thread const WarptraceHostThread* warptrace_host_current = nullptr;
 }
 
-namespace warptrace::host {
 namespace {
-WarptraceHostThread& MutableCurrentThread() {
+// The fields the recorder's hooks write (the paired globaltimer read, clock_last_ns).
+WarptraceHostThread& MutableCurrent() {
   return const_cast<WarptraceHostThread&>(*warptrace_host_current);
 }
 }  // namespace
-}  // namespace warptrace::host
 
 extern "C" unsigned long long warptrace_host_globaltimer(void) {
-  WarptraceHostThread& t = warptrace::host::MutableCurrentThread();
+  WarptraceHostThread& t = MutableCurrent();
   const auto ns = static_cast<unsigned long long>(warptrace_host_virtual_ns(&t));
   t.paired_globaltimer_ns = ns;
   t.has_paired_globaltimer = 1;
@@ -42,13 +41,12 @@ extern "C" unsigned long long warptrace_host_globaltimer(void) {
 }
 
 extern "C" unsigned int warptrace_host_clock(void) {
-  WarptraceHostThread& t = warptrace::host::MutableCurrentThread();
+  WarptraceHostThread& t = MutableCurrent();
   if (t.has_paired_globaltimer) {  // the second read of a stamp pair
     t.has_paired_globaltimer = 0;
     return static_cast<unsigned int>(warptrace_host_cycles_at(t.paired_globaltimer_ns));
   }
-  return static_cast<unsigned int>(
-      warptrace_host_cycles_at(static_cast<unsigned long long>(warptrace_host_virtual_ns(&t))));
+  return static_cast<unsigned int>(warptrace_host_cycles(&t));
 }
 
 extern "C" unsigned int warptrace_host_smid(void) { return warptrace_host_current->sm_id; }
