@@ -14,7 +14,7 @@
 #include "base/status_macros.h"
 #include "base/subprocess.h"
 #include "base/temp_dir.h"
-#include "jit/diagnostics.h"
+#include "jit/compile/diagnostics.h"
 #include "jit/host/embedded_host_headers.h"
 #include "jit/host/host_abi.h"
 #include "jit/host/source_lowering.h"
@@ -81,10 +81,10 @@ std::vector<EmbeddedFile> HostHeadersOf(const CompileRequest& request) {
 
 // Lowers the source and its headers into `dir` (host headers as they are); returns the
 // files as the caller wrote them, for diagnostics. Lowering keeps lines in place.
-absl::StatusOr<std::vector<SourceFile>> WriteInputs(const CompileRequest& request,
+absl::StatusOr<std::vector<EmbeddedFile>> WriteInputs(const CompileRequest& request,
                                                     const TempDir& dir) {
   uint32_t next_site = 0;
-  std::vector<SourceFile> files = {{request.name, request.source}};
+  std::vector<EmbeddedFile> files = {{request.name, request.source}};
   const WriteOptions input = {.role = "host compiler input"};
   RETURN_IF_ERROR(WriteFileAtomically(dir.File(request.name),
                                       LowerForHost(request.source, &next_site), input));
@@ -196,7 +196,7 @@ std::string HostCompiler::Version() const {
 absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& request) {
   const absl::Time start = absl::Now();
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("warptrace-host"));
-  ASSIGN_OR_RETURN(std::vector<SourceFile> files, WriteInputs(request, dir));
+  ASSIGN_OR_RETURN(std::vector<EmbeddedFile> files, WriteInputs(request, dir));
   const Flags flags = FlagsFor(request, linker_, options_.extra_flags);
   const std::string output = dir.File("kernel.so");
   ++compiles_;

@@ -2,26 +2,7 @@
 // events' payloads (trace version 2), never guessed from event order. Read by the verifier's
 // hand-off invariants, the trace writers' flow arrows and the critical-path analysis.
 //
-// The contract between the recorder (what generated code writes) and the dump:
-//
-//   site kind (layout.h)  events                          payload (a, b)
-//   kBarrierArrive        one event, no exit flag         (barrier, phase)
-//   kPhaseWait            enter = the wait starts,        (barrier, phase) on both
-//                         exit  = the wait is released
-//   kAsyncCopy            begin (no exit flag) = issue,   (issue, barrier) on both
-//                         end (exit flag) = the completion
-//                         the unit observed
-//
-//   barrier  the block-local id of one phase barrier (an mbarrier; an element of a barrier
-//            array has its own id). Ids mean nothing across blocks: links never leave a block.
-//   phase    the 0-based number of the barrier's phase the event belongs to: an arrival
-//            counts towards completing phase `phase`; a wait waits for phase `phase` to
-//            complete (its parity is phase & 1). Generated code knows it from its loop
-//            counters (the k-th use of ring stage s is phase k / stages).
-//   issue    a number the unit gives each async copy it issues, unique within the unit and
-//            site; the end with the same (site, issue) is that copy's completion.
-//            `barrier` is the phase barrier the copy completes on, or kNoBarrier (sm_80
-//            cp.async groups).
+// The payload contract (which event carries what) is format/links.h.
 //
 // Resolution, per block: the arrivals of (barrier, phase) from any unit of the block complete
 // that phase; every wait released on (barrier, phase) gets a link from each of them, and the
@@ -37,13 +18,12 @@
 #include <functional>
 #include <vector>
 
+#include "format/layout.h"
+#include "format/links.h"
 #include "profiler/trace/decode.h"
-#include "profiler/trace/layout.h"
 #include "profiler/trace/walk.h"
 
 namespace warptrace {
-
-inline constexpr uint32_t kNoBarrier = 0xffffffffu;
 
 struct EventRef {
   uint32_t record = 0;  // index into DecodedTrace::records

@@ -1,0 +1,274 @@
+#include "format/layout.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "format/trace_abi.h"
+
+namespace warptrace {
+namespace {
+
+constexpr uint32_t kWarpThreads = 32;
+constexpr uint32_t kWarpgroupThreads = 128;
+
+uint64_t SampleEnd(const TraceLayout& layout) {
+  const uint64_t blocks = layout.grid.Count();
+  return layout.sample.end < blocks ? layout.sample.end : blocks;
+}
+
+}  // namespace
+
+uint32_t UnitThreads(const TraceLayout& layout) {
+  switch (layout.unit.kind) {
+    case UnitKind::kWarp:
+      return kWarpThreads;
+    case UnitKind::kWarpgroup:
+      return kWarpgroupThreads;
+    case UnitKind::kBlock:
+      return static_cast<uint32_t>(layout.block.Count());
+    case UnitKind::kCustom:
+      return layout.unit.num_threads;
+  }
+  return 0;
+}
+
+uint32_t UnitsPerBlock(const TraceLayout& layout) {
+  const uint32_t unit = UnitThreads(layout);
+  if (layout.unit.kind == UnitKind::kCustom) return 1;
+  if (unit == 0) return 0;
+  return static_cast<uint32_t>(layout.block.Count() / unit);
+}
+
+uint64_t SampledBlocks(const TraceLayout& layout) {
+  const uint64_t end = SampleEnd(layout);
+  if (layout.sample.stride == 0 || layout.sample.begin >= end) return 0;
+  return (end - layout.sample.begin + layout.sample.stride - 1) / layout.sample.stride;
+}
+
+uint64_t SampledBlockId(const TraceLayout& layout, uint64_t ordinal) {
+  return layout.sample.begin + ordinal * layout.sample.stride;
+}
+
+uint64_t NumRecords(const TraceLayout& layout) {
+  return SampledBlocks(layout) * UnitsPerBlock(layout);
+}
+
+uint64_t BufferBytes(const TraceLayout& layout) {
+  return abi::BufferBytes(NumRecords(layout), layout.capacity);
+}
+
+uint64_t SharedBytesPerBlock(const TraceLayout& layout) {
+  return uint64_t{UnitsPerBlock(layout)} * layout.capacity * sizeof(abi::Event);
+}
+
+absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_bytes) {
+  const uint64_t block_threads = layout.block.Count();
+  if (layout.grid.Count() == 0 || block_threads == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "grid (%d,%d,%d) and block (%d,%d,%d) must have every dimension >= 1", layout.grid.x,
+        layout.grid.y, layout.grid.z, layout.block.x, layout.block.y, layout.block.z));
+  }
+  if (layout.grid.Count() > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "grid has %d blocks; the trace header holds a 32-bit linear block id",
+        layout.grid.Count()));
+  }
+  switch (layout.unit.kind) {
+    case UnitKind::kWarp:
+    case UnitKind::kWarpgroup: {
+      const uint32_t unit = UnitThreads(layout);
+      if (block_threads % unit != 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "block size %d (%d,%d,%d) is not a multiple of the %s size %d: the last %d "
+            "threads would share no trace; use a block of %d or %d threads, or another unit",
+            block_threads, layout.block.x, layout.block.y, layout.block.z,
+            UnitKindName(layout.unit.kind), unit, block_threads % unit,
+            block_threads / unit * unit, (block_threads / unit + 1) * unit));
+      }
+      break;
+    }
+    case UnitKind::kBlock:
+      break;
+    case UnitKind::kCustom:
+      if (layout.unit.num_threads == 0) {
+        return absl::InvalidArgumentError("custom trace unit has 0 threads");
+      }
+      if (uint64_t{layout.unit.first_thread} + layout.unit.num_threads > block_threads) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "custom trace unit covers threads [%d, %d) but the block has only %d threads",
+            layout.unit.first_thread,
+            uint64_t{layout.unit.first_thread} + layout.unit.num_threads, block_threads));
+      }
+      if (layout.unit.recorder_offset >= layout.unit.num_threads) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "custom trace unit's recorder offset %d is outside its %d threads",
+            layout.unit.recorder_offset, layout.unit.num_threads));
+      }
+      break;
+  }
+  if (layout.capacity == 0) {
+    return absl::InvalidArgumentError(
+        "capacity is 0 events per trace unit: nothing could be recorded");
+  }
+  if (layout.sample.stride == 0) {
+    return absl::InvalidArgumentError("block sample stride is 0; use 1 to record every block");
+  }
+  if (SampledBlocks(layout) == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "block sample [%d, %d) step %d selects no block of the %d-block grid",
+        layout.sample.begin, layout.sample.end, layout.sample.stride, layout.grid.Count()));
+  }
+  const unsigned __int128 bytes = static_cast<unsigned __int128>(NumRecords(layout)) *
+                                  abi::RecordBytes(layout.capacity);
+  if (bytes > std::numeric_limits<uint64_t>::max() ||
+      layout.capacity > (std::numeric_limits<uint32_t>::max() - abi::kHeaderWords) / 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "trace buffer of %d records x %d events overflows: reduce the capacity or sample "
+        "fewer blocks",
+        NumRecords(layout), layout.capacity));
+  }
+  if (layout.sites.size() > abi::kMaxSites) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d record sites exceed the %d the tag can hold (bit 31 is the exit flag)",
+        layout.sites.size(), uint64_t{abi::kMaxSites}));
+  }
+  for (size_t i = 0; i < layout.sites.size(); ++i) {
+    if (layout.sites[i].id != i) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "site table entry %d (\"%s\") has id %d; ids must be 0..%d in order", i,
+          layout.sites[i].name, layout.sites[i].id, layout.sites.size() - 1));
+    }
+  }
+  if (!layout.unit_roles.empty() && layout.unit_roles.size() != UnitsPerBlock(layout)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "role table names %d trace units but a block has %d; give one role per unit (or "
+        "none)",
+        layout.unit_roles.size(), UnitsPerBlock(layout)));
+  }
+  for (size_t i = 0; i < layout.barriers.size(); ++i) {
+    const BarrierInfo& b = layout.barriers[i];
+    if (b.id != i) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "barrier table entry %d (\"%s\") has id %d; ids must be 0..%d in order", i, b.name,
+          b.id, layout.barriers.size() - 1));
+    }
+    if (b.name.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "barrier table entry %d has an empty name; name it as the builder declared it "
+          "(e.g. \"full[2]\")",
+          i));
+    }
+  }
+  if (layout.placement == Placement::kAuto) {
+    return absl::InvalidArgumentError(
+        "a recorded layout must say which placement ran (global or shared), not auto");
+  }
+  if (layout.placement == Placement::kShared && shared_budget_bytes != 0 &&
+      SharedBytesPerBlock(layout) > shared_budget_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "shared placement needs %d bytes per block (%d units x %d events x 8 bytes) but the "
+        "shared-memory budget is %d bytes: use global placement or a smaller capacity",
+        SharedBytesPerBlock(layout), UnitsPerBlock(layout), layout.capacity,
+        shared_budget_bytes));
+  }
+  return absl::OkStatus();
+}
+
+Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear) {
+  const uint64_t gx = grid.x == 0 ? 1 : grid.x;
+  const uint64_t gy = grid.y == 0 ? 1 : grid.y;
+  Dim3 d;
+  d.x = static_cast<uint32_t>(block_linear % gx);
+  d.y = static_cast<uint32_t>(block_linear / gx % gy);
+  d.z = static_cast<uint32_t>(block_linear / (gx * gy));
+  return d;
+}
+
+std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index) {
+  return absl::StrFormat("block (%d,%d,%d) %s %d", block_index.x, block_index.y, block_index.z,
+                         UnitKindName(kind), unit_index);
+}
+
+std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index) {
+  return UnitName(BlockIndex(layout.grid, block_linear), layout.unit.kind, unit_index);
+}
+
+std::string BarrierName(const TraceLayout& layout, uint32_t id) {
+  if (id < layout.barriers.size()) return layout.barriers[id].name;
+  return absl::StrCat("barrier ", id);
+}
+
+const char* UnitKindName(UnitKind kind) {
+  switch (kind) {
+    case UnitKind::kWarp:
+      return "warp";
+    case UnitKind::kWarpgroup:
+      return "warpgroup";
+    case UnitKind::kBlock:
+      return "block";
+    case UnitKind::kCustom:
+      return "custom";
+  }
+  return "?";
+}
+
+const char* PlacementName(Placement placement) {
+  switch (placement) {
+    case Placement::kGlobal:
+      return "global";
+    case Placement::kShared:
+      return "shared";
+    case Placement::kAuto:
+      return "auto";
+  }
+  return "?";
+}
+
+const char* SiteKindName(SiteKind kind) {
+  switch (kind) {
+    case SiteKind::kRegion:
+      return "region";
+    case SiteKind::kLoopBody:
+      return "loop_body";
+    case SiteKind::kBarrierWait:
+      return "barrier_wait";
+    case SiteKind::kKernel:
+      return "kernel";
+    case SiteKind::kBarrierArrive:
+      return "barrier_arrive";
+    case SiteKind::kPhaseWait:
+      return "phase_wait";
+    case SiteKind::kAsyncCopy:
+      return "async_copy";
+  }
+  return "?";
+}
+
+absl::StatusOr<UnitKind> ParseUnitKind(absl::string_view name) {
+  for (UnitKind k : {UnitKind::kWarp, UnitKind::kWarpgroup, UnitKind::kBlock, UnitKind::kCustom}) {
+    if (name == UnitKindName(k)) return k;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown trace unit \"", name, "\"; expected warp, warpgroup, block or custom"));
+}
+
+absl::StatusOr<Placement> ParsePlacement(absl::string_view name) {
+  for (Placement p : {Placement::kGlobal, Placement::kShared, Placement::kAuto}) {
+    if (name == PlacementName(p)) return p;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown placement \"", name, "\"; expected global, shared or auto"));
+}
+
+absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name) {
+  for (SiteKind k : kAllSiteKinds) {
+    if (name == SiteKindName(k)) return k;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown site kind \"", name,
+                   "\"; expected region, loop_body, barrier_wait, kernel, barrier_arrive, "
+                   "phase_wait or async_copy"));
+}
+
+}  // namespace warptrace

@@ -1,0 +1,222 @@
+// TraceLayout: everything the dump needs to decode a raw trace buffer besides its words —
+// grid, block, trace unit, capacity, placement, sampling, site table, clock information,
+// kernel and device names. Written by jit/ when it builds a kernel, or read from a JSON
+// sidecar (see sidecar.h) for a buffer saved elsewhere.
+//
+//   TraceLayout layout;
+//   layout.kernel_name = "gemm";
+//   layout.grid = {8, 8, 1};
+//   layout.block = {256, 1, 1};
+//   layout.unit = UnitSpec::Warpgroup();
+//   layout.capacity = 258;
+//   layout.sites = {{0, "kernel", SiteKind::kKernel, "gemm.cc:12"}, ...};
+//   RETURN_IF_ERROR(ValidateLayout(layout));
+//   uint64_t bytes = BufferBytes(layout);
+#ifndef WARPTRACE_FORMAT_LAYOUT_H_
+#define WARPTRACE_FORMAT_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "base/dim3.h"
+
+namespace warptrace {
+
+// The group of threads that shares one trace.
+enum class UnitKind { kWarp, kWarpgroup, kBlock, kCustom };
+
+struct UnitSpec {
+  UnitKind kind = UnitKind::kWarpgroup;
+  // kCustom only: the subset [first_thread, first_thread + num_threads) of the block's
+  // linear thread ids is one unit, recorded by thread first_thread + recorder_offset.
+  uint32_t first_thread = 0;
+  uint32_t num_threads = 0;
+  uint32_t recorder_offset = 0;
+
+  static UnitSpec Warp() { return {UnitKind::kWarp}; }
+  static UnitSpec Warpgroup() { return {UnitKind::kWarpgroup}; }
+  static UnitSpec Block() { return {UnitKind::kBlock}; }
+  static UnitSpec Custom(uint32_t first, uint32_t count, uint32_t recorder_offset = 0) {
+    return {UnitKind::kCustom, first, count, recorder_offset};
+  }
+  friend bool operator==(const UnitSpec&, const UnitSpec&) = default;
+};
+
+// Where events are staged on the device.
+enum class Placement { kGlobal, kShared, kAuto };
+
+// Which blocks record. Unsampled blocks pay one compare and have no record in the buffer.
+struct BlockSample {
+  uint32_t begin = 0;           // first linear block id recorded
+  uint32_t end = UINT32_MAX;    // one past the last (clamped to the grid)
+  uint32_t stride = 1;          // every stride-th block from begin
+  friend bool operator==(const BlockSample&, const BlockSample&) = default;
+};
+
+// What a record site's events are (profiler/trace/links.h has the payload contract):
+//   kRegion, kLoopBody, kKernel, kBarrierWait: spans, an enter and an exit event, nested;
+//   kBarrierArrive: an instant, one event (no exit flag) with payload (barrier, phase);
+//   kPhaseWait: a span from the start of a wait on a phase barrier to its release, both
+//     events with payload (barrier, phase);
+//   kAsyncCopy: an async span, a begin (issue) and an end (exit flag: the completion a
+//     thread observed) with payload (issue id, barrier); it may overlap the unit's spans.
+// The last three exist from trace version 2 on.
+enum class SiteKind {
+  kRegion,
+  kLoopBody,
+  kBarrierWait,
+  kKernel,
+  kBarrierArrive,
+  kPhaseWait,
+  kAsyncCopy,
+};
+inline constexpr SiteKind kAllSiteKinds[] = {
+    SiteKind::kRegion,        SiteKind::kLoopBody,  SiteKind::kBarrierWait, SiteKind::kKernel,
+    SiteKind::kBarrierArrive, SiteKind::kPhaseWait, SiteKind::kAsyncCopy};
+// Whether the kind's events nest on the unit's span stack (not instants, not async spans).
+inline bool SiteKindNests(SiteKind kind) {
+  return kind != SiteKind::kBarrierArrive && kind != SiteKind::kAsyncCopy;
+}
+// Whether the kind's slices are waits a hand-off link can release: a barrier wait (trace
+// version 1, a wait with no payload) or a phase wait (version 2, links.h).
+inline bool IsWaitSite(SiteKind kind) {
+  return kind == SiteKind::kBarrierWait || kind == SiteKind::kPhaseWait;
+}
+// Whether the kind's events carry a payload slot.
+inline bool SiteKindHasPayload(SiteKind kind) {
+  return kind == SiteKind::kBarrierArrive || kind == SiteKind::kPhaseWait ||
+         kind == SiteKind::kAsyncCopy;
+}
+
+// One record site: the tag's site id resolves here.
+struct SiteInfo {
+  uint32_t id = 0;
+  std::string name;    // region name shown in the timeline
+  SiteKind kind = SiteKind::kRegion;
+  std::string origin;  // where the builder created it ("gemm.cc:42" or a builder path)
+  friend bool operator==(const SiteInfo&, const SiteInfo&) = default;
+};
+
+// One phase barrier of a block (an mbarrier; each element of a barrier array is its own
+// barrier): what the payloads of kBarrierArrive / kPhaseWait events (links.h) name by id.
+// Filled by jit/ from the builder's barrier declarations; the dump uses it to name barriers
+// in findings and outputs and to check each phase's arrival count.
+struct BarrierInfo {
+  uint32_t id = 0;      // the payload's barrier id: barriers[i].id == i
+  std::string name;     // as the builder declared it, element included: "full[2]"
+  // Recorded kBarrierArrive events, summed over the block's trace units, that complete one
+  // phase (an arrive that the recording policy does not record does not count; an
+  // expect-tx arrival counts once). 0 = unknown: the count is not checked.
+  uint32_t arrivals_per_phase = 0;
+  friend bool operator==(const BarrierInfo&, const BarrierInfo&) = default;
+};
+
+// How the device's clocks relate.
+struct ClockInfo {
+  // Nominal SM clock in kHz (e.g. 1980000 for an H100 SXM boost clock). Used where a unit
+  // ran too briefly for the globaltimer to calibrate it, and for Mosaic GPU buffers.
+  uint64_t nominal_sm_clock_khz = 1'500'000;
+  // Number of SMs on the device; an SM id at or past it is a verify finding (0 = unknown).
+  uint32_t num_sms = 0;
+  // Source of the event timestamps: "clock" (%clock, 32-bit SM cycles).
+  std::string event_clock = "clock";
+  // True when the kernel ran on the host backend (HostDevice): %clock and %globaltimer are
+  // the CPU's steady clock, so times show correctness, not GPU performance. Outputs say so.
+  // Sidecar field "clock.host_backend" (absent in older sidecars: false).
+  bool host_backend = false;
+  friend bool operator==(const ClockInfo&, const ClockInfo&) = default;
+};
+
+// Host time at one instant on the trace's globaltimer axis, so a trace lines up with traces
+// of the host (Perfetto merges traces by their clock snapshots). RunKernel records it around
+// the launch: on the host backend the globaltimer is the host's CLOCK_MONOTONIC read next to
+// CLOCK_BOOTTIME / CLOCK_REALTIME, so the pairing is exact to the few ns between the reads;
+// on a GPU the kernel's first unit start is paired with the host time of the launch call,
+// and `uncertainty_ns` says how far apart (launch to synchronize) they may be.
+struct HostTimeAnchor {
+  bool known = false;           // false: no anchor (older sidecars, Mosaic GPU buffers)
+  int64_t globaltimer_ns = 0;   // on the events' globaltimer axis
+  int64_t boottime_ns = 0;      // CLOCK_BOOTTIME at that instant
+  int64_t realtime_ns = 0;      // CLOCK_REALTIME at that instant
+  int64_t uncertainty_ns = 0;   // the pairing is exact to within this
+  friend bool operator==(const HostTimeAnchor&, const HostTimeAnchor&) = default;
+};
+
+struct TraceLayout {
+  std::string kernel_name;
+  std::string device_name;  // "NVIDIA H200", "host backend (4 virtual SMs)", ...
+  Dim3 grid;
+  Dim3 block;
+  UnitSpec unit;
+  uint32_t capacity = 0;    // event slots per trace unit
+  Placement placement = Placement::kGlobal;  // as run (never kAuto in a recorded layout)
+  BlockSample sample;
+  ClockInfo clock;
+  std::vector<SiteInfo> sites;  // indexed by site id: sites[i].id == i
+  HostTimeAnchor host_anchor;   // set by RunKernel, kept by sidecars
+  // Optional role table: unit_roles[u] names the role of trace unit u of every block (the
+  // builder's role split: "producer", "consumer", ...); an empty string is a unit outside
+  // any role. Empty (the default, and for sidecars written before it existed) when the
+  // kernel has no role split; otherwise exactly UnitsPerBlock entries. The analysis groups
+  // units by it (profiler/analysis/).
+  std::vector<std::string> unit_roles;
+  // Optional barrier table: the phase barriers whose ids event payloads carry, indexed by
+  // id (barriers[i].id == i). Empty (the default, and for sidecars written before it
+  // existed) when the kernel declares none or the producer does not know them: then
+  // barriers are named by id ("barrier 3") and arrival counts are not checked. A payload
+  // naming an id past a non-empty table is a verify finding, not a layout error.
+  std::vector<BarrierInfo> barriers;
+  friend bool operator==(const TraceLayout&, const TraceLayout&) = default;
+};
+
+// Threads in one trace unit of `layout` (32, 128, block size, or the custom count).
+uint32_t UnitThreads(const TraceLayout& layout);
+// Trace units per block.
+uint32_t UnitsPerBlock(const TraceLayout& layout);
+// Number of blocks that record (the sample clamped to the grid).
+uint64_t SampledBlocks(const TraceLayout& layout);
+// Linear block id of the `ordinal`-th sampled block.
+uint64_t SampledBlockId(const TraceLayout& layout, uint64_t ordinal);
+// Records in the buffer: SampledBlocks * UnitsPerBlock.
+uint64_t NumRecords(const TraceLayout& layout);
+// Bytes of the whole buffer.
+uint64_t BufferBytes(const TraceLayout& layout);
+
+// Checks the layout, with the numbers in every message. InvalidArgument for: a block size
+// that is not a multiple of the unit size; a custom subset outside the block or a recorder
+// outside its subset; capacity 0; a buffer whose byte size overflows 64 bits; more sites
+// than the tag holds (2^30); site ids that are not 0..n-1 in order; an empty sample;
+// shared placement whose bytes exceed `shared_budget_bytes` (when non-zero); kAuto
+// placement (a recorded layout says what ran); a non-empty role table whose size is not
+// UnitsPerBlock; barrier ids that are not 0..n-1 in order, or an empty barrier name.
+absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_bytes = 0);
+
+// Shared-memory bytes that shared placement needs per block.
+uint64_t SharedBytesPerBlock(const TraceLayout& layout);
+
+// blockIdx of linear block id `block_linear` in `grid`.
+Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear);
+
+// How every message names a trace unit: "block (3,0,0) warpgroup 1" (the unit kind's name,
+// then the unit's index within its block).
+std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index);
+std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index);
+
+// How messages and outputs name barrier `id`: its table name ("full[2]") when the table has
+// it, else "barrier 3".
+std::string BarrierName(const TraceLayout& layout, uint32_t id);
+
+const char* UnitKindName(UnitKind kind);          // "warp", "warpgroup", "block", "custom"
+const char* PlacementName(Placement placement);   // "global", "shared", "auto"
+const char* SiteKindName(SiteKind kind);          // "region", "loop_body", "barrier_wait", "kernel"
+absl::StatusOr<UnitKind> ParseUnitKind(absl::string_view name);
+absl::StatusOr<Placement> ParsePlacement(absl::string_view name);
+absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_FORMAT_LAYOUT_H_

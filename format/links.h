@@ -1,0 +1,38 @@
+// The hand-off links contract: what the recorder writes into a hand-off event's payload
+// (trace version 2 on) and what it means to the dump. Generated code (jit/emit) writes it;
+// profiler/trace/links.h resolves it into links.
+//
+// The contract between the recorder (what generated code writes) and the dump:
+//
+//   site kind (format/layout.h)  events                          payload (a, b)
+//   kBarrierArrive        one event, no exit flag         (barrier, phase)
+//   kPhaseWait            enter = the wait starts,        (barrier, phase) on both
+//                         exit  = the wait is released
+//   kAsyncCopy            begin (no exit flag) = issue,   (issue, barrier) on both
+//                         end (exit flag) = the completion
+//                         the unit observed
+//
+//   barrier  the block-local id of one phase barrier (an mbarrier; an element of a barrier
+//            array has its own id). Ids mean nothing across blocks: links never leave a block.
+//   phase    the 0-based number of the barrier's phase the event belongs to: an arrival
+//            counts towards completing phase `phase`; a wait waits for phase `phase` to
+//            complete (its parity is phase & 1). Generated code knows it from its loop
+//            counters (the k-th use of ring stage s is phase k / stages).
+//   issue    a number the unit gives each async copy it issues, unique within the unit and
+//            site; the end with the same (site, issue) is that copy's completion.
+//            `barrier` is the phase barrier the copy completes on, or kNoBarrier (sm_80
+//            cp.async groups).
+#ifndef WARPTRACE_FORMAT_LINKS_H_
+#define WARPTRACE_FORMAT_LINKS_H_
+
+#include <cstdint>
+
+namespace warptrace {
+
+// The payload `barrier` of an async copy that completes on no phase barrier (an sm_80
+// cp.async group).
+inline constexpr uint32_t kNoBarrier = 0xffffffffu;
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_FORMAT_LINKS_H_

@@ -1,0 +1,223 @@
+// The device recorder: the code every profiled kernel includes. Generated kernels call
+//
+//   warptrace::device::UnitState wt;                     // one per thread, in registers
+//   warptrace::device::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
+//   warptrace::device::Record(wt, tag);                  // at each record point
+//   warptrace::device::RecordWithPayload(wt, tag, a, b); // an event with a payload slot
+//   warptrace::device::Epilogue(wt, kWtConfig);          // before every exit of the kernel
+//
+// where kWtConfig is a constexpr Config emitted from the RecordPlan. Every thread of the
+// block calls all three; only the recorder thread of each trace unit of a sampled block gets
+// a non-zero capacity, so for everyone else Record is a clock read, one compare and the
+// (loop-amortized) pointer and count updates.
+//
+// Record's store is bounded: the attempted count (capacity - left, written to the header as
+// `attempted`) always advances, and an event at or past capacity is counted but never
+// written. `bazel run //jit/tools:recorder_cost` prints what one Record costs.
+//
+// Compiles three ways:
+//   * NVRTC / nvcc device code (__CUDA_ARCH__ defined): %clock, %globaltimer, %smid.
+//   * Host C++ (the CPU backend, or a test): the program defines, with C linkage (the host
+//     backend's runtime does, jit/host/host_abi.h; a test may define its own),
+//       unsigned int warptrace_host_clock(void);         // 32-bit "SM cycles"
+//       unsigned long long warptrace_host_globaltimer(void);  // ns
+//       unsigned int warptrace_host_smid(void);          // virtual SM of this thread's block
+// The file depends on nothing but trace_abi.h and includes no standard header, so NVRTC
+// can compile it as an in-memory header.
+#ifndef WARPTRACE_FORMAT_RECORDER_CUH_
+#define WARPTRACE_FORMAT_RECORDER_CUH_
+
+#include "trace_abi.h"
+
+#if defined(__CUDA_ARCH__)
+#define WARPTRACE_DEVICE_INLINE __device__ __forceinline__
+#elif defined(__CUDACC__)
+#define WARPTRACE_DEVICE_INLINE __host__ __device__ inline
+#else
+#define WARPTRACE_DEVICE_INLINE inline
+extern "C" unsigned int warptrace_host_clock(void);
+extern "C" unsigned long long warptrace_host_globaltimer(void);
+extern "C" unsigned int warptrace_host_smid(void);
+#endif
+
+namespace warptrace {
+namespace device {
+
+using abi::u32;
+using abi::u64;
+
+// Compile-time shape of the trace, emitted as a constexpr from the RecordPlan.
+struct Config {
+  u32 unit_threads;       // threads per trace unit: 32 (warp), 128 (warpgroup), block, custom
+  u32 unit_first_thread;  // first linear thread of unit 0 (0 unless a custom subset)
+  u32 recorder_offset;    // the recorder's position within its unit (0 = first thread)
+  u32 units_per_block;    // trace units per block
+  u32 capacity;           // event slots per unit, from the plan
+  u32 shared;             // 1: stage events in shared memory, copy out in the epilogue
+  u32 sample_begin;       // record blocks b with sample_begin <= b < sample_end and
+  u32 sample_end;         //   (b - sample_begin) % sample_stride == 0
+  u32 sample_stride;
+};
+
+// Per-thread recorder state; lives in registers. Record keeps a running pointer and a
+// count of slots left (not an index), so that each event costs a clock read, a compare
+// against an immediate, and one predicated 64-bit store (STG.E.64 / STS.64): no address
+// arithmetic, no 64-bit multiply. A unit records fewer than 2^31 events past its capacity.
+struct UnitState {
+  u64* next;     // where the next event goes (global or shared); advances on every Record.
+                 // Non-recorders point at the buffer and never store through it.
+  u32* record;   // this unit's record in the global buffer; null if not a recorder
+  int left;      // slots left: capacity - attempted; <= 0 once full (events then dropped)
+  u32 capacity;  // 0 unless this thread records
+};
+
+WARPTRACE_DEVICE_INLINE u32 ReadClock() {
+#if defined(__CUDA_ARCH__)
+  u32 c;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(c) : : "memory");
+  return c;
+#else
+  return warptrace_host_clock();
+#endif
+}
+
+WARPTRACE_DEVICE_INLINE u64 ReadGlobaltimer() {
+#if defined(__CUDA_ARCH__)
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
+  return t;
+#else
+  return warptrace_host_globaltimer();
+#endif
+}
+
+WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
+#if defined(__CUDA_ARCH__)
+  u32 id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+#else
+  return warptrace_host_smid();
+#endif
+}
+
+// Records one event: tag = site id | kExitFlag for a region's exit.
+WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
+  const u32 clock = ReadClock();
+  if (s.left > 0) {
+    // One 64-bit store, tag in the low word; slots are 8-byte aligned (64-byte header,
+    // aligned buffer).
+    *s.next = static_cast<u64>(tag) | (static_cast<u64>(clock) << 32);
+  }
+  ++s.next;
+  --s.left;
+}
+
+// Records one event followed by its payload slot (trace version 2): the tag gets
+// abi::kPayloadFlag, the next slot holds (a, b) (format/links.h says what they
+// mean per site kind). Both slots count towards `attempted`. The event is stored while a
+// slot is left and its payload only while two are, so at the capacity edge the event's slot
+// may be written without its payload (the dump counts that event as dropped); a payload is
+// never written without its event.
+WARPTRACE_DEVICE_INLINE void RecordWithPayload(UnitState& s, u32 tag, u32 a, u32 b) {
+  const u32 clock = ReadClock();
+  if (s.left > 0) {
+    s.next[0] = static_cast<u64>(tag | abi::kPayloadFlag) | (static_cast<u64>(clock) << 32);
+  }
+  if (s.left > 1) s.next[1] = static_cast<u64>(a) | (static_cast<u64>(b) << 32);
+  s.next += 2;
+  s.left -= 2;
+}
+
+// Writes header words i and i+1 (i even: records are 8-byte aligned) with one 64-bit store
+// on the device. Fewer, wider stores make the prologue and epilogue cheaper to run and to
+// compile: NVRTC's time grows with every memory operation in the kernel.
+WARPTRACE_DEVICE_INLINE void StorePair(u32* words, u32 lo, u32 hi) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<u64*>(words) = static_cast<u64>(lo) | (static_cast<u64>(hi) << 32);
+#else
+  words[0] = lo;
+  words[1] = hi;
+#endif
+}
+
+WARPTRACE_DEVICE_INLINE bool IsSampled(const Config& c, u32 block_linear) {
+  return block_linear >= c.sample_begin && block_linear < c.sample_end &&
+         (block_linear - c.sample_begin) % c.sample_stride == 0u;
+}
+
+// Sets up the thread's state and, for a recorder, writes the record's identity and start
+// stamps. `buffer` is the launch's trace buffer; `shared_slots` is the block's staging area
+// (units_per_block * capacity * 2 words, 8-byte aligned) or null for global placement.
+WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer,
+                                      u32* shared_slots, u32 thread_linear,
+                                      u32 block_linear) {
+  // Shared placement: every thread points into the staging area, so the compiler sees one
+  // address space and stores with STS.
+  s.next = reinterpret_cast<u64*>(c.shared ? shared_slots : buffer);
+  s.record = 0;
+  s.left = 0;
+  s.capacity = 0;
+  if (!IsSampled(c, block_linear)) return;
+  const u32 rel = thread_linear - c.unit_first_thread;  // wraps for threads before the subset
+  if (rel >= c.unit_threads * c.units_per_block) return;
+  if (rel % c.unit_threads != c.recorder_offset) return;
+  const u32 unit = rel / c.unit_threads;
+  const u32 ordinal = (block_linear - c.sample_begin) / c.sample_stride;
+  u32* record = buffer + (static_cast<u64>(ordinal) * c.units_per_block + unit) *
+                             abi::RecordWords(c.capacity);
+  s.record = record;
+  s.capacity = c.capacity;
+  s.left = static_cast<int>(c.capacity);
+  u32* const slots = c.shared ? shared_slots + static_cast<u64>(unit) * c.capacity * 2u
+                              : record + abi::kHeaderWords;
+  s.next = reinterpret_cast<u64*>(slots);
+
+  const u32 sm_id = ReadSmId();
+  StorePair(record + 0, abi::kTraceMagic, abi::kTraceVersion);
+  StorePair(record + 2, sm_id, block_linear);
+  StorePair(record + 4, unit, 0u);
+  StorePair(record + 6, c.capacity, c.shared ? abi::kFlagShared : 0u);
+  StorePair(record + 14, abi::kHeaderWords,
+            abi::HeaderChecksum(abi::kTraceMagic, abi::kTraceVersion, sm_id, block_linear,
+                                unit, c.capacity));
+  const u64 gt = ReadGlobaltimer();
+  const u32 clock = ReadClock();
+  StorePair(record + 8, clock, 0u);  // start_clock; end_clock stays 0 until the epilogue
+  StorePair(record + 10, static_cast<u32>(gt), static_cast<u32>(gt >> 32));
+}
+
+// Writes the end stamps and the attempted count, copies staged events out for shared
+// placement (the recorder copies its own unit's events, so no barrier is needed), and
+// marks the record complete. Safe to call from every thread; only recorders act.
+WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c) {
+  if (s.record == 0) return;
+  const u64 gt = ReadGlobaltimer();
+  const u32 clock = ReadClock();
+  const u32 attempted = s.capacity - static_cast<u32>(s.left);
+  u32* const record = s.record;
+  if (c.shared) {
+    const u32 n = s.left > 0 ? attempted : s.capacity;  // min(attempted, capacity)
+    u64* dst = reinterpret_cast<u64*>(record + abi::kHeaderWords);
+    const u64* src = s.next - attempted;  // the unit's first staging slot
+    // Not unrolled: the copy runs once per unit, and an unrolled copy costs compile time in
+    // every profiled kernel (tests/jit/compile_benchmark).
+#if defined(__CUDACC__)
+#pragma unroll 1
+#endif
+    for (u32 i = 0; i < n; ++i) dst[i] = src[i];
+  }
+  // Words 5 (attempted), 6-7 (capacity, flags: written whole, no read-modify-write), 9
+  // (end_clock), 12-13 (end globaltimer).
+  record[5] = attempted;
+  StorePair(record + 6, c.capacity, abi::kFlagComplete | (c.shared ? abi::kFlagShared : 0u));
+  record[9] = clock;
+  StorePair(record + 12, static_cast<u32>(gt), static_cast<u32>(gt >> 32));
+  s.record = 0;  // a second Epilogue (e.g. after an early return path) is a no-op
+  s.left = 0;    // and a Record after it is counted nowhere and stores nothing
+}
+
+}  // namespace device
+}  // namespace warptrace
+
+#endif  // WARPTRACE_FORMAT_RECORDER_CUH_

@@ -1,0 +1,62 @@
+// Reading a user's raw C++ statement (KernelBuilder::Stmt) as C++ tokens, for the few facts
+// the builder must know about it: whether it returns from the kernel, jumps out of itself,
+// keeps its brackets balanced, or declares extern shared memory. Comments, string and
+// character literals (raw strings included) and preprocessor lines are never mistaken for
+// code, and a `return` inside a lambda (or a member function of a local class) is that
+// function's, not the kernel's.
+//
+//   ASSIGN_OR_RETURN(SnippetFacts facts, ScanSnippet("for (int j = 0; j < 4; ++j) {\n"
+//                                                    "  if (x[j] < 0) break;\n}"));
+//   facts.escaping_jumps;  // empty: the break leaves the statement's own loop only
+//
+// This is a lexer plus a scanner of statement structure (blocks, loops, switch, labels,
+// lambda bodies), not a C++ parser: it trusts the compiler to reject what is not C++.
+#ifndef WARPTRACE_JIT_BUILDER_CPP_SNIPPET_H_
+#define WARPTRACE_JIT_BUILDER_CPP_SNIPPET_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace warptrace {
+
+struct CppToken {
+  enum class Kind {
+    kIdentifier,  // keywords included
+    kNumber,
+    kLiteral,     // a string or character literal, with its prefix
+    kPunct,       // one character, or "::" / "->"
+  };
+  Kind kind = Kind::kPunct;
+  absl::string_view text;  // a view into the lexed code
+  size_t offset = 0;       // of the token's first character
+};
+
+// The tokens of `code`, without comments, whitespace and preprocessor lines.
+// InvalidArgument for an unterminated block comment, string or character literal (the
+// message gives the line).
+absl::StatusOr<std::vector<CppToken>> LexCpp(absl::string_view code);
+
+struct SnippetFacts {
+  // A `return` of the enclosing function (the kernel), outside any lambda or local class.
+  bool returns_from_kernel = false;
+  // Jumps that leave the statement, as written: "break", "continue", "goto done". A
+  // break/continue inside the statement's own loop (or a break in its own switch) and a
+  // goto to a label the statement defines stay inside and are not listed.
+  std::vector<std::string> escaping_jumps;
+  // Empty, or the first bracket that does not match: "unbalanced '}' on line 2", "'{' on
+  // line 1 is never closed".
+  std::string unbalanced;
+  // Both `extern` and `__shared__` appear as tokens.
+  bool declares_extern_shared = false;
+};
+
+// Errors: LexCpp's.
+absl::StatusOr<SnippetFacts> ScanSnippet(absl::string_view code);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_BUILDER_CPP_SNIPPET_H_

@@ -1,0 +1,63 @@
+#include "jit/builder/kernel.h"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+namespace warptrace {
+
+Expr::Expr(int64_t value)
+    : text_(std::to_string(value)), is_literal_(true), literal_(value) {}
+
+Expr::Expr(std::string text) : text_(std::move(text)) {
+  // A decimal integer literal (optionally negative) is known to the builder.
+  const std::string& t = text_;
+  size_t start = !t.empty() && t[0] == '-' ? 1 : 0;
+  if (t.size() > start && t.size() - start <= 18 &&
+      std::all_of(t.begin() + start, t.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    is_literal_ = true;
+    literal_ = std::stoll(t);
+  }
+}
+
+const char* RoleAxisName(RoleAxis axis) {
+  return axis == RoleAxis::kWarp ? "warp" : "warpgroup";
+}
+
+uint32_t RoleAxisThreads(RoleAxis axis) { return axis == RoleAxis::kWarp ? 32 : 128; }
+
+const char* KernelNodeKindName(KernelNode::Kind kind) {
+  switch (kind) {
+    case KernelNode::Kind::kStatement: return "statement";
+    case KernelNode::Kind::kRegion: return "region";
+    case KernelNode::Kind::kLoop: return "loop";
+    case KernelNode::Kind::kIf: return "if";
+    case KernelNode::Kind::kRoles: return "roles";
+    case KernelNode::Kind::kRole: return "role";
+    case KernelNode::Kind::kBarrier: return "barrier";
+    case KernelNode::Kind::kReturn: return "return";
+    case KernelNode::Kind::kNamedBarrier: return "named barrier";
+    case KernelNode::Kind::kArrive: return "arrive";
+    case KernelNode::Kind::kPhaseWait: return "phase wait";
+    case KernelNode::Kind::kAsyncCopy: return "async copy";
+    case KernelNode::Kind::kAsyncWait: return "async wait";
+  }
+  return "?";
+}
+
+uint64_t Kernel::StaticSharedBytes() const {
+  uint64_t bytes = 0;
+  for (const SharedArrayDecl& a : shared_arrays) bytes += a.Bytes();
+  for (const PhaseBarrierDecl& b : phase_barriers) bytes += uint64_t{b.size} * 8;
+  return bytes;
+}
+
+const PhaseBarrierDecl* Kernel::FindPhaseBarriers(const std::string& name) const {
+  for (const PhaseBarrierDecl& b : phase_barriers) {
+    if (b.name == name) return &b;
+  }
+  return nullptr;
+}
+
+}  // namespace warptrace

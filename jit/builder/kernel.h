@@ -1,0 +1,242 @@
+// Kernel: a kernel as KernelBuilder builds it (jit/builder/kernel_builder.h) and validates it
+// (jit/builder/kernel_validation.h), the tree of raw statements and structured constructs that
+// RecordPlan counts and the emitter turns into CUDA source.
+//
+// The types here are plain values; a Kernel returned by KernelBuilder::Build() has passed
+// validation, its nodes carry their builder paths ("kernel gemm > loop k > region mma") and
+// preorder ordinals.
+#ifndef WARPTRACE_JIT_BUILDER_KERNEL_H_
+#define WARPTRACE_JIT_BUILDER_KERNEL_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "format/layout.h"
+#include "jit/builder/kernel_source.h"
+
+namespace warptrace {
+
+// A C++ expression spelled as text, or an integer literal (whose value the builder knows).
+class Expr {
+ public:
+  Expr(int64_t value);  // NOLINT: implicit on purpose, `For("k", 0, "K", ...)`
+  Expr(int value) : Expr(static_cast<int64_t>(value)) {}  // NOLINT
+  Expr(std::string text);                                 // NOLINT
+  Expr(const char* text) : Expr(std::string(text)) {}     // NOLINT
+
+  const std::string& text() const { return text_; }
+  bool is_literal() const { return is_literal_; }
+  int64_t literal() const { return literal_; }
+
+ private:
+  std::string text_;
+  bool is_literal_ = false;
+  int64_t literal_ = 0;
+};
+
+// How many times a loop runs, as far as the plan is concerned.
+class TripCount {
+ public:
+  enum class Kind { kExact, kUpperBound, kPerBlock, kUnknown };
+  // The loop runs exactly n times (known at JIT time).
+  static TripCount Exact(uint64_t n) { return TripCount(Kind::kExact, n, ""); }
+  // The loop runs at most n times. The plan sizes for n; if the bound is wrong, extra events
+  // are counted as dropped, never written over a neighbour.
+  static TripCount UpperBound(uint64_t n) { return TripCount(Kind::kUpperBound, n, ""); }
+  // The loop runs exactly `expr` times in each block, where `expr` (jit/builder/trip_expr.h: C
+  // integer arithmetic, min/max, ?:) reads blockIdx, gridDim, blockDim and the kernel's
+  // integer scalar parameters by name. It is evaluated for every block when the kernel is
+  // launched (RecordPlan::Create with the launch's scalars), so a persistent kernel's tile
+  // loop is planned exactly per block and the buffer is sized per launch:
+  //   b.For("tile", "blockIdx.x", "num_tiles", "gridDim.x", TripCount::PerBlock(
+  //       "blockIdx.x < num_tiles ? (num_tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0"), ...);
+  // A value below 0 at launch is an error. If the expression is wrong, extra events are
+  // counted as dropped, never written over a neighbour.
+  static TripCount PerBlock(std::string expr) {
+    return TripCount(Kind::kPerBlock, 0, std::move(expr));
+  }
+  // Nothing is known: no record site may be placed inside such a loop.
+  static TripCount Unknown() { return TripCount(Kind::kUnknown, 0, ""); }
+
+  Kind kind() const { return kind_; }
+  // n for kExact / kUpperBound; 0 for kPerBlock (see RecordPlan) and kUnknown.
+  uint64_t count() const { return count_; }
+  const std::string& expr() const { return expr_; }  // kPerBlock's expression
+  bool bounded() const { return kind_ != Kind::kUnknown; }
+
+ private:
+  TripCount(Kind kind, uint64_t count, std::string expr)
+      : kind_(kind), count_(count), expr_(std::move(expr)) {}
+  Kind kind_;
+  uint64_t count_;
+  std::string expr_;
+};
+
+// The index a role split divides the block's threads by.
+enum class RoleAxis {
+  kWarpgroup,  // warpgroup = linear thread id / 128
+  kWarp,       // warp = linear thread id / 32
+};
+const char* RoleAxisName(RoleAxis axis);  // "warpgroup", "warp"
+uint32_t RoleAxisThreads(RoleAxis axis);  // 128, 32
+
+// Whether a barrier gets a barrier-wait record site (arrival to release).
+enum class BarrierRecord {
+  kByPolicy,  // when RecordPolicy::barrier_waits is on
+  kAlways,    // always (an error inside a loop of unknown trip count, see RecordPlan)
+  kNever,
+};
+
+// Who executes an arrival on a phase barrier.
+enum class ArriveBy {
+  kEveryThread,  // every thread that reaches it (of the role, or of the block outside roles)
+  kOneThread,    // the first thread of the role (of the block outside roles) only
+};
+
+// Who takes an early return together, as far as barriers are concerned.
+enum class ReturnScope {
+  // Some threads of the block may return and others not (the default): no barrier may
+  // run after it, since the threads that returned would never arrive.
+  kThread,
+  // Every thread of the block takes it or none does (its condition depends only on
+  // blockIdx, gridDim and kernel arguments), so barriers after it are safe. Not inside a
+  // role split (only the role's threads would return).
+  kBlock,
+};
+
+// An asynchronous copy of a 2-D tile from global to shared memory: `rows` rows of
+// `row_bytes` bytes each, row r read from `src` + r * src_row_stride_bytes and written
+// densely to `dst` + r * row_bytes. Both pointers are C++ expressions of any pointer type
+// (read as bytes); both must be 16-byte aligned, as must the stride.
+//   * No barrier (the default): sm_80 cp.async. The threads of the enclosing role (of the
+//     block outside roles) share the 16-byte chunks, then commit one group; the copy is
+//     complete for each thread after WaitAsyncCopies().
+//   * `barrier` names a phase barrier array (element `barrier_index`): sm_90 bulk copies
+//     (cp.async.bulk), issued by the first thread of the role, one per row, completing
+//     rows * row_bytes bytes of transactions on phase `barrier_phase` of that element; the
+//     phase must expect them (ArriveExpectTx by the issuing thread, before the copy).
+//     The issuing thread observes the completion (the end of the copy's async span) as soon
+//     as it looks: while it waits in any WaitPhase of its role it polls its copies in flight
+//     (test_wait; on the host a wait returns only once complete, so it does not poll), at
+//     its next WaitPhase on that element, else when it next issues a copy on the element or
+//     leaves the kernel, where it waits for that phase first (at once in a pipeline whose
+//     protocol already ordered it: an element is reused only after its phase completed).
+struct AsyncCopySpec {
+  std::string name;  // the record site's name ("load A")
+  std::string dst;
+  std::string src;
+  uint32_t rows = 1;
+  uint32_t row_bytes = 16;  // a positive multiple of 16
+  std::string src_row_stride_bytes = "0";
+  std::string barrier;              // "" = cp.async group
+  std::string barrier_index = "0";  // element of `barrier`
+  std::string barrier_phase;        // the phase number the bytes complete (e.g. "k / stages")
+  uint64_t Bytes() const { return uint64_t{rows} * row_bytes; }
+};
+
+// ---------------------------------------------------------------------------------------
+// The built, validated kernel: what RecordPlan and the emitter walk.
+
+struct KernelNode {
+  enum class Kind {
+    kStatement,  // text: verbatim C++
+    kRegion,     // text: region name; body
+    kLoop,       // text: loop variable; begin, end, step, trip; body
+    kIf,         // text: condition; body (then), else_body
+    kRoles,      // axis; roles (each a kRole)
+    kRole,       // text: role name; first (first warp/warpgroup), count, index_var; body
+    kBarrier,    // text: barrier name; barrier_record
+    kReturn,     // return_scope; early return (runs the profiler epilogue first)
+    // Warp specialization (all usable inside roles):
+    kNamedBarrier,  // text: name; barrier_id, threads, named_arrive; barrier_record
+    kArrive,        // text: barrier array; index, phase, tx_bytes ("" = none), arrive_by
+    kPhaseWait,     // text: barrier array; index, phase
+    kAsyncCopy,     // text: copy name; copy
+    kAsyncWait,     // async_pending: waits until at most that many cp.async groups of the
+                    // thread are in flight
+  };
+  Kind kind = Kind::kStatement;
+  std::string text;
+  std::string path;      // builder path: "kernel gemm > loop k > region mma"
+  uint32_t ordinal = 0;  // preorder index, unique within the kernel: Kernel::num_nodes
+  std::vector<KernelNode> body;
+  std::vector<KernelNode> else_body;
+  bool has_else = false;
+  // kLoop
+  std::string begin, end, step;
+  TripCount trip = TripCount::Unknown();
+  // kRoles
+  RoleAxis axis = RoleAxis::kWarpgroup;
+  std::vector<KernelNode> roles;
+  // kRole
+  uint32_t first = 0;
+  uint32_t count = 0;
+  std::string index_var;
+  // kBarrier
+  BarrierRecord barrier_record = BarrierRecord::kByPolicy;
+  // kReturn
+  ReturnScope return_scope = ReturnScope::kThread;
+  // kNamedBarrier
+  uint32_t barrier_id = 0;
+  uint32_t threads = 0;
+  bool named_arrive = false;  // bar.arrive (no wait, no record) instead of bar.sync
+  // kArrive, kPhaseWait: the barrier array is `text`; expressions as C++ text
+  std::string index;
+  std::string phase;
+  std::string tx_bytes;
+  ArriveBy arrive_by = ArriveBy::kEveryThread;
+  // kAsyncCopy
+  AsyncCopySpec copy;
+  // kAsyncWait: the thread's most recent cp.async groups left in flight (0..7)
+  uint32_t async_pending = 0;
+};
+
+const char* KernelNodeKindName(KernelNode::Kind kind);  // "statement", "region", ...
+
+struct SharedArrayDecl {
+  std::string type;  // element type, e.g. "float"
+  std::string name;
+  uint64_t count = 0;
+  uint32_t element_bytes = 0;
+  uint64_t Bytes() const { return count * element_bytes; }
+};
+
+// An array of phase barriers (mbarriers) in shared memory: `__shared__ unsigned long long
+// name[size]`, every element initialized at the kernel's start to complete a phase after
+// `arrivals` arrivals. Each element has its own block-local barrier id: first_id + i
+// (format/links.h), ids numbered over the kernel's arrays in declaration order.
+struct PhaseBarrierDecl {
+  std::string name;
+  uint32_t size = 0;
+  uint32_t arrivals = 0;
+  uint32_t first_id = 0;
+};
+
+struct DynamicSharedDecl {
+  std::string type;    // element type; empty when the kernel declares none
+  std::string name;
+  uint32_t bytes = 0;  // passed at launch
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<KernelParam> params;  // in signature order, without the trace buffer
+  Dim3 grid;
+  Dim3 block;
+  std::vector<SharedArrayDecl> shared_arrays;
+  DynamicSharedDecl dynamic_shared;
+  std::vector<PhaseBarrierDecl> phase_barriers;
+  std::vector<KernelNode> body;
+  uint32_t num_nodes = 0;
+  // The phase barrier array named `name`, or null.
+  const PhaseBarrierDecl* FindPhaseBarriers(const std::string& name) const;
+  // Static shared bytes declared through SharedArray() and PhaseBarriers().
+  uint64_t StaticSharedBytes() const;
+  uint64_t ThreadsPerBlock() const { return block.Count(); }
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_BUILDER_KERNEL_H_

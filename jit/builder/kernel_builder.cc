@@ -1,0 +1,500 @@
+#include "jit/builder/kernel_builder.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "jit/builder/kernel_validation.h"
+
+namespace warptrace {
+namespace {
+
+const std::map<std::string, uint32_t>& ScalarTypes() {
+  static const auto* types = new std::map<std::string, uint32_t>{
+      {"bool", 1},          {"char", 1},     {"signed char", 1},
+      {"unsigned char", 1}, {"short", 2},    {"unsigned short", 2},
+      {"int", 4},           {"unsigned int", 4}, {"unsigned", 4},
+      {"long long", 8},     {"unsigned long long", 8}, {"float", 4},
+      {"double", 8}};
+  return *types;
+}
+
+// Collapses runs of spaces and trims; "const  float *" -> "const float*".
+std::string NormalizeType(const std::string& type) {
+  std::string out;
+  for (char c : type) {
+    if (c == ' ' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out.push_back(' ');
+    } else if (c == '*') {
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      out.push_back('*');
+    } else {
+      out.push_back(c);
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string Abbreviate(const std::string& text, size_t max_length = 32) {
+  std::string one_line;
+  for (char c : text) one_line.push_back(c == '\n' || c == '\t' ? ' ' : c);
+  if (one_line.size() <= max_length) return one_line;
+  return one_line.substr(0, max_length - 3) + "...";
+}
+
+std::string LabelOf(const KernelNode& node) {
+  switch (node.kind) {
+    case KernelNode::Kind::kStatement:
+      return absl::StrCat("statement `", Abbreviate(node.text), "`");
+    case KernelNode::Kind::kRegion:
+      return absl::StrCat("region ", node.text);
+    case KernelNode::Kind::kLoop:
+      return absl::StrCat("loop ", node.text);
+    case KernelNode::Kind::kIf:
+      return absl::StrCat("if (", Abbreviate(node.text), ")");
+    case KernelNode::Kind::kRoles:
+      return absl::StrCat("roles by ", RoleAxisName(node.axis));
+    case KernelNode::Kind::kRole:
+      return absl::StrCat("role ", node.text);
+    case KernelNode::Kind::kBarrier:
+      return absl::StrCat("barrier ", node.text);
+    case KernelNode::Kind::kReturn:
+      return "return";
+    case KernelNode::Kind::kNamedBarrier:
+      return absl::StrCat("named barrier ", node.text);
+    case KernelNode::Kind::kArrive:
+      return absl::StrCat(node.tx_bytes.empty() ? "arrive " : "arrive_expect_tx ", node.text,
+                          "[", Abbreviate(node.index, 16), "]");
+    case KernelNode::Kind::kPhaseWait:
+      return absl::StrCat("wait ", node.text, "[", Abbreviate(node.index, 16), "]");
+    case KernelNode::Kind::kAsyncCopy:
+      return absl::StrCat("copy ", node.text);
+    case KernelNode::Kind::kAsyncWait:
+      return node.async_pending == 0
+                 ? "wait async copies"
+                 : absl::StrCat("wait async copies (", node.async_pending, " in flight)");
+  }
+  return "?";
+}
+
+void AssignOrdinals(std::vector<KernelNode>& body, uint32_t& next) {
+  for (KernelNode& node : body) {
+    node.ordinal = next++;
+    AssignOrdinals(node.body, next);
+    AssignOrdinals(node.else_body, next);
+    AssignOrdinals(node.roles, next);
+  }
+}
+
+KernelNode NamedBarrierNode(std::string name, uint32_t id, uint32_t threads, bool arrive,
+                            BarrierRecord record) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kNamedBarrier;
+  node.text = std::move(name);
+  node.barrier_id = id;
+  node.threads = threads;
+  node.named_arrive = arrive;
+  node.barrier_record = record;
+  return node;
+}
+
+// An arrival on, or a wait on, element `index` of phase barrier array `barriers`.
+KernelNode PhaseBarrierNode(KernelNode::Kind kind, std::string barriers, const Expr& index,
+                            const Expr& phase, ArriveBy by) {
+  KernelNode node;
+  node.kind = kind;
+  node.text = std::move(barriers);
+  node.index = index.text();
+  node.phase = phase.text();
+  node.arrive_by = by;
+  return node;
+}
+
+}  // namespace
+
+KernelBuilder::KernelBuilder(std::string name) { kernel_.name = std::move(name); }
+
+void KernelBuilder::Fail(const std::string& message) {
+  if (error_.empty()) error_ = absl::StrCat(Path(), ": ", message);
+}
+
+std::string KernelBuilder::Path() const {
+  std::string path = absl::StrCat("kernel ", kernel_.name);
+  for (const Frame& f : open_) {
+    absl::StrAppend(&path, " > ", f.label);
+    if (f.in_else) absl::StrAppend(&path, " > else");
+  }
+  return path;
+}
+
+std::vector<KernelNode>* KernelBuilder::CurrentBody(const char* what) {
+  if (open_.empty()) return &kernel_.body;
+  Frame& top = open_.back();
+  if (top.node.kind == KernelNode::Kind::kRoles) {
+    Fail(absl::StrCat("a ", what, " directly inside a role split; open a role first (BeginRole)"));
+    return nullptr;
+  }
+  return top.in_else ? &top.node.else_body : &top.node.body;
+}
+
+void KernelBuilder::Append(KernelNode node) {
+  std::vector<KernelNode>* body = CurrentBody(KernelNodeKindName(node.kind));
+  if (body == nullptr) return;
+  node.path = absl::StrCat(Path(), " > ", LabelOf(node));
+  body->push_back(std::move(node));
+}
+
+void KernelBuilder::Open(KernelNode node) {
+  if (node.kind == KernelNode::Kind::kRole) {
+    if (open_.empty() || open_.back().node.kind != KernelNode::Kind::kRoles) {
+      Fail(absl::StrCat("role '", node.text, "' outside a role split; call BeginRoles first"));
+      return;
+    }
+  } else if (CurrentBody(KernelNodeKindName(node.kind)) == nullptr) {
+    return;
+  }
+  std::string label = LabelOf(node);
+  node.path = absl::StrCat(Path(), " > ", label);
+  open_.push_back(Frame{std::move(node), std::move(label), false});
+}
+
+bool KernelBuilder::Close(KernelNode::Kind kind, const char* what, const std::string& name) {
+  if (open_.empty() || open_.back().node.kind != kind) {
+    Fail(open_.empty()
+             ? absl::StrCat("End", what, " with nothing open")
+             : absl::StrCat("End", what, " while ", open_.back().label,
+                            " is the innermost open construct; close it first"));
+    return false;
+  }
+  if (!name.empty() && open_.back().node.text != name) {
+    Fail(absl::StrCat("End", what, "(\"", name, "\") closes ", open_.back().label));
+    return false;
+  }
+  Frame frame = std::move(open_.back());
+  open_.pop_back();
+  if (kind == KernelNode::Kind::kRole) {
+    open_.back().node.roles.push_back(std::move(frame.node));
+    return true;
+  }
+  std::vector<KernelNode>* body = CurrentBody(what);
+  if (body != nullptr) body->push_back(std::move(frame.node));
+  return true;
+}
+
+KernelBuilder& KernelBuilder::Param(std::string type, std::string name) {
+  KernelParam param;
+  param.type = NormalizeType(type);
+  param.name = std::move(name);
+  if (!param.type.empty() && param.type.back() == '*') {
+    std::string base = param.type;
+    while (!base.empty() && (base.back() == '*' || base.back() == ' ')) base.pop_back();
+    if (base.rfind("const ", 0) == 0) base = base.substr(6);
+    if (ScalarTypes().count(base) == 0 && base != "void") {
+      Fail(absl::StrCat("parameter '", param.name, "' has pointer type '", param.type,
+                        "' to an unknown element type '", base,
+                        "'; use a pointer to a scalar type or void"));
+      return *this;
+    }
+    param.is_pointer = true;
+    param.size = 8;
+  } else {
+    auto it = ScalarTypes().find(param.type);
+    if (it == ScalarTypes().end()) {
+      Fail(absl::StrCat("parameter '", param.name, "' has unknown scalar type '", param.type,
+                        "'; use int, unsigned int, long long, float, double, ... or a pointer"));
+      return *this;
+    }
+    param.size = it->second;
+  }
+  kernel_.params.push_back(std::move(param));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Grid(Dim3 grid) {
+  kernel_.grid = grid;
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Block(Dim3 block) {
+  kernel_.block = block;
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::SharedArray(std::string type, std::string name, uint64_t count) {
+  type = NormalizeType(type);
+  auto it = ScalarTypes().find(type);
+  if (it == ScalarTypes().end()) {
+    Fail(absl::StrCat("shared array '", name, "' has unknown element type '", type, "'"));
+    return *this;
+  }
+  if (count == 0) {
+    Fail(absl::StrCat("shared array '", name, "' has 0 elements"));
+    return *this;
+  }
+  kernel_.shared_arrays.push_back(SharedArrayDecl{type, std::move(name), count, it->second});
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::DynamicShared(std::string type, std::string name,
+                                            uint32_t bytes) {
+  type = NormalizeType(type);
+  auto it = ScalarTypes().find(type);
+  if (!kernel_.dynamic_shared.type.empty()) {
+    Fail(absl::StrCat("dynamic shared memory declared twice ('",
+                      kernel_.dynamic_shared.name, "' and '", name,
+                      "'); a kernel has one dynamic shared array"));
+  } else if (it == ScalarTypes().end()) {
+    Fail(absl::StrCat("dynamic shared array '", name, "' has unknown element type '", type,
+                      "'"));
+  } else if (bytes == 0 || bytes % it->second != 0) {
+    Fail(absl::StrCat("dynamic shared array '", name, "' of ", bytes,
+                      " bytes is not a positive multiple of sizeof(", type, ")"));
+  } else {
+    kernel_.dynamic_shared = DynamicSharedDecl{type, std::move(name), bytes};
+  }
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Stmt(std::string code) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kStatement;
+  node.text = std::move(code);
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Region(std::string name, const std::function<void()>& body) {
+  BeginRegion(name);
+  body();
+  return EndRegion(name);
+}
+
+KernelBuilder& KernelBuilder::BeginRegion(std::string name) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kRegion;
+  node.text = std::move(name);
+  Open(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::EndRegion(std::string name) {
+  Close(KernelNode::Kind::kRegion, "Region", name);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::For(std::string var, Expr begin, Expr end, TripCount trip,
+                                  const std::function<void()>& body) {
+  return For(std::move(var), std::move(begin), std::move(end), Expr(1), trip, body);
+}
+
+KernelBuilder& KernelBuilder::For(std::string var, Expr begin, Expr end, Expr step,
+                                  TripCount trip, const std::function<void()>& body) {
+  BeginFor(std::move(var), std::move(begin), std::move(end), std::move(step), trip);
+  body();
+  return EndFor();
+}
+
+KernelBuilder& KernelBuilder::BeginFor(std::string var, Expr begin, Expr end, Expr step,
+                                       TripCount trip) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kLoop;
+  node.text = std::move(var);
+  node.begin = begin.text();
+  node.end = end.text();
+  node.step = step.text();
+  node.trip = trip;
+  Open(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::EndFor() {
+  Close(KernelNode::Kind::kLoop, "For");
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::If(std::string condition,
+                                 const std::function<void()>& then_body) {
+  BeginIf(std::move(condition));
+  then_body();
+  return EndIf();
+}
+
+KernelBuilder& KernelBuilder::If(std::string condition, const std::function<void()>& then_body,
+                                 const std::function<void()>& else_body) {
+  BeginIf(std::move(condition));
+  then_body();
+  Else();
+  else_body();
+  return EndIf();
+}
+
+KernelBuilder& KernelBuilder::BeginIf(std::string condition) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kIf;
+  node.text = std::move(condition);
+  Open(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Else() {
+  if (open_.empty() || open_.back().node.kind != KernelNode::Kind::kIf ||
+      open_.back().in_else) {
+    Fail("Else without an open if (or a second Else)");
+    return *this;
+  }
+  open_.back().in_else = true;
+  open_.back().node.has_else = true;
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::EndIf() {
+  Close(KernelNode::Kind::kIf, "If");
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Roles(RoleAxis axis, std::vector<Role> roles) {
+  BeginRoles(axis);
+  for (Role& role : roles) {
+    BeginRole(role.name, role.count, role.index_var);
+    if (role.body) role.body();
+    EndRole();
+  }
+  return EndRoles();
+}
+
+KernelBuilder& KernelBuilder::BeginRoles(RoleAxis axis) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kRoles;
+  node.axis = axis;
+  Open(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::BeginRole(std::string name, uint32_t count,
+                                        std::string index_var) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kRole;
+  node.text = std::move(name);
+  node.count = count;
+  node.index_var = std::move(index_var);
+  if (!open_.empty() && open_.back().node.kind == KernelNode::Kind::kRoles) {
+    for (const KernelNode& r : open_.back().node.roles) node.first += r.count;
+  }
+  Open(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::EndRole() {
+  Close(KernelNode::Kind::kRole, "Role");
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::EndRoles() {
+  Close(KernelNode::Kind::kRoles, "Roles");
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Barrier(std::string name, BarrierRecord record) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kBarrier;
+  node.text = std::move(name);
+  node.barrier_record = record;
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::NamedBarrierSync(std::string name, uint32_t id, uint32_t threads,
+                                               BarrierRecord record) {
+  Append(NamedBarrierNode(std::move(name), id, threads, /*arrive=*/false, record));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::NamedBarrierArrive(std::string name, uint32_t id,
+                                                 uint32_t threads) {
+  // An arrive does not wait, so there is nothing to record.
+  Append(NamedBarrierNode(std::move(name), id, threads, /*arrive=*/true, BarrierRecord::kNever));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::PhaseBarriers(std::string name, uint32_t size, uint32_t arrivals) {
+  if (!open_.empty()) {
+    Fail(absl::StrCat("phase barrier array '", name,
+                      "' declared inside a construct; declare it at the top of the kernel "
+                      "(it is initialized once, at the kernel's start)"));
+    return *this;
+  }
+  uint32_t first = 0;
+  for (const PhaseBarrierDecl& b : kernel_.phase_barriers) first += b.size;
+  kernel_.phase_barriers.push_back(PhaseBarrierDecl{std::move(name), size, arrivals, first});
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Arrive(std::string barriers, Expr index, Expr phase, ArriveBy by) {
+  Append(PhaseBarrierNode(KernelNode::Kind::kArrive, std::move(barriers), index, phase, by));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::ArriveExpectTx(std::string barriers, Expr index, Expr phase,
+                                             Expr bytes, ArriveBy by) {
+  if (bytes.text().empty()) {
+    // An empty count would make it a plain Arrive (tx_bytes tells the two apart).
+    Fail(absl::StrCat("ArriveExpectTx on '", barriers,
+                      "' has an empty byte count; give the bytes its copies complete"));
+    return *this;
+  }
+  KernelNode node =
+      PhaseBarrierNode(KernelNode::Kind::kArrive, std::move(barriers), index, phase, by);
+  node.tx_bytes = bytes.text();
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::WaitPhase(std::string barriers, Expr index, Expr phase) {
+  Append(PhaseBarrierNode(KernelNode::Kind::kPhaseWait, std::move(barriers), index, phase,
+                          ArriveBy::kEveryThread));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::AsyncCopy(AsyncCopySpec spec) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kAsyncCopy;
+  node.text = spec.name;
+  node.copy = std::move(spec);
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::WaitAsyncCopies(uint32_t pending) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kAsyncWait;
+  node.async_pending = pending;
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Return(ReturnScope scope) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kReturn;
+  node.return_scope = scope;
+  Append(std::move(node));
+  return *this;
+}
+
+absl::StatusOr<Kernel> KernelBuilder::Build() const {
+  if (!error_.empty()) return absl::InvalidArgumentError(error_);
+  if (!open_.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Path(), ": ", open_.back().label,
+        " is still open at Build(); close it (EndRegion/EndFor/EndIf/EndRole/EndRoles)"));
+  }
+  Kernel kernel = kernel_;
+  RETURN_IF_ERROR(ValidateKernel(kernel));
+  uint32_t next = 0;
+  AssignOrdinals(kernel.body, next);
+  kernel.num_nodes = next;
+  return kernel;
+}
+
+}  // namespace warptrace

@@ -1,0 +1,226 @@
+// KernelBuilder: describe a CUDA kernel once, as a tree of raw statements and structured
+// constructs (regions, loops, branches, role splits, barriers, early returns), so that
+// warptrace can insert record points and count them before anything runs.
+//
+//   KernelBuilder b("gemm");
+//   b.Param("const float*", "A").Param("const float*", "B").Param("float*", "C");
+//   b.Grid({8, 8, 1}).Block({256, 1, 1});
+//   b.SharedArray("float", "As", 32 * 32);
+//   b.Stmt("float acc = 0.0f;");
+//   b.For("k", 0, "K / 32", TripCount::Exact(64), [&] {
+//     b.Region("load", [&] { b.Stmt("As[threadIdx.x] = A[...];"); });
+//     b.Barrier();
+//     b.Region("mma", [&] { b.Stmt("acc += ...;"); });
+//     b.Barrier();
+//   });
+//   b.Stmt("C[...] = acc;");
+//   ASSIGN_OR_RETURN(Kernel kernel, b.Build());
+//
+// Every construct has a lambda form (`Region(name, fn)`) and a fluent form
+// (`BeginRegion(name)` ... `EndRegion()`), handy for code that generates kernels. Nothing
+// fails while building: the first misuse is remembered with the builder path where it
+// happened ("kernel gemm > loop k > region mma") and `Build()` returns it.
+//
+// What the builder needs from raw statements: they are copied verbatim into the kernel
+// body, so they must be complete C++ statements in the CUDA subset listed in
+// jit/builder/kernel_source.h with balanced brackets, must not `return` from the kernel (use
+// Return(), which runs the profiler epilogue; a `return` inside a lambda is fine), must
+// not declare `extern __shared__` memory (use DynamicShared()) and must not jump
+// (break/continue/goto) out of themselves: the jump would skip the exit events of the
+// builder constructs around it. Build() checks all of this on the statement's tokens
+// (jit/builder/cpp_snippet.h), so comments and string literals do not count. Shared arrays
+// declared with SharedArray() count against the shared-memory budget the plan uses for
+// auto placement; `__shared__` arrays written in raw statements are invisible to it.
+//
+// Thread-safety: a KernelBuilder is not thread-safe. A built Kernel is an immutable value.
+#ifndef WARPTRACE_JIT_BUILDER_KERNEL_BUILDER_H_
+#define WARPTRACE_JIT_BUILDER_KERNEL_BUILDER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "format/layout.h"
+#include "jit/builder/kernel.h"
+#include "jit/builder/kernel_source.h"
+
+namespace warptrace {
+
+// One role of a role split: `count` consecutive warps/warpgroups, in the order given.
+struct Role {
+  std::string name;
+  uint32_t count = 1;
+  // Optional: an `int` variable, visible in the role's body, holding the index of the
+  // thread's warp/warpgroup within the role (0 .. count-1).
+  std::string index_var;
+  std::function<void()> body;
+};
+
+class KernelBuilder {
+ public:
+  // `name` becomes the `extern "C"` kernel symbol: a C identifier, not a keyword, not
+  // starting with "warptrace_" or "__".
+  explicit KernelBuilder(std::string name);
+
+  // Appends a parameter. `type` is a pointer type ("const float*", "int*") or one of the
+  // scalars bool, char, signed/unsigned char, short, unsigned short, int, unsigned int,
+  // unsigned, long long, unsigned long long, float, double.
+  KernelBuilder& Param(std::string type, std::string name);
+  KernelBuilder& Grid(Dim3 grid);
+  KernelBuilder& Block(Dim3 block);
+  // A static shared array `__shared__ <type> <name>[count];` at the top of the kernel.
+  // `type` is one of the scalar types above.
+  KernelBuilder& SharedArray(std::string type, std::string name, uint64_t count);
+  // Dynamic shared memory of `bytes` bytes seen as `<type> <name>[]`, declared with
+  // WARPTRACE_DYNAMIC_SHARED at the top of the kernel. At most one per kernel.
+  KernelBuilder& DynamicShared(std::string type, std::string name, uint32_t bytes);
+
+  // Verbatim C++ statement(s); see the file comment for what they may not do.
+  KernelBuilder& Stmt(std::string code);
+
+  // A named region: a record site with an enter and an exit event around `body`.
+  KernelBuilder& Region(std::string name, const std::function<void()>& body);
+  KernelBuilder& BeginRegion(std::string name);
+  // Closes the innermost open construct, which must be a region (named `name` if given).
+  KernelBuilder& EndRegion(std::string name = "");
+
+  // `for (int var = begin; var < end; var += step) body`.
+  KernelBuilder& For(std::string var, Expr begin, Expr end, TripCount trip,
+                     const std::function<void()>& body);
+  KernelBuilder& For(std::string var, Expr begin, Expr end, Expr step, TripCount trip,
+                     const std::function<void()>& body);
+  KernelBuilder& BeginFor(std::string var, Expr begin, Expr end, Expr step, TripCount trip);
+  KernelBuilder& EndFor();
+
+  // `if (condition) then_body else else_body`. The plan takes the larger side.
+  KernelBuilder& If(std::string condition, const std::function<void()>& then_body);
+  KernelBuilder& If(std::string condition, const std::function<void()>& then_body,
+                    const std::function<void()>& else_body);
+  KernelBuilder& BeginIf(std::string condition);
+  KernelBuilder& Else();
+  KernelBuilder& EndIf();
+
+  // Splits the block's warps or warpgroups into roles, in order: with {producer 1,
+  // consumer 2} by warpgroup, warpgroup 0 runs producer and warpgroups 1-2 consumer. The
+  // roles must cover the block exactly. Role splits do not nest, and a role body may not
+  // contain a Barrier() (__syncthreads: only part of the block would arrive); roles hand off
+  // with named barriers, phase barriers and async copies (below).
+  KernelBuilder& Roles(RoleAxis axis, std::vector<Role> roles);
+  KernelBuilder& BeginRoles(RoleAxis axis);
+  KernelBuilder& BeginRole(std::string name, uint32_t count, std::string index_var = "");
+  KernelBuilder& EndRole();
+  KernelBuilder& EndRoles();
+
+  // `__syncthreads()`. With a barrier-wait site (per `record`), the wait from arrival to
+  // release is recorded under `name`.
+  KernelBuilder& Barrier(std::string name = "barrier",
+                         BarrierRecord record = BarrierRecord::kByPolicy);
+
+  // ---- Warp specialization: named barriers, phase barriers, asynchronous copies. All may
+  // be used inside roles (unlike Barrier()). The emitted code calls the device primitives
+  // of jit/primitives/warptrace_primitives.cuh (inline PTX on the GPU, the host runtime on the
+  // CPU backend). Record points are added by RecordPolicy::handoffs (format/links.h gives
+  // each event's payload): an instant per arrival, a span per phase wait, an async span per
+  // copy from its issue to the completion its issuing thread observes.
+
+  // Named barrier `id` (1..15; 0 is __syncthreads') for `threads` threads (a positive
+  // multiple of 32, at most the block): bar.sync, or with NamedBarrierArrive bar.arrive
+  // (arrive without waiting). A sync gets a barrier-wait site like Barrier().
+  KernelBuilder& NamedBarrierSync(std::string name, uint32_t id, uint32_t threads,
+                                  BarrierRecord record = BarrierRecord::kByPolicy);
+  KernelBuilder& NamedBarrierArrive(std::string name, uint32_t id, uint32_t threads);
+
+  // Declares `__shared__ unsigned long long name[size]`, an array of phase barriers
+  // (mbarriers), each completing a phase after `arrivals` arrivals; thread 0 initializes
+  // them at the kernel's start (then a fence and __syncthreads). Element i has barrier id
+  // first + i, where first is the number of elements declared before it.
+  KernelBuilder& PhaseBarriers(std::string name, uint32_t size, uint32_t arrivals);
+  // Arrives on barriers[index]. `phase` is the 0-based number of the barrier's phase the
+  // arrival counts towards (e.g. "k / stages" for the k-th use of a ring stage): recorded
+  // in the payload, the hardware counts by itself.
+  KernelBuilder& Arrive(std::string barriers, Expr index, Expr phase,
+                        ArriveBy by = ArriveBy::kEveryThread);
+  // Arrives and adds `bytes` of expected transactions (sm_90: the bytes a bulk copy
+  // completes on this element).
+  KernelBuilder& ArriveExpectTx(std::string barriers, Expr index, Expr phase, Expr bytes,
+                                ArriveBy by = ArriveBy::kOneThread);
+  // Waits until phase `phase` of barriers[index] has completed (parity phase & 1). Every
+  // thread that reaches it waits. Waiting on a phase older than the previous one is
+  // undefined (the parity repeats).
+  KernelBuilder& WaitPhase(std::string barriers, Expr index, Expr phase);
+
+  // An asynchronous global->shared copy (jit/builder/kernel.h, AsyncCopySpec): cp.async by the
+  // role's threads, or with spec.barrier a bulk copy completing on a phase barrier.
+  // Completion, as recorded: a cp.async copy completes at the next WaitAsyncCopies() of
+  // the thread; a bulk copy when its issuing thread sees it complete (jit/builder/kernel.h,
+  // AsyncCopySpec: polled during the role's phase waits, at latest at reuse or exit).
+  KernelBuilder& AsyncCopy(AsyncCopySpec spec);
+  // cp.async.wait_group `pending` (0..7): every cp.async copy the thread issued but its
+  // `pending` most recent ones (each copy is one group) is complete and visible to it (make
+  // it visible to others with an Arrive, which releases). A multi-stage cp.async pipeline
+  // keeps the copies of the next stages in flight with pending > 0.
+  KernelBuilder& WaitAsyncCopies(uint32_t pending = 0);
+
+  // An early return of the thread. When profiled, the exits of every enclosing record site
+  // and the profiler epilogue run first. It must be the last thing in its body. No Barrier
+  // may run after a ReturnScope::kThread return (the threads that returned would never
+  // arrive: a deadlock); when every thread of the block takes the return together, say so
+  // with ReturnScope::kBlock.
+  KernelBuilder& Return(ReturnScope scope = ReturnScope::kThread);
+
+  // Validates and returns the kernel, or the first misuse. InvalidArgument, with the
+  // builder path, for: an invalid or reserved identifier (kernel, parameter, shared array,
+  // loop variable, role index variable), a name declared twice, an unknown parameter or
+  // shared element type, a grid or block dimension of 0 or a block over 1024 threads, an
+  // empty kernel, a construct left open or closed out of order, a region name reused with
+  // another meaning (as another kind of site, or nested in itself), a loop whose exact trip
+  // count contradicts its literal bounds, roles that do not cover the block or whose block
+  // size is not a whole number of warps/warpgroups, a nested role split, a barrier inside a
+  // role, statements after a Return, a barrier that may run after a thread-scope Return (in
+  // program order, or in a later iteration of a loop around both), a block-scope Return
+  // inside a role, a raw statement that returns from the kernel, jumps out of itself
+  // (break, continue, goto), has unbalanced brackets or an unterminated comment or literal,
+  // or declares extern shared memory, shared memory over the device limits; and for warp
+  // specialization: a named barrier id outside 1..15 or a thread count that is not a
+  // multiple of 32 up to the block, or fewer than the threads of the role that all reach
+  // it; a phase barrier array of 0 elements or 0 arrivals (or over 2^20 - 1), declared
+  // twice or inside the body, or used without being declared; a literal index outside the
+  // array; an arrival, a wait or a bulk copy without its phase; a wait on an array no construct
+  // arrives on; an arrival that brings more threads than the phase's count (or a count that
+  // is not a multiple of them), an ArriveExpectTx without its bytes; a copy without its
+  // pointers or stride, of 0 rows or with a row size that is not a multiple of 16; a copy
+  // whose completion is never awaited (a cp.async copy with no WaitAsyncCopies after it, a
+  // bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an every-thread arrival
+  // or a named barrier that may run after a thread-scope Return of threads that take part
+  // in it (its phase or barrier would never complete).
+  absl::StatusOr<Kernel> Build() const;
+
+ private:
+  // An open construct; moved into its parent's body when closed.
+  struct Frame {
+    KernelNode node;
+    std::string label;  // "region mma", as it appears in paths
+    bool in_else = false;
+  };
+  void Fail(const std::string& message);
+  std::string Path() const;
+  // The body new nodes go to, or null (with an error) where none may go.
+  std::vector<KernelNode>* CurrentBody(const char* what);
+  // Adds a leaf to the current body, or opens a construct; the path gets LabelOf(node).
+  void Append(KernelNode node);
+  void Open(KernelNode node);
+  // Closes the innermost frame, which must be of `kind`; null (with an error) otherwise.
+  bool Close(KernelNode::Kind kind, const char* what, const std::string& name = "");
+
+  Kernel kernel_;
+  std::string error_;
+  std::vector<Frame> open_;
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_BUILDER_KERNEL_BUILDER_H_

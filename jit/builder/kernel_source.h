@@ -1,0 +1,58 @@
+// KernelSource: what the emitter produces and what a Device loads. A complete CUDA
+// translation unit plus what is needed to compile it (in-memory headers), launch it (the
+// parameter list and launch shape) and decode its trace (the layout, when profiled).
+//
+// Conventions shared by the emitter (jit/emit/emitter.h) and the devices (jit/run/device.h):
+//   * The kernel is `extern "C" __global__ void <kernel_name>(params...)`. When profiled,
+//     the last parameter is `unsigned int* warptrace_trace` (the trace buffer).
+//   * The source includes "recorder.cuh" (embedded; see format/embedded_headers.h)
+//     only when profiled.
+//   * CUDA-only constructs are spelled through macros the devices define, so that the same
+//     text compiles as host C++ for the CPU backend:
+//       WARPTRACE_DYNAMIC_SHARED(type, name)   declares the dynamic shared memory array
+//     Everything else emitted is plain CUDA C++ that the host backend's CUDA-on-CPU header
+//     supports (jit/host/cuda_on_cpu.h): __global__, __device__, __forceinline__, __shared__
+//     (per-block storage on the host),
+//     threadIdx/blockIdx/blockDim/gridDim, __syncthreads, atomicAdd/atomicMax/atomicMin,
+//     __shfl_down_sync/__shfl_xor_sync, __syncwarp, min/max, fmaf.
+//   * At the end, under `#ifdef WARPTRACE_HOST_BACKEND`, the emitter writes
+//       extern "C" void <host_entry>(void** args) { <kernel_name>(*(T0*)args[0], ...); }
+//     which the host backend calls once per CUDA thread (args as in cuLaunchKernel).
+#ifndef WARPTRACE_JIT_BUILDER_KERNEL_SOURCE_H_
+#define WARPTRACE_JIT_BUILDER_KERNEL_SOURCE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/embedded_headers.h"
+#include "format/layout.h"
+
+namespace warptrace {
+
+struct KernelParam {
+  std::string type;  // C++ type as written in the signature: "const float*", "int"
+  std::string name;
+  uint32_t size = 0;  // bytes of the argument value (8 for pointers)
+  bool is_pointer = false;
+  friend bool operator==(const KernelParam&, const KernelParam&) = default;
+};
+
+struct KernelSource {
+  std::string kernel_name;
+  std::string host_entry;            // "warptrace_host_entry_<kernel_name>"
+  std::string source;                // the complete translation unit
+  std::vector<EmbeddedFile> headers; // in-memory headers it includes
+  std::vector<KernelParam> params;   // in signature order; the trace buffer last if profiled
+  Dim3 grid;
+  Dim3 block;
+  uint32_t dynamic_shared_bytes = 0;
+  bool profiled = false;
+  // When profiled: the trace layout (capacity from the plan, placement as chosen).
+  std::optional<TraceLayout> layout;
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_BUILDER_KERNEL_SOURCE_H_

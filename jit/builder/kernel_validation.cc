@@ -1,0 +1,681 @@
+#include "jit/builder/kernel_validation.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "jit/builder/cpp_snippet.h"
+
+namespace warptrace {
+namespace {
+
+constexpr uint32_t kMaxBlockThreads = 1024;
+constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
+// The largest opt-in dynamic shared memory of any supported GPU (sm_90: 227 KiB).
+constexpr uint64_t kMaxSharedBytes = 227 * 1024;
+constexpr size_t kMaxSiteNameLength = 64;
+// mbarrier.init's count: 1 .. 2^20 - 1.
+constexpr uint32_t kMaxMbarrierArrivals = (1u << 20) - 1;
+
+const std::set<std::string>& ReservedWords() {
+  static const auto* words = new std::set<std::string>{
+      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char",
+      "class", "const", "constexpr", "const_cast", "continue", "decltype", "default",
+      "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "extern",
+      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+      "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected",
+      "public", "register", "reinterpret_cast", "return", "short", "signed", "sizeof",
+      "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
+      "using", "virtual", "void", "volatile", "while",
+      // CUDA built-ins and names the emitted source relies on.
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "fmaf",
+      "atomicAdd", "atomicMax", "atomicMin", "warptrace"};
+  return *words;
+}
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Checks a C identifier the emitted source declares.
+absl::Status CheckIdentifier(const std::string& name, const char* what,
+                             const std::string& where) {
+  if (name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name is empty"));
+  }
+  const bool valid = !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                     std::all_of(name.begin(), name.end(), IsIdentChar);
+  if (!valid) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": ", what, " name '", name,
+        "' is not a C identifier (letters, digits and '_', not starting with a digit)"));
+  }
+  if (name.rfind("warptrace_", 0) == 0 || name.rfind("__", 0) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": ", what, " name '", name,
+        "' is reserved: names starting with 'warptrace_' or '__' belong to the generated code"));
+  }
+  if (ReservedWords().count(name) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": ", what, " name '", name, "' is a C++/CUDA keyword or built-in"));
+  }
+  return absl::OkStatus();
+}
+
+// Checks a name shown in the timeline (region, barrier, role).
+absl::Status CheckSiteName(const std::string& name, const char* what, const std::string& where) {
+  if (name.empty() || name.size() > kMaxSiteNameLength) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s name '%s' must have 1 to %d characters", where, what, name,
+        kMaxSiteNameLength));
+  }
+  for (char c : name) {
+    if (!IsIdentChar(c) && c != ' ' && c != '.' && c != ':' && c != '/' && c != '-') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": ", what, " name '", name,
+          "' may hold only letters, digits, spaces and _ . : / -"));
+    }
+  }
+  if (name.front() == ' ' || name.back() == ' ') {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name '", name,
+                                                   "' starts or ends with a space"));
+  }
+  return absl::OkStatus();
+}
+
+// Where a node sits in the tree: its preorder index and its enclosing constructs, each
+// with the body it is in (0: body, 1: else body, 2 + i: role i).
+struct Position {
+  const KernelNode* node = nullptr;
+  size_t preorder = 0;
+  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
+};
+
+void CollectPositions(const std::vector<KernelNode>& body,
+                      std::vector<std::pair<const KernelNode*, size_t>>& ancestry,
+                      size_t& preorder, std::vector<Position>* out) {
+  for (const KernelNode& node : body) {
+    out->push_back(Position{&node, preorder++, ancestry});
+    ancestry.emplace_back(&node, 0);
+    CollectPositions(node.body, ancestry, preorder, out);
+    ancestry.back().second = 1;
+    CollectPositions(node.else_body, ancestry, preorder, out);
+    for (size_t i = 0; i < node.roles.size(); ++i) {
+      ancestry.back().second = 2 + i;
+      ++preorder;  // the role node itself
+      CollectPositions(node.roles[i].body, ancestry, preorder, out);
+    }
+    ancestry.pop_back();
+  }
+}
+
+// Every node's position, in preorder (role nodes themselves excepted).
+std::vector<Position> AllPositions(const std::vector<KernelNode>& body) {
+  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
+  size_t preorder = 0;
+  std::vector<Position> all;
+  CollectPositions(body, ancestry, preorder, &all);
+  return all;
+}
+
+bool IsThreadReturn(const KernelNode& node) {
+  return node.kind == KernelNode::Kind::kReturn && node.return_scope == ReturnScope::kThread;
+}
+
+// Whether some thread may reach `barrier` after another took `ret`: the return comes
+// first in program order, or both are in one loop (a later iteration), or in different
+// branches of one if (or different roles).
+bool MayRunAfter(const Position& barrier, const Position& ret) {
+  if (ret.preorder < barrier.preorder) return true;
+  for (size_t i = 0; i < barrier.ancestry.size() && i < ret.ancestry.size(); ++i) {
+    if (barrier.ancestry[i].first != ret.ancestry[i].first) break;
+    if (barrier.ancestry[i].first->kind == KernelNode::Kind::kLoop) return true;
+    if (barrier.ancestry[i].second != ret.ancestry[i].second) return true;
+  }
+  return false;
+}
+
+// `at` may run after `ret` for some threads while others took `ret` and so never arrive at
+// `at`: what follows, and what to change.
+absl::Status ArrivalAfterReturnError(const Position& at, const Position& ret,
+                                     const std::string& consequence_and_fix) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      at.node->path, ": may run after the return at ", ret.node->path,
+      " (which comes first, or shares a loop or an if with it): the threads that took that "
+      "return never arrive, so ",
+      consequence_and_fix));
+}
+
+// A barrier that some threads may reach after others returned: those never arrive.
+absl::Status CheckNoBarrierAfterThreadReturn(const std::vector<Position>& all) {
+  for (const Position& barrier : all) {
+    if (barrier.node->kind != KernelNode::Kind::kBarrier) continue;
+    for (const Position& ret : all) {
+      if (!IsThreadReturn(*ret.node) || !MayRunAfter(barrier, ret)) continue;
+      return ArrivalAfterReturnError(
+          barrier, ret,
+          "the block would deadlock; put the barrier before any such return or, if every "
+          "thread of the block takes that return together (its condition depends only on "
+          "blockIdx, gridDim and kernel arguments), write Return(ReturnScope::kBlock)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The role a node runs in: (role split, 2 + role index), or (null, 0) outside roles.
+std::pair<const KernelNode*, size_t> RoleOf(const Position& p) {
+  for (auto it = p.ancestry.rbegin(); it != p.ancestry.rend(); ++it) {
+    if (it->first->kind == KernelNode::Kind::kRoles) return *it;
+  }
+  return {nullptr, 0};
+}
+
+// Whether `wait` may run after `copy` in the same thread: later in program order, or both
+// in one loop (a later iteration); and in the same role.
+bool MayObserve(const Position& wait, const Position& copy) {
+  if (RoleOf(wait) != RoleOf(copy)) return false;
+  if (wait.preorder > copy.preorder) return true;
+  for (size_t i = 0; i < wait.ancestry.size() && i < copy.ancestry.size(); ++i) {
+    if (wait.ancestry[i].first != copy.ancestry[i].first) break;
+    if (wait.ancestry[i].first->kind == KernelNode::Kind::kLoop) return true;
+    if (wait.ancestry[i].second != copy.ancestry[i].second) break;
+  }
+  return false;
+}
+
+// Waits on arrays nothing arrives on, and copies whose completion is never awaited.
+absl::Status CheckHandoffs(const std::vector<Position>& all) {
+  std::set<std::string> arrived;
+  for (const Position& p : all) {
+    if (p.node->kind == KernelNode::Kind::kArrive) arrived.insert(p.node->text);
+  }
+  for (const Position& p : all) {
+    const KernelNode& node = *p.node;
+    if (node.kind == KernelNode::Kind::kPhaseWait && arrived.count(node.text) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": waits on phase barrier array '", node.text,
+          "', but no role arrives on it (Arrive / ArriveExpectTx), so no phase ever "
+          "completes and the wait would hang; arrive on it where its data is ready, or remove "
+          "the wait"));
+    }
+    if (node.kind != KernelNode::Kind::kAsyncCopy) continue;
+    const bool bulk = !node.copy.barrier.empty();
+    const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
+      // A bulk copy is awaited by whoever waits on its barrier (the issuing thread observes
+      // its completion by itself, see AsyncCopySpec).
+      if (bulk) {
+        return w.node->kind == KernelNode::Kind::kPhaseWait && w.node->text == node.copy.barrier;
+      }
+      return w.node->kind == KernelNode::Kind::kAsyncWait && MayObserve(w, p);
+    });
+    if (!awaited) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": the completion of async copy '", node.text, "' is never awaited: ",
+          bulk ? absl::StrCat("no role waits on phase barrier array '", node.copy.barrier,
+                              "' (WaitPhase), so no thread ever knows its data landed; "
+                              "wait on it before reading the data")
+               : "no WaitAsyncCopies() follows it in its role, so its data is never known to "
+                 "have landed; call WaitAsyncCopies() after it in the same role"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Arrivals every thread of a role (or of the block) makes — every-thread arrivals on a phase
+// barrier, named barriers — that some of those threads may skip by an earlier thread-scope
+// Return: the phase or the barrier would never complete and its waiters would hang. A
+// Return in another role only matters to a named barrier counting more than its own role.
+absl::Status CheckNoHandoffAfterThreadReturn(const std::vector<Position>& all) {
+  for (const Position& p : all) {
+    const KernelNode& node = *p.node;
+    const bool every_arrival =
+        node.kind == KernelNode::Kind::kArrive && node.arrive_by == ArriveBy::kEveryThread;
+    if (!every_arrival && node.kind != KernelNode::Kind::kNamedBarrier) continue;
+    const auto role = RoleOf(p);
+    bool role_local = role.first != nullptr;
+    if (role_local && node.kind == KernelNode::Kind::kNamedBarrier) {
+      const KernelNode& r = role.first->roles[role.second - 2];
+      role_local = node.threads <= uint64_t{r.count} * RoleAxisThreads(role.first->axis);
+    }
+    for (const Position& ret : all) {
+      if (!IsThreadReturn(*ret.node)) continue;
+      const auto ret_role = RoleOf(ret);
+      if (role_local && ret_role.first != nullptr && ret_role != role) continue;
+      if (!MayRunAfter(p, ret)) continue;
+      return ArrivalAfterReturnError(
+          p, ret,
+          absl::StrCat(
+              every_arrival ? absl::StrCat("phase barrier '", node.text, "' never completes")
+                            : absl::StrCat("named barrier ", node.barrier_id,
+                                           " never completes"),
+              " and its waiters hang; arrive before any such return",
+              every_arrival ? ", or let one thread arrive (ArriveBy::kOneThread)" : ""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Walks the finished tree, checking everything that needs context.
+class Validator {
+ public:
+  explicit Validator(const Kernel& kernel) : kernel_(kernel) {}
+
+  absl::Status Run() {
+    const std::string root = absl::StrCat("kernel ", kernel_.name);
+    RETURN_IF_ERROR(CheckIdentifier(kernel_.name, "kernel", root));
+    // The kernel's own record site is named after the kernel.
+    site_kinds_[kernel_.name] = {"kernel site", root};
+    for (const KernelParam& p : kernel_.params) {
+      RETURN_IF_ERROR(Declare(p.name, "parameter", root));
+    }
+    for (const SharedArrayDecl& a : kernel_.shared_arrays) {
+      RETURN_IF_ERROR(Declare(a.name, "shared array", root));
+    }
+    if (!kernel_.dynamic_shared.type.empty()) {
+      RETURN_IF_ERROR(Declare(kernel_.dynamic_shared.name, "dynamic shared array", root));
+    }
+    for (const PhaseBarrierDecl& b : kernel_.phase_barriers) {
+      RETURN_IF_ERROR(Declare(b.name, "phase barrier array", root));
+      if (b.size == 0 || b.arrivals == 0 || b.arrivals > kMaxMbarrierArrivals) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: phase barrier array '%s' has %d elements of %d arrivals; it needs at least 1 "
+            "element and 1 to %d arrivals per phase",
+            root, b.name, b.size, b.arrivals, kMaxMbarrierArrivals));
+      }
+    }
+    RETURN_IF_ERROR(CheckLaunchShape(root));
+    if (kernel_.body.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          root, ": the kernel is empty; add statements (Stmt) or constructs to its body"));
+    }
+    RETURN_IF_ERROR(CheckBody(kernel_.body));
+    const std::vector<Position> positions = AllPositions(kernel_.body);
+    RETURN_IF_ERROR(CheckHandoffs(positions));
+    RETURN_IF_ERROR(CheckNoHandoffAfterThreadReturn(positions));
+    return CheckNoBarrierAfterThreadReturn(positions);
+  }
+
+ private:
+  absl::Status Declare(const std::string& name, const char* what, const std::string& where) {
+    RETURN_IF_ERROR(CheckIdentifier(name, what, where));
+    for (const auto& [declared, kind] : scope_) {
+      if (declared == name) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " name '", name,
+                                                       "' clashes with the ", kind, " '",
+                                                       name, "'"));
+      }
+    }
+    scope_.emplace_back(name, what);
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckLaunchShape(const std::string& root) {
+    const Dim3& g = kernel_.grid;
+    const Dim3& b = kernel_.block;
+    if (g.Count() == 0 || b.Count() == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: grid (%d,%d,%d) and block (%d,%d,%d) need every dimension >= 1", root, g.x, g.y,
+          g.z, b.x, b.y, b.z));
+    }
+    if (b.Count() > kMaxBlockThreads) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: block (%d,%d,%d) has %d threads; CUDA allows at most %d", root, b.x, b.y, b.z,
+          b.Count(), kMaxBlockThreads));
+    }
+    const uint64_t static_bytes = kernel_.StaticSharedBytes();
+    if (static_bytes > kMaxStaticSharedBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: static shared arrays take %d bytes; CUDA allows %d; use DynamicShared for more",
+          root, static_bytes, kMaxStaticSharedBytes));
+    }
+    if (static_bytes + kernel_.dynamic_shared.bytes > kMaxSharedBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %d static + %d dynamic shared bytes exceed the %d bytes of any supported GPU",
+          root, static_bytes, kernel_.dynamic_shared.bytes, kMaxSharedBytes));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckSiteKind(const std::string& name, const std::string& kind,
+                             const std::string& where) {
+    auto [it, inserted] = site_kinds_.emplace(name, std::make_pair(kind, where));
+    if (!inserted && it->second.first != kind) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": the name '", name, "' is used as a ", kind, " here but as a ",
+          it->second.first, " at ", it->second.second,
+          "; a name means one kind of record site, so rename one of them"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckBody(const std::vector<KernelNode>& body) {
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (i > 0 && body[i - 1].kind == KernelNode::Kind::kReturn) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            body[i].path, ": comes after the return at ", body[i - 1].path,
+            " and can never run; Return() must be the last thing in its body"));
+      }
+      RETURN_IF_ERROR(CheckNode(body[i]));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckNode(const KernelNode& node) {
+    switch (node.kind) {
+      case KernelNode::Kind::kStatement:
+        return CheckStatement(node);
+      case KernelNode::Kind::kRegion: {
+        RETURN_IF_ERROR(CheckSiteName(node.text, "region", node.path));
+        RETURN_IF_ERROR(CheckSiteKind(node.text, "region", node.path));
+        if (std::find(regions_.begin(), regions_.end(), node.text) != regions_.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": region '", node.text,
+              "' is nested inside a region of the same name; give the inner one its own name"));
+        }
+        regions_.push_back(node.text);
+        absl::Status status = CheckBody(node.body);
+        regions_.pop_back();
+        return status;
+      }
+      case KernelNode::Kind::kLoop: {
+        RETURN_IF_ERROR(CheckLoopCount(node));
+        RETURN_IF_ERROR(CheckSiteKind(absl::StrCat("loop ", node.text), "loop body", node.path));
+        const size_t scope_size = scope_.size();
+        RETURN_IF_ERROR(Declare(node.text, "loop variable", node.path));
+        absl::Status status = CheckBody(node.body);
+        scope_.resize(scope_size);
+        return status;
+      }
+      case KernelNode::Kind::kIf: {
+        if (node.text.find_first_not_of(" \t\n") == std::string::npos) {
+          return absl::InvalidArgumentError(absl::StrCat(node.path, ": empty if condition"));
+        }
+        ++if_depth_;
+        absl::Status status = CheckBody(node.body);
+        if (status.ok()) status = CheckBody(node.else_body);
+        --if_depth_;
+        return status;
+      }
+      case KernelNode::Kind::kNamedBarrier:
+        return CheckNamedBarrier(node);
+      case KernelNode::Kind::kArrive:
+        return CheckArrive(node);
+      case KernelNode::Kind::kPhaseWait:
+        RETURN_IF_ERROR(FindBarrierElement(node.text, node.index, node.path).status());
+        return CheckPhaseGiven(node);
+      case KernelNode::Kind::kAsyncCopy:
+        return CheckAsyncCopy(node);
+      case KernelNode::Kind::kAsyncWait:
+        if (node.async_pending > 7) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": WaitAsyncCopies(", node.async_pending,
+              ") leaves more groups in flight than cp.async.wait_group allows (0..7)"));
+        }
+        return absl::OkStatus();
+      case KernelNode::Kind::kRoles:
+        return CheckRoles(node);
+      case KernelNode::Kind::kRole:
+        return absl::InternalError(absl::StrCat(node.path, ": role outside a role split"));
+      case KernelNode::Kind::kBarrier:
+        RETURN_IF_ERROR(CheckSiteName(node.text, "barrier", node.path));
+        if (!role_.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": a barrier inside role '", role_,
+              "' would deadlock: only that role's threads arrive at it; put the barrier "
+              "after the role split"));
+        }
+        return CheckSiteKind(node.text, "barrier", node.path);
+      case KernelNode::Kind::kReturn:
+        if (node.return_scope == ReturnScope::kBlock && !role_.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": a block-wide return inside role '", role_,
+              "' cannot be: only that role's threads take it; use Return() (ReturnScope::kThread)"));
+        }
+        return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckNamedBarrier(const KernelNode& node) {
+    RETURN_IF_ERROR(CheckSiteName(node.text, "barrier", node.path));
+    if (node.barrier_id < 1 || node.barrier_id > 15) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": named barrier id ", node.barrier_id,
+          " is outside 1..15 (0 is __syncthreads'; the GPU has 16)"));
+    }
+    if (node.threads == 0 || node.threads % 32 != 0 ||
+        node.threads > kernel_.ThreadsPerBlock()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: named barrier %d for %d threads; the count must be a positive multiple of 32 "
+          "(whole warps arrive) and at most the block's %d threads",
+          node.path, node.barrier_id, node.threads, kernel_.ThreadsPerBlock()));
+    }
+    if (!role_.empty() && if_depth_ == 0 && node.threads < role_threads_) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: all %d threads of role '%s' reach named barrier %d, but it completes after "
+          "%d; the extra warps would start its next generation: count all %d threads, or let "
+          "only some warps reach it (inside an If)",
+          node.path, role_threads_, role_, node.barrier_id, node.threads, role_threads_));
+    }
+    return CheckSiteKind(node.text, "barrier", node.path);
+  }
+
+  // The array `name` and, when `index` is a literal, checks it is inside.
+  absl::StatusOr<const PhaseBarrierDecl*> FindBarrierElement(const std::string& name,
+                                                              const std::string& index,
+                                                              const std::string& where) {
+    const PhaseBarrierDecl* decl = kernel_.FindPhaseBarriers(name);
+    if (decl == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": no phase barrier array '", name,
+          "' is declared; declare it with PhaseBarriers(name, size, arrivals)"));
+    }
+    const Expr e(index);
+    if (index.empty() ||
+        (e.is_literal() && (e.literal() < 0 || e.literal() >= int64_t{decl->size}))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": index ", index.empty() ? "(empty)" : index,
+          " is outside phase barrier array '", name, "' of ", decl->size,
+          " elements; use 0..", decl->size - 1));
+    }
+    return decl;
+  }
+
+  // An arrival's or a wait's phase: the payload that links them (a wait would not compile
+  // without it).
+  static absl::Status CheckPhaseGiven(const KernelNode& node) {
+    if (!node.phase.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        node.path, node.kind == KernelNode::Kind::kArrive ? ": an arrival" : ": a phase wait",
+        " needs its phase number (e.g. \"k / stages\")"));
+  }
+
+  absl::Status CheckArrive(const KernelNode& node) {
+    ASSIGN_OR_RETURN(const PhaseBarrierDecl* decl,
+                     FindBarrierElement(node.text, node.index, node.path));
+    RETURN_IF_ERROR(CheckPhaseGiven(node));
+    if (if_depth_ > 0 || node.arrive_by == ArriveBy::kOneThread) return absl::OkStatus();
+    // Every thread of the role (or block) arrives: its count must divide into phases.
+    const uint64_t threads = role_.empty() ? kernel_.ThreadsPerBlock() : role_threads_;
+    const std::string who =
+        role_.empty() ? "the block" : absl::StrCat("role '", role_, "'");
+    if (threads > decl->arrivals || decl->arrivals % threads != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: every thread of %s (%d threads) arrives on '%s', but its phases complete after "
+          "%d arrivals, %s; declare the array with a count of %d (or a multiple of it), or "
+          "arrive with ArriveBy::kOneThread",
+          node.path, who, threads, node.text, decl->arrivals,
+          threads > decl->arrivals ? "fewer than arrive" : "not a multiple of them", threads));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckAsyncCopy(const KernelNode& node) {
+    const AsyncCopySpec& c = node.copy;
+    RETURN_IF_ERROR(CheckSiteName(c.name, "async copy", node.path));
+    RETURN_IF_ERROR(CheckSiteKind(c.name, "async copy", node.path));
+    if (c.dst.empty() || c.src.empty() || c.src_row_stride_bytes.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": async copy '", c.name,
+          "' needs a destination and a source pointer and a source row stride "
+          "(AsyncCopySpec::dst, src, src_row_stride_bytes)"));
+    }
+    if (c.rows == 0 || c.row_bytes == 0 || c.row_bytes % 16 != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: async copy '%s' of %d rows x %d bytes; it needs at least 1 row of a positive "
+          "multiple of 16 bytes (the copy granularity)",
+          node.path, c.name, c.rows, c.row_bytes));
+    }
+    if (c.barrier.empty()) return absl::OkStatus();
+    if (c.barrier_phase.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": bulk copy '", c.name, "' completes on '", c.barrier,
+          "' but names no phase (AsyncCopySpec::barrier_phase, e.g. \"k / stages\")"));
+    }
+    return FindBarrierElement(c.barrier, c.barrier_index, node.path).status();
+  }
+
+  absl::Status CheckStatement(const KernelNode& node) {
+    absl::StatusOr<SnippetFacts> facts = ScanSnippet(node.text);
+    if (!facts.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(node.path, ": a raw statement has an ", facts.status().message()));
+    }
+    if (facts->returns_from_kernel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": a raw statement may not return (the profiler epilogue would be "
+                     "skipped); use Return()"));
+    }
+    if (!facts->escaping_jumps.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": `", facts->escaping_jumps.front(),
+          "` jumps out of the raw statement, past the exits the builder records for the "
+          "constructs around it (an unpaired event at run time); keep jumps inside the "
+          "statement (its own loop or switch, or a label it defines) and change the "
+          "builder's control flow with If() or Return()"));
+    }
+    if (!facts->unbalanced.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": a raw statement has unbalanced brackets (", facts->unbalanced,
+          "); it is pasted into the builder's block structure, so it must close what it "
+          "opens and open what it closes"));
+    }
+    if (facts->declares_extern_shared) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": declare dynamic shared memory with DynamicShared(), not extern "
+                     "__shared__ (the host backend and the plan's budget need to see it)"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckLoopCount(const KernelNode& node) {
+    if (node.trip.kind() == TripCount::Kind::kUnknown) return absl::OkStatus();
+    // Only literal bounds can be checked.
+    int64_t b = 0, e = 0, s = 0;
+    auto parse = [](const std::string& text, int64_t* out) {
+      Expr expr(text);
+      if (!expr.is_literal()) return false;
+      *out = expr.literal();
+      return true;
+    };
+    if (!parse(node.begin, &b) || !parse(node.end, &e) || !parse(node.step, &s)) {
+      return absl::OkStatus();
+    }
+    if (s <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(node.path, ": loop step ", s, " must be positive"));
+    }
+    const uint64_t actual = e > b ? static_cast<uint64_t>((e - b + s - 1) / s) : 0;
+    if (node.trip.kind() == TripCount::Kind::kExact && actual != node.trip.count()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TripCount::Exact(", node.trip.count(), ") but the bounds [", b, ", ",
+          e, ") step ", s, " run ", actual, " iterations"));
+    }
+    if (node.trip.kind() == TripCount::Kind::kUpperBound && actual > node.trip.count()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TripCount::UpperBound(", node.trip.count(), ") but the bounds [", b,
+          ", ", e, ") step ", s, " run ", actual, " iterations"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckRoles(const KernelNode& node) {
+    if (!role_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": role splits do not nest (already inside role '", role_,
+          "'); split once, by warp if you need finer roles"));
+    }
+    const uint32_t unit = RoleAxisThreads(node.axis);
+    const uint64_t threads = kernel_.ThreadsPerBlock();
+    if (threads % unit != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the block's %d threads are not a whole number of %ss (%d threads each); use "
+          "a block of %d or %d threads",
+          node.path, threads, RoleAxisName(node.axis), unit, threads / unit * unit,
+          (threads / unit + 1) * unit));
+    }
+    if (node.roles.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(node.path, ": a role split has no roles"));
+    }
+    uint64_t covered = 0;
+    std::set<std::string> names;
+    for (const KernelNode& role : node.roles) {
+      RETURN_IF_ERROR(CheckSiteName(role.text, "role", role.path));
+      if (!names.insert(role.text).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(role.path, ": role '", role.text, "' appears twice in the split"));
+      }
+      if (role.count == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            role.path, ": role '", role.text, "' has 0 ", RoleAxisName(node.axis), "s"));
+      }
+      covered += role.count;
+    }
+    if (covered * unit != threads) {
+      std::vector<std::string> parts;
+      for (const KernelNode& role : node.roles) {
+        parts.push_back(absl::StrCat(role.text, " ", role.count));
+      }
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the roles (%s) cover %d %ss = %d threads but the block has %d threads (%d "
+          "%ss); make the block %d threads or change the role counts",
+          node.path, absl::StrJoin(parts, ", "), covered, RoleAxisName(node.axis),
+          covered * unit, threads, threads / unit, RoleAxisName(node.axis), covered * unit));
+    }
+    for (const KernelNode& role : node.roles) {
+      const size_t scope_size = scope_.size();
+      if (!role.index_var.empty()) {
+        RETURN_IF_ERROR(Declare(role.index_var, "role index variable", role.path));
+      }
+      role_ = role.text;
+      role_threads_ = uint64_t{role.count} * unit;
+      absl::Status status = CheckBody(role.body);
+      role_.clear();
+      role_threads_ = 0;
+      scope_.resize(scope_size);
+      RETURN_IF_ERROR(status);
+    }
+    return absl::OkStatus();
+  }
+
+  const Kernel& kernel_;
+  std::vector<std::pair<std::string, std::string>> scope_;  // (name, what) in scope
+  std::map<std::string, std::pair<std::string, std::string>> site_kinds_;  // name -> kind, where
+  std::vector<std::string> regions_;  // enclosing region names
+  std::string role_;                  // enclosing role, if any
+  uint64_t role_threads_ = 0;         // its threads
+  int if_depth_ = 0;                  // enclosing ifs (who arrives depends on data)
+};
+
+}  // namespace
+
+absl::Status ValidateKernel(const Kernel& kernel) { return Validator(kernel).Run(); }
+
+}  // namespace warptrace

@@ -1,0 +1,87 @@
+#include "jit/compile/nvrtc_compiler.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "jit/compile/diagnostics.h"
+#include "jit/compile/nvrtc_program.h"
+#include "jit/compile/nvrtc_status.h"
+
+namespace warptrace {
+std::vector<std::string> NvrtcOptions(const CompileOptions& options) {
+  std::vector<std::string> out = {absl::StrCat("-arch=", options.arch),
+                                  absl::StrCat("-std=", options.cpp_standard)};
+  if (options.line_info) out.push_back("-lineinfo");
+  out.insert(out.end(), options.extra_flags.begin(), options.extra_flags.end());
+  return out;
+}
+
+NvrtcCompiler::NvrtcCompiler() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
+    version_ = absl::StrCat("nvrtc ", major, ".", minor);
+  } else {
+    version_ = "nvrtc unknown";
+  }
+}
+
+absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& request) {
+  const absl::Time start = absl::Now();
+  const std::string what = absl::StrCat(request.name, " for ", request.options.arch);
+  std::vector<const char*> header_contents, header_names;
+  for (const EmbeddedFile& header : request.headers) {
+    header_contents.push_back(header.contents.c_str());
+    header_names.push_back(header.name.c_str());
+  }
+  NvrtcProgram program;
+  RETURN_IF_ERROR(ToStatus(
+      nvrtcCreateProgram(program.out(), request.source.c_str(), request.name.c_str(),
+                         static_cast<int>(header_contents.size()), header_contents.data(),
+                         header_names.data()),
+      absl::StrCat("creating the program for ", what)));
+
+  const std::vector<std::string> options = NvrtcOptions(request.options);
+  std::vector<const char*> option_ptrs;
+  for (const std::string& option : options) option_ptrs.push_back(option.c_str());
+
+  const nvrtcResult compiled = nvrtcCompileProgram(
+      program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  ASSIGN_OR_RETURN(std::string log, program.Log(what));
+  if (compiled != NVRTC_SUCCESS) {
+    std::vector<EmbeddedFile> files = {{request.name, request.source}};
+    for (const EmbeddedFile& header : request.headers) files.push_back({header.name, header.contents});
+    const absl::Status status = ToStatus(compiled, absl::StrCat("compiling ", what));
+    return absl::Status(
+        status.code(),
+        absl::StrCat(status.message(), " (options: ", absl::StrJoin(options, " "), ")\n",
+                     QuoteOffendingLines(log, files), "NVRTC log:\n", log));
+  }
+
+  CompiledKernel out;
+  out.arch = request.options.arch;
+  out.log = std::move(log);
+  size_t size = 0;
+  RETURN_IF_ERROR(ToStatus(nvrtcGetCUBINSize(program.get(), &size),
+                              absl::StrCat("reading the cubin size of ", what)));
+  out.cubin.resize(size);
+  RETURN_IF_ERROR(ToStatus(nvrtcGetCUBIN(program.get(), out.cubin.data()),
+                              absl::StrCat("reading the cubin of ", what)));
+  RETURN_IF_ERROR(ToStatus(nvrtcGetPTXSize(program.get(), &size),
+                              absl::StrCat("reading the PTX size of ", what)));
+  out.ptx.resize(size);
+  RETURN_IF_ERROR(ToStatus(nvrtcGetPTX(program.get(), out.ptx.data()),
+                              absl::StrCat("reading the PTX of ", what)));
+  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  if (out.cubin.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NVRTC produced no cubin for ", what, ": the arch must be a real architecture sm_XY, "
+        "not a virtual compute_XY"));
+  }
+  out.compile_time = absl::Now() - start;
+  return out;
+}
+
+}  // namespace warptrace

@@ -1,0 +1,856 @@
+#include "jit/plan/record_plan.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "format/trace_abi.h"
+#include "jit/builder/trip_expr.h"
+
+namespace warptrace {
+namespace {
+
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
+
+uint64_t SatAdd(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+uint64_t SatMul(uint64_t a, uint64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kSaturated / b ? kSaturated : a * b;
+}
+
+// Events on the paths of one kind (falling through, or returning early); `possible` is
+// false when no path of that kind exists.
+struct Range {
+  bool possible = false;
+  uint64_t min = 0;
+  uint64_t max = 0;
+  static Range Of(uint64_t v) { return {true, v, v}; }
+};
+
+Range Add(Range a, Range b) {
+  if (!a.possible || !b.possible) return {};
+  return {true, SatAdd(a.min, b.min), SatAdd(a.max, b.max)};
+}
+Range Union(Range a, Range b) {
+  if (!a.possible) return b;
+  if (!b.possible) return a;
+  return {true, std::min(a.min, b.min), std::max(a.max, b.max)};
+}
+
+struct Flow {
+  Range fall;  // paths that reach the end of the construct
+  Range ret;   // paths that return early inside it
+  Range Any() const { return Union(fall, ret); }
+};
+
+Flow Sites(uint64_t events) { return {Range::Of(events), {}}; }
+
+std::string Join(const std::vector<std::string>& terms) {
+  return terms.empty() ? "0" : absl::StrJoin(terms, " + ");
+}
+
+// Counts events along the path of one recorder thread (or, with no thread, the largest
+// role of each split, for Explain).
+// Per-block loops' trip counts for the block being counted, by KernelNode::ordinal, and
+// (for Explain) how each was derived.
+struct PerBlockTrips {
+  std::vector<uint64_t> trip;
+  std::vector<std::string> how;
+};
+
+class Counter {
+ public:
+  Counter(const std::vector<std::optional<uint32_t>>& site_of_node, std::optional<uint64_t> thread,
+          const PerBlockTrips& per_block, std::vector<std::string>* lines)
+      : site_of_node_(site_of_node), thread_(thread), per_block_(per_block), lines_(lines) {}
+
+  Flow Body(const std::vector<KernelNode>& body, int depth,
+            std::vector<std::string>* terms) {
+    Flow flow{Range::Of(0), {}};
+    for (const KernelNode& node : body) {
+      const size_t line = Reserve();
+      std::string label;
+      const Flow f = Node(node, depth, &label);
+      NoteDataDependent(node, f);
+      flow.ret = Union(flow.ret, Add(flow.fall, f.ret));
+      flow.fall = Add(flow.fall, f.fall);
+      const uint64_t max = f.Any().max;
+      if (max > 0 && terms != nullptr) terms->push_back(absl::StrCat(Short(node), " ", max));
+      Fill(line, max > 0 ? label : "", depth);
+    }
+    return flow;
+  }
+
+  // The first construct on the path whose count depends on data.
+  const std::string& data_dependent() const { return data_dependent_; }
+  const std::string& role() const { return role_; }
+
+ private:
+  static std::string Short(const KernelNode& node) {
+    switch (node.kind) {
+      case KernelNode::Kind::kRegion: return absl::StrCat("region ", node.text);
+      case KernelNode::Kind::kLoop: return absl::StrCat("loop ", node.text);
+      case KernelNode::Kind::kIf: return "if";
+      case KernelNode::Kind::kRoles: return "roles";
+      case KernelNode::Kind::kBarrier: return absl::StrCat("barrier ", node.text);
+      case KernelNode::Kind::kNamedBarrier: return absl::StrCat("named barrier ", node.text);
+      case KernelNode::Kind::kArrive: return absl::StrCat("arrive ", node.text);
+      case KernelNode::Kind::kPhaseWait: return absl::StrCat("wait ", node.text);
+      case KernelNode::Kind::kAsyncCopy: return absl::StrCat("copy ", node.text);
+      default: return KernelNodeKindName(node.kind);
+    }
+  }
+
+  void NoteDataDependent(const KernelNode& node, const Flow& f) {
+    const Range any = f.Any();
+    if (!data_dependent_.empty() || any.min == any.max) return;
+    // Report the innermost construct: children were visited first and set it already.
+    data_dependent_ = node.path;
+  }
+
+  size_t Reserve() {
+    if (lines_ == nullptr) return 0;
+    lines_->emplace_back();
+    return lines_->size() - 1;
+  }
+  void Fill(size_t line, const std::string& text, int depth) {
+    if (lines_ == nullptr) return;
+    (*lines_)[line] = text.empty() ? "" : std::string(2 * depth, ' ') + text;
+  }
+
+  uint64_t SiteEvents(const KernelNode& node) const {
+    return site_of_node_[node.ordinal].has_value() ? 2 : 0;
+  }
+
+  // Whether the recorder thread being counted is the role's (or block's) first thread, which
+  // runs ArriveBy::kOneThread arrivals and issues bulk copies (for Explain: assume so).
+  bool Elected() const { return !thread_.has_value() || *thread_ == role_first_; }
+
+  // Slots a warp-specialization construct records on this path.
+  uint64_t HandoffSlots(const KernelNode& node) const {
+    if (!site_of_node_[node.ordinal].has_value()) return 0;
+    switch (node.kind) {
+      case KernelNode::Kind::kNamedBarrier:
+        return 2;
+      case KernelNode::Kind::kArrive:  // one event + payload
+        return node.arrive_by == ArriveBy::kEveryThread || Elected() ? 2 : 0;
+      case KernelNode::Kind::kPhaseWait:  // enter and exit, each + payload
+        return 4;
+      case KernelNode::Kind::kAsyncCopy:  // begin and end, each + payload
+        return node.copy.barrier.empty() || Elected() ? 4 : 0;
+      default:
+        return 0;
+    }
+  }
+
+  Flow Node(const KernelNode& node, int depth, std::string* label) {
+    switch (node.kind) {
+      case KernelNode::Kind::kStatement:
+        return Sites(0);
+      case KernelNode::Kind::kReturn:
+        return {{}, Range::Of(0)};
+      case KernelNode::Kind::kBarrier: {
+        const uint64_t n = SiteEvents(node);
+        *label = absl::StrCat("barrier ", node.text, " ", n);
+        return Sites(n);
+      }
+      case KernelNode::Kind::kRegion: {
+        std::vector<std::string> terms{"2"};
+        Flow body = Body(node.body, depth + 1, &terms);
+        const Flow f{Add(body.fall, Range::Of(2)), Add(body.ret, Range::Of(2))};
+        *label = terms.size() == 1
+                     ? absl::StrCat("region ", node.text, " 2")
+                     : absl::StrCat("region ", node.text, " -> ", Join(terms), " = ",
+                                    f.Any().max);
+        return f;
+      }
+      case KernelNode::Kind::kLoop:
+        return Loop(node, depth, label);
+      case KernelNode::Kind::kIf: {
+        std::vector<std::string> then_terms, else_terms;
+        const Flow t = Body(node.body, depth + 1, &then_terms);
+        const Flow e = Body(node.else_body, depth + 1, &else_terms);
+        const Flow f{Union(t.fall, e.fall), Union(t.ret, e.ret)};
+        *label = absl::StrCat("if (", node.text, ") -> max(then ", t.Any().max, ", else ",
+                              e.Any().max, ") = ", f.Any().max);
+        return f;
+      }
+      case KernelNode::Kind::kRoles:
+        return Roles(node, depth, label);
+      case KernelNode::Kind::kNamedBarrier:
+      case KernelNode::Kind::kArrive:
+      case KernelNode::Kind::kPhaseWait:
+      case KernelNode::Kind::kAsyncCopy:
+      case KernelNode::Kind::kAsyncWait: {
+        const uint64_t n = HandoffSlots(node);
+        *label = absl::StrCat(Short(node), " ", n);
+        return Sites(n);
+      }
+      case KernelNode::Kind::kRole:
+        break;
+    }
+    return Sites(0);
+  }
+
+  Flow Loop(const KernelNode& node, int depth, std::string* label) {
+    std::vector<std::string> terms;
+    const uint64_t site = SiteEvents(node);
+    if (site > 0) terms.push_back(absl::StrCat("loop ", node.text, " 2"));
+    Flow body = Body(node.body, depth + 1, &terms);
+    body.fall = Add(body.fall, Range::Of(site));
+    body.ret = Add(body.ret, Range::Of(site));
+    const bool per_block = node.trip.kind() == TripCount::Kind::kPerBlock;
+    const uint64_t n = per_block ? per_block_.trip[node.ordinal] : node.trip.count();
+    // A per-block count is exact for the block being counted.
+    const bool exact = per_block || node.trip.kind() == TripCount::Kind::kExact;
+    Flow f;
+    if (!node.trip.bounded()) {
+      // The plan rejected record sites here, so the body records nothing.
+      f.fall = Range::Of(0);
+      f.ret = body.ret.possible ? Range::Of(0) : Range{};
+    } else {
+      if (n == 0) {
+        f.fall = Range::Of(0);
+      } else if (body.fall.possible) {
+        f.fall = {true, exact ? SatMul(n, body.fall.min) : 0, SatMul(n, body.fall.max)};
+      } else {
+        f.fall = exact ? Range{} : Range::Of(0);
+      }
+      if (n > 0 && body.ret.possible) {
+        const uint64_t before = body.fall.possible ? SatMul(n - 1, body.fall.max) : 0;
+        f.ret = {true, body.ret.min, SatAdd(before, body.ret.max)};
+      }
+    }
+    std::string how = !node.trip.bounded() ? "x?"
+                      : per_block         ? absl::StrCat("x ", per_block_.how[node.ordinal])
+                                          : absl::StrCat(exact ? "x" : "x<=", n);
+    *label = absl::StrCat("loop ", node.text, " ", how, " -> (", Join(terms), ") x ", n, " = ",
+                          f.Any().max);
+    return f;
+  }
+
+  Flow Roles(const KernelNode& node, int depth, std::string* label) {
+    std::vector<std::string> parts;
+    Flow f;
+    bool any = false;
+    for (const KernelNode& role : node.roles) {
+      const uint64_t first = uint64_t{role.first} * RoleAxisThreads(node.axis);
+      const uint64_t end = first + uint64_t{role.count} * RoleAxisThreads(node.axis);
+      const bool taken = !thread_.has_value() || (*thread_ >= first && *thread_ < end);
+      if (!taken) continue;
+      if (thread_.has_value()) role_ = role.text;
+      const uint64_t saved_first = role_first_;
+      role_first_ = first;
+      const size_t line = Reserve();
+      std::vector<std::string> terms;
+      const Flow r = Body(role.body, depth + 2, &terms);
+      Fill(line, absl::StrCat("role ", role.text, " (", role.count, " ",
+                              RoleAxisName(node.axis), "s) -> ", Join(terms), " = ",
+                              r.Any().max),
+           depth + 1);
+      role_first_ = saved_first;
+      parts.push_back(absl::StrCat(role.text, " ", r.Any().max));
+      f = any ? Flow{Union(f.fall, r.fall), Union(f.ret, r.ret)} : r;
+      any = true;
+    }
+    *label = absl::StrCat("roles by ", RoleAxisName(node.axis), " -> max(",
+                          absl::StrJoin(parts, ", "), ") = ", f.Any().max);
+    return f;
+  }
+
+  const std::vector<std::optional<uint32_t>>& site_of_node_;
+  std::optional<uint64_t> thread_;
+  const PerBlockTrips& per_block_;
+  std::vector<std::string>* lines_;
+  std::string data_dependent_;
+  std::string role_;
+  uint64_t role_first_ = 0;  // first thread of the enclosing role (0 outside roles)
+};
+
+// Assigns site ids in preorder; rejects named regions in loops of unknown trip count.
+class SiteAssigner {
+ public:
+  SiteAssigner(const RecordPolicy& policy, std::vector<std::optional<uint32_t>>* site_of_node,
+               std::vector<SiteInfo>* sites)
+      : policy_(policy), site_of_node_(site_of_node), sites_(sites) {}
+
+  absl::Status Body(const std::vector<KernelNode>& body) {
+    for (const KernelNode& node : body) RETURN_IF_ERROR(Node(node));
+    return absl::OkStatus();
+  }
+
+ private:
+  void Add(const KernelNode& node, std::string name, SiteKind kind) {
+    const uint32_t id = static_cast<uint32_t>(sites_->size());
+    sites_->push_back(SiteInfo{id, std::move(name), kind, node.path});
+    (*site_of_node_)[node.ordinal] = id;
+  }
+
+  // A __syncthreads or named barrier sync: a wait site when asked for (a named barrier's
+  // arrive never waits).
+  absl::Status BarrierWait(const KernelNode& node) {
+    if (node.barrier_record == BarrierRecord::kAlways && !unbounded_loop_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": barrier '", node.text,
+          "' asks for a wait record (BarrierRecord::kAlways) but is inside ", unbounded_loop_,
+          ", whose trip count is unknown, so its events cannot be counted; give that loop "
+          "TripCount::Exact(n) or TripCount::UpperBound(n), or use BarrierRecord::kByPolicy "
+          "(no record there) or kNever"));
+    }
+    const bool wanted = !node.named_arrive &&
+                        (node.barrier_record == BarrierRecord::kAlways ||
+                         (node.barrier_record == BarrierRecord::kByPolicy &&
+                          policy_.barrier_waits));
+    if (wanted && unbounded_loop_.empty()) Add(node, node.text, SiteKind::kBarrierWait);
+    return absl::OkStatus();
+  }
+
+  // Arrivals, phase waits and copies: recorded by RecordPolicy::handoffs, where bounded.
+  void AddHandoff(const KernelNode& node, std::string name, SiteKind kind) {
+    if (policy_.handoffs && unbounded_loop_.empty()) Add(node, std::move(name), kind);
+  }
+
+  absl::Status Node(const KernelNode& node) {
+    switch (node.kind) {
+      case KernelNode::Kind::kRegion:
+        if (!unbounded_loop_.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": region '", node.text, "' is inside ", unbounded_loop_,
+              ", whose trip count is unknown, so its events cannot be counted; give that "
+              "loop TripCount::Exact(n) or TripCount::UpperBound(n), or move the region "
+              "out of it"));
+        }
+        Add(node, node.text, SiteKind::kRegion);
+        return Body(node.body);
+      case KernelNode::Kind::kLoop: {
+        if (node.trip.bounded() && unbounded_loop_.empty() && policy_.loop_iterations) {
+          Add(node, absl::StrCat("loop ", node.text), SiteKind::kLoopBody);
+        }
+        const std::string saved = unbounded_loop_;
+        if (!node.trip.bounded() && unbounded_loop_.empty()) unbounded_loop_ = node.path;
+        absl::Status status = Body(node.body);
+        unbounded_loop_ = saved;
+        return status;
+      }
+      case KernelNode::Kind::kIf:
+        RETURN_IF_ERROR(Body(node.body));
+        return Body(node.else_body);
+      case KernelNode::Kind::kRoles:
+        for (const KernelNode& role : node.roles) RETURN_IF_ERROR(Body(role.body));
+        return absl::OkStatus();
+      case KernelNode::Kind::kBarrier:
+      case KernelNode::Kind::kNamedBarrier:
+        return BarrierWait(node);
+      case KernelNode::Kind::kArrive:
+        AddHandoff(node, absl::StrCat("arrive ", node.text), SiteKind::kBarrierArrive);
+        return absl::OkStatus();
+      case KernelNode::Kind::kPhaseWait:
+        AddHandoff(node, absl::StrCat("wait ", node.text), SiteKind::kPhaseWait);
+        return absl::OkStatus();
+      case KernelNode::Kind::kAsyncCopy:
+        AddHandoff(node, node.text, SiteKind::kAsyncCopy);
+        return absl::OkStatus();
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  const RecordPolicy& policy_;
+  std::vector<std::optional<uint32_t>>* site_of_node_;
+  std::vector<SiteInfo>* sites_;
+  std::string unbounded_loop_;  // path of the outermost enclosing unknown-trip loop
+};
+
+uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
+  switch (layout.unit.kind) {
+    case UnitKind::kCustom:
+      return uint64_t{layout.unit.first_thread} + layout.unit.recorder_offset;
+    default:
+      return uint64_t{unit} * UnitThreads(layout);
+  }
+}
+
+// An arrival on a phase barrier array, with who runs it.
+struct ArriveSite {
+  const KernelNode* node = nullptr;
+  uint64_t role_first = 0;    // first thread of its role (0 outside roles)
+  uint64_t role_threads = 0;  // threads of its role (the block outside roles)
+  bool in_if = false;         // who arrives depends on data
+};
+
+void CollectArrivals(const std::vector<KernelNode>& body, ArriveSite context,
+                     std::vector<ArriveSite>* out) {
+  for (const KernelNode& node : body) {
+    if (node.kind == KernelNode::Kind::kArrive) {
+      ArriveSite site = context;
+      site.node = &node;
+      out->push_back(site);
+    }
+    ArriveSite inner = context;
+    if (node.kind == KernelNode::Kind::kIf) inner.in_if = true;
+    CollectArrivals(node.body, inner, out);
+    CollectArrivals(node.else_body, inner, out);
+    for (const KernelNode& role : node.roles) {
+      ArriveSite in_role = inner;
+      in_role.role_first = uint64_t{role.first} * RoleAxisThreads(node.axis);
+      in_role.role_threads = uint64_t{role.count} * RoleAxisThreads(node.axis);
+      CollectArrivals(role.body, in_role, out);
+    }
+  }
+}
+
+// Recorded arrival events that complete one phase of `decl`, summed over a block's units:
+// each arrival site contributes (arrivals per phase / threads it brings) executions, each
+// recorded by the units whose recorder runs it. 0 (unknown) when an arrival is not recorded,
+// depends on data, or the sites disagree.
+uint32_t RecordedArrivalsPerPhase(const PhaseBarrierDecl& decl,
+                                  const std::vector<ArriveSite>& arrivals,
+                                  const std::vector<std::optional<uint32_t>>& site_of_node,
+                                  const TraceLayout& layout) {
+  std::optional<uint64_t> per_phase;
+  for (const ArriveSite& a : arrivals) {
+    if (a.node->text != decl.name) continue;
+    if (a.in_if || !site_of_node[a.node->ordinal].has_value()) return 0;
+    const bool one = a.node->arrive_by == ArriveBy::kOneThread;
+    const uint64_t threads = one ? 1 : a.role_threads;
+    if (threads == 0 || decl.arrivals % threads != 0) return 0;
+    uint64_t recorders = 0;
+    for (uint32_t u = 0; u < UnitsPerBlock(layout); ++u) {
+      const uint64_t r = RecorderThread(layout, u);
+      recorders += one ? r == a.role_first
+                       : r >= a.role_first && r < a.role_first + a.role_threads;
+    }
+    const uint64_t events = decl.arrivals / threads * recorders;
+    if (per_phase.has_value() && *per_phase != events) return 0;
+    per_phase = events;
+  }
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(per_phase.value_or(0), std::numeric_limits<uint32_t>::max()));
+}
+
+// The layout's barrier table: every element of every phase barrier array, by id.
+std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& layout,
+                                      const std::vector<std::optional<uint32_t>>& site_of_node) {
+  std::vector<ArriveSite> arrivals;
+  CollectArrivals(kernel.body, ArriveSite{nullptr, 0, kernel.ThreadsPerBlock(), false},
+                  &arrivals);
+  std::vector<BarrierInfo> table;
+  for (const PhaseBarrierDecl& decl : kernel.phase_barriers) {
+    const uint32_t per_phase = RecordedArrivalsPerPhase(decl, arrivals, site_of_node, layout);
+    for (uint32_t i = 0; i < decl.size; ++i) {
+      table.push_back(BarrierInfo{decl.first_id + i, absl::StrCat(decl.name, "[", i, "]"),
+                                  per_phase});
+    }
+  }
+  return table;
+}
+
+
+// A per-block loop, parsed, with the values of the scalars its expression reads.
+struct PerBlockLoop {
+  const KernelNode* node = nullptr;
+  TripExpr expr;
+  std::vector<int64_t> scalars;  // in expr.scalars() order
+  uint64_t lo = std::numeric_limits<uint64_t>::max();  // over the sampled blocks
+  uint64_t hi = 0;
+};
+
+bool IsIntegerScalar(const KernelParam& param) {
+  return !param.is_pointer && param.type != "float" && param.type != "double";
+}
+
+absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Kernel& kernel,
+                                  const LaunchScalars& scalars, std::vector<PerBlockLoop>* out) {
+  for (const KernelNode& node : body) {
+    if (node.kind == KernelNode::Kind::kLoop &&
+        node.trip.kind() == TripCount::Kind::kPerBlock) {
+      PerBlockLoop loop;
+      loop.node = &node;
+      absl::StatusOr<TripExpr> expr = TripExpr::Parse(node.trip.expr());
+      if (!expr.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(node.path, ": ", expr.status().message()));
+      }
+      loop.expr = std::move(*expr);
+      for (const std::string& name : loop.expr.scalars()) {
+        const auto param = std::find_if(kernel.params.begin(), kernel.params.end(),
+                                        [&](const KernelParam& p) { return p.name == name; });
+        if (param == kernel.params.end() || !IsIntegerScalar(*param)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": per-block trip count '", node.trip.expr(), "' reads '", name,
+              "', which is not ", param == kernel.params.end() ? "a parameter" : "an integer scalar parameter",
+              " of the kernel; it may read blockIdx, gridDim, blockDim and integer scalar "
+              "parameters"));
+        }
+        const auto value = scalars.find(name);
+        if (value == scalars.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": per-block trip count '", node.trip.expr(), "' reads scalar '", name,
+              "', whose value is known only at launch; plan for a launch with "
+              "RecordPlan::Create(kernel, options, scalars) (RunKernel does)"));
+        }
+        loop.scalars.push_back(value->second);
+      }
+      out->push_back(std::move(loop));
+    }
+    RETURN_IF_ERROR(CollectPerBlockLoops(node.body, kernel, scalars, out));
+    RETURN_IF_ERROR(CollectPerBlockLoops(node.else_body, kernel, scalars, out));
+    for (const KernelNode& role : node.roles) {
+      RETURN_IF_ERROR(CollectPerBlockLoops(role.body, kernel, scalars, out));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Dim3 BlockIndex(const Dim3& grid, uint64_t linear) {
+  return Dim3{static_cast<uint32_t>(linear % grid.x),
+              static_cast<uint32_t>(linear / grid.x % grid.y),
+              static_cast<uint32_t>(linear / (uint64_t{grid.x} * grid.y))};
+}
+
+// Evaluates every per-block loop for block `linear`, into trips (by node ordinal).
+absl::Status EvaluateForBlock(const Kernel& kernel, uint64_t linear,
+                              std::vector<PerBlockLoop>& loops, std::vector<uint64_t>* trips) {
+  TripExprEnv env;
+  env.grid_dim = kernel.grid;
+  env.block_dim = kernel.block;
+  env.block_idx = BlockIndex(kernel.grid, linear);
+  for (PerBlockLoop& loop : loops) {
+    env.scalars = loop.scalars;
+    absl::StatusOr<int64_t> value = loop.expr.Evaluate(env);
+    const std::string block = absl::StrFormat("block (%d, %d, %d)", env.block_idx.x,
+                                              env.block_idx.y, env.block_idx.z);
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(loop.node->path, ": for ", block, ": ", value.status().message()));
+    }
+    if (*value < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          loop.node->path, ": per-block trip count '", loop.expr.text(), "' is ", *value,
+          " for ", block, "; a trip count is at least 0 (clamp it with max(0, ...))"));
+    }
+    const uint64_t n = static_cast<uint64_t>(*value);
+    (*trips)[loop.node->ordinal] = n;
+    loop.lo = std::min(loop.lo, n);
+    loop.hi = std::max(loop.hi, n);
+  }
+  return absl::OkStatus();
+}
+
+// Every unit's count: one pass per unit, or with per-block loops one per unit and class of
+// blocks (blocks whose per-block trip counts are all equal count the same).
+struct UnitCounts {
+  std::vector<EventRange> unit_events;
+  std::vector<std::string> unit_notes;
+  std::vector<std::string> unit_roles;  // by unit: the recorder's role ("" outside any)
+  std::vector<uint32_t> block_class;
+  std::vector<std::vector<EventRange>> class_events;
+  PerBlockTrips explain;     // per-block loops at their largest value, for the tree
+  std::string per_block_note;
+};
+
+absl::StatusOr<UnitCounts> CountUnits(const Kernel& kernel, const TraceLayout& layout,
+                                      const std::vector<std::optional<uint32_t>>& site_of_node,
+                                      const LaunchScalars& scalars, uint64_t kernel_events) {
+  UnitCounts out;
+  std::vector<PerBlockLoop> loops;
+  RETURN_IF_ERROR(CollectPerBlockLoops(kernel.body, kernel, scalars, &loops));
+  PerBlockTrips trips;
+  trips.trip.assign(kernel.num_nodes, 0);
+  trips.how.assign(kernel.num_nodes, "");
+  // Distinct per-block trip vectors, in order of first block.
+  std::vector<std::vector<uint64_t>> classes;
+  if (loops.empty()) {
+    classes.push_back(trips.trip);
+  } else {
+    std::map<std::vector<uint64_t>, uint32_t> class_of;
+    const uint64_t blocks = SampledBlocks(layout);
+    out.block_class.reserve(blocks);
+    for (uint64_t ordinal = 0; ordinal < blocks; ++ordinal) {
+      RETURN_IF_ERROR(
+          EvaluateForBlock(kernel, SampledBlockId(layout, ordinal), loops, &trips.trip));
+      const auto [it, added] =
+          class_of.emplace(trips.trip, static_cast<uint32_t>(classes.size()));
+      if (added) classes.push_back(trips.trip);
+      out.block_class.push_back(it->second);
+    }
+    if (classes.empty()) classes.push_back(trips.trip);  // no sampled block
+    for (const PerBlockLoop& loop : loops) {
+      const uint32_t o = loop.node->ordinal;
+      const uint64_t lo = blocks == 0 ? 0 : loop.lo;
+      out.explain.trip.resize(kernel.num_nodes, 0);
+      out.explain.how.resize(kernel.num_nodes);
+      out.explain.trip[o] = loop.hi;
+      out.explain.how[o] = absl::StrCat("per-block(", loop.expr.text(), ") in [", lo, ", ",
+                                        loop.hi, "], largest");
+    }
+    out.per_block_note = absl::StrCat(
+        "per-block trip counts evaluated for ", blocks, " sampled blocks: ", classes.size(),
+        " distinct, capacity from the largest\n");
+  }
+  if (out.explain.trip.empty()) {
+    out.explain.trip.assign(kernel.num_nodes, 0);
+    out.explain.how.assign(kernel.num_nodes, "");
+  }
+
+  const uint32_t units = UnitsPerBlock(layout);
+  out.class_events.assign(classes.size(), std::vector<EventRange>(units));
+  for (uint32_t u = 0; u < units; ++u) {
+    EventRange merged{std::numeric_limits<uint64_t>::max(), 0};
+    std::string role, data_dependent;
+    for (size_t c = 0; c < classes.size(); ++c) {
+      trips.trip = classes[c];
+      Counter counter(site_of_node, RecorderThread(layout, u), trips, nullptr);
+      const Range any = counter.Body(kernel.body, 0, nullptr).Any();
+      const EventRange r{SatAdd(any.min, kernel_events), SatAdd(any.max, kernel_events)};
+      out.class_events[c][u] = r;
+      merged = {std::min(merged.min, r.min), std::max(merged.max, r.max)};
+      role = counter.role();
+      if (data_dependent.empty()) data_dependent = counter.data_dependent();
+    }
+    out.unit_events.push_back(merged);
+    std::string note = absl::StrCat("recorder thread ", RecorderThread(layout, u));
+    if (!role.empty()) absl::StrAppend(&note, ", role ", role);
+    out.unit_roles.push_back(role);
+    if (!data_dependent.empty()) absl::StrAppend(&note, "; depends on data at ", data_dependent);
+    if (classes.size() > 1 && !merged.exact()) {
+      absl::StrAppend(&note, "; depends on the block (per-block loop)");
+    }
+    out.unit_notes.push_back(std::move(note));
+  }
+  if (loops.empty()) out.class_events.clear();
+  return out;
+}
+
+// Sets layout.placement per options.placement; returns how it was chosen.
+absl::StatusOr<std::string> ChoosePlacement(const Kernel& kernel, const ProfileOptions& options,
+                                            TraceLayout& layout) {
+  const std::string where = absl::StrCat("kernel ", kernel.name);
+  const uint32_t units = UnitsPerBlock(layout);
+  const uint64_t own_static = kernel.StaticSharedBytes();
+  const uint64_t own_shared = own_static + kernel.dynamic_shared.bytes;
+  const uint64_t staging = SharedBytesPerBlock(layout);
+  std::string placement_note;
+  switch (options.placement) {
+    case Placement::kGlobal:
+      layout.placement = Placement::kGlobal;
+      placement_note = "global (as asked)";
+      break;
+    case Placement::kShared:
+      if (own_static + staging > kMaxStaticSharedBytes) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: shared placement needs a %d-byte staging array (%d units x %d events x 8), "
+            "which with the kernel's %d bytes of static shared arrays exceeds the %d-byte "
+            "static shared limit; use Placement::kGlobal or kAuto",
+            where, staging, units, layout.capacity, own_static, kMaxStaticSharedBytes));
+      }
+      layout.placement = Placement::kShared;
+      placement_note = "shared (as asked)";
+      break;
+    case Placement::kAuto: {
+      const uint64_t left =
+          options.shared_budget_bytes > own_shared ? options.shared_budget_bytes - own_shared : 0;
+      const bool fits = staging <= left && own_static + staging <= kMaxStaticSharedBytes;
+      layout.placement = fits ? Placement::kShared : Placement::kGlobal;
+      placement_note = absl::StrFormat(
+          "auto -> %s: staging %d bytes %s %d left of the %d-byte budget after the kernel's "
+          "%d shared bytes",
+          fits ? "shared" : "global", staging, fits ? "fits the" : "exceeds the", left,
+          options.shared_budget_bytes, own_shared);
+      break;
+    }
+  }
+  return placement_note;
+}
+
+// The derivation tree, with the largest role of each split.
+std::string ExplainTree(const Kernel& kernel,
+                        const std::vector<std::optional<uint32_t>>& site_of_node,
+                        const PerBlockTrips& trips, uint64_t kernel_events) {
+  std::vector<std::string> lines;
+  Counter counter(site_of_node, std::nullopt, trips, &lines);
+  std::vector<std::string> terms;
+  if (kernel_events > 0) terms.push_back(absl::StrCat("kernel ", kernel_events));
+  const Range any = counter.Body(kernel.body, 1, &terms).Any();
+  std::string text = absl::StrCat("kernel ", kernel.name, " -> ", Join(terms), " = ",
+                                  SatAdd(any.max, kernel_events), "\n");
+  for (const std::string& line : lines) {
+    if (!line.empty()) absl::StrAppend(&text, line, "\n");
+  }
+  return text;
+}
+
+// "(6,0,0)", as messages name a block.
+std::string DimText(const Dim3& d) { return absl::StrFormat("(%d,%d,%d)", d.x, d.y, d.z); }
+
+}  // namespace
+
+absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
+                                              const ProfileOptions& options,
+                                              const LaunchScalars& scalars) {
+  const std::string where = absl::StrCat("kernel ", kernel.name);
+  if (!options.enabled) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": profiling is disabled, so there is nothing to plan"));
+  }
+  RecordPlan plan;
+  TraceLayout& layout = plan.layout_;
+  layout.kernel_name = kernel.name;
+  layout.grid = kernel.grid;
+  layout.block = kernel.block;
+  layout.unit = options.unit;
+  layout.sample = options.sample;
+  layout.sample.end = static_cast<uint32_t>(
+      std::min<uint64_t>(options.sample.end, kernel.grid.Count()));
+
+  plan.site_of_node_.assign(kernel.num_nodes, std::nullopt);
+  if (options.policy.kernel) {
+    plan.kernel_site_ = 0;
+    layout.sites.push_back(SiteInfo{0, kernel.name, SiteKind::kKernel, where});
+  }
+  SiteAssigner assigner(options.policy, &plan.site_of_node_, &layout.sites);
+  RETURN_IF_ERROR(assigner.Body(kernel.body));
+  if (layout.sites.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": profiled, but the kernel has no record site; add a Region or enable "
+               "RecordPolicy::kernel"));
+  }
+  const uint64_t kernel_events = plan.kernel_site_.has_value() ? 2 : 0;
+
+  // Per-unit ranges. Capacity 1 is a placeholder so the layout helpers work; the real
+  // capacity is set below.
+  layout.capacity = 1;
+  layout.placement = Placement::kGlobal;
+  RETURN_IF_ERROR(ValidateLayout(layout));
+  ASSIGN_OR_RETURN(UnitCounts counts,
+                   CountUnits(kernel, layout, plan.site_of_node_, scalars, kernel_events));
+  plan.unit_events_ = std::move(counts.unit_events);
+  plan.unit_notes_ = std::move(counts.unit_notes);
+  plan.block_class_ = std::move(counts.block_class);
+  plan.class_events_ = std::move(counts.class_events);
+  for (const EventRange& r : plan.unit_events_) {
+    plan.max_events_ = std::max(plan.max_events_, r.max);
+  }
+  // The role table only when the kernel splits roles, the barrier table when it declares
+  // phase barriers (format/layout.h).
+  layout.barriers = PlanBarriers(kernel, layout, plan.site_of_node_);
+  layout.unit_roles = std::move(counts.unit_roles);
+  if (std::all_of(layout.unit_roles.begin(), layout.unit_roles.end(),
+                  [](const std::string& role) { return role.empty(); })) {
+    layout.unit_roles.clear();
+  }
+  if (plan.max_events_ > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a trace unit can record up to %d events, more than the 2^32-1 a record holds; "
+        "record fewer sites (regions in the innermost loops, or RecordPolicy::loop_iterations) "
+        "or sample fewer blocks",
+        where, plan.max_events_));
+  }
+  if (options.capacity_override.has_value() && *options.capacity_override == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": capacity override is 0"));
+  }
+  layout.capacity = options.capacity_override.value_or(
+      static_cast<uint32_t>(std::max<uint64_t>(plan.max_events_, 1)));
+
+  ASSIGN_OR_RETURN(const std::string placement_note, ChoosePlacement(kernel, options, layout));
+  RETURN_IF_ERROR(ValidateLayout(layout));
+
+  plan.explanation_ = absl::StrCat(
+      ExplainTree(kernel, plan.site_of_node_, counts.explain, kernel_events),
+      plan.ExplainNumbers(options, counts.per_block_note, placement_note));
+  return plan;
+}
+
+std::string RecordPlan::ExplainNumbers(const ProfileOptions& options,
+                                       const std::string& per_block_note,
+                                       const std::string& placement_note) const {
+  const TraceLayout& layout = layout_;
+  const uint32_t units = UnitsPerBlock(layout);
+  std::string text = absl::StrCat("per ", UnitKindName(layout.unit.kind), " unit:\n");
+  for (uint32_t u = 0; u < units; ++u) {
+    const EventRange& r = unit_events_[u];
+    absl::StrAppend(&text, "  ", UnitKindName(layout.unit.kind), " ", u, " (", unit_notes_[u],
+                    "): ",
+                    r.exact() ? absl::StrCat(r.max, " exactly")
+                              : absl::StrCat(r.min, " to ", r.max),
+                    "\n");
+  }
+  absl::StrAppend(&text, per_block_note);
+  absl::StrAppendFormat(&text, "capacity %d events per unit (max over %d units)%s\n",
+                        layout.capacity, units,
+                        options.capacity_override.has_value()
+                            ? absl::StrCat(", overridden from ", max_events_)
+                            : "");
+  absl::StrAppendFormat(&text, "buffer %d records (%d sampled blocks x %d units) x %d bytes = "
+                               "%d bytes\n",
+                        NumRecords(layout), SampledBlocks(layout), units,
+                        abi::RecordBytes(layout.capacity), BufferBytes(layout));
+  absl::StrAppend(&text, "placement ", placement_note, "\n");
+  return text;
+}
+
+uint64_t RecordPlan::staging_bytes() const {
+  return layout_.placement == Placement::kShared ? SharedBytesPerBlock(layout_) : 0;
+}
+
+std::optional<uint32_t> RecordPlan::SiteOf(uint32_t node_ordinal) const {
+  if (node_ordinal >= site_of_node_.size()) return std::nullopt;
+  return site_of_node_[node_ordinal];
+}
+
+EventRange RecordPlan::EventsForUnit(uint32_t unit) const {
+  return unit < unit_events_.size() ? unit_events_[unit] : EventRange{};
+}
+
+absl::StatusOr<uint64_t> RecordPlan::ExactEventsForUnit(uint32_t unit) const {
+  if (unit >= unit_events_.size()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "kernel %s: %s %d does not exist; a block has %d %s units", layout_.kernel_name,
+        UnitKindName(layout_.unit.kind), unit, unit_events_.size(),
+        UnitKindName(layout_.unit.kind)));
+  }
+  const EventRange& r = unit_events_[unit];
+  if (!r.exact()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "kernel %s: %s %d of each block records between %d and %d events (%s); only the "
+        "maximum is known before the run%s",
+        layout_.kernel_name, UnitKindName(layout_.unit.kind), unit, r.min, r.max,
+        unit_notes_[unit],
+        block_class_.empty() ? "" : "; ExactEventsForBlockUnit gives one block's count"));
+  }
+  return r.max;
+}
+
+EventRange RecordPlan::EventsForBlockUnit(uint32_t block_linear, uint32_t unit) const {
+  if (unit >= unit_events_.size() || block_linear < layout_.sample.begin ||
+      block_linear >= layout_.sample.end ||
+      (block_linear - layout_.sample.begin) % layout_.sample.stride != 0) {
+    return EventRange{};
+  }
+  if (block_class_.empty()) return unit_events_[unit];
+  const uint64_t ordinal = (block_linear - layout_.sample.begin) / layout_.sample.stride;
+  return class_events_[block_class_[ordinal]][unit];
+}
+
+absl::StatusOr<uint64_t> RecordPlan::ExactEventsForBlockUnit(uint32_t block_linear,
+                                                            uint32_t unit) const {
+  if (unit >= unit_events_.size()) return ExactEventsForUnit(unit);  // OutOfRange
+  const EventRange r = EventsForBlockUnit(block_linear, unit);
+  if (!r.exact()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "kernel %s: block %s %s %d records between %d and %d events (%s); only the "
+        "maximum is known before the run",
+        layout_.kernel_name, DimText(BlockIndex(layout_.grid, block_linear)),
+        UnitKindName(layout_.unit.kind), unit, r.min, r.max, unit_notes_[unit]));
+  }
+  return r.max;
+}
+
+std::string RecordPlan::Explain() const { return explanation_; }
+
+}  // namespace warptrace

@@ -1,0 +1,300 @@
+#include "jit/run/run.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/clock.h"
+#include "base/status_macros.h"
+#include "format/trace_abi.h"
+#include "jit/emit/emitter.h"
+
+namespace warptrace {
+namespace {
+
+const char* ArgKindName(KernelArg::Kind kind) {
+  switch (kind) {
+    case KernelArg::Kind::kIn:
+      return "In buffer";
+    case KernelArg::Kind::kOut:
+      return "Out buffer";
+    case KernelArg::Kind::kInOut:
+      return "InOut buffer";
+    case KernelArg::Kind::kScalar:
+      return "Scalar";
+  }
+  return "?";
+}
+
+absl::Status CheckArgs(const Kernel& kernel, absl::Span<const KernelArg> args) {
+  if (args.size() != kernel.params.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "kernel %s takes %d arguments but %d were given", kernel.name, kernel.params.size(),
+        args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelParam& param = kernel.params[i];
+    const KernelArg& arg = args[i];
+    const bool is_buffer = arg.kind() != KernelArg::Kind::kScalar;
+    if (param.is_pointer != is_buffer) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "kernel %s argument %d (%s %s): a %s was given; pass %s", kernel.name, i, param.type,
+          param.name, ArgKindName(arg.kind()),
+          param.is_pointer ? "KernelArg::In/Out/InOut(span)" : "KernelArg::Scalar<T>(value)"));
+    }
+    if (!is_buffer && arg.bytes() != param.size) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "kernel %s argument %d (%s %s) is %d bytes but a %d-byte scalar was given",
+          kernel.name, i, param.type, param.name, param.size, arg.bytes()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The integer scalar arguments by parameter name, for per-block trip counts. An unsigned
+// long long above 2^63 - 1 is left out (a trip count reading it fails to plan, naming it).
+LaunchScalars ScalarValues(const Kernel& kernel, absl::Span<const KernelArg> args) {
+  LaunchScalars values;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelParam& param = kernel.params[i];
+    if (param.is_pointer || param.type == "float" || param.type == "double") continue;
+    const bool is_signed = param.type.rfind("unsigned", 0) != 0 && param.type != "bool";
+    uint64_t raw = 0;
+    std::memcpy(&raw, args[i].scalar(), std::min<uint64_t>(param.size, sizeof(raw)));
+    int64_t value = 0;
+    if (param.size < 8) {
+      const int shift = 64 - 8 * static_cast<int>(param.size);
+      // Sign- or zero-extend the low `size` bytes.
+      value = is_signed ? static_cast<int64_t>(raw << shift) >> shift
+                        : static_cast<int64_t>(raw & ((uint64_t{1} << (8 * param.size)) - 1));
+    } else {
+      if (!is_signed && raw > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        continue;
+      }
+      value = static_cast<int64_t>(raw);
+    }
+    values.emplace(param.name, value);
+  }
+  return values;
+}
+
+// Device buffers for the kernel's arguments, filled from the host.
+struct LaunchArgs {
+  std::vector<DeviceBuffer> buffers;  // one per argument (empty for scalars)
+  std::vector<void*> pointers;        // device addresses, one per argument
+  std::vector<void*> slots;           // what cuLaunchKernel-style args point at
+};
+
+absl::StatusOr<LaunchArgs> PrepareArgs(Device& device, const Kernel& kernel,
+                                       absl::Span<const KernelArg> args) {
+  LaunchArgs launch;
+  launch.buffers.reserve(args.size());
+  launch.pointers.assign(args.size(), nullptr);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelArg& arg = args[i];
+    if (arg.kind() == KernelArg::Kind::kScalar) {
+      launch.buffers.emplace_back();
+      continue;
+    }
+    const std::string what =
+        absl::StrCat("argument ", i, " (", kernel.params[i].name, ") of kernel ", kernel.name);
+    absl::StatusOr<DeviceBuffer> buffer =
+        DeviceBuffer::Allocate(device, arg.bytes() == 0 ? 1 : arg.bytes());
+    if (!buffer.ok()) {
+      return absl::Status(buffer.status().code(),
+                          absl::StrCat("allocating ", what, ": ", buffer.status().message()));
+    }
+    absl::Status fill = arg.kind() == KernelArg::Kind::kOut ? buffer->Zero()
+                                                            : buffer->CopyFrom(arg.host(), arg.bytes());
+    if (!fill.ok()) {
+      return absl::Status(fill.code(), absl::StrCat("filling ", what, ": ", fill.message()));
+    }
+    launch.pointers[i] = buffer->get();
+    launch.buffers.push_back(std::move(*buffer));
+  }
+  return launch;
+}
+
+absl::Status CopyBack(const Kernel& kernel, absl::Span<const KernelArg> args,
+                      const LaunchArgs& launch) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelArg& arg = args[i];
+    if (arg.kind() != KernelArg::Kind::kOut && arg.kind() != KernelArg::Kind::kInOut) continue;
+    absl::Status status = launch.buffers[i].CopyTo(arg.host(), arg.bytes());
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat("copying back argument ", i, " (", kernel.params[i].name,
+                                       ") of kernel ", kernel.name, ": ", status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The host's clocks read back to back; monotonic_ns is the midpoint of two CLOCK_MONOTONIC
+// reads around the others and spread_ns half their distance.
+struct HostClocks {
+  int64_t monotonic_ns = 0;
+  int64_t boottime_ns = 0;
+  int64_t realtime_ns = 0;
+  int64_t spread_ns = 0;
+};
+
+HostClocks ReadHostClocks() {
+  HostClocks c;
+  const int64_t before = ReadClockNs(CLOCK_MONOTONIC);
+  c.boottime_ns = ReadClockNs(CLOCK_BOOTTIME);
+  c.realtime_ns = ReadClockNs(CLOCK_REALTIME);
+  const int64_t after = ReadClockNs(CLOCK_MONOTONIC);
+  c.monotonic_ns = before + (after - before) / 2;
+  c.spread_ns = (after - before + 1) / 2;
+  return c;
+}
+
+struct Launched {
+  KernelSource source;
+  std::optional<RecordPlan> plan;
+  std::vector<uint32_t> trace_words;
+  HostClocks at_launch;     // just before the launch call
+  int64_t launch_to_sync_ns = 0;  // launch call to Synchronize's return (CLOCK_MONOTONIC)
+};
+
+// The host-time anchor of a launch (layout.h, HostTimeAnchor). The host backend's
+// globaltimer is virtual time on CLOCK_MONOTONIC's axis (jit/host/host_abi.h: its steady
+// clock is set from CLOCK_MONOTONIC when the launch starts, and its blocks start there), so
+// its anchor is the clocks read together. On a GPU the first recorded unit start (the
+// trace origin) is paired with the launch call: it came after it and before the
+// synchronize returned.
+HostTimeAnchor AnchorOf(DeviceKind kind, const Launched& run, const Trace& trace) {
+  HostTimeAnchor anchor;
+  const HostClocks& c = run.at_launch;
+  if (kind == DeviceKind::kHost) {
+    anchor = {true, c.monotonic_ns, c.boottime_ns, c.realtime_ns, c.spread_ns};
+  } else if (trace.has_timeline && !trace.decoded.records.empty()) {
+    anchor = {true, trace.timeline.origin_ns, c.boottime_ns, c.realtime_ns,
+              run.launch_to_sync_ns + c.spread_ns};
+  }
+  return anchor;
+}
+
+// Emits, loads and launches once; copies outputs and the trace buffer back.
+absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
+                                    absl::Span<const KernelArg> args,
+                                    const ProfileOptions& profile) {
+  Launched out;
+  if (profile.enabled) {
+    // Made per launch: per-block trip counts read the scalar arguments.
+    ASSIGN_OR_RETURN(RecordPlan plan,
+                     RecordPlan::Create(kernel, profile, ScalarValues(kernel, args)));
+    ASSIGN_OR_RETURN(out.source, EmitKernel(kernel, plan));
+    out.plan = std::move(plan);
+  } else {
+    out.source = EmitUnprofiledKernel(kernel);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<LoadedKernel> loaded, device.Load(out.source));
+  ASSIGN_OR_RETURN(LaunchArgs launch, PrepareArgs(device, kernel, args));
+
+  DeviceBuffer trace;
+  void* trace_ptr = nullptr;
+  if (out.plan) {
+    const uint64_t bytes = out.plan->buffer_bytes();
+    absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(device, bytes);
+    if (!buffer.ok()) {
+      return absl::Status(buffer.status().code(),
+                          absl::StrCat("allocating the ", bytes, "-byte trace buffer of kernel ",
+                                       kernel.name, ": ", buffer.status().message()));
+    }
+    trace = std::move(*buffer);
+    RETURN_IF_ERROR(trace.Zero());
+    trace_ptr = trace.get();
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    launch.slots.push_back(args[i].kind() == KernelArg::Kind::kScalar
+                               ? const_cast<void*>(args[i].scalar())
+                               : static_cast<void*>(&launch.pointers[i]));
+  }
+  if (out.plan) launch.slots.push_back(&trace_ptr);
+
+  out.at_launch = ReadHostClocks();
+  RETURN_IF_ERROR(device.Launch(*loaded, out.source.grid, out.source.block,
+                                out.source.dynamic_shared_bytes, launch.slots.data()));
+  RETURN_IF_ERROR(device.Synchronize());
+  out.launch_to_sync_ns = ReadClockNs(CLOCK_MONOTONIC) - out.at_launch.monotonic_ns;
+  RETURN_IF_ERROR(CopyBack(kernel, args, launch));
+  if (out.plan) {
+    out.trace_words.resize(trace.size() / sizeof(uint32_t));
+    RETURN_IF_ERROR(trace.CopyTo(out.trace_words.data(), trace.size()));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
+                                    absl::Span<const KernelArg> args,
+                                    const RunOptions& options) {
+  RETURN_IF_ERROR(CheckArgs(kernel, args));
+  RunResult result;
+  result.device_kind = device.Kind();
+  result.device_name = device.Name();
+
+  ProfileOptions profile = options.profile;
+  ASSIGN_OR_RETURN(Launched launched, LaunchOnce(device, kernel, args, profile));
+  if (!launched.plan) {
+    result.source = std::move(launched.source);
+    return result;
+  }
+
+  auto analyze = [&](Launched& run) -> absl::StatusOr<std::unique_ptr<Trace>> {
+    TraceLayout layout = run.plan->layout();
+    layout.device_name = device.Name();
+    layout.clock = device.Clock();
+    DumpOptions dump;
+    dump.verify = options.verify;
+    dump.timeline = options.timeline;
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace,
+                     CollectTrace(std::move(layout), std::move(run.trace_words), dump));
+    trace->layout.host_anchor = AnchorOf(device.Kind(), run, *trace);
+    trace->timeline.layout.host_anchor = trace->layout.host_anchor;
+    return trace;
+  };
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, analyze(launched));
+
+  if (options.retry_on_dropped && trace->report.dropped_events > 0) {
+    const uint32_t needed = trace->report.required_capacity();
+    result.retried = true;
+    result.retry_note = absl::StrFormat(
+        "kernel %s dropped %d events at capacity %d (a loop ran past its UpperBound); "
+        "relaunched once with the capacity the trace showed was needed: %d",
+        kernel.name, trace->report.dropped_events, trace->report.capacity, needed);
+    profile.capacity_override = needed;
+    ASSIGN_OR_RETURN(launched, LaunchOnce(device, kernel, args, profile));
+    ASSIGN_OR_RETURN(trace, analyze(launched));
+  }
+
+  result.source = std::move(launched.source);
+  result.plan = std::move(launched.plan);
+  if (!trace->report.ok() && !options.verify.allow_truncated) {
+    const absl::Status status = trace->report.ToStatus();
+    return absl::Status(status.code(),
+                        absl::StrCat("trace of kernel ", kernel.name, " on ", device.Name(),
+                                     " did not verify", result.retried ? " after a retry" : "",
+                                     ": ", status.message()));
+  }
+  result.trace = std::move(trace);
+  return result;
+}
+
+absl::StatusOr<RunResult> RunKernel(const Kernel& kernel, absl::Span<const KernelArg> args,
+                                    const RunOptions& options) {
+  ASSIGN_OR_RETURN(SelectedDevice selected, SelectDevice(options.device, options.device_options));
+  ASSIGN_OR_RETURN(RunResult result, RunKernel(*selected.device, kernel, args, options));
+  result.device_reason = std::move(selected.reason);
+  return result;
+}
+
+}  // namespace warptrace

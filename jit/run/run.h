@@ -1,0 +1,132 @@
+// One call that does it all: plan + emit + compile + launch + copy back + decode + verify +
+// timeline. Hands back the kernel's outputs (in the caller's host arrays) and a Trace.
+//
+//   ASSIGN_OR_RETURN(Kernel kernel, builder.Build());
+//   std::vector<float> x = ..., y(n);
+//   std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(x)),
+//                                  KernelArg::Out(absl::MakeSpan(y)),
+//                                  KernelArg::Scalar<int>(n)};
+//   RunOptions options;                      // auto device, warpgroup units, auto placement
+//   ASSIGN_OR_RETURN(RunResult run, RunKernel(kernel, args, options));
+//   std::cout << run.device_reason << "\n" << run.plan->Explain();
+//   const Timeline& timeline = run.trace->timeline;   // verified, on the ns axis
+//
+// Arguments follow the kernel's parameters in order: a buffer for each pointer parameter
+// (In: copied to the device; Out: zeroed on the device and copied back; InOut: both) and a
+// Scalar for each scalar parameter, of the parameter's size. The trace buffer is not an
+// argument: it is allocated from the plan, zeroed, appended, and decoded afterwards.
+//
+// Errors: InvalidArgument when the arguments do not match the parameters (naming the
+// parameter) or the kernel cannot be planned or compiled; the device's errors for memory,
+// load and launch (each naming the step); the verifier's status (DataLoss for a corrupt
+// trace, ResourceExhausted for dropped events) when the trace is broken and
+// RunOptions::verify.allow_truncated is off. Outputs are copied back before the trace is
+// judged, so they are valid even when the trace is not.
+//
+// The plan is made per launch: a loop with TripCount::PerBlock is counted for every block
+// from the launch's integer scalar arguments, so a persistent kernel's buffer is sized for
+// exactly the tiles its busiest block takes.
+//
+// Dropped events happen only when a user-given loop bound (TripCount::UpperBound) was
+// wrong, or under a test-only capacity override. With RunOptions::retry_on_dropped the
+// kernel is relaunched once (inputs copied again) with the capacity the dump computed, and
+// RunResult::retry_note says so.
+#ifndef WARPTRACE_JIT_RUN_RUN_H_
+#define WARPTRACE_JIT_RUN_RUN_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "format/layout.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/builder/kernel_source.h"
+#include "jit/plan/record_plan.h"
+#include "jit/run/device.h"
+#include "jit/run/device_select.h"
+#include "profiler/sinks/trace.h"
+#include "profiler/timeline/timeline.h"
+#include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/verify.h"
+
+namespace warptrace {
+
+// One kernel argument. Holds a view of caller memory for buffers (which must outlive the
+// RunKernel call) or a copy of the value for scalars.
+class KernelArg {
+ public:
+  enum class Kind { kIn, kOut, kInOut, kScalar };
+
+  template <typename T>
+  static KernelArg In(absl::Span<const T> host) {
+    return KernelArg(Kind::kIn, const_cast<T*>(host.data()), host.size() * sizeof(T));
+  }
+  template <typename T>
+  static KernelArg Out(absl::Span<T> host) {
+    return KernelArg(Kind::kOut, host.data(), host.size() * sizeof(T));
+  }
+  template <typename T>
+  static KernelArg InOut(absl::Span<T> host) {
+    return KernelArg(Kind::kInOut, host.data(), host.size() * sizeof(T));
+  }
+  template <typename T>
+  static KernelArg Scalar(T value) {
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "scalars are <= 8 bytes");
+    KernelArg arg(Kind::kScalar, nullptr, sizeof(T));
+    std::memcpy(arg.scalar_, &value, sizeof(T));
+    return arg;
+  }
+
+  Kind kind() const { return kind_; }
+  void* host() const { return host_; }
+  uint64_t bytes() const { return bytes_; }
+  const void* scalar() const { return scalar_; }
+
+ private:
+  KernelArg(Kind kind, void* host, uint64_t bytes) : kind_(kind), host_(host), bytes_(bytes) {}
+  Kind kind_;
+  void* host_;
+  uint64_t bytes_;
+  alignas(8) unsigned char scalar_[8] = {};
+};
+
+struct RunOptions {
+  DeviceChoice device = DeviceChoice::kAuto;
+  DeviceSelectOptions device_options;
+  // Profiling: unit, placement, record policy, sample; enabled = false runs the kernel
+  // without any instrumentation (no trace).
+  ProfileOptions profile;
+  VerifyOptions verify;
+  TimelineOptions timeline;
+  // Relaunch once with the capacity the dump computed when events were dropped.
+  bool retry_on_dropped = false;
+};
+
+struct RunResult {
+  DeviceKind device_kind = DeviceKind::kHost;
+  std::string device_name;
+  std::string device_reason;   // from SelectDevice (empty when a Device was passed in)
+  KernelSource source;         // as launched (after a retry: the retried source)
+  std::optional<RecordPlan> plan;  // when profiled
+  std::unique_ptr<Trace> trace;    // when profiled
+  bool retried = false;
+  std::string retry_note;          // what the retry did, when it happened
+};
+
+// Runs `kernel` on `device`.
+absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
+                                    absl::Span<const KernelArg> args, const RunOptions& options);
+
+// Selects the device per options.device (see SelectDevice), then runs.
+absl::StatusOr<RunResult> RunKernel(const Kernel& kernel, absl::Span<const KernelArg> args,
+                                    const RunOptions& options);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_RUN_RUN_H_

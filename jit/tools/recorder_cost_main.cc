@@ -1,0 +1,50 @@
+// recorder_cost: prints what the device recorder costs per recorded event, per trace-unit
+// kind and placement, in PTX and (where cuobjdump is available) SASS instructions and
+// registers. See recorder_cost.h for the method.
+//
+//   bazel run //jit/tools:recorder_cost -- --arch=sm_90
+//   bazel run //jit/tools:recorder_cost -- --cuobjdump=/path/to/cuobjdump
+#include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "jit/tools/recorder_cost.h"
+
+ABSL_FLAG(std::string, arch, "sm_90", "GPU architecture to compile for (a real sm_XX).");
+ABSL_FLAG(uint32_t, events_low, 8, "K1: Record calls per loop iteration in the first kernel.");
+ABSL_FLAG(uint32_t, events_high, 16,
+          "K2: Record calls per loop iteration in the second kernel (> K1).");
+ABSL_FLAG(bool, payload, true,
+          "Also measure events with a payload slot (RecordWithPayload, trace version 2).");
+ABSL_FLAG(std::string, cuobjdump, "",
+          "Path of cuobjdump for SASS numbers. Default: $CUOBJDUMP, PATH, /usr/local/cuda/bin, "
+          "or the PyPI package nvidia-cuda-cuobjdump next to python3's `nvidia` package.");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Prints the device recorder's cost per recorded event (PTX, SASS, registers) for "
+      "each trace-unit kind and placement.");
+  absl::ParseCommandLine(argc, argv);
+  warptrace::RecorderCostOptions options;
+  options.arch = absl::GetFlag(FLAGS_arch);
+  options.events_low = absl::GetFlag(FLAGS_events_low);
+  options.events_high = absl::GetFlag(FLAGS_events_high);
+  options.cuobjdump = warptrace::FindCuobjdump(absl::GetFlag(FLAGS_cuobjdump));
+  if (absl::GetFlag(FLAGS_payload)) {
+    for (warptrace::RecorderCostCase& c : warptrace::PayloadRecorderCostCases()) {
+      options.cases.push_back(std::move(c));
+    }
+  }
+  absl::StatusOr<std::vector<warptrace::RecorderCostRow>> rows =
+      warptrace::MeasureRecorderCost(options);
+  if (!rows.ok()) {
+    std::cerr << "recorder_cost: " << rows.status() << "\n";
+    return 1;
+  }
+  std::cout << warptrace::FormatRecorderCost(*rows, options);
+  return 0;
+}

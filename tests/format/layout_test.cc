@@ -1,0 +1,201 @@
+// ValidateLayout (format/layout.h): one test per rule, each with the smallest layout that
+// breaks only that rule, plus the layouts at each rule's boundary that must pass.
+#include "format/layout.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "format/trace_abi.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+// A valid layout: 4 blocks of 256 threads, warpgroup units, 2 sites.
+TraceLayout Valid() {
+  TraceLayout layout;
+  layout.kernel_name = "k";
+  layout.grid = {4, 1, 1};
+  layout.block = {256, 1, 1};
+  layout.unit = UnitSpec::Warpgroup();
+  layout.capacity = 16;
+  layout.placement = Placement::kGlobal;
+  layout.sites = {{0, "kernel", SiteKind::kKernel, "k.cc:1"},
+                  {1, "loop", SiteKind::kLoopBody, "k.cc:2"}};
+  return layout;
+}
+
+auto Rejected(const std::string& substring) {
+  return StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(substring));
+}
+
+TEST(ValidateLayoutTest, AcceptsAValidLayoutOfEveryUnitKind) {
+  TraceLayout layout = Valid();
+  EXPECT_THAT(ValidateLayout(layout), IsOk());
+  for (UnitSpec unit : {UnitSpec::Warp(), UnitSpec::Warpgroup(), UnitSpec::Block(),
+                        UnitSpec::Custom(128, 128, 127)}) {
+    layout.unit = unit;
+    EXPECT_THAT(ValidateLayout(layout), IsOk()) << UnitKindName(unit.kind);
+  }
+}
+
+TEST(ValidateLayoutTest, RejectsAZeroGridOrBlockDimension) {
+  TraceLayout layout = Valid();
+  layout.grid = {4, 0, 1};
+  EXPECT_THAT(ValidateLayout(layout), Rejected("grid (4,0,1) and block (256,1,1)"));
+  layout = Valid();
+  layout.block = {256, 1, 0};
+  EXPECT_THAT(ValidateLayout(layout), Rejected("every dimension >= 1"));
+}
+
+TEST(ValidateLayoutTest, RejectsAGridWhoseLinearBlockIdDoesNotFitTheHeader) {
+  TraceLayout layout = Valid();
+  layout.grid = {65536, 65536, 1};  // 2^32 blocks: one more than a uint32 id can name
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("grid has 4294967296 blocks; the trace header holds a 32-bit"));
+  layout.grid = {65535, 65537, 1};  // 2^32 - 1 blocks: the largest that fits
+  layout.sample = {0, 1, 1};
+  EXPECT_THAT(ValidateLayout(layout), IsOk());
+}
+
+TEST(ValidateLayoutTest, RejectsABlockThatIsNotAMultipleOfTheUnitAndSuggestsSizes) {
+  TraceLayout layout = Valid();
+  layout.block = {200, 1, 1};
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("block size 200 (200,1,1) is not a multiple of the warpgroup size 128: "
+                       "the last 72 threads would share no trace; use a block of 128 or 256"));
+  layout.unit = UnitSpec::Warp();
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("not a multiple of the warp size 32: the last 8 threads"));
+  layout.unit = UnitSpec::Block();  // any block size is one block unit
+  EXPECT_THAT(ValidateLayout(layout), IsOk());
+}
+
+TEST(ValidateLayoutTest, RejectsACustomUnitOfZeroThreads) {
+  TraceLayout layout = Valid();
+  layout.unit = UnitSpec::Custom(0, 0);
+  EXPECT_THAT(ValidateLayout(layout), Rejected("custom trace unit has 0 threads"));
+}
+
+TEST(ValidateLayoutTest, RejectsACustomUnitReachingPastTheBlock) {
+  TraceLayout layout = Valid();
+  layout.unit = UnitSpec::Custom(200, 57);
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("covers threads [200, 257) but the block has only 256 threads"));
+  layout.unit = UnitSpec::Custom(200, 56);  // [200, 256): exactly the end of the block
+  EXPECT_THAT(ValidateLayout(layout), IsOk());
+  // first + count wraps a uint32: still outside the block.
+  layout.unit = UnitSpec::Custom(std::numeric_limits<uint32_t>::max(), 2);
+  EXPECT_THAT(ValidateLayout(layout), Rejected("but the block has only 256 threads"));
+}
+
+TEST(ValidateLayoutTest, RejectsACustomRecorderOutsideItsUnit) {
+  TraceLayout layout = Valid();
+  layout.unit = UnitSpec::Custom(0, 64, 64);
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("recorder offset 64 is outside its 64 threads"));
+}
+
+TEST(ValidateLayoutTest, RejectsZeroCapacity) {
+  TraceLayout layout = Valid();
+  layout.capacity = 0;
+  EXPECT_THAT(ValidateLayout(layout), Rejected("capacity is 0 events per trace unit"));
+}
+
+TEST(ValidateLayoutTest, RejectsASampleStrideOfZero) {
+  TraceLayout layout = Valid();
+  layout.sample.stride = 0;
+  EXPECT_THAT(ValidateLayout(layout), Rejected("block sample stride is 0; use 1"));
+}
+
+TEST(ValidateLayoutTest, RejectsASampleThatSelectsNoBlock) {
+  TraceLayout layout = Valid();
+  layout.sample = {4, 10, 1};  // the grid has blocks 0..3
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("block sample [4, 10) step 1 selects no block of the 4-block grid"));
+  layout.sample = {3, 10, 5};  // block 3 only
+  EXPECT_THAT(ValidateLayout(layout), IsOk());
+  EXPECT_EQ(SampledBlocks(layout), 1u);
+}
+
+TEST(ValidateLayoutTest, RejectsABufferWhoseSizeOverflows) {
+  TraceLayout layout = Valid();
+  // The largest capacity whose record word count still fits 32 bits passes...
+  const uint32_t max_capacity = (std::numeric_limits<uint32_t>::max() - abi::kHeaderWords) / 2;
+  layout.capacity = max_capacity;
+  EXPECT_THAT(ValidateLayout(layout), IsOk());
+  // ...one more does not.
+  layout.capacity = max_capacity + 1;
+  EXPECT_THAT(ValidateLayout(layout), Rejected("records x"));
+  // Many records of a large capacity overflow 64-bit bytes.
+  layout = Valid();
+  layout.grid = {65535, 65535, 1};
+  layout.block = {1024, 1, 1};
+  layout.unit = UnitSpec::Warp();  // 32 units per block
+  layout.capacity = max_capacity;
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("overflows: reduce the capacity or sample fewer blocks"));
+}
+
+// The other site-table rule, more sites than the tag's 30 site-id bits hold
+// (abi::kMaxSites), needs 2^30 + 1 SiteInfo entries (tens of GB) to trigger; it is not
+// tested here.
+TEST(ValidateLayoutTest, RejectsSiteIdsThatAreNotTheirIndex) {
+  TraceLayout layout = Valid();
+  layout.sites[1].id = 2;
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("site table entry 1 (\"loop\") has id 2; ids must be 0..1 in order"));
+  layout.sites = {};
+  EXPECT_THAT(ValidateLayout(layout), IsOk()) << "an empty site table is valid";
+}
+
+TEST(ValidateLayoutTest, RejectsBarrierIdsThatAreNotTheirIndexOrUnnamedBarriers) {
+  TraceLayout layout = Valid();
+  layout.barriers = {{0, "full[0]", 1}, {1, "empty[0]", 2}};
+  EXPECT_THAT(ValidateLayout(layout), IsOk());
+  layout.barriers[1].id = 3;
+  EXPECT_THAT(ValidateLayout(layout), Rejected("barrier table entry 1 (\"empty[0]\") has id 3; "
+                                               "ids must be 0..1 in order"));
+  layout.barriers[1] = {1, "", 0};
+  EXPECT_THAT(ValidateLayout(layout), Rejected("barrier table entry 1 has an empty name"));
+  layout.barriers.clear();
+  EXPECT_THAT(ValidateLayout(layout), IsOk()) << "no barrier table is valid";
+}
+
+TEST(LayoutTest, BarrierNameIsTheTableNameOrTheId) {
+  TraceLayout layout = Valid();
+  layout.barriers = {{0, "full[0]", 1}};
+  EXPECT_EQ(BarrierName(layout, 0), "full[0]");
+  EXPECT_EQ(BarrierName(layout, 7), "barrier 7");
+}
+
+TEST(ValidateLayoutTest, RejectsAutoPlacementInARecordedLayout) {
+  TraceLayout layout = Valid();
+  layout.placement = Placement::kAuto;
+  EXPECT_THAT(ValidateLayout(layout), Rejected("must say which placement ran"));
+}
+
+TEST(ValidateLayoutTest, RejectsSharedPlacementOverTheBudgetOnlyWhenABudgetIsGiven) {
+  TraceLayout layout = Valid();  // 2 units x 16 events x 8 bytes = 256 bytes per block
+  layout.placement = Placement::kShared;
+  ASSERT_EQ(SharedBytesPerBlock(layout), 256u);
+  EXPECT_THAT(ValidateLayout(layout, /*shared_budget_bytes=*/256), IsOk());
+  EXPECT_THAT(ValidateLayout(layout, /*shared_budget_bytes=*/255),
+              Rejected("shared placement needs 256 bytes per block (2 units x 16 events x 8 "
+                       "bytes) but the shared-memory budget is 255 bytes"));
+  EXPECT_THAT(ValidateLayout(layout, /*shared_budget_bytes=*/0), IsOk()) << "0: no budget";
+  layout.placement = Placement::kGlobal;
+  EXPECT_THAT(ValidateLayout(layout, /*shared_budget_bytes=*/1), IsOk())
+      << "the budget is for shared placement only";
+}
+
+}  // namespace
+}  // namespace warptrace

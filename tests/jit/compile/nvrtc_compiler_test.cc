@@ -1,0 +1,89 @@
+#include "jit/compile/nvrtc_compiler.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+CompileRequest Request(std::string source) {
+  CompileRequest request;
+  request.name = "kernel.cu";
+  request.source = std::move(source);
+  return request;
+}
+
+TEST(NvrtcCompilerTest, CompilesKernelWithInMemoryHeaderToCubinAndPtx) {
+  CompileRequest request = Request(R"(#include "scale.h"
+extern "C" __global__ void scale(float* x) { x[threadIdx.x] *= kScale; }
+)");
+  request.headers = {{"scale.h", "constexpr float kScale = 2.0f;\n"}};
+  NvrtcCompiler compiler;
+  absl::StatusOr<CompiledKernel> compiled = compiler.Compile(request);
+  ASSERT_THAT(compiled, IsOk());
+  EXPECT_EQ(compiled->cubin.substr(1, 3), "ELF");
+  EXPECT_THAT(compiled->ptx, HasSubstr(".entry scale"));
+  EXPECT_THAT(compiled->ptx, HasSubstr(".target sm_90"));
+  EXPECT_EQ(compiled->arch, "sm_90");
+  EXPECT_FALSE(compiled->from_cache);
+  EXPECT_GT(compiled->compile_time, absl::ZeroDuration());
+}
+
+TEST(NvrtcCompilerTest, HonorsTheRequestedArchitecture) {
+  CompileRequest request = Request("extern \"C\" __global__ void k() {}\n");
+  request.options.arch = "sm_80";
+  NvrtcCompiler compiler;
+  absl::StatusOr<CompiledKernel> compiled = compiler.Compile(request);
+  ASSERT_THAT(compiled, IsOk());
+  EXPECT_THAT(compiled->ptx, HasSubstr(".target sm_80"));
+}
+
+TEST(NvrtcCompilerTest, CompileErrorQuotesTheOffendingSourceLine) {
+  NvrtcCompiler compiler;
+  absl::StatusOr<CompiledKernel> compiled = compiler.Compile(Request(R"(
+extern "C" __global__ void broken(float* x) {
+  x[0] = undefined_value + 1.0f;
+}
+)"));
+  EXPECT_THAT(compiled,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(StartsWith("NVRTC error: compiling kernel.cu for sm_90: "
+                                        "NVRTC_ERROR_COMPILATION"),
+                             HasSubstr("kernel.cu(3): error"),
+                             HasSubstr("    3 |   x[0] = undefined_value + 1.0f;"),
+                             HasSubstr("NVRTC log:"))));
+}
+
+TEST(NvrtcCompilerTest, CompileErrorInAHeaderQuotesTheHeaderLine) {
+  CompileRequest request = Request("#include \"bad.h\"\nextern \"C\" __global__ void k() {}\n");
+  request.headers = {{"bad.h", "// first\nint bad = not_declared;\n"}};
+  NvrtcCompiler compiler;
+  EXPECT_THAT(compiler.Compile(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("bad.h(2): error"),
+                             HasSubstr("    2 | int bad = not_declared;"))));
+}
+
+TEST(NvrtcCompilerTest, RejectsAnUnknownOptionWithTheOptionsInTheMessage) {
+  CompileRequest request = Request("extern \"C\" __global__ void k() {}\n");
+  request.options.extra_flags = {"--no-such-nvrtc-flag"};
+  NvrtcCompiler compiler;
+  EXPECT_THAT(compiler.Compile(request), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                  HasSubstr("--no-such-nvrtc-flag")));
+}
+
+TEST(NvrtcCompilerTest, VersionNamesNvrtcAndItsVersion) {
+  EXPECT_THAT(NvrtcCompiler().Version(), ::testing::MatchesRegex("nvrtc [0-9]+\\.[0-9]+"));
+}
+
+}  // namespace
+}  // namespace warptrace

@@ -1,0 +1,408 @@
+// Tests of jit/emit/emitter.h: golden files for the three example kernels, and the rules of the
+// emitted source (profiling on and off, early returns, placement, determinism).
+//
+// Goldens live in tests/golden/*.cu. Regenerate them after an intended change with
+//   WARPTRACE_UPDATE_GOLDENS=1 bazel run //tests/jit/emit:emitter_test
+// (bazel run sets BUILD_WORKSPACE_DIRECTORY, where the files are written), then review the
+// diff.
+#include "jit/emit/emitter.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "format/trace_abi.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/kernels/reduction.h"
+#include "jit/kernels/tiled_gemm.h"
+#include "jit/kernels/warp_specialized_pipeline.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+constexpr char kRegenerate[] =
+    "// Regenerate: WARPTRACE_UPDATE_GOLDENS=1 bazel run //tests/jit/emit:emitter_test";
+
+Kernel MustBuild(absl::StatusOr<Kernel> kernel) {
+  EXPECT_THAT(kernel, IsOk());
+  return kernel.ok() ? *kernel : Kernel{};
+}
+
+KernelSource MustEmit(const Kernel& kernel, const ProfileOptions& options) {
+  absl::StatusOr<KernelSource> source = EmitKernel(kernel, options);
+  EXPECT_THAT(source, IsOk());
+  return source.ok() ? *source : KernelSource{};
+}
+
+// Compares `source` with tests/golden/<name> below its two provenance lines, or rewrites
+// the golden under WARPTRACE_UPDATE_GOLDENS=1.
+void ExpectGolden(const std::string& name, const std::string& description,
+                  const std::string& source) {
+  const std::string provenance =
+      absl::StrCat("// Golden: jit/emitter output for ", description, ".\n", kRegenerate, "\n");
+  const char* update = std::getenv("WARPTRACE_UPDATE_GOLDENS");
+  if (update != nullptr && std::string(update) == "1") {
+    const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+    ASSERT_NE(workspace, nullptr) << "run with `bazel run` to update goldens";
+    std::ofstream out(absl::StrCat(workspace, "/tests/golden/", name), std::ios::binary);
+    out << provenance << source;
+    ASSERT_TRUE(out.good()) << "could not write tests/golden/" << name;
+    return;
+  }
+  std::ifstream in(absl::StrCat("tests/golden/", name), std::ios::binary);
+  ASSERT_TRUE(in.good()) << "missing tests/golden/" << name << "; " << kRegenerate;
+  std::stringstream golden;
+  golden << in.rdbuf();
+  const std::string text = golden.str();
+  ASSERT_TRUE(absl::StartsWith(text, provenance))
+      << "tests/golden/" << name << " lacks its provenance lines";
+  EXPECT_EQ(text.substr(provenance.size()), source)
+      << "emitted source differs from tests/golden/" << name << "; " << kRegenerate;
+}
+
+TEST(EmitterGoldenTest, TiledGemmProfiledPerWarpgroup) {
+  const Kernel kernel = MustBuild(TiledGemm({64, 64, 128, 16}));
+  ProfileOptions options;  // warpgroup units, auto placement, kernel site
+  ExpectGolden("tiled_gemm.cu", "TiledGemm(M=64, N=64, K=128, tile=16), warpgroup units, auto",
+               MustEmit(kernel, options).source);
+}
+
+TEST(EmitterGoldenTest, TiledGemmUnprofiled) {
+  const Kernel kernel = MustBuild(TiledGemm({64, 64, 128, 16}));
+  ExpectGolden("tiled_gemm_unprofiled.cu", "TiledGemm(M=64, N=64, K=128, tile=16), unprofiled",
+               EmitUnprofiledKernel(kernel).source);
+}
+
+TEST(EmitterGoldenTest, WarpSpecializedPipelineProfiledPerWarpWithBarrierWaits) {
+  const Kernel kernel = MustBuild(WarpSpecializedPipeline({32, 64, 256, 3, 2}));
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  options.policy.barrier_waits = true;
+  ExpectGolden("warp_specialized_pipeline.cu",
+               "WarpSpecializedPipeline(M=32, N=64, K=256, stages=3, consumers=2), warp units, "
+               "barrier waits, auto",
+               MustEmit(kernel, options).source);
+}
+
+TEST(EmitterGoldenTest, ReductionProfiledPerWarpInGlobalMemoryWithLoopIterations) {
+  const Kernel kernel = MustBuild(Reduction({4096, 8, 256}));
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  options.placement = Placement::kGlobal;
+  options.policy.loop_iterations = true;
+  ExpectGolden("reduction.cu",
+               "Reduction(n=4096, blocks=8, threads=256), warp units, global, loop iterations",
+               MustEmit(kernel, options).source);
+}
+
+// ---- Rules of the emitted source ----
+
+TEST(EmitterTest, UnprofiledSourceHasNoTraceParameterIncludeOrRecordCode) {
+  const Kernel kernel = MustBuild(TiledGemm({32, 32, 32, 16}));
+  ProfileOptions options;
+  options.enabled = false;
+  const KernelSource source = MustEmit(kernel, options);
+  EXPECT_FALSE(source.profiled);
+  EXPECT_FALSE(source.layout.has_value());
+  EXPECT_TRUE(source.headers.empty());
+  EXPECT_EQ(source.params, kernel.params);
+  EXPECT_THAT(source.source, Not(HasSubstr("warptrace_trace")));
+  EXPECT_THAT(source.source, Not(HasSubstr("#include")));
+  EXPECT_THAT(source.source, Not(HasSubstr("warptrace::")));
+  EXPECT_THAT(source.source, HasSubstr("extern \"C\" void warptrace_host_entry_tiled_gemm(void** args)"));
+}
+
+TEST(EmitterTest, ProfiledSourceAppendsTheTraceBufferAndCarriesTheLayout) {
+  const Kernel kernel = MustBuild(TiledGemm({32, 32, 32, 16}));
+  const KernelSource source = MustEmit(kernel, {});
+  EXPECT_TRUE(source.profiled);
+  ASSERT_EQ(source.params.size(), 4u);
+  EXPECT_EQ(source.params.back(), (KernelParam{"unsigned int*", "warptrace_trace", 8, true}));
+  EXPECT_THAT(source.source,
+              HasSubstr("tiled_gemm(const float* A, const float* B, float* C, unsigned int* "
+                        "warptrace_trace)"));
+  EXPECT_THAT(source.source, HasSubstr("#include \"recorder.cuh\""));
+  ASSERT_TRUE(source.layout.has_value());
+  absl::StatusOr<RecordPlan> plan = RecordPlan::Create(kernel, {});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(*source.layout, plan->layout());
+  std::vector<std::string> header_names;
+  for (const EmbeddedFile& f : source.headers) header_names.push_back(f.name);
+  EXPECT_THAT(header_names, ::testing::Contains("recorder.cuh"));
+  EXPECT_THAT(source.source,
+              HasSubstr("*static_cast<unsigned int**>(args[3])"));
+}
+
+TEST(EmitterTest, EarlyReturnClosesOpenSitesInnermostFirstThenRunsTheEpilogue) {
+  KernelBuilder b("early");
+  b.Param("int*", "flag").Block({32, 1, 1});
+  b.Region("outer", [&] {
+    b.Region("inner", [&] { b.If("flag[0] != 0", [&] { b.Return(); }); });
+  });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  const std::string src = MustEmit(MustBuild(b.Build()), options).source;
+  EXPECT_THAT(src, HasSubstr(
+                       "      if (flag[0] != 0) {\n"
+                       "        warptrace::device::Record(warptrace_unit, 0x80000002u);  // exit "
+                       "inner (early return)\n"
+                       "        warptrace::device::Record(warptrace_unit, 0x80000001u);  // exit "
+                       "outer (early return)\n"
+                       "        warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit "
+                       "early (early return)\n"
+                       "        warptrace::device::Epilogue(warptrace_unit, warptrace_config);\n"
+                       "        return;\n"));
+  // The epilogue runs on both exits: the return and the end of the kernel.
+  EXPECT_EQ(std::vector<std::string>(absl::StrSplit(src, "Epilogue(")).size(), 3u);
+}
+
+TEST(EmitterTest, UnprofiledEarlyReturnIsAPlainReturn) {
+  KernelBuilder b("early");
+  b.Param("int*", "flag").Block({32, 1, 1});
+  b.If("flag[0] != 0", [&] { b.Return(); });
+  const std::string src = EmitUnprofiledKernel(MustBuild(b.Build())).source;
+  EXPECT_THAT(src, HasSubstr("  if (flag[0] != 0) {\n    return;\n  }\n"));
+}
+
+TEST(EmitterTest, SharedPlacementStagesEventsInAStaticSharedArray) {
+  const Kernel kernel = MustBuild(TiledGemm({32, 32, 32, 16}));
+  ProfileOptions options;
+  options.placement = Placement::kShared;
+  options.capacity_override = 7;
+  const std::string src = MustEmit(kernel, options).source;
+  // 2 warpgroup units x 7 events.
+  EXPECT_THAT(src, HasSubstr("__shared__ unsigned long long warptrace_staging[14];"));
+  EXPECT_THAT(src, HasSubstr("reinterpret_cast<unsigned int*>(warptrace_staging)"));
+  EXPECT_THAT(src, HasSubstr("/*units_per_block=*/2u, /*capacity=*/7u, /*shared=*/1u,"));
+}
+
+TEST(EmitterTest, GlobalPlacementPassesNoStagingArray) {
+  const Kernel kernel = MustBuild(TiledGemm({32, 32, 32, 16}));
+  ProfileOptions options;
+  options.placement = Placement::kGlobal;
+  const std::string src = MustEmit(kernel, options).source;
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_staging")));
+  EXPECT_THAT(src, HasSubstr("warptrace_trace, nullptr, warptrace_tid"));
+}
+
+TEST(EmitterTest, DynamicSharedMacroIsDefinedOnlyWhenUsed) {
+  const std::string with = MustEmit(MustBuild(WarpSpecializedPipeline({})), {}).source;
+  EXPECT_THAT(with, HasSubstr("#ifndef WARPTRACE_DYNAMIC_SHARED\n"
+                              "#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ "
+                              "__align__(128) T name[]\n#endif\n"));
+  EXPECT_THAT(with, HasSubstr("WARPTRACE_DYNAMIC_SHARED(float, stages);"));
+  const std::string without = MustEmit(MustBuild(Reduction({})), {}).source;
+  EXPECT_THAT(without, Not(HasSubstr("WARPTRACE_DYNAMIC_SHARED")));
+}
+
+TEST(EmitterTest, SameKernelAndOptionsGiveIdenticalSource) {
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  const std::string a = MustEmit(MustBuild(WarpSpecializedPipeline({})), options).source;
+  const std::string b = MustEmit(MustBuild(WarpSpecializedPipeline({})), options).source;
+  EXPECT_EQ(a, b);
+}
+
+TEST(EmitterTest, RejectsAPlanMadeForAnotherKernel) {
+  absl::StatusOr<RecordPlan> plan = RecordPlan::Create(MustBuild(Reduction({})), {});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_THAT(EmitKernel(MustBuild(TiledGemm({})), *plan),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("plan was made for kernel reduction")));
+}
+
+TEST(EmitterTest, ProfilingErrorsComeFromThePlan) {
+  KernelBuilder b("loop");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.For("i", 0, "n", TripCount::Unknown(), [&] { b.Region("r", [&] { b.Stmt(";"); }); });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  EXPECT_THAT(EmitKernel(MustBuild(b.Build()), options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("loop i, whose trip count")));
+}
+
+// ---- Warp specialization ----
+
+Kernel HandoffKernel(bool bulk) {
+  KernelBuilder b("handoff");
+  b.Param("const float*", "in").Param("float*", "out").Grid({1, 1, 1}).Block({256, 1, 1});
+  b.SharedArray("float", "tile", 64);
+  b.PhaseBarriers("ready", 1, bulk ? 1 : 128);
+  b.PhaseBarriers("done", 2, 1);
+  b.Roles(RoleAxis::kWarpgroup,
+          {{"producer", 1, "", [&] {
+              AsyncCopySpec copy;
+              copy.name = "fill";
+              copy.dst = "tile";
+              copy.src = "in";
+              copy.rows = 2;
+              copy.row_bytes = 128;
+              copy.src_row_stride_bytes = "256";
+              if (bulk) {
+                copy.barrier = "ready";
+                copy.barrier_phase = "0";
+                b.ArriveExpectTx("ready", 0, 0, 256);
+                b.AsyncCopy(copy);
+              } else {
+                b.AsyncCopy(copy);
+                b.WaitAsyncCopies();
+                b.Arrive("ready", 0, 0);
+              }
+              b.WaitPhase("done", 1, 0);
+            }},
+           {"consumer", 1, "", [&] {
+              b.WaitPhase("ready", 0, 0);
+              b.Stmt("out[threadIdx.x % 128] = tile[threadIdx.x % 64];");
+              b.Arrive("done", 1, 0, ArriveBy::kOneThread);
+            }}});
+  return MustBuild(b.Build());
+}
+
+TEST(EmitterTest, PhaseBarriersAreDeclaredAndInitializedByThreadZeroBeforeTheBody) {
+  const KernelSource source = MustEmit(HandoffKernel(false), {});
+  EXPECT_THAT(source.source, HasSubstr("#include \"warptrace_primitives.cuh\"\n"));
+  EXPECT_THAT(source.source,
+              HasSubstr("__shared__ unsigned long long ready[1];  // phase barriers 0-0\n"));
+  EXPECT_THAT(source.source,
+              HasSubstr("__shared__ unsigned long long done[2];  // phase barriers 1-2\n"));
+  EXPECT_THAT(source.source,
+              HasSubstr("  if (warptrace_tid == 0u) {\n"
+                        "    for (int warptrace_i = 0; warptrace_i < 1; ++warptrace_i) "
+                        "warptrace_mbarrier_init(&ready[warptrace_i], 128u);\n"
+                        "    for (int warptrace_i = 0; warptrace_i < 2; ++warptrace_i) "
+                        "warptrace_mbarrier_init(&done[warptrace_i], 1u);\n"
+                        "    warptrace_fence_mbarrier_init();\n"
+                        "  }\n"
+                        "  __syncthreads();\n"));
+  std::vector<std::string> names;
+  for (const EmbeddedFile& header : source.headers) names.push_back(header.name);
+  EXPECT_THAT(names, ::testing::Contains("warptrace_primitives.cuh"));
+  EXPECT_THAT(names, ::testing::Contains("recorder.cuh"));
+  // Unprofiled, the primitives are still there, the recorder is not.
+  const KernelSource plain = EmitUnprofiledKernel(HandoffKernel(false));
+  EXPECT_THAT(plain.source, HasSubstr("warptrace_mbarrier_init(&done[warptrace_i], 1u);"));
+  EXPECT_THAT(plain.source, Not(HasSubstr("RecordWithPayload")));
+  ASSERT_EQ(plain.headers.size(), 1u);
+  EXPECT_EQ(plain.headers[0].name, "warptrace_primitives.cuh");
+}
+
+TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads) {
+  const KernelSource source = MustEmit(HandoffKernel(false), {});
+  const RecordPlan plan = *RecordPlan::Create(HandoffKernel(false), {});
+  auto site = [&](const std::string& name) {
+    for (const SiteInfo& s : plan.sites()) {
+      if (s.name == name) return s.id;
+    }
+    ADD_FAILURE() << "no site " << name;
+    return 0u;
+  };
+  // Element 1 of `done` (whose first id is 1) is barrier 2; an arrival by one thread is
+  // guarded by the role's first thread (128).
+  EXPECT_THAT(source.source,
+              HasSubstr(absl::StrFormat(
+                  "if (warptrace_tid == 128u) {\n"
+                  "          const unsigned int warptrace_bar = static_cast<unsigned int>(1);\n"
+                  "          warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, 1u + "
+                  "warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive done\n"
+                  "          (void)warptrace_mbarrier_arrive(&done[warptrace_bar]);\n",
+                  site("arrive done"))));
+  EXPECT_THAT(source.source,
+              HasSubstr(absl::StrFormat(
+                  "warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, warptrace_bar, "
+                  "warptrace_phase);  // enter wait ready\n"
+                  "        warptrace_mbarrier_wait_parity(&ready[warptrace_bar], warptrace_phase & "
+                  "1u);\n"
+                  "        warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, "
+                  "warptrace_bar, warptrace_phase);  // exit wait ready\n",
+                  site("wait ready"), site("wait ready") | abi::kExitFlag)));
+}
+
+TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
+  const std::string src = MustEmit(HandoffKernel(false), {}).source;
+  EXPECT_THAT(src, HasSubstr("for (unsigned int warptrace_i = warptrace_tid - 0u; warptrace_i < "
+                             "16u; warptrace_i += 128u) {"));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_commit();"));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);  // wait async copies\n"));
+  // The copy (node 2 of the tree) keeps its issue numbers in warptrace_copy2_*.
+  EXPECT_THAT(src, HasSubstr("for (; warptrace_copy2_done < warptrace_copy2_issued; "
+                             "++warptrace_copy2_done) {"));
+  EXPECT_THAT(src, HasSubstr("0xffffffffu);  // begin of fill"));
+}
+
+TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
+  KernelBuilder b("pipelined");
+  b.Param("const float*", "in").Grid({1, 1, 1}).Block({128, 1, 1});
+  b.SharedArray("float", "tile", 64);
+  b.For("k", 0, 4, TripCount::Exact(4), [&] {
+    AsyncCopySpec copy;
+    copy.name = "fill";
+    copy.dst = "tile + (k % 2) * 32";
+    copy.src = "in + k * 32";
+    copy.row_bytes = 128;
+    b.AsyncCopy(copy);
+    b.WaitAsyncCopies(1);
+  });
+  b.WaitAsyncCopies();
+  const std::string src = MustEmit(MustBuild(b.Build()), {}).source;
+  EXPECT_THAT(src, HasSubstr("unsigned int warptrace_group_site[8] = {};"));
+  EXPECT_THAT(src, HasSubstr("warptrace_group_site[warptrace_groups & 7u] = 0u;\n"));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(1u);  // wait async copies\n"));
+  EXPECT_THAT(src, HasSubstr("warptrace_keep += warptrace_group_site[(warptrace_groups - "
+                             "warptrace_j) & 7u] == 0u ? 1u : 0u;"));
+  EXPECT_THAT(src, HasSubstr("_done + warptrace_keep < warptrace_copy"));
+  // Without such a wait, no history.
+  EXPECT_THAT(MustEmit(HandoffKernel(false), {}).source, Not(HasSubstr("warptrace_group_site")));
+  // More than cp.async.wait_group allows.
+  KernelBuilder c("too_many");
+  c.Param("float*", "out").Grid({1, 1, 1}).Block({128, 1, 1});
+  c.WaitAsyncCopies(8);
+  EXPECT_THAT(c.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  HasSubstr("WaitAsyncCopies(8) leaves more groups in flight")));
+}
+
+TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndEndWhenItSeesThePhaseComplete) {
+  const std::string src = MustEmit(HandoffKernel(true), {}).source;
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_arrive_expect_tx(&ready[warptrace_bar], "
+                             "static_cast<unsigned int>(256));"));
+  EXPECT_THAT(src, HasSubstr("warptrace_bulk_copy_g2s(warptrace_dst + warptrace_r * 128u, "
+                             "warptrace_src + warptrace_r * static_cast<unsigned long "
+                             "long>(256), 128u, &ready[warptrace_bar]);"));
+  // While the producer waits on `done`, it polls its copy in flight (test_wait) and records
+  // the end as soon as it sees the phase complete.
+  EXPECT_THAT(src, HasSubstr("while (!warptrace_mbarrier_try_wait_parity(&done[warptrace_bar], "
+                             "warptrace_phase & 1u)) {"));
+  EXPECT_THAT(src, HasSubstr("if (warptrace_copy3_pending[warptrace_e] != 0u && "
+                             "warptrace_mbarrier_test_wait_parity(&ready[warptrace_e], "
+                             "warptrace_copy3_phase[warptrace_e] & 1u)) {"));
+  // The consumer, which issues no copy, waits plainly.
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_bar], "
+                             "warptrace_phase & 1u);"));
+  // Still in flight at the end: the copy ends before the kernel's exits, after a wait for
+  // its phase.
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_e], "
+                             "warptrace_copy3_phase[warptrace_e] & 1u);"));
+}
+
+TEST(EmitterTest, RolesBecomeAnIfChainOnTheWarpgroupIndex) {
+  const std::string src = MustEmit(MustBuild(WarpSpecializedPipeline({})), {}).source;
+  EXPECT_THAT(src, HasSubstr("const unsigned int warptrace_role = warptrace_tid / 128u;\n"));
+  EXPECT_THAT(src, HasSubstr("if (warptrace_role < 1u) {\n"));
+  EXPECT_THAT(src, HasSubstr("const int cwg = static_cast<int>(warptrace_role - 1u);"));
+}
+
+}  // namespace
+}  // namespace warptrace
