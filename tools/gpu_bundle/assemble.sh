@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assembles the GPU bundle (the action behind gpu_bundle in bundle.bzl; see there).
 #
-#   assemble.sh OUT.tar NAME bin=PATH... file=PATH...
+#   assemble.sh OUT.tar NAME COMPILATION_MODE bin=PATH... file=PATH...
 #
 # Writes OUT.tar holding one folder NAME/: bin/ (the binaries), lib/ (every shared library
 # ldd resolves for them that is not glibc, the CUDA driver or the CUDA toolkit), lib/cxx/ (the
@@ -14,7 +14,8 @@ set -euo pipefail
 
 out=$1
 name=$2
-shift 2
+mode=$3
+shift 3
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/gpu_bundle.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
@@ -125,6 +126,7 @@ nvrtc_needed=$(
 
 {
   echo "warptrace GPU bundle: $name"
+  echo "compilation mode: $mode"
   echo "needs: GLIBC_$(newest_version GLIBC) GLIBCXX_$(newest_version GLIBCXX) CXXABI_$(newest_version CXXABI)"
   echo "nvrtc: ${nvrtc_needed:-none} (not bundled: run.sh finds the machine's own)"
   if ((${#left_behind[@]})); then

@@ -26,6 +26,7 @@ def _gpu_bundle_impl(ctx):
     args = ctx.actions.args()
     args.add(out)
     args.add(ctx.label.name)
+    args.add(ctx.var["COMPILATION_MODE"])
     transitive = []
     for binary in ctx.attr.binaries:
         info = binary[DefaultInfo]
@@ -46,7 +47,7 @@ def _gpu_bundle_impl(ctx):
         progress_message = "Assembling the GPU bundle %s" % out.short_path,
         use_default_shell_env = True,
     )
-    return [DefaultInfo(files = depset([out]))]
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
 gpu_bundle = rule(
     implementation = _gpu_bundle_impl,
