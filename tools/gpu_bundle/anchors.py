@@ -7,6 +7,7 @@ part in its own process under its own timeout:
     anchors.py torch    --out=DIR [--gemm=MxNxK ...] [--sdpa=BxHxSxD ...] [--repeat=N]
     anchors.py mosaic   --out=DIR
     anchors.py selftest --out=DIR      (no GPU, no torch: the pure-Python pieces)
+    anchors.py compare  --prefix=DIR/NAME --trace=WARPTRACE_TRACE.json
 
 torch: bf16 `torch.matmul` (cuBLAS) on each GEMM shape and bf16
   `scaled_dot_product_attention` on each attention shape, each checked against an fp32
@@ -23,16 +24,22 @@ mosaic: small JAX Mosaic GPU kernels (jax.experimental.mosaic.gpu.as_gpu_kernel)
 selftest: the saving and wrapping above on a synthetic buffer, with a stand-in spec and,
   when `jax` imports, with the real ProfilerSpec and Mosaic's real dump (both are pure
   Python and NumPy: no GPU needed).
+compare: the regions per name in Mosaic's own dump (NAME.mosaic_dump.json, B/E pairs) and in
+  warptrace's Chrome trace of the same buffer (X slices): equal, or exit 1 saying how they
+  differ. Where Mosaic's dump refused the buffer (NAME.meta.json says why), says so and
+  prints warptrace's counts.
 
 Every import of torch / jax is inside its part: a machine without them fails that part
 with a message, never the others. Exit status: 0 ok, 1 a check failed, 2 bad arguments.
 """
 import argparse
 import array
+import collections
 import inspect
 import json
 import math
 import os
+import shutil
 import statistics
 import sys
 import traceback
@@ -190,6 +197,7 @@ class DumpHook:
                 hook.errors.append(f"saving the raw buffer: {type(e).__name__}: {e}")
             try:
                 result = hook._original(spec, buffer, f, *args, **kwargs)
+                hook._keep_mosaic_dump(f, prefix)
             except Exception as e:
                 hook.errors.append(f"Mosaic's own dump: {type(e).__name__}: {e}")
                 if prefix in hook.saved:
@@ -207,6 +215,50 @@ class DumpHook:
     def __exit__(self, *exc):
         self.spec_cls.dump = self._original
         return False
+
+    @staticmethod
+    def _keep_mosaic_dump(f, prefix):
+        """Copies the file Mosaic's dump wrote to PREFIX.mosaic_dump.json (next to the buffer)."""
+        path = getattr(f, "name", None)
+        target = prefix + ".mosaic_dump.json"
+        if not isinstance(path, str) or not os.path.exists(path):
+            return
+        f.flush()
+        if os.path.exists(target) and os.path.samefile(path, target):
+            return
+        shutil.copyfile(path, target)
+
+
+def region_counts(trace, names):
+    """Regions per name: B events of a Mosaic dump, X slices of a warptrace Chrome trace."""
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    return collections.Counter(e["name"] for e in events
+                               if e.get("ph") in ("B", "X") and e.get("name") in names)
+
+
+def compare(prefix, trace_path):
+    with open(prefix + ".json") as f:
+        names = set(json.load(f)["names"])
+    with open(trace_path) as f:
+        ours = region_counts(json.load(f), names)
+    mosaic_path = prefix + ".mosaic_dump.json"
+    if not os.path.exists(mosaic_path) or os.path.getsize(mosaic_path) == 0:
+        why = "no dump"
+        if os.path.exists(prefix + ".meta.json"):
+            with open(prefix + ".meta.json") as f:
+                why = json.load(f).get("mosaic_dump_error", why)
+        print(f"compare {os.path.basename(prefix)}: Mosaic's own dump refused the buffer "
+              f"({why}); warptrace shows {dict(sorted(ours.items()))}")
+        return EXIT_OK
+    with open(mosaic_path) as f:
+        theirs = region_counts(json.load(f), names)
+    if theirs != ours:
+        print(f"compare {os.path.basename(prefix)}: regions per name differ: Mosaic "
+              f"{dict(sorted(theirs.items()))}, warptrace {dict(sorted(ours.items()))}")
+        return EXIT_FAILED
+    print(f"compare {os.path.basename(prefix)}: same regions per name as Mosaic's own dump: "
+          f"{dict(sorted(ours.items()))}")
+    return EXIT_OK
 
 
 # --- selftest: the pieces above, no GPU --------------------------------------------------------
@@ -481,8 +533,10 @@ def run_torch(out, gemms, sdpas, repeat):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=["torch", "mosaic", "selftest"])
-    parser.add_argument("--out", required=True, help="directory for the outputs (created)")
+    parser.add_argument("part", choices=["torch", "mosaic", "selftest", "compare"])
+    parser.add_argument("--out", help="directory for the outputs (created)")
+    parser.add_argument("--prefix", help="compare: the saved buffer's PREFIX")
+    parser.add_argument("--trace", help="compare: warptrace's Chrome trace of PREFIX")
     parser.add_argument("--gemm", action="append", type=lambda t: shape(t, 3), default=[],
                         metavar="MxNxK")
     parser.add_argument("--sdpa", action="append", type=lambda t: shape(t, 4), default=[],
@@ -495,8 +549,17 @@ def main(argv):
     if args.repeat < 1:
         print("anchors.py: error: --repeat must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    os.makedirs(args.out, exist_ok=True)
+    if args.part == "compare":
+        if not args.prefix or not args.trace:
+            print("anchors.py compare: error: needs --prefix and --trace", file=sys.stderr)
+            return EXIT_USAGE
+    elif not args.out:
+        print(f"anchors.py {args.part}: error: needs --out", file=sys.stderr)
+        return EXIT_USAGE
     try:
+        if args.part == "compare":
+            return compare(args.prefix, args.trace)
+        os.makedirs(args.out, exist_ok=True)
         if args.part == "selftest":
             selftest(args.out)
             return EXIT_OK

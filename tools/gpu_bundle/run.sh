@@ -51,6 +51,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/warptrace_gpu_run.XXXXXX") || exit 1
 LOGS=$WORK/logs
 TRACES=$WORK/traces
 mkdir -p "$LOGS" "$TRACES" "$WORK/cache" "$WORK/home"
+# A copy that lost its modes (some transfers do) still runs.
+chmod +x "$BIN"/* "$BUNDLE"/lib/glibc/ld-linux* 2>/dev/null
 RESULTS=$OUTDIR/results.txt
 : >"$RESULTS"
 PASSED=0 FAILED=0 SKIPPED=0
@@ -266,7 +268,12 @@ if ((GPU)) && [[ $CUDA_DEVICE == cuda ]] && command -v nvidia-smi >/dev/null; th
   timeout 30 nvidia-smi >"$LOGS/nvidia-smi.log" 2>&1
   timeout 30 nvidia-smi -q -d CLOCK >"$LOGS/nvidia-smi-clocks.log" 2>&1
   query=name,driver_version,compute_cap,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,memory.total,pstate,power.limit,temperature.gpu
-  say "device: $(timeout 30 nvidia-smi --query-gpu=$query --format=csv,noheader 2>/dev/null | head -1)"
+  line=$(timeout 30 nvidia-smi --query-gpu=$query --format=csv,noheader 2>/dev/null | head -1)
+  if [[ -z $line ]]; then  # a field this nvidia-smi does not know fails the whole query
+    query=name,driver_version,compute_cap,clocks.sm,clocks.max.sm
+    line=$(timeout 30 nvidia-smi --query-gpu=$query --format=csv,noheader 2>/dev/null | head -1)
+  fi
+  say "device: ${line:-unknown (nvidia-smi --query-gpu failed)}"
   say "  ($query)"
   COMPUTE_CAP=$(timeout 30 nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
   max_mhz=$(timeout 30 nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -dc 0-9)
@@ -436,13 +443,21 @@ anchors() {
   step "anchor Mosaic GPU (ProfilerSpec raw buffer)" 200 "$PYTHON" "$BUNDLE/anchors.py" mosaic \
     --out="$dir/mosaic"
   grep '^anchor: ' "$STEP_LOG" 2>/dev/null | while read -r line; do say "  ${line#anchor: }"; done
-  local prefix
+  # warptrace's dump of each buffer Mosaic's profiler wrote (an overflowed one is expected to
+  # be refused by Mosaic and shown, truncated, by warptrace), compared with Mosaic's own dump.
+  local prefix extra
   for prefix in "$dir"/mosaic/*.bin; do
     [[ -e $prefix ]] || break
     prefix=${prefix%.bin}
+    extra=()
+    [[ $prefix == *overflow* ]] && extra=(--allow-truncated)
     dump_saved "warptrace dump of Mosaic's buffer $(basename "$prefix")" "$prefix" \
-      ${SM_CLOCK_KHZ:+--sm-clock-khz=$SM_CLOCK_KHZ}
-    grep -m3 -iE 'verdict|units|overflow' "$STEP_LOG" 2>/dev/null | sed 's/^/    /' | tee -a "$RESULTS"
+      ${SM_CLOCK_KHZ:+--sm-clock-khz=$SM_CLOCK_KHZ} "${extra[@]}"
+    grep -m2 -E '^verdicts:|overflow' "$STEP_LOG" 2>/dev/null | sed 's/^/    /' | tee -a "$RESULTS"
+    [[ -f $prefix.cli.trace.json ]] || continue
+    step "Mosaic vs warptrace regions $(basename "$prefix")" 60 "$PYTHON" "$BUNDLE/anchors.py" \
+      compare --prefix="$prefix" --trace="$prefix.cli.trace.json"
+    grep -m1 '^compare ' "$STEP_LOG" 2>/dev/null | sed 's/^/    /' | tee -a "$RESULTS"
   done
 }
 
