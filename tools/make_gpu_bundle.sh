@@ -7,7 +7,7 @@
 #   bash tools/make_gpu_bundle.sh [DIR]      (default: warptrace_gpu_bundle in the repository
 #                                             root, ignored by git)
 # Then, on the GPU machine (no Bazel, no network needed):
-#   bash warptrace_gpu_bundle/run.sh [OUTDIR]
+#   WARPTRACE_EXPECT_GPU=1 bash warptrace_gpu_bundle/run.sh [OUTDIR]
 #
 # Environment: BAZEL (default "bazel"), BAZEL_FLAGS (extra build flags, default none).
 # Prints the bundle's size and file list; fails when it is over 40 MiB (the GPU machine takes
@@ -52,4 +52,4 @@ if ((size > LIMIT)); then
   echo "make_gpu_bundle: the bundle is over 40 MiB ($size bytes)" >&2
   exit 1
 fi
-echo "run it on the GPU machine: bash $(basename "$DIR")/run.sh   (results in \$OUT or ./warptrace_gpu_out)"
+echo "run it on the GPU machine: WARPTRACE_EXPECT_GPU=1 bash $(basename "$DIR")/run.sh   (results in \$OUT or ./warptrace_gpu_out)"
