@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Host.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "profiler/device/trace_abi.h"
 #include "profiler/imports/json_fields.h"
+#include "profiler/imports/layout_json.h"
 
 namespace warptrace {
 namespace {
@@ -26,12 +28,6 @@ namespace json = ::llvm::json;
 
 llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.size()); }
 absl::string_view View(llvm::StringRef s) { return absl::string_view(s.data(), s.size()); }
-
-// json::Value asserts on invalid UTF-8; repair names first (they come from users).
-std::string Utf8(const std::string& s) {
-  return json::isUTF8(s) ? s : json::fixUTF8(s);
-}
-
 
 absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
   llvm::Expected<json::Value> value = json::parse(Ref(text));
@@ -77,8 +73,8 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
   j.object([&] {
     j.attribute("format", kSidecarFormat);
     j.attribute("version", kSidecarVersion);
-    j.attribute("kernel_name", Utf8(layout.kernel_name));
-    j.attribute("device_name", Utf8(layout.device_name));
+    j.attribute("kernel_name", ValidUtf8(layout.kernel_name));
+    j.attribute("device_name", ValidUtf8(layout.device_name));
     dims("grid", layout.grid);
     dims("block", layout.block);
     j.attributeObject("unit", [&] {
@@ -97,31 +93,18 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
     j.attributeObject("clock", [&] {
       j.attribute("nominal_sm_clock_khz", layout.clock.nominal_sm_clock_khz);
       j.attribute("num_sms", layout.clock.num_sms);
-      j.attribute("event_clock", Utf8(layout.clock.event_clock));
+      j.attribute("event_clock", ValidUtf8(layout.clock.event_clock));
       j.attribute("host_backend", layout.clock.host_backend);
     });
-    j.attributeArray("sites", [&] {
-      for (const SiteInfo& site : layout.sites) {
-        j.object([&] {
-          j.attribute("id", site.id);
-          j.attribute("name", Utf8(site.name));
-          j.attribute("kind", SiteKindName(site.kind));
-          j.attribute("origin", Utf8(site.origin));
-        });
-      }
-    });
+    j.attributeArray("sites", [&] { WriteSitesJson(layout.sites, j); });
     if (layout.host_anchor.known) {
-      const HostTimeAnchor& a = layout.host_anchor;
       j.attributeObject("host_anchor", [&] {
-        j.attribute("globaltimer_ns", a.globaltimer_ns);
-        j.attribute("boottime_ns", a.boottime_ns);
-        j.attribute("realtime_ns", a.realtime_ns);
-        j.attribute("uncertainty_ns", a.uncertainty_ns);
+        WriteHostAnchorJson(layout.host_anchor, LargeIntegers::kNumbers, j);
       });
     }
     if (!layout.unit_roles.empty()) {
       j.attributeArray("unit_roles", [&] {
-        for (const std::string& role : layout.unit_roles) j.value(Utf8(role));
+        for (const std::string& role : layout.unit_roles) j.value(ValidUtf8(role));
       });
     }
     if (!layout.barriers.empty()) {
@@ -129,7 +112,7 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
         for (const BarrierInfo& barrier : layout.barriers) {
           j.object([&] {
             j.attribute("id", barrier.id);
-            j.attribute("name", Utf8(barrier.name));
+            j.attribute("name", ValidUtf8(barrier.name));
             j.attribute("arrivals_per_phase", barrier.arrivals_per_phase);
           });
         }

@@ -63,6 +63,7 @@
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/perfetto/perfetto_writer.h"
 #include "profiler/imports/sidecar.h"
+#include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/sinks/summary.h"
 #include "profiler/trace/verify.h"
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/file.h"
+#include "base/utf8.h"
 #include "llvm/Support/JSON.h"
 #include "profiler/device/trace_abi.h"
 
@@ -594,12 +595,11 @@ VerifyReport Verify(const DecodedTrace& decoded, const VerifyOptions& options) {
 void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout,
                            llvm::raw_ostream& os) {
   json::OStream j(os, /*IndentSize=*/1);
-  auto utf8 = [](const std::string& s) { return json::isUTF8(s) ? s : json::fixUTF8(s); };
   j.object([&] {
     j.attribute("format", "warptrace-verdict");
     j.attribute("version", 1);
-    j.attribute("kernel", utf8(layout.kernel_name));
-    j.attribute("device", utf8(layout.device_name));
+    j.attribute("kernel", ValidUtf8(layout.kernel_name));
+    j.attribute("device", ValidUtf8(layout.device_name));
     j.attribute("ok", report.ok());
     j.attribute("allow_truncated", report.allow_truncated);
     j.attribute("errors", static_cast<int64_t>(report.errors));
@@ -629,7 +629,7 @@ void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout
           j.attribute("block", u.block_linear);
           j.attribute("unit", u.unit_index);
           j.attribute("verdict", VerdictName(u.verdict));
-          j.attribute("reason", utf8(u.reason));
+          j.attribute("reason", ValidUtf8(u.reason));
           j.attribute("kept_events", u.kept_events);
           j.attribute("dropped", u.dropped);
           j.attribute("overhead_cycles", u.overhead_cycles);
@@ -650,7 +650,7 @@ void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout
           } else {
             j.attribute("event", nullptr);
           }
-          j.attribute("message", utf8(f.message));
+          j.attribute("message", ValidUtf8(f.message));
         });
       }
     });

@@ -18,6 +18,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/sinks/chrome_trace.h"
+#include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/trace/decode.h"
 #include "profiler/device/trace_abi.h"
 #include "profiler/dump.h"

@@ -76,12 +76,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/file.h"
 #include "base/testing/temp_path.h"
 #include "benchmark/benchmark.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "base/status_macros.h"
 #include "profiler/analysis/analysis_sink.h"
+#include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/sinks/chrome_trace.h"
 #include "profiler/device/trace_abi.h"
@@ -344,7 +346,7 @@ uint64_t DumpToFileLoop(
   uint64_t file_bytes = 0;
   HeapWatch heap;
   for (auto _ : state) {
-    absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
+    absl::Status status = WriteLargeFileAtomically(path, [&](llvm::raw_ostream& os) {
       ChromeTraceSink chrome({}, os);
       std::vector<std::unique_ptr<TraceSink>> owned = more_sinks();
       std::vector<TraceSink*> sinks = {&chrome};

@@ -36,7 +36,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/perfetto/perfetto_writer.h"
-#include "profiler/sinks/trace.h"
+#include "profiler/sinks/collector.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/timeline/timeline_types.h"
 #include "tests/profiler/timeline_fixture.h"

@@ -16,7 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/testing/handoff_synthesizer.h"
-#include "profiler/sinks/trace.h"
+#include "profiler/sinks/collector.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/profiler/timeline_fixture.h"
 #include "tests/status_matchers.h"
