@@ -20,7 +20,7 @@
 // regression gate for CI.
 //
 // The output format is --format's, or else --output's extension: .pftrace or
-// .perfetto-trace write Perfetto's protobuf trace (profiler/perfetto/perfetto_writer.h),
+// .perfetto-trace write Perfetto's protobuf trace (profiler/sinks/perfetto/perfetto_writer.h),
 // anything else Chrome trace JSON (profiler/sinks/chrome_trace.h).
 //
 // PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar): a "warptrace" sidecar
@@ -61,7 +61,7 @@
 #include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
 #include "profiler/imports/mosaic_import.h"
-#include "profiler/perfetto/perfetto_writer.h"
+#include "profiler/sinks/perfetto/perfetto_sink.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/sinks/summary.h"
@@ -156,13 +156,12 @@ absl::Status RunDump(const LoadedTrace& trace, const DumpOptions& options, Outpu
                      std::vector<TraceSink*> sinks, DumpResult& result) {
   if (output.empty()) return DumpTrace(trace.layout, trace.words, options, sinks, result);
   const bool perfetto = format == OutputFormat::kPerfetto;
-  return WriteFileAtomically(
+  return WriteLargeFileAtomically(
       output,
       [&](llvm::raw_ostream& os) {
-        os.SetBufferSize(size_t{1} << 20);
         std::unique_ptr<TraceSink> writer;
         if (perfetto) {
-          writer = std::make_unique<PerfettoWriter>(os);
+          writer = std::make_unique<PerfettoTraceSink>(os);
         } else {
           writer = std::make_unique<ChromeTraceSink>(chrome, os);
         }

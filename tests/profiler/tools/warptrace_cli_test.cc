@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/FileSystem.h"
 #include "nlohmann/json.hpp"
-#include "profiler/perfetto/perfetto_trace.pb.h"
+#include "profiler/sinks/perfetto/perfetto_trace.pb.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/profiler/buffer_fixture.h"
@@ -141,7 +141,7 @@ TEST_F(WarptraceCliTest, BeginEndEventsAndDashedFlagSpellings) {
   EXPECT_EQ(trace["otherData"]["overhead_compensated"], true);
 }
 
-// Slice begins of a Perfetto trace, read with our own schema (tests/profiler/perfetto reads it
+// Slice begins of a Perfetto trace, read with our own schema (tests/profiler/sinks/perfetto reads it
 // with Perfetto's published one).
 size_t PerfettoSliceBegins(const std::string& bytes) {
   perfetto::Trace trace;

@@ -24,7 +24,7 @@
 #include "base/status_macros.h"
 #include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
-#include "profiler/perfetto/perfetto_writer.h"
+#include "profiler/sinks/perfetto/perfetto_sink.h"
 #include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/testing/trace_synthesizer.h"
@@ -42,7 +42,7 @@ absl::Status WriteBoth(const std::string& prefix, const TraceLayout& layout,
   return WriteLargeFileAtomically(prefix + ".json", [&](llvm::raw_ostream& json) {
     return WriteLargeFileAtomically(prefix + ".pftrace", [&](llvm::raw_ostream& pftrace) {
       ChromeTraceSink chrome({}, json);
-      PerfettoWriter perfetto(pftrace);
+      PerfettoTraceSink perfetto(pftrace);
       TraceSink* sinks[] = {&chrome, &perfetto};
       return DumpTrace(layout, words, options, sinks, result);
     });
