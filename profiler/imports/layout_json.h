@@ -1,7 +1,7 @@
-// The JSON form of the parts of a TraceLayout that more than one output carries: the site
-// table and the host-time anchor. The sidecar (sidecar.h, read back by ParseLayoutJson) and
-// the Chrome trace's otherData (chrome_trace.h) both write them through these, so the two
-// can never disagree on a key or on how a name is repaired.
+// The JSON form of the parts of a TraceLayout that more than one file carries: the site
+// table and the host-time anchor. The sidecar (sidecar.h) and the Chrome trace's otherData
+// (chrome_trace.h) both write them through these, so the two can never disagree on a key or
+// on how a name is repaired; the sidecar reads them back with the Read functions.
 //
 //   j.attributeArray("sites", [&] { WriteSitesJson(layout.sites, j); });
 //   if (layout.host_anchor.known) {
@@ -16,7 +16,10 @@
 
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "llvm/Support/JSON.h"
+#include "profiler/imports/json_fields.h"
 #include "profiler/trace/layout.h"
 
 namespace warptrace {
@@ -35,6 +38,14 @@ enum class LargeIntegers {
 // integer), as attributes of the object being written.
 void WriteHostAnchorJson(const HostTimeAnchor& anchor, LargeIntegers large,
                          llvm::json::OStream& j);
+
+// The site table in `object`'s array `key`, as WriteSitesJson writes it. InvalidArgument
+// naming the field (JsonFields' messages) for a missing or mistyped one or an unknown kind.
+absl::StatusOr<std::vector<SiteInfo>> ReadSitesJson(const JsonFields& object,
+                                                    absl::string_view key);
+
+// A host anchor written with LargeIntegers::kNumbers (known = true). JsonFields' errors.
+absl::StatusOr<HostTimeAnchor> ReadHostAnchorJson(const JsonFields& anchor);
 
 }  // namespace warptrace
 

@@ -59,6 +59,46 @@ absl::StatusOr<std::vector<BarrierInfo>> ParseBarriers(const JsonFields& root) {
   return barriers;
 }
 
+// The sidecar's "format" and "version": ours, and one this build reads.
+absl::Status CheckFormatAndVersion(const JsonFields& root) {
+  ASSIGN_OR_RETURN(std::string format, root.String("format"));
+  if (format != kSidecarFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sidecar has format \"", format, "\", expected \"", kSidecarFormat,
+        "\" (a foreign format needs its importer: see LoadOptions::importers)"));
+  }
+  ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
+  if (version->getAsInteger() != kSidecarVersion) {
+    std::string found;
+    llvm::raw_string_ostream os(found);
+    os << *version;
+    os.flush();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sidecar version ", found, " is not supported: this build reads version ",
+        kSidecarVersion, "; re-save the trace with a matching warptrace"));
+  }
+  return absl::OkStatus();
+}
+
+// The "unit" object.
+absl::StatusOr<UnitSpec> ParseUnit(const JsonFields& unit) {
+  UnitSpec out;
+  ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
+  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit_kind);
+  if (!kind.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"unit.kind\": ",
+                                                   kind.status().message()));
+  }
+  out.kind = *kind;
+  ASSIGN_OR_RETURN(uint64_t first_thread, unit.Unsigned("first_thread"));
+  ASSIGN_OR_RETURN(uint64_t num_threads, unit.Unsigned("num_threads"));
+  ASSIGN_OR_RETURN(uint64_t recorder_offset, unit.Unsigned("recorder_offset"));
+  out.first_thread = static_cast<uint32_t>(first_thread);
+  out.num_threads = static_cast<uint32_t>(num_threads);
+  out.recorder_offset = static_cast<uint32_t>(recorder_offset);
+  return out;
+}
+
 }  // namespace
 
 void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
@@ -130,23 +170,7 @@ absl::StatusOr<std::string> SidecarFormat(absl::string_view text) {
 absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(json::Value value, ParseJson(text));
   JsonFields root(*value.getAsObject(), "", "sidecar");
-  ASSIGN_OR_RETURN(std::string format, root.String("format"));
-  if (format != kSidecarFormat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sidecar has format \"", format, "\", expected \"", kSidecarFormat,
-        "\" (a foreign format needs its importer: see LoadOptions::importers)"));
-  }
-  ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
-  if (version->getAsInteger() != kSidecarVersion) {
-    std::string found;
-    llvm::raw_string_ostream os(found);
-    os << *version;
-    os.flush();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sidecar version ", found, " is not supported: this build reads version ",
-        kSidecarVersion, "; re-save the trace with a matching warptrace"));
-  }
-
+  RETURN_IF_ERROR(CheckFormatAndVersion(root));
   TraceLayout layout;
   ASSIGN_OR_RETURN(layout.kernel_name, root.String("kernel_name"));
   ASSIGN_OR_RETURN(layout.device_name, root.String("device_name"));
@@ -154,19 +178,7 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(layout.block, root.Dims("block"));
 
   ASSIGN_OR_RETURN(JsonFields unit, root.Object("unit"));
-  ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
-  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit_kind);
-  if (!kind.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"unit.kind\": ",
-                                                   kind.status().message()));
-  }
-  layout.unit.kind = *kind;
-  ASSIGN_OR_RETURN(uint64_t first_thread, unit.Unsigned("first_thread"));
-  ASSIGN_OR_RETURN(uint64_t num_threads, unit.Unsigned("num_threads"));
-  ASSIGN_OR_RETURN(uint64_t recorder_offset, unit.Unsigned("recorder_offset"));
-  layout.unit.first_thread = static_cast<uint32_t>(first_thread);
-  layout.unit.num_threads = static_cast<uint32_t>(num_threads);
-  layout.unit.recorder_offset = static_cast<uint32_t>(recorder_offset);
+  ASSIGN_OR_RETURN(layout.unit, ParseUnit(unit));
 
   ASSIGN_OR_RETURN(uint64_t capacity, root.Unsigned("capacity"));
   layout.capacity = static_cast<uint32_t>(capacity);
@@ -197,37 +209,9 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
 
   if (root.Has("host_anchor")) {
     ASSIGN_OR_RETURN(JsonFields anchor, root.Object("host_anchor"));
-    HostTimeAnchor& a = layout.host_anchor;
-    constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
-    ASSIGN_OR_RETURN(uint64_t globaltimer, anchor.Unsigned("globaltimer_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t boottime, anchor.Unsigned("boottime_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t realtime, anchor.Unsigned("realtime_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t uncertainty, anchor.Unsigned("uncertainty_ns", kMax));
-    a = {true, static_cast<int64_t>(globaltimer), static_cast<int64_t>(boottime),
-         static_cast<int64_t>(realtime), static_cast<int64_t>(uncertainty)};
+    ASSIGN_OR_RETURN(layout.host_anchor, ReadHostAnchorJson(anchor));
   }
-
-  ASSIGN_OR_RETURN(const json::Array* sites, root.Array("sites"));
-  layout.sites.reserve(sites->size());
-  for (size_t i = 0; i < sites->size(); ++i) {
-    const std::string path = absl::StrCat("sites[", i, "]");
-    const json::Object* object = (*sites)[i].getAsObject();
-    if (object == nullptr) return root.Mistyped(path, "an object", (*sites)[i]);
-    JsonFields site_fields(*object, path, "sidecar");
-    SiteInfo site;
-    ASSIGN_OR_RETURN(uint64_t id, site_fields.Unsigned("id"));
-    site.id = static_cast<uint32_t>(id);
-    ASSIGN_OR_RETURN(site.name, site_fields.String("name"));
-    ASSIGN_OR_RETURN(std::string site_kind, site_fields.String("kind"));
-    absl::StatusOr<SiteKind> parsed_kind = ParseSiteKind(site_kind);
-    if (!parsed_kind.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sidecar field \"", path, ".kind\": ", parsed_kind.status().message()));
-    }
-    site.kind = *parsed_kind;
-    ASSIGN_OR_RETURN(site.origin, site_fields.String("origin"));
-    layout.sites.push_back(std::move(site));
-  }
+  ASSIGN_OR_RETURN(layout.sites, ReadSitesJson(root, "sites"));
   // Optional (sidecars written before the role table have none).
   if (root.Has("unit_roles")) {
     ASSIGN_OR_RETURN(layout.unit_roles, root.Strings("unit_roles"));

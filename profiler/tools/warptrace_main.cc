@@ -55,7 +55,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "absl/strings/str_format.h"
 #include "profiler/analysis/analysis_json.h"
-#include "profiler/analysis/analysis_sink.h"
+#include "profiler/sinks/analysis_sink.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
 #include "profiler/sinks/chrome_trace.h"

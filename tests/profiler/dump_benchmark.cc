@@ -21,7 +21,7 @@
 //                           what `warptrace dump --output=trace.json` does after reading
 //                           the buffer.
 //   BM_DecodeVerifyTimelineAnalysis  BM_DecodeVerifyTimeline with the analysis sink
-//                           (profiler/analysis/analysis_sink.h): what the analysis costs.
+//                           (profiler/sinks/analysis_sink.h): what the analysis costs.
 //   BM_FullDumpToFileWithAnalysis    BM_FullDumpToFile with the analysis sink too: what
 //                           `warptrace dump --output=trace.json --analysis=a.json` does.
 //   BM_FullDumpToFilePipeline/events:N/analysis:0|1/v2:0|1  BM_FullDumpToFile(WithAnalysis)
@@ -82,7 +82,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "base/status_macros.h"
-#include "profiler/analysis/analysis_sink.h"
+#include "profiler/sinks/analysis_sink.h"
 #include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/sinks/chrome_trace.h"
