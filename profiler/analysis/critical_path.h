@@ -38,8 +38,8 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "profiler/analysis/handoff.h"
-#include "profiler/trace/layout.h"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

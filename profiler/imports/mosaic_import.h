@@ -68,8 +68,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "profiler/trace/layout.h"
 #include "profiler/imports/sidecar.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

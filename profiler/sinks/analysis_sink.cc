@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/stats.h"
-#include "base/status_macros.h"
 #include "profiler/timeline/timeline.h"
 
 namespace warptrace {

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiler/trace/decode.h"
 #include "profiler/dump.h"
-#include "profiler/trace/layout.h"
 #include "profiler/sinks/sink.h"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/layout.h"
 #include "profiler/trace/verify.h"
 
 namespace warptrace {

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiler/trace/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace::testing {
 

@@ -35,8 +35,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "profiler/analysis/handoff.h"
-#include "profiler/trace/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
+#include "profiler/trace/layout.h"
 
 namespace warptrace::testing {
 

@@ -1,8 +1,8 @@
 #include "profiler/dump.h"
 
 #include <fstream>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,14 +16,14 @@
 #include "nlohmann/json.hpp"
 #include "profiler/sinks/chrome_trace.h"
 #include "profiler/sinks/chrome_trace_sink.h"
-#include "profiler/trace/decode.h"
+#include "profiler/sinks/collector.h"
 #include "profiler/sinks/sink.h"
 #include "profiler/sinks/summary.h"
+#include "profiler/testing/handoff_synthesizer.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "profiler/timeline/timeline.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
-#include "profiler/testing/handoff_synthesizer.h"
-#include "profiler/sinks/collector.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"

@@ -4,8 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/trace/decode.h"
 #include "profiler/device/trace_abi.h"
+#include "profiler/trace/decode.h"
 
 namespace warptrace {
 namespace {

@@ -8,8 +8,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/trace/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
+#include "profiler/trace/layout.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

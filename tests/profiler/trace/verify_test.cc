@@ -15,11 +15,11 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
-#include "profiler/trace/decode.h"
 #include "profiler/device/trace_abi.h"
-#include "profiler/trace/layout.h"
-#include "profiler/testing/trace_synthesizer.h"
 #include "profiler/testing/handoff_synthesizer.h"
+#include "profiler/testing/trace_synthesizer.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/layout.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -241,7 +241,7 @@ TEST_F(VerifyTest, ReportsExitWithoutBegin) {
   EXPECT_EQ(f.kind, FindingKind::kExitWithoutBegin);
   EXPECT_EQ(f.event_index, 0);
   EXPECT_THAT(f.message, HasSubstr("exit of \"outer\" without its begin"));
-  // Issue 9, defect 6: a unit is named the way the timeline names it, never "block 0 unit 0".
+  // A finding names its unit the way the timeline does (UnitName), never "block 0 unit 0".
   EXPECT_EQ(FormatFinding(f), "block (0,0,0) warp 0 event 0: " + f.message);
 }
 

@@ -5,8 +5,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/trace/decode.h"
 #include "profiler/device/trace_abi.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/layout.h"
 #include "tests/status_matchers.h"
 
