@@ -40,7 +40,7 @@ if ((${#missing[@]})); then
 fi
 
 # Test-only: Perfetto's own published schema (perfetto_trace_pb2, in PyPI's `perfetto`) and
-# the protobuf runtime it needs, so tests/profiler/perfetto reads our .pftrace output back
+# the protobuf runtime it needs, so tests/profiler/sinks/perfetto reads our .pftrace output back
 # with a decoder that shares no code with the writer. Installed for the system python3 that
 # Bazel's tests run (PATH=/bin:/usr/bin); pinned so the schema does not move under the tests.
 PY_PACKAGES=(perfetto==0.59.1 protobuf==7.36.2)
