@@ -10,30 +10,29 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "jit/host/block.h"
 #include "jit/host/host_abi.h"
 
 namespace warptrace::host {
 namespace {
 
-FaultLanding landing_function = nullptr;
+FaultLanding landing_function = nullptr;  // set once, before the handler is installed
 struct sigaction previous_segv;
 struct sigaction previous_bus;
 
-// Hands the fault to whoever handled it before us, or lets it kill the process as it would
-// have without us.
+// Hands the fault to whoever handled it before us (AddressSanitizer's handler reports and
+// exits; LLVM's crash handler, installed by llvm::sys::RemoveFileOnSignal, cleans up and
+// returns), then lets it kill the process as it would have without us: with the default
+// action, returning re-executes the access, which faults again.
 void Chain(int sig, siginfo_t* info, void* context) {
-  const struct sigaction& previous = sig == SIGBUS ? previous_bus : previous_segv;
+  const struct sigaction previous = sig == SIGBUS ? previous_bus : previous_segv;
   if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
     previous.sa_sigaction(sig, info, context);
-    return;
-  }
-  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&
-      previous.sa_handler != nullptr) {
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&
+             previous.sa_handler != nullptr) {
     previous.sa_handler(sig);
-    return;
   }
-  // The default action: reset it; returning re-executes the access, which faults again.
   struct sigaction default_action = {};
   default_action.sa_handler = SIG_DFL;
   sigemptyset(&default_action.sa_mask);
@@ -56,10 +55,11 @@ void Handler(int sig, siginfo_t* info, void* context) {
   f->fault_address = reinterpret_cast<uintptr_t>(info->si_addr);
   f->fault_signal = sig;
   // The landing's frame: well below the faulting one (past its red zone), or, when the
-  // stack is (nearly) exhausted, at its top (the fiber's frames are abandoned anyway).
+  // stack is (nearly) exhausted, in the middle of it (every frame of the fiber is abandoned
+  // anyway).
   constexpr uintptr_t kRoom = 16 * 1024;
   uintptr_t land = sp - 512;
-  if (sp < lo + kRoom) land = hi - 1024;
+  if (sp < lo + kRoom) land = lo + (hi - lo) / 2;
   land = (land & ~uintptr_t{15}) - 8;  // as if called: rsp + 8 is 16-byte aligned
   uc->uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(land);
   uc->uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(landing_function);
@@ -72,24 +72,37 @@ constexpr size_t kSignalStackBytes = 64 * 1024;
 }  // namespace
 
 absl::Status InstallFaultHandler(FaultLanding landing) {
-  static absl::Status installed = [landing]() -> absl::Status {
-#if defined(__x86_64__) && defined(__linux__)
+  static const absl::Status installed = [landing]() -> absl::Status {
     landing_function = landing;
-    struct sigaction action = {};
-    action.sa_sigaction = &Handler;
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&action.sa_mask);
-    if (sigaction(SIGSEGV, &action, &previous_segv) != 0 ||
-        sigaction(SIGBUS, &action, &previous_bus) != 0) {
-      return absl::InternalError(
-          absl::StrCat("cannot install the host backend's fault handler: ", std::strerror(errno)));
-    }
-#else
-    (void)landing;
-#endif
-    return absl::OkStatus();
+    return KeepFaultHandlerFirst();
   }();
   return installed;
+}
+
+absl::Status KeepFaultHandlerFirst() {
+#if defined(__x86_64__) && defined(__linux__)
+  static absl::Mutex mu(absl::kConstInit);
+  absl::MutexLock lock(&mu);
+  struct sigaction action = {};
+  action.sa_sigaction = &Handler;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS}) {
+    struct sigaction current = {};
+    if (sigaction(sig, nullptr, &current) != 0) {
+      return absl::InternalError(absl::StrCat("cannot read the handler of signal ", sig, ": ",
+                                              std::strerror(errno)));
+    }
+    if ((current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == &Handler) continue;
+    // Ours first; what was there is chained to for faults that are not a fiber's.
+    (sig == SIGBUS ? previous_bus : previous_segv) = current;
+    if (sigaction(sig, &action, nullptr) != 0) {
+      return absl::InternalError(absl::StrCat(
+          "cannot install the host backend's fault handler: ", std::strerror(errno)));
+    }
+  }
+#endif
+  return absl::OkStatus();
 }
 
 WorkerSignalStack::WorkerSignalStack() {

@@ -10,7 +10,7 @@
 // fiber's own stack, below the faulting frame (or at the top of the stack after an
 // overflow). The landing fails the launch and abandons the fiber; no more of that block
 // runs (the failed launch aborts it). Any other fault goes to the handler installed before
-// (AddressSanitizer's, under --config=asan) or gets the default action, as without it.
+// (AddressSanitizer's, under --config=asan) and then gets the default action, as without it.
 // x86-64 Linux only; elsewhere InstallFaultHandler does nothing and a fault still kills the
 // process.
 //
@@ -33,6 +33,13 @@ using FaultLanding = void (*)(void* fiber);
 // Installs the handler once per process (later calls do nothing and return its first
 // result). Errors: Internal when sigaction fails.
 absl::Status InstallFaultHandler(FaultLanding landing);
+
+// Puts the handler back in front when something installed its own since (LLVM's crash
+// handler is installed lazily, the first time a file is written with removal on signal), and
+// chains to that one. Runtime::Launch calls it at every launch: another handler in front of
+// ours would see a fiber's fault first (LLVM's uninstalls every handler and re-executes the
+// access, which races with faults on other workers). Errors: Internal when sigaction fails.
+absl::Status KeepFaultHandlerFirst();
 
 // The calling thread's alternate signal stack while it lives (the previous one restored
 // after). A worker thread holds one for its lifetime.

@@ -63,6 +63,9 @@ void Runtime::WorkerMain(Worker* worker) {
 
 absl::Status Runtime::Launch(const LaunchSpec& spec) {
   absl::MutexLock serialize(&launch_mu_);
+  if (absl::Status handler = KeepFaultHandlerFirst(); !handler.ok()) {
+    return absl::Status(handler.code(), absl::StrCat(spec.what, ": ", handler.message()));
+  }
   LaunchState launch;
   launch.spec = spec;
   launch.num_blocks = uint64_t{spec.grid.x} * spec.grid.y * spec.grid.z;
