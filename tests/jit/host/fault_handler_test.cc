@@ -3,6 +3,11 @@
 // pages, jit/host/guarded_memory.h), a null pointer, a stack overflow: the launch fails with
 // OutOfRange naming kernel, block, thread, the allocation and how far out of bounds the
 // access was; the process survives and the next launch works.
+//
+// Under --config=asan the same is asserted: kernels are compiled by the host compiler without
+// ASan (only the runtime is instrumented), so their out-of-bounds accesses are not ASan's to
+// see; they reach the guard pages, and our handler, which stays in front of ASan's and hands
+// it every fault that is not a fiber's.
 #include "jit/host/fault_handler.h"
 
 #include <memory>
