@@ -155,6 +155,7 @@ class Worker {
   // mbarrier wait) whose block operation returned `result`: fails the launch on the
   // operation's error (error()), parks `f` when it must wait, and otherwise restarts its
   // clock (a completer's release of its waiters is the runtime's work, not the thread's).
+  // Always inlined: as a call it cost BM_BlockBarrier/384 ~30% (16.5 -> 22 ms).
   [[gnu::always_inline]] void FinishSync(Fiber* f, Wait result, int64_t now) {
     if (!error_.empty()) [[unlikely]] FailWithError(f, absl::StatusCode::kFailedPrecondition);
     if (result == Wait::kPark) {
