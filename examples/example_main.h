@@ -44,8 +44,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "jit/kernel_builder.h"
-#include "jit/run.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/run/run.h"
 
 // The common flags (defined in example_main.cc), for tests that set them.
 ABSL_DECLARE_FLAG(std::string, out);

@@ -13,8 +13,8 @@
 #include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "examples/example_main.h"
-#include "jit/kernel_builder.h"
-#include "jit/run.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/run/run.h"
 #include "llvm/Support/FileSystem.h"
 #include "profiler/sinks/chrome_trace.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "examples/example_main.h"
-#include "jit/kernel_builder.h"
+#include "jit/builder/kernel_builder.h"
 
 namespace warptrace::examples {
 

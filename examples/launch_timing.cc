@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 namespace warptrace::examples {
 

@@ -19,9 +19,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "jit/device.h"
-#include "jit/kernel_source.h"
-#include "jit/run.h"
+#include "jit/builder/kernel_source.h"
+#include "jit/run/device.h"
+#include "jit/run/run.h"
 
 namespace warptrace::examples {
 

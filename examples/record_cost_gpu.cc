@@ -29,8 +29,8 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "examples/record_cost_loop.h"
-#include "jit/device_select.h"
-#include "jit/run.h"
+#include "jit/run/device_select.h"
+#include "jit/run/run.h"
 #include "llvm/Support/raw_ostream.h"
 
 ABSL_FLAG(std::string, device, "cuda", "cuda, host or auto");

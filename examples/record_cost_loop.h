@@ -11,7 +11,7 @@
 #define WARPTRACE_EXAMPLES_RECORD_COST_LOOP_H_
 
 #include "absl/status/statusor.h"
-#include "jit/kernel_builder.h"
+#include "jit/builder/kernel_builder.h"
 
 namespace warptrace::examples {
 

@@ -1,4 +1,4 @@
-#include "jit/compile_cache.h"
+#include "jit/compile/compile_cache.h"
 
 #include <utility>
 

@@ -28,8 +28,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "jit/compiler.h"
-#include "jit/disk_cache.h"
+#include "jit/compile/compiler.h"
+#include "jit/compile/disk_cache.h"
 
 namespace warptrace {
 

@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "profiler/device/embedded_headers.h"
+#include "format/embedded_headers.h"
 
 namespace warptrace {
 

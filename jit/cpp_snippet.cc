@@ -1,4 +1,4 @@
-#include "jit/cpp_snippet.h"
+#include "jit/builder/cpp_snippet.h"
 
 #include <algorithm>
 #include <cctype>

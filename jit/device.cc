@@ -1,4 +1,4 @@
-#include "jit/device.h"
+#include "jit/run/device.h"
 
 #include <chrono>
 

@@ -32,8 +32,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "jit/kernel_source.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
+#include "jit/builder/kernel_source.h"
 
 namespace warptrace {
 

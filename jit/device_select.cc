@@ -1,4 +1,4 @@
-#include "jit/device_select.h"
+#include "jit/run/device_select.h"
 
 #include <utility>
 

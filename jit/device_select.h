@@ -13,9 +13,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "jit/device.h"
-#include "jit/host/host_device.h"
 #include "jit/cuda/cuda_device.h"
+#include "jit/host/host_device.h"
+#include "jit/run/device.h"
 
 namespace warptrace {
 

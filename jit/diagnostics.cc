@@ -1,4 +1,4 @@
-#include "jit/diagnostics.h"
+#include "jit/compile/diagnostics.h"
 
 #include <cstdint>
 #include <optional>

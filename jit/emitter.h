@@ -1,6 +1,6 @@
 // The CUDA emitter: turns a built Kernel (and, when profiled, its RecordPlan) into one
 // complete, deterministic, readable translation unit, following the contract in
-// jit/kernel_source.h.
+// jit/builder/kernel_source.h.
 //
 // Profiled, the source:
 //   * includes "recorder.cuh" (handed over in KernelSource::headers, never read from disk);
@@ -23,7 +23,7 @@
 // unless the host backend defined it first. The host entry
 // `warptrace_host_entry_<kernel>(void** args)` follows under `#ifdef WARPTRACE_HOST_BACKEND`.
 //
-// Warp-specialization constructs (jit/kernel.h) call warptrace_primitives.cuh, which the
+// Warp-specialization constructs (jit/builder/kernel.h) call warptrace_primitives.cuh, which the
 // source then includes (and KernelSource::headers carries, profiled or not): phase barrier
 // arrays are declared as shared arrays and initialized by thread 0 (then a fence and
 // __syncthreads) before the body; arrivals record their event before arriving, waits record
@@ -40,9 +40,9 @@
 #define WARPTRACE_JIT_EMITTER_H_
 
 #include "absl/status/statusor.h"
-#include "jit/kernel.h"
-#include "jit/kernel_source.h"
-#include "jit/record_plan.h"
+#include "jit/builder/kernel.h"
+#include "jit/builder/kernel_source.h"
+#include "jit/plan/record_plan.h"
 
 namespace warptrace {
 

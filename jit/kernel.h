@@ -1,5 +1,5 @@
-// Kernel: a kernel as KernelBuilder builds it (jit/kernel_builder.h) and validates it
-// (jit/kernel_validation.h), the tree of raw statements and structured constructs that
+// Kernel: a kernel as KernelBuilder builds it (jit/builder/kernel_builder.h) and validates it
+// (jit/builder/kernel_validation.h), the tree of raw statements and structured constructs that
 // RecordPlan counts and the emitter turns into CUDA source.
 //
 // The types here are plain values; a Kernel returned by KernelBuilder::Build() has passed
@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "jit/kernel_source.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
+#include "jit/builder/kernel_source.h"
 
 namespace warptrace {
 
@@ -45,7 +45,7 @@ class TripCount {
   // The loop runs at most n times. The plan sizes for n; if the bound is wrong, extra events
   // are counted as dropped, never written over a neighbour.
   static TripCount UpperBound(uint64_t n) { return TripCount(Kind::kUpperBound, n, ""); }
-  // The loop runs exactly `expr` times in each block, where `expr` (jit/trip_expr.h: C
+  // The loop runs exactly `expr` times in each block, where `expr` (jit/builder/trip_expr.h: C
   // integer arithmetic, min/max, ?:) reads blockIdx, gridDim, blockDim and the kernel's
   // integer scalar parameters by name. It is evaluated for every block when the kernel is
   // launched (RecordPlan::Create with the launch's scalars), so a persistent kernel's tile
@@ -206,7 +206,7 @@ struct SharedArrayDecl {
 // An array of phase barriers (mbarriers) in shared memory: `__shared__ unsigned long long
 // name[size]`, every element initialized at the kernel's start to complete a phase after
 // `arrivals` arrivals. Each element has its own block-local barrier id: first_id + i
-// (profiler/links.h), ids numbered over the kernel's arrays in declaration order.
+// (format/links.h), ids numbered over the kernel's arrays in declaration order.
 struct PhaseBarrierDecl {
   std::string name;
   uint32_t size = 0;

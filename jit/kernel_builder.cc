@@ -1,11 +1,11 @@
-#include "jit/kernel_builder.h"
+#include "jit/builder/kernel_builder.h"
 
 #include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "jit/kernel_validation.h"
+#include "jit/builder/kernel_validation.h"
 
 namespace warptrace {
 namespace {

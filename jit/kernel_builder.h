@@ -23,12 +23,12 @@
 //
 // What the builder needs from raw statements: they are copied verbatim into the kernel
 // body, so they must be complete C++ statements in the CUDA subset listed in
-// jit/kernel_source.h with balanced brackets, must not `return` from the kernel (use
+// jit/builder/kernel_source.h with balanced brackets, must not `return` from the kernel (use
 // Return(), which runs the profiler epilogue; a `return` inside a lambda is fine), must
 // not declare `extern __shared__` memory (use DynamicShared()) and must not jump
 // (break/continue/goto) out of themselves: the jump would skip the exit events of the
 // builder constructs around it. Build() checks all of this on the statement's tokens
-// (jit/cpp_snippet.h), so comments and string literals do not count. Shared arrays
+// (jit/builder/cpp_snippet.h), so comments and string literals do not count. Shared arrays
 // declared with SharedArray() count against the shared-memory budget the plan uses for
 // auto placement; `__shared__` arrays written in raw statements are invisible to it.
 //
@@ -44,9 +44,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "jit/kernel.h"
-#include "jit/kernel_source.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
+#include "jit/builder/kernel.h"
+#include "jit/builder/kernel_source.h"
 
 namespace warptrace {
 
@@ -122,8 +122,8 @@ class KernelBuilder {
 
   // ---- Warp specialization: named barriers, phase barriers, asynchronous copies. All may
   // be used inside roles (unlike Barrier()). The emitted code calls the device primitives
-  // of jit/device/warptrace_primitives.cuh (inline PTX on the GPU, the host runtime on the
-  // CPU backend). Record points are added by RecordPolicy::handoffs (profiler/links.h gives
+  // of jit/primitives/warptrace_primitives.cuh (inline PTX on the GPU, the host runtime on the
+  // CPU backend). Record points are added by RecordPolicy::handoffs (format/links.h gives
   // each event's payload): an instant per arrival, a span per phase wait, an async span per
   // copy from its issue to the completion its issuing thread observes.
 
@@ -153,10 +153,10 @@ class KernelBuilder {
   // undefined (the parity repeats).
   KernelBuilder& WaitPhase(std::string barriers, Expr index, Expr phase);
 
-  // An asynchronous global->shared copy (jit/kernel.h, AsyncCopySpec): cp.async by the
+  // An asynchronous global->shared copy (jit/builder/kernel.h, AsyncCopySpec): cp.async by the
   // role's threads, or with spec.barrier a bulk copy completing on a phase barrier.
   // Completion, as recorded: a cp.async copy completes at the next WaitAsyncCopies() of
-  // the thread; a bulk copy when its issuing thread sees it complete (jit/kernel.h,
+  // the thread; a bulk copy when its issuing thread sees it complete (jit/builder/kernel.h,
   // AsyncCopySpec: polled during the role's phase waits, at latest at reuse or exit).
   KernelBuilder& AsyncCopy(AsyncCopySpec spec);
   // cp.async.wait_group `pending` (0..7): every cp.async copy the thread issued but its

@@ -2,10 +2,10 @@
 // translation unit plus what is needed to compile it (in-memory headers), launch it (the
 // parameter list and launch shape) and decode its trace (the layout, when profiled).
 //
-// Conventions shared by the emitter (jit/emitter.h) and the devices (jit/device.h):
+// Conventions shared by the emitter (jit/emit/emitter.h) and the devices (jit/run/device.h):
 //   * The kernel is `extern "C" __global__ void <kernel_name>(params...)`. When profiled,
 //     the last parameter is `unsigned int* warptrace_trace` (the trace buffer).
-//   * The source includes "recorder.cuh" (embedded; see profiler/device/embedded_headers.h)
+//   * The source includes "recorder.cuh" (embedded; see format/embedded_headers.h)
 //     only when profiled.
 //   * CUDA-only constructs are spelled through macros the devices define, so that the same
 //     text compiles as host C++ for the CPU backend:
@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "profiler/device/embedded_headers.h"
-#include "profiler/trace/layout.h"
+#include "format/embedded_headers.h"
+#include "format/layout.h"
 
 namespace warptrace {
 

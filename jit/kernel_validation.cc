@@ -1,4 +1,4 @@
-#include "jit/kernel_validation.h"
+#include "jit/builder/kernel_validation.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "jit/cpp_snippet.h"
+#include "jit/builder/cpp_snippet.h"
 
 namespace warptrace {
 namespace {

@@ -4,13 +4,13 @@
 //
 //   RETURN_IF_ERROR(ValidateKernel(kernel));  // InvalidArgument naming the builder path
 //
-// Every rule is listed with KernelBuilder::Build (jit/kernel_builder.h); raw statements are
-// read with jit/cpp_snippet.h. The kernel's nodes must carry their builder paths.
+// Every rule is listed with KernelBuilder::Build (jit/builder/kernel_builder.h); raw statements are
+// read with jit/builder/cpp_snippet.h. The kernel's nodes must carry their builder paths.
 #ifndef WARPTRACE_JIT_KERNEL_VALIDATION_H_
 #define WARPTRACE_JIT_KERNEL_VALIDATION_H_
 
 #include "absl/status/status.h"
-#include "jit/kernel.h"
+#include "jit/builder/kernel.h"
 
 namespace warptrace {
 

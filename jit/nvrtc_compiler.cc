@@ -1,4 +1,4 @@
-#include "jit/nvrtc_compiler.h"
+#include "jit/compile/nvrtc_compiler.h"
 
 #include <utility>
 #include <vector>
@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "jit/diagnostics.h"
-#include "nvrtc/nvrtc_program.h"
-#include "nvrtc/nvrtc_status.h"
+#include "jit/compile/diagnostics.h"
+#include "jit/compile/nvrtc_program.h"
+#include "jit/compile/nvrtc_status.h"
 
 namespace warptrace {
 std::vector<std::string> NvrtcOptions(const CompileOptions& options) {

@@ -10,7 +10,7 @@
 // Errors (Compile): InvalidArgument when the source does not compile or an option is
 // invalid; the message names the request, the architecture and quotes each offending line,
 // followed by NVRTC's full log. ResourceExhausted when NVRTC runs out of memory; Internal for
-// any other NVRTC failure (the adapter is ToStatus in nvrtc/nvrtc_status.h).
+// any other NVRTC failure (the adapter is ToStatus in jit/compile/nvrtc_status.h).
 //
 // Thread-safe: NVRTC programs are independent; the object holds no mutable state.
 #ifndef WARPTRACE_JIT_NVRTC_COMPILER_H_
@@ -23,7 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "jit/compiler.h"
+#include "jit/compile/compiler.h"
 
 namespace warptrace {
 

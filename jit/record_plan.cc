@@ -1,4 +1,4 @@
-#include "jit/record_plan.h"
+#include "jit/plan/record_plan.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,8 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "jit/trip_expr.h"
-#include "profiler/device/trace_abi.h"
+#include "format/trace_abi.h"
+#include "jit/builder/trip_expr.h"
 
 namespace warptrace {
 namespace {
@@ -737,7 +737,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
     plan.max_events_ = std::max(plan.max_events_, r.max);
   }
   // The role table only when the kernel splits roles, the barrier table when it declares
-  // phase barriers (profiler/trace/layout.h).
+  // phase barriers (format/layout.h).
   layout.barriers = PlanBarriers(kernel, layout, plan.site_of_node_);
   layout.unit_roles = std::move(counts.unit_roles);
   if (std::all_of(layout.unit_roles.begin(), layout.unit_roles.end(),

@@ -11,7 +11,7 @@
 //   * with RecordPolicy::handoffs (on by default), each phase barrier arrival (an instant
 //     named "arrive <array>"), each phase wait (a span named "wait <array>") and each async
 //     copy (an async span from issue to observed completion, named after the copy), every
-//     event with a payload slot (profiler/links.h), so each costs 2 slots.
+//     event with a payload slot (format/links.h), so each costs 2 slots.
 // Policy-made sites (loop iterations, barrier waits) are placed only where their count is
 // bounded, i.e. not inside a loop of TripCount::Unknown(); a named region (or a barrier
 // with BarrierRecord::kAlways) there is an error.
@@ -63,8 +63,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "jit/kernel.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
+#include "jit/builder/kernel.h"
 
 namespace warptrace {
 
@@ -100,7 +100,7 @@ struct EventRange {
 };
 
 // The kernel's integer scalar arguments of one launch, by parameter name: what per-block
-// trip counts read (jit/run.cc fills it from the KernelArgs).
+// trip counts read (jit/run/run.cc fills it from the KernelArgs).
 using LaunchScalars = std::map<std::string, int64_t, std::less<>>;
 
 class RecordPlan {

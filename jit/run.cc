@@ -1,4 +1,4 @@
-#include "jit/run.h"
+#include "jit/run/run.h"
 
 #include <time.h>
 
@@ -11,8 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "base/clock.h"
 #include "base/status_macros.h"
-#include "jit/emitter.h"
-#include "profiler/device/trace_abi.h"
+#include "format/trace_abi.h"
+#include "jit/emit/emitter.h"
 
 namespace warptrace {
 namespace {

@@ -43,16 +43,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "jit/device.h"
-#include "jit/device_select.h"
-#include "jit/kernel_builder.h"
-#include "jit/kernel_source.h"
-#include "jit/record_plan.h"
+#include "format/layout.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/builder/kernel_source.h"
+#include "jit/plan/record_plan.h"
+#include "jit/run/device.h"
+#include "jit/run/device_select.h"
 #include "profiler/sinks/trace.h"
-#include "profiler/trace/decode.h"
-#include "profiler/trace/layout.h"
 #include "profiler/timeline/timeline.h"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
 
 namespace warptrace {

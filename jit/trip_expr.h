@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 namespace warptrace {
 

@@ -1,8 +1,8 @@
-#include "nvrtc/nvrtc_program.h"
+#include "jit/compile/nvrtc_program.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "nvrtc/nvrtc_status.h"
+#include "jit/compile/nvrtc_status.h"
 
 namespace warptrace {
 

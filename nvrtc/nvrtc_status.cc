@@ -1,4 +1,4 @@
-#include "nvrtc/nvrtc_status.h"
+#include "jit/compile/nvrtc_status.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -39,7 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 #include "profiler/sinks/sink.h"
 #include "profiler/timeline/timeline.h"
 #include "profiler/trace/verify.h"

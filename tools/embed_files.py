@@ -3,7 +3,7 @@
 
 usage: embed_files.py [--include=HEADER] OUT.cc NAMESPACE FUNCTION name=path [name=path ...]
 Defines `std::vector<EmbeddedFile> FUNCTION()` in NAMESPACE, each entry {name, contents}.
-The generated file includes HEADER (default profiler/device/embedded_headers.h, which
+The generated file includes HEADER (default format/embedded_headers.h, which
 defines EmbeddedFile); pass the header that declares FUNCTION.
 """
 import sys
@@ -11,7 +11,7 @@ import sys
 
 def main():
     args = sys.argv[1:]
-    include = "profiler/device/embedded_headers.h"
+    include = "format/embedded_headers.h"
     if args and args[0].startswith("--include="):
         include = args.pop(0).split("=", 1)[1]
     out, namespace, function = args[0:3]

@@ -12,16 +12,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "jit/compile/nvrtc_compiler.h"
 #include "jit/cuda/cuda_driver.h"
 #include "jit/cuda/cuda_status.h"
-#include "jit/nvrtc_compiler.h"
 
 namespace warptrace {
 namespace {
 
 constexpr char kPreludeName[] = "warptrace_cuda_prelude.h";
 constexpr char kPrelude[] =
-    "// Device macros of the KernelSource contract (jit/kernel_source.h), NVRTC side.\n"
+    "// Device macros of the KernelSource contract (jit/builder/kernel_source.h), NVRTC side.\n"
     "#define WARPTRACE_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]\n";
 constexpr uint32_t kDefaultDynamicSharedLimit = 48 * 1024;
 

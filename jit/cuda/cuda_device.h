@@ -6,7 +6,7 @@
 // Create selects the device by ordinal and retains its primary context (made current on
 // the calling thread by every method). The architecture is sm_<major><minor> from the
 // compute capability. Load compiles with NVRTC through a CachingCompiler (memory + disk, see
-// jit/compile_cache.h) using CudaCompileRequest, then cuModuleLoadData + cuModuleGetFunction.
+// jit/compile/compile_cache.h) using CudaCompileRequest, then cuModuleLoadData + cuModuleGetFunction.
 // Launch sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES when the dynamic shared
 // memory exceeds the default 48 KiB, then cuLaunchKernel on the default stream
 // (asynchronous: errors in the kernel surface at Synchronize or the next copy).
@@ -32,9 +32,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "jit/compile_cache.h"
-#include "jit/compiler.h"
-#include "jit/device.h"
+#include "jit/compile/compile_cache.h"
+#include "jit/compile/compiler.h"
+#include "jit/run/device.h"
 
 namespace warptrace {
 

@@ -38,7 +38,7 @@
 // The named barriers, mbarriers, cp.async and bulk copies are in warptrace_primitives.cuh
 // (one source for the GPU and the host), included at the end of this header.
 //
-// The recorder's host hooks (profiler/device/recorder.cuh: warptrace_host_clock,
+// The recorder's host hooks (format/recorder.cuh: warptrace_host_clock,
 // warptrace_host_globaltimer, warptrace_host_smid) are the runtime's, declared in host_abi.h:
 // Δclock / Δglobaltimer calibrates to WARPTRACE_HOST_SM_CLOCK_KHZ exactly.
 //

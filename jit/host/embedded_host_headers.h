@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "profiler/device/embedded_headers.h"
+#include "format/embedded_headers.h"
 
 namespace warptrace {
 

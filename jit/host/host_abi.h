@@ -212,7 +212,7 @@ static inline unsigned long long warptrace_host_cycles(struct WarptraceHostThrea
   return warptrace_host_cycles_at((unsigned long long)warptrace_host_virtual_ns(t));
 }
 
-/* The recorder's host hooks (profiler/device/recorder.cuh), defined by the runtime and
+/* The recorder's host hooks (format/recorder.cuh), defined by the runtime and
  * exported by the program: compiled once there instead of in every kernel (they were ~15 ms
  * of each kernel's compile). For the current thread:
  *   warptrace_host_clock        32-bit "SM cycles": virtual ns x WARPTRACE_HOST_SM_CLOCK_KHZ

@@ -14,7 +14,7 @@
 #include "base/status_macros.h"
 #include "base/subprocess.h"
 #include "base/temp_dir.h"
-#include "jit/diagnostics.h"
+#include "jit/compile/diagnostics.h"
 #include "jit/host/embedded_host_headers.h"
 #include "jit/host/host_abi.h"
 #include "jit/host/source_lowering.h"

@@ -42,9 +42,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "jit/compiler.h"
+#include "jit/builder/kernel_source.h"
+#include "jit/compile/compiler.h"
 #include "jit/host/precompiled_header.h"
-#include "jit/kernel_source.h"
 
 namespace warptrace::host {
 

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "jit/compile/disk_cache.h"
 #include "jit/host/host_abi.h"
-#include "jit/disk_cache.h"
 #include "jit/host/host_compiler.h"
 #include "jit/host/shared_object.h"
 

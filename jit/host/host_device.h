@@ -53,11 +53,11 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "jit/compile_cache.h"
-#include "jit/device.h"
+#include "jit/compile/compile_cache.h"
 #include "jit/host/guarded_memory.h"
 #include "jit/host/host_compiler.h"
 #include "jit/host/runtime.h"
+#include "jit/run/device.h"
 
 namespace warptrace {
 

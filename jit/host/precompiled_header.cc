@@ -19,7 +19,7 @@
 #include "base/status_adapters.h"
 #include "base/status_macros.h"
 #include "base/subprocess.h"
-#include "jit/disk_cache.h"
+#include "jit/compile/disk_cache.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/xxhash.h"
 

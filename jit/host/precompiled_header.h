@@ -57,7 +57,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "base/temp_dir.h"
-#include "profiler/device/embedded_headers.h"
+#include "format/embedded_headers.h"
 
 namespace warptrace::host {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "jit/kernel_builder.h"
+#include "jit/builder/kernel_builder.h"
 
 namespace warptrace {
 

@@ -48,7 +48,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "jit/kernel_builder.h"
+#include "jit/builder/kernel_builder.h"
 
 namespace warptrace {
 

@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 namespace warptrace {
 

@@ -37,8 +37,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "format/layout.h"
 #include "profiler/analysis/handoff.h"
-#include "profiler/trace/layout.h"
 #include "profiler/timeline/timeline_types.h"
 
 namespace warptrace {

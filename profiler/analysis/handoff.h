@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 namespace warptrace {
 

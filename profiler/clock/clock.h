@@ -30,9 +30,9 @@
 #include <cstdint>
 #include <string>
 
-#include "profiler/trace/decode.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/decode.h"
 
 namespace warptrace {
 

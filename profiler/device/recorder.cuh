@@ -13,7 +13,7 @@
 //
 // Record's store is bounded: the attempted count (capacity - left, written to the header as
 // `attempted`) always advances, and an event at or past capacity is counted but never
-// written. `bazel run //profiler/tools:recorder_cost` prints what one Record costs.
+// written. `bazel run //jit/tools:recorder_cost` prints what one Record costs.
 //
 // Compiles three ways:
 //   * NVRTC / nvcc device code (__CUDA_ARCH__ defined): %clock, %globaltimer, %smid.
@@ -114,7 +114,7 @@ WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
 }
 
 // Records one event followed by its payload slot (trace version 2): the tag gets
-// abi::kPayloadFlag, the next slot holds (a, b) (profiler/device/links.h says what they
+// abi::kPayloadFlag, the next slot holds (a, b) (format/links.h says what they
 // mean per site kind). Both slots count towards `attempted`. The event is stored while a
 // slot is left and its payload only while two are, so at the capacity edge the event's slot
 // may be written without its payload (the dump counts that event as dropped); a payload is

@@ -16,8 +16,8 @@
 // followed by one Payload slot (2 words) that belongs to it. A payload slot is counted by
 // the plan and by `attempted` like an event slot, and is written together with its event or
 // not at all (an event is never stored without its payload). What the two payload words mean
-// depends on the site's kind (profiler/trace/layout.h SiteKind; the link contract is in
-// profiler/device/links.h). Version 1 (no payloads; bits 0..30 of a tag are the site id) is
+// depends on the site's kind (format/layout.h SiteKind; the link contract is in
+// format/links.h). Version 1 (no payloads; bits 0..30 of a tag are the site id) is
 // still read: kMinTraceVersion.
 //
 // The header's `attempted` counts every event the unit tried to record, including those
@@ -99,7 +99,7 @@ struct Event {
 };
 
 // The slot after an event with kPayloadFlag (version 2): data the dump needs to link the
-// event to events of other units or to its own later events (profiler/device/links.h).
+// event to events of other units or to its own later events (format/links.h).
 struct Payload {
   u32 a;
   u32 b;

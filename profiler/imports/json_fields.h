@@ -21,8 +21,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "format/layout.h"
 #include "llvm/Support/JSON.h"
-#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

@@ -68,7 +68,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 #include "profiler/imports/sidecar.h"
 
 namespace warptrace {

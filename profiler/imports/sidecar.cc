@@ -11,12 +11,12 @@
 #include "absl/strings/str_join.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "format/trace_abi.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Host.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "profiler/device/trace_abi.h"
 #include "profiler/imports/json_fields.h"
 
 namespace warptrace {

@@ -54,8 +54,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "format/layout.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

@@ -83,8 +83,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "format/layout.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/trace/layout.h"
 #include "profiler/sinks/sink.h"
 #include "profiler/timeline/timeline_types.h"
 

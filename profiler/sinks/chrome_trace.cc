@@ -18,10 +18,10 @@
 #include "absl/types/span.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "format/layout.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
-#include "profiler/trace/layout.h"
 
 namespace warptrace {
 namespace {

@@ -49,9 +49,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "profiler/trace/decode.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
 
 namespace warptrace {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
 
 namespace warptrace::testing {

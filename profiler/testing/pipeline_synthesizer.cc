@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "profiler/device/trace_abi.h"
+#include "format/trace_abi.h"
 #include "profiler/timeline/timeline_types.h"
 
 namespace warptrace::testing {

@@ -34,8 +34,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "format/layout.h"
 #include "profiler/analysis/handoff.h"
-#include "profiler/trace/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
 
 namespace warptrace::testing {

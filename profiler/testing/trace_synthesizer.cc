@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "profiler/device/trace_abi.h"
+#include "format/trace_abi.h"
 
 namespace warptrace::testing {
 namespace {

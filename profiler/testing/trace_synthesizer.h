@@ -44,7 +44,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 namespace warptrace::testing {
 

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "format/trace_abi.h"
 #include "profiler/clock/clock.h"
-#include "profiler/device/trace_abi.h"
 
 namespace warptrace {
 namespace {

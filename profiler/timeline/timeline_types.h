@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 namespace warptrace {
 

@@ -1,4 +1,4 @@
-#include "profiler/tools/recorder_cost.h"
+#include "jit/tools/recorder_cost.h"
 
 #include <nvrtc.h>
 
@@ -23,10 +23,10 @@
 #include "base/status_macros.h"
 #include "base/subprocess.h"
 #include "base/temp_dir.h"
+#include "format/embedded_headers.h"
+#include "jit/compile/nvrtc_program.h"
+#include "jit/compile/nvrtc_status.h"
 #include "llvm/Support/FileSystem.h"
-#include "nvrtc/nvrtc_program.h"
-#include "nvrtc/nvrtc_status.h"
-#include "profiler/device/embedded_headers.h"
 
 namespace warptrace {
 namespace {

@@ -2,8 +2,8 @@
 // kind and placement, in PTX and (where cuobjdump is available) SASS instructions and
 // registers. See recorder_cost.h for the method.
 //
-//   bazel run //profiler/tools:recorder_cost -- --arch=sm_90
-//   bazel run //profiler/tools:recorder_cost -- --cuobjdump=/path/to/cuobjdump
+//   bazel run //jit/tools:recorder_cost -- --arch=sm_90
+//   bazel run //jit/tools:recorder_cost -- --cuobjdump=/path/to/cuobjdump
 #include <iostream>
 #include <string>
 #include <utility>
@@ -12,7 +12,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "profiler/tools/recorder_cost.h"
+#include "jit/tools/recorder_cost.h"
 
 ABSL_FLAG(std::string, arch, "sm_90", "GPU architecture to compile for (a real sm_XX).");
 ABSL_FLAG(uint32_t, events_low, 8, "K1: Record calls per loop iteration in the first kernel.");

@@ -37,8 +37,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "profiler/device/trace_abi.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
+#include "format/trace_abi.h"
 
 namespace warptrace {
 

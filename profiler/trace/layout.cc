@@ -1,10 +1,10 @@
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "profiler/device/trace_abi.h"
+#include "format/trace_abi.h"
 
 namespace warptrace {
 namespace {

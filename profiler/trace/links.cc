@@ -6,7 +6,7 @@
 #include <tuple>
 #include <utility>
 
-#include "profiler/device/trace_abi.h"
+#include "format/trace_abi.h"
 
 namespace warptrace {
 namespace {

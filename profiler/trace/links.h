@@ -37,8 +37,8 @@
 #include <functional>
 #include <vector>
 
+#include "format/layout.h"
 #include "profiler/trace/decode.h"
-#include "profiler/trace/layout.h"
 #include "profiler/trace/walk.h"
 
 namespace warptrace {

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/file.h"
+#include "format/trace_abi.h"
 #include "llvm/Support/JSON.h"
-#include "profiler/device/trace_abi.h"
 
 namespace warptrace {
 namespace {

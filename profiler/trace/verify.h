@@ -73,11 +73,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "format/layout.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/trace/decode.h"
-#include "profiler/trace/layout.h"
-#include "profiler/trace/links.h"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/links.h"
 #include "profiler/trace/walk.h"
 
 namespace warptrace {

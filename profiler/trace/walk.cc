@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "profiler/device/trace_abi.h"
+#include "format/trace_abi.h"
 
 namespace warptrace {
 namespace {

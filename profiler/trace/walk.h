@@ -35,9 +35,9 @@
 #include <limits>
 #include <vector>
 
+#include "format/layout.h"
 #include "profiler/clock/clock.h"
 #include "profiler/trace/decode.h"
-#include "profiler/trace/layout.h"
 
 namespace warptrace {
 

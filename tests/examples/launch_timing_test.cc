@@ -11,7 +11,7 @@
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/emitter.h"
+#include "jit/emit/emitter.h"
 #include "jit/host/host_device.h"
 #include "jit/kernels/reduction.h"
 #include "tests/status_matchers.h"

@@ -4,10 +4,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/compile/nvrtc_compiler.h"
 #include "jit/cuda/cuda_device.h"
-#include "jit/emitter.h"
-#include "jit/nvrtc_compiler.h"
-#include "jit/record_plan.h"
+#include "jit/emit/emitter.h"
+#include "jit/plan/record_plan.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace::examples {

@@ -61,7 +61,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 namespace warptrace::fuzz {
 

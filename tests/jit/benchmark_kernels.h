@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "jit/kernel.h"
+#include "jit/builder/kernel.h"
 
 namespace warptrace::testing {
 

@@ -1,7 +1,7 @@
 // What instrumentation costs at compile time: NVRTC time for the three example kernels with
 // profiling on (warpgroup units, auto placement, regions + kernel site) and off, the PTX and
 // cubin sizes, and where the difference goes. Run:
-//   bazel run -c opt //tests/jit:compile_benchmark
+//   bazel run -c opt //tests/jit/compile:compile_benchmark
 //
 // Every compile goes through the product's request and options: CudaCompileRequest (the
 // emitted source, its in-memory headers and the force-included device prelude) and
@@ -40,13 +40,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "jit/compiler.h"
+#include "format/embedded_headers.h"
+#include "jit/compile/compiler.h"
+#include "jit/compile/nvrtc_compiler.h"
 #include "jit/cuda/cuda_device.h"
-#include "jit/emitter.h"
-#include "jit/nvrtc_compiler.h"
-#include "profiler/device/embedded_headers.h"
-#include "tests/jit/nvrtc_batch.h"
+#include "jit/emit/emitter.h"
 #include "tests/jit/benchmark_kernels.h"
+#include "tests/jit/nvrtc_batch.h"
 
 namespace warptrace {
 namespace {

@@ -1,16 +1,16 @@
 // Cache-hit latency of CachingCompiler (memory and disk) against a cold NVRTC compile of
 // the same profiled kernel (tests/jit/test_kernels.h's block_stats, with the recorder
 // headers). Run with:
-//   bazel run -c opt //tests/jit:compile_cache_benchmark
+//   bazel run -c opt //tests/jit/compile:compile_cache_benchmark
 #include <stdlib.h>
 
 #include <memory>
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "jit/compile_cache.h"
+#include "jit/compile/compile_cache.h"
+#include "jit/compile/nvrtc_compiler.h"
 #include "jit/cuda/cuda_device.h"
-#include "jit/nvrtc_compiler.h"
 #include "llvm/Support/FileSystem.h"
 #include "tests/jit/test_kernels.h"
 

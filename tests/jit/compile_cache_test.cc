@@ -1,4 +1,4 @@
-#include "jit/compile_cache.h"
+#include "jit/compile/compile_cache.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -10,7 +10,7 @@
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/nvrtc_compiler.h"
+#include "jit/compile/nvrtc_compiler.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

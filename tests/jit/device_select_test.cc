@@ -1,8 +1,8 @@
-// SelectDevice (jit/device_select.h): explicit choices, auto's fallback and its reasons, and
+// SelectDevice (jit/run/device_select.h): explicit choices, auto's fallback and its reasons, and
 // the errors when a device cannot be had. An out-of-range CUDA ordinal makes the GPU
 // unavailable on every machine, with or without a driver, so the fallback paths are
 // exercised everywhere; the one machine-dependent case asserts either branch.
-#include "jit/device_select.h"
+#include "jit/run/device_select.h"
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
-// Tests of jit/device.h: the Device interface's default launch timing, on a fake device
+// Tests of jit/run/device.h: the Device interface's default launch timing, on a fake device
 // whose launches and synchronizations are recorded.
-#include "jit/device.h"
+#include "jit/run/device.h"
 
 #include <chrono>
 #include <memory>

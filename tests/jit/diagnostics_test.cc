@@ -1,4 +1,4 @@
-#include "jit/diagnostics.h"
+#include "jit/compile/diagnostics.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "jit/disk_cache.h"
+#include "jit/compile/disk_cache.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/emitter.h"
+#include "jit/emit/emitter.h"
 #include "jit/kernels/reduction.h"
 #include "jit/kernels/tiled_gemm.h"
 #include "jit/kernels/warp_specialized_pipeline.h"

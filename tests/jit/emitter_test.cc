@@ -1,11 +1,11 @@
-// Tests of jit/emitter.h: golden files for the three example kernels, and the rules of the
+// Tests of jit/emit/emitter.h: golden files for the three example kernels, and the rules of the
 // emitted source (profiling on and off, early returns, placement, determinism).
 //
 // Goldens live in tests/golden/*.cu. Regenerate them after an intended change with
-//   WARPTRACE_UPDATE_GOLDENS=1 bazel run //tests/jit:emitter_test
+//   WARPTRACE_UPDATE_GOLDENS=1 bazel run //tests/jit/emit:emitter_test
 // (bazel run sets BUILD_WORKSPACE_DIRECTORY, where the files are written), then review the
 // diff.
-#include "jit/emitter.h"
+#include "jit/emit/emitter.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -17,12 +17,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/kernels/reduction.h"
 #include "jit/kernels/tiled_gemm.h"
 #include "jit/kernels/warp_specialized_pipeline.h"
-#include "profiler/device/trace_abi.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -35,7 +35,7 @@ using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
 
 constexpr char kRegenerate[] =
-    "// Regenerate: WARPTRACE_UPDATE_GOLDENS=1 bazel run //tests/jit:emitter_test";
+    "// Regenerate: WARPTRACE_UPDATE_GOLDENS=1 bazel run //tests/jit/emit:emitter_test";
 
 Kernel MustBuild(absl::StatusOr<Kernel> kernel) {
   EXPECT_THAT(kernel, IsOk());

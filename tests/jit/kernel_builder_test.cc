@@ -1,4 +1,4 @@
-#include "jit/kernel_builder.h"
+#include "jit/builder/kernel_builder.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "jit/kernel.h"
+#include "jit/builder/kernel.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

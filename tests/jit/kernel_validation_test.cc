@@ -1,6 +1,6 @@
-// Tests of jit/kernel_validation.h on hand-built trees (the builder's own misuse tests,
+// Tests of jit/builder/kernel_validation.h on hand-built trees (the builder's own misuse tests,
 // which reach ValidateKernel through Build(), are in kernel_builder_test.cc).
-#include "jit/kernel_validation.h"
+#include "jit/builder/kernel_validation.h"
 
 #include <string>
 #include <utility>

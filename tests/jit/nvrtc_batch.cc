@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "jit/compiler.h"
-#include "jit/nvrtc_compiler.h"
+#include "jit/compile/compiler.h"
+#include "jit/compile/nvrtc_compiler.h"
 
 namespace warptrace::testing {
 namespace {

@@ -3,7 +3,7 @@
 //
 // Why: NVRTC costs ~20-30 ms of CPU per program before it compiles any kernel code (an empty
 // kernel for sm_90), a third of a small kernel's whole compile. BM_BatchedVariants in
-// tests/jit/compile_benchmark.cc measures it (8 profiled variants, sm_90, CPU time): tiled
+// tests/jit/compile/compile_benchmark.cc measures it (8 profiled variants, sm_90, CPU time): tiled
 // GEMM 567 ms as eight programs -> 310 ms as one, reduction 544 -> 315, warp-specialized
 // pipeline 1671 -> 1454.
 //
@@ -36,13 +36,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "profiler/device/embedded_headers.h"
+#include "format/embedded_headers.h"
 
 namespace warptrace::testing {
 
 struct NvrtcBatchMember {
   std::string label;        // names the member in results: "Pipeline_warp_shared_sm_80"
-  std::string source;       // a complete translation unit (jit/kernel_source.h conventions)
+  std::string source;       // a complete translation unit (jit/builder/kernel_source.h conventions)
   std::string kernel_name;  // its `__global__ void <kernel_name>(` kernel
   std::vector<EmbeddedFile> headers;  // the in-memory headers it may #include
 };

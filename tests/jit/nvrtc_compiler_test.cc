@@ -1,4 +1,4 @@
-#include "jit/nvrtc_compiler.h"
+#include "jit/compile/nvrtc_compiler.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "jit/record_plan.h"
+#include "jit/plan/record_plan.h"
 
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/kernel_builder.h"
+#include "jit/builder/kernel_builder.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

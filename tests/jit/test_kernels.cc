@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "profiler/device/trace_abi.h"
+#include "format/trace_abi.h"
 
 namespace warptrace::testing {
 

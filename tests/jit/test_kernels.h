@@ -1,4 +1,4 @@
-// Hand-written kernels that follow the KernelSource contract (jit/kernel_source.h), for the
+// Hand-written kernels that follow the KernelSource contract (jit/builder/kernel_source.h), for the
 // device tests until the emitter produces them: the same text compiles with NVRTC and with
 // the host backend.
 #ifndef WARPTRACE_TESTS_JIT_TEST_KERNELS_H_
@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "jit/device.h"
-#include "jit/kernel_source.h"
+#include "jit/builder/kernel_source.h"
+#include "jit/run/device.h"
 
 namespace warptrace::testing {
 

@@ -1,4 +1,4 @@
-#include "jit/trip_expr.h"
+#include "jit/builder/trip_expr.h"
 
 #include <cstdint>
 #include <string>

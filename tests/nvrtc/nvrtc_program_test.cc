@@ -1,10 +1,10 @@
-#include "nvrtc/nvrtc_program.h"
+#include "jit/compile/nvrtc_program.h"
 
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "nvrtc/nvrtc_status.h"
+#include "jit/compile/nvrtc_status.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

@@ -1,4 +1,4 @@
-#include "nvrtc/nvrtc_status.h"
+#include "jit/compile/nvrtc_status.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

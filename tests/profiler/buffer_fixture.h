@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 namespace warptrace::testing {
 

@@ -4,8 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/compile/nvrtc_compiler.h"
 #include "jit/cuda/cuda_driver.h"
-#include "jit/nvrtc_compiler.h"
 #include "tests/jit/test_kernels.h"
 #include "tests/status_matchers.h"
 

@@ -22,8 +22,8 @@ std::vector<std::string> Included() {
 
 TEST(NoCudaHTest, TheCheckCoversTheHeadersOnTheExamplesPathToTheCudaDevice) {
   const std::vector<std::string> included = Included();
-  for (const char* header : {"examples/example_main.h", "jit/run.h", "jit/device_select.h",
-                             "jit/device.h", "jit/cuda/cuda_device.h"}) {
+  for (const char* header : {"examples/example_main.h", "jit/run/run.h", "jit/run/device_select.h",
+                             "jit/run/device.h", "jit/cuda/cuda_device.h"}) {
     EXPECT_THAT(included, Contains(header)) << header;
   }
 }

@@ -1,9 +1,9 @@
-#include "tests/jit/device/primitive_kernels.h"
+#include "tests/jit/primitives/primitive_kernels.h"
 
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "jit/device/embedded_primitives.h"
+#include "jit/primitives/embedded_primitives.h"
 
 namespace warptrace::testing {
 

@@ -1,7 +1,7 @@
 // Kernels that exercise every device primitive (CUDA built-ins the host backend provides and
 // warptrace_primitives.cuh), as complete translation units. The host tests
 // (tests/jit/host/primitives_test.cc) run them; the NVRTC test
-// (tests/jit/device/primitives_nvrtc_test.cc) compiles the same text for sm_80 and sm_90.
+// (tests/jit/primitives/primitives_nvrtc_test.cc) compiles the same text for sm_80 and sm_90.
 // Each kernel is `extern "C" __global__ void <name>(int* out, const int* in)`.
 #ifndef WARPTRACE_TESTS_JIT_DEVICE_PRIMITIVE_KERNELS_H_
 #define WARPTRACE_TESTS_JIT_DEVICE_PRIMITIVE_KERNELS_H_
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "jit/kernel_source.h"
+#include "jit/builder/kernel_source.h"
 
 namespace warptrace::testing {
 

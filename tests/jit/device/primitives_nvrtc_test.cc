@@ -5,8 +5,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/jit/device/primitive_kernels.h"
 #include "tests/jit/nvrtc_batch.h"
+#include "tests/jit/primitives/primitive_kernels.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

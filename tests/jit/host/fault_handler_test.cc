@@ -18,9 +18,9 @@
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
-#include "jit/kernel_builder.h"
-#include "jit/run.h"
+#include "jit/run/run.h"
 #include "tests/jit/test_kernels.h"
 #include "tests/status_matchers.h"
 

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/temp_dir.h"
 #include "benchmark/benchmark.h"
-#include "jit/emitter.h"
+#include "jit/emit/emitter.h"
 #include "jit/host/host_compiler.h"
 #include "jit/host/precompiled_header.h"
 #include "tests/jit/benchmark_kernels.h"

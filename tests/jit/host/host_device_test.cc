@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "base/testing/temp_path.h"
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/device/trace_abi.h"
 #include "tests/jit/test_kernels.h"
 #include "tests/status_matchers.h"
 

@@ -1,5 +1,5 @@
 // Every device primitive the host backend provides, each a kernel (the same text NVRTC
-// compiles in tests/jit/device/primitives_nvrtc_test.cc) compiled and run on the host,
+// compiles in tests/jit/primitives/primitives_nvrtc_test.cc) compiled and run on the host,
 // checked against its CUDA / PTX ISA definition.
 #include <cstdlib>
 #include <memory>
@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/host/host_device.h"
-#include "tests/jit/device/primitive_kernels.h"
+#include "tests/jit/primitives/primitive_kernels.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

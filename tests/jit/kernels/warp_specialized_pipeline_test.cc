@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/record_plan.h"
+#include "jit/plan/record_plan.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

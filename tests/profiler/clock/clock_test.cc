@@ -2,10 +2,10 @@
 
 #include <cstdint>
 
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profiler/trace/decode.h"
-#include "profiler/device/trace_abi.h"
 
 namespace warptrace {
 namespace {

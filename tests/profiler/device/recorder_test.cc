@@ -1,9 +1,9 @@
-// Tests the device recorder (profiler/device/recorder.cuh) two ways:
+// Tests the device recorder (format/recorder.cuh) two ways:
 //   * compiled by NVRTC for sm_80 and sm_90, in every unit kind and placement, with an
 //     empty log (no warnings) under NVRTC's strictest warning options;
 //   * compiled here as host C++ and run over simulated blocks, with every record checked
 //     word for word against the ABI in trace_abi.h.
-#include "profiler/device/recorder.cuh"
+#include "format/recorder.cuh"
 
 #include <nvrtc.h>
 
@@ -15,10 +15,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "format/embedded_headers.h"
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/device/embedded_headers.h"
-#include "profiler/device/trace_abi.h"
 
 // The host backend's clock hooks, defined by the includer (see recorder.cuh). Each simulated
 // thread gets its own deterministic sequence, so expected values are known exactly.

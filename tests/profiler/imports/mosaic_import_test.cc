@@ -13,14 +13,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "format/layout.h"
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/trace/decode.h"
-#include "profiler/device/trace_abi.h"
-#include "profiler/trace/layout.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/timeline/timeline.h"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
 #include "tests/status_matchers.h"
 

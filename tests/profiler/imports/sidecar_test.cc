@@ -9,12 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/testing/temp_path.h"
+#include "format/layout.h"
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
-#include "profiler/device/trace_abi.h"
-#include "profiler/trace/layout.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

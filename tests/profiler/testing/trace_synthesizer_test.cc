@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "format/layout.h"
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/device/trace_abi.h"
-#include "profiler/trace/layout.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace::testing {

@@ -5,13 +5,13 @@
 #include <set>
 #include <vector>
 
+#include "format/layout.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/trace/decode.h"
-#include "profiler/trace/layout.h"
-#include "profiler/testing/trace_synthesizer.h"
-#include "profiler/trace/verify.h"
 #include "profiler/testing/handoff_synthesizer.h"
+#include "profiler/testing/trace_synthesizer.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/verify.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "format/layout.h"
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/device/trace_abi.h"
-#include "profiler/trace/layout.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/status_matchers.h"
 

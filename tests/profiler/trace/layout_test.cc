@@ -1,14 +1,14 @@
-// ValidateLayout (profiler/trace/layout.h): one test per rule, each with the smallest layout that
+// ValidateLayout (format/layout.h): one test per rule, each with the smallest layout that
 // breaks only that rule, plus the layouts at each rule's boundary that must pass.
-#include "profiler/trace/layout.h"
+#include "format/layout.h"
 
 #include <cstdint>
 #include <limits>
 #include <string>
 
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/device/trace_abi.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

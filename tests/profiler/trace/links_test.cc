@@ -3,13 +3,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "format/layout.h"
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profiler/trace/decode.h"
-#include "profiler/device/trace_abi.h"
-#include "profiler/trace/layout.h"
-#include "profiler/trace/walk.h"
 #include "profiler/testing/trace_synthesizer.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/walk.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

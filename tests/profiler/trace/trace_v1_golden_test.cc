@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "format/trace_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
-#include "profiler/sinks/chrome_trace.h"
-#include "profiler/trace/decode.h"
-#include "profiler/device/trace_abi.h"
 #include "profiler/dump.h"
 #include "profiler/imports/sidecar.h"
+#include "profiler/sinks/chrome_trace.h"
 #include "profiler/sinks/summary.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
