@@ -16,7 +16,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "nanobind/nanobind.h"
@@ -43,19 +42,18 @@ nb::dict Failure(const absl::Status& status) {
   return d;
 }
 
-// A buffer the dump cannot read in place: "type" (not host integer memory: TypeError in
-// Python) or "value" (its shape, alignment or size: ValueError).
-nb::dict BufferFailure(const absl::Status& status) {
+// A buffer the dump cannot read in place: `type_error` (not host integer memory: TypeError
+// in Python) or else its shape, alignment or size (ValueError).
+nb::dict BufferFailure(const absl::Status& status, bool type_error) {
   nb::dict d = Failure(status);
-  d["buffer_error"] = absl::StrContains(status.message(), "dtype") ||
-                              absl::StrContains(status.message(), "device type")
-                          ? "type"
-                          : "value";
+  d["buffer_error"] = type_error ? "type" : "value";
   return d;
 }
 
-// The array's memory as uint32 words, or InvalidArgument naming what is wrong with it.
-absl::StatusOr<absl::Span<const uint32_t>> Words(const Array& a) {
+// The array's memory as uint32 words, or InvalidArgument naming what is wrong with it
+// (`type_error` set when it is the device or the dtype).
+absl::StatusOr<absl::Span<const uint32_t>> Words(const Array& a, bool& type_error) {
+  type_error = true;
   if (a.device_type() != nb::device::cpu::value) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the buffer lives on device type ", a.device_type(),
@@ -71,6 +69,7 @@ absl::StatusOr<absl::Span<const uint32_t>> Words(const Array& a) {
         " lanes) is not a 32-bit or 8-bit integer: pass the trace words as uint32 "
         "(numpy.uint32, jnp.uint32, torch.int32) or their bytes as uint8"));
   }
+  type_error = false;
   const size_t item = t.bits / 8;
   int64_t expected_stride = 1;
   for (size_t i = a.ndim(); i-- > 0;) {
@@ -240,8 +239,9 @@ nb::dict DumpWordsPy(const Array& buffer, const std::string& layout_json,
                      const std::string& output, const std::string& format, bool summary,
                      bool analysis, bool allow_truncated, bool compensate_overhead,
                      uint64_t sm_clock_khz) {
-  absl::StatusOr<absl::Span<const uint32_t>> words = Words(buffer);
-  if (!words.ok()) return BufferFailure(words.status());
+  bool type_error = false;
+  absl::StatusOr<absl::Span<const uint32_t>> words = Words(buffer, type_error);
+  if (!words.ok()) return BufferFailure(words.status(), type_error);
   const DumpRequest request = Request(output, format, summary, analysis, allow_truncated,
                                       compensate_overhead, sm_clock_khz);
   absl::StatusOr<DumpOutcome> outcome;
@@ -289,8 +289,9 @@ nb::dict DumpMosaicPy(const Array& buffer, const std::vector<uint32_t>& grid,
                       const std::string& kernel_name, const std::string& output,
                       const std::string& format, bool summary, bool analysis,
                       bool allow_truncated, uint64_t sm_clock_khz) {
-  absl::StatusOr<absl::Span<const uint32_t>> words = Words(buffer);
-  if (!words.ok()) return BufferFailure(words.status());
+  bool type_error = false;
+  absl::StatusOr<absl::Span<const uint32_t>> words = Words(buffer, type_error);
+  if (!words.ok()) return BufferFailure(words.status(), type_error);
   absl::Status status;
   MosaicSidecar sidecar;
   sidecar.grid = ToDim3(grid, "grid", status);

@@ -141,8 +141,15 @@ def dump(spec, buffer, f, grid, block, *, perfetto=None, allow_truncated=False,
         _os.close(fd)
         try:
             result = run(tmp, "json")
-            with open(tmp, "r", encoding="utf-8") as src:
-                _shutil.copyfileobj(src, f, 1 << 20)
+            raw = getattr(f, "buffer", None)  # a text file's binary stream: no decoding
+            if raw is not None and getattr(f, "encoding", "").lower().replace("-", "") in (
+                    "utf8", "ascii"):
+                f.flush()
+                with open(tmp, "rb") as src:
+                    _shutil.copyfileobj(src, raw, 1 << 20)
+            else:
+                with open(tmp, "r", encoding="utf-8") as src:
+                    _shutil.copyfileobj(src, f, 1 << 20)
         finally:
             if _os.path.exists(tmp):
                 _os.unlink(tmp)
