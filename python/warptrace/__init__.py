@@ -16,7 +16,7 @@ or a buffer in memory with its layout::
 
     layout = warptrace.Layout.load("/tmp/gemm.json")
     words = numpy.fromfile("/tmp/gemm.bin", dtype=numpy.uint32)
-    result = warptrace.dump(words, layout, "/tmp/gemm.json.trace.json")
+    result = warptrace.dump(words, layout, "/tmp/gemm_trace.json")
 
 A trace that fails verification raises :class:`TraceError` (a ``RuntimeError``) whose
 message names each broken unit (block, warpgroup, event) and what to change; its

@@ -114,6 +114,16 @@ class RealJaxTest(unittest.TestCase):
         with open(os.path.join(DIR, "again.json"), "w") as f:
             self.assertIsNone(spec.dump(buf, f, grid=grid, block=block))  # Mosaic's again
 
+    def test_a_jax_array_is_read_like_the_numpy_array(self):
+        import jax.numpy as jnp
+        spec = profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * (2 + 6 * 3))
+        buf = make_buffer(spec, blocks=2, iterations=3)
+        paths = [os.path.join(DIR, n) for n in ("np.pftrace", "jnp.pftrace")]
+        for b, p in zip((buf, jnp.asarray(buf)), paths):
+            warptrace.mosaic.dump(spec, b, p, (2,), (256,), kernel_name="k")
+        with open(paths[0], "rb") as a, open(paths[1], "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
     def test_overflow_raises_with_the_entries_that_fit(self):
         spec = profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * (2 + 6 * 4))
         buf = make_buffer(spec, blocks=3, iterations=4, overflow=3)
