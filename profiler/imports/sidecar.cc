@@ -107,6 +107,15 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
           j.attribute("name", Utf8(site.name));
           j.attribute("kind", SiteKindName(site.kind));
           j.attribute("origin", Utf8(site.origin));
+          if (site.id < layout.site_trips.size() &&
+              layout.site_trips[site.id].bound != TripBound::kNone) {
+            const SiteTrip& trip = layout.site_trips[site.id];
+            j.attributeObject("trip", [&] {
+              j.attribute("bound", TripBoundName(trip.bound));
+              j.attribute("count", trip.count);
+              j.attribute("loop", Utf8(trip.loop));
+            });
+          }
         });
       }
     });
@@ -117,6 +126,11 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
         j.attribute("boottime_ns", a.boottime_ns);
         j.attribute("realtime_ns", a.realtime_ns);
         j.attribute("uncertainty_ns", a.uncertainty_ns);
+      });
+    }
+    if (!layout.exact_events.empty()) {
+      j.attributeArray("exact_events", [&] {
+        for (int64_t n : layout.exact_events) j.value(n);
       });
     }
     if (!layout.unit_roles.empty()) {
@@ -243,7 +257,35 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
     }
     site.kind = *parsed_kind;
     ASSIGN_OR_RETURN(site.origin, site_fields.String("origin"));
+    // Optional (sidecars written before the plan check have none).
+    if (site_fields.Has("trip")) {
+      layout.site_trips.resize(sites->size());
+      SiteTrip& site_trip = layout.site_trips[i];
+      ASSIGN_OR_RETURN(JsonFields trip, site_fields.Object("trip"));
+      ASSIGN_OR_RETURN(std::string bound, trip.String("bound"));
+      absl::StatusOr<TripBound> parsed_bound = ParseTripBound(bound);
+      if (!parsed_bound.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sidecar field \"", path, ".trip.bound\": ", parsed_bound.status().message()));
+      }
+      site_trip.bound = *parsed_bound;
+      ASSIGN_OR_RETURN(site_trip.count,
+                       trip.Unsigned("count", std::numeric_limits<int64_t>::max()));
+      ASSIGN_OR_RETURN(site_trip.loop, trip.String("loop"));
+    }
     layout.sites.push_back(std::move(site));
+  }
+  // Optional (sidecars written before the plan check have none): -1 or a count per unit.
+  if (root.Has("exact_events")) {
+    ASSIGN_OR_RETURN(const json::Array* exact, root.Array("exact_events"));
+    for (size_t i = 0; i < exact->size(); ++i) {
+      const llvm::Optional<int64_t> n = (*exact)[i].getAsInteger();
+      if (!n || *n < -1) {
+        return root.Mistyped(absl::StrCat("exact_events[", i, "]"), "an integer >= -1",
+                             (*exact)[i]);
+      }
+      layout.exact_events.push_back(*n);
+    }
   }
   // Optional (sidecars written before the role table have none).
   if (root.Has("unit_roles")) {

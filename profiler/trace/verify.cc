@@ -10,6 +10,7 @@
 #include "base/file.h"
 #include "format/trace_abi.h"
 #include "llvm/Support/JSON.h"
+#include "profiler/trace/plan_check.h"
 
 namespace warptrace {
 namespace {
@@ -94,6 +95,8 @@ FindingKind HeaderFindingKind(HeaderProblem problem) {
       return FindingKind::kBadHeaderWords;
     case HeaderProblem::kBadChecksum:
       return FindingKind::kBadChecksum;
+    case HeaderProblem::kBadEventChecksum:
+      return FindingKind::kBadEventChecksum;
     case HeaderProblem::kWrongBlock:
       return FindingKind::kWrongBlock;
     case HeaderProblem::kBadGlobaltimer:
@@ -127,7 +130,13 @@ std::string HeaderMessage(const DecodedRecord& r) {
       return absl::StrFormat(
           "header checksum 0x%08x does not match its identity words (expected 0x%08x): the "
           "header was overwritten",
-          h[15], abi::HeaderChecksum(h[0], h[1], h[2], h[3], h[4], h[6]));
+          h[15], r.expected_checksum);
+    case HeaderProblem::kBadEventChecksum:
+      return absl::StrFormat(
+          "record checksum 0x%08x does not match its identity words and its %d stored event "
+          "slots (expected 0x%08x): an event word (tag, clock or payload) or an identity word "
+          "was changed after the kernel wrote it; the unit's events are not used",
+          h[15], h[5] < h[6] ? h[5] : h[6], r.expected_checksum);
     case HeaderProblem::kWrongBlock:
       return absl::StrFormat(
           "header says block %d but this buffer position holds block %d: records are out of "
@@ -162,6 +171,7 @@ const char* FindingKindName(FindingKind kind) {
     case FindingKind::kBadVersion: return "bad_version";
     case FindingKind::kBadHeaderWords: return "bad_header_words";
     case FindingKind::kBadChecksum: return "bad_checksum";
+    case FindingKind::kBadEventChecksum: return "bad_event_checksum";
     case FindingKind::kWrongBlock: return "wrong_block";
     case FindingKind::kWrongUnit: return "wrong_unit";
     case FindingKind::kBadGlobaltimer: return "bad_globaltimer";
@@ -180,6 +190,8 @@ const char* FindingKindName(FindingKind kind) {
     case FindingKind::kArrivalCountMismatch: return "arrival_count_mismatch";
     case FindingKind::kAsyncEndWithoutBegin: return "async_end_without_begin";
     case FindingKind::kAsyncNeverCompleted: return "async_never_completed";
+    case FindingKind::kTripCountMismatch: return "trip_count_mismatch";
+    case FindingKind::kEventCountMismatch: return "event_count_mismatch";
     case FindingKind::kRepaired: return "repaired";
     case FindingKind::kTooManyFindings: return "too_many_findings";
   }
@@ -349,6 +361,12 @@ const UnitVerdict& UnitVerifier::Add(const DecodedRecord& r, const UnitWalk& wal
     collect.Add(HeaderFindingKind(r.header_problem), r, -1, [&] { return v.reason; });
   } else {
     VerifyEvents(r, walk, collect, v);
+    // Planned vs recorded (plan_check.h): findings that leave the verdict as it is.
+    for (PlanMismatch& m : CheckPlan(r, walk, layout_)) {
+      collect.Add(m.kind == PlanMismatch::Kind::kTripCount ? FindingKind::kTripCountMismatch
+                                                           : FindingKind::kEventCountMismatch,
+                  r, m.event, [&] { return std::move(m.message); });
+    }
   }
   ++report_.verdict_counts[static_cast<int>(v.verdict)];
   return v;

@@ -11,7 +11,8 @@
 // What is checked, per unit (coordinates: record index, block, unit, and event index where
 // one event is at fault):
 //   header    missing record (the unit never ran), wrong magic / version / header size,
-//             checksum mismatch, block id or unit index that disagrees with the record's
+//             checksum mismatch (from version 3, a complete record's checksum also
+//             covers its stored event slots: kBadEventChecksum), block id or unit index that disagrees with the record's
 //             position, a start globaltimer past decode.h's kMaxGlobaltimerNs (from
 //             decode); an SM id at or past ClockInfo::num_sms (when known);
 //             a unit that never finished (no kFlagComplete); an end globaltimer before the
@@ -40,6 +41,12 @@
 //                           (only for complete units).
 // They are errors (warnings with allow_truncated) but do not change any unit's verdict: each
 // unit's own events are well formed; their relation is what is wrong.
+//
+// Planned vs recorded (plan_check.h), per unit after its event checks, where the layout
+// carries the plan's promises: kTripCountMismatch (a loop ran past its declared Exact or
+// UpperBound count, or an Exact loop ran fewer times; names the loop's builder path with
+// both counts) and kEventCountMismatch (a complete unit the plan counted exactly recorded
+// another number of slots). Errors (warnings with allow_truncated); the verdict is kept.
 //
 // The clock (clock.h). %clock is 32 bits and wraps every 2^32 cycles (about 2 s at 2 GHz);
 // consecutive stamps are less than 2^32 cycles apart, so the step between two stamps is the
@@ -91,6 +98,7 @@ enum class FindingKind : uint8_t {
   kBadVersion,
   kBadHeaderWords,
   kBadChecksum,
+  kBadEventChecksum,  // version 3: the checksum does not cover the record's stored events
   kWrongBlock,        // header block id disagrees with the record's position
   kWrongUnit,         // header unit index disagrees with the record's position
   kBadGlobaltimer,    // start globaltimer >= kMaxGlobaltimerNs (decode.h): damaged header
@@ -109,6 +117,8 @@ enum class FindingKind : uint8_t {
   kArrivalCountMismatch,   // a phase's arrival count is not the barrier table's
   kAsyncEndWithoutBegin,   // an async copy completion without its issue
   kAsyncNeverCompleted,    // an async copy issue its unit never saw complete
+  kTripCountMismatch,   // a loop ran other than its declared trip count (plan_check.h)
+  kEventCountMismatch,  // a unit the plan counted exactly recorded another count
   kRepaired,          // allow_truncated: what was kept and closed (always a warning)
   kTooManyFindings,   // findings past the caps were counted, not listed
 };
