@@ -69,8 +69,6 @@ const char* HeaderProblemName(HeaderProblem problem) {
       return "bad_header_words";
     case HeaderProblem::kBadChecksum:
       return "bad_checksum";
-    case HeaderProblem::kBadEventChecksum:
-      return "bad_event_checksum";
     case HeaderProblem::kWrongBlock:
       return "wrong_block";
     case HeaderProblem::kWrongUnit:
@@ -120,7 +118,7 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
       problem = HeaderProblem::kBadHeaderWords;
     } else if (const uint32_t expected = ExpectedChecksum(h, base + expected_words);
                h[kChecksum] != expected) {
-      problem = FoldsEvents(h) ? HeaderProblem::kBadEventChecksum : HeaderProblem::kBadChecksum;
+      problem = HeaderProblem::kBadChecksum;
       rec.expected_checksum = expected;
     } else if (h[kCapacity] != layout.capacity) {
       return absl::DataLossError(absl::StrFormat(

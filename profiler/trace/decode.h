@@ -55,11 +55,10 @@ enum class HeaderProblem : uint8_t {
   kBadMagic,        // magic != abi::kTraceMagic (and the header is not all zero)
   kBadVersion,      // version outside [abi::kMinTraceVersion, abi::kTraceVersion]
   kBadHeaderWords,  // header_words != abi::kHeaderWords
-  kBadChecksum,     // checksum disagrees with the identity words
-  // A complete version-3 record whose checksum disagrees with its identity words folded with
-  // its stored event slots (trace_abi.h): an event or identity word changed after the kernel
-  // wrote it. The record's events are not used.
-  kBadEventChecksum,
+  // The checksum disagrees with the identity words (for a complete version-3 record: with
+  // the identity words folded with its stored event slots, trace_abi.h; an event or an
+  // identity word changed after the kernel wrote it). The record's events are not used.
+  kBadChecksum,
   kWrongBlock,      // block_linear is not the block this buffer position belongs to
   kWrongUnit,       // unit_index is not the unit this buffer position belongs to
   kBadGlobaltimer,  // start globaltimer >= kMaxGlobaltimerNs
@@ -73,7 +72,7 @@ struct DecodedRecord {
   uint32_t block_linear = 0;
   uint32_t unit_index = 0;
   HeaderProblem header_problem = HeaderProblem::kNone;
-  // kBadChecksum / kBadEventChecksum: the checksum the words imply (for messages).
+  // kBadChecksum: the checksum the words imply (for messages).
   uint32_t expected_checksum = 0;
   // Header fields as written; meaningful only when header_problem == kNone.
   uint32_t version = 0;    // abi::kMinTraceVersion .. abi::kTraceVersion

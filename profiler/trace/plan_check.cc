@@ -51,7 +51,7 @@ std::vector<PlanMismatch> CheckPlan(const DecodedRecord& record, const UnitWalk&
                       : absl::StrFormat("within one '%s'",
                                         layout.sites[walk.slices[key.first].site].name);
     if (c.entries > trip.count) {
-      out.push_back({PlanMismatch::Kind::kTripCount, c.first_extra,
+      out.push_back({PlanMismatch::Kind::kTripExceeded, c.first_extra,
                      absl::StrFormat(
                          "loop %s was declared %s but ran %s%d iterations %s (site '%s' "
                          "entered %s%d times): its iteration %d begins here; the declared "
@@ -62,7 +62,7 @@ std::vector<PlanMismatch> CheckPlan(const DecodedRecord& record, const UnitWalk&
     } else if (trip.bound == TripBound::kExact && closed && c.entries > 0 &&
                c.entries < trip.count) {
       out.push_back(
-          {PlanMismatch::Kind::kTripCount,
+          {PlanMismatch::Kind::kTripShort,
            key.first < 0 ? -1 : static_cast<int64_t>(walk.slices[key.first].end_event),
            absl::StrFormat("loop %s was declared %s but ran %d iterations %s (site '%s' "
                            "entered %d times): the declared exact count did not happen",

@@ -5,7 +5,7 @@
 //     many slots: `attempted` must equal it (kEventCountMismatch);
 //   * TraceLayout::site_trips (SiteTrip): the site entered once per iteration of a loop with a constant trip
 //     count. Per entry of the span around it (or per unit), the site's entries are the
-//     loop's observed iterations (kTripCountMismatch):
+//     loop's observed iterations (kTripCountExceeded, kTripCountShort):
 //       - more than declared (Exact or UpperBound): a finding as soon as the recorded
 //         events show it, even when the unit later dropped events or never finished, so a
 //         loop that runs past its bound is named, not only the capacity it overflowed;
@@ -30,7 +30,11 @@
 namespace warptrace {
 
 struct PlanMismatch {
-  enum class Kind : uint8_t { kEventCount, kTripCount };
+  enum class Kind : uint8_t {
+    kEventCount,     // attempted != the plan's exact count
+    kTripExceeded,   // a loop ran more iterations than declared
+    kTripShort,      // an Exact loop ran fewer (at least one)
+  };
   Kind kind = Kind::kEventCount;
   int64_t event = -1;   // the event that shows it (-1: the unit as a whole)
   std::string message;  // one line with the loop's path and both counts

@@ -476,7 +476,7 @@ TEST(RecorderHostTest, PayloadSlotFollowsItsEventAndIsNeverStoredWithoutIt) {
     device::Epilogue(s, c);
     abi::RecordHeader h;
     std::memcpy(&h, buffer.data(), sizeof(h));
-    EXPECT_EQ(h.version, 2u);
+    EXPECT_EQ(h.version, 3u);
     EXPECT_EQ(h.attempted, 5u);
     for (uint32_t k = 0; k < capacity; ++k) {
       const uint32_t* slot = buffer.data() + abi::kHeaderWords + 2 * k;
