@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 #include "format/trace_abi.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "profiler/imports/json_fields.h"
+#include "profiler/imports/layout_json.h"
 
 namespace warptrace {
 namespace {
@@ -26,12 +28,6 @@ namespace json = ::llvm::json;
 
 llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.size()); }
 absl::string_view View(llvm::StringRef s) { return absl::string_view(s.data(), s.size()); }
-
-// json::Value asserts on invalid UTF-8; repair names first (they come from users).
-std::string Utf8(const std::string& s) {
-  return json::isUTF8(s) ? s : json::fixUTF8(s);
-}
-
 
 absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
   llvm::Expected<json::Value> value = json::parse(Ref(text));
@@ -44,14 +40,10 @@ absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
 }
 
 absl::StatusOr<std::vector<BarrierInfo>> ParseBarriers(const JsonFields& root) {
-  ASSIGN_OR_RETURN(const json::Array* array, root.Array("barriers"));
+  ASSIGN_OR_RETURN(std::vector<JsonFields> objects, root.Objects("barriers"));
   std::vector<BarrierInfo> barriers;
-  barriers.reserve(array->size());
-  for (size_t i = 0; i < array->size(); ++i) {
-    const std::string path = absl::StrCat("barriers[", i, "]");
-    const json::Object* object = (*array)[i].getAsObject();
-    if (object == nullptr) return root.Mistyped(path, "an object", (*array)[i]);
-    JsonFields fields(*object, path, "sidecar");
+  barriers.reserve(objects.size());
+  for (const JsonFields& fields : objects) {
     BarrierInfo barrier;
     ASSIGN_OR_RETURN(uint64_t id, fields.Unsigned("id"));
     barrier.id = static_cast<uint32_t>(id);
@@ -61,6 +53,46 @@ absl::StatusOr<std::vector<BarrierInfo>> ParseBarriers(const JsonFields& root) {
     barriers.push_back(std::move(barrier));
   }
   return barriers;
+}
+
+// The sidecar's "format" and "version": ours, and one this build reads.
+absl::Status CheckFormatAndVersion(const JsonFields& root) {
+  ASSIGN_OR_RETURN(std::string format, root.String("format"));
+  if (format != kSidecarFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sidecar has format \"", format, "\", expected \"", kSidecarFormat,
+        "\" (a foreign format needs its importer: see LoadOptions::importers)"));
+  }
+  ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
+  if (version->getAsInteger() != kSidecarVersion) {
+    std::string found;
+    llvm::raw_string_ostream os(found);
+    os << *version;
+    os.flush();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sidecar version ", found, " is not supported: this build reads version ",
+        kSidecarVersion, "; re-save the trace with a matching warptrace"));
+  }
+  return absl::OkStatus();
+}
+
+// The "unit" object.
+absl::StatusOr<UnitSpec> ParseUnit(const JsonFields& unit) {
+  UnitSpec out;
+  ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
+  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit_kind);
+  if (!kind.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"unit.kind\": ",
+                                                   kind.status().message()));
+  }
+  out.kind = *kind;
+  ASSIGN_OR_RETURN(uint64_t first_thread, unit.Unsigned("first_thread"));
+  ASSIGN_OR_RETURN(uint64_t num_threads, unit.Unsigned("num_threads"));
+  ASSIGN_OR_RETURN(uint64_t recorder_offset, unit.Unsigned("recorder_offset"));
+  out.first_thread = static_cast<uint32_t>(first_thread);
+  out.num_threads = static_cast<uint32_t>(num_threads);
+  out.recorder_offset = static_cast<uint32_t>(recorder_offset);
+  return out;
 }
 
 }  // namespace
@@ -77,8 +109,8 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
   j.object([&] {
     j.attribute("format", kSidecarFormat);
     j.attribute("version", kSidecarVersion);
-    j.attribute("kernel_name", Utf8(layout.kernel_name));
-    j.attribute("device_name", Utf8(layout.device_name));
+    j.attribute("kernel_name", ValidUtf8(layout.kernel_name));
+    j.attribute("device_name", ValidUtf8(layout.device_name));
     dims("grid", layout.grid);
     dims("block", layout.block);
     j.attributeObject("unit", [&] {
@@ -97,35 +129,28 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
     j.attributeObject("clock", [&] {
       j.attribute("nominal_sm_clock_khz", layout.clock.nominal_sm_clock_khz);
       j.attribute("num_sms", layout.clock.num_sms);
-      j.attribute("event_clock", Utf8(layout.clock.event_clock));
+      j.attribute("event_clock", ValidUtf8(layout.clock.event_clock));
       j.attribute("host_backend", layout.clock.host_backend);
     });
-    j.attributeArray("sites", [&] {
-      for (const SiteInfo& site : layout.sites) {
-        j.object([&] {
-          j.attribute("id", site.id);
-          j.attribute("name", Utf8(site.name));
-          j.attribute("kind", SiteKindName(site.kind));
-          j.attribute("origin", Utf8(site.origin));
-          if (site.id < layout.site_trips.size() &&
-              layout.site_trips[site.id].bound != TripBound::kNone) {
-            const SiteTrip& trip = layout.site_trips[site.id];
-            j.attributeObject("trip", [&] {
-              j.attribute("bound", TripBoundName(trip.bound));
-              j.attribute("count", trip.count);
-              j.attribute("loop", Utf8(trip.loop));
-            });
-          }
-        });
-      }
-    });
+    j.attributeArray("sites", [&] { WriteSitesJson(layout.sites, j); });
+    // Optional: what each site counts of its loop (format/layout.h, SiteTrip).
+    if (!layout.site_trips.empty()) {
+      j.attributeArray("site_trips", [&] {
+        for (size_t id = 0; id < layout.site_trips.size(); ++id) {
+          const SiteTrip& trip = layout.site_trips[id];
+          if (trip.bound == TripBound::kNone) continue;
+          j.object([&] {
+            j.attribute("site", static_cast<int64_t>(id));
+            j.attribute("bound", TripBoundName(trip.bound));
+            j.attribute("count", trip.count);
+            j.attribute("loop", ValidUtf8(trip.loop));
+          });
+        }
+      });
+    }
     if (layout.host_anchor.known) {
-      const HostTimeAnchor& a = layout.host_anchor;
       j.attributeObject("host_anchor", [&] {
-        j.attribute("globaltimer_ns", a.globaltimer_ns);
-        j.attribute("boottime_ns", a.boottime_ns);
-        j.attribute("realtime_ns", a.realtime_ns);
-        j.attribute("uncertainty_ns", a.uncertainty_ns);
+        WriteHostAnchorJson(layout.host_anchor, LargeIntegers::kNumbers, j);
       });
     }
     if (!layout.exact_events.empty()) {
@@ -135,7 +160,7 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
     }
     if (!layout.unit_roles.empty()) {
       j.attributeArray("unit_roles", [&] {
-        for (const std::string& role : layout.unit_roles) j.value(Utf8(role));
+        for (const std::string& role : layout.unit_roles) j.value(ValidUtf8(role));
       });
     }
     if (!layout.barriers.empty()) {
@@ -143,7 +168,7 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
         for (const BarrierInfo& barrier : layout.barriers) {
           j.object([&] {
             j.attribute("id", barrier.id);
-            j.attribute("name", Utf8(barrier.name));
+            j.attribute("name", ValidUtf8(barrier.name));
             j.attribute("arrivals_per_phase", barrier.arrivals_per_phase);
           });
         }
@@ -161,23 +186,7 @@ absl::StatusOr<std::string> SidecarFormat(absl::string_view text) {
 absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(json::Value value, ParseJson(text));
   JsonFields root(*value.getAsObject(), "", "sidecar");
-  ASSIGN_OR_RETURN(std::string format, root.String("format"));
-  if (format != kSidecarFormat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sidecar has format \"", format, "\", expected \"", kSidecarFormat,
-        "\" (a foreign format needs its importer: see LoadOptions::importers)"));
-  }
-  ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
-  if (version->getAsInteger() != kSidecarVersion) {
-    std::string found;
-    llvm::raw_string_ostream os(found);
-    os << *version;
-    os.flush();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sidecar version ", found, " is not supported: this build reads version ",
-        kSidecarVersion, "; re-save the trace with a matching warptrace"));
-  }
-
+  RETURN_IF_ERROR(CheckFormatAndVersion(root));
   TraceLayout layout;
   ASSIGN_OR_RETURN(layout.kernel_name, root.String("kernel_name"));
   ASSIGN_OR_RETURN(layout.device_name, root.String("device_name"));
@@ -185,19 +194,7 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(layout.block, root.Dims("block"));
 
   ASSIGN_OR_RETURN(JsonFields unit, root.Object("unit"));
-  ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
-  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit_kind);
-  if (!kind.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"unit.kind\": ",
-                                                   kind.status().message()));
-  }
-  layout.unit.kind = *kind;
-  ASSIGN_OR_RETURN(uint64_t first_thread, unit.Unsigned("first_thread"));
-  ASSIGN_OR_RETURN(uint64_t num_threads, unit.Unsigned("num_threads"));
-  ASSIGN_OR_RETURN(uint64_t recorder_offset, unit.Unsigned("recorder_offset"));
-  layout.unit.first_thread = static_cast<uint32_t>(first_thread);
-  layout.unit.num_threads = static_cast<uint32_t>(num_threads);
-  layout.unit.recorder_offset = static_cast<uint32_t>(recorder_offset);
+  ASSIGN_OR_RETURN(layout.unit, ParseUnit(unit));
 
   ASSIGN_OR_RETURN(uint64_t capacity, root.Unsigned("capacity"));
   layout.capacity = static_cast<uint32_t>(capacity);
@@ -228,52 +225,35 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
 
   if (root.Has("host_anchor")) {
     ASSIGN_OR_RETURN(JsonFields anchor, root.Object("host_anchor"));
-    HostTimeAnchor& a = layout.host_anchor;
-    constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
-    ASSIGN_OR_RETURN(uint64_t globaltimer, anchor.Unsigned("globaltimer_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t boottime, anchor.Unsigned("boottime_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t realtime, anchor.Unsigned("realtime_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t uncertainty, anchor.Unsigned("uncertainty_ns", kMax));
-    a = {true, static_cast<int64_t>(globaltimer), static_cast<int64_t>(boottime),
-         static_cast<int64_t>(realtime), static_cast<int64_t>(uncertainty)};
+    ASSIGN_OR_RETURN(layout.host_anchor, ReadHostAnchorJson(anchor));
   }
-
-  ASSIGN_OR_RETURN(const json::Array* sites, root.Array("sites"));
-  layout.sites.reserve(sites->size());
-  for (size_t i = 0; i < sites->size(); ++i) {
-    const std::string path = absl::StrCat("sites[", i, "]");
-    const json::Object* object = (*sites)[i].getAsObject();
-    if (object == nullptr) return root.Mistyped(path, "an object", (*sites)[i]);
-    JsonFields site_fields(*object, path, "sidecar");
-    SiteInfo site;
-    ASSIGN_OR_RETURN(uint64_t id, site_fields.Unsigned("id"));
-    site.id = static_cast<uint32_t>(id);
-    ASSIGN_OR_RETURN(site.name, site_fields.String("name"));
-    ASSIGN_OR_RETURN(std::string site_kind, site_fields.String("kind"));
-    absl::StatusOr<SiteKind> parsed_kind = ParseSiteKind(site_kind);
-    if (!parsed_kind.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sidecar field \"", path, ".kind\": ", parsed_kind.status().message()));
-    }
-    site.kind = *parsed_kind;
-    ASSIGN_OR_RETURN(site.origin, site_fields.String("origin"));
-    // Optional (sidecars written before the plan check have none).
-    if (site_fields.Has("trip")) {
-      layout.site_trips.resize(sites->size());
-      SiteTrip& site_trip = layout.site_trips[i];
-      ASSIGN_OR_RETURN(JsonFields trip, site_fields.Object("trip"));
+  ASSIGN_OR_RETURN(layout.sites, ReadSitesJson(root, "sites"));
+  // Optional (sidecars written before the plan check have none).
+  if (root.Has("site_trips")) {
+    ASSIGN_OR_RETURN(const json::Array* trips, root.Array("site_trips"));
+    layout.site_trips.assign(layout.sites.size(), SiteTrip{});
+    for (size_t i = 0; i < trips->size(); ++i) {
+      const std::string path = absl::StrCat("site_trips[", i, "]");
+      const json::Object* object = (*trips)[i].getAsObject();
+      if (object == nullptr) return root.Mistyped(path, "an object", (*trips)[i]);
+      JsonFields trip(*object, path, "sidecar");
+      ASSIGN_OR_RETURN(uint64_t site, trip.Unsigned("site"));
+      if (site >= layout.sites.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sidecar field \"", path, ".site\": site ", site, " is past the ",
+            layout.sites.size(), " sites"));
+      }
       ASSIGN_OR_RETURN(std::string bound, trip.String("bound"));
       absl::StatusOr<TripBound> parsed_bound = ParseTripBound(bound);
       if (!parsed_bound.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "sidecar field \"", path, ".trip.bound\": ", parsed_bound.status().message()));
+            "sidecar field \"", path, ".bound\": ", parsed_bound.status().message()));
       }
-      site_trip.bound = *parsed_bound;
-      ASSIGN_OR_RETURN(site_trip.count,
-                       trip.Unsigned("count", std::numeric_limits<int64_t>::max()));
-      ASSIGN_OR_RETURN(site_trip.loop, trip.String("loop"));
+      SiteTrip& t = layout.site_trips[site];
+      t.bound = *parsed_bound;
+      ASSIGN_OR_RETURN(t.count, trip.Unsigned("count", std::numeric_limits<int64_t>::max()));
+      ASSIGN_OR_RETURN(t.loop, trip.String("loop"));
     }
-    layout.sites.push_back(std::move(site));
   }
   // Optional (sidecars written before the plan check have none): -1 or a count per unit.
   if (root.Has("exact_events")) {
