@@ -140,6 +140,16 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
           layout.sites[i].name, layout.sites[i].id, layout.sites.size() - 1));
     }
   }
+  if (!layout.site_trips.empty() && layout.site_trips.size() != layout.sites.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the site trip table has %d entries but there are %d sites", layout.site_trips.size(),
+        layout.sites.size()));
+  }
+  if (!layout.exact_events.empty() && layout.exact_events.size() != UnitsPerBlock(layout)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the exact-events table has %d entries but a block has %d trace units",
+        layout.exact_events.size(), UnitsPerBlock(layout)));
+  }
   if (!layout.unit_roles.empty() && layout.unit_roles.size() != UnitsPerBlock(layout)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "role table names %d trace units but a block has %d; give one role per unit (or "
@@ -259,6 +269,23 @@ absl::StatusOr<Placement> ParsePlacement(absl::string_view name) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown placement \"", name, "\"; expected global, shared or auto"));
+}
+
+const char* TripBoundName(TripBound bound) {
+  switch (bound) {
+    case TripBound::kNone: return "none";
+    case TripBound::kExact: return "exact";
+    case TripBound::kUpperBound: return "upper_bound";
+  }
+  return "?";
+}
+
+absl::StatusOr<TripBound> ParseTripBound(absl::string_view name) {
+  for (TripBound b : {TripBound::kNone, TripBound::kExact, TripBound::kUpperBound}) {
+    if (name == TripBoundName(b)) return b;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown trip bound \"", name, "\"; expected none, exact or upper_bound"));
 }
 
 absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name) {

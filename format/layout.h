@@ -92,6 +92,25 @@ inline bool SiteKindHasPayload(SiteKind kind) {
          kind == SiteKind::kAsyncCopy;
 }
 
+// What the builder declared about the loop a site counts (SiteTrip).
+enum class TripBound : uint8_t {
+  kNone,        // the site counts no loop (or the loop's count is not a constant)
+  kExact,       // the loop runs exactly `count` times each time it runs
+  kUpperBound,  // it runs at most `count` times
+};
+
+// A span site entered exactly once per iteration of loop `loop` (a builder path): the
+// loop's own iteration site or a region directly in its body. The loop was declared to run
+// `count` times (kExact) or at most that (kUpperBound) per entry of the span open around
+// the site's entries (or per unit, when none is). The dump checks it per unit
+// (profiler/trace/plan_check.h).
+struct SiteTrip {
+  TripBound bound = TripBound::kNone;
+  uint64_t count = 0;
+  std::string loop;
+  friend bool operator==(const SiteTrip&, const SiteTrip&) = default;
+};
+
 // One record site: the tag's site id resolves here.
 struct SiteInfo {
   uint32_t id = 0;
@@ -170,6 +189,15 @@ struct TraceLayout {
   // barriers are named by id ("barrier 3") and arrival counts are not checked. A payload
   // naming an id past a non-empty table is a verify finding, not a layout error.
   std::vector<BarrierInfo> barriers;
+  // Optional, indexed by site id: what each site counts of its loop (SiteTrip). Empty (the
+  // default, older sidecars) when nothing is known; otherwise sites.size() entries.
+  std::vector<SiteTrip> site_trips;
+  // Optional: the plan's exact event count (slots, payloads included) of trace unit u of
+  // every sampled block, or -1 where the count depends on data (a branch, an upper-bounded
+  // loop, an early return). Empty (the default, older sidecars, per-block plans) when not
+  // known; otherwise UnitsPerBlock entries. A complete unit whose `attempted` differs from
+  // its exact count is a verify finding (profiler/trace/plan_check.h).
+  std::vector<int64_t> exact_events;
   friend bool operator==(const TraceLayout&, const TraceLayout&) = default;
 };
 
@@ -213,9 +241,11 @@ std::string BarrierName(const TraceLayout& layout, uint32_t id);
 const char* UnitKindName(UnitKind kind);          // "warp", "warpgroup", "block", "custom"
 const char* PlacementName(Placement placement);   // "global", "shared", "auto"
 const char* SiteKindName(SiteKind kind);          // "region", "loop_body", "barrier_wait", "kernel"
+const char* TripBoundName(TripBound bound);       // "none", "exact", "upper_bound"
 absl::StatusOr<UnitKind> ParseUnitKind(absl::string_view name);
 absl::StatusOr<Placement> ParsePlacement(absl::string_view name);
 absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name);
+absl::StatusOr<TripBound> ParseTripBound(absl::string_view name);
 
 }  // namespace warptrace
 

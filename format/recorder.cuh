@@ -188,24 +188,32 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
 }
 
 // Writes the end stamps and the attempted count, copies staged events out for shared
-// placement (the recorder copies its own unit's events, so no barrier is needed), and
-// marks the record complete. Safe to call from every thread; only recorders act.
+// placement (the recorder copies its own unit's events, so no barrier is needed), folds
+// the stored events into the checksum word, and marks the record complete. Safe to call
+// from every thread; only recorders act.
 WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c) {
   if (s.record == 0) return;
   const u64 gt = ReadGlobaltimer();
   const u32 clock = ReadClock();
   const u32 attempted = s.capacity - static_cast<u32>(s.left);
   u32* const record = s.record;
-  if (c.shared) {
-    const u32 n = s.left > 0 ? attempted : s.capacity;  // min(attempted, capacity)
-    u64* dst = reinterpret_cast<u64*>(record + abi::kHeaderWords);
-    const u64* src = s.next - attempted;  // the unit's first staging slot
-    // Not unrolled: the copy runs once per unit, and an unrolled copy costs compile time in
-    // every profiled kernel (tests/jit/compile_benchmark).
+  // The stored slots, min(attempted, capacity), are folded into the checksum word (trace
+  // version 3, trace_abi.h) starting from the header checksum the prologue wrote: for shared
+  // placement while they are copied out, for global placement in a pass that rereads them.
+  // Record itself is unchanged: the cost is here, once per unit.
+  const u32 n = s.left > 0 ? attempted : s.capacity;
+  u64* const dst = reinterpret_cast<u64*>(record + abi::kHeaderWords);
+  const u64* const src = s.next - attempted;  // the unit's first slot (staging or record)
+  u32 sum = record[15];
+  // Not unrolled: the loop runs once per unit, and an unrolled loop costs compile time in
+  // every profiled kernel (tests/jit/compile_benchmark).
 #if defined(__CUDACC__)
 #pragma unroll 1
 #endif
-    for (u32 i = 0; i < n; ++i) dst[i] = src[i];
+  for (u32 i = 0; i < n; ++i) {
+    const u64 slot = src[i];
+    if (c.shared) dst[i] = slot;
+    sum = abi::EventChecksumStep(sum, static_cast<u32>(slot), static_cast<u32>(slot >> 32));
   }
   // Words 5 (attempted), 6-7 (capacity, flags: written whole, no read-modify-write), 9
   // (end_clock), 12-13 (end globaltimer).
@@ -213,6 +221,7 @@ WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c) {
   StorePair(record + 6, c.capacity, abi::kFlagComplete | (c.shared ? abi::kFlagShared : 0u));
   record[9] = clock;
   StorePair(record + 12, static_cast<u32>(gt), static_cast<u32>(gt >> 32));
+  record[15] = sum;
   s.record = 0;  // a second Epilogue (e.g. after an early return path) is a no-op
   s.left = 0;    // and a Record after it is counted nowhere and stores nothing
 }

@@ -20,6 +20,13 @@
 // format/links.h). Version 1 (no payloads; bits 0..30 of a tag are the site id) is
 // still read: kMinTraceVersion.
 //
+// Version 3 covers the event words: the epilogue folds the record's stored slots (the first
+// min(attempted, capacity), payload slots included, in order) into the checksum word,
+// starting from the header checksum (EventChecksumStep), so a complete version-3 record's
+// checksum is FoldEventSlots(HeaderChecksum(...), slots). A record without kFlagComplete
+// (the epilogue never ran) keeps the plain header checksum, as do versions 1 and 2, which
+// are still read (their events are covered by no check). Bytes on disk are unchanged.
+//
 // The header's `attempted` counts every event the unit tried to record, including those
 // past capacity: dropped = attempted - capacity when attempted > capacity. Events past
 // capacity are counted, never written.
@@ -58,7 +65,9 @@ static_assert(sizeof(u64) == 8, "u64 must be 8 bytes");
 
 // 'WTRC' read as a little-endian word.
 WARPTRACE_ABI_CONSTANT(kTraceMagic, 0x43525457u);
-WARPTRACE_ABI_CONSTANT(kTraceVersion, 2u);
+WARPTRACE_ABI_CONSTANT(kTraceVersion, 3u);
+// The first version whose complete records fold their events into the checksum word.
+WARPTRACE_ABI_CONSTANT(kEventChecksumVersion, 3u);
 // The oldest version the dump reads (version 1: no payload slots).
 WARPTRACE_ABI_CONSTANT(kMinTraceVersion, 1u);
 
@@ -90,7 +99,8 @@ struct RecordHeader {
   u32 end_globaltimer_lo;    // %globaltimer (ns) at unit end
   u32 end_globaltimer_hi;
   u32 header_words;      // kHeaderWords: lets the dump detect a wrong layout
-  u32 checksum;          // magic ^ version ^ sm_id ^ block_linear ^ unit_index ^ capacity
+  u32 checksum;          // HeaderChecksum(magic, version, sm_id, block_linear, unit_index,
+                         // capacity); version 3, complete: then folded with the events
 };
 
 struct Event {
@@ -133,6 +143,20 @@ WARPTRACE_ABI_FN u64 BufferBytes(u64 records, u64 capacity) {
 WARPTRACE_ABI_FN u32 HeaderChecksum(u32 magic, u32 version, u32 sm_id, u32 block_linear,
                                     u32 unit_index, u32 capacity) {
   return magic ^ version ^ sm_id ^ block_linear ^ unit_index ^ capacity;
+}
+
+// One stored slot (an event or a payload: words lo, hi) folded into a running checksum: FNV-1a
+// over the slot's two words. Each step is a bijection of `sum` for fixed words and of each
+// word for a fixed `sum`, so changing any one word of any slot always changes the result.
+WARPTRACE_ABI_CONSTANT(kEventChecksumPrime, 0x01000193u);
+WARPTRACE_ABI_FN u32 EventChecksumStep(u32 sum, u32 lo, u32 hi) {
+  return ((((sum ^ lo) * kEventChecksumPrime) ^ hi) * kEventChecksumPrime);
+}
+// `sum` folded with the first `slots` slots at `words` (2 words each): the dump's side of
+// the version-3 checksum (the recorder folds while it copies or rereads its slots).
+WARPTRACE_ABI_FN u32 FoldEventSlots(u32 sum, const u32* words, u64 slots) {
+  for (u64 i = 0; i < slots; ++i) sum = EventChecksumStep(sum, words[2 * i], words[2 * i + 1]);
+  return sum;
 }
 
 WARPTRACE_ABI_FN u32 MakeTag(u32 site, bool exit) {

@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
@@ -177,10 +178,30 @@ class Scanner {
     bool nested = false;  // inside a lambda or a local class: a function of its own
     bool can_break = false;
     bool can_continue = false;
+    bool conditional = false;  // under an if/else or a switch of the statement
   };
-  static Context Loop(Context c) { return {c.nested, true, true}; }
-  static Context Switch(Context c) { return {c.nested, true, c.can_continue}; }
-  static Context Nested() { return {true, false, false}; }
+  static Context Loop(Context c) { return {c.nested, true, true, c.conditional}; }
+  static Context Switch(Context c) { return {c.nested, true, c.can_continue, true}; }
+  static Context Nested() { return {true, false, false, false}; }
+  static Context Conditional(Context c) {
+    c.conditional = true;
+    return c;
+  }
+
+  // Notes a block barrier call (__syncthreads and its _count/_and/_or forms) at the current
+  // token, and whether the statement's own control flow decides if it runs.
+  void NoteBarrier(const Context& c) {
+    const CppToken& t = Peek();
+    if (c.nested) return;
+    if (t.kind != CppToken::Kind::kIdentifier || !absl::StartsWith(t.text, "__syncthreads")) {
+      return;
+    }
+    const std::string where = absl::StrCat("`", t.text, "` on line ", Line(t));
+    if (facts_.block_barrier.empty()) facts_.block_barrier = where;
+    if (c.conditional && facts_.conditional_block_barrier.empty()) {
+      facts_.conditional_block_barrier = where;
+    }
+  }
 
   bool AtEnd() const { return pos_ >= tokens_.size(); }
   const CppToken& Peek(size_t ahead = 0) const {
@@ -222,7 +243,7 @@ class Scanner {
     if (word == "if") return If(c);
     if (word == "else") {
       ++pos_;
-      return Statement(c);
+      return Statement(Conditional(c));
     }
     if (word == "case" || (word == "default" && IsPunct(":", 1))) return CaseLabel(c);
     if (IsPunct(":", 1)) {  // a label
@@ -260,10 +281,10 @@ class Scanner {
     ++pos_;
     if (IsWord("constexpr")) ++pos_;
     SkipParens(c);
-    Statement(c);
+    Statement(Conditional(c));
     if (IsWord("else")) {
       ++pos_;
-      Statement(c);
+      Statement(Conditional(c));
     }
   }
 
@@ -297,6 +318,7 @@ class Scanner {
         if (IsPunct(")") || IsPunct("]")) {
           Unbalanced(absl::StrCat("unbalanced '", Peek().text, "' on line ", Line(Peek())));
         }
+        NoteBarrier(c);
         ++pos_;
       }
     }
@@ -345,6 +367,7 @@ class Scanner {
                                 Peek().text, "' on line ", Line(Peek())));
         return;
       } else {
+        NoteBarrier(c);
         ++pos_;
       }
     }

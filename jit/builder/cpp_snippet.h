@@ -1,6 +1,7 @@
 // Reading a user's raw C++ statement (KernelBuilder::Stmt) as C++ tokens, for the few facts
 // the builder must know about it: whether it returns from the kernel, jumps out of itself,
-// keeps its brackets balanced, or declares extern shared memory. Comments, string and
+// keeps its brackets balanced, declares extern shared memory, or calls __syncthreads (and
+// whether under a branch of its own). Comments, string and
 // character literals (raw strings included) and preprocessor lines are never mistaken for
 // code, and a `return` inside a lambda (or a member function of a local class) is that
 // function's, not the kernel's.
@@ -52,6 +53,13 @@ struct SnippetFacts {
   std::string unbalanced;
   // Both `extern` and `__shared__` appear as tokens.
   bool declares_extern_shared = false;
+  // The first call of a block barrier (`__syncthreads`, `__syncthreads_count`/_and/_or),
+  // as "`__syncthreads` on line 2", outside lambdas and local classes; empty if none.
+  std::string block_barrier;
+  // The first such call under an if/else or switch of the statement itself (a barrier that
+  // only the threads taking that branch would reach); empty if none. Loops do not count:
+  // their bounds are as uniform as the code around them.
+  std::string conditional_block_barrier;
 };
 
 // Errors: LexCpp's.

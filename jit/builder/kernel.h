@@ -89,6 +89,13 @@ enum class BarrierRecord {
   kNever,
 };
 
+// Whether an If's condition is the same for every thread of the block, as far as block
+// barriers are concerned (KernelBuilder::If).
+enum class Uniform {
+  kThread,  // may differ between threads (the default): no Barrier() may sit under it
+  kBlock,   // every thread of the block takes the same side: barriers under it are safe
+};
+
 // Who executes an arrival on a phase barrier.
 enum class ArriveBy {
   kEveryThread,  // every thread that reaches it (of the role, or of the block outside roles)
@@ -164,6 +171,7 @@ struct KernelNode {
   std::vector<KernelNode> body;
   std::vector<KernelNode> else_body;
   bool has_else = false;
+  Uniform uniform = Uniform::kThread;  // kIf: whether every thread takes the same side
   // kLoop
   std::string begin, end, step;
   TripCount trip = TripCount::Unknown();

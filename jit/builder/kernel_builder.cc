@@ -315,25 +315,26 @@ KernelBuilder& KernelBuilder::EndFor() {
 }
 
 KernelBuilder& KernelBuilder::If(std::string condition,
-                                 const std::function<void()>& then_body) {
-  BeginIf(std::move(condition));
+                                 const std::function<void()>& then_body, Uniform uniform) {
+  BeginIf(std::move(condition), uniform);
   then_body();
   return EndIf();
 }
 
 KernelBuilder& KernelBuilder::If(std::string condition, const std::function<void()>& then_body,
-                                 const std::function<void()>& else_body) {
-  BeginIf(std::move(condition));
+                                 const std::function<void()>& else_body, Uniform uniform) {
+  BeginIf(std::move(condition), uniform);
   then_body();
   Else();
   else_body();
   return EndIf();
 }
 
-KernelBuilder& KernelBuilder::BeginIf(std::string condition) {
+KernelBuilder& KernelBuilder::BeginIf(std::string condition, Uniform uniform) {
   KernelNode node;
   node.kind = KernelNode::Kind::kIf;
   node.text = std::move(condition);
+  node.uniform = uniform;
   Open(std::move(node));
   return *this;
 }

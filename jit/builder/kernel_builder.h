@@ -97,10 +97,18 @@ class KernelBuilder {
   KernelBuilder& EndFor();
 
   // `if (condition) then_body else else_body`. The plan takes the larger side.
-  KernelBuilder& If(std::string condition, const std::function<void()>& then_body);
+  // A Barrier() (or a raw `__syncthreads()`) may sit under an if only when every thread of
+  // the block takes the same side: say so with Uniform::kBlock (its condition depends only
+  // on blockIdx, gridDim, blockDim, kernel arguments or values all threads computed alike).
+  // Under the default Uniform::kThread, Build() rejects the barrier, naming its path: the
+  // threads that take the other side would never arrive (a deadlock, or undefined on a GPU).
+  //   b.If("k + 1 < num_k", [&] { b.Barrier(); }, Uniform::kBlock);
   KernelBuilder& If(std::string condition, const std::function<void()>& then_body,
-                    const std::function<void()>& else_body);
-  KernelBuilder& BeginIf(std::string condition);
+                    Uniform uniform = Uniform::kThread);
+  KernelBuilder& If(std::string condition, const std::function<void()>& then_body,
+                    const std::function<void()>& else_body,
+                    Uniform uniform = Uniform::kThread);
+  KernelBuilder& BeginIf(std::string condition, Uniform uniform = Uniform::kThread);
   KernelBuilder& Else();
   KernelBuilder& EndIf();
 
@@ -180,7 +188,9 @@ class KernelBuilder {
   // another meaning (as another kind of site, or nested in itself), a loop whose exact trip
   // count contradicts its literal bounds, roles that do not cover the block or whose block
   // size is not a whole number of warps/warpgroups, a nested role split, a barrier inside a
-  // role, statements after a Return, a barrier that may run after a thread-scope Return (in
+  // role, a Barrier() or a raw statement's `__syncthreads()` under an If whose condition is
+  // not declared Uniform::kBlock, a raw statement calling `__syncthreads()` under an
+  // if/else or switch of its own, statements after a Return, a barrier that may run after a thread-scope Return (in
   // program order, or in a later iteration of a loop around both), a block-scope Return
   // inside a role, a raw statement that returns from the kernel, jumps out of itself
   // (break, continue, goto), has unbalanced brackets or an unterminated comment or literal,

@@ -398,8 +398,10 @@ class Validator {
           return absl::InvalidArgumentError(absl::StrCat(node.path, ": empty if condition"));
         }
         ++if_depth_;
+        if (node.uniform == Uniform::kThread) divergent_ifs_.push_back(&node);
         absl::Status status = CheckBody(node.body);
         if (status.ok()) status = CheckBody(node.else_body);
+        if (node.uniform == Uniform::kThread) divergent_ifs_.pop_back();
         --if_depth_;
         return status;
       }
@@ -431,6 +433,7 @@ class Validator {
               "' would deadlock: only that role's threads arrive at it; put the barrier "
               "after the role split"));
         }
+        RETURN_IF_ERROR(CheckBarrierUniform(node.path, "the barrier"));
         return CheckSiteKind(node.text, "barrier", node.path);
       case KernelNode::Kind::kReturn:
         if (node.return_scope == ReturnScope::kBlock && !role_.empty()) {
@@ -567,12 +570,37 @@ class Validator {
           "); it is pasted into the builder's block structure, so it must close what it "
           "opens and open what it closes"));
     }
+    if (!facts->conditional_block_barrier.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": ", facts->conditional_block_barrier,
+          " is under an if/else or switch of the raw statement: only the threads that take "
+          "that branch would arrive (a deadlock, undefined behaviour on a GPU); use Barrier() "
+          "outside the branch, or If(condition, body, Uniform::kBlock) around it when every "
+          "thread of the block takes the same branch"));
+    }
+    if (!facts->block_barrier.empty()) {
+      RETURN_IF_ERROR(CheckBarrierUniform(
+          node.path, absl::StrCat("the raw statement's ", facts->block_barrier)));
+    }
     if (facts->declares_extern_shared) {
       return absl::InvalidArgumentError(absl::StrCat(
           node.path, ": declare dynamic shared memory with DynamicShared(), not extern "
                      "__shared__ (the host backend and the plan's budget need to see it)"));
     }
     return absl::OkStatus();
+  }
+
+  // A block barrier at `path` under an If not declared block-uniform: the threads that take
+  // the other side never arrive.
+  absl::Status CheckBarrierUniform(const std::string& path, const std::string& what) const {
+    if (divergent_ifs_.empty()) return absl::OkStatus();
+    const KernelNode& cond = *divergent_ifs_.back();
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", what, " is under `if (", cond.text, ")` at ", cond.path,
+        ", whose condition may differ between the block's threads: the threads that take "
+        "the other side would never arrive (a deadlock, undefined behaviour on a GPU); move "
+        "the barrier out of the if or, when every thread of the block takes the same side, "
+        "write If(condition, body, Uniform::kBlock)"));
   }
 
   absl::Status CheckLoopCount(const KernelNode& node) {
@@ -672,6 +700,7 @@ class Validator {
   std::string role_;                  // enclosing role, if any
   uint64_t role_threads_ = 0;         // its threads
   int if_depth_ = 0;                  // enclosing ifs (who arrives depends on data)
+  std::vector<const KernelNode*> divergent_ifs_;  // enclosing ifs not Uniform::kBlock
 };
 
 }  // namespace

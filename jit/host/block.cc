@@ -330,6 +330,27 @@ std::string Block::Census() const {
     first = t;
     current = std::move(next);
   }
+  // A block barrier that threads exited without reaching: reached only by the threads that
+  // took some branch (a barrier under a divergent condition, or after an early return).
+  uint32_t exited = 0;
+  bool waited[WARPTRACE_HOST_NUM_NAMED_BARRIERS] = {};
+  for (uint32_t t = 0; t < num_threads_; ++t) {
+    const Fiber& f = fibers_[t];
+    if (f.wait == WaitKind::kExited) ++exited;
+    if (f.wait == WaitKind::kBarrier && f.wait_object < WARPTRACE_HOST_NUM_NAMED_BARRIERS) {
+      waited[f.wait_object] = true;
+    }
+  }
+  for (uint32_t id = 0; id < WARPTRACE_HOST_NUM_NAMED_BARRIERS && exited > 0; ++id) {
+    const NamedBarrier& b = barriers_[id];
+    if (!waited[id] || b.expected - b.arrived > exited) continue;
+    absl::StrAppend(&out, absl::StrFormat(
+                              "; barrier %u is divergent: %u of its %u threads never arrive "
+                              "and %u threads exited without reaching it (a barrier under a "
+                              "condition only some threads take, or after a return some "
+                              "threads took)",
+                              id, b.expected - b.arrived, b.expected, exited));
+  }
   return out;
 }
 

@@ -118,6 +118,70 @@ class SiteAssigner {
   std::string unbounded_loop_;  // path of the outermost enclosing unknown-trip loop
 };
 
+bool ContainsReturn(const std::vector<KernelNode>& body) {
+  for (const KernelNode& node : body) {
+    if (node.kind == KernelNode::Kind::kReturn || ContainsReturn(node.body) ||
+        ContainsReturn(node.else_body) || ContainsReturn(node.roles)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Marks each loop with a constant trip count on the site entered exactly once per
+// iteration (format/layout.h, SiteTrip): its own iteration site, else the first
+// region directly in its body. Only where the loop's iterations are counted per entry of
+// the span around that site: a loop nested in another loop with no span between them is
+// left unmarked (its count multiplies). A loop with an early return inside may stop short,
+// so its exact count becomes an upper bound. `loop_since_span`: a loop lies between `body`
+// and the innermost enclosing span.
+void MarkLoopTrips(const std::vector<KernelNode>& body,
+                   const std::vector<std::optional<uint32_t>>& site_of_node,
+                   std::vector<SiteTrip>& sites, bool loop_since_span) {
+  for (const KernelNode& node : body) {
+    switch (node.kind) {
+      case KernelNode::Kind::kRegion:
+        MarkLoopTrips(node.body, site_of_node, sites,
+                      site_of_node[node.ordinal].has_value() ? false : loop_since_span);
+        break;
+      case KernelNode::Kind::kLoop: {
+        std::optional<uint32_t> counter = site_of_node[node.ordinal];
+        if (!counter.has_value()) {
+          for (const KernelNode& child : node.body) {
+            if (child.kind == KernelNode::Kind::kRegion && site_of_node[child.ordinal]) {
+              counter = site_of_node[child.ordinal];
+              break;
+            }
+          }
+        }
+        const bool constant = node.trip.kind() == TripCount::Kind::kExact ||
+                              node.trip.kind() == TripCount::Kind::kUpperBound;
+        if (counter.has_value() && constant && !loop_since_span) {
+          SiteTrip& site = sites[*counter];
+          const bool exact =
+              node.trip.kind() == TripCount::Kind::kExact && !ContainsReturn(node.body);
+          site.bound = exact ? TripBound::kExact : TripBound::kUpperBound;
+          site.count = node.trip.count();
+          site.loop = node.path;
+        }
+        MarkLoopTrips(node.body, site_of_node, sites, !site_of_node[node.ordinal].has_value());
+        break;
+      }
+      case KernelNode::Kind::kIf:
+        MarkLoopTrips(node.body, site_of_node, sites, loop_since_span);
+        MarkLoopTrips(node.else_body, site_of_node, sites, loop_since_span);
+        break;
+      case KernelNode::Kind::kRoles:
+        for (const KernelNode& role : node.roles) {
+          MarkLoopTrips(role.body, site_of_node, sites, loop_since_span);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
   switch (layout.unit.kind) {
     case UnitKind::kCustom:
@@ -490,6 +554,18 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   // The role table only when the kernel splits roles, the barrier table when it declares
   // phase barriers (format/layout.h).
   layout.barriers = PlanBarriers(kernel, layout, plan.site_of_node_);
+  // What the dump checks the run against (profiler/trace/plan_check.h).
+  layout.site_trips.assign(layout.sites.size(), SiteTrip{});
+  MarkLoopTrips(kernel.body, plan.site_of_node_, layout.site_trips, false);
+  if (std::all_of(layout.site_trips.begin(), layout.site_trips.end(),
+                  [](const SiteTrip& t) { return t.bound == TripBound::kNone; })) {
+    layout.site_trips.clear();
+  }
+  if (plan.block_class_.empty()) {
+    for (const EventRange& r : plan.unit_events_) {
+      layout.exact_events.push_back(r.exact() ? static_cast<int64_t>(r.min) : -1);
+    }
+  }
   layout.unit_roles = std::move(counts.unit_roles);
   if (std::all_of(layout.unit_roles.begin(), layout.unit_roles.end(),
                   [](const std::string& role) { return role.empty(); })) {

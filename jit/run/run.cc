@@ -249,12 +249,15 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
     return result;
   }
 
+  bool retrying = false;
   auto analyze = [&](Launched& run) -> absl::StatusOr<std::unique_ptr<Trace>> {
     TraceLayout layout = run.plan->layout();
     layout.device_name = device.Name();
     layout.clock = device.Clock();
     DumpOptions dump;
     dump.verify = options.verify;
+    // The retry knowingly runs past the plan: the loops that did are warnings then.
+    dump.verify.plan_mismatch_warnings = dump.verify.plan_mismatch_warnings || retrying;
     dump.timeline = options.timeline;
     ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace,
                      CollectTrace(std::move(layout), std::move(run.trace_words), dump));
@@ -271,7 +274,13 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
         "kernel %s dropped %d events at capacity %d (a loop ran past its UpperBound); "
         "relaunched once with the capacity the trace showed was needed: %d",
         kernel.name, trace->report.dropped_events, trace->report.capacity, needed);
+    for (const Finding& f : trace->report.findings) {
+      if (f.kind != FindingKind::kTripCountExceeded) continue;
+      absl::StrAppend(&result.retry_note, "; ", FormatFinding(f));
+      break;
+    }
     profile.capacity_override = needed;
+    retrying = true;
     ASSIGN_OR_RETURN(launched, LaunchOnce(device, kernel, args, profile));
     ASSIGN_OR_RETURN(trace, analyze(launched));
   }

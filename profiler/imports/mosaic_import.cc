@@ -237,8 +237,12 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
       h.end_globaltimer_lo = h.start_globaltimer_lo;
       h.end_globaltimer_hi = h.start_globaltimer_hi;
       h.header_words = abi::kHeaderWords;
-      h.checksum = abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear,
-                                       h.unit_index, h.capacity);
+      // Version 3: the checksum covers the copied events too (trace_abi.h), so a record
+      // converted here reads as one the recorder wrote.
+      h.checksum = abi::FoldEventSlots(
+          abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear, h.unit_index,
+                              h.capacity),
+          in + kMosaicHeaderWords, kept);
       std::memcpy(r, &h, sizeof(h));
       std::memcpy(r + abi::kHeaderWords, in + kMosaicHeaderWords,
                   sizeof(uint32_t) * abi::kEventWords * kept);

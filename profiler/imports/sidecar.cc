@@ -133,9 +133,29 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
       j.attribute("host_backend", layout.clock.host_backend);
     });
     j.attributeArray("sites", [&] { WriteSitesJson(layout.sites, j); });
+    // Optional: what each site counts of its loop (format/layout.h, SiteTrip).
+    if (!layout.site_trips.empty()) {
+      j.attributeArray("site_trips", [&] {
+        for (size_t id = 0; id < layout.site_trips.size(); ++id) {
+          const SiteTrip& trip = layout.site_trips[id];
+          if (trip.bound == TripBound::kNone) continue;
+          j.object([&] {
+            j.attribute("site", static_cast<int64_t>(id));
+            j.attribute("bound", TripBoundName(trip.bound));
+            j.attribute("count", trip.count);
+            j.attribute("loop", ValidUtf8(trip.loop));
+          });
+        }
+      });
+    }
     if (layout.host_anchor.known) {
       j.attributeObject("host_anchor", [&] {
         WriteHostAnchorJson(layout.host_anchor, LargeIntegers::kNumbers, j);
+      });
+    }
+    if (!layout.exact_events.empty()) {
+      j.attributeArray("exact_events", [&] {
+        for (int64_t n : layout.exact_events) j.value(n);
       });
     }
     if (!layout.unit_roles.empty()) {
@@ -208,6 +228,45 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
     ASSIGN_OR_RETURN(layout.host_anchor, ReadHostAnchorJson(anchor));
   }
   ASSIGN_OR_RETURN(layout.sites, ReadSitesJson(root, "sites"));
+  // Optional (sidecars written before the plan check have none).
+  if (root.Has("site_trips")) {
+    ASSIGN_OR_RETURN(const json::Array* trips, root.Array("site_trips"));
+    layout.site_trips.assign(layout.sites.size(), SiteTrip{});
+    for (size_t i = 0; i < trips->size(); ++i) {
+      const std::string path = absl::StrCat("site_trips[", i, "]");
+      const json::Object* object = (*trips)[i].getAsObject();
+      if (object == nullptr) return root.Mistyped(path, "an object", (*trips)[i]);
+      JsonFields trip(*object, path, "sidecar");
+      ASSIGN_OR_RETURN(uint64_t site, trip.Unsigned("site"));
+      if (site >= layout.sites.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sidecar field \"", path, ".site\": site ", site, " is past the ",
+            layout.sites.size(), " sites"));
+      }
+      ASSIGN_OR_RETURN(std::string bound, trip.String("bound"));
+      absl::StatusOr<TripBound> parsed_bound = ParseTripBound(bound);
+      if (!parsed_bound.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sidecar field \"", path, ".bound\": ", parsed_bound.status().message()));
+      }
+      SiteTrip& t = layout.site_trips[site];
+      t.bound = *parsed_bound;
+      ASSIGN_OR_RETURN(t.count, trip.Unsigned("count", std::numeric_limits<int64_t>::max()));
+      ASSIGN_OR_RETURN(t.loop, trip.String("loop"));
+    }
+  }
+  // Optional (sidecars written before the plan check have none): -1 or a count per unit.
+  if (root.Has("exact_events")) {
+    ASSIGN_OR_RETURN(const json::Array* exact, root.Array("exact_events"));
+    for (size_t i = 0; i < exact->size(); ++i) {
+      const llvm::Optional<int64_t> n = (*exact)[i].getAsInteger();
+      if (!n || *n < -1) {
+        return root.Mistyped(absl::StrCat("exact_events[", i, "]"), "an integer >= -1",
+                             (*exact)[i]);
+      }
+      layout.exact_events.push_back(*n);
+    }
+  }
   // Optional (sidecars written before the role table have none).
   if (root.Has("unit_roles")) {
     ASSIGN_OR_RETURN(layout.unit_roles, root.Strings("unit_roles"));

@@ -23,9 +23,15 @@ abi::Event* EventsAt(absl::Span<uint32_t> words, uint64_t record, uint32_t capac
                                        abi::kHeaderWords);
 }
 
+// The checksum the recorder writes (trace_abi.h): the identity words', folded from version 3
+// on with a complete record's stored slots, which follow `h` in the buffer.
 void Reseal(abi::RecordHeader& h) {
   h.checksum = abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear, h.unit_index,
                                    h.capacity);
+  if (h.version >= abi::kEventChecksumVersion && (h.flags & abi::kFlagComplete) != 0) {
+    const uint32_t* slots = reinterpret_cast<const uint32_t*>(&h) + abi::kHeaderWords;
+    h.checksum = abi::FoldEventSlots(h.checksum, slots, std::min(h.attempted, h.capacity));
+  }
 }
 
 // Whether `e` (an event slot of a record with header `h`) is followed by its payload slot.
@@ -337,6 +343,7 @@ absl::Status CorruptHeader(RecordEdit& r, absl::Span<uint32_t> words) {
       h.attempted = 0;
       h.end_clock = 0;
       h.end_globaltimer_lo = h.end_globaltimer_hi = 0;
+      Reseal(h);  // an unfinished unit's checksum covers its header only
       return absl::OkStatus();
     case Corruption::kSmIdOutOfRange:
       if (r.layout.clock.num_sms == 0) {
@@ -490,7 +497,10 @@ absl::Status InjectCorruption(const TraceLayout& layout, const CorruptionSpec& s
   for (uint32_t i = 0; i < r.n; i += HasPayload(h, events[i]) ? 2 : 1) r.starts.push_back(i);
   absl::Status header = CorruptHeader(r, words);
   if (!absl::IsNotFound(header)) return header;
-  return CorruptEvents(r);
+  // The device wrote the wrong events: its epilogue folded them into the checksum as written.
+  RETURN_IF_ERROR(CorruptEvents(r));
+  Reseal(h);
+  return absl::OkStatus();
 }
 
 }  // namespace warptrace::testing

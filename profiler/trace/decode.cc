@@ -33,6 +33,26 @@ bool AllZero(const uint32_t* w, uint64_t n) {
   return acc == 0;
 }
 
+// Whether the record's checksum word covers its events (trace_abi.h, version 3).
+bool FoldsEvents(const uint32_t* h) {
+  return h[kVersion] >= abi::kEventChecksumVersion && (h[kFlags] & abi::kFlagComplete) != 0;
+}
+
+// The checksum word the record's words imply: the identity words' checksum, folded for a
+// complete version-3 record with its min(attempted, capacity) stored slots as the header
+// states them, never reading past `end` (the buffer's end; a header that overstates its
+// slots then simply mismatches).
+uint32_t ExpectedChecksum(const uint32_t* h, const uint32_t* end) {
+  const uint32_t header = abi::HeaderChecksum(h[kMagic], h[kVersion], h[kSmId],
+                                              h[kBlockLinear], h[kUnitIndex], h[kCapacity]);
+  if (!FoldsEvents(h)) return header;
+  const uint32_t* slots = h + abi::kHeaderWords;
+  uint64_t n = h[kAttempted] < h[kCapacity] ? h[kAttempted] : h[kCapacity];
+  const uint64_t available = static_cast<uint64_t>(end - slots) / abi::kEventWords;
+  if (n > available) n = available;
+  return abi::FoldEventSlots(header, slots, n);
+}
+
 }  // namespace
 
 const char* HeaderProblemName(HeaderProblem problem) {
@@ -96,10 +116,10 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
       problem = HeaderProblem::kBadVersion;
     } else if (h[kHeaderWordsField] != abi::kHeaderWords) {
       problem = HeaderProblem::kBadHeaderWords;
-    } else if (h[kChecksum] != abi::HeaderChecksum(h[kMagic], h[kVersion], h[kSmId],
-                                                   h[kBlockLinear], h[kUnitIndex],
-                                                   h[kCapacity])) {
+    } else if (const uint32_t expected = ExpectedChecksum(h, base + expected_words);
+               h[kChecksum] != expected) {
       problem = HeaderProblem::kBadChecksum;
+      rec.expected_checksum = expected;
     } else if (h[kCapacity] != layout.capacity) {
       return absl::DataLossError(absl::StrFormat(
           "record %d (%s) was written with capacity %d but the layout says %d: "

@@ -25,7 +25,8 @@
 // Lifetimes: a DecodedTrace points into the caller's `words` and `layout` (no copies); both
 // must outlive it and stay unchanged.
 //
-// Cost: one pass over the headers, O(records); events are not touched except for units that
+// Cost: one pass over the headers, O(records), and one over the stored events of each
+// complete version-3 record (the checksum covers them, trace_abi.h) or of each unit that
 // never finished (see DecodedRecord::events_recovered). No allocation besides `records`,
 // which DecodeInto reuses across calls.
 #ifndef WARPTRACE_PROFILER_TRACE_DECODE_H_
@@ -54,7 +55,10 @@ enum class HeaderProblem : uint8_t {
   kBadMagic,        // magic != abi::kTraceMagic (and the header is not all zero)
   kBadVersion,      // version outside [abi::kMinTraceVersion, abi::kTraceVersion]
   kBadHeaderWords,  // header_words != abi::kHeaderWords
-  kBadChecksum,     // checksum disagrees with the identity words
+  // The checksum disagrees with the identity words (for a complete version-3 record: with
+  // the identity words folded with its stored event slots, trace_abi.h; an event or an
+  // identity word changed after the kernel wrote it). The record's events are not used.
+  kBadChecksum,
   kWrongBlock,      // block_linear is not the block this buffer position belongs to
   kWrongUnit,       // unit_index is not the unit this buffer position belongs to
   kBadGlobaltimer,  // start globaltimer >= kMaxGlobaltimerNs
@@ -68,6 +72,8 @@ struct DecodedRecord {
   uint32_t block_linear = 0;
   uint32_t unit_index = 0;
   HeaderProblem header_problem = HeaderProblem::kNone;
+  // kBadChecksum: the checksum the words imply (for messages).
+  uint32_t expected_checksum = 0;
   // Header fields as written; meaningful only when header_problem == kNone.
   uint32_t version = 0;    // abi::kMinTraceVersion .. abi::kTraceVersion
   uint32_t sm_id = 0;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "format/trace_abi.h"
+#include "profiler/trace/plan_check.h"
 
 namespace warptrace {
 namespace internal {
@@ -21,8 +22,12 @@ class Collector {
 
   template <typename MakeMessage>
   void Add(FindingKind kind, const DecodedRecord& r, int64_t event, MakeMessage&& make) {
+    const bool plan_kind = kind == FindingKind::kTripCountExceeded ||
+                           kind == FindingKind::kTripCountShort ||
+                           kind == FindingKind::kEventCountMismatch;
     const Severity severity = (options_.allow_truncated || kind == FindingKind::kRepaired ||
-                               kind == FindingKind::kClockAmbiguous)
+                               kind == FindingKind::kClockAmbiguous ||
+                               (plan_kind && options_.plan_mismatch_warnings))
                                   ? Severity::kWarning
                                   : Severity::kError;
     ++report_.kind_counts[static_cast<int>(kind)];
@@ -116,10 +121,17 @@ std::string HeaderMessage(const DecodedRecord& r) {
       return absl::StrFormat("header says it is %d words, expected %d", h[14],
                              abi::kHeaderWords);
     case HeaderProblem::kBadChecksum:
+      if (h[1] < abi::kEventChecksumVersion || (h[7] & abi::kFlagComplete) == 0) {
+        return absl::StrFormat(
+            "header checksum 0x%08x does not match its identity words (expected 0x%08x): the "
+            "header was overwritten",
+            h[15], r.expected_checksum);
+      }
       return absl::StrFormat(
-          "header checksum 0x%08x does not match its identity words (expected 0x%08x): the "
-          "header was overwritten",
-          h[15], abi::HeaderChecksum(h[0], h[1], h[2], h[3], h[4], h[6]));
+          "record checksum 0x%08x does not match its identity words and its %d stored event "
+          "slots (expected 0x%08x): an event word (tag, clock or payload) or an identity word "
+          "was changed after the kernel wrote it; the unit's events are not used",
+          h[15], h[5] < h[6] ? h[5] : h[6], r.expected_checksum);
     case HeaderProblem::kWrongBlock:
       return absl::StrFormat(
           "header says block %d but this buffer position holds block %d: records are out of "
@@ -172,6 +184,9 @@ const char* FindingKindName(FindingKind kind) {
     case FindingKind::kArrivalCountMismatch: return "arrival_count_mismatch";
     case FindingKind::kAsyncEndWithoutBegin: return "async_end_without_begin";
     case FindingKind::kAsyncNeverCompleted: return "async_never_completed";
+    case FindingKind::kTripCountExceeded: return "trip_count_exceeded";
+    case FindingKind::kTripCountShort: return "trip_count_short";
+    case FindingKind::kEventCountMismatch: return "event_count_mismatch";
     case FindingKind::kRepaired: return "repaired";
     case FindingKind::kTooManyFindings: return "too_many_findings";
   }
@@ -191,7 +206,12 @@ std::string FormatFinding(const Finding& f) {
 absl::Status VerifyReport::ToStatus() const {
   if (errors == 0) return absl::OkStatus();
   const uint64_t dropped_errors = kind_counts[static_cast<int>(FindingKind::kDroppedEvents)];
-  const bool only_dropped = dropped_errors == errors;
+  // A loop past its declared count is why events were dropped: still a capacity problem.
+  const uint64_t overrun_errors =
+      kind_counts[static_cast<int>(FindingKind::kTripCountExceeded)] +
+      kind_counts[static_cast<int>(FindingKind::kEventCountMismatch)];
+  const bool only_dropped =
+      dropped_errors > 0 && dropped_errors + overrun_errors == errors;
   std::string text = absl::StrFormat(
       "trace verification found %d error%s in %d of %d units (run with allow_truncated / "
       "--allow-truncated to keep each unit's valid prefix instead):",
@@ -341,6 +361,15 @@ const UnitVerdict& UnitVerifier::Add(const DecodedRecord& r, const UnitWalk& wal
     collect.Add(HeaderFindingKind(r.header_problem), r, -1, [&] { return v.reason; });
   } else {
     VerifyEvents(r, walk, collect, v);
+    // Planned vs recorded (plan_check.h): findings that leave the verdict as it is.
+    for (PlanMismatch& m : CheckPlan(r, walk, layout_)) {
+      const FindingKind kind = m.kind == PlanMismatch::Kind::kTripExceeded
+                                   ? FindingKind::kTripCountExceeded
+                               : m.kind == PlanMismatch::Kind::kTripShort
+                                   ? FindingKind::kTripCountShort
+                                   : FindingKind::kEventCountMismatch;
+      collect.Add(kind, r, m.event, [&] { return std::move(m.message); });
+    }
   }
   ++report_.verdict_counts[static_cast<int>(v.verdict)];
   return v;

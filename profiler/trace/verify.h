@@ -11,7 +11,8 @@
 // What is checked, per unit (coordinates: record index, block, unit, and event index where
 // one event is at fault):
 //   header    missing record (the unit never ran), wrong magic / version / header size,
-//             checksum mismatch, block id or unit index that disagrees with the record's
+//             checksum mismatch (from version 3, a complete record's checksum also
+//             covers its stored event slots, so a changed event word is one too), block id or unit index that disagrees with the record's
 //             position, a start globaltimer past decode.h's kMaxGlobaltimerNs (from
 //             decode); an SM id at or past ClockInfo::num_sms (when known);
 //             a unit that never finished (no kFlagComplete); an end globaltimer before the
@@ -40,6 +41,13 @@
 //                           (only for complete units).
 // They are errors (warnings with allow_truncated) but do not change any unit's verdict: each
 // unit's own events are well formed; their relation is what is wrong.
+//
+// Planned vs recorded (plan_check.h), per unit after its event checks, where the layout
+// carries the plan's promises: kTripCountExceeded (a loop ran past its declared Exact or
+// UpperBound count), kTripCountShort (an Exact loop ran fewer times), each naming the
+// loop's builder path with both counts, and kEventCountMismatch (a complete unit the plan
+// counted exactly recorded another number of slots). Errors (warnings with allow_truncated
+// or plan_mismatch_warnings); the verdict is kept.
 //
 // The clock (clock.h). %clock is 32 bits and wraps every 2^32 cycles (about 2 s at 2 GHz);
 // consecutive stamps are less than 2^32 cycles apart, so the step between two stamps is the
@@ -109,6 +117,9 @@ enum class FindingKind : uint8_t {
   kArrivalCountMismatch,   // a phase's arrival count is not the barrier table's
   kAsyncEndWithoutBegin,   // an async copy completion without its issue
   kAsyncNeverCompleted,    // an async copy issue its unit never saw complete
+  kTripCountExceeded,   // a loop ran past its declared trip count (plan_check.h)
+  kTripCountShort,      // an Exact loop ran fewer iterations than declared
+  kEventCountMismatch,  // a unit the plan counted exactly recorded another count
   kRepaired,          // allow_truncated: what was kept and closed (always a warning)
   kTooManyFindings,   // findings past the caps were counted, not listed
 };
@@ -154,6 +165,9 @@ struct VerifyOptions {
   // Findings listed per unit and per report; past them findings are only counted.
   uint32_t max_findings_per_unit = 8;
   uint32_t max_findings = 1000;
+  // Report planned-vs-recorded mismatches (plan_check.h) as warnings: for a run that
+  // knowingly ran past its plan (RunKernel's retry with the capacity the dump computed).
+  bool plan_mismatch_warnings = false;
 };
 
 struct VerifyReport {
@@ -176,8 +190,9 @@ struct VerifyReport {
   // The capacity that would have held every unit's events: max(capacity, max_attempted).
   uint32_t required_capacity() const { return max_attempted > capacity ? max_attempted : capacity; }
   // OK when there is no error. Else one line per error finding (capped as the findings
-  // are), after a first line with the count: ResourceExhausted when every error is dropped
-  // events (the message says which capacity is enough), DataLoss otherwise.
+  // are), after a first line with the count: ResourceExhausted when events were dropped
+  // and every other error is a loop past its declared count or a unit over its exact count
+  // (the message says which capacity is enough and names the loops), DataLoss otherwise.
   absl::Status ToStatus() const;
 };
 

@@ -36,6 +36,8 @@
 #include "jit/plan/record_plan.h"
 #include "jit/run/device_select.h"
 #include "jit/run/run.h"
+#include "profiler/imports/sidecar.h"
+#include "profiler/sinks/collector.h"
 #include "profiler/trace/links.h"
 #include "tests/jit/cuda/cuda_driver_presence.h"
 #include "tests/status_matchers.h"
@@ -49,6 +51,9 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::Field;
 using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
@@ -556,6 +561,116 @@ TEST_F(E2eTest, WrongUpperBoundIsRetriedOnceWithTheCapacityTheDumpComputed) {
     EXPECT_EQ(record.attempted, 20u);
   }
   EXPECT_EQ(out[0], 36);
+}
+
+TEST_F(E2eTest, ALoopPastItsUpperBoundIsNamedWithItsDeclaredAndObservedCounts) {
+  absl::StatusOr<Kernel> kernel = UnderBoundedLoop(9, 4);
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> out(3 * 128);
+  std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(9)};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warpgroup();
+  // Capacity 10 (2 + 4 x 2) holds the kernel's enter and 4.5 iterations: the fifth
+  // iteration's entry is recorded, so the trace shows the loop running past its bound.
+  EXPECT_THAT(RunKernel(*device_, *kernel, args, options).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("loop kernel under_bounded > loop i was declared "
+                                       "TripCount::UpperBound(4) but ran at least 5 "
+                                       "iterations within one 'under_bounded'"),
+                             HasSubstr("20 events per unit"))));
+  options.retry_on_dropped = true;
+  absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
+  ASSERT_THAT(run.status(), IsOk());
+  EXPECT_THAT(run->retry_note, HasSubstr("loop kernel under_bounded > loop i"));
+  // The retried run has room for every iteration: the loop is a warning with its count.
+  EXPECT_THAT(run->trace->report.findings,
+              Contains(Field(&Finding::message,
+                             HasSubstr("TripCount::UpperBound(4) but ran 9 iterations"))));
+}
+
+absl::StatusOr<Kernel> OverDeclaredExactLoop(uint64_t declared) {
+  KernelBuilder b("over_declared");
+  b.Param("int*", "out").Param("int", "n").Grid({2, 1, 1}).Block({128, 1, 1});
+  b.Stmt("int acc = 0;");
+  b.For("i", 0, "n", TripCount::Exact(declared), [&] {
+    b.Region("step", [&] { b.Stmt("acc += i;"); });
+  });
+  b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
+  return b.Build();
+}
+
+TEST_F(E2eTest, AnExactTripCountLargerThanTheRealOneIsAFindingNamingTheLoop) {
+  absl::StatusOr<Kernel> kernel = OverDeclaredExactLoop(8);
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> out(2 * 128);
+  std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(3)};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warpgroup();
+  for (Placement placement : {Placement::kGlobal, Placement::kShared}) {
+    options.profile.placement = placement;
+    EXPECT_THAT(
+        RunKernel(*device_, *kernel, args, options).status(),
+        StatusIs(absl::StatusCode::kDataLoss,
+                 AllOf(HasSubstr("loop kernel over_declared > loop i was declared "
+                                 "TripCount::Exact(8) but ran 3 iterations within one "
+                                 "'over_declared'"),
+                       HasSubstr("recorded 8 event slots but the plan counts exactly 18"))));
+  }
+  // The real count verifies.
+  args[1] = KernelArg::Scalar<int>(8);
+  EXPECT_THAT(RunKernel(*device_, *kernel, args, options).status(), IsOk());
+}
+
+TEST_F(E2eTest, ASavedBufferCarriesThePlanSoItsDumpReportsTheLoopToo) {
+  absl::StatusOr<Kernel> kernel = OverDeclaredExactLoop(8);
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> out(2 * 128);
+  std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(3)};
+  RunOptions options;
+  options.verify.allow_truncated = true;  // hand back the trace
+  absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
+  ASSERT_THAT(run.status(), IsOk());
+  const std::string prefix = TestTempPath("over_declared");
+  ASSERT_THAT(SaveTrace(prefix, run->trace->layout, run->trace->words), IsOk());
+  absl::StatusOr<LoadedTrace> loaded = LoadTrace(prefix);
+  ASSERT_THAT(loaded.status(), IsOk());
+  EXPECT_EQ(loaded->layout.site_trips, run->trace->layout.site_trips);
+  EXPECT_EQ(loaded->layout.exact_events, run->trace->layout.exact_events);
+  absl::StatusOr<std::unique_ptr<Trace>> dumped =
+      CollectTrace(std::move(loaded->layout), std::move(loaded->words));
+  ASSERT_THAT(dumped.status(), IsOk());
+  EXPECT_THAT((*dumped)->report.ToStatus(),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("TripCount::Exact(8) but ran 3 iterations")));
+}
+
+TEST_F(E2eTest, AFlippedByteOfAnEventClockInASavedBufferIsDataLossNamingTheUnit) {
+  absl::StatusOr<Kernel> kernel = OverDeclaredExactLoop(4);
+  ASSERT_THAT(kernel.status(), IsOk());
+  std::vector<int> out(2 * 128);
+  std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(4)};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warpgroup();
+  for (Placement placement : {Placement::kGlobal, Placement::kShared}) {
+    options.profile.placement = placement;
+    absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
+    ASSERT_THAT(run.status(), IsOk());
+    std::vector<uint32_t> words = run->trace->words;
+    // Record 1 (block 1, warpgroup 0), event 3's clock word: one byte flipped.
+    const uint64_t record_words = abi::RecordWords(run->trace->layout.capacity);
+    words[record_words + abi::kHeaderWords + 2 * 3 + 1] ^= 0x00010000u;
+    absl::StatusOr<std::unique_ptr<Trace>> dumped =
+        CollectTrace(run->trace->layout, std::move(words));
+    ASSERT_THAT(dumped.status(), IsOk());
+    const VerifyReport& report = (*dumped)->report;
+    EXPECT_THAT(report.ToStatus(),
+                StatusIs(absl::StatusCode::kDataLoss,
+                         AllOf(HasSubstr("block (1,0,0) warpgroup 0"),
+                               HasSubstr("does not match its identity words and its 10 "
+                                         "stored event slots"))));
+    EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kBadChecksum)], 1u);
+    EXPECT_EQ(report.errors, 1u);
+  }
 }
 
 TEST_F(E2eTest, PersistentTileLoopRecordsThePlansExactPerBlockCountsPerLaunch) {

@@ -287,7 +287,7 @@ std::vector<uint32_t> ExpectedBuffer(const Launch& l) {
       const uint32_t end_clock = ClockBase(b, t) + kClockStep * (l.events + 1);
       const uint32_t words[abi::kHeaderWords] = {
           0x43525457u,  // 'WTRC'
-          2u,           // version
+          3u,           // version
           SmOf(b),
           b,
           unit,
@@ -301,13 +301,17 @@ std::vector<uint32_t> ExpectedBuffer(const Launch& l) {
           static_cast<uint32_t>(end_gt),
           static_cast<uint32_t>(end_gt >> 32),
           16u,
-          0x43525457u ^ 2u ^ SmOf(b) ^ b ^ unit ^ c.capacity,
+          0x43525457u ^ 3u ^ SmOf(b) ^ b ^ unit ^ c.capacity,
       };
       std::memcpy(r, words, sizeof(words));
+      // Version 3: the checksum word folds the stored slots in, FNV-1a over their words.
+      uint32_t sum = words[15];
       for (uint32_t k = 0; k < l.events && k < c.capacity; ++k) {
         r[16 + 2 * k] = TagOf(k);
         r[16 + 2 * k + 1] = ClockBase(b, t) + kClockStep * (k + 1);
+        sum = ((sum ^ r[16 + 2 * k]) * 16777619u ^ r[16 + 2 * k + 1]) * 16777619u;
       }
+      r[15] = sum;
     }
   }
   return buffer;
@@ -345,8 +349,10 @@ TEST(RecorderHostTest, HeaderFieldsSitWhereTheAbiSays) {
   EXPECT_EQ(h.capacity, 4u);
   EXPECT_EQ(h.flags, abi::kFlagComplete);
   EXPECT_EQ(h.header_words, abi::kHeaderWords);
-  EXPECT_EQ(h.checksum, abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear,
-                                            h.unit_index, h.capacity));
+  EXPECT_EQ(h.checksum,
+            abi::FoldEventSlots(abi::HeaderChecksum(h.magic, h.version, h.sm_id,
+                                                    h.block_linear, h.unit_index, h.capacity),
+                                buffer.data() + abi::kHeaderWords, 2));
   abi::Event e;
   std::memcpy(&e, buffer.data() + abi::kHeaderWords + abi::kEventWords, sizeof(e));
   EXPECT_EQ(e.tag, TagOf(1));
@@ -470,7 +476,7 @@ TEST(RecorderHostTest, PayloadSlotFollowsItsEventAndIsNeverStoredWithoutIt) {
     device::Epilogue(s, c);
     abi::RecordHeader h;
     std::memcpy(&h, buffer.data(), sizeof(h));
-    EXPECT_EQ(h.version, 2u);
+    EXPECT_EQ(h.version, 3u);
     EXPECT_EQ(h.attempted, 5u);
     for (uint32_t k = 0; k < capacity; ++k) {
       const uint32_t* slot = buffer.data() + abi::kHeaderWords + 2 * k;

@@ -111,5 +111,28 @@ TEST(ScanSnippetTest, SeesExternSharedOnlyAsTokens) {
   EXPECT_FALSE(Scan("__shared__ float tile[32]; // extern").declares_extern_shared);
 }
 
+TEST(ScanSnippetTest, ASyncthreadsUnderAnIfOfTheStatementIsConditional) {
+  const SnippetFacts facts = Scan("int x = 0;\nif (threadIdx.x < 16) {\n  __syncthreads();\n}");
+  EXPECT_EQ(facts.block_barrier, "`__syncthreads` on line 3");
+  EXPECT_EQ(facts.conditional_block_barrier, "`__syncthreads` on line 3");
+  EXPECT_EQ(Scan("if (a) x = 1; else __syncthreads_or(p);").conditional_block_barrier,
+            "`__syncthreads_or` on line 1");
+  EXPECT_EQ(Scan("switch (t) { case 0: __syncthreads(); break; }").conditional_block_barrier,
+            "`__syncthreads` on line 1");
+}
+
+TEST(ScanSnippetTest, ASyncthreadsOutsideBranchesOrInALoopOrLambdaIsNotConditional) {
+  SnippetFacts facts = Scan("for (int i = 0; i < 4; ++i) __syncthreads();");
+  EXPECT_EQ(facts.block_barrier, "`__syncthreads` on line 1");
+  EXPECT_THAT(facts.conditional_block_barrier, IsEmpty());
+  facts = Scan("if (__syncthreads_or(flag)) x = 1;");  // the condition runs for everyone
+  EXPECT_EQ(facts.block_barrier, "`__syncthreads_or` on line 1");
+  EXPECT_THAT(facts.conditional_block_barrier, IsEmpty());
+  facts = Scan("// if (a) __syncthreads();\nconst char* s = \"if (a) __syncthreads();\";");
+  EXPECT_THAT(facts.block_barrier, IsEmpty());
+  EXPECT_THAT(Scan("auto f = [&] { if (a) __syncthreads(); };").conditional_block_barrier,
+              IsEmpty());
+}
+
 }  // namespace
 }  // namespace warptrace

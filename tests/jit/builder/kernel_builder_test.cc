@@ -9,6 +9,7 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using ::warptrace::testing::IsOk;
@@ -180,6 +181,48 @@ TEST(KernelBuilderTest, RejectsBarrierInsideRole) {
   EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("role producer > barrier barrier: a "
                                                       "barrier inside role 'producer' would "
                                                       "deadlock")));
+}
+
+TEST(KernelBuilderTest, RejectsABarrierUnderAnIfThatMayDifferBetweenThreads) {
+  KernelBuilder b = Minimal();
+  b.If("threadIdx.x < 16", [&] { b.Barrier("sync"); });
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, AllOf(HasSubstr("if (threadIdx.x < 16) > barrier sync: the "
+                                                 "barrier is under `if (threadIdx.x < 16)`"),
+                                       HasSubstr("Uniform::kBlock"))));
+  // In the else side, and deeper in a region, likewise.
+  KernelBuilder e = Minimal();
+  e.If("threadIdx.x < 16", [&] { e.Stmt(";"); },
+       [&] { e.Region("r", [&] { e.Barrier(); }); });
+  EXPECT_THAT(e.Build(), StatusIs(kInvalid, HasSubstr("region r > barrier barrier: the "
+                                                      "barrier is under")));
+}
+
+TEST(KernelBuilderTest, AcceptsABarrierUnderAnIfDeclaredBlockUniform) {
+  KernelBuilder b = Minimal();
+  b.If("blockIdx.x > 0", [&] { b.Barrier(); }, Uniform::kBlock);
+  b.If("blockIdx.x > 1", [&] { b.Stmt(";"); }, [&] { b.Barrier(); }, Uniform::kBlock);
+  b.BeginIf("blockIdx.x > 2", Uniform::kBlock).Barrier().EndIf();
+  EXPECT_THAT(b.Build().status(), IsOk());
+  // A uniform if inside a divergent one is still under the divergent one.
+  KernelBuilder d = Minimal();
+  d.If("threadIdx.x == 0", [&] { d.If("blockIdx.x > 0", [&] { d.Barrier(); }, Uniform::kBlock); });
+  EXPECT_THAT(d.Build(), StatusIs(kInvalid, HasSubstr("under `if (threadIdx.x == 0)`")));
+}
+
+TEST(KernelBuilderTest, RejectsARawSyncthreadsUnderABranchOfItsStatementOrADivergentIf) {
+  KernelBuilder b = Minimal();
+  b.Stmt("if (threadIdx.x < 16) __syncthreads();");
+  EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("`__syncthreads` on line 1 is under an "
+                                                      "if/else or switch of the raw statement")));
+  KernelBuilder d = Minimal();
+  d.If("threadIdx.x < 16", [&] { d.Stmt("__syncthreads();"); });
+  EXPECT_THAT(d.Build(), StatusIs(kInvalid, HasSubstr("the raw statement's `__syncthreads` on "
+                                                      "line 1 is under `if (threadIdx.x < 16)`")));
+  KernelBuilder ok = Minimal();
+  ok.Stmt("for (int i = 0; i < 2; ++i) __syncthreads();");
+  ok.If("blockIdx.x == 0", [&] { ok.Stmt("__syncthreads();"); }, Uniform::kBlock);
+  EXPECT_THAT(ok.Build().status(), IsOk());
 }
 
 TEST(KernelBuilderTest, RejectsStatementOutsideARoleInASplit) {

@@ -32,6 +32,9 @@ KernelNode IfElse(std::vector<KernelNode> then_body, std::vector<KernelNode> els
   KernelNode node = Node(KernelNode::Kind::kIf, "kernel k > if (c)", std::move(then_body));
   node.else_body = std::move(else_body);
   node.has_else = true;
+  // Block-uniform, so that a barrier may sit under it and the return checks are what is
+  // tested (a barrier under a divergent if is its own error).
+  node.uniform = Uniform::kBlock;
   return node;
 }
 

@@ -153,6 +153,22 @@ TEST(HostDeviceTest, AThreadReturningBeforeABarrierIsADeadlockNamingTheBlock) {
   EXPECT_THAT(out, Each(7));
 }
 
+TEST(HostDeviceTest, ABarrierSomeThreadsExitedWithoutReachingIsCalledDivergent) {
+  auto device = MakeDevice("divergent");
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("divergent", R"(
+  if (threadIdx.x < 16) __syncthreads();
+  out[threadIdx.x] = 1;
+)");
+  std::vector<int> out;
+  EXPECT_THAT(RunSimpleKernel(*device, source, {1, 1, 1}, {32, 1, 1}, 32, &out),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       AllOf(HasSubstr("threads 0-15: wait at __syncthreads (barrier 0: 16 of "
+                                       "32 threads arrived); threads 16-31: exited"),
+                             HasSubstr("barrier 0 is divergent: 16 of its 32 threads never "
+                                       "arrive and 16 threads exited without reaching it"))));
+}
+
 TEST(HostDeviceTest, LanesOfAWarpInDifferentBarriersAreADeadlock) {
   auto device = MakeDevice("mixed");
   ASSERT_NE(device, nullptr);
