@@ -35,7 +35,9 @@ ABSL_FLAG(std::string, out, "",
           "`bazel run` was started in. Default: warptrace_out there");
 ABSL_FLAG(std::string, device, "auto",
           "auto (the GPU if there is one, else the host backend), cuda, or host");
-ABSL_FLAG(std::string, unit, "warpgroup", "trace unit: warp, warpgroup or block");
+ABSL_FLAG(std::string, unit, "auto",
+          "trace unit: warp, warpgroup or block; auto: warpgroup if the block is a multiple "
+          "of 128 threads, else warp if of 32, else block");
 ABSL_FLAG(std::string, placement, "auto",
           "where events are staged: global, shared, or auto (shared when it fits)");
 ABSL_FLAG(bool, profile, true,
@@ -177,11 +179,13 @@ absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
   options.run.device = *choice;
 
   const std::string unit = absl::GetFlag(FLAGS_unit);
-  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit);
-  if (!kind.ok() || *kind == UnitKind::kCustom) {
-    return bad("unit", unit, "unknown trace unit; expected warp, warpgroup or block");
+  if (unit != "auto") {
+    absl::StatusOr<UnitKind> kind = ParseUnitKind(unit);
+    if (!kind.ok() || *kind == UnitKind::kCustom) {
+      return bad("unit", unit, "unknown trace unit; expected auto, warp, warpgroup or block");
+    }
+    options.run.profile.unit = UnitSpec{*kind};
   }
-  options.run.profile.unit.kind = *kind;
 
   const std::string placement = absl::GetFlag(FLAGS_placement);
   absl::StatusOr<Placement> parsed_placement = ParsePlacement(placement);

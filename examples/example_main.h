@@ -18,7 +18,8 @@
 //                                                 re-read by `warptrace dump --input=DIR/NAME`
 //                          DIR/NAME.verdict.json  per-unit verdict report (profiler/trace/verify.h)
 //   --device=auto|cuda|host   where the kernel runs (auto: the GPU if there is one)
-//   --unit=warp|warpgroup|block   the trace unit
+//   --unit=auto|warp|warpgroup|block   the trace unit (auto, the default: warpgroup if the
+//                                 block is a multiple of 128 threads, else warp, else block)
 //   --placement=global|shared|auto   where events are staged on the device
 //   --profile=false      run the kernel uninstrumented: no trace, results still checked
 //   --arch=sm_XY         CUDA architecture to compile for (default: the GPU's own)

@@ -190,7 +190,7 @@ KernelBuilder& KernelBuilder::Param(std::string type, std::string name) {
   if (!param.type.empty() && param.type.back() == '*') {
     std::string base = param.type;
     while (!base.empty() && (base.back() == '*' || base.back() == ' ')) base.pop_back();
-    if (base.rfind("const ", 0) == 0) base = base.substr(6);
+    base = KernelParam{base, "", 0, false}.ValueType();  // the element type without cv
     if (ScalarTypes().count(base) == 0 && base != "void") {
       Fail(absl::StrCat("parameter '", param.name, "' has pointer type '", param.type,
                         "' to an unknown element type '", base,
@@ -200,10 +200,12 @@ KernelBuilder& KernelBuilder::Param(std::string type, std::string name) {
     param.is_pointer = true;
     param.size = 8;
   } else {
-    auto it = ScalarTypes().find(param.type);
+    // cv-qualifiers of a by-value scalar stay in the signature ("const int n").
+    auto it = ScalarTypes().find(param.ValueType());
     if (it == ScalarTypes().end()) {
       Fail(absl::StrCat("parameter '", param.name, "' has unknown scalar type '", param.type,
-                        "'; use int, unsigned int, long long, float, double, ... or a pointer"));
+                        "'; use int, unsigned int, long long, float, double, ... (optionally "
+                        "const or volatile) or a pointer"));
       return *this;
     }
     param.size = it->second;
@@ -305,6 +307,16 @@ KernelBuilder& KernelBuilder::BeginFor(std::string var, Expr begin, Expr end, Ex
   node.end = end.text();
   node.step = step.text();
   node.trip = trip;
+  if (trip.kind() == TripCount::Kind::kPerBlock && trip.expr().empty()) {
+    // TripCount::PerBlock(): the loop's own bounds are the expression.
+    if (step.is_literal() && step.literal() <= 0) {
+      Fail(absl::StrCat("loop '", node.text, "' takes TripCount::PerBlock() from its bounds "
+                        "but its step is ", step.literal(),
+                        "; the step must be positive (or give PerBlock(expr))"));
+      return *this;
+    }
+    node.trip = TripCount::PerBlock(TripCount::BoundsExpr(node.begin, node.end, node.step));
+  }
   Open(std::move(node));
   return *this;
 }

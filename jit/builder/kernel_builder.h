@@ -68,7 +68,8 @@ class KernelBuilder {
 
   // Appends a parameter. `type` is a pointer type ("const float*", "int*") or one of the
   // scalars bool, char, signed/unsigned char, short, unsigned short, int, unsigned int,
-  // unsigned, long long, unsigned long long, float, double.
+  // unsigned, long long, unsigned long long, float, double, each optionally cv-qualified
+  // ("const int": the qualifiers stay in the signature).
   KernelBuilder& Param(std::string type, std::string name);
   KernelBuilder& Grid(Dim3 grid);
   KernelBuilder& Block(Dim3 block);

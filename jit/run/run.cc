@@ -62,8 +62,9 @@ LaunchScalars ScalarValues(const Kernel& kernel, absl::Span<const KernelArg> arg
   LaunchScalars values;
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelParam& param = kernel.params[i];
-    if (param.is_pointer || param.type == "float" || param.type == "double") continue;
-    const bool is_signed = param.type.rfind("unsigned", 0) != 0 && param.type != "bool";
+    const std::string type = param.ValueType();  // "int" for "const int"
+    if (param.is_pointer || type == "float" || type == "double") continue;
+    const bool is_signed = type.rfind("unsigned", 0) != 0 && type != "bool";
     uint64_t raw = 0;
     std::memcpy(&raw, args[i].scalar(), std::min<uint64_t>(param.size, sizeof(raw)));
     int64_t value = 0;

@@ -85,7 +85,7 @@ TEST(ResolveOutputDirectoryTest, WithoutBazelRunRelativePathsAreTakenFromTheCurr
 class OptionsFromFlagsTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    absl::SetFlag(&FLAGS_unit, "warpgroup");
+    absl::SetFlag(&FLAGS_unit, "auto");
     absl::SetFlag(&FLAGS_placement, "auto");
     absl::SetFlag(&FLAGS_device, "auto");
     absl::SetFlag(&FLAGS_arch, "");
@@ -116,6 +116,16 @@ TEST_F(OptionsFromFlagsTest, TranslatesTheCommonFlagsIntoRunOptions) {
   EXPECT_EQ(options->PerfettoPath(), "/tmp/x/gemm.pftrace");
   EXPECT_EQ(options->SavePrefix(), "/tmp/x/gemm");
   EXPECT_EQ(options->VerdictPath(), "/tmp/x/gemm.verdict.json");
+}
+
+TEST_F(OptionsFromFlagsTest, UnitAutoLeavesTheChoiceToThePlan) {
+  absl::StatusOr<ExampleOptions> options = OptionsFromFlags("gemm");  // the default: auto
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_FALSE(options->run.profile.unit.has_value());
+  absl::SetFlag(&FLAGS_unit, "warpgroup");
+  options = OptionsFromFlags("gemm");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->run.profile.unit, UnitSpec::Warpgroup());
 }
 
 TEST_F(OptionsFromFlagsTest, RejectsACustomUnitAndMalformedArchitectures) {

@@ -58,6 +58,32 @@ TEST(KernelBuilderTest, ParamsGetSizesAndPointerness) {
   EXPECT_EQ(kernel->params[2], (KernelParam{"double", "x", 8, false}));
 }
 
+TEST(KernelBuilderTest, AcceptsCvQualifiedScalarParams) {
+  KernelBuilder b("k");
+  b.Param("const int", "n").Param("unsigned int const", "m").Param("const volatile float", "x");
+  b.Param("volatile const float*", "p");
+  b.Stmt(";");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_THAT(kernel->params, SizeIs(4));
+  // The qualifiers stay in the signature; ValueType() is what sizes and signedness read.
+  EXPECT_EQ(kernel->params[0], (KernelParam{"const int", "n", 4, false}));
+  EXPECT_EQ(kernel->params[0].ValueType(), "int");
+  EXPECT_EQ(kernel->params[1], (KernelParam{"unsigned int const", "m", 4, false}));
+  EXPECT_EQ(kernel->params[1].ValueType(), "unsigned int");
+  EXPECT_EQ(kernel->params[2], (KernelParam{"const volatile float", "x", 4, false}));
+  EXPECT_EQ(kernel->params[2].ValueType(), "float");
+  EXPECT_EQ(kernel->params[3], (KernelParam{"volatile const float*", "p", 8, true}));
+}
+
+TEST(KernelBuilderTest, RejectsCvQualifiedUnknownScalar) {
+  KernelBuilder b("k");
+  b.Param("const size_t", "n").Stmt(";");
+  EXPECT_THAT(b.Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("parameter 'n' has unknown scalar type 'const size_t'")));
+}
+
 TEST(KernelBuilderTest, FluentFormBuildsTheSameTreeAsLambdaForm) {
   KernelBuilder lambda = Minimal();
   lambda.If("out[0] > 0", [&] { lambda.Region("a", [&] { lambda.Stmt("out[0] = 0;"); }); },
