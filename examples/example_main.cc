@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "examples/launch_timing.h"
+#include "jit/builder/kernel_builder.h"
 #include "jit/run/device_select.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -341,6 +342,11 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
   return kExitOk;
 }
 
+int ExitStatusOfMakeError(const absl::Status& status) {
+  if (IsBuildError(status)) return kExitBuildFailed;
+  return absl::IsInvalidArgument(status) ? kExitUsage : kExitFailed;
+}
+
 int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_view usage,
                    const std::function<absl::StatusOr<ExampleProblem>()>& make) {
   absl::FlagsUsageConfig config;
@@ -355,7 +361,7 @@ int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_v
       ".bin + ", name,
       ".json (raw buffer for `warptrace dump`), ", name,
       ".verdict.json (verdict report).\nExit status: 0 ok, 1 failed (run, trace or a wrong "
-      "result), 2 bad flag value."));
+      "result), 2 bad flag value, 3 the kernel does not build."));
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (positional.size() > 1) {
     PrintError(name, absl::StrCat("unexpected argument \"", positional[1],
@@ -370,7 +376,7 @@ int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_v
   absl::StatusOr<ExampleProblem> problem = make();
   if (!problem.ok()) {
     PrintError(name, problem.status().message());
-    return absl::IsInvalidArgument(problem.status()) ? kExitUsage : kExitFailed;
+    return ExitStatusOfMakeError(problem.status());
   }
   return RunExample(*options, *problem);
 }

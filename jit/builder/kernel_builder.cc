@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "jit/builder/kernel_validation.h"
@@ -494,7 +495,25 @@ KernelBuilder& KernelBuilder::Return(ReturnScope scope) {
   return *this;
 }
 
+namespace {
+constexpr char kBuildErrorPayload[] = "warptrace.dev/KernelBuilder.Build";
+}  // namespace
+
+bool IsBuildError(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) && status.GetPayload(kBuildErrorPayload).has_value();
+}
+
 absl::StatusOr<Kernel> KernelBuilder::Build() const {
+  absl::StatusOr<Kernel> kernel = BuildUnmarked();
+  if (!kernel.ok()) {
+    absl::Status status = kernel.status();
+    status.SetPayload(kBuildErrorPayload, absl::Cord(kernel_.name));
+    return status;
+  }
+  return kernel;
+}
+
+absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   if (!error_.empty()) return absl::InvalidArgumentError(error_);
   if (!open_.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(

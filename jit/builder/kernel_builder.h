@@ -84,6 +84,11 @@ class KernelBuilder {
   KernelBuilder& Stmt(std::string code);
 
   // A named region: a record site with an enter and an exit event around `body`.
+  // A region is a C++ scope (`{ ... }` in the emitted code), like every construct with a
+  // body: a variable declared in it is invisible after it, so declare what later code reads
+  // before the region (`b.Stmt("float acc = 0.0f;")`) and assign it inside. The name is shown
+  // in the timeline: 1 to 64 characters, letters, digits, spaces (not leading or trailing)
+  // and _ . : / -; Build() rejects any other.
   KernelBuilder& Region(std::string name, const std::function<void()>& body);
   KernelBuilder& BeginRegion(std::string name);
   // Closes the innermost open construct, which must be a region (named `name` if given).
@@ -198,9 +203,11 @@ class KernelBuilder {
   // bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an every-thread arrival
   // or a named barrier that may run after a thread-scope Return of threads that take part
   // in it (its phase or barrier would never complete).
+  // Every error carries a mark IsBuildError() recognizes.
   absl::StatusOr<Kernel> Build() const;
 
  private:
+  absl::StatusOr<Kernel> BuildUnmarked() const;
   // An open construct; moved into its parent's body when closed.
   struct Frame {
     KernelNode node;
@@ -221,6 +228,11 @@ class KernelBuilder {
   std::string error_;
   std::vector<Frame> open_;
 };
+
+// Whether `status` is a KernelBuilder::Build() rejection (an InvalidArgument with the
+// builder's payload), as opposed to another InvalidArgument, e.g. a bad shape a kernel
+// library rejected before building. The mark survives being returned as is.
+bool IsBuildError(const absl::Status& status);
 
 }  // namespace warptrace
 

@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/builder/kernel_builder.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace::examples {
@@ -80,6 +81,18 @@ TEST(ResolveOutputDirectoryTest, WithoutBazelRunRelativePathsAreTakenFromTheCurr
   const std::string resolved = ResolveOutputDirectory("");
   EXPECT_EQ(resolved.front(), '/');
   EXPECT_THAT(resolved, ::testing::EndsWith("/warptrace_out"));
+}
+
+TEST(ExitStatusOfMakeErrorTest, ABuildFailureHasItsOwnStatusNotTheBadFlagOne) {
+  KernelBuilder b("broken");
+  b.BeginRegion("open");  // left open: Build() rejects it
+  const absl::Status build = b.Build().status();
+  ASSERT_TRUE(absl::IsInvalidArgument(build)) << build;
+  EXPECT_EQ(ExitStatusOfMakeError(build), kExitBuildFailed);
+  EXPECT_NE(kExitBuildFailed, kExitUsage);
+  // A shape the kernel library rejects before building is a bad flag value.
+  EXPECT_EQ(ExitStatusOfMakeError(absl::InvalidArgumentError("m must be positive")), kExitUsage);
+  EXPECT_EQ(ExitStatusOfMakeError(absl::InternalError("x")), kExitFailed);
 }
 
 class OptionsFromFlagsTest : public ::testing::Test {

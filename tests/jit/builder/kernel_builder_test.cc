@@ -84,6 +84,18 @@ TEST(KernelBuilderTest, RejectsCvQualifiedUnknownScalar) {
                        HasSubstr("parameter 'n' has unknown scalar type 'const size_t'")));
 }
 
+TEST(KernelBuilderTest, BuildErrorsAreMarkedAndOtherStatusesAreNot) {
+  KernelBuilder bad("k");
+  bad.Param("int", "1x").Stmt(";");
+  const absl::Status status = bad.Build().status();
+  EXPECT_TRUE(IsBuildError(status)) << status;
+  KernelBuilder good("k");
+  good.Param("int", "n").Stmt(";");
+  EXPECT_TRUE(good.Build().ok());
+  EXPECT_FALSE(IsBuildError(absl::InvalidArgumentError(status.message())));
+  EXPECT_FALSE(IsBuildError(absl::OkStatus()));
+}
+
 TEST(KernelBuilderTest, FluentFormBuildsTheSameTreeAsLambdaForm) {
   KernelBuilder lambda = Minimal();
   lambda.If("out[0] > 0", [&] { lambda.Region("a", [&] { lambda.Stmt("out[0] = 0;"); }); },
