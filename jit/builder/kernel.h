@@ -231,8 +231,16 @@ struct DynamicSharedDecl {
   uint32_t bytes = 0;  // passed at launch
 };
 
+// Kernel-level code emitted before the kernel (KernelBuilder::Preamble): #include lines,
+// constants, types, __device__ helper functions.
+struct PreambleDecl {
+  std::string code;
+  std::string path;  // "kernel gemm > preamble 1"
+};
+
 struct Kernel {
   std::string name;
+  std::vector<PreambleDecl> preamble;  // in the order given
   std::vector<KernelParam> params;  // in signature order, without the trace buffer
   Dim3 grid;
   Dim3 block;

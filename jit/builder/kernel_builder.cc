@@ -6,6 +6,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "jit/builder/cpp_snippet.h"
 #include "jit/builder/kernel_validation.h"
 
 namespace warptrace {
@@ -257,6 +258,41 @@ KernelBuilder& KernelBuilder::DynamicShared(std::string type, std::string name,
   } else {
     kernel_.dynamic_shared = DynamicSharedDecl{type, std::move(name), bytes};
   }
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Preamble(std::string code) {
+  const std::string path =
+      absl::StrCat("kernel ", kernel_.name, " > preamble ", kernel_.preamble.size() + 1);
+  absl::StatusOr<SnippetFacts> facts = ScanSnippet(code);
+  if (!facts.ok()) {
+    Fail(absl::StrCat(path, ": ", facts.status().message()));
+    return *this;
+  }
+  if (!facts->unbalanced.empty()) {
+    Fail(absl::StrCat(path, ": ", facts->unbalanced));
+    return *this;
+  }
+  if (facts->declares_extern_shared) {
+    Fail(absl::StrCat(path, ": declares extern shared memory; use DynamicShared()"));
+    return *this;
+  }
+  absl::StatusOr<std::vector<CppToken>> tokens = LexCpp(code);
+  if (tokens.ok()) {
+    for (const CppToken& token : *tokens) {
+      if (token.text == "__global__") {
+        Fail(absl::StrCat(path, ": defines a __global__ function; a builder makes one kernel "
+                          "(helpers are __device__ functions)"));
+        return *this;
+      }
+      if (token.text == "__shared__") {
+        Fail(absl::StrCat(path, ": declares __shared__ memory; use SharedArray() or "
+                          "DynamicShared()"));
+        return *this;
+      }
+    }
+  }
+  kernel_.preamble.push_back(PreambleDecl{std::move(code), path});
   return *this;
 }
 

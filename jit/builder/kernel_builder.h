@@ -83,6 +83,18 @@ class KernelBuilder {
   // Verbatim C++ statement(s); see the file comment for what they may not do.
   KernelBuilder& Stmt(std::string code);
 
+  // Kernel-level code, emitted verbatim before the kernel (in the order given, on both
+  // backends): #include lines (warptrace embeds <math_constants.h> for CUDA's CUDART_*
+  // constants; other headers must exist for NVRTC and the host compiler alike), constants
+  // (constexpr, #define), types and __device__ helper functions:
+  //   b.Preamble("#include <math_constants.h>\n"
+  //              "__device__ float Sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }");
+  // Checked like a Stmt's tokens: balanced brackets, terminated comments and literals, no
+  // extern shared memory; and no __global__ function (one kernel per builder). A helper
+  // may not call Barrier()-style builder constructs (it is plain code: no record sites)
+  // and must not declare `__shared__` memory. May be called anywhere before Build().
+  KernelBuilder& Preamble(std::string code);
+
   // A named region: a record site with an enter and an exit event around `body`.
   // A region is a C++ scope (`{ ... }` in the emitted code), like every construct with a
   // body: a variable declared in it is invisible after it, so declare what later code reads

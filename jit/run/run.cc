@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "format/trace_abi.h"
 #include "jit/emit/emitter.h"
+#include "jit/run/gpu_compile_check.h"
 
 namespace warptrace {
 namespace {
@@ -185,7 +186,7 @@ HostTimeAnchor AnchorOf(DeviceKind kind, const Launched& run, const Trace& trace
 // Emits, loads and launches once; copies outputs and the trace buffer back.
 absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
                                     absl::Span<const KernelArg> args,
-                                    const ProfileOptions& profile) {
+                                    const ProfileOptions& profile, const RunOptions& options) {
   Launched out;
   if (profile.enabled) {
     // Made per launch: per-block trip counts read the scalar arguments.
@@ -197,6 +198,9 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
     out.source = EmitUnprofiledKernel(kernel);
   }
   ASSIGN_OR_RETURN(std::unique_ptr<LoadedKernel> loaded, device.Load(out.source));
+  if (options.check_gpu_compile && device.Kind() == DeviceKind::kHost) {
+    RETURN_IF_ERROR(CheckCompilesForGpu(out.source, options.device_options.cuda.arch));
+  }
   ASSIGN_OR_RETURN(LaunchArgs launch, PrepareArgs(device, kernel, args));
 
   DeviceBuffer trace;
@@ -244,7 +248,7 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
   result.device_name = device.Name();
 
   ProfileOptions profile = options.profile;
-  ASSIGN_OR_RETURN(Launched launched, LaunchOnce(device, kernel, args, profile));
+  ASSIGN_OR_RETURN(Launched launched, LaunchOnce(device, kernel, args, profile, options));
   if (!launched.plan) {
     result.source = std::move(launched.source);
     return result;
@@ -273,7 +277,7 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
         "relaunched once with the capacity the trace showed was needed: %d",
         kernel.name, trace->report.dropped_events, trace->report.capacity, needed);
     profile.capacity_override = needed;
-    ASSIGN_OR_RETURN(launched, LaunchOnce(device, kernel, args, profile));
+    ASSIGN_OR_RETURN(launched, LaunchOnce(device, kernel, args, profile, options));
     ASSIGN_OR_RETURN(trace, analyze(launched));
   }
 
