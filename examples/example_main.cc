@@ -183,7 +183,7 @@ absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
   if (unit != "auto") {
     absl::StatusOr<UnitKind> kind = ParseUnitKind(unit);
     if (!kind.ok() || *kind == UnitKind::kCustom) {
-      return bad("unit", unit, "unknown trace unit; expected auto, warp, warpgroup or block");
+      return bad("unit", unit, "unknown trace unit; expected warp, warpgroup or block");
     }
     options.run.profile.unit = UnitSpec{*kind};
   }

@@ -1,6 +1,8 @@
 #include "jit/builder/kernel_builder.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -94,6 +96,35 @@ TEST(KernelBuilderTest, BuildErrorsAreMarkedAndOtherStatusesAreNot) {
   EXPECT_TRUE(good.Build().ok());
   EXPECT_FALSE(IsBuildError(absl::InvalidArgumentError(status.message())));
   EXPECT_FALSE(IsBuildError(absl::OkStatus()));
+}
+
+TEST(KernelBuilderTest, PreambleIsKeptInOrderWithItsPath) {
+  KernelBuilder b("k");
+  b.Preamble("#include <math_constants.h>").Stmt(";");
+  b.Preamble("__device__ int Twice(int x) { return 2 * x; }");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_THAT(kernel->preamble, SizeIs(2));
+  EXPECT_EQ(kernel->preamble[0].code, "#include <math_constants.h>");
+  EXPECT_EQ(kernel->preamble[0].path, "kernel k > preamble 1");
+  EXPECT_EQ(kernel->preamble[1].path, "kernel k > preamble 2");
+}
+
+TEST(KernelBuilderTest, RejectsAPreambleThatIsNotSelfContainedKernelLevelCode) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"__device__ int f() { return 1;", "kernel k > preamble 1: '{' on line 1 is never closed"},
+      {"/* open", "kernel k > preamble 1: "},
+      {"__global__ void other() {}", "defines a __global__ function"},
+      {"__shared__ float s[4];", "declares __shared__ memory; use SharedArray()"},
+      {"extern __shared__ float s[];", "declares extern shared memory; use DynamicShared()"},
+  };
+  for (const auto& [code, message] : bad) {
+    SCOPED_TRACE(code);
+    KernelBuilder b("k");
+    b.Preamble(code).Stmt(";");
+    EXPECT_THAT(b.Build().status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)));
+  }
 }
 
 TEST(KernelBuilderTest, FluentFormBuildsTheSameTreeAsLambdaForm) {
