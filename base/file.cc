@@ -175,4 +175,16 @@ absl::Status WriteFileAtomically(absl::string_view path,
   return ToStatus(temp->keep(Ref(path)), context);
 }
 
+absl::Status WriteLargeFileAtomically(
+    absl::string_view path, const std::function<absl::Status(llvm::raw_ostream&)>& write,
+    const WriteOptions& options) {
+  return WriteFileAtomically(
+      path,
+      [&](llvm::raw_ostream& os) {
+        os.SetBufferSize(kLargeFileBufferBytes);
+        return write(os);
+      },
+      options);
+}
+
 }  // namespace warptrace

@@ -30,6 +30,7 @@
 #ifndef WARPTRACE_BASE_FILE_H_
 #define WARPTRACE_BASE_FILE_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -82,6 +83,22 @@ absl::Status WriteFileAtomically(absl::string_view path, absl::string_view conte
 absl::Status WriteFileAtomically(absl::string_view path,
                                  const std::function<absl::Status(llvm::raw_ostream&)>& write,
                                  const WriteOptions& options = {});
+
+// The stream buffer WriteLargeFileAtomically gives `write`: big enough that write(2) calls
+// do not show in a profile of a multi-GB trace.
+inline constexpr size_t kLargeFileBufferBytes = size_t{1} << 20;
+
+// WriteFileAtomically for outputs of many megabytes streamed in small pieces (traces): the
+// stream `write` gets has a kLargeFileBufferBytes buffer. Same contract and errors.
+//
+//   RETURN_IF_ERROR(WriteLargeFileAtomically(path, [&](llvm::raw_ostream& os) {
+//     ChromeTraceSink chrome(options, os);
+//     TraceSink* sinks[] = {&chrome};
+//     return DumpTrace(layout, words, dump_options, sinks, result);
+//   }, {.role = "Chrome trace"}));
+absl::Status WriteLargeFileAtomically(absl::string_view path,
+                                      const std::function<absl::Status(llvm::raw_ostream&)>& write,
+                                      const WriteOptions& options = {});
 
 }  // namespace warptrace
 

@@ -13,6 +13,7 @@
 //                        taken from the directory `bazel run` was started in
 //                        (BUILD_WORKING_DIRECTORY), else from the current directory.
 //                        Default: <that directory>/warptrace_out. Files, for example NAME:
+//                          DIR/NAME.pftrace       Perfetto trace (protobuf; ui.perfetto.dev)
 //                          DIR/NAME.trace.json    Chrome trace (ui.perfetto.dev, chrome://tracing)
 //                          DIR/NAME.bin, NAME.json  raw buffer + layout sidecar (profiler/imports/sidecar.h),
 //                                                 re-read by `warptrace dump --input=DIR/NAME`

@@ -14,6 +14,7 @@ PACKAGES=(
   python3-pip                                         # installs the test-only Perfetto schema below
   g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
   python3                                             # build-time embedding of device headers
+  python3-dev python3-numpy python3-venv              # the Python package (python/): headers, tests, wheel test
 )
 
 missing=()
@@ -40,7 +41,7 @@ if ((${#missing[@]})); then
 fi
 
 # Test-only: Perfetto's own published schema (perfetto_trace_pb2, in PyPI's `perfetto`) and
-# the protobuf runtime it needs, so tests/profiler/perfetto reads our .pftrace output back
+# the protobuf runtime it needs, so tests/profiler/sinks/perfetto reads our .pftrace output back
 # with a decoder that shares no code with the writer. Installed for the system python3 that
 # Bazel's tests run (PATH=/bin:/usr/bin); pinned so the schema does not move under the tests.
 PY_PACKAGES=(perfetto==0.59.1 protobuf==7.36.2)
@@ -51,6 +52,19 @@ if ! /usr/bin/python3 -c 'import google.protobuf; from perfetto.protos.perfetto.
        >/tmp/warptrace-setup-pip.log 2>&1; then
     tail -20 /tmp/warptrace-setup-pip.log >&2
     echo "setup: error: could not install ${PY_PACKAGES[*]} (pip log: /tmp/warptrace-setup-pip.log)" >&2
+    exit 1
+  fi
+fi
+
+# The Python package's binding library (python/warptrace, third_party/nanobind.BUILD): nanobind's
+# C++ sources from its PyPI wheel, at the fixed place WORKSPACE's @nanobind points to. Pinned.
+NANOBIND_DIR=/opt/warptrace/nanobind
+if [[ ! -f "$NANOBIND_DIR/nanobind/include/nanobind/nanobind.h" ]]; then
+  echo "setup: installing nanobind==3.1.0 into $NANOBIND_DIR (C++ sources for python/)"
+  if ! /usr/bin/python3 -m pip install -q --break-system-packages --no-deps \
+       --target="$NANOBIND_DIR" nanobind==3.1.0 >/tmp/warptrace-setup-pip.log 2>&1; then
+    tail -20 /tmp/warptrace-setup-pip.log >&2
+    echo "setup: error: could not install nanobind==3.1.0 into $NANOBIND_DIR (pip log: /tmp/warptrace-setup-pip.log)" >&2
     exit 1
   fi
 fi

@@ -10,11 +10,10 @@
 //   * CUDA-only constructs are spelled through macros the devices define, so that the same
 //     text compiles as host C++ for the CPU backend:
 //       WARPTRACE_DYNAMIC_SHARED(type, name)   declares the dynamic shared memory array
-//     Everything else emitted is plain CUDA C++ that the host backend's CUDA-on-CPU header
-//     supports (jit/host/cuda_on_cpu.h): __global__, __device__, __forceinline__, __shared__
-//     (per-block storage on the host),
-//     threadIdx/blockIdx/blockDim/gridDim, __syncthreads, atomicAdd/atomicMax/atomicMin,
-//     __shfl_down_sync/__shfl_xor_sync, __syncwarp, min/max, fmaf.
+//     Everything else emitted is plain CUDA C++ that the host backend also compiles: the
+//     CUDA-on-CPU header (jit/host/cuda_on_cpu.h, whose first comment is the list of what it
+//     supports) and the device primitives (jit/primitives/warptrace_primitives.cuh: named and
+//     phase barriers, async copies), which both backends include.
 //   * At the end, under `#ifdef WARPTRACE_HOST_BACKEND`, the emitter writes
 //       extern "C" void <host_entry>(void** args) { <kernel_name>(*(T0*)args[0], ...); }
 //     which the host backend calls once per CUDA thread (args as in cuLaunchKernel).

@@ -2,11 +2,15 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "jit/compile/nvrtc_compiler.h"
 #include "jit/cuda/cuda_driver.h"
@@ -41,6 +45,18 @@ class CudaKernel final : public LoadedKernel {
   std::string name_;
   CUmodule module_;
 };
+
+constexpr size_t kMaxPending = 8;
+
+// " (launched since the last synchronize: kernel a on ...; kernel b on ...)" naming where a
+// kernel's asynchronous fault came from; "" when nothing is pending.
+std::string PendingKernels(const std::vector<std::string>& pending, uint64_t count) {
+  if (count == 0) return "";
+  std::string out = absl::StrCat(" (launched since the last synchronize: ",
+                                 absl::StrJoin(pending, "; "));
+  if (count > pending.size()) absl::StrAppend(&out, "; and ", count - pending.size(), " more");
+  return absl::StrCat(out, ")");
+}
 
 }  // namespace
 
@@ -223,10 +239,21 @@ absl::Status CudaDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
         absl::StrCat(what, ": raising the dynamic shared memory limit")));
     cuda_kernel->dynamic_shared_limit = dynamic_shared_bytes;
   }
-  return ToStatus(cu.cuLaunchKernel(cuda_kernel->function, grid.x, grid.y, grid.z, block.x,
-                                    block.y, block.z, dynamic_shared_bytes,
-                                    /*hStream=*/nullptr, args, /*extra=*/nullptr),
-                  what);
+  const CUresult launched =
+      cu.cuLaunchKernel(cuda_kernel->function, grid.x, grid.y, grid.z, block.x, block.y,
+                        block.z, dynamic_shared_bytes, /*hStream=*/nullptr, args,
+                        /*extra=*/nullptr);
+  if (launched != CUDA_SUCCESS) {
+    // A sticky error of an earlier kernel (an illegal address) shows up at the next launch.
+    return ToStatus(launched, absl::StrCat(what, PendingKernels(pending_, pending_count_)));
+  }
+  if (pending_.size() < kMaxPending) {
+    pending_.push_back(absl::StrFormat("kernel %s on grid (%u,%u,%u) x block (%u,%u,%u)",
+                                       kernel.name(), grid.x, grid.y, grid.z, block.x, block.y,
+                                       block.z));
+  }
+  ++pending_count_;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Device::LaunchDurations> CudaDevice::TimeLaunches(LoadedKernel& kernel,
@@ -282,8 +309,23 @@ absl::StatusOr<Device::LaunchDurations> CudaDevice::TimeLaunches(LoadedKernel& k
 
 absl::Status CudaDevice::Synchronize() {
   RETURN_IF_ERROR(MakeCurrent("synchronizing"));
-  return ToStatus(driver_->api().cuCtxSynchronize(),
-                  absl::StrCat("waiting for the kernels on ", name_, " to finish"));
+  std::vector<std::string> pending;
+  uint64_t count = 0;
+  {
+    absl::MutexLock lock(&launch_mu_);
+    pending = pending_;
+    count = pending_count_;
+  }
+  const CUresult synced = driver_->api().cuCtxSynchronize();
+  if (synced != CUDA_SUCCESS) {
+    return ToStatus(synced, absl::StrCat("waiting for the kernels on ", name_, " to finish",
+                                         PendingKernels(pending, count)));
+  }
+  absl::MutexLock lock(&launch_mu_);
+  // Launches made meanwhile by other threads stay pending.
+  pending_.erase(pending_.begin(), pending_.begin() + std::min(pending_.size(), pending.size()));
+  pending_count_ -= std::min(pending_count_, count);
+  return absl::OkStatus();
 }
 
 }  // namespace warptrace

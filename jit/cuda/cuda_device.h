@@ -74,6 +74,9 @@ class CudaDevice final : public Device {
   absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const KernelSource& source) override;
   absl::Status Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
                       uint32_t dynamic_shared_bytes, void** args) override;
+  // A kernel's fault (CUDA_ERROR_ILLEGAL_ADDRESS and the like) surfaces asynchronously,
+  // here or at a later launch: either error names the kernels launched since the last
+  // successful synchronize ("... kernel short_shared on grid (1,1,1) x block (64,1,1) ...").
   absl::Status Synchronize() override;
 
   // Device::TimeLaunches on the GPU: launches `kernel` `count` times, one after another on
@@ -103,6 +106,10 @@ class CudaDevice final : public Device {
   ClockInfo clock_;
   int max_shared_optin_ = 0;
   absl::Mutex launch_mu_;
+  // Launches since the last successful Synchronize ("kernel k on grid (...) x block (...)"),
+  // the first kMaxPending of them, and how many in all.
+  std::vector<std::string> pending_ ABSL_GUARDED_BY(launch_mu_);
+  uint64_t pending_count_ ABSL_GUARDED_BY(launch_mu_) = 0;
 };
 
 }  // namespace warptrace

@@ -17,19 +17,17 @@ bool Names(uint32_t mask, uint32_t lane) { return (mask >> lane) & 1u; }
 
 Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
              WarptraceHostDim block_dim, WarptraceHostDim grid_dim, uint32_t sm_id,
-             Fiber* fibers, uint32_t num_threads, char* shared_arena,
-             uint64_t dynamic_shared_bytes, const WarptraceHostRuntime* rt,
-             const WarptraceHostClock* clock, int64_t start_vtime)
+             Fiber* fibers, uint32_t num_threads, char* static_shared, char* dynamic_shared,
+             const WarptraceHostRuntime* rt, const WarptraceHostClock* clock,
+             int64_t start_vtime)
     : ready_(ready),
       linear_(linear),
       block_idx_(block_idx),
       num_threads_(num_threads),
       fibers_(fibers),
-      shared_arena_(shared_arena),
+      static_shared_(static_shared),
+      dynamic_shared_(dynamic_shared),
       live_(num_threads) {
-  void* dynamic = dynamic_shared_bytes > 0
-                      ? shared_arena + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES
-                      : nullptr;
   for (uint32_t t = 0; t < num_threads; ++t) {
     Fiber& f = fibers[t];
     f.block = this;
@@ -52,7 +50,7 @@ Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
     a.warp = t / kWarpSize;
     a.lane = t % kWarpSize;
     a.linear_tid = t;
-    a.dynamic_shared = dynamic;
+    a.dynamic_shared = dynamic_shared;
     a.fiber = &f;
     a.rt = rt;
     a.clock = clock;
@@ -213,7 +211,7 @@ void* Block::Shared(uint32_t site, uint64_t bytes, uint64_t align, const char* n
     site_offsets_[site] = static_cast<int64_t>(offset);
     static_shared_bytes_ = offset + bytes;
   }
-  return shared_arena_ + site_offsets_[site];
+  return static_shared_ + site_offsets_[site];
 }
 
 Block::MbarrierTimes& Block::TimesOf(const unsigned long long* bar) {
@@ -300,10 +298,14 @@ std::string Block::Describe(const Fiber& f) const {
     }
     case WaitKind::kMbarrier: {
       const unsigned long long word = *reinterpret_cast<const unsigned long long*>(f.wait_object);
+      const char* bar = reinterpret_cast<const char*>(f.wait_object);
+      const bool in_static = bar >= static_shared_ &&
+                             bar < static_shared_ + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES;
       return absl::StrFormat(
-          "wait at mbarrier (shared memory offset %d) for the phase of parity %u to complete "
-          "(%u of %u arrivals pending, transaction count %d bytes)",
-          static_cast<int64_t>(reinterpret_cast<const char*>(f.wait_object) - shared_arena_),
+          "wait at mbarrier (%sshared memory offset %d) for the phase of parity %u to "
+          "complete (%u of %u arrivals pending, transaction count %d bytes)",
+          in_static ? "" : "dynamic ",
+          static_cast<int64_t>(bar - (in_static ? static_shared_ : dynamic_shared_)),
           f.wait_detail, WARPTRACE_HOST_MBAR_PENDING(word), WARPTRACE_HOST_MBAR_EXPECTED(word),
           WARPTRACE_HOST_MBAR_TX(word));
     }

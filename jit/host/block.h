@@ -64,6 +64,11 @@ struct alignas(64) Fiber {
   };
   std::deque<std::vector<Copy>> copy_groups;
   std::vector<Copy> open_copies;
+  // The fiber's stack, and the last fault it took (set by the fault handler).
+  char* stack_lo = nullptr;
+  char* stack_hi = nullptr;
+  uintptr_t fault_address = 0;
+  int fault_signal = 0;
 };
 
 // A worker's runnable fibers, first in first out, linked through Fiber::next_ready (a
@@ -103,11 +108,12 @@ enum class Wait { kDone, kPark };
 
 class Block {
  public:
-  // `fibers` must hold block_dim.Count() entries; shared_arena at least
-  // 48 KiB + dynamic_shared_bytes.
+  // `fibers` must hold block_dim.Count() entries; static_shared at least 48 KiB
+  // (WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES); dynamic_shared the launch's dynamic shared
+  // memory (never null).
   Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
         WarptraceHostDim block_dim, WarptraceHostDim grid_dim, uint32_t sm_id,
-        Fiber* fibers, uint32_t num_threads, char* shared_arena, uint64_t dynamic_shared_bytes,
+        Fiber* fibers, uint32_t num_threads, char* static_shared, char* dynamic_shared,
         const WarptraceHostRuntime* rt, const WarptraceHostClock* clock, int64_t start_vtime);
 
   uint64_t linear() const { return linear_; }
@@ -196,7 +202,8 @@ class Block {
   WarptraceHostDim block_idx_;
   uint32_t num_threads_;
   Fiber* fibers_;
-  char* shared_arena_;
+  char* static_shared_;
+  char* dynamic_shared_;
   uint64_t static_shared_bytes_ = 0;
   std::vector<int64_t> site_offsets_;  // by site; -1: not yet placed
   uint32_t live_;

@@ -97,10 +97,8 @@ namespace warptrace_host {
 inline const WarptraceHostThread& Current() { return *warptrace_host_current; }
 inline void* Fiber() { return warptrace_host_current->fiber; }
 inline const WarptraceHostRuntime& Rt() { return *warptrace_host_current->rt; }
-// The fields the kernel writes (clock_last_ns, the paired globaltimer read).
-inline WarptraceHostThread& MutableCurrent() {
-  return const_cast<WarptraceHostThread&>(*warptrace_host_current);
-}
+// For the clock fields the kernel writes (host_abi.h, WarptraceHostThread).
+inline WarptraceHostThread& MutableCurrent() { return *warptrace_host_current; }
 
 }  // namespace warptrace_host
 

@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 4u
+#define WARPTRACE_HOST_ABI_VERSION 5u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -34,9 +34,17 @@
  * clock that advances only while it runs (as if every thread had its own core), starting at
  * its block's start, and a synchronization point releases its waiters at the latest arrival
  * time: a thread's clock is steady-clock ns (warptrace_host_now_ns below) + clock_offset_ns,
- * the offset set by the runtime whenever it resumes the fiber. Blocks start when the previous block of their slot ended
- * (the first wave: at the launch's start), so blocks overlap across virtual SMs as on a
- * GPU. */
+ * the offset set by the runtime whenever it resumes the fiber. Blocks start when the
+ * previous block of their slot ended (the first wave: at the launch's start), so blocks
+ * overlap across virtual SMs as on a GPU.
+ *
+ * The deterministic clock (WarptraceHostClock::read_cost_ns != 0; HostDeviceOptions::clock):
+ * no real clock is read at all. warptrace_host_now_ns returns 0, so a thread's virtual time
+ * is its clock_offset_ns alone, and it advances only by explicit delays: every clock read
+ * (clock(), clock64(), globaltimer, the recorder's stamps) takes read_cost_ns, so a
+ * `while (clock64() - start < N)` loop takes N cycles (rounded up to whole reads) plus its
+ * first read; __nanosleep(ns) takes ns; a synchronization point releases its waiters at the
+ * latest arrival's time, as above. Work between clock reads takes no time. */
 #define WARPTRACE_HOST_SM_CLOCK_KHZ 1500000ull
 
 /* Hardware limits the host backend enforces like a GPU does. */
@@ -64,9 +72,12 @@ struct WarptraceHostClock {
   unsigned long long tsc_base;
   long long ns_base;
   unsigned long long ns_per_tick_q32;
+  /* Nonzero: the deterministic clock (above), each clock read taking this many ns. */
+  long long read_cost_ns;
 };
 
 static inline long long warptrace_host_now_ns(const struct WarptraceHostClock* c) {
+  if (c->read_cost_ns != 0) return 0;
 #if defined(__x86_64__)
   if (c->ns_per_tick_q32 != 0) {
     const long long ticks = (long long)(__builtin_ia32_rdtsc() - c->tsc_base);
@@ -78,14 +89,17 @@ static inline long long warptrace_host_now_ns(const struct WarptraceHostClock* c
   return (long long)ts.tv_sec * 1000000000ll + (long long)ts.tv_nsec;
 }
 
-/* One per CUDA thread; owned by the runtime, read-only for the kernel. */
+/* One per CUDA thread; owned by the runtime. The kernel writes only the clock fields
+ * (clock_offset_ns in the deterministic mode, clock_last_ns, the paired globaltimer read),
+ * through warptrace_host_virtual_ns and the recorder's hooks; the rest is read-only to it. */
 struct WarptraceHostThread {
   struct WarptraceHostDim thread_idx, block_idx, block_dim, grid_dim;
   unsigned int sm_id;      /* the virtual SM (worker) running the block */
   unsigned int warp;       /* linear thread id / 32 */
   unsigned int lane;       /* linear thread id % 32 */
   unsigned int linear_tid; /* threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * z) */
-  void* dynamic_shared;    /* the block's dynamic shared memory (16-byte aligned) or null */
+  void* dynamic_shared;    /* the block's dynamic shared memory (16-byte aligned; its end
+                              abuts an inaccessible guard page, also when it is 0 bytes) */
   long long clock_offset_ns; /* virtual time = steady-clock ns + this (see above), */
   long long clock_limit_ns;  /* past this when the fiber stops, the runtime corrects it */
   long long clock_last_ns;   /* the last virtual time the kernel read (written by it) */
@@ -103,7 +117,7 @@ struct WarptraceHostThread {
  * in the static thread-local block and a kernel's shared object reaches it with the
  * initial-exec model: one load from %fs, not a __tls_get_addr call per threadIdx read (a
  * thread-local of the shared object itself would need one; measured 11% of a barrier). */
-extern __thread const struct WarptraceHostThread* warptrace_host_current
+extern __thread struct WarptraceHostThread* warptrace_host_current
     __attribute__((tls_model("initial-exec")));
 
 /* Warp collectives (WarptraceHostRuntime::warp). */
@@ -175,6 +189,12 @@ struct WarptraceHostRuntime {
 /* The calling thread's virtual time in ns (see above): the kernel's globaltimer, clock()
  * and clock64(), read in the kernel (cuda_on_cpu.h) and by the recorder's hooks below. */
 static inline long long warptrace_host_virtual_ns(struct WarptraceHostThread* t) {
+  const long long read_cost = t->clock->read_cost_ns;
+  if (read_cost != 0) { /* deterministic: the read itself is what takes time */
+    t->clock_offset_ns += read_cost;
+    t->clock_last_ns = t->clock_offset_ns;
+    return t->clock_offset_ns;
+  }
   long long v = warptrace_host_now_ns(t->clock) + t->clock_offset_ns;
   if (v > t->clock_limit_ns) v = (long long)t->rt->clock(t->fiber);
   t->clock_last_ns = v;

@@ -33,9 +33,21 @@ class HostKernel final : public LoadedKernel {
   std::unique_ptr<host::SharedObject> so_;
 };
 
+// HostDeviceOptions::clock, else WARPTRACE_HOST_CLOCK.
+absl::StatusOr<host::ClockMode> ClockModeOf(const HostDeviceOptions& options) {
+  if (options.clock.has_value()) return *options.clock;
+  const char* env = std::getenv("WARPTRACE_HOST_CLOCK");
+  const std::string value = env != nullptr ? env : "";
+  if (value.empty() || value == "steady") return host::ClockMode::kSteady;
+  if (value == "deterministic") return host::ClockMode::kDeterministic;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "WARPTRACE_HOST_CLOCK=", value, ": use steady (the default) or deterministic"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HostDevice>> HostDevice::Create(HostDeviceOptions options) {
+  ASSIGN_OR_RETURN(const host::ClockMode clock_mode, ClockModeOf(options));
   host::HostCompilerOptions cxx_options;
   cxx_options.compiler = options.compiler;
   cxx_options.extra_flags = options.extra_flags;
@@ -62,6 +74,7 @@ absl::StatusOr<std::unique_ptr<HostDevice>> HostDevice::Create(HostDeviceOptions
   runtime_options.blocks_per_sm = options.blocks_per_sm;
   runtime_options.fiber_stack_bytes = options.fiber_stack_bytes;
   runtime_options.launch_timeout = options.launch_timeout;
+  runtime_options.clock = clock_mode;
   ASSIGN_OR_RETURN(std::unique_ptr<host::Runtime> runtime,
                    host::Runtime::Create(runtime_options));
   return std::unique_ptr<HostDevice>(new HostDevice(
@@ -81,12 +94,13 @@ HostDevice::HostDevice(HostDeviceOptions options, std::string compiler_path,
 
 HostDevice::~HostDevice() {
   absl::MutexLock lock(&memory_mu_);
-  for (const auto& [start, bytes] : allocations_) std::free(reinterpret_cast<void*>(start));
+  allocations_.clear();
 }
 
 std::string HostDevice::Name() const {
-  return absl::StrCat("host backend (", compiler_version_, ", ", runtime_->num_sms(),
-                      " virtual SMs)");
+  return absl::StrCat(
+      "host backend (", compiler_version_, ", ", runtime_->num_sms(), " virtual SMs",
+      clock_mode() == host::ClockMode::kDeterministic ? ", deterministic clock" : "", ")");
 }
 
 ClockInfo HostDevice::Clock() const {
@@ -111,14 +125,15 @@ HostDeviceStats HostDevice::stats() const {
 
 absl::StatusOr<void*> HostDevice::Allocate(uint64_t bytes) {
   if (bytes == 0) return absl::InvalidArgumentError("cannot allocate 0 bytes on the host device");
-  const uint64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* ptr = std::aligned_alloc(kAlignment, rounded);
-  if (ptr == nullptr) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("host device out of memory allocating ", bytes, " bytes"));
+  absl::StatusOr<host::GuardedRegion> region =
+      host::GuardedRegion::Map(bytes, kAlignment, "device buffer");
+  if (!region.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "host device out of memory allocating ", bytes, " bytes: ", region.status().message()));
   }
+  void* ptr = region->data();
   absl::MutexLock lock(&memory_mu_);
-  allocations_[reinterpret_cast<uintptr_t>(ptr)] = bytes;
+  allocations_.emplace(reinterpret_cast<uintptr_t>(ptr), *std::move(region));
   return ptr;
 }
 
@@ -129,8 +144,7 @@ absl::Status HostDevice::Free(void* device_ptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "cannot free %p: not the start of an allocation of this host device", device_ptr));
   }
-  std::free(device_ptr);
-  allocations_.erase(it);
+  allocations_.erase(it);  // unmaps it
   return absl::OkStatus();
 }
 
@@ -142,17 +156,18 @@ absl::Status HostDevice::CheckRange(const void* ptr, uint64_t bytes, const char*
   const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
   absl::MutexLock lock(&memory_mu_);
   auto it = allocations_.upper_bound(address);
-  if (it == allocations_.begin() || address - std::prev(it)->first >= std::prev(it)->second) {
+  if (it == allocations_.begin() ||
+      address - std::prev(it)->first >= std::prev(it)->second.size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s of %u bytes at %p: not in any allocation of this host device", what,
                         bytes, ptr));
   }
   --it;
   const uint64_t offset = address - it->first;
-  if (bytes > it->second - offset) {
+  if (bytes > it->second.size() - offset) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s of %u bytes at offset %u overruns the allocation of %u bytes at %p", what, bytes,
-        offset, it->second, reinterpret_cast<void*>(it->first)));
+        offset, it->second.size(), reinterpret_cast<void*>(it->first)));
   }
   return absl::OkStatus();
 }

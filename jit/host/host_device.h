@@ -18,7 +18,23 @@
 //
 // Execution: see jit/host/runtime.h. Launches are synchronous, Synchronize() a no-op.
 // Device memory is host memory (Allocate returns 256-byte aligned host pointers); copies
-// are checked against the bounds of the allocation they touch.
+// are checked against the bounds of the allocation they touch. Each buffer and each block's
+// shared memory sits between guard pages (jit/host/guarded_memory.h): a kernel thread that
+// accesses past the end of one (beyond its 256-byte / 16-byte alignment padding) or before
+// its start fails the launch with OutOfRange, naming the kernel, block, thread, the
+// allocation and how many bytes out of bounds the access was; the process survives and
+// later launches work (jit/host/fault_handler.h).
+//
+// Time: by default kernel threads keep virtual time on the steady clock (host_abi.h): the
+// times a trace shows are the CPU's and vary with the machine's load. With
+// HostDeviceOptions::clock = kDeterministic (or WARPTRACE_HOST_CLOCK=deterministic in the
+// environment, which the examples inherit) they advance only by explicit delays: a clock
+// read takes 2 ns (3 cycles), so `while (clock64() - start < N) {}` takes N cycles (rounded
+// up to a multiple of 3) plus its first read; __nanosleep(ns) takes ns; waiters at a barrier
+// or mbarrier continue at the releasing arrival's time; all other work takes no time. Blocks
+// are handed to the virtual SMs statically. A trace of the same kernel and inputs is then
+// the same on every run, whatever the load: for tests that assert a diagnosis or a ranking.
+// (A spin-wait that sees another thread's write still observes scheduling-dependent time.)
 //
 // Thread-safe.
 #ifndef WARPTRACE_JIT_HOST_HOST_DEVICE_H_
@@ -28,6 +44,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +54,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "jit/compile/compile_cache.h"
+#include "jit/host/guarded_memory.h"
 #include "jit/host/host_compiler.h"
 #include "jit/host/runtime.h"
 #include "jit/run/device.h"
@@ -66,6 +84,9 @@ struct HostDeviceOptions {
   absl::Duration launch_timeout = absl::Seconds(60);
   // Stack of each CUDA thread's fiber (only touched pages cost memory).
   size_t fiber_stack_bytes = 256 * 1024;
+  // How kernel threads keep time (see above). Unset: env WARPTRACE_HOST_CLOCK, "steady" or
+  // "deterministic"; steady when that is unset or empty.
+  std::optional<host::ClockMode> clock;
   // Launch limits, as on an H100: 1024 threads per block, 227 KiB of dynamic shared memory.
   uint32_t max_threads_per_block = 1024;
   uint32_t max_dynamic_shared_bytes = 227 * 1024;
@@ -84,11 +105,13 @@ class HostDevice final : public Device {
   // Finds the compiler and asks its version, starts the runtime's workers. Errors: NotFound
   // when no compiler is found (the message says what was looked for and how to set one);
   // Unavailable when it cannot be run; FailedPrecondition when no cache directory can be
-  // derived (see DiskCache).
+  // derived (see DiskCache); InvalidArgument for a WARPTRACE_HOST_CLOCK other than steady
+  // or deterministic.
   static absl::StatusOr<std::unique_ptr<HostDevice>> Create(HostDeviceOptions options = {});
   ~HostDevice() override;
 
-  std::string Name() const override;  // "host backend (<compiler version>, N virtual SMs)"
+  // "host backend (<compiler version>, N virtual SMs)", with ", deterministic clock".
+  std::string Name() const override;
   DeviceKind Kind() const override { return DeviceKind::kHost; }
   ClockInfo Clock() const override;   // 1.5 GHz nominal (host_abi.h), num_virtual_sms SMs
 
@@ -105,7 +128,7 @@ class HostDevice final : public Device {
   absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const KernelSource& source) override;
 
   // Synchronous. Errors: those of host::Runtime::Launch (deadlock, timeout, failed assert,
-  // misuse of a primitive, exception); ResourceExhausted when the block size or dynamic
+  // misuse of a primitive, exception, OutOfRange for a fault); ResourceExhausted when the block size or dynamic
   // shared memory exceeds the limits; InvalidArgument for an empty grid/block or a kernel
   // loaded by another device.
   absl::Status Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
@@ -115,6 +138,7 @@ class HostDevice final : public Device {
   const std::string& compiler_path() const { return compiler_path_; }
   const std::string& compiler_version() const { return compiler_version_; }
   uint32_t num_virtual_sms() const { return runtime_->num_sms(); }
+  host::ClockMode clock_mode() const { return runtime_->options().clock; }
   HostDeviceStats stats() const;
 
  private:
@@ -132,7 +156,7 @@ class HostDevice final : public Device {
   std::unique_ptr<host::Runtime> runtime_;
 
   mutable absl::Mutex memory_mu_;
-  std::map<uintptr_t, uint64_t> allocations_ ABSL_GUARDED_BY(memory_mu_);  // start -> bytes
+  std::map<uintptr_t, host::GuardedRegion> allocations_ ABSL_GUARDED_BY(memory_mu_);  // by start
 };
 
 }  // namespace warptrace

@@ -26,7 +26,15 @@
 // primitive: a warp mask that does not name its lane or names an exited one, disagreeing
 // barrier counts); Aborted (a failed device assert, naming block and thread); Internal (a
 // C++ exception escaping kernel code); ResourceExhausted (static shared memory over 48 KiB,
-// fiber stacks that cannot be mapped).
+// fiber stacks that cannot be mapped); OutOfRange (a thread faulted: an access past the end
+// or before the start of its block's shared memory or a device buffer, which sit between
+// guard pages, names the allocation and how many bytes out of bounds it was; a null or
+// stray pointer or a stack overflow says so; see fault_handler.h). The process survives a
+// fault and later launches work.
+//
+// Files: runtime.cc (this class), worker.h (the scheduler), abi_table.h (what kernels call),
+// virtual_clock.h (time), block.h (one block's synchronization state), fault_handler.h and
+// guarded_memory.h (faults), recorder_hooks.cc (the symbols kernels bind to).
 //
 // Thread-safe; launches are serialized.
 #ifndef WARPTRACE_JIT_HOST_RUNTIME_H_
@@ -48,6 +56,17 @@
 
 namespace warptrace::host {
 
+// How threads keep time (virtual_clock.h has the details).
+enum class ClockMode {
+  // Virtual time on the steady clock: each thread's clock runs while it runs (as if every
+  // thread had its own core), with the time its worker was preempted taken out.
+  kSteady,
+  // No real clock: a thread's time advances only by explicit delays (each clock read takes
+  // 2 ns, __nanosleep its argument) and synchronization (waiters move to the releaser's
+  // time). For tests whose result must not depend on the machine's load.
+  kDeterministic,
+};
+
 struct RuntimeOptions {
   // Virtual SMs (worker threads). 0: the machine's core count; at least 2 either way.
   uint32_t num_sms = 0;
@@ -57,6 +76,9 @@ struct RuntimeOptions {
   size_t fiber_stack_bytes = 256 * 1024;
   // Wall-clock guard against livelock.
   absl::Duration launch_timeout = absl::Seconds(60);
+  ClockMode clock = ClockMode::kSteady;
+  // The deterministic clock also hands the blocks out statically (worker w runs blocks w,
+  // w + num_sms, ...), so block start times and SMs repeat from run to run.
 };
 
 struct LaunchSpec {

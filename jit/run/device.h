@@ -141,13 +141,16 @@ class DeviceBuffer {
   void* get() const { return ptr_; }
   uint64_t size() const { return bytes_; }
 
-  // Copies `bytes` (at most size()) between the host and the start of this buffer.
+  // Copies `bytes` (at most size()) between the host and the start of this buffer. A copy
+  // of 0 bytes does nothing, also on an empty (default-constructed or released) buffer.
   absl::Status CopyFrom(const void* host_src, uint64_t bytes) {
     if (bytes > bytes_) return TooLarge("copy into", bytes);
+    if (bytes == 0) return absl::OkStatus();
     return device_->CopyToDevice(ptr_, host_src, bytes);
   }
   absl::Status CopyTo(void* host_dst, uint64_t bytes) const {
     if (bytes > bytes_) return TooLarge("copy out of", bytes);
+    if (bytes == 0) return absl::OkStatus();
     return device_->CopyToHost(host_dst, ptr_, bytes);
   }
   absl::Status Zero() { return bytes_ == 0 ? absl::OkStatus() : device_->Memset(ptr_, 0, bytes_); }

@@ -1,6 +1,7 @@
 #include "profiler/analysis/analysis_json.h"
 
 #include "base/file.h"
+#include "base/utf8.h"
 #include "llvm/Support/JSON.h"
 
 namespace warptrace {
@@ -8,7 +9,6 @@ namespace {
 
 namespace json = llvm::json;
 
-std::string Utf8(const std::string& s) { return json::isUTF8(s) ? s : json::fixUTF8(s); }
 
 void Ref(json::OStream& j, const UnitRef& r, bool unit) {
   j.object([&] {
@@ -20,7 +20,7 @@ void Ref(json::OStream& j, const UnitRef& r, bool unit) {
     });
     if (unit) j.attribute("unit", r.unit_index);
     j.attribute("sm", r.sm_id);
-    if (unit) j.attribute("role", Utf8(r.role));
+    if (unit) j.attribute("role", ValidUtf8(r.role));
     j.attribute("ns", r.ns);
     j.attribute("ratio", r.ratio);
   });
@@ -29,7 +29,7 @@ void Ref(json::OStream& j, const UnitRef& r, bool unit) {
 void Site(json::OStream& j, const SiteTime& s) {
   j.object([&] {
     j.attribute("site", s.site);
-    j.attribute("name", Utf8(s.name));
+    j.attribute("name", ValidUtf8(s.name));
     j.attribute("kind", SiteKindName(s.kind));
     j.attribute("count", s.count);
     j.attribute("total_ns", s.total_ns);
@@ -40,7 +40,7 @@ void Site(json::OStream& j, const SiteTime& s) {
     j.attributeArray("waits", [&] {
       for (const WaitInRegion& w : s.waits) {
         j.object([&] {
-          j.attribute("family", Utf8(w.family));
+          j.attribute("family", ValidUtf8(w.family));
           j.attribute("wait_ns", w.wait_ns);
           j.attribute("share", w.share);
         });
@@ -51,7 +51,7 @@ void Site(json::OStream& j, const SiteTime& s) {
 
 void Role(json::OStream& j, const RoleAnalysis& r) {
   j.object([&] {
-    j.attribute("role", Utf8(r.role));
+    j.attribute("role", ValidUtf8(r.role));
     j.attribute("units", r.units);
     j.attribute("unit_time_ns", r.unit_time_ns);
     j.attribute("waiting_ns", r.waiting_ns);
@@ -69,7 +69,7 @@ void Role(json::OStream& j, const RoleAnalysis& r) {
       j.attributeArray(by_barrier ? "barriers" : "waits", [&] {
         for (const WaitStats& w : *list) {
           j.object([&] {
-            j.attribute(by_barrier ? "barrier" : "family", Utf8(w.family));
+            j.attribute(by_barrier ? "barrier" : "family", ValidUtf8(w.family));
             j.attribute("count", w.count);
             j.attribute("wait_ns", w.wait_ns);
             j.attribute("share", w.share);
@@ -94,9 +94,9 @@ void CriticalPathJson(json::OStream& j, const CriticalPathAnalysis& c) {
     j.attributeArray("regions", [&] {
       for (const PathRegion& r : c.regions) {
         j.object([&] {
-          j.attribute("role", Utf8(r.role));
+          j.attribute("role", ValidUtf8(r.role));
           j.attribute("site", r.site);
-          j.attribute("name", Utf8(r.name));
+          j.attribute("name", ValidUtf8(r.name));
           j.attribute("blocks", r.blocks);
           j.attribute("block_fraction", r.block_fraction);
           j.attribute("path_ns", r.path_ns);
@@ -110,9 +110,9 @@ void CriticalPathJson(json::OStream& j, const CriticalPathAnalysis& c) {
     j.attributeArray("slowest_block_path", [&] {
       for (const PathStepRef& s : c.slowest_block_path) {
         j.object([&] {
-          j.attribute("role", Utf8(s.role));
+          j.attribute("role", ValidUtf8(s.role));
           j.attribute("unit", s.unit_index);
-          j.attribute("name", Utf8(s.name));
+          j.attribute("name", ValidUtf8(s.name));
           j.attribute("ns", s.ns);
           j.attribute("share", s.share);
         });
@@ -168,8 +168,8 @@ void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
   j.object([&] {
     j.attribute("format", kAnalysisFormat);
     j.attribute("version", kAnalysisVersion);
-    j.attribute("kernel", Utf8(a.kernel_name));
-    j.attribute("device", Utf8(a.device_name));
+    j.attribute("kernel", ValidUtf8(a.kernel_name));
+    j.attribute("device", ValidUtf8(a.device_name));
     j.attribute("units", a.units);
     j.attribute("units_without_record", a.units_without_record);
     j.attributeArray("diagnosis", [&] {
@@ -177,7 +177,7 @@ void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
         j.object([&] {
           j.attribute("kind", d.kind);
           j.attribute("score", d.score);
-          j.attribute("text", Utf8(d.text));
+          j.attribute("text", ValidUtf8(d.text));
         });
       }
     });

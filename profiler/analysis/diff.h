@@ -41,49 +41,11 @@
 #include "absl/types/span.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/analysis.h"
-#include "profiler/analysis/analysis_sink.h"
+#include "profiler/sinks/analysis_sink.h"
+#include "profiler/sinks/duration_sink.h"
 #include "profiler/sinks/sink.h"
 
 namespace warptrace {
-
-// A sink that keeps every slice duration by (role, site name, iteration), for a diff.
-class DurationSink : public TraceSink {
- public:
-  struct Sample {
-    std::vector<double> durations;  // ns, in arrival order
-    double self_ns = 0;             // total exclusive time
-    SiteKind kind = SiteKind::kRegion;
-  };
-  using Key = std::tuple<std::string, std::string, int64_t>;  // role, site name, iteration
-
-  absl::string_view Name() const override { return "diff"; }
-  absl::Status Begin(const TraceBegin& begin) override;
-  absl::Status AddUnit(const UnitView& unit) override;
-  absl::Status End(const TraceEnd& end) override;
-
-  const std::map<Key, Sample>& samples() const { return samples_; }
-  const std::vector<double>& block_ns() const { return block_ns_; }
-  uint64_t blocks() const { return block_ns_.size(); }
-  const std::string& kernel_name() const { return kernel_name_; }
-
- private:
-  const TraceLayout* layout_ = nullptr;
-  std::string kernel_name_;
-  std::map<Key, Sample> samples_;
-  std::vector<double> block_ns_;
-  struct Open {
-    Sample* all;
-    Sample* iteration;  // null outside loops
-    int64_t index;      // iteration index, -1 outside loops
-    int64_t dur;
-    int64_t child_ns;
-  };
-  std::vector<Open> stack_;
-  std::vector<int64_t> loop_count_;  // per site, within the current unit
-  bool in_block_ = false;
-  uint32_t block_ = 0;
-  int64_t block_start_ = 0, block_end_ = 0;
-};
 
 // Both sinks a diff needs from one trace: durations and the analysis.
 class DiffCollector {

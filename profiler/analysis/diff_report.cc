@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/utf8.h"
 #include "llvm/Support/JSON.h"
 #include "profiler/analysis/diff.h"
 
@@ -69,10 +70,9 @@ void Shares(const char* title, const std::vector<ShareChange>& shares, llvm::raw
 }
 
 void Row(json::OStream& j, const DiffRow& r) {
-  auto utf8 = [](const std::string& s) { return json::isUTF8(s) ? s : json::fixUTF8(s); };
   j.object([&] {
-    j.attribute("role", utf8(r.role));
-    j.attribute("name", utf8(r.name));
+    j.attribute("role", ValidUtf8(r.role));
+    j.attribute("name", ValidUtf8(r.name));
     j.attribute("iteration", r.iteration);
     j.attribute("kind", SiteKindName(r.kind));
     j.attribute("count_before", r.count_before);

@@ -2,10 +2,12 @@
 // unit) released that wait (on another)". The critical path (critical_path.h) follows such
 // edges across units; without them it can only follow program order within one unit.
 //
-// Links are an explicit input, never guessed from event order: a decoder of buffers that
-// record barrier instance and phase as payload fills them (the hand-off recording of the
-// warp-specialization issue, trace format v2); tests synthesize them. Version 1 buffers
-// have none, and the analysis then says its critical path is per unit only.
+// Links are exact, never guessed from event order. For a version-2 trace (barrier instance
+// and phase recorded as payloads) the timeline resolves each arrival -> release as a Flow
+// (timeline_types.h, links.h) and AnalysisSink (profiler/sinks/analysis_sink.h) turns the
+// flows into HandoffLinks itself; callers with another source may pass links explicitly
+// (AnalysisOptions), and tests synthesize them. Version-1 buffers have none, and the
+// analysis then says its critical path is per unit only.
 //
 //   HandoffLink link;
 //   link.block_linear = 7;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -9,11 +10,8 @@ namespace warptrace {
 namespace {
 
 template <typename T>
-T Percentile(absl::Span<const T> sorted, double p) {
-  if (sorted.empty()) return T{};
-  const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
-  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
-  return sorted[std::min(index, sorted.size() - 1)];
+T Percentile(absl::Span<const T> sorted, int percent) {
+  return sorted.empty() ? T{} : sorted[NearestRankIndex(sorted.size(), percent)];
 }
 
 // P(U <= u) for samples of sizes m and n without ties: counts[k] = arrangements with U = k,
@@ -43,11 +41,24 @@ double ExactCdf(size_t m, size_t n, double u) {
 
 }  // namespace
 
-int64_t PercentileSorted(absl::Span<const int64_t> sorted, double p) {
-  return Percentile(sorted, p);
+size_t NearestRankIndex(size_t n, int percent) {
+  const uint64_t p = static_cast<uint64_t>(std::clamp(percent, 0, 100));
+  const uint64_t rank = (p * n + 99) / 100;  // ceil(p * n / 100), exact
+  return rank == 0 ? 0 : static_cast<size_t>(std::min<uint64_t>(rank, n) - 1);
 }
-double PercentileSorted(absl::Span<const double> sorted, double p) {
-  return Percentile(sorted, p);
+
+int64_t PercentileSorted(absl::Span<const int64_t> sorted, int percent) {
+  return Percentile(sorted, percent);
+}
+double PercentileSorted(absl::Span<const double> sorted, int percent) {
+  return Percentile(sorted, percent);
+}
+
+int64_t PercentileInPlace(absl::Span<int64_t> values, int percent) {
+  if (values.empty()) return 0;
+  auto nth = values.begin() + static_cast<std::ptrdiff_t>(NearestRankIndex(values.size(), percent));
+  std::nth_element(values.begin(), nth, values.end());
+  return *nth;
 }
 
 RankTest MannWhitney(absl::Span<const double> a, absl::Span<const double> b) {

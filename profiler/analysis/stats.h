@@ -1,5 +1,5 @@
-// Small statistics for the analysis and the diff: nearest-rank percentiles and the
-// Mann-Whitney rank test.
+// Small statistics for the analysis, the diff and the summary: nearest-rank percentiles (the
+// one definition the project uses) and the Mann-Whitney rank test.
 //
 //   std::sort(before.begin(), before.end());
 //   double p95 = PercentileSorted(before, 95);
@@ -8,16 +8,26 @@
 #ifndef WARPTRACE_PROFILER_ANALYSIS_STATS_H_
 #define WARPTRACE_PROFILER_ANALYSIS_STATS_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "absl/types/span.h"
 
 namespace warptrace {
 
-// The nearest-rank p-th percentile (0 < p <= 100) of ascending `sorted`: the element at index
-// ceil(p/100 * n) - 1, as in summary.h. 0 for an empty span.
-int64_t PercentileSorted(absl::Span<const int64_t> sorted, double p);
-double PercentileSorted(absl::Span<const double> sorted, double p);
+// The nearest-rank percentile's index in `n` >= 1 ascending values: ceil(percent * n / 100) - 1,
+// computed in integers (95 % of 20 values is exactly rank 19, index 18), and 0 for
+// percent 0 (the minimum); percent is clamped to 0..100 (100: the maximum, index n - 1).
+size_t NearestRankIndex(size_t n, int percent);
+
+// The nearest-rank `percent`-th percentile of ascending `sorted` (NearestRankIndex): an
+// element of the data, never an interpolation. 0 for an empty span.
+int64_t PercentileSorted(absl::Span<const int64_t> sorted, int percent);
+double PercentileSorted(absl::Span<const double> sorted, int percent);
+
+// The same percentile of unsorted `values`, found with std::nth_element (O(n)); reorders
+// `values`. 0 for an empty span.
+int64_t PercentileInPlace(absl::Span<int64_t> values, int percent);
 
 struct RankTest {
   double u = 0;        // Mann-Whitney U of `a` (pairs a > b, ties count 1/2)

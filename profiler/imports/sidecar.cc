@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 #include "format/trace_abi.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -20,6 +21,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "profiler/imports/json_fields.h"
+#include "profiler/imports/layout_json.h"
 
 namespace warptrace {
 namespace {
@@ -28,12 +30,6 @@ namespace json = ::llvm::json;
 
 llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.size()); }
 absl::string_view View(llvm::StringRef s) { return absl::string_view(s.data(), s.size()); }
-
-// json::Value asserts on invalid UTF-8; repair names first (they come from users).
-std::string Utf8(const std::string& s) {
-  return json::isUTF8(s) ? s : json::fixUTF8(s);
-}
-
 
 absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
   llvm::Expected<json::Value> value = json::parse(Ref(text));
@@ -65,6 +61,46 @@ absl::StatusOr<std::vector<BarrierInfo>> ParseBarriers(const JsonFields& root) {
   return barriers;
 }
 
+// The sidecar's "format" and "version": ours, and one this build reads.
+absl::Status CheckFormatAndVersion(const JsonFields& root) {
+  ASSIGN_OR_RETURN(std::string format, root.String("format"));
+  if (format != kSidecarFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sidecar has format \"", format, "\", expected \"", kSidecarFormat,
+        "\" (a foreign format needs its importer: see LoadOptions::importers)"));
+  }
+  ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
+  if (version->getAsInteger() != kSidecarVersion) {
+    std::string found;
+    llvm::raw_string_ostream os(found);
+    os << *version;
+    os.flush();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sidecar version ", found, " is not supported: this build reads version ",
+        kSidecarVersion, "; re-save the trace with a matching warptrace"));
+  }
+  return absl::OkStatus();
+}
+
+// The "unit" object.
+absl::StatusOr<UnitSpec> ParseUnit(const JsonFields& unit) {
+  UnitSpec out;
+  ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
+  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit_kind);
+  if (!kind.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"unit.kind\": ",
+                                                   kind.status().message()));
+  }
+  out.kind = *kind;
+  ASSIGN_OR_RETURN(uint64_t first_thread, unit.Unsigned("first_thread"));
+  ASSIGN_OR_RETURN(uint64_t num_threads, unit.Unsigned("num_threads"));
+  ASSIGN_OR_RETURN(uint64_t recorder_offset, unit.Unsigned("recorder_offset"));
+  out.first_thread = static_cast<uint32_t>(first_thread);
+  out.num_threads = static_cast<uint32_t>(num_threads);
+  out.recorder_offset = static_cast<uint32_t>(recorder_offset);
+  return out;
+}
+
 }  // namespace
 
 void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
@@ -79,8 +115,8 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
   j.object([&] {
     j.attribute("format", kSidecarFormat);
     j.attribute("version", kSidecarVersion);
-    j.attribute("kernel_name", Utf8(layout.kernel_name));
-    j.attribute("device_name", Utf8(layout.device_name));
+    j.attribute("kernel_name", ValidUtf8(layout.kernel_name));
+    j.attribute("device_name", ValidUtf8(layout.device_name));
     dims("grid", layout.grid);
     dims("block", layout.block);
     j.attributeObject("unit", [&] {
@@ -99,31 +135,18 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
     j.attributeObject("clock", [&] {
       j.attribute("nominal_sm_clock_khz", layout.clock.nominal_sm_clock_khz);
       j.attribute("num_sms", layout.clock.num_sms);
-      j.attribute("event_clock", Utf8(layout.clock.event_clock));
+      j.attribute("event_clock", ValidUtf8(layout.clock.event_clock));
       j.attribute("host_backend", layout.clock.host_backend);
     });
-    j.attributeArray("sites", [&] {
-      for (const SiteInfo& site : layout.sites) {
-        j.object([&] {
-          j.attribute("id", site.id);
-          j.attribute("name", Utf8(site.name));
-          j.attribute("kind", SiteKindName(site.kind));
-          j.attribute("origin", Utf8(site.origin));
-        });
-      }
-    });
+    j.attributeArray("sites", [&] { WriteSitesJson(layout.sites, j); });
     if (layout.host_anchor.known) {
-      const HostTimeAnchor& a = layout.host_anchor;
       j.attributeObject("host_anchor", [&] {
-        j.attribute("globaltimer_ns", a.globaltimer_ns);
-        j.attribute("boottime_ns", a.boottime_ns);
-        j.attribute("realtime_ns", a.realtime_ns);
-        j.attribute("uncertainty_ns", a.uncertainty_ns);
+        WriteHostAnchorJson(layout.host_anchor, LargeIntegers::kNumbers, j);
       });
     }
     if (!layout.unit_roles.empty()) {
       j.attributeArray("unit_roles", [&] {
-        for (const std::string& role : layout.unit_roles) j.value(Utf8(role));
+        for (const std::string& role : layout.unit_roles) j.value(ValidUtf8(role));
       });
     }
     if (!layout.barriers.empty()) {
@@ -131,7 +154,7 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
         for (const BarrierInfo& barrier : layout.barriers) {
           j.object([&] {
             j.attribute("id", barrier.id);
-            j.attribute("name", Utf8(barrier.name));
+            j.attribute("name", ValidUtf8(barrier.name));
             j.attribute("arrivals_per_phase", barrier.arrivals_per_phase);
           });
         }
@@ -149,23 +172,7 @@ absl::StatusOr<std::string> SidecarFormat(absl::string_view text) {
 absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(json::Value value, ParseJson(text));
   JsonFields root(*value.getAsObject(), "", "sidecar");
-  ASSIGN_OR_RETURN(std::string format, root.String("format"));
-  if (format != kSidecarFormat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sidecar has format \"", format, "\", expected \"", kSidecarFormat,
-        "\" (a foreign format needs its importer: see LoadOptions::importers)"));
-  }
-  ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
-  if (version->getAsInteger() != kSidecarVersion) {
-    std::string found;
-    llvm::raw_string_ostream os(found);
-    os << *version;
-    os.flush();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sidecar version ", found, " is not supported: this build reads version ",
-        kSidecarVersion, "; re-save the trace with a matching warptrace"));
-  }
-
+  RETURN_IF_ERROR(CheckFormatAndVersion(root));
   TraceLayout layout;
   ASSIGN_OR_RETURN(layout.kernel_name, root.String("kernel_name"));
   ASSIGN_OR_RETURN(layout.device_name, root.String("device_name"));
@@ -173,19 +180,7 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(layout.block, root.Dims("block"));
 
   ASSIGN_OR_RETURN(JsonFields unit, root.Object("unit"));
-  ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
-  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit_kind);
-  if (!kind.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("sidecar field \"unit.kind\": ",
-                                                   kind.status().message()));
-  }
-  layout.unit.kind = *kind;
-  ASSIGN_OR_RETURN(uint64_t first_thread, unit.Unsigned("first_thread"));
-  ASSIGN_OR_RETURN(uint64_t num_threads, unit.Unsigned("num_threads"));
-  ASSIGN_OR_RETURN(uint64_t recorder_offset, unit.Unsigned("recorder_offset"));
-  layout.unit.first_thread = static_cast<uint32_t>(first_thread);
-  layout.unit.num_threads = static_cast<uint32_t>(num_threads);
-  layout.unit.recorder_offset = static_cast<uint32_t>(recorder_offset);
+  ASSIGN_OR_RETURN(layout.unit, ParseUnit(unit));
 
   ASSIGN_OR_RETURN(uint64_t capacity, root.Unsigned("capacity"));
   layout.capacity = static_cast<uint32_t>(capacity);
@@ -216,37 +211,9 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
 
   if (root.Has("host_anchor")) {
     ASSIGN_OR_RETURN(JsonFields anchor, root.Object("host_anchor"));
-    HostTimeAnchor& a = layout.host_anchor;
-    constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
-    ASSIGN_OR_RETURN(uint64_t globaltimer, anchor.Unsigned("globaltimer_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t boottime, anchor.Unsigned("boottime_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t realtime, anchor.Unsigned("realtime_ns", kMax));
-    ASSIGN_OR_RETURN(uint64_t uncertainty, anchor.Unsigned("uncertainty_ns", kMax));
-    a = {true, static_cast<int64_t>(globaltimer), static_cast<int64_t>(boottime),
-         static_cast<int64_t>(realtime), static_cast<int64_t>(uncertainty)};
+    ASSIGN_OR_RETURN(layout.host_anchor, ReadHostAnchorJson(anchor));
   }
-
-  ASSIGN_OR_RETURN(const json::Array* sites, root.Array("sites"));
-  layout.sites.reserve(sites->size());
-  for (size_t i = 0; i < sites->size(); ++i) {
-    const std::string path = absl::StrCat("sites[", i, "]");
-    const json::Object* object = (*sites)[i].getAsObject();
-    if (object == nullptr) return root.Mistyped(path, "an object", (*sites)[i]);
-    JsonFields site_fields(*object, path, "sidecar");
-    SiteInfo site;
-    ASSIGN_OR_RETURN(uint64_t id, site_fields.Unsigned("id"));
-    site.id = static_cast<uint32_t>(id);
-    ASSIGN_OR_RETURN(site.name, site_fields.String("name"));
-    ASSIGN_OR_RETURN(std::string site_kind, site_fields.String("kind"));
-    absl::StatusOr<SiteKind> parsed_kind = ParseSiteKind(site_kind);
-    if (!parsed_kind.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sidecar field \"", path, ".kind\": ", parsed_kind.status().message()));
-    }
-    site.kind = *parsed_kind;
-    ASSIGN_OR_RETURN(site.origin, site_fields.String("origin"));
-    layout.sites.push_back(std::move(site));
-  }
+  ASSIGN_OR_RETURN(layout.sites, ReadSitesJson(root, "sites"));
   // Optional (sidecars written before the role table have none).
   if (root.Has("unit_roles")) {
     ASSIGN_OR_RETURN(layout.unit_roles, root.Strings("unit_roles"));

@@ -1,27 +1,26 @@
 #include "profiler/sinks/chrome_trace.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 #include "format/layout.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
+#include "profiler/imports/layout_json.h"
+#include "profiler/timeline/timeline_check.h"
 
 namespace warptrace {
 namespace {
@@ -31,9 +30,6 @@ constexpr uint32_t kNoBarrierId = 0xffffffffu;
 
 // The process of units that have no record (has_record false): beyond any SM id.
 constexpr uint32_t kNoRecordPid = uint32_t{1} << 20;
-
-// Big enough that write(2) calls do not show in a profile of a multi-GB trace.
-constexpr size_t kFileBufferBytes = size_t{1} << 20;
 
 std::string DimString(const Dim3& d) { return absl::StrFormat("(%d,%d,%d)", d.x, d.y, d.z); }
 
@@ -48,7 +44,7 @@ std::string UnitLabel(const UnitTimeline& unit, const TraceLayout& layout) {
   return UnitName(unit.block_index, layout.unit.kind, unit.unit_index);
 }
 
-// ns → microseconds with exactly three decimals. `ns` >= 0 (checked by Validate).
+// ns → microseconds with exactly three decimals. `ns` >= 0 (CheckTimeline checks it).
 // Returns one past the last character written; `out` needs 24 bytes.
 char* FormatMicros(int64_t ns, char* out) {
   const uint64_t value = static_cast<uint64_t>(ns);
@@ -66,9 +62,9 @@ std::string JsonString(llvm::StringRef text) {
   std::string out;
   llvm::raw_string_ostream os(out);
   llvm::json::OStream json(os);
-  // json::Value's StringRef constructor runs fixUTF8 on invalid input; do it explicitly so
-  // the intent is visible and the replacement is the same U+FFFD everywhere.
-  json.value(llvm::json::isUTF8(text) ? text.str() : llvm::json::fixUTF8(text));
+  // json::Value's StringRef constructor repairs invalid UTF-8 itself; ValidUtf8 makes the
+  // intent visible and the replacement the one every output uses.
+  json.value(ValidUtf8(absl::string_view(text.data(), text.size())));
   os.flush();
   return out;
 }
@@ -76,122 +72,6 @@ std::string JsonString(llvm::StringRef text) {
 std::string JsonUint(uint64_t value) {
   char buf[24];
   return std::string(buf, std::to_chars(buf, buf + sizeof(buf), value).ptr);
-}
-
-// Where the previous unit (of this or an earlier chunk) left off.
-struct UnitOrder {
-  bool any = false;
-  uint32_t block_linear = 0;
-  uint32_t unit_index = 0;
-  std::string label;
-};
-
-// The instants, async spans and flow anchors of a unit: times at or after the origin and
-// less than 2^63 ns after it, sites in the table, lanes below async_lanes.
-absl::Status ValidateHandoffs(const UnitTimeline& unit, const TraceLayout& layout,
-                              int64_t origin_ns) {
-  auto time_ok = [&](int64_t ns) {
-    int64_t span;
-    return ns >= origin_ns && !__builtin_sub_overflow(ns, origin_ns, &span);
-  };
-  auto fail = [&](absl::string_view what, size_t i, absl::string_view problem) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(UnitLabel(unit, layout), ", ", what, " ", i, ": ", problem));
-  };
-  for (size_t i = 0; i < unit.instants.size(); ++i) {
-    const Instant& in = unit.instants[i];
-    if (in.site >= layout.sites.size()) return fail("instant", i, "site outside the table");
-    if (!time_ok(in.ns)) return fail("instant", i, "time before the origin or past 2^63 ns");
-  }
-  for (size_t i = 0; i < unit.async_spans.size(); ++i) {
-    const AsyncSpan& a = unit.async_spans[i];
-    if (a.site >= layout.sites.size()) return fail("async span", i, "site outside the table");
-    if (!time_ok(a.begin_ns) || !time_ok(a.end_ns) || a.end_ns < a.begin_ns) {
-      return fail("async span", i, "times before the origin, reversed or past 2^63 ns");
-    }
-    if (a.lane >= unit.async_lanes) return fail("async span", i, "lane past async_lanes");
-  }
-  for (size_t i = 0; i < unit.flows.size(); ++i) {
-    const Flow& f = unit.flows[i];
-    for (const FlowEnd* end : {&f.from, &f.to}) {
-      if (end->record_index != unit.record_index || end->anchor == FlowEnd::kNone) continue;
-      const size_t limit = end->on_async ? unit.async_spans.size() : unit.slices.size();
-      if (end->anchor >= limit) return fail("flow", i, "anchor outside the unit's track");
-      if (!time_ok(end->ns)) return fail("flow", i, "time before the origin or past 2^63 ns");
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Checks everything the writer relies on, before a byte of `units` is written. `order` is
-// updated to the last unit. `units_per_block` = 0: no bound on unit indices.
-absl::Status Validate(absl::Span<const UnitTimeline> units, const TraceLayout& layout,
-                      int64_t origin_ns, uint64_t units_per_block, UnitOrder& order) {
-  const size_t num_sites = layout.sites.size();
-  std::vector<const Slice*> open;  // open[d] = the last slice seen at depth d
-  for (const UnitTimeline& unit : units) {
-    if (order.any && std::pair(order.block_linear, order.unit_index) >=
-                         std::pair(unit.block_linear, unit.unit_index)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "timeline units must be strictly ordered by (block, unit): ", UnitLabel(unit, layout),
-          " follows ", order.label));
-    }
-    if (units_per_block != 0 && unit.unit_index >= units_per_block) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          UnitLabel(unit, layout), ": unit index is not below the layout's ", units_per_block,
-          " units per block"));
-    }
-    order = {true, unit.block_linear, unit.unit_index, UnitLabel(unit, layout)};
-    open.clear();
-    int64_t last_begin = origin_ns;
-    for (size_t i = 0; i < unit.slices.size(); ++i) {
-      const Slice& s = unit.slices[i];
-      auto fail = [&](absl::string_view what) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            UnitLabel(unit, layout), ", slice ", i, " (site ", s.site, ", depth ", s.depth, ", ",
-            s.begin_ns, "..", s.end_ns, " ns): ", what));
-      };
-      if (s.site >= num_sites) {
-        return fail(absl::StrCat("site id is outside the site table (", num_sites, " sites)"));
-      }
-      if (s.end_ns < s.begin_ns) return fail("ends before it begins");
-      if (s.begin_ns < origin_ns) {
-        return fail(absl::StrCat("begins before the timeline origin ", origin_ns, " ns"));
-      }
-      // origin <= begin <= end, so end - origin bounds every difference the writer takes.
-      if (int64_t span; __builtin_sub_overflow(s.end_ns, origin_ns, &span)) {
-        return fail(absl::StrCat("is more than 2^63 ns after the timeline origin ", origin_ns,
-                                 " ns"));
-      }
-      if (s.begin_ns < last_begin && i > 0) {
-        return fail(absl::StrCat("begins before the previous slice (", last_begin,
-                                 " ns); slices must be ordered by begin time"));
-      }
-      last_begin = s.begin_ns;
-      if (s.depth > open.size()) {
-        return fail(absl::StrCat("is deeper than its enclosing slices (", open.size(),
-                                 " open at this point)"));
-      }
-      if (s.depth < open.size()) {
-        const Slice& sibling = *open[s.depth];
-        if (sibling.end_ns > s.begin_ns) {
-          return fail(absl::StrCat("overlaps the previous slice at its depth (site ",
-                                   sibling.site, ", ends at ", sibling.end_ns, " ns)"));
-        }
-        open.resize(s.depth);
-      }
-      if (s.depth > 0) {
-        const Slice& parent = *open[s.depth - 1];
-        if (s.end_ns > parent.end_ns) {
-          return fail(absl::StrCat("ends after its parent (site ", parent.site, ", ",
-                                   parent.begin_ns, "..", parent.end_ns, " ns)"));
-        }
-      }
-      open.push_back(&s);
-    }
-    RETURN_IF_ERROR(ValidateHandoffs(unit, layout, origin_ns));
-  }
-  return absl::OkStatus();
 }
 
 // An event object serialized once by json::OStream with holes where per-unit and per-event
@@ -249,7 +129,7 @@ class EventTemplate {
   std::vector<std::string> pieces_;
 };
 
-// Streams one validated Timeline. Metadata goes through json::OStream attribute by
+// Streams one checked Timeline (timeline_check.h). Metadata goes through json::OStream attribute by
 // attribute; slice events go through it as one rawValue each, filled from an EventTemplate
 // that json::OStream serialized (so every name, key and escape is still its work) and from
 // numbers formatted with std::to_chars. One template per (site, variant) for the whole
@@ -283,7 +163,7 @@ class Writer {
     json_.arrayBegin();
   }
 
-  // Per validated unit: its thread metadata, then its slices (so a trace streamed unit by
+  // Per checked unit: its thread metadata, then its slices (so a trace streamed unit by
   // unit is byte for byte the trace of the whole Timeline).
   void AddUnits(absl::Span<const UnitTimeline> units) {
     for (const UnitTimeline& unit : units) {
@@ -327,7 +207,7 @@ class Writer {
   }
   // The fields every event of `site` begins with.
   static void SiteHead(llvm::json::OStream& json, const SiteInfo& site, const char* ph) {
-    json.attribute("name", FixedUtf8(site.name));
+    json.attribute("name", ValidUtf8(site.name));
     json.attribute("cat", SiteKindName(site.kind));
     json.attribute("ph", ph);
   }
@@ -358,7 +238,7 @@ class Writer {
               Holes(json, "unit");
               json.attribute("site", static_cast<int64_t>(site_id));
               json.attribute("kind", SiteKindName(site.kind));
-              json.attribute("origin", FixedUtf8(site.origin));
+              json.attribute("origin", ValidUtf8(site.origin));
               if (verdict) Holes(json, "verdict");
               if (repaired) json.attribute("repaired", true);
             });
@@ -385,10 +265,6 @@ class Writer {
     return entry;
   }
 
-  static std::string FixedUtf8(const std::string& text) {
-    return llvm::json::isUTF8(text) ? text : llvm::json::fixUTF8(text);
-  }
-
   void Count(const UnitTimeline& unit) {
     ++verdict_counts_[static_cast<int>(unit.verdict)];
     ++units_;
@@ -407,9 +283,9 @@ class Writer {
   void WriteOtherData(absl::string_view clock_note, bool overhead_compensated) {
     const TraceLayout& layout = layout_;
     json_.attribute("tool", "warptrace");
-    json_.attribute("kernel", FixedUtf8(layout.kernel_name));
-    json_.attribute("device", FixedUtf8(layout.device_name));
-    json_.attribute("clock", FixedUtf8(std::string(clock_note)));
+    json_.attribute("kernel", ValidUtf8(layout.kernel_name));
+    json_.attribute("device", ValidUtf8(layout.device_name));
+    json_.attribute("clock", ValidUtf8(clock_note));
     json_.attribute("time_source", TimeSource(layout.clock));
     json_.attribute("nominal_sm_clock_khz",
                     static_cast<int64_t>(layout.clock.nominal_sm_clock_khz));
@@ -434,24 +310,11 @@ class Writer {
     json_.attribute("dropped_events", static_cast<int64_t>(dropped_));
     json_.attribute("slice_args", ChromeSliceArgsName(options_.args));
     // What lean slices leave out, once per site.
-    json_.attributeArray("sites", [&] {
-      for (const SiteInfo& site : layout.sites) {
-        json_.object([&] {
-          json_.attribute("id", static_cast<int64_t>(site.id));
-          json_.attribute("name", FixedUtf8(site.name));
-          json_.attribute("kind", SiteKindName(site.kind));
-          json_.attribute("origin", FixedUtf8(site.origin));
-        });
-      }
-    });
+    json_.attributeArray("sites", [&] { WriteSitesJson(layout.sites, json_); });
     if (layout.host_anchor.known) {
       // Decimal strings, like origin_ns: the values exceed 2^53.
-      const HostTimeAnchor& anchor = layout.host_anchor;
       json_.attributeObject("host_anchor", [&] {
-        json_.attribute("globaltimer_ns", absl::StrCat(anchor.globaltimer_ns));
-        json_.attribute("boottime_ns", absl::StrCat(anchor.boottime_ns));
-        json_.attribute("realtime_ns", absl::StrCat(anchor.realtime_ns));
-        json_.attribute("uncertainty_ns", anchor.uncertainty_ns);
+        WriteHostAnchorJson(layout.host_anchor, LargeIntegers::kDecimalStrings, json_);
       });
     }
   }
@@ -500,7 +363,7 @@ class Writer {
         json_.attribute("name", name);
         json_.attribute("verdict", VerdictName(unit.verdict));
         if (unit.verdict != Verdict::kComplete) {
-          json_.attribute("reason", FixedUtf8(unit.verdict_reason));
+          json_.attribute("reason", ValidUtf8(unit.verdict_reason));
         }
       });
     });
@@ -808,8 +671,7 @@ uint64_t UnitsPerBlockOf(const Timeline& timeline) {
 
 absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions& options,
                               llvm::raw_ostream& os) {
-  UnitOrder order;
-  RETURN_IF_ERROR(Validate(timeline.units, timeline.layout, timeline.origin_ns, 0, order));
+  RETURN_IF_ERROR(CheckTimeline(timeline));
   Writer writer(timeline.layout, timeline.origin_ns, UnitsPerBlockOf(timeline), options, os);
   writer.Begin();
   writer.AddUnits(timeline.units);
@@ -819,24 +681,16 @@ absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions
 
 absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
                                   absl::string_view path) {
-  UnitOrder order;
-  RETURN_IF_ERROR(Validate(timeline.units, timeline.layout, timeline.origin_ns, 0, order));
-  return WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) -> absl::Status {
-    Writer writer(timeline.layout, timeline.origin_ns, UnitsPerBlockOf(timeline), options, os);
-    writer.Begin();
-    writer.AddUnits(timeline.units);
-    writer.Finish(timeline.clock_note, timeline.overhead_compensated);
-    return absl::OkStatus();
-  });
-}
-
-absl::Status WriteChromeTraceFile(
-    absl::string_view path, const std::function<absl::Status(llvm::raw_ostream&)>& write) {
-  return WriteFileAtomically(
+  RETURN_IF_ERROR(CheckTimeline(timeline));
+  return WriteLargeFileAtomically(
       path,
-      [&](llvm::raw_ostream& os) {
-        os.SetBufferSize(kFileBufferBytes);
-        return write(os);
+      [&](llvm::raw_ostream& os) -> absl::Status {
+        Writer writer(timeline.layout, timeline.origin_ns, UnitsPerBlockOf(timeline), options,
+                      os);
+        writer.Begin();
+        writer.AddUnits(timeline.units);
+        writer.Finish(timeline.clock_note, timeline.overhead_compensated);
+        return absl::OkStatus();
       },
       {.role = "Chrome trace"});
 }
@@ -849,12 +703,13 @@ struct ChromeTraceWriter::State {
       : layout(layout),
         origin_ns(origin),
         units_per_block(std::max<uint64_t>(UnitsPerBlock(layout), 1)),
+        checker(this->layout, origin, units_per_block),
         writer(this->layout, origin, units_per_block, options, os) {}
   const TraceLayout layout;
   const int64_t origin_ns;
   const uint64_t units_per_block;
+  TimelineChecker checker;
   Writer writer;
-  UnitOrder order;
   bool finished = false;
 };
 
@@ -872,8 +727,7 @@ absl::Status ChromeTraceWriter::Add(const Timeline& chunk) {
   if (state_->finished) {
     return absl::FailedPreconditionError("ChromeTraceWriter::Add after Finish");
   }
-  RETURN_IF_ERROR(Validate(chunk.units, state_->layout, state_->origin_ns,
-                           state_->units_per_block, state_->order));
+  RETURN_IF_ERROR(state_->checker.NextUnits(chunk.units));
   state_->writer.AddUnits(chunk.units);
   return absl::OkStatus();
 }
@@ -882,10 +736,8 @@ absl::Status ChromeTraceWriter::AddUnit(const UnitTimeline& unit) {
   if (state_->finished) {
     return absl::FailedPreconditionError("ChromeTraceWriter::AddUnit after Finish");
   }
-  const absl::Span<const UnitTimeline> one(&unit, 1);
-  RETURN_IF_ERROR(Validate(one, state_->layout, state_->origin_ns, state_->units_per_block,
-                           state_->order));
-  state_->writer.AddUnits(one);
+  RETURN_IF_ERROR(state_->checker.Next(unit));
+  state_->writer.AddUnits(absl::Span<const UnitTimeline>(&unit, 1));
   return absl::OkStatus();
 }
 
@@ -893,55 +745,6 @@ void ChromeTraceWriter::Finish(absl::string_view clock_note, bool overhead_compe
   if (state_->finished) return;
   state_->finished = true;
   state_->writer.Finish(clock_note, overhead_compensated);
-}
-
-// ---- ChromeTraceSink --------------------------------------------------------------------
-
-ChromeTraceSink::ChromeTraceSink(const ChromeTraceOptions& options, llvm::raw_ostream& os)
-    : options_(options), os_(os) {}
-
-ChromeTraceSink::~ChromeTraceSink() = default;
-
-absl::Status ChromeTraceSink::Begin(const TraceBegin& begin) {
-  writer_ = std::make_unique<ChromeTraceWriter>(*begin.layout, begin.origin_ns, options_, os_);
-  overhead_compensated_ = begin.overhead_compensated;
-  return absl::OkStatus();
-}
-
-absl::Status ChromeTraceSink::AddUnit(const UnitView& unit) {
-  if (writer_ == nullptr) return absl::FailedPreconditionError("AddUnit before Begin");
-  return writer_->AddUnit(*unit.timeline);
-}
-
-absl::Status ChromeTraceSink::End(const TraceEnd& end) {
-  if (writer_ == nullptr) return absl::FailedPreconditionError("End before Begin");
-  writer_->Finish(end.clock_note, overhead_compensated_);
-  return absl::OkStatus();
-}
-
-absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  if (lower == "x") return ChromeEventStyle::kComplete;
-  if (lower == "be" || lower == "b/e") return ChromeEventStyle::kBeginEnd;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown Chrome event style '", name, "': use 'x' (complete events) or 'be' (B/E pairs)"));
-}
-
-absl::StatusOr<ChromeSliceArgs> ParseChromeSliceArgs(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  if (lower == "lean") return ChromeSliceArgs::kLean;
-  if (lower == "full") return ChromeSliceArgs::kFull;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown slice args '", name, "': use 'lean' (none; sites once in otherData) or 'full' "
-      "(block, unit, site, kind, origin on every slice)"));
-}
-
-const char* ChromeSliceArgsName(ChromeSliceArgs args) {
-  return args == ChromeSliceArgs::kLean ? "lean" : "full";
-}
-
-const char* ChromeEventStyleName(ChromeEventStyle style) {
-  return style == ChromeEventStyle::kComplete ? "x" : "be";
 }
 
 }  // namespace warptrace

@@ -99,54 +99,28 @@
 #define WARPTRACE_PROFILER_SINKS_CHROME_TRACE_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "format/layout.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/sinks/sink.h"
+#include "profiler/sinks/chrome_trace_options.h"
 #include "profiler/timeline/timeline_types.h"
 
 namespace warptrace {
 
-// How slices are written.
-enum class ChromeEventStyle {
-  kComplete,  // one "X" event per slice (half the bytes; the default)
-  kBeginEnd,  // a "B" and an "E" event per slice
-};
-
-// What each slice event's "args" carries.
-enum class ChromeSliceArgs {
-  kLean,  // nothing the track already says: only "repaired" (the default)
-  kFull,  // block, unit, site, kind, origin (and verdict) on every slice
-};
-
-struct ChromeTraceOptions {
-  ChromeEventStyle events = ChromeEventStyle::kComplete;
-  ChromeSliceArgs args = ChromeSliceArgs::kLean;
-};
-
 // Writes `timeline` to `os` as described above. Checks the Timeline first and writes
 // nothing if it is malformed. Returns:
-//   InvalidArgument  the Timeline breaks its own contract; the message names the unit
-//                    (block, unit index) and slice: units not strictly ordered by
-//                    (block_linear, unit_index); a slice with a site outside the site table,
-//                    an end before its begin, a begin before Timeline::origin_ns or an
-//                    end 2^63 ns or more after it, a begin
-//                    earlier than the previous slice's, a depth deeper than its open parents,
-//                    a slice sticking out of its parent or overlapping its previous sibling;
-//                    an instant, async span or flow end with a time before the origin (or
-//                    2^63 ns after it), a site outside the table, a lane past async_lanes,
-//                    an anchor outside its track, an async span that ends before it begins.
+//   InvalidArgument  the Timeline breaks its contract: CheckTimeline's errors
+//                    (timeline_check.h), whose messages name the unit and the slice.
 // Stream errors (e.g. a full disk behind a raw_fd_ostream) are the stream's: the caller
 // checks them (WriteChromeTraceFile does).
 absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions& options,
                               llvm::raw_ostream& os);
 
-// Writes the trace to the file `path` atomically with WriteFileAtomically (base/file.h): a
-// temporary file beside it replaces `path` only once everything is written and flushed
+// Writes the trace to the file `path` atomically with WriteLargeFileAtomically (base/file.h):
+// a temporary file beside it replaces `path` only once everything is written and flushed
 // ("-" writes to stdout); never executable; never over a file this process read. On any
 // error `path` is left as it was. Returns the codes of WriteChromeTrace, and:
 //   FailedPrecondition: `path` is an input of this process (e.g. the trace's sidecar);
@@ -154,12 +128,6 @@ absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions
 //   errors) with the path and the system's message (base/status_adapters.h).
 absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
                                   absl::string_view path);
-
-// The file shell on its own: runs `write` on a stream whose bytes go to `path` atomically,
-// as WriteChromeTraceFile does (for callers that stream with ChromeTraceWriter). An error
-// returned by `write` is returned unchanged and leaves `path` as it was.
-absl::Status WriteChromeTraceFile(
-    absl::string_view path, const std::function<absl::Status(llvm::raw_ostream&)>& write);
 
 // Writes one trace from a sequence of Timeline chunks, so that a dump never holds the
 // slices of more than one chunk: memory stays O(sites + SMs), whatever the event count.
@@ -173,9 +141,9 @@ absl::Status WriteChromeTraceFile(
 // `origin_ns` (the earliest unit start of the whole trace) apply to all. tids use
 // UnitsPerBlock(layout). The output holds the same events as WriteChromeTrace of the
 // concatenated Timeline, slices in the same order; thread metadata comes per chunk.
-// Add returns WriteChromeTrace's InvalidArgument cases for the chunk (nothing of it is
-// written then, but earlier chunks were: discard the output), also for a unit index at or
-// past UnitsPerBlock(layout); FailedPrecondition after Finish. The destructor finishes an
+// Add returns TimelineChecker's InvalidArgument cases for the chunk (timeline_check.h;
+// nothing of it is written then, but earlier chunks were: discard the output), with the
+// bound UnitsPerBlock(layout) on unit indices; FailedPrecondition after Finish. The destructor finishes an
 // unfinished trace with an empty clock note. Not thread-safe; `os` must outlive the writer.
 class ChromeTraceWriter {
  public:
@@ -194,41 +162,6 @@ class ChromeTraceWriter {
   struct State;
   std::unique_ptr<State> state_;
 };
-
-// The Chrome trace as a dump sink (sink.h): streams each unit to `os` as the driver hands it
-// over, and the metadata and otherData at End. The output is byte for byte
-// WriteChromeTrace of the whole Timeline the same dump would collect. AddUnit returns
-// ChromeTraceWriter::AddUnit's errors. A dump that stops early leaves a partial trace in
-// `os`: write through WriteChromeTraceFile's file shell, which commits only on success.
-//
-//   RETURN_IF_ERROR(WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
-//     ChromeTraceSink chrome(options, os);
-//     TraceSink* sinks[] = {&chrome};
-//     return DumpTrace(layout, words, dump_options, sinks, result);
-//   }));
-class ChromeTraceSink : public TraceSink {
- public:
-  ChromeTraceSink(const ChromeTraceOptions& options, llvm::raw_ostream& os);
-  ~ChromeTraceSink() override;
-  absl::string_view Name() const override { return "chrome trace"; }
-  absl::Status Begin(const TraceBegin& begin) override;
-  absl::Status AddUnit(const UnitView& unit) override;
-  absl::Status End(const TraceEnd& end) override;
-
- private:
-  ChromeTraceOptions options_;
-  llvm::raw_ostream& os_;
-  std::unique_ptr<ChromeTraceWriter> writer_;
-  bool overhead_compensated_ = false;
-};
-
-// "x" → kComplete, "be" → kBeginEnd (also "X", "B/E"); InvalidArgument otherwise.
-absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name);
-const char* ChromeEventStyleName(ChromeEventStyle style);  // "x", "be"
-
-// "lean" → kLean, "full" → kFull; InvalidArgument otherwise.
-absl::StatusOr<ChromeSliceArgs> ParseChromeSliceArgs(absl::string_view name);
-const char* ChromeSliceArgsName(ChromeSliceArgs args);  // "lean", "full"
 
 }  // namespace warptrace
 

@@ -10,22 +10,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "base/status_macros.h"
-#include "llvm/Support/JSON.h"
+#include "base/utf8.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/stats.h"
 
 namespace warptrace {
 namespace {
-
-// Nearest rank: the element at index ceil(p/100 * n) - 1 of the sorted values, computed in
-// integers so 95% of 20 is exactly 19.
-int64_t NearestRank(std::vector<int64_t>& values, uint64_t percent) {
-  const uint64_t n = values.size();
-  uint64_t rank = (percent * n + 99) / 100;  // ceil(p * n / 100)
-  if (rank == 0) rank = 1;
-  auto nth = values.begin() + static_cast<std::ptrdiff_t>(rank - 1);
-  std::nth_element(values.begin(), nth, values.end());
-  return *nth;
-}
 
 std::string Micros(int64_t ns) {
   const char* sign = ns < 0 ? "-" : "";
@@ -161,8 +153,8 @@ Summary SummaryBuilder::Finish(int64_t wall_ns, std::string clock_note) {
     stats.max_ns = *std::max_element(d.begin(), d.end());
     for (int64_t v : d) stats.total_ns += v;
     stats.mean_ns = static_cast<double>(stats.total_ns) / static_cast<double>(stats.count);
-    stats.p50_ns = NearestRank(d, 50);
-    stats.p95_ns = NearestRank(d, 95);
+    stats.p50_ns = PercentileInPlace(absl::MakeSpan(d), 50);
+    stats.p95_ns = PercentileInPlace(absl::MakeSpan(d), 95);
     stats.share = summary.unit_time_ns > 0 ? static_cast<double>(stats.total_ns) /
                                                  static_cast<double>(summary.unit_time_ns)
                                            : 0.0;
@@ -219,10 +211,10 @@ std::string SummaryHeader(const Summary& s) {
   }
   std::string header = absl::StrFormat(
       "kernel %s on %s: %d units, %s ms wall; SM clock %s",
-      llvm::json::fixUTF8(s.kernel_name.empty() ? "(unnamed)" : s.kernel_name),
-      llvm::json::fixUTF8(s.device_name.empty() ? "(unknown device)" : s.device_name), s.units,
+      ValidUtf8(s.kernel_name.empty() ? "(unnamed)" : s.kernel_name),
+      ValidUtf8(s.device_name.empty() ? "(unknown device)" : s.device_name), s.units,
       Micros(s.wall_ns / 1000), clock);
-  if (!s.clock_note.empty()) absl::StrAppend(&header, " [", llvm::json::fixUTF8(s.clock_note), "]");
+  if (!s.clock_note.empty()) absl::StrAppend(&header, " [", ValidUtf8(s.clock_note), "]");
   if (s.host_backend) {
     absl::StrAppend(&header,
                     "; times come from the host backend (the CPU's steady clock), not a GPU: "
@@ -239,7 +231,7 @@ void PrintSummary(const Summary& summary, llvm::raw_ostream& os) {
   rows.reserve(summary.regions.size() + 1);
   rows.emplace_back(titles, titles + kColumns);
   for (const RegionStats& r : summary.regions) {
-    rows.push_back({llvm::json::fixUTF8(r.name), absl::StrCat(r.count), Micros(r.total_ns),
+    rows.push_back({ValidUtf8(r.name), absl::StrCat(r.count), Micros(r.total_ns),
                     MicrosDouble(r.mean_ns), Micros(r.min_ns), Micros(r.p50_ns),
                     Micros(r.p95_ns), Micros(r.max_ns), absl::StrFormat("%.1f%%", r.share * 100)});
   }

@@ -16,7 +16,8 @@
 //     ordered by total time, largest first, then by name.
 //   - p50 / p95 are nearest-rank percentiles, exact values from the data (no interpolation):
 //     the smallest duration d such that at least p% of the durations are <= d, i.e. the
-//     element at index ceil(p/100 * count) - 1 of the sorted durations.
+//     element at index ceil(p/100 * count) - 1 of the sorted durations (NearestRankIndex,
+//     profiler/analysis/stats.h: the one definition the analysis and the diff use too).
 //   - mean = total / count (a double, ns).
 //   - share = total / unit time, where unit time is the sum over all units of
 //     (end_ns - start_ns): the fraction of the recorded units' time spent in that region.

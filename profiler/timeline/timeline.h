@@ -76,13 +76,13 @@
 #include "absl/status/statusor.h"
 #include <vector>
 
-#include "profiler/clock/clock.h"
 #include "absl/types/span.h"
+#include "profiler/clock/clock.h"
+#include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/decode.h"
 #include "profiler/trace/links.h"
-#include "profiler/timeline/timeline_types.h"
-#include "profiler/trace/walk.h"
 #include "profiler/trace/verify.h"
+#include "profiler/trace/walk.h"
 
 namespace warptrace {
 

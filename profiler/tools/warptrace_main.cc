@@ -20,7 +20,7 @@
 // regression gate for CI.
 //
 // The output format is --format's, or else --output's extension: .pftrace or
-// .perfetto-trace write Perfetto's protobuf trace (profiler/perfetto/perfetto_writer.h),
+// .perfetto-trace write Perfetto's protobuf trace (profiler/sinks/perfetto/perfetto_writer.h),
 // anything else Chrome trace JSON (profiler/sinks/chrome_trace.h).
 //
 // PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar); PREFIX.bin or PREFIX.json
@@ -49,21 +49,22 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "llvm/Support/raw_ostream.h"
-#include "absl/strings/str_format.h"
 #include "profiler/analysis/analysis_json.h"
-#include "profiler/analysis/analysis_sink.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
-#include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
 #include "profiler/imports/mosaic_import.h"
-#include "profiler/perfetto/perfetto_writer.h"
 #include "profiler/imports/sidecar.h"
+#include "profiler/sinks/analysis_sink.h"
+#include "profiler/sinks/chrome_trace.h"
+#include "profiler/sinks/chrome_trace_sink.h"
+#include "profiler/sinks/perfetto/perfetto_sink.h"
 #include "profiler/sinks/summary.h"
 #include "profiler/trace/verify.h"
 
@@ -157,13 +158,12 @@ absl::Status RunDump(const LoadedTrace& trace, const DumpOptions& options, Outpu
                      std::vector<TraceSink*> sinks, DumpResult& result) {
   if (output.empty()) return DumpTrace(trace.layout, trace.words, options, sinks, result);
   const bool perfetto = format == OutputFormat::kPerfetto;
-  return WriteFileAtomically(
+  return WriteLargeFileAtomically(
       output,
       [&](llvm::raw_ostream& os) {
-        os.SetBufferSize(size_t{1} << 20);
         std::unique_ptr<TraceSink> writer;
         if (perfetto) {
-          writer = std::make_unique<PerfettoWriter>(os);
+          writer = std::make_unique<PerfettoTraceSink>(os);
         } else {
           writer = std::make_unique<ChromeTraceSink>(chrome, os);
         }

@@ -147,6 +147,29 @@ TEST(FileTest, AFailingWriterLeavesTheTargetAndNoTemporaryBehind) {
   EXPECT_EQ(entries, 1);
 }
 
+TEST(FileTest, LargeFileWriterStreamsThroughALargeBufferAndCommitsOnlyOnSuccess) {
+  const std::string path = TestTempPath("large.bin");
+  size_t buffer = 0;
+  const std::string chunk(4096, 'x');
+  ASSERT_THAT(WriteLargeFileAtomically(path,
+                                       [&](llvm::raw_ostream& os) {
+                                         buffer = os.GetBufferSize();
+                                         for (int i = 0; i < 300; ++i) os << chunk;
+                                         return absl::OkStatus();
+                                       },
+                                       {.role = "trace"}),
+              IsOk());
+  EXPECT_EQ(buffer, kLargeFileBufferBytes);
+  EXPECT_EQ(Slurp(path).size(), 300 * chunk.size());
+  EXPECT_EQ(ModeOf(path) & 0111, 0u);
+  const absl::Status failed = WriteLargeFileAtomically(path, [&](llvm::raw_ostream& os) {
+    os << "partial";
+    return absl::InternalError("stopped early");
+  });
+  EXPECT_THAT(failed, StatusIs(absl::StatusCode::kInternal, "stopped early"));
+  EXPECT_EQ(Slurp(path).size(), 300 * chunk.size());
+}
+
 TEST(FileTest, ReportsTheFileSystemsCodeWithRoleAndPath) {
   EXPECT_THAT(ReadFile(TestTempPath("missing.json"), {.role = "trace sidecar"}),
               StatusIs(absl::StatusCode::kNotFound,

@@ -353,19 +353,35 @@ TEST_F(ExamplesTest, RecordCostRunsOnTheHostBackendAndReportsBothPlacements) {
   EXPECT_EQ(RunExample("record_cost_gpu", {"--iterations=0"}).exit_code, 2);
 }
 
-// A known bottleneck, made with the pipeline's busy-work delays on the host backend, is what
-// the first line of the diagnosis names (issue: the analysis). The waits are named by the
-// barrier family their hand-off flows say they waited on (the layout's barrier table).
-// 60000 cycles (40 us per load or mma): with 30000, in a UBSan build (whose slower runtime
-// the copies' bookkeeping pays for) the producer's `load` edged out the delayed `mma` as the
-// top critical-path region in 2 of 4 runs; at 60000, 6 of 6 were right.
-struct DelayCase {
-  std::string delay;
-  std::string bound;
-  std::string waiting;
+// The statistical tests below run the examples with the host backend's deterministic clock
+// (WARPTRACE_HOST_CLOCK=deterministic, jit/host/host_device.h): a thread's time advances
+// only by its clock reads (2 ns = 3 cycles each) and synchronization, so a planted delay of
+// N cycles (`while (clock64() - start < N)`) takes exactly N / 1.5 ns plus the loop's first
+// read, and everything else is the same on every run whatever the machine's load. Their
+// results are exact, not tolerances.
+class DeterministicExamplesTest : public ExamplesTest {
+ protected:
+  void SetUp() override { setenv("WARPTRACE_HOST_CLOCK", "deterministic", 1); }
+  void TearDown() override { unsetenv("WARPTRACE_HOST_CLOCK"); }
 };
 
-class PipelineDelayTest : public ExamplesTest, public ::testing::WithParamInterface<DelayCase> {};
+// The ns a `--producer_delay` / `--consumer_delay` of `cycles` adds to each load / mma: the
+// loop's reads, 3 cycles apart, until `cycles` passed, after its first read.
+constexpr int64_t DelayNs(int64_t cycles) { return (cycles + 2) / 3 * 2 + 2; }
+static_assert(DelayNs(60000) == 40002 && DelayNs(30000) == 20002);
+
+// A known bottleneck, made with the pipeline's busy-work delays, is what the first line of
+// the diagnosis names. The waits are named by the barrier family their hand-off flows say
+// they waited on (the layout's barrier table). With the deterministic clock the delayed side
+// is the whole critical path and the other side does nothing but wait for it: the line is
+// exact.
+struct DelayCase {
+  std::string delay;
+  std::string diagnosis;
+};
+
+class PipelineDelayTest : public DeterministicExamplesTest,
+                          public ::testing::WithParamInterface<DelayCase> {};
 
 TEST_P(PipelineDelayTest, IsDiagnosedAsTheBottleneckItCreates) {
   const DelayCase& c = GetParam();
@@ -373,32 +389,34 @@ TEST_P(PipelineDelayTest, IsDiagnosedAsTheBottleneckItCreates) {
   args.push_back(absl::StrCat("--out=", FreshDir("delay")));
   const Ran ran = RunExample("warp_specialized_pipeline", args);
   ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
-  EXPECT_THAT(FirstDiagnosis(ran.out), AllOf(HasSubstr(c.bound), HasSubstr(c.waiting)))
-      << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("virtual SMs, deterministic clock)"));
+  EXPECT_EQ(FirstDiagnosis(ran.out), c.diagnosis) << ran.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Delays, PipelineDelayTest,
-    ::testing::Values(DelayCase{"--producer_delay=60000", "producer-bound", "waiting on full[*]"},
-                      DelayCase{"--consumer_delay=60000", "consumer-bound",
-                                "waiting on empty[*]"}),
+    ::testing::Values(
+        DelayCase{"--producer_delay=60000",
+                  "  1. producer-bound: consumer units idle 100% waiting on full[*], most on "
+                  "full[1] (25% of their time); the producer's `load` is on the critical path "
+                  "in 100% of blocks (100% of block time); the producer waited 0.0% of its "
+                  "time (on empty[*])"},
+        DelayCase{"--consumer_delay=60000",
+                  "  1. consumer-bound: producer units idle 100% waiting on empty[*], most on "
+                  "empty[1] (25% of their time); the consumer's `mma` is on the critical path "
+                  "in 100% of blocks (100% of block time); the consumer waited 0.0% of its "
+                  "time (on full[*])"}),
     [](const ::testing::TestParamInfo<DelayCase>& info) {
-      return info.param.bound == "producer-bound" ? std::string("producer")
-                                                  : std::string("consumer");
+      return info.param.delay.find("producer") != std::string::npos ? std::string("producer")
+                                                                     : std::string("consumer");
     });
 
-// `warptrace diff` between a plain pipeline run and one whose consumers do extra work per
-// MMA ranks the consumers' mma region first among the significant changes (rows are ranked
-// significant first, then by |change of self time per block|), more than twice as slow. Only
-// one of the delay's two consequences, which can be about as large, may rank above it:
-//   - the producer waits longer on the consumers (empty[*] grows: it waits out exactly
-//     their extra work, +343.7 against mma's +338.4 us per block in one run), or
-//   - the consumers, now the slower side, wait less on the producer (full[*] shrinks: the
-//     plain pipeline is producer-bound on the host, its consumers waiting on full for
-//     most of their time; -174 against mma's +342 us per block in one run).
-// What follows mma is noise-dependent (under ASan a -0.1 us change of the consumers' store
-// was significant and ranked second while the producer's wait was not), so it is not checked.
-TEST_F(ExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTheConsumersMmaFirst) {
+// `warptrace diff` between a plain pipeline run and one whose consumers do 30000 cycles of
+// extra work per MMA ranks the consumers' mma region first (rows are ranked significant
+// first, then by |change of self time per block|): each mma takes exactly the delay longer,
+// 16 of them per block. The producer then waits longer on empty[*], second; the regions
+// the delay does not touch (the producer's load, the consumers' store) do not change at all.
+TEST_F(DeterministicExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTheConsumersMmaFirst) {
   std::string prefixes[2];
   const char* delays[2] = {"--consumer_delay=0", "--consumer_delay=30000"};
   for (int i = 0; i < 2; ++i) {
@@ -414,25 +432,29 @@ TEST_F(ExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTheConsumersMma
                               "--json=" + json_path});
   ASSERT_EQ(diff.exit_code, 0) << diff.out << diff.err;
   const nlohmann::json report = nlohmann::json::parse(ReadFile(json_path));
-  ASSERT_FALSE(report["rows"].empty()) << diff.out;
   const nlohmann::json& rows = report["rows"];
-  ASSERT_GE(rows.size(), 2u) << diff.out;
-  auto label = [&](int i) {
-    return absl::StrCat(rows[i]["role"].get<std::string>(), " ",
-                        rows[i]["name"].get<std::string>());
+  ASSERT_GE(rows.size(), 5u) << diff.out;
+  auto label = [&](const nlohmann::json& row) {
+    return absl::StrCat(row["role"].get<std::string>(), " ", row["name"].get<std::string>());
   };
-  const int mma_row = label(0) == "consumer mma" ? 0 : 1;
-  ASSERT_EQ(label(mma_row), "consumer mma") << diff.out;
-  const nlohmann::json& mma = rows[mma_row];
+  const nlohmann::json& mma = rows[0];
+  ASSERT_EQ(label(mma), "consumer mma") << diff.out;
   EXPECT_EQ(mma["significant"], true) << diff.out;
-  EXPECT_GT(mma["change"].get<double>(), 1.0) << diff.out;  // more than twice as slow
-  if (mma_row == 1) {  // what outranks it is one of the delay's consequences
-    const double delta = rows[0]["self_delta_per_block_ns"].get<double>();
-    if (label(0) == "producer wait empty") {
-      EXPECT_GT(delta, 0) << diff.out;
-    } else {
-      EXPECT_EQ(label(0), "consumer wait full") << diff.out;
-      EXPECT_LT(delta, 0) << diff.out;
+  EXPECT_EQ(mma["count_before"], 128) << diff.out;  // 8 blocks x 2 consumers x 8 K-tiles
+  EXPECT_EQ(mma["count_after"], 128) << diff.out;
+  EXPECT_EQ(mma["mean_after_ns"].get<double>() - mma["mean_before_ns"].get<double>(),
+            DelayNs(30000))
+      << diff.out;
+  EXPECT_EQ(mma["p95_after_ns"].get<double>() - mma["p95_before_ns"].get<double>(),
+            DelayNs(30000))
+      << diff.out;
+  EXPECT_EQ(mma["self_delta_per_block_ns"].get<double>(), 16 * DelayNs(30000)) << diff.out;
+  EXPECT_EQ(label(rows[1]), "producer wait empty") << diff.out;
+  EXPECT_GT(rows[1]["self_delta_per_block_ns"].get<double>(), 0) << diff.out;
+  for (const nlohmann::json& row : rows) {
+    if (label(row) == "producer load" || label(row) == "consumer store") {
+      EXPECT_EQ(row["mean_after_ns"], row["mean_before_ns"]) << label(row) << "\n" << diff.out;
+      EXPECT_EQ(row["significant"], false) << label(row) << "\n" << diff.out;
     }
   }
 }

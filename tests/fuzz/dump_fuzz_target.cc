@@ -22,6 +22,7 @@
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/sinks/chrome_trace.h"
+#include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/sinks/summary.h"
 #include "profiler/sinks/trace.h"
 #include "profiler/timeline/timeline.h"

@@ -21,7 +21,7 @@
 //                           what `warptrace dump --output=trace.json` does after reading
 //                           the buffer.
 //   BM_DecodeVerifyTimelineAnalysis  BM_DecodeVerifyTimeline with the analysis sink
-//                           (profiler/analysis/analysis_sink.h): what the analysis costs.
+//                           (profiler/sinks/analysis_sink.h): what the analysis costs.
 //   BM_FullDumpToFileWithAnalysis    BM_FullDumpToFile with the analysis sink too: what
 //                           `warptrace dump --output=trace.json --analysis=a.json` does.
 //   BM_FullDumpToFilePipeline/events:N/analysis:0|1/v2:0|1  BM_FullDumpToFile(WithAnalysis)
@@ -76,15 +76,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "base/testing/temp_path.h"
 #include "benchmark/benchmark.h"
 #include "format/trace_abi.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/analysis/analysis_sink.h"
 #include "profiler/dump.h"
+#include "profiler/sinks/analysis_sink.h"
 #include "profiler/sinks/chrome_trace.h"
+#include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/testing/handoff_synthesizer.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/timeline/timeline_types.h"
@@ -344,7 +346,7 @@ uint64_t DumpToFileLoop(
   uint64_t file_bytes = 0;
   HeapWatch heap;
   for (auto _ : state) {
-    absl::Status status = WriteChromeTraceFile(path, [&](llvm::raw_ostream& os) {
+    absl::Status status = WriteLargeFileAtomically(path, [&](llvm::raw_ostream& os) {
       ChromeTraceSink chrome({}, os);
       std::vector<std::unique_ptr<TraceSink>> owned = more_sinks();
       std::vector<TraceSink*> sinks = {&chrome};

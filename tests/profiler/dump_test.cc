@@ -1,12 +1,13 @@
 #include "profiler/dump.h"
 
 #include <fstream>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/file.h"
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,14 +15,15 @@
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
 #include "profiler/sinks/chrome_trace.h"
-#include "profiler/trace/decode.h"
+#include "profiler/sinks/chrome_trace_sink.h"
+#include "profiler/sinks/collector.h"
 #include "profiler/sinks/sink.h"
 #include "profiler/sinks/summary.h"
+#include "profiler/testing/handoff_synthesizer.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "profiler/timeline/timeline.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
-#include "profiler/testing/handoff_synthesizer.h"
-#include "profiler/sinks/trace.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
@@ -131,7 +133,7 @@ TEST(DumpTest, AFileGetsTheSameTraceAsAStream) {
   ASSERT_THAT(buffer, IsOk());
   const std::string path = TestTempPath("to_file.json");
   DumpResult to_file;
-  ASSERT_THAT(WriteChromeTraceFile(path,
+  ASSERT_THAT(WriteLargeFileAtomically(path,
                                    [&](llvm::raw_ostream& os) {
                                      ChromeTraceSink chrome({}, os);
                                      TraceSink* sinks[] = {&chrome};
@@ -214,7 +216,7 @@ TEST(DumpTest, FailedVerificationReturnsTheReportAndWritesNothing) {
   const std::string path = TestTempPath("never.json");
   RecordingSink recording;
   DumpResult result;
-  EXPECT_THAT(WriteChromeTraceFile(path,
+  EXPECT_THAT(WriteLargeFileAtomically(path,
                                    [&](llvm::raw_ostream& os) {
                                      ChromeTraceSink chrome({}, os);
                                      TraceSink* sinks[] = {&chrome, &recording};

@@ -18,6 +18,7 @@ using ::testing::AllOf;
 using ::testing::Each;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::warptrace::testing::BlockStatsRun;
 using ::warptrace::testing::ExpectBlockStatsOutputs;
 using ::warptrace::testing::ExpectBlockStatsRecords;
@@ -75,6 +76,33 @@ TEST(HostDeviceTest, ReportsClockAndName) {
   EXPECT_EQ(device->Clock().nominal_sm_clock_khz, 1'500'000u);
   EXPECT_EQ(device->Clock().num_sms, 7u);
   EXPECT_THAT(device->Name(), AllOf(HasSubstr("host backend ("), HasSubstr("7 virtual SMs")));
+}
+
+// The clock mode comes from HostDeviceOptions::clock, else WARPTRACE_HOST_CLOCK; the name
+// says when it is the deterministic one, and a misspelt value is an error, not the default.
+TEST(HostDeviceTest, TheClockModeComesFromTheOptionsOrTheEnvironment) {
+  setenv("WARPTRACE_HOST_CLOCK", "deterministic", 1);
+  auto from_env = MakeDevice("clock_env");
+  ASSERT_NE(from_env, nullptr);
+  EXPECT_EQ(from_env->clock_mode(), host::ClockMode::kDeterministic);
+  EXPECT_THAT(from_env->Name(), HasSubstr(" virtual SMs, deterministic clock)"));
+  HostDeviceOptions steady;
+  steady.clock = host::ClockMode::kSteady;  // the option wins over the environment
+  auto from_option = MakeDevice("clock_option", steady);
+  ASSERT_NE(from_option, nullptr);
+  EXPECT_EQ(from_option->clock_mode(), host::ClockMode::kSteady);
+  EXPECT_THAT(from_option->Name(), Not(HasSubstr("deterministic")));
+  setenv("WARPTRACE_HOST_CLOCK", "determinstic", 1);
+  HostDeviceOptions options;
+  options.cache_directory = TestTempPath("clock_bad");
+  EXPECT_THAT(HostDevice::Create(options).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("WARPTRACE_HOST_CLOCK=determinstic: use steady (the default) "
+                                 "or deterministic")));
+  unsetenv("WARPTRACE_HOST_CLOCK");
+  auto by_default = MakeDevice("clock_default");
+  ASSERT_NE(by_default, nullptr);
+  EXPECT_EQ(by_default->clock_mode(), host::ClockMode::kSteady);
 }
 
 TEST(HostDeviceTest, WarpShufflesFollowCudaSemanticsInAPartialWarp) {

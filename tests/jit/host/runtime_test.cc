@@ -86,9 +86,15 @@ TEST(RuntimeTest, StaticSharedMemoryOverFortyEightKibFailsTheLaunch) {
                              HasSubstr("65536 bytes, over the limit of 49152 bytes"))));
 }
 
-// Defect: clock() in a kernel called the C library's clock() (process CPU time in µs).
+HostDeviceOptions Deterministic(HostDeviceOptions options = {}) {
+  options.clock = host::ClockMode::kDeterministic;
+  return options;
+}
+
+// clock() in a kernel once called the C library's clock() (process CPU time in us). With the
+// deterministic clock each read takes exactly 3 cycles (2 ns), so the gaps are exact.
 TEST(RuntimeTest, ClockIsTheLowWordOfTheSmCycleCounterLikeClock64) {
-  auto device = MakeDevice();
+  auto device = MakeDevice(Deterministic());
   ASSERT_NE(device, nullptr);
   std::vector<int> out;
   ASSERT_THAT(RunKernel(*device, "clocks", R"(
@@ -100,48 +106,49 @@ TEST(RuntimeTest, ClockIsTheLowWordOfTheSmCycleCounterLikeClock64) {
 )",
                         {1, 1, 1}, {32, 1, 1}, &out, 64),
               IsOk());
-  // Both gaps are a few cycles of the same counter (under 1 ms at 1.5 GHz), never negative.
-  for (int v : out) {
-    EXPECT_GE(v, 0);
-    EXPECT_LT(v, 1'500'000);
-  }
+  EXPECT_THAT(out, Each(3));
 }
 
-// Time the worker thread does not run (OS preemption; here a sleep, which the thread's CPU
-// clock does not count either) is nobody's: a clock read right after it, and a barrier the
-// thread reaches after it, see virtual time as if it had run on. Before the fix the read
-// pinned the 20 ms into the thread's time and the barrier released everyone 20 ms late.
-TEST(RuntimeTest, TimeTheWorkerWasNotRunningIsTakenOutOfClockReadsAndBarriers) {
-  auto device = MakeDevice();
+// Under the deterministic clock, time the worker thread spends outside the kernel's own
+// clock reads (here a 20 ms sleep, as an OS preemption would) is nobody's: the read after
+// it is one read later, and the barrier releases everyone at thread 0's arrival. (The
+// steady clock's preemption correction is TakeOutPreemption, tested in
+// virtual_clock_test.cc.)
+TEST(RuntimeTest, UnderTheDeterministicClockOnlyClockReadsAndBarriersMoveTime) {
+  auto device = MakeDevice(Deterministic());
   ASSERT_NE(device, nullptr);
   std::vector<int> out;
   ASSERT_THAT(RunKernel(*device, "descheduled", R"(
   const long long start = clock64();
   if (threadIdx.x == 0) {
     usleep(20000);
-    out[64] = static_cast<int>((clock64() - start) / 1000);  // kcycles across the sleep
+    for (int i = 0; i < 9; ++i) clock64();  // 9 reads of 3 cycles
+    out[64] = static_cast<int>(clock64() - start);
   }
   __syncthreads();
-  out[threadIdx.x] = static_cast<int>((clock64() - start) / 1000);  // kcycles to the release
+  out[threadIdx.x] = static_cast<int>(clock64() - start);
 )",
                         {1, 1, 1}, {64, 1, 1}, &out, 65, "#include <unistd.h>"),
               IsOk());
-  // 20 ms is 30,000 kcycles at 1.5 GHz; a few us of real work is a few kcycles.
-  EXPECT_LT(out[64], 1500) << "the read after the sleep";
-  for (int t = 0; t < 64; ++t) EXPECT_LT(out[t], 1500) << "thread " << t;
+  EXPECT_EQ(out[64], 30) << "the read after the sleep: 10 reads later";
+  // Thread 0 arrived 10 reads after its start; everyone continues from there (the others
+  // arrived at their start), one read later: 11 reads, 33 cycles.
+  for (int t = 0; t < 64; ++t) EXPECT_EQ(out[t], 33) << "thread " << t;
 }
 
 // An arrival that completes an mbarrier's phase releases its waiters: that is the runtime's
-// work (a GPU's barrier hardware), not the arriving thread's, as at __syncthreads. Before
-// the fix the arriving thread's clock kept running through the release of all 1023 waiters,
-// and it reached its next arrival that much later than its own work took.
+// work (a GPU's barrier hardware), not the arriving thread's, as at __syncthreads; the
+// waiters continue at the completing arrival's time. Before the fix the arriving thread's
+// clock kept running through the release of all 1023 waiters. Under the deterministic
+// clock both gaps are one clock read, and each waiter reads the completer's time.
 TEST(RuntimeTest, ReleasingAnMbarriersWaitersIsNotChargedToTheArrivalThatCompletesIt) {
-  auto device = MakeDevice();
+  auto device = MakeDevice(Deterministic());
   ASSERT_NE(device, nullptr);
   std::vector<int> out;
   ASSERT_THAT(RunKernel(*device, "mbarrier_release", R"(
   __shared__ unsigned long long all_waiting;
   __shared__ unsigned long long go;
+  __shared__ long long released_at;
   if (threadIdx.x == 0) {
     warptrace_mbarrier_init(&all_waiting, blockDim.x - 1);
     warptrace_mbarrier_init(&go, 1);
@@ -149,7 +156,9 @@ TEST(RuntimeTest, ReleasingAnMbarriersWaitersIsNotChargedToTheArrivalThatComplet
   __syncthreads();
   if (threadIdx.x == 0) {
     warptrace_mbarrier_wait_parity(&all_waiting, 0);  // every other thread now waits on go
+    for (int i = 0; i < 100; ++i) clock64();          // 300 cycles of work
     const long long before = clock64();
+    released_at = before;
     warptrace_mbarrier_arrive(&go);  // completes go: releases blockDim.x - 1 waiters
     const long long after = clock64();
     warptrace_mbarrier_arrive(&all_waiting);  // a plain arrival: nobody waits on phase 1
@@ -158,17 +167,14 @@ TEST(RuntimeTest, ReleasingAnMbarriersWaitersIsNotChargedToTheArrivalThatComplet
   } else {
     warptrace_mbarrier_arrive(&all_waiting);
     warptrace_mbarrier_wait_parity(&go, 0);
+    if (clock64() - released_at != 3) atomicAdd(&out[2], 1);  // one read past the release
   }
 )",
-                        {1, 1, 1}, {1024, 1, 1}, &out, 2),
+                        {1, 1, 1}, {1024, 1, 1}, &out, 3),
               IsOk());
-  // Two clock reads around one arrival, with or without waiters to release: both are the
-  // thread's own work, a few hundred cycles here (under 10 us, 15000 cycles, even on a loaded
-  // machine); before the fix the completing one took 73k-99k cycles (49-66 us).
-  RecordProperty("completing_arrival_cycles", out[0]);
-  RecordProperty("plain_arrival_cycles", out[1]);
-  EXPECT_LT(out[0], 15000) << "cycles across the completing arrival";
-  EXPECT_LT(out[1], 15000) << "cycles across a plain arrival";
+  EXPECT_EQ(out[0], 3) << "cycles across the completing arrival";
+  EXPECT_EQ(out[1], 3) << "cycles across a plain arrival";
+  EXPECT_EQ(out[2], 0) << "waiters that did not continue at the release";
 }
 
 TEST(RuntimeTest, ABlockSpinningOnThePreviousBlocksFlagCompletes) {

@@ -103,5 +103,15 @@ TEST(DeviceTimeLaunchesTest, DefaultStopsAtTheFirstFailedLaunchAndReturnsItsErro
   EXPECT_EQ(device.log.size(), 3u);
 }
 
+TEST(DeviceBufferTest, AnEmptyBufferCopiesZeroBytesAndRejectsMore) {
+  DeviceBuffer empty;  // no device: a copy must not reach one
+  char byte = 0;
+  EXPECT_THAT(empty.CopyFrom(&byte, 0), IsOk());
+  EXPECT_THAT(empty.CopyTo(&byte, 0), IsOk());
+  EXPECT_THAT(empty.CopyFrom(&byte, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("0 bytes: 1 bytes requested")));
+  EXPECT_THAT(empty.Zero(), IsOk());
+}
+
 }  // namespace
 }  // namespace warptrace

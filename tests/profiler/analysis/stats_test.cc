@@ -1,5 +1,6 @@
 #include "profiler/analysis/stats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -19,6 +20,40 @@ TEST(StatsTest, PercentileIsNearestRank) {
   EXPECT_EQ(PercentileSorted(absl::MakeConstSpan(v), 95), 100);
   EXPECT_EQ(PercentileSorted(absl::MakeConstSpan(v), 10), 10);
   EXPECT_EQ(PercentileSorted(absl::Span<const int64_t>(), 50), 0);
+}
+
+TEST(StatsTest, NearestRankIndexAtTheEdges) {
+  for (int p : {0, 1, 50, 95, 99, 100}) EXPECT_EQ(NearestRankIndex(1, p), 0u) << p;
+  EXPECT_EQ(NearestRankIndex(20, 0), 0u);     // the minimum
+  EXPECT_EQ(NearestRankIndex(20, 5), 0u);     // ceil(1.0) - 1
+  EXPECT_EQ(NearestRankIndex(20, 6), 1u);     // ceil(1.2) - 1
+  EXPECT_EQ(NearestRankIndex(20, 50), 9u);    // rank 10
+  EXPECT_EQ(NearestRankIndex(20, 95), 18u);   // rank 19 exactly, not 20
+  EXPECT_EQ(NearestRankIndex(20, 96), 19u);   // ceil(19.2) - 1
+  EXPECT_EQ(NearestRankIndex(20, 100), 19u);  // the maximum
+  EXPECT_EQ(NearestRankIndex(20, 150), 19u);  // clamped
+  EXPECT_EQ(NearestRankIndex(20, -5), 0u);    // clamped
+  // 7 % of 100 is rank 7: in doubles 0.07 * 100 is 7.000000000000001, whose ceil is 8.
+  EXPECT_EQ(NearestRankIndex(100, 7), 6u);
+}
+
+TEST(StatsTest, SortedAndInPlacePercentilesAgreeWithTies) {
+  std::vector<int64_t> values;
+  for (int64_t i = 20; i >= 1; --i) values.push_back(i <= 10 ? 5 : i);  // ten 5s, then 11..20
+  std::vector<int64_t> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  for (int p : {0, 25, 50, 51, 95, 100}) {
+    std::vector<int64_t> scratch = values;
+    EXPECT_EQ(PercentileInPlace(absl::MakeSpan(scratch), p),
+              PercentileSorted(absl::MakeConstSpan(sorted), p))
+        << p;
+  }
+  EXPECT_EQ(PercentileSorted(absl::MakeConstSpan(sorted), 50), 5);   // rank 10: the last 5
+  EXPECT_EQ(PercentileSorted(absl::MakeConstSpan(sorted), 51), 11);  // rank 11
+  EXPECT_EQ(PercentileSorted(absl::MakeConstSpan(sorted), 95), 19);
+  const std::vector<double> one = {2.5};
+  EXPECT_EQ(PercentileSorted(absl::MakeConstSpan(one), 95), 2.5);
+  EXPECT_EQ(PercentileInPlace(absl::Span<int64_t>(), 50), 0);
 }
 
 TEST(StatsTest, ExactRankTestOfSeparatedSmallSamples) {

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 #include <fstream>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,9 +14,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
-#include "profiler/timeline/timeline_types.h"
+#include "profiler/sinks/collector.h"
 #include "profiler/testing/handoff_synthesizer.h"
-#include "profiler/sinks/trace.h"
+#include "profiler/timeline/timeline_types.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/profiler/timeline_fixture.h"
 #include "tests/status_matchers.h"
@@ -495,7 +495,8 @@ TEST(ChromeEventStyleTest, ParsesTheCommandLineSpellings) {
 namespace warptrace {
 namespace {
 
-// Issue 9, defect 7: host-backend times must not pass for GPU times.
+// Times from the host backend are labelled as such in otherData, never passed off as GPU
+// times.
 TEST(ChromeTraceWriterTest, OtherDataSaysWhenTimesComeFromTheHostBackend) {
   Timeline t = SyntheticTimeline({.blocks = 1, .iterations = 1});
   t.layout.clock.host_backend = true;

@@ -155,8 +155,8 @@ TEST(SummaryTest, HeaderSaysNominalClockWhenUnitsFellBack) {
                         "1500.0 MHz for 1 units too short to calibrate"));
 }
 
-// Regression (issue 9, defect 6): every nominal-clock unit was called "too short to
-// calibrate", whatever the reason.
+// The header gives each nominal-clock unit's actual reason (no end stamp, implausible rate,
+// ...), not "too short to calibrate" for all of them as it once did.
 TEST(SummaryTest, HeaderNamesTheActualReasonForTheNominalClock) {
   Timeline t = BaseTimeline();
   t.units = {Unit(0, 1000, 2000, true, 1.5), Unit(1, 1000, 2000, true, 1.5)};
@@ -176,7 +176,8 @@ TEST(SummaryTest, HeaderNamesTheActualReasonForTheNominalClock) {
                         "trustworthy end stamp)"));
 }
 
-// Issue 9, defect 7: the summary presented host times as if they were GPU times.
+// The header says when times come from the host backend instead of presenting them as GPU
+// times.
 TEST(SummaryTest, HeaderSaysWhenTimesComeFromTheHostBackend) {
   Timeline t = BaseTimeline();
   t.units = {Unit(0, 1000, 2000, false, 1.5)};

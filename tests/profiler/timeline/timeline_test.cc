@@ -210,11 +210,11 @@ TEST_F(TimelineTest, SeveralWrapsInOneUnitAreUnwrappedExactly) {
   EXPECT_EQ(u.end_ns, 3'000'000'000);
 }
 
-// Regression (issue 9, defect 1): in a unit that ran 1 s, a step back of 100 cycles (within
-// the unit's overhead, so tolerated) was read as a forward step of 2^32 - 100 cycles, which
-// the old limit (4 x span x nominal) allowed; the calibrated rate absorbed the extra wrap
-// (5.8 GHz instead of 1.5) and squeezed the unit ~3.9x, with no finding. The globaltimer
-// span allows only one wrap count, so the step is read back.
+// In a unit that ran 1 s, a step back of 100 cycles (within the unit's overhead, so
+// tolerated) is a step back, not a forward step of 2^32 - 100 cycles: the globaltimer span
+// allows only one wrap count. (The old limit, 4 x span x nominal, allowed the extra wrap;
+// the calibrated rate absorbed it, 5.8 GHz instead of 1.5, and squeezed the unit ~3.9x with
+// no finding.)
 TEST_F(TimelineTest, ALongUnitsSmallStepBackIsNotReadAsAWrap) {
   layout_.clock.nominal_sm_clock_khz = 1'500'000;
   SynthOptions options;

@@ -19,8 +19,8 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/FileSystem.h"
 #include "nlohmann/json.hpp"
-#include "profiler/perfetto/perfetto_trace.pb.h"
 #include "profiler/imports/sidecar.h"
+#include "profiler/sinks/perfetto/perfetto_trace.pb.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/profiler/chrome_trace_checker.h"
@@ -151,7 +151,7 @@ TEST_F(WarptraceCliTest, BeginEndEventsAndDashedFlagSpellings) {
   EXPECT_EQ(trace["otherData"]["overhead_compensated"], true);
 }
 
-// Slice begins of a Perfetto trace, read with our own schema (tests/profiler/perfetto reads it
+// Slice begins of a Perfetto trace, read with our own schema (tests/profiler/sinks/perfetto reads it
 // with Perfetto's published one).
 size_t PerfettoSliceBegins(const std::string& bytes) {
   perfetto::Trace trace;
@@ -347,7 +347,8 @@ TEST_F(WarptraceCliTest, WrittenFilesAreNotExecutable) {
   }
 }
 
-// Defect: `dump --input=P --output=P.json` overwrote its own sidecar and exited 0.
+// `dump --input=P --output=P.json` (or any output naming an input) fails and leaves both
+// files as they were; it once overwrote its own sidecar and exited 0.
 TEST_F(WarptraceCliTest, AnOutputThatNamesAnInputIsRefusedAndTheInputIsUntouched) {
   const std::string prefix = Save("self");
   const std::string sidecar = ReadFile(prefix + ".json");

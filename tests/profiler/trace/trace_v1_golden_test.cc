@@ -14,6 +14,7 @@
 #include "profiler/dump.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/sinks/chrome_trace.h"
+#include "profiler/sinks/chrome_trace_sink.h"
 #include "profiler/sinks/summary.h"
 #include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"

@@ -241,7 +241,7 @@ TEST_F(VerifyTest, ReportsExitWithoutBegin) {
   EXPECT_EQ(f.kind, FindingKind::kExitWithoutBegin);
   EXPECT_EQ(f.event_index, 0);
   EXPECT_THAT(f.message, HasSubstr("exit of \"outer\" without its begin"));
-  // Issue 9, defect 6: a unit is named the way the timeline names it, never "block 0 unit 0".
+  // A finding names its unit the way the timeline does (UnitName), never "block 0 unit 0".
   EXPECT_EQ(FormatFinding(f), "block (0,0,0) warp 0 event 0: " + f.message);
 }
 

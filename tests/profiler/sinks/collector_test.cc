@@ -1,4 +1,4 @@
-#include "profiler/sinks/trace.h"
+#include "profiler/sinks/collector.h"
 
 #include <memory>
 #include <string>
@@ -7,9 +7,9 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/sinks/chrome_trace.h"
-#include "profiler/trace/decode.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "profiler/timeline/timeline.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
 #include "tests/profiler/buffer_fixture.h"
 #include "tests/status_matchers.h"

@@ -1,7 +1,7 @@
 // Perfetto writer throughput: how fast warptrace turns timeline slices into Perfetto's
 // protobuf trace format, and how many bytes per event it writes.
 //
-//   bazel run -c opt //tests/profiler/perfetto:perfetto_benchmark
+//   bazel run -c opt //tests/profiler/sinks/perfetto:perfetto_benchmark
 //
 // Every benchmark takes the number of trace events (a slice is two events) and reports
 // items_per_second = events/s, bytes_per_second = output bytes/s and bytes_per_event.
@@ -35,8 +35,8 @@
 #include "benchmark/benchmark.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/perfetto/perfetto_writer.h"
-#include "profiler/sinks/trace.h"
+#include "profiler/sinks/collector.h"
+#include "profiler/sinks/perfetto/perfetto_writer.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/timeline/timeline_types.h"
 #include "tests/profiler/timeline_fixture.h"

@@ -1,4 +1,4 @@
-#include "profiler/sinks/trace.h"
+#include "profiler/sinks/collector.h"
 
 #include <utility>
 

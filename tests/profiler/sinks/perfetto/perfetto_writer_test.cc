@@ -1,6 +1,6 @@
 // Tests the Perfetto writer on hand-built units, reading its bytes back with the messages of
 // our own schema (the Python test reads them with Perfetto's published one).
-#include "profiler/perfetto/perfetto_writer.h"
+#include "profiler/sinks/perfetto/perfetto_writer.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/perfetto/perfetto_trace.pb.h"
+#include "profiler/sinks/perfetto/perfetto_trace.pb.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -273,7 +273,8 @@ TEST_F(PerfettoWriterTest, RejectsMalformedUnitsWithoutWritingThem) {
   overlap.slices[2].begin_ns = kOrigin + 25;  // before its sibling ends at 30
   overlap.slices[2].end_ns = kOrigin + 26;
   EXPECT_THAT(writer.AddUnit(overlap),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("earlier event")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("overlaps the previous slice at its depth")));
   UnitTimeline early = NestedUnit(0, 0, 3, kOrigin);
   early.slices[0].begin_ns = kOrigin - 1;
   EXPECT_THAT(writer.AddUnit(early), StatusIs(absl::StatusCode::kInvalidArgument));

@@ -31,7 +31,7 @@ REALTIME = pb.BUILTIN_CLOCK_REALTIME
 TE = pb.TrackEvent
 CLEARED = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
 
-# The writer's fixed ids (profiler/perfetto/perfetto_writer.h).
+# The writer's fixed ids (profiler/sinks/perfetto/perfetto_writer.h).
 GPU_CLOCK = 64
 # What write_fixture_traces.cc puts in the "anchored" layout.
 ANCHOR_GPU_NS = 5_000_000

@@ -1,4 +1,4 @@
-#include "profiler/analysis/analysis_sink.h"
+#include "profiler/sinks/analysis_sink.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/stats.h"
-#include "base/status_macros.h"
 #include "profiler/timeline/timeline.h"
 
 namespace warptrace {

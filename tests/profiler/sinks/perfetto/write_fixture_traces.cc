@@ -20,10 +20,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/file.h"
 #include "base/status_macros.h"
-#include "profiler/sinks/chrome_trace.h"
 #include "profiler/dump.h"
-#include "profiler/perfetto/perfetto_writer.h"
+#include "profiler/sinks/chrome_trace.h"
+#include "profiler/sinks/chrome_trace_sink.h"
+#include "profiler/sinks/perfetto/perfetto_sink.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/profiler/buffer_fixture.h"
@@ -37,10 +39,10 @@ absl::Status WriteBoth(const std::string& prefix, const TraceLayout& layout,
   DumpOptions options;
   options.verify.allow_truncated = allow_truncated;
   DumpResult result;
-  return WriteChromeTraceFile(prefix + ".json", [&](llvm::raw_ostream& json) {
-    return WriteChromeTraceFile(prefix + ".pftrace", [&](llvm::raw_ostream& pftrace) {
+  return WriteLargeFileAtomically(prefix + ".json", [&](llvm::raw_ostream& json) {
+    return WriteLargeFileAtomically(prefix + ".pftrace", [&](llvm::raw_ostream& pftrace) {
       ChromeTraceSink chrome({}, json);
-      PerfettoWriter perfetto(pftrace);
+      PerfettoTraceSink perfetto(pftrace);
       TraceSink* sinks[] = {&chrome, &perfetto};
       return DumpTrace(layout, words, options, sinks, result);
     });

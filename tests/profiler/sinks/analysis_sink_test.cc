@@ -1,4 +1,4 @@
-#include "profiler/analysis/analysis_sink.h"
+#include "profiler/sinks/analysis_sink.h"
 
 #include <memory>
 #include <string>

@@ -1,0 +1,119 @@
+#include "jit/host/abi_table.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/host/block.h"
+#include "jit/host/virtual_clock.h"
+#include "jit/host/worker.h"
+
+namespace warptrace::host {
+namespace {
+
+int AbiBarrier(void* fiber, unsigned int id, unsigned int count, int wait, int op,
+               int predicate, const char* what) {
+  Fiber* f = Self(fiber);
+  Worker& w = OwnerOf(f);
+  const int64_t now = NowNs(f);
+  StopClock(f, now);
+  w.FinishSync(f, f->block->Barrier(f, id, count, wait != 0, op, predicate != 0, what, w.error()),
+               now);
+  return static_cast<int>(f->result);
+}
+
+unsigned long long AbiWarp(void* fiber, int op, unsigned int mask, unsigned long long value,
+                           unsigned int arg, const char* what) {
+  Fiber* f = Self(fiber);
+  Worker& w = OwnerOf(f);
+  const int64_t now = NowNs(f);
+  StopClock(f, now);
+  w.FinishSync(f, f->block->WarpCollective(f, op, mask, value, arg, what, w.error()), now);
+  return f->result;
+}
+
+unsigned int AbiActiveMask(void* fiber) {
+  Fiber* f = Self(fiber);
+  return f->block->ActiveMask(f);
+}
+
+void* AbiShared(void* fiber, unsigned int site, unsigned long long bytes,
+                unsigned long long align, const char* name) {
+  Fiber* f = Self(fiber);
+  std::string error;
+  void* p = f->block->Shared(site, bytes, align == 0 ? 1 : align, name, &error);
+  if (!error.empty()) {
+    OwnerOf(f).FailFromFiber(f, absl::StatusCode::kResourceExhausted, error);
+  }
+  return p;
+}
+
+void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity) {
+  Fiber* f = Self(fiber);
+  f->last_was_spin = false;
+  const int64_t now = NowNs(f);
+  StopClock(f, now);
+  OwnerOf(f).FinishSync(f, f->block->MbarrierWait(f, bar, parity), now);
+}
+
+void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
+  Fiber* f = Self(fiber);
+  StopClock(f, NowNs(f));  // vtime is the arrival's time
+  f->block->MbarrierArrived(f, bar, completed != 0);
+  // The thread runs on from its arrival: a completing arrival's release of the waiters
+  // (any number of them) is the runtime's work, not the thread's, so its clock restarts
+  // after it, as a completer's does at a barrier.
+  if (completed != 0) StartClock(f, NowNs(f));
+}
+
+void AbiSpin(void* fiber, const volatile void* address, unsigned long long value,
+             const char* what) {
+  Fiber* f = Self(fiber);
+  OwnerOf(f).Spin(f, address, value, what);
+}
+
+void FlushCopies(std::vector<Fiber::Copy>& copies) {
+  for (const Fiber::Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
+  copies.clear();
+}
+
+void AbiCpAsync(void* fiber, void* dst, const void* src, unsigned int bytes) {
+  Self(fiber)->open_copies.push_back({dst, src, bytes});
+}
+
+void AbiCpAsyncCommit(void* fiber) {
+  Fiber* f = Self(fiber);
+  f->copy_groups.push_back(std::move(f->open_copies));
+  f->open_copies.clear();
+}
+
+void AbiCpAsyncWaitPrior(void* fiber, unsigned int groups) {
+  Fiber* f = Self(fiber);
+  while (f->copy_groups.size() > groups) {
+    FlushCopies(f->copy_groups.front());
+    f->copy_groups.pop_front();
+  }
+}
+
+unsigned long long AbiClock(void* fiber) {
+  return static_cast<unsigned long long>(CorrectedClock(Self(fiber), NowNs(Self(fiber))));
+}
+
+void AbiFail(void* fiber, const char* message) {
+  Fiber* f = Self(fiber);
+  OwnerOf(f).EndWithoutUnwinding(f, absl::StatusCode::kAborted, message);
+}
+
+constexpr WarptraceHostRuntime kAbi = {
+    &AbiBarrier,       &AbiWarp,           &AbiActiveMask,   &AbiShared,
+    &AbiMbarrierWait,  &AbiMbarrierArrived, &AbiSpin,        &AbiCpAsync,
+    &AbiCpAsyncCommit, &AbiCpAsyncWaitPrior, &AbiClock,      &AbiFail,
+};
+
+}  // namespace
+
+const WarptraceHostRuntime& AbiTable() { return kAbi; }
+
+
+}  // namespace warptrace::host

@@ -1,0 +1,143 @@
+"""warptrace.mosaic against the real JAX: Mosaic GPU's own ProfilerSpec and its own dump.
+
+    jax_test.py   (run by tests/python/run_jax_test.sh with a Python where `jax` imports)
+
+Builds a ProfilerSpec, interns its names, makes a Mosaic-format buffer, dumps it with
+Mosaic's own ProfilerSpec.dump, then install()s warptrace and calls spec.dump(...) exactly
+as Mosaic's runtime does (jax/experimental/mosaic/gpu/core.py): per trace, the regions
+(name and nesting depth, in the order they open) are the same; an overflowing buffer raises
+a RuntimeError naming the entries_per_warpgroup that fits, where Mosaic raises
+"Insufficient space to capture a full trace".
+"""
+import collections
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+from jax.experimental.mosaic.gpu import profiler
+
+import warptrace
+import warptrace.mosaic
+
+DIR = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+NAMES = ["kernel", "mainloop", "load", "mma"]
+
+
+def make_buffer(spec, blocks, iterations, overflow=None):
+    ids = {n: spec.intern_name(n) for n in NAMES}
+    e = spec.entries_per_warpgroup
+    buf = np.zeros((blocks * 2, e), dtype=np.uint32)
+    for t in range(blocks * 2):
+        ev, clock = [], 5000 + 97 * t
+
+        def event(name, exit_, gap):
+            nonlocal clock
+            clock += gap
+            ev.extend([ids[name] | (profiler.ProfilerSpec.EXIT if exit_ else 0), clock])
+
+        event("kernel", False, 30)
+        for i in range(iterations):
+            event("mainloop", False, 8)
+            event("load", False, 5)
+            event("load", True, 200 + (t * 7 + i * 13) % 90)
+            event("mma", False, 6)
+            event("mma", True, 700 + (t * 11 + i * 5) % 300)
+            event("mainloop", True, 4)
+        event("kernel", True, 9)
+        used = len(ev)
+        buf[t, :3] = [2_000_000 + 300 * (t // 2), t // 2, used]
+        ev = ev[: e - 3]
+        buf[t, 3:3 + len(ev)] = ev
+        if overflow == t:
+            buf[t, 2] = used + 2 * 7
+    return buf
+
+
+def mosaic_regions(trace):
+    """Mosaic's B/E events -> {tid: [(name, depth), ...]} in begin order."""
+    out, depth = collections.defaultdict(list), collections.Counter()
+    for e in trace["traceEvents"]:
+        if e["ph"] == "B":
+            out[e["tid"] - 1].append((e["name"], depth[e["tid"]]))
+            depth[e["tid"]] += 1
+        elif e["ph"] == "E":
+            depth[e["tid"]] -= 1
+    return dict(out)
+
+
+def warptrace_regions(trace):
+    """warptrace's X slices -> {thread index: [(name, depth), ...]} in begin order."""
+    slices = collections.defaultdict(list)
+    for e in trace["traceEvents"]:
+        if e["ph"] == "X":
+            slices[e["tid"]].append((e["ts"], -e["dur"], e["name"]))
+    out = {}
+    for tid, s in slices.items():
+        stack, regions = [], []
+        for ts, neg_dur, name in sorted(s):
+            while stack and stack[-1] <= ts:
+                stack.pop()
+            regions.append((name, len(stack)))
+            stack.append(ts - neg_dur)
+        out[tid] = regions
+    return out
+
+
+class RealJaxTest(unittest.TestCase):
+    def tearDown(self):
+        warptrace.mosaic.uninstall()
+
+    def test_install_routes_the_real_profiler_spec_and_matches_mosaic_dump(self):
+        spec = profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * (2 + 6 * 12))
+        grid, block = (5, 1, 1), (256, 1, 1)
+        buf = make_buffer(spec, blocks=5, iterations=12)
+        mosaic_path = os.path.join(DIR, "mosaic.json")
+        with open(mosaic_path, "w") as f:
+            spec.dump(buf, f, grid=grid, block=block)  # Mosaic's own
+        warptrace.mosaic.install()
+        self.assertIsNot(profiler.ProfilerSpec.dump, warptrace.mosaic._original)
+        ours_path = os.path.join(DIR, "ours.json")
+        with open(ours_path, "w") as f:
+            result = spec.dump(buf, f, grid=grid, block=block)  # as Mosaic's runtime calls it
+        self.assertIsInstance(result, warptrace.DumpResult)
+        with open(mosaic_path) as f:
+            theirs = mosaic_regions(json.load(f))
+        with open(ours_path) as f:
+            ours = warptrace_regions(json.load(f))
+        self.assertEqual(len(theirs), 10)
+        self.assertEqual(ours, theirs)
+        warptrace.mosaic.uninstall()
+        with open(os.path.join(DIR, "again.json"), "w") as f:
+            self.assertIsNone(spec.dump(buf, f, grid=grid, block=block))  # Mosaic's again
+
+    def test_a_jax_array_is_read_like_the_numpy_array(self):
+        import jax.numpy as jnp
+        spec = profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * (2 + 6 * 3))
+        buf = make_buffer(spec, blocks=2, iterations=3)
+        paths = [os.path.join(DIR, n) for n in ("np.pftrace", "jnp.pftrace")]
+        for b, p in zip((buf, jnp.asarray(buf)), paths):
+            warptrace.mosaic.dump(spec, b, p, (2,), (256,), kernel_name="k")
+        with open(paths[0], "rb") as a, open(paths[1], "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_overflow_raises_with_the_entries_that_fit(self):
+        spec = profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * (2 + 6 * 4))
+        buf = make_buffer(spec, blocks=3, iterations=4, overflow=3)
+        with self.assertRaisesRegex(RuntimeError, "Insufficient space"):
+            with open(os.path.join(DIR, "m_over.json"), "w") as f:
+                spec.dump(buf, f, grid=(3, 1, 1), block=(256, 1, 1))
+        warptrace.mosaic.install()
+        needed = spec.entries_per_warpgroup + 14
+        with self.assertRaisesRegex(RuntimeError, f"entries_per_warpgroup >= {needed}") as e:
+            with open(os.path.join(DIR, "w_over.json"), "w") as f:
+                spec.dump(buf, f, grid=(3, 1, 1), block=(256, 1, 1))
+        self.assertIsInstance(e.exception, warptrace.TraceError)
+        self.assertIn("block (1,0,0) warpgroup 1", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])

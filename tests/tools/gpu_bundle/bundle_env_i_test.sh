@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The GPU bundle is self-contained: unpacked into a fresh directory and run under `env -i`
+# with only PATH=/usr/bin:/bin and HOME (and WARPTRACE_FORCE_NO_GPU=1), run.sh passes its
+# host parts, says SKIPPED for the GPU parts, writes results.txt + two archives within the
+# GPU machine's limits, and every binary's libraries resolve inside the bundle (glibc and
+# NVRTC excepted).
+#
+#   bundle_env_i_test.sh BUNDLE.tar
+set -euo pipefail
+
+tar_file=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[[ -f $tar_file ]] || fail "no bundle tar at $tar_file"
+
+fresh=$(mktemp -d "${TEST_TMPDIR:-/tmp}/fresh.XXXXXX")
+tar -C "$fresh" -xf "$tar_file"
+bundle=$fresh/warptrace_gpu_bundle
+[[ -x $bundle/run.sh || -f $bundle/run.sh ]] || fail "the bundle has no run.sh"
+size=$(du -sb "$bundle" | cut -f1)
+mode=$(sed -n 's/^compilation mode: //p' "$bundle/MANIFEST.txt")
+echo "bundle: $size bytes, $(find "$bundle" -type f | wc -l) files, built with -c ${mode:-?}"
+# The 40 MiB limit is the GPU bundle's, built with -c opt (tools/make_gpu_bundle.sh checks it
+# too); a fastbuild bundle (bazel test's default) carries unoptimized binaries and libraries.
+if [[ $mode == opt ]]; then
+  ((size <= 40 * 1024 * 1024)) || fail "the -c opt bundle is $size bytes, over 40 MiB"
+fi
+
+# Every library of every binary resolves inside the bundle, except glibc's and NVRTC (the
+# GPU machine's own) — with the bundle's lib/ and lib/cxx/ as the only LD_LIBRARY_PATH.
+outside=()
+for binary in "$bundle"/bin/*; do
+  while read -r line; do
+    [[ -n $line ]] || continue
+    [[ $line == *"not found"* ]] && outside+=("$(basename "$binary"): $line")
+    if [[ $line =~ ^([^[:space:]]+)[[:space:]]+=\>[[:space:]]+([^[:space:]]+) ]]; then
+      soname=${BASH_REMATCH[1]} path=${BASH_REMATCH[2]}
+      case $soname in
+        libc.so.* | libm.so.* | libmvec.so.* | libpthread.so.* | libdl.so.* | librt.so.* | \
+          libresolv.so.* | libutil.so.* | ld-linux*) continue ;;
+        libnvrtc*) continue ;;
+      esac
+      [[ $path == "$bundle"/* ]] || outside+=("$(basename "$binary"): $soname => $path")
+    fi
+  done < <(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$bundle/lib:$bundle/lib/cxx" ldd "$binary")
+done
+((${#outside[@]} == 0)) || fail "libraries resolved outside the bundle: $(printf '\n  %s' "${outside[@]}")"
+echo "ldd: every bundled binary's libraries resolve inside the bundle (glibc, NVRTC excepted)"
+
+out=$fresh/out
+mkdir -p "$fresh/home"
+rc=0
+env -i PATH=/usr/bin:/bin HOME="$fresh/home" WARPTRACE_FORCE_NO_GPU=1 \
+  bash "$bundle/run.sh" "$out" >"$fresh/run.log" 2>&1 || rc=$?
+cat "$fresh/run.log"
+((rc == 0)) || fail "run.sh exited $rc"
+
+results=$out/results.txt
+[[ -f $results ]] || fail "no results.txt"
+grep -q '^overall: PASS' "$results" || fail "results.txt does not say overall: PASS"
+! grep -q '^FAIL' "$results" || fail "results.txt has FAIL lines"
+for host_part in "example tiled_gemm host" "example warp_specialized_pipeline host" \
+                 "example reduction host" "example first_kernel host" \
+                 "warptrace dump of a host trace" "warptrace dump of the synthetic Mosaic buffer" \
+                 "anchors.py selftest" "libraries" "nvrtc" \
+                 "gpu_test cuda_device_gpu_test (no GPU" "gpu_test run_gpu_test (no GPU"; do
+  grep -q "^PASS    $host_part" "$results" || fail "results.txt has no PASS line for '$host_part'"
+done
+for gpu_part in "examples with --device=cuda" "record cost" "anchor torch" "anchor Mosaic GPU"; do
+  grep -q "^SKIPPED $gpu_part.*WARPTRACE_FORCE_NO_GPU=1" "$results" ||
+    fail "results.txt does not say SKIPPED for '$gpu_part'"
+done
+grep -q 'from /usr/local/cuda\|from \$CUDA\|from ldconfig\|from python3' "$results" ||
+  fail "results.txt does not say which NVRTC it used"
+
+# What comes back from the GPU machine: at most 8 files of at most 16 MiB each.
+files=$(find "$out" -type f | wc -l)
+((files <= 8)) || fail "run.sh left $files files in its output directory (at most 8 come back)"
+for f in "$out"/*; do
+  ((($(stat -c %s "$f")) <= 16 * 1024 * 1024)) || fail "$f is over 16 MiB"
+done
+# (Listed to files first: grep -q closing a pipe early would fail tar under pipefail.)
+tar -tzf "$out/traces.tgz" >"$fresh/traces.list"
+tar -tzf "$out/logs.tgz" >"$fresh/logs.list"
+grep -q '^traces/host/tiled_gemm.bin$' "$fresh/traces.list" || fail "traces.tgz lacks the host trace"
+grep -q '^traces/mosaic_synthetic/mosaic_synthetic.bin$' "$fresh/traces.list" ||
+  fail "traces.tgz lacks the synthetic Mosaic buffer"
+grep -q '^logs/run_gpu_test.xml$' "$fresh/logs.list" || fail "logs.tgz lacks the gtest XML"
+echo "PASS: run.sh from a fresh copy of the bundle under env -i"
