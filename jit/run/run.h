@@ -50,7 +50,7 @@
 #include "jit/plan/record_plan.h"
 #include "jit/run/device.h"
 #include "jit/run/device_select.h"
-#include "profiler/sinks/trace.h"
+#include "profiler/sinks/collector.h"
 #include "profiler/timeline/timeline.h"
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/decode.h"

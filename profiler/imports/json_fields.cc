@@ -81,6 +81,19 @@ absl::StatusOr<std::vector<std::string>> JsonFields::Strings(absl::string_view k
   return out;
 }
 
+absl::StatusOr<std::vector<JsonFields>> JsonFields::Objects(absl::string_view key) const {
+  ASSIGN_OR_RETURN(const json::Array* a, Array(key));
+  std::vector<JsonFields> out;
+  out.reserve(a->size());
+  for (size_t i = 0; i < a->size(); ++i) {
+    std::string path = absl::StrCat(Path(key), "[", i, "]");
+    const json::Object* object = (*a)[i].getAsObject();
+    if (object == nullptr) return Mistyped(path, "an object", (*a)[i]);
+    out.emplace_back(*object, std::move(path), source_);
+  }
+  return out;
+}
+
 absl::StatusOr<Dim3> JsonFields::Dims(absl::string_view key, size_t min_elements,
                                       uint32_t min_value) const {
   ASSIGN_OR_RETURN(const json::Array* a, Array(key));

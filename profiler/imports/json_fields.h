@@ -47,6 +47,8 @@ class JsonFields {
   absl::StatusOr<const llvm::json::Array*> Array(absl::string_view key) const;
   // An array of strings.
   absl::StatusOr<std::vector<std::string>> Strings(absl::string_view key) const;
+  // An array of objects, each with its path ("sites[2]") and this object's source.
+  absl::StatusOr<std::vector<JsonFields>> Objects(absl::string_view key) const;
   // An array of [min_elements, 3] integers >= min_value; missing trailing elements are 1
   // (CUDA's dim3 defaults). The layout sidecar asks for exactly 3 (>= 0); Mosaic for 1 to 3
   // CUDA dimensions (>= 1).

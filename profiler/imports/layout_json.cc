@@ -40,14 +40,10 @@ void WriteHostAnchorJson(const HostTimeAnchor& anchor, LargeIntegers large,
 
 absl::StatusOr<std::vector<SiteInfo>> ReadSitesJson(const JsonFields& object,
                                                     absl::string_view key) {
-  ASSIGN_OR_RETURN(const llvm::json::Array* array, object.Array(key));
+  ASSIGN_OR_RETURN(std::vector<JsonFields> objects, object.Objects(key));
   std::vector<SiteInfo> sites;
-  sites.reserve(array->size());
-  for (size_t i = 0; i < array->size(); ++i) {
-    const std::string path = absl::StrCat(object.Path(key), "[", i, "]");
-    const llvm::json::Object* element = (*array)[i].getAsObject();
-    if (element == nullptr) return object.Mistyped(path, "an object", (*array)[i]);
-    JsonFields fields(*element, path, "sidecar");
+  sites.reserve(objects.size());
+  for (const JsonFields& fields : objects) {
     SiteInfo site;
     ASSIGN_OR_RETURN(uint64_t id, fields.Unsigned("id"));
     site.id = static_cast<uint32_t>(id);
@@ -55,8 +51,8 @@ absl::StatusOr<std::vector<SiteInfo>> ReadSitesJson(const JsonFields& object,
     ASSIGN_OR_RETURN(std::string kind, fields.String("kind"));
     absl::StatusOr<SiteKind> parsed = ParseSiteKind(kind);
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sidecar field \"", path, ".kind\": ", parsed.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sidecar field \"", fields.Path("kind"), "\": ", parsed.status().message()));
     }
     site.kind = *parsed;
     ASSIGN_OR_RETURN(site.origin, fields.String("origin"));

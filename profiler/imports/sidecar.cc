@@ -42,14 +42,10 @@ absl::StatusOr<json::Value> ParseJson(absl::string_view text) {
 }
 
 absl::StatusOr<std::vector<BarrierInfo>> ParseBarriers(const JsonFields& root) {
-  ASSIGN_OR_RETURN(const json::Array* array, root.Array("barriers"));
+  ASSIGN_OR_RETURN(std::vector<JsonFields> objects, root.Objects("barriers"));
   std::vector<BarrierInfo> barriers;
-  barriers.reserve(array->size());
-  for (size_t i = 0; i < array->size(); ++i) {
-    const std::string path = absl::StrCat("barriers[", i, "]");
-    const json::Object* object = (*array)[i].getAsObject();
-    if (object == nullptr) return root.Mistyped(path, "an object", (*array)[i]);
-    JsonFields fields(*object, path, "sidecar");
+  barriers.reserve(objects.size());
+  for (const JsonFields& fields : objects) {
     BarrierInfo barrier;
     ASSIGN_OR_RETURN(uint64_t id, fields.Unsigned("id"));
     barrier.id = static_cast<uint32_t>(id);

@@ -1,8 +1,10 @@
 // TraceSink: what the dump driver (DumpTrace, dump.h) hands a trace to, one trace unit at a
 // time. There is one dump pipeline — decode → verify → timeline, per unit — and every output
-// (the Chrome trace writer, the summary, a Perfetto writer, an in-memory Trace for library
-// users) is a sink fed by it. A new output format or analysis is a new sink, never a second
-// pipeline.
+// is a sink fed by it, all in this folder: ChromeTraceSink (chrome_trace_sink.h),
+// PerfettoTraceSink (perfetto/perfetto_sink.h), SummarySink (summary.h), AnalysisSink
+// (analysis_sink.h), DurationSink (duration_sink.h) and TraceCollector, the in-memory Trace
+// for library users (collector.h). A new output format or analysis is a new sink, never a
+// second pipeline.
 //
 //   class CountSlices : public TraceSink {
 //    public:
@@ -20,7 +22,8 @@
 // Contract (the driver keeps it; a sink may rely on it):
 //   * Call order: Begin once, then AddUnit once per record of the buffer, then End once.
 //     When the layout has hand-off sites (links.h), a block's units are handed on together
-//     after its last one is verified (their flows need the whole block). Units come in buffer order — (block_linear, unit_index) of the sampled blocks — and
+//     after its last one is verified (their flows need the whole block). Units come in
+//     buffer order — (block_linear, unit_index) of the sampled blocks — and
 //     include units without a record (missing, or a header too damaged to read): their
 //     UnitTimeline has has_record false and no slices.
 //   * Each call goes to every sink in the order the caller listed them before the next call
@@ -30,10 +33,12 @@
 //     included), and DumpTrace returns that error, its message prefixed with the sink's
 //     Name() ("chrome trace: ..."), with its code unchanged.
 //   * A dump that fails verification (strict mode: an error finding in some unit) stops
-//     feeding sinks at the first unit (with hand-off sites: the first block) with an error and never calls End; DumpTrace still
+//     feeding sinks at the first unit (with hand-off sites: the first block) with an error
+//     and never calls End; DumpTrace still
 //     verifies the remaining units, fills DumpResult::report and returns its ToStatus().
 //     So a sink that sees End knows the whole trace passed; one that never sees it must
-//     discard what it has (the Chrome trace's file shell does: nothing is written then).
+//     discard what it has (writing through base/file.h's WriteLargeFileAtomically does:
+//     nothing is written then).
 //   * Lifetimes: everything a call receives is owned by the driver. TraceBegin::layout
 //     stays alive and unchanged until End returns (or the dump stops); a UnitView and what it
 //     points to are valid only during AddUnit (copy what you keep); TraceEnd only during End.

@@ -41,14 +41,6 @@ absl::Status TimelineChecker::CheckOrder(const UnitTimeline& unit) const {
   return absl::OkStatus();
 }
 
-absl::Status TimelineChecker::Next(const UnitTimeline& unit) {
-  RETURN_IF_ERROR(CheckOrder(unit));
-  RETURN_IF_ERROR(CheckSlices(unit));
-  RETURN_IF_ERROR(CheckHandoffs(unit));
-  last_ = {true, unit.block_linear, unit.block_index, unit.unit_index};
-  return absl::OkStatus();
-}
-
 absl::Status TimelineChecker::NextUnits(absl::Span<const UnitTimeline> units) {
   const Last before = last_;
   for (const UnitTimeline& unit : units) {
@@ -60,57 +52,55 @@ absl::Status TimelineChecker::NextUnits(absl::Span<const UnitTimeline> units) {
   return absl::OkStatus();
 }
 
-absl::Status TimelineChecker::CheckSlices(const UnitTimeline& unit) {
+// Called once a slice failed the fast test in CheckSlices: walks the slices again up to `i`
+// to say which rule slice `i` breaks (the open stack is rebuilt to give its sibling and
+// parent).
+absl::Status TimelineChecker::SliceError(const UnitTimeline& unit, size_t i) const {
   const size_t num_sites = layout_.sites.size();
-  open_.clear();
-  int64_t last_begin = origin_ns_;
-  for (size_t i = 0; i < unit.slices.size(); ++i) {
-    const Slice& s = unit.slices[i];
-    auto fail = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat(Label(unit, layout_), ", slice ", i,
-                                                     " (site ", s.site, ", depth ", s.depth,
-                                                     ", ", s.begin_ns, "..", s.end_ns,
-                                                     " ns): ", what));
-    };
-    if (s.site >= num_sites) {
-      return fail(absl::StrCat("site id is outside the site table (", num_sites, " sites)"));
-    }
-    if (s.end_ns < s.begin_ns) return fail("ends before it begins");
-    if (s.begin_ns < origin_ns_) {
-      return fail(absl::StrCat("begins before the timeline origin ", origin_ns_, " ns"));
-    }
-    // origin <= begin <= end, so end - origin bounds every difference a writer takes.
-    if (!TimeInRange(s.end_ns, origin_ns_)) {
-      return fail(
-          absl::StrCat("is more than 2^63 ns after the timeline origin ", origin_ns_, " ns"));
-    }
-    if (i > 0 && s.begin_ns < last_begin) {
-      return fail(absl::StrCat("begins before the previous slice (", last_begin,
-                               " ns); slices must be ordered by begin time"));
-    }
-    last_begin = s.begin_ns;
-    if (s.depth > open_.size()) {
-      return fail(absl::StrCat("is deeper than its enclosing slices (", open_.size(),
-                               " open at this point)"));
-    }
-    if (s.depth < open_.size()) {
-      const Slice& sibling = *open_[s.depth];
-      if (sibling.end_ns > s.begin_ns) {
-        return fail(absl::StrCat("overlaps the previous slice at its depth (site ",
-                                 sibling.site, ", ends at ", sibling.end_ns, " ns)"));
-      }
-      open_.resize(s.depth);
-    }
-    if (s.depth > 0) {
-      const Slice& parent = *open_[s.depth - 1];
-      if (s.end_ns > parent.end_ns) {
-        return fail(absl::StrCat("ends after its parent (site ", parent.site, ", ",
-                                 parent.begin_ns, "..", parent.end_ns, " ns)"));
-      }
-    }
-    open_.push_back(&s);
+  std::vector<const Slice*> open;  // open[d] = the last slice seen at depth d
+  for (size_t k = 0; k < i; ++k) {
+    const Slice& s = unit.slices[k];
+    if (s.depth < open.size()) open.resize(s.depth);
+    open.push_back(&s);
   }
-  return absl::OkStatus();
+  const Slice& s = unit.slices[i];
+  auto fail = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(Label(unit, layout_), ", slice ", i,
+                                                   " (site ", s.site, ", depth ", s.depth,
+                                                   ", ", s.begin_ns, "..", s.end_ns,
+                                                   " ns): ", what));
+  };
+  if (s.site >= num_sites) {
+    return fail(absl::StrCat("site id is outside the site table (", num_sites, " sites)"));
+  }
+  if (s.end_ns < s.begin_ns) return fail("ends before it begins");
+  if (s.begin_ns < origin_ns_) {
+    return fail(absl::StrCat("begins before the timeline origin ", origin_ns_, " ns"));
+  }
+  // origin <= begin <= end, so end - origin bounds every difference a writer takes.
+  if (!TimeInRange(s.end_ns, origin_ns_)) {
+    return fail(
+        absl::StrCat("is more than 2^63 ns after the timeline origin ", origin_ns_, " ns"));
+  }
+  if (i > 0 && s.begin_ns < unit.slices[i - 1].begin_ns) {
+    return fail(absl::StrCat("begins before the previous slice (", unit.slices[i - 1].begin_ns,
+                             " ns); slices must be ordered by begin time"));
+  }
+  if (s.depth > open.size()) {
+    return fail(absl::StrCat("is deeper than its enclosing slices (", open.size(),
+                             " open at this point)"));
+  }
+  if (s.depth < open.size()) {
+    const Slice& sibling = *open[s.depth];
+    if (sibling.end_ns > s.begin_ns) {
+      return fail(absl::StrCat("overlaps the previous slice at its depth (site ", sibling.site,
+                               ", ends at ", sibling.end_ns, " ns)"));
+    }
+  }
+  if (s.depth == 0) return fail("breaks the slice rules");  // not reached: a rule above failed
+  const Slice& parent = *open[s.depth - 1];
+  return fail(absl::StrCat("ends after its parent (site ", parent.site, ", ", parent.begin_ns,
+                           "..", parent.end_ns, " ns)"));
 }
 
 absl::Status TimelineChecker::CheckHandoffs(const UnitTimeline& unit) const {

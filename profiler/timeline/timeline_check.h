@@ -52,14 +52,39 @@ class TimelineChecker {
   TimelineChecker(const TraceLayout& layout, int64_t origin_ns, uint64_t units_per_block);
 
   // Checks `unit` and that it follows the last unit accepted; accepts it when it passes.
-  absl::Status Next(const UnitTimeline& unit);
+  absl::Status Next(const UnitTimeline& unit) {
+    NoSliceVisitor none;
+    return Next(unit, none);
+  }
+
+  // Next, reporting the slices' nesting as it checks them, so that a writer that needs it
+  // (Perfetto orders a unit's begins and ends) reads the slices once:
+  //   visitor.Open(i)   slice i begins, after
+  //   visitor.Close(j)  for each open slice j that ends before it, innermost first; after
+  //                     the last slice, Close for every slice still open, innermost first.
+  // When the unit fails, the visitor has seen part of it.
+  template <typename Visitor>
+  absl::Status Next(const UnitTimeline& unit, Visitor& visitor);
+
   // Next for every unit of `units`, all or nothing: when one fails, none is accepted.
   absl::Status NextUnits(absl::Span<const UnitTimeline> units);
 
  private:
+  struct NoSliceVisitor {
+    void Open(uint32_t) {}
+    void Close(uint32_t) {}
+  };
+
   absl::Status CheckOrder(const UnitTimeline& unit) const;
-  absl::Status CheckSlices(const UnitTimeline& unit);
+  template <typename Visitor>
+  absl::Status CheckSlices(const UnitTimeline& unit, Visitor& visitor);
+  // The error for slice `i` of `unit`, which failed CheckSlices' test:
+  // "<unit>, slice i (site, depth, times): <the rule it breaks>".
+  absl::Status SliceError(const UnitTimeline& unit, size_t i) const;
   absl::Status CheckHandoffs(const UnitTimeline& unit) const;
+  void Accept(const UnitTimeline& unit) {
+    last_ = {true, unit.block_linear, unit.block_index, unit.unit_index};
+  }
 
   const TraceLayout& layout_;
   const int64_t origin_ns_;
@@ -72,8 +97,49 @@ class TimelineChecker {
     uint32_t unit_index = 0;
   };
   Last last_;
-  std::vector<const Slice*> open_;  // scratch: open_[d] = the last slice seen at depth d
+  std::vector<uint32_t> open_;  // scratch: open_[d] = the last slice seen at depth d
 };
+
+// Inline so that a writer's visitor runs in the check's one loop over the slices.
+template <typename Visitor>
+absl::Status TimelineChecker::Next(const UnitTimeline& unit, Visitor& visitor) {
+  if (absl::Status s = CheckOrder(unit); !s.ok()) return s;
+  if (absl::Status s = CheckSlices(unit, visitor); !s.ok()) return s;
+  if (absl::Status s = CheckHandoffs(unit); !s.ok()) return s;
+  Accept(unit);
+  return absl::OkStatus();
+}
+
+template <typename Visitor>
+absl::Status TimelineChecker::CheckSlices(const UnitTimeline& unit, Visitor& visitor) {
+  const size_t num_sites = layout_.sites.size();
+  const std::vector<Slice>& slices = unit.slices;
+  open_.clear();
+  int64_t last_begin = origin_ns_;
+  int64_t span;
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const Slice& s = slices[i];
+    if (s.site >= num_sites || s.end_ns < s.begin_ns || s.begin_ns < origin_ns_ ||
+        __builtin_sub_overflow(s.end_ns, origin_ns_, &span) || s.begin_ns < last_begin ||
+        s.depth > open_.size() ||
+        (s.depth < open_.size() && slices[open_[s.depth]].end_ns > s.begin_ns) ||
+        (s.depth > 0 && s.end_ns > slices[open_[s.depth - 1]].end_ns)) {
+      return SliceError(unit, i);
+    }
+    last_begin = s.begin_ns;
+    while (open_.size() > s.depth) {
+      visitor.Close(open_.back());
+      open_.pop_back();
+    }
+    visitor.Open(static_cast<uint32_t>(i));
+    open_.push_back(static_cast<uint32_t>(i));
+  }
+  while (!open_.empty()) {
+    visitor.Close(open_.back());
+    open_.pop_back();
+  }
+  return absl::OkStatus();
+}
 
 // The whole Timeline, against its own layout and origin, with no bound on unit indices.
 absl::Status CheckTimeline(const Timeline& timeline);

@@ -11,12 +11,13 @@
 #include "base/status_macros.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/analysis_json.h"
-#include "profiler/analysis/analysis_sink.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
 #include "profiler/imports/sidecar.h"
-#include "profiler/perfetto/perfetto_writer.h"
+#include "profiler/sinks/analysis_sink.h"
 #include "profiler/sinks/chrome_trace.h"
+#include "profiler/sinks/chrome_trace_sink.h"
+#include "profiler/sinks/perfetto/perfetto_sink.h"
 #include "profiler/trace/verify.h"
 
 namespace warptrace::python {
@@ -75,7 +76,7 @@ absl::StatusOr<DumpOutcome> Run(TraceLayout layout, absl::Span<const uint32_t> w
           os.SetBufferSize(size_t{1} << 20);
           std::unique_ptr<TraceSink> writer;
           if (out.perfetto) {
-            writer = std::make_unique<PerfettoWriter>(os);
+            writer = std::make_unique<PerfettoTraceSink>(os);
           } else {
             writer = std::make_unique<ChromeTraceSink>(ChromeTraceOptions{}, os);
           }

@@ -18,7 +18,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "nlohmann/json.hpp"
 #include "profiler/imports/sidecar.h"
-#include "profiler/sinks/trace.h"
+#include "profiler/sinks/collector.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
 

@@ -103,8 +103,8 @@ class PerfettoWriter::Impl {
                                                ? "PerfettoWriter::AddUnit before Begin"
                                                : "PerfettoWriter::AddUnit after End");
     }
-    RETURN_IF_ERROR(checker_->Next(unit));
-    ops_.AddSlices(unit);
+    ops_.Start(unit);
+    RETURN_IF_ERROR(checker_->Next(unit, ops_));
     RETURN_IF_ERROR(ops_.AddHandoffs(unit, *layout_));
     const uint64_t track = kUnitUuidBase + unit.record_index;
     rings_->StartUnit(unit, out_);

@@ -19,26 +19,6 @@ int64_t AsyncSpanAt(const std::vector<std::pair<uint32_t, uint32_t>>& index, uin
 
 }  // namespace
 
-void UnitOps::AddSlices(const UnitTimeline& unit) {
-  ops_.clear();
-  open_.clear();
-  op_flows_.clear();
-  ops_.reserve(2 * unit.slices.size());
-  for (size_t i = 0; i < unit.slices.size(); ++i) {
-    const Slice& s = unit.slices[i];
-    while (open_.size() > s.depth) {
-      ops_.push_back({open_.back().first, open_.back().second, OpKind::kEnd, false});
-      open_.pop_back();
-    }
-    ops_.push_back({s.begin_ns, static_cast<uint32_t>(i), OpKind::kBegin, s.repaired});
-    open_.push_back({s.end_ns, static_cast<uint32_t>(i)});
-  }
-  while (!open_.empty()) {
-    ops_.push_back({open_.back().first, open_.back().second, OpKind::kEnd, false});
-    open_.pop_back();
-  }
-}
-
 absl::Status UnitOps::AddHandoffs(const UnitTimeline& unit, const TraceLayout& layout) {
   op_flows_.clear();
   if (unit.instants.empty() && unit.async_spans.empty() && unit.flows.empty()) {

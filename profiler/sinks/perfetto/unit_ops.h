@@ -2,12 +2,14 @@
 // the flow arrows bound to them. Internal.
 //
 //   UnitOps ops;
-//   ops.AddSlices(unit);                              // begins and ends, in time order
+//   ops.Start(unit);
+//   RETURN_IF_ERROR(checker.Next(unit, ops));         // begins and ends, in time order
 //   RETURN_IF_ERROR(ops.AddHandoffs(unit, layout));   // instants, async spans, flows
 //   for (const Op& op : ops.ops()) ...
 //
-// The unit must have passed TimelineChecker (timeline_check.h): these functions rely on its
-// ordering and nesting and check nothing of it again.
+// The slices' begins and ends come from TimelineChecker (timeline_check.h) as it checks
+// them (Open / Close: one loop over the slices); AddHandoffs relies on the checked unit and
+// checks nothing of the contract again.
 //
 // Not thread-safe; the vectors are reused from unit to unit.
 #ifndef WARPTRACE_PROFILER_SINKS_PERFETTO_UNIT_OPS_H_
@@ -43,9 +45,19 @@ struct OpFlow {
 
 class UnitOps {
  public:
-  // Replaces the ops with the unit's slice begins and ends in time order (ends innermost
-  // first) and clears the flows.
-  void AddSlices(const UnitTimeline& unit);
+  // Clears the ops and flows for `unit`, which must outlive the calls below.
+  void Start(const UnitTimeline& unit) {
+    unit_ = &unit;
+    ops_.clear();
+    op_flows_.clear();
+    ops_.reserve(2 * unit.slices.size());
+  }
+  // TimelineChecker's visitor: slice `i` begins / ends (in time order, ends innermost first).
+  void Open(uint32_t i) {
+    const Slice& s = unit_->slices[i];
+    ops_.push_back({s.begin_ns, i, OpKind::kBegin, s.repaired});
+  }
+  void Close(uint32_t i) { ops_.push_back({unit_->slices[i].end_ns, i, OpKind::kEnd, false}); }
 
   // Merges the unit's instants and async span begins/ends into the ops (by time; at equal
   // times after the slices' events) and attaches every flow to the op it starts or ends
@@ -61,8 +73,8 @@ class UnitOps {
  private:
   absl::Status AttachFlows(const UnitTimeline& unit, const TraceLayout& layout);
 
+  const UnitTimeline* unit_ = nullptr;
   std::vector<Op> ops_;
-  std::vector<std::pair<int64_t, uint32_t>> open_;  // open slices: end time, index
   std::vector<Op> extra_ops_;
   std::vector<Op> merged_ops_;
   std::vector<OpFlow> op_flows_;

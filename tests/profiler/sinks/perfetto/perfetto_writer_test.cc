@@ -284,6 +284,22 @@ TEST_F(PerfettoWriterTest, RejectsMalformedUnitsWithoutWritingThem) {
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("after End")));
 }
 
+// The Timeline contract's stream rules (timeline_check.h) hold for Perfetto as for the
+// Chrome trace: units in (block, unit) order, unit indices below the layout's units per block.
+TEST_F(PerfettoWriterTest, RejectsUnitsOutOfTimelineOrderOrPastTheUnitsPerBlock) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  PerfettoWriter writer(os);
+  ASSERT_THAT(writer.Begin(layout_, kOrigin), IsOk());
+  ASSERT_THAT(writer.AddUnit(NestedUnit(1, 0, 3, kOrigin)), IsOk());
+  EXPECT_THAT(writer.AddUnit(NestedUnit(0, 1, 3, kOrigin)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("strictly ordered by (block, unit)")));
+  EXPECT_THAT(writer.AddUnit(NestedUnit(1, UnitsPerBlock(layout_), 3, kOrigin)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("units per block")));
+  EXPECT_THAT(writer.AddUnit(NestedUnit(1, 1, 3, kOrigin)), IsOk());
+  EXPECT_THAT(writer.End(), IsOk());
+}
 
 // A producer (unit 0) and a consumer (unit 1) of block 0, hand-offs recorded (trace v2):
 // the producer loads 10..30, arrives on full[1] (phase 0) at 30 and issues an async copy
