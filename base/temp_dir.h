@@ -10,6 +10,7 @@
 #define WARPTRACE_BASE_TEMP_DIR_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -32,6 +33,9 @@ class TempDir {
   const std::string& path() const { return path_; }
   // path() + "/" + name.
   std::string File(absl::string_view name) const;
+  // Keeps the directory (e.g. a failed compile's inputs, for the user to look at): it is
+  // no longer removed, and this TempDir owns nothing. Returns its path.
+  std::string Keep() { return std::exchange(path_, ""); }
 
  private:
   explicit TempDir(std::string path) : path_(std::move(path)) {}

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "examples/launch_timing.h"
+#include "jit/builder/kernel_builder.h"
 #include "jit/run/device_select.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -35,7 +36,9 @@ ABSL_FLAG(std::string, out, "",
           "`bazel run` was started in. Default: warptrace_out there");
 ABSL_FLAG(std::string, device, "auto",
           "auto (the GPU if there is one, else the host backend), cuda, or host");
-ABSL_FLAG(std::string, unit, "warpgroup", "trace unit: warp, warpgroup or block");
+ABSL_FLAG(std::string, unit, "auto",
+          "trace unit: warp, warpgroup or block; auto: warpgroup if the block is a multiple "
+          "of 128 threads, else warp if of 32, else block");
 ABSL_FLAG(std::string, placement, "auto",
           "where events are staged: global, shared, or auto (shared when it fits)");
 ABSL_FLAG(bool, profile, true,
@@ -177,11 +180,13 @@ absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
   options.run.device = *choice;
 
   const std::string unit = absl::GetFlag(FLAGS_unit);
-  absl::StatusOr<UnitKind> kind = ParseUnitKind(unit);
-  if (!kind.ok() || *kind == UnitKind::kCustom) {
-    return bad("unit", unit, "unknown trace unit; expected warp, warpgroup or block");
+  if (unit != "auto") {
+    absl::StatusOr<UnitKind> kind = ParseUnitKind(unit);
+    if (!kind.ok() || *kind == UnitKind::kCustom) {
+      return bad("unit", unit, "unknown trace unit; expected warp, warpgroup or block");
+    }
+    options.run.profile.unit = UnitSpec{*kind};
   }
-  options.run.profile.unit.kind = *kind;
 
   const std::string placement = absl::GetFlag(FLAGS_placement);
   absl::StatusOr<Placement> parsed_placement = ParsePlacement(placement);
@@ -337,6 +342,11 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
   return kExitOk;
 }
 
+int ExitStatusOfMakeError(const absl::Status& status) {
+  if (IsBuildError(status)) return kExitBuildFailed;
+  return absl::IsInvalidArgument(status) ? kExitUsage : kExitFailed;
+}
+
 int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_view usage,
                    const std::function<absl::StatusOr<ExampleProblem>()>& make) {
   absl::FlagsUsageConfig config;
@@ -351,7 +361,7 @@ int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_v
       ".bin + ", name,
       ".json (raw buffer for `warptrace dump`), ", name,
       ".verdict.json (verdict report).\nExit status: 0 ok, 1 failed (run, trace or a wrong "
-      "result), 2 bad flag value."));
+      "result), 2 bad flag value, 3 the kernel does not build."));
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (positional.size() > 1) {
     PrintError(name, absl::StrCat("unexpected argument \"", positional[1],
@@ -366,7 +376,7 @@ int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_v
   absl::StatusOr<ExampleProblem> problem = make();
   if (!problem.ok()) {
     PrintError(name, problem.status().message());
-    return absl::IsInvalidArgument(problem.status()) ? kExitUsage : kExitFailed;
+    return ExitStatusOfMakeError(problem.status());
   }
   return RunExample(*options, *problem);
 }

@@ -19,7 +19,8 @@
 //                                                 re-read by `warptrace dump --input=DIR/NAME`
 //                          DIR/NAME.verdict.json  per-unit verdict report (profiler/trace/verify.h)
 //   --device=auto|cuda|host   where the kernel runs (auto: the GPU if there is one)
-//   --unit=warp|warpgroup|block   the trace unit
+//   --unit=auto|warp|warpgroup|block   the trace unit (auto, the default: warpgroup if the
+//                                 block is a multiple of 128 threads, else warp, else block)
 //   --placement=global|shared|auto   where events are staged on the device
 //   --profile=false      run the kernel uninstrumented: no trace, results still checked
 //   --arch=sm_XY         CUDA architecture to compile for (default: the GPU's own)
@@ -30,7 +31,9 @@
 // Exit status: 0 when the kernel ran and matched its reference (and, profiled, its trace
 // verified and every file was written); 1 when anything failed, with one line on stderr
 // starting "NAME: error: " (a wrong result names the worst element, its index and error);
-// 2 for a flag value the example rejects ("NAME: error: --unit: ..."). Malformed flags
+// 2 for a flag value the example rejects ("NAME: error: --unit: ..."); 3 when the kernel
+// does not build (KernelBuilder::Build() rejected it: a bug in the example's kernel, not in
+// the flags; the message has the builder path). Malformed flags
 // (unknown names, a number that does not parse) are rejected by absl itself, with exit 1.
 #ifndef WARPTRACE_EXAMPLES_EXAMPLE_MAIN_H_
 #define WARPTRACE_EXAMPLES_EXAMPLE_MAIN_H_
@@ -64,6 +67,7 @@ namespace warptrace::examples {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitBuildFailed = 3;  // KernelBuilder::Build() rejected the kernel
 
 // The element-wise comparison of a result with its CPU reference. An element matches when
 // |got - expected| <= abs_tolerance + rel_tolerance * |expected| (NaN never matches).
@@ -127,7 +131,12 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem);
 
 // The whole main: sets the usage message (`usage` followed by the common flags' summary),
 // parses the command line, reads the common flags, builds the problem with `make` (an
-// InvalidArgument from it is a usage error: exit 2) and runs it.
+// InvalidArgument from it is a usage error: exit 2, unless it is a Build() rejection
+// (IsBuildError): exit 3) and runs it.
+// The exit status for an error of the problem's `make`: kExitBuildFailed for a Build()
+// rejection, kExitUsage for another InvalidArgument, kExitFailed otherwise.
+int ExitStatusOfMakeError(const absl::Status& status);
+
 int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_view usage,
                    const std::function<absl::StatusOr<ExampleProblem>()>& make);
 

@@ -1,6 +1,7 @@
 #include "format/layout.h"
 
 #include <limits>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -79,12 +80,18 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
     case UnitKind::kWarpgroup: {
       const uint32_t unit = UnitThreads(layout);
       if (block_threads % unit != 0) {
+        // Offer the multiples of the unit around the block (never a block of 0 threads).
+        const uint64_t below = block_threads / unit * unit;
+        const uint64_t above = below + unit;
+        const std::string sizes =
+            below == 0 ? absl::StrFormat("%d", above) : absl::StrFormat("%d or %d", below, above);
         return absl::InvalidArgumentError(absl::StrFormat(
             "block size %d (%d,%d,%d) is not a multiple of the %s size %d: the last %d "
-            "threads would share no trace; use a block of %d or %d threads, or another unit",
+            "threads would share no trace; use a block of %s threads, or a unit that fits "
+            "(%s; a ProfileOptions::unit left unset picks one)",
             block_threads, layout.block.x, layout.block.y, layout.block.z,
-            UnitKindName(layout.unit.kind), unit, block_threads % unit,
-            block_threads / unit * unit, (block_threads / unit + 1) * unit));
+            UnitKindName(layout.unit.kind), unit, block_threads % unit, sizes,
+            block_threads % 32 == 0 ? "warp or block" : "block"));
       }
       break;
     }

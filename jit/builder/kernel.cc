@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 #include <utility>
 
 namespace warptrace {
@@ -19,6 +20,18 @@ Expr::Expr(std::string text) : text_(std::move(text)) {
     is_literal_ = true;
     literal_ = std::stoll(t);
   }
+}
+
+std::string TripCount::BoundsExpr(const std::string& begin, const std::string& end,
+                                  const std::string& step) {
+  const std::string b = "(" + begin + ")";
+  const std::string e = "(" + end + ")";
+  if (step == "1") {
+    if (begin == "0") return e + " > 0 ? " + e + " : 0";
+    return e + " > " + b + " ? " + e + " - " + b + " : 0";
+  }
+  const std::string s = "(" + step + ")";
+  return e + " > " + b + " ? (" + e + " - " + b + " + " + s + " - 1) / " + s + " : 0";
 }
 
 const char* RoleAxisName(RoleAxis axis) {

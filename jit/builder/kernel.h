@@ -57,6 +57,17 @@ class TripCount {
   static TripCount PerBlock(std::string expr) {
     return TripCount(Kind::kPerBlock, 0, std::move(expr));
   }
+  // PerBlock with the expression the loop's own bounds give: for `For(var, begin, end, step)`
+  // whose begin, end and step read only blockIdx, gridDim, blockDim and integer scalar
+  // parameters (step > 0), "(end) > (begin) ? ((end) - (begin) + (step) - 1) / (step) : 0".
+  //   b.Param("int", "n");
+  //   b.For("i", 0, "n", TripCount::PerBlock(), [&] { b.Region("step", ...); });
+  // The builder writes the expression when the loop is added (Build() rejects a literal step
+  // <= 0); a bound outside that language fails at planning, naming the loop.
+  static TripCount PerBlock() { return TripCount(Kind::kPerBlock, 0, ""); }
+  // The trip count of `for (v = begin; v < end; v += step)` as a PerBlock expression.
+  static std::string BoundsExpr(const std::string& begin, const std::string& end,
+                                const std::string& step);
   // Nothing is known: no record site may be placed inside such a loop.
   static TripCount Unknown() { return TripCount(Kind::kUnknown, 0, ""); }
 
@@ -228,8 +239,16 @@ struct DynamicSharedDecl {
   uint32_t bytes = 0;  // passed at launch
 };
 
+// Kernel-level code emitted before the kernel (KernelBuilder::Preamble): #include lines,
+// constants, types, __device__ helper functions.
+struct PreambleDecl {
+  std::string code;
+  std::string path;  // "kernel gemm > preamble 1"
+};
+
 struct Kernel {
   std::string name;
+  std::vector<PreambleDecl> preamble;  // in the order given
   std::vector<KernelParam> params;  // in signature order, without the trace buffer
   Dim3 grid;
   Dim3 block;

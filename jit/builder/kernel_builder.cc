@@ -3,8 +3,10 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "jit/builder/cpp_snippet.h"
 #include "jit/builder/kernel_validation.h"
 
 namespace warptrace {
@@ -190,7 +192,7 @@ KernelBuilder& KernelBuilder::Param(std::string type, std::string name) {
   if (!param.type.empty() && param.type.back() == '*') {
     std::string base = param.type;
     while (!base.empty() && (base.back() == '*' || base.back() == ' ')) base.pop_back();
-    if (base.rfind("const ", 0) == 0) base = base.substr(6);
+    base = KernelParam{base, "", 0, false}.ValueType();  // the element type without cv
     if (ScalarTypes().count(base) == 0 && base != "void") {
       Fail(absl::StrCat("parameter '", param.name, "' has pointer type '", param.type,
                         "' to an unknown element type '", base,
@@ -200,10 +202,12 @@ KernelBuilder& KernelBuilder::Param(std::string type, std::string name) {
     param.is_pointer = true;
     param.size = 8;
   } else {
-    auto it = ScalarTypes().find(param.type);
+    // cv-qualifiers of a by-value scalar stay in the signature ("const int n").
+    auto it = ScalarTypes().find(param.ValueType());
     if (it == ScalarTypes().end()) {
       Fail(absl::StrCat("parameter '", param.name, "' has unknown scalar type '", param.type,
-                        "'; use int, unsigned int, long long, float, double, ... or a pointer"));
+                        "'; use int, unsigned int, long long, float, double, ... (optionally "
+                        "const or volatile) or a pointer"));
       return *this;
     }
     param.size = it->second;
@@ -257,6 +261,41 @@ KernelBuilder& KernelBuilder::DynamicShared(std::string type, std::string name,
   return *this;
 }
 
+KernelBuilder& KernelBuilder::Preamble(std::string code) {
+  const std::string path =
+      absl::StrCat("kernel ", kernel_.name, " > preamble ", kernel_.preamble.size() + 1);
+  absl::StatusOr<SnippetFacts> facts = ScanSnippet(code);
+  if (!facts.ok()) {
+    Fail(absl::StrCat(path, ": ", facts.status().message()));
+    return *this;
+  }
+  if (!facts->unbalanced.empty()) {
+    Fail(absl::StrCat(path, ": ", facts->unbalanced));
+    return *this;
+  }
+  if (facts->declares_extern_shared) {
+    Fail(absl::StrCat(path, ": declares extern shared memory; use DynamicShared()"));
+    return *this;
+  }
+  absl::StatusOr<std::vector<CppToken>> tokens = LexCpp(code);
+  if (tokens.ok()) {
+    for (const CppToken& token : *tokens) {
+      if (token.text == "__global__") {
+        Fail(absl::StrCat(path, ": defines a __global__ function; a builder makes one kernel "
+                          "(helpers are __device__ functions)"));
+        return *this;
+      }
+      if (token.text == "__shared__") {
+        Fail(absl::StrCat(path, ": declares __shared__ memory; use SharedArray() or "
+                          "DynamicShared()"));
+        return *this;
+      }
+    }
+  }
+  kernel_.preamble.push_back(PreambleDecl{std::move(code), path});
+  return *this;
+}
+
 KernelBuilder& KernelBuilder::Stmt(std::string code) {
   KernelNode node;
   node.kind = KernelNode::Kind::kStatement;
@@ -305,6 +344,16 @@ KernelBuilder& KernelBuilder::BeginFor(std::string var, Expr begin, Expr end, Ex
   node.end = end.text();
   node.step = step.text();
   node.trip = trip;
+  if (trip.kind() == TripCount::Kind::kPerBlock && trip.expr().empty()) {
+    // TripCount::PerBlock(): the loop's own bounds are the expression.
+    if (step.is_literal() && step.literal() <= 0) {
+      Fail(absl::StrCat("loop '", node.text, "' takes TripCount::PerBlock() from its bounds "
+                        "but its step is ", step.literal(),
+                        "; the step must be positive (or give PerBlock(expr))"));
+      return *this;
+    }
+    node.trip = TripCount::PerBlock(TripCount::BoundsExpr(node.begin, node.end, node.step));
+  }
   Open(std::move(node));
   return *this;
 }
@@ -483,7 +532,25 @@ KernelBuilder& KernelBuilder::Return(ReturnScope scope) {
   return *this;
 }
 
+namespace {
+constexpr char kBuildErrorPayload[] = "warptrace.dev/KernelBuilder.Build";
+}  // namespace
+
+bool IsBuildError(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) && status.GetPayload(kBuildErrorPayload).has_value();
+}
+
 absl::StatusOr<Kernel> KernelBuilder::Build() const {
+  absl::StatusOr<Kernel> kernel = BuildUnmarked();
+  if (!kernel.ok()) {
+    absl::Status status = kernel.status();
+    status.SetPayload(kBuildErrorPayload, absl::Cord(kernel_.name));
+    return status;
+  }
+  return kernel;
+}
+
+absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   if (!error_.empty()) return absl::InvalidArgumentError(error_);
   if (!open_.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(

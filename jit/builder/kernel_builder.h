@@ -68,7 +68,8 @@ class KernelBuilder {
 
   // Appends a parameter. `type` is a pointer type ("const float*", "int*") or one of the
   // scalars bool, char, signed/unsigned char, short, unsigned short, int, unsigned int,
-  // unsigned, long long, unsigned long long, float, double.
+  // unsigned, long long, unsigned long long, float, double, each optionally cv-qualified
+  // ("const int": the qualifiers stay in the signature).
   KernelBuilder& Param(std::string type, std::string name);
   KernelBuilder& Grid(Dim3 grid);
   KernelBuilder& Block(Dim3 block);
@@ -82,7 +83,24 @@ class KernelBuilder {
   // Verbatim C++ statement(s); see the file comment for what they may not do.
   KernelBuilder& Stmt(std::string code);
 
+  // Kernel-level code, emitted verbatim before the kernel (in the order given, on both
+  // backends): #include lines (warptrace embeds <math_constants.h> for CUDA's CUDART_*
+  // constants; other headers must exist for NVRTC and the host compiler alike), constants
+  // (constexpr, #define), types and __device__ helper functions:
+  //   b.Preamble("#include <math_constants.h>\n"
+  //              "__device__ float Sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }");
+  // Checked like a Stmt's tokens: balanced brackets, terminated comments and literals, no
+  // extern shared memory; and no __global__ function (one kernel per builder). A helper
+  // may not call Barrier()-style builder constructs (it is plain code: no record sites)
+  // and must not declare `__shared__` memory. May be called anywhere before Build().
+  KernelBuilder& Preamble(std::string code);
+
   // A named region: a record site with an enter and an exit event around `body`.
+  // A region is a C++ scope (`{ ... }` in the emitted code), like every construct with a
+  // body: a variable declared in it is invisible after it, so declare what later code reads
+  // before the region (`b.Stmt("float acc = 0.0f;")`) and assign it inside. The name is shown
+  // in the timeline: 1 to 64 characters, letters, digits, spaces (not leading or trailing)
+  // and _ . : / -; Build() rejects any other.
   KernelBuilder& Region(std::string name, const std::function<void()>& body);
   KernelBuilder& BeginRegion(std::string name);
   // Closes the innermost open construct, which must be a region (named `name` if given).
@@ -207,9 +225,11 @@ class KernelBuilder {
   // bulk copy on an array nobody waits on), WaitAsyncCopies over 7; an every-thread arrival
   // or a named barrier that may run after a thread-scope Return of threads that take part
   // in it (its phase or barrier would never complete).
+  // Every error carries a mark IsBuildError() recognizes.
   absl::StatusOr<Kernel> Build() const;
 
  private:
+  absl::StatusOr<Kernel> BuildUnmarked() const;
   // An open construct; moved into its parent's body when closed.
   struct Frame {
     KernelNode node;
@@ -230,6 +250,11 @@ class KernelBuilder {
   std::string error_;
   std::vector<Frame> open_;
 };
+
+// Whether `status` is a KernelBuilder::Build() rejection (an InvalidArgument with the
+// builder's payload), as opposed to another InvalidArgument, e.g. a bad shape a kernel
+// library rejected before building. The mark survives being returned as is.
+bool IsBuildError(const absl::Status& status);
 
 }  // namespace warptrace
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/embedded_headers.h"
@@ -35,6 +36,22 @@ struct KernelParam {
   std::string name;
   uint32_t size = 0;  // bytes of the argument value (8 for pointers)
   bool is_pointer = false;
+  // `type` without the cv-qualifiers of a by-value scalar: "int" for "const int" or
+  // "int const"; a pointer type as written ("const float*").
+  std::string ValueType() const {
+    if (is_pointer) return type;
+    std::string out;
+    std::string_view rest = type;
+    while (!rest.empty()) {
+      const size_t space = rest.find(' ');
+      const std::string_view word = rest.substr(0, space);
+      rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+      if (word.empty() || word == "const" || word == "volatile") continue;
+      if (!out.empty()) out.push_back(' ');
+      out.append(word);
+    }
+    return out;
+  }
   friend bool operator==(const KernelParam&, const KernelParam&) = default;
 };
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -127,6 +128,11 @@ class Emitter {
       Line(0, "#include \"recorder.cuh\"");
     }
     if (UsesPrimitives(kernel_)) Line(0, "#include \"warptrace_primitives.cuh\"");
+    for (const PreambleDecl& preamble : kernel_.preamble) {
+      Line(0, "");
+      Line(0, absl::StrCat("// ", preamble.path));
+      absl::StrAppend(&out_, preamble.code, absl::EndsWith(preamble.code, "\n") ? "" : "\n");
+    }
     if (!kernel_.dynamic_shared.type.empty()) {
       Line(0, "");
       Line(0, "#ifndef WARPTRACE_DYNAMIC_SHARED");
@@ -722,7 +728,10 @@ KernelSource Common(const Kernel& kernel) {
 
 KernelSource EmitUnprofiledKernel(const Kernel& kernel) {
   KernelSource source = Common(kernel);
-  if (UsesPrimitives(kernel)) source.headers = EmbeddedPrimitivesHeaders();
+  // A preamble may include <math_constants.h>, which comes with the primitives' headers.
+  if (UsesPrimitives(kernel) || !kernel.preamble.empty()) {
+    source.headers = EmbeddedPrimitivesHeaders();
+  }
   source.source = Emitter(kernel, nullptr).Run();
   return source;
 }
@@ -738,7 +747,7 @@ absl::StatusOr<KernelSource> EmitKernel(const Kernel& kernel, const RecordPlan& 
   KernelSource source = Common(kernel);
   source.source = Emitter(kernel, &plan).Run();
   source.headers = EmbeddedDeviceHeaders();
-  if (UsesPrimitives(kernel)) {
+  if (UsesPrimitives(kernel) || !kernel.preamble.empty()) {
     for (const EmbeddedFile& header : EmbeddedPrimitivesHeaders()) {
       source.headers.push_back(header);
     }

@@ -26,7 +26,18 @@
 //   __threadfence __threadfence_block __threadfence_system, __ldg, __popc __popcll __clz
 //   __clzll __ffs __ffsll __brev, min max (CUDA's mixed overloads), fmaf, <cmath> (less
 //                         C++17's special math functions, which CUDA lacks too), rsqrtf
-//   __expf __logf __sinf __cosf __fdividef __saturatef
+//   __expf __logf __sinf __cosf __tanf __sincosf __powf __log2f __log10f __exp10f
+//   __fdividef fdividef __saturatef   fast math, computed at full precision on the host
+//   __fadd_rn __fsub_rn __fmul_rn __fdiv_rn __frcp_rn __fsqrt_rn __frsqrt_rn __fmaf_rn
+//   __dadd_rn __dmul_rn __fma_rn      IEEE round-to-nearest arithmetic
+//   __float2int_rn/_rz/_rd/_ru __float2uint_rn/_rz __int2float_rn __uint2float_rn
+//   __double2int_rn/_rz __double2float_rn            conversions
+//   __int_as_float __float_as_int __uint_as_float __float_as_uint __longlong_as_double
+//   __double_as_longlong __double2hiint __double2loint __hiloint2double   reinterpretation
+//   <math_constants.h>    CUDART_INF_F, CUDART_NAN_F, CUDART_PI_F, ... (warptrace's copy,
+//                         jit/builder/math_constants.h, embedded for both backends; NVRTC has
+//                         no math_constants.h and no INFINITY / NAN / M_PI: RunKernel's NVRTC
+//                         check rejects those on the host backend too)
 //   clock() clock64()     "SM cycles": the thread's virtual ns × 1.5 GHz (the recorder's
 //                         scale; see host_abi.h for virtual time)
 //   printf                the C library's
@@ -431,6 +442,51 @@ inline float __sinf(float x) { return sinf(x); }
 inline float __cosf(float x) { return cosf(x); }
 inline float __fdividef(float a, float b) { return a / b; }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline float __powf(float x, float y) { return powf(x, y); }
+inline float __log2f(float x) { return log2f(x); }
+inline float __log10f(float x) { return log10f(x); }
+inline float __exp10f(float x) { return exp10f(x); }
+inline float __tanf(float x) { return tanf(x); }
+inline void __sincosf(float x, float* s, float* c) { *s = sinf(x); *c = cosf(x); }
+inline float fdividef(float a, float b) { return a / b; }
+// IEEE round-to-nearest arithmetic (the host's default rounding mode), never contracted.
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return sqrtf(x); }
+inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+// Conversions: _rn rounds to nearest even, _rz toward zero, _rd down, _ru up.
+inline int __float2int_rn(float x) { return static_cast<int>(nearbyintf(x)); }
+inline int __float2int_rz(float x) { return static_cast<int>(x); }
+inline int __float2int_rd(float x) { return static_cast<int>(floorf(x)); }
+inline int __float2int_ru(float x) { return static_cast<int>(ceilf(x)); }
+inline unsigned int __float2uint_rn(float x) { return static_cast<unsigned int>(nearbyintf(x)); }
+inline unsigned int __float2uint_rz(float x) { return static_cast<unsigned int>(x); }
+inline float __int2float_rn(int x) { return static_cast<float>(x); }
+inline float __uint2float_rn(unsigned int x) { return static_cast<float>(x); }
+inline int __double2int_rn(double x) { return static_cast<int>(nearbyint(x)); }
+inline int __double2int_rz(double x) { return static_cast<int>(x); }
+inline float __double2float_rn(double x) { return static_cast<float>(x); }
+// Reinterpretation (the bits unchanged).
+inline float __int_as_float(int x) { float f; memcpy(&f, &x, sizeof f); return f; }
+inline int __float_as_int(float x) { int i; memcpy(&i, &x, sizeof i); return i; }
+inline float __uint_as_float(unsigned int x) { float f; memcpy(&f, &x, sizeof f); return f; }
+inline unsigned int __float_as_uint(float x) { unsigned int u; memcpy(&u, &x, sizeof u); return u; }
+inline double __longlong_as_double(long long x) { double d; memcpy(&d, &x, sizeof d); return d; }
+inline long long __double_as_longlong(double x) { long long l; memcpy(&l, &x, sizeof l); return l; }
+inline int __double2hiint(double x) { return static_cast<int>(__double_as_longlong(x) >> 32); }
+inline int __double2loint(double x) { return static_cast<int>(__double_as_longlong(x)); }
+inline double __hiloint2double(int hi, int lo) {
+  return __longlong_as_double(static_cast<long long>(
+      (static_cast<unsigned long long>(static_cast<unsigned int>(hi)) << 32) |
+      static_cast<unsigned int>(lo)));
+}
 
 // ---- Vector types (CUDA's vector_types.h: sizes and alignments) ----
 

@@ -221,10 +221,19 @@ absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& reque
   RETURN_IF_ERROR(result.status());
   const std::string kernel_name(absl::StripSuffix(request.name, ".cc"));
   if (result->exit_code != 0) {
+    // The inputs stay where the command line says, with the full output beside them; the
+    // message gives each error once, with its source line quoted, and the full output only
+    // when no error line could be quoted.
+    const std::string output_path = dir.File("compiler_output.txt");
+    const bool saved = WriteFileAtomically(output_path, result->output).ok();
+    const std::string kept = dir.Keep();
+    const std::string quoted = QuoteOffendingLines(result->output, files);
+    const bool output_inline = quoted.empty() || !saved;
     return absl::InvalidArgumentError(absl::StrCat(
         "host compiler failed on kernel ", kernel_name, " (exit ", result->exit_code, "): ",
-        absl::StrJoin(argv, " "), "\n", QuoteOffendingLines(result->output, files),
-        "compiler output:\n", result->output));
+        absl::StrJoin(argv, " "), "\n", quoted, "compiler output:",
+        output_inline ? absl::StrCat("\n", result->output) : absl::StrCat(" ", output_path),
+        "\nthe source and headers are kept in ", kept, "\n"));
   }
   CompiledKernel compiled;
   ASSIGN_OR_RETURN(compiled.cubin,

@@ -16,6 +16,23 @@
 namespace warptrace {
 namespace {
 
+// The third way to bound a loop, named where a record site sits in an unbounded one.
+constexpr char kPerBlockHint[] =
+    "TripCount::PerBlock(expr) for a count computed from blockIdx, gridDim, blockDim and "
+    "integer scalar parameters; TripCount::PerBlock() takes it from the loop's own bounds";
+
+// The unit a plan uses when ProfileOptions::unit is unset, and why (for Explain).
+UnitSpec DefaultUnit(uint64_t block_threads) {
+  if (block_threads % 128 == 0) return UnitSpec::Warpgroup();
+  if (block_threads % 32 == 0) return UnitSpec::Warp();
+  return UnitSpec::Block();
+}
+std::string DefaultUnitReason(uint64_t block_threads) {
+  if (block_threads % 128 == 0) return "a multiple of 128";
+  if (block_threads % 32 == 0) return "a multiple of 32 but not of 128";
+  return "not a multiple of 32";
+}
+
 constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
 
 using plan_internal::Counter;
@@ -51,7 +68,8 @@ class SiteAssigner {
           node.path, ": barrier '", node.text,
           "' asks for a wait record (BarrierRecord::kAlways) but is inside ", unbounded_loop_,
           ", whose trip count is unknown, so its events cannot be counted; give that loop "
-          "TripCount::Exact(n) or TripCount::UpperBound(n), or use BarrierRecord::kByPolicy "
+          "TripCount::Exact(n) or TripCount::UpperBound(n) (or ", kPerBlockHint, "), or use "
+          "BarrierRecord::kByPolicy "
           "(no record there) or kNever"));
     }
     const bool wanted = !node.named_arrive &&
@@ -74,8 +92,8 @@ class SiteAssigner {
           return absl::InvalidArgumentError(absl::StrCat(
               node.path, ": region '", node.text, "' is inside ", unbounded_loop_,
               ", whose trip count is unknown, so its events cannot be counted; give that "
-              "loop TripCount::Exact(n) or TripCount::UpperBound(n), or move the region "
-              "out of it"));
+              "loop TripCount::Exact(n) or TripCount::UpperBound(n) (or ", kPerBlockHint,
+              "), or move the region out of it"));
         }
         Add(node, node.text, SiteKind::kRegion);
         return Body(node.body);
@@ -277,7 +295,7 @@ struct PerBlockLoop {
 };
 
 bool IsIntegerScalar(const KernelParam& param) {
-  return !param.is_pointer && param.type != "float" && param.type != "double";
+  return !param.is_pointer && param.ValueType() != "float" && param.ValueType() != "double";
 }
 
 absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Kernel& kernel,
@@ -518,7 +536,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.kernel_name = kernel.name;
   layout.grid = kernel.grid;
   layout.block = kernel.block;
-  layout.unit = options.unit;
+  layout.unit = options.unit.value_or(DefaultUnit(kernel.block.Count()));
   layout.sample = options.sample;
   layout.sample.end = static_cast<uint32_t>(
       std::min<uint64_t>(options.sample.end, kernel.grid.Count()));
@@ -618,6 +636,11 @@ std::string RecordPlan::ExplainNumbers(const ProfileOptions& options,
                         NumRecords(layout), SampledBlocks(layout), units,
                         abi::RecordBytes(layout.capacity), BufferBytes(layout));
   absl::StrAppend(&text, "placement ", placement_note, "\n");
+  if (!options.unit.has_value()) {
+    absl::StrAppend(&text, "unit ", UnitKindName(layout.unit.kind),
+                    " chosen (no unit given): the block of ", layout.block.Count(),
+                    " threads is ", DefaultUnitReason(layout.block.Count()), "\n");
+  }
   return text;
 }
 

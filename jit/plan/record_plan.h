@@ -80,7 +80,10 @@ struct RecordPolicy {
 struct ProfileOptions {
   // Off: the emitted kernel has no trace parameter and no record code (no plan is made).
   bool enabled = true;
-  UnitSpec unit = UnitSpec::Warpgroup();
+  // The trace unit. Unset, the plan chooses one that fits the block: a warpgroup if the
+  // block is a multiple of 128 threads, else a warp if it is a multiple of 32, else the
+  // block; Explain() says which and why.
+  std::optional<UnitSpec> unit;
   Placement placement = Placement::kAuto;
   RecordPolicy policy;
   BlockSample sample;

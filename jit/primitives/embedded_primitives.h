@@ -1,5 +1,6 @@
 // warptrace_primitives.cuh (named barriers, mbarriers, cp.async, bulk copies, spin-wait
-// helpers; see the header), embedded at build time for in-memory compiler requests: add it to
+// helpers; see the header) and math_constants.h (CUDA's CUDART_* constants, which NVRTC
+// lacks), embedded at build time for in-memory compiler requests: add it to
 // CompileRequest::headers and `#include "warptrace_primitives.cuh"`. The host backend adds it
 // by itself.
 #ifndef WARPTRACE_JIT_PRIMITIVES_EMBEDDED_PRIMITIVES_H_

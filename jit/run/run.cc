@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "format/trace_abi.h"
 #include "jit/emit/emitter.h"
+#include "jit/run/gpu_compile_check.h"
 
 namespace warptrace {
 namespace {
@@ -62,8 +63,9 @@ LaunchScalars ScalarValues(const Kernel& kernel, absl::Span<const KernelArg> arg
   LaunchScalars values;
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelParam& param = kernel.params[i];
-    if (param.is_pointer || param.type == "float" || param.type == "double") continue;
-    const bool is_signed = param.type.rfind("unsigned", 0) != 0 && param.type != "bool";
+    const std::string type = param.ValueType();  // "int" for "const int"
+    if (param.is_pointer || type == "float" || type == "double") continue;
+    const bool is_signed = type.rfind("unsigned", 0) != 0 && type != "bool";
     uint64_t raw = 0;
     std::memcpy(&raw, args[i].scalar(), std::min<uint64_t>(param.size, sizeof(raw)));
     int64_t value = 0;
@@ -184,7 +186,7 @@ HostTimeAnchor AnchorOf(DeviceKind kind, const Launched& run, const Trace& trace
 // Emits, loads and launches once; copies outputs and the trace buffer back.
 absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
                                     absl::Span<const KernelArg> args,
-                                    const ProfileOptions& profile) {
+                                    const ProfileOptions& profile, const RunOptions& options) {
   Launched out;
   if (profile.enabled) {
     // Made per launch: per-block trip counts read the scalar arguments.
@@ -196,6 +198,9 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
     out.source = EmitUnprofiledKernel(kernel);
   }
   ASSIGN_OR_RETURN(std::unique_ptr<LoadedKernel> loaded, device.Load(out.source));
+  if (options.check_gpu_compile && device.Kind() == DeviceKind::kHost) {
+    RETURN_IF_ERROR(CheckCompilesForGpu(out.source, options.device_options.cuda.arch));
+  }
   ASSIGN_OR_RETURN(LaunchArgs launch, PrepareArgs(device, kernel, args));
 
   DeviceBuffer trace;
@@ -243,7 +248,7 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
   result.device_name = device.Name();
 
   ProfileOptions profile = options.profile;
-  ASSIGN_OR_RETURN(Launched launched, LaunchOnce(device, kernel, args, profile));
+  ASSIGN_OR_RETURN(Launched launched, LaunchOnce(device, kernel, args, profile, options));
   if (!launched.plan) {
     result.source = std::move(launched.source);
     return result;
@@ -281,7 +286,7 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
     }
     profile.capacity_override = needed;
     retrying = true;
-    ASSIGN_OR_RETURN(launched, LaunchOnce(device, kernel, args, profile));
+    ASSIGN_OR_RETURN(launched, LaunchOnce(device, kernel, args, profile, options));
     ASSIGN_OR_RETURN(trace, analyze(launched));
   }
 

@@ -17,7 +17,8 @@
 // argument: it is allocated from the plan, zeroed, appended, and decoded afterwards.
 //
 // Errors: InvalidArgument when the arguments do not match the parameters (naming the
-// parameter) or the kernel cannot be planned or compiled; the device's errors for memory,
+// parameter) or the kernel cannot be planned or compiled (on the host backend: by the host
+// compiler or, with RunOptions::check_gpu_compile, by NVRTC); the device's errors for memory,
 // load and launch (each naming the step); the verifier's status (DataLoss for a corrupt
 // trace, ResourceExhausted for dropped events) when the trace is broken and
 // RunOptions::verify.allow_truncated is off. Outputs are copied back before the trace is
@@ -106,6 +107,12 @@ struct RunOptions {
   TimelineOptions timeline;
   // Relaunch once with the capacity the dump computed when events were dropped.
   bool retry_on_dropped = false;
+  // On the host backend, also compile the kernel with NVRTC (jit/run/gpu_compile_check.h;
+  // cached, no GPU needed) and fail with NVRTC's log when it does not compile for the GPU
+  // (arch: device_options.cuda.arch, else sm_90), so that "runs on the host" implies
+  // "compiles for the GPU". Off: the host compiler alone decides (e.g. for a kernel that
+  // is host-only on purpose). Ignored on a GPU, which compiles with NVRTC anyway.
+  bool check_gpu_compile = true;
 };
 
 struct RunResult {

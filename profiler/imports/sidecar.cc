@@ -8,12 +8,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
 #include "format/trace_abi.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Host.h"
 #include "llvm/Support/JSON.h"
@@ -359,7 +361,20 @@ absl::Status SaveTrace(absl::string_view prefix, const TraceLayout& layout,
   }, {.role = "trace sidecar"});
 }
 
-absl::StatusOr<LoadedTrace> LoadTrace(absl::string_view prefix, const LoadOptions& options) {
+std::string ResolveTracePrefix(absl::string_view path) {
+  if (llvm::sys::fs::exists(absl::StrCat(path, ".json"))) return std::string(path);
+  for (absl::string_view suffix : {".bin", ".json"}) {
+    if (!absl::EndsWith(path, suffix)) continue;
+    const absl::string_view prefix = path.substr(0, path.size() - suffix.size());
+    if (!prefix.empty() && llvm::sys::fs::exists(absl::StrCat(prefix, ".json"))) {
+      return std::string(prefix);
+    }
+  }
+  return std::string(path);
+}
+
+absl::StatusOr<LoadedTrace> LoadTrace(absl::string_view given, const LoadOptions& options) {
+  const std::string prefix = ResolveTracePrefix(given);
   const std::string sidecar_path = absl::StrCat(prefix, ".json");
   const std::string bin_path = absl::StrCat(prefix, ".bin");
   ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> sidecar_file,

@@ -104,8 +104,15 @@ absl::StatusOr<std::string> SidecarFormat(absl::string_view json);
 absl::Status SaveTrace(absl::string_view prefix, const TraceLayout& layout,
                        absl::Span<const uint32_t> words);
 
-// Reads PREFIX.json and PREFIX.bin. A "warptrace" sidecar is parsed here; any other format
-// goes to options.importers.
+// The prefix a user's path names: `path` itself when PATH.json exists, else `path` without a
+// trailing ".bin" or ".json" when that prefix's .json exists (so "x", "x.bin" and "x.json"
+// all name the trace x), else `path` unchanged (loading it then names the missing
+// PATH.json). Only looks at the file system.
+std::string ResolveTracePrefix(absl::string_view path);
+
+// Reads PREFIX.json and PREFIX.bin, where PREFIX is ResolveTracePrefix(prefix): the prefix,
+// PREFIX.bin or PREFIX.json. A "warptrace" sidecar is parsed here; any other format goes to
+// options.importers (with the resolved prefix).
 // NotFound (or the file system's code): a file cannot be read, naming it. Both files are
 //   registered as inputs (base/file.h): no output of this process may replace them.
 // InvalidArgument: the sidecar is rejected (see ParseLayoutJson), or its format has no

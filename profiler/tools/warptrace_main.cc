@@ -23,7 +23,8 @@
 // .perfetto-trace write Perfetto's protobuf trace (profiler/sinks/perfetto/perfetto_writer.h),
 // anything else Chrome trace JSON (profiler/sinks/chrome_trace.h).
 //
-// PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar): a "warptrace" sidecar
+// PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar); PREFIX.bin or PREFIX.json
+// may be given for it (profiler/imports/sidecar.h, ResolveTracePrefix): a "warptrace" sidecar
 // (profiler/imports/sidecar.h) or a "mosaic-gpu" one (profiler/imports/mosaic_import.h). Flags may be
 // spelled with dashes or underscores (--allow-truncated, --allow_truncated).
 //
@@ -68,7 +69,8 @@
 #include "profiler/trace/verify.h"
 
 ABSL_FLAG(std::string, input, "",
-          "PREFIX of the saved trace: reads PREFIX.bin and PREFIX.json (required)");
+          "PREFIX of the saved trace (or PREFIX.bin / PREFIX.json): reads PREFIX.bin and "
+          "PREFIX.json (required)");
 ABSL_FLAG(std::string, output, "",
           "trace to write (open in ui.perfetto.dev; JSON also in chrome://tracing); '-' for "
           "stdout");

@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/builder/kernel_builder.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace::examples {
@@ -82,10 +83,22 @@ TEST(ResolveOutputDirectoryTest, WithoutBazelRunRelativePathsAreTakenFromTheCurr
   EXPECT_THAT(resolved, ::testing::EndsWith("/warptrace_out"));
 }
 
+TEST(ExitStatusOfMakeErrorTest, ABuildFailureHasItsOwnStatusNotTheBadFlagOne) {
+  KernelBuilder b("broken");
+  b.BeginRegion("open");  // left open: Build() rejects it
+  const absl::Status build = b.Build().status();
+  ASSERT_TRUE(absl::IsInvalidArgument(build)) << build;
+  EXPECT_EQ(ExitStatusOfMakeError(build), kExitBuildFailed);
+  EXPECT_NE(kExitBuildFailed, kExitUsage);
+  // A shape the kernel library rejects before building is a bad flag value.
+  EXPECT_EQ(ExitStatusOfMakeError(absl::InvalidArgumentError("m must be positive")), kExitUsage);
+  EXPECT_EQ(ExitStatusOfMakeError(absl::InternalError("x")), kExitFailed);
+}
+
 class OptionsFromFlagsTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    absl::SetFlag(&FLAGS_unit, "warpgroup");
+    absl::SetFlag(&FLAGS_unit, "auto");
     absl::SetFlag(&FLAGS_placement, "auto");
     absl::SetFlag(&FLAGS_device, "auto");
     absl::SetFlag(&FLAGS_arch, "");
@@ -116,6 +129,16 @@ TEST_F(OptionsFromFlagsTest, TranslatesTheCommonFlagsIntoRunOptions) {
   EXPECT_EQ(options->PerfettoPath(), "/tmp/x/gemm.pftrace");
   EXPECT_EQ(options->SavePrefix(), "/tmp/x/gemm");
   EXPECT_EQ(options->VerdictPath(), "/tmp/x/gemm.verdict.json");
+}
+
+TEST_F(OptionsFromFlagsTest, UnitAutoLeavesTheChoiceToThePlan) {
+  absl::StatusOr<ExampleOptions> options = OptionsFromFlags("gemm");  // the default: auto
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_FALSE(options->run.profile.unit.has_value());
+  absl::SetFlag(&FLAGS_unit, "warpgroup");
+  options = OptionsFromFlags("gemm");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->run.profile.unit, UnitSpec::Warpgroup());
 }
 
 TEST_F(OptionsFromFlagsTest, RejectsACustomUnitAndMalformedArchitectures) {

@@ -79,6 +79,20 @@ TEST(ValidateLayoutTest, RejectsABlockThatIsNotAMultipleOfTheUnitAndSuggestsSize
   EXPECT_THAT(ValidateLayout(layout), IsOk());
 }
 
+TEST(ValidateLayoutTest, SuggestsOnlyPositiveBlockSizesForABlockSmallerThanTheUnit) {
+  TraceLayout layout = Valid();
+  layout.block = {64, 1, 1};
+  // Was "use a block of 0 or 128 threads".
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("the last 64 threads would share no trace; use a block of 128 threads, "
+                       "or a unit that fits (warp or block; a ProfileOptions::unit left unset "
+                       "picks one)"));
+  layout.block = {20, 1, 1};
+  layout.unit = UnitSpec::Warp();
+  EXPECT_THAT(ValidateLayout(layout),
+              Rejected("use a block of 32 threads, or a unit that fits (block;"));
+}
+
 TEST(ValidateLayoutTest, RejectsACustomUnitOfZeroThreads) {
   TraceLayout layout = Valid();
   layout.unit = UnitSpec::Custom(0, 0);

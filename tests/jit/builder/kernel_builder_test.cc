@@ -1,6 +1,8 @@
 #include "jit/builder/kernel_builder.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -57,6 +59,73 @@ TEST(KernelBuilderTest, ParamsGetSizesAndPointerness) {
   EXPECT_EQ(kernel->params[0], (KernelParam{"const float*", "a", 8, true}));
   EXPECT_EQ(kernel->params[1], (KernelParam{"int", "n", 4, false}));
   EXPECT_EQ(kernel->params[2], (KernelParam{"double", "x", 8, false}));
+}
+
+TEST(KernelBuilderTest, AcceptsCvQualifiedScalarParams) {
+  KernelBuilder b("k");
+  b.Param("const int", "n").Param("unsigned int const", "m").Param("const volatile float", "x");
+  b.Param("volatile const float*", "p");
+  b.Stmt(";");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_THAT(kernel->params, SizeIs(4));
+  // The qualifiers stay in the signature; ValueType() is what sizes and signedness read.
+  EXPECT_EQ(kernel->params[0], (KernelParam{"const int", "n", 4, false}));
+  EXPECT_EQ(kernel->params[0].ValueType(), "int");
+  EXPECT_EQ(kernel->params[1], (KernelParam{"unsigned int const", "m", 4, false}));
+  EXPECT_EQ(kernel->params[1].ValueType(), "unsigned int");
+  EXPECT_EQ(kernel->params[2], (KernelParam{"const volatile float", "x", 4, false}));
+  EXPECT_EQ(kernel->params[2].ValueType(), "float");
+  EXPECT_EQ(kernel->params[3], (KernelParam{"volatile const float*", "p", 8, true}));
+}
+
+TEST(KernelBuilderTest, RejectsCvQualifiedUnknownScalar) {
+  KernelBuilder b("k");
+  b.Param("const size_t", "n").Stmt(";");
+  EXPECT_THAT(b.Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("parameter 'n' has unknown scalar type 'const size_t'")));
+}
+
+TEST(KernelBuilderTest, BuildErrorsAreMarkedAndOtherStatusesAreNot) {
+  KernelBuilder bad("k");
+  bad.Param("int", "1x").Stmt(";");
+  const absl::Status status = bad.Build().status();
+  EXPECT_TRUE(IsBuildError(status)) << status;
+  KernelBuilder good("k");
+  good.Param("int", "n").Stmt(";");
+  EXPECT_TRUE(good.Build().ok());
+  EXPECT_FALSE(IsBuildError(absl::InvalidArgumentError(status.message())));
+  EXPECT_FALSE(IsBuildError(absl::OkStatus()));
+}
+
+TEST(KernelBuilderTest, PreambleIsKeptInOrderWithItsPath) {
+  KernelBuilder b("k");
+  b.Preamble("#include <math_constants.h>").Stmt(";");
+  b.Preamble("__device__ int Twice(int x) { return 2 * x; }");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_THAT(kernel->preamble, SizeIs(2));
+  EXPECT_EQ(kernel->preamble[0].code, "#include <math_constants.h>");
+  EXPECT_EQ(kernel->preamble[0].path, "kernel k > preamble 1");
+  EXPECT_EQ(kernel->preamble[1].path, "kernel k > preamble 2");
+}
+
+TEST(KernelBuilderTest, RejectsAPreambleThatIsNotSelfContainedKernelLevelCode) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"__device__ int f() { return 1;", "kernel k > preamble 1: '{' on line 1 is never closed"},
+      {"/* open", "kernel k > preamble 1: "},
+      {"__global__ void other() {}", "defines a __global__ function"},
+      {"__shared__ float s[4];", "declares __shared__ memory; use SharedArray()"},
+      {"extern __shared__ float s[];", "declares extern shared memory; use DynamicShared()"},
+  };
+  for (const auto& [code, message] : bad) {
+    SCOPED_TRACE(code);
+    KernelBuilder b("k");
+    b.Preamble(code).Stmt(";");
+    EXPECT_THAT(b.Build().status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)));
+  }
 }
 
 TEST(KernelBuilderTest, FluentFormBuildsTheSameTreeAsLambdaForm) {

@@ -178,6 +178,32 @@ TEST(EmitterTest, UnprofiledEarlyReturnIsAPlainReturn) {
   EXPECT_THAT(src, HasSubstr("  if (flag[0] != 0) {\n    return;\n  }\n"));
 }
 
+TEST(EmitterTest, PreambleComesBeforeTheKernelInOrderWithTheMathConstantsHeader) {
+  KernelBuilder b("helpers");
+  b.Param("float*", "out").Block({32, 1, 1});
+  b.Preamble("#include <math_constants.h>");
+  b.Stmt("out[0] = Twice(CUDART_PI_F);");
+  b.Preamble("__device__ float Twice(float x) { return 2.0f * x; }\n");
+  const Kernel kernel = MustBuild(b.Build());
+  for (const KernelSource& source : {EmitUnprofiledKernel(kernel),
+                                     MustEmit(kernel, ProfileOptions{})}) {
+    const std::string& src = source.source;
+    const size_t first = src.find("// kernel helpers > preamble 1\n#include <math_constants.h>\n");
+    const size_t second = src.find(
+        "// kernel helpers > preamble 2\n__device__ float Twice(float x) { return 2.0f * x; }\n");
+    const size_t kernel_at = src.find("extern \"C\" __global__ void helpers(");
+    ASSERT_NE(first, std::string::npos) << src;
+    ASSERT_NE(second, std::string::npos) << src;
+    EXPECT_LT(first, second);
+    EXPECT_LT(second, kernel_at);
+    bool has_constants = false;
+    for (const EmbeddedFile& header : source.headers) {
+      has_constants |= header.name == "math_constants.h";
+    }
+    EXPECT_TRUE(has_constants);
+  }
+}
+
 TEST(EmitterTest, SharedPlacementStagesEventsInAStaticSharedArray) {
   const Kernel kernel = MustBuild(TiledGemm({32, 32, 32, 16}));
   ProfileOptions options;
@@ -296,8 +322,10 @@ TEST(EmitterTest, PhaseBarriersAreDeclaredAndInitializedByThreadZeroBeforeTheBod
   const KernelSource plain = EmitUnprofiledKernel(HandoffKernel(false));
   EXPECT_THAT(plain.source, HasSubstr("warptrace_mbarrier_init(&done[warptrace_i], 1u);"));
   EXPECT_THAT(plain.source, Not(HasSubstr("RecordWithPayload")));
-  ASSERT_EQ(plain.headers.size(), 1u);
+  // The primitives and the math constants a preamble may include (no recorder).
+  ASSERT_EQ(plain.headers.size(), 2u);
   EXPECT_EQ(plain.headers[0].name, "warptrace_primitives.cuh");
+  EXPECT_EQ(plain.headers[1].name, "math_constants.h");
 }
 
 TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads) {

@@ -1,9 +1,12 @@
 #include "jit/host/host_device.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/testing/temp_path.h"
 #include "format/trace_abi.h"
 #include "gmock/gmock.h"
@@ -232,6 +235,38 @@ TEST(HostDeviceTest, CompileErrorsCarryTheCompilerOutputAndTheOffendingLine) {
                              HasSubstr("broken.cc:3:"), HasSubstr("not_declared_anywhere"),
                              HasSubstr("|   out[0] = not_declared_anywhere;"),
                              HasSubstr("compiler output:"))));
+}
+
+TEST(HostDeviceTest, ACompileErrorIsPrintedOnceAndItsInputsAreKeptWhereTheMessageSays) {
+  auto device = MakeDevice("compile_error_kept");
+  ASSERT_NE(device, nullptr);
+  const KernelSource source = SimpleKernel("kept", "  out[0] = not_declared_anywhere;");
+  const absl::Status status = device->Load(source).status();
+  ASSERT_TRUE(absl::IsInvalidArgument(status)) << status;
+  const std::string message(status.message());
+  // Once: the quoted error, not the raw output again.
+  size_t count = 0;
+  for (size_t at = message.find("'not_declared_anywhere' was not declared");
+       at != std::string::npos;
+       at = message.find("'not_declared_anywhere' was not declared", at + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 1u) << message;
+  const std::string marker = "the source and headers are kept in ";
+  const size_t at = message.find(marker);
+  ASSERT_NE(at, std::string::npos) << message;
+  std::string dir = message.substr(at + marker.size());
+  dir = dir.substr(0, dir.find('\n'));
+  std::ifstream kept(dir + "/kept.cc");
+  ASSERT_TRUE(kept.good()) << dir;
+  std::stringstream text;
+  text << kept.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("not_declared_anywhere"));
+  std::ifstream output(dir + "/compiler_output.txt");
+  std::stringstream output_text;
+  output_text << output.rdbuf();
+  EXPECT_THAT(output_text.str(), HasSubstr("not_declared_anywhere"));
+  EXPECT_THAT(message, HasSubstr(absl::StrCat("compiler output: ", dir, "/compiler_output.txt")));
 }
 
 TEST(HostDeviceTest, AMissingHostEntryIsReportedByName) {

@@ -16,6 +16,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::IsOkAndHolds;
 using ::warptrace::testing::StatusIs;
@@ -243,6 +244,87 @@ TEST(RecordPlanTest, RejectsRegionInLoopOfUnknownTripCount) {
                                  "inside kernel unbounded > loop i, whose trip count is "
                                  "unknown, so its events cannot be counted; give that loop "
                                  "TripCount::Exact(n) or TripCount::UpperBound(n)")));
+}
+
+TEST(RecordPlanTest, UnboundedLoopErrorNamesPerBlockBesideExactAndUpperBound) {
+  KernelBuilder b("unbounded");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.For("i", 0, "n", TripCount::Unknown(), [&] { b.Region("body", [&] { b.Stmt(";"); }); });
+  EXPECT_THAT(RecordPlan::Create(MustBuild(b), {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("(or TripCount::PerBlock(expr) for a count computed from "
+                                 "blockIdx, gridDim, blockDim and integer scalar parameters; "
+                                 "TripCount::PerBlock() takes it from the loop's own bounds)")));
+}
+
+TEST(RecordPlanTest, PerBlockWithoutExpressionCountsTheLoopFromItsBounds) {
+  KernelBuilder b("bounds");
+  b.Param("float*", "out").Param("const int", "n").Param("int", "first");
+  b.Grid({2, 1, 1}).Block({32, 1, 1});
+  // i = first + blockIdx.x, first + blockIdx.x + 3, ... < n: ceil((n - first - b) / 3).
+  b.For("i", "first + blockIdx.x", "n", 3, TripCount::PerBlock(),
+        [&] { b.Region("body", [&] { b.Stmt("out[i] = 0;"); }); });
+  const Kernel kernel = MustBuild(b);
+  ASSERT_THAT(kernel.body, ::testing::SizeIs(1));
+  EXPECT_EQ(kernel.body[0].trip.expr(),
+            "(n) > (first + blockIdx.x) ? ((n) - (first + blockIdx.x) + (3) - 1) / (3) : 0");
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  for (int64_t n : {0, 1, 2, 7, 11}) {
+    SCOPED_TRACE(absl::StrCat("n = ", n));
+    absl::StatusOr<RecordPlan> plan =
+        RecordPlan::Create(kernel, options, LaunchScalars{{"n", n}, {"first", 1}});
+    ASSERT_THAT(plan, IsOk());
+    for (uint32_t block = 0; block < 2; ++block) {
+      uint64_t trips = 0;
+      for (int64_t i = 1 + block; i < n; i += 3) ++trips;
+      EXPECT_THAT(plan->ExactEventsForBlockUnit(block, 0), IsOkAndHolds(2 + 2 * trips));
+    }
+  }
+}
+
+TEST(RecordPlanTest, PerBlockFromBoundsRejectsANonPositiveLiteralStep) {
+  KernelBuilder b("bounds");
+  b.Param("int", "n").Block({32, 1, 1});
+  b.For("i", "n", 0, -1, TripCount::PerBlock(), [&] { b.Stmt(";"); });
+  EXPECT_THAT(b.Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("loop 'i' takes TripCount::PerBlock() from its bounds but its "
+                                 "step is -1")));
+}
+
+TEST(RecordPlanTest, UnsetUnitFitsTheBlockAndExplainSaysSo) {
+  struct Case {
+    Dim3 block;
+    UnitKind kind;
+    uint32_t units;
+    const char* why;
+  };
+  for (const Case& c : {Case{{256, 1, 1}, UnitKind::kWarpgroup, 2, "a multiple of 128"},
+                        Case{{64, 1, 1}, UnitKind::kWarp, 2, "a multiple of 32 but not of 128"},
+                        Case{{16, 2, 1}, UnitKind::kWarp, 1, "a multiple of 32 but not of 128"},
+                        Case{{20, 1, 1}, UnitKind::kBlock, 1, "not a multiple of 32"}}) {
+    SCOPED_TRACE(absl::StrCat(c.block.Count(), " threads"));
+    KernelBuilder b("small");
+    b.Param("float*", "out").Block(c.block).Region("r", [&] { b.Stmt("out[0] = 1;"); });
+    absl::StatusOr<RecordPlan> plan = RecordPlan::Create(MustBuild(b), ProfileOptions{});
+    ASSERT_THAT(plan, IsOk());
+    EXPECT_EQ(plan->layout().unit.kind, c.kind);
+    EXPECT_EQ(plan->units_per_block(), c.units);
+    EXPECT_THAT(plan->Explain(),
+                HasSubstr(absl::StrCat("\nunit ", UnitKindName(c.kind),
+                                       " chosen (no unit given): the block of ",
+                                       c.block.Count(), " threads is ", c.why, "\n")));
+  }
+  // A unit that was given is used as given, and Explain adds nothing.
+  KernelBuilder b("given");
+  b.Param("float*", "out").Block({256, 1, 1}).Region("r", [&] { b.Stmt("out[0] = 1;"); });
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  absl::StatusOr<RecordPlan> plan = RecordPlan::Create(MustBuild(b), options);
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_THAT(plan->Explain(), HasSubstr("per warp unit:\n"));
+  EXPECT_THAT(plan->Explain(), Not(HasSubstr("chosen (no unit given)")));
 }
 
 TEST(RecordPlanTest, PolicySitesSkipLoopsOfUnknownTripCount) {

@@ -273,6 +273,25 @@ TEST(SidecarTest, SaveThenLoadRoundTripsLayoutAndWords) {
   EXPECT_EQ(loaded->words, words);
 }
 
+TEST(SidecarTest, LoadAcceptsThePrefixItsBinOrItsJson) {
+  const TraceLayout layout = SampleLayout();
+  const std::vector<uint32_t> words = Counting(BufferBytes(layout) / 4);
+  const std::string prefix = TestTempPath("either_name");
+  ASSERT_THAT(SaveTrace(prefix, layout, words), IsOk());
+  for (const std::string& path : {prefix, prefix + ".bin", prefix + ".json"}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(ResolveTracePrefix(path), prefix);
+    absl::StatusOr<LoadedTrace> loaded = LoadTrace(path);
+    ASSERT_THAT(loaded, IsOk());
+    EXPECT_EQ(loaded->words, words);
+  }
+  // A name that is none of them is left alone, and the error names the sidecar looked for.
+  const std::string missing = prefix + "_missing.bin";
+  EXPECT_EQ(ResolveTracePrefix(missing), missing);
+  EXPECT_THAT(LoadTrace(missing).status(), StatusIs(absl::StatusCode::kNotFound,
+                                                    HasSubstr(missing + ".json")));
+}
+
 TEST(SidecarTest, SavedFilesAreDataNotPrograms) {
   const TraceLayout layout = SampleLayout();
   const std::string prefix = TestTempPath("modes");

@@ -122,6 +122,16 @@ TEST_F(WarptraceCliTest, DumpWritesAValidTraceAReportAndASummary) {
   EXPECT_THAT(r.err_lines, Contains(StartsWith("warptrace: 10 units (complete 10, ")));
 }
 
+TEST_F(WarptraceCliTest, DumpAcceptsTheInputAsPrefixBinOrJson) {
+  const std::string prefix = Save("named");
+  for (const std::string& input : {prefix, prefix + ".bin", prefix + ".json"}) {
+    SCOPED_TRACE(input);
+    const RunResult r = Run({"dump", "--input=" + input, "--summary"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, StartsWith("kernel synthetic_gemm on synthetic device"));
+  }
+}
+
 TEST_F(WarptraceCliTest, BeginEndEventsAndDashedFlagSpellings) {
   const std::string prefix = Save("good");
   const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("be.json"),

@@ -1,0 +1,247 @@
+// The host backend's NVRTC check (jit/run/gpu_compile_check.h) and the CUDA intrinsics and
+// constants of jit/host/cuda_on_cpu.h, each compared with what NVRTC makes of the same kernel.
+#include "jit/run/gpu_compile_check.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cmath>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/testing/temp_path.h"
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/compile/nvrtc_compiler.h"
+#include "jit/cuda/cuda_device.h"
+#include "jit/emit/emitter.h"
+#include "jit/host/host_device.h"
+#include "jit/run/run.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+class GpuCompileCheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Keep compiled kernels (host and NVRTC) inside the test's sandbox.
+    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
+    absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
+    ASSERT_THAT(device, IsOk());
+    device_ = *std::move(device);
+  }
+  std::unique_ptr<HostDevice> device_;
+};
+
+Kernel OneStore(const std::string& name, const std::string& stmt) {
+  KernelBuilder b(name);
+  b.Param("float*", "out").Block({32, 1, 1});
+  b.Stmt(stmt);
+  absl::StatusOr<Kernel> kernel = b.Build();
+  EXPECT_THAT(kernel, IsOk());
+  return *kernel;
+}
+
+TEST_F(GpuCompileCheckTest, HostRunFailsWithNvrtcsLogWhenTheKernelDoesNotCompileForTheGpu) {
+  // INFINITY is <math.h>'s: the host compiler has it, NVRTC does not.
+  const Kernel kernel = OneStore("uses_infinity", "if (threadIdx.x == 0) out[0] = INFINITY;");
+  std::vector<float> out(1, 0.0f);
+  RunOptions options;
+  options.profile.enabled = false;
+  EXPECT_THAT(RunKernel(*device_, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("kernel uses_infinity compiles on the host but not for "
+                                       "the GPU (NVRTC, sm_90"),
+                             HasSubstr("identifier \"INFINITY\" is undefined"))));
+  // The option turns the check off: the host compiler alone decides.
+  options.check_gpu_compile = false;
+  ASSERT_THAT(RunKernel(*device_, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
+                  .status(),
+              IsOk());
+  EXPECT_TRUE(std::isinf(out[0]));
+}
+
+TEST_F(GpuCompileCheckTest, RepeatedKernelsAreCheckedFromTheCache) {
+  const Kernel kernel = OneStore("cached_check", "if (threadIdx.x == 0) out[0] = 2.0f;");
+  std::vector<float> out(1, 0.0f);
+  RunOptions options;
+  options.profile.enabled = false;
+  ASSERT_THAT(RunKernel(*device_, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
+                  .status(),
+              IsOk());
+  const CompileCacheStats before = GpuCheckCompiler().stats();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_THAT(RunKernel(*device_, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
+                    .status(),
+                IsOk());
+  }
+  const CompileCacheStats after = GpuCheckCompiler().stats();
+  EXPECT_EQ(after.misses, before.misses);  // NVRTC did not run again
+  EXPECT_EQ(after.memory_hits, before.memory_hits + 3);
+  EXPECT_EQ(out[0], 2.0f);
+}
+
+// What the host computes for each expression, bit for bit, and what NVRTC folds the same
+// expression to (the immediate of its st.global in the PTX).
+struct Folded {
+  const char* expr;
+  uint32_t bits;  // the float result's bits, as CUDA defines it
+};
+
+constexpr Folded kFolded[] = {
+    {"__int_as_float(0x3f800000)", 0x3f800000u},
+    {"__uint_as_float(0xc0490fdbu)", 0xc0490fdbu},
+    {"(float)__float_as_int(2.0f)", 0x4e800000u},   // 0x40000000 = 1073741824
+    {"(float)(__float_as_uint(-1.0f) >> 24)", 0x433f0000u},  // 0xbf = 191
+    {"(float)(__double_as_longlong(1.0) >> 52)", 0x447fc000u},  // 1023
+    {"(float)__longlong_as_double(0x4010000000000000LL)", 0x40800000u},  // 4.0
+    {"(float)__double2hiint(2.0)", 0x4e800000u},  // 0x40000000
+    {"(float)__hiloint2double(0x40080000, 0)", 0x40400000u},  // 3.0
+    {"__saturatef(2.5f)", 0x3f800000u},
+    {"__saturatef(-0.5f)", 0x00000000u},
+    {"__fadd_rn(1.0f, 2.0f)", 0x40400000u},
+    {"__fmul_rn(3.0f, 0.5f)", 0x3fc00000u},
+    {"__fdiv_rn(1.0f, 4.0f)", 0x3e800000u},
+    {"__fmaf_rn(2.0f, 3.0f, 1.0f)", 0x40e00000u},
+    {"(float)__float2int_rn(2.5f)", 0x40000000u},  // to even
+    {"(float)__float2int_rz(-2.7f)", 0xc0000000u},
+    {"(float)__float2int_rd(-2.5f)", 0xc0400000u},
+    {"(float)__float2int_ru(2.1f)", 0x40400000u},
+    {"__int2float_rn(-7)", 0xc0e00000u},
+    {"CUDART_INF_F", 0x7f800000u},
+    {"CUDART_NEG_ZERO_F", 0x80000000u},
+    {"CUDART_MAX_NORMAL_F", 0x7f7fffffu},
+    {"CUDART_PI_F", 0x40490fdbu},
+    {"CUDART_LN2_F", 0x3f317218u},
+    {"(float)CUDART_PI", 0x40490fdbu},
+    {"(float)CUDART_INF", 0x7f800000u},
+};
+
+// The constant each `st.global.{u32,f32} [%rdN+OFF], %reg` of `ptx` stores, by byte offset,
+// where the register was set from an immediate (`mov.u32 %r3, -1068953637;`, `mov.f32 %f1,
+// 0f3F800000;`).
+std::map<uint64_t, uint32_t> FoldedStores(const std::string& ptx) {
+  std::map<std::string, uint32_t> immediate;
+  std::map<uint64_t, uint32_t> stored;
+  for (absl::string_view line : absl::StrSplit(ptx, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    std::vector<std::string> words = absl::StrSplit(line, absl::ByAnyChar(" \t,;[]"),
+                                                    absl::SkipEmpty());
+    if (words.size() == 3 && (words[0] == "mov.u32" || words[0] == "mov.f32")) {
+      const std::string& value = words[2];
+      if (absl::StartsWith(value, "0f")) {
+        immediate[words[1]] = static_cast<uint32_t>(std::stoul(value.substr(2), nullptr, 16));
+      } else if (!value.empty() && (value[0] == '-' || std::isdigit(value[0]))) {
+        immediate[words[1]] = static_cast<uint32_t>(std::stoll(value));
+      } else {
+        immediate.erase(words[1]);
+      }
+    } else if (words.size() == 3 &&
+               (words[0] == "st.global.u32" || words[0] == "st.global.f32")) {
+      const size_t plus = words[1].find('+');
+      const uint64_t offset = plus == std::string::npos ? 0 : std::stoull(words[1].substr(plus + 1));
+      auto it = immediate.find(words[2]);
+      if (it != immediate.end()) stored[offset] = it->second;
+    }
+  }
+  return stored;
+}
+
+Kernel FoldedKernel() {
+  KernelBuilder b("folded");
+  b.Param("float*", "out").Block({32, 1, 1});
+  b.Preamble("#include <math_constants.h>\n"
+             "__device__ float Store(float* out, int i, float v) { out[i] = v; return v; }");
+  std::string body = "if (threadIdx.x == 0) {\n";
+  for (size_t i = 0; i < std::size(kFolded); ++i) {
+    absl::StrAppend(&body, "  out[", i, "] = ", kFolded[i].expr, ";\n");
+  }
+  absl::StrAppend(&body, "}");
+  b.Stmt(body);
+  absl::StatusOr<Kernel> kernel = b.Build();
+  EXPECT_THAT(kernel, IsOk());
+  return *kernel;
+}
+
+TEST_F(GpuCompileCheckTest, ReinterpretationRoundingConversionsAndConstantsMatchNvrtc) {
+  const Kernel kernel = FoldedKernel();
+  std::vector<float> out(std::size(kFolded), -1.0f);
+  RunOptions options;
+  options.profile.enabled = false;
+  ASSERT_THAT(RunKernel(*device_, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
+                  .status(),
+              IsOk());  // includes the NVRTC check
+  // NVRTC's PTX stores each folded constant as an immediate: 0fXXXXXXXX.
+  NvrtcCompiler nvrtc;
+  absl::StatusOr<CompiledKernel> compiled =
+      nvrtc.Compile(CudaCompileRequest(EmitUnprofiledKernel(kernel), "sm_90", {}));
+  ASSERT_THAT(compiled, IsOk());
+  const std::map<uint64_t, uint32_t> stored = FoldedStores(compiled->ptx);
+  size_t compared = 0;
+  for (size_t i = 0; i < std::size(kFolded); ++i) {
+    SCOPED_TRACE(kFolded[i].expr);
+    uint32_t host_bits = 0;
+    std::memcpy(&host_bits, &out[i], sizeof host_bits);
+    EXPECT_EQ(host_bits, kFolded[i].bits) << absl::StrFormat("host gave 0x%08x", host_bits);
+    auto it = stored.find(4 * i);
+    if (it == stored.end()) continue;  // NVRTC computes this one at run time
+    ++compared;
+    EXPECT_EQ(it->second, host_bits) << absl::StrFormat("NVRTC folded it to 0x%08x",
+                                                        it->second);
+  }
+  // Reinterpretation and the CUDART constants fold (14 of them with NVRTC 13.0).
+  EXPECT_GE(compared, 12u) << compiled->ptx;
+}
+
+TEST_F(GpuCompileCheckTest, FastMathIntrinsicsRunOnTheHostAndCompileForTheGpu) {
+  KernelBuilder b("fast_math");
+  b.Param("float*", "out").Block({32, 1, 1});
+  b.Preamble("__device__ float Sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }");
+  b.Stmt("if (threadIdx.x == 0) {\n"
+         "  float s, c; __sincosf(0.5f, &s, &c);\n"
+         "  out[0] = Sigmoid(0.0f); out[1] = __logf(1.0f); out[2] = __fdividef(1.0f, 8.0f);\n"
+         "  out[3] = __powf(2.0f, 3.0f); out[4] = __log2f(8.0f); out[5] = __exp10f(2.0f);\n"
+         "  out[6] = __tanf(0.0f); out[7] = s * s + c * c; out[8] = fdividef(3.0f, 2.0f);\n"
+         "  out[9] = __log10f(1000.0f); out[10] = __frcp_rn(4.0f); out[11] = __fsqrt_rn(9.0f);\n"
+         "}");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<float> out(12, -1.0f);
+  RunOptions options;
+  options.profile.enabled = false;
+  ASSERT_THAT(RunKernel(*device_, *kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
+                  .status(),
+              IsOk());
+  const std::vector<float> expected = {0.5f, 0.0f,  0.125f, 8.0f, 3.0f,  100.0f,
+                                       0.0f, 1.0f,  1.5f,   3.0f, 0.25f, 3.0f};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    // The GPU's fast math is approximate (2 ulp and more); the host's is exact.
+    EXPECT_NEAR(out[i], expected[i], 1e-4f * std::abs(expected[i]) + 1e-6f) << i;
+  }
+  // __fdividef is the GPU's approximate division.
+  NvrtcCompiler nvrtc;
+  absl::StatusOr<CompiledKernel> compiled =
+      nvrtc.Compile(CudaCompileRequest(EmitUnprofiledKernel(*kernel), "sm_90", {}));
+  ASSERT_THAT(compiled, IsOk());
+  EXPECT_THAT(compiled->ptx, HasSubstr("div.approx.f32"));  // __fdividef
+}
+
+}  // namespace
+}  // namespace warptrace
