@@ -63,7 +63,10 @@ uint64_t SharedBytesPerBlock(const TraceLayout& layout) {
   return uint64_t{UnitsPerBlock(layout)} * layout.capacity * sizeof(abi::Event);
 }
 
-absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_bytes) {
+namespace {
+
+// Grid, block and trace unit: the shape every record follows.
+absl::Status ValidateShape(const TraceLayout& layout) {
   const uint64_t block_threads = layout.block.Count();
   if (layout.grid.Count() == 0 || block_threads == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -114,6 +117,11 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
       }
       break;
   }
+  return absl::OkStatus();
+}
+
+// Capacity, sampling and the buffer's size.
+absl::Status ValidateCapacity(const TraceLayout& layout) {
   if (layout.capacity == 0) {
     return absl::InvalidArgumentError(
         "capacity is 0 events per trace unit: nothing could be recorded");
@@ -135,6 +143,11 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
         "fewer blocks",
         NumRecords(layout), layout.capacity));
   }
+  return absl::OkStatus();
+}
+
+// The site, role, trip and barrier tables.
+absl::Status ValidateTables(const TraceLayout& layout) {
   if (layout.sites.size() > abi::kMaxSites) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d record sites exceed the %d the tag can hold (bit 31 is the exit flag)",
@@ -177,6 +190,11 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
           i));
     }
   }
+  return absl::OkStatus();
+}
+
+// Where the events were staged, and whether they fit.
+absl::Status ValidatePlacement(const TraceLayout& layout, uint64_t shared_budget_bytes) {
   if (layout.placement == Placement::kAuto) {
     return absl::InvalidArgumentError(
         "a recorded layout must say which placement ran (global or shared), not auto");
@@ -190,6 +208,16 @@ absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_by
         shared_budget_bytes));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateLayout(const TraceLayout& layout, uint64_t shared_budget_bytes) {
+  // In order: each check may rely on the ones before it (e.g. a block of at least 1 thread).
+  if (absl::Status s = ValidateShape(layout); !s.ok()) return s;
+  if (absl::Status s = ValidateCapacity(layout); !s.ok()) return s;
+  if (absl::Status s = ValidateTables(layout); !s.ok()) return s;
+  return ValidatePlacement(layout, shared_budget_bytes);
 }
 
 Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear) {
