@@ -286,6 +286,8 @@ const char* SiteKindName(SiteKind kind) {
       return "phase_wait";
     case SiteKind::kAsyncCopy:
       return "async_copy";
+    case SiteKind::kMmaGroup:
+      return "mma_group";
   }
   return "?";
 }
@@ -330,7 +332,7 @@ absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name) {
   return absl::InvalidArgumentError(
       absl::StrCat("unknown site kind \"", name,
                    "\"; expected region, loop_body, barrier_wait, kernel, barrier_arrive, "
-                   "phase_wait or async_copy"));
+                   "phase_wait, async_copy or mma_group"));
 }
 
 }  // namespace warptrace

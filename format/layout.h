@@ -64,7 +64,10 @@ struct BlockSample {
 //     events with payload (barrier, phase);
 //   kAsyncCopy: an async span, a begin (issue) and an end (exit flag: the completion a
 //     thread observed) with payload (issue id, barrier); it may overlap the unit's spans.
-// The last three exist from trace version 2 on.
+//   kMmaGroup: an async span of tensor-core work, a wgmma group from its commit (begin) to
+//     the wgmma.wait_group that retires it (end), payload (issue id, kNoBarrier); like
+//     kAsyncCopy in every other respect (links, async lanes).
+// The last three exist from trace version 2 on, kMmaGroup from version 3.
 enum class SiteKind {
   kRegion,
   kLoopBody,
@@ -73,13 +76,19 @@ enum class SiteKind {
   kBarrierArrive,
   kPhaseWait,
   kAsyncCopy,
+  kMmaGroup,
 };
 inline constexpr SiteKind kAllSiteKinds[] = {
     SiteKind::kRegion,        SiteKind::kLoopBody,  SiteKind::kBarrierWait, SiteKind::kKernel,
-    SiteKind::kBarrierArrive, SiteKind::kPhaseWait, SiteKind::kAsyncCopy};
+    SiteKind::kBarrierArrive, SiteKind::kPhaseWait, SiteKind::kAsyncCopy, SiteKind::kMmaGroup};
+// Whether the kind's events are async spans: an issue and a completion, matched by the
+// payload's issue id, overlapping whatever the unit does meanwhile.
+inline bool IsAsyncSite(SiteKind kind) {
+  return kind == SiteKind::kAsyncCopy || kind == SiteKind::kMmaGroup;
+}
 // Whether the kind's events nest on the unit's span stack (not instants, not async spans).
 inline bool SiteKindNests(SiteKind kind) {
-  return kind != SiteKind::kBarrierArrive && kind != SiteKind::kAsyncCopy;
+  return kind != SiteKind::kBarrierArrive && !IsAsyncSite(kind);
 }
 // Whether the kind's slices are waits a hand-off link can release: a barrier wait (trace
 // version 1, a wait with no payload) or a phase wait (version 2, links.h).
@@ -88,8 +97,7 @@ inline bool IsWaitSite(SiteKind kind) {
 }
 // Whether the kind's events carry a payload slot.
 inline bool SiteKindHasPayload(SiteKind kind) {
-  return kind == SiteKind::kBarrierArrive || kind == SiteKind::kPhaseWait ||
-         kind == SiteKind::kAsyncCopy;
+  return kind == SiteKind::kBarrierArrive || kind == SiteKind::kPhaseWait || IsAsyncSite(kind);
 }
 
 // What the builder declared about the loop a site counts (SiteTrip).

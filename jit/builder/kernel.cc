@@ -55,6 +55,9 @@ const char* KernelNodeKindName(KernelNode::Kind kind) {
     case KernelNode::Kind::kPhaseWait: return "phase wait";
     case KernelNode::Kind::kAsyncCopy: return "async copy";
     case KernelNode::Kind::kAsyncWait: return "async wait";
+    case KernelNode::Kind::kMmaGroup: return "mma group";
+    case KernelNode::Kind::kMmaWait: return "mma wait";
+    case KernelNode::Kind::kSetMaxRegisters: return "set max registers";
   }
   return "?";
 }

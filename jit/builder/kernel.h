@@ -141,6 +141,17 @@ enum class ReturnScope {
 //     its next WaitPhase on that element, else when it next issues a copy on the element or
 //     leaves the kernel, where it waits for that phase first (at once in a pipeline whose
 //     protocol already ordered it: an element is reused only after its phase completed).
+//   * `tensor_map` names a kernel parameter of type CUtensorMap (KernelArg::TensorMap):
+//     an sm_90 TMA load (cp.async.bulk.tensor) of one box, issued like a bulk copy by the
+//     first thread of the role and completing on `barrier`. `coords` are the box's
+//     coordinates in elements, innermost first (2 or 3 C++ expressions), `box` the box's
+//     extent per dimension as the map encodes it and `element_bytes` its element size (src,
+//     rows, row_bytes and the stride are unused). The construct itself adds Bytes() =
+//     product(box) * element_bytes expected transactions to the phase (mbarrier.expect_tx)
+//     before it issues the copy, so nobody counts bytes by hand: arrive on the element with a
+//     plain Arrive (ArriveBy::kOneThread) after the copies, not with ArriveExpectTx. TMA
+//     completes the whole box's bytes even where the box is out of bounds (filled).
+//     `dst` must be 128-byte aligned (1024 with the 128B swizzle).
 struct AsyncCopySpec {
   std::string name;  // the record site's name ("load A")
   std::string dst;
@@ -151,8 +162,22 @@ struct AsyncCopySpec {
   std::string barrier;              // "" = cp.async group
   std::string barrier_index = "0";  // element of `barrier`
   std::string barrier_phase;        // the phase number the bytes complete (e.g. "k / stages")
-  uint64_t Bytes() const { return uint64_t{rows} * row_bytes; }
+  // TMA (see above).
+  std::string tensor_map;
+  std::vector<std::string> coords;
+  std::vector<uint32_t> box;
+  uint32_t element_bytes = 2;
+  bool tma() const { return !tensor_map.empty(); }
+  uint64_t Bytes() const {
+    if (!tma()) return uint64_t{rows} * row_bytes;
+    uint64_t bytes = element_bytes;
+    for (uint32_t extent : box) bytes *= extent;
+    return bytes;
+  }
 };
+
+// What SetMaxRegisters does to the warpgroup's register budget (setmaxnreg.inc / .dec).
+enum class RegisterChange { kIncrease, kDecrease };
 
 // ---------------------------------------------------------------------------------------
 // The built, validated kernel: what RecordPlan and the emitter walk.
@@ -174,6 +199,10 @@ struct KernelNode {
     kAsyncCopy,     // text: copy name; copy
     kAsyncWait,     // async_pending: waits until at most that many cp.async groups of the
                     // thread are in flight
+    // Tensor cores and registers (sm_90a):
+    kMmaGroup,         // text: group name; body (the wgmma instructions)
+    kMmaWait,          // async_pending: wgmma.wait_group
+    kSetMaxRegisters,  // registers, register_change
   };
   Kind kind = Kind::kStatement;
   std::string text;
@@ -208,8 +237,11 @@ struct KernelNode {
   ArriveBy arrive_by = ArriveBy::kEveryThread;
   // kAsyncCopy
   AsyncCopySpec copy;
-  // kAsyncWait: the thread's most recent cp.async groups left in flight (0..7)
+  // kAsyncWait, kMmaWait: the thread's most recent groups left in flight (0..7)
   uint32_t async_pending = 0;
+  // kSetMaxRegisters
+  uint32_t registers = 0;
+  RegisterChange register_change = RegisterChange::kIncrease;
 };
 
 const char* KernelNodeKindName(KernelNode::Kind kind);  // "statement", "region", ...
@@ -257,6 +289,14 @@ struct Kernel {
   std::vector<PhaseBarrierDecl> phase_barriers;
   std::vector<KernelNode> body;
   uint32_t num_nodes = 0;
+  // The first construct (builder path) that needs sm_90a-only instructions (wgmma,
+  // setmaxnreg): an MmaGroup, WaitMmaGroups or SetMaxRegisters, or a raw statement calling
+  // warptrace_wgmma_* / warptrace_setmaxnreg_*. Empty: none. NVRTC then compiles for sm_90a
+  // (jit/compile/arch.h) and the plan says so.
+  std::string sm90a_use;
+  // Emit __launch_bounds__(threads per block, 1), fixing the register count at entry so that
+  // ptxas honours setmaxnreg (set when the kernel uses SetMaxRegisters).
+  bool fixed_register_count = false;
   // The phase barrier array named `name`, or null.
   const PhaseBarrierDecl* FindPhaseBarriers(const std::string& name) const;
   // Static shared bytes declared through SharedArray() and PhaseBarriers().

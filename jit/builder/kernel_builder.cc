@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "jit/builder/cpp_snippet.h"
@@ -77,8 +78,65 @@ std::string LabelOf(const KernelNode& node) {
       return node.async_pending == 0
                  ? "wait async copies"
                  : absl::StrCat("wait async copies (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kMmaGroup:
+      return absl::StrCat("mma group ", node.text);
+    case KernelNode::Kind::kMmaWait:
+      return node.async_pending == 0
+                 ? "wait mma groups"
+                 : absl::StrCat("wait mma groups (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kSetMaxRegisters:
+      return absl::StrCat("setmaxnreg.",
+                          node.register_change == RegisterChange::kIncrease ? "inc " : "dec ",
+                          node.registers);
   }
   return "?";
+}
+
+// Whether a raw statement calls an sm_90a-only primitive (as a token: comments and
+// literals do not count).
+bool CallsSm90aPrimitive(const std::string& code) {
+  absl::StatusOr<std::vector<CppToken>> tokens = LexCpp(code);
+  if (!tokens.ok()) return false;  // validation reported it
+  for (const CppToken& t : *tokens) {
+    if (t.kind == CppToken::Kind::kIdentifier &&
+        (absl::StartsWith(t.text, "warptrace_wgmma_") ||
+         absl::StartsWith(t.text, "warptrace_setmaxnreg_"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The path of the first construct that needs sm_90a (Kernel::sm90a_use), or "".
+std::string FindSm90aUse(const std::vector<KernelNode>& body) {
+  for (const KernelNode& node : body) {
+    switch (node.kind) {
+      case KernelNode::Kind::kMmaGroup:
+      case KernelNode::Kind::kMmaWait:
+      case KernelNode::Kind::kSetMaxRegisters:
+        return node.path;
+      case KernelNode::Kind::kStatement:
+        if (CallsSm90aPrimitive(node.text)) return node.path;
+        break;
+      default:
+        break;
+    }
+    for (const std::vector<KernelNode>* nested : {&node.body, &node.else_body, &node.roles}) {
+      std::string use = FindSm90aUse(*nested);
+      if (!use.empty()) return use;
+    }
+  }
+  return "";
+}
+
+bool UsesSetMaxRegisters(const std::vector<KernelNode>& body) {
+  for (const KernelNode& node : body) {
+    if (node.kind == KernelNode::Kind::kSetMaxRegisters || UsesSetMaxRegisters(node.body) ||
+        UsesSetMaxRegisters(node.else_body) || UsesSetMaxRegisters(node.roles)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void AssignOrdinals(std::vector<KernelNode>& body, uint32_t& next) {
@@ -524,6 +582,42 @@ KernelBuilder& KernelBuilder::WaitAsyncCopies(uint32_t pending) {
   return *this;
 }
 
+KernelBuilder& KernelBuilder::MmaGroup(std::string name, const std::function<void()>& body) {
+  BeginMmaGroup(name);
+  if (body) body();
+  return EndMmaGroup(name);
+}
+
+KernelBuilder& KernelBuilder::BeginMmaGroup(std::string name) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kMmaGroup;
+  node.text = std::move(name);
+  Open(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::EndMmaGroup(std::string name) {
+  Close(KernelNode::Kind::kMmaGroup, "MmaGroup", name);
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::WaitMmaGroups(uint32_t pending) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kMmaWait;
+  node.async_pending = pending;
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::SetMaxRegisters(uint32_t registers, RegisterChange change) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kSetMaxRegisters;
+  node.registers = registers;
+  node.register_change = change;
+  Append(std::move(node));
+  return *this;
+}
+
 KernelBuilder& KernelBuilder::Return(ReturnScope scope) {
   KernelNode node;
   node.kind = KernelNode::Kind::kReturn;
@@ -559,6 +653,8 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   }
   Kernel kernel = kernel_;
   RETURN_IF_ERROR(ValidateKernel(kernel));
+  kernel.sm90a_use = FindSm90aUse(kernel.body);
+  kernel.fixed_register_count = UsesSetMaxRegisters(kernel.body);
   uint32_t next = 0;
   AssignOrdinals(kernel.body, next);
   kernel.num_nodes = next;

@@ -191,6 +191,30 @@ class KernelBuilder {
   // keeps the copies of the next stages in flight with pending > 0.
   KernelBuilder& WaitAsyncCopies(uint32_t pending = 0);
 
+  // ---- Tensor cores and registers (sm_90a; the kernel is then compiled for sm_90a) ----
+  // A wgmma group: wgmma.fence, the body (raw statements calling
+  // warptrace_wgmma_mma_async_bf16_ss/_rs, jit/primitives/wgmma_sm90.cuh), then
+  // wgmma.commit_group. Every thread of the warpgroup runs it (wgmma is warpgroup-wide).
+  // Recorded (SiteKind::kMmaGroup) as an async span from its commit to the WaitMmaGroups
+  // that retires it: the builder knows which groups a wait_group N retires (all but the
+  // thread's N most recent), so the timeline shows the tensor cores working while the
+  // warpgroup does something else (a softmax, the next group's issue).
+  //   b.MmaGroup("qk", [&] { b.Stmt("warptrace_wgmma_mma_async_bf16_ss<128>(s, da, db, 0);"); });
+  //   b.Region("softmax", ...);            // overlaps the qk span
+  //   b.WaitMmaGroups(0);                  // qk's span ends here
+  KernelBuilder& MmaGroup(std::string name, const std::function<void()>& body);
+  KernelBuilder& BeginMmaGroup(std::string name);
+  KernelBuilder& EndMmaGroup(std::string name = "");
+  // wgmma.wait_group `pending` (0..7): every wgmma group the thread committed but its
+  // `pending` most recent ones is complete, its accumulators readable.
+  KernelBuilder& WaitMmaGroups(uint32_t pending = 0);
+  // setmaxnreg.inc / .dec.sync.aligned.u32 `registers` (24..256, a multiple of 8) for the
+  // warpgroup running it (inside a role by warpgroup: a producer decreases, consumers
+  // increase). The kernel gets __launch_bounds__(threads per block, 1), which fixes the
+  // register count at entry: without it ptxas ignores setmaxnreg (warning C7508, which the
+  // compile turns into an error naming the kernel).
+  KernelBuilder& SetMaxRegisters(uint32_t registers, RegisterChange change);
+
   // An early return of the thread. When profiled, the exits of every enclosing record site
   // and the profiler epilogue run first. It must be the last thing in its body. No Barrier
   // may run after a ReturnScope::kThread return (the threads that returned would never

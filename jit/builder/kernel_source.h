@@ -64,6 +64,9 @@ struct KernelSource {
   Dim3 grid;
   Dim3 block;
   uint32_t dynamic_shared_bytes = 0;
+  // The first construct needing sm_90a-only instructions (Kernel::sm90a_use), or empty:
+  // NVRTC compiles such a kernel for sm_90a when asked for sm_90.
+  std::string sm90a_use;
   bool profiled = false;
   // When profiled: the trace layout (capacity from the plan, placement as chosen).
   std::optional<TraceLayout> layout;

@@ -205,6 +205,18 @@ absl::Status CheckHandoffs(const std::vector<Position>& all) {
           "completes and the wait would hang; arrive on it where its data is ready, or remove "
           "the wait"));
     }
+    if (node.kind == KernelNode::Kind::kMmaGroup) {
+      const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
+        return w.node->kind == KernelNode::Kind::kMmaWait && MayObserve(w, p);
+      });
+      if (!awaited) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            node.path, ": mma group '", node.text,
+            "' is never retired: no WaitMmaGroups() follows it in its role, so its "
+            "accumulators are never known to be complete; call WaitMmaGroups() after it"));
+      }
+      continue;
+    }
     if (node.kind != KernelNode::Kind::kAsyncCopy) continue;
     const bool bulk = !node.copy.barrier.empty();
     const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
@@ -421,6 +433,22 @@ class Validator {
               ") leaves more groups in flight than cp.async.wait_group allows (0..7)"));
         }
         return absl::OkStatus();
+      case KernelNode::Kind::kMmaGroup:
+        return CheckMmaGroup(node);
+      case KernelNode::Kind::kMmaWait:
+        if (node.async_pending > 7) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": WaitMmaGroups(", node.async_pending,
+              ") leaves more groups in flight than wgmma.wait_group allows (0..7)"));
+        }
+        return CheckWarpgroupWide(node, "WaitMmaGroups (wgmma.wait_group)");
+      case KernelNode::Kind::kSetMaxRegisters:
+        if (node.registers < 24 || node.registers > 256 || node.registers % 8 != 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": SetMaxRegisters(", node.registers,
+              ") is outside what setmaxnreg accepts: 24..256 registers, a multiple of 8"));
+        }
+        return CheckWarpgroupWide(node, "SetMaxRegisters (setmaxnreg)");
       case KernelNode::Kind::kRoles:
         return CheckRoles(node);
       case KernelNode::Kind::kRole:
@@ -520,10 +548,50 @@ class Validator {
     return absl::OkStatus();
   }
 
+  // A warpgroup-wide instruction (wgmma, setmaxnreg) must run in whole warpgroups: in a
+  // role by warpgroup or outside roles (a block of whole warpgroups), never in a role by
+  // warp (a warp of its warpgroup would be missing).
+  absl::Status CheckWarpgroupWide(const KernelNode& node, const char* what) {
+    if (!role_.empty() && role_axis_ == RoleAxis::kWarp && role_threads_ % 128 != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": ", what, " is a warpgroup-wide instruction, but role '", role_,
+          "' is ", role_threads_ / 32,
+          " warp(s), not whole warpgroups; split the block by warpgroup (RoleAxis::kWarpgroup)"));
+    }
+    if (role_.empty() && kernel_.ThreadsPerBlock() % 128 != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": ", what, " is a warpgroup-wide instruction, but the block's ",
+          kernel_.ThreadsPerBlock(), " threads are not whole warpgroups (128 threads each)"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckMmaGroup(const KernelNode& node) {
+    RETURN_IF_ERROR(CheckSiteName(node.text, "mma group", node.path));
+    RETURN_IF_ERROR(CheckSiteKind(node.text, "mma group", node.path));
+    RETURN_IF_ERROR(CheckWarpgroupWide(node, "MmaGroup (wgmma)"));
+    if (in_mma_group_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": mma groups do not nest; commit the outer group first"));
+    }
+    for (const KernelNode& n : node.body) {
+      if (n.kind != KernelNode::Kind::kStatement) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            n.path, ": an mma group holds the wgmma instructions only (raw statements); put ",
+            KernelNodeKindName(n.kind), "s before or after it"));
+      }
+    }
+    in_mma_group_ = true;
+    absl::Status status = CheckBody(node.body);
+    in_mma_group_ = false;
+    return status;
+  }
+
   absl::Status CheckAsyncCopy(const KernelNode& node) {
     const AsyncCopySpec& c = node.copy;
     RETURN_IF_ERROR(CheckSiteName(c.name, "async copy", node.path));
     RETURN_IF_ERROR(CheckSiteKind(c.name, "async copy", node.path));
+    if (c.tma()) return CheckTmaCopy(node);
     if (c.dst.empty() || c.src.empty() || c.src_row_stride_bytes.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           node.path, ": async copy '", c.name,
@@ -540,6 +608,66 @@ class Validator {
     if (c.barrier_phase.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           node.path, ": bulk copy '", c.name, "' completes on '", c.barrier,
+          "' but names no phase (AsyncCopySpec::barrier_phase, e.g. \"k / stages\")"));
+    }
+    return FindBarrierElement(c.barrier, c.barrier_index, node.path).status();
+  }
+
+  absl::Status CheckTmaCopy(const KernelNode& node) {
+    const AsyncCopySpec& c = node.copy;
+    const KernelParam* map = nullptr;
+    for (const KernelParam& p : kernel_.params) {
+      if (p.name == c.tensor_map) map = &p;
+    }
+    if (map == nullptr || map->ValueType() != "CUtensorMap") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TMA copy '", c.name, "' names tensor map '", c.tensor_map,
+          "', which is not a parameter of type CUtensorMap; declare it with "
+          "Param(\"CUtensorMap\", \"", c.tensor_map, "\")"));
+    }
+    if (c.dst.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TMA copy '", c.name, "' needs a shared-memory destination "
+          "(AsyncCopySpec::dst)"));
+    }
+    if ((c.coords.size() != 2 && c.coords.size() != 3) || c.box.size() != c.coords.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: TMA copy '%s' has %d coordinates and a box of %d dimensions; give 2 or 3 of "
+          "each (innermost first), as the tensor map's rank",
+          node.path, c.name, c.coords.size(), c.box.size()));
+    }
+    for (size_t i = 0; i < c.box.size(); ++i) {
+      if (c.box[i] == 0 || c.box[i] > 256) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: TMA copy '%s': box dimension %d is %d; TMA boxes are 1..256 elements per "
+            "dimension",
+            node.path, c.name, i, c.box[i]));
+      }
+      if (c.coords[i].find_first_not_of(" \t\n") == std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: TMA copy '%s': coordinate %d is empty", node.path, c.name, i));
+      }
+    }
+    if (c.element_bytes != 1 && c.element_bytes != 2 && c.element_bytes != 4 &&
+        c.element_bytes != 8) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: TMA copy '%s': element_bytes %d; expected 1, 2, 4 or 8", node.path, c.name,
+          c.element_bytes));
+    }
+    if (c.box[0] * c.element_bytes % 16 != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: TMA copy '%s': the box's inner dimension is %d x %d = %d bytes, not a multiple "
+          "of 16 (a TMA requirement)",
+          node.path, c.name, c.box[0], c.element_bytes, c.box[0] * c.element_bytes));
+    }
+    if (c.barrier.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TMA copy '", c.name, "' completes on no phase barrier; set "
+          "AsyncCopySpec::barrier (and barrier_index, barrier_phase)"));
+    }
+    if (c.barrier_phase.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TMA copy '", c.name, "' completes on '", c.barrier,
           "' but names no phase (AsyncCopySpec::barrier_phase, e.g. \"k / stages\")"));
     }
     return FindBarrierElement(c.barrier, c.barrier_index, node.path).status();
@@ -683,6 +811,7 @@ class Validator {
         RETURN_IF_ERROR(Declare(role.index_var, "role index variable", role.path));
       }
       role_ = role.text;
+      role_axis_ = node.axis;
       role_threads_ = uint64_t{role.count} * unit;
       absl::Status status = CheckBody(role.body);
       role_.clear();
@@ -699,6 +828,8 @@ class Validator {
   std::vector<std::string> regions_;  // enclosing region names
   std::string role_;                  // enclosing role, if any
   uint64_t role_threads_ = 0;         // its threads
+  RoleAxis role_axis_ = RoleAxis::kWarpgroup;  // its split's axis
+  bool in_mma_group_ = false;
   int if_depth_ = 0;                  // enclosing ifs (who arrives depends on data)
   std::vector<const KernelNode*> divergent_ifs_;  // enclosing ifs not Uniform::kBlock
 };

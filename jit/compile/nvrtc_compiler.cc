@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -60,6 +61,15 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
                      QuoteOffendingLines(log, files), "NVRTC log:\n", log));
   }
 
+  // ptxas compiles a kernel whose setmaxnreg it cannot honour, and warns; the kernel would
+  // then run with the registers it started with: a silent loss the author must hear about.
+  if (absl::StrContains(log, "C7508")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compiling ", what, ": ptxas ignored setmaxnreg (C7508): the register count at the "
+        "kernel's entry is not fixed; give the kernel __launch_bounds__(threads, 1) "
+        "(KernelBuilder::SetMaxRegisters does) and keep every setmaxnreg warpgroup-uniform\n"
+        "NVRTC log:\n", log));
+  }
   CompiledKernel out;
   out.arch = request.options.arch;
   out.log = std::move(log);

@@ -83,6 +83,11 @@ CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view 
   request.headers = source.headers;
   request.headers.push_back({kPreludeName, kPrelude});
   request.options.arch = std::string(arch);
+  // wgmma and setmaxnreg exist only on the architecture-specific sm_90a target (plain sm_90
+  // fails in ptxas); the kernel's sm_90a constructs say so (KernelSource::sm90a_use).
+  if (!source.sm90a_use.empty() && request.options.arch == "sm_90") {
+    request.options.arch = "sm_90a";
+  }
   request.options.extra_flags = {absl::StrCat("--pre-include=", kPreludeName)};
   request.options.extra_flags.insert(request.options.extra_flags.end(), extra_flags.begin(),
                                      extra_flags.end());

@@ -53,6 +53,8 @@ struct CudaDeviceOptions {
 // The NVRTC request CudaDevice::Load compiles for `source` on `arch`: the source and its
 // headers, plus an in-memory prelude, force-included, that defines the device's macros
 // (WARPTRACE_DYNAMIC_SHARED(type, name) as `extern __shared__ __align__(16) type name[]`).
+// A kernel using sm_90a-only instructions (KernelSource::sm90a_use) asked for sm_90 is
+// compiled for sm_90a.
 CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view arch,
                                   const std::vector<std::string>& extra_flags = {});
 

@@ -53,7 +53,7 @@ bool Contains(const std::vector<KernelNode>& body,
 
 // Whether the kernel calls warptrace_primitives.cuh.
 bool UsesPrimitives(const Kernel& kernel) {
-  return !kernel.phase_barriers.empty() ||
+  return !kernel.phase_barriers.empty() || !kernel.sm90a_use.empty() ||
          Contains(kernel.body, {KernelNode::Kind::kNamedBarrier, KernelNode::Kind::kArrive,
                                 KernelNode::Kind::kPhaseWait, KernelNode::Kind::kAsyncCopy,
                                 KernelNode::Kind::kAsyncWait});
@@ -66,7 +66,9 @@ class Emitter {
     if (plan_ != nullptr) CollectCopies(kernel.body);
     group_history_ = group_history_ &&
                      std::any_of(copies_.begin(), copies_.end(),
-                                 [](const CopySite& c) { return !c.bulk(); });
+                                 [](const CopySite& c) { return c.cp_async(); });
+    mma_history_ = mma_history_ && std::any_of(copies_.begin(), copies_.end(),
+                                               [](const CopySite& c) { return c.mma(); });
   }
 
   std::string Run() {
@@ -91,14 +93,31 @@ class Emitter {
   }
 
  private:
+  // A recorded async site: a copy (cp.async group, bulk or TMA on a barrier) or a wgmma
+  // group.
   struct CopySite {
     const KernelNode* node;
     SiteInfo site;
     std::string var;          // prefix of its per-thread variables
     const KernelNode* role;   // the role it is issued in (null outside roles)
-    uint32_t group_index;     // among the cp.async sites (bulk: unused)
-    bool bulk() const { return !node->copy.barrier.empty(); }
+    uint32_t group_index;     // among the sites of its group kind (bulk: unused)
+    bool mma() const { return node->kind == KernelNode::Kind::kMmaGroup; }
+    bool bulk() const { return !mma() && !node->copy.barrier.empty(); }
+    bool cp_async() const { return !mma() && !bulk(); }
   };
+  // The per-thread group bookkeeping of cp.async groups and of wgmma groups (the same
+  // scheme: completion in commit order, the most recent `pending` groups left in flight).
+  struct GroupKind {
+    const char* counter;   // groups committed
+    const char* sites;     // the last 8 groups' sites
+    const char* wait;      // the wait primitive
+    bool (CopySite::*member)() const;
+  };
+  static constexpr GroupKind kCpAsyncGroups = {"warptrace_groups", "warptrace_group_site",
+                                               "warptrace_cp_async_wait_prior",
+                                               &CopySite::cp_async};
+  static constexpr GroupKind kMmaGroups = {"warptrace_mma_groups", "warptrace_mma_group_site",
+                                           "warptrace_wgmma_wait_group", &CopySite::mma};
 
   void Line(int depth, const std::string& text) {
     absl::StrAppend(&out_, std::string(2 * depth, ' '), text, "\n");
@@ -149,7 +168,13 @@ class Emitter {
     std::vector<std::string> params;
     for (const KernelParam& p : kernel_.params) params.push_back(absl::StrCat(p.type, " ", p.name));
     if (plan_ != nullptr) params.push_back(absl::StrCat("unsigned int* ", kTraceParam));
-    Line(0, absl::StrCat("extern \"C\" __global__ void ", kernel_.name, "(",
+    // With setmaxnreg the register count at entry must be fixed (one block per SM) or
+    // ptxas ignores it (C7508).
+    const std::string bounds =
+        kernel_.fixed_register_count
+            ? absl::StrCat("__launch_bounds__(", kernel_.ThreadsPerBlock(), ", 1) ")
+            : "";
+    Line(0, absl::StrCat("extern \"C\" __global__ void ", bounds, kernel_.name, "(",
                          absl::StrJoin(params, ", "), ")"));
   }
 
@@ -296,7 +321,21 @@ class Emitter {
       case KernelNode::Kind::kAsyncWait:
         Line(depth, absl::StrFormat("warptrace_cp_async_wait_prior(%du);  // wait async copies",
                                     node.async_pending));
-        EndGroupCopies(depth, node.async_pending);
+        EndGroupCopies(depth, kCpAsyncGroups, group_history_, node.async_pending);
+        return;
+      case KernelNode::Kind::kMmaGroup:
+        MmaGroup(node, depth);
+        return;
+      case KernelNode::Kind::kMmaWait:
+        Line(depth, absl::StrFormat("warptrace_wgmma_wait_group(%du);  // wait mma groups",
+                                    node.async_pending));
+        EndGroupCopies(depth, kMmaGroups, mma_history_, node.async_pending);
+        return;
+      case KernelNode::Kind::kSetMaxRegisters:
+        Line(depth, absl::StrFormat(
+                        "warptrace_setmaxnreg_%s<%du>();",
+                        node.register_change == RegisterChange::kIncrease ? "inc" : "dec",
+                        node.registers));
         return;
       case KernelNode::Kind::kRole:
         return;
@@ -443,9 +482,14 @@ class Emitter {
   void BulkCopy(const KernelNode& node, int depth) {
     const AsyncCopySpec& c = node.copy;
     const PhaseBarrierDecl& decl = Decl(c.barrier);
-    Line(depth, absl::StrFormat("{  // copy %s: %d rows x %d bytes, bulk on %s[%s], phase %s",
-                                c.name, c.rows, c.row_bytes, c.barrier, c.barrier_index,
-                                c.barrier_phase));
+    Line(depth, c.tma() ? absl::StrFormat("{  // copy %s: TMA box of %s (%d bytes) on %s[%s], "
+                                          "phase %s",
+                                          c.name, c.tensor_map, c.Bytes(), c.barrier,
+                                          c.barrier_index, c.barrier_phase)
+                        : absl::StrFormat("{  // copy %s: %d rows x %d bytes, bulk on %s[%s], "
+                                          "phase %s",
+                                          c.name, c.rows, c.row_bytes, c.barrier,
+                                          c.barrier_index, c.barrier_phase));
     int d = depth + 1;
     Line(d++, absl::StrCat("if (", Elected(), ") {"));
     DeclareBar(d, c.barrier_index);
@@ -460,15 +504,51 @@ class Emitter {
       Line(d, absl::StrCat(tracked->var, "_phase[warptrace_bar] = static_cast<unsigned int>(",
                            c.barrier_phase, ");"));
     }
-    CopyPointers(d, c);
-    Line(d, absl::StrFormat(
-                "for (unsigned int warptrace_r = 0; warptrace_r < %du; ++warptrace_r) {", c.rows));
-    Line(d + 1, absl::StrFormat(
-                    "warptrace_bulk_copy_g2s(warptrace_dst + warptrace_r * %du, warptrace_src + "
-                    "warptrace_r * static_cast<unsigned long long>(%s), %du, &%s[warptrace_bar]);",
-                    c.row_bytes, c.src_row_stride_bytes, c.row_bytes, c.barrier));
-    Line(d, "}");
+    if (c.tma()) {
+      // The box's bytes, expected before the copy can complete them.
+      Line(d, absl::StrFormat("warptrace_mbarrier_expect_tx(&%s[warptrace_bar], %du);",
+                              c.barrier, c.Bytes()));
+      std::vector<std::string> coords;
+      for (const std::string& x : c.coords) {
+        coords.push_back(absl::StrCat("static_cast<int>(", x, ")"));
+      }
+      Line(d, absl::StrFormat("warptrace_tma_load_%dd(%s, &%s, %s, &%s[warptrace_bar]);",
+                              c.coords.size(), Operand(c.dst), c.tensor_map,
+                              absl::StrJoin(coords, ", "), c.barrier));
+    } else {
+      CopyPointers(d, c);
+      Line(d, absl::StrFormat(
+                  "for (unsigned int warptrace_r = 0; warptrace_r < %du; ++warptrace_r) {",
+                  c.rows));
+      Line(d + 1, absl::StrFormat(
+                      "warptrace_bulk_copy_g2s(warptrace_dst + warptrace_r * %du, warptrace_src "
+                      "+ warptrace_r * static_cast<unsigned long long>(%s), %du, "
+                      "&%s[warptrace_bar]);",
+                      c.row_bytes, c.src_row_stride_bytes, c.row_bytes, c.barrier));
+      Line(d, "}");
+    }
     Line(depth + 1, "}");
+    Line(depth, "}");
+  }
+
+  // wgmma.fence, the group's instructions, the begin of its async span, wgmma.commit_group.
+  void MmaGroup(const KernelNode& node, int depth) {
+    Line(depth, absl::StrCat("{  // mma group ", node.text));
+    const int d = depth + 1;
+    Line(d, "warptrace_wgmma_fence();");
+    Body(node.body, d);
+    const CopySite* tracked = Tracked(node);
+    if (tracked != nullptr) {
+      RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"),
+                    kNoBarrierOperand, "commit of");
+      Line(d, absl::StrCat("++", tracked->var, "_issued;"));
+    }
+    Line(d, "warptrace_wgmma_commit_group();");
+    if (mma_history_) {
+      Line(d, absl::StrFormat("%s[%s & 7u] = %du;", kMmaGroups.sites, kMmaGroups.counter,
+                              tracked != nullptr ? tracked->group_index : 0xffffffffu));
+      Line(d, absl::StrCat("++", kMmaGroups.counter, ";"));
+    }
     Line(depth, "}");
   }
 
@@ -515,9 +595,10 @@ class Emitter {
   // cp.async copies issued and not yet ended are complete after a wait_group 0.
   // With `pending` groups left in flight, those are the thread's most recent ones: each
   // site keeps as many copies open as it has among them (the group history's last entries).
-  void EndGroupCopies(int depth, uint32_t pending = 0) {
+  void EndGroupCopies(int depth, const GroupKind& kind, bool history, uint32_t pending = 0) {
+    if (!history) pending = 0;  // no history: the plan has no wait leaving groups in flight
     for (const CopySite& c : copies_) {
-      if (c.bulk()) continue;
+      if (!(c.*kind.member)()) continue;
       std::string keep;
       if (pending > 0) {
         keep = " + warptrace_keep";
@@ -525,17 +606,17 @@ class Emitter {
         ++depth;
         Line(depth, "unsigned int warptrace_keep = 0u;");
         Line(depth, absl::StrFormat("for (unsigned int warptrace_j = 1u; warptrace_j <= %du && "
-                                    "warptrace_j <= warptrace_groups; ++warptrace_j) {",
-                                    pending));
-        Line(depth + 1, absl::StrFormat("warptrace_keep += warptrace_group_site[(warptrace_groups "
-                                        "- warptrace_j) & 7u] == %du ? 1u : 0u;",
-                                        c.group_index));
+                                    "warptrace_j <= %s; ++warptrace_j) {",
+                                    pending, kind.counter));
+        Line(depth + 1, absl::StrFormat("warptrace_keep += %s[(%s - warptrace_j) & 7u] == %du ? "
+                                        "1u : 0u;",
+                                        kind.sites, kind.counter, c.group_index));
         Line(depth, "}");
       }
       Line(depth, absl::StrCat("for (; ", c.var, "_done", keep, " < ", c.var, "_issued; ++",
                                c.var, "_done) {"));
       RecordPayload(depth + 1, c.site, true, absl::StrCat(c.var, "_done"),
-                    kNoBarrierOperand, "end of");
+                    kNoBarrierOperand, c.mma() ? "retirement of" : "end of");
       Line(depth, "}");
       if (pending > 0) Line(--depth, "}");
     }
@@ -544,13 +625,14 @@ class Emitter {
   // Before leaving the kernel: every copy of this thread still in flight completes and is
   // recorded, so each copy records exactly its begin and its end.
   void ObservePendingCopies(int depth) {
-    for (const CopySite& c : copies_) {
-      if (!c.bulk()) {
-        Line(depth, absl::StrCat("if (", c.var, "_done < ", c.var,
-                                 "_issued) warptrace_cp_async_wait_prior(0u);"));
-        EndGroupCopies(depth);
-        break;  // EndGroupCopies ended every cp.async site
+    for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups}) {
+      std::vector<std::string> open;
+      for (const CopySite& c : copies_) {
+        if ((c.*kind->member)()) open.push_back(absl::StrCat(c.var, "_done < ", c.var, "_issued"));
       }
+      if (open.empty()) continue;
+      Line(depth, absl::StrCat("if (", absl::StrJoin(open, " || "), ") ", kind->wait, "(0u);"));
+      EndGroupCopies(depth, *kind, false);
     }
     for (const CopySite& c : copies_) {
       if (!c.bulk()) continue;
@@ -583,9 +665,13 @@ class Emitter {
       Line(1, "unsigned int warptrace_groups = 0u;  // cp.async groups committed");
       Line(1, "unsigned int warptrace_group_site[8] = {};  // the last 8 groups' copy sites");
     }
+    if (mma_history_) {
+      Line(1, "unsigned int warptrace_mma_groups = 0u;  // wgmma groups committed");
+      Line(1, "unsigned int warptrace_mma_group_site[8] = {};  // the last 8 groups' sites");
+    }
     for (const CopySite& c : copies_) {
       Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
-      if (!c.bulk()) {
+      if (!c.bulk()) {  // cp.async and wgmma groups
         Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
       } else {
         const uint32_t size = Decl(c.node->copy.barrier).size;
@@ -598,18 +684,25 @@ class Emitter {
 
   void CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role = nullptr) {
     for (const KernelNode& n : body) {
-      if (n.kind == KernelNode::Kind::kAsyncCopy) {
+      if (n.kind == KernelNode::Kind::kAsyncCopy || n.kind == KernelNode::Kind::kMmaGroup) {
         if (const SiteInfo* site = SiteOf(n)) {
+          const bool mma = n.kind == KernelNode::Kind::kMmaGroup;
+          const bool bulk = !mma && !n.copy.barrier.empty();
           uint32_t group_index = 0;
-          for (const CopySite& c : copies_) group_index += !c.bulk();
-          copies_.push_back(CopySite{&n, *site, absl::StrCat("warptrace_copy", n.ordinal), role,
-                                     group_index});
+          for (const CopySite& c : copies_) {
+            group_index += mma ? c.mma() : (!bulk && c.cp_async());
+          }
+          copies_.push_back(CopySite{&n, *site,
+                                     absl::StrCat(mma ? "warptrace_mma" : "warptrace_copy",
+                                                  n.ordinal),
+                                     role, group_index});
         }
       }
       CollectCopies(n.body, role);
       CollectCopies(n.else_body, role);
       for (const KernelNode& r : n.roles) CollectCopies(r.body, &r);
       if (n.kind == KernelNode::Kind::kAsyncWait && n.async_pending > 0) group_history_ = true;
+      if (n.kind == KernelNode::Kind::kMmaWait && n.async_pending > 0) mma_history_ = true;
     }
   }
 
@@ -711,6 +804,8 @@ class Emitter {
   const KernelNode* current_role_ = nullptr;  // the role being emitted, if any
   // Profiled with a WaitAsyncCopies(n > 0): each thread remembers its last 8 groups' sites.
   bool group_history_ = false;
+  // The same for wgmma groups, with a WaitMmaGroups(n > 0).
+  bool mma_history_ = false;
 };
 
 KernelSource Common(const Kernel& kernel) {
@@ -721,6 +816,7 @@ KernelSource Common(const Kernel& kernel) {
   source.grid = kernel.grid;
   source.block = kernel.block;
   source.dynamic_shared_bytes = kernel.dynamic_shared.bytes;
+  source.sm90a_use = kernel.sm90a_use;
   return source;
 }
 

@@ -108,6 +108,7 @@ class Counter {
       case KernelNode::Kind::kArrive: return absl::StrCat("arrive ", node.text);
       case KernelNode::Kind::kPhaseWait: return absl::StrCat("wait ", node.text);
       case KernelNode::Kind::kAsyncCopy: return absl::StrCat("copy ", node.text);
+      case KernelNode::Kind::kMmaGroup: return absl::StrCat("mma group ", node.text);
       default: return KernelNodeKindName(node.kind);
     }
   }
@@ -149,6 +150,8 @@ class Counter {
         return 4;
       case KernelNode::Kind::kAsyncCopy:  // begin and end, each + payload
         return node.copy.barrier.empty() || Elected() ? 4 : 0;
+      case KernelNode::Kind::kMmaGroup:  // commit and retirement, each + payload
+        return 4;
       default:
         return 0;
     }
@@ -192,7 +195,10 @@ class Counter {
       case KernelNode::Kind::kArrive:
       case KernelNode::Kind::kPhaseWait:
       case KernelNode::Kind::kAsyncCopy:
-      case KernelNode::Kind::kAsyncWait: {
+      case KernelNode::Kind::kAsyncWait:
+      case KernelNode::Kind::kMmaGroup:
+      case KernelNode::Kind::kMmaWait:
+      case KernelNode::Kind::kSetMaxRegisters: {
         const uint64_t n = HandoffSlots(node);
         *label = absl::StrCat(Short(node), " ", n);
         return Sites(n);

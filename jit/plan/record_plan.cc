@@ -125,6 +125,11 @@ class SiteAssigner {
       case KernelNode::Kind::kAsyncCopy:
         AddHandoff(node, node.text, SiteKind::kAsyncCopy);
         return absl::OkStatus();
+      case KernelNode::Kind::kMmaGroup:
+        if (policy_.mma_groups && unbounded_loop_.empty()) {
+          Add(node, node.text, SiteKind::kMmaGroup);
+        }
+        return Body(node.body);
       default:
         return absl::OkStatus();
     }
@@ -608,6 +613,10 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   plan.explanation_ = absl::StrCat(
       ExplainTree(kernel, plan.site_of_node_, counts.explain, kernel_events),
       plan.ExplainNumbers(options, counts.per_block_note, placement_note));
+  if (!kernel.sm90a_use.empty()) {
+    absl::StrAppend(&plan.explanation_, "arch sm_90a for NVRTC (sm_90a-only instructions at ",
+                    kernel.sm90a_use, ")\n");
+  }
   return plan;
 }
 

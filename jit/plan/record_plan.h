@@ -74,6 +74,8 @@ struct RecordPolicy {
   bool kernel = true;            // a site spanning the whole kernel, per unit
   // Phase barrier arrivals, phase waits and async copies, with their links' payloads.
   bool handoffs = true;
+  // wgmma groups (KernelBuilder::MmaGroup) as async spans, commit to retiring wait.
+  bool mma_groups = true;
   friend bool operator==(const RecordPolicy&, const RecordPolicy&) = default;
 };
 

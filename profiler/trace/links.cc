@@ -38,7 +38,7 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
       p.barrier = payload->a;
       p.phase = payload->b;
       (kind == SiteKind::kBarrierArrive ? p.arrivals : p.releases).push_back(ref);
-    } else if (kind == SiteKind::kAsyncCopy) {
+    } else if (IsAsyncSite(kind)) {
       const std::pair<uint32_t, uint32_t> key{site, payload->a};
       if (!exit) {
         if (auto it = open.find(key); it != open.end()) {

@@ -157,7 +157,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       }
     }
   }
-  if (warptrace_copy8_done < warptrace_copy8_issued) warptrace_cp_async_wait_prior(0u);
+  if (warptrace_copy8_done < warptrace_copy8_issued || warptrace_copy9_done < warptrace_copy9_issued) warptrace_cp_async_wait_prior(0u);
   for (; warptrace_copy8_done < warptrace_copy8_issued; ++warptrace_copy8_done) {
     warptrace::device::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_copy8_done, 0xffffffffu);  // end of A tile
   }
