@@ -58,6 +58,8 @@ const char* KernelNodeKindName(KernelNode::Kind kind) {
     case KernelNode::Kind::kMmaGroup: return "mma group";
     case KernelNode::Kind::kMmaWait: return "mma wait";
     case KernelNode::Kind::kSetMaxRegisters: return "set max registers";
+    case KernelNode::Kind::kTmaStore: return "tma store";
+    case KernelNode::Kind::kTmaStoreWait: return "tma store wait";
   }
   return "?";
 }

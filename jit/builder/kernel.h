@@ -203,6 +203,8 @@ struct KernelNode {
     kMmaGroup,         // text: group name; body (the wgmma instructions)
     kMmaWait,          // async_pending: wgmma.wait_group
     kSetMaxRegisters,  // registers, register_change
+    kTmaStore,         // text: store name; copy (tensor_map, src, coords)
+    kTmaStoreWait,     // async_pending: cp.async.bulk.wait_group.read
   };
   Kind kind = Kind::kStatement;
   std::string text;
@@ -235,9 +237,10 @@ struct KernelNode {
   std::string phase;
   std::string tx_bytes;
   ArriveBy arrive_by = ArriveBy::kEveryThread;
-  // kAsyncCopy
+  // kAsyncCopy, kTmaStore
   AsyncCopySpec copy;
-  // kAsyncWait, kMmaWait: the thread's most recent groups left in flight (0..7)
+  // kAsyncWait, kMmaWait, kTmaStoreWait: the thread's most recent groups left in flight
+  // (0..7)
   uint32_t async_pending = 0;
   // kSetMaxRegisters
   uint32_t registers = 0;

@@ -84,6 +84,12 @@ std::string LabelOf(const KernelNode& node) {
       return node.async_pending == 0
                  ? "wait mma groups"
                  : absl::StrCat("wait mma groups (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kTmaStore:
+      return absl::StrCat("tma store ", node.text);
+    case KernelNode::Kind::kTmaStoreWait:
+      return node.async_pending == 0
+                 ? "wait tma stores"
+                 : absl::StrCat("wait tma stores (", node.async_pending, " in flight)");
     case KernelNode::Kind::kSetMaxRegisters:
       return absl::StrCat("setmaxnreg.",
                           node.register_change == RegisterChange::kIncrease ? "inc " : "dec ",
@@ -614,6 +620,23 @@ KernelBuilder& KernelBuilder::SetMaxRegisters(uint32_t registers, RegisterChange
   node.kind = KernelNode::Kind::kSetMaxRegisters;
   node.registers = registers;
   node.register_change = change;
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::TmaStore(AsyncCopySpec spec) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kTmaStore;
+  node.text = spec.name;
+  node.copy = std::move(spec);
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::WaitTmaStores(uint32_t pending) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kTmaStoreWait;
+  node.async_pending = pending;
   Append(std::move(node));
   return *this;
 }

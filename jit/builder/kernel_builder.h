@@ -214,6 +214,18 @@ class KernelBuilder {
   // register count at entry: without it ptxas ignores setmaxnreg (warning C7508, which the
   // compile turns into an error naming the kernel).
   KernelBuilder& SetMaxRegisters(uint32_t registers, RegisterChange change);
+  // A TMA store (sm_90, cp.async.bulk.tensor.2d.global.shared::cta.bulk_group) of the box
+  // at spec.src (shared memory, 128-byte aligned) to the tensor map spec.tensor_map at
+  // spec.coords (2, innermost first), issued by the first thread of the role, then
+  // cp.async.bulk.commit_group. The threads that wrote the box must have made their
+  // writes visible to the async proxy first (warptrace_fence_proxy_async(), then a barrier
+  // of the role). Recorded as an async span (SiteKind::kAsyncCopy, no barrier) from the
+  // issue to the WaitTmaStores that retires it. Only spec.name, tensor_map, src and coords
+  // are used.
+  KernelBuilder& TmaStore(AsyncCopySpec spec);
+  // cp.async.bulk.wait_group.read `pending` (0..7) by the role's first thread: the shared
+  // memory of every TMA store it issued but its `pending` most recent ones may be reused.
+  KernelBuilder& WaitTmaStores(uint32_t pending = 0);
 
   // An early return of the thread. When profiled, the exits of every enclosing record site
   // and the profiler epilogue run first. It must be the last thing in its body. No Barrier

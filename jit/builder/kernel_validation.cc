@@ -217,6 +217,18 @@ absl::Status CheckHandoffs(const std::vector<Position>& all) {
       }
       continue;
     }
+    if (node.kind == KernelNode::Kind::kTmaStore) {
+      const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
+        return w.node->kind == KernelNode::Kind::kTmaStoreWait && MayObserve(w, p);
+      });
+      if (!awaited) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            node.path, ": TMA store '", node.text,
+            "' is never waited for: no WaitTmaStores() follows it in its role, so its shared "
+            "memory is never known to be free again; call WaitTmaStores() after it"));
+      }
+      continue;
+    }
     if (node.kind != KernelNode::Kind::kAsyncCopy) continue;
     const bool bulk = !node.copy.barrier.empty();
     const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
@@ -449,6 +461,15 @@ class Validator {
               ") is outside what setmaxnreg accepts: 24..256 registers, a multiple of 8"));
         }
         return CheckWarpgroupWide(node, "SetMaxRegisters (setmaxnreg)");
+      case KernelNode::Kind::kTmaStore:
+        return CheckTmaStore(node);
+      case KernelNode::Kind::kTmaStoreWait:
+        if (node.async_pending > 7) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": WaitTmaStores(", node.async_pending,
+              ") leaves more groups in flight than cp.async.bulk.wait_group allows (0..7)"));
+        }
+        return absl::OkStatus();
       case KernelNode::Kind::kRoles:
         return CheckRoles(node);
       case KernelNode::Kind::kRole:
@@ -613,8 +634,38 @@ class Validator {
     return FindBarrierElement(c.barrier, c.barrier_index, node.path).status();
   }
 
+  absl::Status CheckTensorMapParam(const KernelNode& node) const {
+    const AsyncCopySpec& c = node.copy;
+    for (const KernelParam& p : kernel_.params) {
+      if (p.name == c.tensor_map && p.ValueType() == "CUtensorMap") return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        node.path, ": TMA ", node.kind == KernelNode::Kind::kTmaStore ? "store" : "copy", " '",
+        c.name, "' names tensor map '", c.tensor_map,
+        "', which is not a parameter of type CUtensorMap; declare it with "
+        "Param(\"CUtensorMap\", \"", c.tensor_map, "\")"));
+  }
+
+  absl::Status CheckTmaStore(const KernelNode& node) {
+    const AsyncCopySpec& c = node.copy;
+    RETURN_IF_ERROR(CheckSiteName(c.name, "tma store", node.path));
+    RETURN_IF_ERROR(CheckSiteKind(c.name, "async copy", node.path));
+    RETURN_IF_ERROR(CheckTensorMapParam(node));
+    if (c.src.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": TMA store '", c.name, "' needs a shared-memory source (AsyncCopySpec::src)"));
+    }
+    if (c.coords.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: TMA store '%s' has %d coordinates; a 2-D store takes 2 (innermost first)",
+          node.path, c.name, c.coords.size()));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckTmaCopy(const KernelNode& node) {
     const AsyncCopySpec& c = node.copy;
+    RETURN_IF_ERROR(CheckTensorMapParam(node));
     const KernelParam* map = nullptr;
     for (const KernelParam& p : kernel_.params) {
       if (p.name == c.tensor_map) map = &p;

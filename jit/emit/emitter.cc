@@ -56,7 +56,7 @@ bool UsesPrimitives(const Kernel& kernel) {
   return !kernel.phase_barriers.empty() || !kernel.sm90a_use.empty() ||
          Contains(kernel.body, {KernelNode::Kind::kNamedBarrier, KernelNode::Kind::kArrive,
                                 KernelNode::Kind::kPhaseWait, KernelNode::Kind::kAsyncCopy,
-                                KernelNode::Kind::kAsyncWait});
+                                KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore});
 }
 
 class Emitter {
@@ -69,6 +69,8 @@ class Emitter {
                                  [](const CopySite& c) { return c.cp_async(); });
     mma_history_ = mma_history_ && std::any_of(copies_.begin(), copies_.end(),
                                                [](const CopySite& c) { return c.mma(); });
+    store_history_ = store_history_ && std::any_of(copies_.begin(), copies_.end(),
+                                                   [](const CopySite& c) { return c.store(); });
   }
 
   std::string Run() {
@@ -102,8 +104,9 @@ class Emitter {
     const KernelNode* role;   // the role it is issued in (null outside roles)
     uint32_t group_index;     // among the sites of its group kind (bulk: unused)
     bool mma() const { return node->kind == KernelNode::Kind::kMmaGroup; }
-    bool bulk() const { return !mma() && !node->copy.barrier.empty(); }
-    bool cp_async() const { return !mma() && !bulk(); }
+    bool store() const { return node->kind == KernelNode::Kind::kTmaStore; }
+    bool bulk() const { return !mma() && !store() && !node->copy.barrier.empty(); }
+    bool cp_async() const { return !mma() && !store() && !bulk(); }
   };
   // The per-thread group bookkeeping of cp.async groups and of wgmma groups (the same
   // scheme: completion in commit order, the most recent `pending` groups left in flight).
@@ -118,6 +121,9 @@ class Emitter {
                                                &CopySite::cp_async};
   static constexpr GroupKind kMmaGroups = {"warptrace_mma_groups", "warptrace_mma_group_site",
                                            "warptrace_wgmma_wait_group", &CopySite::mma};
+  static constexpr GroupKind kStoreGroups = {"warptrace_store_groups",
+                                             "warptrace_store_group_site",
+                                             "warptrace_bulk_wait_group_read", &CopySite::store};
 
   void Line(int depth, const std::string& text) {
     absl::StrAppend(&out_, std::string(2 * depth, ' '), text, "\n");
@@ -331,6 +337,16 @@ class Emitter {
                                     node.async_pending));
         EndGroupCopies(depth, kMmaGroups, mma_history_, node.async_pending);
         return;
+      case KernelNode::Kind::kTmaStore:
+        TmaStore(node, depth);
+        return;
+      case KernelNode::Kind::kTmaStoreWait:
+        Line(depth, absl::StrCat("if (", Elected(), ") {  // wait tma stores"));
+        Line(depth + 1, absl::StrFormat("warptrace_bulk_wait_group_read(%du);",
+                                        node.async_pending));
+        EndGroupCopies(depth + 1, kStoreGroups, store_history_, node.async_pending);
+        Line(depth, "}");
+        return;
       case KernelNode::Kind::kSetMaxRegisters:
         Line(depth, absl::StrFormat(
                         "warptrace_setmaxnreg_%s<%du>();",
@@ -531,6 +547,31 @@ class Emitter {
     Line(depth, "}");
   }
 
+  // By the role's first thread: the begin of the store's async span, the store, its commit.
+  void TmaStore(const KernelNode& node, int depth) {
+    const AsyncCopySpec& c = node.copy;
+    Line(depth, absl::StrCat("if (", Elected(), ") {  // tma store ", c.name, " to ",
+                             c.tensor_map));
+    const int d = depth + 1;
+    const CopySite* tracked = Tracked(node);
+    if (tracked != nullptr) {
+      RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"),
+                    kNoBarrierOperand, "begin of");
+      Line(d, absl::StrCat("++", tracked->var, "_issued;"));
+    }
+    std::vector<std::string> coords;
+    for (const std::string& x : c.coords) coords.push_back(absl::StrCat("static_cast<int>(", x, ")"));
+    Line(d, absl::StrFormat("warptrace_tma_store_2d(&%s, %s, %s);", c.tensor_map, Operand(c.src),
+                            absl::StrJoin(coords, ", ")));
+    Line(d, "warptrace_bulk_commit_group();");
+    if (store_history_) {
+      Line(d, absl::StrFormat("%s[%s & 7u] = %du;", kStoreGroups.sites, kStoreGroups.counter,
+                              tracked != nullptr ? tracked->group_index : 0xffffffffu));
+      Line(d, absl::StrCat("++", kStoreGroups.counter, ";"));
+    }
+    Line(depth, "}");
+  }
+
   // wgmma.fence, the group's instructions, the begin of its async span, wgmma.commit_group.
   void MmaGroup(const KernelNode& node, int depth) {
     Line(depth, absl::StrCat("{  // mma group ", node.text));
@@ -625,7 +666,7 @@ class Emitter {
   // Before leaving the kernel: every copy of this thread still in flight completes and is
   // recorded, so each copy records exactly its begin and its end.
   void ObservePendingCopies(int depth) {
-    for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups}) {
+    for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
       std::vector<std::string> open;
       for (const CopySite& c : copies_) {
         if ((c.*kind->member)()) open.push_back(absl::StrCat(c.var, "_done < ", c.var, "_issued"));
@@ -665,6 +706,10 @@ class Emitter {
       Line(1, "unsigned int warptrace_groups = 0u;  // cp.async groups committed");
       Line(1, "unsigned int warptrace_group_site[8] = {};  // the last 8 groups' copy sites");
     }
+    if (store_history_) {
+      Line(1, "unsigned int warptrace_store_groups = 0u;  // TMA store groups committed");
+      Line(1, "unsigned int warptrace_store_group_site[8] = {};  // the last 8 groups' sites");
+    }
     if (mma_history_) {
       Line(1, "unsigned int warptrace_mma_groups = 0u;  // wgmma groups committed");
       Line(1, "unsigned int warptrace_mma_group_site[8] = {};  // the last 8 groups' sites");
@@ -684,13 +729,15 @@ class Emitter {
 
   void CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role = nullptr) {
     for (const KernelNode& n : body) {
-      if (n.kind == KernelNode::Kind::kAsyncCopy || n.kind == KernelNode::Kind::kMmaGroup) {
+      if (n.kind == KernelNode::Kind::kAsyncCopy || n.kind == KernelNode::Kind::kMmaGroup ||
+          n.kind == KernelNode::Kind::kTmaStore) {
         if (const SiteInfo* site = SiteOf(n)) {
           const bool mma = n.kind == KernelNode::Kind::kMmaGroup;
-          const bool bulk = !mma && !n.copy.barrier.empty();
+          const bool store = n.kind == KernelNode::Kind::kTmaStore;
+          const bool bulk = !mma && !store && !n.copy.barrier.empty();
           uint32_t group_index = 0;
           for (const CopySite& c : copies_) {
-            group_index += mma ? c.mma() : (!bulk && c.cp_async());
+            group_index += mma ? c.mma() : store ? c.store() : (!bulk && c.cp_async());
           }
           copies_.push_back(CopySite{&n, *site,
                                      absl::StrCat(mma ? "warptrace_mma" : "warptrace_copy",
@@ -703,6 +750,9 @@ class Emitter {
       for (const KernelNode& r : n.roles) CollectCopies(r.body, &r);
       if (n.kind == KernelNode::Kind::kAsyncWait && n.async_pending > 0) group_history_ = true;
       if (n.kind == KernelNode::Kind::kMmaWait && n.async_pending > 0) mma_history_ = true;
+      if (n.kind == KernelNode::Kind::kTmaStoreWait && n.async_pending > 0) {
+        store_history_ = true;
+      }
     }
   }
 
@@ -804,8 +854,9 @@ class Emitter {
   const KernelNode* current_role_ = nullptr;  // the role being emitted, if any
   // Profiled with a WaitAsyncCopies(n > 0): each thread remembers its last 8 groups' sites.
   bool group_history_ = false;
-  // The same for wgmma groups, with a WaitMmaGroups(n > 0).
+  // The same for wgmma groups, with a WaitMmaGroups(n > 0), and TMA stores.
   bool mma_history_ = false;
+  bool store_history_ = false;
 };
 
 KernelSource Common(const Kernel& kernel) {

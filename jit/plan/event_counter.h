@@ -108,6 +108,7 @@ class Counter {
       case KernelNode::Kind::kArrive: return absl::StrCat("arrive ", node.text);
       case KernelNode::Kind::kPhaseWait: return absl::StrCat("wait ", node.text);
       case KernelNode::Kind::kAsyncCopy: return absl::StrCat("copy ", node.text);
+      case KernelNode::Kind::kTmaStore: return absl::StrCat("tma store ", node.text);
       case KernelNode::Kind::kMmaGroup: return absl::StrCat("mma group ", node.text);
       default: return KernelNodeKindName(node.kind);
     }
@@ -152,6 +153,8 @@ class Counter {
         return node.copy.barrier.empty() || Elected() ? 4 : 0;
       case KernelNode::Kind::kMmaGroup:  // commit and retirement, each + payload
         return 4;
+      case KernelNode::Kind::kTmaStore:  // issue and retirement by the role's first thread
+        return Elected() ? 4 : 0;
       default:
         return 0;
     }
@@ -198,7 +201,9 @@ class Counter {
       case KernelNode::Kind::kAsyncWait:
       case KernelNode::Kind::kMmaGroup:
       case KernelNode::Kind::kMmaWait:
-      case KernelNode::Kind::kSetMaxRegisters: {
+      case KernelNode::Kind::kSetMaxRegisters:
+      case KernelNode::Kind::kTmaStore:
+      case KernelNode::Kind::kTmaStoreWait: {
         const uint64_t n = HandoffSlots(node);
         *label = absl::StrCat(Short(node), " ", n);
         return Sites(n);

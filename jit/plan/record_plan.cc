@@ -125,6 +125,9 @@ class SiteAssigner {
       case KernelNode::Kind::kAsyncCopy:
         AddHandoff(node, node.text, SiteKind::kAsyncCopy);
         return absl::OkStatus();
+      case KernelNode::Kind::kTmaStore:
+        AddHandoff(node, node.text, SiteKind::kAsyncCopy);
+        return absl::OkStatus();
       case KernelNode::Kind::kMmaGroup:
         if (policy_.mma_groups && unbounded_loop_.empty()) {
           Add(node, node.text, SiteKind::kMmaGroup);
