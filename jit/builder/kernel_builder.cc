@@ -19,7 +19,7 @@ const std::map<std::string, uint32_t>& ScalarTypes() {
       {"unsigned char", 1}, {"short", 2},    {"unsigned short", 2},
       {"int", 4},           {"unsigned int", 4}, {"unsigned", 4},
       {"long long", 8},     {"unsigned long long", 8}, {"float", 4},
-      {"double", 8}};
+      {"double", 8},        {"__half", 2},   {"__nv_bfloat16", 2}};
   return *types;
 }
 

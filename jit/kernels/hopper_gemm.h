@@ -1,0 +1,68 @@
+// A Hopper warp-specialized bf16 GEMM, C = A * B^T (A is M x K, B is N x K, both K-major
+// row-major bf16; C is M x N row-major, bf16 or f32), fp32 accumulation, as a KernelBuilder
+// kernel: the structure of CUTLASS's sm90 TMA warp-specialized kernels.
+//
+// 384 threads: warpgroup 0 is the producer, warpgroups 1 and 2 the consumers.
+//   producer  setmaxnreg.dec 40; per K-block of each tile: wait empty[s], then its first
+//             thread issues two TMA loads (128B swizzle) of the A and B tiles into stage s,
+//             completing on full[s] (the builder adds the boxes' bytes to the phase), and
+//             arrives on full[s].
+//   consumers setmaxnreg.inc 232; per K-block: wait full[s]; an mma group of BK / 16 wgmma
+//             m64nBNk16 (both operands from shared memory, 128B-swizzle K-major
+//             descriptors; the first K-block with scale-d 0); wait for the group; arrive on
+//             empty[s]. Per tile, the "epilogue" region writes the accumulators to C.
+//   Cooperative (default): the two consumers split one 128 x BN tile, 64 rows each.
+//   Ping-pong: each consumer owns its own 64 x BN tiles (the block's tiles alternate between
+//             them) and two named barriers order the consumers' mainloops: a consumer
+//             waits for its turn (bar.sync on its own barrier) before its mainloop and
+//             passes the turn on (bar.arrive on the other's) after it, so one consumer's
+//             epilogue overlaps the other's mainloop.
+// Ring: `stages` stages of (BM x 64 + BN x 64) bf16, 1024-byte aligned; use u of the ring is
+// stage u % stages, phase u / stages (as in jit/kernels/warp_specialized_pipeline.h: the
+// consumers pre-arrive on every empty[s] for phase 0).
+// Persistent (`persistent_blocks` > 0): that many blocks loop over the tiles (blockIdx.x,
+// + gridDim.x, ...), planned exactly per block (TripCount::PerBlock).
+//
+// Kernel parameters, in order: CUtensorMap tmA (box 64 x BM rows of A, 128B swizzle),
+// CUtensorMap tmB (box 64 x BN rows of B, 128B swizzle), C (`__nv_bfloat16*` or `float*`).
+// HopperGemmMaps gives the boxes to encode.
+#ifndef WARPTRACE_JIT_KERNELS_HOPPER_GEMM_H_
+#define WARPTRACE_JIT_KERNELS_HOPPER_GEMM_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "jit/builder/kernel_builder.h"
+
+namespace warptrace {
+
+struct HopperGemmShape {
+  uint32_t m = 256;
+  uint32_t n = 256;
+  uint32_t k = 256;
+  uint32_t bn = 128;      // the tile's columns = the wgmma N: 64, 128 or 256
+  uint32_t stages = 4;    // >= 2
+  bool pingpong = false;
+  bool out_f32 = false;   // C as float instead of bf16
+  uint32_t persistent_blocks = 0;  // 0: one tile per block
+  uint32_t producer_delay = 0;     // cycles of busy work per load
+  uint32_t consumer_delay = 0;     // cycles of busy work per mma
+};
+
+inline constexpr uint32_t kHopperGemmBk = 64;  // K per stage: one 128-byte swizzle row
+
+// Rows of C per tile: 128 cooperative, 64 ping-pong.
+uint32_t HopperGemmTileRows(const HopperGemmShape& shape);
+// Tiles of C: (M / tile rows) x (N / BN).
+uint32_t HopperGemmTiles(const HopperGemmShape& shape);
+// Dynamic shared memory: the ring plus 1024 bytes of alignment slack.
+uint32_t HopperGemmSharedBytes(const HopperGemmShape& shape);
+
+// InvalidArgument when M is not a positive multiple of the tile rows, N of BN, K of 64, BN
+// not 64/128/256, stages < 2, the ring over 227 KiB, or more persistent blocks than tiles.
+absl::StatusOr<KernelBuilder> HopperGemmBuilder(const HopperGemmShape& shape);
+absl::StatusOr<Kernel> HopperGemm(const HopperGemmShape& shape);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_KERNELS_HOPPER_GEMM_H_
