@@ -21,6 +21,9 @@
 //   waves          blocks / the most blocks that ran at once (from the blocks' intervals).
 //   outlier        a block (unit) whose time is at least AnalysisOptions::outlier_ratio times
 //                  the median block (unit of its role).
+//   mma in flight  per unit, the union of its wgmma groups' async spans (SiteKind::kMmaGroup:
+//                  commit to retiring wait) clipped to the unit's time: how long the tensor
+//                  cores worked for it, whatever the unit's threads did meanwhile.
 //   overhead       per unit, UnitTimeline::overhead_cycles / cycles_per_ns: the smallest gap
 //                  between two consecutive events, an upper bound on what one record point
 //                  costs. A wait slice holds at most two record points of its own (its enter
@@ -85,6 +88,10 @@ struct RoleAnalysis {
   int64_t unit_time_ns = 0;
   int64_t waiting_ns = 0;
   double waiting_share = 0;         // waiting_ns / unit_time_ns
+  // wgmma groups (SiteKind::kMmaGroup) of the role's units and the time one was in flight.
+  uint64_t mma_groups = 0;
+  int64_t mma_in_flight_ns = 0;
+  double mma_in_flight_share = 0;   // mma_in_flight_ns / unit_time_ns
   std::vector<WaitStats> waits;     // largest first
   // The waits a hand-off link names (trace v2), by barrier: `family` is the barrier's own
   // name ("full[2]", BarrierName); largest first. Empty without recorded hand-offs.

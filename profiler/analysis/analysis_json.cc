@@ -56,6 +56,9 @@ void Role(json::OStream& j, const RoleAnalysis& r) {
     j.attribute("unit_time_ns", r.unit_time_ns);
     j.attribute("waiting_ns", r.waiting_ns);
     j.attribute("waiting_share", r.waiting_share);
+    j.attribute("mma_groups", r.mma_groups);
+    j.attribute("mma_in_flight_ns", r.mma_in_flight_ns);
+    j.attribute("mma_in_flight_share", r.mma_in_flight_share);
     j.attribute("median_unit_ns", r.median_unit_ns);
     j.attributeBegin("slowest_unit");
     Ref(j, r.slowest_unit, true);

@@ -206,6 +206,13 @@ void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os) {
   for (size_t i = 0; i < analysis.diagnosis.size(); ++i) {
     os << "  " << (i + 1) << ". " << analysis.diagnosis[i].text << "\n";
   }
+  // Not a finding: how busy each role kept the tensor cores.
+  for (const RoleAnalysis& role : analysis.roles) {
+    if (role.mma_groups == 0) continue;
+    os << "  tensor cores: " << role.role << " units had a wgmma group in flight "
+       << Pct(role.mma_in_flight_share) << " of their time (" << role.mma_groups
+       << " groups)\n";
+  }
 }
 
 }  // namespace warptrace

@@ -201,6 +201,19 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
                     static_cast<float>(t.events >= 2 ? t.overhead_cycles : -1), t.events});
   ++acc.units;
   acc.unit_time_ns += t.end_ns - t.start_ns;
+  // Tensor-core time: the union of the unit's wgmma group spans (sorted by begin).
+  int64_t covered_end = t.start_ns;
+  for (const AsyncSpan& span : t.async_spans) {
+    if (span.site >= layout_->sites.size() ||
+        layout_->sites[span.site].kind != SiteKind::kMmaGroup) {
+      continue;
+    }
+    ++acc.mma_groups;
+    const int64_t begin = std::max(span.begin_ns, covered_end);
+    const int64_t end = std::min(span.end_ns, t.end_ns);
+    if (end > begin) acc.mma_in_flight_ns += end - begin;
+    covered_end = std::max(covered_end, std::min(span.end_ns, t.end_ns));
+  }
   ++block_unit_count_;
   return absl::OkStatus();
 }
@@ -363,6 +376,9 @@ void AnalysisSink::FillRoles() {
     out.waiting_ns = acc.waiting_ns;
     const double unit_time = static_cast<double>(acc.unit_time_ns);
     out.waiting_share = Ratio(static_cast<double>(acc.waiting_ns), unit_time);
+    out.mma_groups = acc.mma_groups;
+    out.mma_in_flight_ns = acc.mma_in_flight_ns;
+    out.mma_in_flight_share = Ratio(static_cast<double>(acc.mma_in_flight_ns), unit_time);
     for (size_t f = 0; f < acc.families.size(); ++f) {
       const FamilyAcc& fam = acc.families[f];
       if (fam.count == 0) continue;

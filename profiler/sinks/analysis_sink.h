@@ -92,6 +92,8 @@ class AnalysisSink : public TraceSink {
     uint64_t units = 0;
     int64_t unit_time_ns = 0;
     int64_t waiting_ns = 0;
+    uint64_t mma_groups = 0;
+    int64_t mma_in_flight_ns = 0;
     std::vector<SiteAcc> sites;
     std::vector<FamilyAcc> families;  // by family index (families_)
     std::vector<FamilyAcc> barriers;  // by barrier slot (barrier_slots_)
