@@ -342,8 +342,8 @@ TEST(RuntimeTest, AnExchangeWhoseMemberExitedFailsNamingTheThreadsAndInstruction
                         {1, 1, 1}, {32, 1, 1}, &out, 32),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        AllOf(HasSubstr("block (0,0,0) thread (1,0,0)"),
-                             HasSubstr("test.exchange in warp 0 (threads 0-31): threads 0 have "
-                                       "exited and will never arrive"))));
+                             HasSubstr("test.exchange in warp 0 (threads 0-31): thread 0 exited "
+                                       "and will never arrive"))));
 }
 
 TEST(RuntimeTest, AMemberExitingWhileItsGroupWaitsFailsTheLaunch) {
