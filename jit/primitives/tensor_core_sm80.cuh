@@ -34,10 +34,11 @@
 // type", ldmatrix, stmatrix). ldmatrix reads every row when its lane arrives (all lanes
 // arrive before any continues, so a later store by any lane cannot leak into the result);
 // stmatrix writes each row when its lane continues (visible to the other lanes after a
-// __syncwarp, as on the GPU). mma arithmetic: each D element is C's, then the 16 products
-// of its row of A and column of B added in order k = 0..15, each step one fp32 fused
-// multiply-add rounded to nearest even (the bf16 and f16 products are exact in fp32, so
-// this is 16 rounded fp32 additions). The PTX ISA leaves the order and the rounding of the
+// __syncwarp, as on the GPU). mma arithmetic: each D element starts as C's, then the 16
+// products of its row of A and column of B are added in order k = 0..15, each product and
+// each sum an fp32 operation rounded to nearest even (a bf16 x bf16 or f16 x f16 product is
+// exact in fp32 unless it under- or overflows it, which only bf16's extreme exponents do; so
+// this is 16 rounded fp32 additions). The PTX ISA leaves the order and rounding of the
 // hardware's accumulation unspecified: compare against a tolerance, not bits.
 #ifndef WARPTRACE_TENSOR_CORE_SM80_CUH_
 #define WARPTRACE_TENSOR_CORE_SM80_CUH_
@@ -60,13 +61,6 @@ struct MmaM16n8k16Operands {
   unsigned int b[2];
 };
 
-// The element of a 16-bit fragment register pair: element `k` of a row (A) or column (B)
-// lives in the register's low half for even k.
-template <float (*Low)(unsigned int), float (*High)(unsigned int)>
-inline float Half(unsigned int r, unsigned int k) {
-  return (k & 1u) != 0 ? High(r) : Low(r);
-}
-
 // mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}: the layouts are the PTX ISA's, with
 // groupID g = lane >> 2 and threadID_in_group t = lane % 4:
 //   A a_i (i = 0..7, register i / 2): row g + 8 ((i / 2) % 2), col 2t + (i % 2) + 8 (i / 4)
@@ -81,18 +75,28 @@ inline void MmaM16n8k16(float (&d)[4], const unsigned int (&a)[4], const unsigne
   const MmaM16n8k16Operands* all = Exchange(WARPTRACE_HOST_GROUP_WARP, mine, what);
   const unsigned int lane = Current().lane;
   const unsigned int g = lane >> 2, t = lane & 3u;
-  float out[4];
-  for (unsigned int i = 0; i < 4; ++i) {
-    const unsigned int row = g + 8 * (i >> 1), col = 2 * t + (i & 1u);
-    float acc = c[i];
-    for (unsigned int k = 0; k < 16; ++k) {
-      const unsigned int pair = (k % 8) / 2;
-      const float x =
-          Half<Low, High>(all[4 * (row % 8) + pair].a[(row / 8) + 2 * (k / 8)], k);
-      const float y = Half<Low, High>(all[4 * col + pair].b[k / 8], k);
-      acc = fmaf(x, y, acc);
+  // The lane's D elements need rows g and g + 8 of A and columns 2t and 2t + 1 of B:
+  // decoded once each (k in pairs: one register holds k and k + 1).
+  float a_rows[2][16], b_cols[2][16];
+  for (unsigned int h = 0; h < 2; ++h) {
+    for (unsigned int k = 0; k < 16; k += 2) {
+      const unsigned int ra = all[4 * g + (k % 8) / 2].a[h + 2 * (k / 8)];  // row g + 8h
+      a_rows[h][k] = Low(ra);
+      a_rows[h][k + 1] = High(ra);
+      const unsigned int rb = all[4 * (2 * t + h) + (k % 8) / 2].b[k / 8];  // col 2t + h
+      b_cols[h][k] = Low(rb);
+      b_cols[h][k + 1] = High(rb);
     }
-    out[i] = acc;
+  }
+  // The four elements' sums are independent chains, stepped together over k (their own
+  // order stays k = 0..15). Products are exact in fp32 except under- or overflow (extreme
+  // bf16 exponents).
+  float out[4] = {c[0], c[1], c[2], c[3]};
+  for (unsigned int k = 0; k < 16; ++k) {
+    out[0] += a_rows[0][k] * b_cols[0][k];
+    out[1] += a_rows[0][k] * b_cols[1][k];
+    out[2] += a_rows[1][k] * b_cols[0][k];
+    out[3] += a_rows[1][k] * b_cols[1][k];
   }
   for (unsigned int i = 0; i < 4; ++i) d[i] = out[i];
 }
