@@ -100,6 +100,16 @@ unsigned long long AbiClock(void* fiber) {
   return static_cast<unsigned long long>(CorrectedClock(Self(fiber), NowNs(Self(fiber))));
 }
 
+const void* AbiExchange(void* fiber, unsigned int group, const void* operands,
+                        unsigned int bytes, const char* what) {
+  Fiber* f = Self(fiber);
+  Worker& w = OwnerOf(f);
+  const int64_t now = NowNs(f);
+  StopClock(f, now);
+  w.FinishSync(f, f->block->Exchange(f, group, operands, bytes, what, w.error()), now);
+  return reinterpret_cast<const void*>(static_cast<uintptr_t>(f->result));
+}
+
 void AbiFail(void* fiber, const char* message) {
   Fiber* f = Self(fiber);
   OwnerOf(f).EndWithoutUnwinding(f, absl::StatusCode::kAborted, message);
@@ -109,6 +119,7 @@ constexpr WarptraceHostRuntime kAbi = {
     &AbiBarrier,       &AbiWarp,           &AbiActiveMask,   &AbiShared,
     &AbiMbarrierWait,  &AbiMbarrierArrived, &AbiSpin,        &AbiCpAsync,
     &AbiCpAsyncCommit, &AbiCpAsyncWaitPrior, &AbiClock,      &AbiFail,
+    &AbiExchange,
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "jit/host/block.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,26 @@ namespace {
 constexpr uint32_t kWarpSize = 32;
 
 bool Names(uint32_t mask, uint32_t lane) { return (mask >> lane) & 1u; }
+
+// The ids in first..first+size-1 for which `in(id)` holds, as runs: "0-4, 7, 9-31".
+template <typename In>
+std::string IdRuns(uint32_t first, uint32_t size, In in) {
+  std::string out;
+  for (uint32_t i = first; i < first + size;) {
+    if (!in(i)) {
+      ++i;
+      continue;
+    }
+    uint32_t end = i;
+    while (end + 1 < first + size && in(end + 1)) ++end;
+    absl::StrAppend(&out, out.empty() ? "" : ", ", i,
+                    end == i ? std::string() : absl::StrCat("-", end));
+    i = end + 1;
+  }
+  return out;
+}
+
+const char* GroupKind(uint32_t size) { return size == kWarpSize ? "warp" : "warpgroup"; }
 
 }  // namespace
 
@@ -91,6 +112,158 @@ Wait Block::BarrierCountError(uint32_t id, uint32_t count, const char* what,
 void Block::DropWaiters() {
   for (NamedBarrier& b : barriers_) b.first_waiter = b.last_waiter = nullptr;
   mbarrier_waiters_.clear();
+  for (std::vector<ExchangeGroup>& groups : exchanges_) {
+    for (ExchangeGroup& g : groups) {
+      g.first_waiter = g.last_waiter = nullptr;
+      g.waiting = 0;
+    }
+  }
+}
+
+Block::ExchangeGroup& Block::ExchangeGroupOf(const Fiber& fiber, uint32_t size) {
+  std::vector<ExchangeGroup>& groups = exchanges_[size == kWarpSize ? 0 : 1];
+  const uint32_t index = fiber.abi.linear_tid / size;
+  if (index >= groups.size()) {
+    const uint32_t old = static_cast<uint32_t>(groups.size());
+    groups.resize((num_threads_ + size - 1) / size);
+    for (uint32_t i = old; i < groups.size(); ++i) {
+      groups[i].first = i * size;
+      groups[i].size = size;
+    }
+  }
+  return groups[index];
+}
+
+std::string Block::ExitedIn(uint32_t first, uint32_t size) const {
+  return IdRuns(first, size, [&](uint32_t t) {
+    return t < num_threads_ && fibers_[t].wait == WaitKind::kExited;
+  });
+}
+
+Wait Block::Exchange(Fiber* fiber, uint32_t group, const void* operands, uint32_t bytes,
+                     const char* what, std::string* error) {
+  if (group != WARPTRACE_HOST_GROUP_WARP && group != WARPTRACE_HOST_GROUP_WARPGROUP) {
+    *error = absl::StrFormat(
+        "%s: operand exchange among a group of %u threads (32: a warp, 128: a warpgroup)", what,
+        group);
+    return Wait::kDone;
+  }
+  const uint32_t first = fiber->abi.linear_tid / group * group;
+  if (first + group > num_threads_) {
+    *error = absl::StrFormat(
+        "%s is %s-wide: %s %u is threads %u-%u, but the block has only %u threads (threads "
+        "%u-%u do not exist and can never take part)",
+        what, GroupKind(group), GroupKind(group), first / group, first, first + group - 1,
+        num_threads_, num_threads_, first + group - 1);
+    return Wait::kDone;
+  }
+  ExchangeGroup& g = ExchangeGroupOf(*fiber, group);
+  const uint32_t position = fiber->abi.linear_tid - first;
+  if (g.arrived > 0 && (g.what != what && std::strcmp(g.what, what) != 0)) [[unlikely]] {
+    *error = absl::StrFormat(
+        "%s in %s %u (threads %u-%u): thread %u issues %s while threads %s wait in %s; every "
+        "thread of the %s must execute the same instruction",
+        what, GroupKind(group), first / group, first, first + group - 1, fiber->abi.linear_tid,
+        what, IdRuns(first, group, [&](uint32_t t) { return g.Has(t - first); }), g.what,
+        GroupKind(group));
+    return Wait::kDone;
+  }
+  if (g.arrived > 0 && g.bytes != bytes) [[unlikely]] {
+    *error = absl::StrFormat(
+        "%s in %s %u (threads %u-%u): thread %u exchanges %u bytes of operands while threads "
+        "%s exchanged %u",
+        what, GroupKind(group), first / group, first, first + group - 1, fiber->abi.linear_tid,
+        bytes, IdRuns(first, group, [&](uint32_t t) { return g.Has(t - first); }), g.bytes);
+    return Wait::kDone;
+  }
+  if (g.arrived == 0) {
+    // A member that exited before the exchange began can never arrive. (One exiting
+    // while the others wait is caught by Exit.)
+    if (std::string exited = ExitedIn(first, group); !exited.empty()) [[unlikely]] {
+      *error = absl::StrFormat(
+          "%s in %s %u (threads %u-%u): threads %s have exited and will never arrive; every "
+          "thread of the %s must execute it",
+          what, GroupKind(group), first / group, first, first + group - 1, exited,
+          GroupKind(group));
+      return Wait::kDone;
+    }
+    g.what = what;
+    g.bytes = bytes;
+    g.latest = fiber->vtime;
+    std::vector<unsigned char>& buffer = g.buffers[g.fill];
+    if (buffer.size() < uint64_t{group} * bytes) buffer.resize(uint64_t{group} * bytes);
+  }
+  if (g.Has(position)) [[unlikely]] {  // cannot happen: a member parks until completion
+    *error = absl::StrFormat("%s: thread %u arrived twice at one exchange", what,
+                             fiber->abi.linear_tid);
+    return Wait::kDone;
+  }
+  unsigned char* buffer = g.buffers[g.fill].data();
+  if (bytes > 0) std::memcpy(buffer + uint64_t{position} * bytes, operands, bytes);
+  g.arrived_mask[position / 64] |= uint64_t{1} << (position % 64);
+  g.latest = std::max(g.latest, fiber->vtime);
+  if (++g.arrived < group) {
+    fiber->next_ready = nullptr;
+    if (g.last_waiter == nullptr) {
+      g.first_waiter = fiber;
+    } else {
+      g.last_waiter->next_ready = fiber;
+    }
+    g.last_waiter = fiber;
+    ++g.waiting;
+    fiber->wait = WaitKind::kExchange;
+    fiber->wait_object = group;
+    fiber->wait_detail = first / group;
+    fiber->wait_what = what;
+    ++parked_;
+    return Wait::kPark;
+  }
+  const uint64_t result = reinterpret_cast<uintptr_t>(buffer);
+  for (Fiber* w = g.first_waiter; w != nullptr; w = w->next_ready) {
+    w->result = result;
+    w->vtime = g.latest;
+    w->wait = WaitKind::kNone;
+  }
+  if (g.waiting > 0) {
+    parked_ -= g.waiting;
+    ready_->Splice(g.first_waiter, g.last_waiter, g.waiting);
+  }
+  fiber->result = result;
+  fiber->vtime = g.latest;
+  g.first_waiter = g.last_waiter = nullptr;
+  g.waiting = 0;
+  g.arrived = 0;
+  g.arrived_mask[0] = g.arrived_mask[1] = 0;
+  g.fill ^= 1u;
+  return Wait::kDone;
+}
+
+std::string Block::ExchangeExitError(const Fiber& fiber) const {
+  for (uint32_t kind = 0; kind < 2; ++kind) {
+    const uint32_t size = kind == 0 ? kWarpSize : WARPTRACE_HOST_GROUP_WARPGROUP;
+    const uint32_t index = fiber.abi.linear_tid / size;
+    if (index >= exchanges_[kind].size()) continue;
+    const ExchangeGroup& g = exchanges_[kind][index];
+    if (g.arrived == 0 || g.Has(fiber.abi.linear_tid - g.first)) continue;
+    return absl::StrFormat(
+        "thread %u exited while threads %s of %s %u (threads %u-%u) wait for it at %s; "
+        "every thread of the %s must execute it",
+        fiber.abi.linear_tid,
+        IdRuns(g.first, size, [&](uint32_t t) { return g.Has(t - g.first); }), GroupKind(size),
+        index, g.first, g.first + size - 1, g.what, GroupKind(size));
+  }
+  return "";
+}
+
+std::string Block::DescribeExchange(const Fiber& f) const {
+  const uint32_t size = static_cast<uint32_t>(f.wait_object);
+  const ExchangeGroup& g = exchanges_[size == kWarpSize ? 0 : 1][f.wait_detail];
+  const auto arrived = [&](uint32_t t) { return g.Has(t - g.first); };
+  const auto missing = [&](uint32_t t) { return !g.Has(t - g.first); };
+  return absl::StrFormat(
+      "wait at %s in %s %u (threads %u-%u): threads %s arrived, threads %s never did",
+      f.wait_what, GroupKind(size), f.wait_detail, g.first, g.first + size - 1,
+      IdRuns(g.first, size, arrived), IdRuns(g.first, size, missing));
 }
 
 Wait Block::WarpCollective(Fiber* fiber, int op, uint32_t mask, uint64_t value, uint32_t arg,
@@ -275,6 +448,9 @@ void Block::Exit(Fiber* fiber, std::string* error) {
       return;
     }
   }
+  if (std::string exchange = ExchangeExitError(*fiber); !exchange.empty()) {
+    *error = std::move(exchange);
+  }
 }
 
 std::string Block::Describe(const Fiber& f) const {
@@ -309,6 +485,8 @@ std::string Block::Describe(const Fiber& f) const {
           f.wait_detail, WARPTRACE_HOST_MBAR_PENDING(word), WARPTRACE_HOST_MBAR_EXPECTED(word),
           WARPTRACE_HOST_MBAR_TX(word));
     }
+    case WaitKind::kExchange:
+      return DescribeExchange(f);
     case WaitKind::kSpin:
       return absl::StrFormat("spin in %s on address %p (last value %u)", f.wait_what,
                              reinterpret_cast<void*>(f.wait_object), f.wait_detail);

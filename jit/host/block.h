@@ -29,6 +29,7 @@ enum class WaitKind {
   kWarp,        // a warp collective
   kMbarrier,    // mbarrier try_wait
   kSpin,        // a spin-wait hook: runnable, but polling
+  kExchange,    // a warp- or warpgroup-wide operand exchange (host_abi.h)
   kExited,
 };
 
@@ -46,7 +47,8 @@ struct alignas(64) Fiber {
   void* owner = nullptr;        // the worker running the block
   int64_t resumed_wall = 0;  // steady-clock ns when last resumed
   WarptraceHostThread abi{};
-  // The wait's object: barrier id, warp op, mbarrier address or polled address.
+  // The wait's object: barrier id, warp op, mbarrier address, polled address, or the
+  // exchange's group size (wait_detail: the group's index).
   uint64_t wait_object = 0;
   uint64_t wait_detail = 0;  // mbarrier parity, polled value, warp mask
   const char* wait_what = "";
@@ -134,6 +136,10 @@ class Block {
   Wait WarpCollective(Fiber* fiber, int op, uint32_t mask, uint64_t value, uint32_t arg,
                       const char* what, std::string* error);
   uint32_t ActiveMask(const Fiber* fiber) const;
+  // WarptraceHostRuntime::exchange (host_abi.h): on completion every member's `result` is
+  // the address of the group's contributions.
+  Wait Exchange(Fiber* fiber, uint32_t group, const void* operands, uint32_t bytes,
+                const char* what, std::string* error);
   void* Shared(uint32_t site, uint64_t bytes, uint64_t align, const char* name,
                std::string* error);
   Wait MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity);
@@ -197,6 +203,33 @@ class Block {
   void Complete(Collective& c);
   std::string Describe(const Fiber& fiber) const;
 
+  // One warp's or warpgroup's operand exchange (Exchange): the contributions of the
+  // exchange in progress go to buffers[fill]; the previous exchange's buffer, which slower
+  // members may still be reading, is the other one.
+  struct ExchangeGroup {
+    uint32_t first = 0;   // linear thread id of the group's position 0
+    uint32_t size = 0;    // 32 or 128
+    uint32_t arrived = 0;
+    uint64_t arrived_mask[2] = {};  // by position
+    uint32_t bytes = 0;
+    const char* what = "";
+    int64_t latest = 0;
+    uint32_t fill = 0;
+    std::vector<unsigned char> buffers[2];
+    // The parked members in arrival order, linked through next_ready.
+    Fiber* first_waiter = nullptr;
+    Fiber* last_waiter = nullptr;
+    uint32_t waiting = 0;
+    bool Has(uint32_t position) const { return (arrived_mask[position / 64] >> (position % 64)) & 1u; }
+  };
+  // The group of `size` (32 or 128) holding `fiber`, created on first use.
+  ExchangeGroup& ExchangeGroupOf(const Fiber& fiber, uint32_t size);
+  // The threads of positions first..first+size-1 that have exited, as "3, 7-9" ("" if none).
+  std::string ExitedIn(uint32_t first, uint32_t size) const;
+  std::string DescribeExchange(const Fiber& fiber) const;
+  // Errors for `fiber` exiting while an exchange of its group waits for it ("" if none).
+  std::string ExchangeExitError(const Fiber& fiber) const;
+
   ReadyQueue* ready_;
   uint64_t linear_;
   WarptraceHostDim block_idx_;
@@ -212,6 +245,8 @@ class Block {
   std::vector<WarpState> warps_;
   std::vector<Fiber*> mbarrier_waiters_;
   std::vector<MbarrierTimes> mbarrier_times_;
+  // Exchanges by group: [0] per warp, [1] per warpgroup (sized on first use).
+  std::vector<ExchangeGroup> exchanges_[2];
 };
 
 // Inline: the hot path of every __syncthreads of every thread.

@@ -46,6 +46,13 @@
 //   __half __nv_bfloat16  storage, conversions (round to nearest even), arithmetic and
 //                         comparisons through float (<cuda_fp16.h>, <cuda_bf16.h> resolve)
 //   nvcuda::wmma          a compile error: tensor cores need a GPU
+//   warp- and warpgroup-wide instructions of warptrace_primitives.cuh (mma.sync, ldmatrix,
+//                         stmatrix, ...) run on the runtime's operand exchange
+//                         (warptrace_host::Exchange / Uniform below; host_abi.h): every
+//                         thread of the warp (or warpgroup) hands in its operands and waits
+//                         for the others, then computes its own results from all of them; a
+//                         member that exited, is missing, or executes another instruction
+//                         fails the launch naming block, threads and instruction
 // The named barriers, mbarriers, cp.async and bulk copies are in warptrace_primitives.cuh
 // (one source for the GPU and the host), included at the end of this header.
 //
@@ -155,6 +162,58 @@ inline unsigned long long Warp(int op, unsigned int mask, unsigned long long val
                                unsigned int arg, const char* what) {
   const WarptraceHostThread& t = Current();
   return t.rt->warp(t.fiber, op, mask, value, arg, what);
+}
+
+// ---- Warp- and warpgroup-wide instructions: the operand exchange (host_abi.h) ----
+// Instructions whose threads read each other's operands (mma.sync, ldmatrix, stmatrix,
+// wgmma, ...) are emulated in two steps: every thread of the group hands its operands to
+// Exchange, which parks it until the whole group has (the runtime fails the launch on a
+// member that exited, is missing, or executes another instruction), and then each thread
+// computes its own results from everyone's operands.
+//
+//   struct Operands { unsigned a[4], b[2]; float c[4]; };
+//   const Operands* all = Exchange(WARPTRACE_HOST_GROUP_WARP, Operands{...}, "mma.sync...");
+//   ... all[lane] is lane's operands, for every lane of the warp
+//
+// The result stays valid until this thread's next exchange of the same group kind.
+// GroupPosition: the thread's index in its group (lane; linear thread id % 128).
+// Uniform: an operand that must be the same in every member (a wgmma descriptor, a
+// setmaxnreg count): returns it, or fails the launch naming the instruction, the operand and
+// the first thread whose value differs from position 0's.
+inline unsigned int GroupPosition(unsigned int group) { return Current().linear_tid % group; }
+
+template <typename T>
+inline const T* Exchange(unsigned int group, const T& operands, const char* what) {
+  static_assert(std::is_trivially_copyable<T>::value, "exchanged operands are copied bytes");
+  const WarptraceHostThread& t = Current();
+  return static_cast<const T*>(
+      t.rt->exchange(t.fiber, group, &operands, static_cast<unsigned int>(sizeof(T)), what));
+}
+
+template <typename T>
+inline T Uniform(unsigned int group, const T& value, const char* what, const char* operand) {
+  const T* all = Exchange(group, value, what);
+  const unsigned int first = Current().linear_tid / group * group;
+  for (unsigned int i = 1; i < group; ++i) {
+    if (std::memcmp(&all[i], &all[0], sizeof(T)) == 0) continue;
+    // The differing thread fails the launch (its name prefixes the message); the others
+    // go on to be stopped at their next synchronization point.
+    if (GroupPosition(group) == i) {
+      unsigned long long mine = 0, first_value = 0;
+      std::memcpy(&mine, &all[i], sizeof(T) < 8 ? sizeof(T) : 8);
+      std::memcpy(&first_value, &all[0], sizeof(T) < 8 ? sizeof(T) : 8);
+      char message[512];
+      snprintf(message, sizeof message,
+               "%s: operand %s must be the same in every thread of the %s (threads %u-%u), "
+               "but thread %u has 0x%llx%s where thread %u has 0x%llx",
+               what, operand, group == WARPTRACE_HOST_GROUP_WARP ? "warp" : "warpgroup", first,
+               first + group - 1, first + i, mine, sizeof(T) > 8 ? "..." : "", first,
+               first_value);
+      Rt().fail(Fiber(), message);
+    }
+    break;
+  }
+  return value;
 }
 
 template <typename T>

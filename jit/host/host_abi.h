@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 5u
+#define WARPTRACE_HOST_ABI_VERSION 6u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -129,6 +129,11 @@ enum WarptraceHostWarpOp {
   WARPTRACE_HOST_WARP_MATCH_ALL = 4  /* result: the mask if all values are equal, else 0 */
 };
 
+/* The groups of WarptraceHostRuntime::exchange: the caller's warp, or its warpgroup (the
+ * four warps 4k..4k+3 that hold it: linear thread ids 128k..128k+127). */
+#define WARPTRACE_HOST_GROUP_WARP 32u
+#define WARPTRACE_HOST_GROUP_WARPGROUP 128u
+
 /* Block barrier reductions (WarptraceHostRuntime::barrier). */
 enum WarptraceHostBarrierOp {
   WARPTRACE_HOST_BARRIER_PLAIN = 0,
@@ -174,6 +179,26 @@ struct WarptraceHostRuntime {
   /* Fails the launch with `message` (an assert) and ends the calling thread without
    * unwinding its stack (callable from noexcept code); does not return. */
   void (*fail)(void* fiber, const char* message);
+  /* The operand exchange that warp- and warpgroup-wide instructions (mma.sync, ldmatrix,
+   * stmatrix, wgmma, setmaxnreg, ...) are built on. `group` is WARPTRACE_HOST_GROUP_WARP
+   * (the caller's warp) or WARPTRACE_HOST_GROUP_WARPGROUP (its warpgroup). Every thread of
+   * the group contributes the `bytes` bytes at `operands`; the caller parks until all of
+   * them have, and then every member gets back the same `group` x `bytes` bytes: the
+   * contribution of the thread at position i of the group (its lane, or its linear thread
+   * id % 128) at offset i * bytes. The memory is the runtime's, read-only, and stays valid
+   * until the caller's next exchange of the same group kind: each group keeps two buffers
+   * and alternates them, so members that went on to the next exchange cannot overwrite an
+   * exchange that slower members are still reading (a member can only be one exchange
+   * ahead: an exchange completes only when every member arrived at it). Operands are
+   * compared by `what` (the instruction, e.g. "mma.sync.aligned.m16n8k16...") and `bytes`:
+   * members naming a different instruction or size, a member that has exited (at once, or
+   * when it exits while the others wait), or a group the block does not fully have (a
+   * partial last warp, fewer threads than the warpgroup) fail the launch, naming the block,
+   * the threads and the instruction; a member that never arrives is a deadlock whose report
+   * names the instruction and the threads missing. The completing thread's time, like
+   * every member's, becomes the latest arrival's (as at a barrier). */
+  const void* (*exchange)(void* fiber, unsigned int group, const void* operands,
+                          unsigned int bytes, const char* what);
 };
 
 /* mbarrier words (an 8-byte object in shared memory, as on the GPU) hold, on the host

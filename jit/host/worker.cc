@@ -199,7 +199,7 @@ void Worker::AbortResident() {
       if (f->wait == WaitKind::kExited) continue;
       f->aborted = true;
       if (f->wait == WaitKind::kBarrier || f->wait == WaitKind::kWarp ||
-          f->wait == WaitKind::kMbarrier) {
+          f->wait == WaitKind::kMbarrier || f->wait == WaitKind::kExchange) {
         f->wait = WaitKind::kNone;
         block.Unpark();
         MakeReady(f);

@@ -271,5 +271,173 @@ TEST(RuntimeTest, TensorCoreCodeIsACompileErrorSayingItNeedsAGpu) {
                                  "host backend: this kernel needs a GPU")));
 }
 
+// The operand exchange (host_abi.h, WarptraceHostRuntime::exchange) that warp- and
+// warpgroup-wide instructions are built on.
+
+TEST(RuntimeTest, AWarpExchangeGivesEveryLaneEveryLanesOperandsRoundAfterRound) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  // Each round's last lane completes the exchange and runs on into the next round's
+  // exchange (writing its operands) before the other lanes read this round's: the two
+  // buffers keep them apart. out[(round * 64 + thread) * 32 + i]: what the thread saw at
+  // position i.
+  std::vector<int> out;
+  ASSERT_THAT(RunKernel(*device, "warp_exchange", R"(
+  for (int round = 0; round < 3; ++round) {
+    const int mine = round * 1000 + threadIdx.x;
+    const int* all = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARP, mine, "test.exchange");
+    for (int i = 0; i < 32; ++i) out[(round * 64 + threadIdx.x) * 32 + i] = all[i];
+  }
+)",
+                        {1, 1, 1}, {64, 1, 1}, &out, 3 * 64 * 32),
+              IsOk());
+  for (int round = 0; round < 3; ++round) {
+    for (int t = 0; t < 64; ++t) {
+      for (int i = 0; i < 32; ++i) {
+        ASSERT_EQ(out[(round * 64 + t) * 32 + i], round * 1000 + (t / 32) * 32 + i)
+            << "round " << round << " thread " << t << " position " << i;
+      }
+    }
+  }
+}
+
+TEST(RuntimeTest, AWarpgroupExchangeSpansFourWarpsAndKeepsWarpgroupsApart) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  ASSERT_THAT(RunKernel(*device, "warpgroup_exchange", R"(
+  for (int round = 0; round < 2; ++round) {
+    const long long mine = (round + 1) * 100000ll + threadIdx.x;
+    const long long* all = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARPGROUP, mine,
+                                                      "test.wg_exchange");
+    long long sum = 0;
+    for (int i = 0; i < 128; ++i) sum += all[i] * (i + 1);
+    out[round * 256 + threadIdx.x] = static_cast<int>(sum % 1000003);
+    if (round == 1) __syncwarp();  // a warp collective between exchanges is independent
+  }
+  out[512 + threadIdx.x] = ::warptrace_host::GroupPosition(WARPTRACE_HOST_GROUP_WARPGROUP);
+)",
+                        {1, 1, 1}, {256, 1, 1}, &out, 768),
+              IsOk());
+  for (int round = 0; round < 2; ++round) {
+    for (int t = 0; t < 256; ++t) {
+      long long sum = 0;
+      for (int i = 0; i < 128; ++i) sum += ((round + 1) * 100000ll + (t / 128) * 128 + i) * (i + 1);
+      EXPECT_EQ(out[round * 256 + t], static_cast<int>(sum % 1000003)) << round << " " << t;
+    }
+  }
+  for (int t = 0; t < 256; ++t) EXPECT_EQ(out[512 + t], t % 128);
+}
+
+TEST(RuntimeTest, AnExchangeWhoseMemberExitedFailsNamingTheThreadsAndInstruction) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  // Thread 0 runs first and exits; thread 1 is the first to reach the exchange.
+  EXPECT_THAT(RunKernel(*device, "exited_member", R"(
+  if (threadIdx.x == 0) return;
+  const int mine = threadIdx.x;
+  out[threadIdx.x] = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARP, mine, "test.exchange")[0];
+)",
+                        {1, 1, 1}, {32, 1, 1}, &out, 32),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("block (0,0,0) thread (1,0,0)"),
+                             HasSubstr("test.exchange in warp 0 (threads 0-31): threads 0 have "
+                                       "exited and will never arrive"))));
+}
+
+TEST(RuntimeTest, AMemberExitingWhileItsGroupWaitsFailsTheLaunch) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  EXPECT_THAT(RunKernel(*device, "exiting_member", R"(
+  if (threadIdx.x == 9) return;
+  const int mine = threadIdx.x;
+  out[threadIdx.x] = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARP, mine, "test.exchange")[0];
+)",
+                        {1, 1, 1}, {32, 1, 1}, &out, 32),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("block (0,0,0)"),
+                             HasSubstr("thread 9 exited while threads 0-8 of warp 0 (threads "
+                                       "0-31) wait for it at test.exchange"))));
+}
+
+TEST(RuntimeTest, MembersExecutingDifferentInstructionsFailTheLaunch) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  EXPECT_THAT(RunKernel(*device, "different_instructions", R"(
+  const int mine = threadIdx.x;
+  const char* what = threadIdx.x < 16 ? "test.first" : "test.second";
+  out[threadIdx.x] = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARP, mine, what)[0];
+)",
+                        {1, 1, 1}, {32, 1, 1}, &out, 32),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("block (0,0,0) thread (16,0,0)"),
+                             HasSubstr("test.second in warp 0 (threads 0-31): thread 16 issues "
+                                       "test.second while threads 0-15 wait in test.first"))));
+}
+
+TEST(RuntimeTest, AMemberThatNeverArrivesIsADeadlockNamingTheMissingThreads) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  EXPECT_THAT(RunKernel(*device, "missing_member", R"(
+  if (threadIdx.x == 3 || threadIdx.x >= 32) {
+    warptrace_named_barrier_sync(1, 64);  // 33 of 64 threads come
+  } else {
+    const int mine = threadIdx.x;
+    out[threadIdx.x] = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARP, mine,
+                                                  "test.exchange")[0];
+  }
+)",
+                        {1, 1, 1}, {64, 1, 1}, &out, 64),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       AllOf(HasSubstr("deadlock in block (0,0,0)"),
+                             HasSubstr("threads 0-2: wait at test.exchange in warp 0 (threads "
+                                       "0-31): threads 0-2, 4-31 arrived, threads 3 never did"),
+                             HasSubstr("thread 3: wait at bar.sync"))));
+}
+
+TEST(RuntimeTest, AWarpgroupExchangeInABlockSmallerThanTheWarpgroupFails) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  EXPECT_THAT(RunKernel(*device, "small_block", R"(
+  const int mine = threadIdx.x;
+  out[threadIdx.x] = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARPGROUP, mine,
+                                                "test.wg_exchange")[0];
+)",
+                        {1, 1, 1}, {64, 1, 1}, &out, 64),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("test.wg_exchange is warpgroup-wide: warpgroup 0 is threads "
+                                 "0-127, but the block has only 64 threads")));
+}
+
+TEST(RuntimeTest, AnOperandThatMustBeUniformAndIsNotFailsNamingTheThread) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  std::vector<int> out;
+  ASSERT_THAT(RunKernel(*device, "uniform_ok", R"(
+  const unsigned long long desc = 0x4000004000010040ull + blockIdx.x;
+  out[threadIdx.x] = static_cast<int>(::warptrace_host::Uniform(
+      WARPTRACE_HOST_GROUP_WARPGROUP, desc, "test.wgmma", "desc_a") & 0xff);
+)",
+                        {1, 1, 1}, {128, 1, 1}, &out, 128),
+              IsOk());
+  EXPECT_THAT(out, Each(0x40));
+  EXPECT_THAT(RunKernel(*device, "uniform_bad", R"(
+  const unsigned long long desc = threadIdx.x == 37 ? 0x50ull : 0x40ull;
+  out[threadIdx.x] = static_cast<int>(::warptrace_host::Uniform(
+      WARPTRACE_HOST_GROUP_WARPGROUP, desc, "test.wgmma", "desc_a"));
+)",
+                        {1, 1, 1}, {128, 1, 1}, &out, 128),
+              StatusIs(absl::StatusCode::kAborted,
+                       AllOf(HasSubstr("block (0,0,0) thread (37,0,0)"),
+                             HasSubstr("test.wgmma: operand desc_a must be the same in every "
+                                       "thread of the warpgroup (threads 0-127), but thread 37 "
+                                       "has 0x50 where thread 0 has 0x40"))));
+}
+
 }  // namespace
 }  // namespace warptrace
