@@ -314,4 +314,7 @@ void warptrace_mbarrier_wait_parity(unsigned long long* bar, unsigned int parity
   }
 }
 
+// sm_90a warpgroup MMA (wgmma) and register reallocation (setmaxnreg).
+#include "wgmma_sm90.cuh"
+
 #endif  // WARPTRACE_PRIMITIVES_CUH_
