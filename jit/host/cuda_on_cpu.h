@@ -48,6 +48,10 @@
 //                         the section below), arithmetic and comparisons through float
 //                         (<cuda_fp16.h>, <cuda_bf16.h> resolve)
 //   nvcuda::wmma          a compile error: tensor cores need a GPU
+//   wgmma, setmaxnreg     (sm_90a; warptrace_primitives.cuh's wgmma_sm90.cuh) emulated in
+//                         wgmma_host.h: exact layouts, fp32 in a documented order, the
+//                         asynchrony and its misuse checked; __cvta_generic_to_shared
+//                         returns the shared-memory window address descriptors hold
 //   warp- and warpgroup-wide instructions of warptrace_primitives.cuh (mma.sync, ldmatrix,
 //                         stmatrix, ...) run on the runtime's operand exchange
 //                         (warptrace_host::Exchange / Uniform below; host_abi.h): every
@@ -909,6 +913,9 @@ extern "C" __attribute__((visibility("hidden"), noreturn)) void __assert_fail(
     const char* assertion, const char* file, unsigned int line, const char* function) noexcept {
   warptrace_host_assert_fail(assertion, file, line, function);
 }
+
+// The wgmma / setmaxnreg emulation warptrace_primitives.cuh (wgmma_sm90.cuh) calls.
+#include "wgmma_host.h"
 
 #include "warptrace_primitives.cuh"
 

@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 6u
+#define WARPTRACE_HOST_ABI_VERSION 7u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -100,6 +100,8 @@ struct WarptraceHostThread {
   unsigned int linear_tid; /* threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * z) */
   void* dynamic_shared;    /* the block's dynamic shared memory (16-byte aligned; its end
                               abuts an inaccessible guard page, also when it is 0 bytes) */
+  void* static_shared;     /* the block's static __shared__ area (page-aligned, 48 KiB) */
+  unsigned long long dynamic_shared_bytes; /* the launch's dynamic shared memory size */
   long long clock_offset_ns; /* virtual time = steady-clock ns + this (see above), */
   long long clock_limit_ns;  /* past this when the fiber stops, the runtime corrects it */
   long long clock_last_ns;   /* the last virtual time the kernel read (written by it) */

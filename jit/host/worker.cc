@@ -118,6 +118,9 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
   for (uint32_t t = 0; t < n; ++t) {
     Fiber* f = block.fiber(t);
     f->owner = this;
+    // The shared-memory window wgmma descriptors address (jit/host/wgmma_host.h).
+    f->abi.static_shared = slot.static_shared.data();
+    f->abi.dynamic_shared_bytes = spec.dynamic_shared_bytes;
     f->stack_lo = slot.stacks[t].bottom();
     f->stack_hi = slot.stacks[t].bottom() + slot.stacks[t].size();
     f->context.Start(slot.stacks[t], &Worker::FiberMain, f);

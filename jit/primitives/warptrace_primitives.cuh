@@ -318,5 +318,7 @@ void warptrace_mbarrier_wait_parity(unsigned long long* bar, unsigned int parity
 
 // Tensor cores (mma.sync), ldmatrix / stmatrix and elect.sync.
 #include "tensor_core_sm80.cuh"
+// sm_90a warpgroup MMA (wgmma) and register reallocation (setmaxnreg).
+#include "wgmma_sm90.cuh"
 
 #endif  // WARPTRACE_PRIMITIVES_CUH_

@@ -1,0 +1,475 @@
+// The host backend's emulation of sm_90a wgmma and setmaxnreg (the API is
+// jit/primitives/wgmma_sm90.cuh, which calls in here). Included by cuda_on_cpu.h; part of
+// every kernel's shared object. Warpgroup-wide instructions gather their operands with the
+// runtime's operand exchange (warptrace_host::Exchange, host_abi.h).
+//
+// The shared-memory window. A descriptor holds an 18-bit shared-memory address (bits 13-0 =
+// address >> 4), so the host gives every block a 256 KiB window over its two areas: window
+// address 0 is the page holding the dynamic shared memory's start (so a window address and
+// the host pointer agree modulo 4096, and a 1024-byte-aligned tile stays aligned for the
+// swizzle), the dynamic area follows, and the static __shared__ area starts at the next page
+// boundary after it. A kernel within a GPU's 227 KiB of shared memory fits. A descriptor of
+// a pointer outside both areas, or past the window, fails the launch.
+// __cvta_generic_to_shared(p) returns the same window address.
+//
+// Data movement (exact): each element of A (64 x 16) and B (given as its N x 16 transpose) is
+// read from the canonical layout of its descriptor (K-major or MN-major, no swizzle or 128B /
+// 64B / 32B; the formulas are in wgmma_sm90.cuh), the swizzle applied to the window address;
+// A from registers (RS) is gathered from the warpgroup's fragments; D in the accumulator
+// layout. Every thread computes its own N/2 accumulators.
+//
+// Arithmetic (documented order; the PTX ISA leaves it unspecified): for each accumulator,
+// d = (scale_d ? d : 0), then d = d + a_k * b_k for k = 0, 1, ..., 15 in fp32, each product
+// and each sum rounded to fp32 (a product of two bf16 values is exact in fp32 unless it
+// overflows or underflows, so a fused multiply-add gives the same result).
+//
+// Asynchrony. wgmma.mma_async computes its result at issue (shared memory is read then) and
+// keeps it in the thread's pending state; the accumulator registers are overwritten with a
+// poison NaN (0x7fe0dead) until the wgmma.wait_group that retires the group, which writes
+// the results. So:
+//   - reading an accumulator before its retiring wait reads the NaN (detectably wrong);
+//   - writing an accumulator before it is a launch error at that wait (or at the next
+//     wgmma on the same accumulator), naming the register;
+//   - wgmmas chained on one accumulator before a wait (the usual k-loop) accumulate
+//     through the pending result, as on the GPU;
+//   - not detected: shared memory or A registers changed between issue and wait (the
+//     emulation has already read them), and a thread exiting with groups pending.
+// Misuse that fails the launch, naming block, thread and instruction: descriptors, scale-d,
+// transposes or N differing across the warpgroup; a warp missing from any warpgroup-wide
+// instruction (the exchange); wait_group N > 7; a descriptor with a nonzero base offset (not
+// emulated: tiles start on their swizzle pattern's boundary); an operand element outside the
+// block's shared memory; setmaxnreg counts outside 24..256, not a multiple of 8 or not the
+// same across the warpgroup. commit_group with nothing pending commits an empty group.
+// setmaxnreg does no register accounting on the host (there is no register file).
+#ifndef WARPTRACE_JIT_HOST_WGMMA_HOST_H_
+#define WARPTRACE_JIT_HOST_WGMMA_HOST_H_
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace warptrace_host {
+namespace wgmma {
+
+inline constexpr unsigned long long kWindowBytes = 1ull << 18;
+inline constexpr unsigned long long kPageBytes = 4096;
+inline constexpr unsigned int kPoison = 0x7fe0deadu;
+inline constexpr unsigned int kWarpgroup = WARPTRACE_HOST_GROUP_WARPGROUP;
+
+// Fails the launch for the calling thread (the runtime prefixes block and thread).
+[[noreturn]] inline void Fail(const char* format, ...) __attribute__((format(printf, 1, 2)));
+inline void Fail(const char* format, ...) {
+  char message[768];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  Rt().fail(Fiber(), message);
+  __builtin_unreachable();
+}
+
+// ---- The shared-memory window ----
+
+struct Window {
+  const char* origin;         // window address 0
+  const char* dynamic_begin;  // the dynamic area: [dynamic_begin, dynamic_end)
+  const char* dynamic_end;
+  unsigned long long static_window;  // the window address of the static area
+  const char* static_begin;
+};
+
+inline Window CurrentWindow() {
+  const WarptraceHostThread& t = Current();
+  Window w;
+  w.dynamic_begin = static_cast<const char*>(t.dynamic_shared);
+  w.dynamic_end = w.dynamic_begin + t.dynamic_shared_bytes;
+  w.origin = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(w.dynamic_begin) &
+                                           ~static_cast<uintptr_t>(kPageBytes - 1));
+  const unsigned long long dynamic_top = static_cast<unsigned long long>(w.dynamic_end - w.origin);
+  w.static_window = (dynamic_top + kPageBytes - 1) & ~(kPageBytes - 1);
+  w.static_begin = static_cast<const char*>(t.static_shared);
+  return w;
+}
+
+// The window address of `p`; -1 when it is in neither area.
+inline long long WindowAddress(const Window& w, const void* p) {
+  const char* c = static_cast<const char*>(p);
+  if (c >= w.dynamic_begin && c < w.dynamic_end) return c - w.origin;
+  if (c >= w.static_begin && c < w.static_begin + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
+    return static_cast<long long>(w.static_window) + (c - w.static_begin);
+  }
+  return -1;
+}
+
+// The host pointer of the `bytes` at window address `a`; null unless all are in one area.
+inline const char* WindowPointer(const Window& w, unsigned long long a, unsigned int bytes) {
+  const unsigned long long dynamic_lo = static_cast<unsigned long long>(w.dynamic_begin - w.origin);
+  const unsigned long long dynamic_hi = static_cast<unsigned long long>(w.dynamic_end - w.origin);
+  if (a >= dynamic_lo && a + bytes <= dynamic_hi) return w.origin + a;
+  if (a >= w.static_window &&
+      a + bytes <= w.static_window + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
+    return w.static_begin + (a - w.static_window);
+  }
+  return nullptr;
+}
+
+// ---- Descriptors ----
+
+struct Desc {
+  unsigned long long start, lbo, sbo;  // bytes
+  unsigned int base_offset;
+  int swizzle;  // WARPTRACE_SWIZZLE_*: 0 none, 1 128B, 2 64B, 3 32B
+};
+
+inline Desc Decode(unsigned long long d) {
+  return {(d & 0x3fffull) << 4, ((d >> 16) & 0x3fffull) << 4, ((d >> 32) & 0x3fffull) << 4,
+          static_cast<unsigned int>((d >> 49) & 7u), static_cast<int>(d >> 62)};
+}
+
+inline const char* SwizzleName(int swizzle) {
+  static const char* const kNames[] = {"no swizzle", "128B swizzle", "64B swizzle",
+                                       "32B swizzle"};
+  return kNames[swizzle & 3];
+}
+
+// Bytes per row of the swizzle atom: 128, 64, 32 (16 without a swizzle: one core-matrix row).
+inline unsigned long long RowBytes(int swizzle) {
+  return swizzle == 1 ? 128 : swizzle == 2 ? 64 : swizzle == 3 ? 32 : 16;
+}
+
+// CuTe Swizzle<b,4,3> on a byte address: bits [4, 4+b) ^= bits [7, 7+b).
+inline unsigned long long Swizzle(unsigned long long a, int swizzle) {
+  if (swizzle == 0) return a;
+  const unsigned long long mask = swizzle == 1 ? 7 : swizzle == 2 ? 3 : 1;
+  return a ^ (((a >> 7) & mask) << 4);
+}
+
+// The byte offset (before the swizzle) of element (mn, k) of an MN x 16 bf16 operand in the
+// canonical layout (CuTe make_gmma_desc; PTX ISA "Shared Memory Matrix Layout").
+inline unsigned long long CanonicalOffset(unsigned int mn, unsigned int k, const Desc& d,
+                                          bool mn_major) {
+  const unsigned long long row = RowBytes(d.swizzle);
+  if (!mn_major) {
+    // ((8,m),(8,2)) elements: rows of a core matrix `row` bytes apart, core matrices SBO
+    // apart along MN; along K: the two 8-element halves LBO apart (no swizzle) or adjacent.
+    const unsigned long long k_part = d.swizzle == 0 ? (k % 8) * 2 + (k / 8) * d.lbo : k * 2;
+    return (mn % 8) * row + (mn / 8) * d.sbo + k_part;
+  }
+  if (d.swizzle == 0) {
+    // ((8,m),(8,k)): 8 MN-contiguous elements per 16 bytes, 8 k rows 16 bytes apart; SBO
+    // between core matrices along MN, LBO along K.
+    return (mn % 8) * 2 + (mn / 8) * d.sbo + (k % 8) * 16 + (k / 8) * d.lbo;
+  }
+  // ((8,W,m),(8,k)), W = row/16: an atom is 8 k rows of `row` bytes; LBO between atoms
+  // along MN, SBO along K.
+  const unsigned int w = static_cast<unsigned int>(row / 16);
+  return (mn % 8) * 2 + ((mn / 8) % w) * 16 + (mn / (8 * w)) * d.lbo + (k % 8) * row +
+         (k / 8) * d.sbo;
+}
+
+inline unsigned long long Descriptor(const void* smem, unsigned int lbo, unsigned int sbo,
+                                     int swizzle) {
+  const char* what = "warptrace_wgmma_desc";
+  const long long a = WindowAddress(CurrentWindow(), smem);
+  if (a < 0) {
+    Fail("%s: %p is not in this block's shared memory (wgmma operands must be)", what, smem);
+  }
+  if (static_cast<unsigned long long>(a) >= kWindowBytes) {
+    Fail("%s: %p is at shared-memory address 0x%llx, past the 256 KiB a descriptor addresses",
+         what, smem, static_cast<unsigned long long>(a));
+  }
+  if (a % 16 != 0 || lbo % 16 != 0 || sbo % 16 != 0 || lbo >= kWindowBytes ||
+      sbo >= kWindowBytes) {
+    Fail("%s: the start address (0x%llx), LBO (%u) and SBO (%u) must be multiples of 16 "
+         "bytes below 256 KiB (the descriptor keeps bits 17-4 of each)",
+         what, static_cast<unsigned long long>(a), lbo, sbo);
+  }
+  if (swizzle < 0 || swizzle > 3) {
+    Fail("%s: swizzle %d is not a WARPTRACE_SWIZZLE_* mode (0 none, 1 128B, 2 64B, 3 32B)",
+         what, swizzle);
+  }
+  return (static_cast<unsigned long long>(a) >> 4) |
+         (static_cast<unsigned long long>(lbo >> 4) << 16) |
+         (static_cast<unsigned long long>(sbo >> 4) << 32) |
+         (static_cast<unsigned long long>(swizzle) << 62);
+}
+
+// ---- Per-thread asynchronous state ----
+
+struct PendingMma {
+  float* d;
+  unsigned int count;  // N/2
+  bool superseded;     // a later wgmma on the same accumulator took its result
+  const char* what;
+  float result[128];
+};
+
+struct ThreadState {
+  long long launch = 0;  // the launch's clock base: differs at every launch
+  WarptraceHostDim block{~0u, ~0u, ~0u};
+  std::vector<PendingMma> open;                 // issued, not committed
+  std::vector<std::vector<PendingMma>> groups;  // committed, oldest first
+};
+
+// The calling CUDA thread's state. The fibers of a block run on one worker thread, so a
+// worker-thread-local table keyed by the thread's ABI record needs no lock; an entry left by
+// an earlier block or launch in the same fiber is reset.
+inline ThreadState& State() {
+  static thread_local std::unordered_map<const WarptraceHostThread*, ThreadState> states;
+  const WarptraceHostThread& t = Current();
+  ThreadState& s = states[&t];
+  if (s.launch != t.clock->ns_base || s.block.x != t.block_idx.x ||
+      s.block.y != t.block_idx.y || s.block.z != t.block_idx.z) {
+    s.open.clear();
+    s.groups.clear();
+    s.launch = t.clock->ns_base;
+    s.block = t.block_idx;
+  }
+  return s;
+}
+
+inline bool IsPoison(const float& f) {
+  unsigned int bits;
+  std::memcpy(&bits, &f, 4);
+  return bits == kPoison;
+}
+
+// Fails unless every register of `p`'s accumulator still holds the poison.
+inline void CheckUntouched(const PendingMma& p, const char* at) {
+  for (unsigned int i = 0; i < p.count; ++i) {
+    if (IsPoison(p.d[i])) continue;
+    unsigned int bits;
+    std::memcpy(&bits, &p.d[i], 4);
+    Fail("%s: accumulator register d[%u] of a pending %s was written (0x%08x) before the "
+         "wgmma.wait_group that retires its group: on a GPU that races with the tensor core "
+         "(touch the accumulator only after the wait)",
+         at, i, p.what, bits);
+  }
+}
+
+// ---- Instructions ----
+
+struct Nothing {
+  char unused;
+};
+
+inline void Fence() { Exchange(kWarpgroup, Nothing{0}, "wgmma.fence.sync.aligned"); }
+
+inline void CommitGroup() {
+  Exchange(kWarpgroup, Nothing{0}, "wgmma.commit_group.sync.aligned");
+  ThreadState& s = State();
+  s.groups.push_back(std::move(s.open));
+  s.open.clear();
+}
+
+inline void Retire(PendingMma& p, const char* what) {
+  if (p.superseded) return;
+  CheckUntouched(p, what);
+  std::memcpy(p.d, p.result, p.count * sizeof(float));
+}
+
+inline void WaitGroup(unsigned int n) {
+  const char* what = "wgmma.wait_group.sync.aligned";
+  if (n > 7) Fail("%s %u: the group count must be 0..7 (an immediate)", what, n);
+  const unsigned int* all = Exchange(kWarpgroup, n, what);
+  const unsigned int first = Current().linear_tid / kWarpgroup * kWarpgroup;
+  for (unsigned int i = 1; i < kWarpgroup; ++i) {
+    if (all[i] != all[0]) {
+      Fail("%s: the group count must be the same in every thread of the warpgroup (threads "
+           "%u-%u), but thread %u waits for %u where thread %u waits for %u",
+           what, first, first + kWarpgroup - 1, first + i, all[i], first, all[0]);
+    }
+  }
+  ThreadState& s = State();
+  if (s.groups.size() <= n) return;
+  const size_t retire = s.groups.size() - n;
+  for (size_t g = 0; g < retire; ++g) {
+    for (PendingMma& p : s.groups[g]) Retire(p, what);
+  }
+  s.groups.erase(s.groups.begin(), s.groups.begin() + static_cast<std::ptrdiff_t>(retire));
+}
+
+struct MmaOperands {
+  unsigned long long desc_a, desc_b;
+  unsigned int a[4];
+  int n, trans_a, trans_b, scale_d, rs;
+};
+
+// Fails unless `field` of every member equals position 0's.
+inline void CheckUniform(const MmaOperands* all, const char* what, const char* field,
+                         unsigned long long (*get)(const MmaOperands&)) {
+  const unsigned int first = Current().linear_tid / kWarpgroup * kWarpgroup;
+  for (unsigned int i = 1; i < kWarpgroup; ++i) {
+    if (get(all[i]) == get(all[0])) continue;
+    Fail("%s: %s must be the same in every thread of the warpgroup (threads %u-%u), but thread "
+         "%u has 0x%llx where thread %u has 0x%llx",
+         what, field, first, first + kWarpgroup - 1, first + i, get(all[i]), first,
+         get(all[0]));
+  }
+}
+
+inline float Bf16At(const char* p) {
+  unsigned short bits;
+  std::memcpy(&bits, p, 2);
+  return BfloatBitsToFloat(bits);
+}
+
+// Element (mn, k) of the operand `d` describes.
+inline float Element(const Window& window, const Desc& d, unsigned long long raw,
+                     unsigned int mn, unsigned int k, bool mn_major, const char* what,
+                     const char* operand) {
+  const unsigned long long address =
+      Swizzle(d.start + CanonicalOffset(mn, k, d, mn_major), d.swizzle);
+  const char* p = WindowPointer(window, address, 2);
+  if (p == nullptr) {
+    Fail("%s: %s element (%s %u, k %u) of descriptor 0x%016llx (%s-major, %s, LBO %llu, SBO "
+         "%llu) is at shared-memory address 0x%llx, outside this block's shared memory",
+         what, operand, operand[0] == 'A' ? "m" : "n", mn, k, raw, mn_major ? "MN" : "K",
+         SwizzleName(d.swizzle), d.lbo, d.sbo, address);
+  }
+  return Bf16At(p);
+}
+
+inline Desc CheckedDesc(unsigned long long raw, const char* what, const char* operand) {
+  const Desc d = Decode(raw);
+  if (d.base_offset != 0) {
+    Fail("%s: %s descriptor 0x%016llx has base offset %u: the host backend emulates base "
+         "offset 0 only (swizzled tiles starting on their pattern's 1024/512/256-byte boundary)",
+         what, operand, raw, d.base_offset);
+  }
+  return d;
+}
+
+inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned int* a,
+                     unsigned long long desc_b, int trans_a, int trans_b, int scale_d,
+                     const char* what) {
+  const bool rs = a != nullptr;
+  MmaOperands mine{desc_a, desc_b, {0, 0, 0, 0}, n, trans_a, trans_b, scale_d != 0, rs};
+  if (rs) std::memcpy(mine.a, a, sizeof mine.a);
+  const MmaOperands* all = Exchange(kWarpgroup, mine, what);
+  CheckUniform(all, what, "N", [](const MmaOperands& o) { return (unsigned long long)o.n; });
+  if (!rs) {
+    CheckUniform(all, what, "the A descriptor",
+                 [](const MmaOperands& o) { return o.desc_a; });
+  }
+  CheckUniform(all, what, "the B descriptor", [](const MmaOperands& o) { return o.desc_b; });
+  CheckUniform(all, what, "scale-d",
+               [](const MmaOperands& o) { return (unsigned long long)o.scale_d; });
+  CheckUniform(all, what, "imm-trans-a",
+               [](const MmaOperands& o) { return (unsigned long long)o.trans_a; });
+  CheckUniform(all, what, "imm-trans-b",
+               [](const MmaOperands& o) { return (unsigned long long)o.trans_b; });
+
+  const WarptraceHostThread& t = Current();
+  const unsigned int position = t.linear_tid % kWarpgroup;
+  const unsigned int warp = position / 32, lane = position % 32, g = lane >> 2, tq = lane & 3;
+  const Window window = CurrentWindow();
+
+  // A's rows 16w + g (h = 0) and 16w + g + 8 (h = 1), all 16 k.
+  float av[2][16];
+  if (rs) {
+    // Element i of a thread's fragment: row 16w + g + 8*((i>>1)&1), k 8*(i>>2) + 2t + (i&1),
+    // in register i/2 (even i in the low half). So (row, k) is held by lane 4g + (k%8)/2 of
+    // the same warp, element 4*(k/8) + 2h + k%2.
+    for (unsigned int h = 0; h < 2; ++h) {
+      for (unsigned int k = 0; k < 16; ++k) {
+        const MmaOperands& holder = all[warp * 32 + 4 * g + (k % 8) / 2];
+        const unsigned int element = 4 * (k / 8) + 2 * h + k % 2;
+        const unsigned int reg = holder.a[element / 2];
+        av[h][k] = BfloatBitsToFloat(
+            static_cast<unsigned short>(element % 2 == 0 ? reg & 0xffffu : reg >> 16));
+      }
+    }
+  } else {
+    const Desc da = CheckedDesc(desc_a, what, "A");
+    for (unsigned int h = 0; h < 2; ++h) {
+      for (unsigned int k = 0; k < 16; ++k) {
+        av[h][k] = Element(window, da, desc_a, 16 * warp + g + 8 * h, k, trans_a != 0, what, "A");
+      }
+    }
+  }
+  // B's columns 8j + 2t + p for j < N/8, p < 2 (as column 2j + p here), all 16 k.
+  const Desc db = CheckedDesc(desc_b, what, "B");
+  const unsigned int columns = static_cast<unsigned int>(n) / 4;
+  float bv[64][16];
+  for (unsigned int c = 0; c < columns; ++c) {
+    const unsigned int col = 8 * (c / 2) + 2 * tq + c % 2;
+    for (unsigned int k = 0; k < 16; ++k) {
+      bv[c][k] = Element(window, db, desc_b, col, k, trans_b != 0, what, "B");
+    }
+  }
+
+  // The input accumulator: a pending wgmma's result on the same registers, or the registers.
+  ThreadState& s = State();
+  const unsigned int count = static_cast<unsigned int>(n) / 2;
+  PendingMma p;
+  p.d = d;
+  p.count = count;
+  p.superseded = false;
+  p.what = what;
+  const float* input = d;
+  auto chain = [&](std::vector<PendingMma>& ops) {
+    for (PendingMma& q : ops) {
+      if (q.d != d || q.superseded) continue;
+      if (q.count != count) {
+        Fail("%s: its accumulator is the pending accumulator of a %s (%u registers, not %u) "
+             "that no wgmma.wait_group retired yet",
+             what, q.what, q.count, count);
+      }
+      CheckUntouched(q, what);
+      q.superseded = true;
+      input = q.result;
+    }
+  };
+  for (std::vector<PendingMma>& group : s.groups) chain(group);
+  chain(s.open);
+
+  for (unsigned int i = 0; i < count; ++i) {
+    const unsigned int h = (i >> 1) & 1;
+    const float* b = bv[2 * (i >> 2) + (i & 1)];
+    float acc = scale_d != 0 ? input[i] : 0.0f;
+    for (unsigned int k = 0; k < 16; ++k) acc += av[h][k] * b[k];
+    p.result[i] = acc;
+  }
+  for (unsigned int i = 0; i < count; ++i) std::memcpy(&d[i], &kPoison, 4);
+  s.open.push_back(p);
+}
+
+inline void SetMaxNReg(unsigned int regs, bool inc) {
+  const char* what = inc ? "setmaxnreg.inc.sync.aligned.u32" : "setmaxnreg.dec.sync.aligned.u32";
+  if (regs < 24 || regs > 256 || regs % 8 != 0) {
+    Fail("%s %u: the register count must be in 24..256 and a multiple of 8", what, regs);
+  }
+  const unsigned int* all = Exchange(kWarpgroup, regs, what);
+  const unsigned int first = Current().linear_tid / kWarpgroup * kWarpgroup;
+  for (unsigned int i = 1; i < kWarpgroup; ++i) {
+    if (all[i] != all[0]) {
+      Fail("%s: the register count must be the same in every thread of the warpgroup "
+           "(threads %u-%u), but thread %u asks for %u where thread %u asks for %u",
+           what, first, first + kWarpgroup - 1, first + i, all[i], first, all[0]);
+    }
+  }
+}
+
+}  // namespace wgmma
+}  // namespace warptrace_host
+
+// The shared-memory window address of `p` (see above); fails the launch for a pointer that
+// is not in the block's shared memory.
+inline size_t __cvta_generic_to_shared(const void* p) {
+  const long long a =
+      ::warptrace_host::wgmma::WindowAddress(::warptrace_host::wgmma::CurrentWindow(), p);
+  if (a < 0) {
+    ::warptrace_host::wgmma::Fail("__cvta_generic_to_shared: %p is not in this block's shared "
+                                  "memory",
+                                  p);
+  }
+  return static_cast<size_t>(a);
+}
+
+#endif  // WARPTRACE_JIT_HOST_WGMMA_HOST_H_

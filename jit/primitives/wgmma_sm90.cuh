@@ -1,0 +1,391 @@
+// sm_90a warpgroup tensor-core instructions (wgmma) and register reallocation (setmaxnreg):
+// one source for the GPU (inline PTX; NVRTC --gpu-architecture=sm_90a) and the host backend
+// (jit/host/wgmma_host.h, the emulation: exact layouts, fp32 arithmetic in a documented
+// order, misuse a launch error). Included by warptrace_primitives.cuh.
+//
+// A warpgroup is 4 consecutive warps (threads 128i .. 128i+127 of the block); every thread
+// of it executes each instruction below (`.sync.aligned`), with the same descriptors, N,
+// transposes and scale-d.
+//
+//   __shared__ __align__(1024) __nv_bfloat16 sA[64 * 64], sB[128 * 64];  // 128B-swizzled tiles
+//   float acc[64];                                                        // m64n128: N/2 regs
+//   const unsigned long long da = warptrace_wgmma_desc(sA, 16, 1024, WARPTRACE_SWIZZLE_128B);
+//   const unsigned long long db = warptrace_wgmma_desc(sB, 16, 1024, WARPTRACE_SWIZZLE_128B);
+//   warptrace_wgmma_fence();                          // before the first wgmma (and after
+//   warptrace_wgmma_fence_operand(acc);               //  the registers were written)
+//   for (int k = 0; k < 4; ++k)                       // k16 steps inside the 128-byte rows:
+//     warptrace_wgmma_mma_async_bf16_ss<128>(acc, da + 2 * k, db + 2 * k, k > 0);  // +32 B
+//   warptrace_wgmma_commit_group();
+//   warptrace_wgmma_wait_group(0);                    // acc holds D from here on
+//   warptrace_wgmma_fence_operand(acc);
+//
+// Descriptors (PTX ISA, "Asynchronous Warpgroup Level Matrix Shared Memory Layout: Matrix
+// Descriptor"): bits 13-0 start address, 29-16 leading-dimension byte offset (LBO), 45-32
+// stride-dimension byte offset (SBO), each (x & 0x3FFFF) >> 4; bits 51-49 base offset (0
+// here: swizzled tiles start on their pattern's boundary, 1024 / 512 / 256 bytes for
+// 128B / 64B / 32B); bits 63-62 the swizzle (the enum below).
+//   warptrace_wgmma_desc(smem, lbo_bytes, sbo_bytes, swizzle)
+// Canonical layouts (byte offset of element (mn, k) of the MN x 16 operand before the swizzle;
+// A is M x K, B is given as its N x K transpose; bf16, so a 16-byte chunk holds 8 elements):
+//   K-major, no swizzle: (mn%8)*16 + (mn/8)*SBO + (k%8)*2 + (k/8)*LBO   (8x16-byte cores)
+//   K-major, S-byte swizzle (S = 128, 64, 32): (mn%8)*S + (mn/8)*SBO + k*2  (LBO unused)
+//   MN-major, no swizzle: (mn%8)*2 + (mn/8)*SBO + (k%8)*16 + (k/8)*LBO
+//   MN-major, S-byte swizzle, W = S/16: (mn%8)*2 + ((mn/8)%W)*16 + (mn/(8W))*LBO
+//                                        + (k%8)*S + (k/8)*SBO
+// and the swizzle XORs address bits [4, 4+b) with bits [7, 7+b), b = 3, 2, 1 for 128B, 64B,
+// 32B (CuTe Swizzle<b,4,3>) on the shared-memory address itself (the start address included).
+//
+// Instructions:
+//   warptrace_wgmma_fence()                  wgmma.fence.sync.aligned
+//   warptrace_wgmma_commit_group()           wgmma.commit_group.sync.aligned
+//   warptrace_wgmma_wait_group(n)            wgmma.wait_group.sync.aligned n, n in 0..7
+//   warptrace_wgmma_mma_async_bf16_ss<N, TransB = 0, TransA = 0>(d, desc_a, desc_b, scale_d)
+//   warptrace_wgmma_mma_async_bf16_rs<N, TransB = 0>(d, a, desc_b, scale_d)
+//       wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16, N in {16, 32, 64, 128, 256},
+//       imm-scale-a = imm-scale-b = 1; TransA / TransB 1: the operand is MN-major;
+//       scale_d 0: D = A*B, nonzero: D += A*B. d: N/2 f32 registers, d[i] holding
+//       D(16w + g + 8*((i>>1)&1), 8*(i>>2) + 2t + (i&1)) for the thread's warp w in the
+//       warpgroup, g = lane>>2, t = lane&3. RS: a[j] holds A's bf16 elements 2j (low half)
+//       and 2j+1 of A(16w + g + 8*((i>>1)&1), 8*(i>>2) + 2t + (i&1)), element i.
+//   warptrace_wgmma_fence_operand(d)          keeps the compiler from moving accesses of d
+//                                             across the asynchronous wgmma (CUTLASS's
+//                                             warpgroup_fence_operand); a no-op on the host
+//   warptrace_setmaxnreg_inc<R>() / _dec<R>()  setmaxnreg.{inc,dec}.sync.aligned.u32 R,
+//                                             R in 24..256, a multiple of 8 (static_assert)
+//   warptrace_setmaxnreg_inc(r) / _dec(r)     the same with a run-time count (a switch over
+//                                             the legal immediates; any other traps)
+//
+// Targets: everything but warptrace_wgmma_desc exists only on sm_90a (NVRTC defines
+// __CUDA_ARCH_FEAT_SM90_ALL for --gpu-architecture=sm_90a). A kernel using them compiled for
+// another architecture fails to compile with a static_assert saying so.
+#ifndef WARPTRACE_WGMMA_SM90_CUH_
+#define WARPTRACE_WGMMA_SM90_CUH_
+
+// The descriptor's bits 63-62.
+enum {
+  WARPTRACE_SWIZZLE_NONE = 0,
+  WARPTRACE_SWIZZLE_128B = 1,
+  WARPTRACE_SWIZZLE_64B = 2,
+  WARPTRACE_SWIZZLE_32B = 3
+};
+
+#if defined(WARPTRACE_HOST_BACKEND)
+#define WARPTRACE_WGMMA_FN inline
+#else
+#define WARPTRACE_WGMMA_FN __device__ __forceinline__
+#endif
+
+// The instruction's name for N (messages on the host, the PTX opcode on the GPU).
+template <int N>
+struct WarptraceWgmmaShape {
+  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
+                "wgmma m64nNk16 bf16: N must be 16, 32, 64, 128 or 256");
+};
+#define WARPTRACE_WGMMA_SHAPE(N_)                                                         \
+  template <>                                                                            \
+  struct WarptraceWgmmaShape<N_> {                                                       \
+    static constexpr const char* kSs =                                                   \
+        "wgmma.mma_async.sync.aligned.m64n" #N_ "k16.f32.bf16.bf16 (A and B descriptors)"; \
+    static constexpr const char* kRs =                                                   \
+        "wgmma.mma_async.sync.aligned.m64n" #N_ "k16.f32.bf16.bf16 (A in registers)";     \
+  };
+WARPTRACE_WGMMA_SHAPE(16)
+WARPTRACE_WGMMA_SHAPE(32)
+WARPTRACE_WGMMA_SHAPE(64)
+WARPTRACE_WGMMA_SHAPE(128)
+WARPTRACE_WGMMA_SHAPE(256)
+#undef WARPTRACE_WGMMA_SHAPE
+
+template <unsigned Regs>
+struct WarptraceSetmaxnregCount {
+  static_assert(Regs >= 24 && Regs <= 256 && Regs % 8 == 0,
+                "setmaxnreg: the register count must be in 24..256 and a multiple of 8");
+  static constexpr unsigned kValue = Regs;
+};
+
+#if defined(WARPTRACE_HOST_BACKEND)
+
+inline unsigned long long warptrace_wgmma_desc(const void* smem, unsigned lbo_bytes,
+                                               unsigned sbo_bytes, int swizzle) {
+  return ::warptrace_host::wgmma::Descriptor(smem, lbo_bytes, sbo_bytes, swizzle);
+}
+inline void warptrace_wgmma_fence() { ::warptrace_host::wgmma::Fence(); }
+inline void warptrace_wgmma_commit_group() { ::warptrace_host::wgmma::CommitGroup(); }
+inline void warptrace_wgmma_wait_group(unsigned n) { ::warptrace_host::wgmma::WaitGroup(n); }
+template <int N, int TransB = 0, int TransA = 0>
+inline void warptrace_wgmma_mma_async_bf16_ss(float (&d)[N / 2], unsigned long long desc_a,
+                                              unsigned long long desc_b, int scale_d) {
+  static_assert(TransA == 0 || TransA == 1, "wgmma: TransA must be 0 or 1");
+  static_assert(TransB == 0 || TransB == 1, "wgmma: TransB must be 0 or 1");
+  ::warptrace_host::wgmma::MmaAsync(d, N, desc_a, nullptr, desc_b, TransA, TransB, scale_d,
+                                    WarptraceWgmmaShape<N>::kSs);
+}
+template <int N, int TransB = 0>
+inline void warptrace_wgmma_mma_async_bf16_rs(float (&d)[N / 2], const unsigned (&a)[4],
+                                              unsigned long long desc_b, int scale_d) {
+  static_assert(TransB == 0 || TransB == 1, "wgmma: TransB must be 0 or 1");
+  ::warptrace_host::wgmma::MmaAsync(d, N, 0, a, desc_b, 0, TransB, scale_d,
+                                    WarptraceWgmmaShape<N>::kRs);
+}
+template <int Count>
+inline void warptrace_wgmma_fence_operand(float (&)[Count]) {}
+inline void warptrace_setmaxnreg_inc(unsigned regs) {
+  ::warptrace_host::wgmma::SetMaxNReg(regs, true);
+}
+inline void warptrace_setmaxnreg_dec(unsigned regs) {
+  ::warptrace_host::wgmma::SetMaxNReg(regs, false);
+}
+template <unsigned Regs>
+inline void warptrace_setmaxnreg_inc() {
+  warptrace_setmaxnreg_inc(WarptraceSetmaxnregCount<Regs>::kValue);
+}
+template <unsigned Regs>
+inline void warptrace_setmaxnreg_dec() {
+  warptrace_setmaxnreg_dec(WarptraceSetmaxnregCount<Regs>::kValue);
+}
+
+#else  // the GPU
+
+WARPTRACE_WGMMA_FN unsigned long long warptrace_wgmma_desc(const void* smem,
+                                                           unsigned lbo_bytes,
+                                                           unsigned sbo_bytes, int swizzle) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  return static_cast<unsigned long long>((address & 0x3FFFFu) >> 4) |
+         (static_cast<unsigned long long>((lbo_bytes & 0x3FFFFu) >> 4) << 16) |
+         (static_cast<unsigned long long>((sbo_bytes & 0x3FFFFu) >> 4) << 32) |
+         (static_cast<unsigned long long>(swizzle & 3) << 62);
+}
+
+template <int Count>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_fence_operand(float (&d)[Count]) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// Not sm_90a: every use is a compile error (templates, so that merely including this header
+// compiles for any architecture).
+template <int>
+struct WarptraceNeedsSm90a {
+  static constexpr bool kValue = false;
+};
+#define WARPTRACE_NEEDS_SM90A(T)                                                         \
+  static_assert(WarptraceNeedsSm90a<T>::kValue,                                          \
+                "wgmma and setmaxnreg need sm_90a: compile with --gpu-architecture=sm_90a " \
+                "(they do not exist on plain sm_90 or on other architectures)")
+template <int Unused = 0>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_fence() {
+  WARPTRACE_NEEDS_SM90A(Unused);
+}
+template <int Unused = 0>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_commit_group() {
+  WARPTRACE_NEEDS_SM90A(Unused);
+}
+template <int Unused = 0>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_wait_group(unsigned) {
+  WARPTRACE_NEEDS_SM90A(Unused);
+}
+template <int N, int TransB = 0, int TransA = 0>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_ss(float (&)[N / 2], unsigned long long,
+                                                          unsigned long long, int) {
+  WARPTRACE_NEEDS_SM90A(N);
+}
+template <int N, int TransB = 0>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_rs(float (&)[N / 2], const unsigned (&)[4],
+                                                          unsigned long long, int) {
+  WARPTRACE_NEEDS_SM90A(N);
+}
+template <unsigned Regs>
+WARPTRACE_WGMMA_FN void warptrace_setmaxnreg_inc() {
+  WARPTRACE_NEEDS_SM90A(static_cast<int>(Regs));
+}
+template <unsigned Regs>
+WARPTRACE_WGMMA_FN void warptrace_setmaxnreg_dec() {
+  WARPTRACE_NEEDS_SM90A(static_cast<int>(Regs));
+}
+template <int Unused = 0>
+WARPTRACE_WGMMA_FN void warptrace_setmaxnreg_inc(unsigned) {
+  WARPTRACE_NEEDS_SM90A(Unused);
+}
+template <int Unused = 0>
+WARPTRACE_WGMMA_FN void warptrace_setmaxnreg_dec(unsigned) {
+  WARPTRACE_NEEDS_SM90A(Unused);
+}
+#undef WARPTRACE_NEEDS_SM90A
+
+#else  // sm_90a (or a host compilation pass of nvcc, which never emits these)
+
+WARPTRACE_WGMMA_FN void warptrace_wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+WARPTRACE_WGMMA_FN void warptrace_wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+WARPTRACE_WGMMA_FN void warptrace_wgmma_wait_group(unsigned n) {
+  switch (n) {
+    case 0: asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); break;
+    case 1: asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); break;
+    case 2: asm volatile("wgmma.wait_group.sync.aligned 2;" ::: "memory"); break;
+    case 3: asm volatile("wgmma.wait_group.sync.aligned 3;" ::: "memory"); break;
+    case 4: asm volatile("wgmma.wait_group.sync.aligned 4;" ::: "memory"); break;
+    case 5: asm volatile("wgmma.wait_group.sync.aligned 5;" ::: "memory"); break;
+    case 6: asm volatile("wgmma.wait_group.sync.aligned 6;" ::: "memory"); break;
+    case 7: asm volatile("wgmma.wait_group.sync.aligned 7;" ::: "memory"); break;
+    default: __trap();  // not an instruction: the host backend reports it by name
+  }
+}
+
+// The accumulator operand lists: "%0, %1, ..., %<N/2 - 1>" and "+f"(d[0]), ..., built from
+// decades: WARPTRACE_WGMMA_Sk(p) is "%p0, ..., %p<k-1>" (p empty for 0..9).
+#define WARPTRACE_WGMMA_S2(p) "%" #p "0, %" #p "1"
+#define WARPTRACE_WGMMA_S4(p) WARPTRACE_WGMMA_S2(p) ", %" #p "2, %" #p "3"
+#define WARPTRACE_WGMMA_S6(p) WARPTRACE_WGMMA_S4(p) ", %" #p "4, %" #p "5"
+#define WARPTRACE_WGMMA_S8(p) WARPTRACE_WGMMA_S6(p) ", %" #p "6, %" #p "7"
+#define WARPTRACE_WGMMA_S10(p) WARPTRACE_WGMMA_S8(p) ", %" #p "8, %" #p "9"
+#define WARPTRACE_WGMMA_REGS8 WARPTRACE_WGMMA_S8()
+#define WARPTRACE_WGMMA_REGS16 WARPTRACE_WGMMA_S10() ", " WARPTRACE_WGMMA_S6(1)
+#define WARPTRACE_WGMMA_REGS32                                                  \
+  WARPTRACE_WGMMA_S10() ", " WARPTRACE_WGMMA_S10(1) ", " WARPTRACE_WGMMA_S10(2) \
+                        ", " WARPTRACE_WGMMA_S2(3)
+#define WARPTRACE_WGMMA_REGS64                                                  \
+  WARPTRACE_WGMMA_S10() ", " WARPTRACE_WGMMA_S10(1) ", " WARPTRACE_WGMMA_S10(2) \
+                        ", " WARPTRACE_WGMMA_S10(3) ", " WARPTRACE_WGMMA_S10(4) \
+                        ", " WARPTRACE_WGMMA_S10(5) ", " WARPTRACE_WGMMA_S4(6)
+#define WARPTRACE_WGMMA_REGS128                                                   \
+  WARPTRACE_WGMMA_S10() ", " WARPTRACE_WGMMA_S10(1) ", " WARPTRACE_WGMMA_S10(2)   \
+                        ", " WARPTRACE_WGMMA_S10(3) ", " WARPTRACE_WGMMA_S10(4)   \
+                        ", " WARPTRACE_WGMMA_S10(5) ", " WARPTRACE_WGMMA_S10(6)   \
+                        ", " WARPTRACE_WGMMA_S10(7) ", " WARPTRACE_WGMMA_S10(8)   \
+                        ", " WARPTRACE_WGMMA_S10(9) ", " WARPTRACE_WGMMA_S10(10)  \
+                        ", " WARPTRACE_WGMMA_S10(11) ", " WARPTRACE_WGMMA_S8(12)
+#define WARPTRACE_WGMMA_D1(i) "+f"(d[i])
+#define WARPTRACE_WGMMA_D4(i) \
+  WARPTRACE_WGMMA_D1(i), WARPTRACE_WGMMA_D1(i + 1), WARPTRACE_WGMMA_D1(i + 2), WARPTRACE_WGMMA_D1(i + 3)
+#define WARPTRACE_WGMMA_D8(i) WARPTRACE_WGMMA_D4(i), WARPTRACE_WGMMA_D4(i + 4)
+#define WARPTRACE_WGMMA_D16(i) WARPTRACE_WGMMA_D8(i), WARPTRACE_WGMMA_D8(i + 8)
+#define WARPTRACE_WGMMA_D32(i) WARPTRACE_WGMMA_D16(i), WARPTRACE_WGMMA_D16(i + 16)
+#define WARPTRACE_WGMMA_D64(i) WARPTRACE_WGMMA_D32(i), WARPTRACE_WGMMA_D32(i + 32)
+#define WARPTRACE_WGMMA_D128(i) WARPTRACE_WGMMA_D64(i), WARPTRACE_WGMMA_D64(i + 64)
+
+template <int N>
+struct WarptraceWgmmaAsm;
+// SS: %R desc-a, %R+1 desc-b, %R+2 scale-d, %R+3..%R+6 the immediates (R = N/2). RS: %R..%R+3
+// A, %R+4 desc-b, %R+5 scale-d, %R+6..%R+8 the immediates.
+#define WARPTRACE_WGMMA_ASM(N_, REGS, DS, SS_SCALE, SS_TAIL, RS_SCALE, RS_TAIL)              \
+  template <>                                                                               \
+  struct WarptraceWgmmaAsm<N_> {                                                            \
+    template <int TransA, int TransB>                                                       \
+    static WARPTRACE_WGMMA_FN void Ss(float (&d)[N_ / 2], unsigned long long desc_a,        \
+                                      unsigned long long desc_b, int scale_d) {             \
+      asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %" SS_SCALE ", 0;\n\t"             \
+                   "wgmma.mma_async.sync.aligned.m64n" #N_ "k16.f32.bf16.bf16 {" REGS "}, " \
+                   SS_TAIL ";\n}\n"                                                         \
+                   : DS(0)                                                                  \
+                   : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransA),   \
+                     "n"(TransB)                                                            \
+                   : "memory");                                                             \
+    }                                                                                       \
+    template <int TransB>                                                                   \
+    static WARPTRACE_WGMMA_FN void Rs(float (&d)[N_ / 2], const unsigned (&a)[4],           \
+                                      unsigned long long desc_b, int scale_d) {             \
+      asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %" RS_SCALE ", 0;\n\t"             \
+                   "wgmma.mma_async.sync.aligned.m64n" #N_ "k16.f32.bf16.bf16 {" REGS "}, " \
+                   RS_TAIL ";\n}\n"                                                         \
+                   : DS(0)                                                                  \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), \
+                     "n"(1), "n"(1), "n"(TransB)                                            \
+                   : "memory");                                                             \
+    }                                                                                       \
+  };
+WARPTRACE_WGMMA_ASM(16, WARPTRACE_WGMMA_REGS8, WARPTRACE_WGMMA_D8, "10",
+                    "%8, %9, p, %11, %12, %13, %14", "13",
+                    "{%8, %9, %10, %11}, %12, p, %14, %15, %16")
+WARPTRACE_WGMMA_ASM(32, WARPTRACE_WGMMA_REGS16, WARPTRACE_WGMMA_D16, "18",
+                    "%16, %17, p, %19, %20, %21, %22", "21",
+                    "{%16, %17, %18, %19}, %20, p, %22, %23, %24")
+WARPTRACE_WGMMA_ASM(64, WARPTRACE_WGMMA_REGS32, WARPTRACE_WGMMA_D32, "34",
+                    "%32, %33, p, %35, %36, %37, %38", "37",
+                    "{%32, %33, %34, %35}, %36, p, %38, %39, %40")
+WARPTRACE_WGMMA_ASM(128, WARPTRACE_WGMMA_REGS64, WARPTRACE_WGMMA_D64, "66",
+                    "%64, %65, p, %67, %68, %69, %70", "69",
+                    "{%64, %65, %66, %67}, %68, p, %70, %71, %72")
+WARPTRACE_WGMMA_ASM(256, WARPTRACE_WGMMA_REGS128, WARPTRACE_WGMMA_D128, "130",
+                    "%128, %129, p, %131, %132, %133, %134", "133",
+                    "{%128, %129, %130, %131}, %132, p, %134, %135, %136")
+#undef WARPTRACE_WGMMA_ASM
+#undef WARPTRACE_WGMMA_D1
+#undef WARPTRACE_WGMMA_D4
+#undef WARPTRACE_WGMMA_D8
+#undef WARPTRACE_WGMMA_D16
+#undef WARPTRACE_WGMMA_D32
+#undef WARPTRACE_WGMMA_D64
+#undef WARPTRACE_WGMMA_D128
+#undef WARPTRACE_WGMMA_REGS8
+#undef WARPTRACE_WGMMA_REGS16
+#undef WARPTRACE_WGMMA_REGS32
+#undef WARPTRACE_WGMMA_REGS64
+#undef WARPTRACE_WGMMA_REGS128
+#undef WARPTRACE_WGMMA_S2
+#undef WARPTRACE_WGMMA_S4
+#undef WARPTRACE_WGMMA_S6
+#undef WARPTRACE_WGMMA_S8
+#undef WARPTRACE_WGMMA_S10
+
+template <int N, int TransB = 0, int TransA = 0>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_ss(float (&d)[N / 2],
+                                                          unsigned long long desc_a,
+                                                          unsigned long long desc_b,
+                                                          int scale_d) {
+  static_assert(TransA == 0 || TransA == 1, "wgmma: TransA must be 0 or 1");
+  static_assert(TransB == 0 || TransB == 1, "wgmma: TransB must be 0 or 1");
+  static_assert(sizeof(WarptraceWgmmaShape<N>) > 0, "");  // its static_assert on N
+  WarptraceWgmmaAsm<N>::template Ss<TransA, TransB>(d, desc_a, desc_b, scale_d);
+}
+template <int N, int TransB = 0>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_rs(float (&d)[N / 2],
+                                                          const unsigned (&a)[4],
+                                                          unsigned long long desc_b,
+                                                          int scale_d) {
+  static_assert(TransB == 0 || TransB == 1, "wgmma: TransB must be 0 or 1");
+  static_assert(sizeof(WarptraceWgmmaShape<N>) > 0, "");
+  WarptraceWgmmaAsm<N>::template Rs<TransB>(d, a, desc_b, scale_d);
+}
+
+template <unsigned Regs>
+WARPTRACE_WGMMA_FN void warptrace_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(WarptraceSetmaxnregCount<Regs>::kValue));
+}
+template <unsigned Regs>
+WARPTRACE_WGMMA_FN void warptrace_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(WarptraceSetmaxnregCount<Regs>::kValue));
+}
+// Run-time counts: one case per legal immediate.
+#define WARPTRACE_SETMAXNREG_CASES(OP)                                              \
+  switch (regs) {                                                                   \
+    case 24: OP<24>(); break;   case 32: OP<32>(); break;   case 40: OP<40>(); break;   \
+    case 48: OP<48>(); break;   case 56: OP<56>(); break;   case 64: OP<64>(); break;   \
+    case 72: OP<72>(); break;   case 80: OP<80>(); break;   case 88: OP<88>(); break;   \
+    case 96: OP<96>(); break;   case 104: OP<104>(); break; case 112: OP<112>(); break; \
+    case 120: OP<120>(); break; case 128: OP<128>(); break; case 136: OP<136>(); break; \
+    case 144: OP<144>(); break; case 152: OP<152>(); break; case 160: OP<160>(); break; \
+    case 168: OP<168>(); break; case 176: OP<176>(); break; case 184: OP<184>(); break; \
+    case 192: OP<192>(); break; case 200: OP<200>(); break; case 208: OP<208>(); break; \
+    case 216: OP<216>(); break; case 224: OP<224>(); break; case 232: OP<232>(); break; \
+    case 240: OP<240>(); break; case 248: OP<248>(); break; case 256: OP<256>(); break; \
+    default: __trap();  /* not an instruction: the host backend reports it by name */   \
+  }
+WARPTRACE_WGMMA_FN void warptrace_setmaxnreg_inc(unsigned regs) {
+  WARPTRACE_SETMAXNREG_CASES(warptrace_setmaxnreg_inc)
+}
+WARPTRACE_WGMMA_FN void warptrace_setmaxnreg_dec(unsigned regs) {
+  WARPTRACE_SETMAXNREG_CASES(warptrace_setmaxnreg_dec)
+}
+#undef WARPTRACE_SETMAXNREG_CASES
+
+#endif  // sm_90a
+#endif  // WARPTRACE_HOST_BACKEND
+
+#undef WARPTRACE_WGMMA_FN
+
+#endif  // WARPTRACE_WGMMA_SM90_CUH_
