@@ -314,4 +314,8 @@ void warptrace_mbarrier_wait_parity(unsigned long long* bar, unsigned int parity
   }
 }
 
+// TMA and tensor maps (sm_90): warptrace_tma_load_2d/3d, warptrace_tma_store_2d, the bulk
+// groups, prefetch.tensormap, CUtensorMap.
+#include "tma_sm90.cuh"
+
 #endif  // WARPTRACE_PRIMITIVES_CUH_
