@@ -126,6 +126,24 @@ TEST(EmitterTest, UnprofiledSourceHasNoTraceParameterIncludeOrRecordCode) {
   EXPECT_THAT(source.source, HasSubstr("extern \"C\" void warptrace_host_entry_tiled_gemm(void** args)"));
 }
 
+TEST(EmitterTest, ATensorMapParameterIsAGridConstantPassedByValueWithThePrimitives) {
+  KernelBuilder b("tma");
+  b.Param("CUtensorMap", "tmA").Param("int*", "out").Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("out[threadIdx.x] = 0;");
+  const Kernel kernel = MustBuild(b.Build());
+  ProfileOptions options;
+  options.enabled = false;
+  const KernelSource source = MustEmit(kernel, options);
+  EXPECT_THAT(source.source, HasSubstr("extern \"C\" __global__ void tma(const __grid_constant__ "
+                                       "CUtensorMap tmA, int* out)"));
+  // The host entry passes the 128 bytes its argument slot points at, by value.
+  EXPECT_THAT(source.source, HasSubstr("tma(*static_cast<CUtensorMap*>(args[0]), "
+                                       "*static_cast<int**>(args[1]));"));
+  // CUtensorMap comes with the primitives header.
+  EXPECT_THAT(source.source, HasSubstr("#include \"warptrace_primitives.cuh\""));
+  EXPECT_FALSE(source.headers.empty());
+}
+
 TEST(EmitterTest, ProfiledSourceAppendsTheTraceBufferAndCarriesTheLayout) {
   const Kernel kernel = MustBuild(TiledGemm({32, 32, 32, 16}));
   const KernelSource source = MustEmit(kernel, {});
@@ -322,10 +340,12 @@ TEST(EmitterTest, PhaseBarriersAreDeclaredAndInitializedByThreadZeroBeforeTheBod
   const KernelSource plain = EmitUnprofiledKernel(HandoffKernel(false));
   EXPECT_THAT(plain.source, HasSubstr("warptrace_mbarrier_init(&done[warptrace_i], 1u);"));
   EXPECT_THAT(plain.source, Not(HasSubstr("RecordWithPayload")));
-  // The primitives and the math constants a preamble may include (no recorder).
-  ASSERT_EQ(plain.headers.size(), 2u);
+  // The primitives (with the TMA header they include) and the math constants a preamble may
+  // include (no recorder).
+  ASSERT_EQ(plain.headers.size(), 3u);
   EXPECT_EQ(plain.headers[0].name, "warptrace_primitives.cuh");
   EXPECT_EQ(plain.headers[1].name, "math_constants.h");
+  EXPECT_EQ(plain.headers[2].name, "tma_sm90.cuh");
 }
 
 TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads) {
