@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "format/layout.h"
+#include "jit/run/tensor_map.h"
 
 namespace warptrace::examples {
 
@@ -37,6 +38,7 @@ absl::StatusOr<LaunchTimes> TimeLaunches(Device& device, const KernelSource& sou
 
   std::vector<DeviceBuffer> buffers;
   std::vector<void*> pointers(args.size() + 1, nullptr);
+  std::vector<TensorMapBytes> maps(args.size());  // a TensorMap argument's 128 bytes
   std::vector<void*> slots;
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelArg& arg = args[i];
@@ -46,10 +48,20 @@ absl::StatusOr<LaunchTimes> TimeLaunches(Device& device, const KernelSource& sou
     }
     ASSIGN_OR_RETURN(DeviceBuffer buffer,
                      DeviceBuffer::Allocate(device, std::max<uint64_t>(arg.bytes(), 1)));
-    RETURN_IF_ERROR(arg.kind() == KernelArg::Kind::kOut ? buffer.Zero()
-                                                        : buffer.CopyFrom(arg.host(), arg.bytes()));
+    RETURN_IF_ERROR(arg.buffer_kind() == KernelArg::Kind::kOut
+                        ? buffer.Zero()
+                        : buffer.CopyFrom(arg.host(), arg.bytes()));
     pointers[i] = buffer.get();
-    slots.push_back(&pointers[i]);
+    if (arg.kind() == KernelArg::Kind::kTensorMap) {
+      const std::string map_what = absl::StrCat("argument ", i, " of ", what);
+      void* tensor = static_cast<char*>(buffer.get()) + arg.tensor_map().offset_bytes;
+      RETURN_IF_ERROR(ValidateTensorMap(arg.tensor_map(), arg.bytes(),
+                                        reinterpret_cast<uintptr_t>(tensor), map_what));
+      ASSIGN_OR_RETURN(maps[i], device.EncodeTensorMap(arg.tensor_map(), tensor, map_what));
+      slots.push_back(maps[i].bytes);
+    } else {
+      slots.push_back(&pointers[i]);
+    }
     buffers.push_back(std::move(buffer));
   }
   if (source.profiled) {

@@ -253,7 +253,15 @@ KernelBuilder& KernelBuilder::Param(std::string type, std::string name) {
   KernelParam param;
   param.type = NormalizeType(type);
   param.name = std::move(name);
-  if (!param.type.empty() && param.type.back() == '*') {
+  if (param.type == "CUtensorMap") {  // a TMA tensor map, 128 bytes by value
+    param.size = 128;
+  } else if (absl::StrContains(param.type, "CUtensorMap")) {
+    Fail(absl::StrCat("parameter '", param.name, "' has type '", param.type,
+                      "'; a tensor map parameter is declared Param(\"CUtensorMap\", name) (it "
+                      "is emitted `const __grid_constant__ CUtensorMap name`; pass its address "
+                      "to the TMA primitives)"));
+    return *this;
+  } else if (!param.type.empty() && param.type.back() == '*') {
     std::string base = param.type;
     while (!base.empty() && (base.back() == '*' || base.back() == ' ')) base.pop_back();
     base = KernelParam{base, "", 0, false}.ValueType();  // the element type without cv

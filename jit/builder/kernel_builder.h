@@ -69,7 +69,9 @@ class KernelBuilder {
   // Appends a parameter. `type` is a pointer type ("const float*", "int*") or one of the
   // scalars bool, char, signed/unsigned char, short, unsigned short, int, unsigned int,
   // unsigned, long long, unsigned long long, float, double, each optionally cv-qualified
-  // ("const int": the qualifiers stay in the signature).
+  // ("const int": the qualifiers stay in the signature), or "CUtensorMap": a TMA tensor map,
+  // emitted `const __grid_constant__ CUtensorMap name` and passed a KernelArg::TensorMap
+  // (the kernel hands `&name` to warptrace_tma_load_2d and friends).
   KernelBuilder& Param(std::string type, std::string name);
   KernelBuilder& Grid(Dim3 grid);
   KernelBuilder& Block(Dim3 block);

@@ -52,6 +52,9 @@ struct KernelParam {
     }
     return out;
   }
+  // A TMA tensor map (KernelBuilder::Param("CUtensorMap", name)): 128 bytes by value,
+  // emitted `const __grid_constant__ CUtensorMap name`, passed a KernelArg::TensorMap.
+  bool is_tensor_map() const { return !is_pointer && type == "CUtensorMap"; }
   friend bool operator==(const KernelParam&, const KernelParam&) = default;
 };
 

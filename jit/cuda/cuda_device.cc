@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -309,6 +310,42 @@ absl::StatusOr<Device::LaunchDurations> CudaDevice::TimeLaunches(LoadedKernel& k
                              absl::StrCat(what, ": reading the elapsed time of launch ", i)));
     out.micros.push_back(static_cast<double>(ms) * 1000.0);
   }
+  return out;
+}
+
+absl::StatusOr<TensorMapBytes> CudaDevice::EncodeTensorMap(const TensorMapSpec& spec,
+                                                           void* device_address,
+                                                           absl::string_view what) {
+  const CudaDriverApi& cu = driver_->api();
+  if (cu.cuTensorMapEncodeTiled == nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        "encoding tensor map ", what, ": the driver ", driver_->driver->library(),
+        " lacks cuTensorMapEncodeTiled (CUDA 12.0+); update the NVIDIA driver"));
+  }
+  const cuuint32_t rank = static_cast<cuuint32_t>(spec.dims.size());
+  cuuint64_t dims[5] = {};
+  cuuint64_t strides[5] = {};
+  cuuint32_t box[5] = {};
+  cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  for (size_t i = 0; i < spec.dims.size() && i < 5; ++i) {
+    dims[i] = spec.dims[i];
+    box[i] = spec.box[i];
+  }
+  for (size_t i = 0; i < spec.strides_bytes.size() && i < 4; ++i) strides[i] = spec.strides_bytes[i];
+  static_assert(sizeof(CUtensorMap) == sizeof(TensorMapBytes), "a CUtensorMap is 128 bytes");
+  CUtensorMap map;
+  RETURN_IF_ERROR(MakeCurrent("encoding a tensor map"));
+  RETURN_IF_ERROR(ToStatus(
+      cu.cuTensorMapEncodeTiled(&map, static_cast<CUtensorMapDataType>(spec.type), rank,
+                                device_address, dims, strides, box, element_strides,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                static_cast<CUtensorMapSwizzle>(spec.swizzle),
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                static_cast<CUtensorMapFloatOOBfill>(spec.oob_fill)),
+      absl::StrCat("encoding tensor map ", what, " (", DescribeTensorMap(spec),
+                   ") with cuTensorMapEncodeTiled")));
+  TensorMapBytes out;
+  std::memcpy(out.bytes, &map, sizeof(map));
   return out;
 }
 

@@ -80,6 +80,12 @@ class CudaDevice final : public Device {
   // here or at a later launch: either error names the kernels launched since the last
   // successful synchronize ("... kernel short_shared on grid (1,1,1) x block (64,1,1) ...").
   absl::Status Synchronize() override;
+  // cuTensorMapEncodeTiled (driver 12.0+) of the validated spec, interleave none, element
+  // strides 1, L2 promotion 128B. Unavailable when the driver lacks it; the driver's error
+  // (InvalidArgument for CUDA_ERROR_INVALID_VALUE) naming `what` otherwise.
+  absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec& spec,
+                                                 void* device_address,
+                                                 absl::string_view what) override;
 
   // Device::TimeLaunches on the GPU: launches `kernel` `count` times, one after another on
   // the default stream, and times each launch with a pair of CUDA events recorded around

@@ -47,16 +47,17 @@ namespace warptrace {
   X(cuMemcpyDtoH)                          \
   X(cuMemsetD8)
 
-// X(function): entry points only some features need (CUDA event timing). Resolved from the
-// versioned symbol, else the plain name (the same signature in older drivers); a driver
-// without one still loads, with that field left null (CudaDevice::TimeLaunches then
-// returns Unavailable).
+// X(function): entry points only some features need (CUDA event timing, tensor maps).
+// Resolved from the versioned symbol, else the plain name (the same signature in older
+// drivers); a driver without one still loads, with that field left null
+// (CudaDevice::TimeLaunches and EncodeTensorMap then return Unavailable).
 #define WARPTRACE_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
   X(cuEventCreate)                                  \
   X(cuEventDestroy)                                 \
   X(cuEventRecord)                                  \
   X(cuEventSynchronize)                             \
-  X(cuEventElapsedTime)
+  X(cuEventElapsedTime)                             \
+  X(cuTensorMapEncodeTiled)
 
 struct CudaDriverApi {
 #define WARPTRACE_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;

@@ -59,6 +59,15 @@ bool UsesPrimitives(const Kernel& kernel) {
                                 KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore});
 }
 
+// The primitives header is included: for the primitives, and for CUtensorMap parameters
+// (the type comes with jit/primitives/tma_sm90.cuh).
+bool IncludesPrimitives(const Kernel& kernel) {
+  for (const KernelParam& p : kernel.params) {
+    if (p.is_tensor_map()) return true;
+  }
+  return UsesPrimitives(kernel);
+}
+
 class Emitter {
  public:
   Emitter(const Kernel& kernel, const RecordPlan* plan) : kernel_(kernel), plan_(plan) {
@@ -152,7 +161,7 @@ class Emitter {
       }
       Line(0, "#include \"recorder.cuh\"");
     }
-    if (UsesPrimitives(kernel_)) Line(0, "#include \"warptrace_primitives.cuh\"");
+    if (IncludesPrimitives(kernel_)) Line(0, "#include \"warptrace_primitives.cuh\"");
     for (const PreambleDecl& preamble : kernel_.preamble) {
       Line(0, "");
       Line(0, absl::StrCat("// ", preamble.path));
@@ -172,7 +181,12 @@ class Emitter {
 
   void Signature() {
     std::vector<std::string> params;
-    for (const KernelParam& p : kernel_.params) params.push_back(absl::StrCat(p.type, " ", p.name));
+    for (const KernelParam& p : kernel_.params) {
+      // A tensor map lives in parameter space; TMA reads it there through its address.
+      params.push_back(p.is_tensor_map()
+                           ? absl::StrCat("const __grid_constant__ CUtensorMap ", p.name)
+                           : absl::StrCat(p.type, " ", p.name));
+    }
     if (plan_ != nullptr) params.push_back(absl::StrCat("unsigned int* ", kTraceParam));
     // With setmaxnreg the register count at entry must be fixed (one block per SM) or
     // ptxas ignores it (C7508).
@@ -876,7 +890,7 @@ KernelSource Common(const Kernel& kernel) {
 KernelSource EmitUnprofiledKernel(const Kernel& kernel) {
   KernelSource source = Common(kernel);
   // A preamble may include <math_constants.h>, which comes with the primitives' headers.
-  if (UsesPrimitives(kernel) || !kernel.preamble.empty()) {
+  if (IncludesPrimitives(kernel) || !kernel.preamble.empty()) {
     source.headers = EmbeddedPrimitivesHeaders();
   }
   source.source = Emitter(kernel, nullptr).Run();
@@ -894,7 +908,7 @@ absl::StatusOr<KernelSource> EmitKernel(const Kernel& kernel, const RecordPlan& 
   KernelSource source = Common(kernel);
   source.source = Emitter(kernel, &plan).Run();
   source.headers = EmbeddedDeviceHeaders();
-  if (UsesPrimitives(kernel) || !kernel.preamble.empty()) {
+  if (IncludesPrimitives(kernel) || !kernel.preamble.empty()) {
     for (const EmbeddedFile& header : EmbeddedPrimitivesHeaders()) {
       source.headers.push_back(header);
     }

@@ -389,6 +389,8 @@ void* Block::Shared(uint32_t site, uint64_t bytes, uint64_t align, const char* n
     }
     site_offsets_[site] = static_cast<int64_t>(offset);
     static_shared_bytes_ = offset + bytes;
+    if (site >= site_decls_.size()) site_decls_.resize(site + 1);
+    site_decls_[site] = {name, bytes};
   }
   return static_shared_ + site_offsets_[site];
 }
@@ -480,16 +482,20 @@ std::string Block::Describe(const Fiber& f) const {
     }
     case WaitKind::kMbarrier: {
       const unsigned long long word = *reinterpret_cast<const unsigned long long*>(f.wait_object);
-      const char* bar = reinterpret_cast<const char*>(f.wait_object);
-      const bool in_static = bar >= static_shared_ &&
-                             bar < static_shared_ + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES;
+      const int tx = WARPTRACE_HOST_MBAR_TX(word);
+      // A phase left open by transactions: an expect_tx counting more bytes than the copies
+      // completed (or copies completing more than it counted).
+      const std::string bytes =
+          tx > 0   ? absl::StrFormat("%d bytes of transactions still expected", tx)
+          : tx < 0 ? absl::StrFormat("%d bytes completed beyond those expected (expect_tx "
+                                     "counted fewer bytes than the copies completed)",
+                                     -tx)
+                   : std::string("no transactions outstanding");
       return absl::StrFormat(
-          "wait at mbarrier (%sshared memory offset %d) for the phase of parity %u to "
-          "complete (%u of %u arrivals pending, transaction count %d bytes)",
-          in_static ? "" : "dynamic ",
-          static_cast<int64_t>(bar - (in_static ? static_shared_ : dynamic_shared_)),
-          f.wait_detail, WARPTRACE_HOST_MBAR_PENDING(word), WARPTRACE_HOST_MBAR_EXPECTED(word),
-          WARPTRACE_HOST_MBAR_TX(word));
+          "wait at mbarrier %s for the phase of parity %u to complete (%u of %u arrivals "
+          "pending, %s)",
+          SharedName(reinterpret_cast<const char*>(f.wait_object)), f.wait_detail,
+          WARPTRACE_HOST_MBAR_PENDING(word), WARPTRACE_HOST_MBAR_EXPECTED(word), bytes);
     }
     case WaitKind::kExchange:
       return DescribeExchange(f);
@@ -498,6 +504,26 @@ std::string Block::Describe(const Fiber& f) const {
                              reinterpret_cast<void*>(f.wait_object), f.wait_detail);
   }
   return "";
+}
+
+std::string Block::SharedName(const char* bar) const {
+  const bool in_static =
+      bar >= static_shared_ && bar < static_shared_ + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES;
+  const int64_t offset = bar - (in_static ? static_shared_ : dynamic_shared_);
+  if (in_static) {
+    for (size_t site = 0; site < site_decls_.size() && site < site_offsets_.size(); ++site) {
+      const int64_t start = site_offsets_[site];
+      const SiteDecl& d = site_decls_[site];
+      if (start < 0 || offset < start || offset >= start + static_cast<int64_t>(d.bytes)) {
+        continue;
+      }
+      const int64_t index = (offset - start) / 8;
+      return d.bytes > 8 ? absl::StrFormat("%s[%d] (shared memory offset %d)", d.name, index,
+                                           offset)
+                         : absl::StrFormat("%s (shared memory offset %d)", d.name, offset);
+    }
+  }
+  return absl::StrFormat("(%sshared memory offset %d)", in_static ? "" : "dynamic ", offset);
 }
 
 std::string Block::Census() const {

@@ -239,6 +239,14 @@ class Block {
   char* dynamic_shared_;
   uint64_t static_shared_bytes_ = 0;
   std::vector<int64_t> site_offsets_;  // by site; -1: not yet placed
+  // By site, for deadlock reports: the declaration's name and bytes.
+  struct SiteDecl {
+    const char* name = "";
+    uint64_t bytes = 0;
+  };
+  std::vector<SiteDecl> site_decls_;
+  // "full[1] (static shared memory offset 24)" for an mbarrier at `bar`.
+  std::string SharedName(const char* bar) const;
   uint32_t live_;
   uint32_t parked_ = 0;
   NamedBarrier barriers_[WARPTRACE_HOST_NUM_NAMED_BARRIERS];

@@ -6,7 +6,7 @@
 //
 // Supported, with CUDA's names and semantics:
 //   __global__ __device__ __host__ __forceinline__ __noinline__ __align__(n)
-//   __launch_bounds__(...) __restrict__ (native)
+//   __launch_bounds__(...) __grid_constant__ __restrict__ (native)
 //   threadIdx blockIdx blockDim gridDim warpSize   the running fiber's (read-only)
 //   __shared__            per-block storage (static: at most 48 KiB per block, else the
 //                         launch fails; `extern __shared__ T a[]` and
@@ -60,7 +60,8 @@
 //                         member that exited, is missing, or executes another instruction
 //                         fails the launch naming block, threads and instruction
 // The named barriers, mbarriers, cp.async and bulk copies are in warptrace_primitives.cuh
-// (one source for the GPU and the host), included at the end of this header.
+// (one source for the GPU and the host), included at the end of this header; TMA copies and
+// CUtensorMap in tma_sm90.cuh (which it includes; the descriptor: host_tma.h).
 //
 // The recorder's host hooks (format/recorder.cuh: warptrace_host_clock,
 // warptrace_host_globaltimer, warptrace_host_smid) are the runtime's, declared in host_abi.h:
@@ -100,6 +101,9 @@
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
+// A kernel parameter the kernel may take the address of (a CUtensorMap): on the host every
+// parameter is an ordinary by-value argument already.
+#define __grid_constant__
 // Lowered away by the host compiler; one left over is a form it does not support.
 #define __shared__ \
   _Pragma("GCC error \"this __shared__ declaration is not supported by the host backend: declare one variable per statement (`__shared__ T name[N];` or `extern __shared__ T name[];`)\"")

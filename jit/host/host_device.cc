@@ -10,6 +10,7 @@
 #include "jit/compile/disk_cache.h"
 #include "jit/host/host_abi.h"
 #include "jit/host/host_compiler.h"
+#include "jit/host/host_tma.h"
 #include "jit/host/shared_object.h"
 
 namespace warptrace {
@@ -135,6 +136,55 @@ absl::StatusOr<void*> HostDevice::Allocate(uint64_t bytes) {
   absl::MutexLock lock(&memory_mu_);
   allocations_.emplace(reinterpret_cast<uintptr_t>(ptr), *std::move(region));
   return ptr;
+}
+
+absl::StatusOr<TensorMapBytes> HostDevice::EncodeTensorMap(const TensorMapSpec& spec,
+                                                           void* device_address,
+                                                           absl::string_view what) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(device_address);
+  uint64_t buffer_bytes = 0;
+  {
+    absl::MutexLock lock(&memory_mu_);
+    auto it = allocations_.upper_bound(address);
+    if (it != allocations_.begin()) {
+      --it;
+      const uint64_t start = it->first;
+      if (address <= start + it->second.size()) {
+        buffer_bytes = it->second.size();
+        // ValidateTensorMap measures from the buffer's start.
+        if (address - start != spec.offset_bytes) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "encoding tensor map %s: the address %p is %u bytes into its allocation, not "
+              "offset_bytes = %u",
+              what, device_address, address - start, spec.offset_bytes));
+        }
+      }
+    }
+  }
+  if (buffer_bytes == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "encoding tensor map %s: %p is not in an allocation of this host device", what,
+        device_address));
+  }
+  RETURN_IF_ERROR(ValidateTensorMap(spec, buffer_bytes, address, what));
+  WarptraceHostTensorMap m{};
+  m.magic = WARPTRACE_HOST_TMA_MAGIC;
+  m.version = WARPTRACE_HOST_TMA_VERSION;
+  m.rank = static_cast<uint32_t>(spec.dims.size());
+  m.element_bytes = ElementBytes(spec.type);
+  m.data_type = static_cast<uint32_t>(spec.type);
+  m.swizzle = static_cast<uint32_t>(spec.swizzle);
+  m.oob_fill = static_cast<uint32_t>(spec.oob_fill);
+  for (size_t i = 0; i < spec.dims.size(); ++i) {
+    m.dims[i] = spec.dims[i];
+    m.box[i] = spec.box[i];
+  }
+  for (size_t i = 0; i < spec.strides_bytes.size(); ++i) m.strides[i] = spec.strides_bytes[i];
+  m.global_address = address;
+  TensorMapBytes out;
+  static_assert(sizeof(m) == sizeof(out.bytes), "the descriptor fills the map");
+  std::memcpy(out.bytes, &m, sizeof(m));
+  return out;
 }
 
 absl::Status HostDevice::Free(void* device_ptr) {

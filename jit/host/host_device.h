@@ -134,6 +134,12 @@ class HostDevice final : public Device {
   absl::Status Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
                       uint32_t dynamic_shared_bytes, void** args) override;
   absl::Status Synchronize() override { return absl::OkStatus(); }
+  // warptrace's own descriptor (jit/host/host_tma.h), read by the TMA primitives. Validates
+  // the spec again (ValidateTensorMap) and checks the tensor lies inside one allocation of
+  // this device: InvalidArgument naming `what` otherwise.
+  absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec& spec,
+                                                 void* device_address,
+                                                 absl::string_view what) override;
 
   const std::string& compiler_path() const { return compiler_path_; }
   const std::string& compiler_version() const { return compiler_version_; }

@@ -320,5 +320,8 @@ void warptrace_mbarrier_wait_parity(unsigned long long* bar, unsigned int parity
 #include "tensor_core_sm80.cuh"
 // sm_90a warpgroup MMA (wgmma) and register reallocation (setmaxnreg).
 #include "wgmma_sm90.cuh"
+// TMA and tensor maps (sm_90): warptrace_tma_load_2d/3d, warptrace_tma_store_2d, the bulk
+// groups, prefetch.tensormap, CUtensorMap.
+#include "tma_sm90.cuh"
 
 #endif  // WARPTRACE_PRIMITIVES_CUH_

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "format/layout.h"
 #include "jit/builder/kernel_source.h"
+#include "jit/run/tensor_map.h"
 
 namespace warptrace {
 
@@ -88,6 +89,15 @@ class Device {
 
   // Waits for every launch and copy to finish; reports errors raised by kernels.
   virtual absl::Status Synchronize() = 0;
+
+  // The 128-byte tensor map (a kernel's `const __grid_constant__ CUtensorMap` parameter)
+  // viewing the tensor `spec` describes at `device_address` (a pointer from Allocate plus
+  // spec.offset_bytes), already checked by ValidateTensorMap. CudaDevice: the driver's
+  // cuTensorMapEncodeTiled (its errors as the driver's, naming `what`); HostDevice:
+  // warptrace's own descriptor (jit/host/host_tma.h). The default: Unimplemented.
+  virtual absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec& spec,
+                                                         void* device_address,
+                                                         absl::string_view what);
 
   // The durations of `count` launches of `kernel`, one after another, each waited for
   // before the next; the arguments are as Launch's and are reused by every launch.

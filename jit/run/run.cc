@@ -28,6 +28,8 @@ const char* ArgKindName(KernelArg::Kind kind) {
       return "InOut buffer";
     case KernelArg::Kind::kScalar:
       return "Scalar";
+    case KernelArg::Kind::kTensorMap:
+      return "TensorMap";
   }
   return "?";
 }
@@ -41,6 +43,24 @@ absl::Status CheckArgs(const Kernel& kernel, absl::Span<const KernelArg> args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelParam& param = kernel.params[i];
     const KernelArg& arg = args[i];
+    const bool is_map = arg.kind() == KernelArg::Kind::kTensorMap;
+    if (param.is_tensor_map() != is_map) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "kernel %s argument %d (%s %s): a %s was given; pass %s", kernel.name, i, param.type,
+          param.name, ArgKindName(arg.kind()),
+          is_map ? (param.is_pointer ? "KernelArg::In/Out/InOut(span)"
+                                     : "KernelArg::Scalar<T>(value)")
+                 : "KernelArg::TensorMap(KernelArg::In/Out/InOut(span), TensorMapSpec)"));
+    }
+    if (is_map) {
+      if (!arg.has_buffer()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "kernel %s argument %d (%s %s): KernelArg::TensorMap needs a buffer "
+            "(KernelArg::In/Out/InOut(span)) for the tensor it views, not a Scalar",
+            kernel.name, i, param.type, param.name));
+      }
+      continue;
+    }
     const bool is_buffer = arg.kind() != KernelArg::Kind::kScalar;
     if (param.is_pointer != is_buffer) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -64,7 +84,9 @@ LaunchScalars ScalarValues(const Kernel& kernel, absl::Span<const KernelArg> arg
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelParam& param = kernel.params[i];
     const std::string type = param.ValueType();  // "int" for "const int"
-    if (param.is_pointer || type == "float" || type == "double") continue;
+    if (param.is_pointer || param.is_tensor_map() || type == "float" || type == "double") {
+      continue;
+    }
     const bool is_signed = type.rfind("unsigned", 0) != 0 && type != "bool";
     uint64_t raw = 0;
     std::memcpy(&raw, args[i].scalar(), std::min<uint64_t>(param.size, sizeof(raw)));
@@ -89,6 +111,7 @@ LaunchScalars ScalarValues(const Kernel& kernel, absl::Span<const KernelArg> arg
 struct LaunchArgs {
   std::vector<DeviceBuffer> buffers;  // one per argument (empty for scalars)
   std::vector<void*> pointers;        // device addresses, one per argument
+  std::vector<TensorMapBytes> maps;   // one per argument (used by tensor maps)
   std::vector<void*> slots;           // what cuLaunchKernel-style args point at
 };
 
@@ -97,6 +120,16 @@ absl::StatusOr<LaunchArgs> PrepareArgs(Device& device, const Kernel& kernel,
   LaunchArgs launch;
   launch.buffers.reserve(args.size());
   launch.pointers.assign(args.size(), nullptr);
+  launch.maps.resize(args.size());
+  // Every map is checked before any memory is allocated: a bad map fails fast, naming it.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind() != KernelArg::Kind::kTensorMap) continue;
+    // The buffer's address is not known yet: only its alignment (the devices allocate at
+    // 256 bytes) and bounds matter, and those ValidateTensorMap sees through offset_bytes.
+    RETURN_IF_ERROR(ValidateTensorMap(
+        args[i].tensor_map(), args[i].bytes(), args[i].tensor_map().offset_bytes,
+        absl::StrCat("argument ", i, " (", kernel.params[i].name, ") of kernel ", kernel.name)));
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelArg& arg = args[i];
     if (arg.kind() == KernelArg::Kind::kScalar) {
@@ -111,12 +144,19 @@ absl::StatusOr<LaunchArgs> PrepareArgs(Device& device, const Kernel& kernel,
       return absl::Status(buffer.status().code(),
                           absl::StrCat("allocating ", what, ": ", buffer.status().message()));
     }
-    absl::Status fill = arg.kind() == KernelArg::Kind::kOut ? buffer->Zero()
-                                                            : buffer->CopyFrom(arg.host(), arg.bytes());
+    absl::Status fill = arg.buffer_kind() == KernelArg::Kind::kOut
+                            ? buffer->Zero()
+                            : buffer->CopyFrom(arg.host(), arg.bytes());
     if (!fill.ok()) {
       return absl::Status(fill.code(), absl::StrCat("filling ", what, ": ", fill.message()));
     }
     launch.pointers[i] = buffer->get();
+    if (arg.kind() == KernelArg::Kind::kTensorMap) {
+      void* tensor = static_cast<char*>(buffer->get()) + arg.tensor_map().offset_bytes;
+      RETURN_IF_ERROR(ValidateTensorMap(arg.tensor_map(), arg.bytes(),
+                                        reinterpret_cast<uintptr_t>(tensor), what));
+      ASSIGN_OR_RETURN(launch.maps[i], device.EncodeTensorMap(arg.tensor_map(), tensor, what));
+    }
     launch.buffers.push_back(std::move(*buffer));
   }
   return launch;
@@ -126,7 +166,10 @@ absl::Status CopyBack(const Kernel& kernel, absl::Span<const KernelArg> args,
                       const LaunchArgs& launch) {
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelArg& arg = args[i];
-    if (arg.kind() != KernelArg::Kind::kOut && arg.kind() != KernelArg::Kind::kInOut) continue;
+    if (arg.buffer_kind() != KernelArg::Kind::kOut &&
+        arg.buffer_kind() != KernelArg::Kind::kInOut) {
+      continue;
+    }
     absl::Status status = launch.buffers[i].CopyTo(arg.host(), arg.bytes());
     if (!status.ok()) {
       return absl::Status(status.code(),
@@ -218,9 +261,17 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
     trace_ptr = trace.get();
   }
   for (size_t i = 0; i < args.size(); ++i) {
-    launch.slots.push_back(args[i].kind() == KernelArg::Kind::kScalar
-                               ? const_cast<void*>(args[i].scalar())
-                               : static_cast<void*>(&launch.pointers[i]));
+    switch (args[i].kind()) {
+      case KernelArg::Kind::kScalar:
+        launch.slots.push_back(const_cast<void*>(args[i].scalar()));
+        break;
+      case KernelArg::Kind::kTensorMap:  // the 128 bytes, by value
+        launch.slots.push_back(launch.maps[i].bytes);
+        break;
+      default:
+        launch.slots.push_back(&launch.pointers[i]);
+        break;
+    }
   }
   if (out.plan) launch.slots.push_back(&trace_ptr);
 

@@ -12,9 +12,16 @@
 //   const Timeline& timeline = run.trace->timeline;   // verified, on the ns axis
 //
 // Arguments follow the kernel's parameters in order: a buffer for each pointer parameter
-// (In: copied to the device; Out: zeroed on the device and copied back; InOut: both) and a
-// Scalar for each scalar parameter, of the parameter's size. The trace buffer is not an
-// argument: it is allocated from the plan, zeroed, appended, and decoded afterwards.
+// (In: copied to the device; Out: zeroed on the device and copied back; InOut: both), a
+// Scalar for each scalar parameter, of the parameter's size, and a TensorMap for each
+// CUtensorMap parameter: a buffer as above (its device copy is what the map views) and the
+// map's TensorMapSpec (jit/run/tensor_map.h), validated before the launch and encoded by the
+// device (cuTensorMapEncodeTiled on CUDA, warptrace's descriptor on the host):
+//   TensorMapSpec spec{TensorMapDataType::kBFloat16, {64, 128}, {128}, {64, 32},
+//                      TensorMapSwizzle::k128B};
+//   args.push_back(KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(a)), spec));
+// The trace buffer is not an argument: it is allocated from the plan, zeroed, appended, and
+// decoded afterwards.
 //
 // Errors: InvalidArgument when the arguments do not match the parameters (naming the
 // parameter) or the kernel cannot be planned or compiled (on the host backend: by the host
@@ -50,6 +57,7 @@
 #include "jit/plan/record_plan.h"
 #include "jit/run/device.h"
 #include "jit/run/device_select.h"
+#include "jit/run/tensor_map.h"
 #include "profiler/sinks/collector.h"
 #include "profiler/timeline/timeline.h"
 #include "profiler/timeline/timeline_types.h"
@@ -62,7 +70,7 @@ namespace warptrace {
 // RunKernel call) or a copy of the value for scalars.
 class KernelArg {
  public:
-  enum class Kind { kIn, kOut, kInOut, kScalar };
+  enum class Kind { kIn, kOut, kInOut, kScalar, kTensorMap };
 
   template <typename T>
   static KernelArg In(absl::Span<const T> host) {
@@ -84,10 +92,25 @@ class KernelArg {
     return arg;
   }
 
+  // A CUtensorMap parameter: `buffer` (In, Out or InOut) is the tensor's memory, copied
+  // like a buffer argument; the map views its device copy as `spec` says.
+  static KernelArg TensorMap(KernelArg buffer, TensorMapSpec spec) {
+    KernelArg arg(Kind::kTensorMap, buffer.host_, buffer.bytes_);
+    arg.buffer_kind_ = buffer.kind_;
+    arg.tensor_map_ = std::move(spec);
+    return arg;
+  }
+
   Kind kind() const { return kind_; }
   void* host() const { return host_; }
   uint64_t bytes() const { return bytes_; }
   const void* scalar() const { return scalar_; }
+  // A buffer in device memory: In, Out, InOut, or a TensorMap's buffer.
+  bool has_buffer() const { return kind_ != Kind::kScalar && buffer_kind() != Kind::kScalar; }
+  // How the buffer is copied: kind() for buffers, the viewed buffer's kind for a TensorMap
+  // (kScalar when that was not a buffer).
+  Kind buffer_kind() const { return kind_ == Kind::kTensorMap ? buffer_kind_ : kind_; }
+  const TensorMapSpec& tensor_map() const { return tensor_map_; }
 
  private:
   KernelArg(Kind kind, void* host, uint64_t bytes) : kind_(kind), host_(host), bytes_(bytes) {}
@@ -95,6 +118,8 @@ class KernelArg {
   void* host_;
   uint64_t bytes_;
   alignas(8) unsigned char scalar_[8] = {};
+  Kind buffer_kind_ = Kind::kScalar;
+  TensorMapSpec tensor_map_;
 };
 
 struct RunOptions {

@@ -302,7 +302,7 @@ say ""
 # link and load); with one, a skipped case is a failure (a broken device setup).
 run_gpu_tests() {
   local test xml tests failures skipped errors
-  for test in cuda_device_gpu_test run_gpu_test; do
+  for test in cuda_device_gpu_test tma_gpu_test run_gpu_test; do
     xml=$LOGS/$test.xml
     mkdir -p "$WORK/test_tmp/$test"
     STEP_QUIET=1 step "gpu_test $test" 240 "${RUN_ENV[@]}" TEST_TMPDIR="$WORK/test_tmp/$test" \

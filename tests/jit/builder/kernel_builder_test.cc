@@ -343,6 +343,27 @@ TEST(KernelBuilderTest, RejectsSharedArrayClashingWithParameter) {
   EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("shared array name 'out' clashes")));
 }
 
+TEST(KernelBuilderTest, AcceptsATensorMapParameterOfOneHundredTwentyEightBytes) {
+  KernelBuilder b("k");
+  b.Param("CUtensorMap", "tmA").Param("float*", "out").Stmt(";");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  EXPECT_EQ(kernel->params[0], (KernelParam{"CUtensorMap", "tmA", 128, false}));
+  EXPECT_TRUE(kernel->params[0].is_tensor_map());
+  EXPECT_FALSE(kernel->params[1].is_tensor_map());
+}
+
+TEST(KernelBuilderTest, RejectsATensorMapSpelledAnyOtherWay) {
+  for (const char* type : {"const __grid_constant__ CUtensorMap", "CUtensorMap*",
+                           "const CUtensorMap"}) {
+    KernelBuilder b("k");
+    b.Param(type, "tmA").Stmt(";");
+    EXPECT_THAT(b.Build(), StatusIs(kInvalid, HasSubstr("a tensor map parameter is declared "
+                                                        "Param(\"CUtensorMap\", name)")))
+        << type;
+  }
+}
+
 TEST(KernelBuilderTest, RejectsUnknownParameterType) {
   KernelBuilder b("k");
   b.Param("float4", "v").Stmt(";");

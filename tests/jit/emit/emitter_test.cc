@@ -126,6 +126,24 @@ TEST(EmitterTest, UnprofiledSourceHasNoTraceParameterIncludeOrRecordCode) {
   EXPECT_THAT(source.source, HasSubstr("extern \"C\" void warptrace_host_entry_tiled_gemm(void** args)"));
 }
 
+TEST(EmitterTest, ATensorMapParameterIsAGridConstantPassedByValueWithThePrimitives) {
+  KernelBuilder b("tma");
+  b.Param("CUtensorMap", "tmA").Param("int*", "out").Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("out[threadIdx.x] = 0;");
+  const Kernel kernel = MustBuild(b.Build());
+  ProfileOptions options;
+  options.enabled = false;
+  const KernelSource source = MustEmit(kernel, options);
+  EXPECT_THAT(source.source, HasSubstr("extern \"C\" __global__ void tma(const __grid_constant__ "
+                                       "CUtensorMap tmA, int* out)"));
+  // The host entry passes the 128 bytes its argument slot points at, by value.
+  EXPECT_THAT(source.source, HasSubstr("tma(*static_cast<CUtensorMap*>(args[0]), "
+                                       "*static_cast<int**>(args[1]));"));
+  // CUtensorMap comes with the primitives header.
+  EXPECT_THAT(source.source, HasSubstr("#include \"warptrace_primitives.cuh\""));
+  EXPECT_FALSE(source.headers.empty());
+}
+
 TEST(EmitterTest, ProfiledSourceAppendsTheTraceBufferAndCarriesTheLayout) {
   const Kernel kernel = MustBuild(TiledGemm({32, 32, 32, 16}));
   const KernelSource source = MustEmit(kernel, {});
@@ -330,6 +348,8 @@ TEST(EmitterTest, PhaseBarriersAreDeclaredAndInitializedByThreadZeroBeforeTheBod
   EXPECT_EQ(plain_names[0], "warptrace_primitives.cuh");
   EXPECT_THAT(plain_names, ::testing::Contains("tensor_core_sm80.cuh"));
   EXPECT_THAT(plain_names, ::testing::Contains("math_constants.h"));
+  EXPECT_THAT(plain_names, ::testing::Contains("tma_sm90.cuh"));
+  EXPECT_THAT(plain_names, ::testing::Contains("wgmma_sm90.cuh"));
   EXPECT_THAT(plain_names, Not(::testing::Contains("recorder.cuh")));
 }
 

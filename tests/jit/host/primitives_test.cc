@@ -188,9 +188,10 @@ TEST_F(PrimitivesTest, AMissingMbarrierArrivalIsADeadlockReportedAtOnce) {
   EXPECT_THAT(Run("missing_arrival", 32, {}, 32, &out),
               StatusIs(absl::StatusCode::kDeadlineExceeded,
                        AllOf(HasSubstr("deadlock in block (0,0,0)"),
-                             HasSubstr("threads 0-31: wait at mbarrier (shared memory offset "),
+                             HasSubstr("threads 0-31: wait at mbarrier bar (shared memory "
+                                       "offset "),
                              HasSubstr("for the phase of parity 0 to complete (1 of 2 arrivals "
-                                       "pending, transaction count 0 bytes)"))));
+                                       "pending, no transactions outstanding)"))));
 }
 
 TEST_F(PrimitivesTest, VectorTypesHalfFloatsSleepsAndBitHelpersFollowCuda) {

@@ -10,6 +10,10 @@
 //   BM_LdmatrixX4         one emulated ldmatrix.x4 of a full warp (time per launch of 1000)
 //   BM_FiberSwitch, BM_UcontextSwitch   one context switch, ours and ucontext's (items/s:
 //                         switches per second)
+//   BM_TmaLoad128x64Bf16Swizzle128B   one TMA load (cp.async.bulk.tensor.2d) of a 128 x 64
+//                         bf16 box (16 KiB) with 128B swizzle by one thread, with its
+//                         arrive.expect_tx and the wait on the mbarrier it completes (the
+//                         kernel loops over 1000 loads; time per load; bytes/s)
 //
 //   bazel run -c opt //tests/jit/host:runtime_benchmark
 #include <ucontext.h>
@@ -19,10 +23,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/testing/temp_path.h"
 #include "benchmark/benchmark.h"
 #include "jit/host/fiber.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/emit/emitter.h"
 #include "jit/host/host_device.h"
+#include "jit/run/tensor_map.h"
 #include "tests/jit/test_kernels.h"
 
 namespace warptrace {
@@ -167,6 +175,71 @@ void BM_UcontextSwitch(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 2);
 }
 BENCHMARK(BM_UcontextSwitch);
+
+constexpr int kTmaLoadsPerLaunch = 1000;
+
+void BM_TmaLoad128x64Bf16Swizzle128B(benchmark::State& state) {
+  // A 256 x 64 bf16 matrix (128-byte rows); the loads alternate between its two 128-row boxes.
+  TensorMapSpec spec;
+  spec.type = TensorMapDataType::kBFloat16;
+  spec.dims = {64, 256};
+  spec.strides_bytes = {128};
+  spec.box = {64, 128};
+  spec.swizzle = TensorMapSwizzle::k128B;
+  const uint64_t box_bytes = BoxBytes(spec);
+  KernelBuilder b("tma_load_loop");
+  b.Param("CUtensorMap", "tm").Param("int*", "out").Grid({1, 1, 1}).Block({32, 1, 1});
+  b.Stmt(absl::StrCat("__shared__ __align__(1024) unsigned char box[", box_bytes, "];"));
+  b.Stmt("__shared__ unsigned long long full;");
+  b.Stmt("if (threadIdx.x == 0) { warptrace_mbarrier_init(&full, 1); "
+         "warptrace_fence_mbarrier_init(); }");
+  b.Stmt("__syncthreads();");
+  b.Stmt(absl::StrCat(
+      "if (threadIdx.x == 0) { for (int i = 0; i < ", kTmaLoadsPerLaunch, "; ++i) { "
+      "warptrace_mbarrier_arrive_expect_tx(&full, ", box_bytes, "); "
+      "warptrace_tma_load_2d(box, &tm, 0, (i & 1) * 128, &full); "
+      "warptrace_mbarrier_wait_parity(&full, i & 1); } out[0] = box[5]; }"));
+  absl::StatusOr<Kernel> kernel = b.Build();
+  if (!kernel.ok()) {
+    state.SkipWithError(std::string(kernel.status().message()).c_str());
+    return;
+  }
+  static std::unique_ptr<LoadedKernel> loaded = [&] {
+    absl::StatusOr<std::unique_ptr<LoadedKernel>> k = Device().Load(EmitUnprofiledKernel(*kernel));
+    if (!k.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
+      std::abort();
+    }
+    return *std::move(k);
+  }();
+  const uint64_t tensor_bytes = 256 * 128;
+  absl::StatusOr<void*> tensor = Device().Allocate(tensor_bytes);
+  absl::StatusOr<void*> out = Device().Allocate(64);
+  if (!tensor.ok() || !out.ok()) {
+    state.SkipWithError("allocation failed");
+    return;
+  }
+  Device().Memset(*tensor, 1, tensor_bytes).IgnoreError();
+  absl::StatusOr<TensorMapBytes> map = Device().EncodeTensorMap(spec, *tensor, "tm");
+  if (!map.ok()) {
+    state.SkipWithError(std::string(map.status().message()).c_str());
+    return;
+  }
+  void* out_ptr = *out;
+  void* args[] = {map->bytes, &out_ptr};
+  for (auto _ : state) {
+    absl::Status s = Device().Launch(*loaded, {1, 1, 1}, {32, 1, 1}, 0, args);
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kTmaLoadsPerLaunch);  // loads per second
+  state.SetBytesProcessed(state.iterations() * kTmaLoadsPerLaunch * static_cast<int64_t>(box_bytes));
+  Device().Free(*tensor).IgnoreError();
+  Device().Free(out_ptr).IgnoreError();
+}
+BENCHMARK(BM_TmaLoad128x64Bf16Swizzle128B)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 }  // namespace
 }  // namespace warptrace
