@@ -1,8 +1,10 @@
 #include "jit/cuda/cuda_device.h"
 
 #include <cuda.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -76,6 +78,24 @@ struct CudaDevice::Driver {
   const CUcontext context;
 };
 
+std::string CudaToolkitIncludeDir() {
+  static const std::string* dir = [] {
+    std::vector<std::string> candidates;
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+      if (const char* root = std::getenv(var); root != nullptr && *root != '\0') {
+        candidates.push_back(absl::StrCat(root, "/include"));
+      }
+    }
+    candidates.push_back("/usr/local/cuda/include");
+    for (const std::string& c : candidates) {
+      struct stat st;
+      if (::stat(absl::StrCat(c, "/cuda_bf16.h").c_str(), &st) == 0) return new std::string(c);
+    }
+    return new std::string();
+  }();
+  return *dir;
+}
+
 CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view arch,
                                   const std::vector<std::string>& extra_flags) {
   CompileRequest request;
@@ -90,6 +110,12 @@ CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view 
     request.options.arch = "sm_90a";
   }
   request.options.extra_flags = {absl::StrCat("--pre-include=", kPreludeName)};
+  // The toolkit's headers kernels include by name (<cuda_bf16.h>, <cuda_fp16.h>): NVRTC has
+  // no search path of its own.
+  const std::string toolkit_include = CudaToolkitIncludeDir();
+  if (!toolkit_include.empty()) {
+    request.options.extra_flags.push_back(absl::StrCat("-I", toolkit_include));
+  }
   request.options.extra_flags.insert(request.options.extra_flags.end(), extra_flags.begin(),
                                      extra_flags.end());
   return request;

@@ -50,11 +50,16 @@ struct CudaDeviceOptions {
   std::string arch;
 };
 
+// The CUDA toolkit's include directory (with cuda_bf16.h): $CUDA_HOME/include,
+// $CUDA_PATH/include or /usr/local/cuda/include, the first that exists; empty if none.
+std::string CudaToolkitIncludeDir();
+
 // The NVRTC request CudaDevice::Load compiles for `source` on `arch`: the source and its
 // headers, plus an in-memory prelude, force-included, that defines the device's macros
 // (WARPTRACE_DYNAMIC_SHARED(type, name) as `extern __shared__ __align__(16) type name[]`).
 // A kernel using sm_90a-only instructions (KernelSource::sm90a_use) asked for sm_90 is
-// compiled for sm_90a.
+// compiled for sm_90a. The toolkit's include directory (CudaToolkitIncludeDir) is on the
+// search path, so <cuda_bf16.h> and <cuda_fp16.h> resolve.
 CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view arch,
                                   const std::vector<std::string>& extra_flags = {});
 

@@ -41,8 +41,10 @@ TEST(CudaDeviceTest, CompileRequestKeepsTheSourceHeadersAndFlags) {
   EXPECT_EQ(request.name, "k.cu");
   EXPECT_EQ(request.source, source.source);
   EXPECT_EQ(request.options.arch, "sm_80");
-  EXPECT_THAT(request.options.extra_flags,
-              ::testing::ElementsAre("--pre-include=warptrace_cuda_prelude.h", "-DX=1"));
+  std::vector<std::string> expected = {"--pre-include=warptrace_cuda_prelude.h"};
+  if (!CudaToolkitIncludeDir().empty()) expected.push_back("-I" + CudaToolkitIncludeDir());
+  expected.push_back("-DX=1");
+  EXPECT_EQ(request.options.extra_flags, expected);
   ASSERT_EQ(request.headers.size(), source.headers.size() + 1);
   EXPECT_THAT(request.headers.back().contents,
               HasSubstr("#define WARPTRACE_DYNAMIC_SHARED(type, name) extern __shared__"));
