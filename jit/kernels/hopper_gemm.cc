@@ -288,7 +288,7 @@ class HopperGemmWriter {
 
 absl::StatusOr<KernelBuilder> HopperGemmBuilder(const HopperGemmShape& shape) {
   RETURN_IF_ERROR(CheckShape(shape));
-  KernelBuilder b(shape.pingpong ? "hopper_gemm_pingpong" : "hopper_gemm");
+  KernelBuilder b("hopper_gemm");
   HopperGemmWriter writer(shape, b);
   writer.Declarations();
   writer.Roles();

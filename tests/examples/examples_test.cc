@@ -132,8 +132,9 @@ void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::strin
   int slices = 0, async_spans = 0, process_names = 0, thread_names = 0;
   for (const nlohmann::json& event : trace["traceEvents"]) {
     if (event["ph"] == "X") {
-      // Async copies are X events on their unit's async lanes, not slices of its track.
-      ++(event["cat"] == "async_copy" ? async_spans : slices);
+      // Async copies and wgmma groups are X events on their unit's async lanes, not slices
+      // of its track.
+      ++(event["cat"] == "async_copy" || event["cat"] == "mma_group" ? async_spans : slices);
       EXPECT_TRUE(event["ts"].is_number()) << event.dump();
       EXPECT_TRUE(event["dur"].is_number()) << event.dump();
       EXPECT_TRUE(event["pid"].is_number_integer()) << event.dump();
@@ -189,6 +190,14 @@ const std::vector<Case>& Cases() {
        {"--m=16", "--n=64", "--k=64", "--stages=3", "--consumers=2", "--copy=bulk",
         "--persistent", "--blocks=2", "--producer_delay=100", "--consumer_delay=100"}},
       {"reduction", "reduction", {"--n=1000", "--blocks=2", "--threads=64", "--barrier_waits"}},
+      // TMA + wgmma, cooperative; then ping-pong on a persistent grid with f32 output and
+      // BN 64; then BN 256.
+      {"hopper_gemm", "hopper_gemm", {"--m=128", "--n=128", "--k=128", "--stages=2"}},
+      {"hopper_gemm_pingpong_persistent", "hopper_gemm",
+       {"--m=256", "--n=128", "--k=128", "--bn=64", "--pingpong", "--persistent", "--blocks=2",
+        "--out_type=f32"}},
+      {"hopper_gemm_bn256", "hopper_gemm",
+       {"--m=128", "--n=256", "--k=128", "--bn=256", "--stages=2", "--consumer_delay=100"}},
   };
   return *cases;
 }
@@ -406,6 +415,35 @@ INSTANTIATE_TEST_SUITE_P(
                   "empty[1] (25% of their time); the consumer's `mma` is on the critical path "
                   "in 100% of blocks (100% of block time); the consumer waited 0.0% of its "
                   "time (on full[*])"}),
+    [](const ::testing::TestParamInfo<DelayCase>& info) {
+      return info.param.delay.find("producer") != std::string::npos ? std::string("producer")
+                                                                     : std::string("consumer");
+    });
+
+// The same for the Hopper GEMM (TMA + wgmma, cooperative consumers): the delayed side is the
+// bottleneck the diagnosis names first.
+class HopperGemmDelayTest : public DeterministicExamplesTest,
+                            public ::testing::WithParamInterface<DelayCase> {};
+
+TEST_P(HopperGemmDelayTest, IsDiagnosedAsTheBottleneckItCreates) {
+  const DelayCase& c = GetParam();
+  std::vector<std::string> args = {"--device=host", "--m=128", "--n=128", "--k=512", c.delay};
+  args.push_back(absl::StrCat("--out=", FreshDir("hopper_delay")));
+  const Ran ran = RunExample("hopper_gemm", args);
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(FirstDiagnosis(ran.out), ::testing::StartsWith(c.diagnosis)) << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("tensor cores: consumer units had a wgmma group in flight "));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Delays, HopperGemmDelayTest,
+    ::testing::Values(DelayCase{"--producer_delay=60000",
+                                "  1. producer-bound: consumer units idle 100% waiting on "
+                                "full[*], most on full[0] (25% of their time)"},
+                      DelayCase{"--consumer_delay=60000",
+                                "  1. consumer-bound: producer units idle 100% waiting on "
+                                "empty[*], most on empty[1] (25% of their time); the "
+                                "consumer's `mma` is on the critical path in 100% of blocks"}),
     [](const ::testing::TestParamInfo<DelayCase>& info) {
       return info.param.delay.find("producer") != std::string::npos ? std::string("producer")
                                                                      : std::string("consumer");
