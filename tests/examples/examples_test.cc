@@ -198,6 +198,8 @@ const std::vector<Case>& Cases() {
         "--out_type=f32"}},
       {"hopper_gemm_bn256", "hopper_gemm",
        {"--m=128", "--n=256", "--k=128", "--bn=256", "--stages=2", "--consumer_delay=100"}},
+      // Tensor cores: mma.sync and ldmatrix emulated on the host, a 3-stage cp.async ring.
+      {"ampere_gemm", "ampere_gemm", {"--m=128", "--n=128", "--k=96", "--warps=4", "--stages=3"}},
   };
   return *cases;
 }
