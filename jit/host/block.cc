@@ -1,10 +1,14 @@
 #include "jit/host/block.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 
 namespace warptrace::host {
 namespace {
@@ -12,6 +16,19 @@ namespace {
 constexpr uint32_t kWarpSize = 32;
 
 bool Names(uint32_t mask, uint32_t lane) { return (mask >> lane) & 1u; }
+
+// A barrier's `what` is "<op> at <file>, line <n>" where the kernel names the place of the
+// call (cuda_on_cpu.h's WARPTRACE_HOST_AT; the emitter's #line directives make <file> the
+// builder construct), else just "<op>".
+struct BarrierSite {
+  absl::string_view op;
+  absl::string_view where;  // empty when the caller did not say
+};
+BarrierSite SplitBarrierWhat(absl::string_view what) {
+  const size_t at = what.find(" at ");
+  if (at == absl::string_view::npos) return {what, {}};
+  return {what.substr(0, at), what.substr(at + 4)};
+}
 
 }  // namespace
 
@@ -285,8 +302,10 @@ std::string Block::Describe(const Fiber& f) const {
       return "exited";
     case WaitKind::kBarrier: {
       const NamedBarrier& b = barriers_[f.wait_object];
-      return absl::StrFormat("wait at %s (barrier %u: %u of %u threads arrived)", f.wait_what,
-                             f.wait_object, b.arrived, b.expected);
+      const BarrierSite site = SplitBarrierWhat(f.wait_what);
+      return absl::StrFormat("wait at %s (barrier %u: %u of %u threads arrived)%s", site.op,
+                             f.wait_object, b.arrived, b.expected,
+                             site.where.empty() ? "" : absl::StrCat(" at ", site.where));
     }
     case WaitKind::kWarp: {
       uint32_t arrived = 0;
@@ -333,12 +352,19 @@ std::string Block::Census() const {
   // A block barrier that threads exited without reaching: reached only by the threads that
   // took some branch (a barrier under a divergent condition, or after an early return).
   uint32_t exited = 0;
+  // Per barrier id, the places its waiters wait at (in thread order, each once).
+  std::vector<std::string> waited_at[WARPTRACE_HOST_NUM_NAMED_BARRIERS];
   bool waited[WARPTRACE_HOST_NUM_NAMED_BARRIERS] = {};
   for (uint32_t t = 0; t < num_threads_; ++t) {
     const Fiber& f = fibers_[t];
     if (f.wait == WaitKind::kExited) ++exited;
     if (f.wait == WaitKind::kBarrier && f.wait_object < WARPTRACE_HOST_NUM_NAMED_BARRIERS) {
       waited[f.wait_object] = true;
+      std::vector<std::string>& places = waited_at[f.wait_object];
+      const std::string where(SplitBarrierWhat(f.wait_what).where);
+      if (!where.empty() && std::find(places.begin(), places.end(), where) == places.end()) {
+        places.push_back(where);
+      }
     }
   }
   for (uint32_t id = 0; id < WARPTRACE_HOST_NUM_NAMED_BARRIERS && exited > 0; ++id) {
@@ -346,10 +372,13 @@ std::string Block::Census() const {
     if (!waited[id] || b.expected - b.arrived > exited) continue;
     absl::StrAppend(&out, absl::StrFormat(
                               "; barrier %u is divergent: %u of its %u threads never arrive "
-                              "and %u threads exited without reaching it (a barrier under a "
+                              "and %u threads exited without reaching it%s (a barrier under a "
                               "condition only some threads take, or after a return some "
                               "threads took)",
-                              id, b.expected - b.arrived, b.expected, exited));
+                              id, b.expected - b.arrived, b.expected, exited,
+                              waited_at[id].empty()
+                                  ? ""
+                                  : absl::StrCat(" at ", absl::StrJoin(waited_at[id], " and "))));
   }
   return out;
 }

@@ -45,12 +45,14 @@
 
 #if defined(WARPTRACE_HOST_BACKEND)
 
-inline void warptrace_named_barrier_sync(unsigned int id, unsigned int count) {
-  ::warptrace_host::Barrier(id, count, 1, WARPTRACE_HOST_BARRIER_PLAIN, 0, "bar.sync");
-}
-inline void warptrace_named_barrier_arrive(unsigned int id, unsigned int count) {
-  ::warptrace_host::Barrier(id, count, 0, WARPTRACE_HOST_BARRIER_PLAIN, 0, "bar.arrive");
-}
+// Named for messages and the deadlock report like __syncthreads (cuda_on_cpu.h): the
+// operation and the place of the call, "bar.sync at <file>, line <n>".
+#define warptrace_named_barrier_sync(id, count)                                    \
+  ::warptrace_host::Barrier((id), (count), 1, WARPTRACE_HOST_BARRIER_PLAIN, 0,     \
+                            WARPTRACE_HOST_AT("bar.sync"))
+#define warptrace_named_barrier_arrive(id, count)                                  \
+  ::warptrace_host::Barrier((id), (count), 0, WARPTRACE_HOST_BARRIER_PLAIN, 0,     \
+                            WARPTRACE_HOST_AT("bar.arrive"))
 
 namespace warptrace_host {
 // See host_abi.h: pending 0-20, expected 21-41, tx 42-62, phase 63.
