@@ -62,7 +62,8 @@ struct WarptraceHostDim {
 struct WarptraceHostRuntime;
 
 /* The steady clock both sides read, fixed for the duration of a launch. On x86-64 where
- * the kernel's clocksource is the TSC (constant rate, synchronized across cores), it is the
+ * the TSC is invariant (cpuinfo's constant_tsc and nonstop_tsc) and the kernel's
+ * clocksource is the TSC (synchronized across cores; virtual_clock.h TscClockUsable), it is the
  * TSC scaled to nanoseconds: ns_base + (rdtsc - tsc_base) * ns_per_tick_q32 / 2^32, a few ns
  * per read against ~20 for clock_gettime, which the runtime calls at every synchronization
  * point of every thread. The runtime sets tsc_base/ns_base from CLOCK_MONOTONIC at each
