@@ -414,13 +414,15 @@ class Emitter {
       if (c.bulk() && c.role == current_role_) polled.push_back(&c);
     }
     if (polled.empty()) {
-      Line(d, absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
-                           "[warptrace_bar], warptrace_phase & 1u);"));
+      Attributed(d, node.path,
+                 absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
+                              "[warptrace_bar], warptrace_phase & 1u);"));
     } else {
       // While it waits, the thread looks at its bulk copies in flight and records each
       // completion it sees (on the host, try_wait returns only when the phase completed).
-      Line(d, absl::StrCat("while (!warptrace_mbarrier_try_wait_parity(&", node.text,
-                           "[warptrace_bar], warptrace_phase & 1u)) {"));
+      Attributed(d, node.path,
+                 absl::StrCat("while (!warptrace_mbarrier_try_wait_parity(&", node.text,
+                              "[warptrace_bar], warptrace_phase & 1u)) {"));
       for (const CopySite* c : polled) PollPending(d + 1, *c);
       Line(d, "}");
     }

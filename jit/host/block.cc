@@ -264,7 +264,8 @@ void Block::MbarrierArrived(Fiber* fiber, unsigned long long* bar, bool complete
   mbarrier_waiters_.erase(keep, mbarrier_waiters_.end());
 }
 
-Wait Block::MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity) {
+Wait Block::MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity,
+                         const char* what) {
   if (WARPTRACE_HOST_MBAR_PHASE(*bar) != parity) {  // already completed: observe its time
     fiber->vtime = std::max(fiber->vtime, TimesOf(bar).last_release);
     return Wait::kDone;
@@ -272,7 +273,7 @@ Wait Block::MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity)
   fiber->wait = WaitKind::kMbarrier;
   fiber->wait_object = reinterpret_cast<uintptr_t>(bar);
   fiber->wait_detail = parity;
-  fiber->wait_what = "mbarrier try_wait";
+  fiber->wait_what = what;
   mbarrier_waiters_.push_back(fiber);
   ++parked_;
   return Wait::kPark;
@@ -320,13 +321,15 @@ std::string Block::Describe(const Fiber& f) const {
       const char* bar = reinterpret_cast<const char*>(f.wait_object);
       const bool in_static = bar >= static_shared_ &&
                              bar < static_shared_ + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES;
+      const BarrierSite site = SplitBarrierWhat(f.wait_what);
       return absl::StrFormat(
           "wait at mbarrier (%sshared memory offset %d) for the phase of parity %u to "
-          "complete (%u of %u arrivals pending, transaction count %d bytes)",
+          "complete (%u of %u arrivals pending, transaction count %d bytes)%s",
           in_static ? "" : "dynamic ",
           static_cast<int64_t>(bar - (in_static ? static_shared_ : dynamic_shared_)),
           f.wait_detail, WARPTRACE_HOST_MBAR_PENDING(word), WARPTRACE_HOST_MBAR_EXPECTED(word),
-          WARPTRACE_HOST_MBAR_TX(word));
+          WARPTRACE_HOST_MBAR_TX(word),
+          site.where.empty() ? "" : absl::StrCat(" in ", site.op, " at ", site.where));
     }
     case WaitKind::kSpin:
       return absl::StrFormat("spin in %s on address %p (last value %u)", f.wait_what,

@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 5u
+#define WARPTRACE_HOST_ABI_VERSION 6u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -155,8 +155,10 @@ struct WarptraceHostRuntime {
   void* (*shared)(void* fiber, unsigned int site, unsigned long long bytes,
                   unsigned long long align, const char* name);
   /* Parks the caller until the mbarrier at `bar` leaves the phase of parity `parity`
-   * (woken by mbarrier_arrived); at once when it already has. */
-  void (*mbarrier_wait)(void* fiber, unsigned long long* bar, unsigned int parity);
+   * (woken by mbarrier_arrived); at once when it already has. `what`: the operation and
+   * place for the deadlock report ("mbarrier wait at <file>, line <n>"). */
+  void (*mbarrier_wait)(void* fiber, unsigned long long* bar, unsigned int parity,
+                        const char* what);
   /* The caller arrived on (or completed transactions of) the mbarrier at `bar`; `completed`:
    * that completed the phase, wake its waiters. */
   void (*mbarrier_arrived)(void* fiber, unsigned long long* bar, int completed);

@@ -103,16 +103,29 @@ inline bool warptrace_mbarrier_test_wait_parity(unsigned long long* bar, unsigne
   const unsigned long long w = *bar;
   const bool done = WARPTRACE_HOST_MBAR_PHASE(w) != (parity & 1u);
   if (done) {  // returns at once; takes the phase's completion time
-    ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u);
+    ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u,
+                                         "mbarrier test_wait");
   } else {
     ::warptrace_host::Spin(bar, w, "mbarrier test_wait");
   }
   return done;
 }
-inline bool warptrace_mbarrier_try_wait_parity(unsigned long long* bar, unsigned int parity) {
-  ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u);
+namespace warptrace_host {
+// `what`: "<op> at <file>, line <n>" (WARPTRACE_HOST_AT), for the deadlock report.
+inline bool MbarrierTryWait(unsigned long long* bar, unsigned int parity, const char* what) {
+  Rt().mbarrier_wait(Fiber(), bar, parity & 1u, what);
   return WARPTRACE_HOST_MBAR_PHASE(*bar) != (parity & 1u);
 }
+inline void MbarrierWait(unsigned long long* bar, unsigned int parity, const char* what) {
+  while (!MbarrierTryWait(bar, parity, what)) {
+  }
+}
+}  // namespace warptrace_host
+// Named for the deadlock report by the place of the call, like __syncthreads.
+#define warptrace_mbarrier_try_wait_parity(bar, parity) \
+  ::warptrace_host::MbarrierTryWait((bar), (parity), WARPTRACE_HOST_AT("mbarrier try_wait"))
+#define warptrace_mbarrier_wait_parity(bar, parity) \
+  ::warptrace_host::MbarrierWait((bar), (parity), WARPTRACE_HOST_AT("mbarrier wait"))
 
 inline void warptrace_cp_async(void* smem_dst, const void* gmem_src, unsigned int bytes) {
   ::warptrace_host::Rt().cp_async(::warptrace_host::Fiber(), smem_dst, gmem_src, bytes);
@@ -305,15 +318,13 @@ WARPTRACE_PRIMITIVE void warptrace_store_release(unsigned int* p, unsigned int v
 #undef WARPTRACE_PRIMITIVE
 #endif  // WARPTRACE_HOST_BACKEND
 
-// Both sides: wait for the phase of `parity` to complete.
-#if defined(WARPTRACE_HOST_BACKEND)
-inline
-#else
-__device__ __forceinline__
-#endif
-void warptrace_mbarrier_wait_parity(unsigned long long* bar, unsigned int parity) {
+// Wait for the phase of `parity` to complete (on the host: a macro above).
+#if !defined(WARPTRACE_HOST_BACKEND)
+__device__ __forceinline__ void warptrace_mbarrier_wait_parity(unsigned long long* bar,
+                                                               unsigned int parity) {
   while (!warptrace_mbarrier_try_wait_parity(bar, parity)) {
   }
 }
+#endif
 
 #endif  // WARPTRACE_PRIMITIVES_CUH_

@@ -410,15 +410,22 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
                   "warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive done\n"
                   "          (void)warptrace_mbarrier_arrive(&done[warptrace_bar]);\n",
                   site("arrive done"))));
+  // The wait itself under a #line naming it (the host's deadlock report names the path).
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
                   "warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, warptrace_bar, "
                   "warptrace_phase);  // enter wait ready\n"
+                  "#line 1 \"kernel handoff > roles by warpgroup > role consumer > wait "
+                  "ready[0]\"\n"
                   "        warptrace_mbarrier_wait_parity(&ready[warptrace_bar], warptrace_phase & "
-                  "1u);\n"
+                  "1u);\n#line ",
+                  site("wait ready"))));
+  EXPECT_THAT(source.source,
+              HasSubstr(absl::StrFormat(
+                  " \"handoff.cu\"\n"
                   "        warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, "
                   "warptrace_bar, warptrace_phase);  // exit wait ready\n",
-                  site("wait ready"), site("wait ready") | abi::kExitFlag)));
+                  site("wait ready") | abi::kExitFlag)));
 }
 
 TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {

@@ -135,5 +135,28 @@ TEST(LineDirectivesTest, TheDeadlockReportNamesTheLineOfARawBarrierInAStatement)
                              HasSubstr("`, line 2"))));
 }
 
+TEST(LineDirectivesTest, TheDeadlockReportNamesTheBuilderPathOfAPhaseWait) {
+  auto device = MakeDevice("line_directives_phase");
+  ASSERT_NE(device, nullptr);
+  // The only arrival is under a condition no thread takes: the phase never completes.
+  KernelBuilder b("phase_wait");
+  b.Param("int*", "out").Block({64, 1, 1});
+  b.PhaseBarriers("full", 1, 64);
+  b.If("out == nullptr && threadIdx.x > 64", [&] { b.Arrive("full", "0", "0"); });
+  b.Region("consume", [&] { b.WaitPhase("full", "0", "0"); });
+  b.Stmt("(void)out;");
+  const KernelSource source = EmitUnprofiledKernel(MustBuild(b.Build()));
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> loaded = device->Load(source);
+  ASSERT_THAT(loaded, IsOk());
+  void* out = nullptr;
+  void* args[] = {&out};
+  EXPECT_THAT(device->Launch(**loaded, {1, 1, 1}, {64, 1, 1}, 0, args),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       HasSubstr("threads 0-63: wait at mbarrier (shared memory offset 0) for "
+                                 "the phase of parity 0 to complete (64 of 64 arrivals "
+                                 "pending, transaction count 0 bytes) in mbarrier wait at "
+                                 "kernel phase_wait > region consume > wait full[0], line 1")));
+}
+
 }  // namespace
 }  // namespace warptrace
