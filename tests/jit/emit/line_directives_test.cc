@@ -2,7 +2,9 @@
 // compile errors, from g++ (the host backend) and from NVRTC, name the builder construct
 // and the line within a statement, and quote the generated source line; the host
 // backend's deadlock report names the builder path of each barrier.
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -81,11 +83,22 @@ TEST(LineDirectivesTest, AnNvrtcCompileErrorNamesTheBuilderPathAndTheLineInTheSt
   ASSERT_THAT(source, IsOk());
   const std::string path = StatementPath("on_gpu");
   // NVRTC: "<path>(2): error: identifier "undeclared_in_line_two" is undefined".
-  EXPECT_THAT(CheckCompilesForGpu(*source),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr(path), HasSubstr("`(2): error"),
-                             HasSubstr("undeclared_in_line_two"), HasSubstr(" on_gpu.cu:"),
-                             HasSubstr(" |     acc += undeclared_in_line_two;"))));
+  const absl::Status status = CheckCompilesForGpu(*source);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                               AllOf(HasSubstr(path), HasSubstr("`(2): error"),
+                                     HasSubstr("undeclared_in_line_two"), HasSubstr(" on_gpu.cu:"),
+                                     HasSubstr(" |     acc += undeclared_in_line_two;"))));
+  // The source NVRTC failed on is kept where the message says.
+  const std::string message(status.message());
+  const std::string marker = "the source and headers are kept in ";
+  const size_t at = message.find(marker);
+  ASSERT_NE(at, std::string::npos) << message;
+  std::string dir = message.substr(at + marker.size());
+  dir = dir.substr(0, dir.find('\n'));
+  std::ifstream kept(dir + "/on_gpu.cu");
+  std::stringstream text;
+  text << kept.rdbuf();
+  EXPECT_EQ(text.str(), source->source) << dir;
 }
 
 TEST(LineDirectivesTest, TheDeadlockReportNamesTheBuilderPathOfADivergentBarrier) {
