@@ -2,12 +2,15 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace warptrace {
 namespace {
@@ -53,12 +56,55 @@ absl::string_view Basename(absl::string_view path) {
   return slash == absl::string_view::npos ? path : path.substr(slash + 1);
 }
 
-std::optional<absl::string_view> Line(absl::string_view contents, int line) {
-  if (line <= 0) return std::nullopt;
-  int current = 1;
-  for (absl::string_view text : absl::StrSplit(contents, '\n')) {
-    if (current == line) return text;
-    ++current;
+// `#line N "name"` (or `# N "name"`, the preprocessor's own form): N and the unescaped name.
+std::optional<std::pair<int, std::string>> LineDirective(absl::string_view text) {
+  absl::string_view s = absl::StripLeadingAsciiWhitespace(text);
+  if (!absl::ConsumePrefix(&s, "#")) return std::nullopt;
+  s = absl::StripLeadingAsciiWhitespace(s);
+  absl::ConsumePrefix(&s, "line");
+  s = absl::StripLeadingAsciiWhitespace(s);
+  const size_t digits = s.find_first_not_of("0123456789");
+  int line = 0;
+  if (digits == 0 || !absl::SimpleAtoi(s.substr(0, digits), &line)) return std::nullopt;
+  s = absl::StripLeadingAsciiWhitespace(s.substr(digits));
+  if (!absl::ConsumePrefix(&s, "\"")) return std::nullopt;
+  std::string name;
+  for (size_t i = 0; i < s.size() && s[i] != '"'; ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) ++i;
+    name.push_back(s[i]);
+  }
+  return std::make_pair(line, std::move(name));
+}
+
+bool SameFile(absl::string_view a, absl::string_view b) {
+  return a == b || Basename(a) == Basename(b);
+}
+
+// The physical line of `file` that diagnostics call line `location.line` of
+// `location.file`: a line of `file` itself, or one that a #line directive in it attributes
+// to that name (the emitter's builder paths, "kernel gemm > region mma > statement `..`").
+struct SourceLine {
+  absl::string_view text;
+  int physical = 0;
+  bool attributed = false;  // through a #line directive
+};
+std::optional<SourceLine> FindLine(const EmbeddedFile& file, const Location& location) {
+  if (location.line <= 0) return std::nullopt;
+  std::string name = file.name;
+  int logical = 1;
+  int physical = 1;
+  for (absl::string_view text : absl::StrSplit(file.contents, '\n')) {
+    if (std::optional<std::pair<int, std::string>> directive = LineDirective(text)) {
+      logical = directive->first;
+      name = std::move(directive->second);
+      ++physical;
+      continue;
+    }
+    if (logical == location.line && SameFile(name, location.file)) {
+      return SourceLine{text, physical, name != file.name};
+    }
+    ++logical;
+    ++physical;
   }
   return std::nullopt;
 }
@@ -76,10 +122,14 @@ std::string QuoteOffendingLines(absl::string_view log, const std::vector<Embedde
     if (errors > max_errors) continue;
     absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(text), "\n");
     for (const EmbeddedFile& file : files) {
-      if (Basename(file.name) != Basename(location->file)) continue;
-      if (std::optional<absl::string_view> line = Line(file.contents, location->line)) {
-        absl::StrAppendFormat(&out, "  %5d | %s\n", location->line,
-                              absl::StripTrailingAsciiWhitespace(*line));
+      std::optional<SourceLine> line = FindLine(file, *location);
+      if (!line.has_value()) continue;
+      const absl::string_view text = absl::StripTrailingAsciiWhitespace(line->text);
+      if (line->attributed) {
+        absl::StrAppendFormat(&out, "  %s:%d | %s\n", Basename(file.name), line->physical,
+                              text);
+      } else {
+        absl::StrAppendFormat(&out, "  %5d | %s\n", location->line, text);
       }
       break;
     }

@@ -6,12 +6,34 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/file.h"
 #include "base/status_macros.h"
+#include "base/temp_dir.h"
 #include "jit/compile/diagnostics.h"
 #include "jit/compile/nvrtc_program.h"
 #include "jit/compile/nvrtc_status.h"
 
 namespace warptrace {
+namespace {
+
+// A failed program's source and headers, written to a directory that stays, so the lines
+// the message quotes can be looked at in context: "the source and headers are kept in
+// <dir>\n", or "" when they could not be written (the message has the log either way).
+std::string KeepInputs(const std::vector<EmbeddedFile>& files) {
+  absl::StatusOr<TempDir> dir = TempDir::Create("warptrace-nvrtc");
+  if (!dir.ok()) return "";
+  for (const EmbeddedFile& file : files) {
+    if (file.name.find('/') != std::string::npos ||
+        !WriteFileAtomically(dir->File(file.name), file.contents, {.role = "NVRTC input"})
+             .ok()) {
+      return "";  // the directory goes with `dir`
+    }
+  }
+  return absl::StrCat("the source and headers are kept in ", dir->Keep(), "\n");
+}
+
+}  // namespace
+
 std::vector<std::string> NvrtcOptions(const CompileOptions& options) {
   std::vector<std::string> out = {absl::StrCat("-arch=", options.arch),
                                   absl::StrCat("-std=", options.cpp_standard)};
@@ -58,7 +80,7 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
     return absl::Status(
         status.code(),
         absl::StrCat(status.message(), " (options: ", absl::StrJoin(options, " "), ")\n",
-                     QuoteOffendingLines(log, files), "NVRTC log:\n", log));
+                     QuoteOffendingLines(log, files), "NVRTC log:\n", log, KeepInputs(files)));
   }
 
   // ptxas compiles a kernel whose setmaxnreg it cannot honour, and warns; the kernel would

@@ -36,6 +36,9 @@ class NvrtcCompiler final : public Compiler {
  public:
   NvrtcCompiler();
 
+  // A program NVRTC rejects: its status (InvalidArgument for a compile error) carries the
+  // quoted error lines (jit/compile/diagnostics.h), the log, and the directory its source
+  // and headers were written to and kept in ("the source and headers are kept in <dir>").
   absl::StatusOr<CompiledKernel> Compile(const CompileRequest& request) override;
   // "nvrtc <major>.<minor>".
   std::string Version() const override { return version_; }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "format/embedded_headers.h"
 #include "format/links.h"
@@ -37,6 +38,17 @@ bool IsSimpleOperand(const std::string& text) {
 
 std::string Operand(const std::string& text) {
   return IsSimpleOperand(text) ? text : absl::StrCat("(", text, ")");
+}
+
+// `path` as the file name of a #line directive (a string literal): quotes and backslashes
+// escaped, anything below a space (a newline in an abbreviated statement) as a space.
+std::string LineDirectiveName(absl::string_view path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
+  }
+  return out;
 }
 
 // Whether `body` or anything nested in it is of one of `kinds`.
@@ -135,7 +147,25 @@ class Emitter {
                                              "warptrace_bulk_wait_group_read", &CopySite::store};
 
   void Line(int depth, const std::string& text) {
+    if (restore_line_) {
+      // The generated code after an attributed construct gets its real line back.
+      restore_line_ = false;
+      Line(0, absl::StrCat("#line ", lines_ + 2, " \"", kernel_.name, ".cu\""));
+    }
     absl::StrAppend(&out_, std::string(2 * depth, ' '), text, "\n");
+    lines_ += 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+
+  // Emits `text` (a builder construct's own code, one or more lines) under `#line 1
+  // "<path>"`, so compiler diagnostics and __FILE__/__LINE__ in it (the host backend's
+  // barrier reports) name the construct and the line within it. The next generated line
+  // is preceded by `#line <its real line> "<kernel>.cu"` (unless another construct's
+  // directive comes first).
+  void Attributed(int depth, const std::string& path, absl::string_view text) {
+    restore_line_ = false;
+    Line(0, absl::StrCat("#line 1 \"", LineDirectiveName(path), "\""));
+    for (absl::string_view line : absl::StrSplit(text, '\n')) Line(depth, std::string(line));
+    restore_line_ = true;
   }
 
   bool NeedsTid() const {
@@ -164,8 +194,7 @@ class Emitter {
     if (IncludesPrimitives(kernel_)) Line(0, "#include \"warptrace_primitives.cuh\"");
     for (const PreambleDecl& preamble : kernel_.preamble) {
       Line(0, "");
-      Line(0, absl::StrCat("// ", preamble.path));
-      absl::StrAppend(&out_, preamble.code, absl::EndsWith(preamble.code, "\n") ? "" : "\n");
+      Attributed(0, preamble.path, absl::StripSuffix(preamble.code, "\n"));
     }
     if (!kernel_.dynamic_shared.type.empty()) {
       Line(0, "");
@@ -285,9 +314,7 @@ class Emitter {
   void Node(const KernelNode& node, int depth) {
     switch (node.kind) {
       case KernelNode::Kind::kStatement:
-        for (absl::string_view line : absl::StrSplit(node.text, '\n')) {
-          Line(depth, std::string(line));
-        }
+        Attributed(depth, node.path, node.text);
         return;
       case KernelNode::Kind::kRegion:
         Line(depth, absl::StrCat("{  // region ", node.text));
@@ -314,7 +341,7 @@ class Emitter {
       case KernelNode::Kind::kBarrier: {
         const SiteInfo* site = SiteOf(node);
         if (site != nullptr) Enter(depth, *site);
-        Line(depth, absl::StrCat("__syncthreads();  // barrier ", node.text));
+        Attributed(depth, node.path, absl::StrCat("__syncthreads();  // barrier ", node.text));
         if (site != nullptr) Leave(depth);
         return;
       }
@@ -411,8 +438,9 @@ class Emitter {
     }
     const SiteInfo* site = SiteOf(node);
     if (site != nullptr) Enter(depth, *site);
-    Line(depth, absl::StrFormat("warptrace_named_barrier_sync(%du, %du);  // named barrier %s",
-                                node.barrier_id, node.threads, node.text));
+    Attributed(depth, node.path,
+               absl::StrFormat("warptrace_named_barrier_sync(%du, %du);  // named barrier %s",
+                               node.barrier_id, node.threads, node.text));
     if (site != nullptr) Leave(depth);
   }
 
@@ -455,13 +483,15 @@ class Emitter {
       if (c.bulk() && c.role == current_role_) polled.push_back(&c);
     }
     if (polled.empty()) {
-      Line(d, absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
-                           "[warptrace_bar], warptrace_phase & 1u);"));
+      Attributed(d, node.path,
+                 absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
+                              "[warptrace_bar], warptrace_phase & 1u);"));
     } else {
       // While it waits, the thread looks at its bulk copies in flight and records each
       // completion it sees (on the host, try_wait returns only when the phase completed).
-      Line(d, absl::StrCat("while (!warptrace_mbarrier_try_wait_parity(&", node.text,
-                           "[warptrace_bar], warptrace_phase & 1u)) {"));
+      Attributed(d, node.path,
+                 absl::StrCat("while (!warptrace_mbarrier_try_wait_parity(&", node.text,
+                              "[warptrace_bar], warptrace_phase & 1u)) {"));
       for (const CopySite* c : polled) PollPending(d + 1, *c);
       Line(d, "}");
     }
@@ -860,6 +890,8 @@ class Emitter {
   const Kernel& kernel_;
   const RecordPlan* plan_;
   std::string out_;
+  int lines_ = 0;               // lines in out_
+  bool restore_line_ = false;  // Line() first writes the #line that ends an Attributed()
   std::vector<SiteInfo> open_sites_;
   std::vector<CopySite> copies_;
   // The enclosing role's first thread and thread count (the block's outside roles).

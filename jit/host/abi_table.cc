@@ -49,12 +49,13 @@ void* AbiShared(void* fiber, unsigned int site, unsigned long long bytes,
   return p;
 }
 
-void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity) {
+void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity,
+                     const char* what) {
   Fiber* f = Self(fiber);
   f->last_was_spin = false;
   const int64_t now = NowNs(f);
   StopClock(f, now);
-  OwnerOf(f).FinishSync(f, f->block->MbarrierWait(f, bar, parity), now);
+  OwnerOf(f).FinishSync(f, f->block->MbarrierWait(f, bar, parity, what), now);
 }
 
 void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 
 namespace warptrace::host {
 namespace {
@@ -39,6 +43,19 @@ std::string Threads(const std::string& runs) {
 }
 
 const char* GroupKind(uint32_t size) { return size == kWarpSize ? "warp" : "warpgroup"; }
+
+// A barrier's `what` is "<op> at <file>, line <n>" where the kernel names the place of the
+// call (cuda_on_cpu.h's WARPTRACE_HOST_AT; the emitter's #line directives make <file> the
+// builder construct), else just "<op>".
+struct BarrierSite {
+  absl::string_view op;
+  absl::string_view where;  // empty when the caller did not say
+};
+BarrierSite SplitBarrierWhat(absl::string_view what) {
+  const size_t at = what.find(" at ");
+  if (at == absl::string_view::npos) return {what, {}};
+  return {what.substr(0, at), what.substr(at + 4)};
+}
 
 }  // namespace
 
@@ -433,7 +450,8 @@ void Block::MbarrierArrived(Fiber* fiber, unsigned long long* bar, bool complete
   mbarrier_waiters_.erase(keep, mbarrier_waiters_.end());
 }
 
-Wait Block::MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity) {
+Wait Block::MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity,
+                         const char* what) {
   if (WARPTRACE_HOST_MBAR_PHASE(*bar) != parity) {  // already completed: observe its time
     fiber->vtime = std::max(fiber->vtime, TimesOf(bar).last_release);
     return Wait::kDone;
@@ -441,7 +459,7 @@ Wait Block::MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity)
   fiber->wait = WaitKind::kMbarrier;
   fiber->wait_object = reinterpret_cast<uintptr_t>(bar);
   fiber->wait_detail = parity;
-  fiber->wait_what = "mbarrier try_wait";
+  fiber->wait_what = what;
   mbarrier_waiters_.push_back(fiber);
   ++parked_;
   return Wait::kPark;
@@ -474,8 +492,10 @@ std::string Block::Describe(const Fiber& f) const {
       return "exited";
     case WaitKind::kBarrier: {
       const NamedBarrier& b = barriers_[f.wait_object];
-      return absl::StrFormat("wait at %s (barrier %u: %u of %u threads arrived)", f.wait_what,
-                             f.wait_object, b.arrived, b.expected);
+      const BarrierSite site = SplitBarrierWhat(f.wait_what);
+      return absl::StrFormat("wait at %s (barrier %u: %u of %u threads arrived)%s", site.op,
+                             f.wait_object, b.arrived, b.expected,
+                             site.where.empty() ? "" : absl::StrCat(" at ", site.where));
     }
     case WaitKind::kWarp: {
       uint32_t arrived = 0;
@@ -496,11 +516,13 @@ std::string Block::Describe(const Fiber& f) const {
                                      "counted fewer bytes than the copies completed)",
                                      -tx)
                    : std::string("no transactions outstanding");
+      const BarrierSite site = SplitBarrierWhat(f.wait_what);
       return absl::StrFormat(
           "wait at mbarrier %s for the phase of parity %u to complete (%u of %u arrivals "
-          "pending, %s)",
+          "pending, %s)%s",
           SharedName(reinterpret_cast<const char*>(f.wait_object)), f.wait_detail,
-          WARPTRACE_HOST_MBAR_PENDING(word), WARPTRACE_HOST_MBAR_EXPECTED(word), bytes);
+          WARPTRACE_HOST_MBAR_PENDING(word), WARPTRACE_HOST_MBAR_EXPECTED(word), bytes,
+          site.where.empty() ? "" : absl::StrCat(" in ", site.op, " at ", site.where));
     }
     case WaitKind::kExchange:
       return DescribeExchange(f);
@@ -548,12 +570,19 @@ std::string Block::Census() const {
   // A block barrier that threads exited without reaching: reached only by the threads that
   // took some branch (a barrier under a divergent condition, or after an early return).
   uint32_t exited = 0;
+  // Per barrier id, the places its waiters wait at (in thread order, each once).
+  std::vector<std::string> waited_at[WARPTRACE_HOST_NUM_NAMED_BARRIERS];
   bool waited[WARPTRACE_HOST_NUM_NAMED_BARRIERS] = {};
   for (uint32_t t = 0; t < num_threads_; ++t) {
     const Fiber& f = fibers_[t];
     if (f.wait == WaitKind::kExited) ++exited;
     if (f.wait == WaitKind::kBarrier && f.wait_object < WARPTRACE_HOST_NUM_NAMED_BARRIERS) {
       waited[f.wait_object] = true;
+      std::vector<std::string>& places = waited_at[f.wait_object];
+      const std::string where(SplitBarrierWhat(f.wait_what).where);
+      if (!where.empty() && std::find(places.begin(), places.end(), where) == places.end()) {
+        places.push_back(where);
+      }
     }
   }
   for (uint32_t id = 0; id < WARPTRACE_HOST_NUM_NAMED_BARRIERS && exited > 0; ++id) {
@@ -561,10 +590,13 @@ std::string Block::Census() const {
     if (!waited[id] || b.expected - b.arrived > exited) continue;
     absl::StrAppend(&out, absl::StrFormat(
                               "; barrier %u is divergent: %u of its %u threads never arrive "
-                              "and %u threads exited without reaching it (a barrier under a "
+                              "and %u threads exited without reaching it%s (a barrier under a "
                               "condition only some threads take, or after a return some "
                               "threads took)",
-                              id, b.expected - b.arrived, b.expected, exited));
+                              id, b.expected - b.arrived, b.expected, exited,
+                              waited_at[id].empty()
+                                  ? ""
+                                  : absl::StrCat(" at ", absl::StrJoin(waited_at[id], " and "))));
   }
   return out;
 }

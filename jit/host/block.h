@@ -142,7 +142,7 @@ class Block {
                 const char* what, std::string* error);
   void* Shared(uint32_t site, uint64_t bytes, uint64_t align, const char* name,
                std::string* error);
-  Wait MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity);
+  Wait MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity, const char* what);
   void MbarrierArrived(Fiber* fiber, unsigned long long* bar, bool completed);
   // The latest virtual time any thread of the block reached.
   int64_t EndVtime() const;

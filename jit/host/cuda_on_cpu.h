@@ -315,21 +315,34 @@ inline unsigned long long Cycles() { return warptrace_host_cycles(&MutableCurren
 
 // ---- Barriers and warp collectives ----
 
-inline void __syncthreads() {
-  ::warptrace_host::Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_PLAIN, 0, "__syncthreads");
+// Barriers name where they were called: `what` is "<op> at <file>, line <n>", a string
+// literal made at compile time (nothing to format at run time). In emitted kernels the
+// emitter's #line directives make <file> the builder construct ("kernel k > region r >
+// barrier b", or "... > statement `...`" with the line inside the statement), so messages
+// and the deadlock report (block.cc) name it.
+#define WARPTRACE_HOST_STR_(x) #x
+#define WARPTRACE_HOST_STR(x) WARPTRACE_HOST_STR_(x)
+#define WARPTRACE_HOST_AT(op) op " at " __FILE__ ", line " WARPTRACE_HOST_STR(__LINE__)
+
+namespace warptrace_host {
+inline void SyncThreads(const char* what) {
+  Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_PLAIN, 0, what);
 }
-inline int __syncthreads_count(int predicate) {
-  return ::warptrace_host::Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_COUNT, predicate != 0,
-                                   "__syncthreads_count");
+inline int SyncThreadsReduce(int op, int predicate, const char* what) {
+  return Barrier(0, 0, 1, op, predicate != 0, what);
 }
-inline int __syncthreads_and(int predicate) {
-  return ::warptrace_host::Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_AND, predicate != 0,
-                                   "__syncthreads_and");
-}
-inline int __syncthreads_or(int predicate) {
-  return ::warptrace_host::Barrier(0, 0, 1, WARPTRACE_HOST_BARRIER_OR, predicate != 0,
-                                   "__syncthreads_or");
-}
+}  // namespace warptrace_host
+
+#define __syncthreads() ::warptrace_host::SyncThreads(WARPTRACE_HOST_AT("__syncthreads"))
+#define __syncthreads_count(predicate)                                               \
+  ::warptrace_host::SyncThreadsReduce(WARPTRACE_HOST_BARRIER_COUNT, (predicate),      \
+                                      WARPTRACE_HOST_AT("__syncthreads_count"))
+#define __syncthreads_and(predicate)                                                \
+  ::warptrace_host::SyncThreadsReduce(WARPTRACE_HOST_BARRIER_AND, (predicate),       \
+                                      WARPTRACE_HOST_AT("__syncthreads_and"))
+#define __syncthreads_or(predicate)                                                 \
+  ::warptrace_host::SyncThreadsReduce(WARPTRACE_HOST_BARRIER_OR, (predicate),        \
+                                      WARPTRACE_HOST_AT("__syncthreads_or"))
 inline void __syncwarp(unsigned int mask = 0xffffffffu) {
   ::warptrace_host::Warp(WARPTRACE_HOST_WARP_SYNC, mask, 0, 0, "__syncwarp");
 }

@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 7u
+#define WARPTRACE_HOST_ABI_VERSION 8u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -62,7 +62,8 @@ struct WarptraceHostDim {
 struct WarptraceHostRuntime;
 
 /* The steady clock both sides read, fixed for the duration of a launch. On x86-64 where
- * the kernel's clocksource is the TSC (constant rate, synchronized across cores), it is the
+ * the TSC is invariant (cpuinfo's constant_tsc and nonstop_tsc) and the kernel's
+ * clocksource is the TSC (synchronized across cores; virtual_clock.h TscClockUsable), it is the
  * TSC scaled to nanoseconds: ns_base + (rdtsc - tsc_base) * ns_per_tick_q32 / 2^32, a few ns
  * per read against ~20 for clock_gettime, which the runtime calls at every synchronization
  * point of every thread. The runtime sets tsc_base/ns_base from CLOCK_MONOTONIC at each
@@ -161,8 +162,10 @@ struct WarptraceHostRuntime {
   void* (*shared)(void* fiber, unsigned int site, unsigned long long bytes,
                   unsigned long long align, const char* name);
   /* Parks the caller until the mbarrier at `bar` leaves the phase of parity `parity`
-   * (woken by mbarrier_arrived); at once when it already has. */
-  void (*mbarrier_wait)(void* fiber, unsigned long long* bar, unsigned int parity);
+   * (woken by mbarrier_arrived); at once when it already has. `what`: the operation and
+   * place for the deadlock report ("mbarrier wait at <file>, line <n>"). */
+  void (*mbarrier_wait)(void* fiber, unsigned long long* bar, unsigned int parity,
+                        const char* what);
   /* The caller arrived on (or completed transactions of) the mbarrier at `bar`; `completed`:
    * that completed the phase, wake its waiters. */
   void (*mbarrier_arrived)(void* fiber, unsigned long long* bar, int completed);

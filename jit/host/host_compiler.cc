@@ -137,7 +137,10 @@ std::vector<std::string> Argv(const std::string& cxx, const Flags& flags,
                               const std::string& output, const std::string& name, bool pch) {
   std::vector<std::string> argv = {cxx};
   argv.insert(argv.end(), flags.base.begin(), flags.base.end());
-  argv.insert(argv.end(), {"-include", include, absl::StrCat("-I", dir.path())});
+  // __FILE__ (barrier and assert messages) names the kernel's file, not the temporary
+  // directory it was compiled in (gone after a successful compile).
+  argv.insert(argv.end(), {"-include", include, absl::StrCat("-I", dir.path()),
+                           absl::StrCat("-fmacro-prefix-map=", dir.path(), "/=")});
   argv.insert(argv.end(), flags.extra.begin(), flags.extra.end());
   argv.insert(argv.end(), flags.link.begin(), flags.link.end());
   if (pch) argv.push_back("-Winvalid-pch");

@@ -26,7 +26,10 @@
 // later launches work (jit/host/fault_handler.h).
 //
 // Time: by default kernel threads keep virtual time on the steady clock (host_abi.h): the
-// times a trace shows are the CPU's and vary with the machine's load. With
+// times a trace shows are the CPU's and vary with the machine's load. The steady clock is
+// the TSC scaled to ns where it is invariant and the kernel's clocksource
+// (virtual_clock.h TscClockUsable), else clock_gettime(CLOCK_MONOTONIC);
+// WARPTRACE_HOST_TSC=0 in the environment forces the latter. With
 // HostDeviceOptions::clock = kDeterministic (or WARPTRACE_HOST_CLOCK=deterministic in the
 // environment, which the examples inherit) they advance only by explicit delays: a clock
 // read takes 2 ns (3 cycles), so `while (clock64() - start < N) {}` takes N cycles (rounded

@@ -3,10 +3,14 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstring>
+#include <cstdlib>
+#include <fstream>
 #include <optional>
+#include <string>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "base/clock.h"
 
 namespace warptrace::host {
@@ -39,17 +43,22 @@ TscPoint ReadTscPoint() {
   return best;
 }
 
-// Whether the kernel keeps time with the TSC: then it is constant-rate and synchronized
-// across cores (the kernel checked), so fibers may read it on any worker.
-bool KernelUsesTsc() {
-  std::FILE* f =
-      std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-  if (f == nullptr) return false;
-  char name[32] = {};
-  const bool tsc =
-      std::fgets(name, sizeof(name), f) != nullptr && std::strcmp(name, "tsc\n") == 0;
-  std::fclose(f);
-  return tsc;
+// The first line of `path` that starts with `prefix` ("" when none, or no such file).
+std::string FirstLineStartingWith(const char* path, absl::string_view prefix) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, prefix)) return line;
+  }
+  return "";
+}
+
+// Whether the host clock reads this machine's TSC (TscClockUsable).
+bool MachineTscUsable() {
+  const std::string flags = FirstLineStartingWith("/proc/cpuinfo", "flags");
+  const std::string clocksource = FirstLineStartingWith(
+      "/sys/devices/system/clocksource/clocksource0/current_clocksource", "");
+  return TscClockUsable(flags, clocksource, std::getenv("WARPTRACE_HOST_TSC"));
 }
 
 // The process's first TSC point, taken once at least kCalibrationNs before any rate is
@@ -58,7 +67,7 @@ bool KernelUsesTsc() {
 constexpr int64_t kCalibrationNs = 2000000;
 const std::optional<TscPoint>& FirstTscPoint() {
   static const std::optional<TscPoint> first = []() -> std::optional<TscPoint> {
-    if (!KernelUsesTsc()) return std::nullopt;
+    if (!MachineTscUsable()) return std::nullopt;
     const TscPoint p = ReadTscPoint();
     while (MonotonicNs() < p.ns + kCalibrationNs) {
     }
@@ -69,6 +78,23 @@ const std::optional<TscPoint>& FirstTscPoint() {
 #endif
 
 }  // namespace
+
+bool CpuinfoHasInvariantTsc(absl::string_view flags) {
+  bool constant = false;
+  bool nonstop = false;
+  for (absl::string_view flag : absl::StrSplit(flags, absl::ByAnyChar(" \t:"))) {
+    constant |= flag == "constant_tsc";
+    nonstop |= flag == "nonstop_tsc";
+  }
+  return constant && nonstop;
+}
+
+bool TscClockUsable(absl::string_view cpuinfo_flags, absl::string_view clocksource,
+                    const char* env) {
+  if (env != nullptr && absl::string_view(env) == "0") return false;
+  return CpuinfoHasInvariantTsc(cpuinfo_flags) &&
+         absl::StripAsciiWhitespace(clocksource) == "tsc";
+}
 
 WarptraceHostClock LaunchClock(ClockMode mode) {
   WarptraceHostClock clock{0, MonotonicNs(), 0, 0};

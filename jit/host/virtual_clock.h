@@ -23,6 +23,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "absl/strings/string_view.h"
 #include "jit/host/block.h"
 #include "jit/host/host_abi.h"
 #include "jit/host/runtime.h"
@@ -35,8 +36,23 @@ inline constexpr int64_t kDeterministicReadCostNs = 2;
 
 // The clock of a launch starting now (host_abi.h, WarptraceHostClock): ns_base is
 // CLOCK_MONOTONIC now in either mode (the launch's virtual start); in kSteady the TSC rate
-// where the kernel itself keeps time with the TSC.
+// where TscClockUsable says so for this machine (the rate calibrated against
+// CLOCK_MONOTONIC from the process's first launch on), else none: CLOCK_MONOTONIC is read.
 WarptraceHostClock LaunchClock(ClockMode mode);
+
+// Whether the first "flags" line of /proc/cpuinfo names an invariant TSC: constant_tsc
+// (a constant rate whatever the core's frequency) and nonstop_tsc (it keeps counting in
+// deep C-states).
+bool CpuinfoHasInvariantTsc(absl::string_view cpuinfo_flags);
+
+// Whether the host clock may read the TSC instead of clock_gettime(CLOCK_MONOTONIC): the
+// TSC is invariant, the kernel's clocksource (the contents of .../clocksource0/
+// current_clocksource) is "tsc" (so the kernel found the cores' TSCs synchronized: fibers
+// of one block may read it on any core a worker migrates to), and `env`
+// (WARPTRACE_HOST_TSC) is not "0", which forces CLOCK_MONOTONIC (to compare, or where a
+// TSC misbehaves).
+bool TscClockUsable(absl::string_view cpuinfo_flags, absl::string_view clocksource,
+                    const char* env);
 
 // The steady-clock ns a fiber's clock is read against (0 in the deterministic mode).
 inline int64_t NowNs(const Fiber* f) { return warptrace_host_now_ns(f->abi.clock); }

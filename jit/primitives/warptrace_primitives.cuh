@@ -47,12 +47,14 @@
 
 #if defined(WARPTRACE_HOST_BACKEND)
 
-inline void warptrace_named_barrier_sync(unsigned int id, unsigned int count) {
-  ::warptrace_host::Barrier(id, count, 1, WARPTRACE_HOST_BARRIER_PLAIN, 0, "bar.sync");
-}
-inline void warptrace_named_barrier_arrive(unsigned int id, unsigned int count) {
-  ::warptrace_host::Barrier(id, count, 0, WARPTRACE_HOST_BARRIER_PLAIN, 0, "bar.arrive");
-}
+// Named for messages and the deadlock report like __syncthreads (cuda_on_cpu.h): the
+// operation and the place of the call, "bar.sync at <file>, line <n>".
+#define warptrace_named_barrier_sync(id, count)                                    \
+  ::warptrace_host::Barrier((id), (count), 1, WARPTRACE_HOST_BARRIER_PLAIN, 0,     \
+                            WARPTRACE_HOST_AT("bar.sync"))
+#define warptrace_named_barrier_arrive(id, count)                                  \
+  ::warptrace_host::Barrier((id), (count), 0, WARPTRACE_HOST_BARRIER_PLAIN, 0,     \
+                            WARPTRACE_HOST_AT("bar.arrive"))
 
 namespace warptrace_host {
 // See host_abi.h: pending 0-20, expected 21-41, tx 42-62, phase 63.
@@ -103,16 +105,29 @@ inline bool warptrace_mbarrier_test_wait_parity(unsigned long long* bar, unsigne
   const unsigned long long w = *bar;
   const bool done = WARPTRACE_HOST_MBAR_PHASE(w) != (parity & 1u);
   if (done) {  // returns at once; takes the phase's completion time
-    ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u);
+    ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u,
+                                         "mbarrier test_wait");
   } else {
     ::warptrace_host::Spin(bar, w, "mbarrier test_wait");
   }
   return done;
 }
-inline bool warptrace_mbarrier_try_wait_parity(unsigned long long* bar, unsigned int parity) {
-  ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u);
+namespace warptrace_host {
+// `what`: "<op> at <file>, line <n>" (WARPTRACE_HOST_AT), for the deadlock report.
+inline bool MbarrierTryWait(unsigned long long* bar, unsigned int parity, const char* what) {
+  Rt().mbarrier_wait(Fiber(), bar, parity & 1u, what);
   return WARPTRACE_HOST_MBAR_PHASE(*bar) != (parity & 1u);
 }
+inline void MbarrierWait(unsigned long long* bar, unsigned int parity, const char* what) {
+  while (!MbarrierTryWait(bar, parity, what)) {
+  }
+}
+}  // namespace warptrace_host
+// Named for the deadlock report by the place of the call, like __syncthreads.
+#define warptrace_mbarrier_try_wait_parity(bar, parity) \
+  ::warptrace_host::MbarrierTryWait((bar), (parity), WARPTRACE_HOST_AT("mbarrier try_wait"))
+#define warptrace_mbarrier_wait_parity(bar, parity) \
+  ::warptrace_host::MbarrierWait((bar), (parity), WARPTRACE_HOST_AT("mbarrier wait"))
 
 inline void warptrace_cp_async(void* smem_dst, const void* gmem_src, unsigned int bytes) {
   ::warptrace_host::Rt().cp_async(::warptrace_host::Fiber(), smem_dst, gmem_src, bytes);
@@ -305,16 +320,14 @@ WARPTRACE_PRIMITIVE void warptrace_store_release(unsigned int* p, unsigned int v
 #undef WARPTRACE_PRIMITIVE
 #endif  // WARPTRACE_HOST_BACKEND
 
-// Both sides: wait for the phase of `parity` to complete.
-#if defined(WARPTRACE_HOST_BACKEND)
-inline
-#else
-__device__ __forceinline__
-#endif
-void warptrace_mbarrier_wait_parity(unsigned long long* bar, unsigned int parity) {
+// Wait for the phase of `parity` to complete (on the host: a macro above).
+#if !defined(WARPTRACE_HOST_BACKEND)
+__device__ __forceinline__ void warptrace_mbarrier_wait_parity(unsigned long long* bar,
+                                                               unsigned int parity) {
   while (!warptrace_mbarrier_try_wait_parity(bar, parity)) {
   }
 }
+#endif
 
 // Tensor cores (mma.sync), ldmatrix / stmatrix and elect.sync.
 #include "tensor_core_sm80.cuh"

@@ -7,26 +7,38 @@ extern "C" __global__ void tiled_gemm(const float* A, const float* B, float* C)
 {
   __shared__ float As[256];
   __shared__ float Bs[256];
+#line 1 "kernel tiled_gemm > statement `const int tx = threadIdx.x; c...`"
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   const int row = blockIdx.y * 16 + ty;
   const int col = blockIdx.x * 16 + tx;
   float acc = 0.0f;
+#line 15 "tiled_gemm.cu"
   for (int kt = 0; kt < 8; ++kt) {
     {  // region load
+#line 1 "kernel tiled_gemm > loop kt > region load > statement `As[ty * 16 + tx] = A[row * 12...`"
       As[ty * 16 + tx] = A[row * 128 + kt * 16 + tx];
       Bs[ty * 16 + tx] = B[(kt * 16 + ty) * 64 + col];
+#line 21 "tiled_gemm.cu"
     }
+#line 1 "kernel tiled_gemm > loop kt > barrier tile loaded"
     __syncthreads();  // barrier tile loaded
+#line 25 "tiled_gemm.cu"
     {  // region compute
+#line 1 "kernel tiled_gemm > loop kt > region compute > statement `for (int kk = 0; kk < 16; ++k...`"
       for (int kk = 0; kk < 16; ++kk) {
         acc = fmaf(As[ty * 16 + kk], Bs[kk * 16 + tx], acc);
       }
+#line 31 "tiled_gemm.cu"
     }
+#line 1 "kernel tiled_gemm > loop kt > barrier tile consumed"
     __syncthreads();  // barrier tile consumed
+#line 35 "tiled_gemm.cu"
   }
   {  // region store
+#line 1 "kernel tiled_gemm > region store > statement `C[row * 64 + col] = acc;`"
     C[row * 64 + col] = acc;
+#line 40 "tiled_gemm.cu"
   }
 }
 

@@ -51,19 +51,26 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
     const unsigned int warptrace_role = warptrace_tid / 128u;
     if (warptrace_role < 1u) {
       // role producer
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > statement `const int tile = blockIdx.x +...`"
       const int tile = blockIdx.x + blockIdx.y * gridDim.x;
       const int tile_iter = 0;
+#line 56 "warp_specialized_pipeline.cu"
       for (int kt = 0; kt < 8; ++kt) {
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > statement `const unsigned int it = stati...`"
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
         const unsigned int phase = it / 3u;
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
+#line 65 "warp_specialized_pipeline.cu"
         {  // wait empty[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
           warptrace::device::RecordWithPayload(warptrace_unit, 0x00000001u, 3u + warptrace_bar, warptrace_phase);  // enter wait empty
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_wait_parity(&empty[warptrace_bar], warptrace_phase & 1u);
+#line 72 "warp_specialized_pipeline.cu"
           warptrace::device::RecordWithPayload(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
         }
         {  // region load
@@ -117,22 +124,30 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           (void)warptrace_mbarrier_arrive(&empty[warptrace_bar]);
         }
       }
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `const int tile = blockIdx.x +...`"
       const int tile = blockIdx.x + blockIdx.y * gridDim.x;
       const int tile_iter = 0;
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `float acc = 0.0f;`"
       float acc = 0.0f;
+#line 131 "warp_specialized_pipeline.cu"
       for (int kt = 0; kt < 8; ++kt) {
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > statement `const unsigned int it = stati...`"
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
         const unsigned int phase = it / 3u;
+#line 137 "warp_specialized_pipeline.cu"
         {  // wait full[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
           warptrace::device::RecordWithPayload(warptrace_unit, 0x00000007u, warptrace_bar, warptrace_phase);  // enter wait full
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_wait_parity(&full[warptrace_bar], warptrace_phase & 1u);
+#line 144 "warp_specialized_pipeline.cu"
           warptrace::device::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
         }
         {  // region mma
           warptrace::device::Record(warptrace_unit, 8u);  // enter mma
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > region mma > statement `const float* sa = stages + st...`"
           const float* sa = stages + stage * 1280;
           const float* sb = sa + 256;
           const int r = cwg * 4 + (threadIdx.x % 128) / 32;
@@ -140,6 +155,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           for (int kk = 0; kk < 32; ++kk) {
             acc = fmaf(sa[r * 32 + kk], sb[kk * 32 + c], acc);
           }
+#line 157 "warp_specialized_pipeline.cu"
           warptrace::device::Record(warptrace_unit, 0x80000008u);  // exit mma
         }
         {  // arrive empty[stage], phase phase + 1
@@ -150,9 +166,11 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       }
       {  // region store
         warptrace::device::Record(warptrace_unit, 10u);  // enter store
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > region store > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
         C[(block_row + cwg * 4 + (threadIdx.x % 128) / 32) * 64 + block_col + threadIdx.x % 32] = acc;
+#line 172 "warp_specialized_pipeline.cu"
         warptrace::device::Record(warptrace_unit, 0x8000000au);  // exit store
       }
     }

@@ -26,6 +26,38 @@ TEST(DiagnosticsTest, QuotesGccStyleErrorsWithADirectoryPrefix) {
   EXPECT_THAT(quoted, Not(HasSubstr("warning")));
 }
 
+// The emitter's #line directives name a builder construct; an error the compiler reports
+// "in" it is quoted from the generated source line the directive attributes to it.
+constexpr char kAttributedSource[] =
+    "// generated\n"                                                   // 1
+    "#line 1 \"kernel k > region r > statement `a; \\\"b\\\"`\"\n"  // 2
+    "  int a = 1;\n"                                                   // 3
+    "  a += undeclared;\n"                                             // 4
+    "#line 6 \"k.cu\"\n"                                               // 5
+    "  generated_call();\n";                                           // 6
+
+TEST(DiagnosticsTest, MapsGccErrorsInAttributedLinesBackToTheGeneratedSource) {
+  const std::string quoted = QuoteOffendingLines(
+      "kernel k > region r > statement `a; \"b\"`:2:8: error: 'undeclared' was not declared\n"
+      "k.cu:6:3: error: 'generated_call' was not declared in this scope\n",
+      {{"k.cc", kAttributedSource}});
+  EXPECT_EQ(quoted,
+            "kernel k > region r > statement `a; \"b\"`:2:8: error: 'undeclared' was not "
+            "declared\n"
+            "  k.cc:4 |   a += undeclared;\n"
+            "k.cu:6:3: error: 'generated_call' was not declared in this scope\n"
+            "  k.cc:6 |   generated_call();\n");
+}
+
+TEST(DiagnosticsTest, MapsNvrtcErrorsInAttributedLinesBackToTheGeneratedSource) {
+  const std::string quoted = QuoteOffendingLines(
+      "kernel k > region r > statement `a; \"b\"`(1): error: something\n",
+      {{"k.cu", kAttributedSource}});
+  EXPECT_EQ(quoted,
+            "kernel k > region r > statement `a; \"b\"`(1): error: something\n"
+            "  k.cu:3 |   int a = 1;\n");
+}
+
 TEST(DiagnosticsTest, KeepsErrorsInUnknownFilesWithoutAQuote) {
   EXPECT_EQ(QuoteOffendingLines("other.h(9): error: boom", {{"k.cu", "x\n"}}),
             "other.h(9): error: boom\n");

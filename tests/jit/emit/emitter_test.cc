@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "format/trace_abi.h"
+#include "jit/builder/kernel_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/kernels/reduction.h"
@@ -196,6 +197,64 @@ TEST(EmitterTest, UnprofiledEarlyReturnIsAPlainReturn) {
   EXPECT_THAT(src, HasSubstr("  if (flag[0] != 0) {\n    return;\n  }\n"));
 }
 
+// Builder constructs' code sits under `#line 1 "<builder path>"`; the generated line after
+// it under `#line <its real line> "<kernel>.cu"`, so diagnostics in generated code (and
+// __LINE__ there) give the line of the source as emitted.
+TEST(EmitterTest, LineDirectivesNameBuilderPathsAndGiveGeneratedCodeItsRealLines) {
+  KernelBuilder b("lines");
+  b.Param("float*", "out").Block({64, 1, 1});
+  b.Preamble("__device__ float Half(float x) {\n  return x / 2.0f;\n}");
+  b.Stmt("float v = 1.0f;");
+  b.Region("r", [&] {
+    b.Stmt("v = Half(v);\nv += 1.0f;");
+    b.Barrier("b");
+    b.Stmt("out[threadIdx.x] = v;");
+  });
+  const Kernel kernel = MustBuild(b.Build());
+  for (const KernelSource& source :
+       {EmitUnprofiledKernel(kernel), MustEmit(kernel, ProfileOptions{})}) {
+    std::vector<std::string> lines = absl::StrSplit(source.source, '\n');
+    std::vector<std::string> attributed;
+    int restores = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string& line = lines[i];
+      if (!absl::StartsWith(line, "#line ")) continue;
+      ASSERT_LT(i + 1, lines.size());
+      if (absl::EndsWith(line, " \"lines.cu\"")) {
+        // The directive is physical line i + 1: the line after it is i + 2.
+        EXPECT_EQ(line, absl::StrCat("#line ", i + 2, " \"lines.cu\"")) << source.source;
+        ++restores;
+      } else {
+        attributed.push_back(absl::StrCat(line, " -> ", lines[i + 1]));
+      }
+    }
+    EXPECT_THAT(attributed,
+                ElementsAre("#line 1 \"kernel lines > preamble 1\" -> __device__ float "
+                            "Half(float x) {",
+                            "#line 1 \"kernel lines > statement `float v = 1.0f;`\" -> "
+                            "  float v = 1.0f;",
+                            "#line 1 \"kernel lines > region r > statement `v = Half(v); v += "
+                            "1.0f;`\" ->     v = Half(v);",
+                            "#line 1 \"kernel lines > region r > barrier b\" ->     "
+                            "__syncthreads();  // barrier b",
+                            "#line 1 \"kernel lines > region r > statement `out[threadIdx.x] = "
+                            "v;`\" ->     out[threadIdx.x] = v;"))
+        << source.source;
+    EXPECT_GE(restores, 3) << source.source;  // after the preamble, v and the region
+  }
+}
+
+// A path's quotes and backslashes are escaped in the directive's string literal.
+TEST(EmitterTest, LineDirectiveNamesEscapeQuotesAndBackslashes) {
+  KernelBuilder b("quoted");
+  b.Param("char*", "out").Block({32, 1, 1});
+  b.Stmt("out[0] = \"\\\\\"[0];");
+  const std::string src = EmitUnprofiledKernel(MustBuild(b.Build())).source;
+  EXPECT_THAT(src,
+              HasSubstr("#line 1 \"kernel quoted > statement `out[0] = \\\"\\\\\\\\\\\"[0];`\"\n"))
+      << src;
+}
+
 TEST(EmitterTest, PreambleComesBeforeTheKernelInOrderWithTheMathConstantsHeader) {
   KernelBuilder b("helpers");
   b.Param("float*", "out").Block({32, 1, 1});
@@ -206,9 +265,12 @@ TEST(EmitterTest, PreambleComesBeforeTheKernelInOrderWithTheMathConstantsHeader)
   for (const KernelSource& source : {EmitUnprofiledKernel(kernel),
                                      MustEmit(kernel, ProfileOptions{})}) {
     const std::string& src = source.source;
-    const size_t first = src.find("// kernel helpers > preamble 1\n#include <math_constants.h>\n");
+    // Each under a #line naming it (compiler errors in it name the preamble).
+    const size_t first =
+        src.find("#line 1 \"kernel helpers > preamble 1\"\n#include <math_constants.h>\n");
     const size_t second = src.find(
-        "// kernel helpers > preamble 2\n__device__ float Twice(float x) { return 2.0f * x; }\n");
+        "#line 1 \"kernel helpers > preamble 2\"\n"
+        "__device__ float Twice(float x) { return 2.0f * x; }\n");
     const size_t kernel_at = src.find("extern \"C\" __global__ void helpers(");
     ASSERT_NE(first, std::string::npos) << src;
     ASSERT_NE(second, std::string::npos) << src;
@@ -373,15 +435,22 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
                   "warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive done\n"
                   "          (void)warptrace_mbarrier_arrive(&done[warptrace_bar]);\n",
                   site("arrive done"))));
+  // The wait itself under a #line naming it (the host's deadlock report names the path).
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
                   "warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, warptrace_bar, "
                   "warptrace_phase);  // enter wait ready\n"
+                  "#line 1 \"kernel handoff > roles by warpgroup > role consumer > wait "
+                  "ready[0]\"\n"
                   "        warptrace_mbarrier_wait_parity(&ready[warptrace_bar], warptrace_phase & "
-                  "1u);\n"
+                  "1u);\n#line ",
+                  site("wait ready"))));
+  EXPECT_THAT(source.source,
+              HasSubstr(absl::StrFormat(
+                  " \"handoff.cu\"\n"
                   "        warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, "
                   "warptrace_bar, warptrace_phase);  // exit wait ready\n",
-                  site("wait ready"), site("wait ready") | abi::kExitFlag)));
+                  site("wait ready") | abi::kExitFlag)));
 }
 
 TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {

@@ -147,8 +147,8 @@ TEST(HostDeviceTest, AThreadReturningBeforeABarrierIsADeadlockNamingTheBlock) {
                        AllOf(HasSubstr("early_return"),
                              HasSubstr("deadlock in block (1,0,0) (linear 1"),
                              HasSubstr("threads 0-2: wait at __syncthreads (barrier 0: 63 of "
-                                       "64 threads arrived); thread 3: exited; threads 4-63: "
-                                       "wait at __syncthreads"))));
+                                       "64 threads arrived) at early_return.cc, line 5; thread "
+                                       "3: exited; threads 4-63: wait at __syncthreads"))));
   // The device stays usable.
   ASSERT_THAT(RunSimpleKernel(*device, SimpleKernel("fine", "out[threadIdx.x] = 7;"), {1, 1, 1},
                               {64, 1, 1}, 64, &out),
@@ -167,9 +167,11 @@ TEST(HostDeviceTest, ABarrierSomeThreadsExitedWithoutReachingIsCalledDivergent) 
   EXPECT_THAT(RunSimpleKernel(*device, source, {1, 1, 1}, {32, 1, 1}, 32, &out),
               StatusIs(absl::StatusCode::kDeadlineExceeded,
                        AllOf(HasSubstr("threads 0-15: wait at __syncthreads (barrier 0: 16 of "
-                                       "32 threads arrived); threads 16-31: exited"),
+                                       "32 threads arrived) at divergent.cc, line 4; threads "
+                                       "16-31: exited"),
                              HasSubstr("barrier 0 is divergent: 16 of its 32 threads never "
-                                       "arrive and 16 threads exited without reaching it"))));
+                                       "arrive and 16 threads exited without reaching it at "
+                                       "divergent.cc, line 4 (a barrier under a condition"))));
 }
 
 TEST(HostDeviceTest, LanesOfAWarpInDifferentBarriersAreADeadlock) {

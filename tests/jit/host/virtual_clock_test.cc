@@ -3,6 +3,10 @@
 // deterministic mode's launch clock reads.
 #include "jit/host/virtual_clock.h"
 
+#include <time.h>
+
+#include <cstdint>
+
 #include "gtest/gtest.h"
 #include "jit/host/host_abi.h"
 
@@ -67,6 +71,48 @@ TEST(VirtualClockTest, TheSteadyClockStartsAtTheLaunchOnClockMonotonic) {
   const WarptraceHostClock clock = LaunchClock(ClockMode::kSteady);
   EXPECT_EQ(clock.read_cost_ns, 0);
   EXPECT_GE(warptrace_host_now_ns(&clock), clock.ns_base);
+}
+
+constexpr char kInvariantFlags[] =
+    "flags\t\t: fpu vme tsc msr constant_tsc rep_good nopl nonstop_tsc cpuid tsc_known_freq";
+
+TEST(VirtualClockTest, AnInvariantTscNeedsConstantAndNonstopFlags) {
+  EXPECT_TRUE(CpuinfoHasInvariantTsc(kInvariantFlags));
+  EXPECT_FALSE(CpuinfoHasInvariantTsc("flags\t\t: fpu tsc msr constant_tsc rep_good"));
+  EXPECT_FALSE(CpuinfoHasInvariantTsc("flags\t\t: fpu tsc msr nonstop_tsc"));
+  // A flag is a whole word: "constant_tsc_x" is not constant_tsc.
+  EXPECT_FALSE(CpuinfoHasInvariantTsc("flags\t\t: constant_tsc_x nonstop_tsc"));
+  EXPECT_FALSE(CpuinfoHasInvariantTsc(""));
+}
+
+TEST(VirtualClockTest, TheTscIsReadOnlyWhenInvariantAndTheKernelsClocksource) {
+  EXPECT_TRUE(TscClockUsable(kInvariantFlags, "tsc\n", nullptr));
+  EXPECT_TRUE(TscClockUsable(kInvariantFlags, "tsc\n", "1"));
+  // The kernel did not choose the TSC (a VM's kvm-clock, hpet): its cores' TSCs may not
+  // agree, so clock_gettime it is.
+  EXPECT_FALSE(TscClockUsable(kInvariantFlags, "kvm-clock\n", nullptr));
+  EXPECT_FALSE(TscClockUsable("flags\t\t: fpu tsc constant_tsc", "tsc\n", nullptr));
+  // WARPTRACE_HOST_TSC=0 forces CLOCK_MONOTONIC.
+  EXPECT_FALSE(TscClockUsable(kInvariantFlags, "tsc\n", "0"));
+}
+
+TEST(VirtualClockTest, TheSteadyClockFollowsClockMonotonicOverALaunch) {
+  // Whichever source this machine gets (TSC or clock_gettime), a reading stays within the
+  // TSC rate's calibration error of CLOCK_MONOTONIC: here within 1 ms over ~10 ms.
+  const WarptraceHostClock clock = LaunchClock(ClockMode::kSteady);
+  timespec start{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  const int64_t start_ns = start.tv_sec * 1000000000ll + start.tv_nsec;
+  timespec now{};
+  do {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while (now.tv_sec * 1000000000ll + now.tv_nsec < start_ns + 10000000);
+  const int64_t before = now.tv_sec * 1000000000ll + now.tv_nsec;
+  const int64_t read = warptrace_host_now_ns(&clock);
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t after = now.tv_sec * 1000000000ll + now.tv_nsec;
+  EXPECT_GT(read, before - 1000000);
+  EXPECT_LT(read, after + 1000000);
 }
 
 }  // namespace
