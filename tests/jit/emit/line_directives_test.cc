@@ -165,9 +165,9 @@ TEST(LineDirectivesTest, TheDeadlockReportNamesTheBuilderPathOfAPhaseWait) {
   void* args[] = {&out};
   EXPECT_THAT(device->Launch(**loaded, {1, 1, 1}, {64, 1, 1}, 0, args),
               StatusIs(absl::StatusCode::kDeadlineExceeded,
-                       HasSubstr("threads 0-63: wait at mbarrier (shared memory offset 0) for "
-                                 "the phase of parity 0 to complete (64 of 64 arrivals "
-                                 "pending, transaction count 0 bytes) in mbarrier wait at "
+                       HasSubstr("threads 0-63: wait at mbarrier full (shared memory offset "
+                                 "0) for the phase of parity 0 to complete (64 of 64 arrivals "
+                                 "pending, no transactions outstanding) in mbarrier wait at "
                                  "kernel phase_wait > region consume > wait full[0], line 1")));
 }
 
