@@ -1,7 +1,5 @@
 #include "jit/tools/kernel_cost.h"
 
-#include <nvrtc.h>
-
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -15,10 +13,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/time/clock.h"
 #include "base/status_macros.h"
-#include "jit/compile/nvrtc_program.h"
-#include "jit/compile/nvrtc_status.h"
+#include "jit/compile/compiler.h"
+#include "jit/compile/nvrtc_compiler.h"
+#include "jit/cuda/cuda_device.h"
 #include "jit/emit/emitter.h"
 #include "jit/kernels/ampere_gemm.h"
 #include "jit/kernels/hopper_gemm.h"
@@ -47,42 +45,12 @@ std::optional<uint32_t> NumberBefore(absl::string_view text, absl::string_view s
   return value;
 }
 
-struct Compiled {
-  std::string log;
-  std::string cubin;
-  absl::Duration time;
-};
-
-// One NVRTC compile of `source` for `arch`, ptxas verbose, NVRTC's cache off.
-absl::StatusOr<Compiled> CompileVerbose(const KernelSource& source, const std::string& arch) {
-  std::vector<const char*> header_sources, header_names;
-  for (const EmbeddedFile& f : source.headers) {
-    header_sources.push_back(f.contents.c_str());
-    header_names.push_back(f.name.c_str());
-  }
-  const std::string file = source.kernel_name + ".cu";
-  const absl::Time start = absl::Now();
-  NvrtcProgram prog;
-  RETURN_IF_ERROR(ToStatus(nvrtcCreateProgram(prog.out(), source.source.c_str(), file.c_str(),
-                                              static_cast<int>(header_sources.size()),
-                                              header_sources.data(), header_names.data()),
-                           absl::StrCat("creating the program of ", source.kernel_name)));
-  const std::string arch_option = "--gpu-architecture=" + arch;
-  const char* options[] = {arch_option.c_str(), "--std=c++17", "--ptxas-options=-v",
-                           "--no-cache"};
-  const nvrtcResult compiled =
-      nvrtcCompileProgram(prog.get(), static_cast<int>(std::size(options)), options);
-  Compiled out;
-  out.time = absl::Now() - start;
-  ASSIGN_OR_RETURN(out.log, prog.Log(source.kernel_name));
-  RETURN_IF_ERROR(ToStatus(compiled, absl::StrCat("compiling ", source.kernel_name, " for ", arch,
-                                                  " (", absl::StrJoin(options, " "), ")"),
-                           out.log));
-  size_t size = 0;
-  RETURN_IF_ERROR(ToStatus(nvrtcGetCUBINSize(prog.get(), &size), "getting the cubin size"));
-  out.cubin.assign(size, '\0');
-  RETURN_IF_ERROR(ToStatus(nvrtcGetCUBIN(prog.get(), out.cubin.data()), "getting the cubin"));
-  return out;
+// The flags added to the request CudaDevice::Load compiles: ptxas's report, and NVRTC's
+// compile cache off so that ptxas runs (and reports) on every compile.
+const std::vector<std::string>& VerboseFlags() {
+  static const std::vector<std::string>* flags =
+      new std::vector<std::string>{"--ptxas-options=-v", "--no-cache"};
+  return *flags;
 }
 
 absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::string& arch,
@@ -94,9 +62,11 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::s
   cost.record_points = CountRecordPoints(source.source);
   std::vector<absl::Duration> times;
   std::string cubin;
+  NvrtcCompiler compiler;
   for (int i = 0; i < std::max(1, options.repeats); ++i) {
-    ASSIGN_OR_RETURN(Compiled compiled, CompileVerbose(source, arch));
-    times.push_back(compiled.time);
+    ASSIGN_OR_RETURN(CompiledKernel compiled,
+                     compiler.Compile(CudaCompileRequest(source, arch, VerboseFlags())));
+    times.push_back(compiled.compile_time);
     if (i == 0) {
       cost.log = std::move(compiled.log);
       cubin = std::move(compiled.cubin);
@@ -195,9 +165,16 @@ std::string NonInfoLogLines(absl::string_view log) {
       after_info = true;
       continue;
     }
-    // "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" after
-    // "ptxas info : Function properties for k".
-    if (after_info && line.size() > trimmed.size() && absl::StrContains(trimmed, "bytes")) {
+    // The line after "ptxas info : Function properties for k": NVRTC 13 writes it
+    // "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
+    // ptxas alone indents it.
+    absl::string_view rest = trimmed;
+    if (absl::ConsumePrefix(&rest, "ptxas")) {
+      rest = absl::StripLeadingAsciiWhitespace(rest);
+      absl::ConsumePrefix(&rest, ".");
+      rest = absl::StripLeadingAsciiWhitespace(rest);
+    }
+    if (after_info && absl::StrContains(rest, "bytes stack frame")) {
       continue;
     }
     after_info = false;
