@@ -231,9 +231,9 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "What recording costs the kernels (off = unprofiled, on = profiled with default "
       "options; NVRTC --ptxas-options=-v --no-cache; compile time = median of %d):\n",
       options.repeats);
-  absl::StrAppendFormat(&out, "%-32s %-6s %9s %11s %11s %12s %7s %10s %13s %6s\n", "kernel",
-                        "arch", "regs", "spill st/ld", "SASS", "record pts", "SASS/pt",
-                        "+regs", "compile ms", "ratio");
+  absl::StrAppendFormat(&out, "%-42s %-6s %9s %15s %7s %11s %10s %7s %9s %11s %5s\n",
+                        "kernel", "arch", "regs", "spill st/ld", "stack", "SASS",
+                        "record pts", "SASS/pt", "+regs", "compile ms", "ratio");
   auto spills = [](const PtxasStats& s) {
     return absl::StrCat(s.spill_store_bytes, "/", s.spill_load_bytes);
   };
@@ -241,9 +241,10 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
     const int added = static_cast<int>(r.on.ptxas.registers) -
                       static_cast<int>(r.off.ptxas.registers);
     absl::StrAppendFormat(
-        &out, "%-32s %-6s %9s %11s %11s %12d %7s %10s %13s %6.2f\n", r.name, r.arch,
+        &out, "%-42s %-6s %9s %15s %7s %11s %10d %7s %9s %11s %5.2f\n", r.name, r.arch,
         absl::StrCat(r.off.ptxas.registers, "/", r.on.ptxas.registers),
         absl::StrCat(spills(r.off.ptxas), " ", spills(r.on.ptxas)),
+        absl::StrCat(r.off.ptxas.stack_frame_bytes, "/", r.on.ptxas.stack_frame_bytes),
         r.on.sass_instructions
             ? absl::StrCat(*r.off.sass_instructions, "/", *r.on.sass_instructions)
             : "-",
@@ -257,7 +258,8 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
   absl::StrAppend(
       &out,
       "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
-      "set their own with setmaxnreg); spill st/ld: bytes of spill stores/loads, off then on; "
+      "set their own with setmaxnreg); spill st/ld: bytes of spill stores/loads, off then on; stack: "
+      "bytes of stack frame (local memory); "
       "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
       "Record/RecordWithPayload calls in the emitted source (static); ratio = compile "
       "time on/off.\n");
