@@ -86,35 +86,34 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::s
 
 }  // namespace
 
-std::vector<KernelCostVariant> DefaultKernelCostVariants() {
+std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
   std::vector<KernelCostVariant> out;
   auto hopper = [&out](std::string name, HopperGemmShape shape) {
     out.push_back({"hopper_gemm " + std::move(name), "sm_90a", /*setmaxnreg=*/true,
                    [shape]() { return HopperGemm(shape); }});
   };
-  // Small problems: the sizes do not change the code (M, N, K only bound the loops), the
-  // persistent ones need more tiles than blocks.
+  // M = N = K = size: K is the mainloop's compile-time trip count (ptxas unrolls short
+  // ones), M and N bound the persistent tile loops. Persistent: an H100/H200's 132 SMs'
+  // worth of blocks, or 3 when there are fewer tiles.
+  const uint32_t m = size, n = size, k = size;
+  const uint32_t blocks = (size / 128) * (size / 128) >= 132 ? 132 : 3;
   for (uint32_t bn : {64u, 128u, 256u}) {
-    hopper(absl::StrCat("coop bn", bn, " bf16"), {.m = 256, .n = 256, .k = 256, .bn = bn});
+    hopper(absl::StrCat("coop bn", bn, " bf16"), {.m = m, .n = n, .k = k, .bn = bn});
   }
-  hopper("coop bn128 f32", {.m = 256, .n = 256, .k = 256, .bn = 128, .out_f32 = true});
-  hopper("pingpong bn128 bf16", {.m = 256, .n = 256, .k = 256, .bn = 128, .pingpong = true});
+  hopper("coop bn128 f32", {.m = m, .n = n, .k = k, .bn = 128, .out_f32 = true});
+  hopper("pingpong bn128 bf16", {.m = m, .n = n, .k = k, .bn = 128, .pingpong = true});
   hopper("coop persistent bn128 bf16",
-         {.m = 512, .n = 512, .k = 256, .bn = 128, .persistent_blocks = 3});
-  hopper("pingpong persistent bn128 bf16", {.m = 512,
-                                            .n = 512,
-                                            .k = 256,
-                                            .bn = 128,
-                                            .pingpong = true,
-                                            .persistent_blocks = 3});
+         {.m = m, .n = n, .k = k, .bn = 128, .persistent_blocks = blocks});
+  hopper("pingpong persistent bn128 bf16",
+         {.m = m, .n = n, .k = k, .bn = 128, .pingpong = true, .persistent_blocks = blocks});
   auto ampere = [&out](std::string name, AmpereGemmShape shape) {
     out.push_back({"ampere_gemm " + std::move(name), "sm_80", /*setmaxnreg=*/false,
                    [shape]() { return AmpereGemm(shape); }});
   };
-  ampere("4 warps 3 stages", {.warps = 4, .stages = 3});
-  ampere("8 warps 3 stages", {.warps = 8, .stages = 3});
-  ampere("4 warps 2 stages", {.warps = 4, .stages = 2});
-  ampere("8 warps 4 stages", {.warps = 8, .stages = 4});
+  ampere("4 warps 3 stages", {.m = m, .n = n, .k = k, .warps = 4, .stages = 3});
+  ampere("8 warps 3 stages", {.m = m, .n = n, .k = k, .warps = 8, .stages = 3});
+  ampere("4 warps 2 stages", {.m = m, .n = n, .k = k, .warps = 4, .stages = 2});
+  ampere("8 warps 4 stages", {.m = m, .n = n, .k = k, .warps = 8, .stages = 4});
   return out;
 }
 

@@ -50,9 +50,12 @@ struct KernelCostVariant {
   std::function<absl::StatusOr<Kernel>()> build;
 };
 
-// The main variants: hopper_gemm cooperative BN 64/128/256, ping-pong, persistent
-// (cooperative and ping-pong), f32 output; ampere_gemm 4 and 8 warps, 2 and 4 stages.
-std::vector<KernelCostVariant> DefaultKernelCostVariants();
+// The main variants at M = N = K = `size` (a multiple of 256): hopper_gemm cooperative BN
+// 64/128/256, ping-pong, persistent (cooperative and ping-pong: 132 blocks, or 3 when there
+// are fewer tiles), f32 output; ampere_gemm 4 and 8 warps, 2, 3 and 4 stages. The size
+// changes the code: K is the mainloop's compile-time trip count, which ptxas unrolls when
+// short (256: 4 K-blocks) and not at GPU sizes (4096).
+std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size = 4096);
 
 // What ptxas reports for one entry function under --ptxas-options=-v.
 struct PtxasStats {

@@ -25,6 +25,8 @@ ABSL_FLAG(bool, payload, true,
           "Also measure events with a payload slot (RecordWithPayload, trace version 2).");
 ABSL_FLAG(bool, kernels, true,
           "Also measure what recording costs the real kernels (hopper_gemm, ampere_gemm).");
+ABSL_FLAG(uint32_t, kernel_size, 4096,
+          "M = N = K of the measured kernels (a multiple of 256; 4096: the GPU check's size).");
 ABSL_FLAG(int, repeats, 3, "NVRTC compiles per kernel variant and mode (median reported).");
 ABSL_FLAG(std::string, cuobjdump, "",
           "Path of cuobjdump for SASS numbers. Default: $CUOBJDUMP, PATH, /usr/local/cuda/bin, "
@@ -62,6 +64,8 @@ int main(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_kernels)) return 0;
   warptrace::KernelCostOptions kernel_options;
   kernel_options.repeats = absl::GetFlag(FLAGS_repeats);
+  kernel_options.variants =
+      warptrace::DefaultKernelCostVariants(absl::GetFlag(FLAGS_kernel_size));
   kernel_options.cuobjdump = options.cuobjdump;
   absl::StatusOr<std::vector<warptrace::KernelCostRow>> kernel_rows =
       warptrace::MeasureKernelCost(kernel_options);
