@@ -350,20 +350,9 @@ inline Desc CheckedDesc(unsigned long long raw, const char* what, const char* op
   return d;
 }
 
-// Kernels are compiled at -O1; this one function's loops gain from -O2 under g++
-// (BM_WgmmaGemm256 in tests/jit/host/runtime_benchmark.cc: 56 -> 37 ms of CPU). clang++ has
-// no such attribute.
-#if defined(__clang__)
-#define WARPTRACE_HOST_WGMMA_O2
-#else
-#define WARPTRACE_HOST_WGMMA_O2 __attribute__((optimize("O2")))
-#endif
-WARPTRACE_HOST_WGMMA_O2 inline void MmaAsync(float* d, int n,
-                                                     unsigned long long desc_a,
-                                                     const unsigned int* a,
-                                                     unsigned long long desc_b, int trans_a,
-                                                     int trans_b, int scale_d,
-                                                     const char* what) {
+inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned int* a,
+                     unsigned long long desc_b, int trans_a, int trans_b, int scale_d,
+                     const char* what) {
   const bool rs = a != nullptr;
   const unsigned int position = Current().linear_tid % kWarpgroup;
   const unsigned int b_per_thread = static_cast<unsigned int>(n) / 8;  // N x 16 / 128
@@ -493,8 +482,6 @@ inline void SetMaxNReg(unsigned int regs, bool inc) {
     }
   }
 }
-
-#undef WARPTRACE_HOST_WGMMA_O2
 
 }  // namespace wgmma
 }  // namespace warptrace_host
