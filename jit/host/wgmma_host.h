@@ -411,15 +411,19 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
       av[h][k] = BfloatBitsToFloat(bits);
     }
   }
-  // B's columns 8j + 2t + p for j < N/8, p < 2 (as column 2j + p here), all 16 k.
-  const unsigned int columns = static_cast<unsigned int>(n) / 4;
+  // B's columns 8j + 2t + q for j < N/8, q < 2, all 16 k, as bv[k][j] = (b(j,0), b(j,1),
+  // b(j,0), b(j,1)): the operand of accumulators 4j .. 4j+3 (below).
+  typedef float V4 __attribute__((vector_size(16)));
   const unsigned int b_shift = static_cast<unsigned int>(__builtin_ctz(b_per_thread));  // 2^x
-  float bv[16][64];  // [k][column]
-  for (unsigned int c = 0; c < columns; ++c) {
-    const unsigned int col = 8 * (c / 2) + 2 * tq + c % 2;
+  V4 bv[16][32];
+  for (unsigned int j = 0; j < static_cast<unsigned int>(n) / 8; ++j) {
+    const unsigned int index0 = 16 * (8 * j + 2 * tq), index1 = index0 + 16;  // columns
     for (unsigned int k = 0; k < 16; ++k) {
-      const unsigned int index = 16 * col + k;
-      bv[k][c] = BfloatBitsToFloat(all[index >> b_shift].b_share[index & (b_per_thread - 1)]);
+      const float b0 = BfloatBitsToFloat(
+          all[(index0 + k) >> b_shift].b_share[(index0 + k) & (b_per_thread - 1)]);
+      const float b1 = BfloatBitsToFloat(
+          all[(index1 + k) >> b_shift].b_share[(index1 + k) & (b_per_thread - 1)]);
+      bv[k][j] = V4{b0, b1, b0, b1};
     }
   }
 
@@ -448,21 +452,20 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
   for (std::vector<PendingMma>& group : s.groups) chain(group);
   chain(s.open);
 
-  // d_i = 4j + 2h + q (j = i>>2, h = (i>>1)&1, q = i&1) is row h, column 2j + q; each sums
-  // its products in k order (k outermost, so the independent sums overlap).
-  float* acc = p.result;
-  for (unsigned int i = 0; i < count; ++i) acc[i] = scale_d != 0 ? input[i] : 0.0f;
-  for (unsigned int k = 0; k < 16; ++k) {
-    const float a0 = av[0][k], a1 = av[1][k];
-    const float* b = bv[k];
-    for (unsigned int j = 0; j < count / 4; ++j) {
-      const float b0 = b[2 * j], b1 = b[2 * j + 1];
-      acc[4 * j] += a0 * b0;
-      acc[4 * j + 1] += a0 * b1;
-      acc[4 * j + 2] += a1 * b0;
-      acc[4 * j + 3] += a1 * b1;
-    }
+  // d_i = 4j + 2h + q (j = i>>2, h = (i>>1)&1, q = i&1) is row h, column 2j + q: the four
+  // accumulators 4j .. 4j+3 take (a_h0, a_h0, a_h1, a_h1) * (b_j0, b_j1, b_j0, b_j1) at each
+  // k, each lane a separate fp32 multiply and add, in k order (k outermost).
+  V4 acc[32];
+  if (scale_d != 0) {
+    std::memcpy(acc, input, count * sizeof(float));
+  } else {
+    for (unsigned int j = 0; j < count / 4; ++j) acc[j] = V4{0.0f, 0.0f, 0.0f, 0.0f};
   }
+  for (unsigned int k = 0; k < 16; ++k) {
+    const V4 a = {av[0][k], av[0][k], av[1][k], av[1][k]};
+    for (unsigned int j = 0; j < count / 4; ++j) acc[j] += a * bv[k][j];
+  }
+  std::memcpy(p.result, acc, count * sizeof(float));
   for (unsigned int i = 0; i < count; ++i) std::memcpy(&d[i], &kPoison, 4);
   s.open.push_back(p);
 }
