@@ -16,7 +16,9 @@
 // read from the canonical layout of its descriptor (K-major or MN-major, no swizzle or 128B /
 // 64B / 32B; the formulas are in wgmma_sm90.cuh), the swizzle applied to the window address;
 // A from registers (RS) is gathered from the warpgroup's fragments; D in the accumulator
-// layout. Every thread computes its own N/2 accumulators.
+// layout. Each thread decodes 1/128 of A and of B and hands its share to the exchange, so
+// the warpgroup reads every element once and every thread gets all of them; then every
+// thread computes its own N/2 accumulators.
 //
 // Arithmetic (documented order; the PTX ISA leaves it unspecified): for each accumulator,
 // d = (scale_d ? d : 0), then d = d + a_k * b_k for k = 0, 1, ..., 15 in fp32, each product
