@@ -32,6 +32,12 @@ std::string IdRuns(uint32_t first, uint32_t size, In in) {
   return out;
 }
 
+// "thread 3" or "threads 3-5, 9" for IdRuns' output.
+std::string Threads(const std::string& runs) {
+  const bool one = runs.find_first_of(",-") == std::string::npos;
+  return absl::StrCat(one ? "thread " : "threads ", runs);
+}
+
 const char* GroupKind(uint32_t size) { return size == kWarpSize ? "warp" : "warpgroup"; }
 
 }  // namespace
@@ -179,11 +185,16 @@ Wait Block::Exchange(Fiber* fiber, uint32_t group, const void* operands, uint32_
   if (g.arrived == 0) {
     // A member that exited before the exchange began can never arrive. (One exiting
     // while the others wait is caught by Exit.)
-    if (std::string exited = ExitedIn(first, group); !exited.empty()) [[unlikely]] {
+    bool any_exited = false;  // from the warps' exit masks: no string on the hot path
+    for (uint32_t w = first / kWarpSize; w < (first + group) / kWarpSize; ++w) {
+      any_exited |= warps_[w].exited != 0;
+    }
+    if (std::string exited = any_exited ? ExitedIn(first, group) : std::string();
+        !exited.empty()) [[unlikely]] {
       *error = absl::StrFormat(
-          "%s in %s %u (threads %u-%u): threads %s have exited and will never arrive; every "
-          "thread of the %s must execute it",
-          what, GroupKind(group), first / group, first, first + group - 1, exited,
+          "%s in %s %u (threads %u-%u): %s exited and will never arrive; every thread of the "
+          "%s must execute it",
+          what, GroupKind(group), first / group, first, first + group - 1, Threads(exited),
           GroupKind(group));
       return Wait::kDone;
     }

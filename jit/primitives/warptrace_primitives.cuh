@@ -37,6 +37,8 @@
 //   warptrace_fence_proxy_async()     orders this thread's shared-memory accesses before
 //                                     later bulk copies (async proxy); sm_90
 //                                     fence.proxy.async.shared::cta, nothing before
+// Tensor cores and matrix movement (sm_80 mma.sync m16n8k16, ldmatrix, sm_90 stmatrix and
+// elect.sync): tensor_core_sm80.cuh, included at the end.
 // Spin-wait helpers (on the host: hooks that let other threads and blocks run):
 //   warptrace_poll(p)                volatile load
 //   warptrace_load_acquire(p) / warptrace_store_release(p, v)  gpu-scope acquire / release
@@ -313,6 +315,9 @@ void warptrace_mbarrier_wait_parity(unsigned long long* bar, unsigned int parity
   while (!warptrace_mbarrier_try_wait_parity(bar, parity)) {
   }
 }
+
+// Tensor cores (mma.sync), ldmatrix / stmatrix and elect.sync.
+#include "tensor_core_sm80.cuh"
 
 // sm_90a warpgroup MMA (wgmma) and register reallocation (setmaxnreg).
 #include "wgmma_sm90.cuh"

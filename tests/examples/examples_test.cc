@@ -189,6 +189,8 @@ const std::vector<Case>& Cases() {
        {"--m=16", "--n=64", "--k=64", "--stages=3", "--consumers=2", "--copy=bulk",
         "--persistent", "--blocks=2", "--producer_delay=100", "--consumer_delay=100"}},
       {"reduction", "reduction", {"--n=1000", "--blocks=2", "--threads=64", "--barrier_waits"}},
+      // Tensor cores: mma.sync and ldmatrix emulated on the host, a 3-stage cp.async ring.
+      {"ampere_gemm", "ampere_gemm", {"--m=128", "--n=128", "--k=96", "--warps=4", "--stages=3"}},
   };
   return *cases;
 }

@@ -322,12 +322,13 @@ TEST(EmitterTest, PhaseBarriersAreDeclaredAndInitializedByThreadZeroBeforeTheBod
   const KernelSource plain = EmitUnprofiledKernel(HandoffKernel(false));
   EXPECT_THAT(plain.source, HasSubstr("warptrace_mbarrier_init(&done[warptrace_i], 1u);"));
   EXPECT_THAT(plain.source, Not(HasSubstr("RecordWithPayload")));
-  // The primitives (with the headers they include) and the math constants a preamble may
+  // The primitives (and the headers they include) and the math constants a preamble may
   // include, no recorder.
   std::vector<std::string> plain_names;
   for (const EmbeddedFile& header : plain.headers) plain_names.push_back(header.name);
   ASSERT_FALSE(plain_names.empty());
   EXPECT_EQ(plain_names[0], "warptrace_primitives.cuh");
+  EXPECT_THAT(plain_names, ::testing::Contains("tensor_core_sm80.cuh"));
   EXPECT_THAT(plain_names, ::testing::Contains("math_constants.h"));
   EXPECT_THAT(plain_names, ::testing::Contains("wgmma_sm90.cuh"));
   EXPECT_THAT(plain_names, Not(::testing::Contains("recorder.cuh")));

@@ -5,6 +5,9 @@
 //   BM_LaunchPerBlock/B   an empty kernel on B blocks of 32 threads (time per block)
 //   BM_LaunchPerThread/T  an empty kernel on one block of T threads (time per thread)
 //   BM_WarpShuffle        one __shfl_xor_sync of a full warp (time per shuffle)
+//   BM_MmaSync/W          one emulated mma.sync m16n8k16 bf16 per warp, W warps of a block
+//                         (items: warp-wide mmas; time per launch of 1000 per warp)
+//   BM_LdmatrixX4         one emulated ldmatrix.x4 of a full warp (time per launch of 1000)
 //   BM_FiberSwitch, BM_UcontextSwitch   one context switch, ours and ucontext's (items/s:
 //                         switches per second)
 //   BM_WgmmaM64N128K16/W  one emulated wgmma m64n128k16 (SS, 128B swizzle) per warpgroup,
@@ -110,6 +113,38 @@ void BM_WarpShuffle(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 1000);
 }
 BENCHMARK(BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_MmaSync(benchmark::State& state) {
+  static std::unique_ptr<LoadedKernel> kernel = Load("mmas", R"(
+  const unsigned int a[4] = {threadIdx.x * 0x00010001u, 0x3f803f80u, 0x3f803f80u, threadIdx.x};
+  const unsigned int b[2] = {0x3f803f80u, threadIdx.x * 3u};
+  float d[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 1000; ++i) warptrace_mma_m16n8k16_f32_bf16(d, a, b, d);
+  out[threadIdx.x] = static_cast<int>(d[0] + d[1] + d[2] + d[3]);
+)");
+  const uint32_t warps = static_cast<uint32_t>(state.range(0));
+  Run(state, *kernel, {1, 1, 1}, {32 * warps, 1, 1});
+  state.SetItemsProcessed(state.iterations() * 1000 * warps);  // warp-wide mmas per second
+}
+BENCHMARK(BM_MmaSync)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_LdmatrixX4(benchmark::State& state) {
+  static std::unique_ptr<LoadedKernel> kernel = Load("ldmatrices", R"(
+  __shared__ __align__(16) unsigned short tile[32 * 8];
+  for (int i = threadIdx.x; i < 256; i += 32) tile[i] = static_cast<unsigned short>(i);
+  __syncwarp();
+  unsigned int sum = 0;
+  for (int i = 0; i < 1000; ++i) {
+    unsigned int r0, r1, r2, r3;
+    warptrace_ldmatrix_x4(r0, r1, r2, r3, &tile[((threadIdx.x + i) % 32) * 8]);
+    sum += r0 ^ r1 ^ r2 ^ r3;
+  }
+  out[threadIdx.x] = static_cast<int>(sum);
+)");
+  Run(state, *kernel, {1, 1, 1}, {32, 1, 1});
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_LdmatrixX4)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 constexpr int kWgmmasPerLaunch = 100;
 

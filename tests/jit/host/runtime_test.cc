@@ -329,6 +329,49 @@ TEST(RuntimeTest, AWarpgroupExchangeSpansFourWarpsAndKeepsWarpgroupsApart) {
   for (int t = 0; t < 256; ++t) EXPECT_EQ(out[512 + t], t % 128);
 }
 
+TEST(RuntimeTest, ExchangesOfDifferentSizesAlternateWithoutClobberingEachOther) {
+  auto device = MakeDevice();
+  ASSERT_NE(device, nullptr);
+  // A small exchange, then a large one, then small again: each buffer grows while the other
+  // one, which slower threads still read, stays as it was. out[(round * 128 + t)]: the sum
+  // the thread saw (a checksum of every position's operands).
+  std::vector<int> out;
+  ASSERT_THAT(RunKernel(*device, "mixed_sizes", R"(
+  struct Big { int v[16]; };
+  for (int round = 0; round < 4; ++round) {
+    long long sum = 0;
+    if (round % 2 == 0) {
+      const int mine = round * 1000 + threadIdx.x;
+      const int* all = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARPGROUP, mine, "test.small");
+      for (int i = 0; i < 128; ++i) sum += all[i] * (i + 1);
+    } else {
+      Big mine;
+      for (int j = 0; j < 16; ++j) mine.v[j] = round * 1000 + threadIdx.x * 16 + j;
+      const Big* all = ::warptrace_host::Exchange(WARPTRACE_HOST_GROUP_WARPGROUP, mine, "test.big");
+      for (int i = 0; i < 128; ++i) {
+        for (int j = 0; j < 16; ++j) sum += all[i].v[j] * (i + 1) * (j + 1);
+      }
+    }
+    out[round * 128 + threadIdx.x] = static_cast<int>(sum % 1000003);
+  }
+)",
+                        {1, 1, 1}, {128, 1, 1}, &out, 4 * 128),
+              IsOk());
+  for (int round = 0; round < 4; ++round) {
+    long long sum = 0;
+    for (int i = 0; i < 128; ++i) {
+      if (round % 2 == 0) {
+        sum += (round * 1000 + i) * (i + 1);
+      } else {
+        for (int j = 0; j < 16; ++j) sum += (round * 1000 + i * 16 + j) * (i + 1) * (j + 1);
+      }
+    }
+    for (int t = 0; t < 128; ++t) {
+      ASSERT_EQ(out[round * 128 + t], static_cast<int>(sum % 1000003)) << round << " " << t;
+    }
+  }
+}
+
 TEST(RuntimeTest, AnExchangeWhoseMemberExitedFailsNamingTheThreadsAndInstruction) {
   auto device = MakeDevice();
   ASSERT_NE(device, nullptr);
@@ -342,8 +385,8 @@ TEST(RuntimeTest, AnExchangeWhoseMemberExitedFailsNamingTheThreadsAndInstruction
                         {1, 1, 1}, {32, 1, 1}, &out, 32),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        AllOf(HasSubstr("block (0,0,0) thread (1,0,0)"),
-                             HasSubstr("test.exchange in warp 0 (threads 0-31): threads 0 have "
-                                       "exited and will never arrive"))));
+                             HasSubstr("test.exchange in warp 0 (threads 0-31): thread 0 exited "
+                                       "and will never arrive"))));
 }
 
 TEST(RuntimeTest, AMemberExitingWhileItsGroupWaitsFailsTheLaunch) {
