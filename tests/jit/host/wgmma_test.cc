@@ -420,7 +420,7 @@ TEST(WgmmaMisuseTest, WarpMissingFromTheWarpgroupFails) {
                        AllOf(HasSubstr("block (0,0,0) thread ("),
                              HasSubstr("wgmma.fence.sync.aligned in warpgroup 0 (threads "
                                        "0-127)"),
-                             HasSubstr("have exited and will never arrive"))));
+                             HasSubstr("exited and will never arrive"))));
 }
 
 TEST(WgmmaMisuseTest, ScaleDDifferingAcrossTheWarpgroupFails) {
