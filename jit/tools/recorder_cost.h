@@ -109,7 +109,7 @@ absl::StatusOr<absl::string_view> SassFunction(absl::string_view sass,
 absl::StatusOr<absl::string_view> ResUsageFunction(absl::string_view res_usage,
                                                    absl::string_view kernel_name);
 
-struct CompiledKernel {
+struct CostProgram {
   std::string ptx;
   std::string cubin;
   std::string log;
@@ -117,7 +117,7 @@ struct CompiledKernel {
 // Compiles with NVRTC (recorder headers in memory) for `arch` ("sm_90"). Returns
 // InvalidArgument carrying NVRTC's log when the source does not compile, Internal for
 // other NVRTC failures.
-absl::StatusOr<CompiledKernel> CompileForCost(const std::string& source,
+absl::StatusOr<CostProgram> CompileForCost(const std::string& source,
                                               const std::string& arch);
 
 // What `cuobjdump -sass` and `cuobjdump -res-usage` print for one cubin, all its kernels.
