@@ -233,8 +233,11 @@ class FlashAttentionWriter {
   // maxima, the row sums (this thread's part: the quad sums them in the epilogue).
   std::string Softmax(const std::string& j) const {
     const double scale = 1.4426950408889634 / std::sqrt(static_cast<double>(d_));
-    std::string mask;
+    std::string mask, lanes;
     if (shape_.causal) {
+      lanes =
+          "const int wt = static_cast<int>(threadIdx.x % 128u);\n"
+          "const int w = wt / 32, g = (wt % 32) / 4, t = wt % 4;\n";
       // The diagonal tile (KV tile = query tile, both 128 rows) masks column > row.
       mask = absl::Substitute(
           "  if (($0) == $1 - 1 && 8 * (i >> 2) + 2 * t + (i & 1) > c * 64 + 16 * w + g + 8 * "
@@ -248,8 +251,7 @@ class FlashAttentionWriter {
     absl::StrAppend(
         &code,
         absl::Substitute(
-            "const int wt = static_cast<int>(threadIdx.x % 128u);\n"
-            "const int w = wt / 32, g = (wt % 32) / 4, t = wt % 4;\n"
+            "$3"
             "float mx[2] = {row_max[0], row_max[1]};\n"
             "for (int i = 0; i < $0; ++i) {\n"
             "  float x = s[i] * $1f;\n"
@@ -271,7 +273,7 @@ class FlashAttentionWriter {
             "  sum[(i >> 1) & 1] += s[i];\n"
             "}\n"
             "for (int h = 0; h < 2; ++h) row_sum[h] = row_sum[h] * corr[h] + sum[h];",
-            kBn / 2, absl::StrFormat("%.9g", scale), mask));
+            kBn / 2, absl::StrFormat("%.9g", scale), mask, lanes));
     return code;
   }
 
