@@ -109,6 +109,8 @@ absl::StatusOr<absl::string_view> SassFunction(absl::string_view sass,
 absl::StatusOr<absl::string_view> ResUsageFunction(absl::string_view res_usage,
                                                    absl::string_view kernel_name);
 
+// (Not named CompiledKernel: jit/compile/compiler.h has one, and a binary linking both
+// would hold two definitions of one name, an ODR violation that crashes.)
 struct CostProgram {
   std::string ptx;
   std::string cubin;
