@@ -513,7 +513,8 @@ big_row() {  # big_row LABEL KIND DIMS BINARY FLAGS...: two runs, one row of the
     number "big $label profile=$profile: $(first_line '^timing: ' | sed 's/^timing: //')"
     [[ $profile == true ]] && on=$median || off=$median
     mkdir -p "$TRACES/big"
-    cp "$sub"/*.verdict.json "$TRACES/big/" 2>/dev/null
+    [[ $profile == true && -f $sub/$binary.verdict.json ]] &&
+      cp "$sub/$binary.verdict.json" "$TRACES/big/$(log_name "$label").verdict.json"
   done
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$kind" "$dims" "$off" "$on" "$note" >>"$BIG_TABLE"
 }

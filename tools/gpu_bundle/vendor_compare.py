@@ -248,9 +248,9 @@ def table(args):
                  "profiled_vs_vendor": on / vt if on and vt else None,
                  "vendor_status": skipped or v.get("error") or "ran", "note": row["note"]}
         out["rows"].append(entry)
-        lines.append(f"{row['label'][:44]:<44} {row['dims'][:22]:<22} {fmt(off, '8.1f')} "
-                     f"{fmt(on, '8.1f')} {(fmt(slowdown, '.3f') + 'x') if slowdown else '-':>8} "
-                     f"{fmt(vt, '8.1f')} {fmt(entry['unprofiled_vs_vendor'], '13.3f')} "
+        lines.append(f"{row['label'][:44]:<44} {row['dims'][:22]:<22} {fmt(off, '8.4g')} "
+                     f"{fmt(on, '8.4g')} {(fmt(slowdown, '.3f') + 'x') if slowdown else '-':>8} "
+                     f"{fmt(vt, '8.4g')} {fmt(entry['unprofiled_vs_vendor'], '13.3f')} "
                      f"{fmt(entry['profiled_vs_vendor'], '11.3f')}")
         if row["note"]:
             lines.append(f"    {row['note']}")
