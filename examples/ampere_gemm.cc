@@ -26,6 +26,8 @@ ABSL_FLAG(uint32_t, n, 256, "columns of B and C (a multiple of 128)");
 ABSL_FLAG(uint32_t, k, 128, "columns of A, rows of B (a multiple of 32)");
 ABSL_FLAG(uint32_t, warps, 4, "warps per block: 4 (64 x 64 each) or 8 (64 x 32 each)");
 ABSL_FLAG(uint32_t, stages, 3, "cp.async stages of the K ring (2..4)");
+ABSL_FLAG(uint32_t, producer_delay, 0, "cycles of busy work added to every load region");
+ABSL_FLAG(uint32_t, consumer_delay, 0, "cycles of busy work added to every mma region");
 
 namespace warptrace::examples {
 namespace {
@@ -33,7 +35,8 @@ namespace {
 constexpr char kUsage[] =
     "runs, profiles and checks a bf16 tensor-core GEMM (mma.sync, ldmatrix, cp.async ring), "
     "C = A x B, on a GPU or the host backend.\n"
-    "  bazel run //examples:ampere_gemm -- [--m=256 --n=256 --k=128 --warps=4 --stages=3]\n"
+    "  bazel run //examples:ampere_gemm -- [--m=256 --n=256 --k=128 --warps=4 --stages=3] "
+    "[--producer_delay=CYCLES] [--consumer_delay=CYCLES]\n"
     "  [--device=host] [--unit=warp|warpgroup|block] [--placement=global|shared|auto] "
     "[--profile=false]";
 
@@ -42,7 +45,9 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
                               .n = absl::GetFlag(FLAGS_n),
                               .k = absl::GetFlag(FLAGS_k),
                               .warps = absl::GetFlag(FLAGS_warps),
-                              .stages = absl::GetFlag(FLAGS_stages)};
+                              .stages = absl::GetFlag(FLAGS_stages),
+                              .producer_delay = absl::GetFlag(FLAGS_producer_delay),
+                              .consumer_delay = absl::GetFlag(FLAGS_consumer_delay)};
   absl::StatusOr<Kernel> kernel = AmpereGemm(shape);
   if (!kernel.ok()) return kernel.status();
   struct Data {
