@@ -46,12 +46,12 @@ inline std::vector<uint32_t> CheckedRows(uint32_t m, uint32_t n, uint32_t k) {
   return rows;
 }
 
-// "" when `rows` is every row of C, else " (the reference of 64 sampled rows of 4096: M N K
-// above 2^30 multiply-adds)".
+// "" when `rows` is every one of the `m` rows, else " (the reference of 64 sampled rows of
+// 4096: it costs more than 2^30 multiply-adds in all)".
 inline std::string CheckedRowsNote(const std::vector<uint32_t>& rows, uint32_t m) {
   if (rows.size() == m) return "";
   return " (the reference of " + std::to_string(rows.size()) + " sampled rows of " +
-         std::to_string(m) + ": M N K is above 2^30 multiply-adds)";
+         std::to_string(m) + ": it costs more than 2^30 multiply-adds in all)";
 }
 
 }  // namespace warptrace::examples

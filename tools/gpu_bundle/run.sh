@@ -45,7 +45,8 @@
 #   WARPTRACE_NVRTC_DIR (a directory holding libnvrtc.so.N; else CUDA_HOME, /usr/local/cuda,
 #   the NVIDIA wheels in python3's site-packages, ldconfig), REPEAT (launches per timing,
 #   default 200), GEMM_SIZE (tiled_gemm timing M = N = K, default 512), BIG_SIZE (the big
-#   GEMMs' M = N = K, default 4096), BIG_REPEAT (their launches per timing, default 30),
+#   GEMMs' M = N = K, default 4096), BIG_SEQ (the big attention's sequence, default 4096),
+#   BIG_REPEAT (the big kernels' launches per timing, default 30),
 #   PYTHON (python3),
 #   WARPTRACE_BUNDLED_GLIBC=1 (use lib/glibc even where the machine's glibc would do),
 #   WARPTRACE_KEEP_SCRATCH=1 (keep the scratch directory), WARPTRACE_SIMULATE_GPU=1 (the GPU
@@ -62,6 +63,7 @@ REPEAT=${REPEAT:-200}
 GEMM_SIZE=${GEMM_SIZE:-512}
 BIG_SIZE=${BIG_SIZE:-4096}
 BIG_REPEAT=${BIG_REPEAT:-30}
+BIG_SEQ=${BIG_SEQ:-4096}
 PYTHON=${PYTHON:-python3}
 mkdir -p "$OUTDIR" || { echo "run.sh: cannot create $OUTDIR" >&2; exit 1; }
 OUTDIR=$(cd "$OUTDIR" && pwd)
@@ -549,11 +551,17 @@ big_kernels() {
     fi
     # shellcheck disable=SC2086
     big_row "ampere_gemm" gemm "${s}x${s}x${s}" ampere_gemm $gemm
-    if [[ -e $BIN/flash_attention ]]; then
-      big_row "flash_attention" attention "1x16x4096x128" flash_attention \
-        --batch=1 --heads=16 --seq=4096 --head_dim=128
-    else
+    # Attention: sequence BIG_SEQ (4096), 16 heads, head dim 128 (the simulation: one head of
+    # BIG_SIZE).
+    local seq=$BIG_SEQ heads=16
+    [[ $CUDA_DEVICE == cuda ]] || { seq=$s; heads=1; }
+    if [[ ! -e $BIN/flash_attention ]]; then
       record SKIPPED "big flash_attention" "not in this bundle (no bin/flash_attention)"
+    elif [[ -n $COMPUTE_CAP ]] && ! awk -v cc="$COMPUTE_CAP" 'BEGIN { exit !(cc + 0 >= 9.0) }'; then
+      record SKIPPED "big flash_attention" "wgmma and TMA need sm_90 (compute capability $COMPUTE_CAP)"
+    else
+      big_row "flash_attention" attention "1x${heads}x${seq}x128" flash_attention \
+        --batch=1 --heads="$heads" --seq="$seq" --head_dim=128
     fi
   fi
   vendor_table
@@ -587,6 +595,7 @@ host_parts() {
   # The tensor-core kernels at their host defaults (the GPU sizes are the GPU's: big_kernels).
   run_example "example hopper_gemm host" "host" hopper_gemm --device=host
   run_example "example ampere_gemm host" "host" ampere_gemm --device=host
+  run_example "example flash_attention host" "host" flash_attention --device=host
   run_pipeline_variants host
   STEP_QUIET=1 step "example first_kernel host" 120 "${RUN[@]}" "$BIN/first_kernel" "$TRACES/host_first_kernel"
   local rc=$?

@@ -1,8 +1,9 @@
-// The GEMM kernels at the GPU bundle's sizes (4096^3; the persistent grid = an SM count) build
-// and plan on the host: running them here would take hours, so this checks what a GPU run
-// needs before it launches — the kernel builds for the shape, RecordPlan::Create succeeds,
-// every unit's event count is exact, the buffer is sized from it (and stays small next to a
-// GPU's memory), and the persistent tile loop is planned per block.
+// The kernels at the GPU bundle's sizes (GEMMs 4096^3, the persistent grid = an SM count;
+// attention sequence 4096, 16 heads, head dim 128) build and plan on the host: running them
+// here would take hours, so this checks what a GPU run needs before it launches — the kernel
+// builds for the shape, RecordPlan::Create succeeds, the buffer is sized from the plan's
+// maximum events per unit (and stays small next to a GPU's memory), and the persistent tile
+// loop is planned exactly per block.
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "examples/example_data.h"
 #include "gtest/gtest.h"
 #include "jit/kernels/ampere_gemm.h"
+#include "jit/kernels/flash_attention.h"
 #include "jit/kernels/hopper_gemm.h"
 #include "jit/plan/record_plan.h"
 #include "tests/status_matchers.h"
@@ -135,6 +137,36 @@ TEST(GpuSizePlanTest, Ampere4096CubedPlans) {
               << plan->max_events() << " events/unit max, buffer " << plan->buffer_bytes()
               << " bytes\n";
   }
+}
+
+TEST(GpuSizePlanTest, FlashAttentionSeq4096Heads16Plans) {
+  for (bool pingpong : {false, true}) {
+    FlashAttentionShape shape;
+    shape.batch = 1;
+    shape.heads = 16;
+    shape.seq = 4096;
+    shape.head_dim = 128;
+    shape.pingpong = pingpong;
+    absl::StatusOr<Kernel> kernel = FlashAttention(shape);
+    ASSERT_THAT(kernel.status(), IsOk()) << "pingpong " << pingpong;
+    absl::StatusOr<RecordPlan> plan = RecordPlan::Create(*kernel, ProfileOptions{});
+    ASSERT_THAT(plan.status(), IsOk()) << "pingpong " << pingpong;
+    // A grid over (query tile, head, batch): 4096 / 128 x 16 x 1.
+    const TraceLayout& layout = plan->layout();
+    EXPECT_EQ(uint64_t{layout.grid.x} * layout.grid.y * layout.grid.z, 32u * 16u);
+    EXPECT_GT(plan->max_events(), 0u);
+    EXPECT_LE(plan->buffer_bytes(), kReasonableBufferBytes) << plan->Explain();
+    std::cout << "flash_attention" << (pingpong ? " pingpong" : "") << ": "
+              << plan->units_per_block() << " units/block, " << plan->max_events()
+              << " events/unit max, buffer " << plan->buffer_bytes() << " bytes\n";
+  }
+  // The example's check: 2^30 / (2 seq head_dim) = 1024 of the 65536 query rows, two in
+  // every 128-row query tile of every head.
+  const std::vector<uint32_t> rows = examples::CheckedRows(16 * 4096, 4096, 2 * 128);
+  ASSERT_EQ(rows.size(), 1024u);
+  std::vector<int> per_tile(16 * 4096 / 128);
+  for (uint32_t row : rows) ++per_tile[row / 128];
+  for (int count : per_tile) EXPECT_EQ(count, 2);
 }
 
 // The examples' check at these sizes: the reference of sampled rows, one per band, covering

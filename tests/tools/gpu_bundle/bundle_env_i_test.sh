@@ -48,7 +48,7 @@ echo "ldd: every bundled binary's libraries resolve inside the bundle (glibc, NV
 
 # The big-kernel parts (GPU sizes, vs PyTorch): present, syntactically valid, and the vendor
 # script runs to a clear skip here. (The GPU sizes themselves never run on the host.)
-for binary in hopper_gemm ampere_gemm; do
+for binary in hopper_gemm ampere_gemm flash_attention; do
   [[ -x $bundle/bin/$binary ]] || fail "the bundle has no bin/$binary (the big kernels run it)"
 done
 [[ -f $bundle/vendor_compare.py ]] || fail "the bundle has no vendor_compare.py"
@@ -58,6 +58,7 @@ PYTHONPYCACHEPREFIX=$fresh/pycache python3 -m py_compile "$bundle/vendor_compare
 # shellcheck disable=SC2016,SC1003  # the parts are run.sh's text, quoted as it is
 for part in 'big_row "hopper_gemm cooperative" gemm' '--pingpong --persistent --blocks="$sms"' \
             'big_row "ampere_gemm" gemm' 'big_row "flash_attention" attention' \
+            '--heads="$heads" --seq="$seq" --head_dim=128' 'BIG_SEQ=${BIG_SEQ:-4096}' \
             'vendor_compare.py" sms' 'vendor_compare.py" \' '--json="$OUTDIR/big_kernels.json"' \
             'BIG_SIZE=${BIG_SIZE:-4096}' '--profile="$profile" --repeat="$BIG_REPEAT"'; do
   grep -qF -- "$part" "$bundle/run.sh" || fail "run.sh lacks the big-kernel part '$part'"
@@ -95,6 +96,7 @@ grep -q '^overall: PASS' "$results" || fail "results.txt does not say overall: P
 for host_part in "example tiled_gemm host" "example warp_specialized_pipeline host" \
                  "example reduction host" "example first_kernel host" \
                  "example hopper_gemm host" "example ampere_gemm host" \
+                 "example flash_attention host" \
                  "big kernels vs vendor (vendor_compare.py)" \
                  "warptrace dump of a host trace" "warptrace dump of the synthetic Mosaic buffer" \
                  "anchors.py selftest" "libraries" "nvrtc" \
