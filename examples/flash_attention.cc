@@ -85,7 +85,8 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
   struct Data {
     std::vector<uint16_t> q, k, v, o;
     std::vector<float> got;
-    std::vector<double> reference;
+    std::vector<double> reference;  // the checked rows of O, one after the other
+    std::vector<uint32_t> rows;     // which rows of O ([batch * heads * seq, head_dim]) those are
   };
   auto data = std::make_shared<Data>();
   const uint64_t bh = uint64_t{shape.batch} * shape.heads, s = shape.seq, d = shape.head_dim;
@@ -94,12 +95,18 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
   for (float x : RandomFloats(elements, 12)) data->k.push_back(FloatToBf16(x));
   for (float x : RandomFloats(elements, 13)) data->v.push_back(FloatToBf16(x));
   data->o.assign(elements, 0);
-  data->reference.assign(elements, 0.0);
+  // The reference of the checked query rows: every row while the reference costs at most
+  // kFullCheckMacs multiply-adds (2 seq head_dim per row), else a sample (CheckedRows: one
+  // row per band, so every 128-row query tile of every head at the GPU sizes).
+  data->rows = CheckedRows(static_cast<uint32_t>(bh * s), static_cast<uint32_t>(s),
+                           static_cast<uint32_t>(2 * d));
+  data->reference.assign(data->rows.size() * d, 0.0);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   std::vector<double> scores(s);
-  for (uint64_t m = 0; m < bh; ++m) {
+  for (size_t checked = 0; checked < data->rows.size(); ++checked) {
+    const uint64_t m = data->rows[checked] / s, r = data->rows[checked] % s;
     const uint64_t base = m * s * d;
-    for (uint64_t r = 0; r < s; ++r) {
+    {
       const uint64_t keys = shape.causal ? r + 1 : s;
       double max = -INFINITY;
       for (uint64_t c = 0; c < keys; ++c) {
@@ -118,7 +125,7 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
         for (uint64_t c = 0; c < keys; ++c) {
           acc += scores[c] * static_cast<double>(Bf16ToFloat(data->v[base + c * d + x]));
         }
-        data->reference[base + r * d + x] = acc / sum;
+        data->reference[checked * d + x] = acc / sum;
       }
     }
   }
@@ -129,10 +136,11 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
       "O = softmax(Q K^T / sqrt(%u)%s) V, bf16 [%u, %u, %u, %u] (batch, heads, seq, head_dim), "
       "tiles 128 x 128, 2 stages, %s%s, TMA 128B swizzle + wgmma m64n128k16 / m64n%uk16 (P "
       "from registers); checked to |error| <= %.3g |O| + %.3g (bf16 P and O, fp32 sums of %u "
-      "keys)",
+      "keys)%s",
       shape.head_dim, shape.causal ? " + causal mask" : "", shape.batch, shape.heads, shape.seq,
       shape.head_dim, shape.pingpong ? "ping-pong consumers" : "cooperative consumers",
-      shape.overlap ? ", intra-warpgroup overlap" : "", shape.head_dim, rel, abs, shape.seq);
+      shape.overlap ? ", intra-warpgroup overlap" : "", shape.head_dim, rel, abs, shape.seq,
+      CheckedRowsNote(data->rows, static_cast<uint32_t>(bh * s)));
   if (shape.producer_delay > 0 || shape.consumer_delay > 0) {
     absl::StrAppendFormat(&problem.description, ", delays: producer %u, consumer %u cycles",
                           shape.producer_delay, shape.consumer_delay);
@@ -151,9 +159,18 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
                   KernelArg::Out(absl::MakeSpan(data->o))};
   problem.check = [data, rel, abs, d] {
     data->got.clear();
-    for (uint16_t bits : data->o) data->got.push_back(Bf16ToFloat(bits));
-    return CompareToReference("O", data->got, data->reference, rel, abs,
-                              static_cast<uint32_t>(d));
+    for (uint32_t row : data->rows) {
+      for (uint64_t x = uint64_t{row} * d; x < (uint64_t{row} + 1) * d; ++x) {
+        data->got.push_back(Bf16ToFloat(data->o[x]));
+      }
+    }
+    Comparison c = CompareToReference("O", data->got, data->reference, rel, abs,
+                                      static_cast<uint32_t>(d));
+    // The worst element's index in O, not in the checked rows.
+    if (c.worst_index / d < data->rows.size()) {
+      c.worst_index = uint64_t{data->rows[c.worst_index / d]} * d + c.worst_index % d;
+    }
+    return c;
   };
   problem.storage = data;
   return problem;
