@@ -9,6 +9,7 @@
 // (printed), and writes the trace.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -25,6 +26,8 @@ ABSL_FLAG(uint32_t, n, 256, "columns of B and C (a multiple of 128)");
 ABSL_FLAG(uint32_t, k, 128, "columns of A, rows of B (a multiple of 32)");
 ABSL_FLAG(uint32_t, warps, 4, "warps per block: 4 (64 x 64 each) or 8 (64 x 32 each)");
 ABSL_FLAG(uint32_t, stages, 3, "cp.async stages of the K ring (2..4)");
+ABSL_FLAG(uint32_t, producer_delay, 0, "cycles of busy work added to every load region");
+ABSL_FLAG(uint32_t, consumer_delay, 0, "cycles of busy work added to every mma region");
 
 namespace warptrace::examples {
 namespace {
@@ -32,7 +35,8 @@ namespace {
 constexpr char kUsage[] =
     "runs, profiles and checks a bf16 tensor-core GEMM (mma.sync, ldmatrix, cp.async ring), "
     "C = A x B, on a GPU or the host backend.\n"
-    "  bazel run //examples:ampere_gemm -- [--m=256 --n=256 --k=128 --warps=4 --stages=3]\n"
+    "  bazel run //examples:ampere_gemm -- [--m=256 --n=256 --k=128 --warps=4 --stages=3] "
+    "[--producer_delay=CYCLES] [--consumer_delay=CYCLES]\n"
     "  [--device=host] [--unit=warp|warpgroup|block] [--placement=global|shared|auto] "
     "[--profile=false]";
 
@@ -41,13 +45,17 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
                               .n = absl::GetFlag(FLAGS_n),
                               .k = absl::GetFlag(FLAGS_k),
                               .warps = absl::GetFlag(FLAGS_warps),
-                              .stages = absl::GetFlag(FLAGS_stages)};
+                              .stages = absl::GetFlag(FLAGS_stages),
+                              .producer_delay = absl::GetFlag(FLAGS_producer_delay),
+                              .consumer_delay = absl::GetFlag(FLAGS_consumer_delay)};
   absl::StatusOr<Kernel> kernel = AmpereGemm(shape);
   if (!kernel.ok()) return kernel.status();
   struct Data {
     std::vector<uint16_t> a, b;
     std::vector<float> c;
-    std::vector<double> reference;
+    std::vector<double> reference;  // the checked rows of C, one after the other
+    std::vector<uint32_t> rows;     // which rows those are
+    std::vector<float> got;
   };
   auto data = std::make_shared<Data>();
   for (const auto& [out, count, seed] :
@@ -58,7 +66,18 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
     std::transform(values.begin(), values.end(), out->begin(), FloatToBf16);
   }
   data->c.assign(uint64_t{shape.m} * shape.n, 0.0f);
-  AmpereGemmReference reference = ReferenceBf16Gemm(data->a, data->b, shape);
+  // The reference of the checked rows (every row up to kFullCheckMacs, see CheckedRows):
+  // those rows of A times B.
+  data->rows = CheckedRows(shape.m, shape.n, shape.k);
+  std::vector<uint16_t> checked_a;
+  checked_a.reserve(data->rows.size() * shape.k);
+  for (uint32_t row : data->rows) {
+    const auto begin = data->a.begin() + static_cast<ptrdiff_t>(uint64_t{row} * shape.k);
+    checked_a.insert(checked_a.end(), begin, begin + shape.k);
+  }
+  AmpereGemmShape checked_shape = shape;
+  checked_shape.m = static_cast<uint32_t>(data->rows.size());
+  AmpereGemmReference reference = ReferenceBf16Gemm(checked_a, data->b, checked_shape);
   data->reference = std::move(reference.c);
   // The inputs are exactly bf16 on both sides, so the error is the fp32 accumulation's: K
   // additions, at most gamma_K sum |a b| (gamma_K = K u / (1 - K u), u = 2^-24); allow 4x
@@ -71,16 +90,27 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
   ExampleProblem problem;
   problem.description = absl::StrFormat(
       "C = A x B, %u x %u x %u (M x N x K), bf16 in, fp32 out, %u warps, %u stages; "
-      "tolerance %.3g (4 gamma_K max sum |a b|)",
-      shape.m, shape.n, shape.k, shape.warps, shape.stages, tolerance);
+      "tolerance %.3g (4 gamma_K max sum |a b|)%s",
+      shape.m, shape.n, shape.k, shape.warps, shape.stages, tolerance,
+      CheckedRowsNote(data->rows, shape.m));
   problem.kernel = *std::move(kernel);
   problem.args = {KernelArg::In(absl::MakeConstSpan(data->a)),
                   KernelArg::In(absl::MakeConstSpan(data->b)),
                   KernelArg::Out(absl::MakeSpan(data->c))};
   const uint32_t n = shape.n;
   problem.check = [data, n, tolerance] {
-    return CompareToReference("C", data->c, data->reference, /*rel_tolerance=*/0,
-                              /*abs_tolerance=*/tolerance, /*row_length=*/n);
+    data->got.clear();
+    for (uint32_t row : data->rows) {
+      const auto begin = data->c.begin() + static_cast<ptrdiff_t>(uint64_t{row} * n);
+      data->got.insert(data->got.end(), begin, begin + n);
+    }
+    Comparison c = CompareToReference("C", data->got, data->reference, /*rel_tolerance=*/0,
+                                      /*abs_tolerance=*/tolerance, /*row_length=*/n);
+    // The worst element's index in C, not in the checked rows.
+    if (n > 0 && c.worst_index / n < data->rows.size()) {
+      c.worst_index = uint64_t{data->rows[c.worst_index / n]} * n + c.worst_index % n;
+    }
+    return c;
   };
   problem.storage = data;
   return problem;

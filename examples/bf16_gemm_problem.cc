@@ -40,29 +40,34 @@ ExampleProblem Bf16GemmProblem(Kernel kernel, const Bf16GemmShape& shape,
   struct Data {
     std::vector<uint16_t> a, b, c_bf16;
     std::vector<float> c_f32, got;
-    std::vector<double> reference;
+    std::vector<double> reference;  // the checked rows of C, one after the other
+    std::vector<uint32_t> rows;     // which rows those are
   };
   auto data = std::make_shared<Data>();
   const uint64_t m = shape.m, n = shape.n, k = shape.k;
   for (float x : RandomFloats(m * k, seed)) data->a.push_back(FloatToBf16(x));
   for (float x : RandomFloats(n * k, seed + 1)) data->b.push_back(FloatToBf16(x));
-  data->reference.assign(m * n, 0.0);
-  for (uint64_t i = 0; i < m; ++i) {
+  // The reference of the checked rows (every row up to kFullCheckMacs, see CheckedRows).
+  data->rows = CheckedRows(shape.m, shape.n, shape.k);
+  data->reference.assign(data->rows.size() * n, 0.0);
+  for (size_t r = 0; r < data->rows.size(); ++r) {
+    const uint64_t i = data->rows[r];
     for (uint64_t j = 0; j < n; ++j) {
       double sum = 0;
       for (uint64_t p = 0; p < k; ++p) {
         sum += static_cast<double>(Bf16ToFloat(data->a[i * k + p])) *
                static_cast<double>(Bf16ToFloat(data->b[j * k + p]));
       }
-      data->reference[i * n + j] = sum;
+      data->reference[r * n + j] = sum;
     }
   }
   ExampleProblem problem;
   const double rel = Bf16GemmRelTolerance(shape), abs = Bf16GemmAbsTolerance(shape);
   problem.description = absl::StrCat(
       std::move(description),
-      absl::StrFormat("; checked to |error| <= %.3g |C| + %.3g (%s output, K = %d fp32 sums)",
-                      rel, abs, shape.out_f32 ? "f32" : "bf16", shape.k));
+      absl::StrFormat("; checked to |error| <= %.3g |C| + %.3g (%s output, K = %d fp32 sums)%s",
+                      rel, abs, shape.out_f32 ? "f32" : "bf16", shape.k,
+                      CheckedRowsNote(data->rows, shape.m)));
   problem.kernel = std::move(kernel);
   KernelArg a = KernelArg::In(absl::MakeConstSpan(data->a));
   KernelArg b = KernelArg::In(absl::MakeConstSpan(data->b));
@@ -89,13 +94,19 @@ ExampleProblem Bf16GemmProblem(Kernel kernel, const Bf16GemmShape& shape,
   }
   const bool f32 = shape.out_f32;
   problem.check = [data, f32, rel, abs, n = shape.n] {
-    if (f32) {
-      data->got = data->c_f32;
-    } else {
-      data->got.clear();
-      for (uint16_t bits : data->c_bf16) data->got.push_back(Bf16ToFloat(bits));
+    data->got.clear();
+    for (uint32_t row : data->rows) {
+      const uint64_t begin = uint64_t{row} * n;
+      for (uint64_t j = begin; j < begin + n; ++j) {
+        data->got.push_back(f32 ? data->c_f32[j] : Bf16ToFloat(data->c_bf16[j]));
+      }
     }
-    return CompareToReference("C", data->got, data->reference, rel, abs, n);
+    Comparison c = CompareToReference("C", data->got, data->reference, rel, abs, n);
+    // The worst element's index in C, not in the checked rows.
+    if (n > 0 && c.worst_index / n < data->rows.size()) {
+      c.worst_index = uint64_t{data->rows[c.worst_index / n]} * n + c.worst_index % n;
+    }
+    return c;
   };
   problem.storage = data;
   return problem;

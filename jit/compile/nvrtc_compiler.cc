@@ -1,11 +1,13 @@
 #include "jit/compile/nvrtc_compiler.h"
 
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "base/temp_dir.h"
@@ -77,10 +79,23 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
     std::vector<EmbeddedFile> files = {{request.name, request.source}};
     for (const EmbeddedFile& header : request.headers) files.push_back({header.name, header.contents});
     const absl::Status status = ToStatus(compiled, absl::StrCat("compiling ", what));
+    // Each error once: the quoted ones with their source line, then whatever else the log
+    // says (notes, caret lines, errors without a line) as "the rest of the NVRTC log".
+    const std::string quoted = QuoteOffendingLines(log, files);
+    std::string rest;
+    if (quoted.empty()) {
+      rest = absl::StrCat("NVRTC log:\n", log);
+    } else {
+      const std::set<absl::string_view> shown = absl::StrSplit(quoted, '\n', absl::SkipEmpty());
+      for (absl::string_view line : absl::StrSplit(log, '\n', absl::SkipEmpty())) {
+        if (!shown.contains(line)) absl::StrAppend(&rest, line, "\n");
+      }
+      if (!rest.empty()) rest = absl::StrCat("the rest of the NVRTC log:\n", rest);
+    }
     return absl::Status(
         status.code(),
         absl::StrCat(status.message(), " (options: ", absl::StrJoin(options, " "), ")\n",
-                     QuoteOffendingLines(log, files), "NVRTC log:\n", log, KeepInputs(files)));
+                     quoted, rest, KeepInputs(files)));
   }
 
   // ptxas compiles a kernel whose setmaxnreg it cannot honour, and warns; the kernel would

@@ -16,7 +16,9 @@
 // read from the canonical layout of its descriptor (K-major or MN-major, no swizzle or 128B /
 // 64B / 32B; the formulas are in wgmma_sm90.cuh), the swizzle applied to the window address;
 // A from registers (RS) is gathered from the warpgroup's fragments; D in the accumulator
-// layout. Every thread computes its own N/2 accumulators.
+// layout. Each thread decodes 1/128 of A and of B and hands its share to the exchange, so
+// the warpgroup reads every element once and every thread gets all of them; then every
+// thread computes its own N/2 accumulators.
 //
 // Arithmetic (documented order; the PTX ISA leaves it unspecified): for each accumulator,
 // d = (scale_d ? d : 0), then d = d + a_k * b_k for k = 0, 1, ..., 15 in fp32, each product
@@ -294,33 +296,36 @@ inline void WaitGroup(unsigned int n) {
   s.groups.erase(s.groups.begin(), s.groups.begin() + static_cast<std::ptrdiff_t>(retire));
 }
 
+// What each thread of the warpgroup hands in: its operands, and its share of the decoded
+// shared-memory operands (every thread decodes 1/128 of A and of B, so the warpgroup reads
+// each element once; the exchange then gives everyone all of them).
 struct MmaOperands {
   unsigned long long desc_a, desc_b;
   unsigned int a[4];
   int n, trans_a, trans_b, scale_d, rs;
+  unsigned short a_share[8];   // SS: A elements 8p .. 8p+7 of A (64 x 16, index 16 m + k)
+  unsigned short b_share[32];  // B elements p N/8 .. of B's transpose (N x 16, index 16 n + k)
 };
 
-// Fails unless `field` of every member equals position 0's.
+// Fails when the calling thread's `field` differs from position 0's: the first differing
+// thread reports it (the others are stopped when the launch fails), so the check costs one
+// comparison per thread when all agree.
 inline void CheckUniform(const MmaOperands* all, const char* what, const char* field,
                          unsigned long long (*get)(const MmaOperands&)) {
-  const unsigned int first = Current().linear_tid / kWarpgroup * kWarpgroup;
-  for (unsigned int i = 1; i < kWarpgroup; ++i) {
-    if (get(all[i]) == get(all[0])) continue;
-    Fail("%s: %s must be the same in every thread of the warpgroup (threads %u-%u), but thread "
-         "%u has 0x%llx where thread %u has 0x%llx",
-         what, field, first, first + kWarpgroup - 1, first + i, get(all[i]), first,
-         get(all[0]));
-  }
+  const unsigned int position = Current().linear_tid % kWarpgroup;
+  if (get(all[position]) == get(all[0])) return;
+  unsigned int i = 1;
+  while (get(all[i]) == get(all[0])) ++i;
+  if (i != position) return;
+  const unsigned int first = Current().linear_tid - position;
+  Fail("%s: %s must be the same in every thread of the warpgroup (threads %u-%u), but thread "
+       "%u has 0x%llx where thread %u has 0x%llx",
+       what, field, first, first + kWarpgroup - 1, first + i, get(all[i]), first,
+       get(all[0]));
 }
 
-inline float Bf16At(const char* p) {
-  unsigned short bits;
-  std::memcpy(&bits, p, 2);
-  return BfloatBitsToFloat(bits);
-}
-
-// Element (mn, k) of the operand `d` describes.
-inline float Element(const Window& window, const Desc& d, unsigned long long raw,
+// The bf16 bits of element (mn, k) of the operand `d` describes.
+inline unsigned short Element(const Window& window, const Desc& d, unsigned long long raw,
                      unsigned int mn, unsigned int k, bool mn_major, const char* what,
                      const char* operand) {
   const unsigned long long address =
@@ -332,7 +337,9 @@ inline float Element(const Window& window, const Desc& d, unsigned long long raw
          what, operand, operand[0] == 'A' ? "m" : "n", mn, k, raw, mn_major ? "MN" : "K",
          SwizzleName(d.swizzle), d.lbo, d.sbo, address);
   }
-  return Bf16At(p);
+  unsigned short bits;
+  std::memcpy(&bits, p, 2);
+  return bits;
 }
 
 inline Desc CheckedDesc(unsigned long long raw, const char* what, const char* operand) {
@@ -349,8 +356,27 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
                      unsigned long long desc_b, int trans_a, int trans_b, int scale_d,
                      const char* what) {
   const bool rs = a != nullptr;
-  MmaOperands mine{desc_a, desc_b, {0, 0, 0, 0}, n, trans_a, trans_b, scale_d != 0, rs};
+  const unsigned int position = Current().linear_tid % kWarpgroup;
+  const unsigned int b_per_thread = static_cast<unsigned int>(n) / 8;  // N x 16 / 128
+  MmaOperands mine{desc_a, desc_b, {0, 0, 0, 0}, n, trans_a, trans_b, scale_d != 0, rs, {}, {}};
   if (rs) std::memcpy(mine.a, a, sizeof mine.a);
+  {
+    const Window window = CurrentWindow();
+    if (!rs) {
+      const Desc da = CheckedDesc(desc_a, what, "A");
+      for (unsigned int e = 0; e < 8; ++e) {
+        const unsigned int index = 8 * position + e;
+        mine.a_share[e] =
+            Element(window, da, desc_a, index / 16, index % 16, trans_a != 0, what, "A");
+      }
+    }
+    const Desc db = CheckedDesc(desc_b, what, "B");
+    for (unsigned int e = 0; e < b_per_thread; ++e) {
+      const unsigned int index = b_per_thread * position + e;
+      mine.b_share[e] =
+          Element(window, db, desc_b, index / 16, index % 16, trans_b != 0, what, "B");
+    }
+  }
   const MmaOperands* all = Exchange(kWarpgroup, mine, what);
   CheckUniform(all, what, "N", [](const MmaOperands& o) { return (unsigned long long)o.n; });
   if (!rs) {
@@ -365,42 +391,41 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
   CheckUniform(all, what, "imm-trans-b",
                [](const MmaOperands& o) { return (unsigned long long)o.trans_b; });
 
-  const WarptraceHostThread& t = Current();
-  const unsigned int position = t.linear_tid % kWarpgroup;
   const unsigned int warp = position / 32, lane = position % 32, g = lane >> 2, tq = lane & 3;
-  const Window window = CurrentWindow();
-
   // A's rows 16w + g (h = 0) and 16w + g + 8 (h = 1), all 16 k.
   float av[2][16];
-  if (rs) {
-    // Element i of a thread's fragment: row 16w + g + 8*((i>>1)&1), k 8*(i>>2) + 2t + (i&1),
-    // in register i/2 (even i in the low half). So (row, k) is held by lane 4g + (k%8)/2 of
-    // the same warp, element 4*(k/8) + 2h + k%2.
-    for (unsigned int h = 0; h < 2; ++h) {
-      for (unsigned int k = 0; k < 16; ++k) {
+  for (unsigned int h = 0; h < 2; ++h) {
+    const unsigned int row = 16 * warp + g + 8 * h;
+    for (unsigned int k = 0; k < 16; ++k) {
+      unsigned short bits;
+      if (rs) {
+        // Element i of a thread's fragment: row 16w + g + 8*((i>>1)&1), k 8*(i>>2) + 2t +
+        // (i&1), in register i/2 (even i in the low half). So (row, k) is held by lane
+        // 4g + (k%8)/2 of the same warp, element 4*(k/8) + 2h + k%2.
         const MmaOperands& holder = all[warp * 32 + 4 * g + (k % 8) / 2];
         const unsigned int element = 4 * (k / 8) + 2 * h + k % 2;
         const unsigned int reg = holder.a[element / 2];
-        av[h][k] = BfloatBitsToFloat(
-            static_cast<unsigned short>(element % 2 == 0 ? reg & 0xffffu : reg >> 16));
+        bits = static_cast<unsigned short>(element % 2 == 0 ? reg & 0xffffu : reg >> 16);
+      } else {
+        const unsigned int index = 16 * row + k;
+        bits = all[index / 8].a_share[index % 8];
       }
-    }
-  } else {
-    const Desc da = CheckedDesc(desc_a, what, "A");
-    for (unsigned int h = 0; h < 2; ++h) {
-      for (unsigned int k = 0; k < 16; ++k) {
-        av[h][k] = Element(window, da, desc_a, 16 * warp + g + 8 * h, k, trans_a != 0, what, "A");
-      }
+      av[h][k] = BfloatBitsToFloat(bits);
     }
   }
-  // B's columns 8j + 2t + p for j < N/8, p < 2 (as column 2j + p here), all 16 k.
-  const Desc db = CheckedDesc(desc_b, what, "B");
-  const unsigned int columns = static_cast<unsigned int>(n) / 4;
-  float bv[64][16];
-  for (unsigned int c = 0; c < columns; ++c) {
-    const unsigned int col = 8 * (c / 2) + 2 * tq + c % 2;
+  // B's columns 8j + 2t + q for j < N/8, q < 2, all 16 k, as bv[k][j] = (b(j,0), b(j,1),
+  // b(j,0), b(j,1)): the operand of accumulators 4j .. 4j+3 (below).
+  typedef float V4 __attribute__((vector_size(16)));
+  const unsigned int b_shift = static_cast<unsigned int>(__builtin_ctz(b_per_thread));  // 2^x
+  V4 bv[16][32];
+  for (unsigned int j = 0; j < static_cast<unsigned int>(n) / 8; ++j) {
+    const unsigned int index0 = 16 * (8 * j + 2 * tq), index1 = index0 + 16;  // columns
     for (unsigned int k = 0; k < 16; ++k) {
-      bv[c][k] = Element(window, db, desc_b, col, k, trans_b != 0, what, "B");
+      const float b0 = BfloatBitsToFloat(
+          all[(index0 + k) >> b_shift].b_share[(index0 + k) & (b_per_thread - 1)]);
+      const float b1 = BfloatBitsToFloat(
+          all[(index1 + k) >> b_shift].b_share[(index1 + k) & (b_per_thread - 1)]);
+      bv[k][j] = V4{b0, b1, b0, b1};
     }
   }
 
@@ -429,13 +454,20 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
   for (std::vector<PendingMma>& group : s.groups) chain(group);
   chain(s.open);
 
-  for (unsigned int i = 0; i < count; ++i) {
-    const unsigned int h = (i >> 1) & 1;
-    const float* b = bv[2 * (i >> 2) + (i & 1)];
-    float acc = scale_d != 0 ? input[i] : 0.0f;
-    for (unsigned int k = 0; k < 16; ++k) acc += av[h][k] * b[k];
-    p.result[i] = acc;
+  // d_i = 4j + 2h + q (j = i>>2, h = (i>>1)&1, q = i&1) is row h, column 2j + q: the four
+  // accumulators 4j .. 4j+3 take (a_h0, a_h0, a_h1, a_h1) * (b_j0, b_j1, b_j0, b_j1) at each
+  // k, each lane a separate fp32 multiply and add, in k order (k outermost).
+  V4 acc[32];
+  if (scale_d != 0) {
+    std::memcpy(acc, input, count * sizeof(float));
+  } else {
+    for (unsigned int j = 0; j < count / 4; ++j) acc[j] = V4{0.0f, 0.0f, 0.0f, 0.0f};
   }
+  for (unsigned int k = 0; k < 16; ++k) {
+    const V4 a = {av[0][k], av[0][k], av[1][k], av[1][k]};
+    for (unsigned int j = 0; j < count / 4; ++j) acc[j] += a * bv[k][j];
+  }
+  std::memcpy(p.result, acc, count * sizeof(float));
   for (unsigned int i = 0; i < count; ++i) std::memcpy(&d[i], &kPoison, 4);
   s.open.push_back(p);
 }

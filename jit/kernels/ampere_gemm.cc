@@ -12,6 +12,13 @@
 namespace warptrace {
 namespace {
 
+// `cycles` of busy work.
+std::string BusyWork(uint32_t cycles) {
+  return absl::StrCat("const long long delay_start = clock64();\n"
+                      "while (clock64() - delay_start < ", cycles, "ll) {\n}");
+}
+
+
 constexpr uint32_t kBm = 128, kBn = 128, kBk = 32;
 constexpr uint32_t kStageElements = kBm * kBk + kBk * kBn;  // bf16 elements per stage
 
@@ -78,6 +85,7 @@ absl::StatusOr<KernelBuilder> AmpereGemmBuilder(const AmpereGemmShape& shape) {
   });
   b.For("kt", 0, static_cast<int64_t>(kt), TripCount::Exact(kt), [&] {
     b.Region("load", [&] {
+      if (shape.producer_delay > 0) b.Stmt(BusyWork(shape.producer_delay));
       b.If(
           absl::Substitute("kt + $0 < $1", s - 1, kt),
           [&] {
@@ -89,6 +97,7 @@ absl::StatusOr<KernelBuilder> AmpereGemmBuilder(const AmpereGemmShape& shape) {
     });
     b.Barrier("tile ready");
     b.Region("mma", [&] {
+      if (shape.consumer_delay > 0) b.Stmt(BusyWork(shape.consumer_delay));
       b.Stmt(absl::Substitute(
           "const unsigned short* sa = stages + (kt % $0) * $1;\n"
           "const unsigned short* sb = sa + $2;\n"

@@ -38,6 +38,10 @@ struct AmpereGemmShape {
   uint32_t k = 128;
   uint32_t warps = 4;   // 4 or 8
   uint32_t stages = 3;  // 2..4 cp.async stages
+  // Cycles of busy work (clock64) added to every "load" / "mma" region, to make the copies
+  // or the tensor-core work the bottleneck the timeline and the diagnosis show.
+  uint32_t producer_delay = 0;
+  uint32_t consumer_delay = 0;
 };
 
 // InvalidArgument when M or N is not a positive multiple of 128, K of 32, warps is not 4 or

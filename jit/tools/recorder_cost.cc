@@ -287,7 +287,7 @@ absl::StatusOr<uint32_t> ParseRegisterCount(absl::string_view res_usage) {
   return registers;
 }
 
-absl::StatusOr<CostCompiledProgram> CompileForCost(const std::string& source,
+absl::StatusOr<CostProgram> CompileForCost(const std::string& source,
                                               const std::string& arch) {
   std::vector<const char*> header_sources, header_names;
   for (const EmbeddedFile& f : EmbeddedDeviceHeaders()) {
@@ -302,7 +302,7 @@ absl::StatusOr<CostCompiledProgram> CompileForCost(const std::string& source,
   const std::string arch_option = "--gpu-architecture=" + arch;
   const char* options[] = {arch_option.c_str(), "--std=c++17"};
   const nvrtcResult compiled = nvrtcCompileProgram(prog.get(), 2, options);
-  CostCompiledProgram out;
+  CostProgram out;
   ASSIGN_OR_RETURN(out.log, prog.Log("the recorder_cost kernel"));
   RETURN_IF_ERROR(ToStatus(compiled, absl::StrCat("compiling the recorder_cost kernel for ", arch),
                            out.log));
@@ -501,7 +501,7 @@ std::string ProgramSource(const RecorderCostOptions& options,
 }
 
 // One kernel's counts, read from the program's PTX and (when cuobjdump ran) its listings.
-absl::StatusOr<KernelCost> MeasureKernel(const CostCompiledProgram& program,
+absl::StatusOr<KernelCost> MeasureKernel(const CostProgram& program,
                                          const std::optional<CubinListing>& listing,
                                          absl::string_view kernel_name) {
   KernelCost cost;
@@ -550,7 +550,7 @@ absl::StatusOr<std::vector<RecorderCostRow>> MeasureRecorderCost(
         options.events_high, options.events_low));
   }
   ASSIGN_OR_RETURN(std::vector<std::string> names, KernelNames(options.cases));
-  absl::StatusOr<CostCompiledProgram> program =
+  absl::StatusOr<CostProgram> program =
       CompileForCost(ProgramSource(options, names), options.arch);
   if (!program.ok()) {
     return WithContext(program.status(),

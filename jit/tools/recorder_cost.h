@@ -109,7 +109,9 @@ absl::StatusOr<absl::string_view> SassFunction(absl::string_view sass,
 absl::StatusOr<absl::string_view> ResUsageFunction(absl::string_view res_usage,
                                                    absl::string_view kernel_name);
 
-struct CostCompiledProgram {
+// (Not named CompiledKernel: jit/compile/compiler.h has one, and a binary linking both
+// would hold two definitions of one name, an ODR violation that crashes.)
+struct CostProgram {
   std::string ptx;
   std::string cubin;
   std::string log;
@@ -117,7 +119,7 @@ struct CostCompiledProgram {
 // Compiles with NVRTC (recorder headers in memory) for `arch` ("sm_90"). Returns
 // InvalidArgument carrying NVRTC's log when the source does not compile, Internal for
 // other NVRTC failures.
-absl::StatusOr<CostCompiledProgram> CompileForCost(const std::string& source,
+absl::StatusOr<CostProgram> CompileForCost(const std::string& source,
                                               const std::string& arch);
 
 // What `cuobjdump -sass` and `cuobjdump -res-usage` print for one cubin, all its kernels.

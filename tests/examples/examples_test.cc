@@ -5,8 +5,11 @@
 // viewers' invariants, the saved buffer re-loaded and re-analyzed, the verdict report.
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -198,6 +201,17 @@ const std::vector<Case>& Cases() {
         "--out_type=f32"}},
       {"hopper_gemm_bn256", "hopper_gemm",
        {"--m=128", "--n=256", "--k=128", "--bn=256", "--stages=2", "--consumer_delay=100"}},
+      // FlashAttention-3-style forward: TMA producer, wgmma qk (SS) and pv (RS, V MN-major),
+      // online softmax; head_dim 64 and 128, causal, ping-pong consumers, intra-warpgroup
+      // overlap.
+      {"flash_attention", "flash_attention", {"--seq=256", "--heads=2", "--head_dim=64"}},
+      {"flash_attention_d128_causal", "flash_attention",
+       {"--seq=256", "--heads=1", "--head_dim=128", "--causal"}},
+      {"flash_attention_pingpong", "flash_attention", {"--seq=256", "--pingpong"}},
+      {"flash_attention_overlap_causal", "flash_attention",
+       {"--seq=384", "--heads=1", "--causal", "--overlap", "--consumer_delay=100"}},
+      {"flash_attention_pingpong_overlap_d128", "flash_attention",
+       {"--seq=256", "--heads=1", "--head_dim=128", "--pingpong", "--overlap"}},
       // Tensor cores: mma.sync and ldmatrix emulated on the host, a 3-stage cp.async ring.
       {"ampere_gemm", "ampere_gemm", {"--m=128", "--n=128", "--k=96", "--warps=4", "--stages=3"}},
   };
@@ -450,6 +464,70 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.delay.find("producer") != std::string::npos ? std::string("producer")
                                                                      : std::string("consumer");
     });
+
+// FlashAttention with --pingpong: the consumers' wgmma issues take turns through named
+// barriers, so while one consumer runs its softmax the other's wgmma group is in flight. The
+// analysis reports, per consumer role, the share of its time with a wgmma group in flight,
+// and in the saved trace (re-read as `warptrace dump` would) a softmax slice of one consumer
+// overlaps a wgmma span ("qk" or "pv") of the other consumer of the same block, in every
+// block, in both directions. The deterministic clock makes each softmax last its planted
+// delay (3000 cycles) while the issues and waits around it take only their clock reads.
+TEST_F(DeterministicExamplesTest, FlashAttentionPingpongOverlapsOneConsumersSoftmaxWithTheOthersWgmma) {
+  const std::string dir = FreshDir("flash_pingpong");
+  const Ran ran = RunExample("flash_attention", {"--device=host", "--pingpong", "--seq=256",
+                                                 "--consumer_delay=3000", "--out=" + dir});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, AllOf(HasSubstr("matches the CPU reference"),
+                             HasSubstr("tensor cores: consumer0 units had a wgmma group in "
+                                       "flight "),
+                             HasSubstr("tensor cores: consumer1 units had a wgmma group in "
+                                       "flight ")));
+  absl::StatusOr<LoadedTrace> loaded = LoadTrace(dir + "/flash_attention");
+  ASSERT_THAT(loaded.status(), IsOk());
+  const TraceLayout layout = loaded->layout;
+  ASSERT_EQ(layout.unit_roles.size(), 3u);
+  EXPECT_EQ(layout.unit_roles[1], "consumer0");
+  EXPECT_EQ(layout.unit_roles[2], "consumer1");
+  absl::StatusOr<std::unique_ptr<Trace>> trace =
+      CollectTrace(loaded->layout, std::move(loaded->words));
+  ASSERT_THAT(trace.status(), IsOk());
+  // Per block: the consumers' softmax slices and wgmma spans.
+  struct Consumers {
+    std::vector<std::pair<int64_t, int64_t>> softmax[2], wgmma[2];
+  };
+  std::map<uint32_t, Consumers> blocks;
+  for (const UnitTimeline& u : (*trace)->timeline.units) {
+    if (u.unit_index == 0) continue;
+    Consumers& c = blocks[u.block_linear];
+    const int consumer = static_cast<int>(u.unit_index) - 1;
+    for (const Slice& s : u.slices) {
+      if (layout.sites[s.site].name == "softmax") {
+        c.softmax[consumer].push_back({s.begin_ns, s.end_ns});
+      }
+    }
+    for (const AsyncSpan& a : u.async_spans) {
+      if (layout.sites[a.site].kind == SiteKind::kMmaGroup) {
+        c.wgmma[consumer].push_back({a.begin_ns, a.end_ns});
+      }
+    }
+  }
+  ASSERT_FALSE(blocks.empty());
+  for (const auto& [block, c] : blocks) {
+    SCOPED_TRACE(absl::StrCat("block ", block));
+    for (int consumer = 0; consumer < 2; ++consumer) {
+      EXPECT_EQ(c.softmax[consumer].size(), 2u);  // 2 KV tiles
+      EXPECT_EQ(c.wgmma[consumer].size(), 4u);    // qk + pv per KV tile
+      int overlapping = 0;
+      for (const auto& [begin, end] : c.softmax[consumer]) {
+        for (const auto& [wbegin, wend] : c.wgmma[1 - consumer]) {
+          if (wbegin < end && begin < wend) ++overlapping;
+        }
+      }
+      EXPECT_GT(overlapping, 0) << "consumer " << consumer << "'s softmax overlaps none of "
+                                << "the other consumer's wgmma groups";
+    }
+  }
+}
 
 // `warptrace diff` between a plain pipeline run and one whose consumers do 30000 cycles of
 // extra work per MMA ranks the consumers' mma region first (rows are ranked significant

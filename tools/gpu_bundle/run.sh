@@ -9,32 +9,45 @@
 #   2. every example with --device=cuda over unit/placement combinations, unprofiled, the
 #      warp-specialized pipeline's variants (bulk copies where the GPU is sm_90+), and one
 #      saved trace re-read by the warptrace CLI; every result is checked by the example;
-#   3. SM cycles per recorded event (record_cost_gpu), profiled vs unprofiled launch time
+#   3. the big kernels at GPU sizes (big_kernels below): hopper_gemm cooperative and
+#      --pingpong --persistent --blocks=<SM count>, ampere_gemm (GEMM BIG_SIZE^3, default
+#      4096^3) and flash_attention (sequence 4096, 16 heads, head dim 128) where the bundle
+#      has it, each unprofiled and profiled with --repeat=BIG_REPEAT (the median launch, CUDA
+#      events), its result checked by the example; vendor_compare.py times PyTorch's bf16
+#      matmul (cuBLAS) and scaled_dot_product_attention on the same problems in the same run
+#      and writes the table: TFLOP/s unprofiled and profiled, the slowdown, the share of the
+#      vendor's TFLOP/s (big_kernels.txt + big_kernels.json in OUTDIR);
+#   4. SM cycles per recorded event (record_cost_gpu), profiled vs unprofiled launch time
 #      (median of REPEAT launches, CUDA events) for every example;
-#   4. anchors (anchors.py, the machine's python3): PyTorch bf16 matmul (cuBLAS) on the
+#   5. anchors (anchors.py, the machine's python3): PyTorch bf16 matmul (cuBLAS) on the
 #      examples' GEMM shapes and scaled_dot_product_attention; a JAX Mosaic GPU kernel with
 #      Mosaic's own profiler, its raw buffer + grid/block/names saved and dumped by warptrace;
-#   5. the host-backend parts (also what runs where there is no GPU).
+#   6. the host-backend parts (also what runs where there is no GPU).
 # Without a GPU (or with WARPTRACE_FORCE_NO_GPU=1) the GPU steps say SKIPPED and the host
 # parts run from the bundle, which shows it is self-contained.
 #
-# OUTDIR receives at most three files (the GPU machine brings back at most 8):
+# OUTDIR receives at most five files (the GPU machine brings back at most 8):
 #   results.txt      device, driver, clocks, every PASS/FAIL/SKIPPED, every number; written
 #                    line by line, so a run killed from outside still reports what it did;
 #   traces.tgz       traces, raw buffers + sidecars, verdicts, Mosaic buffers and dumps,
 #                    anchor JSON (kept under 15 MiB: the big Chrome traces go first);
-#   logs.tgz         every step's log and gtest XML.
+#   logs.tgz         every step's log and gtest XML;
+#   big_kernels.txt  the big-kernel table (step 3; without a GPU, its vendor columns say
+#   big_kernels.json "skipped: no GPU (why)" and it has no rows), as text and as JSON.
 # Scratch goes to a temporary directory (printed), not OUTDIR.
 #
 # Time: every step runs under `timeout`; the whole run stops starting steps after
-# WARPTRACE_DEADLINE_S seconds (default 420) and then packs up, so it ends before 8 minutes
-# whatever hangs. Expected: 3-5 minutes with an H200, about a minute without a GPU.
+# WARPTRACE_DEADLINE_S seconds (default 450) and then packs up, so it ends before 9 minutes
+# whatever hangs. Expected: 4-6 minutes with an H200, about a minute without a GPU.
 #
 # Environment: WARPTRACE_EXPECT_GPU=1 (no usable GPU is a failure, not a skip: use it on the
 #   GPU machine), WARPTRACE_FORCE_NO_GPU=1 (take the no-GPU path), WARPTRACE_DEADLINE_S,
 #   WARPTRACE_NVRTC_DIR (a directory holding libnvrtc.so.N; else CUDA_HOME, /usr/local/cuda,
 #   the NVIDIA wheels in python3's site-packages, ldconfig), REPEAT (launches per timing,
-#   default 200), GEMM_SIZE (tiled_gemm timing M = N = K, default 512), PYTHON (python3),
+#   default 200), GEMM_SIZE (tiled_gemm timing M = N = K, default 512), BIG_SIZE (the big
+#   GEMMs' M = N = K, default 4096), BIG_SEQ (the big attention's sequence, default 4096),
+#   BIG_REPEAT (the big kernels' launches per timing, default 30),
+#   PYTHON (python3),
 #   WARPTRACE_BUNDLED_GLIBC=1 (use lib/glibc even where the machine's glibc would do),
 #   WARPTRACE_KEEP_SCRATCH=1 (keep the scratch directory), WARPTRACE_SIMULATE_GPU=1 (the GPU
 #   path on the host backend, for checking this script without a GPU; its GPU-only checks fail).
@@ -42,12 +55,15 @@
 set -uo pipefail
 
 START=$(date +%s)
-DEADLINE=$((START + ${WARPTRACE_DEADLINE_S:-420}))
+DEADLINE=$((START + ${WARPTRACE_DEADLINE_S:-450}))
 BUNDLE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=$BUNDLE/bin
 OUTDIR=${1:-${OUT:-$PWD/warptrace_gpu_out}}
 REPEAT=${REPEAT:-200}
 GEMM_SIZE=${GEMM_SIZE:-512}
+BIG_SIZE=${BIG_SIZE:-4096}
+BIG_REPEAT=${BIG_REPEAT:-30}
+BIG_SEQ=${BIG_SEQ:-4096}
 PYTHON=${PYTHON:-python3}
 mkdir -p "$OUTDIR" || { echo "run.sh: cannot create $OUTDIR" >&2; exit 1; }
 OUTDIR=$(cd "$OUTDIR" && pwd)
@@ -331,11 +347,14 @@ run_gpu_tests() {
 }
 
 # An example run, judged by its exit status (0 only when the result matched the CPU
-# reference and the trace verified) and its "result:" line.
+# reference and the trace verified) and its "result:" line. OUT_SUBDIR is under traces/
+# unless it is an absolute path; EXAMPLE_LIMIT_S (default 120) bounds the run.
+EXAMPLE_LIMIT_S=120
 run_example() {  # run_example LABEL OUT_SUBDIR BINARY ARGS...
   local label=$1 sub=$2 binary=$3
   shift 3
-  STEP_QUIET=1 step "$label" 120 "${RUN[@]}" "$BIN/$binary" --out="$TRACES/$sub" "$@"
+  [[ $sub == /* ]] || sub=$TRACES/$sub
+  STEP_QUIET=1 step "$label" "$EXAMPLE_LIMIT_S" "${RUN[@]}" "$BIN/$binary" --out="$sub" "$@"
   local rc=$?
   ((rc == 125)) && return $rc
   local result
@@ -473,6 +492,95 @@ anchors() {
   done
 }
 
+# The big kernels at GPU sizes: each unprofiled and profiled, the median of BIG_REPEAT
+# launches, the result checked by the example (its reference on sampled rows at these
+# sizes), then vendor_compare.py's table against PyTorch on the same problems. Their traces
+# (millions of events) stay in the scratch directory; their verdict reports go to traces/big.
+BIG_TABLE=
+big_row() {  # big_row LABEL KIND DIMS BINARY FLAGS...: two runs, one row of the table
+  local label=$1 kind=$2 dims=$3 binary=$4
+  shift 4
+  local profile median on='' off='' note='' sub
+  for profile in false true; do
+    sub=$WORK/big/$(log_name "$label")_$profile
+    EXAMPLE_LIMIT_S=240 run_example "big $label profile=$profile" "$sub" "$binary" \
+      --device="$CUDA_DEVICE" --profile="$profile" --repeat="$BIG_REPEAT" "$@"
+    local rc=$?
+    if ((rc != 0)); then
+      note="${note:+$note; }profile=$profile: $( ((rc == 125)) && echo 'not run (time budget spent)' || echo "failed (log: logs/$(basename "$STEP_LOG"))")"
+      continue
+    fi
+    median=$(first_line '^timing: ' | sed -E 's/.*median ([0-9.]+) us.*/\1/')
+    [[ $median =~ ^[0-9.]+$ ]] || { note="${note:+$note; }profile=$profile: no timing line"; continue; }
+    number "big $label profile=$profile: $(first_line '^timing: ' | sed 's/^timing: //')"
+    [[ $profile == true ]] && on=$median || off=$median
+    mkdir -p "$TRACES/big"
+    [[ $profile == true && -f $sub/$binary.verdict.json ]] &&
+      cp "$sub/$binary.verdict.json" "$TRACES/big/$(log_name "$label").verdict.json"
+  done
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$kind" "$dims" "$off" "$on" "$note" >>"$BIG_TABLE"
+}
+
+big_kernels() {
+  BIG_TABLE=$WORK/big_kernels.tsv
+  : >"$BIG_TABLE"
+  if [[ $CUDA_DEVICE != cuda ]] && ((BIG_SIZE > 256)); then
+    # GPU sizes on the host backend take hours: never there (WARPTRACE_SIMULATE_GPU=1 with
+    # BIG_SIZE=256 or less checks this part of the script on the host).
+    record SKIPPED "big kernels at GPU sizes" "--device=$CUDA_DEVICE: $BIG_SIZE^3 GEMMs are hours on the host backend (BIG_SIZE <= 256 runs them there)"
+  else
+    local s=$BIG_SIZE sms
+    local gemm="--m=$s --n=$s --k=$s"
+    if [[ -n $COMPUTE_CAP ]] && ! awk -v cc="$COMPUTE_CAP" 'BEGIN { exit !(cc + 0 >= 9.0) }'; then
+      record SKIPPED "big hopper_gemm" "wgmma and TMA need sm_90 (compute capability $COMPUTE_CAP)"
+    else
+      # shellcheck disable=SC2086
+      big_row "hopper_gemm cooperative" gemm "${s}x${s}x${s}:bt" hopper_gemm $gemm
+      if [[ $CUDA_DEVICE == cuda ]]; then
+        sms=$(timeout 30 "$PYTHON" "$BUNDLE/vendor_compare.py" sms 2>&1 | tail -1)
+      else
+        sms=3  # the simulation's "SM count": an uneven split of the tiles
+      fi
+      if [[ $sms =~ ^[0-9]+$ ]]; then
+        # shellcheck disable=SC2086
+        big_row "hopper_gemm pingpong persistent blocks=$sms" gemm "${s}x${s}x${s}:bt" \
+          hopper_gemm $gemm --pingpong --persistent --blocks="$sms"
+      else
+        record FAIL "big hopper_gemm pingpong persistent" "no SM count for --blocks: $sms"
+      fi
+    fi
+    # shellcheck disable=SC2086
+    big_row "ampere_gemm" gemm "${s}x${s}x${s}" ampere_gemm $gemm
+    # Attention: sequence BIG_SEQ (4096), 16 heads, head dim 128 (the simulation: one head of
+    # BIG_SIZE).
+    local seq=$BIG_SEQ heads=16
+    [[ $CUDA_DEVICE == cuda ]] || { seq=$s; heads=1; }
+    if [[ ! -e $BIN/flash_attention ]]; then
+      record SKIPPED "big flash_attention" "not in this bundle (no bin/flash_attention)"
+    elif [[ -n $COMPUTE_CAP ]] && ! awk -v cc="$COMPUTE_CAP" 'BEGIN { exit !(cc + 0 >= 9.0) }'; then
+      record SKIPPED "big flash_attention" "wgmma and TMA need sm_90 (compute capability $COMPUTE_CAP)"
+    else
+      big_row "flash_attention" attention "1x${heads}x${seq}x128" flash_attention \
+        --batch=1 --heads="$heads" --seq="$seq" --head_dim=128
+    fi
+  fi
+  vendor_table
+}
+
+# vendor_compare.py's table (PyTorch on the same problems) into OUTDIR; its lines into
+# results.txt. Without a GPU or torch it says "skipped: ..." and still writes the table.
+vendor_table() {
+  if ! command -v "$PYTHON" >/dev/null; then
+    record FAIL "big kernels vs vendor (vendor_compare.py)" "no $PYTHON"
+    return
+  fi
+  step "big kernels vs vendor (vendor_compare.py)" 150 "$PYTHON" "$BUNDLE/vendor_compare.py" \
+    table --examples="$BIG_TABLE" --json="$OUTDIR/big_kernels.json" \
+    --text="$OUTDIR/big_kernels.txt" --repeat="$BIG_REPEAT"
+  grep -E '^(skipped|vendor|FAIL vendor): ' "$STEP_LOG" 2>/dev/null | while read -r line; do number "$line"; done
+  [[ -f $OUTDIR/big_kernels.txt ]] && sed 's/^/  /' "$OUTDIR/big_kernels.txt" | tee -a "$RESULTS"
+}
+
 host_parts() {
   if ((!HAVE_CXX)); then
     local verdict=SKIPPED
@@ -484,6 +592,10 @@ host_parts() {
   for example in "${EXAMPLES[@]}"; do
     run_example "example $example host" "host" "$example" --device=host
   done
+  # The tensor-core kernels at their host defaults (the GPU sizes are the GPU's: big_kernels).
+  run_example "example hopper_gemm host" "host" hopper_gemm --device=host
+  run_example "example ampere_gemm host" "host" ampere_gemm --device=host
+  run_example "example flash_attention host" "host" flash_attention --device=host
   run_pipeline_variants host
   STEP_QUIET=1 step "example first_kernel host" 120 "${RUN[@]}" "$BIN/first_kernel" "$TRACES/host_first_kernel"
   local rc=$?
@@ -508,6 +620,7 @@ trap 'say "run.sh: stopped by a signal after $(elapsed) s"; pack; exit 143' TERM
 if ((GPU)); then
   say "== GPU test binaries"; run_gpu_tests; pack
   say "== examples on the GPU"; gpu_examples; run_pipeline_variants "$CUDA_DEVICE"; pack
+  say "== big kernels at GPU sizes (vs PyTorch)"; big_kernels; pack
   say "== measurements"; record_cost; timing; pack
   say "== anchors"; anchors; pack
   say "== host backend"; host_parts
@@ -518,9 +631,14 @@ else
   for part in "GPU tests with a GPU" "examples with --device=cuda (every unit/placement, unprofiled, first_kernel)" \
               "pipeline variants with --device=cuda" "record cost (SM cycles per event)" \
               "profiled vs unprofiled timing (CUDA events)" "anchor torch (bf16 matmul, SDPA)" \
-              "anchor Mosaic GPU (ProfilerSpec raw buffer)"; do
+              "anchor Mosaic GPU (ProfilerSpec raw buffer)" \
+              "big kernels at GPU sizes (hopper_gemm, ampere_gemm, flash_attention)"; do
     record SKIPPED "$part" "$NO_GPU_REASON"
   done
+  # The vendor script still runs: it must say "skipped: no GPU" and write an empty table.
+  BIG_TABLE=$WORK/big_kernels.tsv
+  : >"$BIG_TABLE"
+  vendor_table
 fi
 pack
 trap - TERM INT

@@ -14,6 +14,12 @@
 //                         bf16 box (16 KiB) with 128B swizzle by one thread, with its
 //                         arrive.expect_tx and the wait on the mbarrier it completes (the
 //                         kernel loops over 1000 loads; time per load; bytes/s)
+//   BM_WgmmaM64N128K16/W  one emulated wgmma m64n128k16 (SS, 128B swizzle) per warpgroup,
+//                         with its fence, commit_group and wait_group 0, in a block of W
+//                         warpgroups (the kernel loops over 100; time per wgmma of a
+//                         warpgroup, items/s: warpgroup wgmmas per second)
+//   BM_WgmmaGemm256       a 256 x 256 x 256 bf16 GEMM through wgmma (4 blocks of 256
+//                         threads, 64 wgmma m64n128k16 per warpgroup; time per GEMM)
 //
 //   bazel run -c opt //tests/jit/host:runtime_benchmark
 #include <ucontext.h>
@@ -31,6 +37,7 @@
 #include "jit/emit/emitter.h"
 #include "jit/host/host_device.h"
 #include "jit/run/tensor_map.h"
+#include "tests/jit/primitives/wgmma_kernels.h"
 #include "tests/jit/test_kernels.h"
 
 namespace warptrace {
@@ -146,6 +153,73 @@ void BM_LdmatrixX4(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 1000);
 }
 BENCHMARK(BM_LdmatrixX4)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+constexpr int kWgmmasPerLaunch = 100;
+
+void BM_WgmmaM64N128K16(benchmark::State& state) {
+  static std::unique_ptr<LoadedKernel> kernel = Load("wgmmas", R"(
+  __shared__ __align__(1024) unsigned short tile_a[64 * 64];
+  __shared__ __align__(1024) unsigned short tile_b[128 * 64];
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) tile_a[i] = 0x3f80;
+  for (int i = threadIdx.x; i < 128 * 64; i += blockDim.x) tile_b[i] = 0x3f80;
+  __syncthreads();
+  const unsigned long long da = warptrace_wgmma_desc(tile_a, 16, 1024, WARPTRACE_SWIZZLE_128B);
+  const unsigned long long db = warptrace_wgmma_desc(tile_b, 16, 1024, WARPTRACE_SWIZZLE_128B);
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  for (int it = 0; it < 100; ++it) {
+    warptrace_wgmma_fence();
+    warptrace_wgmma_mma_async_bf16_ss<128>(acc, da, db, 1);
+    warptrace_wgmma_commit_group();
+    warptrace_wgmma_wait_group(0);
+  }
+  out[threadIdx.x] = static_cast<int>(acc[threadIdx.x % 64]);)");
+  const uint32_t warpgroups = static_cast<uint32_t>(state.range(0));
+  Run(state, *kernel, {1, 1, 1}, {128 * warpgroups, 1, 1});
+  state.SetItemsProcessed(state.iterations() * kWgmmasPerLaunch * warpgroups);
+}
+BENCHMARK(BM_WgmmaM64N128K16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_WgmmaGemm256(benchmark::State& state) {
+  static std::unique_ptr<LoadedKernel> kernel = [] {
+    absl::StatusOr<std::unique_ptr<LoadedKernel>> k =
+        Device().Load(testing::WgmmaGemmKernel());
+    if (!k.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
+      std::abort();
+    }
+    return *std::move(k);
+  }();
+  int m = 256, n = 256, k = 256;
+  absl::StatusOr<void*> c = Device().Allocate(size_t{4} * m * n);
+  absl::StatusOr<void*> a = Device().Allocate(size_t{2} * m * k);
+  absl::StatusOr<void*> b = Device().Allocate(size_t{2} * n * k);
+  if (!c.ok() || !a.ok() || !b.ok()) {
+    state.SkipWithError("allocation failed");
+    return;
+  }
+  const std::vector<uint16_t> ones(size_t{1} * 256 * 256, 0x3f80);  // bf16 1.0
+  if (!Device().CopyToDevice(*a, ones.data(), ones.size() * 2).ok() ||
+      !Device().CopyToDevice(*b, ones.data(), ones.size() * 2).ok()) {
+    state.SkipWithError("copy failed");
+    return;
+  }
+  void* c_ptr = *c;
+  void* a_ptr = *a;
+  void* b_ptr = *b;
+  void* args[] = {&c_ptr, &a_ptr, &b_ptr, &m, &n, &k};
+  for (auto _ : state) {
+    absl::Status s = Device().Launch(*kernel, {2, 2, 1}, {256, 1, 1}, 0, args);
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      break;
+    }
+  }
+  Device().Free(c_ptr).IgnoreError();
+  Device().Free(a_ptr).IgnoreError();
+  Device().Free(b_ptr).IgnoreError();
+}
+BENCHMARK(BM_WgmmaGemm256)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 // One fiber switch (half of a ping-pong), for the record against ucontext's swapcontext.
 host::FiberContext ping_main, ping_fiber;

@@ -17,6 +17,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/host/host_device.h"
+#ifdef WARPTRACE_WGMMA_TEST_ON_GPU
+#include <optional>
+
+#include "jit/cuda/cuda_device.h"
+#include "tests/jit/cuda/cuda_driver_presence.h"
+#endif
 #include "tests/jit/primitives/wgmma_kernels.h"
 #include "tests/status_matchers.h"
 
@@ -28,7 +34,45 @@ using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
 
-HostDevice& Device() {
+#ifdef WARPTRACE_WGMMA_TEST_ON_GPU
+// The same checks on a real GPU (tests/jit/cuda:wgmma_gpu_test): the emulation and the
+// hardware must agree with the same tables. Every test skips where there is no CUDA driver.
+::warptrace::Device* GpuOrNull(std::string* why) {
+  static std::string* reason = new std::string();
+  static ::warptrace::Device* device = [] () -> ::warptrace::Device* {
+    CudaDeviceOptions options;
+    options.cache_directory = TestTempPath("wgmma_gpu_cache");
+    absl::StatusOr<std::unique_ptr<CudaDevice>> d = CudaDevice::Create(options);
+    if (d.ok()) return d->release();
+    if (std::optional<std::string> none = ::warptrace::testing::NoCudaDriver()) {
+      *reason = *none;
+    } else {
+      *reason = absl::StrCat("a CUDA driver is present, yet: ", d.status().ToString());
+    }
+    return nullptr;
+  }();
+  *why = *reason;
+  return device;
+}
+
+class GpuEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::string why;
+    if (GpuOrNull(&why) != nullptr) return;
+    if (::warptrace::testing::NoCudaDriver()) GTEST_SKIP() << why;
+    FAIL() << why;
+  }
+};
+const ::testing::Environment* const kGpuEnvironment =
+    ::testing::AddGlobalTestEnvironment(new GpuEnvironment);
+
+::warptrace::Device& Device() {
+  std::string why;
+  return *GpuOrNull(&why);
+}
+#else
+::warptrace::Device& Device() {
   static HostDevice* device = [] {
     HostDeviceOptions options;
     options.cache_directory = TestTempPath("wgmma_cache");
@@ -38,6 +82,7 @@ HostDevice& Device() {
   }();
   return *device;
 }
+#endif
 
 LoadedKernel& Kernel(const KernelSource& source) {
   static auto* kernels = new std::map<std::string, std::unique_ptr<LoadedKernel>>();

@@ -309,7 +309,7 @@ TEST(RecorderCostKernelSourceTest, KernelsOfTheSameCaseShareAProgram) {
   const std::string program = RecorderCostProgramSource(
       {RecorderCostKernelSource(c, 0, false, "a_off"), RecorderCostKernelSource(c, 1, true, "a_k1"),
        RecorderCostKernelSource(c, 2, true, "a_k2")});
-  absl::StatusOr<CostCompiledProgram> compiled = CompileForCost(program, "sm_90");
+  absl::StatusOr<CostProgram> compiled = CompileForCost(program, "sm_90");
   ASSERT_THAT(compiled, IsOk());
   uint64_t sum = 0;
   for (const char* kernel : {"a_off", "a_k1", "a_k2"}) {
@@ -343,7 +343,7 @@ TEST(RecorderCostKernelSourceTest, AKernelCompilesTheSameAloneAndAmongOthers) {
   // to label numbers.
   const RecorderCostCase c = PayloadRecorderCostCases().back();
   const std::string kernel = RecorderCostKernelSource(c, 3, true, "alone");
-  absl::StatusOr<CostCompiledProgram> alone =
+  absl::StatusOr<CostProgram> alone =
       CompileForCost(RecorderCostProgramSource({kernel}), "sm_90");
   ASSERT_THAT(alone, IsOk());
   std::vector<std::string> kernels;
@@ -352,7 +352,7 @@ TEST(RecorderCostKernelSourceTest, AKernelCompilesTheSameAloneAndAmongOthers) {
         RecorderCostKernelSource(other, 3, true, RecorderCostKernelName(other, "k")));
   }
   kernels.push_back(kernel);
-  absl::StatusOr<CostCompiledProgram> among =
+  absl::StatusOr<CostProgram> among =
       CompileForCost(RecorderCostProgramSource(kernels), "sm_90");
   ASSERT_THAT(among, IsOk());
   absl::StatusOr<absl::string_view> alone_ptx = PtxEntry(alone->ptx, "alone");

@@ -46,6 +46,41 @@ done
 ((${#outside[@]} == 0)) || fail "libraries resolved outside the bundle: $(printf '\n  %s' "${outside[@]}")"
 echo "ldd: every bundled binary's libraries resolve inside the bundle (glibc, NVRTC excepted)"
 
+# The big-kernel parts (GPU sizes, vs PyTorch): present, syntactically valid, and the vendor
+# script runs to a clear skip here. (The GPU sizes themselves never run on the host.)
+for binary in hopper_gemm ampere_gemm flash_attention; do
+  [[ -x $bundle/bin/$binary ]] || fail "the bundle has no bin/$binary (the big kernels run it)"
+done
+[[ -f $bundle/vendor_compare.py ]] || fail "the bundle has no vendor_compare.py"
+bash -n "$bundle/run.sh" || fail "run.sh does not parse (bash -n)"
+PYTHONPYCACHEPREFIX=$fresh/pycache python3 -m py_compile "$bundle/vendor_compare.py" "$bundle/anchors.py" ||
+  fail "vendor_compare.py or anchors.py does not compile (python3 -m py_compile)"
+# shellcheck disable=SC2016,SC1003  # the parts are run.sh's text, quoted as it is
+for part in 'big_row "hopper_gemm cooperative" gemm' '--pingpong --persistent --blocks="$sms"' \
+            'big_row "ampere_gemm" gemm' 'big_row "flash_attention" attention' \
+            '--heads="$heads" --seq="$seq" --head_dim=128' 'BIG_SEQ=${BIG_SEQ:-4096}' \
+            'vendor_compare.py" sms' 'vendor_compare.py" \' '--json="$OUTDIR/big_kernels.json"' \
+            'BIG_SIZE=${BIG_SIZE:-4096}' '--profile="$profile" --repeat="$BIG_REPEAT"'; do
+  grep -qF -- "$part" "$bundle/run.sh" || fail "run.sh lacks the big-kernel part '$part'"
+done
+have_driver=0
+{ /sbin/ldconfig -p 2>/dev/null || true; } | grep -q 'libcuda\.so\.1' && have_driver=1
+vendor_rc=0
+env -i PATH=/usr/bin:/bin HOME="$fresh/home" python3 "$bundle/vendor_compare.py" table \
+  --examples=/dev/null --json="$fresh/vendor.json" --text="$fresh/vendor.txt" --repeat=3 \
+  >"$fresh/vendor.log" 2>&1 || vendor_rc=$?
+cat "$fresh/vendor.log"
+if ((!have_driver)); then
+  ((vendor_rc == 0)) || fail "vendor_compare.py table exited $vendor_rc without a GPU (expected 0, skipped)"
+  grep -q '^skipped: no GPU (' "$fresh/vendor.log" || fail "vendor_compare.py did not say 'skipped: no GPU (why)'"
+  grep -q '"vendor_status": "skipped: no GPU' "$fresh/vendor.json" || fail "vendor.json does not say skipped"
+  sms_rc=0
+  env -i PATH=/usr/bin:/bin python3 "$bundle/vendor_compare.py" sms >"$fresh/sms.log" 2>&1 || sms_rc=$?
+  ((sms_rc == 3)) && grep -q '^skipped: no GPU' "$fresh/sms.log" ||
+    fail "vendor_compare.py sms: exit $sms_rc, '$(cat "$fresh/sms.log")' (expected 3, skipped: no GPU)"
+fi
+echo "big kernels: binaries, run.sh parts and vendor_compare.py present; vendor_compare.py: $(head -1 "$fresh/vendor.log")"
+
 out=$fresh/out
 mkdir -p "$fresh/home"
 rc=0
@@ -60,17 +95,29 @@ grep -q '^overall: PASS' "$results" || fail "results.txt does not say overall: P
 ! grep -q '^FAIL' "$results" || fail "results.txt has FAIL lines"
 for host_part in "example tiled_gemm host" "example warp_specialized_pipeline host" \
                  "example reduction host" "example first_kernel host" \
+                 "example hopper_gemm host" "example ampere_gemm host" \
+                 "example flash_attention host" \
+                 "big kernels vs vendor (vendor_compare.py)" \
                  "warptrace dump of a host trace" "warptrace dump of the synthetic Mosaic buffer" \
                  "anchors.py selftest" "libraries" "nvrtc" \
                  "gpu_test cuda_device_gpu_test (no GPU" "gpu_test run_gpu_test (no GPU"; do
   grep -q "^PASS    $host_part" "$results" || fail "results.txt has no PASS line for '$host_part'"
 done
-for gpu_part in "examples with --device=cuda" "record cost" "anchor torch" "anchor Mosaic GPU"; do
+for gpu_part in "examples with --device=cuda" "record cost" "anchor torch" "anchor Mosaic GPU" \
+                "big kernels at GPU sizes"; do
   grep -q "^SKIPPED $gpu_part.*WARPTRACE_FORCE_NO_GPU=1" "$results" ||
     fail "results.txt does not say SKIPPED for '$gpu_part'"
 done
 grep -q 'from /usr/local/cuda\|from \$CUDA\|from ldconfig\|from python3' "$results" ||
   fail "results.txt does not say which NVRTC it used"
+
+for f in big_kernels.txt big_kernels.json; do
+  [[ -f $out/$f ]] || fail "run.sh wrote no $f"
+done
+grep -q 'skipped: no GPU (WARPTRACE_FORCE_NO_GPU=1)' "$out/big_kernels.txt" ||
+  fail "big_kernels.txt does not say why its vendor columns are empty"
+grep -q 'number: skipped: no GPU (WARPTRACE_FORCE_NO_GPU=1)' "$results" ||
+  fail "results.txt does not carry vendor_compare.py's skip"
 
 # What comes back from the GPU machine: at most 8 files of at most 16 MiB each.
 files=$(find "$out" -type f | wc -l)

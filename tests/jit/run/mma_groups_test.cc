@@ -1,0 +1,96 @@
+// KernelBuilder::MmaGroup / WaitMmaGroups run on the host backend's wgmma emulation: two
+// groups in flight at once (WaitMmaGroups(1) retires all but the most recent group, the
+// emitter's per-thread group history decides which span ends where). Operands of all ones
+// make the result exact: each m64n64k16 wgmma adds 16 to every accumulator.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "base/testing/temp_path.h"
+#include "format/layout.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/host/host_device.h"
+#include "jit/run/run.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::warptrace::testing::IsOk;
+
+constexpr int kIterations = 3;
+
+absl::StatusOr<Kernel> TwoGroupsInFlight() {
+  KernelBuilder b("mma_groups");
+  b.Param("float*", "out").Grid({2, 1, 1}).Block({128, 1, 1});
+  b.Stmt(
+      "__shared__ __align__(1024) unsigned short sa[64 * 64];\n"
+      "__shared__ __align__(1024) unsigned short sb[64 * 64];\n"
+      "for (int i = threadIdx.x; i < 64 * 64; i += 128) { sa[i] = 0x3f80; sb[i] = 0x3f80; }\n"
+      "warptrace_fence_proxy_async();\n"
+      "__syncthreads();\n"
+      "const unsigned long long da = warptrace_wgmma_desc(sa, 16u, 1024u, "
+      "WARPTRACE_SWIZZLE_128B);\n"
+      "const unsigned long long db = warptrace_wgmma_desc(sb, 16u, 1024u, "
+      "WARPTRACE_SWIZZLE_128B);\n"
+      "float acc0[32], acc1[32];\n"
+      "for (int i = 0; i < 32; ++i) { acc0[i] = 0.0f; acc1[i] = 0.0f; }");
+  b.For("it", 0, kIterations, TripCount::Exact(kIterations), [&] {
+    b.MmaGroup("a", [&] { b.Stmt("warptrace_wgmma_mma_async_bf16_ss<64>(acc0, da, db, 1);"); });
+    b.WaitMmaGroups(1);  // retires the previous iteration's b
+    b.MmaGroup("b", [&] { b.Stmt("warptrace_wgmma_mma_async_bf16_ss<64>(acc1, da, db, 1);"); });
+    b.WaitMmaGroups(1);  // retires this iteration's a
+  });
+  b.WaitMmaGroups(0);
+  b.Stmt(
+      "float sum = 0.0f;\n"
+      "for (int i = 0; i < 32; ++i) sum += acc0[i] + acc1[i];\n"
+      "out[blockIdx.x * 128 + threadIdx.x] = sum;");
+  return b.Build();
+}
+
+TEST(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) {
+  absl::StatusOr<Kernel> kernel = TwoGroupsInFlight();
+  ASSERT_THAT(kernel, IsOk());
+  HostDeviceOptions device_options;
+  device_options.cache_directory = TestTempPath("cache");
+  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(device_options);
+  ASSERT_THAT(device, IsOk());
+  std::vector<float> out(256, -1.0f);
+  const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Warpgroup();
+  absl::StatusOr<RunResult> run = RunKernel(**device, *kernel, args, options);
+  ASSERT_THAT(run, IsOk());
+  // 32 accumulators x 2 arrays x 3 iterations x 16 (one k16 of ones).
+  for (float v : out) ASSERT_EQ(v, 32.0f * 2 * kIterations * 16);
+  ASSERT_NE(run->trace, nullptr);
+  EXPECT_TRUE(run->trace->report.ok());
+  // kernel 2 + 3 x (2 groups x 4).
+  EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 2u + kIterations * 8u);
+  const TraceLayout& layout = run->trace->layout;
+  for (const UnitTimeline& unit : run->trace->timeline.units) {
+    std::vector<const AsyncSpan*> a, b;
+    for (const AsyncSpan& span : unit.async_spans) {
+      ASSERT_EQ(layout.sites[span.site].kind, SiteKind::kMmaGroup);
+      EXPECT_TRUE(span.completed);
+      (layout.sites[span.site].name == "a" ? a : b).push_back(&span);
+    }
+    ASSERT_EQ(a.size(), static_cast<size_t>(kIterations));
+    ASSERT_EQ(b.size(), static_cast<size_t>(kIterations));
+    // Group a of iteration i is retired only after b of iteration i was committed: the two
+    // spans overlap (a's end is after b's begin), as the tensor cores' work would.
+    for (int i = 0; i < kIterations; ++i) {
+      EXPECT_GE(a[i]->end_ns, b[i]->begin_ns) << "iteration " << i;
+      EXPECT_GE(b[i]->begin_ns, a[i]->begin_ns) << "iteration " << i;
+    }
+    EXPECT_GE(unit.async_lanes, 2u);
+  }
+}
+
+}  // namespace
+}  // namespace warptrace
