@@ -19,6 +19,7 @@
 #include "jit/cuda/cuda_device.h"
 #include "jit/emit/emitter.h"
 #include "jit/kernels/ampere_gemm.h"
+#include "jit/kernels/flash_attention.h"
 #include "jit/kernels/hopper_gemm.h"
 #include "jit/plan/record_plan.h"
 #include "jit/tools/recorder_cost.h"
@@ -106,6 +107,25 @@ std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
          {.m = m, .n = n, .k = k, .bn = 128, .persistent_blocks = blocks});
   hopper("pingpong persistent bn128 bf16",
          {.m = m, .n = n, .k = k, .bn = 128, .pingpong = true, .persistent_blocks = blocks});
+  auto attention = [&out](std::string name, FlashAttentionShape shape) {
+    out.push_back({"flash_attention " + std::move(name), "sm_90a", /*setmaxnreg=*/true,
+                   [shape]() { return FlashAttention(shape); }});
+  };
+  // Sequence = size, 16 heads (the GPU check's problem at 4096).
+  for (uint32_t head_dim : {64u, 128u}) {
+    const FlashAttentionShape base = {.heads = 16, .seq = size, .head_dim = head_dim};
+    const std::string d = absl::StrCat("d", head_dim);
+    attention(d, base);
+    FlashAttentionShape causal = base;
+    causal.causal = true;
+    attention(d + " causal", causal);
+    FlashAttentionShape pingpong = base;
+    pingpong.pingpong = true;
+    attention(d + " pingpong", pingpong);
+    FlashAttentionShape overlap = base;
+    overlap.overlap = true;
+    attention(d + " overlap", overlap);
+  }
   auto ampere = [&out](std::string name, AmpereGemmShape shape) {
     out.push_back({"ampere_gemm " + std::move(name), "sm_80", /*setmaxnreg=*/false,
                    [shape]() { return AmpereGemm(shape); }});

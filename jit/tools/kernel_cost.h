@@ -1,4 +1,5 @@
-// What recording costs the real kernels (jit/kernels/hopper_gemm, jit/kernels/ampere_gemm):
+// What recording costs the real kernels (jit/kernels/hopper_gemm, flash_attention,
+// ampere_gemm):
 // for each variant, emitted unprofiled and profiled (default ProfileOptions), compiled with
 // NVRTC for the kernel's architecture (sm_90a Hopper, sm_80 Ampere) with
 // `--ptxas-options=-v --no-cache` (NVRTC's compile cache off, so ptxas runs and reports
@@ -52,7 +53,8 @@ struct KernelCostVariant {
 
 // The main variants at M = N = K = `size` (a multiple of 256): hopper_gemm cooperative BN
 // 64/128/256, ping-pong, persistent (cooperative and ping-pong: 132 blocks, or 3 when there
-// are fewer tiles), f32 output; ampere_gemm 4 and 8 warps, 2, 3 and 4 stages. The size
+// are fewer tiles), f32 output; flash_attention head dim 64 and 128, plain, causal,
+// ping-pong, overlap (sequence = size, 16 heads); ampere_gemm 4 and 8 warps, 2, 3 and 4 stages. The size
 // changes the code: K is the mainloop's compile-time trip count, which ptxas unrolls when
 // short (256: 4 K-blocks) and not at GPU sizes (4096).
 std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size = 4096);
