@@ -183,14 +183,37 @@ class FlashAttentionWriter {
     });
   }
 
+  // Keeps the compiler from moving accesses of the wgmma operands in registers across the
+  // asynchronous wgmma (CUTLASS's warpgroup_fence_operand): the accumulators `s` and `o`,
+  // and the A fragments `p` (read by a pending pv until its wait). Before each group's
+  // issue and after each wait.
+  void FenceOperands() {
+    b_.Stmt(absl::Substitute(
+        "warptrace_wgmma_fence_operand(s);\n"
+        "warptrace_wgmma_fence_operand(o);\n"
+        "#if defined(__CUDA_ARCH__)\n"
+        "for (int kk = 0; kk < $0; ++kk) {\n"
+        "  for (int r = 0; r < 4; ++r) asm volatile(\"\" : \"+r\"(p[kk][r])::\"memory\");\n"
+        "}\n"
+        "#endif",
+        kBn / kMmaK));
+  }
+
+  void Wait(uint32_t pending) {
+    b_.WaitMmaGroups(pending);
+    FenceOperands();
+  }
+
   // With --pingpong, `body` (wgmma issues) runs in this consumer's turn.
   void Turn(int consumer, const std::function<void()>& body) {
     if (consumer < 0) {
+      FenceOperands();
       body();
       return;
     }
     b_.NamedBarrierSync(absl::StrCat("turn", consumer), 1 + consumer, 256,
                         BarrierRecord::kAlways);
+    FenceOperands();
     body();
     b_.NamedBarrierArrive(absl::StrCat("turn", 1 - consumer), 2 - consumer, 256);
   }
@@ -345,7 +368,7 @@ class FlashAttentionWriter {
         b_.Stmt(StageOf("j", ""));
         b_.WaitPhase("k_full", "stage", "phase");
         Turn(consumer, [&] { Qk("stage"); });
-        b_.WaitMmaGroups(0);
+        Wait(0);
         b_.Arrive("k_empty", "stage", "phase + 1");
         b_.Region("softmax", [&] {
           b_.Stmt(Softmax("j"));
@@ -353,14 +376,14 @@ class FlashAttentionWriter {
         });
         b_.WaitPhase("v_full", "stage", "phase");
         Turn(consumer, [&] { Pv("stage"); });
-        b_.WaitMmaGroups(0);
+        Wait(0);
         b_.Arrive("v_empty", "stage", "phase + 1");
       });
     } else {
       // Tile 0: its S and softmax.
       b_.WaitPhase("k_full", 0, 0);
       Turn(consumer, [&] { Qk("0"); });
-      b_.WaitMmaGroups(0);
+      Wait(0);
       b_.Arrive("k_empty", 0, 1);
       b_.Region("softmax", [&] { b_.Stmt(Softmax("0")); });
       b_.Region("rescale", [&] { b_.Stmt(Rescale()); });
@@ -374,10 +397,10 @@ class FlashAttentionWriter {
           Qk("stage");
           Pv("stage_v");
         });
-        b_.WaitMmaGroups(1);  // qk done, pv in flight
+        Wait(1);  // qk done, pv in flight
         b_.Arrive("k_empty", "stage", "phase + 1");
         b_.Region("softmax", [&] { b_.Stmt(Softmax("j")); });
-        b_.WaitMmaGroups(0);
+        Wait(0);
         b_.Arrive("v_empty", "stage_v", "phase_v + 1");
         b_.Region("rescale", [&] { b_.Stmt(Rescale()); });
       });
@@ -385,7 +408,7 @@ class FlashAttentionWriter {
       b_.Stmt(StageOf(absl::StrCat(KvTiles(), " - 1"), "_last"));
       b_.WaitPhase("v_full", "stage_last", "phase_last");
       Turn(consumer, [&] { Pv("stage_last"); });
-      b_.WaitMmaGroups(0);
+      Wait(0);
       b_.Arrive("v_empty", "stage_last", "phase_last + 1");
     }
     b_.Region("epilogue", [&] { b_.Stmt(Epilogue()); });

@@ -1,7 +1,9 @@
 #include "jit/tools/recorder_cost.h"
 
+#include <glob.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -350,28 +352,102 @@ absl::StatusOr<SassStats> KernelSassStats(const CubinListing& listing,
   return stats;
 }
 
-std::string FindCuobjdump(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("CUOBJDUMP"); env != nullptr && *env != '\0') return env;
+namespace {
+
+// The PyPI wheel nvidia-cuda-cuobjdump installs <site-packages>/nvidia/<cuXX>/bin/cuobjdump
+// (tools/setup.sh: /usr/bin/python3 -m pip install, so /usr/local/lib/python3.X/
+// dist-packages; a venv or `pip install --user` puts it under its own site-packages).
+std::vector<std::string> KnownWheelPatterns() {
+  std::vector<std::string> roots = {"/usr/local/lib/python3*/dist-packages",
+                                    "/usr/lib/python3/dist-packages",
+                                    "/usr/local/lib/python3*/site-packages"};
+  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv != nullptr && *venv != '\0') {
+    roots.insert(roots.begin(), absl::StrCat(venv, "/lib/python3*/site-packages"));
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    roots.push_back(absl::StrCat(home, "/.local/lib/python3*/site-packages"));
+  }
+  std::vector<std::string> out;
+  for (const std::string& root : roots) out.push_back(root + "/nvidia/*/bin/cuobjdump");
+  return out;
+}
+
+// Every executable python3 on $PATH (in PATH order), then /usr/bin/python3 (the one
+// tools/setup.sh installs the wheel for), without repeats.
+std::vector<std::string> Pythons() {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    dirs = absl::StrSplit(path, ':', absl::SkipEmpty());
+  }
+  dirs.push_back("/usr/bin");
+  dirs.push_back("/usr/local/bin");
+  std::vector<std::string> out;
+  for (const std::string& dir : dirs) {
+    const std::string candidate = dir + "/python3";
+    if (!llvm::sys::fs::can_execute(candidate)) continue;
+    if (std::find(out.begin(), out.end(), candidate) == out.end()) out.push_back(candidate);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> LocateCuobjdump(const std::string& flag) {
+  if (!flag.empty()) {
+    if (llvm::sys::fs::can_execute(flag)) return flag;
+    return absl::NotFoundError(
+        absl::StrCat("--cuobjdump=", flag, " is not an executable file"));
+  }
+  if (const char* env = std::getenv("CUOBJDUMP"); env != nullptr && *env != '\0') {
+    if (llvm::sys::fs::can_execute(env)) return std::string(env);
+    return absl::NotFoundError(
+        absl::StrCat("$CUOBJDUMP=", env, " is not an executable file"));
+  }
+  std::vector<std::string> tried = {"$CUOBJDUMP (unset)"};
   if (absl::StatusOr<std::string> found =
           FindProgram("cuobjdump", {std::string("/usr/local/cuda/bin")});
       found.ok()) {
     return *found;
   }
-  // The PyPI package installs nvidia/<cuXX>/bin/cuobjdump next to the `nvidia` namespace.
-  absl::StatusOr<std::string> python = FindProgram("python3");
-  if (!python.ok()) return "";
-  absl::StatusOr<std::string> out = RunAndCapture(
-      *python, {"-c",
-                "import glob, nvidia\n"
-                "for d in nvidia.__path__:\n"
-                "  for p in sorted(glob.glob(d + '/*/bin/cuobjdump')): print(p)"});
-  if (!out.ok()) return "";
-  for (absl::string_view line : absl::StrSplit(*out, '\n')) {
-    const std::string candidate = Trim(line);
-    if (!candidate.empty() && llvm::sys::fs::can_execute(candidate)) return candidate;
+  tried.push_back("cuobjdump on $PATH");
+  tried.push_back("/usr/local/cuda/bin/cuobjdump");
+  for (const std::string& pattern : KnownWheelPatterns()) {
+    glob_t matches{};
+    if (glob(pattern.c_str(), 0, nullptr, &matches) == 0) {
+      for (size_t i = 0; i < matches.gl_pathc; ++i) {
+        const std::string candidate = matches.gl_pathv[i];
+        if (llvm::sys::fs::can_execute(candidate)) {
+          globfree(&matches);
+          return candidate;
+        }
+      }
+    }
+    globfree(&matches);
+    tried.push_back(pattern);
   }
-  return "";
+  for (const std::string& python : Pythons()) {
+    absl::StatusOr<std::string> out = RunAndCapture(
+        python, {"-c",
+                 "import glob, nvidia\n"
+                 "for d in nvidia.__path__:\n"
+                 "  for p in sorted(glob.glob(d + '/*/bin/cuobjdump')): print(p)"});
+    tried.push_back(absl::StrCat("the nvidia package of ", python,
+                                 out.ok() ? "" : " (no `nvidia` package)"));
+    if (!out.ok()) continue;
+    for (absl::string_view line : absl::StrSplit(*out, '\n')) {
+      const std::string candidate = Trim(line);
+      if (!candidate.empty() && llvm::sys::fs::can_execute(candidate)) return candidate;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "no cuobjdump found; tried: ", absl::StrJoin(tried, ", "),
+      ". Run tools/setup.sh (installs the PyPI wheels nvidia-cuda-cuobjdump and "
+      "nvidia-cuda-nvdisasm for /usr/bin/python3), or pass --cuobjdump=PATH / set CUOBJDUMP"));
+}
+
+std::string FindCuobjdump(const std::string& flag) {
+  absl::StatusOr<std::string> found = LocateCuobjdump(flag);
+  return found.ok() ? *found : "";
 }
 
 namespace {

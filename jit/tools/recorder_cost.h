@@ -136,9 +136,15 @@ absl::StatusOr<CubinListing> DisassembleForCost(const std::string& cubin,
 absl::StatusOr<SassStats> KernelSassStats(const CubinListing& listing,
                                           absl::string_view kernel_name);
 
-// Finds cuobjdump: `flag` if non-empty, else $CUOBJDUMP, else PATH, else
-// /usr/local/cuda/bin, else the PyPI package (nvidia/*/bin/cuobjdump next to the
-// `nvidia` Python package of python3). Empty when none is found.
+// Finds cuobjdump: `flag` if non-empty, else $CUOBJDUMP if set (each must be executable),
+// else cuobjdump on PATH, else /usr/local/cuda/bin, else the PyPI wheel
+// nvidia-cuda-cuobjdump (<site-packages>/nvidia/*/bin/cuobjdump) in the known places
+// ($VIRTUAL_ENV, /usr/local/lib/python3*/dist-packages where tools/setup.sh installs it,
+// ~/.local), else next to the `nvidia` package of every python3 on PATH and of
+// /usr/bin/python3 (the first python3 on PATH may be a pyenv or venv one without it).
+// NotFound naming everything tried otherwise.
+absl::StatusOr<std::string> LocateCuobjdump(const std::string& flag);
+// LocateCuobjdump's path, or empty when none is found.
 std::string FindCuobjdump(const std::string& flag);
 
 struct RecorderCostOptions {

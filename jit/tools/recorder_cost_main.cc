@@ -1,6 +1,8 @@
 // recorder_cost: prints what the device recorder costs per recorded event, per trace-unit
 // kind and placement, in PTX and (where cuobjdump is available) SASS instructions and
-// registers. See recorder_cost.h for the method.
+// registers. See recorder_cost.h for the method. Then, per real kernel variant (hopper_gemm,
+// ampere_gemm), profiled and unprofiled: ptxas registers and spills, SASS instructions per
+// record point, NVRTC compile time (kernel_cost.h).
 //
 //   bazel run //jit/tools:recorder_cost -- --arch=sm_90
 //   bazel run //jit/tools:recorder_cost -- --cuobjdump=/path/to/cuobjdump
@@ -12,6 +14,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "jit/tools/kernel_cost.h"
 #include "jit/tools/recorder_cost.h"
 
 ABSL_FLAG(std::string, arch, "sm_90", "GPU architecture to compile for (a real sm_XX).");
@@ -20,6 +23,9 @@ ABSL_FLAG(uint32_t, events_high, 16,
           "K2: Record calls per loop iteration in the second kernel (> K1).");
 ABSL_FLAG(bool, payload, true,
           "Also measure events with a payload slot (RecordWithPayload, trace version 2).");
+ABSL_FLAG(bool, kernels, true,
+          "Also measure what recording costs the real kernels (hopper_gemm, ampere_gemm).");
+ABSL_FLAG(int, repeats, 3, "NVRTC compiles per kernel variant and mode (median reported).");
 ABSL_FLAG(std::string, cuobjdump, "",
           "Path of cuobjdump for SASS numbers. Default: $CUOBJDUMP, PATH, /usr/local/cuda/bin, "
           "or the PyPI package nvidia-cuda-cuobjdump next to python3's `nvidia` package.");
@@ -33,7 +39,14 @@ int main(int argc, char** argv) {
   options.arch = absl::GetFlag(FLAGS_arch);
   options.events_low = absl::GetFlag(FLAGS_events_low);
   options.events_high = absl::GetFlag(FLAGS_events_high);
-  options.cuobjdump = warptrace::FindCuobjdump(absl::GetFlag(FLAGS_cuobjdump));
+  absl::StatusOr<std::string> cuobjdump =
+      warptrace::LocateCuobjdump(absl::GetFlag(FLAGS_cuobjdump));
+  if (!cuobjdump.ok()) {
+    std::cerr << "recorder_cost: " << cuobjdump.status().message()
+              << "\nrecorder_cost: SASS numbers are skipped.\n";
+  } else {
+    options.cuobjdump = *cuobjdump;
+  }
   if (absl::GetFlag(FLAGS_payload)) {
     for (warptrace::RecorderCostCase& c : warptrace::PayloadRecorderCostCases()) {
       options.cases.push_back(std::move(c));
@@ -45,6 +58,17 @@ int main(int argc, char** argv) {
     std::cerr << "recorder_cost: " << rows.status() << "\n";
     return 1;
   }
-  std::cout << warptrace::FormatRecorderCost(*rows, options);
+  std::cout << warptrace::FormatRecorderCost(*rows, options) << std::flush;
+  if (!absl::GetFlag(FLAGS_kernels)) return 0;
+  warptrace::KernelCostOptions kernel_options;
+  kernel_options.repeats = absl::GetFlag(FLAGS_repeats);
+  kernel_options.cuobjdump = options.cuobjdump;
+  absl::StatusOr<std::vector<warptrace::KernelCostRow>> kernel_rows =
+      warptrace::MeasureKernelCost(kernel_options);
+  if (!kernel_rows.ok()) {
+    std::cerr << "recorder_cost: " << kernel_rows.status() << "\n";
+    return 1;
+  }
+  std::cout << "\n" << warptrace::FormatKernelCost(*kernel_rows, kernel_options);
   return 0;
 }

@@ -1,0 +1,274 @@
+#include "jit/tools/kernel_cost.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "jit/compile/compiler.h"
+#include "jit/compile/nvrtc_compiler.h"
+#include "jit/cuda/cuda_device.h"
+#include "jit/emit/emitter.h"
+#include "jit/kernels/ampere_gemm.h"
+#include "jit/kernels/hopper_gemm.h"
+#include "jit/plan/record_plan.h"
+#include "jit/tools/recorder_cost.h"
+
+namespace warptrace {
+namespace {
+
+absl::Status WithContext(const absl::Status& status, absl::string_view context) {
+  return absl::Status(status.code(), absl::StrCat(context, ": ", status.message()));
+}
+
+// The number right before `suffix` in `text` ("0 bytes spill stores" -> 0); nullopt when
+// `suffix` is absent or not preceded by a number.
+std::optional<uint32_t> NumberBefore(absl::string_view text, absl::string_view suffix) {
+  const size_t at = text.find(suffix);
+  if (at == absl::string_view::npos) return std::nullopt;
+  absl::string_view before = absl::StripTrailingAsciiWhitespace(text.substr(0, at));
+  size_t start = before.size();
+  while (start > 0 && absl::ascii_isdigit(static_cast<unsigned char>(before[start - 1]))) {
+    --start;
+  }
+  uint32_t value = 0;
+  if (!absl::SimpleAtoi(before.substr(start), &value)) return std::nullopt;
+  return value;
+}
+
+// The flags added to the request CudaDevice::Load compiles: ptxas's report, and NVRTC's
+// compile cache off so that ptxas runs (and reports) on every compile.
+const std::vector<std::string>& VerboseFlags() {
+  static const std::vector<std::string>* flags =
+      new std::vector<std::string>{"--ptxas-options=-v", "--no-cache"};
+  return *flags;
+}
+
+absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::string& arch,
+                                              bool profiled, const KernelCostOptions& options) {
+  ProfileOptions profile;
+  profile.enabled = profiled;
+  ASSIGN_OR_RETURN(KernelSource source, EmitKernel(kernel, profile));
+  KernelCompileCost cost;
+  cost.record_points = CountRecordPoints(source.source);
+  std::vector<absl::Duration> times;
+  std::string cubin;
+  NvrtcCompiler compiler;
+  for (int i = 0; i < std::max(1, options.repeats); ++i) {
+    ASSIGN_OR_RETURN(CompiledKernel compiled,
+                     compiler.Compile(CudaCompileRequest(source, arch, VerboseFlags())));
+    times.push_back(compiled.compile_time);
+    if (i == 0) {
+      cost.log = std::move(compiled.log);
+      cubin = std::move(compiled.cubin);
+    }
+  }
+  std::sort(times.begin(), times.end());
+  cost.compile_time = times[times.size() / 2];
+  ASSIGN_OR_RETURN(cost.ptxas, ParsePtxasInfo(cost.log, source.kernel_name));
+  if (!options.cuobjdump.empty()) {
+    ASSIGN_OR_RETURN(CubinListing listing, DisassembleForCost(cubin, options.cuobjdump));
+    ASSIGN_OR_RETURN(absl::string_view sass, SassFunction(listing.sass, source.kernel_name));
+    cost.sass = std::string(sass);
+    cost.sass_instructions = CountSassInstructions(sass);
+  }
+  return cost;
+}
+
+}  // namespace
+
+std::vector<KernelCostVariant> DefaultKernelCostVariants() {
+  std::vector<KernelCostVariant> out;
+  auto hopper = [&out](std::string name, HopperGemmShape shape) {
+    out.push_back({"hopper_gemm " + std::move(name), "sm_90a", /*setmaxnreg=*/true,
+                   [shape]() { return HopperGemm(shape); }});
+  };
+  // Small problems: the sizes do not change the code (M, N, K only bound the loops), the
+  // persistent ones need more tiles than blocks.
+  for (uint32_t bn : {64u, 128u, 256u}) {
+    hopper(absl::StrCat("coop bn", bn, " bf16"), {.m = 256, .n = 256, .k = 256, .bn = bn});
+  }
+  hopper("coop bn128 f32", {.m = 256, .n = 256, .k = 256, .bn = 128, .out_f32 = true});
+  hopper("pingpong bn128 bf16", {.m = 256, .n = 256, .k = 256, .bn = 128, .pingpong = true});
+  hopper("coop persistent bn128 bf16",
+         {.m = 512, .n = 512, .k = 256, .bn = 128, .persistent_blocks = 3});
+  hopper("pingpong persistent bn128 bf16", {.m = 512,
+                                            .n = 512,
+                                            .k = 256,
+                                            .bn = 128,
+                                            .pingpong = true,
+                                            .persistent_blocks = 3});
+  auto ampere = [&out](std::string name, AmpereGemmShape shape) {
+    out.push_back({"ampere_gemm " + std::move(name), "sm_80", /*setmaxnreg=*/false,
+                   [shape]() { return AmpereGemm(shape); }});
+  };
+  ampere("4 warps 3 stages", {.warps = 4, .stages = 3});
+  ampere("8 warps 3 stages", {.warps = 8, .stages = 3});
+  ampere("4 warps 2 stages", {.warps = 4, .stages = 2});
+  ampere("8 warps 4 stages", {.warps = 8, .stages = 4});
+  return out;
+}
+
+absl::StatusOr<PtxasStats> ParsePtxasInfo(absl::string_view log, absl::string_view kernel_name) {
+  // ptxas info    : Compiling entry function 'k' for 'sm_90a'
+  // ptxas info    : Function properties for k
+  //     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+  // ptxas info    : Used 168 registers, used 1 barriers, 384 bytes cmem[0]
+  const std::string header = absl::StrCat("Compiling entry function '", kernel_name, "'");
+  bool in_entry = false, have_registers = false, have_spills = false;
+  PtxasStats stats;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    if (absl::StrContains(line, "Compiling entry function '")) {
+      in_entry = absl::StrContains(line, header);
+      continue;
+    }
+    if (!in_entry) continue;
+    if (std::optional<uint32_t> spill_stores = NumberBefore(line, "bytes spill stores")) {
+      stats.spill_store_bytes = *spill_stores;
+      stats.spill_load_bytes = NumberBefore(line, "bytes spill loads").value_or(0);
+      stats.stack_frame_bytes = NumberBefore(line, "bytes stack frame").value_or(0);
+      have_spills = NumberBefore(line, "bytes spill loads").has_value();
+    }
+    if (absl::StrContains(line, "Used ")) {
+      if (std::optional<uint32_t> registers = NumberBefore(line, "registers")) {
+        stats.registers = *registers;
+        have_registers = true;
+      }
+    }
+  }
+  if (!have_registers || !have_spills) {
+    return absl::NotFoundError(absl::StrFormat(
+        "no ptxas report (\"Used N registers\" and \"N bytes spill stores, N bytes spill "
+        "loads\") for entry %s in the log (compiled with --ptxas-options=-v and "
+        "--no-cache?): %s",
+        kernel_name, log));
+  }
+  return stats;
+}
+
+std::string NonInfoLogLines(absl::string_view log) {
+  std::vector<absl::string_view> out;
+  bool after_info = false;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    absl::string_view trimmed = absl::StripAsciiWhitespace(line);
+    if (trimmed.empty()) continue;
+    if (absl::StartsWith(line, "ptxas info")) {
+      after_info = true;
+      continue;
+    }
+    // The line after "ptxas info : Function properties for k": NVRTC 13 writes it
+    // "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
+    // ptxas alone indents it.
+    absl::string_view rest = trimmed;
+    if (absl::ConsumePrefix(&rest, "ptxas")) {
+      rest = absl::StripLeadingAsciiWhitespace(rest);
+      absl::ConsumePrefix(&rest, ".");
+      rest = absl::StripLeadingAsciiWhitespace(rest);
+    }
+    if (after_info && absl::StrContains(rest, "bytes stack frame")) {
+      continue;
+    }
+    after_info = false;
+    out.push_back(line);
+  }
+  return absl::StrJoin(out, "\n");
+}
+
+uint32_t CountRecordPoints(absl::string_view source) {
+  uint32_t count = 0;
+  for (absl::string_view call :
+       {"warptrace::device::Record(", "warptrace::device::RecordWithPayload("}) {
+    for (size_t at = source.find(call); at != absl::string_view::npos;
+         at = source.find(call, at + call.size())) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOptions& options) {
+  std::vector<KernelCostRow> rows;
+  for (const KernelCostVariant& variant : options.variants) {
+    absl::StatusOr<Kernel> kernel = variant.build();
+    if (!kernel.ok()) return WithContext(kernel.status(), variant.name);
+    KernelCostRow row;
+    row.name = variant.name;
+    row.arch = variant.arch;
+    row.setmaxnreg = variant.setmaxnreg;
+    for (bool profiled : {false, true}) {
+      absl::StatusOr<KernelCompileCost> cost =
+          MeasureMode(*kernel, variant.arch, profiled, options);
+      if (!cost.ok()) {
+        return WithContext(cost.status(), absl::StrCat(variant.name, profiled ? ", profiled"
+                                                                              : ", unprofiled"));
+      }
+      (profiled ? row.on : row.off) = *std::move(cost);
+    }
+    if (row.on.sass_instructions && row.off.sass_instructions && row.on.record_points > 0) {
+      row.sass_per_record_point = (static_cast<double>(*row.on.sass_instructions) -
+                                   static_cast<double>(*row.off.sass_instructions)) /
+                                  row.on.record_points;
+    }
+    const double off_s = absl::ToDoubleSeconds(row.off.compile_time);
+    row.compile_ratio = off_s > 0 ? absl::ToDoubleSeconds(row.on.compile_time) / off_s : 0;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
+                             const KernelCostOptions& options) {
+  std::string out = absl::StrFormat(
+      "What recording costs the kernels (off = unprofiled, on = profiled with default "
+      "options; NVRTC --ptxas-options=-v --no-cache; compile time = median of %d):\n",
+      options.repeats);
+  absl::StrAppendFormat(&out, "%-42s %-6s %9s %15s %7s %11s %10s %7s %9s %11s %5s\n",
+                        "kernel", "arch", "regs", "spill st/ld", "stack", "SASS",
+                        "record pts", "SASS/pt", "+regs", "compile ms", "ratio");
+  auto spills = [](const PtxasStats& s) {
+    return absl::StrCat(s.spill_store_bytes, "/", s.spill_load_bytes);
+  };
+  for (const KernelCostRow& r : rows) {
+    const int added = static_cast<int>(r.on.ptxas.registers) -
+                      static_cast<int>(r.off.ptxas.registers);
+    absl::StrAppendFormat(
+        &out, "%-42s %-6s %9s %15s %7s %11s %10d %7s %9s %11s %5.2f\n", r.name, r.arch,
+        absl::StrCat(r.off.ptxas.registers, "/", r.on.ptxas.registers),
+        absl::StrCat(spills(r.off.ptxas), " ", spills(r.on.ptxas)),
+        absl::StrCat(r.off.ptxas.stack_frame_bytes, "/", r.on.ptxas.stack_frame_bytes),
+        r.on.sass_instructions
+            ? absl::StrCat(*r.off.sass_instructions, "/", *r.on.sass_instructions)
+            : "-",
+        r.on.record_points,
+        r.sass_per_record_point ? absl::StrFormat("%.1f", *r.sass_per_record_point) : "-",
+        absl::StrCat(added >= 0 ? "+" : "", added, r.setmaxnreg ? " (smr)" : ""),
+        absl::StrFormat("%.0f/%.0f", absl::ToDoubleMilliseconds(r.off.compile_time),
+                        absl::ToDoubleMilliseconds(r.on.compile_time)),
+        r.compile_ratio);
+  }
+  absl::StrAppend(
+      &out,
+      "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
+      "set their own with setmaxnreg); spill st/ld: bytes of spill stores/loads, off then on; stack: "
+      "bytes of stack frame (local memory); "
+      "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
+      "Record/RecordWithPayload calls in the emitted source (static); ratio = compile "
+      "time on/off.\n");
+  if (options.cuobjdump.empty()) {
+    absl::StrAppend(&out, "SASS columns skipped: no cuobjdump.\n");
+  } else {
+    absl::StrAppend(&out, "SASS from ", options.cuobjdump, " -sass.\n");
+  }
+  return out;
+}
+
+}  // namespace warptrace

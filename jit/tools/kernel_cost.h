@@ -1,0 +1,114 @@
+// What recording costs the real kernels (jit/kernels/hopper_gemm, jit/kernels/ampere_gemm):
+// for each variant, emitted unprofiled and profiled (default ProfileOptions), compiled with
+// NVRTC for the kernel's architecture (sm_90a Hopper, sm_80 Ampere) with
+// `--ptxas-options=-v --no-cache` (NVRTC's compile cache off, so ptxas runs and reports
+// every time), read back:
+//
+//   registers, spill stores / loads  ptxas's "Used N registers" and "N bytes spill stores,
+//                                    N bytes spill loads" lines for the kernel's entry
+//   SASS instructions                cuobjdump -sass of the cubin, CountSassInstructions
+//                                    (recorder_cost.h: up to the final self-branch)
+//   record points                    the Record / RecordWithPayload calls in the emitted
+//                                    profiled source (static: a call in a loop counts once)
+//   SASS / record point              (SASS(profiled) - SASS(unprofiled)) / record points:
+//                                    every instruction profiling adds (prologue, epilogue,
+//                                    per-point code, unrolled copies of it) spread over the
+//                                    points the emitter wrote; an upper bound of the marginal
+//                                    per-event cost recorder_cost measures
+//   compile time                     the median wall time of `repeats` NVRTC compiles
+//
+// setmaxnreg: the Hopper GEMM's warpgroups set their own register counts (40 / 232) at run
+// time, so ptxas's count is the kernel's launch-time allocation, not what each role gets.
+//
+//   KernelCostOptions options;
+//   options.cuobjdump = FindCuobjdump("");
+//   ASSIGN_OR_RETURN(std::vector<KernelCostRow> rows, MeasureKernelCost(options));
+//   std::cout << FormatKernelCost(rows, options);
+#ifndef WARPTRACE_JIT_TOOLS_KERNEL_COST_H_
+#define WARPTRACE_JIT_TOOLS_KERNEL_COST_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "jit/builder/kernel.h"
+
+namespace warptrace {
+
+// One kernel variant to measure.
+struct KernelCostVariant {
+  std::string name;  // "hopper_gemm coop bn128 bf16", ...
+  std::string arch;  // "sm_90a", "sm_80"
+  // True when the kernel sets its registers with setmaxnreg (ptxas's count is then not
+  // what its warpgroups run with).
+  bool setmaxnreg = false;
+  std::function<absl::StatusOr<Kernel>()> build;
+};
+
+// The main variants: hopper_gemm cooperative BN 64/128/256, ping-pong, persistent
+// (cooperative and ping-pong), f32 output; ampere_gemm 4 and 8 warps, 2 and 4 stages.
+std::vector<KernelCostVariant> DefaultKernelCostVariants();
+
+// What ptxas reports for one entry function under --ptxas-options=-v.
+struct PtxasStats {
+  uint32_t registers = 0;
+  uint32_t spill_store_bytes = 0;
+  uint32_t spill_load_bytes = 0;
+  uint32_t stack_frame_bytes = 0;
+};
+// Reads kernel `kernel_name`'s stats from an NVRTC log made with --ptxas-options=-v: the
+// lines after "Compiling entry function '<name>'" up to the next entry's. NotFound naming
+// the kernel when the log has no such entry or the entry no register / spill line.
+absl::StatusOr<PtxasStats> ParsePtxasInfo(absl::string_view log, absl::string_view kernel_name);
+
+// The lines of `log` that are not ptxas's informational output under -v ("ptxas info ..."
+// and the indented "N bytes stack frame, ..." lines after them): warnings (C7508,
+// C7510-C7515, ...) and anything else, joined by '\n'. Empty for a clean compile.
+std::string NonInfoLogLines(absl::string_view log);
+
+// Record / RecordWithPayload calls in emitted CUDA source.
+uint32_t CountRecordPoints(absl::string_view source);
+
+// One compile of one variant in one mode.
+struct KernelCompileCost {
+  PtxasStats ptxas;
+  std::optional<uint64_t> sass_instructions;  // set when cuobjdump ran
+  uint32_t record_points = 0;                  // 0 unprofiled
+  absl::Duration compile_time;                 // median of the repeats
+  std::string log;                             // NVRTC's log of the first compile
+  std::string sass;                            // this kernel's cuobjdump -sass section
+};
+
+struct KernelCostRow {
+  std::string name;
+  std::string arch;
+  bool setmaxnreg = false;
+  KernelCompileCost off;  // unprofiled
+  KernelCompileCost on;   // profiled
+  std::optional<double> sass_per_record_point;
+  double compile_ratio = 0;  // on / off compile time
+};
+
+struct KernelCostOptions {
+  std::vector<KernelCostVariant> variants = DefaultKernelCostVariants();
+  int repeats = 3;        // compiles per variant and mode; the median is reported
+  std::string cuobjdump;  // empty: no SASS numbers
+};
+
+// Emits, compiles and measures every variant, unprofiled and profiled. Errors name the
+// variant and mode: the builder's, the emitter's, a compile failure (InvalidArgument with
+// NVRTC's log), a log without the kernel's ptxas report, cuobjdump failures.
+absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOptions& options);
+
+// One aligned table, a row per variant, and lines saying how each column was measured.
+std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
+                             const KernelCostOptions& options);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_JIT_TOOLS_KERNEL_COST_H_
