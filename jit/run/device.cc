@@ -28,13 +28,4 @@ absl::StatusOr<Device::LaunchDurations> Device::TimeLaunches(LoadedKernel& kerne
   return out;
 }
 
-absl::StatusOr<TensorMapBytes> Device::EncodeTensorMap(const TensorMapSpec& spec,
-                                                       void* device_address,
-                                                       absl::string_view what) {
-  (void)spec;
-  (void)device_address;
-  return absl::UnimplementedError(
-      absl::StrCat("encoding tensor map ", what, ": device ", Name(), " has no tensor maps"));
-}
-
 }  // namespace warptrace

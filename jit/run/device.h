@@ -94,10 +94,10 @@ class Device {
   // viewing the tensor `spec` describes at `device_address` (a pointer from Allocate plus
   // spec.offset_bytes), already checked by ValidateTensorMap. CudaDevice: the driver's
   // cuTensorMapEncodeTiled (its errors as the driver's, naming `what`); HostDevice:
-  // warptrace's own descriptor (jit/host/host_tma.h). The default: Unimplemented.
+  // warptrace's own descriptor (jit/host/host_tma.h).
   virtual absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec& spec,
                                                          void* device_address,
-                                                         absl::string_view what);
+                                                         absl::string_view what) = 0;
 
   // The durations of `count` launches of `kernel`, one after another, each waited for
   // before the next; the arguments are as Launch's and are reused by every launch.

@@ -43,6 +43,10 @@ class FakeDevice final : public Device {
   absl::Status CopyToDevice(void*, const void*, uint64_t) override { return absl::OkStatus(); }
   absl::Status CopyToHost(void*, const void*, uint64_t) override { return absl::OkStatus(); }
   absl::Status Memset(void*, uint8_t, uint64_t) override { return absl::OkStatus(); }
+  absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec&, void*,
+                                                 absl::string_view) override {
+    return TensorMapBytes{};
+  }
   absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const KernelSource&) override {
     return std::make_unique<FakeKernel>();
   }
