@@ -8,15 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/substitute.h"
+#include "jit/kernels/busy_work.h"
 
 namespace warptrace {
 namespace {
-
-// `cycles` of busy work.
-std::string BusyWork(uint32_t cycles) {
-  return absl::StrCat("const long long delay_start = clock64();\n"
-                      "while (clock64() - delay_start < ", cycles, "ll) {\n}");
-}
 
 
 constexpr uint32_t kBm = 128, kBn = 128, kBk = 32;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/substitute.h"
 #include "base/status_macros.h"
+#include "jit/kernels/busy_work.h"
 
 namespace warptrace {
 namespace {
@@ -39,12 +40,6 @@ absl::Status CheckShape(const FlashAttentionShape& shape) {
         shape.batch, shape.heads, kMaxGridYz));
   }
   return absl::OkStatus();
-}
-
-std::string Delay(uint32_t cycles) {
-  return absl::StrCat("const long long delay_start = clock64();\n"
-                      "while (clock64() - delay_start < ",
-                      cycles, "ll) {\n}");
 }
 
 }  // namespace
@@ -169,7 +164,7 @@ class FlashAttentionWriter {
       const std::string row = absl::StrCat("bh_row + j * ", kBn);
       b_.WaitPhase("k_empty", "stage", "phase");
       b_.Region("load", [&] {
-        if (shape_.producer_delay > 0) b_.Stmt(Delay(shape_.producer_delay));
+        if (shape_.producer_delay > 0) b_.Stmt(BusyWork(shape_.producer_delay));
         Load("K tile", "tmK", absl::StrCat("k_ring + stage * ", kv_bytes_, "u"), row, "k_full",
              "stage", "phase");
         b_.Arrive("k_full", "stage", "phase", ArriveBy::kOneThread);
@@ -270,7 +265,7 @@ class FlashAttentionWriter {
           j, KvTiles());
     }
     std::string code;
-    if (shape_.consumer_delay > 0) absl::StrAppend(&code, Delay(shape_.consumer_delay), "\n");
+    if (shape_.consumer_delay > 0) absl::StrAppend(&code, BusyWork(shape_.consumer_delay), "\n");
     absl::StrAppend(
         &code,
         absl::Substitute(

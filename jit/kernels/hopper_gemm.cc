@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/substitute.h"
 #include "base/status_macros.h"
+#include "jit/kernels/busy_work.h"
 
 namespace warptrace {
 namespace {
@@ -55,12 +56,6 @@ absl::Status CheckShape(const HopperGemmShape& shape) {
         tiles));
   }
   return absl::OkStatus();
-}
-
-std::string Delay(uint32_t cycles) {
-  return absl::StrCat("const long long delay_start = clock64();\n"
-                      "while (clock64() - delay_start < ",
-                      cycles, "ll) {\n}");
 }
 
 }  // namespace
@@ -184,7 +179,7 @@ class HopperGemmWriter {
       ForEachKBlock([&] {
         b_.WaitPhase("empty", "stage", "phase");
         b_.Region("load", [&] {
-          if (shape_.producer_delay > 0) b_.Stmt(Delay(shape_.producer_delay));
+          if (shape_.producer_delay > 0) b_.Stmt(BusyWork(shape_.producer_delay));
           Load("A tile", "tmA", "stage_a", absl::StrCat("tile_m * ", bm_), bm_);
           Load("B tile", "tmB", "stage_b", absl::StrCat("tile_n * ", shape_.bn), shape_.bn);
           b_.Arrive("full", "stage", "phase", ArriveBy::kOneThread);
@@ -233,7 +228,7 @@ class HopperGemmWriter {
       ForEachKBlock([&] {
         b_.WaitPhase("full", "stage", "phase");
         b_.Region("mma", [&] {
-          if (shape_.consumer_delay > 0) b_.Stmt(Delay(shape_.consumer_delay));
+          if (shape_.consumer_delay > 0) b_.Stmt(BusyWork(shape_.consumer_delay));
           b_.MmaGroup("wgmma", [&] {
             b_.Stmt(absl::Substitute(
                 "for (int kk = 0; kk < $0; ++kk) {\n"

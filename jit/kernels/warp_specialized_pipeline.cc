@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/substitute.h"
 #include "base/status_macros.h"
+#include "jit/kernels/busy_work.h"
 
 namespace warptrace {
 namespace {
@@ -47,13 +48,6 @@ absl::Status CheckShape(const PipelineShape& shape) {
         shape.persistent_blocks, PipelineTiles(shape)));
   }
   return absl::OkStatus();
-}
-
-// `cycles` of busy work.
-std::string Delay(uint32_t cycles) {
-  return absl::StrCat("const long long delay_start = clock64();\n"
-                      "while (clock64() - delay_start < ",
-                      cycles, "ll) {\n}");
 }
 
 }  // namespace
@@ -98,7 +92,7 @@ class PipelineWriter {
       ForEachKTile(/*producer=*/true, [&] {
         b_.WaitPhase("empty", "stage", "phase");
         b_.Region("load", [&] {
-          if (shape_.producer_delay > 0) b_.Stmt(Delay(shape_.producer_delay));
+          if (shape_.producer_delay > 0) b_.Stmt(BusyWork(shape_.producer_delay));
           if (bulk_) {
             b_.ArriveExpectTx("full", "stage", "phase",
                               static_cast<int64_t>(stage_floats_ * 4), ArriveBy::kOneThread);
@@ -125,7 +119,7 @@ class PipelineWriter {
       ForEachKTile(/*producer=*/false, [&] {
         b_.WaitPhase("full", "stage", "phase");
         b_.Region("mma", [&] {
-          if (shape_.consumer_delay > 0) b_.Stmt(Delay(shape_.consumer_delay));
+          if (shape_.consumer_delay > 0) b_.Stmt(BusyWork(shape_.consumer_delay));
           b_.Stmt(absl::Substitute(
               "const float* sa = stages + stage * $0;\n"
               "const float* sb = sa + $1;\n"
