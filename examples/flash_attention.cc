@@ -68,6 +68,42 @@ double AbsTolerance(const FlashAttentionShape& shape) {
   return std::ldexp(1.0, -8) + (shape.seq + shape.head_dim) * std::ldexp(1.0, -22);
 }
 
+// softmax(Q K^T / sqrt(d) [+ causal mask]) V in double for the rows `rows` of O (row m * s +
+// r: query r of batch-head m), one after the other.
+std::vector<double> ReferenceRows(const std::vector<uint16_t>& q, const std::vector<uint16_t>& k,
+                                  const std::vector<uint16_t>& v,
+                                  const std::vector<uint32_t>& rows, uint64_t s, uint64_t d,
+                                  bool causal) {
+  std::vector<double> out(rows.size() * d, 0.0);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  std::vector<double> scores(s);
+  for (size_t checked = 0; checked < rows.size(); ++checked) {
+    const uint64_t m = rows[checked] / s, r = rows[checked] % s;
+    const uint64_t base = m * s * d;
+    const uint64_t keys = causal ? r + 1 : s;
+    double max = -INFINITY;
+    for (uint64_t c = 0; c < keys; ++c) {
+      double dot = 0;
+      for (uint64_t x = 0; x < d; ++x) {
+        dot += static_cast<double>(Bf16ToFloat(q[base + r * d + x])) *
+               static_cast<double>(Bf16ToFloat(k[base + c * d + x]));
+      }
+      scores[c] = dot * scale;
+      max = std::max(max, scores[c]);
+    }
+    double sum = 0;
+    for (uint64_t c = 0; c < keys; ++c) sum += scores[c] = std::exp(scores[c] - max);
+    for (uint64_t x = 0; x < d; ++x) {
+      double acc = 0;
+      for (uint64_t c = 0; c < keys; ++c) {
+        acc += scores[c] * static_cast<double>(Bf16ToFloat(v[base + c * d + x]));
+      }
+      out[checked * d + x] = acc / sum;
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<ExampleProblem> MakeProblem() {
   FlashAttentionShape shape;
   shape.batch = absl::GetFlag(FLAGS_batch);
@@ -100,35 +136,7 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
   // row per band, so every 128-row query tile of every head at the GPU sizes).
   data->rows = CheckedRows(static_cast<uint32_t>(bh * s), static_cast<uint32_t>(s),
                            static_cast<uint32_t>(2 * d));
-  data->reference.assign(data->rows.size() * d, 0.0);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  std::vector<double> scores(s);
-  for (size_t checked = 0; checked < data->rows.size(); ++checked) {
-    const uint64_t m = data->rows[checked] / s, r = data->rows[checked] % s;
-    const uint64_t base = m * s * d;
-    {
-      const uint64_t keys = shape.causal ? r + 1 : s;
-      double max = -INFINITY;
-      for (uint64_t c = 0; c < keys; ++c) {
-        double dot = 0;
-        for (uint64_t x = 0; x < d; ++x) {
-          dot += static_cast<double>(Bf16ToFloat(data->q[base + r * d + x])) *
-                 static_cast<double>(Bf16ToFloat(data->k[base + c * d + x]));
-        }
-        scores[c] = dot * scale;
-        max = std::max(max, scores[c]);
-      }
-      double sum = 0;
-      for (uint64_t c = 0; c < keys; ++c) sum += scores[c] = std::exp(scores[c] - max);
-      for (uint64_t x = 0; x < d; ++x) {
-        double acc = 0;
-        for (uint64_t c = 0; c < keys; ++c) {
-          acc += scores[c] * static_cast<double>(Bf16ToFloat(data->v[base + c * d + x]));
-        }
-        data->reference[checked * d + x] = acc / sum;
-      }
-    }
-  }
+  data->reference = ReferenceRows(data->q, data->k, data->v, data->rows, s, d, shape.causal);
 
   ExampleProblem problem;
   const double rel = RelTolerance(), abs = AbsTolerance(shape);

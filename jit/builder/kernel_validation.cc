@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "jit/builder/cpp_snippet.h"
+#include "jit/builder/kernel_tree_checks.h"
 
 namespace warptrace {
 namespace {
@@ -90,203 +91,6 @@ absl::Status CheckSiteName(const std::string& name, const char* what, const std:
   return absl::OkStatus();
 }
 
-// Where a node sits in the tree: its preorder index and its enclosing constructs, each
-// with the body it is in (0: body, 1: else body, 2 + i: role i).
-struct Position {
-  const KernelNode* node = nullptr;
-  size_t preorder = 0;
-  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
-};
-
-void CollectPositions(const std::vector<KernelNode>& body,
-                      std::vector<std::pair<const KernelNode*, size_t>>& ancestry,
-                      size_t& preorder, std::vector<Position>* out) {
-  for (const KernelNode& node : body) {
-    out->push_back(Position{&node, preorder++, ancestry});
-    ancestry.emplace_back(&node, 0);
-    CollectPositions(node.body, ancestry, preorder, out);
-    ancestry.back().second = 1;
-    CollectPositions(node.else_body, ancestry, preorder, out);
-    for (size_t i = 0; i < node.roles.size(); ++i) {
-      ancestry.back().second = 2 + i;
-      ++preorder;  // the role node itself
-      CollectPositions(node.roles[i].body, ancestry, preorder, out);
-    }
-    ancestry.pop_back();
-  }
-}
-
-// Every node's position, in preorder (role nodes themselves excepted).
-std::vector<Position> AllPositions(const std::vector<KernelNode>& body) {
-  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
-  size_t preorder = 0;
-  std::vector<Position> all;
-  CollectPositions(body, ancestry, preorder, &all);
-  return all;
-}
-
-bool IsThreadReturn(const KernelNode& node) {
-  return node.kind == KernelNode::Kind::kReturn && node.return_scope == ReturnScope::kThread;
-}
-
-// Whether some thread may reach `barrier` after another took `ret`: the return comes
-// first in program order, or both are in one loop (a later iteration), or in different
-// branches of one if (or different roles).
-bool MayRunAfter(const Position& barrier, const Position& ret) {
-  if (ret.preorder < barrier.preorder) return true;
-  for (size_t i = 0; i < barrier.ancestry.size() && i < ret.ancestry.size(); ++i) {
-    if (barrier.ancestry[i].first != ret.ancestry[i].first) break;
-    if (barrier.ancestry[i].first->kind == KernelNode::Kind::kLoop) return true;
-    if (barrier.ancestry[i].second != ret.ancestry[i].second) return true;
-  }
-  return false;
-}
-
-// `at` may run after `ret` for some threads while others took `ret` and so never arrive at
-// `at`: what follows, and what to change.
-absl::Status ArrivalAfterReturnError(const Position& at, const Position& ret,
-                                     const std::string& consequence_and_fix) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      at.node->path, ": may run after the return at ", ret.node->path,
-      " (which comes first, or shares a loop or an if with it): the threads that took that "
-      "return never arrive, so ",
-      consequence_and_fix));
-}
-
-// A barrier that some threads may reach after others returned: those never arrive.
-absl::Status CheckNoBarrierAfterThreadReturn(const std::vector<Position>& all) {
-  for (const Position& barrier : all) {
-    if (barrier.node->kind != KernelNode::Kind::kBarrier) continue;
-    for (const Position& ret : all) {
-      if (!IsThreadReturn(*ret.node) || !MayRunAfter(barrier, ret)) continue;
-      return ArrivalAfterReturnError(
-          barrier, ret,
-          "the block would deadlock; put the barrier before any such return or, if every "
-          "thread of the block takes that return together (its condition depends only on "
-          "blockIdx, gridDim and kernel arguments), write Return(ReturnScope::kBlock)");
-    }
-  }
-  return absl::OkStatus();
-}
-
-// The role a node runs in: (role split, 2 + role index), or (null, 0) outside roles.
-std::pair<const KernelNode*, size_t> RoleOf(const Position& p) {
-  for (auto it = p.ancestry.rbegin(); it != p.ancestry.rend(); ++it) {
-    if (it->first->kind == KernelNode::Kind::kRoles) return *it;
-  }
-  return {nullptr, 0};
-}
-
-// Whether `wait` may run after `copy` in the same thread: later in program order, or both
-// in one loop (a later iteration); and in the same role.
-bool MayObserve(const Position& wait, const Position& copy) {
-  if (RoleOf(wait) != RoleOf(copy)) return false;
-  if (wait.preorder > copy.preorder) return true;
-  for (size_t i = 0; i < wait.ancestry.size() && i < copy.ancestry.size(); ++i) {
-    if (wait.ancestry[i].first != copy.ancestry[i].first) break;
-    if (wait.ancestry[i].first->kind == KernelNode::Kind::kLoop) return true;
-    if (wait.ancestry[i].second != copy.ancestry[i].second) break;
-  }
-  return false;
-}
-
-// Waits on arrays nothing arrives on, and copies whose completion is never awaited.
-absl::Status CheckHandoffs(const std::vector<Position>& all) {
-  std::set<std::string> arrived;
-  for (const Position& p : all) {
-    if (p.node->kind == KernelNode::Kind::kArrive) arrived.insert(p.node->text);
-  }
-  for (const Position& p : all) {
-    const KernelNode& node = *p.node;
-    if (node.kind == KernelNode::Kind::kPhaseWait && arrived.count(node.text) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": waits on phase barrier array '", node.text,
-          "', but no role arrives on it (Arrive / ArriveExpectTx), so no phase ever "
-          "completes and the wait would hang; arrive on it where its data is ready, or remove "
-          "the wait"));
-    }
-    if (node.kind == KernelNode::Kind::kMmaGroup) {
-      const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
-        return w.node->kind == KernelNode::Kind::kMmaWait && MayObserve(w, p);
-      });
-      if (!awaited) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            node.path, ": mma group '", node.text,
-            "' is never retired: no WaitMmaGroups() follows it in its role, so its "
-            "accumulators are never known to be complete; call WaitMmaGroups() after it"));
-      }
-      continue;
-    }
-    if (node.kind == KernelNode::Kind::kTmaStore) {
-      const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
-        return w.node->kind == KernelNode::Kind::kTmaStoreWait && MayObserve(w, p);
-      });
-      if (!awaited) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            node.path, ": TMA store '", node.text,
-            "' is never waited for: no WaitTmaStores() follows it in its role, so its shared "
-            "memory is never known to be free again; call WaitTmaStores() after it"));
-      }
-      continue;
-    }
-    if (node.kind != KernelNode::Kind::kAsyncCopy) continue;
-    const bool bulk = !node.copy.barrier.empty();
-    const bool awaited = std::any_of(all.begin(), all.end(), [&](const Position& w) {
-      // A bulk copy is awaited by whoever waits on its barrier (the issuing thread observes
-      // its completion by itself, see AsyncCopySpec).
-      if (bulk) {
-        return w.node->kind == KernelNode::Kind::kPhaseWait && w.node->text == node.copy.barrier;
-      }
-      return w.node->kind == KernelNode::Kind::kAsyncWait && MayObserve(w, p);
-    });
-    if (!awaited) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": the completion of async copy '", node.text, "' is never awaited: ",
-          bulk ? absl::StrCat("no role waits on phase barrier array '", node.copy.barrier,
-                              "' (WaitPhase), so no thread ever knows its data landed; "
-                              "wait on it before reading the data")
-               : "no WaitAsyncCopies() follows it in its role, so its data is never known to "
-                 "have landed; call WaitAsyncCopies() after it in the same role"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Arrivals every thread of a role (or of the block) makes — every-thread arrivals on a phase
-// barrier, named barriers — that some of those threads may skip by an earlier thread-scope
-// Return: the phase or the barrier would never complete and its waiters would hang. A
-// Return in another role only matters to a named barrier counting more than its own role.
-absl::Status CheckNoHandoffAfterThreadReturn(const std::vector<Position>& all) {
-  for (const Position& p : all) {
-    const KernelNode& node = *p.node;
-    const bool every_arrival =
-        node.kind == KernelNode::Kind::kArrive && node.arrive_by == ArriveBy::kEveryThread;
-    if (!every_arrival && node.kind != KernelNode::Kind::kNamedBarrier) continue;
-    const auto role = RoleOf(p);
-    bool role_local = role.first != nullptr;
-    if (role_local && node.kind == KernelNode::Kind::kNamedBarrier) {
-      const KernelNode& r = role.first->roles[role.second - 2];
-      role_local = node.threads <= uint64_t{r.count} * RoleAxisThreads(role.first->axis);
-    }
-    for (const Position& ret : all) {
-      if (!IsThreadReturn(*ret.node)) continue;
-      const auto ret_role = RoleOf(ret);
-      if (role_local && ret_role.first != nullptr && ret_role != role) continue;
-      if (!MayRunAfter(p, ret)) continue;
-      return ArrivalAfterReturnError(
-          p, ret,
-          absl::StrCat(
-              every_arrival ? absl::StrCat("phase barrier '", node.text, "' never completes")
-                            : absl::StrCat("named barrier ", node.barrier_id,
-                                           " never completes"),
-              " and its waiters hang; arrive before any such return",
-              every_arrival ? ", or let one thread arrive (ArriveBy::kOneThread)" : ""));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Walks the finished tree, checking everything that needs context.
 class Validator {
  public:
   explicit Validator(const Kernel& kernel) : kernel_(kernel) {}
@@ -320,10 +124,7 @@ class Validator {
           root, ": the kernel is empty; add statements (Stmt) or constructs to its body"));
     }
     RETURN_IF_ERROR(CheckBody(kernel_.body));
-    const std::vector<Position> positions = AllPositions(kernel_.body);
-    RETURN_IF_ERROR(CheckHandoffs(positions));
-    RETURN_IF_ERROR(CheckNoHandoffAfterThreadReturn(positions));
-    return CheckNoBarrierAfterThreadReturn(positions);
+    return CheckKernelTree(kernel_.body);
   }
 
  private:
@@ -439,37 +240,18 @@ class Validator {
       case KernelNode::Kind::kAsyncCopy:
         return CheckAsyncCopy(node);
       case KernelNode::Kind::kAsyncWait:
-        if (node.async_pending > 7) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": WaitAsyncCopies(", node.async_pending,
-              ") leaves more groups in flight than cp.async.wait_group allows (0..7)"));
-        }
-        return absl::OkStatus();
+        return CheckGroupWait(node, "WaitAsyncCopies", "cp.async.wait_group");
       case KernelNode::Kind::kMmaGroup:
         return CheckMmaGroup(node);
       case KernelNode::Kind::kMmaWait:
-        if (node.async_pending > 7) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": WaitMmaGroups(", node.async_pending,
-              ") leaves more groups in flight than wgmma.wait_group allows (0..7)"));
-        }
+        RETURN_IF_ERROR(CheckGroupWait(node, "WaitMmaGroups", "wgmma.wait_group"));
         return CheckWarpgroupWide(node, "WaitMmaGroups (wgmma.wait_group)");
       case KernelNode::Kind::kSetMaxRegisters:
-        if (node.registers < 24 || node.registers > 256 || node.registers % 8 != 0) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": SetMaxRegisters(", node.registers,
-              ") is outside what setmaxnreg accepts: 24..256 registers, a multiple of 8"));
-        }
-        return CheckWarpgroupWide(node, "SetMaxRegisters (setmaxnreg)");
+        return CheckSetMaxRegisters(node);
       case KernelNode::Kind::kTmaStore:
         return CheckTmaStore(node);
       case KernelNode::Kind::kTmaStoreWait:
-        if (node.async_pending > 7) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": WaitTmaStores(", node.async_pending,
-              ") leaves more groups in flight than cp.async.bulk.wait_group allows (0..7)"));
-        }
-        return absl::OkStatus();
+        return CheckGroupWait(node, "WaitTmaStores", "cp.async.bulk.wait_group");
       case KernelNode::Kind::kRoles:
         return CheckRoles(node);
       case KernelNode::Kind::kRole:
@@ -567,6 +349,25 @@ class Validator {
           threads > decl->arrivals ? "fewer than arrive" : "not a multiple of them", threads));
     }
     return absl::OkStatus();
+  }
+
+  // A wait leaving `async_pending` of the thread's most recent groups in flight: the
+  // instruction's immediate takes 0..7.
+  static absl::Status CheckGroupWait(const KernelNode& node, const char* call,
+                                     const char* instruction) {
+    if (node.async_pending <= 7) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(node.path, ": ", call, "(", node.async_pending,
+                                                   ") leaves more groups in flight than ",
+                                                   instruction, " allows (0..7)"));
+  }
+
+  absl::Status CheckSetMaxRegisters(const KernelNode& node) {
+    if (node.registers < 24 || node.registers > 256 || node.registers % 8 != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": SetMaxRegisters(", node.registers,
+          ") is outside what setmaxnreg accepts: 24..256 registers, a multiple of 8"));
+    }
+    return CheckWarpgroupWide(node, "SetMaxRegisters (setmaxnreg)");
   }
 
   // A warpgroup-wide instruction (wgmma, setmaxnreg) must run in whole warpgroups: in a

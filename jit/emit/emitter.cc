@@ -18,12 +18,13 @@
 #include "format/embedded_headers.h"
 #include "format/links.h"
 #include "format/trace_abi.h"
+#include "jit/emit/kernel_frame.h"
+#include "jit/emit/source_writer.h"
 #include "jit/primitives/embedded_primitives.h"
 
 namespace warptrace {
 namespace {
 
-constexpr char kTraceParam[] = "warptrace_trace";
 // The payload of a cp.async copy's events: no barrier.
 constexpr char kNoBarrierOperand[] = "0xffffffffu";
 static_assert(kNoBarrier == 0xffffffffu, "kNoBarrierOperand spells format/links.h's kNoBarrier");
@@ -40,49 +41,10 @@ std::string Operand(const std::string& text) {
   return IsSimpleOperand(text) ? text : absl::StrCat("(", text, ")");
 }
 
-// `path` as the file name of a #line directive (a string literal): quotes and backslashes
-// escaped, anything below a space (a newline in an abbreviated statement) as a space.
-std::string LineDirectiveName(absl::string_view path) {
-  std::string out;
-  for (char c : path) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
-  }
-  return out;
-}
-
-// Whether `body` or anything nested in it is of one of `kinds`.
-bool Contains(const std::vector<KernelNode>& body,
-              std::initializer_list<KernelNode::Kind> kinds) {
-  for (const KernelNode& n : body) {
-    if (std::find(kinds.begin(), kinds.end(), n.kind) != kinds.end() ||
-        Contains(n.body, kinds) || Contains(n.else_body, kinds) || Contains(n.roles, kinds)) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Whether the kernel calls warptrace_primitives.cuh.
-bool UsesPrimitives(const Kernel& kernel) {
-  return !kernel.phase_barriers.empty() || !kernel.sm90a_use.empty() ||
-         Contains(kernel.body, {KernelNode::Kind::kNamedBarrier, KernelNode::Kind::kArrive,
-                                KernelNode::Kind::kPhaseWait, KernelNode::Kind::kAsyncCopy,
-                                KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore});
-}
-
-// The primitives header is included: for the primitives, and for CUtensorMap parameters
-// (the type comes with jit/primitives/tma_sm90.cuh).
-bool IncludesPrimitives(const Kernel& kernel) {
-  for (const KernelParam& p : kernel.params) {
-    if (p.is_tensor_map()) return true;
-  }
-  return UsesPrimitives(kernel);
-}
-
 class Emitter {
  public:
-  Emitter(const Kernel& kernel, const RecordPlan* plan) : kernel_(kernel), plan_(plan) {
+  Emitter(const Kernel& kernel, const RecordPlan* plan)
+      : kernel_(kernel), plan_(plan), out_(absl::StrCat(kernel.name, ".cu")) {
     role_threads_ = kernel.ThreadsPerBlock();
     if (plan_ != nullptr) CollectCopies(kernel.body);
     group_history_ = group_history_ &&
@@ -95,24 +57,24 @@ class Emitter {
   }
 
   std::string Run() {
-    Header();
-    Signature();
+    WriteHeader(out_, kernel_, plan_);
+    WriteSignature(out_, kernel_, plan_ != nullptr);
     Line(0, "{");
-    Declarations();
+    WriteDeclarations(out_, kernel_);
     if (plan_ != nullptr) Prologue();
     if (NeedsTid() && plan_ == nullptr) {
       Line(1, "const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + "
               "blockDim.y * threadIdx.z);");
     }
-    PhaseBarrierInit();
+    WritePhaseBarrierInit(out_, kernel_);
     CopyTracking();
     Body(kernel_.body, 1);
     const bool ends_with_return =
         !kernel_.body.empty() && kernel_.body.back().kind == KernelNode::Kind::kReturn;
     if (plan_ != nullptr && !ends_with_return) Exits(1, "kernel end");
     Line(0, "}");
-    HostEntry();
-    return std::move(out_);
+    WriteHostEntry(out_, kernel_, plan_ != nullptr);
+    return out_.Take();
   }
 
  private:
@@ -146,100 +108,13 @@ class Emitter {
                                              "warptrace_store_group_site",
                                              "warptrace_bulk_wait_group_read", &CopySite::store};
 
-  void Line(int depth, const std::string& text) {
-    if (restore_line_) {
-      // The generated code after an attributed construct gets its real line back.
-      restore_line_ = false;
-      Line(0, absl::StrCat("#line ", lines_ + 2, " \"", kernel_.name, ".cu\""));
-    }
-    absl::StrAppend(&out_, std::string(2 * depth, ' '), text, "\n");
-    lines_ += 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-  }
-
-  // Emits `text` (a builder construct's own code, one or more lines) under `#line 1
-  // "<path>"`, so compiler diagnostics and __FILE__/__LINE__ in it (the host backend's
-  // barrier reports) name the construct and the line within it. The next generated line
-  // is preceded by `#line <its real line> "<kernel>.cu"` (unless another construct's
-  // directive comes first).
+  void Line(int depth, const std::string& text) { out_.Line(depth, text); }
   void Attributed(int depth, const std::string& path, absl::string_view text) {
-    restore_line_ = false;
-    Line(0, absl::StrCat("#line 1 \"", LineDirectiveName(path), "\""));
-    for (absl::string_view line : absl::StrSplit(text, '\n')) Line(depth, std::string(line));
-    restore_line_ = true;
+    out_.Attributed(depth, path, text);
   }
 
   bool NeedsTid() const {
     return Contains(kernel_.body, {KernelNode::Kind::kRoles}) || UsesPrimitives(kernel_);
-  }
-
-  void Header() {
-    Line(0, absl::StrCat("// Generated by warptrace (jit/emit/emitter.cc) from KernelBuilder \"",
-                         kernel_.name, "\". Do not edit."));
-    if (plan_ == nullptr) {
-      Line(0, "// Profiling: off.");
-    } else {
-      const TraceLayout& layout = plan_->layout();
-      Line(0, absl::StrFormat(
-                  "// Profiling: on; %s units (%d per block), %s placement, capacity %d events "
-                  "per unit.",
-                  UnitKindName(layout.unit.kind), plan_->units_per_block(),
-                  PlacementName(layout.placement), layout.capacity));
-      Line(0, "// Record sites:");
-      for (const SiteInfo& site : layout.sites) {
-        Line(0, absl::StrFormat("//   %d %s (%s) at %s", site.id, site.name,
-                                SiteKindName(site.kind), site.origin));
-      }
-      Line(0, "#include \"recorder.cuh\"");
-    }
-    if (IncludesPrimitives(kernel_)) Line(0, "#include \"warptrace_primitives.cuh\"");
-    for (const PreambleDecl& preamble : kernel_.preamble) {
-      Line(0, "");
-      Attributed(0, preamble.path, absl::StripSuffix(preamble.code, "\n"));
-    }
-    if (!kernel_.dynamic_shared.type.empty()) {
-      Line(0, "");
-      Line(0, "#ifndef WARPTRACE_DYNAMIC_SHARED");
-      // 128-byte aligned: bulk copies (and TMA) need at least 16, whatever static shared
-      // memory comes before it.
-      Line(0, "#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ __align__(128) T "
-              "name[]");
-      Line(0, "#endif");
-    }
-    Line(0, "");
-  }
-
-  void Signature() {
-    std::vector<std::string> params;
-    for (const KernelParam& p : kernel_.params) {
-      // A tensor map lives in parameter space; TMA reads it there through its address.
-      params.push_back(p.is_tensor_map()
-                           ? absl::StrCat("const __grid_constant__ CUtensorMap ", p.name)
-                           : absl::StrCat(p.type, " ", p.name));
-    }
-    if (plan_ != nullptr) params.push_back(absl::StrCat("unsigned int* ", kTraceParam));
-    // With setmaxnreg the register count at entry must be fixed (one block per SM) or
-    // ptxas ignores it (C7508).
-    const std::string bounds =
-        kernel_.fixed_register_count
-            ? absl::StrCat("__launch_bounds__(", kernel_.ThreadsPerBlock(), ", 1) ")
-            : "";
-    Line(0, absl::StrCat("extern \"C\" __global__ void ", bounds, kernel_.name, "(",
-                         absl::StrJoin(params, ", "), ")"));
-  }
-
-  void Declarations() {
-    for (const SharedArrayDecl& a : kernel_.shared_arrays) {
-      Line(1, absl::StrCat("__shared__ ", a.type, " ", a.name, "[", a.count, "];"));
-    }
-    for (const PhaseBarrierDecl& b : kernel_.phase_barriers) {
-      Line(1, absl::StrFormat("__shared__ unsigned long long %s[%d];  // phase barriers %d-%d",
-                              b.name, b.size, b.first_id, b.first_id + b.size - 1));
-    }
-    if (!kernel_.dynamic_shared.type.empty()) {
-      Line(1, absl::StrFormat("WARPTRACE_DYNAMIC_SHARED(%s, %s);  // %d bytes at launch",
-                              kernel_.dynamic_shared.type, kernel_.dynamic_shared.name,
-                              kernel_.dynamic_shared.bytes));
-    }
   }
 
   void Prologue() {
@@ -728,21 +603,6 @@ class Emitter {
     }
   }
 
-  void PhaseBarrierInit() {
-    if (kernel_.phase_barriers.empty()) return;
-    Line(1, "// phase barriers: thread 0 initializes them, visible to all (and to bulk "
-            "copies) after the fence and barrier");
-    Line(1, "if (warptrace_tid == 0u) {");
-    for (const PhaseBarrierDecl& b : kernel_.phase_barriers) {
-      Line(2, absl::StrFormat("for (int warptrace_i = 0; warptrace_i < %d; ++warptrace_i) "
-                              "warptrace_mbarrier_init(&%s[warptrace_i], %du);",
-                              b.size, b.name, b.arrivals));
-    }
-    Line(2, "warptrace_fence_mbarrier_init();");
-    Line(1, "}");
-    Line(1, "__syncthreads();");
-  }
-
   // Per-thread state of each recorded copy site: issue numbers, and which copies are still
   // to be observed complete.
   void CopyTracking() {
@@ -869,29 +729,9 @@ class Emitter {
     Line(depth, "}");
   }
 
-  void HostEntry() {
-    Line(0, "");
-    Line(0, "#ifdef WARPTRACE_HOST_BACKEND");
-    Line(0, absl::StrCat("extern \"C\" void warptrace_host_entry_", kernel_.name,
-                         "(void** args) {"));
-    std::vector<std::string> args;
-    std::vector<std::string> types;
-    for (const KernelParam& p : kernel_.params) types.push_back(p.type);
-    if (plan_ != nullptr) types.push_back("unsigned int*");
-    for (size_t i = 0; i < types.size(); ++i) {
-      args.push_back(absl::StrCat("*static_cast<", types[i], "*>(args[", i, "])"));
-    }
-    if (args.empty()) Line(1, "(void)args;");
-    Line(1, absl::StrCat(kernel_.name, "(", absl::StrJoin(args, ", "), ");"));
-    Line(0, "}");
-    Line(0, "#endif  // WARPTRACE_HOST_BACKEND");
-  }
-
   const Kernel& kernel_;
   const RecordPlan* plan_;
-  std::string out_;
-  int lines_ = 0;               // lines in out_
-  bool restore_line_ = false;  // Line() first writes the #line that ends an Attributed()
+  SourceWriter out_;
   std::vector<SiteInfo> open_sites_;
   std::vector<CopySite> copies_;
   // The enclosing role's first thread and thread count (the block's outside roles).

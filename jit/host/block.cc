@@ -246,6 +246,11 @@ Wait Block::Exchange(Fiber* fiber, uint32_t group, const void* operands, uint32_
     ++parked_;
     return Wait::kPark;
   }
+  CompleteExchange(g, fiber, buffer);
+  return Wait::kDone;
+}
+
+void Block::CompleteExchange(ExchangeGroup& g, Fiber* last, const unsigned char* buffer) {
   const uint64_t result = reinterpret_cast<uintptr_t>(buffer);
   for (Fiber* w = g.first_waiter; w != nullptr; w = w->next_ready) {
     w->result = result;
@@ -256,14 +261,13 @@ Wait Block::Exchange(Fiber* fiber, uint32_t group, const void* operands, uint32_
     parked_ -= g.waiting;
     ready_->Splice(g.first_waiter, g.last_waiter, g.waiting);
   }
-  fiber->result = result;
-  fiber->vtime = g.latest;
+  last->result = result;
+  last->vtime = g.latest;
   g.first_waiter = g.last_waiter = nullptr;
   g.waiting = 0;
   g.arrived = 0;
   g.arrived_mask[0] = g.arrived_mask[1] = 0;
   g.fill ^= 1u;
-  return Wait::kDone;
 }
 
 std::string Block::ExchangeExitError(const Fiber& fiber) const {

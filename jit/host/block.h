@@ -229,6 +229,9 @@ class Block {
   std::string DescribeExchange(const Fiber& fiber) const;
   // Errors for `fiber` exiting while an exchange of its group waits for it ("" if none).
   std::string ExchangeExitError(const Fiber& fiber) const;
+  // The group's last member `last` arrived: every member gets the operands at `buffer`
+  // (and the latest arrival's time), the waiters are ready again, the group flips buffers.
+  void CompleteExchange(ExchangeGroup& g, Fiber* last, const unsigned char* buffer);
 
   ReadyQueue* ready_;
   uint64_t linear_;

@@ -352,6 +352,44 @@ inline Desc CheckedDesc(unsigned long long raw, const char* what, const char* op
   return d;
 }
 
+// The operands that must agree across the warpgroup do (else the launch fails).
+inline void CheckMmaUniform(const MmaOperands* all, bool rs, const char* what) {
+  CheckUniform(all, what, "N", [](const MmaOperands& o) { return (unsigned long long)o.n; });
+  if (!rs) {
+    CheckUniform(all, what, "the A descriptor",
+                 [](const MmaOperands& o) { return o.desc_a; });
+  }
+  CheckUniform(all, what, "the B descriptor", [](const MmaOperands& o) { return o.desc_b; });
+  CheckUniform(all, what, "scale-d",
+               [](const MmaOperands& o) { return (unsigned long long)o.scale_d; });
+  CheckUniform(all, what, "imm-trans-a",
+               [](const MmaOperands& o) { return (unsigned long long)o.trans_a; });
+  CheckUniform(all, what, "imm-trans-b",
+               [](const MmaOperands& o) { return (unsigned long long)o.trans_b; });
+}
+
+// The input accumulator of a wgmma on the `count` registers at `d`: a pending wgmma's
+// result on the same registers (which this one supersedes), or the registers themselves.
+inline const float* MmaInput(ThreadState& s, float* d, unsigned int count, const char* what) {
+  const float* input = d;
+  auto chain = [&](std::vector<PendingMma>& ops) {
+    for (PendingMma& q : ops) {
+      if (q.d != d || q.superseded) continue;
+      if (q.count != count) {
+        Fail("%s: its accumulator is the pending accumulator of a %s (%u registers, not %u) "
+             "that no wgmma.wait_group retired yet",
+             what, q.what, q.count, count);
+      }
+      CheckUntouched(q, what);
+      q.superseded = true;
+      input = q.result;
+    }
+  };
+  for (std::vector<PendingMma>& group : s.groups) chain(group);
+  chain(s.open);
+  return input;
+}
+
 inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned int* a,
                      unsigned long long desc_b, int trans_a, int trans_b, int scale_d,
                      const char* what) {
@@ -378,18 +416,7 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
     }
   }
   const MmaOperands* all = Exchange(kWarpgroup, mine, what);
-  CheckUniform(all, what, "N", [](const MmaOperands& o) { return (unsigned long long)o.n; });
-  if (!rs) {
-    CheckUniform(all, what, "the A descriptor",
-                 [](const MmaOperands& o) { return o.desc_a; });
-  }
-  CheckUniform(all, what, "the B descriptor", [](const MmaOperands& o) { return o.desc_b; });
-  CheckUniform(all, what, "scale-d",
-               [](const MmaOperands& o) { return (unsigned long long)o.scale_d; });
-  CheckUniform(all, what, "imm-trans-a",
-               [](const MmaOperands& o) { return (unsigned long long)o.trans_a; });
-  CheckUniform(all, what, "imm-trans-b",
-               [](const MmaOperands& o) { return (unsigned long long)o.trans_b; });
+  CheckMmaUniform(all, rs, what);
 
   const unsigned int warp = position / 32, lane = position % 32, g = lane >> 2, tq = lane & 3;
   // A's rows 16w + g (h = 0) and 16w + g + 8 (h = 1), all 16 k.
@@ -429,7 +456,6 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
     }
   }
 
-  // The input accumulator: a pending wgmma's result on the same registers, or the registers.
   ThreadState& s = State();
   const unsigned int count = static_cast<unsigned int>(n) / 2;
   PendingMma p;
@@ -437,22 +463,7 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
   p.count = count;
   p.superseded = false;
   p.what = what;
-  const float* input = d;
-  auto chain = [&](std::vector<PendingMma>& ops) {
-    for (PendingMma& q : ops) {
-      if (q.d != d || q.superseded) continue;
-      if (q.count != count) {
-        Fail("%s: its accumulator is the pending accumulator of a %s (%u registers, not %u) "
-             "that no wgmma.wait_group retired yet",
-             what, q.what, q.count, count);
-      }
-      CheckUntouched(q, what);
-      q.superseded = true;
-      input = q.result;
-    }
-  };
-  for (std::vector<PendingMma>& group : s.groups) chain(group);
-  chain(s.open);
+  const float* input = MmaInput(s, d, count, what);
 
   // d_i = 4j + 2h + q (j = i>>2, h = (i>>1)&1, q = i&1) is row h, column 2j + q: the four
   // accumulators 4j .. 4j+3 take (a_h0, a_h0, a_h1, a_h1) * (b_j0, b_j1, b_j0, b_j1) at each
