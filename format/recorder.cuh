@@ -4,7 +4,8 @@
 //   warptrace::device::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
 //   warptrace::device::Record(wt, tag);                  // at each record point
 //   warptrace::device::RecordWithPayload(wt, tag, a, b); // an event with a payload slot
-//   warptrace::device::Epilogue(wt, kWtConfig);          // before every exit of the kernel
+//   warptrace::device::Epilogue(wt, kWtConfig, wt_trace, tid_linear, block_linear);
+//                                                        // before every exit of the kernel
 //
 // where kWtConfig is a constexpr Config emitted from the RecordPlan. Every thread of the
 // block calls all three; only the recorder thread of each trace unit of a sampled block gets
@@ -59,16 +60,17 @@ struct Config {
   u32 sample_stride;
 };
 
-// Per-thread recorder state; lives in registers. Record keeps a running pointer and a
-// count of slots left (not an index), so that each event costs a clock read, a compare
-// against an immediate, and one predicated 64-bit store (STG.E.64 / STS.64): no address
-// arithmetic, no 64-bit multiply. A unit records fewer than 2^31 events past its capacity.
+// Per-thread recorder state; lives in registers, three of them (every thread of the kernel
+// holds it for the whole kernel, so it competes with the kernel's own registers: nothing
+// the epilogue can recompute is kept here). Record keeps a running pointer and a count of
+// slots left (not an index), so that each event costs a clock read, a compare against an
+// immediate, and one predicated 64-bit store (STG.E.64 / STS.64): no address arithmetic,
+// no 64-bit multiply. A unit records fewer than 2^31 events past its capacity.
 struct UnitState {
-  u64* next;     // where the next event goes (global or shared); advances on every Record.
-                 // Non-recorders point at the buffer and never store through it.
-  u32* record;   // this unit's record in the global buffer; null if not a recorder
-  int left;      // slots left: capacity - attempted; <= 0 once full (events then dropped)
-  u32 capacity;  // 0 unless this thread records
+  u64* next;  // where the next event goes (global or shared); advances on every Record.
+              // Non-recorders point at the buffer and never store through it.
+  int left;   // slots left: capacity - attempted; <= 0 once full (events then dropped);
+              // 0 for every thread that does not record
 };
 
 WARPTRACE_DEVICE_INLINE u32 ReadClock() {
@@ -146,6 +148,23 @@ WARPTRACE_DEVICE_INLINE bool IsSampled(const Config& c, u32 block_linear) {
          (block_linear - c.sample_begin) % c.sample_stride == 0u;
 }
 
+// The unit this thread records (its index in the block), or c.units_per_block when the
+// thread records nothing: its block is not sampled, or it is not its unit's recorder.
+WARPTRACE_DEVICE_INLINE u32 RecordedUnit(const Config& c, u32 thread_linear, u32 block_linear) {
+  if (!IsSampled(c, block_linear)) return c.units_per_block;
+  const u32 rel = thread_linear - c.unit_first_thread;  // wraps for threads before the subset
+  if (rel >= c.unit_threads * c.units_per_block) return c.units_per_block;
+  if (rel % c.unit_threads != c.recorder_offset) return c.units_per_block;
+  return rel / c.unit_threads;
+}
+
+// The record of `unit` of block `block_linear` (a sampled block) in the trace buffer.
+WARPTRACE_DEVICE_INLINE u32* RecordOf(const Config& c, u32* buffer, u32 unit, u32 block_linear) {
+  const u32 ordinal = (block_linear - c.sample_begin) / c.sample_stride;
+  return buffer + (static_cast<u64>(ordinal) * c.units_per_block + unit) *
+                      abi::RecordWords(c.capacity);
+}
+
 // Sets up the thread's state and, for a recorder, writes the record's identity and start
 // stamps. `buffer` is the launch's trace buffer; `shared_slots` is the block's staging area
 // (units_per_block * capacity * 2 words, 8-byte aligned) or null for global placement.
@@ -155,19 +174,10 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
   // Shared placement: every thread points into the staging area, so the compiler sees one
   // address space and stores with STS.
   s.next = reinterpret_cast<u64*>(c.shared ? shared_slots : buffer);
-  s.record = 0;
   s.left = 0;
-  s.capacity = 0;
-  if (!IsSampled(c, block_linear)) return;
-  const u32 rel = thread_linear - c.unit_first_thread;  // wraps for threads before the subset
-  if (rel >= c.unit_threads * c.units_per_block) return;
-  if (rel % c.unit_threads != c.recorder_offset) return;
-  const u32 unit = rel / c.unit_threads;
-  const u32 ordinal = (block_linear - c.sample_begin) / c.sample_stride;
-  u32* record = buffer + (static_cast<u64>(ordinal) * c.units_per_block + unit) *
-                             abi::RecordWords(c.capacity);
-  s.record = record;
-  s.capacity = c.capacity;
+  const u32 unit = RecordedUnit(c, thread_linear, block_linear);
+  if (unit >= c.units_per_block) return;
+  u32* const record = RecordOf(c, buffer, unit, block_linear);
   s.left = static_cast<int>(c.capacity);
   u32* const slots = c.shared ? shared_slots + static_cast<u64>(unit) * c.capacity * 2u
                               : record + abi::kHeaderWords;
@@ -189,19 +199,25 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
 
 // Writes the end stamps and the attempted count, copies staged events out for shared
 // placement (the recorder copies its own unit's events, so no barrier is needed), folds
-// the stored events into the checksum word, and marks the record complete. Safe to call
-// from every thread; only recorders act.
-WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c) {
-  if (s.record == 0) return;
+// the stored events into the checksum word, and marks the record complete. `buffer`,
+// `thread_linear` and `block_linear` are the Prologue's (the record is found again from
+// them rather than kept in registers for the whole kernel). Safe to call from every
+// thread; only recorders act, once: a second call (e.g. after an early return path) finds
+// its record complete and does nothing.
+WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer,
+                                      u32 thread_linear, u32 block_linear) {
+  const u32 unit = RecordedUnit(c, thread_linear, block_linear);
+  if (unit >= c.units_per_block) return;
+  u32* const record = RecordOf(c, buffer, unit, block_linear);
+  if ((record[7] & abi::kFlagComplete) != 0u) return;
   const u64 gt = ReadGlobaltimer();
   const u32 clock = ReadClock();
-  const u32 attempted = s.capacity - static_cast<u32>(s.left);
-  u32* const record = s.record;
+  const u32 attempted = c.capacity - static_cast<u32>(s.left);
   // The stored slots, min(attempted, capacity), are folded into the checksum word (trace
   // version 3, trace_abi.h) starting from the header checksum the prologue wrote: for shared
   // placement while they are copied out, for global placement in a pass that rereads them.
   // Record itself is unchanged: the cost is here, once per unit.
-  const u32 n = s.left > 0 ? attempted : s.capacity;
+  const u32 n = s.left > 0 ? attempted : c.capacity;
   u64* const dst = reinterpret_cast<u64*>(record + abi::kHeaderWords);
   const u64* const src = s.next - attempted;  // the unit's first slot (staging or record)
   u32 sum = record[15];
@@ -222,8 +238,7 @@ WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c) {
   record[9] = clock;
   StorePair(record + 12, static_cast<u32>(gt), static_cast<u32>(gt >> 32));
   record[15] = sum;
-  s.record = 0;  // a second Epilogue (e.g. after an early return path) is a no-op
-  s.left = 0;    // and a Record after it is counted nowhere and stores nothing
+  s.left = 0;  // a Record after it is counted nowhere and stores nothing
 }
 
 }  // namespace device

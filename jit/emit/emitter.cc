@@ -25,6 +25,9 @@
 namespace warptrace {
 namespace {
 
+// The block's linear index, as the prologue and the epilogue compute it.
+constexpr char kBlockLinear[] = "blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)";
+
 // The payload of a cp.async copy's events: no barrier.
 constexpr char kNoBarrierOperand[] = "0xffffffffu";
 static_assert(kNoBarrier == 0xffffffffu, "kNoBarrierOperand spells format/links.h's kNoBarrier");
@@ -47,13 +50,30 @@ class Emitter {
       : kernel_(kernel), plan_(plan), out_(absl::StrCat(kernel.name, ".cu")) {
     role_threads_ = kernel.ThreadsPerBlock();
     if (plan_ != nullptr) CollectCopies(kernel.body);
-    group_history_ = group_history_ &&
-                     std::any_of(copies_.begin(), copies_.end(),
-                                 [](const CopySite& c) { return c.cp_async(); });
-    mma_history_ = mma_history_ && std::any_of(copies_.begin(), copies_.end(),
-                                               [](const CopySite& c) { return c.mma(); });
-    store_history_ = store_history_ && std::any_of(copies_.begin(), copies_.end(),
-                                                   [](const CopySite& c) { return c.store(); });
+    for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
+      History& h = HistoryOf(*kind);
+      uint32_t sites = 0;
+      for (const CopySite& c : copies_) sites += (c.*kind->member)() ? 1 : 0;
+      if (sites == 0) h.depth = 0;
+      if (h.depth == 0) continue;
+      h.bits = 1;
+      while ((uint64_t{1} << h.bits) - 1 < sites) ++h.bits;  // all ones stays free: none
+    }
+  }
+
+  // InvalidArgument when a kind's history does not fit in 64 bits (over 511 recorded
+  // sites of one kind with a wait leaving 7 groups in flight).
+  absl::Status Check() const {
+    for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
+      const History& h = HistoryOf(*kind);
+      if (h.bits * h.depth <= 64) continue;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "kernel %s: too many recorded sites of %s (%d bits each) for the emitter to track "
+          "%d groups in flight per thread in 64 bits; record fewer of them "
+          "(RecordPolicy) or leave fewer in flight",
+          kernel_.name, kind->what, h.bits, h.depth));
+    }
+    return absl::OkStatus();
   }
 
   std::string Run() {
@@ -86,6 +106,7 @@ class Emitter {
     std::string var;          // prefix of its per-thread variables
     const KernelNode* role;   // the role it is issued in (null outside roles)
     uint32_t group_index;     // among the sites of its group kind (bulk: unused)
+    uint64_t issuer;          // bulk, TMA and store copies: the one thread issuing them
     bool mma() const { return node->kind == KernelNode::Kind::kMmaGroup; }
     bool store() const { return node->kind == KernelNode::Kind::kTmaStore; }
     bool bulk() const { return !mma() && !store() && !node->copy.barrier.empty(); }
@@ -94,19 +115,30 @@ class Emitter {
   // The per-thread group bookkeeping of cp.async groups and of wgmma groups (the same
   // scheme: completion in commit order, the most recent `pending` groups left in flight).
   struct GroupKind {
-    const char* counter;   // groups committed
-    const char* sites;     // the last 8 groups' sites
-    const char* wait;      // the wait primitive
+    const char* history;  // the sites of the thread's most recent groups, newest lowest
+    const char* wait;     // the wait primitive
+    const char* what;     // in comments
     bool (CopySite::*member)() const;
   };
-  static constexpr GroupKind kCpAsyncGroups = {"warptrace_groups", "warptrace_group_site",
+  static constexpr GroupKind kCpAsyncGroups = {"warptrace_group_sites",
                                                "warptrace_cp_async_wait_prior",
-                                               &CopySite::cp_async};
-  static constexpr GroupKind kMmaGroups = {"warptrace_mma_groups", "warptrace_mma_group_site",
-                                           "warptrace_wgmma_wait_group", &CopySite::mma};
-  static constexpr GroupKind kStoreGroups = {"warptrace_store_groups",
-                                             "warptrace_store_group_site",
-                                             "warptrace_bulk_wait_group_read", &CopySite::store};
+                                               "cp.async groups", &CopySite::cp_async};
+  static constexpr GroupKind kMmaGroups = {"warptrace_mma_group_sites",
+                                           "warptrace_wgmma_wait_group", "wgmma groups",
+                                           &CopySite::mma};
+  static constexpr GroupKind kStoreGroups = {"warptrace_store_group_sites",
+                                             "warptrace_bulk_wait_group_read", "TMA store groups",
+                                             &CopySite::store};
+  // A kind's history, when some wait leaves groups of it in flight: a shift register of
+  // `bits`-wide site indices (all ones: no recorded site, also what it starts with), as
+  // deep as the most groups a wait of the kind leaves in flight. In one register (two when
+  // over 32 bits), never an array indexed at run time (local memory).
+  struct History {
+    uint32_t bits = 0;   // 0: no history (no wait leaves groups in flight)
+    uint32_t depth = 0;  // the most groups a wait leaves in flight (<= 7)
+    bool wide() const { return bits * depth > 32; }
+    uint64_t none() const { return (uint64_t{1} << bits) - 1; }
+  };
 
   void Line(int depth, const std::string& text) { out_.Line(depth, text); }
   void Attributed(int depth, const std::string& path, absl::string_view text) {
@@ -144,8 +176,7 @@ class Emitter {
                 "warptrace::device::Prologue(warptrace_unit, warptrace_config, ", kTraceParam,
                 ", ",
                 shared ? "reinterpret_cast<unsigned int*>(warptrace_staging)" : "nullptr",
-                ", warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * "
-                "blockIdx.z));"));
+                ", warptrace_tid, ", kBlockLinear, ");"));
     if (plan_->kernel_site().has_value()) {
       const SiteInfo& site = plan_->sites()[*plan_->kernel_site()];
       Enter(1, site);
@@ -173,7 +204,8 @@ class Emitter {
     for (auto it = open_sites_.rbegin(); it != open_sites_.rend(); ++it) {
       Exit(depth, *it, note.c_str());
     }
-    Line(depth, "warptrace::device::Epilogue(warptrace_unit, warptrace_config);");
+    Line(depth, absl::StrCat("warptrace::device::Epilogue(warptrace_unit, warptrace_config, ",
+                             kTraceParam, ", warptrace_tid, ", kBlockLinear, ");"));
   }
 
   const SiteInfo* SiteOf(const KernelNode& node) const {
@@ -243,7 +275,7 @@ class Emitter {
       case KernelNode::Kind::kAsyncWait:
         Line(depth, absl::StrFormat("warptrace_cp_async_wait_prior(%du);  // wait async copies",
                                     node.async_pending));
-        EndGroupCopies(depth, kCpAsyncGroups, group_history_, node.async_pending);
+        EndGroupCopies(depth, kCpAsyncGroups, node.async_pending);
         return;
       case KernelNode::Kind::kMmaGroup:
         MmaGroup(node, depth);
@@ -251,7 +283,7 @@ class Emitter {
       case KernelNode::Kind::kMmaWait:
         Line(depth, absl::StrFormat("warptrace_wgmma_wait_group(%du);  // wait mma groups",
                                     node.async_pending));
-        EndGroupCopies(depth, kMmaGroups, mma_history_, node.async_pending);
+        EndGroupCopies(depth, kMmaGroups, node.async_pending);
         return;
       case KernelNode::Kind::kTmaStore:
         TmaStore(node, depth);
@@ -260,7 +292,7 @@ class Emitter {
         Line(depth, absl::StrCat("if (", Elected(), ") {  // wait tma stores"));
         Line(depth + 1, absl::StrFormat("warptrace_bulk_wait_group_read(%du);",
                                         node.async_pending));
-        EndGroupCopies(depth + 1, kStoreGroups, store_history_, node.async_pending);
+        EndGroupCopies(depth + 1, kStoreGroups, node.async_pending);
         Line(depth, "}");
         return;
       case KernelNode::Kind::kSetMaxRegisters:
@@ -293,6 +325,15 @@ class Emitter {
     return decl.first_id == 0 ? bar : absl::StrCat(decl.first_id, "u + ", bar);
   }
   std::string Elected() const { return absl::StrCat("warptrace_tid == ", role_first_, "u"); }
+  static std::string IsIssuer(const CopySite& c) {
+    return absl::StrCat("warptrace_tid == ", c.issuer, "u");
+  }
+  // Whether the code being emitted may run on `c`'s issuing thread: outside roles, or in a
+  // role holding that thread.
+  bool MayRunOnIssuer(const CopySite& c) const {
+    if (current_role_ == nullptr) return true;
+    return c.issuer >= role_first_ && c.issuer < role_first_ + role_threads_;
+  }
   // `warptrace_bar`, the element of the barrier array a construct works on.
   void DeclareBar(int depth, const std::string& index) {
     Line(depth, absl::StrCat("const unsigned int warptrace_bar = static_cast<unsigned int>(",
@@ -355,7 +396,7 @@ class Emitter {
     if (site != nullptr) RecordPayload(d, *site, false, id, "warptrace_phase", "enter");
     std::vector<const CopySite*> polled;
     for (const CopySite& c : copies_) {
-      if (c.bulk() && c.role == current_role_) polled.push_back(&c);
+      if (c.bulk() && c.role == current_role_ && MayRunOnIssuer(c)) polled.push_back(&c);
     }
     if (polled.empty()) {
       Attributed(d, node.path,
@@ -371,10 +412,10 @@ class Emitter {
       Line(d, "}");
     }
     if (site != nullptr) RecordPayload(d, *site, true, id, "warptrace_phase", "exit");
-    // This thread's bulk copies on the element are complete now.
+    // The issuing thread's bulk copies on the element are complete now.
     for (const CopySite& c : copies_) {
-      if (c.node->copy.barrier != node.text) continue;
-      Line(d, absl::StrCat("if (", c.var, "_pending[warptrace_bar] != 0u) {"));
+      if (c.node->copy.barrier != node.text || !MayRunOnIssuer(c)) continue;
+      Line(d, absl::StrCat("if (", IsIssuer(c), " && ", c.var, "_pending[warptrace_bar] != 0u) {"));
       RecordCopyEnd(d + 1, c, absl::StrCat(c.var, "_pending[warptrace_bar]"), id);
       Line(d, "}");
     }
@@ -406,11 +447,7 @@ class Emitter {
                     c.row_bytes, c.src_row_stride_bytes));
     Line(d, "}");
     Line(d, "warptrace_cp_async_commit();");
-    if (group_history_) {
-      Line(d, absl::StrFormat("warptrace_group_site[warptrace_groups & 7u] = %du;",
-                              tracked != nullptr ? tracked->group_index : 0xffffffffu));
-      Line(d, "++warptrace_groups;");
-    }
+    PushHistory(d, kCpAsyncGroups, tracked);
     Line(depth, "}");
   }
 
@@ -483,11 +520,7 @@ class Emitter {
     Line(d, absl::StrFormat("warptrace_tma_store_2d(&%s, %s, %s);", c.tensor_map, Operand(c.src),
                             absl::StrJoin(coords, ", ")));
     Line(d, "warptrace_bulk_commit_group();");
-    if (store_history_) {
-      Line(d, absl::StrFormat("%s[%s & 7u] = %du;", kStoreGroups.sites, kStoreGroups.counter,
-                              tracked != nullptr ? tracked->group_index : 0xffffffffu));
-      Line(d, absl::StrCat("++", kStoreGroups.counter, ";"));
-    }
+    PushHistory(d, kStoreGroups, tracked);
     Line(depth, "}");
   }
 
@@ -504,11 +537,7 @@ class Emitter {
       Line(d, absl::StrCat("++", tracked->var, "_issued;"));
     }
     Line(d, "warptrace_wgmma_commit_group();");
-    if (mma_history_) {
-      Line(d, absl::StrFormat("%s[%s & 7u] = %du;", kMmaGroups.sites, kMmaGroups.counter,
-                              tracked != nullptr ? tracked->group_index : 0xffffffffu));
-      Line(d, absl::StrCat("++", kMmaGroups.counter, ";"));
-    }
+    PushHistory(d, kMmaGroups, tracked);
     Line(depth, "}");
   }
 
@@ -528,16 +557,28 @@ class Emitter {
 
   // Records the end of each of `c`'s copies in flight whose phase has completed, without
   // waiting (test_wait).
+  // Only the issuing thread looks; the loop is not unrolled (it runs while the thread waits,
+  // and unrolled copies of it cost compile time).
   void PollPending(int depth, const CopySite& c) {
     const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
     const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
-    ForEachElement(depth, decl);
-    Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
+    Line(depth, absl::StrCat("if (", IsIssuer(c), ") {"));
+    NoUnroll(depth + 1);
+    ForEachElement(depth + 1, decl);
+    Line(depth + 2, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
                                  c.node->copy.barrier, "[warptrace_e], ", c.var,
                                  "_phase[warptrace_e] & 1u)) {"));
-    RecordCopyEnd(depth + 2, c, pending, BarrierId(decl, "warptrace_e"));
+    RecordCopyEnd(depth + 3, c, pending, BarrierId(decl, "warptrace_e"));
+    Line(depth + 2, "}");
     Line(depth + 1, "}");
     Line(depth, "}");
+  }
+
+  // `#pragma unroll 1` for NVRTC (the host compiler does not know it).
+  void NoUnroll(int depth) {
+    Line(0, "#if defined(__CUDACC__)");
+    Line(depth, "#pragma unroll 1");
+    Line(0, "#endif");
   }
 
   // A bulk copy still pending on element `bar`: wait for its phase (complete already when
@@ -552,33 +593,39 @@ class Emitter {
     Line(depth, "}");
   }
 
-  // cp.async copies issued and not yet ended are complete after a wait_group 0.
-  // With `pending` groups left in flight, those are the thread's most recent ones: each
-  // site keeps as many copies open as it has among them (the group history's last entries).
-  void EndGroupCopies(int depth, const GroupKind& kind, bool history, uint32_t pending = 0) {
-    if (!history) pending = 0;  // no history: the plan has no wait leaving groups in flight
+  // A group just committed: its site (none: not recorded) enters the kind's history.
+  void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked) {
+    const History& h = HistoryOf(kind);
+    if (h.bits == 0) return;
+    const uint64_t site = tracked != nullptr ? tracked->group_index : h.none();
+    Line(depth, absl::StrFormat("%s = (%s << %d) | %d%s;", kind.history, kind.history, h.bits,
+                                site, h.wide() ? "ull" : "u"));
+  }
+
+  // Groups issued and not yet ended are complete after a wait_group 0. With `pending`
+  // groups left in flight, those are the thread's most recent ones: each site keeps as
+  // many copies open as it has among them (the history's lowest `pending` entries).
+  void EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending = 0) {
+    const History& h = HistoryOf(kind);
+    if (h.bits == 0) pending = 0;  // no history: the plan has no wait leaving groups in flight
     for (const CopySite& c : copies_) {
       if (!(c.*kind.member)()) continue;
       std::string keep;
       if (pending > 0) {
-        keep = " + warptrace_keep";
-        Line(depth, "{");
-        ++depth;
-        Line(depth, "unsigned int warptrace_keep = 0u;");
-        Line(depth, absl::StrFormat("for (unsigned int warptrace_j = 1u; warptrace_j <= %du && "
-                                    "warptrace_j <= %s; ++warptrace_j) {",
-                                    pending, kind.counter));
-        Line(depth + 1, absl::StrFormat("warptrace_keep += %s[(%s - warptrace_j) & 7u] == %du ? "
-                                        "1u : 0u;",
-                                        kind.sites, kind.counter, c.group_index));
-        Line(depth, "}");
+        std::vector<std::string> terms;
+        for (uint32_t j = 0; j < pending; ++j) {
+          terms.push_back(absl::StrFormat("(((%s >> %du) & %d%s) == %du ? 1u : 0u)",
+                                          kind.history, j * h.bits, h.none(),
+                                          h.wide() ? "ull" : "u", c.group_index));
+        }
+        keep = absl::StrCat(" + (", absl::StrJoin(terms, " + "), ")");
       }
+      NoUnroll(depth);  // usually one or two iterations; unrolled, a lot of code
       Line(depth, absl::StrCat("for (; ", c.var, "_done", keep, " < ", c.var, "_issued; ++",
                                c.var, "_done) {"));
       RecordPayload(depth + 1, c.site, true, absl::StrCat(c.var, "_done"),
                     kNoBarrierOperand, c.mma() ? "retirement of" : "end of");
       Line(depth, "}");
-      if (pending > 0) Line(--depth, "}");
     }
   }
 
@@ -592,46 +639,56 @@ class Emitter {
       }
       if (open.empty()) continue;
       Line(depth, absl::StrCat("if (", absl::StrJoin(open, " || "), ") ", kind->wait, "(0u);"));
-      EndGroupCopies(depth, *kind, false);
+      EndGroupCopies(depth, *kind);
     }
     for (const CopySite& c : copies_) {
-      if (!c.bulk()) continue;
+      if (!c.bulk() || !MayRunOnIssuer(c)) continue;
       const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
-      ForEachElement(depth, decl);
-      ObservePending(depth + 1, c, "warptrace_e", BarrierId(decl, "warptrace_e"));
+      Line(depth, absl::StrCat("if (", IsIssuer(c), ") {"));
+      NoUnroll(depth + 1);
+      ForEachElement(depth + 1, decl);
+      ObservePending(depth + 2, c, "warptrace_e", BarrierId(decl, "warptrace_e"));
+      Line(depth + 1, "}");
       Line(depth, "}");
     }
   }
 
-  // Per-thread state of each recorded copy site: issue numbers, and which copies are still
-  // to be observed complete.
+  // The state of each recorded copy site: issue numbers, and which copies are still to be
+  // observed complete. Group kinds: per thread, in registers. Bulk and TMA copies on a
+  // barrier array: the issue count in a register of the issuing thread, the per-element
+  // state in shared memory (indexed by a run-time stage, it would be a local-memory array
+  // in every thread's stack); only the issuing thread touches it, so no barrier orders it.
   void CopyTracking() {
-    if (group_history_) {
-      Line(1, "unsigned int warptrace_groups = 0u;  // cp.async groups committed");
-      Line(1, "unsigned int warptrace_group_site[8] = {};  // the last 8 groups' copy sites");
-    }
-    if (store_history_) {
-      Line(1, "unsigned int warptrace_store_groups = 0u;  // TMA store groups committed");
-      Line(1, "unsigned int warptrace_store_group_site[8] = {};  // the last 8 groups' sites");
-    }
-    if (mma_history_) {
-      Line(1, "unsigned int warptrace_mma_groups = 0u;  // wgmma groups committed");
-      Line(1, "unsigned int warptrace_mma_group_site[8] = {};  // the last 8 groups' sites");
+    for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
+      const History& h = HistoryOf(*kind);
+      if (h.bits == 0) continue;
+      Line(1, absl::StrFormat("unsigned %s %s = %s;  // sites of the last %d %s, %d bits each",
+                              h.wide() ? "long long" : "int", kind->history,
+                              h.wide() ? "~0ull" : "~0u", h.depth, kind->what, h.bits));
     }
     for (const CopySite& c : copies_) {
-      Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
-      if (!c.bulk()) {  // cp.async and wgmma groups
+      if (!c.bulk()) {  // cp.async, wgmma and TMA store groups
+        Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
         Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
-      } else {
-        const uint32_t size = Decl(c.node->copy.barrier).size;
-        Line(1, absl::StrCat("unsigned int ", c.var, "_pending[", size,
-                             "] = {};  // issue + 1 of the copy in flight per element"));
-        Line(1, absl::StrCat("unsigned int ", c.var, "_phase[", size, "] = {};"));
+        continue;
       }
+      const uint32_t size = Decl(c.node->copy.barrier).size;
+      Line(1, absl::StrCat("__shared__ unsigned int ", c.var, "_issued;  // copy ", c.site.name,
+                           ", by thread ", c.issuer));
+      Line(1, absl::StrCat("__shared__ unsigned int ", c.var, "_pending[", size,
+                           "];  // issue + 1 of the copy in flight per element, or 0"));
+      Line(1, absl::StrCat("__shared__ unsigned int ", c.var, "_phase[", size, "];"));
+      Line(1, absl::StrCat("if (", IsIssuer(c), ") {"));
+      Line(2, absl::StrCat(c.var, "_issued = 0u;"));
+      Line(2, absl::StrFormat("for (unsigned int warptrace_e = 0; warptrace_e < %du; "
+                              "++warptrace_e) %s_pending[warptrace_e] = 0u;",
+                              size, c.var));
+      Line(1, "}");
     }
   }
 
-  void CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role = nullptr) {
+  void CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role = nullptr,
+                     uint64_t issuer = 0) {
     for (const KernelNode& n : body) {
       if (n.kind == KernelNode::Kind::kAsyncCopy || n.kind == KernelNode::Kind::kMmaGroup ||
           n.kind == KernelNode::Kind::kTmaStore) {
@@ -646,16 +703,21 @@ class Emitter {
           copies_.push_back(CopySite{&n, *site,
                                      absl::StrCat(mma ? "warptrace_mma" : "warptrace_copy",
                                                   n.ordinal),
-                                     role, group_index});
+                                     role, group_index, issuer});
         }
       }
-      CollectCopies(n.body, role);
-      CollectCopies(n.else_body, role);
-      for (const KernelNode& r : n.roles) CollectCopies(r.body, &r);
-      if (n.kind == KernelNode::Kind::kAsyncWait && n.async_pending > 0) group_history_ = true;
-      if (n.kind == KernelNode::Kind::kMmaWait && n.async_pending > 0) mma_history_ = true;
-      if (n.kind == KernelNode::Kind::kTmaStoreWait && n.async_pending > 0) {
-        store_history_ = true;
+      CollectCopies(n.body, role, issuer);
+      CollectCopies(n.else_body, role, issuer);
+      for (const KernelNode& r : n.roles) {
+        CollectCopies(r.body, &r, uint64_t{r.first} * RoleAxisThreads(n.axis));
+      }
+      const GroupKind* kind = n.kind == KernelNode::Kind::kAsyncWait  ? &kCpAsyncGroups
+                              : n.kind == KernelNode::Kind::kMmaWait  ? &kMmaGroups
+                              : n.kind == KernelNode::Kind::kTmaStoreWait ? &kStoreGroups
+                                                                          : nullptr;
+      if (kind != nullptr) {
+        History& h = HistoryOf(*kind);
+        h.depth = std::max(h.depth, n.async_pending);
       }
     }
   }
@@ -738,11 +800,17 @@ class Emitter {
   uint64_t role_first_ = 0;
   uint64_t role_threads_ = 0;
   const KernelNode* current_role_ = nullptr;  // the role being emitted, if any
-  // Profiled with a WaitAsyncCopies(n > 0): each thread remembers its last 8 groups' sites.
-  bool group_history_ = false;
-  // The same for wgmma groups, with a WaitMmaGroups(n > 0), and TMA stores.
-  bool mma_history_ = false;
-  bool store_history_ = false;
+  // Profiled with a WaitAsyncCopies(n > 0): each thread remembers its last n groups'
+  // sites. The same for wgmma groups, with a WaitMmaGroups(n > 0), and TMA stores.
+  History group_history_, mma_history_, store_history_;
+  History& HistoryOf(const GroupKind& kind) {
+    return &kind == &kCpAsyncGroups ? group_history_
+           : &kind == &kMmaGroups   ? mma_history_
+                                    : store_history_;
+  }
+  const History& HistoryOf(const GroupKind& kind) const {
+    return const_cast<Emitter*>(this)->HistoryOf(kind);
+  }
 };
 
 KernelSource Common(const Kernel& kernel) {
@@ -778,7 +846,9 @@ absl::StatusOr<KernelSource> EmitKernel(const Kernel& kernel, const RecordPlan& 
         " (or another launch shape); make the plan from this kernel"));
   }
   KernelSource source = Common(kernel);
-  source.source = Emitter(kernel, &plan).Run();
+  Emitter emitter(kernel, &plan);
+  RETURN_IF_ERROR(emitter.Check());
+  source.source = emitter.Run();
   source.headers = EmbeddedDeviceHeaders();
   if (IncludesPrimitives(kernel) || !kernel.preamble.empty()) {
     for (const EmbeddedFile& header : EmbeddedPrimitivesHeaders()) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "jit/compile/compiler.h"
 #include "jit/compile/nvrtc_compiler.h"
@@ -54,8 +55,25 @@ const std::vector<std::string>& VerboseFlags() {
   return *flags;
 }
 
+// Writes `source` with its headers, the log and the SASS of one mode under options.dump_dir.
+absl::Status DumpMode(const KernelCostOptions& options, absl::string_view variant, bool profiled,
+                      const KernelSource& source, const KernelCompileCost& cost) {
+  std::string stem = absl::StrCat(options.dump_dir, "/", variant, profiled ? ".on" : ".off");
+  std::replace(stem.begin() + static_cast<std::ptrdiff_t>(options.dump_dir.size()), stem.end(),
+               ' ', '_');
+  for (const EmbeddedFile& header : source.headers) {
+    RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(options.dump_dir, "/", header.name),
+                                        header.contents));
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(stem + ".cu", source.source));
+  RETURN_IF_ERROR(WriteFileAtomically(stem + ".log", cost.log));
+  if (!cost.sass.empty()) RETURN_IF_ERROR(WriteFileAtomically(stem + ".sass", cost.sass));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::string& arch,
-                                              bool profiled, const KernelCostOptions& options) {
+                                              bool profiled, const KernelCostOptions& options,
+                                              absl::string_view variant) {
   ProfileOptions profile;
   profile.enabled = profiled;
   ASSIGN_OR_RETURN(KernelSource source, EmitKernel(kernel, profile));
@@ -81,6 +99,9 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::s
     ASSIGN_OR_RETURN(absl::string_view sass, SassFunction(listing.sass, source.kernel_name));
     cost.sass = std::string(sass);
     cost.sass_instructions = CountSassInstructions(sass);
+  }
+  if (!options.dump_dir.empty()) {
+    RETURN_IF_ERROR(DumpMode(options, variant, profiled, source, cost));
   }
   return cost;
 }
@@ -135,6 +156,23 @@ std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
   ampere("4 warps 2 stages", {.m = m, .n = n, .k = k, .warps = 4, .stages = 2});
   ampere("8 warps 4 stages", {.m = m, .n = n, .k = k, .warps = 8, .stages = 4});
   return out;
+}
+
+absl::StatusOr<std::vector<KernelCostVariant>> FilterKernelCostVariants(
+    std::vector<KernelCostVariant> variants, absl::string_view filter) {
+  if (filter.empty()) return variants;
+  std::vector<KernelCostVariant> kept;
+  std::vector<std::string> names;
+  for (KernelCostVariant& v : variants) {
+    names.push_back(v.name);
+    if (absl::StrContains(v.name, filter)) kept.push_back(std::move(v));
+  }
+  if (kept.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no kernel variant's name contains \"", filter, "\"; the variants are: ",
+        absl::StrJoin(names, ", ")));
+  }
+  return kept;
 }
 
 absl::StatusOr<PtxasStats> ParsePtxasInfo(absl::string_view log, absl::string_view kernel_name) {
@@ -225,7 +263,7 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
     row.setmaxnreg = variant.setmaxnreg;
     for (bool profiled : {false, true}) {
       absl::StatusOr<KernelCompileCost> cost =
-          MeasureMode(*kernel, variant.arch, profiled, options);
+          MeasureMode(*kernel, variant.arch, profiled, options, variant.name);
       if (!cost.ok()) {
         return WithContext(cost.status(), absl::StrCat(variant.name, profiled ? ", profiled"
                                                                               : ", unprofiled"));

@@ -103,7 +103,16 @@ struct KernelCostOptions {
   std::vector<KernelCostVariant> variants = DefaultKernelCostVariants();
   int repeats = 3;        // compiles per variant and mode; the median is reported
   std::string cuobjdump;  // empty: no SASS numbers
+  // When set, each variant's emitted source (with its headers beside it), NVRTC log and
+  // SASS are written under this directory as <variant>.<off|on>.{cu,log,sass}, spaces in
+  // the variant's name as '_' (the directory must exist).
+  std::string dump_dir;
 };
+
+// The variants whose name contains `filter` (all when empty); InvalidArgument naming the
+// known variants when none matches.
+absl::StatusOr<std::vector<KernelCostVariant>> FilterKernelCostVariants(
+    std::vector<KernelCostVariant> variants, absl::string_view filter);
 
 // Emits, compiles and measures every variant, unprofiled and profiled. Errors name the
 // variant and mode: the builder's, the emitter's, a compile failure (InvalidArgument with

@@ -160,7 +160,7 @@ std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
       "    acc = acc * 0.5f + 1.0f;\n",
       "  }\n",
       "  data[bid * blockDim.x + tid] = acc;\n",
-      profiled ? "  warptrace::device::Epilogue(wt, kWtConfig);\n" : "", "}\n",
+      profiled ? "  warptrace::device::Epilogue(wt, kWtConfig, warptrace_trace, tid, bid);\n" : "", "}\n",
       "}  // namespace ", kernel_name, "_ns\n");
 }
 

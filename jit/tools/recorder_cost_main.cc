@@ -28,6 +28,12 @@ ABSL_FLAG(bool, kernels, true,
 ABSL_FLAG(uint32_t, kernel_size, 4096,
           "M = N = K of the measured kernels (a multiple of 256; 4096: the GPU check's size).");
 ABSL_FLAG(int, repeats, 3, "NVRTC compiles per kernel variant and mode (median reported).");
+ABSL_FLAG(std::string, only, "",
+          "Measure only the kernel variants whose name contains this text (e.g. \"hopper_gemm "
+          "coop\"); with it the per-event tables are skipped.");
+ABSL_FLAG(std::string, dump_dir, "",
+          "Write each kernel variant's emitted source (with the headers it includes), NVRTC log "
+          "and SASS to this existing directory as <variant>.<off|on>.{cu,log,sass}.");
 ABSL_FLAG(std::string, cuobjdump, "",
           "Path of cuobjdump for SASS numbers. Default: $CUOBJDUMP, PATH, /usr/local/cuda/bin, "
           "or the PyPI package nvidia-cuda-cuobjdump next to python3's `nvidia` package.");
@@ -54,18 +60,28 @@ int main(int argc, char** argv) {
       options.cases.push_back(std::move(c));
     }
   }
-  absl::StatusOr<std::vector<warptrace::RecorderCostRow>> rows =
-      warptrace::MeasureRecorderCost(options);
-  if (!rows.ok()) {
-    std::cerr << "recorder_cost: " << rows.status() << "\n";
-    return 1;
+  const std::string only = absl::GetFlag(FLAGS_only);
+  if (only.empty()) {
+    absl::StatusOr<std::vector<warptrace::RecorderCostRow>> rows =
+        warptrace::MeasureRecorderCost(options);
+    if (!rows.ok()) {
+      std::cerr << "recorder_cost: " << rows.status() << "\n";
+      return 1;
+    }
+    std::cout << warptrace::FormatRecorderCost(*rows, options) << "\n" << std::flush;
   }
-  std::cout << warptrace::FormatRecorderCost(*rows, options) << std::flush;
   if (!absl::GetFlag(FLAGS_kernels)) return 0;
   warptrace::KernelCostOptions kernel_options;
   kernel_options.repeats = absl::GetFlag(FLAGS_repeats);
-  kernel_options.variants =
-      warptrace::DefaultKernelCostVariants(absl::GetFlag(FLAGS_kernel_size));
+  absl::StatusOr<std::vector<warptrace::KernelCostVariant>> variants =
+      warptrace::FilterKernelCostVariants(
+          warptrace::DefaultKernelCostVariants(absl::GetFlag(FLAGS_kernel_size)), only);
+  if (!variants.ok()) {
+    std::cerr << "recorder_cost: " << variants.status() << "\n";
+    return 1;
+  }
+  kernel_options.variants = *std::move(variants);
+  kernel_options.dump_dir = absl::GetFlag(FLAGS_dump_dir);
   kernel_options.cuobjdump = options.cuobjdump;
   absl::StatusOr<std::vector<warptrace::KernelCostRow>> kernel_rows =
       warptrace::MeasureKernelCost(kernel_options);
@@ -73,6 +89,6 @@ int main(int argc, char** argv) {
     std::cerr << "recorder_cost: " << kernel_rows.status() << "\n";
     return 1;
   }
-  std::cout << "\n" << warptrace::FormatKernelCost(*kernel_rows, kernel_options);
+  std::cout << warptrace::FormatKernelCost(*kernel_rows, kernel_options);
   return 0;
 }

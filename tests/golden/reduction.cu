@@ -66,7 +66,7 @@ extern "C" __global__ void reduction(const float* x, float* out, unsigned int* w
     warptrace::device::Record(warptrace_unit, 0x80000005u);  // exit publish
   }
   warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit reduction (kernel end)
-  warptrace::device::Epilogue(warptrace_unit, warptrace_config);
+  warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

@@ -63,7 +63,7 @@ extern "C" __global__ void tiled_gemm(const float* A, const float* B, float* C, 
     warptrace::device::Record(warptrace_unit, 0x80000003u);  // exit store
   }
   warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit tiled_gemm (kernel end)
-  warptrace::device::Epilogue(warptrace_unit, warptrace_config);
+  warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

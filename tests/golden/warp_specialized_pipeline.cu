@@ -183,7 +183,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
     warptrace::device::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_copy9_done, 0xffffffffu);  // end of B tile
   }
   warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit warp_specialized_pipeline (kernel end)
-  warptrace::device::Epilogue(warptrace_unit, warptrace_config);
+  warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

@@ -58,7 +58,7 @@ extern "C" __global__ void block_stats(const int* in, int* block_sums, int* warp
   if (tid % 32 == 0) warp_sums[block * 2 + tid / 32] = down + (down == all ? 0 : 1000000);
   if (tid == 0) block_sums[block] = partial[0];
   warptrace::device::Record(wt, MakeTag(0, true));
-  warptrace::device::Epilogue(wt, kWtConfig);
+  warptrace::device::Epilogue(wt, kWtConfig, warptrace_trace, tid, block);
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

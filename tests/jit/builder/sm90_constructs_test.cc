@@ -88,7 +88,7 @@ TEST(MmaGroupTest, EmitsFenceCommitWaitAndTheSpanRecords) {
   EXPECT_LT(commit_record, commit);
   EXPECT_THAT(s, HasSubstr("warptrace_wgmma_wait_group(1u);"));
   // WaitMmaGroups(1) keeps the most recent group open: the thread remembers its groups.
-  EXPECT_THAT(s, HasSubstr("warptrace_mma_group_site[warptrace_mma_groups & 7u]"));
+  EXPECT_THAT(s, HasSubstr("warptrace_mma_group_sites = (warptrace_mma_group_sites << 1) | 0u;"));
   EXPECT_THAT(s, HasSubstr("// retirement of qk"));
   EXPECT_THAT(s, HasSubstr("#include \"warptrace_primitives.cuh\""));
   EXPECT_EQ(source->sm90a_use, "kernel mma_groups > loop k > mma group qk");

@@ -183,7 +183,7 @@ TEST(EmitterTest, EarlyReturnClosesOpenSitesInnermostFirstThenRunsTheEpilogue) {
                        "outer (early return)\n"
                        "        warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit "
                        "early (early return)\n"
-                       "        warptrace::device::Epilogue(warptrace_unit, warptrace_config);\n"
+                       "        warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));\n"
                        "        return;\n"));
   // The epilogue runs on both exits: the return and the end of the kernel.
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(src, "Epilogue(")).size(), 3u);
@@ -480,12 +480,16 @@ TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
   });
   b.WaitAsyncCopies();
   const std::string src = MustEmit(MustBuild(b.Build()), {}).source;
-  EXPECT_THAT(src, HasSubstr("unsigned int warptrace_group_site[8] = {};"));
-  EXPECT_THAT(src, HasSubstr("warptrace_group_site[warptrace_groups & 7u] = 0u;\n"));
+  // The history is a shift register of 1-bit site indices (one recorded cp.async site; all
+  // ones is "no recorded site"), one entry deep: the most this kernel's waits leave in
+  // flight. No array indexed at run time (local memory).
+  EXPECT_THAT(src, HasSubstr("unsigned int warptrace_group_sites = ~0u;  // sites of the last 1 "
+                             "cp.async groups, 1 bits each"));
+  EXPECT_THAT(src, HasSubstr("warptrace_group_sites = (warptrace_group_sites << 1) | 0u;\n"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(1u);  // wait async copies\n"));
-  EXPECT_THAT(src, HasSubstr("warptrace_keep += warptrace_group_site[(warptrace_groups - "
-                             "warptrace_j) & 7u] == 0u ? 1u : 0u;"));
-  EXPECT_THAT(src, HasSubstr("_done + warptrace_keep < warptrace_copy"));
+  EXPECT_THAT(src, HasSubstr("_done + ((((warptrace_group_sites >> 0u) & 1u) == 0u ? 1u : 0u)) "
+                             "< warptrace_copy"));
+  EXPECT_THAT(src, Not(HasSubstr("[8]")));
   // Without such a wait, no history.
   EXPECT_THAT(MustEmit(HandoffKernel(false), {}).source, Not(HasSubstr("warptrace_group_site")));
   // More than cp.async.wait_group allows.
