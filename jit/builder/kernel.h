@@ -300,6 +300,8 @@ struct Kernel {
   // Emit __launch_bounds__(threads per block, 1), fixing the register count at entry so that
   // ptxas honours setmaxnreg (set when the kernel uses SetMaxRegisters).
   bool fixed_register_count = false;
+  // KernelBuilder::MinBlocksPerSm: __launch_bounds__(threads per block, this); 0: none.
+  uint32_t min_blocks_per_sm = 0;
   // The phase barrier array named `name`, or null.
   const PhaseBarrierDecl* FindPhaseBarriers(const std::string& name) const;
   // Static shared bytes declared through SharedArray() and PhaseBarriers().

@@ -298,6 +298,15 @@ KernelBuilder& KernelBuilder::Block(Dim3 block) {
   return *this;
 }
 
+KernelBuilder& KernelBuilder::MinBlocksPerSm(uint32_t blocks) {
+  if (blocks < 1 || blocks > 32) {
+    Fail(absl::StrCat("MinBlocksPerSm(", blocks,
+                      "): the resident blocks per SM the kernel is written for are 1..32"));
+  }
+  kernel_.min_blocks_per_sm = blocks;
+  return *this;
+}
+
 KernelBuilder& KernelBuilder::SharedArray(std::string type, std::string name, uint64_t count) {
   type = NormalizeType(type);
   auto it = ScalarTypes().find(type);
@@ -686,6 +695,12 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   RETURN_IF_ERROR(ValidateKernel(kernel));
   kernel.sm90a_use = FindSm90aUse(kernel.body);
   kernel.fixed_register_count = UsesSetMaxRegisters(kernel.body);
+  if (kernel.fixed_register_count && kernel.min_blocks_per_sm > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", kernel.name, ": MinBlocksPerSm(", kernel.min_blocks_per_sm,
+        ") with SetMaxRegisters: setmaxnreg needs the register count at entry fixed for one "
+        "block per SM (__launch_bounds__(threads, 1)); use MinBlocksPerSm(1) or none"));
+  }
   uint32_t next = 0;
   AssignOrdinals(kernel.body, next);
   kernel.num_nodes = next;

@@ -75,6 +75,13 @@ class KernelBuilder {
   KernelBuilder& Param(std::string type, std::string name);
   KernelBuilder& Grid(Dim3 grid);
   KernelBuilder& Block(Dim3 block);
+  // The occupancy the kernel is written for: `__launch_bounds__(threads per block, blocks)`,
+  // so ptxas keeps the registers per thread within what `blocks` resident blocks per SM
+  // leave (65536 / (threads x blocks), rounded down to a multiple of 8; ptxas spills
+  // rather than exceed it). Profiled or not, the kernel then keeps that occupancy: without
+  // a bound ptxas picks its register count freely, and instrumentation can move it by tens
+  // of registers either way. 1..32; a kernel using SetMaxRegisters must say 1 (or nothing).
+  KernelBuilder& MinBlocksPerSm(uint32_t blocks);
   // A static shared array `__shared__ <type> <name>[count];` at the top of the kernel.
   // `type` is one of the scalar types above.
   KernelBuilder& SharedArray(std::string type, std::string name, uint64_t count);

@@ -114,21 +114,58 @@ class Emitter {
   };
   // The per-thread group bookkeeping of cp.async groups and of wgmma groups (the same
   // scheme: completion in commit order, the most recent `pending` groups left in flight).
+  //
+  // Where the state lives: cp.async and TMA store groups are per thread (each thread waits
+  // on its own), but only a unit's recorder stores events, so their state is kept for the
+  // recorder alone, in shared memory (a slot per trace unit, indexed by `warptrace_rec`),
+  // and every thread that is not a recorder skips their bookkeeping: it costs the kernel
+  // no register. wgmma groups are warpgroup-collective (wait_group is .aligned: the exit
+  // wait must be executed by every thread alike), so theirs is in every thread's registers.
   struct GroupKind {
     const char* history;  // the sites of the thread's most recent groups, newest lowest
     const char* wait;     // the wait primitive
     const char* what;     // in comments
     bool (CopySite::*member)() const;
+    bool per_unit;        // state in shared memory, kept by the unit's recorder only
   };
   static constexpr GroupKind kCpAsyncGroups = {"warptrace_group_sites",
                                                "warptrace_cp_async_wait_prior",
-                                               "cp.async groups", &CopySite::cp_async};
+                                               "cp.async groups", &CopySite::cp_async, true};
   static constexpr GroupKind kMmaGroups = {"warptrace_mma_group_sites",
                                            "warptrace_wgmma_wait_group", "wgmma groups",
-                                           &CopySite::mma};
+                                           &CopySite::mma, false};
   static constexpr GroupKind kStoreGroups = {"warptrace_store_group_sites",
                                              "warptrace_bulk_wait_group_read", "TMA store groups",
-                                             &CopySite::store};
+                                             &CopySite::store, true};
+  static constexpr char kRecorderUnit[] = "warptrace_rec";
+  // The bulk copies' state: one struct in shared memory, so that the issuing thread reaches
+  // all of it from one base address (separate arrays each cost an address register).
+  static constexpr char kCopiesPrefix[] = "warptrace_copies.";
+  static constexpr char kTrack[] = "warptrace_track";  // the per-unit state, in shared memory
+  const GroupKind& KindOf(const CopySite& c) const {
+    return c.mma() ? kMmaGroups : c.store() ? kStoreGroups : kCpAsyncGroups;
+  }
+  // A group site's counters and a kind's history, as the code names them.
+  std::string Slot(const char* name, bool per_unit) const {
+    return per_unit ? absl::StrCat(kTrack, "[", kRecorderUnit, "].", name) : std::string(name);
+  }
+  std::string Issued(const CopySite& c) const {
+    return Slot(absl::StrCat(c.var, "_issued").c_str(), KindOf(c).per_unit);
+  }
+  std::string Done(const CopySite& c) const {
+    return Slot(absl::StrCat(c.var, "_done").c_str(), KindOf(c).per_unit);
+  }
+  std::string HistoryVar(const GroupKind& kind) const { return Slot(kind.history, kind.per_unit); }
+  // Opens `if (this thread records) {` for a per-unit kind's bookkeeping; returns the depth
+  // inside. CloseRecorderOnly closes it.
+  int RecorderOnly(int depth, const GroupKind& kind) {
+    if (!kind.per_unit) return depth;
+    Line(depth, absl::StrFormat("if (%s < %du) {", kRecorderUnit, plan_->units_per_block()));
+    return depth + 1;
+  }
+  void CloseRecorderOnly(int depth, const GroupKind& kind) {
+    if (kind.per_unit) Line(depth, "}");
+  }
   // A kind's history, when some wait leaves groups of it in flight: a shift register of
   // `bits`-wide site indices (all ones: no recorded site, also what it starts with), as
   // deep as the most groups a wait of the kind leaves in flight. In one register (two when
@@ -408,7 +445,10 @@ class Emitter {
       Attributed(d, node.path,
                  absl::StrCat("while (!warptrace_mbarrier_try_wait_parity(&", node.text,
                               "[warptrace_bar], warptrace_phase & 1u)) {"));
-      for (const CopySite* c : polled) PollPending(d + 1, *c);
+      // Polled copies are the role's, issued by its first thread.
+      Line(d + 1, absl::StrCat("if (", IsIssuer(*polled.front()), ") {"));
+      for (const CopySite* c : polled) PollPending(d + 2, *c);
+      Line(d + 1, "}");
       Line(d, "}");
     }
     if (site != nullptr) RecordPayload(d, *site, true, id, "warptrace_phase", "exit");
@@ -430,9 +470,10 @@ class Emitter {
     const int d = depth + 1;
     const CopySite* tracked = Tracked(node);
     if (tracked != nullptr) {
-      RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"),
-                    kNoBarrierOperand, "begin of");
-      Line(d, absl::StrCat("++", tracked->var, "_issued;"));
+      const int r = RecorderOnly(d, kCpAsyncGroups);
+      RecordPayload(r, tracked->site, false, Issued(*tracked), kNoBarrierOperand, "begin of");
+      Line(r, absl::StrCat("++", Issued(*tracked), ";"));
+      CloseRecorderOnly(d, kCpAsyncGroups);
     }
     CopyPointers(d, c);
     Line(d, absl::StrFormat("for (unsigned int warptrace_i = warptrace_tid - %du; warptrace_i < "
@@ -511,9 +552,10 @@ class Emitter {
     const int d = depth + 1;
     const CopySite* tracked = Tracked(node);
     if (tracked != nullptr) {
-      RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"),
-                    kNoBarrierOperand, "begin of");
-      Line(d, absl::StrCat("++", tracked->var, "_issued;"));
+      const int r = RecorderOnly(d, kStoreGroups);
+      RecordPayload(r, tracked->site, false, Issued(*tracked), kNoBarrierOperand, "begin of");
+      Line(r, absl::StrCat("++", Issued(*tracked), ";"));
+      CloseRecorderOnly(d, kStoreGroups);
     }
     std::vector<std::string> coords;
     for (const std::string& x : c.coords) coords.push_back(absl::StrCat("static_cast<int>(", x, ")"));
@@ -532,9 +574,8 @@ class Emitter {
     Body(node.body, d);
     const CopySite* tracked = Tracked(node);
     if (tracked != nullptr) {
-      RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"),
-                    kNoBarrierOperand, "commit of");
-      Line(d, absl::StrCat("++", tracked->var, "_issued;"));
+      RecordPayload(d, tracked->site, false, Issued(*tracked), kNoBarrierOperand, "commit of");
+      Line(d, absl::StrCat("++", Issued(*tracked), ";"));
     }
     Line(d, "warptrace_wgmma_commit_group();");
     PushHistory(d, kMmaGroups, tracked);
@@ -557,19 +598,17 @@ class Emitter {
 
   // Records the end of each of `c`'s copies in flight whose phase has completed, without
   // waiting (test_wait).
-  // Only the issuing thread looks; the loop is not unrolled (it runs while the thread waits,
-  // and unrolled copies of it cost compile time).
+  // By the issuing thread (the caller checks); the loop is not unrolled (it runs while the
+  // thread waits, and unrolled copies of it cost compile time).
   void PollPending(int depth, const CopySite& c) {
     const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
     const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
-    Line(depth, absl::StrCat("if (", IsIssuer(c), ") {"));
-    NoUnroll(depth + 1);
-    ForEachElement(depth + 1, decl);
-    Line(depth + 2, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
+    NoUnroll(depth);
+    ForEachElement(depth, decl);
+    Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
                                  c.node->copy.barrier, "[warptrace_e], ", c.var,
                                  "_phase[warptrace_e] & 1u)) {"));
-    RecordCopyEnd(depth + 3, c, pending, BarrierId(decl, "warptrace_e"));
-    Line(depth + 2, "}");
+    RecordCopyEnd(depth + 2, c, pending, BarrierId(decl, "warptrace_e"));
     Line(depth + 1, "}");
     Line(depth, "}");
   }
@@ -598,16 +637,30 @@ class Emitter {
     const History& h = HistoryOf(kind);
     if (h.bits == 0) return;
     const uint64_t site = tracked != nullptr ? tracked->group_index : h.none();
-    Line(depth, absl::StrFormat("%s = (%s << %d) | %d%s;", kind.history, kind.history, h.bits,
-                                site, h.wide() ? "ull" : "u"));
+    const std::string var = HistoryVar(kind);
+    const std::string push = absl::StrFormat("%s = (%s << %d) | %d%s;", var, var, h.bits, site,
+                                             h.wide() ? "ull" : "u");
+    if (!kind.per_unit) {
+      Line(depth, push);
+    } else {
+      Line(depth, absl::StrFormat("if (%s < %du) %s", kRecorderUnit, plan_->units_per_block(),
+                                  push));
+    }
   }
 
   // Groups issued and not yet ended are complete after a wait_group 0. With `pending`
   // groups left in flight, those are the thread's most recent ones: each site keeps as
   // many copies open as it has among them (the history's lowest `pending` entries).
-  void EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending = 0) {
+  // `in_recorder_block`: the caller opened RecorderOnly already.
+  void EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending = 0,
+                      bool in_recorder_block = false) {
     const History& h = HistoryOf(kind);
     if (h.bits == 0) pending = 0;  // no history: the plan has no wait leaving groups in flight
+    if (!std::any_of(copies_.begin(), copies_.end(),
+                     [&](const CopySite& c) { return (c.*kind.member)(); })) {
+      return;
+    }
+    const int d = in_recorder_block ? depth : RecorderOnly(depth, kind);
     for (const CopySite& c : copies_) {
       if (!(c.*kind.member)()) continue;
       std::string keep;
@@ -615,18 +668,18 @@ class Emitter {
         std::vector<std::string> terms;
         for (uint32_t j = 0; j < pending; ++j) {
           terms.push_back(absl::StrFormat("(((%s >> %du) & %d%s) == %du ? 1u : 0u)",
-                                          kind.history, j * h.bits, h.none(),
+                                          HistoryVar(kind), j * h.bits, h.none(),
                                           h.wide() ? "ull" : "u", c.group_index));
         }
         keep = absl::StrCat(" + (", absl::StrJoin(terms, " + "), ")");
       }
-      NoUnroll(depth);  // usually one or two iterations; unrolled, a lot of code
-      Line(depth, absl::StrCat("for (; ", c.var, "_done", keep, " < ", c.var, "_issued; ++",
-                               c.var, "_done) {"));
-      RecordPayload(depth + 1, c.site, true, absl::StrCat(c.var, "_done"),
-                    kNoBarrierOperand, c.mma() ? "retirement of" : "end of");
-      Line(depth, "}");
+      NoUnroll(d);  // usually one or two iterations; unrolled, a lot of code
+      Line(d, absl::StrCat("for (; ", Done(c), keep, " < ", Issued(c), "; ++", Done(c), ") {"));
+      RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand,
+                    c.mma() ? "retirement of" : "end of");
+      Line(d, "}");
     }
+    if (!in_recorder_block) CloseRecorderOnly(depth, kind);
   }
 
   // Before leaving the kernel: every copy of this thread still in flight completes and is
@@ -635,11 +688,13 @@ class Emitter {
     for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
       std::vector<std::string> open;
       for (const CopySite& c : copies_) {
-        if ((c.*kind->member)()) open.push_back(absl::StrCat(c.var, "_done < ", c.var, "_issued"));
+        if ((c.*kind->member)()) open.push_back(absl::StrCat(Done(c), " < ", Issued(c)));
       }
       if (open.empty()) continue;
-      Line(depth, absl::StrCat("if (", absl::StrJoin(open, " || "), ") ", kind->wait, "(0u);"));
-      EndGroupCopies(depth, *kind);
+      const int d = RecorderOnly(depth, *kind);
+      Line(d, absl::StrCat("if (", absl::StrJoin(open, " || "), ") ", kind->wait, "(0u);"));
+      EndGroupCopies(d, *kind, 0, /*in_recorder_block=*/true);
+      CloseRecorderOnly(depth, *kind);
     }
     for (const CopySite& c : copies_) {
       if (!c.bulk() || !MayRunOnIssuer(c)) continue;
@@ -659,32 +714,75 @@ class Emitter {
   // state in shared memory (indexed by a run-time stage, it would be a local-memory array
   // in every thread's stack); only the issuing thread touches it, so no barrier orders it.
   void CopyTracking() {
+    const uint32_t units = plan_ == nullptr ? 0 : plan_->units_per_block();
+    // The per-unit state: one struct per trace unit in one shared array, so that the
+    // recorder reaches all of it from one base address.
+    std::vector<std::string> fields, recorder_init, copy_fields, copy_init;
     for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
       const History& h = HistoryOf(*kind);
       if (h.bits == 0) continue;
-      Line(1, absl::StrFormat("unsigned %s %s = %s;  // sites of the last %d %s, %d bits each",
-                              h.wide() ? "long long" : "int", kind->history,
-                              h.wide() ? "~0ull" : "~0u", h.depth, kind->what, h.bits));
+      const std::string comment =
+          absl::StrFormat("  // sites of the last %d %s, %d bits each", h.depth, kind->what, h.bits);
+      const char* type = h.wide() ? "unsigned long long" : "unsigned int";
+      const char* all_ones = h.wide() ? "~0ull" : "~0u";
+      if (!kind->per_unit) {
+        Line(1, absl::StrCat(type, " ", kind->history, " = ", all_ones, ";", comment));
+      } else {
+        // 64-bit fields first: no padding.
+        fields.insert(h.wide() ? fields.begin() : fields.end(),
+                      absl::StrCat(type, " ", kind->history, ";", comment));
+        recorder_init.push_back(absl::StrCat(HistoryVar(*kind), " = ", all_ones, ";"));
+      }
     }
     for (const CopySite& c : copies_) {
-      if (!c.bulk()) {  // cp.async, wgmma and TMA store groups
+      if (!c.bulk() && !KindOf(c).per_unit) {  // wgmma groups: registers
         Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
         Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
         continue;
       }
+      if (!c.bulk()) {  // cp.async and TMA store groups: the recorder's, in shared memory
+        fields.push_back(absl::StrCat("unsigned int ", c.var, "_issued;  // copy ", c.site.name));
+        fields.push_back(absl::StrCat("unsigned int ", c.var, "_done;"));
+        recorder_init.push_back(absl::StrCat(Issued(c), " = 0u;"));
+        recorder_init.push_back(absl::StrCat(Done(c), " = 0u;"));
+        continue;
+      }
       const uint32_t size = Decl(c.node->copy.barrier).size;
-      Line(1, absl::StrCat("__shared__ unsigned int ", c.var, "_issued;  // copy ", c.site.name,
-                           ", by thread ", c.issuer));
-      Line(1, absl::StrCat("__shared__ unsigned int ", c.var, "_pending[", size,
-                           "];  // issue + 1 of the copy in flight per element, or 0"));
-      Line(1, absl::StrCat("__shared__ unsigned int ", c.var, "_phase[", size, "];"));
-      Line(1, absl::StrCat("if (", IsIssuer(c), ") {"));
-      Line(2, absl::StrCat(c.var, "_issued = 0u;"));
-      Line(2, absl::StrFormat("for (unsigned int warptrace_e = 0; warptrace_e < %du; "
-                              "++warptrace_e) %s_pending[warptrace_e] = 0u;",
-                              size, c.var));
-      Line(1, "}");
+      const std::string bare(absl::StripPrefix(c.var, kCopiesPrefix));
+      copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_issued;  // copy ", c.site.name,
+                                         ", by thread ", c.issuer));
+      copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_pending[", size,
+                                         "];  // issue + 1 of the copy in flight per element, or 0"));
+      copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_phase[", size, "];"));
+      copy_init.push_back(absl::StrCat("if (", IsIssuer(c), ") {"));
+      copy_init.push_back(absl::StrCat("  ", c.var, "_issued = 0u;"));
+      copy_init.push_back(absl::StrFormat("  for (unsigned int warptrace_e = 0; warptrace_e < %du; "
+                                          "++warptrace_e) %s_pending[warptrace_e] = 0u;",
+                                          size, c.var));
+      copy_init.push_back("}");
     }
+    if (!copy_fields.empty()) {
+      Line(1, "struct warptrace_copy_track {  // the bulk copies' state, their issuers'");
+      for (const std::string& field : copy_fields) Line(2, field);
+      Line(1, "};");
+      Line(1, absl::StrCat("__shared__ warptrace_copy_track ",
+                           absl::StripSuffix(kCopiesPrefix, "."), ";"));
+      for (const std::string& line : copy_init) Line(1, line);
+    }
+    if (recorder_init.empty()) return;
+    Line(1, "struct warptrace_unit_track {  // a trace unit's group bookkeeping, its recorder's");
+    for (const std::string& field : fields) Line(2, field);
+    Line(1, "};");
+    Line(1, absl::StrCat("__shared__ warptrace_unit_track ", kTrack, "[", units, "];"));
+    Line(1, absl::StrFormat("// the trace unit this thread records (%d: none; only a recorder "
+                            "keeps the state above)",
+                            units));
+    Line(1, absl::StrCat("const unsigned int ", kRecorderUnit,
+                         " = warptrace::device::RecordedUnit(warptrace_config, warptrace_tid, ",
+                         kBlockLinear, ");"));
+    Line(1, absl::StrFormat("if (%s < %du) {", kRecorderUnit, units));
+    for (const std::string& init : recorder_init) Line(2, init);
+    Line(1, "}");
   }
 
   void CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role = nullptr,
@@ -700,8 +798,10 @@ class Emitter {
           for (const CopySite& c : copies_) {
             group_index += mma ? c.mma() : store ? c.store() : (!bulk && c.cp_async());
           }
+          // A bulk copy's state is a member of the block's warptrace_copies (CopyTracking).
           copies_.push_back(CopySite{&n, *site,
-                                     absl::StrCat(mma ? "warptrace_mma" : "warptrace_copy",
+                                     absl::StrCat(bulk ? kCopiesPrefix : "",
+                                                  mma ? "warptrace_mma" : "warptrace_copy",
                                                   n.ordinal),
                                      role, group_index, issuer});
         }

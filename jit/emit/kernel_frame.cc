@@ -89,9 +89,11 @@ void WriteSignature(SourceWriter& w, const Kernel& kernel, bool profiled) {
   if (profiled) params.push_back(absl::StrCat("unsigned int* ", kTraceParam));
   // With setmaxnreg the register count at entry must be fixed (one block per SM) or
   // ptxas ignores it (C7508).
+  // A declared occupancy bounds the registers the same way.
+  const uint32_t min_blocks = kernel.fixed_register_count ? 1 : kernel.min_blocks_per_sm;
   const std::string bounds =
-      kernel.fixed_register_count
-          ? absl::StrCat("__launch_bounds__(", kernel.ThreadsPerBlock(), ", 1) ")
+      min_blocks > 0
+          ? absl::StrCat("__launch_bounds__(", kernel.ThreadsPerBlock(), ", ", min_blocks, ") ")
           : "";
   w.Line(0, absl::StrCat("extern \"C\" __global__ void ", bounds, kernel.name, "(",
                          absl::StrJoin(params, ", "), ")"));

@@ -66,6 +66,7 @@ absl::StatusOr<KernelBuilder> AmpereGemmBuilder(const AmpereGemmShape& shape) {
   KernelBuilder b("ampere_gemm");
   b.Param("const unsigned short*", "A").Param("const unsigned short*", "B").Param("float*", "C");
   b.Grid({shape.n / kBn, shape.m / kBm, 1}).Block({32 * shape.warps, 1, 1});
+  b.MinBlocksPerSm(shape.min_blocks_per_sm);
   b.DynamicShared("unsigned short", "stages", s * kStageElements * 2);
   b.Stmt(absl::Substitute(
       "const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"

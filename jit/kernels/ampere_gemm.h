@@ -38,6 +38,10 @@ struct AmpereGemmShape {
   uint32_t k = 128;
   uint32_t warps = 4;   // 4 or 8
   uint32_t stages = 3;  // 2..4 cp.async stages
+  // The occupancy the kernel is written for, __launch_bounds__(32 x warps, this): two
+  // blocks per SM (8 warps: at most 128 registers per thread; 4 warps: 255, no bound in
+  // practice). Profiled, the kernel keeps it: ptxas bounds the instrumented kernel alike.
+  uint32_t min_blocks_per_sm = 2;
   // Cycles of busy work (clock64) added to every "load" / "mma" region, to make the copies
   // or the tensor-core work the bottleneck the timeline and the diagnosis show.
   uint32_t producer_delay = 0;

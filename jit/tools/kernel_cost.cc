@@ -252,6 +252,14 @@ uint32_t CountRecordPoints(absl::string_view source) {
   return count;
 }
 
+uint32_t RegisterLimitedBlocksPerSm(uint32_t registers, uint32_t threads_per_block) {
+  if (registers == 0 || threads_per_block == 0) return 0;
+  const uint32_t per_warp = (registers * 32 + 255) / 256 * 256;
+  const uint32_t warps = std::min<uint32_t>(65536 / per_warp, 64);
+  const uint32_t warps_per_block = (threads_per_block + 31) / 32;
+  return std::min<uint32_t>(warps / warps_per_block, 32);
+}
+
 absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOptions& options) {
   std::vector<KernelCostRow> rows;
   for (const KernelCostVariant& variant : options.variants) {
@@ -261,6 +269,7 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
     row.name = variant.name;
     row.arch = variant.arch;
     row.setmaxnreg = variant.setmaxnreg;
+    row.threads_per_block = static_cast<uint32_t>(kernel->ThreadsPerBlock());
     for (bool profiled : {false, true}) {
       absl::StatusOr<KernelCompileCost> cost =
           MeasureMode(*kernel, variant.arch, profiled, options, variant.name);
@@ -288,8 +297,8 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "What recording costs the kernels (off = unprofiled, on = profiled with default "
       "options; NVRTC --ptxas-options=-v --no-cache; compile time = median of %d):\n",
       options.repeats);
-  absl::StrAppendFormat(&out, "%-42s %-6s %9s %15s %7s %11s %10s %7s %9s %11s %5s\n",
-                        "kernel", "arch", "regs", "spill st/ld", "stack", "SASS",
+  absl::StrAppendFormat(&out, "%-42s %-6s %9s %9s %15s %7s %11s %10s %7s %9s %11s %5s\n",
+                        "kernel", "arch", "regs", "blocks/SM", "spill st/ld", "stack", "SASS",
                         "record pts", "SASS/pt", "+regs", "compile ms", "ratio");
   auto spills = [](const PtxasStats& s) {
     return absl::StrCat(s.spill_store_bytes, "/", s.spill_load_bytes);
@@ -298,8 +307,15 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
     const int added = static_cast<int>(r.on.ptxas.registers) -
                       static_cast<int>(r.off.ptxas.registers);
     absl::StrAppendFormat(
-        &out, "%-42s %-6s %9s %15s %7s %11s %10d %7s %9s %11s %5.2f\n", r.name, r.arch,
+        &out, "%-42s %-6s %9s %9s %15s %7s %11s %10d %7s %9s %11s %5.2f\n", r.name, r.arch,
         absl::StrCat(r.off.ptxas.registers, "/", r.on.ptxas.registers),
+        // setmaxnreg kernels run one block per SM (their __launch_bounds__(threads, 1)).
+        r.setmaxnreg ? std::string("1/1")
+                     : absl::StrCat(RegisterLimitedBlocksPerSm(r.off.ptxas.registers,
+                                                               r.threads_per_block),
+                                    "/",
+                                    RegisterLimitedBlocksPerSm(r.on.ptxas.registers,
+                                                               r.threads_per_block)),
         absl::StrCat(spills(r.off.ptxas), " ", spills(r.on.ptxas)),
         absl::StrCat(r.off.ptxas.stack_frame_bytes, "/", r.on.ptxas.stack_frame_bytes),
         r.on.sass_instructions
@@ -315,7 +331,8 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
   absl::StrAppend(
       &out,
       "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
-      "set their own with setmaxnreg); spill st/ld: bytes of spill stores/loads, off then on; stack: "
+      "set their own with setmaxnreg); blocks/SM: the resident blocks per SM the register "
+      "count leaves room for (before shared memory's limit); spill st/ld: bytes of spill stores/loads, off then on; stack: "
       "bytes of stack frame (local memory); "
       "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
       "Record/RecordWithPayload calls in the emitted source (static); ratio = compile "

@@ -93,6 +93,7 @@ struct KernelCostRow {
   std::string name;
   std::string arch;
   bool setmaxnreg = false;
+  uint32_t threads_per_block = 0;
   KernelCompileCost off;  // unprofiled
   KernelCompileCost on;   // profiled
   std::optional<double> sass_per_record_point;
@@ -113,6 +114,11 @@ struct KernelCostOptions {
 // known variants when none matches.
 absl::StatusOr<std::vector<KernelCostVariant>> FilterKernelCostVariants(
     std::vector<KernelCostVariant> variants, absl::string_view filter);
+
+// The blocks per SM that `registers` per thread leave room for (65536 registers per SM,
+// allocated per warp in units of 256, at most 64 warps and 32 blocks per SM: sm_80 and
+// sm_90): what profiling changes in occupancy, before shared memory's own limit.
+uint32_t RegisterLimitedBlocksPerSm(uint32_t registers, uint32_t threads_per_block);
 
 // Emits, compiles and measures every variant, unprofiled and profiled. Errors name the
 // variant and mode: the builder's, the emitter's, a compile failure (InvalidArgument with

@@ -43,10 +43,21 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
     warptrace_fence_mbarrier_init();
   }
   __syncthreads();
-  unsigned int warptrace_copy8_issued = 0u;  // copy A tile
-  unsigned int warptrace_copy8_done = 0u;
-  unsigned int warptrace_copy9_issued = 0u;  // copy B tile
-  unsigned int warptrace_copy9_done = 0u;
+  struct warptrace_unit_track {  // a trace unit's group bookkeeping, its recorder's
+    unsigned int warptrace_copy8_issued;  // copy A tile
+    unsigned int warptrace_copy8_done;
+    unsigned int warptrace_copy9_issued;  // copy B tile
+    unsigned int warptrace_copy9_done;
+  };
+  __shared__ warptrace_unit_track warptrace_track[12];
+  // the trace unit this thread records (12: none; only a recorder keeps the state above)
+  const unsigned int warptrace_rec = warptrace::device::RecordedUnit(warptrace_config, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  if (warptrace_rec < 12u) {
+    warptrace_track[warptrace_rec].warptrace_copy8_issued = 0u;
+    warptrace_track[warptrace_rec].warptrace_copy8_done = 0u;
+    warptrace_track[warptrace_rec].warptrace_copy9_issued = 0u;
+    warptrace_track[warptrace_rec].warptrace_copy9_done = 0u;
+  }
   {  // roles by warpgroup: producer 0, consumer 1-2
     const unsigned int warptrace_role = warptrace_tid / 128u;
     if (warptrace_role < 1u) {
@@ -54,7 +65,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > statement `const int tile = blockIdx.x +...`"
       const int tile = blockIdx.x + blockIdx.y * gridDim.x;
       const int tile_iter = 0;
-#line 56 "warp_specialized_pipeline.cu"
+#line 67 "warp_specialized_pipeline.cu"
       for (int kt = 0; kt < 8; ++kt) {
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > statement `const unsigned int it = stati...`"
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
@@ -63,21 +74,23 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
-#line 65 "warp_specialized_pipeline.cu"
+#line 76 "warp_specialized_pipeline.cu"
         {  // wait empty[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
           warptrace::device::RecordWithPayload(warptrace_unit, 0x00000001u, 3u + warptrace_bar, warptrace_phase);  // enter wait empty
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_wait_parity(&empty[warptrace_bar], warptrace_phase & 1u);
-#line 72 "warp_specialized_pipeline.cu"
+#line 83 "warp_specialized_pipeline.cu"
           warptrace::device::RecordWithPayload(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
         }
         {  // region load
           warptrace::device::Record(warptrace_unit, 2u);  // enter load
           {  // copy A tile: 8 rows x 128 bytes, cp.async by 128 threads
-            warptrace::device::RecordWithPayload(warptrace_unit, 0x00000003u, warptrace_copy8_issued, 0xffffffffu);  // begin of A tile
-            ++warptrace_copy8_issued;
+            if (warptrace_rec < 12u) {
+              warptrace::device::RecordWithPayload(warptrace_unit, 0x00000003u, warptrace_track[warptrace_rec].warptrace_copy8_issued, 0xffffffffu);  // begin of A tile
+              ++warptrace_track[warptrace_rec].warptrace_copy8_issued;
+            }
             const char* warptrace_src = reinterpret_cast<const char*>(A + block_row * 256 + kt * 32);
             char* warptrace_dst = reinterpret_cast<char*>(stages + stage * 1280);
             for (unsigned int warptrace_i = warptrace_tid - 0u; warptrace_i < 64u; warptrace_i += 128u) {
@@ -88,8 +101,10 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
             warptrace_cp_async_commit();
           }
           {  // copy B tile: 32 rows x 128 bytes, cp.async by 128 threads
-            warptrace::device::RecordWithPayload(warptrace_unit, 0x00000004u, warptrace_copy9_issued, 0xffffffffu);  // begin of B tile
-            ++warptrace_copy9_issued;
+            if (warptrace_rec < 12u) {
+              warptrace::device::RecordWithPayload(warptrace_unit, 0x00000004u, warptrace_track[warptrace_rec].warptrace_copy9_issued, 0xffffffffu);  // begin of B tile
+              ++warptrace_track[warptrace_rec].warptrace_copy9_issued;
+            }
             const char* warptrace_src = reinterpret_cast<const char*>(B + kt * 2048 + block_col);
             char* warptrace_dst = reinterpret_cast<char*>(stages + stage * 1280 + 256);
             for (unsigned int warptrace_i = warptrace_tid - 0u; warptrace_i < 256u; warptrace_i += 128u) {
@@ -100,11 +115,19 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
             warptrace_cp_async_commit();
           }
           warptrace_cp_async_wait_prior(0u);  // wait async copies
-          for (; warptrace_copy8_done < warptrace_copy8_issued; ++warptrace_copy8_done) {
-            warptrace::device::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_copy8_done, 0xffffffffu);  // end of A tile
-          }
-          for (; warptrace_copy9_done < warptrace_copy9_issued; ++warptrace_copy9_done) {
-            warptrace::device::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_copy9_done, 0xffffffffu);  // end of B tile
+          if (warptrace_rec < 12u) {
+#if defined(__CUDACC__)
+            #pragma unroll 1
+#endif
+            for (; warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued; ++warptrace_track[warptrace_rec].warptrace_copy8_done) {
+              warptrace::device::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_track[warptrace_rec].warptrace_copy8_done, 0xffffffffu);  // end of A tile
+            }
+#if defined(__CUDACC__)
+            #pragma unroll 1
+#endif
+            for (; warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued; ++warptrace_track[warptrace_rec].warptrace_copy9_done) {
+              warptrace::device::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_track[warptrace_rec].warptrace_copy9_done, 0xffffffffu);  // end of B tile
+            }
           }
           {  // arrive full[stage], phase phase
             const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
@@ -129,20 +152,20 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       const int tile_iter = 0;
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `float acc = 0.0f;`"
       float acc = 0.0f;
-#line 131 "warp_specialized_pipeline.cu"
+#line 154 "warp_specialized_pipeline.cu"
       for (int kt = 0; kt < 8; ++kt) {
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > statement `const unsigned int it = stati...`"
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
         const unsigned int phase = it / 3u;
-#line 137 "warp_specialized_pipeline.cu"
+#line 160 "warp_specialized_pipeline.cu"
         {  // wait full[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
           warptrace::device::RecordWithPayload(warptrace_unit, 0x00000007u, warptrace_bar, warptrace_phase);  // enter wait full
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_wait_parity(&full[warptrace_bar], warptrace_phase & 1u);
-#line 144 "warp_specialized_pipeline.cu"
+#line 167 "warp_specialized_pipeline.cu"
           warptrace::device::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
         }
         {  // region mma
@@ -155,7 +178,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           for (int kk = 0; kk < 32; ++kk) {
             acc = fmaf(sa[r * 32 + kk], sb[kk * 32 + c], acc);
           }
-#line 157 "warp_specialized_pipeline.cu"
+#line 180 "warp_specialized_pipeline.cu"
           warptrace::device::Record(warptrace_unit, 0x80000008u);  // exit mma
         }
         {  // arrive empty[stage], phase phase + 1
@@ -170,17 +193,25 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
         C[(block_row + cwg * 4 + (threadIdx.x % 128) / 32) * 64 + block_col + threadIdx.x % 32] = acc;
-#line 172 "warp_specialized_pipeline.cu"
+#line 195 "warp_specialized_pipeline.cu"
         warptrace::device::Record(warptrace_unit, 0x8000000au);  // exit store
       }
     }
   }
-  if (warptrace_copy8_done < warptrace_copy8_issued || warptrace_copy9_done < warptrace_copy9_issued) warptrace_cp_async_wait_prior(0u);
-  for (; warptrace_copy8_done < warptrace_copy8_issued; ++warptrace_copy8_done) {
-    warptrace::device::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_copy8_done, 0xffffffffu);  // end of A tile
-  }
-  for (; warptrace_copy9_done < warptrace_copy9_issued; ++warptrace_copy9_done) {
-    warptrace::device::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_copy9_done, 0xffffffffu);  // end of B tile
+  if (warptrace_rec < 12u) {
+    if (warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued || warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued) warptrace_cp_async_wait_prior(0u);
+#if defined(__CUDACC__)
+    #pragma unroll 1
+#endif
+    for (; warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued; ++warptrace_track[warptrace_rec].warptrace_copy8_done) {
+      warptrace::device::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_track[warptrace_rec].warptrace_copy8_done, 0xffffffffu);  // end of A tile
+    }
+#if defined(__CUDACC__)
+    #pragma unroll 1
+#endif
+    for (; warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued; ++warptrace_track[warptrace_rec].warptrace_copy9_done) {
+      warptrace::device::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_track[warptrace_rec].warptrace_copy9_done, 0xffffffffu);  // end of B tile
+    }
   }
   warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit warp_specialized_pipeline (kernel end)
   warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));

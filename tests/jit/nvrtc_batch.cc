@@ -54,6 +54,24 @@ std::string KernelDefinition(absl::string_view kernel_name) {
   return absl::StrCat("__global__ void ", kernel_name, "(");
 }
 
+// Where `kernel_name` starts in `source`'s definition of that kernel, `__global__ void
+// [__launch_bounds__(...)] kernel_name(`; npos when there is none.
+size_t KernelNameAt(absl::string_view source, absl::string_view kernel_name) {
+  constexpr absl::string_view kHead = "__global__ void ";
+  constexpr absl::string_view kBounds = "__launch_bounds__(";
+  for (size_t at = source.find(kHead); at != absl::string_view::npos;
+       at = source.find(kHead, at + 1)) {
+    size_t name = at + kHead.size();
+    if (source.substr(name, kBounds.size()) == kBounds) {
+      const size_t close = source.find(") ", name);
+      if (close == absl::string_view::npos) continue;
+      name = close + 2;
+    }
+    if (source.substr(name, kernel_name.size() + 1) == absl::StrCat(kernel_name, "(")) return name;
+  }
+  return absl::string_view::npos;
+}
+
 absl::StatusOr<CompiledKernel> Compile(const std::string& name, const std::string& source,
                                        const std::vector<EmbeddedFile>& headers,
                                        const CompileOptions& options) {
@@ -97,8 +115,8 @@ void CompileProgram(const std::vector<NvrtcBatchMember>& all, const std::vector<
     const NvrtcBatchMember& member = all[members[i]];
     entries.push_back(absl::StrCat(member.kernel_name, "_batch", i));
     std::string text = member.source;
-    const std::string definition = KernelDefinition(member.kernel_name);
-    text.replace(text.find(definition), definition.size(), KernelDefinition(entries.back()));
+    text.replace(KernelNameAt(text, member.kernel_name), member.kernel_name.size(),
+                 entries.back());
     absl::StrAppend(&source, "namespace warptrace_batch", i, " {\n", text,
                     "\n}  // namespace warptrace_batch", i, "\n");
   }
@@ -144,10 +162,10 @@ absl::StatusOr<std::vector<NvrtcBatchResult>> CompileNvrtcBatches(
   std::vector<size_t> same_as(members.size());
   for (size_t i = 0; i < members.size(); ++i) {
     const NvrtcBatchMember& member = members[i];
-    if (!absl::StrContains(member.source, KernelDefinition(member.kernel_name))) {
+    if (KernelNameAt(member.source, member.kernel_name) == absl::string_view::npos) {
       return absl::InvalidArgumentError(
           absl::StrCat("batch member ", member.label, ": its source defines no `",
-                       KernelDefinition(member.kernel_name), "`"));
+                       KernelDefinition(member.kernel_name), "` (optionally with __launch_bounds__)"));
     }
     // Identical sources with identical headers compile identically.
     const auto [first, inserted] = first_of_source.emplace(

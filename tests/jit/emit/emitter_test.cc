@@ -459,9 +459,16 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
                              "16u; warptrace_i += 128u) {"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_commit();"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);  // wait async copies\n"));
-  // The copy (node 2 of the tree) keeps its issue numbers in warptrace_copy2_*.
-  EXPECT_THAT(src, HasSubstr("for (; warptrace_copy2_done < warptrace_copy2_issued; "
-                             "++warptrace_copy2_done) {"));
+  // The copy (node 2 of the tree) keeps its issue numbers in warptrace_copy2_*, per trace
+  // unit in shared memory, kept by the unit's recorder alone (no register of any thread).
+  EXPECT_THAT(src, HasSubstr("__shared__ warptrace_unit_track warptrace_track[2];"));
+  EXPECT_THAT(src, HasSubstr("const unsigned int warptrace_rec = "
+                             "warptrace::device::RecordedUnit(warptrace_config, warptrace_tid, "));
+  EXPECT_THAT(src, HasSubstr("if (warptrace_rec < 2u) {\n#if defined(__CUDACC__)\n"
+                             "        #pragma unroll 1\n#endif\n"
+                             "        for (; warptrace_track[warptrace_rec].warptrace_copy2_done < "
+                             "warptrace_track[warptrace_rec].warptrace_copy2_issued; "
+                             "++warptrace_track[warptrace_rec].warptrace_copy2_done) {"));
   EXPECT_THAT(src, HasSubstr("0xffffffffu);  // begin of fill"));
 }
 
@@ -483,12 +490,15 @@ TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
   // The history is a shift register of 1-bit site indices (one recorded cp.async site; all
   // ones is "no recorded site"), one entry deep: the most this kernel's waits leave in
   // flight. No array indexed at run time (local memory).
-  EXPECT_THAT(src, HasSubstr("unsigned int warptrace_group_sites = ~0u;  // sites of the last 1 "
+  EXPECT_THAT(src, HasSubstr("unsigned int warptrace_group_sites;  // sites of the last 1 "
                              "cp.async groups, 1 bits each"));
-  EXPECT_THAT(src, HasSubstr("warptrace_group_sites = (warptrace_group_sites << 1) | 0u;\n"));
+  EXPECT_THAT(src, HasSubstr("warptrace_track[warptrace_rec].warptrace_group_sites = ~0u;"));
+  EXPECT_THAT(src, HasSubstr("if (warptrace_rec < 1u) warptrace_track[warptrace_rec]."
+                             "warptrace_group_sites = (warptrace_track[warptrace_rec]."
+                             "warptrace_group_sites << 1) | 0u;\n"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(1u);  // wait async copies\n"));
-  EXPECT_THAT(src, HasSubstr("_done + ((((warptrace_group_sites >> 0u) & 1u) == 0u ? 1u : 0u)) "
-                             "< warptrace_copy"));
+  EXPECT_THAT(src, HasSubstr("_done + ((((warptrace_track[warptrace_rec].warptrace_group_sites "
+                             ">> 0u) & 1u) == 0u ? 1u : 0u)) < warptrace_track"));
   EXPECT_THAT(src, Not(HasSubstr("[8]")));
   // Without such a wait, no history.
   EXPECT_THAT(MustEmit(HandoffKernel(false), {}).source, Not(HasSubstr("warptrace_group_site")));
@@ -511,16 +521,26 @@ TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndEndWhenItSeesThePha
   // the end as soon as it sees the phase complete.
   EXPECT_THAT(src, HasSubstr("while (!warptrace_mbarrier_try_wait_parity(&done[warptrace_bar], "
                              "warptrace_phase & 1u)) {"));
-  EXPECT_THAT(src, HasSubstr("if (warptrace_copy3_pending[warptrace_e] != 0u && "
+  // Its state is in shared memory, one struct for the block's bulk copies, touched by the
+  // issuing thread only.
+  EXPECT_THAT(src, HasSubstr("__shared__ warptrace_copy_track warptrace_copies;"));
+  EXPECT_THAT(src, HasSubstr("if (warptrace_tid == 0u) {\n#if defined(__CUDACC__)\n"));
+  EXPECT_THAT(src, HasSubstr("if (warptrace_copies.warptrace_copy3_pending[warptrace_e] != 0u && "
                              "warptrace_mbarrier_test_wait_parity(&ready[warptrace_e], "
-                             "warptrace_copy3_phase[warptrace_e] & 1u)) {"));
+                             "warptrace_copies.warptrace_copy3_phase[warptrace_e] & 1u)) {"));
   // The consumer, which issues no copy, waits plainly.
   EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_bar], "
                              "warptrace_phase & 1u);"));
   // Still in flight at the end: the copy ends before the kernel's exits, after a wait for
   // its phase.
   EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_e], "
-                             "warptrace_copy3_phase[warptrace_e] & 1u);"));
+                             "warptrace_copies.warptrace_copy3_phase[warptrace_e] & 1u);"));
+  // The consumer's wait does not look at the producer's copies.
+  const size_t consumer = src.find("// role consumer");
+  ASSERT_NE(consumer, std::string::npos);
+  const size_t kernel_exit = src.find("  if (warptrace_tid == 0u) {\n#if", consumer);
+  ASSERT_NE(kernel_exit, std::string::npos);
+  EXPECT_THAT(src.substr(consumer, kernel_exit - consumer), Not(HasSubstr("warptrace_copies.")));
 }
 
 TEST(EmitterTest, RolesBecomeAnIfChainOnTheWarpgroupIndex) {

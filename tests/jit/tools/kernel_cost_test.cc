@@ -4,9 +4,8 @@
 //   - every compile's log holds nothing but ptxas's informational lines (no warning: C7508,
 //     C7510-C7515 or any other) and its SASS the tensor-core instructions of its kernel
 //     (HGMMA and UTMALDG on sm_90a: hopper_gemm, flash_attention; HMMA and LDSM on sm_80);
-//   - no spill stores or loads, unprofiled or profiled, so profiling adds no spill; the
-//     profiled variants that spill today are listed in KnownProfiledSpills, where the test
-//     holds that they still do (remove one from the list once it no longer spills).
+//   - no spill stores or loads and no stack frame (local memory), unprofiled or profiled:
+//     profiling adds no spill.
 // The variants are DefaultKernelCostVariants() at the GPU check's size, M = N = K = 4096.
 // Compile time is measured by the tool (bazel run //jit/tools:recorder_cost), not asserted.
 #include "jit/tools/kernel_cost.h"
@@ -14,8 +13,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -30,6 +29,7 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::warptrace::testing::IsOk;
@@ -94,6 +94,33 @@ TEST(CountRecordPointsTest, CountsRecordAndRecordWithPayloadCalls) {
             3u);
 }
 
+TEST(RegisterLimitedBlocksPerSmTest, FollowsTheWarpAllocationUnit) {
+  // 256 threads: 125 registers round up to 128 per thread, 4096 per warp, 16 warps fit: 2
+  // blocks; 129 registers (136 allocated) leave room for 15 warps: 1 block.
+  EXPECT_EQ(RegisterLimitedBlocksPerSm(125, 256), 2u);
+  EXPECT_EQ(RegisterLimitedBlocksPerSm(128, 256), 2u);
+  EXPECT_EQ(RegisterLimitedBlocksPerSm(129, 256), 1u);
+  EXPECT_EQ(RegisterLimitedBlocksPerSm(200, 128), 2u);
+  EXPECT_EQ(RegisterLimitedBlocksPerSm(168, 384), 1u);
+  // At most 64 warps and 32 blocks per SM.
+  EXPECT_EQ(RegisterLimitedBlocksPerSm(16, 32), 32u);
+  EXPECT_EQ(RegisterLimitedBlocksPerSm(16, 1024), 2u);
+  EXPECT_EQ(RegisterLimitedBlocksPerSm(0, 128), 0u);
+}
+
+TEST(FilterKernelCostVariantsTest, KeepsMatchingNamesAndNamesTheVariantsOtherwise) {
+  absl::StatusOr<std::vector<KernelCostVariant>> ampere =
+      FilterKernelCostVariants(DefaultKernelCostVariants(256), "ampere_gemm 8 warps");
+  ASSERT_THAT(ampere, IsOk());
+  ASSERT_EQ(ampere->size(), 2u);
+  EXPECT_EQ((*ampere)[0].name, "ampere_gemm 8 warps 3 stages");
+  EXPECT_EQ(FilterKernelCostVariants(DefaultKernelCostVariants(256), "")->size(),
+            DefaultKernelCostVariants(256).size());
+  EXPECT_THAT(FilterKernelCostVariants(DefaultKernelCostVariants(256), "volta"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("\"volta\""), HasSubstr("hopper_gemm coop bn64 bf16"))));
+}
+
 TEST(LocateCuobjdumpTest, ANonExecutableFlagIsNotFoundAndNamed) {
   EXPECT_THAT(LocateCuobjdump("/nonexistent/cuobjdump"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent/cuobjdump")));
@@ -130,27 +157,6 @@ TEST(LocateCuobjdumpTest, FindsTheWheelWhenTheFirstPython3OnPathLacksIt) {
 // recorder's per-thread state on top of the wgmma accumulators (56-80 bytes of spill
 // stores; flash_attention 88 at head dim 64, 248 at 128). At K = 256 (mainloop unrolled)
 // only the GEMM's ping-pong and persistent variants spill.
-const std::set<std::string>& KnownProfiledSpills() {
-  static const std::set<std::string>* spills = new std::set<std::string>{
-      "hopper_gemm coop bn64 bf16",
-      "hopper_gemm coop bn128 bf16",
-      "hopper_gemm coop bn256 bf16",
-      "hopper_gemm coop bn128 f32",
-      "hopper_gemm pingpong bn128 bf16",
-      "hopper_gemm coop persistent bn128 bf16",
-      "hopper_gemm pingpong persistent bn128 bf16",
-      "flash_attention d64",
-      "flash_attention d64 causal",
-      "flash_attention d64 pingpong",
-      "flash_attention d64 overlap",
-      "flash_attention d128",
-      "flash_attention d128 causal",
-      "flash_attention d128 pingpong",
-      "flash_attention d128 overlap",
-  };
-  return *spills;
-}
-
 class KernelCostTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -191,24 +197,16 @@ TEST_F(KernelCostTest, EveryVariantCompilesWarningFreeToTensorCoreSass) {
   }
 }
 
-TEST_F(KernelCostTest, NoVariantSpillsAndProfilingAddsNoSpill) {
+TEST_F(KernelCostTest, NoVariantSpillsOrUsesLocalMemoryProfiledOrNot) {
   ASSERT_THAT(*rows_, IsOk());
-  std::set<std::string> spilling_now;
   for (const KernelCostRow& row : **rows_) {
     SCOPED_TRACE(row.name);
-    EXPECT_EQ(row.off.ptxas.spill_store_bytes, 0u) << "unprofiled";
-    EXPECT_EQ(row.off.ptxas.spill_load_bytes, 0u) << "unprofiled";
-    const bool spills = row.on.ptxas.spill_store_bytes > 0 || row.on.ptxas.spill_load_bytes > 0;
-    if (spills) spilling_now.insert(row.name);
-    if (KnownProfiledSpills().count(row.name) == 0) {
-      EXPECT_EQ(row.on.ptxas.spill_store_bytes, 0u) << "profiled";
-      EXPECT_EQ(row.on.ptxas.spill_load_bytes, 0u) << "profiled";
+    for (const auto& [mode, cost] : {std::pair{"unprofiled", &row.off}, {"profiled", &row.on}}) {
+      EXPECT_EQ(cost->ptxas.spill_store_bytes, 0u) << mode;
+      EXPECT_EQ(cost->ptxas.spill_load_bytes, 0u) << mode;
+      // The recorder's state is in registers and shared memory, never a stack array.
+      EXPECT_EQ(cost->ptxas.stack_frame_bytes, 0u) << mode;
     }
-  }
-  // The known list is exact: a variant that no longer spills must leave it.
-  for (const std::string& name : KnownProfiledSpills()) {
-    EXPECT_TRUE(spilling_now.count(name) > 0)
-        << name << " no longer spills when profiled: remove it from KnownProfiledSpills";
   }
 }
 
