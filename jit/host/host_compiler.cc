@@ -118,6 +118,10 @@ Flags FlagsFor(const CompileRequest& request, const std::string& linker,
   Flags flags;
   flags.base = {absl::StrCat("-std=", request.options.cpp_standard), "-O1", "-shared", "-fPIC",
                 "-pthread", "-DWARPTRACE_HOST_BACKEND"};
+  // The kernel is an extern "C" function named as the user chose: its calls bind to its own
+  // definition, not to a same-named function the process has (curses' raw(), libc's
+  // getpid()), which ELF interposition would otherwise call instead.
+  flags.link.push_back("-Wl,-Bsymbolic-functions");
   if (!linker.empty()) {
     flags.link.push_back(absl::StrCat("-fuse-ld=", linker));
     // gold names the object's version definition after the output path (a temporary

@@ -76,6 +76,7 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::s
                                               absl::string_view variant) {
   ProfileOptions profile;
   profile.enabled = profiled;
+  profile.policy = options.policy;
   ASSIGN_OR_RETURN(KernelSource source, EmitKernel(kernel, profile));
   KernelCompileCost cost;
   cost.record_points = CountRecordPoints(source.source);
@@ -294,8 +295,14 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
 std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                              const KernelCostOptions& options) {
   std::string out = absl::StrFormat(
-      "What recording costs the kernels (off = unprofiled, on = profiled with default "
-      "options; NVRTC --ptxas-options=-v --no-cache; compile time = median of %d):\n",
+      "What recording costs the kernels (off = unprofiled, on = profiled%s; NVRTC "
+      "--ptxas-options=-v --no-cache; compile time = median of %d):\n",
+      options.policy == RecordPolicy{}
+          ? " with default options"
+          : absl::StrFormat(" with handoffs %s, mma groups %s, kernel site %s",
+                            options.policy.handoffs ? "on" : "off",
+                            options.policy.mma_groups ? "on" : "off",
+                            options.policy.kernel ? "on" : "off"),
       options.repeats);
   absl::StrAppendFormat(&out, "%-42s %-6s %9s %9s %15s %7s %11s %10s %7s %9s %11s %5s\n",
                         "kernel", "arch", "regs", "blocks/SM", "spill st/ld", "stack", "SASS",

@@ -38,6 +38,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "jit/builder/kernel.h"
+#include "jit/plan/record_plan.h"
 
 namespace warptrace {
 
@@ -103,6 +104,9 @@ struct KernelCostRow {
 struct KernelCostOptions {
   std::vector<KernelCostVariant> variants = DefaultKernelCostVariants();
   int repeats = 3;        // compiles per variant and mode; the median is reported
+  // What the profiled mode records (the default: everything the examples record). Fewer
+  // record points cost less code, registers and compile time.
+  RecordPolicy policy;
   std::string cuobjdump;  // empty: no SASS numbers
   // When set, each variant's emitted source (with its headers beside it), NVRTC log and
   // SASS are written under this directory as <variant>.<off|on>.{cu,log,sass}, spaces in

@@ -31,6 +31,11 @@ ABSL_FLAG(int, repeats, 3, "NVRTC compiles per kernel variant and mode (median r
 ABSL_FLAG(std::string, only, "",
           "Measure only the kernel variants whose name contains this text (e.g. \"hopper_gemm "
           "coop\"); with it the per-event tables are skipped.");
+ABSL_FLAG(bool, handoffs, true,
+          "Profiled kernels record phase-barrier arrivals, phase waits and async copies "
+          "(RecordPolicy::handoffs).");
+ABSL_FLAG(bool, mma_groups, true,
+          "Profiled kernels record wgmma groups as async spans (RecordPolicy::mma_groups).");
 ABSL_FLAG(std::string, dump_dir, "",
           "Write each kernel variant's emitted source (with the headers it includes), NVRTC log "
           "and SASS to this existing directory as <variant>.<off|on>.{cu,log,sass}.");
@@ -82,6 +87,8 @@ int main(int argc, char** argv) {
   }
   kernel_options.variants = *std::move(variants);
   kernel_options.dump_dir = absl::GetFlag(FLAGS_dump_dir);
+  kernel_options.policy.handoffs = absl::GetFlag(FLAGS_handoffs);
+  kernel_options.policy.mma_groups = absl::GetFlag(FLAGS_mma_groups);
   kernel_options.cuobjdump = options.cuobjdump;
   absl::StatusOr<std::vector<warptrace::KernelCostRow>> kernel_rows =
       warptrace::MeasureKernelCost(kernel_options);

@@ -280,6 +280,23 @@ TEST(HostDeviceTest, AMissingHostEntryIsReportedByName) {
                                              HasSubstr("`warptrace_host_entry_other`")));
 }
 
+// A kernel's extern "C" name may be a function the process already has (curses' raw(),
+// terminfo's tputs(), libc's getpid()): the kernel's shared object binds its own symbols to
+// itself (it exports only its host entry and ABI version), so the launch runs the kernel.
+TEST(HostDeviceTest, AKernelNamedLikeAFunctionOfTheProcessRunsItself) {
+  auto device = MakeDevice("interposed_names");
+  ASSERT_NE(device, nullptr);
+  for (const char* name : {"raw", "tputs", "getpid"}) {
+    SCOPED_TRACE(name);
+    std::vector<int> out;
+    ASSERT_THAT(RunSimpleKernel(*device, SimpleKernel(name, "out[threadIdx.x] = 7 * (int)threadIdx.x;"),
+                                {1, 1, 1}, {32, 1, 1}, 32, &out),
+                IsOk());
+    ASSERT_EQ(out.size(), 32u);
+    for (int t = 0; t < 32; ++t) EXPECT_EQ(out[t], 7 * t) << "thread " << t;
+  }
+}
+
 TEST(HostDeviceTest, TheSharedObjectIsCachedOnDisk) {
   auto device = MakeDevice("cache");
   ASSERT_NE(device, nullptr);
