@@ -1,0 +1,462 @@
+#include "jit/emit/async_sites.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "jit/emit/emit_lines.h"
+
+namespace warptrace {
+
+AsyncSites::AsyncSites(const Kernel& kernel, const RecordPlan* plan, SourceWriter& out,
+                       const Role& role, BodyFn body)
+    : kernel_(kernel), plan_(plan), out_(out), role_(role), body_(std::move(body)) {
+  if (plan_ != nullptr) CollectCopies(kernel.body);
+  for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
+    History& h = HistoryOf(*kind);
+    uint32_t sites = 0;
+    for (const CopySite& c : copies_) sites += (c.*kind->member)() ? 1 : 0;
+    if (sites == 0) h.depth = 0;
+    if (h.depth == 0) continue;
+    h.bits = 1;
+    while ((uint64_t{1} << h.bits) - 1 < sites) ++h.bits;  // all ones stays free: none
+  }
+}
+
+void AsyncSites::RecordPayload(int depth, const SiteInfo& site, bool exit, const std::string& a,
+                               const std::string& b, const std::string& what) {
+  warptrace::RecordPayload(out_, depth, site, exit, a, b, what);
+}
+
+const SiteInfo* AsyncSites::SiteOf(const KernelNode& node) const {
+  if (plan_ == nullptr) return nullptr;
+  std::optional<uint32_t> id = plan_->SiteOf(node.ordinal);
+  return id.has_value() ? &plan_->sites()[*id] : nullptr;
+}
+
+std::vector<const AsyncSites::CopySite*> AsyncSites::Polled() const {
+  std::vector<const CopySite*> polled;
+  for (const CopySite& c : copies_) {
+    if (c.bulk() && c.role == role_.node && MayRunOnIssuer(c)) polled.push_back(&c);
+  }
+  return polled;
+}
+
+bool AsyncSites::PollsWhileWaiting() const { return !Polled().empty(); }
+
+void AsyncSites::PollWhileWaiting(int depth) {
+  const std::vector<const CopySite*> polled = Polled();
+  if (polled.empty()) return;
+  // Polled copies are the role's, issued by its first thread.
+  Line(depth, absl::StrCat("if (", IsIssuer(*polled.front()), ") {"));
+  for (const CopySite* c : polled) PollPending(depth + 1, *c);
+  Line(depth, "}");
+}
+
+void AsyncSites::EndCopiesOnWait(int depth, const std::string& barrier,
+                                 const std::string& barrier_id) {
+  for (const CopySite& c : copies_) {
+    if (c.node->copy.barrier != barrier || !MayRunOnIssuer(c)) continue;
+    Line(depth, absl::StrCat("if (", IsIssuer(c), " && ", c.var,
+                             "_pending[warptrace_bar] != 0u) {"));
+    RecordCopyEnd(depth + 1, c, absl::StrCat(c.var, "_pending[warptrace_bar]"), barrier_id);
+    Line(depth, "}");
+  }
+}
+
+void AsyncSites::EndGroupsOfWait(int depth, const KernelNode& wait) {
+  const GroupKind& kind = wait.kind == KernelNode::Kind::kAsyncWait ? kCpAsyncGroups
+                          : wait.kind == KernelNode::Kind::kMmaWait ? kMmaGroups
+                                                                    : kStoreGroups;
+  EndGroupCopies(depth, kind, wait.async_pending);
+}
+
+// InvalidArgument when a kind's history does not fit in 64 bits (over 511 recorded
+// sites of one kind with a wait leaving 7 groups in flight).
+absl::Status AsyncSites::Check() const {
+  for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
+    const History& h = HistoryOf(*kind);
+    if (h.bits * h.depth <= 64) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "kernel %s: too many recorded sites of %s (%d bits each) for the emitter to track "
+        "%d groups in flight per thread in 64 bits; record fewer of them "
+        "(RecordPolicy) or leave fewer in flight",
+        kernel_.name, kind->what, h.bits, h.depth));
+  }
+  return absl::OkStatus();
+}
+
+std::string AsyncSites::IsIssuer(const CopySite& c) {
+  return absl::StrCat("warptrace_tid == ", c.issuer, "u");
+}
+
+// Whether the code being emitted may run on `c`'s issuing thread: outside roles, or in a
+// role holding that thread.
+bool AsyncSites::MayRunOnIssuer(const CopySite& c) const {
+  if (role_.node == nullptr) return true;
+  return c.issuer >= role_.first && c.issuer < role_.first + role_.threads;
+}
+
+void AsyncSites::RecordGroupBegin(int depth, const CopySite& c) {
+  const GroupKind& kind = KindOf(c);
+  const int r = RecorderOnly(depth, kind);
+  RecordPayload(r, c.site, false, Issued(c), kNoBarrierOperand, "begin of");
+  Line(r, absl::StrCat("++", Issued(c), ";"));
+  CloseRecorderOnly(depth, kind);
+}
+
+void AsyncSites::GroupCopy(const KernelNode& node, int depth) {
+  const AsyncCopySpec& c = node.copy;
+  const uint32_t chunks = c.row_bytes / 16;
+  Line(depth, absl::StrFormat("{  // copy %s: %d rows x %d bytes, cp.async by %d threads",
+                              c.name, c.rows, c.row_bytes, role_.threads));
+  const int d = depth + 1;
+  const CopySite* tracked = Tracked(node);
+  if (tracked != nullptr) RecordGroupBegin(d, *tracked);
+  CopyPointers(d, c);
+  Line(d, absl::StrFormat("for (unsigned int warptrace_i = warptrace_tid - %du; warptrace_i < "
+                          "%du; warptrace_i += %du) {",
+                          role_.first, uint64_t{c.rows} * chunks, role_.threads));
+  Line(d + 1, absl::StrFormat("const unsigned int warptrace_r = warptrace_i / %du;", chunks));
+  Line(d + 1, absl::StrFormat("const unsigned int warptrace_c = warptrace_i %% %du;", chunks));
+  Line(d + 1, absl::StrFormat(
+                  "warptrace_cp_async(warptrace_dst + warptrace_r * %du + warptrace_c * 16u, "
+                  "warptrace_src + warptrace_r * static_cast<unsigned long long>(%s) + "
+                  "warptrace_c * 16u, 16u);",
+                  c.row_bytes, c.src_row_stride_bytes));
+  Line(d, "}");
+  Line(d, "warptrace_cp_async_commit();");
+  PushHistory(d, kCpAsyncGroups, tracked);
+  Line(depth, "}");
+}
+
+void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
+  const AsyncCopySpec& c = node.copy;
+  const PhaseBarrierDecl& decl = Decl(c.barrier);
+  Line(depth, c.tma() ? absl::StrFormat("{  // copy %s: TMA box of %s (%d bytes) on %s[%s], "
+                                        "phase %s",
+                                        c.name, c.tensor_map, c.Bytes(), c.barrier,
+                                        c.barrier_index, c.barrier_phase)
+                      : absl::StrFormat("{  // copy %s: %d rows x %d bytes, bulk on %s[%s], "
+                                        "phase %s",
+                                        c.name, c.rows, c.row_bytes, c.barrier,
+                                        c.barrier_index, c.barrier_phase));
+  int d = depth + 1;
+  Line(d++, absl::StrCat("if (", Elected(), ") {"));
+  DeclareBar(d, c.barrier_index);
+  const CopySite* tracked = Tracked(node);
+  if (tracked != nullptr) {
+    const std::string id = BarrierId(decl, "warptrace_bar");
+    ObservePending(d, *tracked, "warptrace_bar", id);
+    RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), id,
+                  "begin of");
+    Line(d, absl::StrCat(tracked->var, "_pending[warptrace_bar] = ++", tracked->var,
+                         "_issued;"));
+    Line(d, absl::StrCat(tracked->var, "_phase[warptrace_bar] = static_cast<unsigned int>(",
+                         c.barrier_phase, ");"));
+  }
+  if (c.tma()) {
+    // The box's bytes, expected before the copy can complete them.
+    Line(d, absl::StrFormat("warptrace_mbarrier_expect_tx(&%s[warptrace_bar], %du);",
+                            c.barrier, c.Bytes()));
+    std::vector<std::string> coords;
+    for (const std::string& x : c.coords) {
+      coords.push_back(absl::StrCat("static_cast<int>(", x, ")"));
+    }
+    Line(d, absl::StrFormat("warptrace_tma_load_%dd(%s, &%s, %s, &%s[warptrace_bar]);",
+                            c.coords.size(), Operand(c.dst), c.tensor_map,
+                            absl::StrJoin(coords, ", "), c.barrier));
+  } else {
+    CopyPointers(d, c);
+    Line(d, absl::StrFormat(
+                "for (unsigned int warptrace_r = 0; warptrace_r < %du; ++warptrace_r) {",
+                c.rows));
+    Line(d + 1, absl::StrFormat(
+                    "warptrace_bulk_copy_g2s(warptrace_dst + warptrace_r * %du, warptrace_src "
+                    "+ warptrace_r * static_cast<unsigned long long>(%s), %du, "
+                    "&%s[warptrace_bar]);",
+                    c.row_bytes, c.src_row_stride_bytes, c.row_bytes, c.barrier));
+    Line(d, "}");
+  }
+  Line(depth + 1, "}");
+  Line(depth, "}");
+}
+
+// By the role's first thread: the begin of the store's async span, the store, its commit.
+void AsyncSites::TmaStore(const KernelNode& node, int depth) {
+  const AsyncCopySpec& c = node.copy;
+  Line(depth, absl::StrCat("if (", Elected(), ") {  // tma store ", c.name, " to ",
+                           c.tensor_map));
+  const int d = depth + 1;
+  const CopySite* tracked = Tracked(node);
+  if (tracked != nullptr) RecordGroupBegin(d, *tracked);
+  std::vector<std::string> coords;
+  for (const std::string& x : c.coords) coords.push_back(absl::StrCat("static_cast<int>(", x, ")"));
+  Line(d, absl::StrFormat("warptrace_tma_store_2d(&%s, %s, %s);", c.tensor_map, Operand(c.src),
+                          absl::StrJoin(coords, ", ")));
+  Line(d, "warptrace_bulk_commit_group();");
+  PushHistory(d, kStoreGroups, tracked);
+  Line(depth, "}");
+}
+
+// wgmma.fence, the group's instructions, the begin of its async span, wgmma.commit_group.
+void AsyncSites::MmaGroup(const KernelNode& node, int depth) {
+  Line(depth, absl::StrCat("{  // mma group ", node.text));
+  const int d = depth + 1;
+  Line(d, "warptrace_wgmma_fence();");
+  body_(node.body, d);
+  const CopySite* tracked = Tracked(node);
+  if (tracked != nullptr) {
+    RecordPayload(d, tracked->site, false, Issued(*tracked), kNoBarrierOperand, "commit of");
+    Line(d, absl::StrCat("++", Issued(*tracked), ";"));
+  }
+  Line(d, "warptrace_wgmma_commit_group();");
+  PushHistory(d, kMmaGroups, tracked);
+  Line(depth, "}");
+}
+
+// `warptrace_src` and `warptrace_dst`, the copy's pointers as bytes.
+void AsyncSites::CopyPointers(int depth, const AsyncCopySpec& c) {
+  Line(depth, absl::StrCat("const char* warptrace_src = reinterpret_cast<const char*>(",
+                           c.src, ");"));
+  Line(depth, absl::StrCat("char* warptrace_dst = reinterpret_cast<char*>(", c.dst, ");"));
+}
+
+// Records the end of the bulk copy in flight whose issue + 1 is in `pending`, and clears it.
+void AsyncSites::RecordCopyEnd(int depth, const CopySite& c, const std::string& pending,
+    const std::string& barrier_id) {
+  RecordPayload(depth, c.site, true, absl::StrCat(pending, " - 1u"), barrier_id, "end of");
+  Line(depth, absl::StrCat(pending, " = 0u;"));
+}
+
+// Records the end of each of `c`'s copies in flight whose phase has completed, without
+// waiting (test_wait), by the issuing thread (the caller checks); the loop is not unrolled (it runs while the
+// thread waits, and unrolled copies of it cost compile time).
+void AsyncSites::PollPending(int depth, const CopySite& c) {
+  const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
+  const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
+  NoUnroll(out_, depth);
+  ForEachElement(depth, decl);
+  Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
+                               c.node->copy.barrier, "[warptrace_e], ", c.var,
+                               "_phase[warptrace_e] & 1u)) {"));
+  RecordCopyEnd(depth + 2, c, pending, BarrierId(decl, "warptrace_e"));
+  Line(depth + 1, "}");
+  Line(depth, "}");
+}
+
+// A bulk copy still pending on element `bar`: wait for its phase (complete already when
+// the kernel's protocol ordered it), then record its end.
+void AsyncSites::ObservePending(int depth, const CopySite& c, const std::string& bar,
+    const std::string& id) {
+  const std::string pending = absl::StrCat(c.var, "_pending[", bar, "]");
+  Line(depth, absl::StrCat("if (", pending, " != 0u) {"));
+  Line(depth + 1, absl::StrCat("warptrace_mbarrier_wait_parity(&", c.node->copy.barrier, "[",
+                               bar, "], ", c.var, "_phase[", bar, "] & 1u);"));
+  RecordCopyEnd(depth + 1, c, pending, id);
+  Line(depth, "}");
+}
+
+// A group just committed: its site (none: not recorded) enters the kind's history.
+void AsyncSites::PushHistory(int depth, const GroupKind& kind, const CopySite* tracked) {
+  const History& h = HistoryOf(kind);
+  if (h.bits == 0) return;
+  const uint64_t site = tracked != nullptr ? tracked->group_index : h.none();
+  const std::string var = HistoryVar(kind);
+  const std::string push = absl::StrFormat("%s = (%s << %d) | %d%s;", var, var, h.bits, site,
+                                           h.wide() ? "ull" : "u");
+  if (!kind.per_unit) {
+    Line(depth, push);
+  } else {
+    Line(depth, absl::StrFormat("if (%s < %du) %s", kRecorderUnit, plan_->units_per_block(),
+                                push));
+  }
+}
+
+// Groups issued and not yet ended are complete after a wait_group 0. With `pending`
+// groups left in flight, those are the thread's most recent ones: each site keeps as
+// many copies open as it has among them (the history's lowest `pending` entries).
+// `in_recorder_block`: the caller opened RecorderOnly already.
+void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending,
+    bool in_recorder_block) {
+  const History& h = HistoryOf(kind);
+  if (h.bits == 0) pending = 0;  // no history: the plan has no wait leaving groups in flight
+  if (!std::any_of(copies_.begin(), copies_.end(),
+                   [&](const CopySite& c) { return (c.*kind.member)(); })) {
+    return;
+  }
+  const int d = in_recorder_block ? depth : RecorderOnly(depth, kind);
+  for (const CopySite& c : copies_) {
+    if (!(c.*kind.member)()) continue;
+    std::string keep;
+    if (pending > 0) {
+      std::vector<std::string> terms;
+      for (uint32_t j = 0; j < pending; ++j) {
+        terms.push_back(absl::StrFormat("(((%s >> %du) & %d%s) == %du ? 1u : 0u)",
+                                        HistoryVar(kind), j * h.bits, h.none(),
+                                        h.wide() ? "ull" : "u", c.group_index));
+      }
+      keep = absl::StrCat(" + (", absl::StrJoin(terms, " + "), ")");
+    }
+    NoUnroll(out_, d);  // usually one or two iterations; unrolled, a lot of code
+    Line(d, absl::StrCat("for (; ", Done(c), keep, " < ", Issued(c), "; ++", Done(c), ") {"));
+    RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand,
+                  c.mma() ? "retirement of" : "end of");
+    Line(d, "}");
+  }
+  if (!in_recorder_block) CloseRecorderOnly(depth, kind);
+}
+
+// Before leaving the kernel: every copy of this thread still in flight completes and is
+// recorded, so each copy records exactly its begin and its end.
+void AsyncSites::ObservePendingCopies(int depth) {
+  for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
+    std::vector<std::string> open;
+    for (const CopySite& c : copies_) {
+      if ((c.*kind->member)()) open.push_back(absl::StrCat(Done(c), " < ", Issued(c)));
+    }
+    if (open.empty()) continue;
+    const int d = RecorderOnly(depth, *kind);
+    Line(d, absl::StrCat("if (", absl::StrJoin(open, " || "), ") ", kind->wait, "(0u);"));
+    EndGroupCopies(d, *kind, 0, /*in_recorder_block=*/true);
+    CloseRecorderOnly(depth, *kind);
+  }
+  for (const CopySite& c : copies_) {
+    if (!c.bulk() || !MayRunOnIssuer(c)) continue;
+    const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
+    Line(depth, absl::StrCat("if (", IsIssuer(c), ") {"));
+    NoUnroll(out_, depth + 1);
+    ForEachElement(depth + 1, decl);
+    ObservePending(depth + 2, c, "warptrace_e", BarrierId(decl, "warptrace_e"));
+    Line(depth + 1, "}");
+    Line(depth, "}");
+  }
+}
+
+// Declares and initializes the state of each recorded copy site: issue numbers, and which
+// copies are still to be observed complete (where each kind's lives: the file comment).
+// Only the threads that use a piece of it touch it, so no barrier orders it.
+void AsyncSites::CopyTracking() {
+  const uint32_t units = plan_ == nullptr ? 0 : plan_->units_per_block();
+  // The per-unit state: one struct per trace unit in one shared array, so that the
+  // recorder reaches all of it from one base address.
+  std::vector<std::string> fields, recorder_init, copy_fields, copy_init;
+  for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
+    const History& h = HistoryOf(*kind);
+    if (h.bits == 0) continue;
+    const std::string comment =
+        absl::StrFormat("  // sites of the last %d %s, %d bits each", h.depth, kind->what, h.bits);
+    const char* type = h.wide() ? "unsigned long long" : "unsigned int";
+    const char* all_ones = h.wide() ? "~0ull" : "~0u";
+    if (!kind->per_unit) {
+      Line(1, absl::StrCat(type, " ", kind->history, " = ", all_ones, ";", comment));
+    } else {
+      // 64-bit fields first: no padding.
+      fields.insert(h.wide() ? fields.begin() : fields.end(),
+                    absl::StrCat(type, " ", kind->history, ";", comment));
+      recorder_init.push_back(absl::StrCat(HistoryVar(*kind), " = ", all_ones, ";"));
+    }
+  }
+  for (const CopySite& c : copies_) {
+    if (!c.bulk() && !KindOf(c).per_unit) {  // wgmma groups: registers
+      Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
+      Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
+      continue;
+    }
+    if (!c.bulk()) {  // cp.async and TMA store groups: the recorder's, in shared memory
+      fields.push_back(absl::StrCat("unsigned int ", c.var, "_issued;  // copy ", c.site.name));
+      fields.push_back(absl::StrCat("unsigned int ", c.var, "_done;"));
+      recorder_init.push_back(absl::StrCat(Issued(c), " = 0u;"));
+      recorder_init.push_back(absl::StrCat(Done(c), " = 0u;"));
+      continue;
+    }
+    const uint32_t size = Decl(c.node->copy.barrier).size;
+    const std::string bare(absl::StripPrefix(c.var, kCopiesPrefix));
+    copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_issued;  // copy ", c.site.name,
+                                       ", by thread ", c.issuer));
+    copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_pending[", size,
+                                       "];  // issue + 1 of the copy in flight per element, or 0"));
+    copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_phase[", size, "];"));
+    copy_init.push_back(absl::StrCat("if (", IsIssuer(c), ") {"));
+    copy_init.push_back(absl::StrCat("  ", c.var, "_issued = 0u;"));
+    copy_init.push_back(absl::StrFormat("  for (unsigned int warptrace_e = 0; warptrace_e < %du; "
+                                        "++warptrace_e) %s_pending[warptrace_e] = 0u;",
+                                        size, c.var));
+    copy_init.push_back("}");
+  }
+  if (!copy_fields.empty()) {
+    Line(1, "struct warptrace_copy_track {  // the bulk copies' state, their issuers'");
+    for (const std::string& field : copy_fields) Line(2, field);
+    Line(1, "};");
+    Line(1, absl::StrCat("__shared__ warptrace_copy_track ",
+                         absl::StripSuffix(kCopiesPrefix, "."), ";"));
+    for (const std::string& line : copy_init) Line(1, line);
+  }
+  if (recorder_init.empty()) return;
+  Line(1, "struct warptrace_unit_track {  // a trace unit's group bookkeeping, its recorder's");
+  for (const std::string& field : fields) Line(2, field);
+  Line(1, "};");
+  Line(1, absl::StrCat("__shared__ warptrace_unit_track ", kTrack, "[", units, "];"));
+  Line(1, absl::StrFormat("// the trace unit this thread records (%d: none; only a recorder "
+                          "keeps the state above)",
+                          units));
+  Line(1, absl::StrCat("const unsigned int ", kRecorderUnit,
+                       " = warptrace::device::RecordedUnit(warptrace_config, warptrace_tid, ",
+                       kBlockLinear, ");"));
+  Line(1, absl::StrFormat("if (%s < %du) {", kRecorderUnit, units));
+  for (const std::string& init : recorder_init) Line(2, init);
+  Line(1, "}");
+}
+
+void AsyncSites::CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role,
+    uint64_t issuer) {
+  for (const KernelNode& n : body) {
+    if (n.kind == KernelNode::Kind::kAsyncCopy || n.kind == KernelNode::Kind::kMmaGroup ||
+        n.kind == KernelNode::Kind::kTmaStore) {
+      if (const SiteInfo* site = SiteOf(n)) {
+        const bool mma = n.kind == KernelNode::Kind::kMmaGroup;
+        const bool store = n.kind == KernelNode::Kind::kTmaStore;
+        const bool bulk = !mma && !store && !n.copy.barrier.empty();
+        uint32_t group_index = 0;
+        for (const CopySite& c : copies_) {
+          group_index += mma ? c.mma() : store ? c.store() : (!bulk && c.cp_async());
+        }
+        // A bulk copy's state is a member of the block's warptrace_copies (CopyTracking).
+        copies_.push_back(CopySite{&n, *site,
+                                   absl::StrCat(bulk ? kCopiesPrefix : "",
+                                                mma ? "warptrace_mma" : "warptrace_copy",
+                                                n.ordinal),
+                                   role, group_index, issuer});
+      }
+    }
+    CollectCopies(n.body, role, issuer);
+    CollectCopies(n.else_body, role, issuer);
+    for (const KernelNode& r : n.roles) {
+      CollectCopies(r.body, &r, uint64_t{r.first} * RoleAxisThreads(n.axis));
+    }
+    const GroupKind* kind = n.kind == KernelNode::Kind::kAsyncWait  ? &kCpAsyncGroups
+                            : n.kind == KernelNode::Kind::kMmaWait  ? &kMmaGroups
+                            : n.kind == KernelNode::Kind::kTmaStoreWait ? &kStoreGroups
+                                                                        : nullptr;
+    if (kind != nullptr) {
+      History& h = HistoryOf(*kind);
+      h.depth = std::max(h.depth, n.async_pending);
+    }
+  }
+}
+
+const AsyncSites::CopySite* AsyncSites::Tracked(const KernelNode& node) const {
+  for (const CopySite& c : copies_) {
+    if (c.node == &node) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace warptrace
