@@ -93,9 +93,7 @@ absl::Status AsyncSites::Check() const {
   return absl::OkStatus();
 }
 
-std::string AsyncSites::IsIssuer(const CopySite& c) {
-  return absl::StrCat("warptrace_tid == ", c.issuer, "u");
-}
+std::string AsyncSites::IsIssuer(const CopySite& c) { return IsThread(c.issuer); }
 
 // Whether the code being emitted may run on `c`'s issuing thread: outside roles, or in a
 // role holding that thread.

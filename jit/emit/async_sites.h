@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "format/layout.h"
 #include "jit/builder/kernel.h"
 #include "jit/emit/emit_lines.h"
@@ -126,14 +127,14 @@ class AsyncSites {
     return c.mma() ? kMmaGroups : c.store() ? kStoreGroups : kCpAsyncGroups;
   }
   // A group site's counters and a kind's history, as the code names them.
-  std::string Slot(const char* name, bool per_unit) const {
+  std::string Slot(absl::string_view name, bool per_unit) const {
     return per_unit ? absl::StrCat(kTrack, "[", kRecorderUnit, "].", name) : std::string(name);
   }
   std::string Issued(const CopySite& c) const {
-    return Slot(absl::StrCat(c.var, "_issued").c_str(), KindOf(c).per_unit);
+    return Slot(absl::StrCat(c.var, "_issued"), KindOf(c).per_unit);
   }
   std::string Done(const CopySite& c) const {
-    return Slot(absl::StrCat(c.var, "_done").c_str(), KindOf(c).per_unit);
+    return Slot(absl::StrCat(c.var, "_done"), KindOf(c).per_unit);
   }
   std::string HistoryVar(const GroupKind& kind) const { return Slot(kind.history, kind.per_unit); }
   // Opens `if (this thread records) {` for a per-unit kind's bookkeeping; returns the depth
@@ -164,7 +165,7 @@ class AsyncSites {
   const PhaseBarrierDecl& Decl(const std::string& name) const {
     return *kernel_.FindPhaseBarriers(name);  // validated by Build()
   }
-  std::string Elected() const { return absl::StrCat("warptrace_tid == ", role_.first, "u"); }
+  std::string Elected() const { return IsThread(role_.first); }
   const SiteInfo* SiteOf(const KernelNode& node) const;
   std::vector<const CopySite*> Polled() const;
   // The begin of a cp.async or TMA store group site's async span, and its issue count.
