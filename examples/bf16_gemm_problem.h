@@ -13,7 +13,7 @@
 
 #include "examples/example_main.h"
 #include "jit/builder/kernel_builder.h"
-#include "jit/run/tensor_map.h"
+#include "jit/platform/tensor_map.h"
 
 namespace warptrace::examples {
 

@@ -23,12 +23,12 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
-#include "profiler/dump.h"
+#include "profiler/dump/dump.h"
 #include "profiler/imports/sidecar.h"
-#include "profiler/sinks/analysis_sink.h"
-#include "profiler/sinks/chrome_trace.h"
-#include "profiler/sinks/perfetto/perfetto_writer.h"
-#include "profiler/sinks/summary.h"
+#include "profiler/analysis/analysis_sink.h"
+#include "profiler/outputs/chrome_trace.h"
+#include "profiler/outputs/perfetto/perfetto_writer.h"
+#include "profiler/analysis/summary.h"
 #include "profiler/trace/verify.h"
 
 ABSL_FLAG(std::string, out, "",
@@ -277,7 +277,7 @@ absl::Status WriteOutputs(const Trace& trace, const ExampleOptions& options,
          "chrome://tracing (Load)\n"
       << "  raw buffer:     " << options.SavePrefix() << ".bin + " << options.SavePrefix()
       << ".json (layout sidecar)\n"
-      << "                  re-read: bazel run //profiler/tools:warptrace -- dump --input="
+      << "                  re-read: bazel run //profiler/cli:warptrace -- dump --input="
       << options.SavePrefix() << " --output=" << options.SavePrefix()
       << ".dump.json --summary\n"
       << "  verdict report: " << options.VerdictPath() << "\n";

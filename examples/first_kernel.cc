@@ -16,7 +16,7 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/run/run.h"
 #include "llvm/Support/FileSystem.h"
-#include "profiler/sinks/chrome_trace.h"
+#include "profiler/outputs/chrome_trace.h"
 
 namespace warptrace::examples {
 

@@ -30,7 +30,7 @@
 #include "examples/example_data.h"
 #include "examples/example_main.h"
 #include "jit/kernels/flash_attention.h"
-#include "jit/run/tensor_map.h"
+#include "jit/platform/tensor_map.h"
 
 ABSL_FLAG(uint32_t, batch, 1, "batch size (the grid's z)");
 ABSL_FLAG(uint32_t, heads, 2, "attention heads (the grid's y)");

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "format/layout.h"
-#include "jit/run/tensor_map.h"
+#include "jit/platform/tensor_map.h"
 
 namespace warptrace::examples {
 

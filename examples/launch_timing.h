@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "jit/builder/kernel_source.h"
-#include "jit/run/device.h"
+#include "jit/platform/device.h"
 #include "jit/run/run.h"
 
 namespace warptrace::examples {

@@ -41,7 +41,7 @@ if ((${#missing[@]})); then
 fi
 
 # Test-only: Perfetto's own published schema (perfetto_trace_pb2, in PyPI's `perfetto`) and
-# the protobuf runtime it needs, so tests/profiler/sinks/perfetto reads our .pftrace output back
+# the protobuf runtime it needs, so tests/profiler/outputs/perfetto reads our .pftrace output back
 # with a decoder that shares no code with the writer. Installed for the system python3 that
 # Bazel's tests run (PATH=/bin:/usr/bin); pinned so the schema does not move under the tests.
 PY_PACKAGES=(perfetto==0.59.1 protobuf==7.36.2)
@@ -70,7 +70,7 @@ if [[ ! -f "$NANOBIND_DIR/nanobind/include/nanobind/nanobind.h" ]]; then
 fi
 
 # Test-only: cuobjdump and the nvdisasm it runs for -sass (CUDA's own disassembler, from
-# PyPI: NVIDIA ships both as wheels), so tests/profiler/tools:recorder_cost_test checks the
+# PyPI: NVIDIA ships both as wheels), so tests/profiler/cli:recorder_cost_test checks the
 # recorder's SASS instructions per event on every run. They land in
 # <site-packages>/nvidia/cu13/bin, where FindCuobjdump (jit/tools/recorder_cost.h)
 # looks through /usr/bin/python3. Pinned; fast when present (one `test -x`).

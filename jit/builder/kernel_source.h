@@ -2,7 +2,7 @@
 // translation unit plus what is needed to compile it (in-memory headers), launch it (the
 // parameter list and launch shape) and decode its trace (the layout, when profiled).
 //
-// Conventions shared by the emitter (jit/emit/emitter.h) and the devices (jit/run/device.h):
+// Conventions shared by the emitter (jit/emit/emitter.h) and the devices (jit/platform/device.h):
 //   * The kernel is `extern "C" __global__ void <kernel_name>(params...)`. When profiled,
 //     the last parameter is `unsigned int* warptrace_trace` (the trace buffer).
 //   * The source includes "recorder.cuh" (embedded; see format/embedded_headers.h)

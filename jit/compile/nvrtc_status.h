@@ -1,5 +1,5 @@
 // The adapter from NVRTC (CUDA's runtime compiler library) results to absl::Status, shared by
-// jit/'s NvrtcCompiler and profiler/tools' recorder-cost measurement (profiler/ cannot see
+// jit/'s NvrtcCompiler and profiler/cli' recorder-cost measurement (profiler/ cannot see
 // jit/, so the adapter lives beside both).
 //
 //   RETURN_IF_ERROR(ToStatus(nvrtcCompileProgram(...), "compiling gemm for sm_90", log));

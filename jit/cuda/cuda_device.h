@@ -34,7 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "jit/compile/compile_cache.h"
 #include "jit/compile/compiler.h"
-#include "jit/run/device.h"
+#include "jit/platform/device.h"
 
 namespace warptrace {
 

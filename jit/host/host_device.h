@@ -60,7 +60,7 @@
 #include "jit/host/guarded_memory.h"
 #include "jit/host/host_compiler.h"
 #include "jit/host/runtime.h"
-#include "jit/run/device.h"
+#include "jit/platform/device.h"
 
 namespace warptrace {
 

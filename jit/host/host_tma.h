@@ -46,7 +46,7 @@ struct WarptraceHostTensorMap {
   uint32_t version;        // WARPTRACE_HOST_TMA_VERSION
   uint32_t rank;           // 1..5
   uint32_t element_bytes;  // 1, 2, 4, 8
-  uint32_t data_type;      // CUtensorMapDataType's value (jit/run/tensor_map.h)
+  uint32_t data_type;      // CUtensorMapDataType's value (jit/platform/tensor_map.h)
   uint32_t swizzle;        // WARPTRACE_HOST_TMA_SWIZZLE_*
   uint32_t oob_fill;       // WARPTRACE_HOST_TMA_FILL_*
   uint32_t box[5];         // elements per dimension, innermost first

@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "jit/cuda/cuda_device.h"
 #include "jit/host/host_device.h"
-#include "jit/run/device.h"
+#include "jit/platform/device.h"
 
 namespace warptrace {
 

@@ -15,7 +15,7 @@
 // (In: copied to the device; Out: zeroed on the device and copied back; InOut: both), a
 // Scalar for each scalar parameter, of the parameter's size, and a TensorMap for each
 // CUtensorMap parameter: a buffer as above (its device copy is what the map views) and the
-// map's TensorMapSpec (jit/run/tensor_map.h), validated before the launch and encoded by the
+// map's TensorMapSpec (jit/platform/tensor_map.h), validated before the launch and encoded by the
 // device (cuTensorMapEncodeTiled on CUDA, warptrace's descriptor on the host):
 //   TensorMapSpec spec{TensorMapDataType::kBFloat16, {64, 128}, {128}, {64, 32},
 //                      TensorMapSwizzle::k128B};
@@ -55,10 +55,10 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/builder/kernel_source.h"
 #include "jit/plan/record_plan.h"
-#include "jit/run/device.h"
+#include "jit/platform/device.h"
 #include "jit/run/device_select.h"
-#include "jit/run/tensor_map.h"
-#include "profiler/sinks/collector.h"
+#include "jit/platform/tensor_map.h"
+#include "profiler/dump/collector.h"
 #include "profiler/timeline/timeline.h"
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/decode.h"

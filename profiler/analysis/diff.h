@@ -41,9 +41,9 @@
 #include "absl/types/span.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/analysis.h"
-#include "profiler/sinks/analysis_sink.h"
-#include "profiler/sinks/duration_sink.h"
-#include "profiler/sinks/sink.h"
+#include "profiler/analysis/analysis_sink.h"
+#include "profiler/analysis/duration_sink.h"
+#include "profiler/dump/sink.h"
 
 namespace warptrace {
 

@@ -4,7 +4,7 @@
 //
 // Links are exact, never guessed from event order. For a version-2 trace (barrier instance
 // and phase recorded as payloads) the timeline resolves each arrival -> release as a Flow
-// (timeline_types.h, links.h) and AnalysisSink (profiler/sinks/analysis_sink.h) turns the
+// (timeline_types.h, links.h) and AnalysisSink (profiler/analysis/analysis_sink.h) turns the
 // flows into HandoffLinks itself; callers with another source may pass links explicitly
 // (AnalysisOptions), and tests synthesize them. Version-1 buffers have none, and the
 // analysis then says its critical path is per unit only.

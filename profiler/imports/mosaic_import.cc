@@ -18,7 +18,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "profiler/imports/json_fields.h"
+#include "format/json_fields.h"
 
 namespace warptrace {
 namespace {

@@ -20,8 +20,8 @@
 #include "llvm/Support/Host.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "profiler/imports/json_fields.h"
-#include "profiler/imports/layout_json.h"
+#include "format/json_fields.h"
+#include "format/layout_json.h"
 
 namespace warptrace {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "format/trace_abi.h"
-#include "profiler/clock/clock.h"
+#include "profiler/trace/clock.h"
 
 namespace warptrace {
 namespace {

@@ -77,7 +77,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "profiler/clock/clock.h"
+#include "profiler/trace/clock.h"
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/decode.h"
 #include "profiler/trace/links.h"

@@ -83,7 +83,7 @@
 #include "absl/strings/string_view.h"
 #include "format/layout.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/verdict.h"
 #include "profiler/trace/decode.h"
 #include "profiler/trace/links.h"
 #include "profiler/trace/walk.h"

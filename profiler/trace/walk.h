@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "format/layout.h"
-#include "profiler/clock/clock.h"
+#include "profiler/trace/clock.h"
 #include "profiler/trace/decode.h"
 
 namespace warptrace {

@@ -14,16 +14,16 @@
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
 #include "profiler/imports/sidecar.h"
-#include "profiler/sinks/analysis_sink.h"
-#include "profiler/sinks/chrome_trace.h"
-#include "profiler/sinks/chrome_trace_sink.h"
-#include "profiler/sinks/perfetto/perfetto_sink.h"
+#include "profiler/analysis/analysis_sink.h"
+#include "profiler/outputs/chrome_trace.h"
+#include "profiler/outputs/chrome_trace_sink.h"
+#include "profiler/outputs/perfetto/perfetto_sink.h"
 #include "profiler/trace/verify.h"
 
 namespace warptrace::python {
 namespace {
 
-// The CLI's ChooseFormat (profiler/tools/warptrace_main.cc): `format`, else the extension.
+// The CLI's ChooseFormat (profiler/cli/warptrace_main.cc): `format`, else the extension.
 absl::StatusOr<bool> IsPerfetto(absl::string_view flag, absl::string_view output) {
   const std::string format = absl::AsciiStrToLower(flag);
   if (format == "json") return false;

@@ -6,7 +6,7 @@
 //   ASSIGN_OR_RETURN(DumpOutcome outcome, DumpPrefix("/tmp/gemm", request));
 //   if (!outcome.status.ok()) ...  // e.g. verification failed: outcome.result.report says why
 //
-// Each function runs the one dump pipeline (profiler/dump.h) with the sinks the CLI's flags
+// Each function runs the one dump pipeline (profiler/dump/dump.h) with the sinks the CLI's flags
 // would choose, in the CLI's order (trace writer, summary, analysis), and writes the trace
 // with the CLI's file shell (WriteFileAtomically, 1 MiB stream buffer), so the files are
 // byte-identical to `warptrace dump --output=...` of the same buffer.
@@ -31,9 +31,9 @@
 #include "absl/types/span.h"
 #include "format/layout.h"
 #include "profiler/analysis/analysis.h"
-#include "profiler/dump.h"
+#include "profiler/dump/dump.h"
 #include "profiler/imports/mosaic_import.h"
-#include "profiler/sinks/summary.h"
+#include "profiler/analysis/summary.h"
 
 namespace warptrace::python {
 

@@ -37,7 +37,7 @@
 #include "jit/run/device_select.h"
 #include "jit/run/run.h"
 #include "profiler/imports/sidecar.h"
-#include "profiler/sinks/collector.h"
+#include "profiler/dump/collector.h"
 #include "profiler/trace/links.h"
 #include "tests/jit/cuda/cuda_driver_presence.h"
 #include "tests/status_matchers.h"

@@ -21,7 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "nlohmann/json.hpp"
 #include "profiler/imports/sidecar.h"
-#include "profiler/sinks/collector.h"
+#include "profiler/dump/collector.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
 
@@ -545,7 +545,7 @@ TEST_F(DeterministicExamplesTest, DiffOfAPlainAndAConsumerDelayedPipelineRanksTh
     prefixes[i] = dir + "/warp_specialized_pipeline";
   }
   const std::string json_path = FreshDir("diff_json") + "/diff.json";
-  const Ran diff = RunBinary("profiler/tools/warptrace",
+  const Ran diff = RunBinary("profiler/cli/warptrace",
                              {"diff", "--before=" + prefixes[0], "--after=" + prefixes[1],
                               "--json=" + json_path});
   ASSERT_EQ(diff.exit_code, 0) << diff.out << diff.err;

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "jit/builder/kernel_source.h"
-#include "jit/run/device.h"
+#include "jit/platform/device.h"
 
 namespace warptrace::testing {
 

@@ -14,14 +14,14 @@
 //
 // Benchmarks:
 //   BM_DecodeVerifyTimeline raw buffer → decode → per unit walk, verify, timeline (DumpTrace,
-//                           profiler/dump.h) with no sink: the dump's analysis cost
+//                           profiler/dump/dump.h) with no sink: the dump's analysis cost
 //                           (bytes_per_second counts input bytes).
 //   BM_FullDumpToFile       the same, streaming each unit to a Chrome JSON ("X") file
 //                           through ChromeTraceSink:
 //                           what `warptrace dump --output=trace.json` does after reading
 //                           the buffer.
 //   BM_DecodeVerifyTimelineAnalysis  BM_DecodeVerifyTimeline with the analysis sink
-//                           (profiler/sinks/analysis_sink.h): what the analysis costs.
+//                           (profiler/analysis/analysis_sink.h): what the analysis costs.
 //   BM_FullDumpToFileWithAnalysis    BM_FullDumpToFile with the analysis sink too: what
 //                           `warptrace dump --output=trace.json --analysis=a.json` does.
 //   BM_FullDumpToFilePipeline/events:N/analysis:0|1/v2:0|1  BM_FullDumpToFile(WithAnalysis)
@@ -83,10 +83,10 @@
 #include "format/trace_abi.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/dump.h"
-#include "profiler/sinks/analysis_sink.h"
-#include "profiler/sinks/chrome_trace.h"
-#include "profiler/sinks/chrome_trace_sink.h"
+#include "profiler/dump/dump.h"
+#include "profiler/analysis/analysis_sink.h"
+#include "profiler/outputs/chrome_trace.h"
+#include "profiler/outputs/chrome_trace_sink.h"
 #include "profiler/testing/handoff_synthesizer.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/timeline/timeline_types.h"

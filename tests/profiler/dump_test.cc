@@ -1,4 +1,4 @@
-#include "profiler/dump.h"
+#include "profiler/dump/dump.h"
 
 #include <fstream>
 #include <memory>
@@ -14,11 +14,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
-#include "profiler/sinks/chrome_trace.h"
-#include "profiler/sinks/chrome_trace_sink.h"
-#include "profiler/sinks/collector.h"
-#include "profiler/sinks/sink.h"
-#include "profiler/sinks/summary.h"
+#include "profiler/outputs/chrome_trace.h"
+#include "profiler/outputs/chrome_trace_sink.h"
+#include "profiler/dump/collector.h"
+#include "profiler/dump/sink.h"
+#include "profiler/analysis/summary.h"
 #include "profiler/testing/handoff_synthesizer.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "profiler/timeline/timeline.h"

@@ -3,7 +3,7 @@
     warptrace_test.py WRITE_TEST_TRACES WARPTRACE_CLI
 
 WRITE_TEST_TRACES (tests/python/write_test_traces.cc) saves the synthesized traces this
-test reads; the CLI (profiler/tools/warptrace_main.cc) is the reference every in-process
+test reads; the CLI (profiler/cli/warptrace_main.cc) is the reference every in-process
 result is compared with.
 """
 import io

@@ -23,7 +23,7 @@ std::vector<std::string> Included() {
 TEST(NoCudaHTest, TheCheckCoversTheHeadersOnTheExamplesPathToTheCudaDevice) {
   const std::vector<std::string> included = Included();
   for (const char* header : {"examples/example_main.h", "jit/run/run.h", "jit/run/device_select.h",
-                             "jit/run/device.h", "jit/cuda/cuda_device.h"}) {
+                             "jit/platform/device.h", "jit/cuda/cuda_device.h"}) {
     EXPECT_THAT(included, Contains(header)) << header;
   }
 }

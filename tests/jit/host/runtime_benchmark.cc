@@ -36,7 +36,7 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/emit/emitter.h"
 #include "jit/host/host_device.h"
-#include "jit/run/tensor_map.h"
+#include "jit/platform/tensor_map.h"
 #include "tests/jit/primitives/wgmma_kernels.h"
 #include "tests/jit/test_kernels.h"
 

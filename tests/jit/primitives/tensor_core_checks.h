@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "jit/run/device.h"
+#include "jit/platform/device.h"
 
 namespace warptrace::testing {
 

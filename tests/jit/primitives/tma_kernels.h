@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "jit/builder/kernel.h"
-#include "jit/run/tensor_map.h"
+#include "jit/platform/tensor_map.h"
 
 namespace warptrace::testing {
 

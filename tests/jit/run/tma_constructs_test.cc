@@ -17,7 +17,7 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
-#include "jit/run/tensor_map.h"
+#include "jit/platform/tensor_map.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

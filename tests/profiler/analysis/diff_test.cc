@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
 #include "nlohmann/json.hpp"
-#include "profiler/dump.h"
+#include "profiler/dump/dump.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "tests/status_matchers.h"
 

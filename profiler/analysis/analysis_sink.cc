@@ -1,0 +1,643 @@
+#include "profiler/analysis/analysis_sink.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "profiler/analysis/diagnosis.h"
+#include "profiler/analysis/stats.h"
+#include "profiler/timeline/timeline.h"
+
+namespace warptrace {
+namespace {
+
+double Ratio(double num, double den) { return den > 0 ? num / den : 0; }
+
+uint64_t Key(uint32_t hi, uint32_t lo) { return (uint64_t{hi} << 32) | lo; }
+
+}  // namespace
+
+std::string WaitFamily(absl::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (size_t i = 0; i < name.size(); ++i) {
+    out.push_back(name[i]);
+    if (name[i] != '[') continue;
+    size_t j = i + 1;
+    while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
+    if (j > i + 1 && j < name.size() && name[j] == ']') {
+      out.push_back('*');
+      i = j - 1;
+    }
+  }
+  return out;
+}
+
+AnalysisSink::AnalysisSink(AnalysisOptions options) : options_(options) {}
+
+absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
+  layout_ = begin.layout;
+  overhead_compensated_ = begin.overhead_compensated;
+  const uint32_t units_per_block = UnitsPerBlock(*layout_);
+  if (!layout_->unit_roles.empty() && layout_->unit_roles.size() != units_per_block) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the layout's role table names %d units but a block has %d",
+        layout_->unit_roles.size(), units_per_block));
+  }
+  family_of_site_.assign(layout_->sites.size(), -1);
+  for (size_t s = 0; s < layout_->sites.size(); ++s) {
+    if (!IsWaitSite(layout_->sites[s].kind)) continue;
+    family_of_site_[s] = static_cast<int32_t>(FamilyIndex(WaitFamily(layout_->sites[s].name)));
+  }
+  role_of_unit_.assign(units_per_block, 0);
+  for (uint32_t u = 0; u < units_per_block; ++u) {
+    std::string name = "all";
+    if (!layout_->unit_roles.empty()) {
+      name = layout_->unit_roles[u].empty() ? "(none)" : layout_->unit_roles[u];
+    }
+    auto it = std::find_if(roles_.begin(), roles_.end(),
+                           [&](const RoleAcc& r) { return r.name == name; });
+    if (it == roles_.end()) {
+      RoleAcc role;
+      role.name = name;
+      role.sites.resize(layout_->sites.size());
+      role.families.resize(families_.size());
+      roles_.push_back(std::move(role));
+      it = roles_.end() - 1;
+    }
+    role_of_unit_[u] = static_cast<uint32_t>(it - roles_.begin());
+  }
+  units_per_block_ = units_per_block;
+  units_.reserve(begin.units);
+  result_.kernel_name = layout_->kernel_name;
+  result_.device_name = layout_->device_name;
+  return absl::OkStatus();
+}
+
+uint32_t AnalysisSink::RoleOf(uint32_t unit_index) {
+  return unit_index < role_of_unit_.size() ? role_of_unit_[unit_index] : 0;
+}
+
+namespace {
+// Region x family wait totals kept in a dense array (8 bytes each) per role; beyond, a map.
+constexpr size_t kDenseRegionWaits = size_t{1} << 16;
+}  // namespace
+
+void AnalysisSink::RoleAcc::AddRegionWait(uint32_t site, uint32_t family, size_t sites,
+                                          int64_t ns) {
+  const size_t index = size_t{family} * sites + site;
+  if (index >= kDenseRegionWaits) {
+    region_family_ns[Key(site, family)] += ns;
+    return;
+  }
+  if (index >= region_family_dense.size()) {
+    region_family_dense.resize(std::min(kDenseRegionWaits, (size_t{family} + 1) * sites), 0);
+  }
+  region_family_dense[index] += ns;
+}
+
+int64_t AnalysisSink::RoleAcc::RegionWait(uint32_t site, uint32_t family, size_t sites) const {
+  const size_t index = size_t{family} * sites + site;
+  if (index < region_family_dense.size()) return region_family_dense[index];
+  auto it = region_family_ns.find(Key(site, family));
+  return it == region_family_ns.end() ? 0 : it->second;
+}
+
+uint32_t AnalysisSink::FamilyIndex(const std::string& family) {
+  auto it = std::find(families_.begin(), families_.end(), family);
+  if (it != families_.end()) return static_cast<uint32_t>(it - families_.begin());
+  families_.push_back(family);
+  for (RoleAcc& role : roles_) role.families.resize(families_.size());
+  return static_cast<uint32_t>(families_.size() - 1);
+}
+
+uint32_t AnalysisSink::BarrierSlotOf(uint32_t barrier) {
+  auto [it, inserted] =
+      slot_of_barrier_.try_emplace(barrier, static_cast<uint32_t>(barrier_slots_.size()));
+  if (inserted) {
+    std::string name = BarrierName(*layout_, barrier);
+    const uint32_t family = FamilyIndex(WaitFamily(name));
+    barrier_slots_.push_back({std::move(name), family});
+    for (RoleAcc& role : roles_) role.barriers.resize(barrier_slots_.size());
+  }
+  return it->second;
+}
+
+// The unit's arrival -> release flows (trace v2) as hand-off links of its block, and the
+// barrier each linked wait waited on.
+absl::Status AnalysisSink::CollectLinks(const UnitTimeline& t) {
+  wait_barriers_.clear();
+  if (t.flows.empty()) return absl::OkStatus();
+  const uint64_t block_first = t.record_index - t.unit_index;
+  for (const Flow& f : t.flows) {
+    if (f.kind != FlowKind::kArrivalToRelease || f.to.record_index != t.record_index) continue;
+    // The released wait (FlowEnd::released_wait, found by the timeline).
+    if (f.to.released_wait >= t.slices.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "block %d unit %d: flow %d releases no wait slice of the unit (no wait ends at %d ns)",
+          t.block_linear, t.unit_index, f.id, f.to.ns));
+    }
+    const uint32_t slice = f.to.released_wait;
+    if (f.from.record_index < block_first ||
+        f.from.record_index >= block_first + units_per_block_) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "block %d unit %d: flow %d comes from record %d, outside the block", t.block_linear,
+          t.unit_index, f.id, f.from.record_index));
+    }
+    const uint32_t from_unit = static_cast<uint32_t>(f.from.record_index - block_first);
+    resolved_links_.push_back({t.block_linear, from_unit, f.from.ns, t.unit_index, slice});
+    wait_barriers_.push_back({slice, BarrierSlotOf(f.barrier)});
+    ++resolved_total_;
+  }
+  std::sort(wait_barriers_.begin(), wait_barriers_.end(),
+            [](const WaitBarrier& a, const WaitBarrier& b) { return a.slice < b.slice; });
+  return absl::OkStatus();
+}
+
+absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
+  const UnitTimeline& t = *unit.timeline;
+  if (!t.has_record) {
+    ++result_.units_without_record;
+    return absl::OkStatus();
+  }
+  if (!in_block_ || t.block_linear != block_) {
+    if (in_block_) RETURN_IF_ERROR(FinishBlock());
+    if (!seen_blocks_.insert(t.block_linear).second) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "units of block %d do not arrive consecutively (unit %d comes after another block)",
+          t.block_linear, t.unit_index));
+    }
+    in_block_ = true;
+    block_ = t.block_linear;
+    finder_.StartBlock();
+  }
+  if (block_unit_count_ >= units_per_block_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "block %d has more than the %d units a block holds", t.block_linear,
+        units_per_block_));
+  }
+  const uint32_t role = RoleOf(t.unit_index);
+  const double ns_per_event =
+      t.events >= 2 && t.cycles_per_ns > 0 ? t.overhead_cycles / t.cycles_per_ns : -1;
+  RoleAcc& acc = roles_[role];
+  RETURN_IF_ERROR(CollectLinks(t));
+  // One sweep over the slices: the critical path's leaves and this role's counters.
+  SliceCounter counter{acc,
+                       family_of_site_,
+                       ns_per_event >= 0 ? 2 * ns_per_event : 0,
+                       t.slices.data(),
+                       layout_->sites.size(),
+                       wait_barriers_,
+                       barrier_slots_};
+  if (absl::Status s = finder_.AddUnit(t.unit_index, t.slices, layout_->sites, counter);
+      !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("block ", t.block_linear, ": ", s.message()));
+  }
+  units_.push_back({t.block_linear, t.unit_index, t.sm_id, role, t.start_ns, t.end_ns,
+                    static_cast<float>(ns_per_event),
+                    static_cast<float>(t.events >= 2 ? t.overhead_cycles : -1), t.events});
+  ++acc.units;
+  acc.unit_time_ns += t.end_ns - t.start_ns;
+  // Tensor-core time: the union of the unit's wgmma group spans (sorted by begin).
+  int64_t covered_end = t.start_ns;
+  for (const AsyncSpan& span : t.async_spans) {
+    if (span.site >= layout_->sites.size() ||
+        layout_->sites[span.site].kind != SiteKind::kMmaGroup) {
+      continue;
+    }
+    ++acc.mma_groups;
+    const int64_t begin = std::max(span.begin_ns, covered_end);
+    const int64_t end = std::min(span.end_ns, t.end_ns);
+    if (end > begin) acc.mma_in_flight_ns += end - begin;
+    covered_end = std::max(covered_end, std::min(span.end_ns, t.end_ns));
+  }
+  ++block_unit_count_;
+  return absl::OkStatus();
+}
+
+void AnalysisSink::SliceCounter::OnWait(const Slice& slice,
+                                        absl::Span<const Slice* const> enclosing) {
+  const int64_t dur = slice.end_ns - slice.begin_ns;
+  SiteAcc& site = role.sites[slice.site];
+  int32_t family = family_of_site[slice.site];
+  if (!wait_barriers.empty()) {
+    // A wait a hand-off names: its family is the barrier's ("full[2]" -> "full[*]").
+    const uint32_t index = static_cast<uint32_t>(&slice - slices);
+    auto it = std::lower_bound(
+        wait_barriers.begin(), wait_barriers.end(), index,
+        [](const WaitBarrier& w, uint32_t i) { return w.slice < i; });
+    if (it != wait_barriers.end() && it->slice == index) {
+      family = static_cast<int32_t>(barrier_slots[it->slot].family);
+      FamilyAcc& b = role.barriers[it->slot];
+      ++b.count;
+      b.wait_ns += dur;
+      b.overhead_ns += overhead_per_wait_ns;
+    }
+  }
+  site.waiting_ns += dur;
+  FamilyAcc& f = role.families[family];
+  ++f.count;
+  f.wait_ns += dur;
+  f.overhead_ns += overhead_per_wait_ns;
+  // A wait inside a wait is already counted, with its regions, by the outer one.
+  for (const Slice* open : enclosing) {
+    if (family_of_site[open->site] >= 0) return;
+  }
+  role.waiting_ns += dur;
+  for (const Slice* open : enclosing) {
+    role.sites[open->site].waiting_ns += dur;
+    role.AddRegionWait(open->site, static_cast<uint32_t>(family), num_sites, dur);
+  }
+}
+
+size_t AnalysisSink::PathIndex(uint32_t role, uint32_t site) const {
+  const size_t sites = layout_->sites.size();
+  const size_t column = site < sites ? site : site == kPathUntracked ? sites : sites + 1;
+  return role * (sites + 2) + column;
+}
+
+// Explicit links are checked for order as the cursor passes them (each once, no pass of its
+// own over them): a link of an earlier block than the one before it is an error.
+absl::Status AnalysisSink::AdvanceLinks(uint32_t block, size_t& end) {
+  const absl::Span<const HandoffLink> all = options_.handoffs;
+  auto unsorted = [&](size_t i) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hand-off links must be sorted by block: link %d (block %d) follows block %d", i,
+        all[i].block_linear, all[i - 1].block_linear));
+  };
+  for (; handoff_cursor_ < all.size() && all[handoff_cursor_].block_linear < block;
+       ++handoff_cursor_) {
+    if (handoff_cursor_ > 0 &&
+        all[handoff_cursor_].block_linear < all[handoff_cursor_ - 1].block_linear) {
+      return unsorted(handoff_cursor_);
+    }
+  }
+  end = handoff_cursor_;
+  if (end > 0 && end < all.size() && all[end].block_linear < all[end - 1].block_linear) {
+    return unsorted(end);
+  }
+  while (end < all.size() && all[end].block_linear == block) ++end;
+  return absl::OkStatus();
+}
+
+absl::Status AnalysisSink::FinishBlock() {
+  const absl::Span<const HandoffLink> all = options_.handoffs;
+  size_t end = 0;
+  RETURN_IF_ERROR(AdvanceLinks(block_, end));
+  absl::Span<const HandoffLink> links = all.subspan(handoff_cursor_, end - handoff_cursor_);
+  handoff_cursor_ = end;
+  if (!resolved_links_.empty()) {
+    if (links.empty()) {
+      links = resolved_links_;
+    } else {
+      block_links_.assign(links.begin(), links.end());
+      block_links_.insert(block_links_.end(), resolved_links_.begin(), resolved_links_.end());
+      links = block_links_;
+    }
+  }
+  const absl::Status walked = finder_.Walk(links);
+  resolved_links_.clear();
+  if (!walked.ok()) {
+    return absl::Status(walked.code(), absl::StrCat("block ", block_, ": ", walked.message()));
+  }
+
+  BlockRec rec{block_, 0, 0, 0, finder_.end_ns() - finder_.begin_ns()};
+  const size_t first = units_.size() - block_unit_count_;
+  rec.sm_id = units_[first].sm_id;
+  rec.start_ns = units_[first].start_ns;
+  rec.end_ns = units_[first].end_ns;
+  for (size_t i = first; i < units_.size(); ++i) {
+    rec.start_ns = std::min(rec.start_ns, units_[i].start_ns);
+    rec.end_ns = std::max(rec.end_ns, units_[i].end_ns);
+  }
+  blocks_.push_back(rec);
+
+  if (finder_.has_path()) {
+    ++path_blocks_;
+    handoffs_ += finder_.handoffs();
+    AccumulatePath(static_cast<double>(rec.path_ns));
+    if (rec.path_ns > slowest_path_span_) {
+      slowest_path_span_ = rec.path_ns;
+      slowest_path_block_ = block_;
+      finder_.Steps(slowest_path_);
+    }
+  }
+  in_block_ = false;
+  block_unit_count_ = 0;
+  return absl::OkStatus();
+}
+
+// This block's path time per (role, site), added to the totals over blocks.
+void AnalysisSink::AccumulatePath(double span) {
+  if (block_path_ns_.empty()) {
+    block_path_ns_.assign(roles_.size() * (layout_->sites.size() + 2), 0);
+    path_.resize(block_path_ns_.size());
+  }
+  touched_.clear();
+  finder_.PathTimes(path_times_);
+  for (const CriticalPathFinder::PathTime& time : path_times_) {
+    const size_t index = PathIndex(RoleOf(time.unit_index), time.site);
+    if (block_path_ns_[index] == 0) touched_.push_back(static_cast<uint32_t>(index));
+    block_path_ns_[index] += time.ns;
+  }
+  for (uint32_t index : touched_) {
+    PathAcc& acc = path_[index];
+    ++acc.blocks;
+    acc.path_ns += block_path_ns_[index];
+    acc.share_sum += Ratio(static_cast<double>(block_path_ns_[index]), span);
+    block_path_ns_[index] = 0;
+  }
+}
+
+absl::Status AnalysisSink::End(const TraceEnd& /*end*/) {
+  if (in_block_) RETURN_IF_ERROR(FinishBlock());
+  size_t end = 0;
+  RETURN_IF_ERROR(AdvanceLinks(UINT32_MAX, end));  // the links after the last block
+  result_.units = units_.size();
+  FillRoles();
+  FillCriticalPath();
+  FillGrid();
+  FillOverhead();
+  result_.diagnosis = Diagnose(result_);
+  return absl::OkStatus();
+}
+
+void AnalysisSink::FillRoles() {
+  result_.roles.clear();
+  for (uint32_t r = 0; r < roles_.size(); ++r) {
+    const RoleAcc& acc = roles_[r];
+    RoleAnalysis out;
+    out.role = acc.name;
+    out.units = acc.units;
+    out.unit_time_ns = acc.unit_time_ns;
+    out.waiting_ns = acc.waiting_ns;
+    const double unit_time = static_cast<double>(acc.unit_time_ns);
+    out.waiting_share = Ratio(static_cast<double>(acc.waiting_ns), unit_time);
+    out.mma_groups = acc.mma_groups;
+    out.mma_in_flight_ns = acc.mma_in_flight_ns;
+    out.mma_in_flight_share = Ratio(static_cast<double>(acc.mma_in_flight_ns), unit_time);
+    for (size_t f = 0; f < acc.families.size(); ++f) {
+      const FamilyAcc& fam = acc.families[f];
+      if (fam.count == 0) continue;
+      const int64_t overhead = std::llround(fam.overhead_ns);
+      out.waits.push_back({families_[f], fam.count, fam.wait_ns,
+                           Ratio(static_cast<double>(fam.wait_ns), unit_time), overhead,
+                           Ratio(static_cast<double>(overhead),
+                                 static_cast<double>(fam.wait_ns))});
+    }
+    for (size_t b = 0; b < acc.barriers.size(); ++b) {
+      const FamilyAcc& bar = acc.barriers[b];
+      if (bar.count == 0) continue;
+      const int64_t overhead = std::llround(bar.overhead_ns);
+      out.barriers.push_back({barrier_slots_[b].name, bar.count, bar.wait_ns,
+                              Ratio(static_cast<double>(bar.wait_ns), unit_time), overhead,
+                              Ratio(static_cast<double>(overhead),
+                                    static_cast<double>(bar.wait_ns))});
+    }
+    auto by_wait = [](const WaitStats& a, const WaitStats& b) { return a.wait_ns > b.wait_ns; };
+    std::stable_sort(out.waits.begin(), out.waits.end(), by_wait);
+    std::stable_sort(out.barriers.begin(), out.barriers.end(), by_wait);
+    for (uint32_t s = 0; s < acc.sites.size(); ++s) {
+      const SiteAcc& site = acc.sites[s];
+      if (site.count == 0) continue;
+      SiteTime st;
+      st.site = s;
+      st.name = layout_->sites[s].name;
+      st.kind = layout_->sites[s].kind;
+      st.count = site.count;
+      st.total_ns = site.total_ns;
+      st.self_ns = site.self_ns;
+      st.share = Ratio(static_cast<double>(site.total_ns), unit_time);
+      st.waiting_ns = site.waiting_ns;
+      st.waiting_share = Ratio(static_cast<double>(site.waiting_ns),
+                               static_cast<double>(site.total_ns));
+      for (size_t f = 0; f < families_.size(); ++f) {
+        const int64_t ns = acc.RegionWait(s, static_cast<uint32_t>(f), layout_->sites.size());
+        if (ns == 0) continue;
+        st.waits.push_back(
+            {families_[f], ns, Ratio(static_cast<double>(ns), static_cast<double>(site.total_ns))});
+      }
+      std::stable_sort(st.waits.begin(), st.waits.end(),
+                       [](const WaitInRegion& a, const WaitInRegion& b) {
+                         return a.wait_ns > b.wait_ns;
+                       });
+      out.sites.push_back(std::move(st));
+    }
+    std::stable_sort(out.sites.begin(), out.sites.end(),
+                     [](const SiteTime& a, const SiteTime& b) { return a.total_ns > b.total_ns; });
+
+    std::vector<std::pair<int64_t, size_t>> times;
+    for (size_t i = 0; i < units_.size(); ++i) {
+      if (units_[i].role == r) times.push_back({units_[i].end_ns - units_[i].start_ns, i});
+    }
+    if (!times.empty()) {
+      std::sort(times.begin(), times.end(),
+                [](const auto& a, const auto& b) { return a.first > b.first; });
+      const size_t n = times.size();
+      out.median_unit_ns = times[n - static_cast<size_t>(std::ceil(0.5 * n))].first;
+      auto ref = [&](const std::pair<int64_t, size_t>& t) {
+        const UnitRec& u = units_[t.second];
+        return UnitRef{u.block_linear, BlockIndex(layout_->grid, u.block_linear), u.unit_index,
+                       u.sm_id, acc.name, t.first,
+                       Ratio(static_cast<double>(t.first),
+                             static_cast<double>(out.median_unit_ns))};
+      };
+      out.slowest_unit = ref(times.front());
+      for (const auto& t : times) {
+        if (out.outlier_units.size() >= options_.max_outliers ||
+            static_cast<double>(t.first) <
+                options_.outlier_ratio * static_cast<double>(out.median_unit_ns)) {
+          break;
+        }
+        out.outlier_units.push_back(ref(t));
+      }
+    }
+    result_.roles.push_back(std::move(out));
+  }
+}
+
+void AnalysisSink::FillCriticalPath() {
+  CriticalPathAnalysis& out = result_.critical_path;
+  out = CriticalPathAnalysis();
+  out.per_unit_only = handoffs_ == 0;
+  out.blocks = path_blocks_;
+  out.handoffs = handoffs_;
+  out.trace_links = resolved_total_;
+  const size_t columns = layout_->sites.size() + 2;
+  for (size_t index = 0; index < path_.size(); ++index) {
+    const PathAcc& acc = path_[index];
+    if (acc.blocks == 0) continue;
+    const size_t column = index % columns;
+    PathRegion region;
+    region.role = roles_[index / columns].name;
+    region.site = column < layout_->sites.size()
+                      ? static_cast<uint32_t>(column)
+                      : column == layout_->sites.size() ? kPathUntracked : kPathHandoff;
+    region.name = PathSiteName(region.site, layout_->sites);
+    region.blocks = acc.blocks;
+    region.block_fraction = Ratio(static_cast<double>(acc.blocks), static_cast<double>(path_blocks_));
+    region.path_ns = acc.path_ns;
+    region.mean_share = Ratio(acc.share_sum, static_cast<double>(path_blocks_));
+    out.regions.push_back(std::move(region));
+  }
+  std::sort(out.regions.begin(), out.regions.end(), [](const PathRegion& a, const PathRegion& b) {
+    if (a.path_ns != b.path_ns) return a.path_ns > b.path_ns;
+    if (a.role != b.role) return a.role < b.role;
+    return a.site < b.site;
+  });
+  if (slowest_path_span_ < 0) return;
+  std::vector<int64_t> spans;
+  for (const BlockRec& b : blocks_) {
+    if (b.path_ns > 0) spans.push_back(b.path_ns);
+  }
+  std::sort(spans.begin(), spans.end());
+  const int64_t median = PercentileSorted(absl::MakeConstSpan(spans), 50);
+  auto block = std::find_if(blocks_.begin(), blocks_.end(), [&](const BlockRec& b) {
+    return b.block_linear == slowest_path_block_;
+  });
+  out.slowest_block = UnitRef{slowest_path_block_, BlockIndex(layout_->grid, slowest_path_block_),
+                              0, block->sm_id, "", slowest_path_span_,
+                              Ratio(static_cast<double>(slowest_path_span_),
+                                    static_cast<double>(median))};
+  for (const PathStep& step : slowest_path_.steps) {
+    if (out.slowest_block_path.size() >= CriticalPathAnalysis::kMaxPathSteps) {
+      out.slowest_block_path_truncated = true;
+      break;
+    }
+    out.slowest_block_path.push_back(
+        {roles_[RoleOf(step.unit_index)].name, step.unit_index,
+         PathSiteName(step.site, layout_->sites), step.ns(),
+         Ratio(static_cast<double>(step.ns()), static_cast<double>(slowest_path_span_))});
+  }
+}
+
+void AnalysisSink::FillGrid() {
+  GridAnalysis& g = result_.grid;
+  g = GridAnalysis();
+  g.blocks = blocks_.size();
+  if (blocks_.empty()) return;
+  int64_t origin = blocks_.front().start_ns, last = blocks_.front().end_ns;
+  for (const BlockRec& b : blocks_) {
+    origin = std::min(origin, b.start_ns);
+    last = std::max(last, b.end_ns);
+  }
+  g.span_ns = last - origin;
+  g.last_block_end_ns = g.span_ns;
+
+  // SM busy time: the union of its units' intervals.
+  std::vector<std::pair<uint32_t, std::pair<int64_t, int64_t>>> intervals;
+  intervals.reserve(units_.size());
+  for (const UnitRec& u : units_) intervals.push_back({u.sm_id, {u.start_ns, u.end_ns}});
+  std::sort(intervals.begin(), intervals.end());
+  for (size_t i = 0; i < intervals.size();) {
+    SmBusy sm{intervals[i].first, 0, 0};
+    int64_t lo = intervals[i].second.first, hi = intervals[i].second.second;
+    for (; i < intervals.size() && intervals[i].first == sm.sm_id; ++i) {
+      const auto [begin, end] = intervals[i].second;
+      if (begin > hi) {
+        sm.busy_ns += hi - lo;
+        lo = begin;
+      }
+      hi = std::max(hi, end);
+    }
+    sm.busy_ns += hi - lo;
+    g.sms.push_back(sm);
+  }
+  for (const BlockRec& b : blocks_) {
+    auto it = std::lower_bound(g.sms.begin(), g.sms.end(), b.sm_id,
+                               [](const SmBusy& s, uint32_t id) { return s.sm_id < id; });
+    if (it != g.sms.end() && it->sm_id == b.sm_id) ++it->blocks;
+  }
+  int64_t busy_sum = 0;
+  g.busiest_sm = g.sms.front();
+  for (const SmBusy& sm : g.sms) {
+    busy_sum += sm.busy_ns;
+    if (sm.busy_ns > g.busiest_sm.busy_ns) g.busiest_sm = sm;
+  }
+  g.mean_sm_busy_ns = busy_sum / static_cast<int64_t>(g.sms.size());
+  g.sm_imbalance = Ratio(static_cast<double>(g.busiest_sm.busy_ns),
+                         static_cast<double>(g.mean_sm_busy_ns));
+
+  // Block durations and ends, the tail, outliers.
+  std::vector<int64_t> durations, ends;
+  for (const BlockRec& b : blocks_) {
+    durations.push_back(b.end_ns - b.start_ns);
+    ends.push_back(b.end_ns - origin);
+  }
+  std::sort(durations.begin(), durations.end());
+  std::sort(ends.begin(), ends.end());
+  g.median_block_ns = PercentileSorted(absl::MakeConstSpan(durations), 50);
+  g.median_block_end_ns = PercentileSorted(absl::MakeConstSpan(ends), 50);
+  g.tail_ns = g.last_block_end_ns - g.median_block_end_ns;
+  g.tail_share = Ratio(static_cast<double>(g.tail_ns), static_cast<double>(g.span_ns));
+  auto ref = [&](const BlockRec& b) {
+    const int64_t ns = b.end_ns - b.start_ns;
+    return UnitRef{b.block_linear, BlockIndex(layout_->grid, b.block_linear), 0, b.sm_id, "", ns,
+                   Ratio(static_cast<double>(ns), static_cast<double>(g.median_block_ns))};
+  };
+  std::vector<const BlockRec*> by_time;
+  for (const BlockRec& b : blocks_) by_time.push_back(&b);
+  std::stable_sort(by_time.begin(), by_time.end(), [](const BlockRec* a, const BlockRec* b) {
+    return a->end_ns - a->start_ns > b->end_ns - b->start_ns;
+  });
+  g.slowest_block = ref(*by_time.front());
+  for (const BlockRec* b : by_time) {
+    const UnitRef r = ref(*b);
+    if (g.outlier_blocks.size() >= options_.max_outliers || r.ratio < options_.outlier_ratio) break;
+    g.outlier_blocks.push_back(r);
+  }
+  const BlockRec* last_block = &blocks_.front();
+  for (const BlockRec& b : blocks_) {
+    if (b.end_ns > last_block->end_ns) last_block = &b;
+  }
+  g.last_block = ref(*last_block);
+
+  // Waves: the most blocks in flight at once (an end before a start at the same time).
+  std::vector<std::pair<int64_t, int>> edges;
+  for (const BlockRec& b : blocks_) {
+    edges.push_back({b.start_ns, +1});
+    edges.push_back({b.end_ns, -1});
+  }
+  std::sort(edges.begin(), edges.end());
+  int64_t in_flight = 0;
+  for (const auto& [t, delta] : edges) {
+    in_flight += delta;
+    g.max_concurrent_blocks = std::max<uint64_t>(g.max_concurrent_blocks, in_flight);
+  }
+  g.waves = Ratio(static_cast<double>(g.blocks), static_cast<double>(g.max_concurrent_blocks));
+}
+
+void AnalysisSink::FillOverhead() {
+  OverheadAnalysis& o = result_.overhead;
+  o = OverheadAnalysis();
+  o.compensated = overhead_compensated_;
+  std::vector<double> ns, cycles;
+  double overhead_ns = 0;
+  int64_t unit_time = 0;
+  for (const UnitRec& u : units_) {
+    o.events += u.events;
+    unit_time += u.end_ns - u.start_ns;
+    if (u.ns_per_event < 0) continue;
+    ns.push_back(u.ns_per_event);
+    cycles.push_back(u.cycles_per_event);
+    overhead_ns += u.events * static_cast<double>(u.ns_per_event);
+  }
+  std::sort(ns.begin(), ns.end());
+  std::sort(cycles.begin(), cycles.end());
+  o.ns_per_event = PercentileSorted(absl::MakeConstSpan(ns), 50);
+  o.cycles_per_event = PercentileSorted(absl::MakeConstSpan(cycles), 50);
+  o.overhead_ns = std::llround(overhead_ns);
+  o.share = Ratio(overhead_ns, static_cast<double>(unit_time));
+  int64_t waiting = 0;
+  for (const RoleAnalysis& role : result_.roles) {
+    waiting += role.waiting_ns;
+    for (const WaitStats& w : role.waits) o.wait_overhead_ns += w.overhead_ns;
+  }
+  o.wait_overhead_fraction =
+      Ratio(static_cast<double>(o.wait_overhead_ns), static_cast<double>(waiting));
+}
+
+}  // namespace warptrace

@@ -1,0 +1,216 @@
+// AnalysisSink: a TraceSink (profiler/dump/sink.h) that turns a verified trace into an Analysis
+// (analysis.h): waiting vs working per unit, role, region and barrier; the critical path of
+// every block and how often each region is on it; per-SM busy time, the tail, imbalance and
+// waves with outliers named by coordinates; the measured profiling overhead; and a ranked
+// diagnosis (diagnosis.h).
+//
+//   AnalysisSink analysis;                    // or AnalysisSink(options) with hand-off links
+//   TraceSink* sinks[] = {&chrome, &analysis};
+//   RETURN_IF_ERROR(DumpTrace(layout, words, options, sinks, result));
+//   const Analysis& a = analysis.result();    // after End
+//   for (const Diagnosis& d : a.diagnosis) llvm::outs() << d.text << "\n";
+//
+// Memory: O(units), independent of the event count. Per unit it keeps one small record
+// (coordinates, SM, role, start/end, overhead); per role and site a few counters; per block
+// one record. Of the block being read (units of a block arrive consecutively) it keeps each
+// unit's time split by innermost slice and its waits (CriticalPathFinder), never the slices,
+// until the block's last unit has been seen, its critical path is computed and only its
+// aggregates are kept. Each slice is read once (one sweep feeds the role's counters and the path's leaves);
+// nothing is allocated per event once the first block has warmed the scratch.
+//
+// Hand-offs: each unit's arrival -> release flows (UnitTimeline::flows, resolved from the
+// trace's payloads by the driver) become HandoffLinks of its block, so a version-2 trace gets
+// its critical path across units and its waits broken down by barrier ("full[2]": the
+// barrier table's names, BarrierName) with no help from the caller.
+//
+// Errors (from the sink calls): InvalidArgument when Begin's layout has a role table of the
+// wrong size, when the explicit hand-off links are not sorted by block_linear (found as the
+// blocks pass, at the latest by End), when a flow into a unit names no wait slice of it or
+// another block's unit, when a link names a unit or slice its block does not have
+// (critical_path.h), or when a slice's site is outside the layout's site table;
+// FailedPrecondition when units of one block do not arrive consecutively. result() is
+// meaningful only after End returned OK.
+// Thread-safety: like every sink, called from one thread.
+#ifndef WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
+#define WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "profiler/analysis/analysis.h"
+#include "profiler/analysis/critical_path.h"
+#include "profiler/analysis/handoff.h"
+#include "profiler/dump/sink.h"
+
+namespace warptrace {
+
+struct AnalysisOptions {
+  // Exact hand-off links (handoff.h) besides the trace's own, sorted by block_linear; not
+  // owned, must outlive the dump. A trace whose hand-offs are recorded (version 2: the
+  // timeline's arrival -> release flows, links.h) needs none: the sink turns every flow
+  // into a link itself. With neither, the critical path is per unit only.
+  absl::Span<const HandoffLink> handoffs;
+  // A block or unit at least this many times its peers' median is an outlier.
+  double outlier_ratio = 1.5;
+  size_t max_outliers = 5;
+};
+
+// "full[2]" -> "full[*]": every run of digits inside brackets becomes "*".
+std::string WaitFamily(absl::string_view site_name);
+
+class AnalysisSink : public TraceSink {
+ public:
+  explicit AnalysisSink(AnalysisOptions options = {});
+
+  absl::string_view Name() const override { return "analysis"; }
+  absl::Status Begin(const TraceBegin& begin) override;
+  absl::Status AddUnit(const UnitView& unit) override;
+  absl::Status End(const TraceEnd& end) override;
+
+  const Analysis& result() const { return result_; }
+
+ private:
+  struct SiteAcc {
+    uint64_t count = 0;
+    int64_t total_ns = 0;
+    int64_t self_ns = 0;
+    int64_t waiting_ns = 0;
+  };
+  struct FamilyAcc {
+    uint64_t count = 0;
+    int64_t wait_ns = 0;
+    double overhead_ns = 0;
+  };
+  struct RoleAcc {
+    std::string name;
+    uint64_t units = 0;
+    int64_t unit_time_ns = 0;
+    int64_t waiting_ns = 0;
+    uint64_t mma_groups = 0;
+    int64_t mma_in_flight_ns = 0;
+    std::vector<SiteAcc> sites;
+    std::vector<FamilyAcc> families;  // by family index (families_)
+    std::vector<FamilyAcc> barriers;  // by barrier slot (barrier_slots_)
+    // Time inside waits of each family, per enclosing region (site): dense by
+    // family * sites + site up to kDenseRegionWaits entries, the rest in the map
+    // (site << 32 | family); AddRegionWait / RegionWait.
+    std::vector<int64_t> region_family_dense;
+    absl::flat_hash_map<uint64_t, int64_t> region_family_ns;
+    void AddRegionWait(uint32_t site, uint32_t family, size_t sites, int64_t ns);
+    int64_t RegionWait(uint32_t site, uint32_t family, size_t sites) const;
+  };
+  struct UnitRec {
+    uint32_t block_linear;
+    uint32_t unit_index;
+    uint32_t sm_id;
+    uint32_t role;
+    int64_t start_ns;
+    int64_t end_ns;
+    float ns_per_event;   // < 0: unknown (fewer than 2 events)
+    float cycles_per_event;
+    uint32_t events;
+  };
+  struct BlockRec {
+    uint32_t block_linear;
+    uint32_t sm_id;
+    int64_t start_ns;
+    int64_t end_ns;
+    int64_t path_ns;  // its critical-path span (first slice begin to last slice end)
+  };
+  struct PathAcc {
+    uint64_t blocks = 0;
+    int64_t path_ns = 0;
+    double share_sum = 0;
+  };
+  // A barrier named by hand-off payloads: its name ("full[2]") and wait family index.
+  struct BarrierSlot {
+    std::string name;
+    uint32_t family;
+  };
+  // A wait slice of the unit being read and the barrier slot a hand-off link names for it.
+  struct WaitBarrier {
+    uint32_t slice;
+    uint32_t slot;
+  };
+  // CriticalPathFinder's visitor: one role's counters, per slice.
+  struct SliceCounter {
+    RoleAcc& role;
+    const std::vector<int32_t>& family_of_site;
+    double overhead_per_wait_ns;  // two record points' measured overhead, 0 when unknown
+    const Slice* slices;          // the unit's slices (a slice's index is its offset)
+    size_t num_sites;             // the layout's
+    absl::Span<const WaitBarrier> wait_barriers;  // by slice
+    absl::Span<const BarrierSlot> barrier_slots;
+    void OnSlice(const Slice& slice, absl::Span<const Slice* const> enclosing) {
+      SiteAcc& site = role.sites[slice.site];
+      ++site.count;
+      site.total_ns += slice.end_ns - slice.begin_ns;
+      if (family_of_site[slice.site] >= 0) OnWait(slice, enclosing);
+    }
+    void OnWait(const Slice& slice, absl::Span<const Slice* const> enclosing);
+    void OnSelf(uint32_t site, int64_t ns) { role.sites[site].self_ns += ns; }
+  };
+
+  uint32_t RoleOf(uint32_t unit_index);
+  uint32_t FamilyIndex(const std::string& family);
+  uint32_t BarrierSlotOf(uint32_t barrier);
+  absl::Status CollectLinks(const UnitTimeline& unit);
+  absl::Status AdvanceLinks(uint32_t block, size_t& end);
+  absl::Status FinishBlock();
+  void AccumulatePath(double span);
+  void FillRoles();
+  void FillCriticalPath();
+  void FillGrid();
+  void FillOverhead();
+
+  AnalysisOptions options_;
+  const TraceLayout* layout_ = nullptr;
+  std::vector<int32_t> family_of_site_;  // -1 for a site that is not a wait
+  std::vector<std::string> families_;
+  std::vector<uint32_t> role_of_unit_;   // by unit_index
+  std::vector<RoleAcc> roles_;
+  std::vector<UnitRec> units_;
+  std::vector<BlockRec> blocks_;
+
+  // The block being read: its units' leaves and waits live in finder_ until FinishBlock.
+  bool in_block_ = false;
+  uint32_t block_ = 0;
+  size_t units_per_block_ = 0;
+  size_t block_unit_count_ = 0;
+  size_t handoff_cursor_ = 0;
+  absl::flat_hash_set<uint32_t> seen_blocks_;
+  // Hand-off links resolved from the units' flows (trace v2), this block's; the explicit
+  // and resolved links of the block together (scratch); the unit's linked waits.
+  std::vector<HandoffLink> resolved_links_;
+  std::vector<HandoffLink> block_links_;
+  std::vector<WaitBarrier> wait_barriers_;
+  uint64_t resolved_total_ = 0;
+  std::vector<BarrierSlot> barrier_slots_;
+  absl::flat_hash_map<uint32_t, uint32_t> slot_of_barrier_;  // barrier id -> slot
+
+  // Critical path, over blocks. Dense by PathIndex(role, site).
+  size_t PathIndex(uint32_t role, uint32_t site) const;
+  CriticalPathFinder finder_;
+  std::vector<CriticalPathFinder::PathTime> path_times_;  // scratch
+  std::vector<int64_t> block_path_ns_;    // this block's path time, dense
+  std::vector<uint32_t> touched_;         // indexes of block_path_ns_ set this block
+  std::vector<PathAcc> path_;             // over blocks, dense
+  uint64_t path_blocks_ = 0;
+  uint64_t handoffs_ = 0;
+  BlockPath slowest_path_;
+  uint32_t slowest_path_block_ = 0;
+  int64_t slowest_path_span_ = -1;
+
+  bool overhead_compensated_ = false;
+  Analysis result_;
+};
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_

@@ -1,0 +1,416 @@
+// warptrace: turns a saved trace buffer into a verified Perfetto or Chrome trace, a verdict
+// report, a summary table and an analysis with its diagnosis; compares two traces.
+//
+//   warptrace dump --input=PREFIX --output=trace.pftrace|trace.json [--format=perfetto|json]
+//                  [--summary] [--analysis=analysis.json] [--report=verdict.json]
+//                  [--allow-truncated] [--compensate-overhead] [--events=x|be]
+//                  [--json-args=lean|full] [--sm-clock-khz=N]
+//   warptrace diff --before=PREFIX --after=PREFIX [--json=diff.json] [--rows=N]
+//                  [--fail-if-slower=PCT [--regions=NAME,...]] [--compensate-overhead]
+//                  [--sm-clock-khz=N]
+//
+// dump --summary prints the summary table and then, under "diagnosis:", the analysis'
+// ranked findings (profiler/analysis/diagnosis.h); --analysis writes the whole analysis as
+// JSON (profiler/analysis/analysis_json.h).
+//
+// diff compares two traces of a kernel per (role, region, loop iteration) with a rank test
+// (profiler/analysis/diff.h) and prints the table on stdout; --json writes all of it.
+// --fail-if-slower=PCT exits 3 when the kernel's block time or a region (only those named by
+// --regions, when given) got slower by more than PCT percent with significance: a
+// regression gate for CI.
+//
+// The output format is --format's, or else --output's extension: .pftrace or
+// .perfetto-trace write Perfetto's protobuf trace (profiler/outputs/perfetto/perfetto_writer.h),
+// anything else Chrome trace JSON (profiler/outputs/chrome_trace.h).
+//
+// PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar); PREFIX.bin or PREFIX.json
+// may be given for it (profiler/imports/sidecar.h, ResolveTracePrefix): a "warptrace" sidecar
+// (profiler/imports/sidecar.h) or a "mosaic-gpu" one (profiler/imports/mosaic_import.h). Flags may be
+// spelled with dashes or underscores (--allow-truncated, --allow_truncated).
+//
+// Exit status: 0 when every requested output was written; 1 for a usage error, an output
+// path that names an input (PREFIX.bin, PREFIX.json: an output never replaces an input) or
+// another output, or an input that cannot be read or decoded (missing file, sizes that
+// disagree with the layout, a bad sidecar); 2 when a trace fails verification (nothing but
+// --report is written then; --allow-truncated keeps each unit's valid prefix instead); 3
+// (diff) when --fail-if-slower found a significant slowdown. Every problem is one line on
+// stderr starting with "warptrace: error: " (or "warptrace: warning: ").
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis_json.h"
+#include "profiler/analysis/diagnosis.h"
+#include "profiler/analysis/diff.h"
+#include "profiler/dump/dump.h"
+#include "profiler/imports/mosaic_import.h"
+#include "profiler/imports/sidecar.h"
+#include "profiler/analysis/analysis_sink.h"
+#include "profiler/outputs/chrome_trace.h"
+#include "profiler/outputs/chrome_trace_sink.h"
+#include "profiler/outputs/perfetto/perfetto_sink.h"
+#include "profiler/analysis/summary.h"
+#include "profiler/trace/verify.h"
+
+ABSL_FLAG(std::string, input, "",
+          "PREFIX of the saved trace (or PREFIX.bin / PREFIX.json): reads PREFIX.bin and "
+          "PREFIX.json (required)");
+ABSL_FLAG(std::string, output, "",
+          "trace to write (open in ui.perfetto.dev; JSON also in chrome://tracing); '-' for "
+          "stdout");
+ABSL_FLAG(std::string, format, "",
+          "output format: 'perfetto' (Perfetto protobuf trace) or 'json' (Chrome trace JSON); "
+          "default: from --output's extension (.pftrace or .perfetto-trace: perfetto, "
+          "otherwise json)");
+ABSL_FLAG(bool, summary, false,
+          "print the per-region summary table and the diagnosis (ranked findings) to stdout");
+ABSL_FLAG(std::string, analysis, "",
+          "write the analysis (waiting vs working, critical path, grid, overhead, diagnosis) "
+          "as JSON here");
+ABSL_FLAG(std::string, before, "", "diff: PREFIX of the trace before the change");
+ABSL_FLAG(std::string, after, "", "diff: PREFIX of the trace after the change");
+ABSL_FLAG(std::string, json, "", "diff: write the whole diff as JSON here");
+ABSL_FLAG(uint64_t, rows, 20, "diff: region rows to print (--json has all)");
+ABSL_FLAG(double, fail_if_slower, -1,
+          "diff: exit 3 when the block time or a region got slower by more than this many "
+          "percent with significance (off when negative)");
+ABSL_FLAG(std::string, regions, "",
+          "diff: comma-separated region names --fail-if-slower checks (default: all; "
+          "'(block)' is the block time)");
+ABSL_FLAG(std::string, report, "",
+          "write the per-unit verdict report (JSON) here, also when verification fails");
+ABSL_FLAG(bool, allow_truncated, false,
+          "keep each broken unit's valid prefix, close its open regions and report the "
+          "problems as warnings instead of failing");
+ABSL_FLAG(bool, compensate_overhead, false,
+          "move events earlier by the measured per-event recording overhead");
+ABSL_FLAG(std::string, events, "x",
+          "Chrome event style: 'x' (complete events) or 'be' (begin/end pairs)");
+ABSL_FLAG(std::string, json_args, "lean",
+          "Chrome trace slice args: 'lean' (none: block and unit are the thread's; site, kind "
+          "and origin once per site in otherData) or 'full' (all of them on every slice)");
+ABSL_FLAG(uint64_t, sm_clock_khz, 0,
+          "SM clock in kHz: the rate for Mosaic GPU buffers, which record none (default "
+          "1980000), or the nominal fallback rate for warptrace buffers (default: the "
+          "sidecar's)");
+static_assert(warptrace::kMosaicDefaultSmClockKhz == 1'980'000,
+              "keep --sm_clock_khz's help text in step with the Mosaic importer's default");
+
+namespace warptrace {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitVerifyFailed = 2;
+constexpr int kExitSlower = 3;
+
+// One line per line of `message`, each prefixed, so multi-line statuses stay greppable.
+void PrintProblem(absl::string_view severity, absl::string_view message) {
+  for (absl::string_view line : absl::StrSplit(message, '\n', absl::SkipWhitespace())) {
+    llvm::errs() << absl::StrCat("warptrace: ", severity, ": ",
+                                 absl::StripLeadingAsciiWhitespace(line), "\n");
+  }
+}
+
+int Fail(const absl::Status& status, int code = kExitBadInput) {
+  PrintProblem("error", status.message());
+  return code;
+}
+
+enum class OutputFormat { kJson, kPerfetto };
+
+// --format, or --output's extension when it is empty.
+absl::StatusOr<OutputFormat> ChooseFormat(absl::string_view flag, absl::string_view output) {
+  const std::string format = absl::AsciiStrToLower(flag);
+  if (format == "json") return OutputFormat::kJson;
+  if (format == "perfetto") return OutputFormat::kPerfetto;
+  if (!format.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --format '", flag, "': use 'perfetto' (protobuf trace) or 'json' (Chrome trace)"));
+  }
+  const std::string lower = absl::AsciiStrToLower(output);
+  if (absl::EndsWith(lower, ".pftrace") || absl::EndsWith(lower, ".perfetto-trace")) {
+    return OutputFormat::kPerfetto;
+  }
+  return OutputFormat::kJson;
+}
+
+// The one dump pipeline with the sinks the flags ask for. The trace is streamed into the
+// file shell, which replaces `output` only when the whole dump succeeds.
+absl::Status RunDump(const LoadedTrace& trace, const DumpOptions& options, OutputFormat format,
+                     const ChromeTraceOptions& chrome, const std::string& output,
+                     std::vector<TraceSink*> sinks, DumpResult& result) {
+  if (output.empty()) return DumpTrace(trace.layout, trace.words, options, sinks, result);
+  const bool perfetto = format == OutputFormat::kPerfetto;
+  return WriteLargeFileAtomically(
+      output,
+      [&](llvm::raw_ostream& os) {
+        std::unique_ptr<TraceSink> writer;
+        if (perfetto) {
+          writer = std::make_unique<PerfettoTraceSink>(os);
+        } else {
+          writer = std::make_unique<ChromeTraceSink>(chrome, os);
+        }
+        sinks.insert(sinks.begin(), writer.get());
+        return DumpTrace(trace.layout, trace.words, options, sinks, result);
+      },
+      {.role = perfetto ? "Perfetto trace" : "Chrome trace"});
+}
+
+// Outputs never replace an input (base/file.h) nor each other.
+absl::Status CheckOutputs(const std::string& output, const std::string& report_path) {
+  if (!output.empty()) RETURN_IF_ERROR(CheckNotAnInput(output, "trace (--output)"));
+  if (!report_path.empty()) {
+    RETURN_IF_ERROR(CheckNotAnInput(report_path, "verdict report (--report)"));
+  }
+  if (!output.empty() && output != "-" && output == report_path) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--output and --report both name ", output, ": give each output its own path"));
+  }
+  return absl::OkStatus();
+}
+
+// Reads PREFIX: a warptrace sidecar, or a Mosaic GPU buffer converted with the requested
+// clock (its overflows explained in `overflows`).
+absl::StatusOr<LoadedTrace> Load(const std::string& prefix, uint64_t sm_clock_khz,
+                                 std::vector<MosaicOverflow>& overflows) {
+  bool mosaic = false;
+  LoadOptions load_options;
+  load_options.importers[kMosaicSidecarFormat] =
+      [&](absl::string_view p, absl::string_view json) -> absl::StatusOr<LoadedTrace> {
+    mosaic = true;
+    MosaicImportOptions options;
+    if (sm_clock_khz != 0) options.sm_clock_khz = sm_clock_khz;
+    absl::StatusOr<MosaicImport> imported = ImportMosaicGpu(p, json, options);
+    if (!imported.ok()) return imported.status();
+    overflows = std::move(imported->overflows);
+    return std::move(imported->trace);
+  };
+  absl::StatusOr<LoadedTrace> trace = LoadTrace(prefix, load_options);
+  if (trace.ok() && sm_clock_khz != 0 && !mosaic) {
+    trace->layout.clock.nominal_sm_clock_khz = sm_clock_khz;
+  }
+  return trace;
+}
+
+int Dump() {
+  const std::string input = absl::GetFlag(FLAGS_input);
+  const std::string output = absl::GetFlag(FLAGS_output);
+  const std::string report_path = absl::GetFlag(FLAGS_report);
+  const bool summary = absl::GetFlag(FLAGS_summary);
+  const uint64_t sm_clock_khz = absl::GetFlag(FLAGS_sm_clock_khz);
+  if (input.empty()) {
+    return Fail(absl::InvalidArgumentError("--input=PREFIX is required (reads PREFIX.bin and "
+                                           "PREFIX.json)"));
+  }
+  const std::string analysis_path = absl::GetFlag(FLAGS_analysis);
+  if (output.empty() && report_path.empty() && !summary && analysis_path.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "nothing to do: give --output=trace.json, --report=verdict.json, --summary or "
+        "--analysis=analysis.json"));
+  }
+  absl::StatusOr<ChromeEventStyle> style = ParseChromeEventStyle(absl::GetFlag(FLAGS_events));
+  if (!style.ok()) return Fail(style.status());
+  absl::StatusOr<OutputFormat> format = ChooseFormat(absl::GetFlag(FLAGS_format), output);
+  if (!format.ok()) return Fail(format.status());
+  absl::StatusOr<ChromeSliceArgs> slice_args = ParseChromeSliceArgs(absl::GetFlag(FLAGS_json_args));
+  if (!slice_args.ok()) return Fail(slice_args.status());
+
+  std::vector<MosaicOverflow> overflows;
+  absl::StatusOr<LoadedTrace> trace = Load(input, sm_clock_khz, overflows);
+  if (!trace.ok()) return Fail(trace.status());
+  // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: refuse before writing anything.
+  if (absl::Status s = CheckOutputs(output, report_path); !s.ok()) return Fail(s);
+  if (!analysis_path.empty()) {
+    if (absl::Status s = CheckNotAnInput(analysis_path, "analysis (--analysis)"); !s.ok()) {
+      return Fail(s);
+    }
+  }
+
+  DumpOptions options;
+  options.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
+  options.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  ChromeTraceOptions chrome;
+  chrome.events = *style;
+  chrome.args = *slice_args;
+  std::optional<SummarySink> summary_sink;
+  std::optional<AnalysisSink> analysis_sink;
+  std::vector<TraceSink*> sinks;
+  if (summary) sinks.push_back(&summary_sink.emplace());
+  if (summary || !analysis_path.empty()) sinks.push_back(&analysis_sink.emplace());
+  DumpResult result;
+  const absl::Status status =
+      RunDump(*trace, options, *format, chrome, output, std::move(sinks), result);
+  const VerifyReport& report = result.report;
+  const bool decoded = result.decoded;
+  for (const MosaicOverflow& overflow : overflows) {
+    PrintProblem(report.ok() ? "warning" : "error", overflow.message);
+  }
+  if (decoded && !report_path.empty()) {
+    if (absl::Status s = WriteVerifyReportFile(report, trace->layout, report_path); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  if (decoded && !report.ok()) {
+    Fail(status);
+    PrintProblem("error",
+                 "the trace failed verification; --allow-truncated keeps each unit's valid "
+                 "prefix and reports these as warnings");
+    return kExitVerifyFailed;
+  }
+  if (!status.ok()) return Fail(status);
+  for (const Finding& finding : report.findings) {
+    if (finding.severity == Severity::kWarning) PrintProblem("warning", FormatFinding(finding));
+  }
+  if (summary_sink.has_value() && summary_sink->summary().has_value()) {
+    PrintSummary(*summary_sink->summary(), llvm::outs());
+    PrintDiagnosis(analysis_sink->result(), llvm::outs());
+    llvm::outs().flush();
+  }
+  if (!analysis_path.empty()) {
+    if (absl::Status s = WriteAnalysisJsonFile(analysis_sink->result(), analysis_path); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  const auto& v = report.verdict_counts;
+  llvm::errs() << "warptrace: " << report.units.size() << " units (complete "
+               << v[static_cast<int>(Verdict::kComplete)] << ", truncated "
+               << v[static_cast<int>(Verdict::kTruncated)] << ", overflowed "
+               << v[static_cast<int>(Verdict::kOverflowed)] << ", corrupt "
+               << v[static_cast<int>(Verdict::kCorrupt)] << ", missing "
+               << v[static_cast<int>(Verdict::kMissing)] << "), " << report.kept_events
+               << " events";
+  if (!output.empty() && output != "-") llvm::errs() << " -> " << output;
+  llvm::errs() << "\n";
+  return kExitOk;
+}
+
+// One side of a diff: loaded, dumped into a DiffCollector. Returns the exit code on failure.
+std::optional<int> Collect(const std::string& flag, const std::string& prefix,
+                           DiffCollector& collector) {
+  if (prefix.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=PREFIX is required (reads PREFIX.bin and PREFIX.json)")));
+  }
+  std::vector<MosaicOverflow> overflows;
+  absl::StatusOr<LoadedTrace> trace = Load(prefix, absl::GetFlag(FLAGS_sm_clock_khz), overflows);
+  if (!trace.ok()) return Fail(trace.status());
+  DumpOptions options;
+  options.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  DumpResult result;
+  const absl::Status status =
+      DumpTrace(trace->layout, trace->words, options, collector.sinks(), result);
+  if (!status.ok()) {
+    PrintProblem("error", absl::StrCat("--", flag, "=", prefix, ":"));
+    return Fail(status, result.decoded && !result.report.ok() ? kExitVerifyFailed : kExitBadInput);
+  }
+  return std::nullopt;
+}
+
+int Diff() {
+  const std::string json_path = absl::GetFlag(FLAGS_json);
+  DiffCollector before, after;
+  if (std::optional<int> code = Collect("before", absl::GetFlag(FLAGS_before), before)) {
+    return *code;
+  }
+  if (std::optional<int> code = Collect("after", absl::GetFlag(FLAGS_after), after)) {
+    return *code;
+  }
+  // Both traces were read (and registered as inputs): refuse before writing anything.
+  if (!json_path.empty()) {
+    if (absl::Status s = CheckNotAnInput(json_path, "diff (--json)"); !s.ok()) return Fail(s);
+  }
+  const TraceDiff diff = DiffTraces(before, after);
+  PrintTraceDiff(diff, llvm::outs(), absl::GetFlag(FLAGS_rows));
+  llvm::outs().flush();
+  if (!json_path.empty()) {
+    const absl::Status written = WriteFileAtomically(
+        json_path,
+        [&](llvm::raw_ostream& os) {
+          WriteTraceDiffJson(diff, os);
+          os << "\n";
+          return absl::OkStatus();
+        },
+        {.role = "diff"});
+    if (!written.ok()) return Fail(written);
+  }
+  const double percent = absl::GetFlag(FLAGS_fail_if_slower);
+  if (percent < 0) return kExitOk;
+  std::vector<std::string> names;
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_regions), ',', absl::SkipWhitespace())) {
+    names.emplace_back(name);
+  }
+  const std::vector<const DiffRow*> slower = SlowerThan(diff, percent, names);
+  for (const DiffRow* r : slower) {
+    PrintProblem("error", absl::StrFormat("%s %s got %.1f%% slower (mean %s -> %s, p = %.2g), "
+                                          "more than --fail-if-slower=%g",
+                                          r->role, r->name, r->change * 100,
+                                          FormatNs(r->mean_before), FormatNs(r->mean_after),
+                                          r->p_value, percent));
+  }
+  return slower.empty() ? kExitOk : kExitSlower;
+}
+
+// absl flags are C identifiers; accept the documented dashed spellings too.
+std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>& storage) {
+  storage.assign(argv, argv + argc);
+  for (std::string& arg : storage) {
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
+    const size_t end = std::min(arg.find('='), arg.size());
+    for (size_t i = 2; i < end; ++i) {
+      if (arg[i] == '-') arg[i] = '_';
+    }
+  }
+  std::vector<char*> out;
+  for (std::string& arg : storage) out.push_back(arg.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+}  // namespace warptrace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "turns a saved warptrace (or Mosaic GPU) trace buffer into a verified Perfetto or "
+      "Chrome trace.\n"
+      "usage: warptrace dump --input=PREFIX --output=trace.pftrace|trace.json\n"
+      "           [--format=perfetto|json] [--summary] [--analysis=analysis.json]\n"
+      "           [--report=verdict.json] [--allow-truncated] [--compensate-overhead]\n"
+      "           [--events=x|be] [--json-args=lean|full] [--sm-clock-khz=N]\n"
+      "       warptrace diff --before=PREFIX --after=PREFIX [--json=diff.json] [--rows=N]\n"
+      "           [--fail-if-slower=PCT [--regions=NAME,...]]\n"
+      "exit status: 0 ok, 1 bad usage or unreadable input, 2 a trace failed verification,\n"
+      "3 diff --fail-if-slower found a significant slowdown");
+  std::vector<std::string> storage;
+  std::vector<char*> args = warptrace::NormalizeFlagNames(argc, argv, storage);
+  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size() - 1),
+                                                         args.data());
+  const absl::string_view command = positional.size() == 2 ? positional[1] : "";
+  if (command != "dump" && command != "diff") {
+    std::string got;
+    for (size_t i = 1; i < positional.size(); ++i) absl::StrAppend(&got, " ", positional[i]);
+    llvm::errs() << "warptrace: error: expected the command 'dump' or 'diff'"
+                 << (got.empty() ? std::string() : absl::StrCat(", got:", got))
+                 << " (see warptrace --help)\n";
+    return warptrace::kExitBadInput;
+  }
+  return command == "dump" ? warptrace::Dump() : warptrace::Diff();
+}

@@ -1,0 +1,204 @@
+#include "profiler/dump/dump.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "profiler/trace/clock.h"
+#include "profiler/trace/decode.h"
+#include "profiler/trace/links.h"
+#include "profiler/trace/walk.h"
+
+namespace warptrace {
+namespace {
+
+// The sink's error with its name in front, code unchanged.
+absl::Status Named(const TraceSink& sink, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(sink.Name(), ": ", status.message()));
+}
+
+// Origin and end of the trace on the globaltimer axis, from the headers alone.
+TraceBegin BeginFromHeaders(const DecodedTrace& decoded, const DumpOptions& options) {
+  TraceBegin begin;
+  begin.layout = decoded.layout;
+  begin.units = decoded.records.size();
+  begin.overhead_compensated = options.timeline.compensate_overhead;
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  int64_t end = std::numeric_limits<int64_t>::min();
+  for (const DecodedRecord& r : decoded.records) {
+    if (r.header_problem != HeaderProblem::kNone) continue;
+    const int64_t start = static_cast<int64_t>(r.start_globaltimer);
+    origin = std::min(origin, start);
+    const bool ends = r.complete() && r.end_globaltimer >= r.start_globaltimer &&
+                      r.end_globaltimer < kMaxGlobaltimerNs;
+    end = std::max(end, ends ? static_cast<int64_t>(r.end_globaltimer) : start);
+  }
+  if (origin == std::numeric_limits<int64_t>::max()) origin = end = 0;
+  begin.origin_ns = origin;
+  begin.end_ns = end;
+  return begin;
+}
+
+// One dump: the state the unit loop shares.
+class Driver {
+ public:
+  Driver(const DecodedTrace& decoded, const DumpOptions& options,
+         absl::Span<TraceSink* const> sinks, DumpResult& result)
+      : decoded_(decoded),
+        layout_(*decoded.layout),
+        options_(options),
+        sinks_(sinks),
+        result_(result),
+        verifier_(decoded, options.verify, result.report),
+        linker_(decoded) {
+    if (linker_.active()) pending_.resize(std::max<uint32_t>(1, UnitsPerBlock(layout_)));
+  }
+
+  absl::Status Run() {
+    const TraceBegin begin = BeginFromHeaders(decoded_, options_);
+    result_.origin_ns = result_.end_ns = begin.origin_ns;
+    absl::StatusOr<UnitTimelineBuilder> builder =
+        UnitTimelineBuilder::Create(layout_, options_.timeline);
+    feeding_ = builder.ok();
+    if (feeding_) {
+      builder_.emplace(*std::move(builder));
+      for (TraceSink* sink : sinks_) {
+        if (absl::Status s = sink->Begin(begin); !s.ok()) return Named(*sink, s);
+      }
+    }
+    for (const DecodedRecord& r : decoded_.records) RETURN_IF_ERROR(AddUnit(r));
+    verifier_.Finish();
+    RETURN_IF_ERROR(result_.report.ToStatus());
+    if (!builder.ok()) return builder.status();
+    TraceEnd end;
+    end.report = &result_.report;
+    end.clock_note = tally_.Note(layout_.clock.nominal_sm_clock_khz,
+                                 options_.timeline.min_calibration_ns,
+                                 options_.timeline.compensate_overhead);
+    end.origin_ns = result_.origin_ns;
+    end.end_ns = result_.end_ns;
+    end.slices = result_.slices;
+    result_.clock_note = end.clock_note;
+    for (TraceSink* sink : sinks_) {
+      if (absl::Status s = sink->End(end); !s.ok()) return Named(*sink, s);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status AddUnit(const DecodedRecord& r) {
+    WalkUnit(r, layout_, walk_);
+    const size_t first_finding = result_.report.findings.size();
+    const UnitVerdict& verdict = verifier_.Add(r, walk_);
+    if (!linker_.active()) {
+      // No hand-offs: each unit goes to the sinks as soon as it is verified.
+      if (!options_.verify.allow_truncated && result_.report.errors > 0) feeding_ = false;
+      if (!feeding_) return absl::OkStatus();
+      builder_->Build(r, verdict, walk_, unit_);
+      return Feed(r, result_.report.units.size() - 1, unit_, first_finding,
+                  result_.report.findings.size(), 0);
+    }
+    // Hand-offs link the units of a block: a block's units wait for its last one.
+    Pending& p = pending_[r.record_index % pending_.size()];
+    p.record = &r;
+    p.verdict = result_.report.units.size() - 1;
+    p.first_finding = first_finding;
+    p.end_finding = result_.report.findings.size();
+    if (feeding_) {
+      builder_->Build(r, verdict, walk_, p.timeline);
+      p.event_ns = builder_->event_ns();
+    }
+    if (!linker_.Add(r, walk_, verdict.kept_events)) return absl::OkStatus();
+    const size_t block_first_finding = result_.report.findings.size();
+    verifier_.AddBlock(linker_);
+    // Strict mode: a trace with an error is not handed on past the block of its first one.
+    if (!options_.verify.allow_truncated && result_.report.errors > 0) feeding_ = false;
+    if (!feeding_) return absl::OkStatus();
+    block_units_.clear();
+    block_ns_.clear();
+    for (Pending& q : pending_) {
+      block_units_.push_back(std::move(q.timeline));
+      block_ns_.push_back(std::move(q.event_ns));
+    }
+    AddBlockLinks(layout_, linker_.links(), linker_.first_record(),
+                  absl::MakeSpan(block_units_), block_ns_, next_flow_id_);
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Pending& q = pending_[i];
+      const bool last = i + 1 == pending_.size();
+      RETURN_IF_ERROR(Feed(*q.record, q.verdict, block_units_[i], q.first_finding,
+                           q.end_finding,
+                           last ? result_.report.findings.size() - block_first_finding : 0));
+      q.timeline = std::move(block_units_[i]);  // keep the storage for the next block
+      q.event_ns = std::move(block_ns_[i]);
+    }
+    return absl::OkStatus();
+  }
+
+  // Hands one unit to every sink. `block_findings`: how many findings after the unit's own
+  // (at the report's end) are its block's hand-off findings (only for a block's last unit).
+  absl::Status Feed(const DecodedRecord& r, size_t verdict, UnitTimeline& unit,
+                    size_t first_finding, size_t end_finding, size_t block_findings) {
+    if (unit.has_record) {
+      tally_.Add(unit.clock_source, unit.cycles_per_ns);
+      result_.end_ns = std::max(result_.end_ns, unit.end_ns);
+    } else {
+      unit.start_ns = unit.end_ns = result_.origin_ns;
+    }
+    result_.slices += unit.slices.size();
+    const auto findings = absl::MakeConstSpan(result_.report.findings);
+    UnitView view;
+    view.record = &r;
+    view.verdict = &result_.report.units[verdict];
+    view.timeline = &unit;
+    view.findings = findings.subspan(first_finding, end_finding - first_finding);
+    view.block_findings = findings.subspan(findings.size() - block_findings);
+    for (TraceSink* sink : sinks_) {
+      if (absl::Status s = sink->AddUnit(view); !s.ok()) return Named(*sink, s);
+    }
+    return absl::OkStatus();
+  }
+
+  // One unit of the block being gathered.
+  struct Pending {
+    const DecodedRecord* record = nullptr;
+    size_t verdict = 0;        // index into the report's units
+    size_t first_finding = 0;  // its own findings: [first_finding, end_finding)
+    size_t end_finding = 0;
+    UnitTimeline timeline;
+    std::vector<int64_t> event_ns;
+  };
+
+  const DecodedTrace& decoded_;
+  const TraceLayout& layout_;
+  const DumpOptions& options_;
+  absl::Span<TraceSink* const> sinks_;
+  DumpResult& result_;
+  UnitVerifier verifier_;
+  std::optional<UnitTimelineBuilder> builder_;
+  bool feeding_ = false;
+  UnitWalk walk_;
+  UnitTimeline unit_;
+  ClockTally tally_;
+  BlockLinker linker_;
+  std::vector<Pending> pending_;             // one per unit of a block (hand-offs only)
+  std::vector<UnitTimeline> block_units_;    // scratch for AddBlockLinks
+  std::vector<std::vector<int64_t>> block_ns_;
+  uint64_t next_flow_id_ = 0;
+};
+
+}  // namespace
+
+absl::Status DumpTrace(const TraceLayout& layout, absl::Span<const uint32_t> words,
+                       const DumpOptions& options, absl::Span<TraceSink* const> sinks,
+                       DumpResult& result) {
+  result = DumpResult();
+  DecodedTrace decoded;
+  RETURN_IF_ERROR(DecodeInto(layout, words, decoded));
+  result.decoded = true;
+  return Driver(decoded, options, sinks, result).Run();
+}
+
+}  // namespace warptrace

@@ -1,0 +1,69 @@
+// DumpTrace: THE dump pipeline. It walks a raw buffer one trace unit at a time — decode →
+// verify → timeline — and hands each unit to the sinks the caller chose (sink.h): the
+// Chrome trace writer (chrome_trace.h), the summary (summary.h), the in-memory Trace
+// (trace.h), a Perfetto writer, ... There is no other pipeline: RunKernel, the warptrace
+// CLI, the examples and the fuzzer all come through here.
+//
+//   ChromeTraceSink chrome(ChromeTraceOptions{}, os);
+//   SummarySink summary;
+//   TraceSink* sinks[] = {&chrome, &summary};
+//   DumpResult result;
+//   absl::Status status = DumpTrace(layout, words, options, sinks, result);
+//   // result.report is filled whenever decoding succeeded, also when verification failed.
+//
+// Per unit, each event is walked once (walk.h): the walk feeds verify (UnitVerifier) and
+// the timeline (UnitTimelineBuilder), and the unit's UnitView goes to every sink in order.
+// The clock note is computed once, here, from the units' clock results (clock.h,
+// ClockTally), and handed to the sinks at End.
+//
+// Memory: the decoded headers and the verdicts (O(units), about 200 bytes per unit), the
+// findings (capped by VerifyOptions), and one unit's timeline at a time (one block's, with its
+// event times, when the layout has hand-off sites: links.h); nothing grows with
+// the event count beyond the input buffer, unless a sink keeps it (the summary keeps one
+// int64 per slice, the in-memory collector the whole Timeline).
+//
+// Errors:
+//   the codes of Decode (InvalidArgument, DataLoss) — result.report is empty then and no
+//     sink is called;
+//   VerifyReport::ToStatus (DataLoss, ResourceExhausted) when verification fails in strict
+//     mode: sinks stop receiving units at the first unit with an error finding and End is
+//     not called (sink.h), but every unit is verified, so result.report is complete;
+//   InvalidArgument when the layout's nominal SM clock is 0 (after verification);
+//   a sink's error, prefixed with its name, unchanged code: the first one stops the dump.
+// Thread-safety: reentrant; sinks are called from the calling thread only.
+#ifndef WARPTRACE_PROFILER_DUMP_DUMP_H_
+#define WARPTRACE_PROFILER_DUMP_DUMP_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "format/layout.h"
+#include "profiler/dump/sink.h"
+#include "profiler/timeline/timeline.h"
+#include "profiler/trace/verify.h"
+
+namespace warptrace {
+
+struct DumpOptions {
+  VerifyOptions verify;
+  TimelineOptions timeline;
+};
+
+struct DumpResult {
+  bool decoded = false;     // the buffer fit the layout (else report is empty)
+  VerifyReport report;      // every unit's verdict and the (capped) findings
+  std::string clock_note;   // as handed to the sinks' End (empty when End was not reached)
+  uint64_t slices = 0;      // slices handed to the sinks
+  int64_t origin_ns = 0;    // TraceBegin::origin_ns
+  int64_t end_ns = 0;       // TraceEnd::end_ns
+};
+
+absl::Status DumpTrace(const TraceLayout& layout, absl::Span<const uint32_t> words,
+                       const DumpOptions& options, absl::Span<TraceSink* const> sinks,
+                       DumpResult& result);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_DUMP_DUMP_H_
