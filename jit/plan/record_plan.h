@@ -91,8 +91,10 @@ struct ProfileOptions {
   BlockSample sample;
   // Shared bytes per block auto placement may fill (with the kernel's own shared memory).
   uint64_t shared_budget_bytes = 48 * 1024;
-  // Test-only: overrides the capacity written to the buffer (e.g. too small, to exercise
-  // dropped events). The plan's own numbers (max_events, Explain) are unchanged.
+  // Overrides the capacity written to the buffer. RunKernel's one retry sets it to the
+  // capacity a dropped-events trace showed was needed (jit/run/run.cc); tests set it too
+  // small to exercise dropped events. The plan's own numbers (max_events, Explain) are
+  // unchanged.
   std::optional<uint32_t> capacity_override;
 };
 
