@@ -104,13 +104,8 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
       const auto begin = data->c.begin() + static_cast<ptrdiff_t>(uint64_t{row} * n);
       data->got.insert(data->got.end(), begin, begin + n);
     }
-    Comparison c = CompareToReference("C", data->got, data->reference, /*rel_tolerance=*/0,
-                                      /*abs_tolerance=*/tolerance, /*row_length=*/n);
-    // The worst element's index in C, not in the checked rows.
-    if (n > 0 && c.worst_index / n < data->rows.size()) {
-      c.worst_index = uint64_t{data->rows[c.worst_index / n]} * n + c.worst_index % n;
-    }
-    return c;
+    return CompareSampledRows("C", data->got, data->reference, data->rows, n,
+                              /*rel_tolerance=*/0, /*abs_tolerance=*/tolerance);
   };
   problem.storage = data;
   return problem;

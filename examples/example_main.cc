@@ -23,12 +23,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
-#include "profiler/dump/dump.h"
-#include "profiler/imports/sidecar.h"
-#include "profiler/analysis/analysis_sink.h"
-#include "profiler/outputs/chrome_trace.h"
-#include "profiler/outputs/perfetto/perfetto_writer.h"
 #include "profiler/analysis/summary.h"
+#include "profiler/frontend/dump_files.h"
+#include "profiler/imports/sidecar.h"
 #include "profiler/trace/verify.h"
 
 ABSL_FLAG(std::string, out, "",
@@ -140,6 +137,19 @@ Comparison CompareToReference(absl::string_view what, absl::Span<const float> go
   return c;
 }
 
+Comparison CompareSampledRows(absl::string_view what, absl::Span<const float> got,
+                              absl::Span<const double> expected,
+                              absl::Span<const uint32_t> rows, uint32_t row_length,
+                              double rel_tolerance, double abs_tolerance) {
+  Comparison c =
+      CompareToReference(what, got, expected, rel_tolerance, abs_tolerance, row_length);
+  if (row_length > 0 && c.worst_index / row_length < rows.size()) {
+    c.worst_index =
+        uint64_t{rows[c.worst_index / row_length]} * row_length + c.worst_index % row_length;
+  }
+  return c;
+}
+
 std::string ExampleOptions::TracePath() const {
   return absl::StrCat(out_dir, "/", name, ".trace.json");
 }
@@ -235,39 +245,44 @@ void PrintVerdicts(const Trace& trace, llvm::raw_ostream& out) {
   }
 }
 
-// The summary table and, under "diagnosis:", the analysis: the one dump pipeline again over
-// the same buffer, into the analysis sink.
-absl::Status PrintSummaryAndDiagnosis(const Trace& trace, llvm::raw_ostream& out) {
-  if (!trace.has_timeline) return absl::InternalError("the trace verified but has no timeline");
-  ASSIGN_OR_RETURN(Summary summary, Summarize(trace.timeline));
-  out << "\nsummary:\n" << Indent(FormatSummary(summary), "  ");
-  AnalysisSink analysis;
-  TraceSink* analysis_sinks[] = {&analysis};
-  DumpOptions analysis_options;
-  analysis_options.verify.allow_truncated = trace.report.allow_truncated;
-  DumpResult analysis_result;
-  RETURN_IF_ERROR(DumpTrace(trace.layout, trace.words, analysis_options, analysis_sinks,
-                            analysis_result));
+// The summary table and, under "diagnosis:", the analysis, from the launch's one dump.
+absl::Status PrintIndentedSummary(const DumpOutcome& dump, llvm::raw_ostream& out) {
+  if (!dump.summary.has_value() || !dump.analysis.has_value()) {
+    return absl::InternalError("the trace verified but its dump produced no summary");
+  }
+  out << "\nsummary:\n" << Indent(FormatSummary(*dump.summary), "  ");
   std::string diagnosis;
   llvm::raw_string_ostream diagnosis_os(diagnosis);
-  PrintDiagnosis(analysis.result(), diagnosis_os);
+  PrintDiagnosis(*dump.analysis, diagnosis_os);
   diagnosis_os.flush();
   out << "\n" << diagnosis;
   return absl::OkStatus();
 }
 
-// Writes the Perfetto and Chrome traces, the raw buffer with its sidecar and the verdict
-// report under --out, and says where.
-absl::Status WriteOutputs(const Trace& trace, const ExampleOptions& options,
-                          llvm::raw_ostream& out) {
+// What the launch's one dump writes under --out (RunOptions::dump): the Perfetto and Chrome
+// traces and the verdict report, with the summary and the analysis kept in memory.
+absl::Status RequestOutputs(const ExampleOptions& options, DumpRequest& dump) {
   if (std::error_code ec = llvm::sys::fs::create_directories(options.out_dir)) {
     return absl::UnavailableError(absl::StrCat("creating the output directory ", options.out_dir,
                                                ": ", ec.message(), " (pass --out=DIR)"));
   }
-  RETURN_IF_ERROR(WriteChromeTraceFile(trace.timeline, {}, options.TracePath()));
-  RETURN_IF_ERROR(WritePerfettoTraceFile(trace.timeline, options.PerfettoPath()));
+  TraceOutput& perfetto = dump.traces.emplace_back();
+  perfetto.format = TraceFormat::kPerfetto;
+  perfetto.path = options.PerfettoPath();
+  TraceOutput& chrome = dump.traces.emplace_back();
+  chrome.format = TraceFormat::kChromeJson;
+  chrome.path = options.TracePath();
+  dump.report_path = options.VerdictPath();
+  dump.summary = true;
+  dump.analysis = true;
+  dump.collect = false;  // nothing here reads the Timeline: the dump streams
+  return absl::OkStatus();
+}
+
+// Saves the raw buffer with its sidecar under --out, and says where everything went.
+absl::Status WriteOutputs(const Trace& trace, const ExampleOptions& options,
+                          llvm::raw_ostream& out) {
   RETURN_IF_ERROR(SaveTrace(options.SavePrefix(), trace.layout, trace.words));
-  RETURN_IF_ERROR(WriteVerifyReportFile(trace.report, trace.layout, options.VerdictPath()));
   out << "\noutputs:\n"
       << "  Perfetto trace: " << options.PerfettoPath() << "\n"
       << "                  open it in https://ui.perfetto.dev (Open trace file): SM, unit "
@@ -302,7 +317,11 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
   }
   out.flush();
 
-  absl::StatusOr<RunResult> run = RunKernel(device, problem.kernel, problem.args, options.run);
+  RunOptions run_options = options.run;
+  if (run_options.profile.enabled) {
+    if (absl::Status s = RequestOutputs(options, run_options.dump); !s.ok()) return Fail(name, s);
+  }
+  absl::StatusOr<RunResult> run = RunKernel(device, problem.kernel, problem.args, run_options);
   if (!run.ok()) return Fail(name, run.status());
   run->device_reason = selected->reason;
 
@@ -315,7 +334,7 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
 
   if (run->trace != nullptr) {
     PrintVerdicts(*run->trace, out);
-    if (absl::Status s = PrintSummaryAndDiagnosis(*run->trace, out); !s.ok()) return Fail(name, s);
+    if (absl::Status s = PrintIndentedSummary(run->dump, out); !s.ok()) return Fail(name, s);
     if (absl::Status s = WriteOutputs(*run->trace, options, out); !s.ok()) return Fail(name, s);
   } else {
     out << "\nprofiling off (--profile=false): the kernel ran uninstrumented; no trace "

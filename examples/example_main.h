@@ -94,6 +94,14 @@ Comparison CompareToReference(absl::string_view what, absl::Span<const float> go
                               absl::Span<const double> expected, double rel_tolerance,
                               double abs_tolerance, uint32_t row_length = 0);
 
+// CompareToReference over a sample of a matrix's rows: `got` and `expected` hold rows[0],
+// rows[1], ... of a matrix of `row_length` columns, one after the other. The worst element is
+// reported where it is in the whole matrix ([row][column] of rows[i]), not in the sample.
+Comparison CompareSampledRows(absl::string_view what, absl::Span<const float> got,
+                              absl::Span<const double> expected,
+                              absl::Span<const uint32_t> rows, uint32_t row_length,
+                              double rel_tolerance, double abs_tolerance);
+
 // One example's problem: the kernel, its launch arguments (views of host buffers that
 // `storage` keeps alive) and the check of its outputs after a run.
 struct ExampleProblem {

@@ -172,13 +172,8 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
         data->got.push_back(Bf16ToFloat(data->o[x]));
       }
     }
-    Comparison c = CompareToReference("O", data->got, data->reference, rel, abs,
-                                      static_cast<uint32_t>(d));
-    // The worst element's index in O, not in the checked rows.
-    if (c.worst_index / d < data->rows.size()) {
-      c.worst_index = uint64_t{data->rows[c.worst_index / d]} * d + c.worst_index % d;
-    }
-    return c;
+    return CompareSampledRows("O", data->got, data->reference, data->rows,
+                              static_cast<uint32_t>(d), rel, abs);
   };
   problem.storage = data;
   return problem;

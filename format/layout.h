@@ -1,7 +1,7 @@
 // TraceLayout: everything the dump needs to decode a raw trace buffer besides its words —
 // grid, block, trace unit, capacity, placement, sampling, site table, clock information,
 // kernel and device names. Written by jit/ when it builds a kernel, or read from a JSON
-// sidecar (see sidecar.h) for a buffer saved elsewhere.
+// sidecar (format/layout_json.h, profiler/imports/sidecar.h) for a buffer saved elsewhere.
 //
 //   TraceLayout layout;
 //   layout.kernel_name = "gemm";

@@ -295,7 +295,7 @@ struct Kernel {
   // The first construct (builder path) that needs sm_90a-only instructions (wgmma,
   // setmaxnreg): an MmaGroup, WaitMmaGroups or SetMaxRegisters, or a raw statement calling
   // warptrace_wgmma_* / warptrace_setmaxnreg_*. Empty: none. NVRTC then compiles for sm_90a
-  // (jit/compile/arch.h) and the plan says so.
+  // (jit/cuda/cuda_device.cc) and the plan says so.
   std::string sm90a_use;
   // Emit __launch_bounds__(threads per block, 1), fixing the register count at entry so that
   // ptxas honours setmaxnreg (set when the kernel uses SetMaxRegisters).

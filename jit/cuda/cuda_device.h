@@ -101,8 +101,6 @@ class CudaDevice final : public Device {
                                                uint32_t dynamic_shared_bytes, void** args,
                                                int count) override;
 
-  CompileCacheStats compile_stats() const { return compiler_->stats(); }
-
  private:
   // The driver and its handles (cuda.h types), defined in cuda_device.cc.
   struct Driver;

@@ -36,9 +36,7 @@ void AsyncSites::RecordPayload(int depth, const SiteInfo& site, bool exit, const
 }
 
 const SiteInfo* AsyncSites::SiteOf(const KernelNode& node) const {
-  if (plan_ == nullptr) return nullptr;
-  std::optional<uint32_t> id = plan_->SiteOf(node.ordinal);
-  return id.has_value() ? &plan_->sites()[*id] : nullptr;
+  return plan_ == nullptr ? nullptr : plan_->SiteInfoOf(node.ordinal);
 }
 
 std::vector<const AsyncSites::CopySite*> AsyncSites::Polled() const {

@@ -130,9 +130,7 @@ class Emitter {
   }
 
   const SiteInfo* SiteOf(const KernelNode& node) const {
-    if (plan_ == nullptr) return nullptr;
-    std::optional<uint32_t> id = plan_->SiteOf(node.ordinal);
-    return id.has_value() ? &plan_->sites()[*id] : nullptr;
+    return plan_ == nullptr ? nullptr : plan_->SiteInfoOf(node.ordinal);
   }
 
   void Body(const std::vector<KernelNode>& body, int depth) {

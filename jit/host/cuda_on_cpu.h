@@ -35,7 +35,7 @@
 //   __int_as_float __float_as_int __uint_as_float __float_as_uint __longlong_as_double
 //   __double_as_longlong __double2hiint __double2loint __hiloint2double   reinterpretation
 //   <math_constants.h>    CUDART_INF_F, CUDART_NAN_F, CUDART_PI_F, ... (warptrace's copy,
-//                         jit/builder/math_constants.h, embedded for both backends; NVRTC has
+//                         jit/primitives/math_constants.h, embedded for both backends; NVRTC has
 //                         no math_constants.h and no INFINITY / NAN / M_PI: RunKernel's NVRTC
 //                         check rejects those on the host backend too)
 //   clock() clock64()     "SM cycles": the thread's virtual ns × 1.5 GHz (the recorder's

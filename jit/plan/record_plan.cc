@@ -665,6 +665,11 @@ std::optional<uint32_t> RecordPlan::SiteOf(uint32_t node_ordinal) const {
   return site_of_node_[node_ordinal];
 }
 
+const SiteInfo* RecordPlan::SiteInfoOf(uint32_t node_ordinal) const {
+  const std::optional<uint32_t> id = SiteOf(node_ordinal);
+  return id.has_value() ? &layout_.sites[*id] : nullptr;
+}
+
 EventRange RecordPlan::EventsForUnit(uint32_t unit) const {
   return unit < unit_events_.size() ? unit_events_[unit] : EventRange{};
 }

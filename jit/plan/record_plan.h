@@ -143,6 +143,8 @@ class RecordPlan {
 
   // The site a node records (region, loop iteration, barrier wait), by KernelNode::ordinal.
   std::optional<uint32_t> SiteOf(uint32_t node_ordinal) const;
+  // That site's entry in sites(), or null when the node records none.
+  const SiteInfo* SiteInfoOf(uint32_t node_ordinal) const;
   std::optional<uint32_t> kernel_site() const { return kernel_site_; }
 
   // Events unit `unit` (0 .. units_per_block-1) of any sampled block records, as a range

@@ -214,13 +214,13 @@ struct Launched {
 // its anchor is the clocks read together. On a GPU the first recorded unit start (the
 // trace origin) is paired with the launch call: it came after it and before the
 // synchronize returned.
-HostTimeAnchor AnchorOf(DeviceKind kind, const Launched& run, const Trace& trace) {
+HostTimeAnchor AnchorOf(DeviceKind kind, const Launched& run, const DecodedTrace& decoded) {
   HostTimeAnchor anchor;
   const HostClocks& c = run.at_launch;
   if (kind == DeviceKind::kHost) {
     anchor = {true, c.monotonic_ns, c.boottime_ns, c.realtime_ns, c.spread_ns};
-  } else if (trace.has_timeline && !trace.decoded.records.empty()) {
-    anchor = {true, trace.timeline.origin_ns, c.boottime_ns, c.realtime_ns,
+  } else if (!decoded.records.empty()) {
+    anchor = {true, TraceOrigin(decoded), c.boottime_ns, c.realtime_ns,
               run.launch_to_sync_ns + c.spread_ns};
   }
   return anchor;
@@ -294,6 +294,16 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
                                     absl::Span<const KernelArg> args,
                                     const RunOptions& options) {
   RETURN_IF_ERROR(CheckArgs(kernel, args));
+  for (const TraceOutput& output : options.dump.traces) {
+    if (output.fd >= 0 && options.retry_on_dropped) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RunOptions::dump writes the ", output.role.empty() ? TraceFormatRole(output.format)
+                                                              : output.role,
+          " to file descriptor ", output.fd,
+          " and retry_on_dropped may dump twice: give it a path (replaced atomically) or turn "
+          "the retry off"));
+    }
+  }
   RunResult result;
   result.device_kind = device.Kind();
   result.device_name = device.Name();
@@ -306,24 +316,53 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
   }
 
   bool retrying = false;
-  auto analyze = [&](Launched& run) -> absl::StatusOr<std::unique_ptr<Trace>> {
-    TraceLayout layout = run.plan->layout();
-    layout.device_name = device.Name();
-    layout.clock = device.Clock();
-    DumpOptions dump;
-    dump.verify = options.verify;
+  bool will_retry = false;  // the first launch dropped events and retry_on_dropped is on
+  // The one dump of a launch's buffer: decoded once into the Trace, then the front end with
+  // the caller's outputs. A first launch that dropped events and will be retried writes none.
+  auto analyze = [&](Launched& run,
+                     RunResult& into) -> absl::StatusOr<std::unique_ptr<Trace>> {
+    auto trace = std::make_unique<Trace>();
+    trace->layout = run.plan->layout();
+    trace->layout.device_name = device.Name();
+    trace->layout.clock = device.Clock();
+    trace->words = std::move(run.trace_words);
+    RETURN_IF_ERROR(DecodeInto(trace->layout, trace->words, trace->decoded));
+    trace->layout.host_anchor = AnchorOf(device.Kind(), run, trace->decoded);
+    DumpRequest request = options.dump;
     // The retry knowingly runs past the plan: the loops that did are warnings then.
-    dump.verify.plan_mismatch_warnings = dump.verify.plan_mismatch_warnings || retrying;
-    dump.timeline = options.timeline;
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace,
-                     CollectTrace(std::move(layout), std::move(run.trace_words), dump));
-    trace->layout.host_anchor = AnchorOf(device.Kind(), run, *trace);
-    trace->timeline.layout.host_anchor = trace->layout.host_anchor;
+    request.verify.plan_mismatch_warnings = request.verify.plan_mismatch_warnings || retrying;
+    will_retry =
+        !retrying && options.retry_on_dropped &&
+        std::any_of(trace->decoded.records.begin(), trace->decoded.records.end(),
+                    [](const DecodedRecord& r) {
+                      return r.header_problem == HeaderProblem::kNone && r.dropped() > 0;
+                    });
+    if (will_retry) {
+      request.traces.clear();
+      request.report_path.clear();
+      request.analysis_path.clear();
+    }
+    into.dump = DumpDecodedToFiles(trace->decoded, request);
+    DumpOutcome& outcome = into.dump;
+    trace->report = std::move(outcome.result.report);
+    outcome.result.report = VerifyReport();
+    const bool verify_failed =
+        trace->report.errors > 0 && outcome.status == trace->report.ToStatus();
+    if (!outcome.status.ok() && (!outcome.failed_output.empty() || !verify_failed)) {
+      return absl::Status(outcome.status.code(),
+                          absl::StrCat("dumping the trace of kernel ", kernel.name, ": ",
+                                       outcome.status.message()));
+    }
+    if (outcome.timeline.has_value()) {
+      trace->timeline = *std::move(outcome.timeline);
+      trace->has_timeline = true;
+      outcome.timeline.reset();
+    }
     return trace;
   };
-  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, analyze(launched));
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, analyze(launched, result));
 
-  if (options.retry_on_dropped && trace->report.dropped_events > 0) {
+  if (will_retry) {
     const uint32_t needed = trace->report.required_capacity();
     result.retried = true;
     result.retry_note = absl::StrFormat(
@@ -338,12 +377,12 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
     profile.capacity_override = needed;
     retrying = true;
     ASSIGN_OR_RETURN(launched, LaunchOnce(device, kernel, args, profile, options));
-    ASSIGN_OR_RETURN(trace, analyze(launched));
+    ASSIGN_OR_RETURN(trace, analyze(launched, result));
   }
 
   result.source = std::move(launched.source);
   result.plan = std::move(launched.plan);
-  if (!trace->report.ok() && !options.verify.allow_truncated) {
+  if (!trace->report.ok() && !options.dump.verify.allow_truncated) {
     const absl::Status status = trace->report.ToStatus();
     return absl::Status(status.code(),
                         absl::StrCat("trace of kernel ", kernel.name, " on ", device.Name(),

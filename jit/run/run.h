@@ -28,7 +28,9 @@
 // compiler or, with RunOptions::check_gpu_compile, by NVRTC); the device's errors for memory,
 // load and launch (each naming the step); the verifier's status (DataLoss for a corrupt
 // trace, ResourceExhausted for dropped events) when the trace is broken and
-// RunOptions::verify.allow_truncated is off. Outputs are copied back before the trace is
+// RunOptions::dump.verify.allow_truncated is off; InvalidArgument for a RunOptions::dump the
+// front end refuses (two outputs on one path, an output naming an input, a descriptor output
+// with retry_on_dropped); a dump output's file-system error, naming it. Outputs are copied back before the trace is
 // judged, so they are valid even when the trace is not.
 //
 // The plan is made per launch: a loop with TripCount::PerBlock is counted for every block
@@ -59,6 +61,7 @@
 #include "jit/run/device_select.h"
 #include "jit/platform/tensor_map.h"
 #include "profiler/dump/collector.h"
+#include "profiler/frontend/dump_files.h"
 #include "profiler/timeline/timeline.h"
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/decode.h"
@@ -123,13 +126,21 @@ class KernelArg {
 };
 
 struct RunOptions {
+  RunOptions() { dump.collect = true; }
+
   DeviceChoice device = DeviceChoice::kAuto;
   DeviceSelectOptions device_options;
   // Profiling: unit, placement, record policy, sample; enabled = false runs the kernel
   // without any instrumentation (no trace).
   ProfileOptions profile;
-  VerifyOptions verify;
-  TimelineOptions timeline;
+  // How each launch's trace buffer is dumped — verify (allow_truncated, ...) and timeline
+  // (compensate_overhead, ...) — and what that one dump writes besides the Trace it returns:
+  // trace files, the verdict report, the summary, the analysis (profiler/frontend/
+  // dump_files.h; RunResult::dump holds what it produced). `collect` (on by default) keeps
+  // the Timeline in RunResult::trace; off, the Trace holds the buffer, its decoding and the
+  // report only. A retry (retry_on_dropped) dumps again: trace outputs by descriptor are
+  // refused with it.
+  DumpRequest dump;
   // Relaunch once with the capacity the dump computed when events were dropped.
   bool retry_on_dropped = false;
   // On the host backend, also compile the kernel with NVRTC (jit/run/gpu_compile_check.h;
@@ -147,6 +158,9 @@ struct RunResult {
   KernelSource source;         // as launched (after a retry: the retried source)
   std::optional<RecordPlan> plan;  // when profiled
   std::unique_ptr<Trace> trace;    // when profiled
+  // The dump's other products (RunOptions::dump): summary, analysis, the files written. Its
+  // result's report is in `trace`.
+  DumpOutcome dump;
   bool retried = false;
   std::string retry_note;          // what the retry did, when it happened
 };

@@ -37,7 +37,6 @@
 // stderr starting with "warptrace: error: " (or "warptrace: warning: ").
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,25 +46,17 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "base/file.h"
-#include "base/status_macros.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/analysis/analysis_json.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
-#include "profiler/dump/dump.h"
+#include "profiler/frontend/dump_files.h"
 #include "profiler/imports/mosaic_import.h"
-#include "profiler/imports/sidecar.h"
-#include "profiler/analysis/analysis_sink.h"
-#include "profiler/outputs/chrome_trace.h"
-#include "profiler/outputs/chrome_trace_sink.h"
-#include "profiler/outputs/perfetto/perfetto_sink.h"
-#include "profiler/analysis/summary.h"
+#include "profiler/outputs/chrome_trace_options.h"
 #include "profiler/trace/verify.h"
 
 ABSL_FLAG(std::string, input, "",
@@ -133,161 +124,68 @@ int Fail(const absl::Status& status, int code = kExitBadInput) {
   return code;
 }
 
-enum class OutputFormat { kJson, kPerfetto };
-
-// --format, or --output's extension when it is empty.
-absl::StatusOr<OutputFormat> ChooseFormat(absl::string_view flag, absl::string_view output) {
-  const std::string format = absl::AsciiStrToLower(flag);
-  if (format == "json") return OutputFormat::kJson;
-  if (format == "perfetto") return OutputFormat::kPerfetto;
-  if (!format.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --format '", flag, "': use 'perfetto' (protobuf trace) or 'json' (Chrome trace)"));
-  }
-  const std::string lower = absl::AsciiStrToLower(output);
-  if (absl::EndsWith(lower, ".pftrace") || absl::EndsWith(lower, ".perfetto-trace")) {
-    return OutputFormat::kPerfetto;
-  }
-  return OutputFormat::kJson;
-}
-
-// The one dump pipeline with the sinks the flags ask for. The trace is streamed into the
-// file shell, which replaces `output` only when the whole dump succeeds.
-absl::Status RunDump(const LoadedTrace& trace, const DumpOptions& options, OutputFormat format,
-                     const ChromeTraceOptions& chrome, const std::string& output,
-                     std::vector<TraceSink*> sinks, DumpResult& result) {
-  if (output.empty()) return DumpTrace(trace.layout, trace.words, options, sinks, result);
-  const bool perfetto = format == OutputFormat::kPerfetto;
-  return WriteLargeFileAtomically(
-      output,
-      [&](llvm::raw_ostream& os) {
-        std::unique_ptr<TraceSink> writer;
-        if (perfetto) {
-          writer = std::make_unique<PerfettoTraceSink>(os);
-        } else {
-          writer = std::make_unique<ChromeTraceSink>(chrome, os);
-        }
-        sinks.insert(sinks.begin(), writer.get());
-        return DumpTrace(trace.layout, trace.words, options, sinks, result);
-      },
-      {.role = perfetto ? "Perfetto trace" : "Chrome trace"});
-}
-
-// Outputs never replace an input (base/file.h) nor each other.
-absl::Status CheckOutputs(const std::string& output, const std::string& report_path) {
-  if (!output.empty()) RETURN_IF_ERROR(CheckNotAnInput(output, "trace (--output)"));
-  if (!report_path.empty()) {
-    RETURN_IF_ERROR(CheckNotAnInput(report_path, "verdict report (--report)"));
-  }
-  if (!output.empty() && output != "-" && output == report_path) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--output and --report both name ", output, ": give each output its own path"));
-  }
-  return absl::OkStatus();
-}
-
-// Reads PREFIX: a warptrace sidecar, or a Mosaic GPU buffer converted with the requested
-// clock (its overflows explained in `overflows`).
-absl::StatusOr<LoadedTrace> Load(const std::string& prefix, uint64_t sm_clock_khz,
-                                 std::vector<MosaicOverflow>& overflows) {
-  bool mosaic = false;
-  LoadOptions load_options;
-  load_options.importers[kMosaicSidecarFormat] =
-      [&](absl::string_view p, absl::string_view json) -> absl::StatusOr<LoadedTrace> {
-    mosaic = true;
-    MosaicImportOptions options;
-    if (sm_clock_khz != 0) options.sm_clock_khz = sm_clock_khz;
-    absl::StatusOr<MosaicImport> imported = ImportMosaicGpu(p, json, options);
-    if (!imported.ok()) return imported.status();
-    overflows = std::move(imported->overflows);
-    return std::move(imported->trace);
-  };
-  absl::StatusOr<LoadedTrace> trace = LoadTrace(prefix, load_options);
-  if (trace.ok() && sm_clock_khz != 0 && !mosaic) {
-    trace->layout.clock.nominal_sm_clock_khz = sm_clock_khz;
-  }
-  return trace;
-}
-
 int Dump() {
   const std::string input = absl::GetFlag(FLAGS_input);
   const std::string output = absl::GetFlag(FLAGS_output);
-  const std::string report_path = absl::GetFlag(FLAGS_report);
   const bool summary = absl::GetFlag(FLAGS_summary);
-  const uint64_t sm_clock_khz = absl::GetFlag(FLAGS_sm_clock_khz);
   if (input.empty()) {
     return Fail(absl::InvalidArgumentError("--input=PREFIX is required (reads PREFIX.bin and "
                                            "PREFIX.json)"));
   }
-  const std::string analysis_path = absl::GetFlag(FLAGS_analysis);
-  if (output.empty() && report_path.empty() && !summary && analysis_path.empty()) {
+  DumpRequest request;
+  request.report_path = absl::GetFlag(FLAGS_report);
+  request.report_role = "verdict report (--report)";
+  request.analysis_path = absl::GetFlag(FLAGS_analysis);
+  request.analysis_role = "analysis (--analysis)";
+  request.summary = summary;
+  request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
+  request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  if (output.empty() && request.report_path.empty() && !summary &&
+      request.analysis_path.empty()) {
     return Fail(absl::InvalidArgumentError(
         "nothing to do: give --output=trace.json, --report=verdict.json, --summary or "
         "--analysis=analysis.json"));
   }
   absl::StatusOr<ChromeEventStyle> style = ParseChromeEventStyle(absl::GetFlag(FLAGS_events));
   if (!style.ok()) return Fail(style.status());
-  absl::StatusOr<OutputFormat> format = ChooseFormat(absl::GetFlag(FLAGS_format), output);
-  if (!format.ok()) return Fail(format.status());
+  absl::StatusOr<TraceFormat> format = ChooseTraceFormat(absl::GetFlag(FLAGS_format), output);
+  if (!format.ok()) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--format: ", format.status().message())));
+  }
   absl::StatusOr<ChromeSliceArgs> slice_args = ParseChromeSliceArgs(absl::GetFlag(FLAGS_json_args));
   if (!slice_args.ok()) return Fail(slice_args.status());
-
-  std::vector<MosaicOverflow> overflows;
-  absl::StatusOr<LoadedTrace> trace = Load(input, sm_clock_khz, overflows);
-  if (!trace.ok()) return Fail(trace.status());
-  // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: refuse before writing anything.
-  if (absl::Status s = CheckOutputs(output, report_path); !s.ok()) return Fail(s);
-  if (!analysis_path.empty()) {
-    if (absl::Status s = CheckNotAnInput(analysis_path, "analysis (--analysis)"); !s.ok()) {
-      return Fail(s);
-    }
+  if (!output.empty()) {
+    TraceOutput& trace = request.traces.emplace_back();
+    trace.format = *format;
+    trace.path = output;
+    trace.chrome.events = *style;
+    trace.chrome.args = *slice_args;
+    trace.role = "trace (--output)";
   }
 
-  DumpOptions options;
-  options.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
-  options.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
-  ChromeTraceOptions chrome;
-  chrome.events = *style;
-  chrome.args = *slice_args;
-  std::optional<SummarySink> summary_sink;
-  std::optional<AnalysisSink> analysis_sink;
-  std::vector<TraceSink*> sinks;
-  if (summary) sinks.push_back(&summary_sink.emplace());
-  if (summary || !analysis_path.empty()) sinks.push_back(&analysis_sink.emplace());
-  DumpResult result;
-  const absl::Status status =
-      RunDump(*trace, options, *format, chrome, output, std::move(sinks), result);
-  const VerifyReport& report = result.report;
-  const bool decoded = result.decoded;
-  for (const MosaicOverflow& overflow : overflows) {
+  absl::StatusOr<LoadedDump> loaded = LoadForDump(input, absl::GetFlag(FLAGS_sm_clock_khz));
+  if (!loaded.ok()) return Fail(loaded.status());
+  // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: DumpToFiles refuses an output
+  // naming either before it writes anything.
+  const DumpOutcome outcome = DumpToFiles(loaded->trace.layout, loaded->trace.words, request);
+  const VerifyReport& report = outcome.result.report;
+  for (const MosaicOverflow& overflow : loaded->overflows) {
     PrintProblem(report.ok() ? "warning" : "error", overflow.message);
   }
-  if (decoded && !report_path.empty()) {
-    if (absl::Status s = WriteVerifyReportFile(report, trace->layout, report_path); !s.ok()) {
-      return Fail(s);
-    }
-  }
-  if (decoded && !report.ok()) {
-    Fail(status);
+  if (!outcome.failed_output.empty()) return Fail(outcome.status);
+  if (outcome.result.decoded && !report.ok()) {
+    Fail(outcome.status);
     PrintProblem("error",
                  "the trace failed verification; --allow-truncated keeps each unit's valid "
                  "prefix and reports these as warnings");
     return kExitVerifyFailed;
   }
-  if (!status.ok()) return Fail(status);
+  if (!outcome.status.ok()) return Fail(outcome.status);
   for (const Finding& finding : report.findings) {
     if (finding.severity == Severity::kWarning) PrintProblem("warning", FormatFinding(finding));
   }
-  if (summary_sink.has_value() && summary_sink->summary().has_value()) {
-    PrintSummary(*summary_sink->summary(), llvm::outs());
-    PrintDiagnosis(analysis_sink->result(), llvm::outs());
-    llvm::outs().flush();
-  }
-  if (!analysis_path.empty()) {
-    if (absl::Status s = WriteAnalysisJsonFile(analysis_sink->result(), analysis_path); !s.ok()) {
-      return Fail(s);
-    }
-  }
+  PrintSummaryAndDiagnosis(outcome, llvm::outs());
+  llvm::outs().flush();
   const auto& v = report.verdict_counts;
   llvm::errs() << "warptrace: " << report.units.size() << " units (complete "
                << v[static_cast<int>(Verdict::kComplete)] << ", truncated "
@@ -308,17 +206,17 @@ std::optional<int> Collect(const std::string& flag, const std::string& prefix,
     return Fail(absl::InvalidArgumentError(
         absl::StrCat("--", flag, "=PREFIX is required (reads PREFIX.bin and PREFIX.json)")));
   }
-  std::vector<MosaicOverflow> overflows;
-  absl::StatusOr<LoadedTrace> trace = Load(prefix, absl::GetFlag(FLAGS_sm_clock_khz), overflows);
-  if (!trace.ok()) return Fail(trace.status());
-  DumpOptions options;
-  options.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
-  DumpResult result;
-  const absl::Status status =
-      DumpTrace(trace->layout, trace->words, options, collector.sinks(), result);
-  if (!status.ok()) {
+  absl::StatusOr<LoadedDump> loaded = LoadForDump(prefix, absl::GetFlag(FLAGS_sm_clock_khz));
+  if (!loaded.ok()) return Fail(loaded.status());
+  DumpRequest request;
+  request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  for (TraceSink* sink : collector.sinks()) request.sinks.push_back(sink);
+  const DumpOutcome outcome = DumpToFiles(loaded->trace.layout, loaded->trace.words, request);
+  if (!outcome.status.ok()) {
     PrintProblem("error", absl::StrCat("--", flag, "=", prefix, ":"));
-    return Fail(status, result.decoded && !result.report.ok() ? kExitVerifyFailed : kExitBadInput);
+    const DumpResult& result = outcome.result;
+    return Fail(outcome.status,
+                result.decoded && !result.report.ok() ? kExitVerifyFailed : kExitBadInput);
   }
   return std::nullopt;
 }

@@ -35,17 +35,16 @@ absl::StatusOr<std::unique_ptr<Trace>> CollectTrace(TraceLayout layout,
   auto trace = std::make_unique<Trace>();
   trace->layout = std::move(layout);
   trace->words = std::move(words);
+  RETURN_IF_ERROR(DecodeInto(trace->layout, trace->words, trace->decoded));
   TraceCollector collector;
   TraceSink* sinks[] = {&collector};
   DumpResult result;
-  const absl::Status status = DumpTrace(trace->layout, trace->words, options, sinks, result);
-  if (!result.decoded) return status;
+  const absl::Status status = DumpDecoded(trace->decoded, options, sinks, result);
   trace->report = std::move(result.report);
   // A failed verification is the report's to tell (report.ok()); anything else is an error.
   if (!status.ok() && !(trace->report.errors > 0 && status == trace->report.ToStatus())) {
     return status;
   }
-  RETURN_IF_ERROR(DecodeInto(trace->layout, trace->words, trace->decoded));
   if (collector.complete()) {
     trace->timeline = std::move(collector.timeline());
     trace->has_timeline = true;

@@ -1,5 +1,5 @@
 // The in-memory Trace: a recorded buffer decoded, verified and laid out on the ns axis, all
-// kept, for RunKernel (jit/run.h) and library users who want the whole thing. Built by the
+// kept, for RunKernel (jit/run/run.h) and library users who want the whole thing. Built by the
 // one dump pipeline (dump.h) with a TraceCollector sink, never by a pipeline of its own.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, CollectTrace(layout, std::move(words)));

@@ -26,19 +26,18 @@ TraceBegin BeginFromHeaders(const DecodedTrace& decoded, const DumpOptions& opti
   begin.layout = decoded.layout;
   begin.units = decoded.records.size();
   begin.overhead_compensated = options.timeline.compensate_overhead;
-  int64_t origin = std::numeric_limits<int64_t>::max();
   int64_t end = std::numeric_limits<int64_t>::min();
+  bool any = false;
   for (const DecodedRecord& r : decoded.records) {
     if (r.header_problem != HeaderProblem::kNone) continue;
+    any = true;
     const int64_t start = static_cast<int64_t>(r.start_globaltimer);
-    origin = std::min(origin, start);
     const bool ends = r.complete() && r.end_globaltimer >= r.start_globaltimer &&
                       r.end_globaltimer < kMaxGlobaltimerNs;
     end = std::max(end, ends ? static_cast<int64_t>(r.end_globaltimer) : start);
   }
-  if (origin == std::numeric_limits<int64_t>::max()) origin = end = 0;
-  begin.origin_ns = origin;
-  begin.end_ns = end;
+  begin.origin_ns = TraceOrigin(decoded);
+  begin.end_ns = any ? end : 0;
   return begin;
 }
 
@@ -191,14 +190,29 @@ class Driver {
 
 }  // namespace
 
+int64_t TraceOrigin(const DecodedTrace& decoded) {
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const DecodedRecord& r : decoded.records) {
+    if (r.header_problem != HeaderProblem::kNone) continue;
+    origin = std::min(origin, static_cast<int64_t>(r.start_globaltimer));
+  }
+  return origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
+}
+
+absl::Status DumpDecoded(const DecodedTrace& decoded, const DumpOptions& options,
+                         absl::Span<TraceSink* const> sinks, DumpResult& result) {
+  result = DumpResult();
+  result.decoded = true;
+  return Driver(decoded, options, sinks, result).Run();
+}
+
 absl::Status DumpTrace(const TraceLayout& layout, absl::Span<const uint32_t> words,
                        const DumpOptions& options, absl::Span<TraceSink* const> sinks,
                        DumpResult& result) {
   result = DumpResult();
   DecodedTrace decoded;
   RETURN_IF_ERROR(DecodeInto(layout, words, decoded));
-  result.decoded = true;
-  return Driver(decoded, options, sinks, result).Run();
+  return DumpDecoded(decoded, options, sinks, result);
 }
 
 }  // namespace warptrace

@@ -1,8 +1,9 @@
 // DumpTrace: THE dump pipeline. It walks a raw buffer one trace unit at a time — decode →
 // verify → timeline — and hands each unit to the sinks the caller chose (sink.h): the
 // Chrome trace writer (chrome_trace.h), the summary (summary.h), the in-memory Trace
-// (trace.h), a Perfetto writer, ... There is no other pipeline: RunKernel, the warptrace
-// CLI, the examples and the fuzzer all come through here.
+// (collector.h), a Perfetto writer, ... There is no other pipeline: the front end
+// (profiler/frontend/dump_files.h), through which RunKernel, the warptrace CLI, the Python
+// package and the examples dump, and the fuzzer all come through here.
 //
 //   ChromeTraceSink chrome(ChromeTraceOptions{}, os);
 //   SummarySink summary;
@@ -42,6 +43,7 @@
 #include "format/layout.h"
 #include "profiler/dump/sink.h"
 #include "profiler/timeline/timeline.h"
+#include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
 
 namespace warptrace {
@@ -63,6 +65,16 @@ struct DumpResult {
 absl::Status DumpTrace(const TraceLayout& layout, absl::Span<const uint32_t> words,
                        const DumpOptions& options, absl::Span<TraceSink* const> sinks,
                        DumpResult& result);
+
+// DumpTrace over a buffer already decoded (DecodeInto): for a caller that keeps the
+// DecodedTrace (collector.h's Trace), so that the buffer is decoded once. `decoded` (and the
+// layout and words it points into) must outlive the call; result.decoded is true.
+absl::Status DumpDecoded(const DecodedTrace& decoded, const DumpOptions& options,
+                         absl::Span<TraceSink* const> sinks, DumpResult& result);
+
+// The earliest start of a unit with a readable header, on the globaltimer axis (ns): the
+// TraceBegin::origin_ns a dump of `decoded` hands its sinks (0 when no unit has a record).
+int64_t TraceOrigin(const DecodedTrace& decoded);
 
 }  // namespace warptrace
 

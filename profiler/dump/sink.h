@@ -1,10 +1,10 @@
 // TraceSink: what the dump driver (DumpTrace, dump.h) hands a trace to, one trace unit at a
 // time. There is one dump pipeline — decode → verify → timeline, per unit — and every output
-// is a sink fed by it, all in this folder: ChromeTraceSink (chrome_trace_sink.h),
-// PerfettoTraceSink (perfetto/perfetto_sink.h), SummarySink (summary.h), AnalysisSink
-// (analysis_sink.h), DurationSink (duration_sink.h) and TraceCollector, the in-memory Trace
-// for library users (collector.h). A new output format or analysis is a new sink, never a
-// second pipeline.
+// is a sink fed by it: the writers ChromeTraceSink (profiler/outputs/chrome_trace_sink.h) and
+// PerfettoTraceSink (profiler/outputs/perfetto/perfetto_sink.h); SummarySink, AnalysisSink
+// and DurationSink (profiler/analysis/); TraceCollector, the in-memory Trace for library
+// users (collector.h, here). Callers choose them through the front end (profiler/frontend/
+// dump_files.h). A new output format or analysis is a new sink, never a second pipeline.
 //
 //   class CountSlices : public TraceSink {
 //    public:

@@ -681,17 +681,9 @@ absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions
 
 absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
                                   absl::string_view path) {
-  RETURN_IF_ERROR(CheckTimeline(timeline));
+  RETURN_IF_ERROR(CheckTimeline(timeline));  // before the file is created
   return WriteLargeFileAtomically(
-      path,
-      [&](llvm::raw_ostream& os) -> absl::Status {
-        Writer writer(timeline.layout, timeline.origin_ns, UnitsPerBlockOf(timeline), options,
-                      os);
-        writer.Begin();
-        writer.AddUnits(timeline.units);
-        writer.Finish(timeline.clock_note, timeline.overhead_compensated);
-        return absl::OkStatus();
-      },
+      path, [&](llvm::raw_ostream& os) { return WriteChromeTrace(timeline, options, os); },
       {.role = "Chrome trace"});
 }
 

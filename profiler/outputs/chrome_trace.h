@@ -57,7 +57,7 @@
 //                  thread ts never decreases in file order (so no E precedes its B, even
 //                  for zero-length slices, which have B and E at the same ts, in that order).
 //   name: the site's name through json::fixUTF8; cat: the site kind ("region", "loop_body",
-//   "barrier_wait", "kernel").
+//   "barrier_wait", "kernel", "phase_wait"; async spans below).
 //   args, lean (ChromeSliceArgs::kLean, the default): absent, except {"repaired": true} on a
 //   slice closed by --allow-truncated — block and unit are the thread's, the verdict is in
 //   the thread name, and site id, kind and origin are in otherData's "sites" (by name).

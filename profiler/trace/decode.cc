@@ -1,10 +1,14 @@
 #include "profiler/trace/decode.h"
 
+#include <atomic>
+
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 
 namespace warptrace {
 namespace {
+
+std::atomic<uint64_t> decode_count{0};
 
 // Header word indices (trace_abi.h's RecordHeader, one uint32 each).
 enum : uint32_t {
@@ -79,8 +83,11 @@ const char* HeaderProblemName(HeaderProblem problem) {
   return "?";
 }
 
+uint64_t DecodeCount() { return decode_count.load(std::memory_order_relaxed); }
+
 absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> words,
                         DecodedTrace& out) {
+  decode_count.fetch_add(1, std::memory_order_relaxed);
   RETURN_IF_ERROR(ValidateLayout(layout));
   const uint64_t num_records = NumRecords(layout);
   const uint64_t record_words = abi::RecordWords(layout.capacity);

@@ -129,6 +129,10 @@ absl::StatusOr<DecodedTrace> Decode(const TraceLayout& layout, absl::Span<const 
 absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> words,
                         DecodedTrace& out);
 
+// How many buffers this process has decoded (Decode and DecodeInto calls, failed ones
+// included), for tests that hold a front end to one decode per buffer. Thread-safe.
+uint64_t DecodeCount();
+
 }  // namespace warptrace
 
 #endif  // WARPTRACE_PROFILER_TRACE_DECODE_H_

@@ -94,10 +94,10 @@ absl::StatusOr<absl::Span<const uint32_t>> Words(const Array& a, bool& type_erro
   return absl::Span<const uint32_t>(reinterpret_cast<const uint32_t*>(data), bytes / 4);
 }
 
-DumpRequest Request(const std::string& output, const std::string& format, bool summary,
+DumpArgs Request(const std::string& output, const std::string& format, bool summary,
                     bool analysis, bool allow_truncated, bool compensate_overhead,
                     uint64_t sm_clock_khz) {
-  DumpRequest r;
+  DumpArgs r;
   r.output = output;
   r.format = format;
   r.summary = summary;
@@ -141,7 +141,7 @@ nb::dict SummaryDict(const Summary& s) {
   return d;
 }
 
-nb::dict OutcomeDict(const DumpOutcome& o) {
+nb::dict OutcomeDict(const DumpReply& o) {
   nb::dict d;
   d["error"] = Error(o.status);
   d["decoded"] = o.result.decoded;
@@ -230,7 +230,7 @@ nb::dict OutcomeDict(const DumpOutcome& o) {
   return d;
 }
 
-nb::dict Convert(absl::StatusOr<DumpOutcome> outcome) {
+nb::dict Convert(absl::StatusOr<DumpReply> outcome) {
   if (!outcome.ok()) return Failure(outcome.status());
   return OutcomeDict(*outcome);
 }
@@ -242,14 +242,14 @@ nb::dict DumpWordsPy(const Array& buffer, const std::string& layout_json,
   bool type_error = false;
   absl::StatusOr<absl::Span<const uint32_t>> words = Words(buffer, type_error);
   if (!words.ok()) return BufferFailure(words.status(), type_error);
-  const DumpRequest request = Request(output, format, summary, analysis, allow_truncated,
+  const DumpArgs request = Request(output, format, summary, analysis, allow_truncated,
                                       compensate_overhead, sm_clock_khz);
-  absl::StatusOr<DumpOutcome> outcome;
+  absl::StatusOr<DumpReply> outcome;
   {
     nb::gil_scoped_release release;
     absl::StatusOr<TraceLayout> layout = LayoutFromJson(layout_json);
     outcome = layout.ok() ? DumpWords(*layout, *words, request)
-                          : absl::StatusOr<DumpOutcome>(layout.status());
+                          : absl::StatusOr<DumpReply>(layout.status());
   }
   return Convert(std::move(outcome));
 }
@@ -257,9 +257,9 @@ nb::dict DumpWordsPy(const Array& buffer, const std::string& layout_json,
 nb::dict DumpPrefixPy(const std::string& prefix, const std::string& output,
                       const std::string& format, bool summary, bool analysis,
                       bool allow_truncated, bool compensate_overhead, uint64_t sm_clock_khz) {
-  const DumpRequest request = Request(output, format, summary, analysis, allow_truncated,
+  const DumpArgs request = Request(output, format, summary, analysis, allow_truncated,
                                       compensate_overhead, sm_clock_khz);
-  absl::StatusOr<DumpOutcome> outcome;
+  absl::StatusOr<DumpReply> outcome;
   {
     nb::gil_scoped_release release;
     outcome = DumpPrefix(prefix, request);
@@ -306,9 +306,9 @@ nb::dict DumpMosaicPy(const Array& buffer, const std::vector<uint32_t>& grid,
   sidecar.scope = warp_scope ? UnitKind::kWarp : UnitKind::kWarpgroup;
   sidecar.names = names;
   sidecar.kernel_name = kernel_name;
-  const DumpRequest request =
+  const DumpArgs request =
       Request(output, format, summary, analysis, allow_truncated, false, sm_clock_khz);
-  absl::StatusOr<DumpOutcome> outcome;
+  absl::StatusOr<DumpReply> outcome;
   {
     nb::gil_scoped_release release;
     outcome = DumpMosaic(sidecar, *words, request);

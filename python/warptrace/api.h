@@ -2,20 +2,19 @@
 // as functions, without their flags, for the extension module (_core.cc) to wrap one call per
 // Python API. The extension only converts; everything it returns comes from here.
 //
-//   DumpRequest request{.output = "/tmp/gemm.pftrace", .summary = true};
-//   ASSIGN_OR_RETURN(DumpOutcome outcome, DumpPrefix("/tmp/gemm", request));
-//   if (!outcome.status.ok()) ...  // e.g. verification failed: outcome.result.report says why
+//   DumpArgs args{.output = "/tmp/gemm.pftrace", .summary = true};
+//   ASSIGN_OR_RETURN(DumpReply reply, DumpPrefix("/tmp/gemm", args));
+//   if (!reply.status.ok()) ...  // e.g. verification failed: reply.result.report says why
 //
-// Each function runs the one dump pipeline (profiler/dump/dump.h) with the sinks the CLI's flags
-// would choose, in the CLI's order (trace writer, summary, analysis), and writes the trace
-// with the CLI's file shell (WriteFileAtomically, 1 MiB stream buffer), so the files are
-// byte-identical to `warptrace dump --output=...` of the same buffer.
+// Each function converts the Python keywords into a request of the dump front end
+// (profiler/frontend/dump_files.h), the one the CLI uses too, so the files are byte-identical
+// to `warptrace dump --output=...` of the same buffer, and converts its outcome into text.
 //
-// Errors: the StatusOr is an error only when nothing was dumped: InvalidArgument for an
-// unknown `format`, an output that names an input (FailedPrecondition), and LoadTrace's,
-// ParseMosaicSidecar's and ConvertMosaicBuffer's codes (sidecar.h, mosaic_import.h). Once
-// the dump ran, its own status (dump.h: DataLoss / ResourceExhausted when verification
-// failed, a sink's error, ...) is DumpOutcome::status, beside the report it produced.
+// Errors: the StatusOr is an error only when nothing was dumped: LoadTrace's,
+// ParseMosaicSidecar's and ConvertMosaicBuffer's codes (sidecar.h, mosaic_import.h). The
+// front end's own status (an unknown `format`, an output that names an input, a word count the
+// layout does not describe, verification failures, a writer's error, ...) is
+// DumpReply::status, beside the report it produced.
 // Thread-safety: reentrant; call without holding Python's GIL.
 #ifndef WARPTRACE_PYTHON_WARPTRACE_API_H_
 #define WARPTRACE_PYTHON_WARPTRACE_API_H_
@@ -32,12 +31,13 @@
 #include "format/layout.h"
 #include "profiler/analysis/analysis.h"
 #include "profiler/dump/dump.h"
+#include "profiler/frontend/dump_files.h"
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/analysis/summary.h"
 
 namespace warptrace::python {
 
-struct DumpRequest {
+struct DumpArgs {
   std::string output;         // the trace to write; empty: none
   std::string format;         // "perfetto", "json", or "" (from output's extension, as the CLI)
   bool summary = false;       // the summary and the diagnosis
@@ -47,7 +47,7 @@ struct DumpRequest {
   uint64_t sm_clock_khz = 0;  // the CLI's --sm-clock-khz (0: the layout's / Mosaic's default)
 };
 
-struct DumpOutcome {
+struct DumpReply {
   absl::Status status;                 // the dump's (see above)
   TraceLayout layout;                  // the layout the buffer was decoded with
   DumpResult result;                   // verdicts and findings (result.report), counts
@@ -61,22 +61,21 @@ struct DumpOutcome {
   bool perfetto = false;               // the format written
 };
 
-// Dumps `words` (host order, BufferBytes(layout) bytes) without copying them.
-// InvalidArgument: a word count that disagrees with the layout (BufferBytes), besides the
-// errors above.
-absl::StatusOr<DumpOutcome> DumpWords(const TraceLayout& layout,
+// Dumps `words` (host order, BufferBytes(layout) bytes) without copying them; a word count
+// that disagrees with the layout is the reply's InvalidArgument.
+absl::StatusOr<DumpReply> DumpWords(const TraceLayout& layout,
                                       absl::Span<const uint32_t> words,
-                                      const DumpRequest& request);
+                                      const DumpArgs& args);
 
 // Reads PREFIX.bin + PREFIX.json (a "warptrace" or "mosaic-gpu" sidecar) and dumps it.
-absl::StatusOr<DumpOutcome> DumpPrefix(absl::string_view prefix, const DumpRequest& request);
+absl::StatusOr<DumpReply> DumpPrefix(absl::string_view prefix, const DumpArgs& args);
 
 // Converts a Mosaic GPU buffer (mosaic_import.h) and dumps it; its overflows are reported in
 // DumpOutcome::overflows and, unless request.allow_truncated, make the dump fail
 // (ResourceExhausted, naming the units and the entries_per_warpgroup that would fit).
-absl::StatusOr<DumpOutcome> DumpMosaic(const MosaicSidecar& sidecar,
+absl::StatusOr<DumpReply> DumpMosaic(const MosaicSidecar& sidecar,
                                        absl::Span<const uint32_t> words,
-                                       const DumpRequest& request);
+                                       const DumpArgs& args);
 
 // Parses a "warptrace" sidecar (ParseLayoutJson), or reads one from a file.
 absl::StatusOr<TraceLayout> LayoutFromJson(absl::string_view json);

@@ -512,10 +512,10 @@ TEST_F(E2eTest, TooSmallCapacityCountsDroppedEventsExactlyAndLeavesNeighboursInt
   options.profile.capacity_override = 5;  // the plan says 2 + 6 x 2 = 14
   for (Placement placement : {Placement::kGlobal, Placement::kShared}) {
     options.profile.placement = placement;
-    options.verify.allow_truncated = false;
+    options.dump.verify.allow_truncated = false;
     EXPECT_THAT(RunKernel(*device_, *kernel, args, options).status(),
                 StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("14")));
-    options.verify.allow_truncated = true;
+    options.dump.verify.allow_truncated = true;
     absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
     ASSERT_THAT(run.status(), IsOk());
     const Trace& trace = *run->trace;
@@ -627,7 +627,7 @@ TEST_F(E2eTest, ASavedBufferCarriesThePlanSoItsDumpReportsTheLoopToo) {
   std::vector<int> out(2 * 128);
   std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(3)};
   RunOptions options;
-  options.verify.allow_truncated = true;  // hand back the trace
+  options.dump.verify.allow_truncated = true;  // hand back the trace
   absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
   ASSERT_THAT(run.status(), IsOk());
   const std::string prefix = TestTempPath("over_declared");

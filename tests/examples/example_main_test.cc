@@ -1,5 +1,6 @@
 // Tests of examples/example_main.h: the result check that makes an example fail loudly,
-// output directory resolution, and the common flags' validation.
+// output directory resolution, the common flags' validation, and one run of an example (one
+// decode of its buffer, the files the dump front end writes).
 #include "examples/example_main.h"
 
 #include <cmath>
@@ -7,10 +8,20 @@
 #include <limits>
 #include <vector>
 
+#include <memory>
+#include <string>
+
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "base/file.h"
+#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
+#include "jit/kernels/reduction.h"
+#include "jit/kernels/warp_specialized_pipeline.h"
+#include "profiler/frontend/dump_files.h"
+#include "profiler/trace/decode.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace::examples {
@@ -59,6 +70,17 @@ TEST(CompareToReferenceTest, ALengthMismatchCountsTheMissingElements) {
   EXPECT_FALSE(c.ok());
   EXPECT_EQ(c.count, 3u);
   EXPECT_EQ(c.mismatches, 2u);
+}
+
+TEST(CompareSampledRowsTest, NamesTheWorstElementWhereItIsInTheWholeMatrix) {
+  // Rows 3 and 7 of a 10 x 4 matrix were checked; the worst is column 2 of the second one.
+  const std::vector<float> got = {1, 1, 1, 1, 2, 2, 2.5f, 2};
+  const std::vector<double> expected = {1, 1, 1, 1, 2, 2, 2, 2};
+  const std::vector<uint32_t> rows = {3, 7};
+  const Comparison c = CompareSampledRows("C", got, expected, rows, 4, 0, 1e-3);
+  EXPECT_EQ(c.mismatches, 1u);
+  EXPECT_EQ(c.worst_index, 7u * 4u + 2u);
+  EXPECT_THAT(c.Describe(), HasSubstr("worst at C[7][2]: got 2.5, expected 2"));
 }
 
 TEST(CompareToReferenceTest, NothingComparedIsNotASuccess) {
@@ -153,6 +175,96 @@ TEST_F(OptionsFromFlagsTest, RejectsACustomUnitAndMalformedArchitectures) {
         << arch;
   }
 }
+
+
+// RunExample as the example binaries run it, on the host backend: the launch's buffer is
+// decoded once (by RunKernel's one dump, which writes the traces and the report and hands the
+// summary and the analysis back), and what it wrote is what the dump front end writes from
+// the saved buffer.
+class RunExampleTest : public ::testing::TestWithParam<const char*> {};
+
+absl::StatusOr<ExampleProblem> ProblemNamed(absl::string_view name) {
+  absl::StatusOr<Kernel> kernel =
+      name == "reduction"
+          ? Reduction(ReductionShape{.n = 2048, .blocks = 4, .threads = 128})
+          : WarpSpecializedPipeline(PipelineShape{});
+  if (!kernel.ok()) return kernel.status();
+  struct Data {
+    std::vector<float> a, b, c;
+  };
+  auto data = std::make_shared<Data>();
+  ExampleProblem problem;
+  problem.description = std::string(name);
+  problem.kernel = *std::move(kernel);
+  if (name == "reduction") {
+    data->a.assign(2048, 0.5f);
+    data->c.assign(1, 0.0f);
+    problem.args = {KernelArg::In(absl::MakeConstSpan(data->a)),
+                    KernelArg::Out(absl::MakeSpan(data->c))};
+    problem.check = [data] {
+      return CompareToReference("sum", data->c, std::vector<double>{1024.0}, 1e-6, 1e-6);
+    };
+  } else {
+    const PipelineShape shape;
+    data->a.assign(shape.m * shape.k, 0.25f);
+    data->b.assign(shape.k * shape.n, 2.0f);
+    data->c.assign(shape.m * shape.n, 0.0f);
+    problem.args = {KernelArg::In(absl::MakeConstSpan(data->a)),
+                    KernelArg::In(absl::MakeConstSpan(data->b)),
+                    KernelArg::Out(absl::MakeSpan(data->c))};
+    problem.check = [data, shape] {
+      return CompareToReference("C", data->c,
+                                std::vector<double>(data->c.size(), 0.5 * shape.k), 1e-5,
+                                1e-5);
+    };
+  }
+  problem.storage = data;
+  return problem;
+}
+
+std::string Slurp(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path, {.register_as_input = false});
+  return text.ok() ? *text : "(unreadable: " + std::string(text.status().message()) + ")";
+}
+
+TEST_P(RunExampleTest, DecodesTheBufferOnceAndWritesWhatTheFrontEndWrites) {
+  const std::string name = GetParam();
+  ExampleOptions options;
+  options.name = name;
+  options.run.device = DeviceChoice::kHost;
+  options.run.device_options.host.num_virtual_sms = 2;
+  options.out_dir = TestTempPath(absl::StrCat("run_example_", name));
+  // The host backend's compile cache (and the NVRTC check's) live in the test's directory.
+  setenv("WARPTRACE_CACHE_DIR", TestTempPath("cache").c_str(), 1);
+  absl::StatusOr<ExampleProblem> problem = ProblemNamed(name);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+
+  const uint64_t decodes_before = DecodeCount();
+  ASSERT_EQ(RunExample(options, *problem), kExitOk);
+  EXPECT_EQ(DecodeCount() - decodes_before, 1u) << "decodes of the buffer in one example run";
+
+  // The saved buffer, dumped again by the front end, gives the same files byte for byte.
+  absl::StatusOr<LoadedDump> loaded = LoadForDump(options.SavePrefix(), 0);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  DumpRequest again;
+  const std::string dir = options.out_dir;
+  again.traces.resize(2);
+  again.traces[0].format = TraceFormat::kPerfetto;
+  again.traces[0].path = dir + "/again.pftrace";
+  again.traces[1].path = dir + "/again.json";
+  again.report_path = dir + "/again.verdict.json";
+  const DumpOutcome outcome = DumpToFiles(loaded->trace.layout, loaded->trace.words, again);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.written.size(), 3u);
+  const std::string chrome = Slurp(options.TracePath());
+  EXPECT_THAT(chrome, HasSubstr("\"traceEvents\""));
+  EXPECT_EQ(chrome, Slurp(dir + "/again.json"));
+  EXPECT_EQ(Slurp(options.PerfettoPath()), Slurp(dir + "/again.pftrace"));
+  EXPECT_EQ(Slurp(options.VerdictPath()), Slurp(dir + "/again.verdict.json"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, RunExampleTest,
+                         ::testing::Values("reduction", "warp_specialized_pipeline"));
 
 }  // namespace
 }  // namespace warptrace::examples

@@ -517,15 +517,16 @@ absl::Status PerfettoWriter::AddUnit(const UnitTimeline& unit) { return impl_->A
 absl::Status PerfettoWriter::End() { return impl_->End(); }
 uint64_t PerfettoWriter::packets() const { return impl_->packets(); }
 
+absl::Status WritePerfettoTrace(const Timeline& timeline, llvm::raw_ostream& os) {
+  PerfettoWriter writer(os);
+  RETURN_IF_ERROR(writer.Begin(timeline.layout, timeline.origin_ns));
+  for (const UnitTimeline& unit : timeline.units) RETURN_IF_ERROR(writer.AddUnit(unit));
+  return writer.End();
+}
+
 absl::Status WritePerfettoTraceFile(const Timeline& timeline, absl::string_view path) {
   return WriteLargeFileAtomically(
-      path,
-      [&](llvm::raw_ostream& os) -> absl::Status {
-        PerfettoWriter writer(os);
-        RETURN_IF_ERROR(writer.Begin(timeline.layout, timeline.origin_ns));
-        for (const UnitTimeline& unit : timeline.units) RETURN_IF_ERROR(writer.AddUnit(unit));
-        return writer.End();
-      },
+      path, [&](llvm::raw_ostream& os) { return WritePerfettoTrace(timeline, os); },
       {.role = "Perfetto trace"});
 }
 

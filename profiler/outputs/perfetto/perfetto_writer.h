@@ -116,7 +116,11 @@ class PerfettoWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Writes a whole Timeline to `path` atomically (base/file.h's WriteLargeFileAtomically: a
+// Writes a whole Timeline to `os`: Begin, AddUnit for each unit, End. Returns the writer's
+// errors; stream errors are the stream's (the file variant below checks them).
+absl::Status WritePerfettoTrace(const Timeline& timeline, llvm::raw_ostream& os);
+
+// WritePerfettoTrace into `path` atomically (base/file.h's WriteLargeFileAtomically: a
 // temporary file renamed into place; "-" is stdout). Returns the writer's errors and the file
 // system's (NotFound, PermissionDenied, ResourceExhausted, Unavailable) naming the path.
 absl::Status WritePerfettoTraceFile(const Timeline& timeline, absl::string_view path);

@@ -211,7 +211,7 @@ TEST_F(WarptraceCliTest, FormatFlagOverridesTheExtension) {
   r = Run({"dump", "--input=" + prefix, "--output=" + Path("x.json"), "--format=xml"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err_lines, Contains(AllOf(StartsWith("warptrace: error: "),
-                                          HasSubstr("--format 'xml'"), HasSubstr("perfetto"))));
+                                          HasSubstr("--format: unknown format 'xml'"), HasSubstr("perfetto"))));
   EXPECT_FALSE(llvm::sys::fs::exists(Path("x.json")));
 }
 

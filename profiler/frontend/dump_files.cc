@@ -1,0 +1,259 @@
+#include "profiler/frontend/dump_files.h"
+
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+#include "profiler/analysis/analysis_json.h"
+#include "profiler/analysis/analysis_sink.h"
+#include "profiler/analysis/diagnosis.h"
+#include "profiler/dump/collector.h"
+#include "profiler/outputs/chrome_trace_sink.h"
+#include "profiler/outputs/perfetto/perfetto_sink.h"
+#include "profiler/trace/verify.h"
+
+namespace warptrace {
+namespace {
+
+std::string RoleOf(const TraceOutput& output) {
+  return output.role.empty() ? TraceFormatRole(output.format) : output.role;
+}
+
+// Refuses, before anything is decoded or written, what cannot be carried out.
+absl::Status CheckRequest(const DumpRequest& request) {
+  struct Named {
+    std::string path;
+    std::string role;
+  };
+  std::vector<Named> paths;
+  for (const TraceOutput& t : request.traces) {
+    const std::string role = RoleOf(t);
+    if (t.path.empty() == (t.fd < 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the ", role, " output needs a path or an open file descriptor, not ",
+          t.path.empty() ? "neither" : "both"));
+    }
+    if (!t.path.empty()) paths.push_back({t.path, role});
+  }
+  if (!request.report_path.empty()) paths.push_back({request.report_path, request.report_role});
+  if (!request.analysis_path.empty()) {
+    paths.push_back({request.analysis_path, request.analysis_role});
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    RETURN_IF_ERROR(CheckNotAnInput(paths[i].path, paths[i].role));
+    for (size_t j = 0; j < i; ++j) {
+      if (paths[i].path != paths[j].path) continue;
+      return absl::InvalidArgumentError(absl::StrCat(paths[j].role, " and ", paths[i].role,
+                                                     " both name ", paths[i].path,
+                                                     ": give each output its own path"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckWords(const TraceLayout& layout, absl::Span<const uint32_t> words) {
+  const uint64_t expected = BufferBytes(layout);
+  if (uint64_t{words.size()} * 4 == expected) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the buffer has ", words.size(), " uint32 words (", uint64_t{words.size()} * 4,
+      " bytes) but the layout (kernel '", layout.kernel_name, "', grid ", layout.grid.x, "x",
+      layout.grid.y, "x", layout.grid.z, ", capacity ", layout.capacity, ") needs ",
+      expected / 4, " words (", expected,
+      " bytes): pass the buffer this layout describes, or the layout of this buffer"));
+}
+
+std::unique_ptr<TraceSink> MakeWriter(const TraceOutput& output, llvm::raw_ostream& os) {
+  if (output.format == TraceFormat::kPerfetto) return std::make_unique<PerfettoTraceSink>(os);
+  return std::make_unique<ChromeTraceSink>(output.chrome, os);
+}
+
+// One dump with the trace writers of traces[next...] opened around it: each path output is a
+// WriteLargeFileAtomically shell (committed only when everything inside succeeded), each
+// descriptor a buffered stream flushed and checked after the dump.
+class Run {
+ public:
+  Run(const DecodedTrace& decoded, const DumpRequest& request, DumpOutcome& outcome)
+      : decoded_(decoded), request_(request), outcome_(outcome) {
+    options_.verify = request.verify;
+    options_.timeline = request.timeline;
+    if (request.summary) sinks_.push_back(&summary_.emplace());
+    if (request.summary || request.analysis || !request.analysis_path.empty()) {
+      sinks_.push_back(&analysis_.emplace());
+    }
+    if (request.collect) sinks_.push_back(&collector_.emplace());
+    sinks_.insert(sinks_.end(), request.sinks.begin(), request.sinks.end());
+  }
+
+  absl::Status Dump() { return Open(0); }
+
+  void Keep() {
+    if (summary_.has_value() && summary_->summary().has_value()) {
+      outcome_.summary = *summary_->summary();
+    }
+    if (analysis_.has_value()) outcome_.analysis = analysis_->result();
+    if (collector_.has_value() && collector_->complete()) {
+      outcome_.timeline = std::move(collector_->timeline());
+    }
+  }
+
+  const std::optional<AnalysisSink>& analysis() const { return analysis_; }
+
+ private:
+  absl::Status Open(size_t next) {
+    if (next == request_.traces.size()) {
+      std::vector<TraceSink*> sinks;
+      for (const std::unique_ptr<TraceSink>& w : writers_) sinks.push_back(w.get());
+      sinks.insert(sinks.end(), sinks_.begin(), sinks_.end());
+      return DumpDecoded(decoded_, options_, sinks, outcome_.result);
+    }
+    const TraceOutput& output = request_.traces[next];
+    if (output.fd >= 0) {
+      llvm::raw_fd_ostream os(output.fd, /*shouldClose=*/false);
+      os.SetBufferSize(kLargeFileBufferBytes);
+      absl::Status status = OpenWith(output, os, next);
+      os.flush();
+      if (status.ok() && os.has_error()) {
+        status = absl::UnavailableError(absl::StrCat("writing the ", RoleOf(output),
+                                                     " to file descriptor ", output.fd, ": ",
+                                                     os.error().message()));
+        os.clear_error();
+      }
+      return status;
+    }
+    return WriteLargeFileAtomically(
+        output.path,
+        [&](llvm::raw_ostream& os) { return OpenWith(output, os, next); },
+        {.role = RoleOf(output)});
+  }
+
+  // traces[next]'s writer on `os` around the rest. The writer goes before `os` does: a writer
+  // destroyed unfinished (the dump stopped) still writes its closing into the stream.
+  absl::Status OpenWith(const TraceOutput& output, llvm::raw_ostream& os, size_t next) {
+    writers_.push_back(MakeWriter(output, os));
+    absl::Status status = Open(next + 1);
+    writers_.pop_back();
+    return status;
+  }
+
+  const DecodedTrace& decoded_;
+  const DumpRequest& request_;
+  DumpOutcome& outcome_;
+  DumpOptions options_;
+  std::optional<SummarySink> summary_;
+  std::optional<AnalysisSink> analysis_;
+  std::optional<TraceCollector> collector_;
+  std::vector<TraceSink*> sinks_;  // the non-writer sinks, in order
+  std::vector<std::unique_ptr<TraceSink>> writers_;
+};
+
+}  // namespace
+
+absl::StatusOr<TraceFormat> ChooseTraceFormat(absl::string_view format, absl::string_view path) {
+  const std::string lower_format = absl::AsciiStrToLower(format);
+  if (lower_format == "json") return TraceFormat::kChromeJson;
+  if (lower_format == "perfetto") return TraceFormat::kPerfetto;
+  if (!lower_format.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown format '", format, "': use 'perfetto' (protobuf trace) or 'json' (Chrome trace)"));
+  }
+  const std::string lower = absl::AsciiStrToLower(path);
+  if (absl::EndsWith(lower, ".pftrace") || absl::EndsWith(lower, ".perfetto-trace")) {
+    return TraceFormat::kPerfetto;
+  }
+  return TraceFormat::kChromeJson;
+}
+
+const char* TraceFormatRole(TraceFormat format) {
+  return format == TraceFormat::kPerfetto ? "Perfetto trace" : "Chrome trace";
+}
+
+namespace {
+
+// DumpDecodedToFiles once CheckRequest passed.
+DumpOutcome DumpChecked(const DecodedTrace& decoded, const DumpRequest& request) {
+  DumpOutcome outcome;
+  Run run(decoded, request, outcome);
+  outcome.status = run.Dump();
+  const TraceLayout& layout = *decoded.layout;
+  if (outcome.status.ok()) {
+    for (const TraceOutput& t : request.traces) {
+      if (!t.path.empty()) outcome.written.push_back(t.path);
+    }
+  }
+  if (outcome.result.decoded && !request.report_path.empty()) {
+    const absl::Status s = WriteVerifyReportFile(outcome.result.report, layout, request.report_path);
+    if (!s.ok()) {
+      outcome.status = s;
+      outcome.failed_output = request.report_role;
+      return outcome;
+    }
+    outcome.written.push_back(request.report_path);
+  }
+  if (!outcome.status.ok()) return outcome;
+  run.Keep();
+  if (!request.analysis_path.empty()) {
+    const absl::Status s = WriteAnalysisJsonFile(*outcome.analysis, request.analysis_path);
+    if (!s.ok()) {
+      outcome.status = s;
+      outcome.failed_output = request.analysis_role;
+      return outcome;
+    }
+    outcome.written.push_back(request.analysis_path);
+  }
+  return outcome;
+}
+
+}  // namespace
+
+DumpOutcome DumpDecodedToFiles(const DecodedTrace& decoded, const DumpRequest& request) {
+  if (absl::Status s = CheckRequest(request); !s.ok()) {
+    DumpOutcome outcome;
+    outcome.status = s;
+    return outcome;
+  }
+  return DumpChecked(decoded, request);
+}
+
+DumpOutcome DumpToFiles(const TraceLayout& layout, absl::Span<const uint32_t> words,
+                        const DumpRequest& request) {
+  DumpOutcome outcome;
+  outcome.status = CheckRequest(request);
+  if (outcome.status.ok()) outcome.status = CheckWords(layout, words);
+  if (!outcome.status.ok()) return outcome;
+  DecodedTrace decoded;
+  outcome.status = DecodeInto(layout, words, decoded);
+  if (!outcome.status.ok()) return outcome;
+  return DumpChecked(decoded, request);
+}
+
+void PrintSummaryAndDiagnosis(const DumpOutcome& outcome, llvm::raw_ostream& os) {
+  if (!outcome.summary.has_value()) return;
+  PrintSummary(*outcome.summary, os);
+  if (outcome.analysis.has_value()) PrintDiagnosis(*outcome.analysis, os);
+}
+
+absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz) {
+  LoadedDump loaded;
+  LoadOptions load_options;
+  load_options.importers[kMosaicSidecarFormat] =
+      [&](absl::string_view p, absl::string_view json) -> absl::StatusOr<LoadedTrace> {
+    loaded.mosaic = true;
+    MosaicImportOptions options;
+    if (sm_clock_khz != 0) options.sm_clock_khz = sm_clock_khz;
+    ASSIGN_OR_RETURN(MosaicImport imported, ImportMosaicGpu(p, json, options));
+    loaded.overflows = std::move(imported.overflows);
+    return std::move(imported.trace);
+  };
+  ASSIGN_OR_RETURN(loaded.trace, LoadTrace(prefix, load_options));
+  if (sm_clock_khz != 0 && !loaded.mosaic) {
+    loaded.trace.layout.clock.nominal_sm_clock_khz = sm_clock_khz;
+  }
+  return loaded;
+}
+
+}  // namespace warptrace

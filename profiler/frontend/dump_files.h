@@ -1,0 +1,130 @@
+// DumpToFiles: the one front end of the dump. The warptrace CLI (profiler/cli), the Python
+// package (python/warptrace) and RunKernel (jit/run, and through it the examples) describe
+// what they want in a DumpRequest — trace files (Perfetto, Chrome JSON) by path or by an open
+// descriptor, the verdict report, the summary, the analysis, the in-memory Timeline — and this
+// runs the one dump pipeline (profiler/dump/dump.h) once over the buffer with the sinks that
+// produce them. Callers keep only argument parsing and conversion.
+//
+//   DumpRequest request;
+//   TraceOutput& trace = request.traces.emplace_back();
+//   trace.format = TraceFormat::kPerfetto;
+//   trace.path = "gemm.pftrace";
+//   request.report_path = "gemm.verdict.json";
+//   request.summary = true;
+//   ASSIGN_OR_RETURN(LoadedDump loaded, LoadForDump("/tmp/gemm", {}));
+//   DumpOutcome outcome = DumpToFiles(loaded.trace.layout, loaded.trace.words, request);
+//   if (!outcome.status.ok()) ...  // outcome.result.report says which unit failed, and why
+//   PrintSummaryAndDiagnosis(outcome, llvm::outs());
+//
+// Files. A trace given by path is streamed through WriteLargeFileAtomically (base/file.h): it
+// replaces the path only when the whole dump succeeded, is never executable, and never
+// replaces a file this process read ("-" is stdout). A trace given by descriptor is written
+// in place as the dump goes (left open; on failure it holds a partial trace: the caller
+// discards it). The verdict report is written whenever the buffer decoded — also when
+// verification failed, which is when it matters — and the analysis JSON when the dump
+// succeeded. The bytes are those of the writers (profiler/outputs, verify.h, analysis_json.h)
+// over the same buffer: a file does not depend on which front door asked for it.
+//
+// Errors: DumpOutcome::status, the first of
+//   InvalidArgument — a request that cannot be carried out (two outputs naming one path, a
+//     trace output with both or neither of path and fd, a word count the layout does not
+//     describe): nothing is decoded or written;
+//   FailedPrecondition — an output path that names an input of this process (base/file.h);
+//   the dump's (dump.h): the decode's DataLoss / InvalidArgument (result.decoded false),
+//     verification's DataLoss / ResourceExhausted (the report is complete), a writer's error;
+//   writing the report or the analysis: the file system's codes, with failed_output naming
+//     the output ("" when the failure is not an output's).
+// Thread-safety: reentrant; sinks run on the calling thread.
+#ifndef WARPTRACE_PROFILER_FRONTEND_DUMP_FILES_H_
+#define WARPTRACE_PROFILER_FRONTEND_DUMP_FILES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "format/layout.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis.h"
+#include "profiler/analysis/summary.h"
+#include "profiler/dump/dump.h"
+#include "profiler/dump/sink.h"
+#include "profiler/imports/mosaic_import.h"
+#include "profiler/imports/sidecar.h"
+#include "profiler/outputs/chrome_trace_options.h"
+#include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/decode.h"
+
+namespace warptrace {
+
+enum class TraceFormat { kChromeJson, kPerfetto };
+
+// "perfetto" or "json" (any case); empty: from `path`'s extension (.pftrace and
+// .perfetto-trace are Perfetto, anything else Chrome JSON). InvalidArgument for another name,
+// saying which exist.
+absl::StatusOr<TraceFormat> ChooseTraceFormat(absl::string_view format, absl::string_view path);
+// "Chrome trace", "Perfetto trace": how errors name a trace output by default.
+const char* TraceFormatRole(TraceFormat format);
+
+struct TraceOutput {
+  TraceFormat format = TraceFormat::kChromeJson;
+  std::string path;  // replaced atomically when the dump succeeds; "-" is stdout
+  int fd = -1;       // instead of a path: an open descriptor, written in place, left open
+  ChromeTraceOptions chrome;  // kChromeJson only
+  std::string role;           // names it in errors; empty: TraceFormatRole(format)
+};
+
+struct DumpRequest {
+  VerifyOptions verify;      // allow_truncated, finding caps, plan-mismatch warnings
+  TimelineOptions timeline;  // compensate_overhead, calibration
+  std::vector<TraceOutput> traces;
+  std::string report_path;   // the verdict report (WriteVerifyReportJson); empty: none
+  std::string report_role = "verdict report";
+  std::string analysis_path;  // the analysis as JSON (WriteAnalysisJson); empty: none
+  std::string analysis_role = "analysis";
+  bool summary = false;   // DumpOutcome::summary (the analysis comes with it)
+  bool analysis = false;  // DumpOutcome::analysis (also implied by analysis_path)
+  bool collect = false;   // DumpOutcome::timeline: every slice kept in memory
+  // More sinks, fed after the front end's own (e.g. a DiffCollector); not owned.
+  std::vector<TraceSink*> sinks;
+};
+
+struct DumpOutcome {
+  absl::Status status;       // see above
+  std::string failed_output;  // the role of the output whose writing failed, else ""
+  DumpResult result;          // decoded, the report (verdicts, findings), counts, clock note
+  std::optional<Summary> summary;    // requested and the dump reached its end
+  std::optional<Analysis> analysis;  // requested (summary, analysis, analysis_path) and reached
+  std::optional<Timeline> timeline;  // collect, and the dump reached its end
+  std::vector<std::string> written;  // the paths written, in request order
+};
+
+// Decodes `words` (host order; BufferBytes(layout) of them) once and dumps them.
+DumpOutcome DumpToFiles(const TraceLayout& layout, absl::Span<const uint32_t> words,
+                        const DumpRequest& request);
+// The same over a buffer already decoded (its layout and words must outlive the call): for
+// callers that keep the DecodedTrace (RunKernel's Trace), so the buffer is decoded once.
+DumpOutcome DumpDecodedToFiles(const DecodedTrace& decoded, const DumpRequest& request);
+
+// The summary table, then the diagnosis under "diagnosis:" (`warptrace dump --summary`);
+// nothing when the outcome has no summary.
+void PrintSummaryAndDiagnosis(const DumpOutcome& outcome, llvm::raw_ostream& os);
+
+// A saved trace as the dump reads it: PREFIX.bin + PREFIX.json with a "warptrace" sidecar, or
+// a "mosaic-gpu" one converted (mosaic_import.h). `sm_clock_khz` (0: keep the default) is the
+// rate of a Mosaic buffer, which records none, or the nominal fallback rate of a warptrace
+// one. Errors: LoadTrace's and ImportMosaicGpu's (sidecar.h, mosaic_import.h).
+struct LoadedDump {
+  LoadedTrace trace;
+  bool mosaic = false;
+  std::vector<MosaicOverflow> overflows;  // Mosaic buffers: traces that needed more entries
+};
+absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz);
+
+}  // namespace warptrace
+
+#endif  // WARPTRACE_PROFILER_FRONTEND_DUMP_FILES_H_
