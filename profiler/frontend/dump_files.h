@@ -20,14 +20,14 @@
 // replaces the path only when the whole dump succeeded, is never executable, and never
 // replaces a file this process read ("-" is stdout). A trace given by descriptor is written
 // in place as the dump goes (left open; on failure it holds a partial trace: the caller
-// discards it). The verdict report is written whenever the buffer decoded — also when
+// discards it), and so is one given as a stream. The verdict report is written whenever the buffer decoded — also when
 // verification failed, which is when it matters — and the analysis JSON when the dump
 // succeeded. The bytes are those of the writers (profiler/outputs, verify.h, analysis_json.h)
 // over the same buffer: a file does not depend on which front door asked for it.
 //
 // Errors: DumpOutcome::status, the first of
 //   InvalidArgument — a request that cannot be carried out (two outputs naming one path, a
-//     trace output with both or neither of path and fd, a word count the layout does not
+//     trace output with not exactly one of path, fd and stream, a word count the layout does not
 //     describe): nothing is decoded or written;
 //   FailedPrecondition — an output path that names an input of this process (base/file.h);
 //   the dump's (dump.h): the decode's DataLoss / InvalidArgument (result.decoded false),
@@ -74,6 +74,7 @@ struct TraceOutput {
   TraceFormat format = TraceFormat::kChromeJson;
   std::string path;  // replaced atomically when the dump succeeds; "-" is stdout
   int fd = -1;       // instead of a path: an open descriptor, written in place, left open
+  llvm::raw_ostream* stream = nullptr;  // or a stream the caller owns (e.g. into memory)
   ChromeTraceOptions chrome;  // kChromeJson only
   std::string role;           // names it in errors; empty: TraceFormatRole(format)
 };

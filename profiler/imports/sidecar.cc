@@ -63,7 +63,8 @@ absl::Status CheckFormatAndVersion(const JsonFields& root) {
   if (format != kSidecarFormat) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sidecar has format \"", format, "\", expected \"", kSidecarFormat,
-        "\" (a foreign format needs its importer: see LoadOptions::importers)"));
+        "\"; a \"mosaic-gpu\" sidecar is read together with its buffer (warptrace dump "
+        "--input=PREFIX, warptrace.dump(PREFIX), warptrace.mosaic)"));
   }
   ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
   if (version->getAsInteger() != kSidecarVersion) {

@@ -3,7 +3,8 @@
 The same pipeline as the ``warptrace`` CLI (decode -> verify -> timeline -> Perfetto or
 Chrome JSON, summary, analysis), called in-process on a buffer you already hold: a numpy
 array, a host JAX or torch array, ``bytes`` -- anything with the buffer protocol or DLPack --
-read in place, without a copy. The C++ work runs with the GIL released.
+read in place, without a copy. The C++ work runs with the GIL released (ctypes releases it
+for every call into the library).
 
 Example: dump a saved buffer (``PREFIX.bin`` + ``PREFIX.json``, as the CLI reads it)::
 
@@ -24,14 +25,25 @@ message names each broken unit (block, warpgroup, event) and what to change; its
 valid prefix instead, as the CLI's ``--allow-truncated`` does.
 
 For JAX's Mosaic GPU profiler see :mod:`warptrace.mosaic`.
+
+The package is pure Python over warptrace's C API (libwarptrace.so, loaded with ctypes), so
+one wheel serves every CPython >= 3.9 and PyPy.
 """
+
+from __future__ import annotations
 
 import json as _json
 import os as _os
+from typing import Any, Dict, List, Optional, Union
 
-from warptrace import _warptrace_core as _core
+from warptrace import _lib
 
-__all__ = ["Layout", "DumpResult", "TraceError", "dump", "diff", "DiffResult"]
+__version__ = _lib.VERSION
+
+__all__ = ["Layout", "DumpResult", "TraceError", "TraceFileNotFoundError", "dump", "diff",
+           "DiffResult", "__version__"]
+
+PathLike = Union[str, "_os.PathLike[str]"]
 
 
 class TraceError(RuntimeError):
@@ -40,14 +52,15 @@ class TraceError(RuntimeError):
     A ``RuntimeError`` subclass, so ``except RuntimeError`` (what Mosaic GPU's own dump
     raises) keeps working. Attributes:
 
-    * ``code``: the C++ status code, e.g. ``"DATA_LOSS"`` (a corrupted buffer),
+    * ``code``: the status code, e.g. ``"DATA_LOSS"`` (a corrupted buffer),
       ``"RESOURCE_EXHAUSTED"`` (events dropped: the buffer was too small),
       ``"INVALID_ARGUMENT"`` (a layout that disagrees with the buffer), ``"NOT_FOUND"``.
     * ``result``: the :class:`DumpResult` when the buffer was decoded (the verdicts of every
       unit, also when verification failed), else ``None``.
     """
 
-    def __init__(self, message, code="UNKNOWN", result=None):
+    def __init__(self, message: str, code: str = "UNKNOWN",
+                 result: Optional["DumpResult"] = None):
         super().__init__(message)
         self.code = code
         self.result = result
@@ -57,12 +70,8 @@ class TraceFileNotFoundError(TraceError, FileNotFoundError):
     """A file the trace needs does not exist (also a ``FileNotFoundError``)."""
 
 
-def _raise(error, result=None, buffer_error=None):
+def _raise(error, result=None):
     code, message = error
-    if buffer_error == "type":
-        raise TypeError(message)
-    if buffer_error == "value":
-        raise ValueError(message)
     cls = TraceFileNotFoundError if code == "NOT_FOUND" else TraceError
     raise cls(message, code, result)
 
@@ -74,45 +83,54 @@ class Layout:
     >>> layout.buffer_bytes            # the size the buffer must have
     """
 
-    __slots__ = ("_json", "_dict", "buffer_bytes")
+    __slots__ = ("_handle", "_json", "_dict", "buffer_bytes")
 
-    def __init__(self, _parsed):
-        self._json = _parsed["json"]
-        self.buffer_bytes = _parsed["buffer_bytes"]
+    def __init__(self, _handle):
+        if not isinstance(_handle, _lib.Layout):
+            raise TypeError("use Layout.load(path) or Layout.from_json(text)")
+        self._handle = _handle
+        text, error = _lib.layout_to_json(_handle)
+        if error is not None:
+            _raise(error)
+        self._json = text
+        self.buffer_bytes = _lib.layout_buffer_bytes(_handle)
         self._dict = None
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: Union[str, bytes]) -> "Layout":
         """Parses a ``"warptrace"`` sidecar; raises TraceError (INVALID_ARGUMENT) naming
         the field at fault."""
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        parsed = _core.layout_from_json(text)
-        if parsed["error"] is not None:
-            _raise(parsed["error"])
-        return cls(parsed)
+        if not isinstance(text, str):
+            raise TypeError(f"Layout.from_json(text): text must be str or bytes, not "
+                            f"{type(text).__name__}")
+        handle, error = _lib.layout_from_json(text)
+        if error is not None:
+            _raise(error)
+        return cls(handle)
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: PathLike) -> "Layout":
         """Reads a sidecar file; TraceFileNotFoundError when it is missing."""
-        parsed = _core.load_layout(_os.fspath(path))
-        if parsed["error"] is not None:
-            _raise(parsed["error"])
-        return cls(parsed)
+        handle, error = _lib.layout_load(_os.fspath(path))
+        if error is not None:
+            _raise(error)
+        return cls(handle)
 
-    def to_json(self):
+    def to_json(self) -> str:
         """The layout as sidecar JSON text (canonical form)."""
         return self._json
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         if self._dict is None:
             self._dict = _json.loads(self._json)
         return self._dict
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self.to_dict()[key]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         d = self.to_dict()
         return (f"Layout(kernel={d.get('kernel_name')!r}, grid={d.get('grid')}, "
                 f"block={d.get('block')}, capacity={d.get('capacity')})")
@@ -141,9 +159,11 @@ class DumpResult:
       paths: the files written.
     """
 
-    def __init__(self, d):
+    def __init__(self, d: Dict[str, Any]):
         self._d = d
-        self.units = d["units"]
+        for item in d["units"] + d["findings"] + d["overflows"]:
+            item["block_index"] = tuple(item["block_index"])
+        self.units: List[Dict[str, Any]] = d["units"]
         self.findings = d["findings"]
         self.verdict_counts = d["verdict_counts"]
         self.kept_events = d["kept_events"]
@@ -155,71 +175,65 @@ class DumpResult:
         self.warnings = d["warnings"]
         self.ok = d["errors"] == 0
         self.kernel = d["kernel"]
-        self.grid = d["grid"]
-        self.block = d["block"]
+        self.grid = tuple(d["grid"])
+        self.block = tuple(d["block"])
         self.unit_kind = d["unit_kind"]
         self.clock_note = d["clock_note"]
         self.summary = d["summary"]
         self.summary_text = d["summary_text"]
         self.diagnosis = d["diagnosis"]
         self.overflows = d["overflows"]
-        self.format = None
-        self.paths = []
-        if d["written"]:
-            self.paths.append(d["written"])
-            self.format = "perfetto" if d["perfetto"] else "json"
-        self._analysis = None
-        self._report = None
+        self.paths: List[str] = list(d["written"])
+        self.format: Optional[str] = d["format"] if self.paths else None
+        self.analysis: Optional[Dict[str, Any]] = d["analysis"]
+        self.report: Optional[Dict[str, Any]] = d["report"]
+        self.trace: Optional[bytes] = None  # the trace itself, when dumped to memory
 
-    @property
-    def analysis(self):
-        if self._analysis is None and self._d["analysis_json"]:
-            self._analysis = _json.loads(self._d["analysis_json"])
-        return self._analysis
-
-    @property
-    def report(self):
-        if self._report is None and self._d["report_json"]:
-            self._report = _json.loads(self._d["report_json"])
-        return self._report
-
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"DumpResult(kernel={self.kernel!r}, units={len(self.units)}, "
                 f"verdicts={self.verdict_counts}, kept_events={self.kept_events}, "
                 f"dropped_events={self.dropped_events}, paths={self.paths})")
 
 
-def _finish(d):
-    error = d.get("error")
-    if error is None:
-        return DumpResult(d)
-    result = DumpResult(d) if d.get("decoded") else None
-    _raise(error, result, d.get("buffer_error"))
+def _finish(outcome):
+    d = outcome["result"]
+    result = DumpResult(d) if d is not None and d.get("decoded") else None
+    if result is not None:
+        result.trace = outcome.get("trace")
+    if outcome["error"] is not None:
+        _raise(outcome["error"], result)
+    return result if result is not None else DumpResult(d)
 
 
-def _check_byte_order(buffer):
-    dtype = getattr(buffer, "dtype", None)
-    order = getattr(dtype, "byteorder", None)
-    if order == ">" or (order == "=" and _sys_big_endian()):
-        raise ValueError(
-            f"the buffer is big-endian ({dtype}): trace words are little-endian uint32; pass "
-            "buffer.astype('<u4') (or buffer.byteswap().view(buffer.dtype.newbyteorder()))")
+def _options(output, format, summary, analysis, allow_truncated, compensate_overhead,
+             sm_clock_khz, **extra):
+    options = {"summary": bool(summary), "analysis": bool(analysis),
+               "allow_truncated": bool(allow_truncated),
+               "compensate_overhead": bool(compensate_overhead)}
+    if output:
+        options["output"] = output
+    if format:
+        options["format"] = str(format)
+    khz = int(sm_clock_khz)
+    if khz < 0:
+        raise ValueError(f"sm_clock_khz must be >= 0 (kHz; 0: the default), not {khz}")
+    if khz:
+        options["sm_clock_khz"] = khz
+    options.update(extra)
+    return options
 
 
-def _sys_big_endian():
-    import sys
-    return sys.byteorder == "big"
-
-
-def dump(buffer, layout=None, output=None, *, format=None, summary=False, analysis=False,
-         allow_truncated=False, compensate_overhead=False, sm_clock_khz=0):
+def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike] = None, *,
+         format: Optional[str] = None, summary: bool = False, analysis: bool = False,
+         allow_truncated: bool = False, compensate_overhead: bool = False,
+         sm_clock_khz: int = 0) -> DumpResult:
     """Decodes, verifies and (optionally) writes a trace; returns a :class:`DumpResult`.
 
     Args:
-      buffer: the raw trace words -- any object with the buffer protocol or DLPack in host
-        memory (numpy ``uint32``, a CPU JAX or torch array, ``bytes``), read without a copy
-        -- or a ``PREFIX`` path (str / PathLike) naming ``PREFIX.bin`` + ``PREFIX.json`` as
-        the CLI takes (then ``layout`` is not given).
+      buffer: the raw trace words -- any object with the buffer protocol, __array_interface__
+        or DLPack in host memory (numpy ``uint32``, a CPU JAX or torch array, ``bytes``),
+        read without a copy -- or a ``PREFIX`` path (str / PathLike) naming ``PREFIX.bin`` +
+        ``PREFIX.json`` as the CLI takes (then ``layout`` is not given).
       layout: a :class:`Layout` for an in-memory buffer.
       output: the trace file to write, or None. ``.pftrace`` / ``.perfetto-trace`` write
         Perfetto's protobuf trace, anything else Chrome trace JSON (as the CLI), unless
@@ -231,8 +245,9 @@ def dump(buffer, layout=None, output=None, *, format=None, summary=False, analys
       sm_clock_khz: the CLI's ``--sm-clock-khz`` (0: the layout's).
 
     Raises:
-      TypeError: the buffer is not integer data (or not an array at all).
-      ValueError: the buffer is not contiguous, aligned, little-endian, or whole words.
+      TypeError: the buffer is not integer data in host memory (or not an array at all), or
+        an argument has the wrong type.
+      ValueError: the buffer is not contiguous, little-endian, or whole words.
       TraceError: the layout disagrees with the buffer, the buffer is corrupted or dropped
         events (``.result`` has the verdicts), a file is missing
         (TraceFileNotFoundError), or the output cannot be written.
@@ -245,22 +260,21 @@ def dump(buffer, layout=None, output=None, *, format=None, summary=False, analys
                 print(unit["name"], unit["reason"])
     """
     output = "" if output is None else _os.fspath(output)
-    format = "" if format is None else str(format)
+    options = _options(output, format, summary, analysis, allow_truncated,
+                       compensate_overhead, sm_clock_khz)
     if isinstance(buffer, (str, _os.PathLike)):
         if layout is not None:
             raise TypeError("dump(PREFIX, ...) reads the layout from PREFIX.json: "
                             "give no layout, or pass the buffer itself")
-        return _finish(_core.dump_prefix(_os.fspath(buffer), output, format, bool(summary),
-                                         bool(analysis), bool(allow_truncated),
-                                         bool(compensate_overhead), int(sm_clock_khz)))
+        return _finish(_lib.dump_prefix(_os.fspath(buffer), options))
     if not isinstance(layout, Layout):
         raise TypeError(f"dump(buffer, layout): layout must be a warptrace.Layout "
                         f"(Layout.load(path) or Layout.from_json(text)), got "
                         f"{type(layout).__name__}")
-    _check_byte_order(buffer)
-    return _finish(_core.dump_words(buffer, layout._json, output, format, bool(summary),
-                                    bool(analysis), bool(allow_truncated),
-                                    bool(compensate_overhead), int(sm_clock_khz)))
+    address, nbytes, keep = _lib.buffer_address(buffer)
+    outcome = _lib.dump_words(layout._handle, address, nbytes, options)
+    del keep
+    return _finish(outcome)
 
 
 class DiffResult:
@@ -268,9 +282,9 @@ class DiffResult:
     ``rows``, ``kernel`` (each with ``mean_before_ns``, ``mean_after_ns``, ``change``,
     ``p_value``, ``significant``...), ``critical_path``, ``waits``."""
 
-    def __init__(self, d):
-        self.table = d["table"]
-        self.data = _json.loads(d["json"])
+    def __init__(self, d: Dict[str, Any]):
+        self.table: str = d["table"]
+        self.data: Dict[str, Any] = d["diff"]
         self.rows = self.data["rows"]
         self.kernel = self.data["kernel"]
         self.critical_path = self.data["critical_path"]
@@ -280,13 +294,15 @@ class DiffResult:
         return f"DiffResult(rows={len(self.rows)})"
 
 
-def diff(before, after, *, compensate_overhead=False):
+def diff(before: PathLike, after: PathLike, *,
+         compensate_overhead: bool = False) -> DiffResult:
     """Compares two saved traces (``PREFIX`` paths), as ``warptrace diff`` does.
 
     >>> d = warptrace.diff("/tmp/gemm_v1", "/tmp/gemm_v2")
     >>> [r["name"] for r in d.rows if r["significant"]]
     """
-    d = _core.diff(_os.fspath(before), _os.fspath(after), bool(compensate_overhead))
-    if d["error"] is not None:
-        _raise(d["error"])
-    return DiffResult(d)
+    outcome = _lib.diff(_os.fspath(before), _os.fspath(after),
+                        {"compensate_overhead": bool(compensate_overhead)})
+    if outcome["error"] is not None:
+        _raise(outcome["error"])
+    return DiffResult(outcome["result"])

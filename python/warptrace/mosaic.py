@@ -26,14 +26,16 @@ being added to nanoseconds as they are; a clock that steps back is a finding, no
 clamp; the recording overhead is measured, and compensated only on request.
 """
 
+from __future__ import annotations
+
+import contextlib as _contextlib
 import os as _os
-import shutil as _shutil
-import tempfile as _tempfile
+from typing import Any, Iterator, List, Optional, Sequence, Union
 
 import warptrace as _wt
-from warptrace import _warptrace_core as _core
+from warptrace import _lib
 
-__all__ = ["Spec", "dump", "install", "uninstall", "installed"]
+__all__ = ["Spec", "dump", "install", "uninstall", "installed", "is_installed"]
 
 
 class Spec:
@@ -46,7 +48,8 @@ class Spec:
       trace_scope: "warpgroup" (128 threads per trace) or "warp" (32).
     """
 
-    def __init__(self, entries_per_warpgroup, names, trace_scope="warpgroup"):
+    def __init__(self, entries_per_warpgroup: int, names: Union[dict, Sequence[str]],
+                 trace_scope: str = "warpgroup"):
         self.entries_per_warpgroup = int(entries_per_warpgroup)
         if isinstance(names, dict):
             self.interned_names = dict(names)
@@ -78,16 +81,39 @@ def _names_by_id(interned):
 
 def _dims(d, what):
     try:
-        dims = [int(x) for x in d]
-    except TypeError:
-        dims = [int(d)]
+        if isinstance(d, (str, bytes)):
+            raise TypeError
+        dims = [int(x) for x in d] if hasattr(d, "__iter__") else [int(d)]
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be an int or a sequence of 1 to 3 ints, not "
+                        f"{d!r}") from None
     if not 1 <= len(dims) <= 3:
         raise ValueError(f"{what} {tuple(dims)} has {len(dims)} dimensions: give 1 to 3")
+    if any(x <= 0 for x in dims):
+        raise ValueError(f"{what} {tuple(dims)} has a dimension <= 0")
     return dims
 
 
-def dump(spec, buffer, f, grid, block, *, perfetto=None, allow_truncated=False,
-         summary=False, analysis=False, sm_clock_khz=0, kernel_name=None):
+def _fd_of(f):
+    """The file object's descriptor, flushed, when it is a real file opened for writing."""
+    fileno = getattr(f, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        fd = fileno()
+    except (OSError, ValueError, AttributeError):  # io.StringIO raises UnsupportedOperation
+        return None
+    encoding = getattr(f, "encoding", "utf-8") or "utf-8"
+    if encoding.lower().replace("-", "").replace("_", "") not in ("utf8", "ascii"):
+        return None  # the JSON is UTF-8 (ASCII in practice): let Python re-encode it
+    f.flush()
+    return fd
+
+
+def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
+         perfetto: Union[None, bool, str, "_os.PathLike[str]"] = None,
+         allow_truncated: bool = False, summary: bool = False, analysis: bool = False,
+         sm_clock_khz: int = 0, kernel_name: Optional[str] = None) -> "_wt.DumpResult":
     """Mosaic's ``ProfilerSpec.dump(buffer, f, grid, block)``, done by warptrace.
 
     Args:
@@ -95,8 +121,10 @@ def dump(spec, buffer, f, grid, block, *, perfetto=None, allow_truncated=False,
         ``interned_names``, ``trace_scope``) or a :class:`Spec`.
       buffer: the profiler buffer Mosaic hands its callback (numpy / host array of uint32,
         shape anything with blocks x traces x entries_per_warpgroup words), read in place.
-      f: the text file object Mosaic opened (Chrome JSON is written into it), or a path:
-        ``.pftrace`` / ``.perfetto-trace`` write Perfetto, anything else Chrome JSON.
+      f: the text file object Mosaic opened (Chrome JSON is written into its file descriptor
+        directly, without a temporary file or a copy; a file object without one, e.g.
+        io.StringIO, gets the text), or a path: ``.pftrace`` / ``.perfetto-trace`` write
+        Perfetto, anything else Chrome JSON.
       grid, block: the launch's dimensions (1 to 3 each).
       perfetto: also write Perfetto here (a path), or True: beside ``f``'s file, with
         ``.pftrace`` instead of its extension.
@@ -109,50 +137,46 @@ def dump(spec, buffer, f, grid, block, *, perfetto=None, allow_truncated=False,
 
     Raises :class:`warptrace.TraceError` on overflow or a corrupted buffer (with the units
     and the ``entries_per_warpgroup`` that fits); TypeError / ValueError for a buffer that
-    is not host uint32 memory.
+    is not host uint32 memory or dimensions that are not 1 to 3 positive ints.
     """
     warp = _scope_is_warp(spec.trace_scope)
     names = _names_by_id(spec.interned_names)
     grid, block = _dims(grid, "grid"), _dims(block, "block")
+    entries = int(spec.entries_per_warpgroup)
     path = None
     if isinstance(f, (str, _os.PathLike)):
         path = _os.fspath(f)
     else:
+        if not hasattr(f, "write"):
+            raise TypeError(f"f must be a file object opened for writing or a path, not "
+                            f"{type(f).__name__}")
         name = getattr(f, "name", None)
         if isinstance(name, str) and name and not name.startswith("<"):
             path = name
     if kernel_name is None:
         kernel_name = (_os.path.splitext(_os.path.basename(path))[0] if path else
                        "mosaic_gpu")
-    _wt._check_byte_order(buffer)
+    sidecar = {"format": "mosaic-gpu", "grid": grid, "block": block,
+               "entries_per_warpgroup": entries,
+               "trace_scope": "warp" if warp else "warpgroup", "names": names,
+               "kernel_name": kernel_name}
+    address, nbytes, keep = _lib.buffer_address(buffer)
 
-    def run(output, fmt=""):
-        return _wt._finish(_core.dump_mosaic(
-            buffer, grid, block, spec.entries_per_warpgroup, warp, names, kernel_name,
-            output, fmt, bool(summary), bool(analysis), bool(allow_truncated),
-            int(sm_clock_khz)))
+    def run(**target):
+        options = _wt._options(target.pop("output", ""), target.pop("format", ""), summary,
+                               analysis, allow_truncated, False, sm_clock_khz, **target)
+        return _wt._finish(_lib.dump_mosaic(sidecar, address, nbytes, options))
 
     if isinstance(f, (str, _os.PathLike)):
-        result = run(path)
+        result = run(output=path)
     else:
-        # C++ writes (atomically) to a temporary file, which is then copied into `f`.
-        directory = _os.path.dirname(path) if path else None
-        fd, tmp = _tempfile.mkstemp(suffix=".json", dir=directory or None)
-        _os.close(fd)
-        try:
-            result = run(tmp, "json")
-            raw = getattr(f, "buffer", None)  # a text file's binary stream: no decoding
-            if raw is not None and getattr(f, "encoding", "").lower().replace("-", "") in (
-                    "utf8", "ascii"):
-                f.flush()
-                with open(tmp, "rb") as src:
-                    _shutil.copyfileobj(src, raw, 1 << 20)
-            else:
-                with open(tmp, "r", encoding="utf-8") as src:
-                    _shutil.copyfileobj(src, f, 1 << 20)
-        finally:
-            if _os.path.exists(tmp):
-                _os.unlink(tmp)
+        fd = _fd_of(f)
+        if fd is not None:
+            result = run(output_fd=fd, format="json")
+        else:
+            result = run(output_memory=True, format="json")
+            f.write(result.trace.decode("utf-8"))
+            result.trace = None
         result.paths = [path] if path else []
         result.format = "json"
     if perfetto:
@@ -161,12 +185,14 @@ def dump(spec, buffer, f, grid, block, *, perfetto=None, allow_truncated=False,
                 raise ValueError("perfetto=True writes beside f's file, but f has no path: "
                                  "give perfetto a path")
             perfetto = _os.path.splitext(path)[0] + ".pftrace"
-        extra = run(_os.fspath(perfetto), "perfetto")
+        extra = run(output=_os.fspath(perfetto), format="perfetto")
         result.paths.extend(extra.paths)
+    del keep
     return result
 
 
 _original = None
+_options = {}  # install()'s keywords, applied to every dump
 
 
 def _profiler_spec():
@@ -179,27 +205,35 @@ def _profiler_spec():
     return profiler.ProfilerSpec
 
 
-def install():
+def install(**options: Any) -> None:
     """Routes every ``ProfilerSpec.dump`` in this process through :func:`dump`.
 
     Idempotent. Mosaic's runtime keeps calling ``spec.dump(buffer, f, grid=..., block=...)``
-    as before; only what runs changes. :func:`uninstall` restores Mosaic's own dump.
+    as before; only what runs changes. ``options`` are :func:`dump`'s keywords (``perfetto``,
+    ``allow_truncated``, ``summary``, ``analysis``, ``sm_clock_khz``), applied to every dump.
+    :func:`uninstall` restores Mosaic's own dump.
     """
-    global _original
+    global _original, _options
+    known = {"perfetto", "allow_truncated", "summary", "analysis", "sm_clock_khz"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"install() got unknown option(s) {', '.join(unknown)}; known: "
+                        f"{', '.join(sorted(known))}")
     cls = _profiler_spec()
+    _options = dict(options)
     if _original is not None:
         return
     _original = cls.__dict__["dump"]
 
     def warptrace_dump(self, buffer, f, grid, block):
-        return dump(self, buffer, f, grid, block)
+        return dump(self, buffer, f, grid, block, **_options)
 
     warptrace_dump.__doc__ = "ProfilerSpec.dump, routed through warptrace.mosaic.dump."
     warptrace_dump.__wrapped__ = _original
     cls.dump = warptrace_dump
 
 
-def uninstall():
+def uninstall() -> None:
     """Restores Mosaic's own ``ProfilerSpec.dump`` (no-op when not installed)."""
     global _original
     if _original is None:
@@ -208,6 +242,22 @@ def uninstall():
     _original = None
 
 
-def installed():
+def is_installed() -> bool:
     """Whether :func:`install` is in effect."""
     return _original is not None
+
+
+@_contextlib.contextmanager
+def installed(**options: Any) -> Iterator[None]:
+    """``with warptrace.mosaic.installed(): ...``: :func:`install` for the block, then the dump
+    that was in effect before it (Mosaic's, or an enclosing install's options)."""
+    was, before = _original is not None, dict(_options)
+    install(**options)
+    try:
+        yield
+    finally:
+        if was:
+            install(**before)
+        else:
+            uninstall()
+

@@ -85,8 +85,8 @@ TEST(ValidateLayoutTest, SuggestsOnlyPositiveBlockSizesForABlockSmallerThanTheUn
   // Was "use a block of 0 or 128 threads".
   EXPECT_THAT(ValidateLayout(layout),
               Rejected("the last 64 threads would share no trace; use a block of 128 threads, "
-                       "or a unit that fits (warp or block; a ProfileOptions::unit left unset "
-                       "picks one)"));
+                       "or a unit that fits (warp or block; left unset, the trace unit is "
+                       "chosen to fit the block)"));
   layout.block = {20, 1, 1};
   layout.unit = UnitSpec::Warp();
   EXPECT_THAT(ValidateLayout(layout),

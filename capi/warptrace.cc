@@ -1,0 +1,724 @@
+// The C API (warptrace.h) over the dump front end (profiler/frontend/dump_files.h): requests
+// parsed from JSON, outcomes written as JSON, statuses turned into codes and messages. No
+// exception leaves a function: each body runs under Guard, which turns one into
+// WARPTRACE_INTERNAL (or WARPTRACE_RESOURCE_EXHAUSTED for std::bad_alloc).
+#include "capi/warptrace.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <new>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+#include "format/layout.h"
+#include "format/layout_json.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis_json.h"
+#include "profiler/analysis/diff.h"
+#include "profiler/analysis/summary.h"
+#include "profiler/frontend/dump_files.h"
+#include "profiler/imports/mosaic_import.h"
+#include "profiler/imports/sidecar.h"
+#include "profiler/outputs/chrome_trace_options.h"
+#include "profiler/trace/verify.h"
+
+struct warptrace_error {
+  warptrace_code code = WARPTRACE_OK;
+  std::string message;
+};
+
+struct warptrace_layout {
+  warptrace::TraceLayout layout;
+};
+
+namespace warptrace {
+namespace {
+
+constexpr char kVersion[] = "0.2.0";
+
+warptrace_code Fail(const absl::Status& status, warptrace_error** error) {
+  const auto code = static_cast<warptrace_code>(static_cast<int>(status.code()));
+  if (error != nullptr) {
+    *error = new (std::nothrow) warptrace_error{code, std::string(status.message())};
+  }
+  return code;
+}
+
+// Runs `body`; an exception becomes an error instead of crossing into C.
+warptrace_code Guard(warptrace_error** error, const std::function<absl::Status()>& body) {
+  if (error != nullptr) *error = nullptr;
+  try {
+    const absl::Status status = body();
+    return status.ok() ? WARPTRACE_OK : Fail(status, error);
+  } catch (const std::bad_alloc&) {
+    return Fail(absl::ResourceExhaustedError("out of memory"), error);
+  } catch (const std::exception& e) {
+    return Fail(absl::InternalError(absl::StrCat("internal error: ", e.what())), error);
+  } catch (...) {
+    return Fail(absl::InternalError("internal error: unknown exception"), error);
+  }
+}
+
+absl::Status Required(const void* p, absl::string_view what) {
+  if (p != nullptr) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(what, " is NULL"));
+}
+
+// A malloc'd copy (freed with warptrace_free).
+char* CopyString(absl::string_view s) {
+  char* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out == nullptr) throw std::bad_alloc();
+  std::memcpy(out, s.data(), s.size());
+  out[s.size()] = '\0';
+  return out;
+}
+
+absl::StatusOr<absl::Span<const uint32_t>> Words(const void* buffer, size_t bytes) {
+  if (bytes == 0) return absl::Span<const uint32_t>();
+  if (buffer == nullptr) return absl::InvalidArgumentError("the buffer is NULL");
+  if (bytes % 4 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the buffer has ", bytes, " bytes, not a whole number of 32-bit words"));
+  }
+  if (reinterpret_cast<uintptr_t>(buffer) % alignof(uint32_t) != 0) {
+    return absl::InvalidArgumentError(
+        "the buffer's memory is not 4-byte aligned: pass an aligned copy");
+  }
+  return absl::Span<const uint32_t>(static_cast<const uint32_t*>(buffer), bytes / 4);
+}
+
+// ---- requests --------------------------------------------------------------------------
+
+struct Request {
+  std::string output;
+  int output_fd = -1;
+  bool output_memory = false;
+  std::string format;
+  std::string events = "x";
+  std::string json_args = "lean";
+  std::string report;
+  std::string analysis_output;
+  bool summary = false;
+  bool analysis = false;
+  bool allow_truncated = false;
+  bool compensate_overhead = false;
+  uint64_t sm_clock_khz = 0;
+};
+
+absl::StatusOr<llvm::json::Object> ParseObject(const char* text, absl::string_view what) {
+  if (text == nullptr || text[0] == '\0') return llvm::json::Object();
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+  if (!value) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ", what, " is not JSON: ", llvm::toString(value.takeError())));
+  }
+  if (value->getAsObject() == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("the ", what, " is not a JSON object"));
+  }
+  return std::move(*value->getAsObject());
+}
+
+absl::Status WrongType(absl::string_view what, absl::string_view key, absl::string_view type) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("the ", what, "'s \"", key, "\" must be ", type));
+}
+
+absl::StatusOr<Request> ParseRequest(const char* text) {
+  constexpr absl::string_view kWhat = "dump request";
+  absl::StatusOr<llvm::json::Object> object = ParseObject(text, kWhat);
+  if (!object.ok()) return object.status();
+  Request r;
+  for (const auto& [key_ref, value] : *object) {
+    const std::string key = key_ref.str();
+    auto str = [&](std::string& into) -> absl::Status {
+      llvm::Optional<llvm::StringRef> s = value.getAsString();
+      if (!s) return WrongType(kWhat, key, "a string");
+      into = s->str();
+      return absl::OkStatus();
+    };
+    auto boolean = [&](bool& into) -> absl::Status {
+      llvm::Optional<bool> b = value.getAsBoolean();
+      if (!b) return WrongType(kWhat, key, "true or false");
+      into = *b;
+      return absl::OkStatus();
+    };
+    absl::Status s;
+    if (key == "output") {
+      s = str(r.output);
+    } else if (key == "output_fd") {
+      llvm::Optional<int64_t> fd = value.getAsInteger();
+      if (!fd || *fd < 0 || *fd > INT32_MAX) {
+        s = WrongType(kWhat, key, "an open file descriptor (an integer >= 0)");
+      } else {
+        r.output_fd = static_cast<int>(*fd);
+      }
+    } else if (key == "output_memory") {
+      s = boolean(r.output_memory);
+    } else if (key == "format") {
+      s = str(r.format);
+    } else if (key == "events") {
+      s = str(r.events);
+    } else if (key == "json_args") {
+      s = str(r.json_args);
+    } else if (key == "report") {
+      s = str(r.report);
+    } else if (key == "analysis_output") {
+      s = str(r.analysis_output);
+    } else if (key == "summary") {
+      s = boolean(r.summary);
+    } else if (key == "analysis") {
+      s = boolean(r.analysis);
+    } else if (key == "allow_truncated") {
+      s = boolean(r.allow_truncated);
+    } else if (key == "compensate_overhead") {
+      s = boolean(r.compensate_overhead);
+    } else if (key == "sm_clock_khz") {
+      llvm::Optional<int64_t> khz = value.getAsInteger();
+      if (!khz || *khz < 0) {
+        s = WrongType(kWhat, key, "an integer >= 0 (kHz; 0: the default)");
+      } else {
+        r.sm_clock_khz = static_cast<uint64_t>(*khz);
+      }
+    } else {
+      s = absl::InvalidArgumentError(absl::StrCat(
+          "the dump request has an unknown key \"", key,
+          "\"; known: output, output_fd, output_memory, format, events, json_args, report, "
+          "analysis_output, summary, analysis, allow_truncated, compensate_overhead, "
+          "sm_clock_khz"));
+    }
+    if (!s.ok()) return s;
+  }
+  const int targets = !r.output.empty() + (r.output_fd >= 0) + r.output_memory;
+  if (targets > 1) {
+    return absl::InvalidArgumentError(
+        "the dump request names more than one of \"output\", \"output_fd\" and "
+        "\"output_memory\": give one");
+  }
+  return r;
+}
+
+// ---- the dump ---------------------------------------------------------------------------
+
+// What one dump produced, for the result JSON.
+struct Dumped {
+  TraceLayout layout;
+  std::vector<MosaicOverflow> overflows;
+  DumpOutcome outcome;
+  TraceFormat format = TraceFormat::kChromeJson;
+  std::string trace;  // "output_memory"
+};
+
+absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words) {
+  ASSIGN_OR_RETURN(d.format, ChooseTraceFormat(r.format, r.output));
+  ASSIGN_OR_RETURN(const ChromeEventStyle events, ParseChromeEventStyle(r.events));
+  ASSIGN_OR_RETURN(const ChromeSliceArgs args, ParseChromeSliceArgs(r.json_args));
+  DumpRequest request;
+  request.summary = r.summary;
+  request.analysis = r.analysis;
+  request.verify.allow_truncated = r.allow_truncated;
+  request.timeline.compensate_overhead = r.compensate_overhead;
+  request.report_path = r.report;
+  request.analysis_path = r.analysis_output;
+  llvm::raw_string_ostream memory(d.trace);
+  if (!r.output.empty() || r.output_fd >= 0 || r.output_memory) {
+    TraceOutput& t = request.traces.emplace_back();
+    t.format = d.format;
+    t.path = r.output;
+    t.fd = r.output_fd;
+    if (r.output_memory) t.stream = &memory;
+    t.chrome.events = events;
+    t.chrome.args = args;
+  }
+  d.outcome = DumpToFiles(d.layout, words, request);
+  memory.flush();
+  absl::Status status = d.outcome.status;
+  if (!status.ok() && !d.overflows.empty()) {
+    // The importer's lines name the entries_per_warpgroup that fits; verify's name events.
+    std::string lines;
+    for (const MosaicOverflow& o : d.overflows) absl::StrAppend(&lines, o.message, "\n");
+    status = absl::Status(status.code(), absl::StrCat(lines, status.message()));
+  }
+  return status;
+}
+
+// JSON helpers: strings from the trace (site names, messages) may be any bytes.
+void Str(llvm::json::OStream& j, absl::string_view s) {
+  const llvm::StringRef ref(s.data(), s.size());
+  if (llvm::json::isUTF8(ref)) {
+    j.value(ref);
+  } else {
+    j.value(llvm::json::fixUTF8(ref));
+  }
+}
+
+void Dim(llvm::json::OStream& j, const Dim3& d) {
+  j.array([&] {
+    j.value(static_cast<int64_t>(d.x));
+    j.value(static_cast<int64_t>(d.y));
+    j.value(static_cast<int64_t>(d.z));
+  });
+}
+
+void WriteSummary(llvm::json::OStream& j, const Summary& s) {
+  j.object([&] {
+    j.attributeBegin("kernel");
+    Str(j, s.kernel_name);
+    j.attributeEnd();
+    j.attributeBegin("device");
+    Str(j, s.device_name);
+    j.attributeEnd();
+    j.attribute("units", static_cast<int64_t>(s.units));
+    j.attribute("calibrated_units", static_cast<int64_t>(s.calibrated_units));
+    j.attribute("nominal_units", static_cast<int64_t>(s.nominal_units));
+    j.attribute("mean_calibrated_mhz", s.mean_calibrated_mhz);
+    j.attribute("nominal_sm_clock_khz", static_cast<int64_t>(s.nominal_sm_clock_khz));
+    j.attributeBegin("clock_note");
+    Str(j, s.clock_note);
+    j.attributeEnd();
+    j.attribute("wall_ns", s.wall_ns);
+    j.attribute("unit_time_ns", s.unit_time_ns);
+    j.attributeBegin("header");
+    Str(j, SummaryHeader(s));
+    j.attributeEnd();
+    j.attributeArray("regions", [&] {
+      for (const RegionStats& r : s.regions) {
+        j.object([&] {
+          j.attributeBegin("name");
+          Str(j, r.name);
+          j.attributeEnd();
+          j.attribute("count", static_cast<int64_t>(r.count));
+          j.attribute("total_ns", r.total_ns);
+          j.attribute("mean_ns", r.mean_ns);
+          j.attribute("min_ns", r.min_ns);
+          j.attribute("p50_ns", r.p50_ns);
+          j.attribute("p95_ns", r.p95_ns);
+          j.attribute("max_ns", r.max_ns);
+          j.attribute("share", r.share);
+        });
+      }
+    });
+  });
+}
+
+std::string ResultJson(const Dumped& d, const absl::Status& status) {
+  const DumpOutcome& o = d.outcome;
+  const VerifyReport& report = o.result.report;
+  const TraceLayout& l = d.layout;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os);
+  j.object([&] {
+    j.attribute("ok", status.ok());
+    j.attribute("decoded", o.result.decoded);
+    j.attributeArray("written", [&] {
+      for (const std::string& path : o.written) Str(j, path);
+    });
+    j.attribute("format", d.format == TraceFormat::kPerfetto ? "perfetto" : "json");
+    j.attributeBegin("kernel");
+    Str(j, l.kernel_name);
+    j.attributeEnd();
+    j.attributeBegin("grid");
+    Dim(j, l.grid);
+    j.attributeEnd();
+    j.attributeBegin("block");
+    Dim(j, l.block);
+    j.attributeEnd();
+    j.attribute("unit_kind", UnitKindName(l.unit.kind));
+    j.attribute("capacity", static_cast<int64_t>(report.capacity));
+    j.attribute("required_capacity", static_cast<int64_t>(report.required_capacity()));
+    j.attribute("kept_events", static_cast<int64_t>(report.kept_events));
+    j.attribute("dropped_events", static_cast<int64_t>(report.dropped_events));
+    j.attribute("slices", static_cast<int64_t>(o.result.slices));
+    j.attribute("errors", static_cast<int64_t>(report.errors));
+    j.attribute("warnings", static_cast<int64_t>(report.warnings));
+    j.attributeBegin("clock_note");
+    Str(j, o.result.clock_note);
+    j.attributeEnd();
+    j.attributeObject("verdict_counts", [&] {
+      for (int v = 0; v < static_cast<int>(report.verdict_counts.size()); ++v) {
+        j.attribute(VerdictName(static_cast<Verdict>(v)),
+                    static_cast<int64_t>(report.verdict_counts[v]));
+      }
+    });
+    j.attributeArray("units", [&] {
+      for (const UnitVerdict& u : report.units) {
+        const Dim3 b = BlockIndex(l.grid, u.block_linear);
+        j.object([&] {
+          j.attribute("record", static_cast<int64_t>(u.record_index));
+          j.attribute("block", static_cast<int64_t>(u.block_linear));
+          j.attributeBegin("block_index");
+          Dim(j, b);
+          j.attributeEnd();
+          j.attribute("unit", static_cast<int64_t>(u.unit_index));
+          j.attribute("name", UnitName(b, l.unit.kind, u.unit_index));
+          j.attribute("verdict", VerdictName(u.verdict));
+          j.attributeBegin("reason");
+          Str(j, u.reason);
+          j.attributeEnd();
+          j.attribute("kept_events", static_cast<int64_t>(u.kept_events));
+          j.attribute("dropped", static_cast<int64_t>(u.dropped));
+          j.attribute("repaired", u.repaired);
+        });
+      }
+    });
+    j.attributeArray("findings", [&] {
+      for (const Finding& f : report.findings) {
+        j.object([&] {
+          j.attribute("severity", SeverityName(f.severity));
+          j.attribute("kind", FindingKindName(f.kind));
+          j.attribute("record", static_cast<int64_t>(f.record_index));
+          j.attribute("block", static_cast<int64_t>(f.block_linear));
+          j.attributeBegin("block_index");
+          Dim(j, f.block_index);
+          j.attributeEnd();
+          j.attribute("unit", static_cast<int64_t>(f.unit_index));
+          if (f.event_index < 0) {
+            j.attribute("event", nullptr);
+          } else {
+            j.attribute("event", static_cast<int64_t>(f.event_index));
+          }
+          j.attributeBegin("message");
+          Str(j, f.message);
+          j.attributeEnd();
+          j.attributeBegin("text");
+          Str(j, FormatFinding(f));
+          j.attributeEnd();
+        });
+      }
+    });
+    j.attributeArray("overflows", [&] {
+      for (const MosaicOverflow& m : d.overflows) {
+        j.object([&] {
+          j.attribute("block", static_cast<int64_t>(m.block_linear));
+          j.attributeBegin("block_index");
+          Dim(j, m.block_index);
+          j.attributeEnd();
+          j.attribute("trace", static_cast<int64_t>(m.trace));
+          j.attribute("events_attempted", static_cast<int64_t>(m.events_attempted));
+          j.attribute("events_kept", static_cast<int64_t>(m.events_kept));
+          j.attribute("entries_needed", static_cast<int64_t>(m.entries_needed));
+          j.attribute("words_past_slice", static_cast<int64_t>(m.words_past_slice));
+          j.attributeBegin("message");
+          Str(j, m.message);
+          j.attributeEnd();
+        });
+      }
+    });
+    j.attributeBegin("summary");
+    if (o.summary.has_value()) {
+      WriteSummary(j, *o.summary);
+    } else {
+      j.value(nullptr);
+    }
+    j.attributeEnd();
+    std::string summary_text;
+    {
+      llvm::raw_string_ostream s(summary_text);
+      PrintSummaryAndDiagnosis(o, s);
+    }
+    j.attributeBegin("summary_text");
+    Str(j, summary_text);
+    j.attributeEnd();
+    j.attributeArray("diagnosis", [&] {
+      if (!o.analysis.has_value()) return;
+      for (const Diagnosis& g : o.analysis->diagnosis) {
+        j.object([&] {
+          j.attribute("kind", g.kind);
+          j.attribute("score", g.score);
+          j.attributeBegin("text");
+          Str(j, g.text);
+          j.attributeEnd();
+        });
+      }
+    });
+    j.attributeBegin("analysis");
+    if (o.analysis.has_value()) {
+      j.rawValue([&](llvm::raw_ostream& out) { WriteAnalysisJson(*o.analysis, out); });
+    } else {
+      j.value(nullptr);
+    }
+    j.attributeEnd();
+    j.attributeBegin("report");
+    if (o.result.decoded) {
+      j.rawValue([&](llvm::raw_ostream& out) { WriteVerifyReportJson(report, l, out); });
+    } else {
+      j.value(nullptr);
+    }
+    j.attributeEnd();
+  });
+  os.flush();
+  return text;
+}
+
+// The dump's status, with the result JSON set whenever the buffer decoded (or it succeeded),
+// and the trace bytes for "output_memory".
+absl::Status Finish(const absl::Status& status, const Dumped& d, const Request& r,
+                    char** result, void** trace, size_t* trace_bytes) {
+  if (status.ok() || d.outcome.result.decoded) *result = CopyString(ResultJson(d, status));
+  if (r.output_memory && status.ok()) {
+    *trace = CopyString(d.trace);
+    *trace_bytes = d.trace.size();
+  }
+  return status;
+}
+
+absl::Status CheckOutputs(char** result, const Request& r, void** trace, size_t* trace_bytes) {
+  RETURN_IF_ERROR(Required(result, "result"));
+  *result = nullptr;
+  if (r.output_memory) {
+    if (trace == nullptr || trace_bytes == nullptr) {
+      return absl::InvalidArgumentError(
+          "the dump request asks for \"output_memory\" but trace or trace_bytes is NULL: use "
+          "warptrace_dump_ex with both");
+    }
+  }
+  if (trace != nullptr) *trace = nullptr;
+  if (trace_bytes != nullptr) *trace_bytes = 0;
+  return absl::OkStatus();
+}
+
+absl::Status DumpLayout(const warptrace_layout* layout, const void* buffer, size_t bytes,
+                        const char* request_json, char** result, void** trace,
+                        size_t* trace_bytes) {
+  RETURN_IF_ERROR(Required(layout, "layout"));
+  ASSIGN_OR_RETURN(const Request r, ParseRequest(request_json));
+  RETURN_IF_ERROR(CheckOutputs(result, r, trace, trace_bytes));
+  ASSIGN_OR_RETURN(const absl::Span<const uint32_t> words, Words(buffer, bytes));
+  Dumped d;
+  d.layout = layout->layout;
+  if (r.sm_clock_khz != 0) d.layout.clock.nominal_sm_clock_khz = r.sm_clock_khz;
+  return Finish(Dump(r, d, words), d, r, result, trace, trace_bytes);
+}
+
+}  // namespace
+}  // namespace warptrace
+
+using warptrace::Guard;
+using warptrace::Required;
+
+extern "C" {
+
+const char* warptrace_version(void) { return warptrace::kVersion; }
+int warptrace_c_api_version(void) { return WARPTRACE_C_API_VERSION; }
+
+warptrace_code warptrace_error_code(const warptrace_error* error) {
+  return error == nullptr ? WARPTRACE_OK : error->code;
+}
+
+const char* warptrace_error_message(const warptrace_error* error) {
+  return error == nullptr ? "" : error->message.c_str();
+}
+
+const char* warptrace_code_name(warptrace_code code) {
+  switch (code) {
+    case WARPTRACE_OK: return "OK";
+    case WARPTRACE_CANCELLED: return "CANCELLED";
+    case WARPTRACE_UNKNOWN: return "UNKNOWN";
+    case WARPTRACE_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case WARPTRACE_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case WARPTRACE_NOT_FOUND: return "NOT_FOUND";
+    case WARPTRACE_ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case WARPTRACE_PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case WARPTRACE_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case WARPTRACE_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case WARPTRACE_ABORTED: return "ABORTED";
+    case WARPTRACE_OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case WARPTRACE_UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case WARPTRACE_INTERNAL: return "INTERNAL";
+    case WARPTRACE_UNAVAILABLE: return "UNAVAILABLE";
+    case WARPTRACE_DATA_LOSS: return "DATA_LOSS";
+    case WARPTRACE_UNAUTHENTICATED: return "UNAUTHENTICATED";
+  }
+  return "UNKNOWN";
+}
+
+void warptrace_error_free(warptrace_error* error) { delete error; }
+
+void warptrace_free(void* p) { std::free(p); }
+
+warptrace_code warptrace_layout_from_json(const char* json, size_t size,
+                                          warptrace_layout** layout, warptrace_error** error) {
+  return Guard(error, [&]() -> absl::Status {
+    RETURN_IF_ERROR(Required(layout, "layout"));
+    *layout = nullptr;
+    if (json == nullptr && size != 0) return Required(json, "json");
+    ASSIGN_OR_RETURN(warptrace::TraceLayout parsed,
+                     warptrace::ParseLayoutJson(absl::string_view(json == nullptr ? "" : json,
+                                                                   size)));
+    *layout = new warptrace_layout{std::move(parsed)};
+    return absl::OkStatus();
+  });
+}
+
+warptrace_code warptrace_layout_load(const char* path, warptrace_layout** layout,
+                                     warptrace_error** error) {
+  return Guard(error, [&]() -> absl::Status {
+    RETURN_IF_ERROR(Required(layout, "layout"));
+    *layout = nullptr;
+    RETURN_IF_ERROR(Required(path, "path"));
+    ASSIGN_OR_RETURN(const std::string json,
+                     warptrace::ReadFile(path, {.role = "trace sidecar"}));
+    absl::StatusOr<warptrace::TraceLayout> parsed = warptrace::ParseLayoutJson(json);
+    if (!parsed.ok()) {
+      return absl::Status(parsed.status().code(),
+                          absl::StrCat(path, ": ", parsed.status().message()));
+    }
+    *layout = new warptrace_layout{*std::move(parsed)};
+    return absl::OkStatus();
+  });
+}
+
+warptrace_code warptrace_layout_to_json(const warptrace_layout* layout, char** json,
+                                        warptrace_error** error) {
+  return Guard(error, [&]() -> absl::Status {
+    RETURN_IF_ERROR(Required(json, "json"));
+    *json = nullptr;
+    RETURN_IF_ERROR(Required(layout, "layout"));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    warptrace::WriteLayoutJson(layout->layout, os);
+    os.flush();
+    *json = warptrace::CopyString(text);
+    return absl::OkStatus();
+  });
+}
+
+uint64_t warptrace_layout_buffer_bytes(const warptrace_layout* layout) {
+  return layout == nullptr ? 0 : warptrace::BufferBytes(layout->layout);
+}
+
+void warptrace_layout_free(warptrace_layout* layout) { delete layout; }
+
+warptrace_code warptrace_dump(const warptrace_layout* layout, const void* buffer, size_t bytes,
+                              const char* request, char** result, warptrace_error** error) {
+  return Guard(error, [&] {
+    return warptrace::DumpLayout(layout, buffer, bytes, request, result, nullptr, nullptr);
+  });
+}
+
+warptrace_code warptrace_dump_ex(const warptrace_layout* layout, const void* buffer,
+                                 size_t bytes, const char* request, char** result,
+                                 void** trace, size_t* trace_bytes, warptrace_error** error) {
+  return Guard(error, [&] {
+    return warptrace::DumpLayout(layout, buffer, bytes, request, result, trace, trace_bytes);
+  });
+}
+
+warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, char** result,
+                                     warptrace_error** error) {
+  return Guard(error, [&]() -> absl::Status {
+    RETURN_IF_ERROR(Required(prefix, "prefix"));
+    ASSIGN_OR_RETURN(const warptrace::Request r, warptrace::ParseRequest(request));
+    RETURN_IF_ERROR(warptrace::CheckOutputs(result, r, nullptr, nullptr));
+    ASSIGN_OR_RETURN(warptrace::LoadedDump loaded,
+                     warptrace::LoadForDump(prefix, r.sm_clock_khz));
+    warptrace::Dumped d;
+    d.layout = std::move(loaded.trace.layout);
+    d.overflows = std::move(loaded.overflows);
+    return warptrace::Finish(warptrace::Dump(r, d, loaded.trace.words), d, r, result, nullptr,
+                             nullptr);
+  });
+}
+
+warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_t bytes,
+                                     const char* request, char** result, void** trace,
+                                     size_t* trace_bytes, warptrace_error** error) {
+  return Guard(error, [&]() -> absl::Status {
+    RETURN_IF_ERROR(Required(spec, "spec"));
+    ASSIGN_OR_RETURN(const warptrace::Request r, warptrace::ParseRequest(request));
+    RETURN_IF_ERROR(warptrace::CheckOutputs(result, r, trace, trace_bytes));
+    ASSIGN_OR_RETURN(const warptrace::MosaicSidecar sidecar,
+                     warptrace::ParseMosaicSidecar(spec));
+    ASSIGN_OR_RETURN(const absl::Span<const uint32_t> words, warptrace::Words(buffer, bytes));
+    warptrace::MosaicImportOptions options;
+    if (r.sm_clock_khz != 0) options.sm_clock_khz = r.sm_clock_khz;
+    ASSIGN_OR_RETURN(warptrace::MosaicImport imported,
+                     warptrace::ConvertMosaicBuffer(sidecar, words, options));
+    warptrace::Dumped d;
+    d.layout = std::move(imported.trace.layout);
+    d.overflows = std::move(imported.overflows);
+    return warptrace::Finish(warptrace::Dump(r, d, imported.trace.words), d, r, result, trace,
+                             trace_bytes);
+  });
+}
+
+warptrace_code warptrace_diff(const char* before, const char* after, const char* options,
+                              char** result, warptrace_error** error) {
+  return Guard(error, [&]() -> absl::Status {
+    RETURN_IF_ERROR(Required(result, "result"));
+    *result = nullptr;
+    RETURN_IF_ERROR(Required(before, "before"));
+    RETURN_IF_ERROR(Required(after, "after"));
+    ASSIGN_OR_RETURN(const llvm::json::Object object,
+                     warptrace::ParseObject(options, "diff options"));
+    bool compensate = false;
+    llvm::Optional<int64_t> rows;
+    for (const auto& [key, value] : object) {
+      if (key == "compensate_overhead") {
+        llvm::Optional<bool> b = value.getAsBoolean();
+        if (!b) return warptrace::WrongType("diff options", key.str(), "true or false");
+        compensate = *b;
+      } else if (key == "rows") {
+        rows = value.getAsInteger();
+        if (!rows || *rows < 0) {
+          return warptrace::WrongType("diff options", key.str(), "an integer >= 0");
+        }
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the diff options have an unknown key \"", key.str(),
+            "\"; known: compensate_overhead, rows"));
+      }
+    }
+    warptrace::DiffCollector collectors[2];
+    const char* prefixes[2] = {before, after};
+    const char* sides[2] = {"before", "after"};
+    for (int i = 0; i < 2; ++i) {
+      absl::StatusOr<warptrace::LoadedDump> loaded = warptrace::LoadForDump(prefixes[i], 0);
+      absl::Status status = loaded.status();
+      if (status.ok()) {
+        warptrace::DumpRequest request;
+        request.timeline.compensate_overhead = compensate;
+        for (warptrace::TraceSink* sink : collectors[i].sinks()) request.sinks.push_back(sink);
+        status = warptrace::DumpToFiles(loaded->trace.layout, loaded->trace.words, request).status;
+      }
+      if (!status.ok()) {
+        return absl::Status(status.code(), absl::StrCat(sides[i], "=", prefixes[i], ": ",
+                                                        status.message()));
+      }
+    }
+    const warptrace::TraceDiff diff = warptrace::DiffTraces(collectors[0], collectors[1]);
+    std::string table;
+    {
+      llvm::raw_string_ostream os(table);
+      warptrace::PrintTraceDiff(diff, os, rows.hasValue() ? static_cast<size_t>(*rows)
+                                                           : diff.rows.size());
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::json::OStream j(os);
+    j.object([&] {
+      j.attributeBegin("table");
+      warptrace::Str(j, table);
+      j.attributeEnd();
+      j.attributeBegin("diff");
+      j.rawValue([&](llvm::raw_ostream& out) { warptrace::WriteTraceDiffJson(diff, out); });
+      j.attributeEnd();
+    });
+    os.flush();
+    *result = warptrace::CopyString(text);
+    return absl::OkStatus();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,152 @@
+/* warptrace's C API: the dump of a recorded trace buffer (warptrace's own, or JAX Mosaic GPU's)
+ * for any language and build system — the shape of llvm-c and libclang. Plain C, opaque
+ * handles, results as JSON text; no C++ type or exception crosses it. libwarptrace.so exports
+ * the warptrace_* functions below and nothing else.
+ *
+ *   warptrace_layout* layout = NULL;
+ *   warptrace_error* error = NULL;
+ *   if (warptrace_layout_load("/tmp/gemm.json", &layout, &error) != WARPTRACE_OK) { ... }
+ *   char* result = NULL;
+ *   int code = warptrace_dump(layout, words, bytes,
+ *                             "{\"output\": \"/tmp/gemm.pftrace\", \"summary\": true}",
+ *                             &result, &error);
+ *   if (code != WARPTRACE_OK) {
+ *     fprintf(stderr, "%s\n", warptrace_error_message(error));  // which unit, which event
+ *     warptrace_error_free(error);
+ *   }
+ *   ... parse `result` (JSON: verdicts, findings, summary, diagnosis, analysis) ...
+ *   warptrace_free(result);
+ *   warptrace_layout_free(layout);
+ *
+ * Errors. Every fallible function returns a warptrace_code (WARPTRACE_OK = 0; the others are
+ * absl's status codes, numbered as absl::StatusCode) and, when `error` is not NULL, sets
+ * *error to a handle holding the code and a message a user can act on (free it with
+ * warptrace_error_free). A dump that decoded the buffer but failed (verification, an output
+ * that could not be written) ALSO sets *result: what was found is the point of a failed dump.
+ * NULL where a pointer is required is WARPTRACE_INVALID_ARGUMENT, never a crash.
+ *
+ * Memory. Strings and buffers the library returns are freed with warptrace_free; handles with
+ * their own *_free. Inputs (JSON text, buffers) are read during the call only; buffers are
+ * read in place, never copied.
+ *
+ * Threads. Every function is thread-safe and reentrant; handles are immutable after creation
+ * and may be shared between threads. No function keeps global state the caller can see,
+ * except the process-wide set of files read (an output never replaces an input).
+ *
+ * Dump requests (JSON object; every key optional):
+ *   "output": PATH           trace file, replaced atomically when the dump succeeds ("-": stdout)
+ *   "output_fd": N           or: an open file descriptor, written in place and left open
+ *   "output_memory": true    or: the trace returned in *trace / *trace_bytes (warptrace_dump_ex)
+ *   "format": "perfetto" | "json" | ""   (empty: from output's extension; memory/fd: json)
+ *   "events": "x" | "be"     Chrome JSON: complete events or begin/end pairs
+ *   "json_args": "lean" | "full"
+ *   "report": PATH           the verdict report JSON (written also when verification fails)
+ *   "analysis_output": PATH  the analysis JSON
+ *   "summary": bool          the summary and the diagnosis in the result
+ *   "analysis": bool         the analysis in the result
+ *   "allow_truncated": bool  keep each broken unit's valid prefix, as warnings
+ *   "compensate_overhead": bool
+ *   "sm_clock_khz": N        Mosaic buffers: their SM clock; warptrace buffers: the nominal rate
+ * Unknown keys and wrongly typed values are WARPTRACE_INVALID_ARGUMENT naming the key.
+ *
+ * Results (JSON object): "ok", "decoded", "written" (paths), "format", "kernel", "grid",
+ * "block", "unit_kind", "capacity", "required_capacity", "kept_events", "dropped_events",
+ * "slices", "errors", "warnings", "clock_note", "verdict_counts", "units" (one per trace
+ * unit: record, block, block_index, unit, name, verdict, reason, kept_events, dropped,
+ * repaired), "findings" (severity, kind, record, block, block_index, unit, event, message,
+ * text), "overflows" (Mosaic), "summary" (or null), "summary_text", "diagnosis", "analysis"
+ * (or null), "report" (the verdict report, or null when not decoded).
+ */
+#ifndef WARPTRACE_CAPI_WARPTRACE_H_
+#define WARPTRACE_CAPI_WARPTRACE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WARPTRACE_C_API_VERSION 1
+
+typedef enum warptrace_code {
+  WARPTRACE_OK = 0,
+  WARPTRACE_CANCELLED = 1,
+  WARPTRACE_UNKNOWN = 2,
+  WARPTRACE_INVALID_ARGUMENT = 3,
+  WARPTRACE_DEADLINE_EXCEEDED = 4,
+  WARPTRACE_NOT_FOUND = 5,
+  WARPTRACE_ALREADY_EXISTS = 6,
+  WARPTRACE_PERMISSION_DENIED = 7,
+  WARPTRACE_RESOURCE_EXHAUSTED = 8,
+  WARPTRACE_FAILED_PRECONDITION = 9,
+  WARPTRACE_ABORTED = 10,
+  WARPTRACE_OUT_OF_RANGE = 11,
+  WARPTRACE_UNIMPLEMENTED = 12,
+  WARPTRACE_INTERNAL = 13,
+  WARPTRACE_UNAVAILABLE = 14,
+  WARPTRACE_DATA_LOSS = 15,
+  WARPTRACE_UNAUTHENTICATED = 16
+} warptrace_code;
+
+typedef struct warptrace_error warptrace_error;
+typedef struct warptrace_layout warptrace_layout;
+
+/* The library's version ("0.2.0") and its C API version (WARPTRACE_C_API_VERSION). */
+const char* warptrace_version(void);
+int warptrace_c_api_version(void);
+
+/* The error's code, its message (valid until warptrace_error_free), and the code's name
+ * ("INVALID_ARGUMENT"). NULL is WARPTRACE_OK / "" / "OK". */
+warptrace_code warptrace_error_code(const warptrace_error* error);
+const char* warptrace_error_message(const warptrace_error* error);
+const char* warptrace_code_name(warptrace_code code);
+void warptrace_error_free(warptrace_error* error);
+
+/* Frees a string or buffer the library returned. NULL is a no-op. */
+void warptrace_free(void* p);
+
+/* Layouts: from a "warptrace" sidecar's JSON text (length `size`), from a sidecar file, or
+ * written back as sidecar JSON (*json freed with warptrace_free). */
+warptrace_code warptrace_layout_from_json(const char* json, size_t size,
+                                          warptrace_layout** layout, warptrace_error** error);
+warptrace_code warptrace_layout_load(const char* path, warptrace_layout** layout,
+                                     warptrace_error** error);
+warptrace_code warptrace_layout_to_json(const warptrace_layout* layout, char** json,
+                                        warptrace_error** error);
+/* The bytes a buffer of this layout has (0 for NULL). */
+uint64_t warptrace_layout_buffer_bytes(const warptrace_layout* layout);
+void warptrace_layout_free(warptrace_layout* layout);
+
+/* Dumps `bytes` bytes of trace words (host order) described by `layout`, as `request` (JSON,
+ * above; NULL or "" is {}) says; *result (JSON) freed with warptrace_free. */
+warptrace_code warptrace_dump(const warptrace_layout* layout, const void* buffer, size_t bytes,
+                              const char* request, char** result, warptrace_error** error);
+/* As warptrace_dump; with "output_memory": true the trace is returned in *trace (freed with
+ * warptrace_free) and *trace_bytes. `trace` and `trace_bytes` may be NULL otherwise. */
+warptrace_code warptrace_dump_ex(const warptrace_layout* layout, const void* buffer,
+                                 size_t bytes, const char* request, char** result,
+                                 void** trace, size_t* trace_bytes, warptrace_error** error);
+/* Reads PREFIX.bin + PREFIX.json (a "warptrace" or "mosaic-gpu" sidecar) and dumps it. */
+warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, char** result,
+                                     warptrace_error** error);
+/* Dumps a JAX Mosaic GPU profiler buffer (the words of its profiling output, host order).
+ * `spec` (JSON): "grid" [x,y,z], "block" [x,y,z], "entries_per_warpgroup", "scope"
+ * ("warpgroup" | "warp"), "names" (the interned region names, by id), "kernel_name". A
+ * trace that overflowed fails with WARPTRACE_RESOURCE_EXHAUSTED naming the
+ * entries_per_warpgroup that would have held it (unless "allow_truncated"). */
+warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_t bytes,
+                                     const char* request, char** result, void** trace,
+                                     size_t* trace_bytes, warptrace_error** error);
+
+/* `warptrace diff`: two saved traces (PREFIX each) compared per region and iteration;
+ * `options` (JSON): "compensate_overhead", "rows" (table rows; default all). *result (JSON):
+ * "table" (text) and "diff" (the diff as JSON). */
+warptrace_code warptrace_diff(const char* before, const char* after, const char* options,
+                              char** result, warptrace_error** error);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* WARPTRACE_CAPI_WARPTRACE_H_ */
