@@ -20,6 +20,7 @@
 #include "absl/types/span.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 #include "format/layout.h"
 #include "format/layout_json.h"
 #include "llvm/Support/JSON.h"
@@ -252,16 +253,6 @@ absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words)
   return status;
 }
 
-// JSON helpers: strings from the trace (site names, messages) may be any bytes.
-void Str(llvm::json::OStream& j, absl::string_view s) {
-  const llvm::StringRef ref(s.data(), s.size());
-  if (llvm::json::isUTF8(ref)) {
-    j.value(ref);
-  } else {
-    j.value(llvm::json::fixUTF8(ref));
-  }
-}
-
 void Dim(llvm::json::OStream& j, const Dim3& d) {
   j.array([&] {
     j.value(static_cast<int64_t>(d.x));
@@ -272,31 +263,21 @@ void Dim(llvm::json::OStream& j, const Dim3& d) {
 
 void WriteSummary(llvm::json::OStream& j, const Summary& s) {
   j.object([&] {
-    j.attributeBegin("kernel");
-    Str(j, s.kernel_name);
-    j.attributeEnd();
-    j.attributeBegin("device");
-    Str(j, s.device_name);
-    j.attributeEnd();
+    j.attribute("kernel", ValidUtf8(s.kernel_name));
+    j.attribute("device", ValidUtf8(s.device_name));
     j.attribute("units", static_cast<int64_t>(s.units));
     j.attribute("calibrated_units", static_cast<int64_t>(s.calibrated_units));
     j.attribute("nominal_units", static_cast<int64_t>(s.nominal_units));
     j.attribute("mean_calibrated_mhz", s.mean_calibrated_mhz);
     j.attribute("nominal_sm_clock_khz", static_cast<int64_t>(s.nominal_sm_clock_khz));
-    j.attributeBegin("clock_note");
-    Str(j, s.clock_note);
-    j.attributeEnd();
+    j.attribute("clock_note", ValidUtf8(s.clock_note));
     j.attribute("wall_ns", s.wall_ns);
     j.attribute("unit_time_ns", s.unit_time_ns);
-    j.attributeBegin("header");
-    Str(j, SummaryHeader(s));
-    j.attributeEnd();
+    j.attribute("header", ValidUtf8(SummaryHeader(s)));
     j.attributeArray("regions", [&] {
       for (const RegionStats& r : s.regions) {
         j.object([&] {
-          j.attributeBegin("name");
-          Str(j, r.name);
-          j.attributeEnd();
+          j.attribute("name", ValidUtf8(r.name));
           j.attribute("count", static_cast<int64_t>(r.count));
           j.attribute("total_ns", r.total_ns);
           j.attribute("mean_ns", r.mean_ns);
@@ -322,12 +303,10 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
     j.attribute("ok", status.ok());
     j.attribute("decoded", o.result.decoded);
     j.attributeArray("written", [&] {
-      for (const std::string& path : o.written) Str(j, path);
+      for (const std::string& path : o.written) j.value(ValidUtf8(path));
     });
     j.attribute("format", d.format == TraceFormat::kPerfetto ? "perfetto" : "json");
-    j.attributeBegin("kernel");
-    Str(j, l.kernel_name);
-    j.attributeEnd();
+    j.attribute("kernel", ValidUtf8(l.kernel_name));
     j.attributeBegin("grid");
     Dim(j, l.grid);
     j.attributeEnd();
@@ -342,9 +321,7 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
     j.attribute("slices", static_cast<int64_t>(o.result.slices));
     j.attribute("errors", static_cast<int64_t>(report.errors));
     j.attribute("warnings", static_cast<int64_t>(report.warnings));
-    j.attributeBegin("clock_note");
-    Str(j, o.result.clock_note);
-    j.attributeEnd();
+    j.attribute("clock_note", ValidUtf8(o.result.clock_note));
     j.attributeObject("verdict_counts", [&] {
       for (int v = 0; v < static_cast<int>(report.verdict_counts.size()); ++v) {
         j.attribute(VerdictName(static_cast<Verdict>(v)),
@@ -353,48 +330,12 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
     });
     j.attributeArray("units", [&] {
       for (const UnitVerdict& u : report.units) {
-        const Dim3 b = BlockIndex(l.grid, u.block_linear);
-        j.object([&] {
-          j.attribute("record", static_cast<int64_t>(u.record_index));
-          j.attribute("block", static_cast<int64_t>(u.block_linear));
-          j.attributeBegin("block_index");
-          Dim(j, b);
-          j.attributeEnd();
-          j.attribute("unit", static_cast<int64_t>(u.unit_index));
-          j.attribute("name", UnitName(b, l.unit.kind, u.unit_index));
-          j.attribute("verdict", VerdictName(u.verdict));
-          j.attributeBegin("reason");
-          Str(j, u.reason);
-          j.attributeEnd();
-          j.attribute("kept_events", static_cast<int64_t>(u.kept_events));
-          j.attribute("dropped", static_cast<int64_t>(u.dropped));
-          j.attribute("repaired", u.repaired);
-        });
+        j.object([&] { WriteUnitVerdictJsonMembers(u, l, /*coordinates=*/true, j); });
       }
     });
     j.attributeArray("findings", [&] {
       for (const Finding& f : report.findings) {
-        j.object([&] {
-          j.attribute("severity", SeverityName(f.severity));
-          j.attribute("kind", FindingKindName(f.kind));
-          j.attribute("record", static_cast<int64_t>(f.record_index));
-          j.attribute("block", static_cast<int64_t>(f.block_linear));
-          j.attributeBegin("block_index");
-          Dim(j, f.block_index);
-          j.attributeEnd();
-          j.attribute("unit", static_cast<int64_t>(f.unit_index));
-          if (f.event_index < 0) {
-            j.attribute("event", nullptr);
-          } else {
-            j.attribute("event", static_cast<int64_t>(f.event_index));
-          }
-          j.attributeBegin("message");
-          Str(j, f.message);
-          j.attributeEnd();
-          j.attributeBegin("text");
-          Str(j, FormatFinding(f));
-          j.attributeEnd();
-        });
+        j.object([&] { WriteFindingJsonMembers(f, /*coordinates=*/true, j); });
       }
     });
     j.attributeArray("overflows", [&] {
@@ -409,9 +350,7 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
           j.attribute("events_kept", static_cast<int64_t>(m.events_kept));
           j.attribute("entries_needed", static_cast<int64_t>(m.entries_needed));
           j.attribute("words_past_slice", static_cast<int64_t>(m.words_past_slice));
-          j.attributeBegin("message");
-          Str(j, m.message);
-          j.attributeEnd();
+          j.attribute("message", ValidUtf8(m.message));
         });
       }
     });
@@ -427,21 +366,7 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
       llvm::raw_string_ostream s(summary_text);
       PrintSummaryAndDiagnosis(o, s);
     }
-    j.attributeBegin("summary_text");
-    Str(j, summary_text);
-    j.attributeEnd();
-    j.attributeArray("diagnosis", [&] {
-      if (!o.analysis.has_value()) return;
-      for (const Diagnosis& g : o.analysis->diagnosis) {
-        j.object([&] {
-          j.attribute("kind", g.kind);
-          j.attribute("score", g.score);
-          j.attributeBegin("text");
-          Str(j, g.text);
-          j.attributeEnd();
-        });
-      }
-    });
+    j.attribute("summary_text", ValidUtf8(summary_text));
     j.attributeBegin("analysis");
     if (o.analysis.has_value()) {
       j.rawValue([&](llvm::raw_ostream& out) { WriteAnalysisJson(*o.analysis, out); });
@@ -708,9 +633,7 @@ warptrace_code warptrace_diff(const char* before, const char* after, const char*
     llvm::raw_string_ostream os(text);
     llvm::json::OStream j(os);
     j.object([&] {
-      j.attributeBegin("table");
-      warptrace::Str(j, table);
-      j.attributeEnd();
+      j.attribute("table", warptrace::ValidUtf8(table));
       j.attributeBegin("diff");
       j.rawValue([&](llvm::raw_ostream& out) { warptrace::WriteTraceDiffJson(diff, out); });
       j.attributeEnd();

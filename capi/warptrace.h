@@ -53,9 +53,10 @@
  * "block", "unit_kind", "capacity", "required_capacity", "kept_events", "dropped_events",
  * "slices", "errors", "warnings", "clock_note", "verdict_counts", "units" (one per trace
  * unit: record, block, block_index, unit, name, verdict, reason, kept_events, dropped,
- * repaired), "findings" (severity, kind, record, block, block_index, unit, event, message,
- * text), "overflows" (Mosaic), "summary" (or null), "summary_text", "diagnosis", "analysis"
- * (or null), "report" (the verdict report, or null when not decoded).
+ * overhead_cycles, repaired), "findings" (severity, kind, record, block, block_index, unit,
+ * event, message, text), "overflows" (Mosaic), "summary" (or null), "summary_text", "analysis" (or null;
+ * its "diagnosis" holds the ranked findings), "report" (the verdict report, or null when not
+ * decoded).
  */
 #ifndef WARPTRACE_CAPI_WARPTRACE_H_
 #define WARPTRACE_CAPI_WARPTRACE_H_

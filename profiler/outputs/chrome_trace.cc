@@ -681,7 +681,8 @@ absl::Status WriteChromeTrace(const Timeline& timeline, const ChromeTraceOptions
 
 absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOptions& options,
                                   absl::string_view path) {
-  RETURN_IF_ERROR(CheckTimeline(timeline));  // before the file is created
+  // WriteChromeTrace checks the Timeline before it writes a byte; on its error the file shell
+  // removes the temporary file and leaves `path` as it was.
   return WriteLargeFileAtomically(
       path, [&](llvm::raw_ostream& os) { return WriteChromeTrace(timeline, options, os); },
       {.role = "Chrome trace"});

@@ -82,6 +82,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "format/layout.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/trace/verdict.h"
 #include "profiler/trace/decode.h"
@@ -254,6 +255,14 @@ class UnitVerifier {
 //               "kept_events": N, "dropped": N, "overhead_cycles": N, "repaired": bool}],
 //    "findings": [{"severity": "error", "kind": "dropped_events", "record": i, "block": b,
 //                  "unit": u, "event": i or null, "message": "..."}]}
+// The members of one "units" / "findings" object of that report, written into an open
+// object of `j`. With `coordinates` (the C API's results, capi/warptrace.h) also the block's
+// index "block_index": [x, y, z] and, for a unit, its "name" ("block (1,0,0) warpgroup 0"),
+// for a finding its one-line "text" (FormatFinding).
+void WriteUnitVerdictJsonMembers(const UnitVerdict& unit, const TraceLayout& layout,
+                                 bool coordinates, llvm::json::OStream& j);
+void WriteFindingJsonMembers(const Finding& finding, bool coordinates, llvm::json::OStream& j);
+
 void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout,
                            llvm::raw_ostream& os);
 // Writes the JSON report to `path` atomically with WriteFileAtomically (base/file.h): never

@@ -11,6 +11,52 @@ namespace warptrace {
 
 namespace json = ::llvm::json;
 
+namespace {
+
+void BlockIndexJson(const Dim3& b, json::OStream& j) {
+  j.attributeArray("block_index", [&] {
+    j.value(static_cast<int64_t>(b.x));
+    j.value(static_cast<int64_t>(b.y));
+    j.value(static_cast<int64_t>(b.z));
+  });
+}
+
+}  // namespace
+
+void WriteUnitVerdictJsonMembers(const UnitVerdict& u, const TraceLayout& layout,
+                                 bool coordinates, json::OStream& j) {
+  j.attribute("record", static_cast<int64_t>(u.record_index));
+  j.attribute("block", u.block_linear);
+  if (coordinates) BlockIndexJson(BlockIndex(layout.grid, u.block_linear), j);
+  j.attribute("unit", u.unit_index);
+  if (coordinates) {
+    j.attribute("name", UnitName(BlockIndex(layout.grid, u.block_linear), layout.unit.kind,
+                                 u.unit_index));
+  }
+  j.attribute("verdict", VerdictName(u.verdict));
+  j.attribute("reason", ValidUtf8(u.reason));
+  j.attribute("kept_events", u.kept_events);
+  j.attribute("dropped", u.dropped);
+  j.attribute("overhead_cycles", u.overhead_cycles);
+  j.attribute("repaired", u.repaired);
+}
+
+void WriteFindingJsonMembers(const Finding& f, bool coordinates, json::OStream& j) {
+  j.attribute("severity", SeverityName(f.severity));
+  j.attribute("kind", FindingKindName(f.kind));
+  j.attribute("record", static_cast<int64_t>(f.record_index));
+  j.attribute("block", f.block_linear);
+  if (coordinates) BlockIndexJson(f.block_index, j);
+  j.attribute("unit", f.unit_index);
+  if (f.event_index >= 0) {
+    j.attribute("event", f.event_index);
+  } else {
+    j.attribute("event", nullptr);
+  }
+  j.attribute("message", ValidUtf8(f.message));
+  if (coordinates) j.attribute("text", ValidUtf8(FormatFinding(f)));
+}
+
 void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout,
                            llvm::raw_ostream& os) {
   json::OStream j(os, /*IndentSize=*/1);
@@ -43,34 +89,12 @@ void WriteVerifyReportJson(const VerifyReport& report, const TraceLayout& layout
     });
     j.attributeArray("units", [&] {
       for (const UnitVerdict& u : report.units) {
-        j.object([&] {
-          j.attribute("record", static_cast<int64_t>(u.record_index));
-          j.attribute("block", u.block_linear);
-          j.attribute("unit", u.unit_index);
-          j.attribute("verdict", VerdictName(u.verdict));
-          j.attribute("reason", ValidUtf8(u.reason));
-          j.attribute("kept_events", u.kept_events);
-          j.attribute("dropped", u.dropped);
-          j.attribute("overhead_cycles", u.overhead_cycles);
-          j.attribute("repaired", u.repaired);
-        });
+        j.object([&] { WriteUnitVerdictJsonMembers(u, layout, /*coordinates=*/false, j); });
       }
     });
     j.attributeArray("findings", [&] {
       for (const Finding& f : report.findings) {
-        j.object([&] {
-          j.attribute("severity", SeverityName(f.severity));
-          j.attribute("kind", FindingKindName(f.kind));
-          j.attribute("record", static_cast<int64_t>(f.record_index));
-          j.attribute("block", f.block_linear);
-          j.attribute("unit", f.unit_index);
-          if (f.event_index >= 0) {
-            j.attribute("event", f.event_index);
-          } else {
-            j.attribute("event", nullptr);
-          }
-          j.attribute("message", ValidUtf8(f.message));
-        });
+        j.object([&] { WriteFindingJsonMembers(f, /*coordinates=*/false, j); });
       }
     });
   });

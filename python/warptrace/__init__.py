@@ -181,7 +181,7 @@ class DumpResult:
         self.clock_note = d["clock_note"]
         self.summary = d["summary"]
         self.summary_text = d["summary_text"]
-        self.diagnosis = d["diagnosis"]
+        self.diagnosis = d["analysis"]["diagnosis"] if d["analysis"] else []
         self.overflows = d["overflows"]
         self.paths: List[str] = list(d["written"])
         self.format: Optional[str] = d["format"] if self.paths else None

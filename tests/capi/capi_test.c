@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   code = warptrace_dump(layout, words, bytes, request, &result, &error);
   CHECK(code == WARPTRACE_OK && result != NULL, "dump: %s", warptrace_error_message(error));
   CHECK(strstr(result, "\"ok\":true") && strstr(result, "\"kept_events\":2000") &&
-            strstr(result, "\"diagnosis\":[{") && strstr(result, "c.pftrace"),
+            strstr(result, "\"diagnosis\"") && strstr(result, "c.pftrace"),
         "result %.200s", result);
   warptrace_free(result);
   struct stat st;
