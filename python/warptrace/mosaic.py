@@ -35,7 +35,8 @@ from typing import Any, Iterator, List, Optional, Sequence, Union
 import warptrace as _wt
 from warptrace import _lib
 
-__all__ = ["Spec", "dump", "install", "uninstall", "installed", "is_installed"]
+__all__ = ["Spec", "dump", "install", "uninstall", "installed", "is_installed", "profile",
+           "ProfileRun"]
 
 
 class Spec:
@@ -261,3 +262,92 @@ def installed(**options: Any) -> Iterator[None]:
         else:
             uninstall()
 
+
+
+class ProfileRun:
+    """What :func:`profile` ran: ``value`` (what ``launch`` returned), ``results`` (one
+    :class:`warptrace.DumpResult` per dump of the final launch), ``spec`` (the ProfilerSpec
+    of the final launch), ``relaunched`` and ``note`` (why, when it relaunched)."""
+
+    def __init__(self, value, results, spec, relaunched, note):
+        self.value = value
+        self.results = results
+        self.spec = spec
+        self.relaunched = relaunched
+        self.note = note
+
+    def __repr__(self) -> str:
+        return (f"ProfileRun(relaunched={self.relaunched}, entries_per_warpgroup="
+                f"{self.spec.entries_per_warpgroup}, results={self.results})")
+
+
+def _default_spec(entries):
+    return _profiler_spec()(entries_per_warpgroup=entries)
+
+
+def _resized(spec, entries):
+    import copy
+    import dataclasses
+    if dataclasses.is_dataclass(spec):
+        return dataclasses.replace(spec, entries_per_warpgroup=entries)
+    bigger = copy.copy(spec)
+    bigger.entries_per_warpgroup = entries
+    return bigger
+
+
+def profile(launch: Any, *, entries_per_warpgroup: int = 1024, spec: Any = None,
+            **options: Any) -> ProfileRun:
+    """Runs ``launch(spec)`` -- a function that builds and launches a Mosaic GPU kernel with
+    the ProfilerSpec it is given -- with every dump going through warptrace, and when a trace
+    overflowed, relaunches it ONCE with the exact ``entries_per_warpgroup`` the dump computed
+    (Mosaic's header word counts every event a trace attempted), instead of Mosaic's advice to
+    double it and try again.
+
+    Args:
+      launch: ``launch(spec)``; its return value is kept (``ProfileRun.value``).
+      entries_per_warpgroup: the first launch's size (ignored when ``spec`` is given).
+      spec: the first launch's ProfilerSpec (default: JAX's ``ProfilerSpec(
+        entries_per_warpgroup=...)``).
+      options: :func:`dump`'s keywords for every dump (``perfetto``, ``summary``, ...).
+
+    Returns a :class:`ProfileRun`; ``note`` says that it relaunched and why. Raises
+    :class:`warptrace.TraceError` when the relaunch overflows too (the kernel records a
+    different number of events per launch) or a trace is corrupted.
+    """
+    if "allow_truncated" in options:
+        raise TypeError("profile() relaunches instead of truncating: do not pass "
+                        "allow_truncated")
+    first = spec if spec is not None else _default_spec(int(entries_per_warpgroup))
+
+    def run(s, allow_truncated):
+        results = []
+        cls = type(s)
+        original = cls.__dict__.get("dump")
+
+        def capture(self, buffer, f, grid, block):
+            results.append(dump(self, buffer, f, grid, block, allow_truncated=allow_truncated,
+                                **options))
+            return results[-1]
+
+        cls.dump = capture
+        try:
+            value = launch(s)
+        finally:
+            if original is not None:
+                cls.dump = original
+            else:
+                del cls.dump
+        return value, results
+
+    value, results = run(first, True)
+    needed = max((o["entries_needed"] for r in results for o in r.overflows), default=0)
+    if needed == 0:
+        return ProfileRun(value, results, first, False, "")
+    had = int(first.entries_per_warpgroup)
+    overflowed = sum(len(r.overflows) for r in results)
+    note = (f"relaunched once with entries_per_warpgroup={needed}: {overflowed} trace(s) of the "
+            f"first launch overflowed entries_per_warpgroup={had} (the largest needed "
+            f"{needed}, counted by Mosaic's header word)")
+    bigger = _resized(first, needed)
+    value, results = run(bigger, False)
+    return ProfileRun(value, results, bigger, True, note)

@@ -446,5 +446,62 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(read(path("mf_prefixed.json")), read(path("mf_path.json")))
 
 
+class MosaicProfileTest(unittest.TestCase):
+    """warptrace.mosaic.profile: one relaunch with the exact entries_per_warpgroup, with a
+    stand-in launcher that writes generated buffers through spec.dump as Mosaic's runtime
+    does (the retry logic is the real one)."""
+
+    class StandInSpec:
+        def __init__(self, entries_per_warpgroup):
+            self.entries_per_warpgroup = entries_per_warpgroup
+            self.interned_names = {n: i for i, n in enumerate(MOSAIC_NAMES)}
+            self.trace_scope = "warpgroup"
+
+        def dump(self, buffer, f, grid, block):
+            raise AssertionError("Mosaic's own dump ran inside warptrace.mosaic.profile")
+
+    def launcher(self, iterations_of):
+        launched = []
+
+        def launch(spec):
+            entries = spec.entries_per_warpgroup
+            launched.append(entries)
+            buf, _ = mosaic_buffer(blocks=2, iterations=iterations_of(entries), entries=entries)
+            spec.dump(buf, path(f"profiled_{len(launched)}.json"), grid=(2,), block=(256,))
+            return f"outputs of launch {len(launched)}"
+
+        return launch, launched
+
+    def test_an_overflow_relaunches_once_with_the_exact_size(self):
+        launch, launched = self.launcher(lambda entries: 4)  # 18 events: 39 entries
+        run = warptrace.mosaic.profile(launch, spec=self.StandInSpec(20), summary=True)
+        self.assertEqual(launched, [20, 39])
+        self.assertTrue(run.relaunched)
+        self.assertEqual(run.spec.entries_per_warpgroup, 39)
+        self.assertEqual(run.value, "outputs of launch 2")
+        self.assertEqual(len(run.results), 1)
+        self.assertEqual(run.results[0].verdict_counts["complete"], 4)
+        self.assertIn("relaunched once with entries_per_warpgroup=39", run.note)
+        self.assertIn("4 trace(s) of the first launch overflowed entries_per_warpgroup=20",
+                      run.note)
+        self.assertEqual(self.StandInSpec.__dict__["dump"].__name__, "dump")  # restored
+
+    def test_a_launch_that_fits_runs_once(self):
+        launch, launched = self.launcher(lambda entries: 4)
+        run = warptrace.mosaic.profile(launch, spec=self.StandInSpec(39))
+        self.assertEqual(launched, [39])
+        self.assertFalse(run.relaunched)
+        self.assertEqual(run.note, "")
+
+    def test_a_relaunch_that_overflows_again_raises_naming_the_size(self):
+        # A kernel whose event count grows with the buffer: the one relaunch is not enough.
+        launch, launched = self.launcher(lambda entries: entries // 4)
+        with self.assertRaisesRegex(warptrace.TraceError, "entries_per_warpgroup"):
+            warptrace.mosaic.profile(launch, spec=self.StandInSpec(20))
+        self.assertEqual(len(launched), 2)
+        with self.assertRaisesRegex(TypeError, "allow_truncated"):
+            warptrace.mosaic.profile(launch, spec=self.StandInSpec(20), allow_truncated=True)
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])
