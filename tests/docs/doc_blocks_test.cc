@@ -94,11 +94,11 @@ TEST(DocBlocksTest, LinksBetweenThePagesResolve) {
       std::string path = parts[0].empty() ? page : dir + parts[0];
       if (absl::StartsWith(path, "docs/../")) path = path.substr(8);
       const auto known = std::find(std::begin(kPages), std::end(kPages), path);
-      ASSERT_NE(known, std::end(kPages)) << page << " links to " << target
+      ASSERT_TRUE(known != std::end(kPages)) << page << " links to " << target
                                          << ", which is not one of the pages";
       if (parts.size() == 2) {
         const std::vector<std::string> anchors = Anchors(ReadPage(path));
-        EXPECT_NE(std::find(anchors.begin(), anchors.end(), parts[1]), anchors.end())
+        EXPECT_TRUE(std::find(anchors.begin(), anchors.end(), parts[1]) != anchors.end())
             << page << " links to " << target << ": " << path << " has no heading #"
             << parts[1];
       }
