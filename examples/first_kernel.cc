@@ -1,8 +1,8 @@
 // bazel run //examples:first_kernel
 //
-// The README's "instrument your own kernel" example, verbatim between the readme markers
-// (tests/examples/readme_test.cc checks that the README quotes exactly this code, so the
-// snippet cannot rot): a kernel described with KernelBuilder, run and profiled with one
+// docs/builder.md's first example, verbatim between the readme markers
+// (tests/examples/readme_test.cc checks that docs/builder.md quotes exactly this function,
+// and //tests/docs:doc_blocks_test compiles and runs the page's copy): a kernel described with KernelBuilder, run and profiled with one
 // RunKernel call, its timeline written as a Chrome trace.
 #include <iostream>
 #include <string>
@@ -20,8 +20,8 @@
 
 namespace warptrace::examples {
 
+// [readme-begin]
 absl::Status FirstKernel(const std::string& trace_path, std::vector<float>& y) {
-  // [readme-begin]
   KernelBuilder b("smooth");
   b.Param("const float*", "x").Param("float*", "y").Param("int", "n");
   b.Grid({4, 1, 1}).Block({256, 1, 1});
@@ -46,9 +46,9 @@ absl::Status FirstKernel(const std::string& trace_path, std::vector<float>& y) {
                                             options));
   std::cout << run.device_reason << "\n" << run.plan->Explain() << "\n";
   RETURN_IF_ERROR(WriteChromeTraceFile(run.trace->timeline, {}, trace_path));
-  // [readme-end]
   return absl::OkStatus();
 }
+// [readme-end]
 
 }  // namespace warptrace::examples
 

@@ -2,8 +2,7 @@
 # The GPU check, where Bazel is at hand: makes the GPU bundle (tools/make_gpu_bundle.sh) and
 # runs it (the bundle's run.sh). On a machine without a GPU the GPU parts say SKIPPED and the
 # host parts run from the bundle, which shows it is self-contained. A machine with a GPU but
-# no Bazel gets the bundle made elsewhere and runs only its run.sh (README, "On a machine
-# with a GPU").
+# no Bazel gets the bundle made elsewhere and runs only its run.sh (docs/gpu_bundle.md).
 #
 #   bash tools/gpu_check.sh [OUTDIR]     (default: warptrace_out/gpu_check)
 #
