@@ -38,9 +38,9 @@
 // exactly the tiles its busiest block takes.
 //
 // Dropped events happen only when a user-given loop bound (TripCount::UpperBound) was
-// wrong, or under a test-only capacity override. With RunOptions::retry_on_dropped the
-// kernel is relaunched once (inputs copied again) with the capacity the dump computed, and
-// RunResult::retry_note says so.
+// wrong, or under a capacity override (ProfileOptions::capacity_override, which the retry
+// below sets). With RunOptions::retry_on_dropped the kernel is relaunched once (inputs
+// copied again) with the capacity the dump computed, and RunResult::retry_note says so.
 #ifndef WARPTRACE_JIT_RUN_RUN_H_
 #define WARPTRACE_JIT_RUN_RUN_H_
 
