@@ -38,6 +38,12 @@
 //     globaltimer low word (ns) that Mosaic recorded: a sum past 2^32 wraps, as Mosaic's does.
 //   * Order: traces by their first event's ts, ties in Mosaic's order (block index, then
 //     trace), each trace's events together.
+// Verification is warptrace's, as for every output: in strict mode a finding that is an
+// error (a clock that goes back more than the overhead, unbalanced regions, an overflow with
+// the exact entries_per_warpgroup that fits) fails the dump and nothing is written; with
+// VerifyOptions::allow_truncated it is a warning and this output still holds every event
+// the record kept, as Mosaic's dump would (it is written from the decoded records, not the
+// trimmed timeline; an overflowed record keeps its recorded prefix, where Mosaic raises).
 // Mosaic's wraparound check (`if time < 0: break`) compares a uint32 and never fires, so
 // every event is kept, here too.
 //
