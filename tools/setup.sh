@@ -94,6 +94,25 @@ if [[ ! -x "$(sass_bin cuobjdump)" || ! -x "$(sass_bin nvdisasm)" ]]; then
   done
 fi
 
+# Test-only: the real JAX, for parity with Mosaic GPU's own profiler dump
+# (tests/python:mosaic_parity_test and jax_test, through tests/python/run_jax_test.sh, which
+# fail without it). In its own venv of /usr/bin/python3 (3.11; jax 0.10.2 is the newest for
+# it); Mosaic GPU's profiler module imports absl, which jax does not pull in. Pinned.
+JAX_VENV=/tmp/jaxvenv311
+JAX_PACKAGES=(jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1)
+if ! "$JAX_VENV/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler' \
+     >/dev/null 2>&1; then
+  echo "setup: installing ${JAX_PACKAGES[*]} into $JAX_VENV (test-only)"
+  if ! { /usr/bin/python3 -m venv "$JAX_VENV" &&
+         "$JAX_VENV/bin/pip" install -q "${JAX_PACKAGES[@]}"; } >/tmp/warptrace-setup-jax.log 2>&1; then
+    tail -20 /tmp/warptrace-setup-jax.log >&2
+    echo "setup: error: could not install ${JAX_PACKAGES[*]} into $JAX_VENV (log: /tmp/warptrace-setup-jax.log)" >&2
+    exit 1
+  fi
+  "$JAX_VENV/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler' || {
+    echo "setup: error: Mosaic GPU's profiler does not import in $JAX_VENV" >&2; exit 1; }
+fi
+
 # The CUDA toolkit is not a Debian package here; it must already be at /usr/local/cuda.
 CUDA=/usr/local/cuda
 cuda_missing=()

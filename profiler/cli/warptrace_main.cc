@@ -3,8 +3,9 @@
 //
 //   warptrace dump --input=PREFIX --output=trace.pftrace|trace.json [--format=perfetto|json]
 //                  [--summary] [--analysis=analysis.json] [--report=verdict.json]
-//                  [--allow-truncated] [--compensate-overhead] [--events=x|be]
+//                  [--allow-truncated] [--compensate-overhead] [--events=x|be|mosaic]
 //                  [--json-args=lean|full] [--sm-clock-khz=N]
+//                  [--mosaic-overhead=true|false] [--mosaic-clock-khz=N]
 //   warptrace diff --before=PREFIX --after=PREFIX [--json=diff.json] [--rows=N]
 //                  [--fail-if-slower=PCT [--regions=NAME,...]] [--compensate-overhead]
 //                  [--sm-clock-khz=N]
@@ -21,7 +22,10 @@
 //
 // The output format is --format's, or else --output's extension: .pftrace or
 // .perfetto-trace write Perfetto's protobuf trace (profiler/outputs/perfetto/perfetto_writer.h),
-// anything else Chrome trace JSON (profiler/outputs/chrome_trace.h).
+// anything else Chrome trace JSON (profiler/outputs/chrome_trace.h). --events=mosaic writes
+// exactly the events of JAX Mosaic GPU's own dump (profiler/outputs/mosaic_trace.h), with
+// Mosaic's overhead compensation (--mosaic-overhead=false: none) and its cycles counted as
+// ns (--mosaic-clock-khz=N: converted at N kHz instead, which are not Mosaic's numbers).
 //
 // PREFIX names PREFIX.bin (raw words) and PREFIX.json (the sidecar); PREFIX.bin or PREFIX.json
 // may be given for it (profiler/imports/sidecar.h, ResolveTracePrefix): a "warptrace" sidecar
@@ -92,7 +96,13 @@ ABSL_FLAG(bool, allow_truncated, false,
 ABSL_FLAG(bool, compensate_overhead, false,
           "move events earlier by the measured per-event recording overhead");
 ABSL_FLAG(std::string, events, "x",
-          "Chrome event style: 'x' (complete events) or 'be' (begin/end pairs)");
+          "Chrome event style: 'x' (complete events), 'be' (begin/end pairs) or 'mosaic' "
+          "(exactly the events of JAX Mosaic GPU's own dump)");
+ABSL_FLAG(bool, mosaic_overhead, true,
+          "--events=mosaic: subtract Mosaic's profiling-overhead estimate, as Mosaic does");
+ABSL_FLAG(uint64_t, mosaic_clock_khz, 0,
+          "--events=mosaic: 0 counts a cycle as 1 ns (Mosaic's convention); N converts "
+          "cycles at N kHz instead (calibrated: not Mosaic's numbers)");
 ABSL_FLAG(std::string, json_args, "lean",
           "Chrome trace slice args: 'lean' (none: block and unit are the thread's; site, kind "
           "and origin once per site in otherData) or 'full' (all of them on every slice)");
@@ -160,6 +170,8 @@ int Dump() {
     trace.path = output;
     trace.chrome.events = *style;
     trace.chrome.args = *slice_args;
+    trace.chrome.mosaic.compensate_overhead = absl::GetFlag(FLAGS_mosaic_overhead);
+    trace.chrome.mosaic.sm_clock_khz = absl::GetFlag(FLAGS_mosaic_clock_khz);
     trace.role = "trace (--output)";
   }
 
@@ -292,7 +304,8 @@ int main(int argc, char** argv) {
       "usage: warptrace dump --input=PREFIX --output=trace.pftrace|trace.json\n"
       "           [--format=perfetto|json] [--summary] [--analysis=analysis.json]\n"
       "           [--report=verdict.json] [--allow-truncated] [--compensate-overhead]\n"
-      "           [--events=x|be] [--json-args=lean|full] [--sm-clock-khz=N]\n"
+      "           [--events=x|be|mosaic] [--json-args=lean|full] [--sm-clock-khz=N]\n"
+      "           [--mosaic-overhead=true|false] [--mosaic-clock-khz=N]\n"
       "       warptrace diff --before=PREFIX --after=PREFIX [--json=diff.json] [--rows=N]\n"
       "           [--fail-if-slower=PCT [--regions=NAME,...]]\n"
       "exit status: 0 ok, 1 bad usage or unreadable input, 2 a trace failed verification,\n"

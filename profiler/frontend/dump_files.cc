@@ -14,6 +14,7 @@
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/dump/collector.h"
 #include "profiler/outputs/chrome_trace_sink.h"
+#include "profiler/outputs/mosaic_trace.h"
 #include "profiler/outputs/perfetto/perfetto_sink.h"
 #include "profiler/trace/verify.h"
 
@@ -70,6 +71,9 @@ absl::Status CheckWords(const TraceLayout& layout, absl::Span<const uint32_t> wo
 
 std::unique_ptr<TraceSink> MakeWriter(const TraceOutput& output, llvm::raw_ostream& os) {
   if (output.format == TraceFormat::kPerfetto) return std::make_unique<PerfettoTraceSink>(os);
+  if (output.chrome.events == ChromeEventStyle::kMosaic) {
+    return std::make_unique<MosaicTraceSink>(output.chrome.mosaic, os);
+  }
   return std::make_unique<ChromeTraceSink>(output.chrome, os);
 }
 

@@ -75,7 +75,10 @@ struct TraceOutput {
   std::string path;  // replaced atomically when the dump succeeds; "-" is stdout
   int fd = -1;       // instead of a path: an open descriptor, written in place, left open
   llvm::raw_ostream* stream = nullptr;  // or a stream the caller owns (e.g. into memory)
-  ChromeTraceOptions chrome;  // kChromeJson only
+  // kChromeJson only. chrome.events = kMosaic writes exactly Mosaic GPU's own dump
+  // (MosaicTraceSink, profiler/outputs/mosaic_trace.h; chrome.mosaic says how its times are
+  // computed) instead of the Chrome trace of chrome_trace.h.
+  ChromeTraceOptions chrome;
   std::string role;           // names it in errors; empty: TraceFormatRole(format)
 };
 

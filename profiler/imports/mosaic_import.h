@@ -38,7 +38,9 @@
 //   * Placement is kShared (Mosaic stages events in shared memory); every record is
 //     complete (Mosaic writes the trace in its finalize step only).
 //
-// Where the result differs from Mosaic's own dump (profiler.py's ProfilerSpec.dump):
+// Where the timeline differs from Mosaic's own dump (profiler.py's ProfilerSpec.dump); the
+// Chrome output ChromeEventStyle::kMosaic (profiler/outputs/mosaic_trace.h) writes Mosaic's
+// numbers and events instead, from the same verified records:
 //   * Its timestamps add SM cycles to a nanosecond start as if they were the same unit
 //     (and wrap at 2^32 ns); here cycles are converted at the SM clock rate.
 //   * It subtracts (event index x a globally estimated overhead) from every time; here the

@@ -94,6 +94,10 @@
 // selectable), and in B/E mode a zero-length slice is a B followed by its E at the same ts,
 // which both importers keep in file order.
 //
+// ChromeEventStyle::kMosaic is not this writer's: the front end (dump_files.h) writes it with
+// MosaicTraceSink (mosaic_trace.h), Mosaic's own events and numbers; given it, this writer
+// writes "B"/"E" events as for kBeginEnd.
+//
 // Thread-safety: the functions are reentrant; the Timeline is only read.
 #ifndef WARPTRACE_PROFILER_OUTPUTS_CHROME_TRACE_H_
 #define WARPTRACE_PROFILER_OUTPUTS_CHROME_TRACE_H_

@@ -11,8 +11,10 @@ absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name) {
   const std::string lower = absl::AsciiStrToLower(name);
   if (lower == "x") return ChromeEventStyle::kComplete;
   if (lower == "be" || lower == "b/e") return ChromeEventStyle::kBeginEnd;
+  if (lower == "mosaic") return ChromeEventStyle::kMosaic;
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown Chrome event style '", name, "': use 'x' (complete events) or 'be' (B/E pairs)"));
+      "unknown Chrome event style '", name, "': use 'x' (complete events), 'be' (B/E pairs) "
+      "or 'mosaic' (exactly JAX Mosaic GPU's own dump)"));
 }
 
 absl::StatusOr<ChromeSliceArgs> ParseChromeSliceArgs(absl::string_view name) {
@@ -29,7 +31,15 @@ const char* ChromeSliceArgsName(ChromeSliceArgs args) {
 }
 
 const char* ChromeEventStyleName(ChromeEventStyle style) {
-  return style == ChromeEventStyle::kComplete ? "x" : "be";
+  switch (style) {
+    case ChromeEventStyle::kComplete:
+      return "x";
+    case ChromeEventStyle::kBeginEnd:
+      return "be";
+    case ChromeEventStyle::kMosaic:
+      return "mosaic";
+  }
+  return "x";
 }
 
 }  // namespace warptrace
