@@ -108,6 +108,8 @@ struct Request {
   std::string format;
   std::string events = "x";
   std::string json_args = "lean";
+  bool mosaic_overhead = true;
+  uint64_t mosaic_clock_khz = 0;
   std::string report;
   std::string analysis_output;
   bool summary = false;
@@ -172,6 +174,15 @@ absl::StatusOr<Request> ParseRequest(const char* text) {
       s = str(r.events);
     } else if (key == "json_args") {
       s = str(r.json_args);
+    } else if (key == "mosaic_overhead") {
+      s = boolean(r.mosaic_overhead);
+    } else if (key == "mosaic_clock_khz") {
+      llvm::Optional<int64_t> khz = value.getAsInteger();
+      if (!khz || *khz < 0) {
+        s = WrongType(kWhat, key, "an integer >= 0 (kHz; 0: a cycle counts as 1 ns)");
+      } else {
+        r.mosaic_clock_khz = static_cast<uint64_t>(*khz);
+      }
     } else if (key == "report") {
       s = str(r.report);
     } else if (key == "analysis_output") {
@@ -194,9 +205,9 @@ absl::StatusOr<Request> ParseRequest(const char* text) {
     } else {
       s = absl::InvalidArgumentError(absl::StrCat(
           "the dump request has an unknown key \"", key,
-          "\"; known: output, output_fd, output_memory, format, events, json_args, report, "
-          "analysis_output, summary, analysis, allow_truncated, compensate_overhead, "
-          "sm_clock_khz"));
+          "\"; known: output, output_fd, output_memory, format, events, json_args, "
+          "mosaic_overhead, mosaic_clock_khz, report, analysis_output, summary, analysis, "
+          "allow_truncated, compensate_overhead, sm_clock_khz"));
     }
     if (!s.ok()) return s;
   }
@@ -240,6 +251,8 @@ absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words)
     if (r.output_memory) t.stream = &memory;
     t.chrome.events = events;
     t.chrome.args = args;
+    t.chrome.mosaic.compensate_overhead = r.mosaic_overhead;
+    t.chrome.mosaic.sm_clock_khz = r.mosaic_clock_khz;
   }
   d.outcome = DumpToFiles(d.layout, words, request);
   memory.flush();

@@ -38,8 +38,12 @@
  *   "output_fd": N           or: an open file descriptor, written in place and left open
  *   "output_memory": true    or: the trace returned in *trace / *trace_bytes (warptrace_dump_ex)
  *   "format": "perfetto" | "json" | ""   (empty: from output's extension; memory/fd: json)
- *   "events": "x" | "be"     Chrome JSON: complete events or begin/end pairs
+ *   "events": "x" | "be" | "mosaic"   Chrome JSON: complete events, begin/end pairs, or
+ *                            exactly the events of JAX Mosaic GPU's own dump
  *   "json_args": "lean" | "full"
+ *   "mosaic_overhead": bool  "mosaic" events: subtract Mosaic's overhead estimate (default true)
+ *   "mosaic_clock_khz": N    "mosaic" events: 0 (default) counts a cycle as 1 ns, as Mosaic
+ *                            does; N converts cycles at N kHz (calibrated: other numbers)
  *   "report": PATH           the verdict report JSON (written also when verification fails)
  *   "analysis_output": PATH  the analysis JSON
  *   "summary": bool          the summary and the diagnosis in the result

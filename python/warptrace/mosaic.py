@@ -20,10 +20,15 @@ Mosaic's own dump raises "Insufficient space to capture a full trace") it raises
 working -- naming each unit and the exact ``entries_per_warpgroup`` that would have been
 enough; ``allow_truncated=True`` writes every valid prefix instead.
 
-Differences from Mosaic's own dump (see profiler/imports/mosaic_import.h): SM cycles are
-converted to nanoseconds at ``sm_clock_khz`` (default 1980000, H100/H200), instead of
-being added to nanoseconds as they are; a clock that steps back is a finding, not a silent
-clamp; the recording overhead is measured, and compensated only on request.
+By default the Chrome JSON is exactly what Mosaic's own dump writes -- the same events,
+names, B/E phases, pid = 1 + SM, Mosaic's tid and ts (its cycles-as-nanoseconds convention
+and its overhead compensation; profiler/outputs/mosaic_trace.h has the rules) -- so tools
+that read Mosaic's traces see no change. What warptrace adds: every trace verified (a clock
+that steps back is a finding with coordinates), the exact entries_per_warpgroup on overflow,
+and speed. Opt-ins: Perfetto (a ``.pftrace`` path, or ``perfetto=``), calibrated nanoseconds
+(``clock_khz=``: different numbers from Mosaic's), ``compensate=False``, and warptrace's own
+timeline events (``events="x"``). :func:`profile` relaunches an overflowing kernel once
+with the exact size.
 """
 
 from __future__ import annotations
@@ -114,7 +119,9 @@ def _fd_of(f):
 def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
          perfetto: Union[None, bool, str, "_os.PathLike[str]"] = None,
          allow_truncated: bool = False, summary: bool = False, analysis: bool = False,
-         sm_clock_khz: int = 0, kernel_name: Optional[str] = None) -> "_wt.DumpResult":
+         sm_clock_khz: int = 0, kernel_name: Optional[str] = None,
+         clock_khz: Optional[int] = None, compensate: bool = True,
+         events: str = "mosaic") -> "_wt.DumpResult":
     """Mosaic's ``ProfilerSpec.dump(buffer, f, grid, block)``, done by warptrace.
 
     Args:
@@ -130,8 +137,18 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
       perfetto: also write Perfetto here (a path), or True: beside ``f``'s file, with
         ``.pftrace`` instead of its extension.
       allow_truncated: write each overflowed trace's recorded prefix instead of raising.
-      summary, analysis, sm_clock_khz: as :func:`warptrace.dump`.
+      summary, analysis: as :func:`warptrace.dump`.
+      sm_clock_khz: the SM clock the summary, the analysis and a Perfetto trace convert
+        cycles at (default 1980000, H100/H200); the Chrome JSON keeps Mosaic's numbers.
       kernel_name: the trace's kernel name (default: ``f``'s file name without extension).
+      clock_khz: Chrome JSON only: convert cycles to nanoseconds at this SM clock (kHz)
+        instead of counting a cycle as a nanosecond as Mosaic does -- calibrated times, which
+        are different numbers from Mosaic's. Default None: Mosaic's.
+      compensate: Chrome JSON only: subtract Mosaic's profiling-overhead estimate, as Mosaic
+        does (default); False: the raw clock differences.
+      events: the Chrome JSON's events: "mosaic" (default: exactly the events of Mosaic's
+        own dump -- names, B/E, pid = 1 + SM, Mosaic's tid and ts), or warptrace's own
+        "x" (complete slices on warptrace's timeline) or "be".
 
     Returns the :class:`warptrace.DumpResult` (``result.overflows`` lists every trace that
     needed more room, with ``entries_needed``).
@@ -163,9 +180,21 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
                "kernel_name": kernel_name}
     address, nbytes, keep = _lib.buffer_address(buffer)
 
+    if events not in ("mosaic", "x", "be"):
+        raise ValueError(f"events must be 'mosaic', 'x' or 'be', not {events!r}")
+    if clock_khz is not None and (not isinstance(clock_khz, int) or clock_khz <= 0):
+        raise ValueError(f"clock_khz must be a positive int (kHz) or None, not {clock_khz!r}")
+    chrome = {"events": events, "mosaic_overhead": bool(compensate),
+              "mosaic_clock_khz": int(clock_khz or 0)}
+
     def run(**target):
-        options = _wt._options(target.pop("output", ""), target.pop("format", ""), summary,
-                               analysis, allow_truncated, False, sm_clock_khz, **target)
+        fmt = target.pop("format", "")
+        output = target.pop("output", "")
+        if fmt != "perfetto" and not (output and output.lower().endswith(
+                (".pftrace", ".perfetto-trace"))):
+            target.update(chrome)
+        options = _wt._options(output, fmt, summary, analysis, allow_truncated, False,
+                               sm_clock_khz, **target)
         return _wt._finish(_lib.dump_mosaic(sidecar, address, nbytes, options))
 
     if isinstance(f, (str, _os.PathLike)):
@@ -210,12 +239,16 @@ def install(**options: Any) -> None:
     """Routes every ``ProfilerSpec.dump`` in this process through :func:`dump`.
 
     Idempotent. Mosaic's runtime keeps calling ``spec.dump(buffer, f, grid=..., block=...)``
-    as before; only what runs changes. ``options`` are :func:`dump`'s keywords (``perfetto``,
-    ``allow_truncated``, ``summary``, ``analysis``, ``sm_clock_khz``), applied to every dump.
+    as before, and by default the file holds exactly the events Mosaic's own dump writes
+    (names, B/E, pid, tid, ts), verified by warptrace, with a clear overflow error naming the
+    entries_per_warpgroup that fits. ``options`` are :func:`dump`'s keywords (``perfetto``,
+    ``allow_truncated``, ``summary``, ``analysis``, ``sm_clock_khz``, and the opt-ins
+    ``clock_khz``, ``compensate=False``, ``events``), applied to every dump.
     :func:`uninstall` restores Mosaic's own dump.
     """
     global _original, _options
-    known = {"perfetto", "allow_truncated", "summary", "analysis", "sm_clock_khz"}
+    known = {"perfetto", "allow_truncated", "summary", "analysis", "sm_clock_khz", "clock_khz",
+             "compensate", "events"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"install() got unknown option(s) {', '.join(unknown)}; known: "

@@ -105,11 +105,23 @@ class RealJaxTest(unittest.TestCase):
             result = spec.dump(buf, f, grid=grid, block=block)  # as Mosaic's runtime calls it
         self.assertIsInstance(result, warptrace.DumpResult)
         with open(mosaic_path) as f:
-            theirs = mosaic_regions(json.load(f))
+            theirs = json.load(f)
         with open(ours_path) as f:
-            ours = warptrace_regions(json.load(f))
-        self.assertEqual(len(theirs), 10)
-        self.assertEqual(ours, theirs)
+            ours = json.load(f)
+        # By default install() changes nothing a user sees: the same events, event by event.
+        a, b = theirs["traceEvents"], ours["traceEvents"]
+        self.assertEqual(len(mosaic_regions(theirs)), 10)
+        self.assertEqual(len(b), len(a))
+        for i, (m, w) in enumerate(zip(a, b)):
+            for key in ("name", "ph", "pid", "tid"):
+                self.assertEqual(w[key], m[key], f"event {i} {key}: {w} vs {m}")
+            self.assertLessEqual(abs(w["ts"] - m["ts"]) * 1e3, 1.0, f"event {i}: {w} vs {m}")
+        self.assertEqual(list(ours), list(theirs))
+        # The opt-in: warptrace's own timeline, the same regions.
+        with open(os.path.join(DIR, "ours_x.json"), "w") as f:
+            warptrace.mosaic.dump(spec, buf, f, grid, block, events="x")
+        with open(os.path.join(DIR, "ours_x.json")) as f:
+            self.assertEqual(warptrace_regions(json.load(f)), mosaic_regions(theirs))
         warptrace.mosaic.uninstall()
         with open(os.path.join(DIR, "again.json"), "w") as f:
             self.assertIsNone(spec.dump(buf, f, grid=grid, block=block))  # Mosaic's again
