@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 #include "format/layout_json.h"
+#include "profiler/outputs/event_template.h"
 #include "profiler/timeline/timeline_check.h"
 
 namespace warptrace {
@@ -73,61 +74,6 @@ std::string JsonUint(uint64_t value) {
   char buf[24];
   return std::string(buf, std::to_chars(buf, buf + sizeof(buf), value).ptr);
 }
-
-// An event object serialized once by json::OStream with holes where per-unit and per-event
-// values go; writing an event fills the holes. A hole is a raw \x01 byte: json::OStream
-// escapes every control character inside strings and keys (as \u0001), so a raw \x01 in its
-// output can only be a hole.
-class EventTemplate {
- public:
-  static constexpr char kHole = '\x01';
-
-  // `emit` writes one JSON value to the stream, calling Hole() for each hole.
-  template <typename Emit>
-  static EventTemplate Build(Emit emit) {
-    std::string text;
-    {
-      llvm::raw_string_ostream os(text);
-      llvm::json::OStream json(os);
-      emit(json);
-      os.flush();
-    }
-    EventTemplate t;
-    size_t begin = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (text[i] == kHole) {
-        t.pieces_.push_back(text.substr(begin, i - begin));
-        begin = i + 1;
-      }
-    }
-    t.pieces_.push_back(text.substr(begin));
-    return t;
-  }
-  static void Hole(llvm::json::OStream& json) { json.rawValue(llvm::StringRef(&kHole, 1)); }
-
-  size_t holes() const { return pieces_.size() - 1; }
-
-  // Writes the template with values[i] in hole i; values has holes() entries.
-  void Write(llvm::raw_ostream& os, const llvm::StringRef* values) const {
-    os << pieces_[0];
-    for (size_t i = 1; i < pieces_.size(); ++i) os << values[i - 1] << pieces_[i];
-  }
-
-  // The text from hole `first` on, with values[i] in hole first + i: the part of an event
-  // that is the same for every event of a unit.
-  std::string Tail(size_t first, const llvm::StringRef* values) const {
-    std::string out = pieces_[first];
-    for (size_t i = first + 1; i < pieces_.size(); ++i) {
-      out.append(values[i - first - 1].data(), values[i - first - 1].size());
-      out += pieces_[i];
-    }
-    return out;
-  }
-  const std::string& piece(size_t i) const { return pieces_[i]; }
-
- private:
-  std::vector<std::string> pieces_;
-};
 
 // Streams one checked Timeline (timeline_check.h). Metadata goes through json::OStream attribute by
 // attribute; slice events go through it as one rawValue each, filled from an EventTemplate

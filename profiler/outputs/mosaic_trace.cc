@@ -9,8 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
+#include "profiler/outputs/event_template.h"
 
 namespace warptrace {
 namespace {
@@ -105,17 +108,43 @@ absl::Status MosaicTraceSink::End(const TraceEnd& /*end*/) {
     return std::pair(a->start, a->mosaic_index) < std::pair(b->start, b->mosaic_index);
   });
 
+  // Each event is one rawValue: its site's text up to "ts" (json::OStream serialized it once,
+  // name escaped), the ts, then its trace's pid and tid.
+  auto event_template = [](const std::string& name, const char* ph) {
+    return EventTemplate::Build([&](llvm::json::OStream& json) {
+      json.object([&] {
+        json.attribute("name", name);
+        json.attribute("ph", ph);
+        for (const char* key : {"ts", "pid", "tid"}) {
+          json.attributeBegin(key);
+          EventTemplate::Hole(json);
+          json.attributeEnd();
+        }
+      });
+    });
+  };
+  absl::flat_hash_map<uint32_t, std::string> heads;  // by tag (site | exit)
+  for (const auto& [site, name] : names_) {
+    heads[site] = event_template(name, "B").piece(0);
+    heads[site | abi::kExitFlag] = event_template(name, "E").piece(0);
+  }
+  const EventTemplate any = event_template("", "B");
+
   llvm::json::OStream j(os_);
   j.object([&] {
     j.attribute("displayTimeUnit", "ns");
     j.attributeArray("traceEvents", [&] {
       for (const Trace* t : order) {
         const abi::Event* e = events_.data() + t->first_event;
-        const int64_t pid = int64_t{1} + t->sm_id;
-        const int64_t tid = static_cast<int64_t>(1 + t->mosaic_index);
+        char pid[24], tid[24];
+        const llvm::StringRef ids[] = {
+            llvm::StringRef(pid, std::to_chars(pid, pid + sizeof(pid),
+                                               uint64_t{1} + t->sm_id).ptr - pid),
+            llvm::StringRef(tid, std::to_chars(tid, tid + sizeof(tid),
+                                               uint64_t{1} + t->mosaic_index).ptr - tid)};
+        const std::string tail = any.Tail(1, ids);
         uint32_t last = 0;
         for (uint32_t k = 0; k < t->event_count; ++k) {
-          const std::string& name = names_.find(abi::TagSiteV1(e[k].tag))->second;
           uint32_t time = e[k].clock - e[0].clock - k * overhead;
           if (k > 0 && last >= time) time = last + 1u;
           last = time;
@@ -126,16 +155,12 @@ absl::Status MosaicTraceSink::End(const TraceEnd& /*end*/) {
                              static_cast<double>(options_.sm_clock_khz))));
           }
           const uint32_t at = t->start + ns;
-          j.object([&] {
-            j.attribute("name", name);
-            j.attribute("ph", abi::TagIsExit(e[k].tag) ? "E" : "B");
-            j.attributeBegin("ts");
-            j.rawValue([&](llvm::raw_ostream& os) {
-              WritePythonFloat(os, static_cast<double>(at) / 1e3);
-            });
-            j.attributeEnd();
-            j.attribute("pid", pid);
-            j.attribute("tid", tid);
+          const std::string& head =
+              heads.find(abi::TagSiteV1(e[k].tag) | (e[k].tag & abi::kExitFlag))->second;
+          j.rawValue([&](llvm::raw_ostream& os) {
+            os << head;
+            WritePythonFloat(os, static_cast<double>(at) / 1e3);
+            os << tail;
           });
         }
       }

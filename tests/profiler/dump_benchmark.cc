@@ -208,7 +208,9 @@ double SliceMB(const Timeline& t) {
 std::string OutputPath() { return TestTempPath("warptrace_dump_benchmark.json"); }
 
 ChromeTraceOptions Style(int64_t arg) {
-  return {arg == 0 ? ChromeEventStyle::kComplete : ChromeEventStyle::kBeginEnd};
+  ChromeTraceOptions options;
+  options.events = arg == 0 ? ChromeEventStyle::kComplete : ChromeEventStyle::kBeginEnd;
+  return options;
 }
 
 void BM_ChromeJsonToFile(benchmark::State& state) {

@@ -22,6 +22,7 @@
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/decode.h"
 #include "profiler/trace/verify.h"
+#include "tests/profiler/imports/mosaic_buffer_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -31,36 +32,13 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using ::warptrace::testing::IsOk;
+using ::warptrace::testing::MosaicTrace;
+using ::warptrace::testing::MosaicWords;
 using ::warptrace::testing::StatusIs;
 
 constexpr uint32_t kExit = 1u << 31;
 
 // ---- Hand-built Mosaic buffers ---------------------------------------------------------
-
-// One Mosaic trace as the device writes it: header words + (tag, clock) pairs, zero-padded
-// to E words. `used` overrides traces_used (for overflow: more words than fit).
-struct MosaicTrace {
-  uint32_t start_lo = 0;
-  uint32_t smid = 0;
-  std::vector<std::pair<uint32_t, uint32_t>> events;  // (tag, clock)
-  int64_t used = -1;  // traces_used; -1: 2 * events.size()
-};
-
-std::vector<uint32_t> MosaicWords(const std::vector<MosaicTrace>& traces, uint32_t e) {
-  std::vector<uint32_t> words;
-  for (const MosaicTrace& t : traces) {
-    std::vector<uint32_t> w(e, 0u);
-    w[0] = t.start_lo;
-    w[1] = t.smid;
-    w[2] = t.used >= 0 ? static_cast<uint32_t>(t.used) : 2 * t.events.size();
-    for (size_t i = 0; i < t.events.size() && 3 + 2 * i + 1 < e; ++i) {
-      w[3 + 2 * i] = t.events[i].first;
-      w[3 + 2 * i + 1] = t.events[i].second;
-    }
-    words.insert(words.end(), w.begin(), w.end());
-  }
-  return words;
-}
 
 std::string SidecarJson(const std::string& grid, const std::string& block, uint32_t e,
                         const std::string& scope, const std::string& names) {

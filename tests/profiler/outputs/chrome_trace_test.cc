@@ -68,7 +68,10 @@ absl::StatusOr<std::string> Render(const Timeline& t, ChromeEventStyle style,
                                    ChromeSliceArgs args = ChromeSliceArgs::kFull) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  absl::Status status = WriteChromeTrace(t, ChromeTraceOptions{style, args}, os);
+  ChromeTraceOptions options;
+  options.events = style;
+  options.args = args;
+  absl::Status status = WriteChromeTrace(t, options, os);
   os.flush();
   if (!status.ok()) return status;
   return out;

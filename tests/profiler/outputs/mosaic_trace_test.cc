@@ -19,6 +19,7 @@
 #include "profiler/frontend/dump_files.h"
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/outputs/chrome_trace_options.h"
+#include "tests/profiler/imports/mosaic_buffer_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -27,32 +28,10 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
+using ::warptrace::testing::MosaicWords;
+using Trace = ::warptrace::testing::MosaicTrace;
 
 constexpr uint32_t kExit = 1u << 31;
-
-struct Trace {
-  uint32_t start_lo = 0;
-  uint32_t smid = 0;
-  std::vector<std::pair<uint32_t, uint32_t>> events;  // (tag, clock)
-  int64_t used = -1;                                   // traces_used; -1: 2 x events
-};
-
-// Mosaic's buffer: traces in Mosaic's order (block index x-major, then trace), E words each.
-std::vector<uint32_t> Words(const std::vector<Trace>& traces, uint32_t e) {
-  std::vector<uint32_t> words;
-  for (const Trace& t : traces) {
-    std::vector<uint32_t> w(e, 0u);
-    w[0] = t.start_lo;
-    w[1] = t.smid;
-    w[2] = t.used >= 0 ? static_cast<uint32_t>(t.used) : 2 * t.events.size();
-    for (size_t i = 0; i < t.events.size() && 4 + 2 * i < e; ++i) {
-      w[3 + 2 * i] = t.events[i].first;
-      w[4 + 2 * i] = t.events[i].second;
-    }
-    words.insert(words.end(), w.begin(), w.end());
-  }
-  return words;
-}
 
 struct Event {
   std::string name, ph;
@@ -79,7 +58,7 @@ Dumped Dump(const Dim3& grid, uint32_t block_threads, const std::vector<Trace>& 
   sidecar.names = {"outer", "inner"};
   sidecar.kernel_name = "k";
   Dumped d;
-  absl::StatusOr<MosaicImport> imported = ConvertMosaicBuffer(sidecar, Words(traces, e));
+  absl::StatusOr<MosaicImport> imported = ConvertMosaicBuffer(sidecar, MosaicWords(traces, e));
   if (!imported.ok()) {
     d.status = imported.status();
     return d;
