@@ -27,6 +27,7 @@ bool Contains(const std::vector<KernelNode>& body, std::initializer_list<KernelN
 // Whether the kernel calls warptrace_primitives.cuh.
 bool UsesPrimitives(const Kernel& kernel) {
   return !kernel.phase_barriers.empty() || !kernel.sm90a_use.empty() ||
+         !kernel.primitives_use.empty() ||
          Contains(kernel.body, {KernelNode::Kind::kNamedBarrier, KernelNode::Kind::kArrive,
                                 KernelNode::Kind::kPhaseWait, KernelNode::Kind::kAsyncCopy,
                                 KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore});
