@@ -27,15 +27,16 @@ bool Contains(const std::vector<KernelNode>& body, std::initializer_list<KernelN
 // Whether the kernel calls warptrace_primitives.cuh.
 bool UsesPrimitives(const Kernel& kernel) {
   return !kernel.phase_barriers.empty() || !kernel.sm90a_use.empty() ||
-         !kernel.primitives_use.empty() ||
          Contains(kernel.body, {KernelNode::Kind::kNamedBarrier, KernelNode::Kind::kArrive,
                                 KernelNode::Kind::kPhaseWait, KernelNode::Kind::kAsyncCopy,
                                 KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore});
 }
 
-// The primitives header is included: for the primitives, and for CUtensorMap parameters
+// The primitives header is included: for the primitives (constructs and raw statements
+// naming them), and for CUtensorMap parameters
 // (the type comes with jit/primitives/tma_sm90.cuh).
 bool IncludesPrimitives(const Kernel& kernel) {
+  if (!kernel.primitives_use.empty()) return true;  // a raw statement calls one
   for (const KernelParam& p : kernel.params) {
     if (p.is_tensor_map()) return true;
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -20,9 +21,11 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Each;
 using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
 
 // One warp: A (16 x 16) and B (16 x 8, stored as 8 rows of 16: "col") all bf16 ones through
 // ldmatrix into mma.m16n8k16: every element of D is 16.
@@ -62,6 +65,65 @@ TEST(RawPrimitivesTest, KernelCallingPrimitivesOnlyFromRawStatementsRunsWithThei
   options.check_gpu_compile = true;  // NVRTC for sm_90 as well as the host compiler
   ASSERT_THAT(RunKernel(**device, kernel, args, options), IsOk());
   EXPECT_THAT(out, Each(16.0f));
+}
+
+// ldmatrix reads shared memory only: on a GPU a global address is undefined behaviour (it
+// reads whatever shared memory that address maps to); the host backend fails the launch,
+// naming the lane (thread) and the raw statement's path.
+TEST(RawPrimitivesTest, LdmatrixGivenAGlobalMemoryRowFailsNamingThreadAndPath) {
+  setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
+  KernelBuilder b("global_ldmatrix");
+  b.Param("const unsigned short*", "in").Param("float*", "out").Grid({1, 1, 1});
+  b.Block({32, 1, 1});
+  b.Stmt(
+      "unsigned int r0;\n"
+      "warptrace_ldmatrix_x1(r0, &in[(threadIdx.x % 8) * 8]);\n"
+      "out[threadIdx.x] = static_cast<float>(r0);");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
+  ASSERT_THAT(device, IsOk());
+  std::vector<uint16_t> in(64, 1);
+  std::vector<float> out(32, 0.0f);
+  const std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(in)),
+                                       KernelArg::Out(absl::MakeSpan(out))};
+  EXPECT_THAT(
+      RunKernel(**device, *kernel, args, RunOptions{}).status(),
+      StatusIs(absl::StatusCode::kAborted,
+               AllOf(HasSubstr("block (0,0,0) thread (0,0,0): "
+                               "ldmatrix.sync.aligned.m8n8.x1.shared.b16 at kernel "
+                               "global_ldmatrix > statement `unsigned int r0;"),
+                     HasSubstr("lane 0 passes row address"),
+                     HasSubstr("which is not in this block's shared memory"))));
+}
+
+// A host compile error starts with the compiler's line naming the statement's builder path
+// (an error there, or "required from here" for one inside a header it instantiated), not
+// with the compiler's command line (now at the end of the message).
+TEST(RawPrimitivesTest, AHostCompileErrorStartsWithTheBuilderPath) {
+  setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
+  KernelBuilder b("bad_n");
+  b.Param("float*", "out").Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("float acc[4] = {};\nunsigned long long da = 0, db = 0;");
+  b.MmaGroup("g", [&] { b.Stmt("warptrace_wgmma_mma_async_bf16_ss<12>(acc, da, db, 0);"); });
+  b.WaitMmaGroups(0);
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
+  ASSERT_THAT(device, IsOk());
+  std::vector<float> out(128, 0.0f);
+  const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
+  RunOptions options;
+  options.check_gpu_compile = false;  // the host compiler's message
+  const absl::Status status = RunKernel(**device, *kernel, args, options).status();
+  ASSERT_TRUE(absl::IsInvalidArgument(status)) << status;
+  const std::string message(status.message());
+  const std::string head = message.substr(0, message.find('\n'));
+  EXPECT_THAT(head, HasSubstr("host compiler failed on kernel bad_n (exit 1): kernel bad_n > "
+                              "mma group g > statement `warptrace_wgmma_mma_async_bf1...`:1:"));
+  EXPECT_THAT(head, HasSubstr("error: no matching function for call to "
+                              "'warptrace_wgmma_mma_async_bf16_ss<12>"));
+  EXPECT_THAT(message, HasSubstr("\ncommand: "));
 }
 
 }  // namespace
