@@ -262,9 +262,15 @@ absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& reque
     // also when the error itself is inside a header it instantiated), then the rest; the
     // command line last.
     const std::string at = FirstBuilderPathLine(result->output, kernel_name);
+    std::string rest = quoted;  // each error once: not again among the quoted ones
+    if (const size_t pos = at.empty() ? std::string::npos : rest.find(at);
+        pos != std::string::npos) {
+      const size_t end = rest.find('\n', pos);
+      rest.erase(pos, end == std::string::npos ? std::string::npos : end - pos + 1);
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         "host compiler failed on kernel ", kernel_name, " (exit ", result->exit_code, ")",
-        at.empty() ? "" : ": ", at, "\n", quoted, "compiler output:",
+        at.empty() ? "" : ": ", at, "\n", rest, "compiler output:",
         output_inline ? absl::StrCat("\n", result->output) : absl::StrCat(" ", output_path),
         "\ncommand: ", absl::StrJoin(argv, " "), "\nthe source and headers are kept in ", kept,
         "\n"));
