@@ -93,15 +93,19 @@ inline void MbarCheckPhase(unsigned long long* bar, unsigned int phase, const ch
   const std::unordered_map<const void*, unsigned long long>& completed = CompletedPhases();
   const auto it = completed.find(bar);
   if (it == completed.end() || it->second >= static_cast<unsigned long long>(phase) + 1) return;
+  char aliased[96];
+  if (it->second == 0) {
+    snprintf(aliased, sizeof aliased, "the barrier's initial state (before phase 0)");
+  } else {
+    snprintf(aliased, sizeof aliased, "phase %llu, already completed", it->second - 1);
+  }
   char message[1024];
   snprintf(message, sizeof message,
            "%s: waits for phase %u, but phase %u has not completed: phase numbers off by one? "
-           "(the barrier has completed %llu phase(s), so the wait for parity %u returned on "
-           "phase %llu's parity; phase n of an element is its (n+1)-th completion: count the "
-           "phases of each element from 0 at its first completion, e.g. \"k / stages\" for "
-           "use k of a ring of `stages`)",
-           path, phase, phase - 1, it->second, phase & 1u,
-           it->second >= 2 ? it->second - 2 : 0ull);
+           "(the barrier has completed %llu phase(s); a wait sees only the parity, and "
+           "phase %u's parity %u is that of %s; phase n of an element is its (n+1)-th "
+           "completion, counted from 0, e.g. \"k / stages\" for use k of a ring of `stages`)",
+           path, phase, phase - 1, it->second, phase, phase & 1u, aliased);
   Rt().fail(Fiber(), message);
 }
 // Applies `arrivals` and `tx` to the mbarrier; completes the phase when both reach 0.

@@ -20,6 +20,7 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
@@ -79,9 +80,10 @@ TEST_F(PhaseCheckTest, AWaitReturningWhileTheEarlierPhaseIsOpenFailsAtItsPath) {
   EXPECT_THAT(
       Run(ProducerConsumer("k + 1")),
       StatusIs(absl::StatusCode::kAborted,
-               HasSubstr("kernel phase_ring > roles by warp > role consumer > loop k > wait "
+               AllOf(HasSubstr("kernel phase_ring > roles by warp > role consumer > loop k > wait "
                          "full[0]: waits for phase 1, but phase 0 has not completed: phase "
-                         "numbers off by one?")));
+                         "numbers off by one?"),
+                     HasSubstr("phase 1's parity 1 is that of the barrier's initial state"))));
 }
 
 }  // namespace
