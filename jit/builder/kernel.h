@@ -103,8 +103,11 @@ enum class BarrierRecord {
 // Whether an If's condition is the same for every thread of the block, as far as block
 // barriers are concerned (KernelBuilder::If).
 enum class Uniform {
-  kThread,  // may differ between threads (the default): no Barrier() may sit under it
-  kBlock,   // every thread of the block takes the same side: barriers under it are safe
+  kThread,     // may differ between threads (the default): no Barrier() may sit under it
+  kWarpgroup,  // every thread of a warpgroup takes the same side: warpgroup-wide
+               // instructions (MmaGroup, WaitMmaGroups, SetMaxRegisters) under it are safe,
+               // block barriers are not
+  kBlock,      // every thread of the block takes the same side: barriers under it are safe
 };
 
 // Who executes an arrival on a phase barrier.
@@ -297,6 +300,10 @@ struct Kernel {
   // warptrace_wgmma_* / warptrace_setmaxnreg_*. Empty: none. NVRTC then compiles for sm_90a
   // (jit/cuda/cuda_device.cc) and the plan says so.
   std::string sm90a_use;
+  // The first raw statement or preamble (builder path) naming a device primitive
+  // (warptrace_mma_m16n8k16_*, warptrace_ldmatrix_*, ...: any warptrace_* identifier), or
+  // empty: the emitter then includes warptrace_primitives.cuh for it.
+  std::string primitives_use;
   // Emit __launch_bounds__(threads per block, 1), fixing the register count at entry so that
   // ptxas honours setmaxnreg (set when the kernel uses SetMaxRegisters).
   bool fixed_register_count = false;

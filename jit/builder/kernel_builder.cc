@@ -113,6 +113,32 @@ bool CallsSm90aPrimitive(const std::string& code) {
   return false;
 }
 
+// Whether C++ text calls (names) a device primitive of warptrace_primitives.cuh: an
+// identifier token warptrace_* (comments and literals do not count).
+bool NamesPrimitive(const std::string& code) {
+  absl::StatusOr<std::vector<CppToken>> tokens = LexCpp(code);
+  if (!tokens.ok()) return false;  // validation reported it
+  for (const CppToken& t : *tokens) {
+    if (t.kind == CppToken::Kind::kIdentifier && absl::StartsWith(t.text, "warptrace_")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The path of the first raw statement naming a device primitive (Kernel::primitives_use), or
+// "".
+std::string FindPrimitivesUse(const std::vector<KernelNode>& body) {
+  for (const KernelNode& node : body) {
+    if (node.kind == KernelNode::Kind::kStatement && NamesPrimitive(node.text)) return node.path;
+    for (const std::vector<KernelNode>* nested : {&node.body, &node.else_body, &node.roles}) {
+      std::string use = FindPrimitivesUse(*nested);
+      if (!use.empty()) return use;
+    }
+  }
+  return "";
+}
+
 // The path of the first construct that needs sm_90a (Kernel::sm90a_use), or "".
 std::string FindSm90aUse(const std::vector<KernelNode>& body) {
   for (const KernelNode& node : body) {
@@ -694,6 +720,12 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   Kernel kernel = kernel_;
   RETURN_IF_ERROR(ValidateKernel(kernel));
   kernel.sm90a_use = FindSm90aUse(kernel.body);
+  kernel.primitives_use = FindPrimitivesUse(kernel.body);
+  for (const PreambleDecl& preamble : kernel.preamble) {
+    if (kernel.primitives_use.empty() && NamesPrimitive(preamble.code)) {
+      kernel.primitives_use = preamble.path;
+    }
+  }
   kernel.fixed_register_count = UsesSetMaxRegisters(kernel.body);
   if (kernel.fixed_register_count && kernel.min_blocks_per_sm > 1) {
     return absl::InvalidArgumentError(absl::StrCat(

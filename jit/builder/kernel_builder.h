@@ -130,6 +130,9 @@ class KernelBuilder {
   // Under the default Uniform::kThread, Build() rejects the barrier, naming its path: the
   // threads that take the other side would never arrive (a deadlock, or undefined on a GPU).
   //   b.If("k + 1 < num_k", [&] { b.Barrier(); }, Uniform::kBlock);
+  // The warpgroup-wide instructions (MmaGroup, WaitMmaGroups, SetMaxRegisters) have the same
+  // rule one level down: under an if they need Uniform::kWarpgroup (every thread of a
+  // warpgroup takes the same side) or Uniform::kBlock.
   KernelBuilder& If(std::string condition, const std::function<void()>& then_body,
                     Uniform uniform = Uniform::kThread);
   KernelBuilder& If(std::string condition, const std::function<void()>& then_body,

@@ -223,10 +223,12 @@ class Validator {
           return absl::InvalidArgumentError(absl::StrCat(node.path, ": empty if condition"));
         }
         ++if_depth_;
-        if (node.uniform == Uniform::kThread) divergent_ifs_.push_back(&node);
+        if (node.uniform != Uniform::kBlock) divergent_ifs_.push_back(&node);
+        if (node.uniform == Uniform::kThread) thread_divergent_ifs_.push_back(&node);
         absl::Status status = CheckBody(node.body);
         if (status.ok()) status = CheckBody(node.else_body);
-        if (node.uniform == Uniform::kThread) divergent_ifs_.pop_back();
+        if (node.uniform == Uniform::kThread) thread_divergent_ifs_.pop_back();
+        if (node.uniform != Uniform::kBlock) divergent_ifs_.pop_back();
         --if_depth_;
         return status;
       }
@@ -374,6 +376,16 @@ class Validator {
   // role by warpgroup or outside roles (a block of whole warpgroups), never in a role by
   // warp (a warp of its warpgroup would be missing).
   absl::Status CheckWarpgroupWide(const KernelNode& node, const char* what) {
+    if (!thread_divergent_ifs_.empty()) {
+      const KernelNode& cond = *thread_divergent_ifs_.back();
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": ", what, " is a warpgroup-wide instruction under `if (", cond.text,
+          ")` at ", cond.path,
+          ", whose condition may differ between the threads of a warpgroup: all 128 threads "
+          "must execute it together (undefined behaviour on a GPU otherwise); move it out of "
+          "the if or, when every thread of a warpgroup takes the same side, write "
+          "If(condition, body, Uniform::kWarpgroup)"));
+    }
     if (!role_.empty() && role_axis_ == RoleAxis::kWarp && role_threads_ % 128 != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           node.path, ": ", what, " is a warpgroup-wide instruction, but role '", role_,
@@ -684,6 +696,7 @@ class Validator {
   bool in_mma_group_ = false;
   int if_depth_ = 0;                  // enclosing ifs (who arrives depends on data)
   std::vector<const KernelNode*> divergent_ifs_;  // enclosing ifs not Uniform::kBlock
+  std::vector<const KernelNode*> thread_divergent_ifs_;  // enclosing Uniform::kThread ifs
 };
 
 }  // namespace

@@ -166,9 +166,12 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
     for (const std::string& x : c.coords) {
       coords.push_back(absl::StrCat("static_cast<int>(", x, ")"));
     }
-    Line(d, absl::StrFormat("warptrace_tma_load_%dd(%s, &%s, %s, &%s[warptrace_bar]);",
-                            c.coords.size(), Operand(c.dst), c.tensor_map,
-                            absl::StrJoin(coords, ", "), c.barrier));
+    // Attributed: the host backend names the copy by its builder path (__builtin_FILE) when
+    // a wgmma descriptor reads the box in another layout than the copy wrote.
+    out_.Attributed(d, node.path,
+                    absl::StrFormat("warptrace_tma_load_%dd(%s, &%s, %s, &%s[warptrace_bar]);",
+                                    c.coords.size(), Operand(c.dst), c.tensor_map,
+                                    absl::StrJoin(coords, ", "), c.barrier));
   } else {
     CopyPointers(d, c);
     Line(d, absl::StrFormat(

@@ -303,6 +303,11 @@ class Emitter {
       sites_.PollWhileWaiting(d + 1);
       Line(d, "}");
     }
+    // The host backend knows how many phases completed: a wait whose parity aliased an
+    // older phase fails there, naming this path (a no-op on the GPU).
+    Attributed(d, node.path,
+               absl::StrCat("warptrace_mbarrier_check_phase(&", node.text,
+                            "[warptrace_bar], warptrace_phase);"));
     if (site != nullptr) RecordPayload(d, *site, true, id, "warptrace_phase", "exit");
     // The issuing thread's bulk copies on the element are complete now.
     sites_.EndCopiesOnWait(d, node.text, id);

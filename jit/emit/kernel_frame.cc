@@ -32,9 +32,11 @@ bool UsesPrimitives(const Kernel& kernel) {
                                 KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore});
 }
 
-// The primitives header is included: for the primitives, and for CUtensorMap parameters
+// The primitives header is included: for the primitives (constructs and raw statements
+// naming them), and for CUtensorMap parameters
 // (the type comes with jit/primitives/tma_sm90.cuh).
 bool IncludesPrimitives(const Kernel& kernel) {
+  if (!kernel.primitives_use.empty()) return true;  // a raw statement calls one
   for (const KernelParam& p : kernel.params) {
     if (p.is_tensor_map()) return true;
   }

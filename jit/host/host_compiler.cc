@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -200,6 +201,27 @@ std::string HostCompiler::Version() const {
                       absl::StrJoin(options_.extra_flags, " "), "]");
 }
 
+namespace {
+
+// The first line of compiler output whose location is a builder path of kernel `name`
+// ("kernel gemm > loop k > statement `...`:1:7: error: ..." or "...: required from here"
+// first, else any, such as "...: In function ..."), trimmed; "" when none.
+std::string FirstBuilderPathLine(absl::string_view output, absl::string_view name) {
+  const std::string prefix = absl::StrCat("kernel ", name, " >");
+  std::string first;  // any line at a builder path ("...: In function ...")
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!absl::StartsWith(line, prefix)) continue;
+    if (absl::StrContains(line, ": error: ") || absl::StrContains(line, "required from")) {
+      return std::string(line);
+    }
+    if (first.empty()) first = std::string(line);
+  }
+  return first;
+}
+
+}  // namespace
+
 absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& request) {
   const absl::Time start = absl::Now();
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("warptrace-host"));
@@ -236,11 +258,22 @@ absl::StatusOr<CompiledKernel> HostCompiler::Compile(const CompileRequest& reque
     const std::string kept = dir.Keep();
     const std::string quoted = QuoteOffendingLines(result->output, files);
     const bool output_inline = quoted.empty() || !saved;
+    // First the line that names a builder path (the construct or raw statement at fault,
+    // also when the error itself is inside a header it instantiated), then the rest; the
+    // command line last.
+    const std::string at = FirstBuilderPathLine(result->output, kernel_name);
+    std::string rest = quoted;  // each error once: not again among the quoted ones
+    if (const size_t pos = at.empty() ? std::string::npos : rest.find(at);
+        pos != std::string::npos) {
+      const size_t end = rest.find('\n', pos);
+      rest.erase(pos, end == std::string::npos ? std::string::npos : end - pos + 1);
+    }
     return absl::InvalidArgumentError(absl::StrCat(
-        "host compiler failed on kernel ", kernel_name, " (exit ", result->exit_code, "): ",
-        absl::StrJoin(argv, " "), "\n", quoted, "compiler output:",
+        "host compiler failed on kernel ", kernel_name, " (exit ", result->exit_code, ")",
+        at.empty() ? "" : ": ", at, "\n", rest, "compiler output:",
         output_inline ? absl::StrCat("\n", result->output) : absl::StrCat(" ", output_path),
-        "\nthe source and headers are kept in ", kept, "\n"));
+        "\ncommand: ", absl::StrJoin(argv, " "), "\nthe source and headers are kept in ", kept,
+        "\n"));
   }
   CompiledKernel compiled;
   ASSIGN_OR_RETURN(compiled.cubin,

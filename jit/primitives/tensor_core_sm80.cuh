@@ -103,8 +103,19 @@ inline void MmaM16n8k16(float (&d)[4], const unsigned int (&a)[4], const unsigne
 
 // The lane's row address of an ldmatrix / stmatrix with `num` matrices: lanes 0..8 num - 1
 // pass one, which must be 16-byte aligned.
-inline void CheckMatrixRow(const void* row, unsigned int num, const char* what) {
+inline void CheckMatrixRow(const void* row, unsigned int num, const char* what,
+                           const char* site) {
   const unsigned int lane = Current().lane;
+  if (lane < 8 * num &&
+      ::warptrace_host::wgmma::WindowAddress(::warptrace_host::wgmma::CurrentWindow(), row) < 0) {
+    char message[1024];
+    snprintf(message, sizeof message,
+             "%s at %s: lane %u passes row address %p, which is not in this block's shared "
+             "memory (ldmatrix and stmatrix move rows of shared memory only; a global-memory "
+             "tile must be copied to shared memory first, or read with plain loads)",
+             what, site != nullptr ? site : "?", lane, row);
+    Rt().fail(Fiber(), message);
+  }
   if (lane < 8 * num && (reinterpret_cast<unsigned long long>(row) & 15u) != 0) {
     char message[256];
     snprintf(message, sizeof message,
@@ -124,8 +135,9 @@ struct MatrixRow {
 // 2 (l % 4) and 2 (l % 4) + 1; with .trans, column l / 4 of rows 2 (l % 4) and 2 (l % 4) + 1.
 // Each lane reads its own row when it arrives.
 template <unsigned int Num, bool Trans>
-inline void Ldmatrix(unsigned int* r, const void* row, const char* what) {
-  CheckMatrixRow(row, Num, what);
+inline void Ldmatrix(unsigned int* r, const void* row, const char* what,
+                     const char* site = nullptr) {
+  CheckMatrixRow(row, Num, what, site);
   MatrixRow mine = {};
   if (Current().lane < 8 * Num) std::memcpy(mine.bytes, row, 16);
   const MatrixRow* all = Exchange(WARPTRACE_HOST_GROUP_WARP, mine, what);
@@ -152,8 +164,9 @@ struct StmatrixRegisters {
 // Lane 8m + r writes row r of matrix m: element (r, c) is, without .trans, half c % 2 of
 // register m of lane 4r + c / 2; with .trans, half r % 2 of register m of lane 4c + r / 2.
 template <unsigned int Num, bool Trans>
-inline void Stmatrix(void* row, const unsigned int* r, const char* what) {
-  CheckMatrixRow(row, Num, what);
+inline void Stmatrix(void* row, const unsigned int* r, const char* what,
+                     const char* site = nullptr) {
+  CheckMatrixRow(row, Num, what, site);
   StmatrixRegisters mine = {};
   for (unsigned int m = 0; m < Num; ++m) mine.r[m] = r[m];
   const StmatrixRegisters* all = Exchange(WARPTRACE_HOST_GROUP_WARP, mine, what);
@@ -184,79 +197,79 @@ inline void warptrace_mma_m16n8k16_f32_f16(float (&d)[4], const unsigned int (&a
       d, a, b, c, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
 }
 
-inline void warptrace_ldmatrix_x1(unsigned int& r0, const void* smem_row) {
+inline void warptrace_ldmatrix_x1(unsigned int& r0, const void* smem_row, const char* site = __builtin_FILE()) {
   unsigned int r[1];
-  ::warptrace_host::Ldmatrix<1, false>(r, smem_row, "ldmatrix.sync.aligned.m8n8.x1.shared.b16");
+  ::warptrace_host::Ldmatrix<1, false>(r, smem_row, "ldmatrix.sync.aligned.m8n8.x1.shared.b16", site);
   r0 = r[0];
 }
-inline void warptrace_ldmatrix_x1_trans(unsigned int& r0, const void* smem_row) {
+inline void warptrace_ldmatrix_x1_trans(unsigned int& r0, const void* smem_row, const char* site = __builtin_FILE()) {
   unsigned int r[1];
   ::warptrace_host::Ldmatrix<1, true>(r, smem_row,
-                                      "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16");
+                                      "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", site);
   r0 = r[0];
 }
-inline void warptrace_ldmatrix_x2(unsigned int& r0, unsigned int& r1, const void* smem_row) {
+inline void warptrace_ldmatrix_x2(unsigned int& r0, unsigned int& r1, const void* smem_row, const char* site = __builtin_FILE()) {
   unsigned int r[2];
-  ::warptrace_host::Ldmatrix<2, false>(r, smem_row, "ldmatrix.sync.aligned.m8n8.x2.shared.b16");
+  ::warptrace_host::Ldmatrix<2, false>(r, smem_row, "ldmatrix.sync.aligned.m8n8.x2.shared.b16", site);
   r0 = r[0];
   r1 = r[1];
 }
 inline void warptrace_ldmatrix_x2_trans(unsigned int& r0, unsigned int& r1,
-                                        const void* smem_row) {
+                                        const void* smem_row, const char* site = __builtin_FILE()) {
   unsigned int r[2];
   ::warptrace_host::Ldmatrix<2, true>(r, smem_row,
-                                      "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16");
+                                      "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", site);
   r0 = r[0];
   r1 = r[1];
 }
 inline void warptrace_ldmatrix_x4(unsigned int& r0, unsigned int& r1, unsigned int& r2,
-                                  unsigned int& r3, const void* smem_row) {
+                                  unsigned int& r3, const void* smem_row, const char* site = __builtin_FILE()) {
   unsigned int r[4];
-  ::warptrace_host::Ldmatrix<4, false>(r, smem_row, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+  ::warptrace_host::Ldmatrix<4, false>(r, smem_row, "ldmatrix.sync.aligned.m8n8.x4.shared.b16", site);
   r0 = r[0];
   r1 = r[1];
   r2 = r[2];
   r3 = r[3];
 }
 inline void warptrace_ldmatrix_x4_trans(unsigned int& r0, unsigned int& r1, unsigned int& r2,
-                                        unsigned int& r3, const void* smem_row) {
+                                        unsigned int& r3, const void* smem_row, const char* site = __builtin_FILE()) {
   unsigned int r[4];
   ::warptrace_host::Ldmatrix<4, true>(r, smem_row,
-                                      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+                                      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", site);
   r0 = r[0];
   r1 = r[1];
   r2 = r[2];
   r3 = r[3];
 }
 
-inline void warptrace_stmatrix_x1(void* smem_row, unsigned int r0) {
+inline void warptrace_stmatrix_x1(void* smem_row, unsigned int r0, const char* site = __builtin_FILE()) {
   const unsigned int r[1] = {r0};
-  ::warptrace_host::Stmatrix<1, false>(smem_row, r, "stmatrix.sync.aligned.m8n8.x1.shared.b16");
+  ::warptrace_host::Stmatrix<1, false>(smem_row, r, "stmatrix.sync.aligned.m8n8.x1.shared.b16", site);
 }
-inline void warptrace_stmatrix_x1_trans(void* smem_row, unsigned int r0) {
+inline void warptrace_stmatrix_x1_trans(void* smem_row, unsigned int r0, const char* site = __builtin_FILE()) {
   const unsigned int r[1] = {r0};
   ::warptrace_host::Stmatrix<1, true>(smem_row, r,
-                                      "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16");
+                                      "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16", site);
 }
-inline void warptrace_stmatrix_x2(void* smem_row, unsigned int r0, unsigned int r1) {
+inline void warptrace_stmatrix_x2(void* smem_row, unsigned int r0, unsigned int r1, const char* site = __builtin_FILE()) {
   const unsigned int r[2] = {r0, r1};
-  ::warptrace_host::Stmatrix<2, false>(smem_row, r, "stmatrix.sync.aligned.m8n8.x2.shared.b16");
+  ::warptrace_host::Stmatrix<2, false>(smem_row, r, "stmatrix.sync.aligned.m8n8.x2.shared.b16", site);
 }
-inline void warptrace_stmatrix_x2_trans(void* smem_row, unsigned int r0, unsigned int r1) {
+inline void warptrace_stmatrix_x2_trans(void* smem_row, unsigned int r0, unsigned int r1, const char* site = __builtin_FILE()) {
   const unsigned int r[2] = {r0, r1};
   ::warptrace_host::Stmatrix<2, true>(smem_row, r,
-                                      "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16");
+                                      "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16", site);
 }
 inline void warptrace_stmatrix_x4(void* smem_row, unsigned int r0, unsigned int r1,
-                                  unsigned int r2, unsigned int r3) {
+                                  unsigned int r2, unsigned int r3, const char* site = __builtin_FILE()) {
   const unsigned int r[4] = {r0, r1, r2, r3};
-  ::warptrace_host::Stmatrix<4, false>(smem_row, r, "stmatrix.sync.aligned.m8n8.x4.shared.b16");
+  ::warptrace_host::Stmatrix<4, false>(smem_row, r, "stmatrix.sync.aligned.m8n8.x4.shared.b16", site);
 }
 inline void warptrace_stmatrix_x4_trans(void* smem_row, unsigned int r0, unsigned int r1,
-                                        unsigned int r2, unsigned int r3) {
+                                        unsigned int r2, unsigned int r3, const char* site = __builtin_FILE()) {
   const unsigned int r[4] = {r0, r1, r2, r3};
   ::warptrace_host::Stmatrix<4, true>(smem_row, r,
-                                      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+                                      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16", site);
 }
 
 // The lowest lane of the warp that has not exited (a partial warp's missing lanes do not

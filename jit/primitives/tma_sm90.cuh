@@ -58,7 +58,7 @@ static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 namespace warptrace_host {
 
 inline void TmaCopy(void* smem, const CUtensorMap* map, const int32_t* c, uint32_t rank,
-                    unsigned long long* bar, const char* what) {
+                    unsigned long long* bar, const char* what, const char* site = nullptr) {
   const WarptraceHostTensorMap& m = *reinterpret_cast<const WarptraceHostTensorMap*>(map);
   char error[512];
   if (!::warptrace_host_tma::Check(m, rank, smem, error, sizeof error)) {
@@ -68,25 +68,29 @@ inline void TmaCopy(void* smem, const CUtensorMap* map, const int32_t* c, uint32
   }
   ::warptrace_host_tma::CopyBox(m, smem, c, bar == nullptr);
   if (bar != nullptr) {
+    ::warptrace_host::wgmma::RecordTmaBox(smem, m.box, c, rank, m.element_bytes, m.swizzle,
+                                          m.global_address, site);
     MbarUpdate(bar, 0, -static_cast<int>(::warptrace_host_tma::BoxBytes(m)));
   }
 }
 
 }  // namespace warptrace_host
 
+// `site`: the caller's file, which is the builder path of the construct or raw statement
+// (the emitter's #line directives); it names the copy in the wgmma layout check.
 inline void warptrace_tma_load_2d(void* smem_dst, const CUtensorMap* map, int c0, int c1,
-                                  unsigned long long* bar) {
+                                  unsigned long long* bar, const char* site = __builtin_FILE()) {
   const int32_t c[2] = {c0, c1};
   ::warptrace_host::TmaCopy(
       smem_dst, map, c, 2, bar,
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", site);
 }
 inline void warptrace_tma_load_3d(void* smem_dst, const CUtensorMap* map, int c0, int c1, int c2,
-                                  unsigned long long* bar) {
+                                  unsigned long long* bar, const char* site = __builtin_FILE()) {
   const int32_t c[3] = {c0, c1, c2};
   ::warptrace_host::TmaCopy(
       smem_dst, map, c, 3, bar,
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes");
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes", site);
 }
 inline void warptrace_tma_store_2d(const CUtensorMap* map, const void* smem_src, int c0, int c1) {
   const int32_t c[2] = {c0, c1};

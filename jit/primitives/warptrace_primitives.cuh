@@ -65,6 +65,49 @@ inline unsigned long long MbarPack(unsigned int pending, unsigned int expected, 
          ((static_cast<unsigned long long>(static_cast<unsigned int>(tx)) & 0x1fffffull) << 42) |
          (static_cast<unsigned long long>(phase & 1u) << 63);
 }
+// The phases each mbarrier of the block has completed since its init, for the phase check
+// of the builder's waits (the mbarrier word keeps the parity only). The fibers of a block
+// run on one worker thread: a worker-thread-local table keyed by the block's static shared
+// area, reset for a new block or launch.
+struct BlockPhases {
+  long long launch = 0;
+  WarptraceHostDim block{~0u, ~0u, ~0u};
+  std::unordered_map<const void*, unsigned long long> completed;
+};
+inline std::unordered_map<const void*, unsigned long long>& CompletedPhases() {
+  static thread_local std::unordered_map<const void*, BlockPhases> all;
+  const WarptraceHostThread& t = Current();
+  BlockPhases& b = all[t.static_shared];
+  if (b.launch != t.clock->ns_base || b.block.x != t.block_idx.x ||
+      b.block.y != t.block_idx.y || b.block.z != t.block_idx.z) {
+    b.completed.clear();
+    b.launch = t.clock->ns_base;
+    b.block = t.block_idx;
+  }
+  return b.completed;
+}
+// After a wait for phase `phase` of `bar` returned: the parity matched, but phase `phase`
+// itself must have completed (phases 0..phase), else the wait aliased phase - 2's parity.
+// `path`: the wait's builder path (__FILE__ under the emitter's #line).
+inline void MbarCheckPhase(unsigned long long* bar, unsigned int phase, const char* path) {
+  const std::unordered_map<const void*, unsigned long long>& completed = CompletedPhases();
+  const auto it = completed.find(bar);
+  if (it == completed.end() || it->second >= static_cast<unsigned long long>(phase) + 1) return;
+  char aliased[96];
+  if (it->second == 0) {
+    snprintf(aliased, sizeof aliased, "the barrier's initial state (before phase 0)");
+  } else {
+    snprintf(aliased, sizeof aliased, "phase %llu, already completed", it->second - 1);
+  }
+  char message[1024];
+  snprintf(message, sizeof message,
+           "%s: waits for phase %u, but phase %u has not completed: phase numbers off by one? "
+           "(the barrier has completed %llu phase(s); a wait sees only the parity, and "
+           "phase %u's parity %u is that of %s; phase n of an element is its (n+1)-th "
+           "completion, counted from 0, e.g. \"k / stages\" for use k of a ring of `stages`)",
+           path, phase, phase - 1, it->second, phase, phase & 1u, aliased);
+  Rt().fail(Fiber(), message);
+}
 // Applies `arrivals` and `tx` to the mbarrier; completes the phase when both reach 0.
 inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arrivals, int tx) {
   const unsigned long long w = *bar;
@@ -79,6 +122,7 @@ inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arriv
   const bool completed = pending == 0 && count == 0;
   *bar = completed ? MbarPack(expected, expected, 0, phase ^ 1u)
                    : MbarPack(pending, expected, count, phase);
+  if (completed) ++CompletedPhases()[bar];
   Rt().mbarrier_arrived(Fiber(), bar, completed);
   return w;
 }
@@ -86,6 +130,7 @@ inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arriv
 
 inline void warptrace_mbarrier_init(unsigned long long* bar, unsigned int count) {
   *bar = ::warptrace_host::MbarPack(count, count, 0, 0);
+  ::warptrace_host::CompletedPhases()[bar] = 0;
 }
 inline unsigned long long warptrace_mbarrier_arrive(unsigned long long* bar) {
   return ::warptrace_host::MbarUpdate(bar, 1, 0);
@@ -128,6 +173,10 @@ inline void MbarrierWait(unsigned long long* bar, unsigned int parity, const cha
   ::warptrace_host::MbarrierTryWait((bar), (parity), WARPTRACE_HOST_AT("mbarrier try_wait"))
 #define warptrace_mbarrier_wait_parity(bar, parity) \
   ::warptrace_host::MbarrierWait((bar), (parity), WARPTRACE_HOST_AT("mbarrier wait"))
+// After a wait for phase `phase` returned (the builder's WaitPhase): fails the launch when
+// that phase has not completed (the parity aliased an older phase). A no-op on the GPU.
+#define warptrace_mbarrier_check_phase(bar, phase) \
+  ::warptrace_host::MbarCheckPhase((bar), (phase), __FILE__)
 
 inline void warptrace_cp_async(void* smem_dst, const void* gmem_src, unsigned int bytes) {
   ::warptrace_host::Rt().cp_async(::warptrace_host::Fiber(), smem_dst, gmem_src, bytes);
@@ -322,6 +371,7 @@ WARPTRACE_PRIMITIVE void warptrace_store_release(unsigned int* p, unsigned int v
 
 // Wait for the phase of `parity` to complete (on the host: a macro above).
 #if !defined(WARPTRACE_HOST_BACKEND)
+#define warptrace_mbarrier_check_phase(bar, phase) ((void)(bar), (void)(phase))
 __device__ __forceinline__ void warptrace_mbarrier_wait_parity(unsigned long long* bar,
                                                                unsigned int parity) {
   while (!warptrace_mbarrier_try_wait_parity(bar, parity)) {

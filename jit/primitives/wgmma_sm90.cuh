@@ -112,20 +112,24 @@ inline unsigned long long warptrace_wgmma_desc(const void* smem, unsigned lbo_by
 inline void warptrace_wgmma_fence() { ::warptrace_host::wgmma::Fence(); }
 inline void warptrace_wgmma_commit_group() { ::warptrace_host::wgmma::CommitGroup(); }
 inline void warptrace_wgmma_wait_group(unsigned n) { ::warptrace_host::wgmma::WaitGroup(n); }
+// `site` (host only): the caller's file, i.e. the builder path of the raw statement (the
+// emitter's #line directives), for the layout check against the TMA copies.
 template <int N, int TransB = 0, int TransA = 0>
 inline void warptrace_wgmma_mma_async_bf16_ss(float (&d)[N / 2], unsigned long long desc_a,
-                                              unsigned long long desc_b, int scale_d) {
+                                              unsigned long long desc_b, int scale_d,
+                                              const char* site = __builtin_FILE()) {
   static_assert(TransA == 0 || TransA == 1, "wgmma: TransA must be 0 or 1");
   static_assert(TransB == 0 || TransB == 1, "wgmma: TransB must be 0 or 1");
   ::warptrace_host::wgmma::MmaAsync(d, N, desc_a, nullptr, desc_b, TransA, TransB, scale_d,
-                                    WarptraceWgmmaShape<N>::kSs);
+                                    WarptraceWgmmaShape<N>::kSs, site);
 }
 template <int N, int TransB = 0>
 inline void warptrace_wgmma_mma_async_bf16_rs(float (&d)[N / 2], const unsigned (&a)[4],
-                                              unsigned long long desc_b, int scale_d) {
+                                              unsigned long long desc_b, int scale_d,
+                                              const char* site = __builtin_FILE()) {
   static_assert(TransB == 0 || TransB == 1, "wgmma: TransB must be 0 or 1");
   ::warptrace_host::wgmma::MmaAsync(d, N, 0, a, desc_b, 0, TransB, scale_d,
-                                    WarptraceWgmmaShape<N>::kRs);
+                                    WarptraceWgmmaShape<N>::kRs, site);
 }
 template <int Count>
 inline void warptrace_wgmma_fence_operand(float (&)[Count]) {}

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/clock.h"
 #include "base/status_macros.h"
 #include "format/trace_abi.h"
@@ -72,6 +73,47 @@ absl::Status CheckArgs(const Kernel& kernel, absl::Span<const KernelArg> args) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "kernel %s argument %d (%s %s) is %d bytes but a %d-byte scalar was given",
           kernel.name, i, param.type, param.name, param.size, arg.bytes()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Every TMA copy declares its box twice: AsyncCopySpec::box (the bytes the plan and the
+// barrier expect) and the tensor map argument's TensorMapSpec::box (what the copy moves).
+// A mismatch would complete more or fewer bytes than the barrier expects, a deadlock that
+// names the barrier; compare them before the launch, naming both.
+void CollectTmaCopies(const std::vector<KernelNode>& body, std::vector<const KernelNode*>* out) {
+  for (const KernelNode& node : body) {
+    if (node.kind == KernelNode::Kind::kAsyncCopy && node.copy.tma()) out->push_back(&node);
+    CollectTmaCopies(node.body, out);
+    CollectTmaCopies(node.else_body, out);
+    CollectTmaCopies(node.roles, out);
+  }
+}
+
+std::string InnermostFirst(const std::vector<uint32_t>& box) {
+  return absl::StrCat("{", absl::StrJoin(box, ", "), "}");
+}
+
+absl::Status CheckTmaBoxes(const Kernel& kernel, absl::Span<const KernelArg> args) {
+  std::vector<const KernelNode*> copies;
+  CollectTmaCopies(kernel.body, &copies);
+  for (const KernelNode* node : copies) {
+    const AsyncCopySpec& c = node->copy;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (kernel.params[i].name != c.tensor_map) continue;
+      const TensorMapSpec& map = args[i].tensor_map();
+      const uint32_t map_element_bytes = ElementBytes(map.type);
+      if (map.box == c.box && map_element_bytes == c.element_bytes) continue;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: TMA copy '%s' declares a box of %s elements of %d bytes (AsyncCopySpec::box, "
+          "element_bytes: %d bytes expected on barrier '%s'), but argument %d (%s) of kernel "
+          "%s is a tensor map with box %s of %s (%d bytes) (TensorMapSpec::box, type: %d "
+          "bytes per copy); the copy would complete %d bytes where the barrier expects %d. "
+          "Make the two boxes (innermost first) and element sizes the same",
+          node->path, c.name, InnermostFirst(c.box), c.element_bytes, c.Bytes(), c.barrier, i,
+          kernel.params[i].name, kernel.name, InnermostFirst(map.box), DataTypeName(map.type),
+          map_element_bytes, BoxBytes(map), BoxBytes(map), c.Bytes()));
     }
   }
   return absl::OkStatus();
@@ -294,6 +336,7 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
                                     absl::Span<const KernelArg> args,
                                     const RunOptions& options) {
   RETURN_IF_ERROR(CheckArgs(kernel, args));
+  RETURN_IF_ERROR(CheckTmaBoxes(kernel, args));
   for (const TraceOutput& output : options.dump.traces) {
     if (output.fd >= 0 && options.retry_on_dropped) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -81,7 +81,9 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           warptrace::device::RecordWithPayload(warptrace_unit, 0x00000001u, 3u + warptrace_bar, warptrace_phase);  // enter wait empty
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_wait_parity(&empty[warptrace_bar], warptrace_phase & 1u);
-#line 83 "warp_specialized_pipeline.cu"
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
+          warptrace_mbarrier_check_phase(&empty[warptrace_bar], warptrace_phase);
+#line 85 "warp_specialized_pipeline.cu"
           warptrace::device::RecordWithPayload(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
         }
         {  // region load
@@ -152,20 +154,22 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       const int tile_iter = 0;
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `float acc = 0.0f;`"
       float acc = 0.0f;
-#line 154 "warp_specialized_pipeline.cu"
+#line 156 "warp_specialized_pipeline.cu"
       for (int kt = 0; kt < 8; ++kt) {
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > statement `const unsigned int it = stati...`"
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
         const unsigned int phase = it / 3u;
-#line 160 "warp_specialized_pipeline.cu"
+#line 162 "warp_specialized_pipeline.cu"
         {  // wait full[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
           warptrace::device::RecordWithPayload(warptrace_unit, 0x00000007u, warptrace_bar, warptrace_phase);  // enter wait full
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_wait_parity(&full[warptrace_bar], warptrace_phase & 1u);
-#line 167 "warp_specialized_pipeline.cu"
+#line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
+          warptrace_mbarrier_check_phase(&full[warptrace_bar], warptrace_phase);
+#line 171 "warp_specialized_pipeline.cu"
           warptrace::device::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
         }
         {  // region mma
@@ -178,7 +182,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           for (int kk = 0; kk < 32; ++kk) {
             acc = fmaf(sa[r * 32 + kk], sb[kk * 32 + c], acc);
           }
-#line 180 "warp_specialized_pipeline.cu"
+#line 184 "warp_specialized_pipeline.cu"
           warptrace::device::Record(warptrace_unit, 0x80000008u);  // exit mma
         }
         {  // arrive empty[stage], phase phase + 1
@@ -193,7 +197,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
         C[(block_row + cwg * 4 + (threadIdx.x % 128) / 32) * 64 + block_col + threadIdx.x % 32] = acc;
-#line 195 "warp_specialized_pipeline.cu"
+#line 199 "warp_specialized_pipeline.cu"
         warptrace::device::Record(warptrace_unit, 0x8000000au);  // exit store
       }
     }

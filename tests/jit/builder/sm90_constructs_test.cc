@@ -17,6 +17,7 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::warptrace::testing::IsOk;
@@ -167,6 +168,59 @@ TEST(MmaGroupTest, BuildRejectsMisuse) {
     EXPECT_THAT(b.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
                                     HasSubstr("role 'one' is 1 warp(s), not whole warpgroups")));
   }
+}
+
+// The warpgroup-wide constructs get Barrier()'s rule one level down: under an if whose
+// condition may differ between the threads of a warpgroup, Build() fails with the path.
+TEST(WarpgroupWideTest, BuildRejectsEachUnderAThreadDivergentIfNamingThePath) {
+  {
+    KernelBuilder b("k");
+    b.Grid({1, 1, 1}).Block({128, 1, 1});
+    b.If("threadIdx.x < 64", [&] { b.SetMaxRegisters(232, RegisterChange::kIncrease); });
+    EXPECT_THAT(b.Build(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("kernel k > if (threadIdx.x < 64) > setmaxnreg.inc 232: "
+                                   "SetMaxRegisters (setmaxnreg) is a warpgroup-wide "
+                                   "instruction under `if (threadIdx.x < 64)` at kernel k > "
+                                   "if (threadIdx.x < 64)")));
+  }
+  {
+    KernelBuilder b("k");
+    b.Grid({1, 1, 1}).Block({128, 1, 1});
+    b.If("threadIdx.x % 32 == 0", [&] { b.MmaGroup("g", [&] { b.Stmt(";"); }); });
+    b.WaitMmaGroups(0);
+    EXPECT_THAT(b.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                    AllOf(HasSubstr("mma group g: MmaGroup (wgmma) is a "
+                                                    "warpgroup-wide instruction under"),
+                                          HasSubstr("Uniform::kWarpgroup"))));
+  }
+  {
+    KernelBuilder b("k");
+    b.Grid({1, 1, 1}).Block({128, 1, 1});
+    b.MmaGroup("g", [&] { b.Stmt(";"); });
+    b.If("threadIdx.x == 0", [&] { b.Stmt(";"); }, [&] { b.WaitMmaGroups(0); });
+    b.WaitMmaGroups(0);
+    EXPECT_THAT(b.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                    HasSubstr("WaitMmaGroups (wgmma.wait_group) is a "
+                                              "warpgroup-wide instruction under `if "
+                                              "(threadIdx.x == 0)`")));
+  }
+}
+
+TEST(WarpgroupWideTest, BuildAcceptsThemUnderAWarpgroupOrBlockUniformIf) {
+  KernelBuilder b("k");
+  b.Grid({1, 1, 1}).Block({256, 1, 1});
+  b.If("threadIdx.x / 128 == 0", [&] { b.SetMaxRegisters(232, RegisterChange::kIncrease); },
+       [&] { b.SetMaxRegisters(40, RegisterChange::kDecrease); }, Uniform::kWarpgroup);
+  b.If("blockIdx.x == 0", [&] { b.MmaGroup("g", [&] { b.Stmt(";"); }); }, Uniform::kBlock);
+  b.WaitMmaGroups(0);
+  EXPECT_THAT(b.Build().status(), IsOk());
+  // A block barrier still needs the whole block to agree.
+  KernelBuilder d("d");
+  d.Grid({1, 1, 1}).Block({256, 1, 1});
+  d.If("threadIdx.x / 128 == 0", [&] { d.Barrier(); }, Uniform::kWarpgroup);
+  EXPECT_THAT(d.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  HasSubstr("the barrier is under `if (threadIdx.x / 128 == 0)`")));
 }
 
 KernelBuilder WarpSpecialized(uint32_t producer_regs, uint32_t consumer_regs) {

@@ -108,6 +108,30 @@ TEST(TmaConstructsTest, LoadAndStoreRoundTripWithTheirAsyncSpans) {
   }
 }
 
+// The box is declared twice, in the copy (what the barrier expects) and in the tensor map
+// (what the copy moves): RunKernel compares them before the launch, naming both, instead of
+// deadlocking on a barrier that completed more bytes than it expected.
+TEST(TmaConstructsTest, RunRejectsACopyBoxThatDisagreesWithItsTensorMapNamingBoth) {
+  absl::StatusOr<Kernel> kernel = CopyKernel({kCols, 16}).Build();
+  ASSERT_THAT(kernel, IsOk());
+  HostDeviceOptions device_options;
+  device_options.cache_directory = TestTempPath("cache");
+  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(device_options);
+  ASSERT_THAT(device, IsOk());
+  std::vector<uint16_t> in(kCols * kRows, 1), out(kCols * kRows, 0);
+  const std::vector<KernelArg> args = {
+      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(in)), Map()),
+      KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), Map())};
+  EXPECT_THAT(
+      RunKernel(**device, *kernel, args, RunOptions{}).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("kernel tma_copy > copy load tile: TMA copy 'load tile' declares "
+                         "a box of {64, 16} elements of 2 bytes (AsyncCopySpec::box, "
+                         "element_bytes: 2048 bytes expected on barrier 'full'), but argument 0 "
+                         "(tm_in) of kernel tma_copy is a tensor map with box {64, 32} of bf16 "
+                         "(2 bytes) (TensorMapSpec::box, type: 4096 bytes per copy)")));
+}
+
 TEST(TmaConstructsTest, BuildRejectsTmaMisuse) {
   {  // a box the builder can see is not a TMA box
     EXPECT_THAT(CopyKernel({kCols, 300}).Build(),
