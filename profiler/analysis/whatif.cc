@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "profiler/analysis/analysis_sink.h"
+#include "profiler/dump/replay.h"
 #include "profiler/dump/sink.h"
 
 namespace warptrace {
@@ -697,26 +698,10 @@ int64_t KernelNs(const Timeline& t, const std::vector<int64_t>* start,
   return s.begin == INT64_MAX ? 0 : s.end - s.begin;
 }
 
-// Replays a timeline through an AnalysisSink.
 absl::StatusOr<Analysis> Analyze(const Timeline& t) {
   AnalysisSink sink;
-  TraceBegin begin;
-  begin.layout = &t.layout;
-  begin.origin_ns = t.origin_ns;
-  begin.end_ns = t.end_ns;
-  begin.units = t.units.size();
-  begin.overhead_compensated = t.overhead_compensated;
-  RETURN_IF_ERROR(sink.Begin(begin));
-  for (const UnitTimeline& u : t.units) {
-    UnitView view;
-    view.timeline = &u;
-    RETURN_IF_ERROR(sink.AddUnit(view));
-  }
-  TraceEnd e;
-  e.origin_ns = t.origin_ns;
-  e.end_ns = t.end_ns;
-  e.clock_note = t.clock_note;
-  RETURN_IF_ERROR(sink.End(e));
+  TraceSink* sinks[] = {&sink};
+  RETURN_IF_ERROR(ReplayTimeline(t, sinks));
   return sink.result();
 }
 
