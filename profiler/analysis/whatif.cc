@@ -523,8 +523,12 @@ absl::StatusOr<Retimed> Retime(const Graph& g, const Factors& f) {
               ++r.unlinked_waits;
               t = std::max(t, c.begin_new[pt.index] + d);
             } else {
-              const int64_t lat = std::max<int64_t>(0, w.end_ns - latest_old);
-              const int64_t cost = latest_old > w.begin_ns ? std::min(d, lat) : d;
+              // A wait that really waited ends its measured latency after its releaser;
+              // one whose releaser came first cost what it cost, and bounds nothing by it
+              // (its wake-up latency, were it to wait, is unknown: taken as 0).
+              const bool waited = latest_old > w.begin_ns;
+              const int64_t lat = waited ? std::max<int64_t>(0, w.end_ns - latest_old) : 0;
+              const int64_t cost = waited ? std::min(d, lat) : d;
               t = std::max({t, c.begin_new[pt.index] + cost, latest_new + lat});
             }
           } else if (pt.kind == PointKind::kAsyncEnd) {

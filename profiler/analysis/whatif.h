@@ -27,9 +27,10 @@
 // waits inside it). Then every point's time is recomputed in dependency order:
 //   work gap     t' = t'(previous point) + gap x the product of the open instances' factors;
 //   wait end     t' = max(t'(previous point), t'(wait begin) + c, max over releasers of
-//                t'(releaser) + L), L = the measured latency from the latest releaser to the
-//                release, c = L when the wait really waited (the latest releaser came after it
-//                began), else the wait's measured length (it cost what it cost). Releasers are
+//                t'(releaser) + L). When the wait really waited (its latest releaser came
+//                after it began), L = c = the measured latency from that releaser to the
+//                release; else c = the wait's measured length (it cost what it cost) and
+//                L = 0 (its wake-up latency, had it waited, is unknown). Releasers are
 //                the arrivals the flows name and the async completions of the unit observed
 //                inside the wait. A wait without any releaser keeps its measured length;
 //                unlinked_waits counts them;
