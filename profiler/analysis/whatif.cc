@@ -535,7 +535,11 @@ absl::StatusOr<Retimed> Retime(const Graph& g, const Factors& f) {
             const AsyncSpan& a = u.async_spans[pt.index];
             const int64_t dur = static_cast<int64_t>(
                 std::llround((a.end_ns - a.begin_ns) * f.async[p][pt.index]));
-            t = std::max(work_new, c.async_begin_new[pt.index] + dur);
+            // Observed inside a wait, the thread waited for it: it ends when the copy (or
+            // wgmma group) does. Observed in passing, it is a program point like any other:
+            // when the copy really completed is unknown, only that it was done by then.
+            t = c.open_waits > 0 ? std::max(work_new, c.async_begin_new[pt.index] + dur)
+                                 : std::max(work_new, c.async_begin_new[pt.index]);
             for (uint32_t o : c.open) {
               if (ug.is_wait[o]) {
                 c.comp_old[o] = std::max(c.comp_old[o], pt.ns);

@@ -34,8 +34,11 @@
 //                the arrivals the flows name and the async completions of the unit observed
 //                inside the wait. A wait without any releaser keeps its measured length;
 //                unlinked_waits counts them;
-//   completion   t' = max(t'(previous point) (+ the gap, outside a wait),
-//                t'(issue) + measured duration x its factor);
+//   completion   observed inside a wait (the thread waited for it): t' = max(t'(previous
+//                point), t'(issue) + measured duration x its factor); observed in passing
+//                (outside every wait) it is a program point like any other, never before
+//                its issue: when the copy really completed is unknown, so re-timing such a
+//                copy changes nothing (a stated limitation);
 //   a gap inside a wait counts nothing itself: the wait's end is the rule above.
 // So a wait never ends before it began nor before its releaser allows; waits that existed only
 // because of the sped-up work shrink; work does not. A block's first point moves with its SM

@@ -55,6 +55,15 @@ const Kernel& KernelNamed(const std::string& name) {
   return kernels->at(name);
 }
 
+// The diagnosis' bound finding ("producer-bound: ...", or "waiting: ..." when no other role
+// can be named); "" when there is none. A tail or the overhead may rank above it.
+std::string BoundFinding(const std::vector<Diagnosis>& diagnosis) {
+  for (const Diagnosis& d : diagnosis) {
+    if (d.kind == "bound" || d.kind == "waiting") return d.text;
+  }
+  return "";
+}
+
 class WhatIfTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -76,7 +85,9 @@ class WhatIfTest : public ::testing::Test {
     absl::StatusOr<ProgramResult> ran =
         RunProgram(argv, {.timeout = absl::Seconds(600), .merge_stderr = false});
     EXPECT_THAT(ran, IsOk());
-    if (ran.ok()) EXPECT_EQ(ran->exit_code, 0) << ran->output << ran->error_output;
+    if (ran.ok()) {
+      EXPECT_EQ(ran->exit_code, 0) << ran->output << ran->error_output;
+    }
     return absl::StrCat(dir, "/", k.example);
   }
 
@@ -88,9 +99,7 @@ class WhatIfTest : public ::testing::Test {
     request.analysis = true;
     DumpOutcome outcome = DumpToFiles(loaded->trace.layout, loaded->trace.words, request);
     EXPECT_THAT(outcome.status, IsOk());
-    measured_diagnosis() = outcome.analysis->diagnosis.empty()
-                               ? std::string()
-                               : outcome.analysis->diagnosis.front().text;
+    measured_diagnosis() = BoundFinding(outcome.analysis->diagnosis);
     return *std::move(outcome.timeline);
   }
   static std::string& measured_diagnosis() {
@@ -124,8 +133,6 @@ TEST_P(PlantedTest, ShorteningTheConsumerPredictsTheRunPlantedWithHalfItsDelay) 
   const int64_t cut = DelayNs(kC) - DelayNs(kC / 2);
   const WhatIfPrediction p = Predict(pc, absl::StrCat(k.consumer_work, "=-", cut, "ns"));
   const int64_t measured = p.measured_ns;
-  DumpRequest unused;
-  (void)unused;
   // The (P, C/2) run's kernel time, as the prediction measures one.
   absl::StatusOr<WhatIfPrediction> identity =
       PredictWhatIf(half, *ParseSpeedups({absl::StrCat(k.consumer_work, "=1")}));
@@ -135,10 +142,9 @@ TEST_P(PlantedTest, ShorteningTheConsumerPredictsTheRunPlantedWithHalfItsDelay) 
   EXPECT_LT(p.predicted_ns, measured);
   EXPECT_NEAR(static_cast<double>(p.predicted_ns), static_cast<double>(target), 0.05 * target)
       << "predicted " << p.predicted_ns << " ns, the planted run measured " << target << " ns";
-  ASSERT_FALSE(p.analysis.diagnosis.empty());
   EXPECT_THAT(half_diagnosis, StartsWith("producer-bound"));
-  EXPECT_EQ(Bound(p.analysis.diagnosis.front().text), Bound(half_diagnosis))
-      << p.analysis.diagnosis.front().text;
+  EXPECT_EQ(Bound(BoundFinding(p.analysis.diagnosis)), Bound(half_diagnosis))
+      << BoundFinding(p.analysis.diagnosis);
 }
 
 // (P, C) -> shorten the producer's work by P/2's time -> the (P/2, C) run: it barely moves
@@ -157,9 +163,9 @@ TEST_P(PlantedTest, ShorteningTheProducerPredictsTheRunPlantedWithHalfItsDelay) 
   EXPECT_NEAR(static_cast<double>(p.predicted_ns), static_cast<double>(target), 0.05 * target)
       << "predicted " << p.predicted_ns << " ns, the planted run measured " << target << " ns";
   EXPECT_GT(p.predicted_ns, 0.8 * p.measured_ns) << "the consumer still bounds the kernel";
-  ASSERT_FALSE(p.analysis.diagnosis.empty());
-  EXPECT_EQ(Bound(p.analysis.diagnosis.front().text), Bound(half_diagnosis))
-      << p.analysis.diagnosis.front().text << " vs " << half_diagnosis;
+  EXPECT_FALSE(half_diagnosis.empty());
+  EXPECT_EQ(Bound(BoundFinding(p.analysis.diagnosis)), Bound(half_diagnosis))
+      << BoundFinding(p.analysis.diagnosis) << " vs " << half_diagnosis;
 }
 
 // The causal profile ranks the consumer's work first and the producer's load far below;
