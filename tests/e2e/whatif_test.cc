@@ -42,6 +42,10 @@ struct Kernel {
   std::vector<std::string> args;
   std::string consumer_work;  // the region the consumer delay is planted in
   std::string producer_work;
+  // The what-if that halves the producer's planted delay: shortening each instance by P/2's
+  // time, or (FlashAttention, whose `load` also covers the undelayed Q and V loads, a few ns
+  // each: shortening those is an error) a factor of 0.5, off by a few ns per instance.
+  bool producer_by_factor = false;
 };
 
 const Kernel& KernelNamed(const std::string& name) {
@@ -50,7 +54,7 @@ const Kernel& KernelNamed(const std::string& name) {
        {"warp_specialized_pipeline", {"--k=512", "--stages=4"}, "consumer:mma", "producer:load"}},
       {"hopper", {"hopper_gemm", {"--m=128", "--n=128", "--k=512"}, "consumer:mma",
                   "producer:load"}},
-      {"flash", {"flash_attention", {}, "consumer:softmax", "producer:load"}},
+      {"flash", {"flash_attention", {}, "consumer:softmax", "producer:load", true}},
   };
   return kernels->at(name);
 }
@@ -155,7 +159,9 @@ TEST_P(PlantedTest, ShorteningTheProducerPredictsTheRunPlantedWithHalfItsDelay) 
   const Timeline half = Measured(Run(k, kP / 2, kC));
   const std::string half_diagnosis = measured_diagnosis();
   const int64_t cut = DelayNs(kP) - DelayNs(kP / 2);
-  const WhatIfPrediction p = Predict(pc, absl::StrCat(k.producer_work, "=-", cut, "ns"));
+  const WhatIfPrediction p =
+      Predict(pc, k.producer_by_factor ? absl::StrCat(k.producer_work, "=0.5")
+                                       : absl::StrCat(k.producer_work, "=-", cut, "ns"));
   absl::StatusOr<WhatIfPrediction> identity =
       PredictWhatIf(half, *ParseSpeedups({absl::StrCat(k.producer_work, "=1")}));
   ASSERT_THAT(identity, IsOk());
@@ -188,7 +194,8 @@ TEST_P(PlantedTest, CausalProfileRanksTheBottleneckSideFirst) {
     EXPECT_GT(profile->rows[0].saving[2], 0.2);
     for (const CausalRow& row : profile->rows) {
       if (label(row) != other) continue;
-      EXPECT_LT(row.saving[2], 0.05) << "speeding up the side that waits buys little";
+      EXPECT_LT(row.saving[2], 0.1) << "speeding up the side that waits buys little";
+      EXPECT_GT(profile->rows[0].saving[2], 3 * row.saving[2]);
     }
     // Savings never decrease with the speedup, and flat rows say so.
     for (const CausalRow& row : profile->rows) {
