@@ -259,15 +259,12 @@ absl::StatusOr<Graph> BuildGraph(const Timeline& t) {
         return absl::InvalidArgumentError(absl::StrCat(
             "what-if: flow ", f.id, " links blocks ", fu.block_linear, " and ", u.block_linear));
       }
-      // The arrival: the instant at that event slot.
-      int32_t instant = -1;
-      for (uint32_t i = 0; i < fu.instants.size(); ++i) {
-        if (fu.instants[i].event == f.from.event) {
-          instant = static_cast<int32_t>(i);
-          break;
-        }
-      }
-      if (instant < 0) continue;
+      // The arrival: the instant at that event slot (instants are in event order).
+      auto at = std::lower_bound(
+          fu.instants.begin(), fu.instants.end(), f.from.event,
+          [](const Instant& i, uint32_t event) { return i.event < event; });
+      if (at == fu.instants.end() || at->event != f.from.event) continue;
+      const size_t instant = static_cast<size_t>(at - fu.instants.begin());
       const Slice& w = u.slices[f.to.released_wait];
       if (fu.instants[instant].ns > w.end_ns) continue;  // not a cause (inconsistent times)
       g.units[p].releasers[f.to.released_wait].push_back(

@@ -21,7 +21,8 @@
 // writes the predicted launch as a trace that opens beside the measured one, --diff prints
 // `warptrace diff` of measured (before) against predicted (after), --json writes it all.
 // dump --summary and --analysis add the causal profile (the table under the diagnosis, and
-// "causal_profile" in the JSON) unless --causal-profile=false.
+// "causal_profile" in the JSON) with --causal-profile (off by default there: the summary
+// and the analysis JSON stay as they were; whatif prints it unless --causal-profile=false).
 //
 // dump --summary prints the summary table and then, under "diagnosis:", the analysis'
 // ranked findings (profiler/analysis/diagnosis.h); --analysis writes the whole analysis as
@@ -97,9 +98,10 @@ ABSL_FLAG(std::string, what_if, "",
           "dump: predict this re-timing (as whatif's --speedup) and write the predicted launch "
           "to --output");
 ABSL_FLAG(bool, diff, false, "whatif: print the diff of the measured against the predicted launch");
-ABSL_FLAG(bool, causal_profile, true,
-          "dump --summary/--analysis and whatif: compute the causal profile (each region's "
-          "predicted kernel speedup at 10/25/50/100% faster)");
+ABSL_FLAG(std::string, causal_profile, "",
+          "true or false: the causal profile (each region's predicted kernel speedup at "
+          "10/25/50/100% faster) under dump --summary's diagnosis and in --analysis's JSON "
+          "(default false), and in whatif's output (default true)");
 ABSL_FLAG(std::string, before, "", "diff: PREFIX of the trace before the change");
 ABSL_FLAG(std::string, after, "", "diff: PREFIX of the trace after the change");
 ABSL_FLAG(std::string, json, "", "diff: write the whole diff as JSON here");
@@ -152,6 +154,16 @@ int Fail(const absl::Status& status, int code = kExitBadInput) {
 
 int WhatIf(const std::string& speedup, const std::string& output);
 
+// --causal-profile: "" is `fallback` (dump: off, so its summary stays what it was; whatif: on).
+absl::StatusOr<bool> CausalProfileFlag(bool fallback) {
+  const std::string v = absl::AsciiStrToLower(absl::GetFlag(FLAGS_causal_profile));
+  if (v.empty()) return fallback;
+  if (v == "true" || v == "1" || v == "yes") return true;
+  if (v == "false" || v == "0" || v == "no") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--causal-profile=", v, ": expected true or false"));
+}
+
 int Dump() {
   const std::string input = absl::GetFlag(FLAGS_input);
   if (const std::string what_if = absl::GetFlag(FLAGS_what_if); !what_if.empty()) {
@@ -169,8 +181,9 @@ int Dump() {
   request.analysis_path = absl::GetFlag(FLAGS_analysis);
   request.analysis_role = "analysis (--analysis)";
   request.summary = summary;
-  request.causal_profile =
-      absl::GetFlag(FLAGS_causal_profile) && (summary || !request.analysis_path.empty());
+  absl::StatusOr<bool> causal_profile = CausalProfileFlag(false);
+  if (!causal_profile.ok()) return Fail(causal_profile.status());
+  request.causal_profile = *causal_profile && (summary || !request.analysis_path.empty());
   request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
   request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
   if (output.empty() && request.report_path.empty() && !summary &&
@@ -315,7 +328,9 @@ int WhatIf(const std::string& speedup, const std::string& output) {
   request.speedups = {speedup};
   request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
   request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
-  request.causal_profile = absl::GetFlag(FLAGS_causal_profile);
+  absl::StatusOr<bool> causal_profile = CausalProfileFlag(true);
+  if (!causal_profile.ok()) return Fail(causal_profile.status());
+  request.causal_profile = *causal_profile;
   request.diff = absl::GetFlag(FLAGS_diff);
   request.json_path = absl::GetFlag(FLAGS_json);
   if (!output.empty()) {

@@ -251,7 +251,7 @@ TEST_F(WhatIfTest, FrontEndWritesThePredictedTraceTheJsonAndTheDiff) {
   EXPECT_THAT(cli->output, HasSubstr("diff (before: measured, after: predicted)"));
   absl::StatusOr<ProgramResult> dump = RunProgram(
       {absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/profiler/cli/warptrace"), "dump",
-       "--input=" + prefix, "--summary"},
+       "--input=" + prefix, "--summary", "--causal-profile=true"},
       {.timeout = absl::Seconds(600), .merge_stderr = false});
   ASSERT_THAT(dump, IsOk());
   EXPECT_EQ(dump->exit_code, 0) << dump->error_output;
