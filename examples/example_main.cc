@@ -24,6 +24,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/summary.h"
+#include "profiler/analysis/whatif.h"
+#include "profiler/frontend/whatif_files.h"
 #include "profiler/frontend/dump_files.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/trace/verify.h"
@@ -49,6 +51,11 @@ ABSL_FLAG(bool, barrier_waits, false, "record every barrier's wait, from arrival
 ABSL_FLAG(int, host_sms, 0,
           "virtual SMs (worker threads) of the host backend: 0 for the machine's core count; "
           "at least 2");
+ABSL_FLAG(std::string, what_if, "",
+          "predict the launch with this re-timing from its trace (warptrace whatif's --speedup: "
+          "[ROLE:]NAME=FACTOR or [ROLE:]NAME=-DURATION, ';' between several, e.g. "
+          "\"consumer:mma=0.5\"): prints the predicted kernel time, diagnosis and causal "
+          "profile, writes NAME.whatif.pftrace and NAME.whatif.json under --out");
 ABSL_FLAG(int, repeat, 0,
           "after the checked run, time this many launches and print the median (CUDA events "
           "on a GPU)");
@@ -219,6 +226,7 @@ absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
   options.run.profile.policy.loop_iterations = absl::GetFlag(FLAGS_loop_iterations);
   options.run.profile.policy.barrier_waits = absl::GetFlag(FLAGS_barrier_waits);
 
+  options.what_if = absl::GetFlag(FLAGS_what_if);
   options.repeat = absl::GetFlag(FLAGS_repeat);
   if (options.repeat < 0) {
     return bad("repeat", absl::StrCat(options.repeat), "expected 0 (no timing) or more launches");
@@ -275,7 +283,8 @@ absl::Status RequestOutputs(const ExampleOptions& options, DumpRequest& dump) {
   dump.report_path = options.VerdictPath();
   dump.summary = true;
   dump.analysis = true;
-  dump.collect = false;  // nothing here reads the Timeline: the dump streams
+  // Only --what_if reads the Timeline; otherwise the dump streams.
+  dump.collect = !options.what_if.empty();
   return absl::OkStatus();
 }
 
@@ -336,6 +345,25 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
     PrintVerdicts(*run->trace, out);
     if (absl::Status s = PrintIndentedSummary(run->dump, out); !s.ok()) return Fail(name, s);
     if (absl::Status s = WriteOutputs(*run->trace, options, out); !s.ok()) return Fail(name, s);
+    if (!options.what_if.empty()) {
+      if (!run->trace->has_timeline) {
+        return Fail(name, absl::InternalError("--what_if: the dump kept no timeline"));
+      }
+      WhatIfRequest request;
+      request.speedups = {options.what_if};
+      request.perfetto_path = absl::StrCat(options.SavePrefix(), ".whatif.pftrace");
+      request.json_path = absl::StrCat(options.SavePrefix(), ".whatif.json");
+      const WhatIfOutcome what_if = WhatIfTimelineToFiles(run->trace->timeline, request);
+      if (!what_if.status.ok()) {
+        PrintError(name, absl::StrCat("--what_if: ", what_if.status.message()));
+        return absl::IsInvalidArgument(what_if.status) ? kExitUsage : kExitFailed;
+      }
+      out << "\n";
+      PrintWhatIf(what_if.prediction, out);
+      if (what_if.profile.has_value()) PrintCausalProfile(*what_if.profile, out);
+      out << "  predicted trace: " << request.perfetto_path << "\n  what-if JSON:    "
+          << request.json_path << "\n";
+    }
   } else {
     out << "\nprofiling off (--profile=false): the kernel ran uninstrumented; no trace "
            "written\n";

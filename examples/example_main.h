@@ -118,6 +118,7 @@ struct ExampleOptions {
   RunOptions run;          // device, device options (arch), profile options
   std::string out_dir;     // absolute
   int repeat = 0;
+  std::string what_if;     // --what_if: a re-timing to predict from the trace (whatif.h)
   std::string TracePath() const;    // out_dir/name.trace.json
   std::string PerfettoPath() const; // out_dir/name.pftrace
   std::string SavePrefix() const;   // out_dir/name (.bin + .json)

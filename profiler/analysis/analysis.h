@@ -182,6 +182,27 @@ struct Diagnosis {
   std::string text;
 };
 
+// The causal profile (whatif.h, ComputeCausalProfile): for one region, loop body, async copy
+// or wgmma group (of one role, or of every role), the predicted kernel time if its instances
+// took kCausalSpeedups less time, and the fraction of the measured kernel time that saves.
+inline constexpr double kCausalSpeedups[4] = {0.10, 0.25, 0.50, 1.00};
+struct CausalRow {
+  std::string role;     // empty: every role
+  std::string name;
+  SiteKind kind = SiteKind::kRegion;
+  uint64_t instances = 0;
+  int64_t work_ns = 0;  // its instances' work (length minus the waits inside), summed
+  double saving[4] = {0, 0, 0, 0};          // (measured - predicted) / measured
+  int64_t predicted_ns[4] = {0, 0, 0, 0};
+  bool flat = false;    // every saving below kFlatSaving (whatif.h): not on the critical path
+};
+
+struct CausalProfile {
+  int64_t measured_ns = 0;        // kernel time: first unit start to last unit end
+  std::vector<CausalRow> rows;    // by saving at 50%, largest first (then 100%, role, name)
+  std::vector<std::string> limitations;  // what the prediction could not know
+};
+
 struct Analysis {
   std::string kernel_name;
   std::string device_name;
@@ -192,6 +213,10 @@ struct Analysis {
   GridAnalysis grid;
   OverheadAnalysis overhead;
   std::vector<Diagnosis> diagnosis;  // ranked, most important first
+  // Filled by the dump front end when asked (DumpRequest::causal_profile); empty otherwise,
+  // and then not in the JSON.
+  bool has_causal_profile = false;
+  CausalProfile causal_profile;
 };
 
 }  // namespace warptrace

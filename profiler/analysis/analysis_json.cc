@@ -166,6 +166,36 @@ void GridJson(json::OStream& j, const GridAnalysis& g) {
 
 }  // namespace
 
+void WriteCausalProfileJson(const CausalProfile& profile, json::OStream& j) {
+  j.object([&] {
+    j.attribute("measured_ns", profile.measured_ns);
+    j.attributeArray("speedups", [&] {
+      for (double s : kCausalSpeedups) j.value(s);
+    });
+    j.attributeArray("rows", [&] {
+      for (const CausalRow& row : profile.rows) {
+        j.object([&] {
+          j.attribute("role", ValidUtf8(row.role));
+          j.attribute("name", ValidUtf8(row.name));
+          j.attribute("kind", SiteKindName(row.kind));
+          j.attribute("instances", row.instances);
+          j.attribute("work_ns", row.work_ns);
+          j.attributeArray("saving", [&] {
+            for (double s : row.saving) j.value(s);
+          });
+          j.attributeArray("predicted_ns", [&] {
+            for (int64_t ns : row.predicted_ns) j.value(ns);
+          });
+          j.attribute("flat", row.flat);
+        });
+      }
+    });
+    j.attributeArray("limitations", [&] {
+      for (const std::string& l : profile.limitations) j.value(ValidUtf8(l));
+    });
+  });
+}
+
 void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
   json::OStream j(os, /*IndentSize=*/2);
   j.object([&] {
@@ -200,6 +230,11 @@ void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
       j.attribute("wait_overhead_fraction", o.wait_overhead_fraction);
       j.attribute("compensated", o.compensated);
     });
+    if (a.has_causal_profile) {
+      j.attributeBegin("causal_profile");
+      WriteCausalProfileJson(a.causal_profile, j);
+      j.attributeEnd();
+    }
   });
 }
 

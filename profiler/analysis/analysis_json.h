@@ -48,6 +48,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/analysis.h"
 
@@ -57,6 +58,11 @@ inline constexpr char kAnalysisFormat[] = "warptrace-analysis";
 inline constexpr int kAnalysisVersion = 1;
 
 void WriteAnalysisJson(const Analysis& analysis, llvm::raw_ostream& os);
+
+// The causal profile as one JSON value (Analysis's "causal_profile", the what-if JSON's):
+// {"measured_ns", "speedups": [0.1, 0.25, 0.5, 1.0], "rows": [{"role", "name", "kind",
+// "instances", "work_ns", "saving": [4], "predicted_ns": [4], "flat"}], "limitations": [..]}.
+void WriteCausalProfileJson(const CausalProfile& profile, llvm::json::OStream& j);
 
 // Writes atomically to `path` ("-": stdout) with base/file.h's WriteFileAtomically: its
 // errors (the file system's codes; FailedPrecondition for a path that is an input).

@@ -9,6 +9,21 @@
 //   warptrace diff --before=PREFIX --after=PREFIX [--json=diff.json] [--rows=N]
 //                  [--fail-if-slower=PCT [--regions=NAME,...]] [--compensate-overhead]
 //                  [--sm-clock-khz=N]
+//   warptrace whatif --input=PREFIX --speedup="[ROLE:]NAME=FACTOR|-DURATION[; ...]"
+//                  [--output=pred.pftrace|pred.json] [--json=whatif.json] [--diff]
+//                  [--causal-profile=false] [--rows=N]
+//   warptrace dump --input=PREFIX --what-if="mma=0.5" --output=pred.pftrace   (the same
+//                  prediction; --output is then the predicted launch)
+//
+// whatif (profiler/analysis/whatif.h) re-times the recorded launch over its hand-off graph
+// ("mma=0.5": every mma instance takes half its time; "producer:load=-2000ns": each of the
+// producer's load instances 2 us shorter; specs separated by ';') and prints the measured and
+// predicted kernel time, per role, the predicted diagnosis and the causal profile; --output
+// writes the predicted launch as a trace that opens beside the measured one, --diff prints
+// `warptrace diff` of measured (before) against predicted (after), --json writes it all.
+// dump --summary and --analysis add the causal profile (the table under the diagnosis, and
+// "causal_profile" in the JSON) with --causal-profile (off by default there: the summary
+// and the analysis JSON stay as they were; whatif prints it unless --causal-profile=false).
 //
 // dump --summary prints the summary table and then, under "diagnosis:", the analysis'
 // ranked findings (profiler/analysis/diagnosis.h); --analysis writes the whole analysis as
@@ -58,7 +73,9 @@
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
+#include "profiler/analysis/whatif.h"
 #include "profiler/frontend/dump_files.h"
+#include "profiler/frontend/whatif_files.h"
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/outputs/chrome_trace_options.h"
 #include "profiler/trace/verify.h"
@@ -78,6 +95,17 @@ ABSL_FLAG(bool, summary, false,
 ABSL_FLAG(std::string, analysis, "",
           "write the analysis (waiting vs working, critical path, grid, overhead, diagnosis) "
           "as JSON here");
+ABSL_FLAG(std::string, speedup, "",
+          "whatif: the re-timing, [ROLE:]NAME=FACTOR or [ROLE:]NAME=-DURATION (ns, us, ms), "
+          "several separated by ';' (e.g. \"mma=0.5\", \"producer:load=-2000ns\")");
+ABSL_FLAG(std::string, what_if, "",
+          "dump: predict this re-timing (as whatif's --speedup) and write the predicted launch "
+          "to --output");
+ABSL_FLAG(bool, diff, false, "whatif: print the diff of the measured against the predicted launch");
+ABSL_FLAG(std::string, causal_profile, "",
+          "true or false: the causal profile (each region's predicted kernel speedup at "
+          "10/25/50/100% faster) under dump --summary's diagnosis and in --analysis's JSON "
+          "(default false), and in whatif's output (default true)");
 ABSL_FLAG(std::string, before, "", "diff: PREFIX of the trace before the change");
 ABSL_FLAG(std::string, after, "", "diff: PREFIX of the trace after the change");
 ABSL_FLAG(std::string, json, "", "diff: write the whole diff as JSON here");
@@ -134,8 +162,23 @@ int Fail(const absl::Status& status, int code = kExitBadInput) {
   return code;
 }
 
+int WhatIf(const std::string& speedup, const std::string& output);
+
+// --causal-profile: "" is `fallback` (dump: off, so its summary stays what it was; whatif: on).
+absl::StatusOr<bool> CausalProfileFlag(bool fallback) {
+  const std::string v = absl::AsciiStrToLower(absl::GetFlag(FLAGS_causal_profile));
+  if (v.empty()) return fallback;
+  if (v == "true" || v == "1" || v == "yes") return true;
+  if (v == "false" || v == "0" || v == "no") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--causal-profile=", v, ": expected true or false"));
+}
+
 int Dump() {
   const std::string input = absl::GetFlag(FLAGS_input);
+  if (const std::string what_if = absl::GetFlag(FLAGS_what_if); !what_if.empty()) {
+    return WhatIf(what_if, absl::GetFlag(FLAGS_output));
+  }
   const std::string output = absl::GetFlag(FLAGS_output);
   const bool summary = absl::GetFlag(FLAGS_summary);
   if (input.empty()) {
@@ -148,6 +191,9 @@ int Dump() {
   request.analysis_path = absl::GetFlag(FLAGS_analysis);
   request.analysis_role = "analysis (--analysis)";
   request.summary = summary;
+  absl::StatusOr<bool> causal_profile = CausalProfileFlag(false);
+  if (!causal_profile.ok()) return Fail(causal_profile.status());
+  request.causal_profile = *causal_profile && (summary || !request.analysis_path.empty());
   request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
   request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
   if (output.empty() && request.report_path.empty() && !summary &&
@@ -278,6 +324,53 @@ int Diff() {
   return slower.empty() ? kExitOk : kExitSlower;
 }
 
+// `warptrace whatif` (and `dump --what-if`): the prediction, printed; the predicted launch to
+// `output`.
+int WhatIf(const std::string& speedup, const std::string& output) {
+  const std::string input = absl::GetFlag(FLAGS_input);
+  if (input.empty()) {
+    return Fail(absl::InvalidArgumentError("--input=PREFIX is required (reads PREFIX.bin and "
+                                           "PREFIX.json)"));
+  }
+  if (speedup.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "--speedup is required, e.g. --speedup=\"mma=0.5\" or \"producer:load=-2000ns\""));
+  }
+  WhatIfRequest request;
+  request.speedups = {speedup};
+  request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
+  request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  absl::StatusOr<bool> causal_profile = CausalProfileFlag(true);
+  if (!causal_profile.ok()) return Fail(causal_profile.status());
+  request.causal_profile = *causal_profile;
+  request.diff = absl::GetFlag(FLAGS_diff);
+  request.json_path = absl::GetFlag(FLAGS_json);
+  if (!output.empty()) {
+    absl::StatusOr<TraceFormat> format = ChooseTraceFormat(absl::GetFlag(FLAGS_format), output);
+    if (!format.ok()) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("--format: ", format.status().message())));
+    }
+    (*format == TraceFormat::kPerfetto ? request.perfetto_path : request.chrome_path) = output;
+  }
+  absl::StatusOr<LoadedDump> loaded = LoadForDump(input, absl::GetFlag(FLAGS_sm_clock_khz));
+  if (!loaded.ok()) return Fail(loaded.status());
+  const WhatIfOutcome outcome = WhatIfToFiles(loaded->trace.layout, loaded->trace.words, request);
+  if (!outcome.status.ok()) {
+    if (loaded->mosaic && absl::IsFailedPrecondition(outcome.status)) {
+      PrintProblem("error", "a Mosaic GPU buffer records no hand-offs");
+    }
+    return Fail(outcome.status);
+  }
+  PrintWhatIf(outcome.prediction, llvm::outs());
+  if (outcome.profile.has_value()) PrintCausalProfile(*outcome.profile, llvm::outs());
+  if (outcome.diff.has_value()) {
+    llvm::outs() << "diff (before: measured, after: predicted):\n";
+    PrintTraceDiff(*outcome.diff, llvm::outs(), absl::GetFlag(FLAGS_rows));
+  }
+  llvm::outs().flush();
+  return kExitOk;
+}
+
 // absl flags are C identifiers; accept the documented dashed spellings too.
 std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>& storage) {
   storage.assign(argv, argv + argc);
@@ -308,6 +401,8 @@ int main(int argc, char** argv) {
       "           [--mosaic-overhead=true|false] [--mosaic-clock-khz=N]\n"
       "       warptrace diff --before=PREFIX --after=PREFIX [--json=diff.json] [--rows=N]\n"
       "           [--fail-if-slower=PCT [--regions=NAME,...]]\n"
+      "       warptrace whatif --input=PREFIX --speedup=\"mma=0.5; producer:load=-2000ns\"\n"
+      "           [--output=pred.pftrace] [--json=whatif.json] [--diff] [--causal-profile=false]\n"
       "exit status: 0 ok, 1 bad usage or unreadable input, 2 a trace failed verification,\n"
       "3 diff --fail-if-slower found a significant slowdown");
   std::vector<std::string> storage;
@@ -315,13 +410,16 @@ int main(int argc, char** argv) {
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size() - 1),
                                                          args.data());
   const absl::string_view command = positional.size() == 2 ? positional[1] : "";
-  if (command != "dump" && command != "diff") {
+  if (command != "dump" && command != "diff" && command != "whatif") {
     std::string got;
     for (size_t i = 1; i < positional.size(); ++i) absl::StrAppend(&got, " ", positional[i]);
-    llvm::errs() << "warptrace: error: expected the command 'dump' or 'diff'"
+    llvm::errs() << "warptrace: error: expected the command 'dump', 'diff' or 'whatif'"
                  << (got.empty() ? std::string() : absl::StrCat(", got:", got))
                  << " (see warptrace --help)\n";
     return warptrace::kExitBadInput;
+  }
+  if (command == "whatif") {
+    return warptrace::WhatIf(absl::GetFlag(FLAGS_speedup), absl::GetFlag(FLAGS_output));
   }
   return command == "dump" ? warptrace::Dump() : warptrace::Diff();
 }

@@ -12,6 +12,7 @@
 #include "profiler/analysis/analysis_json.h"
 #include "profiler/analysis/analysis_sink.h"
 #include "profiler/analysis/diagnosis.h"
+#include "profiler/analysis/whatif.h"
 #include "profiler/dump/collector.h"
 #include "profiler/outputs/chrome_trace_sink.h"
 #include "profiler/outputs/mosaic_trace.h"
@@ -87,10 +88,11 @@ class Run {
     options_.verify = request.verify;
     options_.timeline = request.timeline;
     if (request.summary) sinks_.push_back(&summary_.emplace());
-    if (request.summary || request.analysis || !request.analysis_path.empty()) {
+    if (request.summary || request.analysis || request.causal_profile ||
+        !request.analysis_path.empty()) {
       sinks_.push_back(&analysis_.emplace());
     }
-    if (request.collect) sinks_.push_back(&collector_.emplace());
+    if (request.collect || request.causal_profile) sinks_.push_back(&collector_.emplace());
     sinks_.insert(sinks_.end(), request.sinks.begin(), request.sinks.end());
   }
 
@@ -101,7 +103,20 @@ class Run {
       outcome_.summary = *summary_->summary();
     }
     if (analysis_.has_value()) outcome_.analysis = analysis_->result();
-    if (collector_.has_value() && collector_->complete()) {
+    if (request_.causal_profile && outcome_.analysis.has_value() && collector_.has_value() &&
+        collector_->complete()) {
+      // A trace the graph cannot predict (no hand-offs) gets the reason as its one
+      // limitation, not a failed dump.
+      Analysis& a = *outcome_.analysis;
+      a.has_causal_profile = true;
+      absl::StatusOr<CausalProfile> profile = ComputeCausalProfile(collector_->timeline());
+      if (profile.ok()) {
+        a.causal_profile = *std::move(profile);
+      } else {
+        a.causal_profile.limitations.push_back(std::string(profile.status().message()));
+      }
+    }
+    if (request_.collect && collector_.has_value() && collector_->complete()) {
       outcome_.timeline = std::move(collector_->timeline());
     }
   }
@@ -240,7 +255,10 @@ DumpOutcome DumpToFiles(const TraceLayout& layout, absl::Span<const uint32_t> wo
 void PrintSummaryAndDiagnosis(const DumpOutcome& outcome, llvm::raw_ostream& os) {
   if (!outcome.summary.has_value()) return;
   PrintSummary(*outcome.summary, os);
-  if (outcome.analysis.has_value()) PrintDiagnosis(*outcome.analysis, os);
+  if (outcome.analysis.has_value()) {
+    PrintDiagnosis(*outcome.analysis, os);
+    if (outcome.analysis->has_causal_profile) PrintCausalProfile(outcome.analysis->causal_profile, os);
+  }
 }
 
 absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz) {

@@ -93,6 +93,11 @@ struct DumpRequest {
   bool summary = false;   // DumpOutcome::summary (the analysis comes with it)
   bool analysis = false;  // DumpOutcome::analysis (also implied by analysis_path)
   bool collect = false;   // DumpOutcome::timeline: every slice kept in memory
+  // The causal profile (whatif.h) in DumpOutcome::analysis (has_causal_profile), its JSON and
+  // under the diagnosis of PrintSummaryAndDiagnosis. Implies the analysis; keeps the slices
+  // in memory while it is computed. A trace the graph cannot predict (no hand-offs) gets an
+  // empty profile whose one limitation says why.
+  bool causal_profile = false;
   // More sinks, fed after the front end's own (e.g. a DiffCollector); not owned.
   std::vector<TraceSink*> sinks;
 };

@@ -18,7 +18,8 @@
 #      and writes the table: TFLOP/s unprofiled and profiled, the slowdown, the share of the
 #      vendor's TFLOP/s (big_kernels.txt + big_kernels.json in OUTDIR);
 #   4. SM cycles per recorded event (record_cost_gpu), profiled vs unprofiled launch time
-#      (median of REPEAT launches, CUDA events) for every example;
+#      (median of REPEAT launches, CUDA events) for every example; the pipeline what-if (a
+#      planted consumer delay predicted away, against the measured run without it);
 #   5. anchors (anchors.py, the machine's python3): PyTorch bf16 matmul (cuBLAS) on the
 #      examples' GEMM shapes and scaled_dot_product_attention; a JAX Mosaic GPU kernel with
 #      Mosaic's own profiler, its raw buffer + grid/block/names saved and dumped by warptrace;
@@ -438,6 +439,43 @@ record_cost() {
   grep -E '^placement ' "$STEP_LOG" | while read -r line; do number "record_cost $line"; done
 }
 
+# What-if on real hardware: the pipeline with a planted consumer delay and without; the
+# prediction from the first (each consumer mma shortened by the delay's time, at the trace's
+# own SM clock) against the second's measured kernel time. No threshold: it is the first
+# measurement of how much the graph's blind spots (bandwidth, tensor-core contention, clock
+# changes) matter on a GPU.
+WHATIF_DELAY=${WHATIF_DELAY:-20000}
+what_if_pipeline() {
+  local flags="--m=128 --n=256 --k=1024 --stages=4 --persistent --copy=auto"
+  local planted=$TRACES/whatif_planted/warp_specialized_pipeline
+  local plain=$TRACES/whatif_plain/warp_specialized_pipeline
+  # shellcheck disable=SC2086
+  run_example "what-if pipeline cuda consumer_delay=$WHATIF_DELAY" whatif_planted \
+    warp_specialized_pipeline --device="$CUDA_DEVICE" --consumer_delay="$WHATIF_DELAY" $flags || return
+  local mhz
+  mhz=$(grep -m1 -oE 'mean [0-9.]+ MHz' "$STEP_LOG" | tr -dc '0-9.')
+  # shellcheck disable=SC2086
+  run_example "what-if pipeline cuda consumer_delay=0" whatif_plain \
+    warp_specialized_pipeline --device="$CUDA_DEVICE" --consumer_delay=0 $flags || return
+  if [[ -z $mhz ]]; then
+    record FAIL "what-if pipeline" "no SM clock (mean ... MHz) in the planted run's summary"
+    return
+  fi
+  local cut
+  cut=$(awk -v c="$WHATIF_DELAY" -v mhz="$mhz" 'BEGIN { printf "%d", c * 1000 / mhz }')
+  step "what-if pipeline predict (consumer:mma=-${cut}ns)" 120 "${RUN[@]}" "$BIN/warptrace" whatif \
+    --input="$planted" --speedup="consumer:mma=-${cut}ns" --causal-profile=false \
+    --json="$planted.whatif.json" || return
+  step "what-if pipeline measure (no delay)" 120 "${RUN[@]}" "$BIN/warptrace" whatif \
+    --input="$plain" --speedup="consumer:mma=1" --causal-profile=false \
+    --json="$plain.whatif.json" || return
+  local predicted measured planted_ns
+  predicted=$(grep -oE '"predicted_ns":[0-9]+' "$planted.whatif.json" | head -1 | tr -dc 0-9)
+  planted_ns=$(grep -oE '"measured_ns":[0-9]+' "$planted.whatif.json" | head -1 | tr -dc 0-9)
+  measured=$(grep -oE '"measured_ns":[0-9]+' "$plain.whatif.json" | head -1 | tr -dc 0-9)
+  number "what-if pipeline: planted consumer_delay=$WHATIF_DELAY cycles measured ${planted_ns:-?} ns; shortened by $cut ns per mma (at $mhz MHz) predicted ${predicted:-?} ns; the run without the delay measured ${measured:-?} ns; $(awk -v p="${predicted:-0}" -v m="${measured:-0}" 'BEGIN { if (m > 0) printf "prediction / measured = %.3f", p / m; else print "no ratio" }')"
+}
+
 # Profiled vs unprofiled: median of REPEAT launches each (CUDA events), every example.
 timing() {
   local example flags profile median on off
@@ -626,7 +664,7 @@ if ((GPU)); then
   say "== GPU test binaries"; run_gpu_tests; pack
   say "== examples on the GPU"; gpu_examples; run_pipeline_variants "$CUDA_DEVICE"; pack
   say "== big kernels at GPU sizes (vs PyTorch)"; big_kernels; pack
-  say "== measurements"; record_cost; timing; pack
+  say "== measurements"; record_cost; timing; what_if_pipeline; pack
   say "== anchors"; anchors; pack
   say "== host backend"; host_parts
 else
@@ -635,7 +673,9 @@ else
   say "== GPU test binaries (no GPU: they must start, link and skip)"; run_gpu_tests
   for part in "GPU tests with a GPU" "examples with --device=cuda (every unit/placement, unprofiled, first_kernel)" \
               "pipeline variants with --device=cuda" "record cost (SM cycles per event)" \
-              "profiled vs unprofiled timing (CUDA events)" "anchor torch (bf16 matmul, SDPA)" \
+              "profiled vs unprofiled timing (CUDA events)" \
+              "what-if pipeline (planted consumer delay: predicted vs measured without it)" \
+              "anchor torch (bf16 matmul, SDPA)" \
               "anchor Mosaic GPU (ProfilerSpec raw buffer)" \
               "big kernels at GPU sizes (hopper_gemm, ampere_gemm, flash_attention)"; do
     record SKIPPED "$part" "$NO_GPU_REASON"
