@@ -29,6 +29,7 @@
 #include "profiler/analysis/diff.h"
 #include "profiler/analysis/summary.h"
 #include "profiler/frontend/dump_files.h"
+#include "profiler/frontend/whatif_files.h"
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/outputs/chrome_trace_options.h"
@@ -653,6 +654,59 @@ warptrace_code warptrace_diff(const char* before, const char* after, const char*
     });
     os.flush();
     *result = warptrace::CopyString(text);
+    return absl::OkStatus();
+  });
+}
+
+warptrace_code warptrace_what_if(const char* prefix, const char* request, char** result,
+                                 warptrace_error** error) {
+  return Guard(error, [&]() -> absl::Status {
+    RETURN_IF_ERROR(Required(result, "result"));
+    *result = nullptr;
+    RETURN_IF_ERROR(Required(prefix, "prefix"));
+    ASSIGN_OR_RETURN(const llvm::json::Object object,
+                     warptrace::ParseObject(request, "what-if request"));
+    warptrace::WhatIfRequest r;
+    std::string output;
+    for (const auto& [key, value] : object) {
+      if (key == "speedups") {
+        const llvm::json::Array* specs = value.getAsArray();
+        if (specs == nullptr) {
+          return warptrace::WrongType("what-if request", key.str(), "a list of strings");
+        }
+        for (const llvm::json::Value& spec : *specs) {
+          llvm::Optional<llvm::StringRef> text = spec.getAsString();
+          if (!text) return warptrace::WrongType("what-if request", key.str(), "a list of strings");
+          r.speedups.push_back(text->str());
+        }
+      } else if (key == "causal_profile") {
+        llvm::Optional<bool> b = value.getAsBoolean();
+        if (!b) return warptrace::WrongType("what-if request", key.str(), "true or false");
+        r.causal_profile = *b;
+      } else if (key == "output" || key == "json") {
+        llvm::Optional<llvm::StringRef> text = value.getAsString();
+        if (!text) return warptrace::WrongType("what-if request", key.str(), "a string");
+        (key == "json" ? r.json_path : output) = text->str();
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the what-if request has an unknown key \"", key.str(),
+            "\"; known: speedups, causal_profile, output, json"));
+      }
+    }
+    if (r.speedups.empty()) {
+      return absl::InvalidArgumentError(
+          "the what-if request has no \"speedups\": give e.g. [\"consumer:mma=0.5\"]");
+    }
+    if (!output.empty()) {
+      ASSIGN_OR_RETURN(const warptrace::TraceFormat format,
+                       warptrace::ChooseTraceFormat("", output));
+      (format == warptrace::TraceFormat::kPerfetto ? r.perfetto_path : r.chrome_path) = output;
+    }
+    ASSIGN_OR_RETURN(warptrace::LoadedDump loaded, warptrace::LoadForDump(prefix, 0));
+    const warptrace::WhatIfOutcome outcome =
+        warptrace::WhatIfToFiles(loaded.trace.layout, loaded.trace.words, r);
+    RETURN_IF_ERROR(outcome.status);
+    *result = warptrace::CopyString(outcome.json);
     return absl::OkStatus();
   });
 }

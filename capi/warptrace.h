@@ -150,6 +150,16 @@ warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_
 warptrace_code warptrace_diff(const char* before, const char* after, const char* options,
                               char** result, warptrace_error** error);
 
+/* `warptrace whatif`: predicts the launch of a saved trace (PREFIX) with some work faster,
+ * over the trace's hand-off graph (profiler/analysis/whatif.h). `request` (JSON):
+ * "speedups": ["[ROLE:]NAME=FACTOR|-DURATION", ...] (required), "causal_profile" (default
+ * true), "output" (the predicted launch: .pftrace Perfetto, else Chrome JSON), "json" (the
+ * what-if JSON file). *result: the what-if JSON ("format": "warptrace-whatif"). A bad spec
+ * is WARPTRACE_INVALID_ARGUMENT naming it; a trace without hand-offs (a Mosaic buffer, a
+ * version-1 trace) WARPTRACE_FAILED_PRECONDITION saying why. */
+warptrace_code warptrace_what_if(const char* prefix, const char* request, char** result,
+                                 warptrace_error** error);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -41,7 +41,7 @@ from warptrace import _lib
 __version__ = _lib.VERSION
 
 __all__ = ["Layout", "DumpResult", "TraceError", "TraceFileNotFoundError", "dump", "diff",
-           "DiffResult", "__version__"]
+           "DiffResult", "what_if", "__version__"]
 
 PathLike = Union[str, "_os.PathLike[str]"]
 
@@ -306,3 +306,30 @@ def diff(before: PathLike, after: PathLike, *,
     if outcome["error"] is not None:
         _raise(outcome["error"])
     return DiffResult(outcome["result"])
+
+
+def what_if(trace: PathLike, speedups: Union[str, List[str]], *,
+            output: Optional[PathLike] = None, causal_profile: bool = True) -> Dict[str, Any]:
+    """What if some work were faster? Predicts a saved trace's launch (``PREFIX``, as
+    ``warptrace whatif``) over its exact hand-offs; returns the what-if JSON as a dict:
+    ``measured_ns``, ``predicted_ns``, ``speedup``, ``blocks``, ``roles``, the predicted
+    ``diagnosis`` and ``critical_path``, ``causal_profile`` and ``limitations``.
+
+    ``speedups``: ``"[ROLE:]NAME=FACTOR"`` or ``"[ROLE:]NAME=-DURATION"`` (ns, us, ms), e.g.
+    ``"consumer:mma=0.5"``; several in a list or separated by ``;``. ``output``: the predicted
+    launch as a trace (``.pftrace``: Perfetto, else Chrome JSON). Raises TraceError:
+    INVALID_ARGUMENT for a region that does not exist, a factor <= 0 or a shortening longer
+    than the region; FAILED_PRECONDITION for a trace without the hand-offs the prediction
+    needs (a Mosaic GPU buffer, a version-1 trace).
+    """
+    if isinstance(speedups, str):
+        speedups = [speedups]
+    if not isinstance(speedups, (list, tuple)) or not all(isinstance(s, str) for s in speedups):
+        raise TypeError("speedups must be a string or a list of strings like 'consumer:mma=0.5'")
+    options = {"speedups": list(speedups), "causal_profile": bool(causal_profile)}
+    if output is not None:
+        options["output"] = _os.fspath(output)
+    outcome = _lib.what_if(_os.fspath(trace), options)
+    if outcome["error"] is not None:
+        _raise(outcome["error"])
+    return outcome["result"]

@@ -57,6 +57,7 @@ _dump_prefix = _sig("warptrace_dump_prefix", _ct.c_int, _ct.c_char_p, _ct.c_char
                     _err_pp)
 _dump_mosaic = _sig("warptrace_dump_mosaic", _ct.c_int, _ct.c_char_p, _ct.c_void_p,
                     _ct.c_size_t, _ct.c_char_p, _void_pp, _void_pp, _size_p, _err_pp)
+_what_if = _sig("warptrace_what_if", _ct.c_int, _ct.c_char_p, _ct.c_char_p, _void_pp, _err_pp)
 _diff = _sig("warptrace_diff", _ct.c_int, _ct.c_char_p, _ct.c_char_p, _ct.c_char_p, _void_pp,
              _err_pp)
 
@@ -300,4 +301,10 @@ def diff(before, after, options):
     r, e = _ct.c_void_p(), _ct.c_void_p()
     code = _diff(_encode(before), _encode(after), _request(options), _ct.byref(r),
                  _ct.byref(e))
+    return _outcome(code, r, e)
+
+
+def what_if(prefix, options):
+    r, e = _ct.c_void_p(), _ct.c_void_p()
+    code = _what_if(_encode(prefix), _request(options), _ct.byref(r), _ct.byref(e))
     return _outcome(code, r, e)

@@ -240,6 +240,21 @@ int main(int argc, char** argv) {
   code = warptrace_diff(before, path, NULL, &result, &error);
   expect_error(code, error, WARPTRACE_DATA_LOSS, "after=", "diff corrupt");
 
+  /* What-if. */
+  code = warptrace_what_if(before, "{\"speedups\": [\"mma=0.5\"]}", &result, &error);
+  expect_error(code, error, WARPTRACE_FAILED_PRECONDITION, "hand-offs", "what-if without hand-offs");
+  code = warptrace_what_if(before, "{}", &result, &error);
+  expect_error(code, error, WARPTRACE_INVALID_ARGUMENT, "no \"speedups\"", "what-if no spec");
+  code = warptrace_what_if(before, "{\"speedups\": 1}", &result, &error);
+  expect_error(code, error, WARPTRACE_INVALID_ARGUMENT, "a list of strings", "what-if type");
+  code = warptrace_what_if(NULL, NULL, &result, &error);
+  expect_error(code, error, WARPTRACE_INVALID_ARGUMENT, "prefix is NULL", "what-if NULL");
+  snprintf(path, sizeof path, "%s/pipeline", dir);
+  code = warptrace_what_if(path, "{\"speedups\": [\"load=0.5\"]}", &result, &error);
+  CHECK(code == WARPTRACE_OK && result != NULL && strstr(result, "\"predicted_ns\""),
+        "what-if: %s", warptrace_error_message(error));
+  warptrace_free(result);
+
   warptrace_layout_free(layout);
   free(words);
   if (failures == 0) printf("capi_test: all checks passed\n");

@@ -448,6 +448,37 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(read(path("mf_prefixed.json")), read(path("mf_path.json")))
 
 
+class WhatIfTest(unittest.TestCase):
+    """warptrace.what_if over the C API: the CLI's `whatif` numbers, and bad input."""
+
+    @classmethod
+    def setUpClass(cls):
+        subprocess.run([WRITER, DIR], check=True)
+
+    def test_speeding_up_the_bottleneck_buys_time_and_the_other_side_does_not(self):
+        load = warptrace.what_if(path("pipeline"), "load=0.5", output=path("pred.pftrace"))
+        mma = warptrace.what_if(path("pipeline"), ["mma=0.5"])
+        self.assertEqual(load["format"], "warptrace-whatif")
+        self.assertLess(load["predicted_ns"], 0.8 * load["measured_ns"])
+        self.assertGreater(mma["predicted_ns"], 0.95 * mma["measured_ns"])
+        self.assertTrue(os.path.getsize(path("pred.pftrace")) > 0)
+        cli("whatif", "--input=" + path("pipeline"), "--speedup=load=0.5",
+            "--json=" + path("whatif_cli.json"))
+        with open(path("whatif_cli.json")) as f:
+            self.assertEqual(json.load(f)["predicted_ns"], load["predicted_ns"])
+
+    def test_bad_input_is_a_clear_error(self):
+        with self.assertRaisesRegex(warptrace.TraceError, "nosuch"):
+            warptrace.what_if(path("pipeline"), "nosuch=0.5")
+        with self.assertRaises(warptrace.TraceError) as e:
+            warptrace.what_if(path("pipeline"), "load=0")
+        self.assertEqual(e.exception.code, "INVALID_ARGUMENT")
+        with self.assertRaisesRegex(warptrace.TraceError, "hand-off"):
+            warptrace.what_if(path("clean"), "mma=0.5")
+        with self.assertRaisesRegex(TypeError, "speedups must be"):
+            warptrace.what_if(path("pipeline"), 0.5)
+
+
 class MosaicProfileTest(unittest.TestCase):
     """warptrace.mosaic.profile: one relaunch with the exact entries_per_warpgroup, with a
     stand-in launcher that writes generated buffers through spec.dump as Mosaic's runtime

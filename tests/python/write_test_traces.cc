@@ -4,6 +4,7 @@
 //     DIR/clean            tests/profiler/buffer_fixture.h's buffer, 2000 events
 //     DIR/clean_large      the same shape, 4000 events (the other side of a diff)
 //     DIR/big              about 2,000,000 events (the no-copy check)
+//     DIR/pipeline         a producer-bound pipeline with hand-offs (pipeline_synthesizer.h)
 //     DIR/corrupt_<name>   `clean` with one synthesizer corruption (trace_synthesizer.h) on
 //                          record 2, for each corruption that applies to it
 // and DIR/corruptions.txt, one <name> per line.
@@ -16,6 +17,7 @@
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "profiler/imports/sidecar.h"
+#include "profiler/testing/pipeline_synthesizer.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/profiler/buffer_fixture.h"
 
@@ -27,6 +29,11 @@ absl::Status Write(const std::string& dir) {
   RETURN_IF_ERROR(SaveTrace(dir + "/clean", clean.layout, clean.words));
   ASSIGN_OR_RETURN(testing::SyntheticBuffer large, testing::MakeSyntheticBuffer(4000));
   RETURN_IF_ERROR(SaveTrace(dir + "/clean_large", large.layout, large.words));
+  // A producer-bound pipeline with its hand-offs (trace version 2), for what_if.
+  testing::PipelineSpec pipeline;
+  pipeline.handoff_payloads = true;
+  ASSIGN_OR_RETURN(testing::PipelineTrace piped, testing::SynthesizePipeline(pipeline));
+  RETURN_IF_ERROR(SaveTrace(dir + "/pipeline", piped.layout, piped.words));
   ASSIGN_OR_RETURN(testing::SyntheticBuffer big, testing::MakeSyntheticBuffer(2'000'000));
   RETURN_IF_ERROR(SaveTrace(dir + "/big", big.layout, big.words));
   std::string names;
