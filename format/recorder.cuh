@@ -1,10 +1,10 @@
 // The device recorder: the code every profiled kernel includes. Generated kernels call
 //
-//   warptrace::device::UnitState wt;                     // one per thread, in registers
-//   warptrace::device::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
-//   warptrace::device::Record(wt, tag);                  // at each record point
-//   warptrace::device::RecordWithPayload(wt, tag, a, b); // an event with a payload slot
-//   warptrace::device::Epilogue(wt, kWtConfig, wt_trace, tid_linear, block_linear);
+//   warptrace::recorder::UnitState wt;                     // one per thread, in registers
+//   warptrace::recorder::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
+//   warptrace::recorder::Record(wt, tag);                  // at each record point
+//   warptrace::recorder::RecordWithPayload(wt, tag, a, b); // an event with a payload slot
+//   warptrace::recorder::Epilogue(wt, kWtConfig, wt_trace, tid_linear, block_linear);
 //                                                        // before every exit of the kernel
 //
 // where kWtConfig is a constexpr Config emitted from the RecordPlan. Every thread of the
@@ -14,7 +14,7 @@
 //
 // Record's store is bounded: the attempted count (capacity - left, written to the header as
 // `attempted`) always advances, and an event at or past capacity is counted but never
-// written. `bazel run //jit/tools:recorder_cost` prints what one Record costs.
+// written. `bazel run //jit/cost:recorder_cost` prints what one Record costs.
 //
 // Compiles three ways:
 //   * NVRTC / nvcc device code (__CUDA_ARCH__ defined): %clock, %globaltimer, %smid.
@@ -42,7 +42,7 @@ extern "C" unsigned int warptrace_host_smid(void);
 #endif
 
 namespace warptrace {
-namespace device {
+namespace recorder {
 
 using abi::u32;
 using abi::u64;
@@ -241,7 +241,7 @@ WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer
   s.left = 0;  // a Record after it is counted nowhere and stores nothing
 }
 
-}  // namespace device
+}  // namespace recorder
 }  // namespace warptrace
 
 #endif  // WARPTRACE_FORMAT_RECORDER_CUH_

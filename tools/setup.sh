@@ -73,7 +73,7 @@ fi
 # Test-only: cuobjdump and the nvdisasm it runs for -sass (CUDA's own disassembler, from
 # PyPI: NVIDIA ships both as wheels), so tests/profiler/cli:recorder_cost_test checks the
 # recorder's SASS instructions per event on every run. They land in
-# <site-packages>/nvidia/cu13/bin, where FindCuobjdump (jit/tools/recorder_cost.h)
+# <site-packages>/nvidia/cu13/bin, where FindCuobjdump (jit/cost/recorder_cost.h)
 # looks through /usr/bin/python3. Pinned; fast when present (one `test -x`).
 SASS_TOOLS=(nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86)
 sass_bin() {

@@ -407,7 +407,7 @@ void AsyncSites::CopyTracking() {
                           "keeps the state above)",
                           units));
   Line(1, absl::StrCat("const unsigned int ", kRecorderUnit,
-                       " = warptrace::device::RecordedUnit(warptrace_config, warptrace_tid, ",
+                       " = warptrace::recorder::RecordedUnit(warptrace_config, warptrace_tid, ",
                        kBlockLinear, ");"));
   Line(1, absl::StrFormat("if (%s < %du) {", kRecorderUnit, units));
   for (const std::string& init : recorder_init) Line(2, init);

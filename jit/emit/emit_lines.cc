@@ -29,7 +29,7 @@ std::string Operand(const std::string& text) {
 void RecordPayload(SourceWriter& out, int depth, const SiteInfo& site, bool exit,
                    const std::string& a, const std::string& b, const std::string& what) {
   out.Line(depth, absl::StrFormat(
-                      "warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, %s, %s);  "
+                      "warptrace::recorder::RecordWithPayload(warptrace_unit, 0x%08xu, %s, %s);  "
                       "// %s %s",
                       abi::MakeTag(site.id, exit), a, b, what, site.name));
 }

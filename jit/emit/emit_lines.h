@@ -23,7 +23,7 @@ inline constexpr char kNoBarrierOperand[] = "0xffffffffu";
 // `text` as an operand: itself when it is an identifier or a number, else parenthesized.
 std::string Operand(const std::string& text);
 
-// `warptrace::device::RecordWithPayload(warptrace_unit, <tag of site, exit>, a, b);  // what`.
+// `warptrace::recorder::RecordWithPayload(warptrace_unit, <tag of site, exit>, a, b);  // what`.
 void RecordPayload(SourceWriter& out, int depth, const SiteInfo& site, bool exit,
                    const std::string& a, const std::string& b, const std::string& what);
 

@@ -78,7 +78,7 @@ class Emitter {
     const uint32_t recorder =
         layout.unit.kind == UnitKind::kCustom ? layout.unit.recorder_offset : 0;
     Line(1, "// warptrace prologue");
-    Line(1, "constexpr warptrace::device::Config warptrace_config = {");
+    Line(1, "constexpr warptrace::recorder::Config warptrace_config = {");
     Line(3, absl::StrFormat("/*unit_threads=*/%du, /*unit_first_thread=*/%du, "
                             "/*recorder_offset=*/%du,",
                             unit_threads, first, recorder));
@@ -92,9 +92,9 @@ class Emitter {
     }
     Line(1, "const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + "
             "blockDim.y * threadIdx.z);");
-    Line(1, "warptrace::device::UnitState warptrace_unit;");
+    Line(1, "warptrace::recorder::UnitState warptrace_unit;");
     Line(1, absl::StrCat(
-                "warptrace::device::Prologue(warptrace_unit, warptrace_config, ", kTraceParam,
+                "warptrace::recorder::Prologue(warptrace_unit, warptrace_config, ", kTraceParam,
                 ", ",
                 shared ? "reinterpret_cast<unsigned int*>(warptrace_staging)" : "nullptr",
                 ", warptrace_tid, ", kBlockLinear, ");"));
@@ -105,12 +105,12 @@ class Emitter {
   }
 
   void Enter(int depth, const SiteInfo& site) {
-    Line(depth, absl::StrFormat("warptrace::device::Record(warptrace_unit, %du);  // enter %s",
+    Line(depth, absl::StrFormat("warptrace::recorder::Record(warptrace_unit, %du);  // enter %s",
                                 site.id, site.name));
     open_sites_.push_back(site);
   }
   void Exit(int depth, const SiteInfo& site, const char* why = "") {
-    Line(depth, absl::StrFormat("warptrace::device::Record(warptrace_unit, 0x%08xu);  // exit %s%s",
+    Line(depth, absl::StrFormat("warptrace::recorder::Record(warptrace_unit, 0x%08xu);  // exit %s%s",
                                 abi::MakeTag(site.id, true), site.name, why));
   }
   void Leave(int depth) {
@@ -125,7 +125,7 @@ class Emitter {
     for (auto it = open_sites_.rbegin(); it != open_sites_.rend(); ++it) {
       Exit(depth, *it, note.c_str());
     }
-    Line(depth, absl::StrCat("warptrace::device::Epilogue(warptrace_unit, warptrace_config, ",
+    Line(depth, absl::StrCat("warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, ",
                              kTraceParam, ", warptrace_tid, ", kBlockLinear, ");"));
   }
 

@@ -5,14 +5,14 @@
 // Profiled, the source:
 //   * includes "recorder.cuh" (handed over in KernelSource::headers, never read from disk);
 //   * appends `unsigned int* warptrace_trace` as the kernel's last parameter;
-//   * opens the kernel with a `constexpr warptrace::device::Config warptrace_config` built
+//   * opens the kernel with a `constexpr warptrace::recorder::Config warptrace_config` built
 //     from the plan, a `__shared__ unsigned long long warptrace_staging[units * capacity]`
-//     array for shared placement, and warptrace::device::Prologue;
+//     array for shared placement, and warptrace::recorder::Prologue;
 //   * records an enter event before and an exit event (tag | kExitFlag) after every record
 //     site (the kernel, regions, loop iterations, barrier waits), with the site's name in a
 //     comment;
 //   * before every exit of the kernel (its end and each Return()) records the exits of
-//     the sites still open, innermost first, then calls warptrace::device::Epilogue.
+//     the sites still open, innermost first, then calls warptrace::recorder::Epilogue.
 // Not profiled, none of that is there: no include, no trace parameter, no record code.
 //
 // Regions, loops, branches and roles are emitted as C++ scopes in both modes, so the

@@ -44,8 +44,8 @@ namespace warptrace {
 namespace {
 
 using ::testing::IsEmpty;
-using device::Config;
-using device::UnitState;
+using recorder::Config;
+using recorder::UnitState;
 
 // ---------------------------------------------------------------------------------------
 // NVRTC: the recorder compiles warning-free for every unit kind and placement.
@@ -78,31 +78,31 @@ std::string DeviceKernelSource(const DeviceCase& c) {
   const uint32_t shared_words = k.units_per_block * k.capacity * 2;
   return absl::StrFormat(R"(#include "recorder.cuh"
 
-constexpr warptrace::device::Config kWtConfig = {%uu, %uu, %uu, %uu, %uu, %uu, %uu, %uu, %uu};
+constexpr warptrace::recorder::Config kWtConfig = {%uu, %uu, %uu, %uu, %uu, %uu, %uu, %uu, %uu};
 
 extern "C" __global__ void __launch_bounds__(%u) scale(float* data, float a, int n,
                                                         unsigned int* warptrace_trace) {
   %s
   const unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const unsigned int bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-  warptrace::device::UnitState wt;
-  warptrace::device::Prologue(wt, kWtConfig, warptrace_trace, %s, tid, bid);
-  warptrace::device::Record(wt, warptrace::abi::MakeTag(0u, false));
+  warptrace::recorder::UnitState wt;
+  warptrace::recorder::Prologue(wt, kWtConfig, warptrace_trace, %s, tid, bid);
+  warptrace::recorder::Record(wt, warptrace::abi::MakeTag(0u, false));
   const int i = static_cast<int>(bid * blockDim.x + tid);
   if (i >= n) {
-    warptrace::device::Record(wt, warptrace::abi::MakeTag(0u, true));
-    warptrace::device::Epilogue(wt, kWtConfig, warptrace_trace, tid, bid);
+    warptrace::recorder::Record(wt, warptrace::abi::MakeTag(0u, true));
+    warptrace::recorder::Epilogue(wt, kWtConfig, warptrace_trace, tid, bid);
     return;
   }
   for (int j = 0; j < 2; ++j) {
-    warptrace::device::Record(wt, warptrace::abi::MakeTag(1u, false));
-    warptrace::device::RecordWithPayload(wt, warptrace::abi::MakeTag(2u, false), 7u,
+    warptrace::recorder::Record(wt, warptrace::abi::MakeTag(1u, false));
+    warptrace::recorder::RecordWithPayload(wt, warptrace::abi::MakeTag(2u, false), 7u,
                                          static_cast<unsigned int>(j));
     data[i] = data[i] * a + 1.0f;
-    warptrace::device::Record(wt, warptrace::abi::MakeTag(1u, true));
+    warptrace::recorder::Record(wt, warptrace::abi::MakeTag(1u, true));
   }
-  warptrace::device::Record(wt, warptrace::abi::MakeTag(0u, true));
-  warptrace::device::Epilogue(wt, kWtConfig, warptrace_trace, tid, bid);
+  warptrace::recorder::Record(wt, warptrace::abi::MakeTag(0u, true));
+  warptrace::recorder::Epilogue(wt, kWtConfig, warptrace_trace, tid, bid);
 }
 )",
                          k.unit_threads, k.unit_first_thread, k.recorder_offset,
@@ -253,14 +253,14 @@ std::vector<uint32_t> RunOnHost(const Launch& l) {
       g_gt_calls = 0;
       g_smid = SmOf(b);
       UnitState s;
-      device::Prologue(s, c, buffer.data(),
+      recorder::Prologue(s, c, buffer.data(),
                        c.shared ? reinterpret_cast<uint32_t*>(smem.data()) : nullptr, t, b);
-      for (uint32_t k = 0; k < l.events; ++k) device::Record(s, TagOf(k));
-      device::Epilogue(s, c, buffer.data(), t, b);
+      for (uint32_t k = 0; k < l.events; ++k) recorder::Record(s, TagOf(k));
+      recorder::Epilogue(s, c, buffer.data(), t, b);
       if (l.early_epilogue_twice) {
         g_gt_calls += 5;  // a second epilogue that acted would stamp different times
         g_clock_calls += 5;
-        device::Epilogue(s, c, buffer.data(), t, b);
+        recorder::Epilogue(s, c, buffer.data(), t, b);
       }
     }
     EXPECT_EQ(smem.back(), 0x5555555555555555ull)
@@ -443,10 +443,10 @@ TEST(RecorderHostTest, NonRecorderThreadsHaveNoCapacity) {
   std::vector<uint32_t> buffer(abi::RecordWords(4) * 2, 0u);
   for (uint32_t t = 0; t < 64; ++t) {
     UnitState s;
-    device::Prologue(s, c, buffer.data(), nullptr, t, 0);
-    const bool recorder = t % 32 == 0;
-    EXPECT_EQ(s.left, recorder ? 4 : 0) << "thread " << t;
-    EXPECT_EQ(device::RecordedUnit(c, t, 0), recorder ? t / 32 : 2u) << "thread " << t;
+    recorder::Prologue(s, c, buffer.data(), nullptr, t, 0);
+    const bool records = t % 32 == 0;
+    EXPECT_EQ(s.left, records ? 4 : 0) << "thread " << t;
+    EXPECT_EQ(recorder::RecordedUnit(c, t, 0), records ? t / 32 : 2u) << "thread " << t;
   }
 }
 
@@ -469,11 +469,11 @@ TEST(RecorderHostTest, PayloadSlotFollowsItsEventAndIsNeverStoredWithoutIt) {
     g_gt_base = GtBase(0, 0);
     g_gt_calls = 0;
     UnitState s;
-    device::Prologue(s, c, buffer.data(), nullptr, 0, 0);  // clock read 0
-    device::Record(s, abi::MakeTag(0, false));                // clock 7
-    device::RecordWithPayload(s, abi::MakeTag(1, false), 11, 12);  // clock 14
-    device::RecordWithPayload(s, abi::MakeTag(1, true), 13, 14);   // clock 21
-    device::Epilogue(s, c, buffer.data(), 0, 0);
+    recorder::Prologue(s, c, buffer.data(), nullptr, 0, 0);  // clock read 0
+    recorder::Record(s, abi::MakeTag(0, false));                // clock 7
+    recorder::RecordWithPayload(s, abi::MakeTag(1, false), 11, 12);  // clock 14
+    recorder::RecordWithPayload(s, abi::MakeTag(1, true), 13, 14);   // clock 21
+    recorder::Epilogue(s, c, buffer.data(), 0, 0);
     abi::RecordHeader h;
     std::memcpy(&h, buffer.data(), sizeof(h));
     EXPECT_EQ(h.version, 3u);

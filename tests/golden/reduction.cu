@@ -15,58 +15,58 @@ extern "C" __global__ void reduction(const float* x, float* out, unsigned int* w
 {
   __shared__ float partial[256];
   // warptrace prologue
-  constexpr warptrace::device::Config warptrace_config = {
+  constexpr warptrace::recorder::Config warptrace_config = {
       /*unit_threads=*/32u, /*unit_first_thread=*/0u, /*recorder_offset=*/0u,
       /*units_per_block=*/8u, /*capacity=*/28u, /*shared=*/0u,
       /*sample_begin=*/0u, /*sample_end=*/8u, /*sample_stride=*/1u};
   const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  warptrace::device::UnitState warptrace_unit;
-  warptrace::device::Prologue(warptrace_unit, warptrace_config, warptrace_trace, nullptr, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-  warptrace::device::Record(warptrace_unit, 0u);  // enter reduction
+  warptrace::recorder::UnitState warptrace_unit;
+  warptrace::recorder::Prologue(warptrace_unit, warptrace_config, warptrace_trace, nullptr, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Record(warptrace_unit, 0u);  // enter reduction
 #line 1 "kernel reduction > statement `const int tid = threadIdx.x; ...`"
   const int tid = threadIdx.x;
   float acc = 0.0f;
 #line 28 "reduction.cu"
   {  // region accumulate
-    warptrace::device::Record(warptrace_unit, 1u);  // enter accumulate
+    warptrace::recorder::Record(warptrace_unit, 1u);  // enter accumulate
     for (int i = (blockIdx.x * 256 + tid); i < 4096; i += 2048) {
-      warptrace::device::Record(warptrace_unit, 2u);  // enter loop i
+      warptrace::recorder::Record(warptrace_unit, 2u);  // enter loop i
 #line 1 "kernel reduction > region accumulate > loop i > statement `acc += x[i];`"
       acc += x[i];
 #line 35 "reduction.cu"
-      warptrace::device::Record(warptrace_unit, 0x80000002u);  // exit loop i
+      warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit loop i
     }
 #line 1 "kernel reduction > region accumulate > statement `partial[tid] = acc;`"
     partial[tid] = acc;
 #line 40 "reduction.cu"
-    warptrace::device::Record(warptrace_unit, 0x80000001u);  // exit accumulate
+    warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // exit accumulate
   }
 #line 1 "kernel reduction > barrier partials written"
   __syncthreads();  // barrier partials written
 #line 45 "reduction.cu"
   {  // region tree
-    warptrace::device::Record(warptrace_unit, 3u);  // enter tree
+    warptrace::recorder::Record(warptrace_unit, 3u);  // enter tree
     for (int step = 0; step < 8; ++step) {
-      warptrace::device::Record(warptrace_unit, 4u);  // enter loop step
+      warptrace::recorder::Record(warptrace_unit, 4u);  // enter loop step
 #line 1 "kernel reduction > region tree > loop step > statement `const int half = 256 >> (step...`"
       const int half = 256 >> (step + 1);
       if (tid < half) partial[tid] += partial[tid + half];
 #line 1 "kernel reduction > region tree > loop step > barrier halved"
       __syncthreads();  // barrier halved
 #line 55 "reduction.cu"
-      warptrace::device::Record(warptrace_unit, 0x80000004u);  // exit loop step
+      warptrace::recorder::Record(warptrace_unit, 0x80000004u);  // exit loop step
     }
-    warptrace::device::Record(warptrace_unit, 0x80000003u);  // exit tree
+    warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // exit tree
   }
   {  // region publish
-    warptrace::device::Record(warptrace_unit, 5u);  // enter publish
+    warptrace::recorder::Record(warptrace_unit, 5u);  // enter publish
 #line 1 "kernel reduction > region publish > statement `if (tid == 0) atomicAdd(out, ...`"
     if (tid == 0) atomicAdd(out, partial[0]);
 #line 64 "reduction.cu"
-    warptrace::device::Record(warptrace_unit, 0x80000005u);  // exit publish
+    warptrace::recorder::Record(warptrace_unit, 0x80000005u);  // exit publish
   }
-  warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit reduction (kernel end)
-  warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit reduction (kernel end)
+  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

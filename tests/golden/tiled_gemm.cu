@@ -14,15 +14,15 @@ extern "C" __global__ void tiled_gemm(const float* A, const float* B, float* C, 
   __shared__ float As[256];
   __shared__ float Bs[256];
   // warptrace prologue
-  constexpr warptrace::device::Config warptrace_config = {
+  constexpr warptrace::recorder::Config warptrace_config = {
       /*unit_threads=*/128u, /*unit_first_thread=*/0u, /*recorder_offset=*/0u,
       /*units_per_block=*/2u, /*capacity=*/36u, /*shared=*/1u,
       /*sample_begin=*/0u, /*sample_end=*/16u, /*sample_stride=*/1u};
   __shared__ unsigned long long warptrace_staging[72];
   const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  warptrace::device::UnitState warptrace_unit;
-  warptrace::device::Prologue(warptrace_unit, warptrace_config, warptrace_trace, reinterpret_cast<unsigned int*>(warptrace_staging), warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-  warptrace::device::Record(warptrace_unit, 0u);  // enter tiled_gemm
+  warptrace::recorder::UnitState warptrace_unit;
+  warptrace::recorder::Prologue(warptrace_unit, warptrace_config, warptrace_trace, reinterpret_cast<unsigned int*>(warptrace_staging), warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Record(warptrace_unit, 0u);  // enter tiled_gemm
 #line 1 "kernel tiled_gemm > statement `const int tx = threadIdx.x; c...`"
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
@@ -32,38 +32,38 @@ extern "C" __global__ void tiled_gemm(const float* A, const float* B, float* C, 
 #line 31 "tiled_gemm.cu"
   for (int kt = 0; kt < 8; ++kt) {
     {  // region load
-      warptrace::device::Record(warptrace_unit, 1u);  // enter load
+      warptrace::recorder::Record(warptrace_unit, 1u);  // enter load
 #line 1 "kernel tiled_gemm > loop kt > region load > statement `As[ty * 16 + tx] = A[row * 12...`"
       As[ty * 16 + tx] = A[row * 128 + kt * 16 + tx];
       Bs[ty * 16 + tx] = B[(kt * 16 + ty) * 64 + col];
 #line 38 "tiled_gemm.cu"
-      warptrace::device::Record(warptrace_unit, 0x80000001u);  // exit load
+      warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // exit load
     }
 #line 1 "kernel tiled_gemm > loop kt > barrier tile loaded"
     __syncthreads();  // barrier tile loaded
 #line 43 "tiled_gemm.cu"
     {  // region compute
-      warptrace::device::Record(warptrace_unit, 2u);  // enter compute
+      warptrace::recorder::Record(warptrace_unit, 2u);  // enter compute
 #line 1 "kernel tiled_gemm > loop kt > region compute > statement `for (int kk = 0; kk < 16; ++k...`"
       for (int kk = 0; kk < 16; ++kk) {
         acc = fmaf(As[ty * 16 + kk], Bs[kk * 16 + tx], acc);
       }
 #line 50 "tiled_gemm.cu"
-      warptrace::device::Record(warptrace_unit, 0x80000002u);  // exit compute
+      warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit compute
     }
 #line 1 "kernel tiled_gemm > loop kt > barrier tile consumed"
     __syncthreads();  // barrier tile consumed
 #line 55 "tiled_gemm.cu"
   }
   {  // region store
-    warptrace::device::Record(warptrace_unit, 3u);  // enter store
+    warptrace::recorder::Record(warptrace_unit, 3u);  // enter store
 #line 1 "kernel tiled_gemm > region store > statement `C[row * 64 + col] = acc;`"
     C[row * 64 + col] = acc;
 #line 61 "tiled_gemm.cu"
-    warptrace::device::Record(warptrace_unit, 0x80000003u);  // exit store
+    warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // exit store
   }
-  warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit tiled_gemm (kernel end)
-  warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit tiled_gemm (kernel end)
+  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

@@ -27,15 +27,15 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
   __shared__ unsigned long long empty[3];  // phase barriers 3-5
   WARPTRACE_DYNAMIC_SHARED(float, stages);  // 15360 bytes at launch
   // warptrace prologue
-  constexpr warptrace::device::Config warptrace_config = {
+  constexpr warptrace::recorder::Config warptrace_config = {
       /*unit_threads=*/32u, /*unit_first_thread=*/0u, /*recorder_offset=*/0u,
       /*units_per_block=*/12u, /*capacity=*/130u, /*shared=*/1u,
       /*sample_begin=*/0u, /*sample_end=*/8u, /*sample_stride=*/1u};
   __shared__ unsigned long long warptrace_staging[1560];
   const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  warptrace::device::UnitState warptrace_unit;
-  warptrace::device::Prologue(warptrace_unit, warptrace_config, warptrace_trace, reinterpret_cast<unsigned int*>(warptrace_staging), warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-  warptrace::device::Record(warptrace_unit, 0u);  // enter warp_specialized_pipeline
+  warptrace::recorder::UnitState warptrace_unit;
+  warptrace::recorder::Prologue(warptrace_unit, warptrace_config, warptrace_trace, reinterpret_cast<unsigned int*>(warptrace_staging), warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Record(warptrace_unit, 0u);  // enter warp_specialized_pipeline
   // phase barriers: thread 0 initializes them, visible to all (and to bulk copies) after the fence and barrier
   if (warptrace_tid == 0u) {
     for (int warptrace_i = 0; warptrace_i < 3; ++warptrace_i) warptrace_mbarrier_init(&full[warptrace_i], 128u);
@@ -51,7 +51,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
   };
   __shared__ warptrace_unit_track warptrace_track[12];
   // the trace unit this thread records (12: none; only a recorder keeps the state above)
-  const unsigned int warptrace_rec = warptrace::device::RecordedUnit(warptrace_config, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  const unsigned int warptrace_rec = warptrace::recorder::RecordedUnit(warptrace_config, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
   if (warptrace_rec < 12u) {
     warptrace_track[warptrace_rec].warptrace_copy8_issued = 0u;
     warptrace_track[warptrace_rec].warptrace_copy8_done = 0u;
@@ -78,19 +78,19 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         {  // wait empty[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
-          warptrace::device::RecordWithPayload(warptrace_unit, 0x00000001u, 3u + warptrace_bar, warptrace_phase);  // enter wait empty
+          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000001u, 3u + warptrace_bar, warptrace_phase);  // enter wait empty
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_wait_parity(&empty[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_check_phase(&empty[warptrace_bar], warptrace_phase);
 #line 85 "warp_specialized_pipeline.cu"
-          warptrace::device::RecordWithPayload(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
+          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
         }
         {  // region load
-          warptrace::device::Record(warptrace_unit, 2u);  // enter load
+          warptrace::recorder::Record(warptrace_unit, 2u);  // enter load
           {  // copy A tile: 8 rows x 128 bytes, cp.async by 128 threads
             if (warptrace_rec < 12u) {
-              warptrace::device::RecordWithPayload(warptrace_unit, 0x00000003u, warptrace_track[warptrace_rec].warptrace_copy8_issued, 0xffffffffu);  // begin of A tile
+              warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000003u, warptrace_track[warptrace_rec].warptrace_copy8_issued, 0xffffffffu);  // begin of A tile
               ++warptrace_track[warptrace_rec].warptrace_copy8_issued;
             }
             const char* warptrace_src = reinterpret_cast<const char*>(A + block_row * 256 + kt * 32);
@@ -104,7 +104,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           }
           {  // copy B tile: 32 rows x 128 bytes, cp.async by 128 threads
             if (warptrace_rec < 12u) {
-              warptrace::device::RecordWithPayload(warptrace_unit, 0x00000004u, warptrace_track[warptrace_rec].warptrace_copy9_issued, 0xffffffffu);  // begin of B tile
+              warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000004u, warptrace_track[warptrace_rec].warptrace_copy9_issued, 0xffffffffu);  // begin of B tile
               ++warptrace_track[warptrace_rec].warptrace_copy9_issued;
             }
             const char* warptrace_src = reinterpret_cast<const char*>(B + kt * 2048 + block_col);
@@ -122,21 +122,21 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
             #pragma unroll 1
 #endif
             for (; warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued; ++warptrace_track[warptrace_rec].warptrace_copy8_done) {
-              warptrace::device::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_track[warptrace_rec].warptrace_copy8_done, 0xffffffffu);  // end of A tile
+              warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_track[warptrace_rec].warptrace_copy8_done, 0xffffffffu);  // end of A tile
             }
 #if defined(__CUDACC__)
             #pragma unroll 1
 #endif
             for (; warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued; ++warptrace_track[warptrace_rec].warptrace_copy9_done) {
-              warptrace::device::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_track[warptrace_rec].warptrace_copy9_done, 0xffffffffu);  // end of B tile
+              warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_track[warptrace_rec].warptrace_copy9_done, 0xffffffffu);  // end of B tile
             }
           }
           {  // arrive full[stage], phase phase
             const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
-            warptrace::device::RecordWithPayload(warptrace_unit, 0x00000005u, warptrace_bar, static_cast<unsigned int>(phase));  // arrival arrive full
+            warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000005u, warptrace_bar, static_cast<unsigned int>(phase));  // arrival arrive full
             (void)warptrace_mbarrier_arrive(&full[warptrace_bar]);
           }
-          warptrace::device::Record(warptrace_unit, 0x80000002u);  // exit load
+          warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit load
         }
       }
     } else {
@@ -145,7 +145,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       for (int first = 0; first < 3; ++first) {
         {  // arrive empty[first], phase 0
           const unsigned int warptrace_bar = static_cast<unsigned int>(first);
-          warptrace::device::RecordWithPayload(warptrace_unit, 0x00000006u, 3u + warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive empty
+          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000006u, 3u + warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive empty
           (void)warptrace_mbarrier_arrive(&empty[warptrace_bar]);
         }
       }
@@ -164,16 +164,16 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         {  // wait full[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
-          warptrace::device::RecordWithPayload(warptrace_unit, 0x00000007u, warptrace_bar, warptrace_phase);  // enter wait full
+          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000007u, warptrace_bar, warptrace_phase);  // enter wait full
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_wait_parity(&full[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_check_phase(&full[warptrace_bar], warptrace_phase);
 #line 171 "warp_specialized_pipeline.cu"
-          warptrace::device::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
+          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
         }
         {  // region mma
-          warptrace::device::Record(warptrace_unit, 8u);  // enter mma
+          warptrace::recorder::Record(warptrace_unit, 8u);  // enter mma
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > region mma > statement `const float* sa = stages + st...`"
           const float* sa = stages + stage * 1280;
           const float* sb = sa + 256;
@@ -183,22 +183,22 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
             acc = fmaf(sa[r * 32 + kk], sb[kk * 32 + c], acc);
           }
 #line 184 "warp_specialized_pipeline.cu"
-          warptrace::device::Record(warptrace_unit, 0x80000008u);  // exit mma
+          warptrace::recorder::Record(warptrace_unit, 0x80000008u);  // exit mma
         }
         {  // arrive empty[stage], phase phase + 1
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
-          warptrace::device::RecordWithPayload(warptrace_unit, 0x00000009u, 3u + warptrace_bar, static_cast<unsigned int>(phase + 1));  // arrival arrive empty
+          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000009u, 3u + warptrace_bar, static_cast<unsigned int>(phase + 1));  // arrival arrive empty
           (void)warptrace_mbarrier_arrive(&empty[warptrace_bar]);
         }
       }
       {  // region store
-        warptrace::device::Record(warptrace_unit, 10u);  // enter store
+        warptrace::recorder::Record(warptrace_unit, 10u);  // enter store
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > region store > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
         C[(block_row + cwg * 4 + (threadIdx.x % 128) / 32) * 64 + block_col + threadIdx.x % 32] = acc;
 #line 199 "warp_specialized_pipeline.cu"
-        warptrace::device::Record(warptrace_unit, 0x8000000au);  // exit store
+        warptrace::recorder::Record(warptrace_unit, 0x8000000au);  // exit store
       }
     }
   }
@@ -208,17 +208,17 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
     #pragma unroll 1
 #endif
     for (; warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued; ++warptrace_track[warptrace_rec].warptrace_copy8_done) {
-      warptrace::device::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_track[warptrace_rec].warptrace_copy8_done, 0xffffffffu);  // end of A tile
+      warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_track[warptrace_rec].warptrace_copy8_done, 0xffffffffu);  // end of A tile
     }
 #if defined(__CUDACC__)
     #pragma unroll 1
 #endif
     for (; warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued; ++warptrace_track[warptrace_rec].warptrace_copy9_done) {
-      warptrace::device::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_track[warptrace_rec].warptrace_copy9_done, 0xffffffffu);  // end of B tile
+      warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_track[warptrace_rec].warptrace_copy9_done, 0xffffffffu);  // end of B tile
     }
   }
-  warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit warp_specialized_pipeline (kernel end)
-  warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit warp_specialized_pipeline (kernel end)
+  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

@@ -16,7 +16,7 @@ namespace {
 
 constexpr char kBlockStatsSource[] = R"(#include "recorder.cuh"
 
-constexpr warptrace::device::Config kWtConfig = {
+constexpr warptrace::recorder::Config kWtConfig = {
     /*unit_threads=*/32, /*unit_first_thread=*/0, /*recorder_offset=*/0,
     /*units_per_block=*/2, /*capacity=*/$CAPACITY, /*shared=*/$SHARED,
     /*sample_begin=*/0, /*sample_end=*/0xffffffffu, /*sample_stride=*/1};
@@ -29,36 +29,36 @@ extern "C" __global__ void block_stats(const int* in, int* block_sums, int* warp
   using warptrace::abi::MakeTag;
   const unsigned int tid = threadIdx.x;
   const unsigned int block = blockIdx.x;
-  warptrace::device::UnitState wt;
-  warptrace::device::Prologue(wt, kWtConfig, warptrace_trace, kWtConfig.shared ? wt_smem : 0,
+  warptrace::recorder::UnitState wt;
+  warptrace::recorder::Prologue(wt, kWtConfig, warptrace_trace, kWtConfig.shared ? wt_smem : 0,
                               tid, block);
-  warptrace::device::Record(wt, MakeTag(0, false));
+  warptrace::recorder::Record(wt, MakeTag(0, false));
   const int v = in[block * 64 + tid];
   partial[tid] = v;
   atomicAdd(total, v);
   atomicMax(maximum, v);
-  warptrace::device::Record(wt, MakeTag(2, false));
+  warptrace::recorder::Record(wt, MakeTag(2, false));
   __syncthreads();
-  warptrace::device::Record(wt, MakeTag(2, true));
+  warptrace::recorder::Record(wt, MakeTag(2, true));
   for (unsigned int stride = 32; stride > 0; stride /= 2) {
     if (tid < stride) partial[tid] += partial[tid + stride];
     __syncthreads();
   }
   int down = v, all = v;
   for (int i = 0; i < 2; ++i) {
-    warptrace::device::Record(wt, MakeTag(1, false));
+    warptrace::recorder::Record(wt, MakeTag(1, false));
     if (i == 0) {
       for (int offset = 16; offset > 0; offset /= 2) down += __shfl_down_sync(0xffffffffu, down, offset);
     } else {
       for (int mask = 16; mask > 0; mask /= 2) all += __shfl_xor_sync(0xffffffffu, all, mask);
     }
-    warptrace::device::Record(wt, MakeTag(1, true));
+    warptrace::recorder::Record(wt, MakeTag(1, true));
   }
   __syncwarp();
   if (tid % 32 == 0) warp_sums[block * 2 + tid / 32] = down + (down == all ? 0 : 1000000);
   if (tid == 0) block_sums[block] = partial[0];
-  warptrace::device::Record(wt, MakeTag(0, true));
-  warptrace::device::Epilogue(wt, kWtConfig, warptrace_trace, tid, block);
+  warptrace::recorder::Record(wt, MakeTag(0, true));
+  warptrace::recorder::Epilogue(wt, kWtConfig, warptrace_trace, tid, block);
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

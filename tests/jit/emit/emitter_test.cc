@@ -177,13 +177,13 @@ TEST(EmitterTest, EarlyReturnClosesOpenSitesInnermostFirstThenRunsTheEpilogue) {
   const std::string src = MustEmit(MustBuild(b.Build()), options).source;
   EXPECT_THAT(src, HasSubstr(
                        "      if (flag[0] != 0) {\n"
-                       "        warptrace::device::Record(warptrace_unit, 0x80000002u);  // exit "
+                       "        warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit "
                        "inner (early return)\n"
-                       "        warptrace::device::Record(warptrace_unit, 0x80000001u);  // exit "
+                       "        warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // exit "
                        "outer (early return)\n"
-                       "        warptrace::device::Record(warptrace_unit, 0x80000000u);  // exit "
+                       "        warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit "
                        "early (early return)\n"
-                       "        warptrace::device::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));\n"
+                       "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));\n"
                        "        return;\n"));
   // The epilogue runs on both exits: the return and the end of the kernel.
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(src, "Epilogue(")).size(), 3u);
@@ -431,14 +431,14 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
               HasSubstr(absl::StrFormat(
                   "if (warptrace_tid == 128u) {\n"
                   "          const unsigned int warptrace_bar = static_cast<unsigned int>(1);\n"
-                  "          warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, 1u + "
+                  "          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x%08xu, 1u + "
                   "warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive done\n"
                   "          (void)warptrace_mbarrier_arrive(&done[warptrace_bar]);\n",
                   site("arrive done"))));
   // The wait itself under a #line naming it (the host's deadlock report names the path).
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
-                  "warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, warptrace_bar, "
+                  "warptrace::recorder::RecordWithPayload(warptrace_unit, 0x%08xu, warptrace_bar, "
                   "warptrace_phase);  // enter wait ready\n"
                   "#line 1 \"kernel handoff > roles by warpgroup > role consumer > wait "
                   "ready[0]\"\n"
@@ -448,7 +448,7 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
                   " \"handoff.cu\"\n"
-                  "        warptrace::device::RecordWithPayload(warptrace_unit, 0x%08xu, "
+                  "        warptrace::recorder::RecordWithPayload(warptrace_unit, 0x%08xu, "
                   "warptrace_bar, warptrace_phase);  // exit wait ready\n",
                   site("wait ready") | abi::kExitFlag)));
 }
@@ -463,7 +463,7 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   // unit in shared memory, kept by the unit's recorder alone (no register of any thread).
   EXPECT_THAT(src, HasSubstr("__shared__ warptrace_unit_track warptrace_track[2];"));
   EXPECT_THAT(src, HasSubstr("const unsigned int warptrace_rec = "
-                             "warptrace::device::RecordedUnit(warptrace_config, warptrace_tid, "));
+                             "warptrace::recorder::RecordedUnit(warptrace_config, warptrace_tid, "));
   EXPECT_THAT(src, HasSubstr("if (warptrace_rec < 2u) {\n#if defined(__CUDACC__)\n"
                              "        #pragma unroll 1\n#endif\n"
                              "        for (; warptrace_track[warptrace_rec].warptrace_copy2_done < "

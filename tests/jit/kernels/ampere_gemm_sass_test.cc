@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "jit/emit/emitter.h"
 #include "jit/kernels/ampere_gemm.h"
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/recorder_cost.h"
 #include "tests/jit/nvrtc_batch.h"
 #include "tests/status_matchers.h"
 

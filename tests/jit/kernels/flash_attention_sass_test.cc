@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "jit/emit/emitter.h"
 #include "jit/kernels/flash_attention.h"
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/recorder_cost.h"
 #include "tests/jit/kernels/sm90a_compile.h"
 #include "tests/status_matchers.h"
 

@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "jit/emit/emitter.h"
 #include "jit/kernels/warp_specialized_pipeline.h"
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/recorder_cost.h"
 #include "tests/jit/nvrtc_batch.h"
 #include "tests/status_matchers.h"
 

@@ -12,7 +12,7 @@
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/recorder_cost.h"
 #include "tests/jit/nvrtc_batch.h"
 #include "tests/jit/primitives/wgmma_kernels.h"
 #include "tests/status_matchers.h"

@@ -24,8 +24,8 @@
 //   options.cuobjdump = FindCuobjdump("");  // empty when absent: SASS columns are skipped
 //   ASSIGN_OR_RETURN(std::vector<RecorderCostRow> rows, MeasureRecorderCost(options));
 //   std::cout << FormatRecorderCost(rows, options);
-#ifndef WARPTRACE_JIT_TOOLS_RECORDER_COST_H_
-#define WARPTRACE_JIT_TOOLS_RECORDER_COST_H_
+#ifndef WARPTRACE_JIT_COST_RECORDER_COST_H_
+#define WARPTRACE_JIT_COST_RECORDER_COST_H_
 
 #include <cstdint>
 #include <optional>
@@ -178,4 +178,4 @@ std::string FormatRecorderCost(const std::vector<RecorderCostRow>& rows,
 
 }  // namespace warptrace
 
-#endif  // WARPTRACE_JIT_TOOLS_RECORDER_COST_H_
+#endif  // WARPTRACE_JIT_COST_RECORDER_COST_H_

@@ -1,6 +1,6 @@
 // Tests the recorder cost tool's counting (PTX and SASS text from hand-written samples) and
 // the static cost of the real recorder as NVRTC compiles it.
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/recorder_cost.h"
 
 #include <iostream>
 #include <string>

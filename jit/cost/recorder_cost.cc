@@ -1,4 +1,4 @@
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/recorder_cost.h"
 
 #include <glob.h>
 #include <nvrtc.h>
@@ -81,7 +81,7 @@ absl::StatusOr<absl::string_view> ListingSection(absl::string_view listing,
 
 std::string ConfigLiteral(const RecorderCostCase& c) {
   return absl::StrFormat(
-      "constexpr warptrace::device::Config kWtConfig = {%uu, %uu, %uu, %uu, %uu, %uu, 0u, "
+      "constexpr warptrace::recorder::Config kWtConfig = {%uu, %uu, %uu, %uu, %uu, %uu, 0u, "
       "0xffffffffu, 1u};",
       c.unit_threads, c.unit_first_thread, c.recorder_offset, c.units_per_block, c.capacity,
       c.shared ? 1u : 0u);
@@ -127,13 +127,13 @@ std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
     if (c.payload) {
       // Payload words that vary at run time, as a barrier's instance and phase do.
       absl::StrAppendFormat(&records,
-                            "    warptrace::device::RecordWithPayload(wt, "
+                            "    warptrace::recorder::RecordWithPayload(wt, "
                             "warptrace::abi::MakeTag(%uu, %s), %uu, static_cast<unsigned>(i));\n",
                             k / 2, k % 2 == 1 ? "true" : "false", k);
       continue;
     }
     absl::StrAppendFormat(&records,
-                          "    warptrace::device::Record(wt, warptrace::abi::MakeTag(%uu, "
+                          "    warptrace::recorder::Record(wt, warptrace::abi::MakeTag(%uu, "
                           "%s));\n",
                           k / 2, k % 2 == 1 ? "true" : "false");
   }
@@ -150,8 +150,8 @@ std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
       "  const unsigned int bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * "
       "blockIdx.z);\n",
       profiled ? absl::StrCat(smem,
-                              "  warptrace::device::UnitState wt;\n"
-                              "  warptrace::device::Prologue(wt, kWtConfig, warptrace_trace, ",
+                              "  warptrace::recorder::UnitState wt;\n"
+                              "  warptrace::recorder::Prologue(wt, kWtConfig, warptrace_trace, ",
                               c.shared ? "wt_smem" : "nullptr", ", tid, bid);\n")
                : "",
       "  float acc = data[bid * blockDim.x + tid];\n",
@@ -160,7 +160,7 @@ std::string RecorderCostKernelSource(const RecorderCostCase& c, uint32_t events,
       "    acc = acc * 0.5f + 1.0f;\n",
       "  }\n",
       "  data[bid * blockDim.x + tid] = acc;\n",
-      profiled ? "  warptrace::device::Epilogue(wt, kWtConfig, warptrace_trace, tid, bid);\n" : "", "}\n",
+      profiled ? "  warptrace::recorder::Epilogue(wt, kWtConfig, warptrace_trace, tid, bid);\n" : "", "}\n",
       "}  // namespace ", kernel_name, "_ns\n");
 }
 

@@ -1,4 +1,4 @@
-#include "jit/tools/kernel_cost.h"
+#include "jit/cost/kernel_cost.h"
 
 #include <algorithm>
 #include <string>
@@ -23,7 +23,7 @@
 #include "jit/kernels/flash_attention.h"
 #include "jit/kernels/hopper_gemm.h"
 #include "jit/plan/record_plan.h"
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/recorder_cost.h"
 
 namespace warptrace {
 namespace {
@@ -244,7 +244,7 @@ std::string NonInfoLogLines(absl::string_view log) {
 uint32_t CountRecordPoints(absl::string_view source) {
   uint32_t count = 0;
   for (absl::string_view call :
-       {"warptrace::device::Record(", "warptrace::device::RecordWithPayload("}) {
+       {"warptrace::recorder::Record(", "warptrace::recorder::RecordWithPayload("}) {
     for (size_t at = source.find(call); at != absl::string_view::npos;
          at = source.find(call, at + call.size())) {
       ++count;

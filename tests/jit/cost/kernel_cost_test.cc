@@ -7,8 +7,8 @@
 //   - no spill stores or loads and no stack frame (local memory), unprofiled or profiled:
 //     profiling adds no spill.
 // The variants are DefaultKernelCostVariants() at the GPU check's size, M = N = K = 4096.
-// Compile time is measured by the tool (bazel run //jit/tools:recorder_cost), not asserted.
-#include "jit/tools/kernel_cost.h"
+// Compile time is measured by the tool (bazel run //jit/cost:recorder_cost), not asserted.
+#include "jit/cost/kernel_cost.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -23,7 +23,7 @@
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/recorder_cost.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -88,9 +88,9 @@ TEST(NonInfoLogLinesTest, KeepsWarningsAndDropsPtxasInfo) {
 
 TEST(CountRecordPointsTest, CountsRecordAndRecordWithPayloadCalls) {
   EXPECT_EQ(CountRecordPoints("int x;"), 0u);
-  EXPECT_EQ(CountRecordPoints("  warptrace::device::Record(warptrace_unit, 1u);  // enter\n"
-                              "  warptrace::device::RecordWithPayload(warptrace_unit, 2u, a, b);\n"
-                              "  warptrace::device::Record(warptrace_unit, 0x80000001u);\n"),
+  EXPECT_EQ(CountRecordPoints("  warptrace::recorder::Record(warptrace_unit, 1u);  // enter\n"
+                              "  warptrace::recorder::RecordWithPayload(warptrace_unit, 2u, a, b);\n"
+                              "  warptrace::recorder::Record(warptrace_unit, 0x80000001u);\n"),
             3u);
 }
 

@@ -25,8 +25,8 @@
 //   options.cuobjdump = FindCuobjdump("");
 //   ASSIGN_OR_RETURN(std::vector<KernelCostRow> rows, MeasureKernelCost(options));
 //   std::cout << FormatKernelCost(rows, options);
-#ifndef WARPTRACE_JIT_TOOLS_KERNEL_COST_H_
-#define WARPTRACE_JIT_TOOLS_KERNEL_COST_H_
+#ifndef WARPTRACE_JIT_COST_KERNEL_COST_H_
+#define WARPTRACE_JIT_COST_KERNEL_COST_H_
 
 #include <cstdint>
 #include <functional>
@@ -135,4 +135,4 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
 
 }  // namespace warptrace
 
-#endif  // WARPTRACE_JIT_TOOLS_KERNEL_COST_H_
+#endif  // WARPTRACE_JIT_COST_KERNEL_COST_H_

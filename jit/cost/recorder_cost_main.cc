@@ -4,8 +4,8 @@
 // ampere_gemm), profiled and unprofiled: ptxas registers and spills, SASS instructions per
 // record point, NVRTC compile time (kernel_cost.h).
 //
-//   bazel run //jit/tools:recorder_cost -- --arch=sm_90
-//   bazel run //jit/tools:recorder_cost -- --cuobjdump=/path/to/cuobjdump
+//   bazel run //jit/cost:recorder_cost -- --arch=sm_90
+//   bazel run //jit/cost:recorder_cost -- --cuobjdump=/path/to/cuobjdump
 #include <iostream>
 #include <string>
 #include <utility>
@@ -14,8 +14,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "jit/tools/kernel_cost.h"
-#include "jit/tools/recorder_cost.h"
+#include "jit/cost/kernel_cost.h"
+#include "jit/cost/recorder_cost.h"
 
 ABSL_FLAG(std::string, arch, "sm_90", "GPU architecture to compile for (a real sm_XX).");
 ABSL_FLAG(uint32_t, events_low, 8, "K1: Record calls per loop iteration in the first kernel.");
