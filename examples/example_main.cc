@@ -25,8 +25,8 @@
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/summary.h"
 #include "profiler/analysis/whatif.h"
-#include "profiler/frontend/whatif_files.h"
 #include "profiler/frontend/dump_files.h"
+#include "profiler/frontend/whatif_files.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/trace/verify.h"
 

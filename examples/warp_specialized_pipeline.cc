@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "examples/example_main.h"
 #include "examples/gemm_problem.h"
 #include "jit/kernels/warp_specialized_pipeline.h"

@@ -18,9 +18,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "format/json_fields.h"
 #include "format/layout.h"
 #include "llvm/Support/JSON.h"
-#include "format/json_fields.h"
 
 namespace warptrace {
 

@@ -17,13 +17,13 @@
 #include "base/status_macros.h"
 #include "jit/compile/compiler.h"
 #include "jit/compile/nvrtc_compiler.h"
+#include "jit/cost/recorder_cost.h"
 #include "jit/cuda/cuda_device.h"
 #include "jit/emit/emitter.h"
 #include "jit/kernels/ampere_gemm.h"
 #include "jit/kernels/flash_attention.h"
 #include "jit/kernels/hopper_gemm.h"
 #include "jit/plan/record_plan.h"
-#include "jit/cost/recorder_cost.h"
 
 namespace warptrace {
 namespace {

@@ -12,13 +12,13 @@
 #include "absl/strings/str_format.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "format/json_fields.h"
 #include "format/trace_abi.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "format/json_fields.h"
 
 namespace warptrace {
 namespace {

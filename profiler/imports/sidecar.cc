@@ -6,22 +6,22 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
+#include "format/json_fields.h"
+#include "format/layout_json.h"
 #include "format/trace_abi.h"
 #include "llvm/Support/Endian.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Host.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "format/json_fields.h"
-#include "format/layout_json.h"
 
 namespace warptrace {
 namespace {

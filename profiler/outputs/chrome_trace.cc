@@ -17,9 +17,9 @@
 #include "base/status_macros.h"
 #include "base/utf8.h"
 #include "format/layout.h"
+#include "format/layout_json.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
-#include "format/layout_json.h"
 #include "profiler/outputs/event_template.h"
 #include "profiler/timeline/timeline_check.h"
 

@@ -7,8 +7,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/outputs/chrome_trace.h"
 #include "profiler/dump/sink.h"
+#include "profiler/outputs/chrome_trace.h"
 
 namespace warptrace {
 

@@ -77,8 +77,8 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "profiler/trace/clock.h"
 #include "profiler/timeline/timeline_types.h"
+#include "profiler/trace/clock.h"
 #include "profiler/trace/decode.h"
 #include "profiler/trace/links.h"
 #include "profiler/trace/verify.h"

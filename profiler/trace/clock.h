@@ -31,8 +31,8 @@
 #include <string>
 
 #include "format/layout.h"
-#include "profiler/trace/verdict.h"
 #include "profiler/trace/decode.h"
+#include "profiler/trace/verdict.h"
 
 namespace warptrace {
 

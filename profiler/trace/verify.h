@@ -84,9 +84,9 @@
 #include "format/layout.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/trace/verdict.h"
 #include "profiler/trace/decode.h"
 #include "profiler/trace/links.h"
+#include "profiler/trace/verdict.h"
 #include "profiler/trace/walk.h"
 
 namespace warptrace {

@@ -20,8 +20,8 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/FileSystem.h"
 #include "nlohmann/json.hpp"
-#include "profiler/imports/sidecar.h"
 #include "profiler/dump/collector.h"
+#include "profiler/imports/sidecar.h"
 #include "tests/profiler/chrome_trace_checker.h"
 #include "tests/status_matchers.h"
 

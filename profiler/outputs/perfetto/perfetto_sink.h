@@ -17,8 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "llvm/Support/raw_ostream.h"
-#include "profiler/outputs/perfetto/perfetto_writer.h"
 #include "profiler/dump/sink.h"
+#include "profiler/outputs/perfetto/perfetto_writer.h"
 
 namespace warptrace {
 

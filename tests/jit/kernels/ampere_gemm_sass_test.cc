@@ -12,9 +12,9 @@
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/cost/recorder_cost.h"
 #include "jit/emit/emitter.h"
 #include "jit/kernels/ampere_gemm.h"
-#include "jit/cost/recorder_cost.h"
 #include "tests/jit/nvrtc_batch.h"
 #include "tests/status_matchers.h"
 

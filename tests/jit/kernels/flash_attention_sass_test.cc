@@ -13,9 +13,9 @@
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/cost/recorder_cost.h"
 #include "jit/emit/emitter.h"
 #include "jit/kernels/flash_attention.h"
-#include "jit/cost/recorder_cost.h"
 #include "tests/jit/kernels/sm90a_compile.h"
 #include "tests/status_matchers.h"
 

@@ -16,8 +16,8 @@
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
-#include "jit/run/run.h"
 #include "jit/platform/tensor_map.h"
+#include "jit/run/run.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {

@@ -9,9 +9,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis_sink.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/dump/dump.h"
-#include "profiler/analysis/analysis_sink.h"
 #include "profiler/testing/trace_synthesizer.h"
 #include "tests/status_matchers.h"
 
