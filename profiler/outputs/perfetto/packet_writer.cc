@@ -1,15 +1,85 @@
 #include "profiler/outputs/perfetto/packet_writer.h"
 
+#include <zlib.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "profiler/outputs/perfetto/perfetto_ids.h"
 
 namespace warptrace {
 namespace perfetto_internal {
 
+namespace {
+
+// TracePacket.compressed_packets (Perfetto's trace_packet.proto).
+constexpr uint32_t kCompressedPacketsTag = WireFormat::MakeTag(50, WireFormat::WIRETYPE_LENGTH_DELIMITED);
+
+}  // namespace
+
+struct PacketWriter::Deflater {
+  z_stream stream{};
+  bool ready = false;
+  Deflater() {
+    // Level 1: most of the ratio (the packets repeat a handful of shapes) at the least time.
+    ready = deflateInit(&stream, Z_BEST_SPEED) == Z_OK;
+  }
+  ~Deflater() {
+    if (ready) deflateEnd(&stream);
+  }
+};
+
+PacketWriter::PacketWriter(llvm::raw_ostream& os, bool compress)
+    : os_(os), compress_(compress), buffer_(kBufferBytes + kSlopBytes) {
+  if (compress_) deflater_ = std::make_unique<Deflater>();
+}
+
+PacketWriter::~PacketWriter() = default;
+
 void PacketWriter::Flush() {
-  os_.write(reinterpret_cast<const char*>(buffer_.data()), used_);
+  Emit(buffer_.data(), used_);
   used_ = 0;
+}
+
+void PacketWriter::Emit(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  if (compress_ && deflater_->ready) {
+    EmitDeflated(data, size);
+    return;
+  }
+  os_.write(reinterpret_cast<const char*>(data), size);
+}
+
+void PacketWriter::EmitDeflated(const uint8_t* data, size_t size) {
+  z_stream& z = deflater_->stream;
+  const size_t bound = deflateBound(&z, static_cast<uLong>(size));
+  constexpr size_t kHead = 16;  // packet tag, two lengths and the field tag
+  if (deflated_.size() < kHead + bound) deflated_.resize(kHead + bound);
+  z.next_in = const_cast<Bytef*>(data);
+  z.avail_in = static_cast<uInt>(size);
+  z.next_out = deflated_.data() + kHead;
+  z.avail_out = static_cast<uInt>(bound);
+  const int rc = deflate(&z, Z_FINISH);
+  const size_t compressed = bound - z.avail_out;
+  deflateReset(&z);
+  if (rc != Z_STREAM_END) {  // cannot happen with deflateBound's room; stay readable anyway
+    os_.write(reinterpret_cast<const char*>(data), size);
+    return;
+  }
+  // Framing written backwards into the head room, right before the deflated bytes.
+  uint8_t head[kHead];
+  uint8_t* p = CodedOutputStream::WriteTagToArray(kCompressedPacketsTag, head);
+  p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(compressed), p);
+  const size_t field_head = static_cast<size_t>(p - head);
+  const uint32_t body = static_cast<uint32_t>(field_head + compressed);
+  uint8_t outer[kHead];
+  uint8_t* q = CodedOutputStream::WriteTagToArray(kPacketTag, outer);
+  q = CodedOutputStream::WriteVarint32ToArray(body, q);
+  const size_t outer_head = static_cast<size_t>(q - outer);
+  uint8_t* start = deflated_.data() + kHead - field_head - outer_head;
+  std::memcpy(start, outer, outer_head);
+  std::memcpy(start + outer_head, head, field_head);
+  os_.write(reinterpret_cast<const char*>(start), outer_head + field_head + compressed);
 }
 
 std::string PacketWriter::UnitEventSuffix(const std::string& event, const std::string& extra) {
@@ -38,7 +108,7 @@ void PacketWriter::WritePacket(const pb::TracePacket& packet) {
                      length);
     packet.AppendToString(&bytes);
     Flush();
-    os_.write(bytes.data(), bytes.size());
+    Emit(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   } else {
     uint8_t* p = Reserve(total);
     p = CodedOutputStream::WriteTagToArray(kPacketTag, p);
@@ -81,9 +151,10 @@ void PacketWriter::WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::
   p = CodedOutputStream::WriteVarint32ToArray(body, p);
   p = CodedOutputStream::WriteTagToArray(kTimestampTag, p);
   p = CodedOutputStream::WriteVarint64ToArray(delta, p);
+  std::string bytes(reinterpret_cast<const char*>(head), static_cast<size_t>(p - head));
+  bytes += suffix;
   Flush();
-  os_.write(reinterpret_cast<const char*>(head), static_cast<size_t>(p - head));
-  os_.write(suffix.data(), suffix.size());
+  Emit(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   ++packets_;
 }
 

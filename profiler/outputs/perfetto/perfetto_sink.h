@@ -24,7 +24,8 @@ namespace warptrace {
 
 class PerfettoTraceSink : public TraceSink {
  public:
-  explicit PerfettoTraceSink(llvm::raw_ostream& os) : writer_(os) {}
+  explicit PerfettoTraceSink(llvm::raw_ostream& os, const PerfettoWriterOptions& options = {})
+      : writer_(os, options) {}
   absl::string_view Name() const override { return "perfetto trace"; }
   absl::Status Begin(const TraceBegin& begin) override;
   absl::Status AddUnit(const UnitView& unit) override;

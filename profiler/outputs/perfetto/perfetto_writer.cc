@@ -47,7 +47,8 @@ void AddClock(pb::ClockSnapshot& snapshot, uint32_t id, int64_t timestamp, bool 
 // order UnitOps', the stage-ring counters StageRings'.
 class PerfettoWriter::Impl {
  public:
-  explicit Impl(llvm::raw_ostream& os) : out_(os) {}
+  Impl(llvm::raw_ostream& os, const PerfettoWriterOptions& options)
+      : out_(os, options.compress) {}
 
   absl::Status Begin(const TraceLayout& layout, int64_t origin_ns) {
     if (state_ != State::kNew) return absl::FailedPreconditionError("PerfettoWriter::Begin twice");
@@ -188,7 +189,7 @@ class PerfettoWriter::Impl {
     pb::TrackEvent end;
     end.set_type(pb::TrackEvent::TYPE_SLICE_END);
     end_suffix_ = PacketWriter::UnitEventSuffix(end.SerializeAsString(), "");
-    // What every unit's state starts with: its categories and annotation names.
+    // What sequence 2's state starts with: the categories and annotation names.
     pb::InternedData* interned = unit_start_.mutable_interned_data();
     for (SiteKind kind : kAllSiteKinds) {
       pb::EventCategory* category = interned->add_event_categories();
@@ -215,6 +216,7 @@ class PerfettoWriter::Impl {
     }
     unit_start_.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
     unit_start_.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+    unit_start_.set_first_packet_on_sequence(true);
     unit_start_.mutable_trace_packet_defaults()->set_timestamp_clock_id(kPerfettoGpuClockId);
     pb::ClockSnapshot* snapshot = unit_start_.mutable_clock_snapshot();
     AddClock(*snapshot, kPerfettoGpuClockId, 0, true);
@@ -395,22 +397,24 @@ class PerfettoWriter::Impl {
     return interned_scratch_.interned_data();
   }
 
-  // Clears sequence 2's state for a unit: defaults (its track, clock 64), clock 64
-  // incremental from `base` (always the origin, see AddUnit), interned categories and
-  // annotation names.
+  // Starts a unit on sequence 2: its defaults (its track, clock 64) and clock 64 incremental
+  // from `base` (always the origin, see AddUnit). The first unit also clears the sequence's
+  // state and interns the categories and annotation names; later units keep that state
+  // (TracePacketDefaults may change without a clear: the trace processor keeps the interned
+  // data), so names are interned and sites annotated once per trace, not once per unit.
   void StartUnitSequence(int64_t base, uint64_t track) {
-    ++generation_;
-    if (generation_ == 1) {
-      unit_start_.set_first_packet_on_sequence(true);
-    } else {
-      unit_start_.clear_first_packet_on_sequence();
+    pb::TracePacket& packet = generation_ == 0 ? unit_start_ : unit_next_;
+    generation_ = 1;
+    if (!unit_next_.has_trusted_packet_sequence_id()) {
+      unit_next_.set_trusted_packet_sequence_id(kPerfettoUnitSequence);
+      *unit_next_.mutable_trace_packet_defaults() = unit_start_.trace_packet_defaults();
+      *unit_next_.mutable_clock_snapshot() = unit_start_.clock_snapshot();
     }
-    unit_start_.mutable_trace_packet_defaults()->mutable_track_event_defaults()->set_track_uuid(
-        track);
-    pb::ClockSnapshot* snapshot = unit_start_.mutable_clock_snapshot();
+    packet.mutable_trace_packet_defaults()->mutable_track_event_defaults()->set_track_uuid(track);
+    pb::ClockSnapshot* snapshot = packet.mutable_clock_snapshot();
     snapshot->mutable_clocks(0)->set_timestamp(static_cast<uint64_t>(base));
     snapshot->mutable_clocks(1)->set_timestamp(static_cast<uint64_t>(base + boottime_offset_));
-    out_.WritePacket(unit_start_);
+    out_.WritePacket(packet);
     last_ns_ = base;
   }
 
@@ -497,17 +501,19 @@ class PerfettoWriter::Impl {
   std::vector<std::string> first_begin_suffix_;
   std::string end_suffix_;
   std::vector<uint64_t> site_seen_;             // generation that interned the site's name
-  pb::TracePacket unit_start_;                  // reused: a unit's state-clearing packet
+  pb::TracePacket unit_start_;                  // the first unit's state-clearing packet
+  pb::TracePacket unit_next_;                   // reused: a later unit's defaults and clock
   pb::TracePacket unit_track_;                  // reused: a unit's track descriptor
   pb::TracePacket handoff_packet_;              // reused: an event with flows or on a lane
   pb::TracePacket interned_scratch_;            // reused: a site's interned name, parsed
-  uint64_t generation_ = 0;                     // counts units with events
+  uint64_t generation_ = 0;                     // 1 once sequence 2 is started
   int64_t last_ns_ = 0;                         // previous event of the current unit
   std::vector<bool> sm_declared_;               // by SM id
   std::vector<UnitSpan> spans_;
 };
 
-PerfettoWriter::PerfettoWriter(llvm::raw_ostream& os) : impl_(std::make_unique<Impl>(os)) {}
+PerfettoWriter::PerfettoWriter(llvm::raw_ostream& os, const PerfettoWriterOptions& options)
+    : impl_(std::make_unique<Impl>(os, options)) {}
 PerfettoWriter::~PerfettoWriter() = default;
 
 absl::Status PerfettoWriter::Begin(const TraceLayout& layout, int64_t origin_ns) {

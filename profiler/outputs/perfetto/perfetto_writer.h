@@ -13,6 +13,10 @@
 // packet_writer.h the protobuf bytes, unit_ops.h the order of a unit's events and its flow
 // arrows, stage_rings.h the stage-ring counters, perfetto_ids.h the fixed ids.
 //
+// Bytes. By default every 256 KiB of packets is deflated into one compressed_packets
+// packet (packet_writer.h; PerfettoWriterOptions::compress), which Perfetto's trace
+// processor and UI expand in place: ~1-3 bytes per event instead of ~12.
+//
 // Streaming. The file is Perfetto's `Trace` message, which is nothing but repeated
 // `packet` fields, so every TracePacket is written as soon as it is known (tag, length,
 // packet) with protobuf's CodedOutputStream; no message ever holds more than one packet.
@@ -29,9 +33,9 @@
 //     Units without a record (no SM known) go under a track "no record", after the SMs.
 //   Slices: per unit, a TrackEvent SLICE_BEGIN / SLICE_END pair per Slice, in time order
 //     (ends innermost first), on the unit's track. Names are the sites' names and
-//     categories their kinds, both interned. The first begin of each site in a unit also
-//     carries the site's debug annotations (site id, kind, builder origin); block and unit
-//     are the track's. A slice closed by --allow-truncated has "repaired": true.
+//     categories their kinds, both interned once per trace. The first begin of each site in
+//     the trace also carries the site's debug annotations (site id, kind, builder origin);
+//     block and unit are the track's. A slice closed by --allow-truncated has "repaired": true.
 //   Verdicts: a unit that is not complete has an instant event named by its verdict
 //     ("truncated", ...) at its end, with debug annotations "verdict" and "reason".
 //   Hand-offs (trace version 2, timeline_types.h): a unit's instants (barrier arrivals) are
@@ -53,14 +57,14 @@
 //
 // Sequences and clocks. Packet sequence 1 holds the clock snapshot of the trace, the track
 // descriptors and the counters; its timestamps are absolute globaltimer ns on clock 64 (a
-// sequence-scoped clock). Sequence 2 holds the units' events: each unit starts by clearing
-// the sequence's incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and re-declaring the
-// defaults (its track, clock 64) and a clock snapshot that makes clock 64 *incremental*
-// from the trace origin, so an event's timestamp is the nanoseconds since the previous
+// sequence-scoped clock). Sequence 2 holds the units' events: its first packet clears the
+// sequence's incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and interns the categories
+// and annotation names; each unit then starts with one packet of new defaults (its track,
+// clock 64) and a clock snapshot that makes clock 64 *incremental* from the trace origin, so an event's timestamp is the nanoseconds since the previous
 // event of the unit (the first: since the origin): one or two bytes instead of nine. The
 // snapshot is at the origin for every unit, not at the unit's start, because Perfetto's
 // trace processor rejects snapshots whose CLOCK_BOOTTIME goes back in time, and units come
-// in block order, not start order. Each unit re-interns the names it uses. Every snapshot ties clock 64 to CLOCK_BOOTTIME with the same offset:
+// in block order, not start order. A site's name is interned where the trace first uses it. Every snapshot ties clock 64 to CLOCK_BOOTTIME with the same offset:
 //   with a host anchor (TraceLayout::host_anchor): boottime = anchor.boottime_ns +
 //     (t - anchor.globaltimer_ns), and the first snapshot also gives CLOCK_REALTIME, so the
 //     trace lines up with host traces (Perfetto merges traces by clock snapshots);
@@ -91,9 +95,15 @@
 
 namespace warptrace {
 
+struct PerfettoWriterOptions {
+  // Packets deflated in compressed_packets (packet_writer.h), as Perfetto's own service
+  // writes them with COMPRESSION_TYPE_DEFLATE; false: plain packets, ~10x the bytes.
+  bool compress = true;
+};
+
 class PerfettoWriter {
  public:
-  explicit PerfettoWriter(llvm::raw_ostream& os);
+  explicit PerfettoWriter(llvm::raw_ostream& os, const PerfettoWriterOptions& options = {});
   ~PerfettoWriter();
   PerfettoWriter(const PerfettoWriter&) = delete;
   PerfettoWriter& operator=(const PerfettoWriter&) = delete;

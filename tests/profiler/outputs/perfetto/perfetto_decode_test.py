@@ -5,7 +5,9 @@ perfetto_trace.proto) on the `protobuf` runtime: it shares no code with the C++ 
 checks the field numbers and wire format as well as the meaning. tools/setup.sh installs
 both; a missing package fails this test (it never skips).
 
-The trace is interpreted the way Perfetto's trace processor does: per packet sequence, the
+The trace is interpreted the way Perfetto's trace processor does: a packet of
+compressed_packets is inflated (zlib) and the packets inside it read in its place; per packet
+sequence, the
 incremental state (interned names and categories, TracePacketDefaults) is cleared by
 SEQ_INCREMENTAL_STATE_CLEARED, sequence-scoped clock 64 is declared by clock snapshots
 (incremental: each timestamp is a delta from the previous packet's; the first one after a
@@ -22,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zlib
 
 from google.protobuf import __version__ as protobuf_version  # noqa: F401 (fails loudly)
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
@@ -57,7 +60,22 @@ class DecodedTrace:
     def __init__(self, data):
         trace = pb.Trace()
         trace.ParseFromString(data)
-        self.packets = len(trace.packet)
+        packets = []
+        self.compressed = 0                                # top-level compressed_packets
+        self.uncompressed = 0                              # other top-level packets
+        for packet in trace.packet:
+            if packet.HasField("compressed_packets"):
+                self.compressed += 1
+                if packet.ListFields() != [(pb.TracePacket.DESCRIPTOR.fields_by_name[
+                        "compressed_packets"], packet.compressed_packets)]:
+                    self.problems_early = "compressed_packets beside other fields"
+                inner = pb.Trace()
+                inner.ParseFromString(zlib.decompress(packet.compressed_packets))
+                packets.extend(inner.packet)
+            else:
+                self.uncompressed += 1
+                packets.append(packet)
+        self.packets = len(packets)
         self.tracks = {}                                   # uuid -> TrackDescriptor
         self.slices = collections.defaultdict(list)        # uuid -> [(name, cat, b, e, args)]
         self.instants = collections.defaultdict(list)      # uuid -> [(name, t, args)]
@@ -74,7 +92,9 @@ class DecodedTrace:
         self.sequences = collections.defaultdict(Sequence)
         self.open = collections.defaultdict(list)          # uuid -> stack of open slices
         self.last_time = {}                                 # uuid -> last event time
-        for packet in trace.packet:
+        if getattr(self, "problems_early", None):
+            self.problems.append(self.problems_early)
+        for packet in packets:
             self._packet(packet)
         self._join_flows()
         for uuid, stack in self.open.items():
@@ -361,6 +381,9 @@ class PerfettoOutputTest(unittest.TestCase):
         first_load = [a for s in perfetto.slices.values() for n, _, _, _, a in s
                       if n == "load" and a]
         self.assertEqual(first_load[0], {"site": 2, "kind": "region", "origin": "fixture.cc:3"})
+        # Once per trace, not once per unit.
+        self.assertEqual(len(first_load), 1)
+        self.assertGreater(len(self.unit_tracks(perfetto)), 1)
         # What the lean JSON lists once per site.
         _, chrome = self.traces["plain"]
         site = chrome.other["sites"][2]
@@ -491,7 +514,12 @@ class PerfettoOutputTest(unittest.TestCase):
         perfetto, chrome = self.traces["plain"]
         size = os.path.getsize(os.path.join(self.dir, "plain.pftrace"))
         events = 2 * chrome.other["slices"]
-        self.assertLessEqual(size / events, 16.0)
+        self.assertLessEqual(size / events, 12.0)
+
+    def test_every_packet_is_inside_deflated_compressed_packets(self):
+        for name, (perfetto, _) in self.traces.items():
+            self.assertGreater(perfetto.compressed, 0, name)
+            self.assertEqual(perfetto.uncompressed, 0, name)
 
 
 if __name__ == "__main__":
