@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/outputs/perfetto/perfetto_trace.pb.h"
+#include "tests/profiler/outputs/perfetto/perfetto_packets.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -61,10 +62,15 @@ UnitTimeline NestedUnit(uint32_t block, uint32_t unit, uint32_t sm, int64_t star
   return u;
 }
 
+// The packets as Perfetto's trace processor reads them; every top-level packet must be a
+// compressed one (PerfettoWriterOptions::compress by default).
 std::vector<pb::TracePacket> Packets(const std::string& bytes) {
-  pb::Trace trace;
-  EXPECT_TRUE(trace.ParseFromString(bytes));
-  return {trace.packet().begin(), trace.packet().end()};
+  size_t compressed = 0;
+  std::vector<pb::TracePacket> packets = ReadPerfettoPackets(bytes, &compressed);
+  pb::Trace top;
+  EXPECT_TRUE(top.ParseFromString(bytes));
+  EXPECT_EQ(compressed, static_cast<size_t>(top.packet_size()));
+  return packets;
 }
 
 class PerfettoWriterTest : public ::testing::Test {
@@ -166,7 +172,7 @@ TEST_F(PerfettoWriterTest, UnitSnapshotsNeverGoBackInTimeWhateverTheUnitOrder) {
   EXPECT_THAT(first_deltas, ElementsAre(1010, 10, 410));
 }
 
-TEST_F(PerfettoWriterTest, NamesAreInternedOncePerUnitThenReferencedByIid) {
+TEST_F(PerfettoWriterTest, NamesAreInternedOncePerTraceThenReferencedByIid) {
   const std::vector<pb::TracePacket> packets =
       Write({NestedUnit(0, 0, 3, kOrigin), NestedUnit(0, 1, 3, kOrigin + 7)});
   int load_names = 0, load_begins = 0;
@@ -182,17 +188,54 @@ TEST_F(PerfettoWriterTest, NamesAreInternedOncePerUnitThenReferencedByIid) {
       EXPECT_EQ(p->track_event().category_iids(0), 1u);  // "region"
     }
   }
-  EXPECT_EQ(load_names, 2);   // re-interned after each unit's state is cleared
+  EXPECT_EQ(load_names, 1);  // the sequence is cleared once, by the first unit
   EXPECT_EQ(load_begins, 4);
 }
 
-TEST_F(PerfettoWriterTest, FirstSliceOfASiteCarriesItsAnnotations) {
-  const std::vector<pb::TracePacket> packets = Write({NestedUnit(0, 0, 3, kOrigin)});
+TEST_F(PerfettoWriterTest, FirstSliceOfASiteInTheTraceCarriesItsAnnotations) {
+  const std::vector<pb::TracePacket> packets =
+      Write({NestedUnit(0, 0, 3, kOrigin), NestedUnit(0, 1, 3, kOrigin)});
   std::vector<int> annotated;
   for (const pb::TracePacket* p : Events(packets)) {
     annotated.push_back(p->track_event().debug_annotations_size());
   }
-  EXPECT_THAT(annotated, ElementsAre(3, 3, 0, 0, 0, 0));
+  EXPECT_THAT(annotated, ElementsAre(3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+}
+
+TEST_F(PerfettoWriterTest, OnlyTheFirstUnitClearsTheSequenceLaterOnesChangeTheirDefaults) {
+  const std::vector<pb::TracePacket> packets =
+      Write({NestedUnit(0, 0, 3, kOrigin), NestedUnit(0, 1, 3, kOrigin + 7)});
+  std::vector<uint32_t> flags;
+  std::vector<uint64_t> tracks;
+  for (const pb::TracePacket& p : packets) {
+    if (p.trusted_packet_sequence_id() != kPerfettoUnitSequence) continue;
+    if (!p.has_trace_packet_defaults()) continue;
+    flags.push_back(p.sequence_flags());
+    tracks.push_back(p.trace_packet_defaults().track_event_defaults().track_uuid());
+  }
+  EXPECT_THAT(flags, ElementsAre(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED, 0u));
+  ASSERT_THAT(tracks, ::testing::SizeIs(2));
+  EXPECT_NE(tracks[0], tracks[1]);
+}
+
+TEST_F(PerfettoWriterTest, WithoutCompressionThePacketsArePlain) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  PerfettoWriter writer(os, {.compress = false});
+  ASSERT_THAT(writer.Begin(layout_, kOrigin), IsOk());
+  ASSERT_THAT(writer.AddUnit(NestedUnit(0, 0, 3, kOrigin)), IsOk());
+  ASSERT_THAT(writer.End(), IsOk());
+  os.flush();
+  pb::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(bytes));
+  ASSERT_EQ(static_cast<uint64_t>(trace.packet_size()), writer.packets());
+  for (const pb::TracePacket& p : trace.packet()) EXPECT_FALSE(p.has_compressed_packets());
+  // The same packets as the compressed trace holds.
+  const std::vector<pb::TracePacket> compressed = Write({NestedUnit(0, 0, 3, kOrigin)});
+  ASSERT_EQ(compressed.size(), static_cast<size_t>(trace.packet_size()));
+  for (size_t i = 0; i < compressed.size(); ++i) {
+    EXPECT_EQ(compressed[i].SerializeAsString(), trace.packet(static_cast<int>(i)).SerializeAsString());
+  }
 }
 
 TEST_F(PerfettoWriterTest, CountersCountOverlappingUnitsOfAnSm) {

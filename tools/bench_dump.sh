@@ -1,0 +1,95 @@
+#!/bin/bash
+# Every "Must show" number of issue 34 for the CLI dump, in one go (rerun it on an idle machine):
+#   tools/bench_dump.sh [REPS] [--1e8]
+# Builds the opt CLI and the buffer generators, writes 1e6-event warptrace and Mosaic buffers
+# under $BENCH (default /tmp/bench34), then per buffer, REPS (default 5) paired rounds of
+#   floor: `cat` of the input to /dev/null + `cp` of a file the size of the output,
+#   warptrace dump to Perfetto, warptrace dump to Chrome JSON,
+# and prints medians, bytes per event, and the ratios. Mosaic's own dump (JAX's
+# ProfilerSpec.dump, Chrome JSON, one run on the same-sized Mosaic buffer) is timed with
+# /tmp/jaxvenv311 when it exists (tools/setup.sh makes it). --1e8 also dumps a 1e8-event
+# buffer (~860 MB; needs ~3 GB in $BENCH, deleted after) under /usr/bin/time -v: time,
+# peak RSS, bytes per event.
+set -euo pipefail
+REPS=${1:-5}
+BIG=${2:-}
+BENCH=${BENCH:-/tmp/bench34}
+mkdir -p "$BENCH"
+cd "$(dirname "$0")/.."
+bazel build -c opt //profiler/cli:warptrace //tests/profiler/cli:make_synthetic_trace >/dev/null 2>&1
+WT=$BENCH/warptrace
+cp -f bazel-bin/profiler/cli/warptrace "$WT"
+[ -f "$BENCH/wt1m.bin" ] || bazel-bin/tests/profiler/cli/make_synthetic_trace "$BENCH/wt1m" 1000000 >/dev/null
+[ -f "$BENCH/mo1m.bin" ] || /usr/bin/python3 tests/profiler/cli/make_mosaic_buffer.py "$BENCH/mo1m" 1000000 >/dev/null
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; $(date -u)"
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+events_of() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['otherData']['slices']*2)" "$1"; }
+
+MOSAIC_S=""
+if [ -x /tmp/jaxvenv311/bin/python ]; then
+  MOSAIC_S=$(/tmp/jaxvenv311/bin/python - <<'PY' 2>/dev/null || true
+import os, sys, tempfile, time
+sys.path.insert(0, "tests/python")
+from jax.experimental.mosaic.gpu import profiler
+import mosaic_benchmark as mb
+spec = profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * (2 + 6 * mb.ITERATIONS))
+buf, blocks, n = mb.make_buffer(spec, 1_000_000)
+d = tempfile.mkdtemp()
+start = time.perf_counter()
+with open(os.path.join(d, "m.json"), "w") as f:
+    spec.dump(buf, f, grid=(blocks, 1, 1), block=(256, 1, 1))
+print(f"{time.perf_counter() - start:.3f}")
+PY
+)
+fi
+echo "Mosaic ProfilerSpec.dump (1e6-event Mosaic buffer, Chrome JSON): ${MOSAIC_S:-not measured (no /tmp/jaxvenv311)} s"
+
+for buf in wt1m mo1m; do
+  in=$BENCH/$buf
+  "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null
+  "$WT" dump --input="$in" --output="$in.out.json" >/dev/null
+  events=$(events_of "$in.out.json")
+  head -c "$(stat -c %s "$in.out.pftrace")" /dev/urandom > "$BENCH/same_pf"
+  head -c "$(stat -c %s "$in.out.json")" /dev/urandom > "$BENCH/same_json"
+  : > "$BENCH/t_floor_pf"; : > "$BENCH/t_floor_json"; : > "$BENCH/t_pf"; : > "$BENCH/t_json"
+  for _ in $(seq "$REPS"); do
+    t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_pf" "$BENCH/copy"; t1=$(now)
+    echo "$t1 - $t0" | bc >> "$BENCH/t_floor_pf"
+    t0=$(now); "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null; t1=$(now)
+    echo "$t1 - $t0" | bc >> "$BENCH/t_pf"
+    t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_json" "$BENCH/copy"; t1=$(now)
+    echo "$t1 - $t0" | bc >> "$BENCH/t_floor_json"
+    t0=$(now); "$WT" dump --input="$in" --output="$in.out.json" >/dev/null; t1=$(now)
+    echo "$t1 - $t0" | bc >> "$BENCH/t_json"
+  done
+  fpf=$(median < "$BENCH/t_floor_pf"); pf=$(median < "$BENCH/t_pf")
+  fjs=$(median < "$BENCH/t_floor_json"); js=$(median < "$BENCH/t_json")
+  pfb=$(stat -c %s "$in.out.pftrace"); jsb=$(stat -c %s "$in.out.json")
+  echo "$buf: $events events, $(stat -c %s "$in.bin") bytes in; medians of $REPS paired runs"
+  printf "  Perfetto   %8.3f s  %10d B  %6.2f B/event  floor %.3f s  %5.1fx floor" \
+    "$pf" "$pfb" "$(echo "$pfb / $events" | bc -l)" "$fpf" "$(echo "$pf / $fpf" | bc -l)"
+  [ -n "$MOSAIC_S" ] && printf "  %6.1fx Mosaic" "$(echo "$MOSAIC_S / $pf" | bc -l)"
+  echo
+  printf "  JSON       %8.3f s  %10d B  %6.2f B/event  floor %.3f s  %5.1fx floor" \
+    "$js" "$jsb" "$(echo "$jsb / $events" | bc -l)" "$fjs" "$(echo "$js / $fjs" | bc -l)"
+  [ -n "$MOSAIC_S" ] && printf "  %6.1fx Mosaic" "$(echo "$MOSAIC_S / $js" | bc -l)"
+  echo
+  rm -f "$BENCH/same_pf" "$BENCH/same_json" "$BENCH/copy"
+done
+
+if [ "$BIG" = "--1e8" ]; then
+  big=$BENCH/wt1e8
+  bazel-bin/tests/profiler/cli/make_synthetic_trace "$big" 100000000 >/dev/null
+  for out in pftrace json; do
+    /usr/bin/time -v "$WT" dump --input="$big" --output="$big.$out" 2> "$BENCH/time_$out" >/dev/null
+    printf "1e8 %-8s %s s wall, peak RSS %s KB, %d B out, %.2f B/event (input %d B)\n" "$out" \
+      "$(grep 'Elapsed' "$BENCH/time_$out" | awk '{print $NF}')" \
+      "$(grep 'Maximum resident' "$BENCH/time_$out" | awk '{print $NF}')" \
+      "$(stat -c %s "$big.$out")" "$(echo "$(stat -c %s "$big.$out") / 100000000" | bc -l)" \
+      "$(stat -c %s "$big.bin")"
+    rm -f "$big.$out"
+  done
+  rm -f "$big.bin" "$big.json"
+fi
