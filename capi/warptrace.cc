@@ -115,6 +115,7 @@ struct Request {
   std::string analysis_output;
   bool summary = false;
   bool analysis = false;
+  bool causal_profile = true;  // with the summary or the analysis, as the CLI's dump
   bool allow_truncated = false;
   bool compensate_overhead = false;
   uint64_t sm_clock_khz = 0;
@@ -192,6 +193,8 @@ absl::StatusOr<Request> ParseRequest(const char* text) {
       s = boolean(r.summary);
     } else if (key == "analysis") {
       s = boolean(r.analysis);
+    } else if (key == "causal_profile") {
+      s = boolean(r.causal_profile);
     } else if (key == "allow_truncated") {
       s = boolean(r.allow_truncated);
     } else if (key == "compensate_overhead") {
@@ -208,7 +211,7 @@ absl::StatusOr<Request> ParseRequest(const char* text) {
           "the dump request has an unknown key \"", key,
           "\"; known: output, output_fd, output_memory, format, events, json_args, "
           "mosaic_overhead, mosaic_clock_khz, report, analysis_output, summary, analysis, "
-          "allow_truncated, compensate_overhead, sm_clock_khz"));
+          "causal_profile, allow_truncated, compensate_overhead, sm_clock_khz"));
     }
     if (!s.ok()) return s;
   }
@@ -239,6 +242,8 @@ absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words)
   DumpRequest request;
   request.summary = r.summary;
   request.analysis = r.analysis;
+  request.causal_profile =
+      r.causal_profile && (r.summary || r.analysis || !r.analysis_output.empty());
   request.verify.allow_truncated = r.allow_truncated;
   request.timeline.compensate_overhead = r.compensate_overhead;
   request.report_path = r.report;

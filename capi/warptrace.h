@@ -48,6 +48,8 @@
  *   "analysis_output": PATH  the analysis JSON
  *   "summary": bool          the summary and the diagnosis in the result
  *   "analysis": bool         the analysis in the result
+ *   "causal_profile": bool   with the summary or the analysis: the causal profile under the
+ *                            diagnosis and in the analysis JSON (default true, as the CLI)
  *   "allow_truncated": bool  keep each broken unit's valid prefix, as warnings
  *   "compensate_overhead": bool
  *   "sm_clock_khz": N        Mosaic buffers: their SM clock; warptrace buffers: the nominal rate

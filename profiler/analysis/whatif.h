@@ -148,8 +148,13 @@ inline constexpr double kFlatSaving = 0.005;
 // timeline itself. Cost: 4 re-timings of the whole timeline per row.
 absl::StatusOr<CausalProfile> ComputeCausalProfile(const Timeline& timeline);
 
+// A profile that could not be computed (e.g. a dump's, for a trace without hand-offs) has no
+// rows and one limitation, kNoCausalProfile followed by the reason.
+inline constexpr char kNoCausalProfile[] = "no causal profile: ";
+
 // "causal profile (predicted kernel time saved if the region were N% faster):" then one line
-// per row, flat rows last with the sentence; then the limitations.
+// per row, flat rows last with the sentence; then the limitations (without rows: "(no region
+// with time)" unless the profile could not be computed).
 void PrintCausalProfile(const CausalProfile& profile, llvm::raw_ostream& os);
 // Measured vs predicted kernel time, per role, the predicted diagnosis, the limitations.
 void PrintWhatIf(const WhatIfPrediction& prediction, llvm::raw_ostream& os);

@@ -113,7 +113,8 @@ class Run {
       if (profile.ok()) {
         a.causal_profile = *std::move(profile);
       } else {
-        a.causal_profile.limitations.push_back(std::string(profile.status().message()));
+        a.causal_profile.limitations.push_back(
+            absl::StrCat(kNoCausalProfile, profile.status().message()));
       }
     }
     if (request_.collect && collector_.has_value() && collector_->complete()) {

@@ -143,6 +143,18 @@ class WarptraceTest(unittest.TestCase):
         self.assertTrue(result.diagnosis)
         self.assertIn(result.diagnosis[0]["text"], p.stdout)
 
+    def test_causal_profile_is_on_by_default_and_off_on_request_as_in_the_cli(self):
+        on = cli("dump", "--input=" + path("pipeline"), "--summary")
+        off = cli("dump", "--input=" + path("pipeline"), "--summary", "--causal-profile=false")
+        result = warptrace.dump(path("pipeline"), summary=True)
+        self.assertEqual(result.summary_text, on.stdout)
+        self.assertIn("causal profile (predicted kernel time", result.summary_text)
+        self.assertTrue(result.analysis["causal_profile"]["rows"])
+        result = warptrace.dump(path("pipeline"), summary=True, causal_profile=False)
+        self.assertEqual(result.summary_text, off.stdout)
+        self.assertNotIn("causal profile", result.summary_text)
+        self.assertNotIn("causal_profile", result.analysis)
+
     def test_diff_agrees_with_the_cli(self):
         cli("diff", "--before=" + path("clean"), "--after=" + path("clean_large"),
             "--json=" + path("cli_diff.json"))
