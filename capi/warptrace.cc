@@ -597,19 +597,73 @@ warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_
   });
 }
 
+namespace warptrace {
+namespace {
+
+// warptrace_diff of two saved traces.
+absl::StatusOr<TraceDiff> DiffSaved(const char* before, const char* after, bool compensate) {
+  RETURN_IF_ERROR(Required(after, "after"));
+  DiffCollector collectors[2];
+  const char* prefixes[2] = {before, after};
+  const char* sides[2] = {"before", "after"};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<LoadedDump> loaded = LoadForDump(prefixes[i], 0);
+    absl::Status status = loaded.status();
+    if (status.ok()) {
+      DumpRequest request;
+      request.timeline.compensate_overhead = compensate;
+      for (TraceSink* sink : collectors[i].sinks()) request.sinks.push_back(sink);
+      status = DumpToFiles(loaded->trace.layout, loaded->trace.words, request).status;
+    }
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrCat(sides[i], "=", prefixes[i], ": ",
+                                                      status.message()));
+    }
+  }
+  return DiffTraces(collectors[0], collectors[1]);
+}
+
+// warptrace_diff of a saved trace against its what-if prediction (`diff --what-if`).
+absl::StatusOr<TraceDiff> DiffPredicted(const char* before, const char* after,
+                                        const std::string& what_if, bool compensate) {
+  if (after != nullptr && after[0] != '\0') {
+    return absl::InvalidArgumentError(
+        "warptrace_diff with \"what_if\": the prediction is the after side; pass no after");
+  }
+  ASSIGN_OR_RETURN(LoadedDump loaded, LoadForDump(before, 0));
+  WhatIfRequest request;
+  request.speedups = {what_if};
+  request.timeline.compensate_overhead = compensate;
+  request.causal_profile = false;
+  request.diff = true;
+  WhatIfOutcome outcome = WhatIfToFiles(loaded.trace.layout, loaded.trace.words, request);
+  if (!outcome.status.ok()) {
+    return absl::Status(outcome.status.code(),
+                        absl::StrCat("before=", before, ": ", outcome.status.message()));
+  }
+  return *std::move(outcome.diff);
+}
+
+}  // namespace
+}  // namespace warptrace
+
 warptrace_code warptrace_diff(const char* before, const char* after, const char* options,
                               char** result, warptrace_error** error) {
   return Guard(error, [&]() -> absl::Status {
     RETURN_IF_ERROR(Required(result, "result"));
     *result = nullptr;
     RETURN_IF_ERROR(Required(before, "before"));
-    RETURN_IF_ERROR(Required(after, "after"));
     ASSIGN_OR_RETURN(const llvm::json::Object object,
                      warptrace::ParseObject(options, "diff options"));
     bool compensate = false;
     llvm::Optional<int64_t> rows;
+    std::string what_if;
     for (const auto& [key, value] : object) {
-      if (key == "compensate_overhead") {
+      if (key == "what_if") {
+        llvm::Optional<llvm::StringRef> spec = value.getAsString();
+        if (!spec) return warptrace::WrongType("diff options", key.str(), "a string");
+        what_if = spec->str();
+      } else if (key == "compensate_overhead") {
         llvm::Optional<bool> b = value.getAsBoolean();
         if (!b) return warptrace::WrongType("diff options", key.str(), "true or false");
         compensate = *b;
@@ -621,27 +675,12 @@ warptrace_code warptrace_diff(const char* before, const char* after, const char*
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             "the diff options have an unknown key \"", key.str(),
-            "\"; known: compensate_overhead, rows"));
+            "\"; known: what_if, compensate_overhead, rows"));
       }
     }
-    warptrace::DiffCollector collectors[2];
-    const char* prefixes[2] = {before, after};
-    const char* sides[2] = {"before", "after"};
-    for (int i = 0; i < 2; ++i) {
-      absl::StatusOr<warptrace::LoadedDump> loaded = warptrace::LoadForDump(prefixes[i], 0);
-      absl::Status status = loaded.status();
-      if (status.ok()) {
-        warptrace::DumpRequest request;
-        request.timeline.compensate_overhead = compensate;
-        for (warptrace::TraceSink* sink : collectors[i].sinks()) request.sinks.push_back(sink);
-        status = warptrace::DumpToFiles(loaded->trace.layout, loaded->trace.words, request).status;
-      }
-      if (!status.ok()) {
-        return absl::Status(status.code(), absl::StrCat(sides[i], "=", prefixes[i], ": ",
-                                                        status.message()));
-      }
-    }
-    const warptrace::TraceDiff diff = warptrace::DiffTraces(collectors[0], collectors[1]);
+    ASSIGN_OR_RETURN(const warptrace::TraceDiff diff,
+                     what_if.empty() ? DiffSaved(before, after, compensate)
+                                     : DiffPredicted(before, after, what_if, compensate));
     std::string table;
     {
       llvm::raw_string_ostream os(table);

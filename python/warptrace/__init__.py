@@ -297,15 +297,25 @@ class DiffResult:
         return f"DiffResult(rows={len(self.rows)})"
 
 
-def diff(before: PathLike, after: PathLike, *,
-         compensate_overhead: bool = False) -> DiffResult:
-    """Compares two saved traces (``PREFIX`` paths), as ``warptrace diff`` does.
+def diff(before: PathLike, after: Optional[PathLike] = None, *,
+         compensate_overhead: bool = False, what_if: Optional[str] = None) -> DiffResult:
+    """Compares two saved traces (``PREFIX`` paths), as ``warptrace diff`` does; with
+    ``what_if`` (a spec, as :func:`what_if`'s) and no ``after``, ``before`` against the launch
+    predicted from it (``warptrace diff --before=PREFIX --what-if=SPEC``).
 
     >>> d = warptrace.diff("/tmp/gemm_v1", "/tmp/gemm_v2")
     >>> [r["name"] for r in d.rows if r["significant"]]
+    >>> warptrace.diff("/tmp/pipeline", what_if="consumer:mma=0.5").rows[0]["name"]
     """
-    outcome = _lib.diff(_os.fspath(before), _os.fspath(after),
-                        {"compensate_overhead": bool(compensate_overhead)})
+    options = {"compensate_overhead": bool(compensate_overhead)}
+    if what_if is not None:
+        if not isinstance(what_if, str):
+            raise TypeError(f"what_if must be a spec string, not {type(what_if).__name__}")
+        options["what_if"] = what_if
+    elif after is None:
+        raise TypeError("diff(before, after): give after, or what_if=SPEC")
+    outcome = _lib.diff(_os.fspath(before), "" if after is None else _os.fspath(after),
+                        options)
     if outcome["error"] is not None:
         _raise(outcome["error"])
     return DiffResult(outcome["result"])

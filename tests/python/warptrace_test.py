@@ -166,6 +166,21 @@ class WarptraceTest(unittest.TestCase):
             self.assertIn("significant", row)
         self.assertIn("(block)", d.table)
 
+    def test_diff_against_a_what_if_agrees_with_the_cli(self):
+        cli("diff", "--before=" + path("pipeline"), "--what-if=mma=0.5",
+            "--json=" + path("cli_whatif_diff.json"))
+        d = warptrace.diff(path("pipeline"), what_if="mma=0.5")
+        with open(path("cli_whatif_diff.json")) as f:
+            self.assertEqual(d.data, json.load(f))
+        self.assertEqual(d.rows[0]["name"], "mma")
+        self.assertLess(d.rows[0]["change"], 0)
+        with self.assertRaises(warptrace.TraceError):
+            warptrace.diff(path("pipeline"), path("pipeline"), what_if="mma=0.5")
+        with self.assertRaises(warptrace.TraceError):
+            warptrace.diff(path("pipeline"), what_if="nosuch=0.5")
+        with self.assertRaises(TypeError):
+            warptrace.diff(path("pipeline"))
+
     # --- no copy ------------------------------------------------------------------------
     def test_dumping_a_large_array_does_not_copy_it(self):
         words = words_of(path("big"))
