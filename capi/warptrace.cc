@@ -679,8 +679,9 @@ warptrace_code warptrace_diff(const char* before, const char* after, const char*
       }
     }
     ASSIGN_OR_RETURN(const warptrace::TraceDiff diff,
-                     what_if.empty() ? DiffSaved(before, after, compensate)
-                                     : DiffPredicted(before, after, what_if, compensate));
+                     what_if.empty() ? warptrace::DiffSaved(before, after, compensate)
+                                     : warptrace::DiffPredicted(before, after, what_if,
+                                                                compensate));
     std::string table;
     {
       llvm::raw_string_ostream os(table);
