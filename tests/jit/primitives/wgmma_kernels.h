@@ -20,7 +20,7 @@ inline constexpr int kWgmmaImageAWords = 2048;  // 8 KiB
 inline constexpr int kWgmmaImageBWords = 8192;  // 32 KiB
 inline constexpr int kWgmmaFragmentWords = 128 * 4;
 enum WgmmaLayoutConfig {
-  kCfgN = 0,        // 16, 32, 64, 128, 256
+  kCfgN = 0,        // 8, 16, 24, 32, 64, 128, 192, 256
   kCfgSwizzle = 1,  // WARPTRACE_SWIZZLE_* (both operands)
   kCfgRs = 2,       // 1: A from the fragments
   kCfgTransA = 3,
@@ -31,6 +31,7 @@ enum WgmmaLayoutConfig {
   kCfgSboA = 8,
   kCfgLboB = 9,
   kCfgSboB = 10,
+  kCfgShape2d = 11,  // 1: a 2-D accumulator, float[N/16][8] (float[N/8][4] if N % 16 != 0)
 };
 KernelSource WgmmaLayoutKernel();
 

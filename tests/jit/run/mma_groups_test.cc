@@ -15,6 +15,7 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -53,18 +54,16 @@ absl::StatusOr<Kernel> TwoGroupsInFlight() {
   return b.Build();
 }
 
-TEST(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) {
+class MmaGroupsTest : public testing::HostRunTest {};
+
+TEST_F(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) {
   absl::StatusOr<Kernel> kernel = TwoGroupsInFlight();
   ASSERT_THAT(kernel, IsOk());
-  HostDeviceOptions device_options;
-  device_options.cache_directory = TestTempPath("cache");
-  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(device_options);
-  ASSERT_THAT(device, IsOk());
   std::vector<float> out(256, -1.0f);
   const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
   RunOptions options;
   options.profile.unit = UnitSpec::Warpgroup();
-  absl::StatusOr<RunResult> run = RunKernel(**device, *kernel, args, options);
+  absl::StatusOr<RunResult> run = RunKernel(device(), *kernel, args, options);
   ASSERT_THAT(run, IsOk());
   // 32 accumulators x 2 arrays x 3 iterations x 16 (one k16 of ones).
   for (float v : out) ASSERT_EQ(v, 32.0f * 2 * kIterations * 16);
