@@ -58,7 +58,7 @@ enum WgmmaMisuse {
   kMisuseScaleDiffers = 4,        // warp 2 accumulates
   kMisuseTransDiffers = 5,        // warp 1 passes imm-trans-b 1
   kMisuseWriteBeforeWait = 6,     // writes d[5] between the wgmma and the wait
-  kMisuseReadBeforeWait = 7,      // out[t * 64 + 63] = d[3] read before the wait (no error)
+  kMisuseReadBeforeWait = 7,      // out[t * 64 + 63] = d[3] read before the wait
   kMisuseWaitOutOfRange = 8,      // wait_group cfg[1]
   kMisuseEmptyCommits = 9,        // commit, then two empty commits; wait 2, 1, 0 (no error)
   kMisuseChained = 10,            // a second wgmma (scale-d 1) before the wait: d = 32

@@ -21,11 +21,15 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
 
 constexpr int kIterations = 3;
 
-absl::StatusOr<Kernel> TwoGroupsInFlight() {
+// read_before_wait: the epilogue reads both accumulators before the last WaitMmaGroups(0).
+absl::StatusOr<Kernel> TwoGroupsInFlight(bool read_before_wait = false) {
   KernelBuilder b("mma_groups");
   b.Param("float*", "out").Grid({2, 1, 1}).Block({128, 1, 1});
   b.Stmt(
@@ -46,11 +50,17 @@ absl::StatusOr<Kernel> TwoGroupsInFlight() {
     b.MmaGroup("b", [&] { b.Stmt("warptrace_wgmma_mma_async_bf16_ss<64>(acc1, da, db, 1);"); });
     b.WaitMmaGroups(1);  // retires this iteration's a
   });
-  b.WaitMmaGroups(0);
-  b.Stmt(
+  const std::string epilogue =
       "float sum = 0.0f;\n"
       "for (int i = 0; i < 32; ++i) sum += acc0[i] + acc1[i];\n"
-      "out[blockIdx.x * 128 + threadIdx.x] = sum;");
+      "out[blockIdx.x * 128 + threadIdx.x] = sum;";
+  if (read_before_wait) {  // the last b is still pending
+    b.Stmt(epilogue);
+    b.WaitMmaGroups(0);
+  } else {
+    b.WaitMmaGroups(0);
+    b.Stmt(epilogue);
+  }
   return b.Build();
 }
 
@@ -89,6 +99,25 @@ TEST_F(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) 
     }
     EXPECT_GE(unit.async_lanes, 2u);
   }
+}
+
+// Reading an accumulator whose group no wait retired yet (on a GPU: whatever the tensor
+// cores have written so far) fails the launch at the access, naming the thread, the array
+// and the statement's builder path; it used to read the host's poison NaN silently.
+TEST_F(MmaGroupsTest, ReadingAPendingAccumulatorFailsNamingThreadArrayAndPath) {
+  absl::StatusOr<Kernel> kernel = TwoGroupsInFlight(/*read_before_wait=*/true);
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<float> out(256, -1.0f);
+  const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
+  EXPECT_THAT(
+      RunKernel(device(), *kernel, args, RunOptions{}).status(),
+      StatusIs(absl::StatusCode::kAborted,
+               AllOf(HasSubstr("block ("), HasSubstr("thread ("),
+                     HasSubstr("): kernel mma_groups > statement `float sum = 0.0f;"),
+                     HasSubstr(": accumulator 'acc1' is read (or written) while a "
+                               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 (A and B "
+                               "descriptors) on it is pending: no wgmma.wait_group retired its "
+                               "group yet"))));
 }
 
 }  // namespace
