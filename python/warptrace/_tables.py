@@ -177,6 +177,10 @@ def to_parquet(trace_or_prefix: Union[str, "_os.PathLike[str]"],
         parts = [f"{k}={_quote(v, safe='')}" for k, v in sorted(these.items())]
         for name, table in tables(prefix, tags=these, launch_id=lid,
                                   allow_truncated=allow_truncated).items():
+            clash = sorted(set(these) & set(table.column_names))
+            if clash:
+                raise ValueError(f"tag {clash[0]!r} is also a column of table {name}: "
+                                 "rename the tag (tags become columns of every table)")
             where = _os.path.join(out, name, *parts)
             _os.makedirs(where, exist_ok=True)
             pq.write_table(table, _os.path.join(where, _file_name(lid)), compression="zstd")
@@ -273,6 +277,18 @@ def connect(dataset: Union[str, "_os.PathLike[str]"]):
 def _check_versions(con, root: str):
     found = con.execute("SELECT schema_version, count(*), min(launch_id) FROM launches "
                         "GROUP BY schema_version ORDER BY schema_version").fetchall()
+    _check_found_versions(found, root)
+
+
+def _check_versions_frame(launches, root: str):
+    """The same check over a pandas frame of launches (schema_version, launch_id)."""
+    g = launches.groupby("schema_version")["launch_id"]
+    found = [(int(v), int(n), m) for v, n, m in
+             zip(g.size().index, g.size().values, g.min().values)]
+    _check_found_versions(found, root)
+
+
+def _check_found_versions(found, root: str):
     if len(found) == 1 and found[0][0] == SCHEMA_VERSION:
         return
     listed = "; ".join(f"version {v}: {n} launches (e.g. {lid!r})" for v, n, lid in found)
@@ -287,7 +303,7 @@ def _check_versions(con, root: str):
 
 
 def _arrow_of(relation):
-    for method in ("fetch_arrow_table", "arrow", "to_arrow_table"):
+    for method in ("to_arrow_table", "fetch_arrow_table", "arrow"):
         fn = getattr(relation, method, None)
         if fn is not None:
             result = fn()
@@ -301,7 +317,7 @@ def query(sql: str, dataset: Union[str, "_os.PathLike[str]"]):
     _pyarrow()
     con = connect(dataset)
     try:
-        return _arrow_of(con.execute(READY_QUERIES.get(sql, sql)))
+        return _arrow_of(con.sql(READY_QUERIES.get(sql, sql)))
     finally:
         con.close()
 

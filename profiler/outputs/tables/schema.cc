@@ -69,7 +69,7 @@ const std::map<std::string, std::vector<ColumnSpec>>& Schemas() {
        Keyed({{"role", S}, {"site", I}, {"name", S}, {"blocks", I}, {"block_fraction", F},
               {"path_ns", I}, {"mean_share", F}})},
       {"diagnosis",
-       Keyed({{"rank", I}, {"kind", S}, {"score", F}, {"bound_role", S, kNull},
+       Keyed({{"position", I}, {"kind", S}, {"score", F}, {"bound_role", S, kNull},
               {"text", S}})},
   };
   return *schemas;
