@@ -18,6 +18,8 @@
 namespace warptrace {
 namespace {
 
+using ::warptrace::testing::IsOk;
+
 int64_t IntAt(const Table& t, const std::string& column, int64_t row) {
   return t.Find(column)->ints[row];
 }
