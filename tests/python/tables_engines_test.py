@@ -19,7 +19,7 @@ import pandas as pd
 import warptrace
 import warptrace.dask_engine as wd
 
-WRITER = sys.argv[1]
+WRITER = sys.argv[1] if __name__ == "__main__" else None
 DIR = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
 LAUNCHES = 320
 
