@@ -13,6 +13,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler                   # Perfetto trace output (protoc + coded streams)
   python3-pip                                         # installs the test-only Perfetto schema below
   g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
+  lld                                                 # /usr/bin/ld.lld: links libwarptrace.so (capi/BUILD)
   python3                                             # build-time embedding of device headers
   python3-numpy python3-venv                          # the Python package (python/): tests, wheel test
   pypy3 pypy3-venv                                    # the wheel test's second interpreter (PyPy 3.9)
@@ -111,6 +112,24 @@ if ! "$JAX_VENV/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler
   fi
   "$JAX_VENV/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler' || {
     echo "setup: error: Mosaic GPU's profiler does not import in $JAX_VENV" >&2; exit 1; }
+fi
+
+# Test-only: the tables' engines (tests/python:tables_test and tables_engines_test, through
+# tests/python/run_tables_test.sh, which fail without them): the wheel's `tables` extra
+# (pyarrow, duckdb) and the distributed engine (dask[dataframe], distributed), in their own
+# venv of /usr/bin/python3 (3.11). Pinned.
+TABLES_VENV=/tmp/tablesvenv311
+TABLES_PACKAGES=(pyarrow==26.0.1 duckdb==2.0.0 "dask[dataframe]==2026.8.0" distributed==2026.8.0
+                 pandas==3.1.1)
+if ! "$TABLES_VENV/bin/python" -c 'import pyarrow, duckdb, dask.dataframe, distributed' \
+     >/dev/null 2>&1; then
+  echo "setup: installing ${TABLES_PACKAGES[*]} into $TABLES_VENV (test-only)"
+  if ! { /usr/bin/python3 -m venv "$TABLES_VENV" &&
+         "$TABLES_VENV/bin/pip" install -q "${TABLES_PACKAGES[@]}"; } >/tmp/warptrace-setup-tables.log 2>&1; then
+    tail -20 /tmp/warptrace-setup-tables.log >&2
+    echo "setup: error: could not install ${TABLES_PACKAGES[*]} into $TABLES_VENV (log: /tmp/warptrace-setup-tables.log)" >&2
+    exit 1
+  fi
 fi
 
 # The CUDA toolkit is not a Debian package here; it must already be at /usr/local/cuda.

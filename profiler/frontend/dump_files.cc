@@ -89,10 +89,15 @@ class Run {
     options_.timeline = request.timeline;
     if (request.summary) sinks_.push_back(&summary_.emplace());
     if (request.summary || request.analysis || request.causal_profile ||
-        !request.analysis_path.empty()) {
+        !request.analysis_path.empty() || request.tables.has_value()) {
       sinks_.push_back(&analysis_.emplace());
     }
-    if (request.collect || request.causal_profile) sinks_.push_back(&collector_.emplace());
+    // A layout that cannot link its units needs no timeline kept for its causal profile.
+    if (request.causal_profile) unpredictable_ = CheckHandoffsPossible(*decoded.layout);
+    if (request.collect || (request.causal_profile && unpredictable_.ok())) {
+      sinks_.push_back(&collector_.emplace());
+    }
+    if (request.tables.has_value()) sinks_.push_back(&tables_.emplace(*request.tables));
     sinks_.insert(sinks_.end(), request.sinks.begin(), request.sinks.end());
   }
 
@@ -103,8 +108,12 @@ class Run {
       outcome_.summary = *summary_->summary();
     }
     if (analysis_.has_value()) outcome_.analysis = analysis_->result();
-    if (request_.causal_profile && outcome_.analysis.has_value() && collector_.has_value() &&
-        collector_->complete()) {
+    if (request_.causal_profile && outcome_.analysis.has_value() && !unpredictable_.ok()) {
+      outcome_.analysis->has_causal_profile = true;
+      outcome_.analysis->causal_profile.limitations.push_back(
+          absl::StrCat(kNoCausalProfile, unpredictable_.message()));
+    } else if (request_.causal_profile && outcome_.analysis.has_value() &&
+               collector_.has_value() && collector_->complete()) {
       // A trace the graph cannot predict (no hand-offs) gets the reason as its one
       // limitation, not a failed dump.
       Analysis& a = *outcome_.analysis;
@@ -113,8 +122,13 @@ class Run {
       if (profile.ok()) {
         a.causal_profile = *std::move(profile);
       } else {
-        a.causal_profile.limitations.push_back(std::string(profile.status().message()));
+        a.causal_profile.limitations.push_back(
+            absl::StrCat(kNoCausalProfile, profile.status().message()));
       }
+    }
+    if (tables_.has_value() && outcome_.analysis.has_value()) {
+      tables_->AddAnalysis(*outcome_.analysis);
+      outcome_.tables = tables_->Take();
     }
     if (request_.collect && collector_.has_value() && collector_->complete()) {
       outcome_.timeline = std::move(collector_->timeline());
@@ -168,6 +182,8 @@ class Run {
   std::optional<SummarySink> summary_;
   std::optional<AnalysisSink> analysis_;
   std::optional<TraceCollector> collector_;
+  absl::Status unpredictable_;  // CheckHandoffsPossible, when a causal profile is asked for
+  std::optional<TablesSink> tables_;
   std::vector<TraceSink*> sinks_;  // the non-writer sinks, in order
   std::vector<std::unique_ptr<TraceSink>> writers_;
 };
