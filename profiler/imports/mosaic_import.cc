@@ -198,8 +198,7 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
   const int64_t reference = (int64_t{1} << 32) + reference_lo;
 
   const uint64_t record_words = abi::RecordWords(layout.capacity);
-  std::vector<uint32_t>& buffer = out.trace.words;
-  buffer.assign(record_words * blocks * traces, 0u);
+  std::vector<uint32_t> buffer(record_words * blocks * traces, 0u);
   for (uint64_t m = 0; m < blocks; ++m) {
     const Dim3 b = MosaicBlockIndex(layout.grid, m);
     const uint32_t block_linear = WarptraceBlockLinear(layout.grid, b);
@@ -252,6 +251,7 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
       }
     }
   }
+  out.trace.words = std::move(buffer);
   return out;
 }
 

@@ -286,9 +286,11 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   return layout;
 }
 
-absl::StatusOr<std::vector<uint32_t>> WordsFromBytes(const TraceLayout& layout,
-                                                     absl::string_view bytes,
-                                                     absl::string_view what) {
+namespace {
+
+// OK when `bytes` is exactly the buffer `layout` describes; else what the size means.
+absl::Status CheckBufferBytes(const TraceLayout& layout, absl::string_view bytes,
+                              absl::string_view what) {
   const uint64_t expected = BufferBytes(layout);
   const uint64_t actual = bytes.size();
   if (actual != expected) {
@@ -322,6 +324,16 @@ absl::StatusOr<std::vector<uint32_t>> WordsFromBytes(const TraceLayout& layout,
         "%s",
         what, actual, records, record_bytes, layout.capacity, expected, meaning));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<uint32_t>> WordsFromBytes(const TraceLayout& layout,
+                                                     absl::string_view bytes,
+                                                     absl::string_view what) {
+  RETURN_IF_ERROR(CheckBufferBytes(layout, bytes, what));
+  const uint64_t actual = bytes.size();
   std::vector<uint32_t> words(actual / 4);
   if (llvm::sys::IsLittleEndianHost) {
     if (actual != 0) std::memcpy(words.data(), bytes.data(), actual);
@@ -407,6 +419,13 @@ absl::StatusOr<LoadedTrace> LoadTrace(absl::string_view given, const LoadOptions
   }
   ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> bin,
                    MapFile(bin_path, {.role = "trace buffer"}));
+  RETURN_IF_ERROR(CheckBufferBytes(*layout, View(bin->getBuffer()), bin_path));
+  // In place when the mapped words are host-order and aligned (a mapping is page-aligned):
+  // the dump then holds the input once, mapped, not a copy of it.
+  if (llvm::sys::IsLittleEndianHost &&
+      reinterpret_cast<uintptr_t>(bin->getBufferStart()) % alignof(uint32_t) == 0) {
+    return LoadedTrace{*std::move(layout), TraceWords(std::move(bin))};
+  }
   ASSIGN_OR_RETURN(std::vector<uint32_t> words,
                    WordsFromBytes(*layout, View(bin->getBuffer()), bin_path));
   return LoadedTrace{*std::move(layout), std::move(words)};

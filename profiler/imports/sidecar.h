@@ -55,6 +55,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "format/layout.h"
+#include "profiler/imports/trace_words.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace warptrace {
@@ -62,10 +63,11 @@ namespace warptrace {
 inline constexpr char kSidecarFormat[] = "warptrace";
 inline constexpr int64_t kSidecarVersion = 1;
 
-// A trace read back from disk: the layout and the buffer's words (host order).
+// A trace read back from disk: the layout and the buffer's words (host order). LoadTrace of a
+// warptrace buffer reads the words in place from the mapped file (trace_words.h).
 struct LoadedTrace {
   TraceLayout layout;
-  std::vector<uint32_t> words;
+  TraceWords words;
 };
 
 // Turns a foreign sidecar into a warptrace trace. `prefix` is LoadTrace's argument (the

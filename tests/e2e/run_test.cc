@@ -637,7 +637,7 @@ TEST_F(E2eTest, ASavedBufferCarriesThePlanSoItsDumpReportsTheLoopToo) {
   EXPECT_EQ(loaded->layout.site_trips, run->trace->layout.site_trips);
   EXPECT_EQ(loaded->layout.exact_events, run->trace->layout.exact_events);
   absl::StatusOr<std::unique_ptr<Trace>> dumped =
-      CollectTrace(std::move(loaded->layout), std::move(loaded->words));
+      CollectTrace(std::move(loaded->layout), loaded->words.ToVector());
   ASSERT_THAT(dumped.status(), IsOk());
   EXPECT_THAT((*dumped)->report.ToStatus(),
               StatusIs(absl::StatusCode::kDataLoss,

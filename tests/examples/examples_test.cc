@@ -162,7 +162,7 @@ void ExpectProfiledRun(const Ran& ran, const std::string& name, const std::strin
   ASSERT_THAT(loaded.status(), IsOk());
   EXPECT_EQ(loaded->layout.kernel_name, name);
   absl::StatusOr<std::unique_ptr<Trace>> analyzed =
-      CollectTrace(loaded->layout, std::move(loaded->words));
+      CollectTrace(loaded->layout, loaded->words.ToVector());
   ASSERT_THAT(analyzed.status(), IsOk());
   EXPECT_TRUE((*analyzed)->report.ok());
   uint64_t reanalyzed_slices = 0;
@@ -489,7 +489,7 @@ TEST_F(DeterministicExamplesTest, FlashAttentionPingpongOverlapsOneConsumersSoft
   EXPECT_EQ(layout.unit_roles[1], "consumer0");
   EXPECT_EQ(layout.unit_roles[2], "consumer1");
   absl::StatusOr<std::unique_ptr<Trace>> trace =
-      CollectTrace(loaded->layout, std::move(loaded->words));
+      CollectTrace(loaded->layout, loaded->words.ToVector());
   ASSERT_THAT(trace.status(), IsOk());
   // Per block: the consumers' softmax slices and wgmma spans.
   struct Consumers {

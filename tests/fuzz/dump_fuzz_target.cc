@@ -726,7 +726,7 @@ absl::Status ConvertAndCheck(FuzzStages& stages, const MosaicSidecar& sidecar,
   }
   RunOptions run = OptionsFromFlags(stages, flags, TimelineOptions().min_calibration_ns);
   run.mosaic_overflows = static_cast<int64_t>(imported->overflows.size());
-  return AnalyzeAndCheck(imported->trace.layout, std::move(imported->trace.words), run);
+  return AnalyzeAndCheck(imported->trace.layout, imported->trace.words.ToVector(), run);
 }
 
 absl::Status RunMosaicBuffer(FuzzStages& stages, uint8_t flags, Reader& in) {

@@ -397,7 +397,7 @@ TEST(SidecarTest, LoadDispatchesForeignFormatToItsImporter) {
     seen_text = std::string(t);
     LoadedTrace trace;
     trace.layout = SampleLayout();
-    trace.words.assign(BufferBytes(trace.layout) / 4, 0);
+    trace.words = std::vector<uint32_t>(BufferBytes(trace.layout) / 4, 0);
     return trace;
   };
   absl::StatusOr<LoadedTrace> loaded = LoadTrace(prefix, options);
