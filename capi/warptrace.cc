@@ -115,6 +115,7 @@ struct Request {
   std::string analysis_output;
   bool summary = false;
   bool analysis = false;
+  bool causal_profile = true;  // with the summary or the analysis, as the CLI's dump
   bool allow_truncated = false;
   bool compensate_overhead = false;
   uint64_t sm_clock_khz = 0;
@@ -192,6 +193,8 @@ absl::StatusOr<Request> ParseRequest(const char* text) {
       s = boolean(r.summary);
     } else if (key == "analysis") {
       s = boolean(r.analysis);
+    } else if (key == "causal_profile") {
+      s = boolean(r.causal_profile);
     } else if (key == "allow_truncated") {
       s = boolean(r.allow_truncated);
     } else if (key == "compensate_overhead") {
@@ -208,7 +211,7 @@ absl::StatusOr<Request> ParseRequest(const char* text) {
           "the dump request has an unknown key \"", key,
           "\"; known: output, output_fd, output_memory, format, events, json_args, "
           "mosaic_overhead, mosaic_clock_khz, report, analysis_output, summary, analysis, "
-          "allow_truncated, compensate_overhead, sm_clock_khz"));
+          "causal_profile, allow_truncated, compensate_overhead, sm_clock_khz"));
     }
     if (!s.ok()) return s;
   }
@@ -239,6 +242,8 @@ absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words)
   DumpRequest request;
   request.summary = r.summary;
   request.analysis = r.analysis;
+  request.causal_profile =
+      r.causal_profile && (r.summary || r.analysis || !r.analysis_output.empty());
   request.verify.allow_truncated = r.allow_truncated;
   request.timeline.compensate_overhead = r.compensate_overhead;
   request.report_path = r.report;
@@ -592,19 +597,73 @@ warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_
   });
 }
 
+namespace warptrace {
+namespace {
+
+// warptrace_diff of two saved traces.
+absl::StatusOr<TraceDiff> DiffSaved(const char* before, const char* after, bool compensate) {
+  RETURN_IF_ERROR(Required(after, "after"));
+  DiffCollector collectors[2];
+  const char* prefixes[2] = {before, after};
+  const char* sides[2] = {"before", "after"};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<LoadedDump> loaded = LoadForDump(prefixes[i], 0);
+    absl::Status status = loaded.status();
+    if (status.ok()) {
+      DumpRequest request;
+      request.timeline.compensate_overhead = compensate;
+      for (TraceSink* sink : collectors[i].sinks()) request.sinks.push_back(sink);
+      status = DumpToFiles(loaded->trace.layout, loaded->trace.words, request).status;
+    }
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrCat(sides[i], "=", prefixes[i], ": ",
+                                                      status.message()));
+    }
+  }
+  return DiffTraces(collectors[0], collectors[1]);
+}
+
+// warptrace_diff of a saved trace against its what-if prediction (`diff --what-if`).
+absl::StatusOr<TraceDiff> DiffPredicted(const char* before, const char* after,
+                                        const std::string& what_if, bool compensate) {
+  if (after != nullptr && after[0] != '\0') {
+    return absl::InvalidArgumentError(
+        "warptrace_diff with \"what_if\": the prediction is the after side; pass no after");
+  }
+  ASSIGN_OR_RETURN(LoadedDump loaded, LoadForDump(before, 0));
+  WhatIfRequest request;
+  request.speedups = {what_if};
+  request.timeline.compensate_overhead = compensate;
+  request.causal_profile = false;
+  request.diff = true;
+  WhatIfOutcome outcome = WhatIfToFiles(loaded.trace.layout, loaded.trace.words, request);
+  if (!outcome.status.ok()) {
+    return absl::Status(outcome.status.code(),
+                        absl::StrCat("before=", before, ": ", outcome.status.message()));
+  }
+  return *std::move(outcome.diff);
+}
+
+}  // namespace
+}  // namespace warptrace
+
 warptrace_code warptrace_diff(const char* before, const char* after, const char* options,
                               char** result, warptrace_error** error) {
   return Guard(error, [&]() -> absl::Status {
     RETURN_IF_ERROR(Required(result, "result"));
     *result = nullptr;
     RETURN_IF_ERROR(Required(before, "before"));
-    RETURN_IF_ERROR(Required(after, "after"));
     ASSIGN_OR_RETURN(const llvm::json::Object object,
                      warptrace::ParseObject(options, "diff options"));
     bool compensate = false;
     llvm::Optional<int64_t> rows;
+    std::string what_if;
     for (const auto& [key, value] : object) {
-      if (key == "compensate_overhead") {
+      if (key == "what_if") {
+        llvm::Optional<llvm::StringRef> spec = value.getAsString();
+        if (!spec) return warptrace::WrongType("diff options", key.str(), "a string");
+        what_if = spec->str();
+      } else if (key == "compensate_overhead") {
         llvm::Optional<bool> b = value.getAsBoolean();
         if (!b) return warptrace::WrongType("diff options", key.str(), "true or false");
         compensate = *b;
@@ -616,27 +675,13 @@ warptrace_code warptrace_diff(const char* before, const char* after, const char*
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             "the diff options have an unknown key \"", key.str(),
-            "\"; known: compensate_overhead, rows"));
+            "\"; known: what_if, compensate_overhead, rows"));
       }
     }
-    warptrace::DiffCollector collectors[2];
-    const char* prefixes[2] = {before, after};
-    const char* sides[2] = {"before", "after"};
-    for (int i = 0; i < 2; ++i) {
-      absl::StatusOr<warptrace::LoadedDump> loaded = warptrace::LoadForDump(prefixes[i], 0);
-      absl::Status status = loaded.status();
-      if (status.ok()) {
-        warptrace::DumpRequest request;
-        request.timeline.compensate_overhead = compensate;
-        for (warptrace::TraceSink* sink : collectors[i].sinks()) request.sinks.push_back(sink);
-        status = warptrace::DumpToFiles(loaded->trace.layout, loaded->trace.words, request).status;
-      }
-      if (!status.ok()) {
-        return absl::Status(status.code(), absl::StrCat(sides[i], "=", prefixes[i], ": ",
-                                                        status.message()));
-      }
-    }
-    const warptrace::TraceDiff diff = warptrace::DiffTraces(collectors[0], collectors[1]);
+    ASSIGN_OR_RETURN(const warptrace::TraceDiff diff,
+                     what_if.empty() ? warptrace::DiffSaved(before, after, compensate)
+                                     : warptrace::DiffPredicted(before, after, what_if,
+                                                                compensate));
     std::string table;
     {
       llvm::raw_string_ostream os(table);

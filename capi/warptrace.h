@@ -48,6 +48,8 @@
  *   "analysis_output": PATH  the analysis JSON
  *   "summary": bool          the summary and the diagnosis in the result
  *   "analysis": bool         the analysis in the result
+ *   "causal_profile": bool   with the summary or the analysis: the causal profile under the
+ *                            diagnosis and in the analysis JSON (default true, as the CLI)
  *   "allow_truncated": bool  keep each broken unit's valid prefix, as warnings
  *   "compensate_overhead": bool
  *   "sm_clock_khz": N        Mosaic buffers: their SM clock; warptrace buffers: the nominal rate
@@ -145,8 +147,10 @@ warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_
                                      size_t* trace_bytes, warptrace_error** error);
 
 /* `warptrace diff`: two saved traces (PREFIX each) compared per region and iteration;
- * `options` (JSON): "compensate_overhead", "rows" (table rows; default all). *result (JSON):
- * "table" (text) and "diff" (the diff as JSON). */
+ * `options` (JSON): "compensate_overhead", "rows" (table rows; default all), "what_if" (a
+ * what-if spec, as warptrace_what_if's speedups: the after side is then the launch predicted
+ * from `before`, and `after` must be NULL or ""). *result (JSON): "table" (text) and "diff"
+ * (the diff as JSON). */
 warptrace_code warptrace_diff(const char* before, const char* after, const char* options,
                               char** result, warptrace_error** error);
 

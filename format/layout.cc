@@ -249,6 +249,15 @@ std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t 
   return UnitName(BlockIndex(layout.grid, block_linear), layout.unit.kind, unit_index);
 }
 
+std::string UnitTrackName(const TraceLayout& layout, const Dim3& block_index,
+                          uint32_t unit_index) {
+  std::string name = UnitName(block_index, layout.unit.kind, unit_index);
+  if (unit_index < layout.unit_roles.size() && !layout.unit_roles[unit_index].empty()) {
+    absl::StrAppend(&name, " ", layout.unit_roles[unit_index]);
+  }
+  return name;
+}
+
 std::string BarrierName(const TraceLayout& layout, uint32_t id) {
   if (id < layout.barriers.size()) return layout.barriers[id].name;
   return absl::StrCat("barrier ", id);

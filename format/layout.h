@@ -276,6 +276,10 @@ Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear);
 // then the unit's index within its block).
 std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index);
 std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index);
+// A timeline track's name: UnitName with the unit's role appended when the layout has a role
+// table and the unit has a role: "block (0,0,0) warpgroup 0 producer".
+std::string UnitTrackName(const TraceLayout& layout, const Dim3& block_index,
+                          uint32_t unit_index);
 
 // How messages and outputs name barrier `id`: its table name ("full[2]") when the table has
 // it, else "barrier 3".

@@ -13,6 +13,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler                   # Perfetto trace output (protoc + coded streams)
   python3-pip                                         # installs the test-only Perfetto schema below
   g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
+  lld                                                 # /usr/bin/ld.lld: links libwarptrace.so (capi/BUILD)
   python3                                             # build-time embedding of device headers
   python3-numpy python3-venv                          # the Python package (python/): tests, wheel test
   pypy3 pypy3-venv                                    # the wheel test's second interpreter (PyPy 3.9)

@@ -23,6 +23,10 @@ class Expr {
  public:
   Expr(int64_t value);  // NOLINT: implicit on purpose, `For("k", 0, "K", ...)`
   Expr(int value) : Expr(static_cast<int64_t>(value)) {}  // NOLINT
+  // Unsigned counts (a uint32_t size, a size_t) without an ambiguous conversion; a value
+  // above INT64_MAX is not representable in the emitted signed arithmetic and wraps.
+  Expr(uint32_t value) : Expr(static_cast<int64_t>(value)) {}  // NOLINT
+  Expr(uint64_t value) : Expr(static_cast<int64_t>(value)) {}  // NOLINT
   Expr(std::string text);                                 // NOLINT
   Expr(const char* text) : Expr(std::string(text)) {}     // NOLINT
 
@@ -114,7 +118,25 @@ enum class Uniform {
 enum class ArriveBy {
   kEveryThread,  // every thread that reaches it (of the role, or of the block outside roles)
   kOneThread,    // the first thread of the role (of the block outside roles) only
+  // The first thread of each warpgroup (each warp) of the role, or of the block outside
+  // roles: a role of several warpgroups whose warpgroups each arrive once, the exact
+  // construct for `if (tid % 128 == 0) arrive` (which the plan can only bound). The role
+  // must be whole warpgroups (warps); an arrival brings one thread per warpgroup (warp).
+  kOneThreadPerWarpgroup,
+  kOneThreadPerWarp,
 };
+
+// Threads per arriving thread of `by`: 128 (one per warpgroup), 32 (one per warp), or 1
+// for kEveryThread; 0 for kOneThread (one per role, whatever its size).
+inline uint32_t ArriveByStride(ArriveBy by) {
+  switch (by) {
+    case ArriveBy::kEveryThread: return 1;
+    case ArriveBy::kOneThread: return 0;
+    case ArriveBy::kOneThreadPerWarpgroup: return 128;
+    case ArriveBy::kOneThreadPerWarp: return 32;
+  }
+  return 1;
+}
 
 // Who takes an early return together, as far as barriers are concerned.
 enum class ReturnScope {
@@ -291,6 +313,9 @@ struct PreambleDecl {
 struct Kernel {
   std::string name;
   std::vector<PreambleDecl> preamble;  // in the order given
+  // Integer constants (KernelBuilder::Constant), also in the preamble as constexpr
+  // declarations: per-block trip counts may read them by name.
+  std::vector<std::pair<std::string, int64_t>> constants;
   std::vector<KernelParam> params;  // in signature order, without the trace buffer
   Dim3 grid;
   Dim3 block;

@@ -1,5 +1,7 @@
 #include "jit/builder/kernel_builder.h"
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -370,6 +372,16 @@ KernelBuilder& KernelBuilder::DynamicShared(std::string type, std::string name,
     kernel_.dynamic_shared = DynamicSharedDecl{type, std::move(name), bytes, align};
   }
   return *this;
+}
+
+KernelBuilder& KernelBuilder::Constant(std::string name, int64_t value) {
+  const bool fits_int = value >= std::numeric_limits<int32_t>::min() &&
+                        value <= std::numeric_limits<int32_t>::max();
+  const std::string code =
+      fits_int ? absl::StrCat("constexpr int ", name, " = ", value, ";")
+               : absl::StrCat("constexpr long long ", name, " = ", value, "LL;");
+  kernel_.constants.emplace_back(std::move(name), value);
+  return Preamble(code);
 }
 
 KernelBuilder& KernelBuilder::Preamble(std::string code) {

@@ -108,6 +108,14 @@ class KernelBuilder {
   // may not call Barrier()-style builder constructs (it is plain code: no record sites)
   // and must not declare `__shared__` memory. May be called anywhere before Build().
   KernelBuilder& Preamble(std::string code);
+  // An integer constant of the kernel: `constexpr int name = value;` (long long beyond int)
+  // before the kernel, like a Preamble, which per-block trip counts (TripCount::PerBlock)
+  // may also read by name, so tile math is written once:
+  //   b.Constant("kTileM", 128).Param("int", "m");
+  //   b.For("t", "blockIdx.x", "(m + kTileM - 1) / kTileM", "gridDim.x",
+  //         TripCount::PerBlock("blockIdx.x < (m + kTileM - 1) / kTileM ? ... : 0"), ...);
+  // Build() checks the name like a parameter's (an identifier, declared once).
+  KernelBuilder& Constant(std::string name, int64_t value);
 
   // A named region: a record site with an enter and an exit event around `body`.
   // A region is a C++ scope (`{ ... }` in the emitted code), like every construct with a

@@ -103,6 +103,9 @@ class Validator {
     for (const KernelParam& p : kernel_.params) {
       RETURN_IF_ERROR(Declare(p.name, "parameter", root));
     }
+    for (const auto& [name, value] : kernel_.constants) {
+      RETURN_IF_ERROR(Declare(name, "constant", root));
+    }
     for (const SharedArrayDecl& a : kernel_.shared_arrays) {
       RETURN_IF_ERROR(Declare(a.name, "shared array", root));
     }
@@ -337,17 +340,30 @@ class Validator {
     ASSIGN_OR_RETURN(const PhaseBarrierDecl* decl,
                      FindBarrierElement(node.text, node.index, node.path));
     RETURN_IF_ERROR(CheckPhaseGiven(node));
-    if (if_depth_ > 0 || node.arrive_by == ArriveBy::kOneThread) return absl::OkStatus();
-    // Every thread of the role (or block) arrives: its count must divide into phases.
-    const uint64_t threads = role_.empty() ? kernel_.ThreadsPerBlock() : role_threads_;
+    const uint32_t stride = ArriveByStride(node.arrive_by);
+    if (stride == 0) return absl::OkStatus();
+    const uint64_t all = role_.empty() ? kernel_.ThreadsPerBlock() : role_threads_;
     const std::string who =
         role_.empty() ? "the block" : absl::StrCat("role '", role_, "'");
+    const char* unit = stride == 128 ? "warpgroup" : "warp";
+    if (stride > 1 && all % stride != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: one thread per %s of %s arrives on '%s', but %s has %d threads, not a whole "
+          "number of %ss",
+          node.path, unit, who, node.text, who, all, unit));
+    }
+    if (if_depth_ > 0) return absl::OkStatus();
+    // Every thread (warpgroup, warp) of the role (or block) arrives: its count must divide
+    // into phases.
+    const uint64_t threads = all / stride;
     if (threads > decl->arrivals || decl->arrivals % threads != 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: every thread of %s (%d threads) arrives on '%s', but its phases complete after "
+          "%s: %s of %s (%d threads) arrives on '%s', but its phases complete after "
           "%d arrivals, %s; declare the array with a count of %d (or a multiple of it), or "
           "arrive with ArriveBy::kOneThread",
-          node.path, who, threads, node.text, decl->arrivals,
+          node.path,
+          stride == 1 ? "every thread" : absl::StrCat("one thread per ", unit), who, threads,
+          node.text, decl->arrivals,
           threads > decl->arrivals ? "fewer than arrive" : "not a multiple of them", threads));
     }
     return absl::OkStatus();

@@ -258,12 +258,19 @@ class Emitter {
 
   void Arrive(const KernelNode& node, int depth) {
     const PhaseBarrierDecl& decl = Decl(node.text);
-    const bool one = node.arrive_by == ArriveBy::kOneThread;
+    const uint32_t stride = ArriveByStride(node.arrive_by);
+    const bool one = stride != 1;
     Line(depth, absl::StrCat("{  // ", node.tx_bytes.empty() ? "arrive " : "arrive_expect_tx ",
                              node.text, "[", node.index, "], phase ", node.phase,
-                             one ? ", one thread" : ""));
+                             stride == 0     ? ", one thread"
+                             : stride == 128 ? ", one thread per warpgroup"
+                             : stride == 32  ? ", one thread per warp"
+                                             : ""));
     int d = depth + 1;
-    if (one) Line(d++, absl::StrCat("if (", Elected(), ") {"));
+    if (stride == 0) Line(d++, absl::StrCat("if (", Elected(), ") {"));
+    if (stride > 1) {
+      Line(d++, absl::StrCat("if ((warptrace_tid - ", role_.first, "u) % ", stride, "u == 0u) {"));
+    }
     DeclareBar(d, node.index);
     const SiteInfo* site = SiteOf(node);
     if (site != nullptr) {

@@ -25,7 +25,9 @@
 //                         atomicAdd/Or/Xor/Sub of 0, atomicAnd of ~0) are spin-wait hooks:
 //                         they let other threads (and blocks) run
 //   __nanosleep           a spin-wait hook
-//   __threadfence __threadfence_block __threadfence_system, __ldg, __popc __popcll __clz
+//   __threadfence __threadfence_block __threadfence_system, __ldg and the other
+//                         cache-hinted loads and stores (__ldcg __ldca __ldcs __ldlu __ldcv
+//                         __stwb __stcg __stcs __stwt: plain accesses), __popc __popcll __clz
 //   __clzll __ffs __ffsll __brev, min max (CUDA's mixed overloads), fmaf, <cmath> (less
 //                         C++17's special math functions, which CUDA lacks too), rsqrtf
 //   __expf __logf __sinf __cosf __tanf __sincosf __powf __log2f __log10f __exp10f
@@ -48,7 +50,7 @@
 //   __half __nv_bfloat16 __half2 __nv_bfloat162 (and _raw)   storage, the conversions
 //                         kernels use, bit-exact with the CUDA headers on every input (see
 //                         the section below), arithmetic and comparisons through float
-//                         (<cuda_fp16.h>, <cuda_bf16.h> resolve)
+//                         (after #include <cuda_fp16.h> or <cuda_bf16.h>, as with NVRTC)
 //   nvcuda::wmma          a compile error: tensor cores need a GPU
 //   wgmma, setmaxnreg     (sm_90a; warptrace_primitives.cuh's wgmma_sm90.cuh) emulated in
 //                         wgmma_host.h: exact layouts, fp32 in a documented order, the
@@ -487,6 +489,45 @@ template <typename T>
 inline T __ldg(const T* address) {
   return *address;
 }
+// The other cache-hinted loads and stores: a plain access on the host (the hint is only a
+// cache policy on the GPU). A store's value converts to the pointee as with CUDA's
+// per-type overloads (not deduced).
+template <typename T>
+inline T __ldcg(const T* address) {
+  return *address;
+}
+template <typename T>
+inline T __ldca(const T* address) {
+  return *address;
+}
+template <typename T>
+inline T __ldcs(const T* address) {
+  return *address;
+}
+template <typename T>
+inline T __ldlu(const T* address) {
+  return *address;
+}
+template <typename T>
+inline T __ldcv(const T* address) {
+  return *address;
+}
+template <typename T>
+inline void __stwb(T* address, typename std::common_type<T>::type value) {
+  *address = value;
+}
+template <typename T>
+inline void __stcg(T* address, typename std::common_type<T>::type value) {
+  *address = value;
+}
+template <typename T>
+inline void __stcs(T* address, typename std::common_type<T>::type value) {
+  *address = value;
+}
+template <typename T>
+inline void __stwt(T* address, typename std::common_type<T>::type value) {
+  *address = value;
+}
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned int>(x)); }
@@ -614,7 +655,10 @@ WARPTRACE_HOST_VECS(double, double, 8, 16, 16)
 #undef WARPTRACE_HOST_VEC4
 inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return uint3{x, y, z}; }
 
-// ---- __half, __nv_bfloat16 and their pairs (cuda_fp16.h, cuda_bf16.h) ----
+// ---- __half, __nv_bfloat16 and their pairs ----
+// Here only their bit conversions: the types come with the host's <cuda_fp16.h> and
+// <cuda_bf16.h> (host_compiler.cc), so a kernel needs the include on the host as NVRTC
+// needs it.
 #include "half_types_on_cpu.h"
 
 // ---- Tensor cores: not on the host ----

@@ -1,6 +1,9 @@
-// The host backend's __half, __nv_bfloat16 and their pairs: part of cuda_on_cpu.h (which
-// includes it where the types belong, after the vector types), in its own file for its size.
-// Not a header to include by itself.
+// The host backend's __half, __nv_bfloat16 and their pairs. Two parts: the bit conversions
+// (namespace warptrace_host), which cuda_on_cpu.h includes for the emulation's own use, and
+// the CUDA types and functions, declared only where WARPTRACE_HOST_HALF_TYPES is defined:
+// by the host's stand-ins for <cuda_fp16.h> and <cuda_bf16.h> (host_compiler.cc), so that
+// a kernel needs the include on the host as it does with NVRTC. Not a header to include by
+// itself.
 #ifndef WARPTRACE_JIT_HOST_HALF_TYPES_ON_CPU_H_
 #define WARPTRACE_JIT_HOST_HALF_TYPES_ON_CPU_H_
 
@@ -142,6 +145,11 @@ struct __attribute__((aligned(4))) Pair16 {
 
 }  // namespace warptrace_host
 
+#endif  // WARPTRACE_JIT_HOST_HALF_TYPES_ON_CPU_H_
+
+#if defined(WARPTRACE_HOST_HALF_TYPES) && !defined(WARPTRACE_JIT_HOST_HALF_TYPES_ON_CPU_TYPES_)
+#define WARPTRACE_JIT_HOST_HALF_TYPES_ON_CPU_TYPES_
+
 struct __half_raw {
   unsigned short x;
 };
@@ -273,4 +281,4 @@ WARPTRACE_HOST_HALF_MATH(__half, __half2, 0x7c00u)
 WARPTRACE_HOST_HALF_MATH(__nv_bfloat16, __nv_bfloat162, 0x7f80u)
 #undef WARPTRACE_HOST_HALF_MATH
 
-#endif  // WARPTRACE_JIT_HOST_HALF_TYPES_ON_CPU_H_
+#endif  // WARPTRACE_HOST_HALF_TYPES

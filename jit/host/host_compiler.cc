@@ -326,9 +326,16 @@ CompileRequest HostCompileRequest(const KernelSource& source) {
   request.source = source.source;
   request.headers = source.headers;
   for (const EmbeddedFile& header : EmbeddedHostHeaders()) request.headers.push_back(header);
-  // CUDA's header names resolve to stand-ins: cuda_on_cpu.h already defines their content.
-  for (const char* name : {"cuda_fp16.h", "cuda_bf16.h", "cuda_pipeline.h", "mma.h",
-                           "cuda_runtime.h", "vector_types.h"}) {
+  // CUDA's header names resolve to stand-ins: cuda_on_cpu.h already defines their content,
+  // but for the 16-bit float types, which exist (as with NVRTC) only once a kernel includes
+  // <cuda_fp16.h> or <cuda_bf16.h>.
+  for (const char* name : {"cuda_fp16.h", "cuda_bf16.h"}) {
+    request.headers.push_back({name,
+                               "// Host backend: __half and __nv_bfloat16 (and their pairs).\n"
+                               "#define WARPTRACE_HOST_HALF_TYPES 1\n"
+                               "#include \"half_types_on_cpu.h\"\n"});
+  }
+  for (const char* name : {"cuda_pipeline.h", "mma.h", "cuda_runtime.h", "vector_types.h"}) {
     request.headers.push_back(
         {name, "// Host backend: provided by cuda_on_cpu.h (force-included).\n"});
   }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <set>
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
@@ -178,9 +181,81 @@ bool LowerShared(absl::string_view s, size_t start, size_t keyword, bool is_exte
   return true;
 }
 
+// The identifiers passed as the accumulator (first argument) of a wgmma call, and where the
+// first such call starts: `warptrace_wgmma_mma_async_bf16_ss<...>(acc, ...)`.
+struct Accumulators {
+  std::set<std::string, std::less<>> names;
+  size_t first_call = absl::string_view::npos;
+};
+
+Accumulators FindAccumulators(absl::string_view s) {
+  Accumulators found;
+  constexpr absl::string_view kCall = "warptrace_wgmma_mma_async_bf16_";
+  for (size_t i = 0; i < s.size();) {
+    const size_t skipped = SkipNonCode(s, i, i == 0 || s[i - 1] == '\n');
+    if (skipped != i) {
+      i = skipped;
+      continue;
+    }
+    if (!IsIdentStart(s[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < s.size() && IsIdent(s[end])) ++end;
+    const absl::string_view word = s.substr(i, end - i);
+    const size_t start = i;
+    i = end;
+    if (!absl::StartsWith(word, kCall) || word.size() != kCall.size() + 2) continue;
+    size_t j = end;
+    while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j < s.size() && s[j] == '<') {  // template arguments: skip to the matching '>'
+      int depth = 0;
+      for (; j < s.size(); ++j) {
+        if (s[j] == '<') ++depth;
+        if (s[j] == '>' && --depth == 0) break;
+      }
+      ++j;
+    }
+    while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j >= s.size() || s[j] != '(') continue;
+    ++j;
+    while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    size_t k = j;
+    while (k < s.size() && IsIdent(s[k])) ++k;
+    if (k == j || !IsIdentStart(s[j])) continue;
+    size_t after = k;
+    while (after < s.size() && std::isspace(static_cast<unsigned char>(s[after]))) ++after;
+    if (after >= s.size() || (s[after] != ',' && s[after] != ')')) continue;
+    found.names.emplace(s.substr(j, k - j));
+    found.first_call = std::min(found.first_call, start);
+  }
+  return found;
+}
+
+// Whether the identifier at `i` (followed by `[`) is an element access rather than the
+// declarator of a declaration (`float acc[64]`, `float a[4], acc[4]`): what precedes it is
+// an operator or punctuation (a `,` only inside parentheses: a call's argument, not the
+// next declarator), or a keyword that starts an expression. (A `*` before it is an
+// operator: an accumulator is a float array, never declared as an array of pointers.) `prev` is the last character of code before it, `prev_word` the identifier
+// ending there (if any), `paren_depth` the parentheses open at `i`.
+bool IsElementAccess(char prev, absl::string_view prev_word, int paren_depth) {
+  if (!prev_word.empty()) {
+    return prev_word == "return" || prev_word == "case" || prev_word == "else" ||
+           prev_word == "do";
+  }
+  if (prev == ',') return paren_depth > 0;
+  // `&acc[i]` takes an address (no access: a float array has no bitwise and).
+  return prev != '\0' && prev != '&';
+}
+
 }  // namespace
 
 std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
+  const Accumulators accumulators = FindAccumulators(s);
+  char prev = '\0';            // the last character of code written
+  absl::string_view prev_word;  // the identifier that ended there, if any
+  int paren_depth = 0;
   std::string out;
   out.reserve(s.size() + s.size() / 8);
   bool line_start = true;
@@ -199,6 +274,12 @@ std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
       if (!std::isspace(static_cast<unsigned char>(c))) {
         line_start = false;
         pending_extern = absl::string_view::npos;
+        if (!IsIdent(c)) {  // a digit continues a number, not an identifier
+          prev = c;
+          prev_word = {};
+        }
+        if (c == '(') ++paren_depth;
+        if (c == ')' && paren_depth > 0) --paren_depth;
       }
       out += c;
       ++i;
@@ -230,7 +311,18 @@ std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
     } else {
       pending_extern = absl::string_view::npos;
     }
-    absl::StrAppend(&out, word);
+    size_t next = end;
+    while (next < s.size() && (s[next] == ' ' || s[next] == '\t')) ++next;
+    if (i > accumulators.first_call && next < s.size() && s[next] == '[' &&
+        accumulators.names.count(word) != 0 && IsElementAccess(prev, prev_word, paren_depth)) {
+      // The statement's #line file is its builder path.
+      absl::StrAppend(&out, "::warptrace_host::wgmma::Access(", word, ", \"", word,
+                      "\", __builtin_FILE())");
+    } else {
+      absl::StrAppend(&out, word);
+    }
+    prev = word.back();
+    prev_word = word;
     i = end;
   }
   return out;

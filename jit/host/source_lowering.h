@@ -7,6 +7,11 @@
 //       ::warptrace_host::DynamicShared<T>();
 //   asm [volatile] (...)                      ->  a `#pragma GCC error` naming the inline
 //       PTX and saying that it needs a GPU (only where the preprocessor keeps the code)
+//   acc[...]  (after the first wgmma call, for each array passed to one as its accumulator)
+//       ->  ::warptrace_host::wgmma::Access(acc, "acc", __builtin_FILE())[...]: the access
+//       fails the launch while a wgmma on it is pending (wgmma_host.h); its declarator
+//       (`float acc[64]`, after a type or as a later declarator) and `&acc[...]` are left
+//       alone
 //
 // A `__shared__` declaration of another form (several declarators, an initializer) is left
 // alone: cuda_on_cpu.h turns any `__shared__` left over into a compile error that says

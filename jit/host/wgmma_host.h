@@ -29,9 +29,13 @@
 // keeps it in the thread's pending state; the accumulator registers are overwritten with a
 // poison NaN (0x7fe0dead) until the wgmma.wait_group that retires the group, which writes
 // the results. So:
-//   - reading an accumulator before its retiring wait reads the NaN (detectably wrong);
-//   - writing an accumulator before it is a launch error at that wait (or at the next
-//     wgmma on the same accumulator), naming the register;
+//   - reading (or writing) an element of an accumulator array before its retiring wait is
+//     a launch error at the access, naming the thread, the array and the statement's builder
+//     path: the source lowering (source_lowering.h) routes each `acc[...]` of an array the
+//     kernel passes to a wgmma through Access() below;
+//   - an access it cannot see (through a pointer or a reference to the array) reads the
+//     NaN; a write there is a launch error at the retiring wait (or at the next wgmma on
+//     the same accumulator), naming the register;
 //   - wgmmas chained on one accumulator before a wait (the usual k-loop) accumulate
 //     through the pending result, as on the GPU;
 //   - not detected: shared memory or A registers changed between issue and wait (the
@@ -423,6 +427,34 @@ inline void CheckUntouched(const PendingMma& p, const char* at) {
   }
 }
 
+// An element access `name[...]` of accumulator array `acc` in kernel code, at builder path
+// (or file) `site`: the host's source lowering (source_lowering.h) wraps every such access
+// of an identifier the kernel passes to a wgmma as its accumulator. Fails when `acc`
+// overlaps the registers of a wgmma of this thread that no wgmma.wait_group retired yet:
+// a read gets the tensor core's unfinished result on a GPU (the host's poison NaN), a
+// write races with it.
+template <typename A>
+inline A& Access(A& acc, const char* name, const char* site) {
+  const char* lo = reinterpret_cast<const char*>(&acc);
+  const char* hi = lo + sizeof(A);
+  ThreadState& s = State();
+  auto check = [&](const std::vector<PendingMma>& ops) {
+    for (const PendingMma& p : ops) {
+      const char* p_lo = reinterpret_cast<const char*>(p.d);
+      const char* p_hi = p_lo + p.count * sizeof(float);
+      if (p.superseded || hi <= p_lo || p_hi <= lo) continue;
+      Fail("%s: accumulator '%s' is read (or written) while a %s on it is pending: no "
+           "wgmma.wait_group retired its group yet, so on a GPU it holds no result (the host "
+           "backend's poison NaN) and a write races with the tensor cores; wait for the group "
+           "first (WaitMmaGroups, warptrace_wgmma_wait_group)",
+           site, name, p.what);
+    }
+  };
+  for (const std::vector<PendingMma>& group : s.groups) check(group);
+  check(s.open);
+  return acc;
+}
+
 // ---- Instructions ----
 
 struct Nothing {
@@ -647,15 +679,15 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
   // B's columns 8j + 2t + q for j < N/8, q < 2, all 16 k, as bv[k][j] = (b(j,0), b(j,1),
   // b(j,0), b(j,1)): the operand of accumulators 4j .. 4j+3 (below).
   typedef float V4 __attribute__((vector_size(16)));
-  const unsigned int b_shift = static_cast<unsigned int>(__builtin_ctz(b_per_thread));  // 2^x
+  // N/8 elements per thread: any N multiple of 8 (not only powers of two).
   V4 bv[16][32];
   for (unsigned int j = 0; j < static_cast<unsigned int>(n) / 8; ++j) {
     const unsigned int index0 = 16 * (8 * j + 2 * tq), index1 = index0 + 16;  // columns
     for (unsigned int k = 0; k < 16; ++k) {
       const float b0 = BfloatBitsToFloat(
-          all[(index0 + k) >> b_shift].b_share[(index0 + k) & (b_per_thread - 1)]);
+          all[(index0 + k) / b_per_thread].b_share[(index0 + k) % b_per_thread]);
       const float b1 = BfloatBitsToFloat(
-          all[(index1 + k) >> b_shift].b_share[(index1 + k) & (b_per_thread - 1)]);
+          all[(index1 + k) / b_per_thread].b_share[(index1 + k) % b_per_thread]);
       bv[k][j] = V4{b0, b1, b0, b1};
     }
   }

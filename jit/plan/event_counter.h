@@ -98,6 +98,13 @@ class Counter {
   // Whether the recorder thread being counted is the role's (or block's) first thread, which
   // runs ArriveBy::kOneThread arrivals and issues bulk copies (for Explain: assume so).
   bool Elected() const { return !thread_.has_value() || *thread_ == role_first_; }
+  // Whether the recorder thread runs an arrival by `by` (for Explain: assume so).
+  bool Arrives(ArriveBy by) const {
+    const uint32_t stride = ArriveByStride(by);
+    if (stride == 1) return true;
+    if (stride == 0) return Elected();
+    return !thread_.has_value() || (*thread_ - role_first_) % stride == 0;
+  }
 
   // Slots a warp-specialization construct records on this path.
   uint64_t HandoffSlots(const KernelNode& node) const {
@@ -106,7 +113,7 @@ class Counter {
       case KernelNode::Kind::kNamedBarrier:
         return 2;
       case KernelNode::Kind::kArrive:  // one event + payload
-        return node.arrive_by == ArriveBy::kEveryThread || Elected() ? 2 : 0;
+        return Arrives(node.arrive_by) ? 2 : 0;
       case KernelNode::Kind::kPhaseWait:  // enter and exit, each + payload
         return 4;
       case KernelNode::Kind::kAsyncCopy:  // begin and end, each + payload

@@ -274,14 +274,16 @@ uint32_t RecordedArrivalsPerPhase(const PhaseBarrierDecl& decl,
   for (const ArriveSite& a : arrivals) {
     if (a.node->text != decl.name) continue;
     if (a.in_if || !site_of_node[a.node->ordinal].has_value()) return 0;
-    const bool one = a.node->arrive_by == ArriveBy::kOneThread;
-    const uint64_t threads = one ? 1 : a.role_threads;
+    // The threads one execution of the site brings, and which of them arrive.
+    const uint32_t stride = ArriveByStride(a.node->arrive_by);
+    const uint64_t threads = stride == 0 ? 1 : a.role_threads / stride;
     if (threads == 0 || decl.arrivals % threads != 0) return 0;
     uint64_t recorders = 0;
     for (uint32_t u = 0; u < UnitsPerBlock(layout); ++u) {
       const uint64_t r = RecorderThread(layout, u);
-      recorders += one ? r == a.role_first
-                       : r >= a.role_first && r < a.role_first + a.role_threads;
+      const bool in_role = r >= a.role_first && r < a.role_first + a.role_threads;
+      recorders += stride == 0 ? r == a.role_first
+                               : in_role && (r - a.role_first) % stride == 0;
     }
     const uint64_t events = decl.arrivals / threads * recorders;
     if (per_phase.has_value() && *per_phase != events) return 0;
@@ -335,14 +337,21 @@ absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Ker
       }
       loop.expr = std::move(*expr);
       for (const std::string& name : loop.expr.scalars()) {
+        const auto constant =
+            std::find_if(kernel.constants.begin(), kernel.constants.end(),
+                         [&](const std::pair<std::string, int64_t>& c) { return c.first == name; });
+        if (constant != kernel.constants.end()) {
+          loop.scalars.push_back(constant->second);
+          continue;
+        }
         const auto param = std::find_if(kernel.params.begin(), kernel.params.end(),
                                         [&](const KernelParam& p) { return p.name == name; });
         if (param == kernel.params.end() || !IsIntegerScalar(*param)) {
           return absl::InvalidArgumentError(absl::StrCat(
               node.path, ": per-block trip count '", node.trip.expr(), "' reads '", name,
               "', which is not ", param == kernel.params.end() ? "a parameter" : "an integer scalar parameter",
-              " of the kernel; it may read blockIdx, gridDim, blockDim and integer scalar "
-              "parameters"));
+              " of the kernel; it may read blockIdx, gridDim, blockDim, integer scalar "
+              "parameters and the kernel's constants (KernelBuilder::Constant)"));
         }
         const auto value = scalars.find(name);
         if (value == scalars.end()) {

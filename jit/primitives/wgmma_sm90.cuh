@@ -39,16 +39,22 @@
 //   warptrace_wgmma_fence()                  wgmma.fence.sync.aligned
 //   warptrace_wgmma_commit_group()           wgmma.commit_group.sync.aligned
 //   warptrace_wgmma_wait_group(n)            wgmma.wait_group.sync.aligned n, n in 0..7
-//   warptrace_wgmma_mma_async_bf16_ss<N, TransB = 0, TransA = 0>(d, desc_a, desc_b, scale_d)
+//   warptrace_wgmma_mma_async_bf16_ss<N, TransA = 0, TransB = 0>(d, desc_a, desc_b, scale_d)
 //   warptrace_wgmma_mma_async_bf16_rs<N, TransB = 0>(d, a, desc_b, scale_d)
-//       wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16, N in {16, 32, 64, 128, 256},
-//       imm-scale-a = imm-scale-b = 1; TransA / TransB 1: the operand is MN-major;
-//       scale_d 0: D = A*B, nonzero: D += A*B. d: N/2 f32 registers, d[i] holding
+//       wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16, N any multiple of 8 in 8..256
+//       (as the PTX ISA allows for bf16; a static_assert rejects others), imm-scale-a =
+//       imm-scale-b = 1; the template parameters in PTX's operand order (imm-trans-a, then
+//       imm-trans-b; the RS form has no trans-a): 1 means the operand is MN-major;
+//       scale_d 0: D = A*B, nonzero: D += A*B. d: N/2 f32 registers, either flat
+//       (float d[N/2]) or two-dimensional as CUTLASS-style code holds them (float
+//       d[N/16][8], or any float d[R][C] with R*C = N/2: the same registers in row-major
+//       order, d[r][c] being register r*C + c), register i holding
 //       D(16w + g + 8*((i>>1)&1), 8*(i>>2) + 2t + (i&1)) for the thread's warp w in the
 //       warpgroup, g = lane>>2, t = lane&3. RS: a[j] holds A's bf16 elements 2j (low half)
 //       and 2j+1 of A(16w + g + 8*((i>>1)&1), 8*(i>>2) + 2t + (i&1)), element i.
 //   warptrace_wgmma_fence_operand(d)          keeps the compiler from moving accesses of d
-//                                             across the asynchronous wgmma (CUTLASS's
+//                                             (flat or two-dimensional) across the
+//                                             asynchronous wgmma (CUTLASS's
 //                                             warpgroup_fence_operand); a no-op on the host
 //   warptrace_setmaxnreg_inc<R>() / _dec<R>()  setmaxnreg.{inc,dec}.sync.aligned.u32 R,
 //                                             R in 24..256, a multiple of 8 (static_assert)
@@ -78,9 +84,14 @@ enum {
 // The instruction's name for N (messages on the host, the PTX opcode on the GPU).
 template <int N>
 struct WarptraceWgmmaShape {
-  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
-                "wgmma m64nNk16 bf16: N must be 16, 32, 64, 128 or 256");
+  static_assert(N >= 8 && N <= 256 && N % 8 == 0,
+                "wgmma m64nNk16 bf16: N must be a multiple of 8 from 8 to 256");
 };
+// Every N the PTX ISA allows for bf16 (X-macro: X(8) X(16) ... X(256)).
+#define WARPTRACE_WGMMA_EACH_N(X)                                                          \
+  X(8) X(16) X(24) X(32) X(40) X(48) X(56) X(64) X(72) X(80) X(88) X(96) X(104) X(112)   \
+  X(120) X(128) X(136) X(144) X(152) X(160) X(168) X(176) X(184) X(192) X(200) X(208)    \
+  X(216) X(224) X(232) X(240) X(248) X(256)
 #define WARPTRACE_WGMMA_SHAPE(N_)                                                         \
   template <>                                                                            \
   struct WarptraceWgmmaShape<N_> {                                                       \
@@ -89,12 +100,18 @@ struct WarptraceWgmmaShape {
     static constexpr const char* kRs =                                                   \
         "wgmma.mma_async.sync.aligned.m64n" #N_ "k16.f32.bf16.bf16 (A in registers)";     \
   };
-WARPTRACE_WGMMA_SHAPE(16)
-WARPTRACE_WGMMA_SHAPE(32)
-WARPTRACE_WGMMA_SHAPE(64)
-WARPTRACE_WGMMA_SHAPE(128)
-WARPTRACE_WGMMA_SHAPE(256)
+WARPTRACE_WGMMA_EACH_N(WARPTRACE_WGMMA_SHAPE)
 #undef WARPTRACE_WGMMA_SHAPE
+#undef WARPTRACE_WGMMA_EACH_N
+
+// A two-dimensional accumulator float[R][C] as the flat float[N/2] it is.
+template <int N, int R, int C>
+struct WarptraceWgmmaAccumulator {
+  static_assert(R * C == N / 2,
+                "wgmma m64nNk16: a two-dimensional accumulator float[R][C] must hold N/2 "
+                "registers (R*C == N/2, e.g. float[N/16][8])");
+  typedef float Flat[N / 2];
+};
 
 template <unsigned Regs>
 struct WarptraceSetmaxnregCount {
@@ -114,7 +131,7 @@ inline void warptrace_wgmma_commit_group() { ::warptrace_host::wgmma::CommitGrou
 inline void warptrace_wgmma_wait_group(unsigned n) { ::warptrace_host::wgmma::WaitGroup(n); }
 // `site` (host only): the caller's file, i.e. the builder path of the raw statement (the
 // emitter's #line directives), for the layout check against the TMA copies.
-template <int N, int TransB = 0, int TransA = 0>
+template <int N, int TransA = 0, int TransB = 0>
 inline void warptrace_wgmma_mma_async_bf16_ss(float (&d)[N / 2], unsigned long long desc_a,
                                               unsigned long long desc_b, int scale_d,
                                               const char* site = __builtin_FILE()) {
@@ -131,8 +148,26 @@ inline void warptrace_wgmma_mma_async_bf16_rs(float (&d)[N / 2], const unsigned 
   ::warptrace_host::wgmma::MmaAsync(d, N, 0, a, desc_b, 0, TransB, scale_d,
                                     WarptraceWgmmaShape<N>::kRs, site);
 }
+template <int N, int TransA = 0, int TransB = 0, int R, int C>
+inline void warptrace_wgmma_mma_async_bf16_ss(float (&d)[R][C], unsigned long long desc_a,
+                                              unsigned long long desc_b, int scale_d,
+                                              const char* site = __builtin_FILE()) {
+  warptrace_wgmma_mma_async_bf16_ss<N, TransA, TransB>(
+      reinterpret_cast<typename WarptraceWgmmaAccumulator<N, R, C>::Flat&>(d), desc_a, desc_b,
+      scale_d, site);
+}
+template <int N, int TransB = 0, int R, int C>
+inline void warptrace_wgmma_mma_async_bf16_rs(float (&d)[R][C], const unsigned (&a)[4],
+                                              unsigned long long desc_b, int scale_d,
+                                              const char* site = __builtin_FILE()) {
+  warptrace_wgmma_mma_async_bf16_rs<N, TransB>(
+      reinterpret_cast<typename WarptraceWgmmaAccumulator<N, R, C>::Flat&>(d), a, desc_b,
+      scale_d, site);
+}
 template <int Count>
 inline void warptrace_wgmma_fence_operand(float (&)[Count]) {}
+template <int R, int C>
+inline void warptrace_wgmma_fence_operand(float (&)[R][C]) {}
 inline void warptrace_setmaxnreg_inc(unsigned regs) {
   ::warptrace_host::wgmma::SetMaxNReg(regs, true);
 }
@@ -165,6 +200,14 @@ WARPTRACE_WGMMA_FN void warptrace_wgmma_fence_operand(float (&d)[Count]) {
 #pragma unroll
   for (int i = 0; i < Count; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+template <int R, int C>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_fence_operand(float (&d)[R][C]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) asm volatile("" : "+f"(d[r][c])::"memory");
+  }
+}
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -190,13 +233,23 @@ template <int Unused = 0>
 WARPTRACE_WGMMA_FN void warptrace_wgmma_wait_group(unsigned) {
   WARPTRACE_NEEDS_SM90A(Unused);
 }
-template <int N, int TransB = 0, int TransA = 0>
+template <int N, int TransA = 0, int TransB = 0>
 WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_ss(float (&)[N / 2], unsigned long long,
                                                           unsigned long long, int) {
   WARPTRACE_NEEDS_SM90A(N);
 }
 template <int N, int TransB = 0>
 WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_rs(float (&)[N / 2], const unsigned (&)[4],
+                                                          unsigned long long, int) {
+  WARPTRACE_NEEDS_SM90A(N);
+}
+template <int N, int TransA = 0, int TransB = 0, int R, int C>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_ss(float (&)[R][C], unsigned long long,
+                                                          unsigned long long, int) {
+  WARPTRACE_NEEDS_SM90A(N);
+}
+template <int N, int TransB = 0, int R, int C>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_rs(float (&)[R][C], const unsigned (&)[4],
                                                           unsigned long long, int) {
   WARPTRACE_NEEDS_SM90A(N);
 }
@@ -240,37 +293,73 @@ WARPTRACE_WGMMA_FN void warptrace_wgmma_wait_group(unsigned n) {
   }
 }
 
-// The accumulator operand lists: "%0, %1, ..., %<N/2 - 1>" and "+f"(d[0]), ..., built from
-// decades: WARPTRACE_WGMMA_Sk(p) is "%p0, ..., %p<k-1>" (p empty for 0..9).
-#define WARPTRACE_WGMMA_S2(p) "%" #p "0, %" #p "1"
-#define WARPTRACE_WGMMA_S4(p) WARPTRACE_WGMMA_S2(p) ", %" #p "2, %" #p "3"
-#define WARPTRACE_WGMMA_S6(p) WARPTRACE_WGMMA_S4(p) ", %" #p "4, %" #p "5"
-#define WARPTRACE_WGMMA_S8(p) WARPTRACE_WGMMA_S6(p) ", %" #p "6, %" #p "7"
-#define WARPTRACE_WGMMA_S10(p) WARPTRACE_WGMMA_S8(p) ", %" #p "8, %" #p "9"
-#define WARPTRACE_WGMMA_REGS8 WARPTRACE_WGMMA_S8()
-#define WARPTRACE_WGMMA_REGS16 WARPTRACE_WGMMA_S10() ", " WARPTRACE_WGMMA_S6(1)
-#define WARPTRACE_WGMMA_REGS32                                                  \
-  WARPTRACE_WGMMA_S10() ", " WARPTRACE_WGMMA_S10(1) ", " WARPTRACE_WGMMA_S10(2) \
-                        ", " WARPTRACE_WGMMA_S2(3)
-#define WARPTRACE_WGMMA_REGS64                                                  \
-  WARPTRACE_WGMMA_S10() ", " WARPTRACE_WGMMA_S10(1) ", " WARPTRACE_WGMMA_S10(2) \
-                        ", " WARPTRACE_WGMMA_S10(3) ", " WARPTRACE_WGMMA_S10(4) \
-                        ", " WARPTRACE_WGMMA_S10(5) ", " WARPTRACE_WGMMA_S4(6)
-#define WARPTRACE_WGMMA_REGS128                                                   \
-  WARPTRACE_WGMMA_S10() ", " WARPTRACE_WGMMA_S10(1) ", " WARPTRACE_WGMMA_S10(2)   \
-                        ", " WARPTRACE_WGMMA_S10(3) ", " WARPTRACE_WGMMA_S10(4)   \
-                        ", " WARPTRACE_WGMMA_S10(5) ", " WARPTRACE_WGMMA_S10(6)   \
-                        ", " WARPTRACE_WGMMA_S10(7) ", " WARPTRACE_WGMMA_S10(8)   \
-                        ", " WARPTRACE_WGMMA_S10(9) ", " WARPTRACE_WGMMA_S10(10)  \
-                        ", " WARPTRACE_WGMMA_S10(11) ", " WARPTRACE_WGMMA_S8(12)
-#define WARPTRACE_WGMMA_D1(i) "+f"(d[i])
-#define WARPTRACE_WGMMA_D4(i) \
-  WARPTRACE_WGMMA_D1(i), WARPTRACE_WGMMA_D1(i + 1), WARPTRACE_WGMMA_D1(i + 2), WARPTRACE_WGMMA_D1(i + 3)
-#define WARPTRACE_WGMMA_D8(i) WARPTRACE_WGMMA_D4(i), WARPTRACE_WGMMA_D4(i + 4)
-#define WARPTRACE_WGMMA_D16(i) WARPTRACE_WGMMA_D8(i), WARPTRACE_WGMMA_D8(i + 8)
-#define WARPTRACE_WGMMA_D32(i) WARPTRACE_WGMMA_D16(i), WARPTRACE_WGMMA_D16(i + 16)
-#define WARPTRACE_WGMMA_D64(i) WARPTRACE_WGMMA_D32(i), WARPTRACE_WGMMA_D32(i + 32)
-#define WARPTRACE_WGMMA_D128(i) WARPTRACE_WGMMA_D64(i), WARPTRACE_WGMMA_D64(i + 64)
+// The accumulator operand lists for R = N/2 registers: WARPTRACE_WGMMA_REGS<R> is
+// "%0, %1, ..., %<R-1>" and WARPTRACE_WGMMA_DS<R> is "+f"(d[0]), ..., four at a time.
+#define WARPTRACE_WGMMA_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define WARPTRACE_WGMMA_REGS4 "%0, %1, %2, %3"
+#define WARPTRACE_WGMMA_DS4 WARPTRACE_WGMMA_D4(0)
+#define WARPTRACE_WGMMA_REGS8 WARPTRACE_WGMMA_REGS4 ", %4, %5, %6, %7"
+#define WARPTRACE_WGMMA_DS8 WARPTRACE_WGMMA_DS4, WARPTRACE_WGMMA_D4(4)
+#define WARPTRACE_WGMMA_REGS12 WARPTRACE_WGMMA_REGS8 ", %8, %9, %10, %11"
+#define WARPTRACE_WGMMA_DS12 WARPTRACE_WGMMA_DS8, WARPTRACE_WGMMA_D4(8)
+#define WARPTRACE_WGMMA_REGS16 WARPTRACE_WGMMA_REGS12 ", %12, %13, %14, %15"
+#define WARPTRACE_WGMMA_DS16 WARPTRACE_WGMMA_DS12, WARPTRACE_WGMMA_D4(12)
+#define WARPTRACE_WGMMA_REGS20 WARPTRACE_WGMMA_REGS16 ", %16, %17, %18, %19"
+#define WARPTRACE_WGMMA_DS20 WARPTRACE_WGMMA_DS16, WARPTRACE_WGMMA_D4(16)
+#define WARPTRACE_WGMMA_REGS24 WARPTRACE_WGMMA_REGS20 ", %20, %21, %22, %23"
+#define WARPTRACE_WGMMA_DS24 WARPTRACE_WGMMA_DS20, WARPTRACE_WGMMA_D4(20)
+#define WARPTRACE_WGMMA_REGS28 WARPTRACE_WGMMA_REGS24 ", %24, %25, %26, %27"
+#define WARPTRACE_WGMMA_DS28 WARPTRACE_WGMMA_DS24, WARPTRACE_WGMMA_D4(24)
+#define WARPTRACE_WGMMA_REGS32 WARPTRACE_WGMMA_REGS28 ", %28, %29, %30, %31"
+#define WARPTRACE_WGMMA_DS32 WARPTRACE_WGMMA_DS28, WARPTRACE_WGMMA_D4(28)
+#define WARPTRACE_WGMMA_REGS36 WARPTRACE_WGMMA_REGS32 ", %32, %33, %34, %35"
+#define WARPTRACE_WGMMA_DS36 WARPTRACE_WGMMA_DS32, WARPTRACE_WGMMA_D4(32)
+#define WARPTRACE_WGMMA_REGS40 WARPTRACE_WGMMA_REGS36 ", %36, %37, %38, %39"
+#define WARPTRACE_WGMMA_DS40 WARPTRACE_WGMMA_DS36, WARPTRACE_WGMMA_D4(36)
+#define WARPTRACE_WGMMA_REGS44 WARPTRACE_WGMMA_REGS40 ", %40, %41, %42, %43"
+#define WARPTRACE_WGMMA_DS44 WARPTRACE_WGMMA_DS40, WARPTRACE_WGMMA_D4(40)
+#define WARPTRACE_WGMMA_REGS48 WARPTRACE_WGMMA_REGS44 ", %44, %45, %46, %47"
+#define WARPTRACE_WGMMA_DS48 WARPTRACE_WGMMA_DS44, WARPTRACE_WGMMA_D4(44)
+#define WARPTRACE_WGMMA_REGS52 WARPTRACE_WGMMA_REGS48 ", %48, %49, %50, %51"
+#define WARPTRACE_WGMMA_DS52 WARPTRACE_WGMMA_DS48, WARPTRACE_WGMMA_D4(48)
+#define WARPTRACE_WGMMA_REGS56 WARPTRACE_WGMMA_REGS52 ", %52, %53, %54, %55"
+#define WARPTRACE_WGMMA_DS56 WARPTRACE_WGMMA_DS52, WARPTRACE_WGMMA_D4(52)
+#define WARPTRACE_WGMMA_REGS60 WARPTRACE_WGMMA_REGS56 ", %56, %57, %58, %59"
+#define WARPTRACE_WGMMA_DS60 WARPTRACE_WGMMA_DS56, WARPTRACE_WGMMA_D4(56)
+#define WARPTRACE_WGMMA_REGS64 WARPTRACE_WGMMA_REGS60 ", %60, %61, %62, %63"
+#define WARPTRACE_WGMMA_DS64 WARPTRACE_WGMMA_DS60, WARPTRACE_WGMMA_D4(60)
+#define WARPTRACE_WGMMA_REGS68 WARPTRACE_WGMMA_REGS64 ", %64, %65, %66, %67"
+#define WARPTRACE_WGMMA_DS68 WARPTRACE_WGMMA_DS64, WARPTRACE_WGMMA_D4(64)
+#define WARPTRACE_WGMMA_REGS72 WARPTRACE_WGMMA_REGS68 ", %68, %69, %70, %71"
+#define WARPTRACE_WGMMA_DS72 WARPTRACE_WGMMA_DS68, WARPTRACE_WGMMA_D4(68)
+#define WARPTRACE_WGMMA_REGS76 WARPTRACE_WGMMA_REGS72 ", %72, %73, %74, %75"
+#define WARPTRACE_WGMMA_DS76 WARPTRACE_WGMMA_DS72, WARPTRACE_WGMMA_D4(72)
+#define WARPTRACE_WGMMA_REGS80 WARPTRACE_WGMMA_REGS76 ", %76, %77, %78, %79"
+#define WARPTRACE_WGMMA_DS80 WARPTRACE_WGMMA_DS76, WARPTRACE_WGMMA_D4(76)
+#define WARPTRACE_WGMMA_REGS84 WARPTRACE_WGMMA_REGS80 ", %80, %81, %82, %83"
+#define WARPTRACE_WGMMA_DS84 WARPTRACE_WGMMA_DS80, WARPTRACE_WGMMA_D4(80)
+#define WARPTRACE_WGMMA_REGS88 WARPTRACE_WGMMA_REGS84 ", %84, %85, %86, %87"
+#define WARPTRACE_WGMMA_DS88 WARPTRACE_WGMMA_DS84, WARPTRACE_WGMMA_D4(84)
+#define WARPTRACE_WGMMA_REGS92 WARPTRACE_WGMMA_REGS88 ", %88, %89, %90, %91"
+#define WARPTRACE_WGMMA_DS92 WARPTRACE_WGMMA_DS88, WARPTRACE_WGMMA_D4(88)
+#define WARPTRACE_WGMMA_REGS96 WARPTRACE_WGMMA_REGS92 ", %92, %93, %94, %95"
+#define WARPTRACE_WGMMA_DS96 WARPTRACE_WGMMA_DS92, WARPTRACE_WGMMA_D4(92)
+#define WARPTRACE_WGMMA_REGS100 WARPTRACE_WGMMA_REGS96 ", %96, %97, %98, %99"
+#define WARPTRACE_WGMMA_DS100 WARPTRACE_WGMMA_DS96, WARPTRACE_WGMMA_D4(96)
+#define WARPTRACE_WGMMA_REGS104 WARPTRACE_WGMMA_REGS100 ", %100, %101, %102, %103"
+#define WARPTRACE_WGMMA_DS104 WARPTRACE_WGMMA_DS100, WARPTRACE_WGMMA_D4(100)
+#define WARPTRACE_WGMMA_REGS108 WARPTRACE_WGMMA_REGS104 ", %104, %105, %106, %107"
+#define WARPTRACE_WGMMA_DS108 WARPTRACE_WGMMA_DS104, WARPTRACE_WGMMA_D4(104)
+#define WARPTRACE_WGMMA_REGS112 WARPTRACE_WGMMA_REGS108 ", %108, %109, %110, %111"
+#define WARPTRACE_WGMMA_DS112 WARPTRACE_WGMMA_DS108, WARPTRACE_WGMMA_D4(108)
+#define WARPTRACE_WGMMA_REGS116 WARPTRACE_WGMMA_REGS112 ", %112, %113, %114, %115"
+#define WARPTRACE_WGMMA_DS116 WARPTRACE_WGMMA_DS112, WARPTRACE_WGMMA_D4(112)
+#define WARPTRACE_WGMMA_REGS120 WARPTRACE_WGMMA_REGS116 ", %116, %117, %118, %119"
+#define WARPTRACE_WGMMA_DS120 WARPTRACE_WGMMA_DS116, WARPTRACE_WGMMA_D4(116)
+#define WARPTRACE_WGMMA_REGS124 WARPTRACE_WGMMA_REGS120 ", %120, %121, %122, %123"
+#define WARPTRACE_WGMMA_DS124 WARPTRACE_WGMMA_DS120, WARPTRACE_WGMMA_D4(120)
+#define WARPTRACE_WGMMA_REGS128 WARPTRACE_WGMMA_REGS124 ", %124, %125, %126, %127"
+#define WARPTRACE_WGMMA_DS128 WARPTRACE_WGMMA_DS124, WARPTRACE_WGMMA_D4(124)
 
 template <int N>
 struct WarptraceWgmmaAsm;
@@ -285,7 +374,7 @@ struct WarptraceWgmmaAsm;
       asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %" SS_SCALE ", 0;\n\t"             \
                    "wgmma.mma_async.sync.aligned.m64n" #N_ "k16.f32.bf16.bf16 {" REGS "}, " \
                    SS_TAIL ";\n}\n"                                                         \
-                   : DS(0)                                                                  \
+                   : DS                                                                     \
                    : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransA),   \
                      "n"(TransB)                                                            \
                    : "memory");                                                             \
@@ -296,47 +385,176 @@ struct WarptraceWgmmaAsm;
       asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %" RS_SCALE ", 0;\n\t"             \
                    "wgmma.mma_async.sync.aligned.m64n" #N_ "k16.f32.bf16.bf16 {" REGS "}, " \
                    RS_TAIL ";\n}\n"                                                         \
-                   : DS(0)                                                                  \
+                   : DS                                                                     \
                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), \
                      "n"(1), "n"(1), "n"(TransB)                                            \
                    : "memory");                                                             \
     }                                                                                       \
   };
-WARPTRACE_WGMMA_ASM(16, WARPTRACE_WGMMA_REGS8, WARPTRACE_WGMMA_D8, "10",
+WARPTRACE_WGMMA_ASM(8, WARPTRACE_WGMMA_REGS4, WARPTRACE_WGMMA_DS4, "6",
+                    "%4, %5, p, %7, %8, %9, %10", "9",
+                    "{%4, %5, %6, %7}, %8, p, %10, %11, %12")
+WARPTRACE_WGMMA_ASM(16, WARPTRACE_WGMMA_REGS8, WARPTRACE_WGMMA_DS8, "10",
                     "%8, %9, p, %11, %12, %13, %14", "13",
                     "{%8, %9, %10, %11}, %12, p, %14, %15, %16")
-WARPTRACE_WGMMA_ASM(32, WARPTRACE_WGMMA_REGS16, WARPTRACE_WGMMA_D16, "18",
+WARPTRACE_WGMMA_ASM(24, WARPTRACE_WGMMA_REGS12, WARPTRACE_WGMMA_DS12, "14",
+                    "%12, %13, p, %15, %16, %17, %18", "17",
+                    "{%12, %13, %14, %15}, %16, p, %18, %19, %20")
+WARPTRACE_WGMMA_ASM(32, WARPTRACE_WGMMA_REGS16, WARPTRACE_WGMMA_DS16, "18",
                     "%16, %17, p, %19, %20, %21, %22", "21",
                     "{%16, %17, %18, %19}, %20, p, %22, %23, %24")
-WARPTRACE_WGMMA_ASM(64, WARPTRACE_WGMMA_REGS32, WARPTRACE_WGMMA_D32, "34",
+WARPTRACE_WGMMA_ASM(40, WARPTRACE_WGMMA_REGS20, WARPTRACE_WGMMA_DS20, "22",
+                    "%20, %21, p, %23, %24, %25, %26", "25",
+                    "{%20, %21, %22, %23}, %24, p, %26, %27, %28")
+WARPTRACE_WGMMA_ASM(48, WARPTRACE_WGMMA_REGS24, WARPTRACE_WGMMA_DS24, "26",
+                    "%24, %25, p, %27, %28, %29, %30", "29",
+                    "{%24, %25, %26, %27}, %28, p, %30, %31, %32")
+WARPTRACE_WGMMA_ASM(56, WARPTRACE_WGMMA_REGS28, WARPTRACE_WGMMA_DS28, "30",
+                    "%28, %29, p, %31, %32, %33, %34", "33",
+                    "{%28, %29, %30, %31}, %32, p, %34, %35, %36")
+WARPTRACE_WGMMA_ASM(64, WARPTRACE_WGMMA_REGS32, WARPTRACE_WGMMA_DS32, "34",
                     "%32, %33, p, %35, %36, %37, %38", "37",
                     "{%32, %33, %34, %35}, %36, p, %38, %39, %40")
-WARPTRACE_WGMMA_ASM(128, WARPTRACE_WGMMA_REGS64, WARPTRACE_WGMMA_D64, "66",
+WARPTRACE_WGMMA_ASM(72, WARPTRACE_WGMMA_REGS36, WARPTRACE_WGMMA_DS36, "38",
+                    "%36, %37, p, %39, %40, %41, %42", "41",
+                    "{%36, %37, %38, %39}, %40, p, %42, %43, %44")
+WARPTRACE_WGMMA_ASM(80, WARPTRACE_WGMMA_REGS40, WARPTRACE_WGMMA_DS40, "42",
+                    "%40, %41, p, %43, %44, %45, %46", "45",
+                    "{%40, %41, %42, %43}, %44, p, %46, %47, %48")
+WARPTRACE_WGMMA_ASM(88, WARPTRACE_WGMMA_REGS44, WARPTRACE_WGMMA_DS44, "46",
+                    "%44, %45, p, %47, %48, %49, %50", "49",
+                    "{%44, %45, %46, %47}, %48, p, %50, %51, %52")
+WARPTRACE_WGMMA_ASM(96, WARPTRACE_WGMMA_REGS48, WARPTRACE_WGMMA_DS48, "50",
+                    "%48, %49, p, %51, %52, %53, %54", "53",
+                    "{%48, %49, %50, %51}, %52, p, %54, %55, %56")
+WARPTRACE_WGMMA_ASM(104, WARPTRACE_WGMMA_REGS52, WARPTRACE_WGMMA_DS52, "54",
+                    "%52, %53, p, %55, %56, %57, %58", "57",
+                    "{%52, %53, %54, %55}, %56, p, %58, %59, %60")
+WARPTRACE_WGMMA_ASM(112, WARPTRACE_WGMMA_REGS56, WARPTRACE_WGMMA_DS56, "58",
+                    "%56, %57, p, %59, %60, %61, %62", "61",
+                    "{%56, %57, %58, %59}, %60, p, %62, %63, %64")
+WARPTRACE_WGMMA_ASM(120, WARPTRACE_WGMMA_REGS60, WARPTRACE_WGMMA_DS60, "62",
+                    "%60, %61, p, %63, %64, %65, %66", "65",
+                    "{%60, %61, %62, %63}, %64, p, %66, %67, %68")
+WARPTRACE_WGMMA_ASM(128, WARPTRACE_WGMMA_REGS64, WARPTRACE_WGMMA_DS64, "66",
                     "%64, %65, p, %67, %68, %69, %70", "69",
                     "{%64, %65, %66, %67}, %68, p, %70, %71, %72")
-WARPTRACE_WGMMA_ASM(256, WARPTRACE_WGMMA_REGS128, WARPTRACE_WGMMA_D128, "130",
+WARPTRACE_WGMMA_ASM(136, WARPTRACE_WGMMA_REGS68, WARPTRACE_WGMMA_DS68, "70",
+                    "%68, %69, p, %71, %72, %73, %74", "73",
+                    "{%68, %69, %70, %71}, %72, p, %74, %75, %76")
+WARPTRACE_WGMMA_ASM(144, WARPTRACE_WGMMA_REGS72, WARPTRACE_WGMMA_DS72, "74",
+                    "%72, %73, p, %75, %76, %77, %78", "77",
+                    "{%72, %73, %74, %75}, %76, p, %78, %79, %80")
+WARPTRACE_WGMMA_ASM(152, WARPTRACE_WGMMA_REGS76, WARPTRACE_WGMMA_DS76, "78",
+                    "%76, %77, p, %79, %80, %81, %82", "81",
+                    "{%76, %77, %78, %79}, %80, p, %82, %83, %84")
+WARPTRACE_WGMMA_ASM(160, WARPTRACE_WGMMA_REGS80, WARPTRACE_WGMMA_DS80, "82",
+                    "%80, %81, p, %83, %84, %85, %86", "85",
+                    "{%80, %81, %82, %83}, %84, p, %86, %87, %88")
+WARPTRACE_WGMMA_ASM(168, WARPTRACE_WGMMA_REGS84, WARPTRACE_WGMMA_DS84, "86",
+                    "%84, %85, p, %87, %88, %89, %90", "89",
+                    "{%84, %85, %86, %87}, %88, p, %90, %91, %92")
+WARPTRACE_WGMMA_ASM(176, WARPTRACE_WGMMA_REGS88, WARPTRACE_WGMMA_DS88, "90",
+                    "%88, %89, p, %91, %92, %93, %94", "93",
+                    "{%88, %89, %90, %91}, %92, p, %94, %95, %96")
+WARPTRACE_WGMMA_ASM(184, WARPTRACE_WGMMA_REGS92, WARPTRACE_WGMMA_DS92, "94",
+                    "%92, %93, p, %95, %96, %97, %98", "97",
+                    "{%92, %93, %94, %95}, %96, p, %98, %99, %100")
+WARPTRACE_WGMMA_ASM(192, WARPTRACE_WGMMA_REGS96, WARPTRACE_WGMMA_DS96, "98",
+                    "%96, %97, p, %99, %100, %101, %102", "101",
+                    "{%96, %97, %98, %99}, %100, p, %102, %103, %104")
+WARPTRACE_WGMMA_ASM(200, WARPTRACE_WGMMA_REGS100, WARPTRACE_WGMMA_DS100, "102",
+                    "%100, %101, p, %103, %104, %105, %106", "105",
+                    "{%100, %101, %102, %103}, %104, p, %106, %107, %108")
+WARPTRACE_WGMMA_ASM(208, WARPTRACE_WGMMA_REGS104, WARPTRACE_WGMMA_DS104, "106",
+                    "%104, %105, p, %107, %108, %109, %110", "109",
+                    "{%104, %105, %106, %107}, %108, p, %110, %111, %112")
+WARPTRACE_WGMMA_ASM(216, WARPTRACE_WGMMA_REGS108, WARPTRACE_WGMMA_DS108, "110",
+                    "%108, %109, p, %111, %112, %113, %114", "113",
+                    "{%108, %109, %110, %111}, %112, p, %114, %115, %116")
+WARPTRACE_WGMMA_ASM(224, WARPTRACE_WGMMA_REGS112, WARPTRACE_WGMMA_DS112, "114",
+                    "%112, %113, p, %115, %116, %117, %118", "117",
+                    "{%112, %113, %114, %115}, %116, p, %118, %119, %120")
+WARPTRACE_WGMMA_ASM(232, WARPTRACE_WGMMA_REGS116, WARPTRACE_WGMMA_DS116, "118",
+                    "%116, %117, p, %119, %120, %121, %122", "121",
+                    "{%116, %117, %118, %119}, %120, p, %122, %123, %124")
+WARPTRACE_WGMMA_ASM(240, WARPTRACE_WGMMA_REGS120, WARPTRACE_WGMMA_DS120, "122",
+                    "%120, %121, p, %123, %124, %125, %126", "125",
+                    "{%120, %121, %122, %123}, %124, p, %126, %127, %128")
+WARPTRACE_WGMMA_ASM(248, WARPTRACE_WGMMA_REGS124, WARPTRACE_WGMMA_DS124, "126",
+                    "%124, %125, p, %127, %128, %129, %130", "129",
+                    "{%124, %125, %126, %127}, %128, p, %130, %131, %132")
+WARPTRACE_WGMMA_ASM(256, WARPTRACE_WGMMA_REGS128, WARPTRACE_WGMMA_DS128, "130",
                     "%128, %129, p, %131, %132, %133, %134", "133",
                     "{%128, %129, %130, %131}, %132, p, %134, %135, %136")
 #undef WARPTRACE_WGMMA_ASM
-#undef WARPTRACE_WGMMA_D1
 #undef WARPTRACE_WGMMA_D4
-#undef WARPTRACE_WGMMA_D8
-#undef WARPTRACE_WGMMA_D16
-#undef WARPTRACE_WGMMA_D32
-#undef WARPTRACE_WGMMA_D64
-#undef WARPTRACE_WGMMA_D128
+#undef WARPTRACE_WGMMA_REGS4
+#undef WARPTRACE_WGMMA_DS4
 #undef WARPTRACE_WGMMA_REGS8
+#undef WARPTRACE_WGMMA_DS8
+#undef WARPTRACE_WGMMA_REGS12
+#undef WARPTRACE_WGMMA_DS12
 #undef WARPTRACE_WGMMA_REGS16
+#undef WARPTRACE_WGMMA_DS16
+#undef WARPTRACE_WGMMA_REGS20
+#undef WARPTRACE_WGMMA_DS20
+#undef WARPTRACE_WGMMA_REGS24
+#undef WARPTRACE_WGMMA_DS24
+#undef WARPTRACE_WGMMA_REGS28
+#undef WARPTRACE_WGMMA_DS28
 #undef WARPTRACE_WGMMA_REGS32
+#undef WARPTRACE_WGMMA_DS32
+#undef WARPTRACE_WGMMA_REGS36
+#undef WARPTRACE_WGMMA_DS36
+#undef WARPTRACE_WGMMA_REGS40
+#undef WARPTRACE_WGMMA_DS40
+#undef WARPTRACE_WGMMA_REGS44
+#undef WARPTRACE_WGMMA_DS44
+#undef WARPTRACE_WGMMA_REGS48
+#undef WARPTRACE_WGMMA_DS48
+#undef WARPTRACE_WGMMA_REGS52
+#undef WARPTRACE_WGMMA_DS52
+#undef WARPTRACE_WGMMA_REGS56
+#undef WARPTRACE_WGMMA_DS56
+#undef WARPTRACE_WGMMA_REGS60
+#undef WARPTRACE_WGMMA_DS60
 #undef WARPTRACE_WGMMA_REGS64
+#undef WARPTRACE_WGMMA_DS64
+#undef WARPTRACE_WGMMA_REGS68
+#undef WARPTRACE_WGMMA_DS68
+#undef WARPTRACE_WGMMA_REGS72
+#undef WARPTRACE_WGMMA_DS72
+#undef WARPTRACE_WGMMA_REGS76
+#undef WARPTRACE_WGMMA_DS76
+#undef WARPTRACE_WGMMA_REGS80
+#undef WARPTRACE_WGMMA_DS80
+#undef WARPTRACE_WGMMA_REGS84
+#undef WARPTRACE_WGMMA_DS84
+#undef WARPTRACE_WGMMA_REGS88
+#undef WARPTRACE_WGMMA_DS88
+#undef WARPTRACE_WGMMA_REGS92
+#undef WARPTRACE_WGMMA_DS92
+#undef WARPTRACE_WGMMA_REGS96
+#undef WARPTRACE_WGMMA_DS96
+#undef WARPTRACE_WGMMA_REGS100
+#undef WARPTRACE_WGMMA_DS100
+#undef WARPTRACE_WGMMA_REGS104
+#undef WARPTRACE_WGMMA_DS104
+#undef WARPTRACE_WGMMA_REGS108
+#undef WARPTRACE_WGMMA_DS108
+#undef WARPTRACE_WGMMA_REGS112
+#undef WARPTRACE_WGMMA_DS112
+#undef WARPTRACE_WGMMA_REGS116
+#undef WARPTRACE_WGMMA_DS116
+#undef WARPTRACE_WGMMA_REGS120
+#undef WARPTRACE_WGMMA_DS120
+#undef WARPTRACE_WGMMA_REGS124
+#undef WARPTRACE_WGMMA_DS124
 #undef WARPTRACE_WGMMA_REGS128
-#undef WARPTRACE_WGMMA_S2
-#undef WARPTRACE_WGMMA_S4
-#undef WARPTRACE_WGMMA_S6
-#undef WARPTRACE_WGMMA_S8
-#undef WARPTRACE_WGMMA_S10
+#undef WARPTRACE_WGMMA_DS128
 
-template <int N, int TransB = 0, int TransA = 0>
+template <int N, int TransA = 0, int TransB = 0>
 WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_ss(float (&d)[N / 2],
                                                           unsigned long long desc_a,
                                                           unsigned long long desc_b,
@@ -354,6 +572,24 @@ WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_rs(float (&d)[N / 2],
   static_assert(TransB == 0 || TransB == 1, "wgmma: TransB must be 0 or 1");
   static_assert(sizeof(WarptraceWgmmaShape<N>) > 0, "");
   WarptraceWgmmaAsm<N>::template Rs<TransB>(d, a, desc_b, scale_d);
+}
+template <int N, int TransA = 0, int TransB = 0, int R, int C>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_ss(float (&d)[R][C],
+                                                          unsigned long long desc_a,
+                                                          unsigned long long desc_b,
+                                                          int scale_d) {
+  warptrace_wgmma_mma_async_bf16_ss<N, TransA, TransB>(
+      reinterpret_cast<typename WarptraceWgmmaAccumulator<N, R, C>::Flat&>(d), desc_a, desc_b,
+      scale_d);
+}
+template <int N, int TransB = 0, int R, int C>
+WARPTRACE_WGMMA_FN void warptrace_wgmma_mma_async_bf16_rs(float (&d)[R][C],
+                                                          const unsigned (&a)[4],
+                                                          unsigned long long desc_b,
+                                                          int scale_d) {
+  warptrace_wgmma_mma_async_bf16_rs<N, TransB>(
+      reinterpret_cast<typename WarptraceWgmmaAccumulator<N, R, C>::Flat&>(d), a, desc_b,
+      scale_d);
 }
 
 template <unsigned Regs>

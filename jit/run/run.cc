@@ -342,6 +342,53 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
   return out;
 }
 
+// The one dump of a launch's buffer: decoded once into the Trace, then the front end with
+// the caller's outputs. A first launch that dropped events and will be retried (`will_retry`
+// is set then; `retrying`: this is the relaunch) writes none.
+absl::StatusOr<std::unique_ptr<Trace>> AnalyzeLaunch(Device& device, const Kernel& kernel,
+                                                     const RunOptions& options, bool retrying,
+                                                     Launched& run, RunResult& into,
+                                                     bool& will_retry) {
+  auto trace = std::make_unique<Trace>();
+  trace->layout = run.plan->layout();
+  trace->layout.device_name = device.Name();
+  trace->layout.clock = device.Clock();
+  trace->words = std::move(run.trace_words);
+  RETURN_IF_ERROR(DecodeInto(trace->layout, trace->words, trace->decoded));
+  trace->layout.host_anchor = AnchorOf(device.Kind(), run, trace->decoded);
+  DumpRequest request = options.dump;
+  // The retry knowingly runs past the plan: the loops that did are warnings then.
+  request.verify.plan_mismatch_warnings = request.verify.plan_mismatch_warnings || retrying;
+  will_retry =
+      !retrying && options.retry_on_dropped &&
+      std::any_of(trace->decoded.records.begin(), trace->decoded.records.end(),
+                  [](const DecodedRecord& r) {
+                    return r.header_problem == HeaderProblem::kNone && r.dropped() > 0;
+                  });
+  if (will_retry) {
+    request.traces.clear();
+    request.report_path.clear();
+    request.analysis_path.clear();
+  }
+  into.dump = DumpDecodedToFiles(trace->decoded, request);
+  DumpOutcome& outcome = into.dump;
+  trace->report = std::move(outcome.result.report);
+  outcome.result.report = VerifyReport();
+  const bool verify_failed =
+      trace->report.errors > 0 && outcome.status == trace->report.ToStatus();
+  if (!outcome.status.ok() && (!outcome.failed_output.empty() || !verify_failed)) {
+    return absl::Status(outcome.status.code(),
+                        absl::StrCat("dumping the trace of kernel ", kernel.name, ": ",
+                                     outcome.status.message()));
+  }
+  if (outcome.timeline.has_value()) {
+    trace->timeline = *std::move(outcome.timeline);
+    trace->has_timeline = true;
+    outcome.timeline.reset();
+  }
+  return trace;
+}
+
 }  // namespace
 
 absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
@@ -370,52 +417,10 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
     return result;
   }
 
-  bool retrying = false;
   bool will_retry = false;  // the first launch dropped events and retry_on_dropped is on
-  // The one dump of a launch's buffer: decoded once into the Trace, then the front end with
-  // the caller's outputs. A first launch that dropped events and will be retried writes none.
-  auto analyze = [&](Launched& run,
-                     RunResult& into) -> absl::StatusOr<std::unique_ptr<Trace>> {
-    auto trace = std::make_unique<Trace>();
-    trace->layout = run.plan->layout();
-    trace->layout.device_name = device.Name();
-    trace->layout.clock = device.Clock();
-    trace->words = std::move(run.trace_words);
-    RETURN_IF_ERROR(DecodeInto(trace->layout, trace->words, trace->decoded));
-    trace->layout.host_anchor = AnchorOf(device.Kind(), run, trace->decoded);
-    DumpRequest request = options.dump;
-    // The retry knowingly runs past the plan: the loops that did are warnings then.
-    request.verify.plan_mismatch_warnings = request.verify.plan_mismatch_warnings || retrying;
-    will_retry =
-        !retrying && options.retry_on_dropped &&
-        std::any_of(trace->decoded.records.begin(), trace->decoded.records.end(),
-                    [](const DecodedRecord& r) {
-                      return r.header_problem == HeaderProblem::kNone && r.dropped() > 0;
-                    });
-    if (will_retry) {
-      request.traces.clear();
-      request.report_path.clear();
-      request.analysis_path.clear();
-    }
-    into.dump = DumpDecodedToFiles(trace->decoded, request);
-    DumpOutcome& outcome = into.dump;
-    trace->report = std::move(outcome.result.report);
-    outcome.result.report = VerifyReport();
-    const bool verify_failed =
-        trace->report.errors > 0 && outcome.status == trace->report.ToStatus();
-    if (!outcome.status.ok() && (!outcome.failed_output.empty() || !verify_failed)) {
-      return absl::Status(outcome.status.code(),
-                          absl::StrCat("dumping the trace of kernel ", kernel.name, ": ",
-                                       outcome.status.message()));
-    }
-    if (outcome.timeline.has_value()) {
-      trace->timeline = *std::move(outcome.timeline);
-      trace->has_timeline = true;
-      outcome.timeline.reset();
-    }
-    return trace;
-  };
-  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, analyze(launched, result));
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace,
+                   AnalyzeLaunch(device, kernel, options, /*retrying=*/false, launched, result,
+                                 will_retry));
 
   if (will_retry) {
     const uint32_t needed = trace->report.required_capacity();
@@ -430,9 +435,9 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
       break;
     }
     profile.capacity_override = needed;
-    retrying = true;
     ASSIGN_OR_RETURN(launched, LaunchOnce(device, kernel, args, profile, options));
-    ASSIGN_OR_RETURN(trace, analyze(launched, result));
+    ASSIGN_OR_RETURN(trace, AnalyzeLaunch(device, kernel, options, /*retrying=*/true, launched,
+                                          result, will_retry));
   }
 
   result.source = std::move(launched.source);

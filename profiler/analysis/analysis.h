@@ -222,7 +222,9 @@ struct CausalProfile {
 struct Analysis {
   std::string kernel_name;
   std::string device_name;
-  bool host_backend = false;         // TraceLayout::clock.host_backend: times are host time
+  // The trace ran on the host backend (ClockInfo::host_backend): its times are the CPU's, so
+  // PrintDiagnosis labels the shares that would describe GPU hardware as host time.
+  bool host_backend = false;
   uint64_t units = 0;                // units with a usable record
   uint64_t units_without_record = 0;
   std::vector<RoleAnalysis> roles;   // in order of first appearance by unit index

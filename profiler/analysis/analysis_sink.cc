@@ -75,6 +75,7 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
   result_.kernel_name = layout_->kernel_name;
   result_.host_backend = layout_->clock.host_backend;
   result_.device_name = layout_->device_name;
+  result_.host_backend = layout_->clock.host_backend;
   return absl::OkStatus();
 }
 

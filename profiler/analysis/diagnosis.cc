@@ -231,12 +231,17 @@ void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os) {
   for (size_t i = 0; i < analysis.diagnosis.size(); ++i) {
     os << "  " << (i + 1) << ". " << analysis.diagnosis[i].text << "\n";
   }
-  // Not a finding: how busy each role kept the tensor cores.
+  // Not a finding: how busy each role kept the tensor cores. On the host backend the wgmma
+  // groups are emulated on the CPU, and the share is of host time: it says nothing of a GPU.
   for (const RoleAnalysis& role : analysis.roles) {
     if (role.mma_groups == 0) continue;
     os << "  tensor cores: " << role.role << " units had a wgmma group in flight "
-       << Pct(role.mma_in_flight_share) << " of their time (" << role.mma_groups
-       << " groups)\n";
+       << Pct(role.mma_in_flight_share)
+       << (analysis.host_backend ? " of their host time (" : " of their time (")
+       << role.mma_groups << " groups"
+       << (analysis.host_backend ? "; host backend: emulated wgmma, not a GPU's tensor cores"
+                                 : "")
+       << ")\n";
   }
   PrintCopyBandwidth(analysis, os);
 }

@@ -65,24 +65,19 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "format/layout.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/analysis.h"
+#include "profiler/analysis/speedup.h"
 #include "profiler/timeline/timeline_types.h"
 
 namespace warptrace {
 
-// One re-timing: `[ROLE:]NAME=FACTOR` or `[ROLE:]NAME=-DURATION` (DURATION: a number with
-// ns, us or ms): "mma=0.5", "producer:load=-2000ns", "copy A tile=0.8".
-struct Speedup {
-  std::string role;   // empty: every role
-  std::string name;   // a site name
-  double factor = 1;  // when shorten_ns == 0
-  int64_t shorten_ns = 0;  // > 0: shorten each instance by this much instead
-  std::string text;   // as written, for messages
-};
+// Speedup (speedup.h): one re-timing, "[ROLE:]NAME=FACTOR" or "[ROLE:]NAME=-DURATION".
 
 // Parses each string, and inside one string specs separated by ';' (spaces around names
 // and values are trimmed). InvalidArgument for an empty spec, a missing '=', an empty name,
@@ -148,8 +143,19 @@ inline constexpr double kFlatSaving = 0.005;
 // timeline itself. Cost: 4 re-timings of the whole timeline per row.
 absl::StatusOr<CausalProfile> ComputeCausalProfile(const Timeline& timeline);
 
+// OkStatus unless the layout alone shows the graph cannot link its units (several units per
+// block and no site whose events carry a hand-off payload): then the FailedPrecondition
+// PredictWhatIf and ComputeCausalProfile would return, without dumping anything (the dump's
+// front end skips collecting the timeline for its causal profile then).
+absl::Status CheckHandoffsPossible(const TraceLayout& layout);
+
+// A profile that could not be computed (e.g. a dump's, for a trace without hand-offs) has no
+// rows and one limitation, kNoCausalProfile followed by the reason.
+inline constexpr char kNoCausalProfile[] = "no causal profile: ";
+
 // "causal profile (predicted kernel time saved if the region were N% faster):" then one line
-// per row, flat rows last with the sentence; then the limitations.
+// per row, flat rows last with the sentence; then the limitations (without rows: "(no region
+// with time)"; a profile that could not be computed: "causal profile: none" and its reason).
 void PrintCausalProfile(const CausalProfile& profile, llvm::raw_ostream& os);
 // Measured vs predicted kernel time, per role, the predicted diagnosis, the limitations.
 void PrintWhatIf(const WhatIfPrediction& prediction, llvm::raw_ostream& os);

@@ -1,6 +1,7 @@
 // PrintCausalProfile, PrintWhatIf and the JSON writers (whatif.h).
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/utf8.h"
@@ -22,10 +23,18 @@ std::string Percent(double fraction) { return absl::StrFormat("%+.1f%%", -100.0 
 }  // namespace
 
 void PrintCausalProfile(const CausalProfile& profile, llvm::raw_ostream& os) {
-  os << "causal profile (predicted kernel time if the region were N% faster; measured "
-     << FormatNs(static_cast<double>(profile.measured_ns)) << "):\n";
+  // The dump's front end states why a trace has no profile (kNoCausalProfile) instead.
+  const bool unpredictable = profile.rows.empty() && !profile.limitations.empty() &&
+                             absl::StartsWith(profile.limitations[0], kNoCausalProfile);
+  if (unpredictable) {
+    os << "causal profile: none\n";
+  } else {
+    os << "causal profile (predicted kernel time if the region were N% faster; measured "
+       << FormatNs(static_cast<double>(profile.measured_ns)) << "):\n";
+  }
   if (profile.rows.empty()) {
-    os << "  (no region with time)\n";
+    if (!unpredictable) os << "  (no region with time)\n";
+    for (const std::string& l : profile.limitations) os << "  limitation: " << l << "\n";
     return;
   }
   size_t width = 6;

@@ -6,9 +6,12 @@
 //                  [--allow-truncated] [--compensate-overhead] [--events=x|be|mosaic]
 //                  [--json-args=lean|full] [--sm-clock-khz=N]
 //                  [--mosaic-overhead=true|false] [--mosaic-clock-khz=N]
+//                  [--causal-profile=false]
 //   warptrace diff --before=PREFIX --after=PREFIX [--json=diff.json] [--rows=N]
 //                  [--fail-if-slower=PCT [--regions=NAME,...]] [--compensate-overhead]
 //                  [--sm-clock-khz=N]
+//   warptrace diff --before=PREFIX --what-if="[ROLE:]NAME=FACTOR|-DURATION[; ...]" [...]
+//                  (after: the launch predicted from PREFIX, as whatif --diff)
 //   warptrace whatif --input=PREFIX --speedup="[ROLE:]NAME=FACTOR|-DURATION[; ...]"
 //                  [--output=pred.pftrace|pred.json] [--json=whatif.json] [--diff]
 //                  [--causal-profile=false] [--rows=N]
@@ -22,8 +25,9 @@
 // writes the predicted launch as a trace that opens beside the measured one, --diff prints
 // `warptrace diff` of measured (before) against predicted (after), --json writes it all.
 // dump --summary and --analysis add the causal profile (the table under the diagnosis, and
-// "causal_profile" in the JSON) with --causal-profile (off by default there: the summary
-// and the analysis JSON stay as they were; whatif prints it unless --causal-profile=false).
+// "causal_profile" in the JSON) unless --causal-profile=false, and so does whatif; a trace
+// the graph cannot predict (no hand-offs, e.g. a Mosaic GPU buffer) gets a limitation line
+// saying why instead of a table, never a failed dump.
 //
 // dump --summary prints the summary table and then, under "diagnosis:", the analysis'
 // ranked findings (profiler/analysis/diagnosis.h); --analysis writes the whole analysis as
@@ -31,7 +35,8 @@
 //
 // diff compares two traces of a kernel per (role, region, loop iteration) with a rank test
 // (profiler/analysis/diff.h) and prints the table on stdout; --json writes all of it.
-// --fail-if-slower=PCT exits 3 when the kernel's block time or a region (only those named by
+// With --what-if=SPEC instead of --after, the after side is the launch whatif predicts from
+// --before under SPEC (the same diff as whatif --diff). --fail-if-slower=PCT exits 3 when the kernel's block time or a region (only those named by
 // --regions, when given) got slower by more than PCT percent with significance: a
 // regression gate for CI.
 //
@@ -100,12 +105,12 @@ ABSL_FLAG(std::string, speedup, "",
           "several separated by ';' (e.g. \"mma=0.5\", \"producer:load=-2000ns\")");
 ABSL_FLAG(std::string, what_if, "",
           "dump: predict this re-timing (as whatif's --speedup) and write the predicted launch "
-          "to --output");
+          "to --output; diff: compare --before against its prediction under this re-timing");
 ABSL_FLAG(bool, diff, false, "whatif: print the diff of the measured against the predicted launch");
 ABSL_FLAG(std::string, causal_profile, "",
           "true or false: the causal profile (each region's predicted kernel speedup at "
-          "10/25/50/100% faster) under dump --summary's diagnosis and in --analysis's JSON "
-          "(default false), and in whatif's output (default true)");
+          "10/25/50/100% faster) under dump --summary's diagnosis, in --analysis's JSON and "
+          "in whatif's output (default true; false leaves it out)");
 ABSL_FLAG(std::string, before, "", "diff: PREFIX of the trace before the change");
 ABSL_FLAG(std::string, after, "", "diff: PREFIX of the trace after the change");
 ABSL_FLAG(std::string, json, "", "diff: write the whole diff as JSON here");
@@ -164,10 +169,10 @@ int Fail(const absl::Status& status, int code = kExitBadInput) {
 
 int WhatIf(const std::string& speedup, const std::string& output);
 
-// --causal-profile: "" is `fallback` (dump: off, so its summary stays what it was; whatif: on).
-absl::StatusOr<bool> CausalProfileFlag(bool fallback) {
+// --causal-profile: "" is on (dump --summary / --analysis and whatif alike).
+absl::StatusOr<bool> CausalProfileFlag() {
   const std::string v = absl::AsciiStrToLower(absl::GetFlag(FLAGS_causal_profile));
-  if (v.empty()) return fallback;
+  if (v.empty()) return true;
   if (v == "true" || v == "1" || v == "yes") return true;
   if (v == "false" || v == "0" || v == "no") return false;
   return absl::InvalidArgumentError(
@@ -191,7 +196,7 @@ int Dump() {
   request.analysis_path = absl::GetFlag(FLAGS_analysis);
   request.analysis_role = "analysis (--analysis)";
   request.summary = summary;
-  absl::StatusOr<bool> causal_profile = CausalProfileFlag(false);
+  absl::StatusOr<bool> causal_profile = CausalProfileFlag();
   if (!causal_profile.ok()) return Fail(causal_profile.status());
   request.causal_profile = *causal_profile && (summary || !request.analysis_path.empty());
   request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
@@ -279,20 +284,62 @@ std::optional<int> Collect(const std::string& flag, const std::string& prefix,
   return std::nullopt;
 }
 
+// diff --what-if=SPEC: the recorded launch --before (or --input) against its prediction
+// under SPEC, as `whatif --diff` computes it. Returns the exit code on failure.
+std::optional<int> PredictedDiff(const std::string& what_if, TraceDiff& diff) {
+  std::string input = absl::GetFlag(FLAGS_before);
+  const std::string other = absl::GetFlag(FLAGS_input);
+  if (!input.empty() && !other.empty() && input != other) {
+    return Fail(absl::InvalidArgumentError("diff --what-if: give the measured trace once, as "
+                                           "--before=PREFIX or --input=PREFIX"));
+  }
+  if (input.empty()) input = other;
+  if (input.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "diff --what-if: --before=PREFIX is required (the measured trace; the prediction is "
+        "the after side)"));
+  }
+  if (!absl::GetFlag(FLAGS_after).empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "diff --what-if: the prediction is the after side; give no --after"));
+  }
+  absl::StatusOr<LoadedDump> loaded = LoadForDump(input, absl::GetFlag(FLAGS_sm_clock_khz));
+  if (!loaded.ok()) return Fail(loaded.status());
+  WhatIfRequest request;
+  request.speedups = {what_if};
+  request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  request.causal_profile = false;
+  request.diff = true;
+  WhatIfOutcome outcome = WhatIfToFiles(loaded->trace.layout, loaded->trace.words, request);
+  if (!outcome.status.ok()) {
+    if (loaded->mosaic && absl::IsFailedPrecondition(outcome.status)) {
+      PrintProblem("error", "a Mosaic GPU buffer records no hand-offs");
+    }
+    return Fail(outcome.status);
+  }
+  diff = *std::move(outcome.diff);
+  return std::nullopt;
+}
+
 int Diff() {
   const std::string json_path = absl::GetFlag(FLAGS_json);
-  DiffCollector before, after;
-  if (std::optional<int> code = Collect("before", absl::GetFlag(FLAGS_before), before)) {
-    return *code;
+  TraceDiff diff;
+  if (const std::string what_if = absl::GetFlag(FLAGS_what_if); !what_if.empty()) {
+    if (std::optional<int> code = PredictedDiff(what_if, diff)) return *code;
+  } else {
+    DiffCollector before, after;
+    if (std::optional<int> code = Collect("before", absl::GetFlag(FLAGS_before), before)) {
+      return *code;
+    }
+    if (std::optional<int> code = Collect("after", absl::GetFlag(FLAGS_after), after)) {
+      return *code;
+    }
+    diff = DiffTraces(before, after);
   }
-  if (std::optional<int> code = Collect("after", absl::GetFlag(FLAGS_after), after)) {
-    return *code;
-  }
-  // Both traces were read (and registered as inputs): refuse before writing anything.
+  // The traces were read (and registered as inputs): refuse before writing anything.
   if (!json_path.empty()) {
     if (absl::Status s = CheckNotAnInput(json_path, "diff (--json)"); !s.ok()) return Fail(s);
   }
-  const TraceDiff diff = DiffTraces(before, after);
   PrintTraceDiff(diff, llvm::outs(), absl::GetFlag(FLAGS_rows));
   llvm::outs().flush();
   if (!json_path.empty()) {
@@ -340,7 +387,7 @@ int WhatIf(const std::string& speedup, const std::string& output) {
   request.speedups = {speedup};
   request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
   request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
-  absl::StatusOr<bool> causal_profile = CausalProfileFlag(true);
+  absl::StatusOr<bool> causal_profile = CausalProfileFlag();
   if (!causal_profile.ok()) return Fail(causal_profile.status());
   request.causal_profile = *causal_profile;
   request.diff = absl::GetFlag(FLAGS_diff);
@@ -399,8 +446,10 @@ int main(int argc, char** argv) {
       "           [--report=verdict.json] [--allow-truncated] [--compensate-overhead]\n"
       "           [--events=x|be|mosaic] [--json-args=lean|full] [--sm-clock-khz=N]\n"
       "           [--mosaic-overhead=true|false] [--mosaic-clock-khz=N]\n"
+      "           [--causal-profile=false]\n"
       "       warptrace diff --before=PREFIX --after=PREFIX [--json=diff.json] [--rows=N]\n"
       "           [--fail-if-slower=PCT [--regions=NAME,...]]\n"
+      "       warptrace diff --before=PREFIX --what-if=\"mma=0.5\" [diff's other flags]\n"
       "       warptrace whatif --input=PREFIX --speedup=\"mma=0.5; producer:load=-2000ns\"\n"
       "           [--output=pred.pftrace] [--json=whatif.json] [--diff] [--causal-profile=false]\n"
       "exit status: 0 ok, 1 bad usage or unreadable input, 2 a trace failed verification,\n"

@@ -92,7 +92,11 @@ class Run {
         !request.analysis_path.empty()) {
       sinks_.push_back(&analysis_.emplace());
     }
-    if (request.collect || request.causal_profile) sinks_.push_back(&collector_.emplace());
+    // A layout that cannot link its units needs no timeline kept for its causal profile.
+    if (request.causal_profile) unpredictable_ = CheckHandoffsPossible(*decoded.layout);
+    if (request.collect || (request.causal_profile && unpredictable_.ok())) {
+      sinks_.push_back(&collector_.emplace());
+    }
     sinks_.insert(sinks_.end(), request.sinks.begin(), request.sinks.end());
   }
 
@@ -103,8 +107,12 @@ class Run {
       outcome_.summary = *summary_->summary();
     }
     if (analysis_.has_value()) outcome_.analysis = analysis_->result();
-    if (request_.causal_profile && outcome_.analysis.has_value() && collector_.has_value() &&
-        collector_->complete()) {
+    if (request_.causal_profile && outcome_.analysis.has_value() && !unpredictable_.ok()) {
+      outcome_.analysis->has_causal_profile = true;
+      outcome_.analysis->causal_profile.limitations.push_back(
+          absl::StrCat(kNoCausalProfile, unpredictable_.message()));
+    } else if (request_.causal_profile && outcome_.analysis.has_value() &&
+               collector_.has_value() && collector_->complete()) {
       // A trace the graph cannot predict (no hand-offs) gets the reason as its one
       // limitation, not a failed dump.
       Analysis& a = *outcome_.analysis;
@@ -113,7 +121,8 @@ class Run {
       if (profile.ok()) {
         a.causal_profile = *std::move(profile);
       } else {
-        a.causal_profile.limitations.push_back(std::string(profile.status().message()));
+        a.causal_profile.limitations.push_back(
+            absl::StrCat(kNoCausalProfile, profile.status().message()));
       }
     }
     if (request_.collect && collector_.has_value() && collector_->complete()) {
@@ -168,6 +177,7 @@ class Run {
   std::optional<SummarySink> summary_;
   std::optional<AnalysisSink> analysis_;
   std::optional<TraceCollector> collector_;
+  absl::Status unpredictable_;  // CheckHandoffsPossible, when a causal profile is asked for
   std::vector<TraceSink*> sinks_;  // the non-writer sinks, in order
   std::vector<std::unique_ptr<TraceSink>> writers_;
 };

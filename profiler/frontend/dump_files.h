@@ -96,7 +96,8 @@ struct DumpRequest {
   // The causal profile (whatif.h) in DumpOutcome::analysis (has_causal_profile), its JSON and
   // under the diagnosis of PrintSummaryAndDiagnosis. Implies the analysis; keeps the slices
   // in memory while it is computed. A trace the graph cannot predict (no hand-offs) gets an
-  // empty profile whose one limitation says why.
+  // empty profile whose one limitation says why (kNoCausalProfile, whatif.h). Off by default
+  // here; the CLI (dump --summary / --analysis) and the C API turn it on unless asked not to.
   bool causal_profile = false;
   // More sinks, fed after the front end's own (e.g. a DiffCollector); not owned.
   std::vector<TraceSink*> sinks;

@@ -42,7 +42,7 @@ const char* TimeSource(const ClockInfo& clock) {
 }
 
 std::string UnitLabel(const UnitTimeline& unit, const TraceLayout& layout) {
-  return UnitName(unit.block_index, layout.unit.kind, unit.unit_index);
+  return UnitTrackName(layout, unit.block_index, unit.unit_index);
 }
 
 // ns → microseconds with exactly three decimals. `ns` >= 0 (CheckTimeline checks it).
@@ -296,7 +296,7 @@ class Writer {
   void WriteThreadMetadata(const UnitTimeline& unit) {
     const int64_t pid = Pid(unit);
     const int64_t tid = static_cast<int64_t>(Tid(unit));
-    std::string name = UnitName(unit.block_index, layout_.unit.kind, unit.unit_index);
+    std::string name = UnitTrackName(layout_, unit.block_index, unit.unit_index);
     if (unit.verdict != Verdict::kComplete) {
       absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
     }

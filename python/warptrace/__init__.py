@@ -226,7 +226,7 @@ def _options(output, format, summary, analysis, allow_truncated, compensate_over
 def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike] = None, *,
          format: Optional[str] = None, summary: bool = False, analysis: bool = False,
          allow_truncated: bool = False, compensate_overhead: bool = False,
-         sm_clock_khz: int = 0) -> DumpResult:
+         sm_clock_khz: int = 0, causal_profile: bool = True) -> DumpResult:
     """Decodes, verifies and (optionally) writes a trace; returns a :class:`DumpResult`.
 
     Args:
@@ -243,6 +243,9 @@ def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike
       allow_truncated: keep each broken unit's valid prefix instead of failing.
       compensate_overhead: move events earlier by the measured recording overhead.
       sm_clock_khz: the CLI's ``--sm-clock-khz`` (0: the layout's).
+      causal_profile: with ``summary`` or ``analysis``, the causal profile under the
+        diagnosis and in ``result.analysis["causal_profile"]``, as the CLI's dump
+        (``--causal-profile=false``: ``causal_profile=False``).
 
     Raises:
       TypeError: the buffer is not integer data in host memory (or not an array at all), or
@@ -261,7 +264,7 @@ def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike
     """
     output = "" if output is None else _os.fspath(output)
     options = _options(output, format, summary, analysis, allow_truncated,
-                       compensate_overhead, sm_clock_khz)
+                       compensate_overhead, sm_clock_khz, causal_profile=bool(causal_profile))
     if isinstance(buffer, (str, _os.PathLike)):
         if layout is not None:
             raise TypeError("dump(PREFIX, ...) reads the layout from PREFIX.json: "
@@ -294,15 +297,25 @@ class DiffResult:
         return f"DiffResult(rows={len(self.rows)})"
 
 
-def diff(before: PathLike, after: PathLike, *,
-         compensate_overhead: bool = False) -> DiffResult:
-    """Compares two saved traces (``PREFIX`` paths), as ``warptrace diff`` does.
+def diff(before: PathLike, after: Optional[PathLike] = None, *,
+         compensate_overhead: bool = False, what_if: Optional[str] = None) -> DiffResult:
+    """Compares two saved traces (``PREFIX`` paths), as ``warptrace diff`` does; with
+    ``what_if`` (a spec, as :func:`what_if`'s) and no ``after``, ``before`` against the launch
+    predicted from it (``warptrace diff --before=PREFIX --what-if=SPEC``).
 
     >>> d = warptrace.diff("/tmp/gemm_v1", "/tmp/gemm_v2")
     >>> [r["name"] for r in d.rows if r["significant"]]
+    >>> warptrace.diff("/tmp/pipeline", what_if="consumer:mma=0.5").rows[0]["name"]
     """
-    outcome = _lib.diff(_os.fspath(before), _os.fspath(after),
-                        {"compensate_overhead": bool(compensate_overhead)})
+    options = {"compensate_overhead": bool(compensate_overhead)}
+    if what_if is not None:
+        if not isinstance(what_if, str):
+            raise TypeError(f"what_if must be a spec string, not {type(what_if).__name__}")
+        options["what_if"] = what_if
+    elif after is None:
+        raise TypeError("diff(before, after): give after, or what_if=SPEC")
+    outcome = _lib.diff(_os.fspath(before), "" if after is None else _os.fspath(after),
+                        options)
     if outcome["error"] is not None:
         _raise(outcome["error"])
     return DiffResult(outcome["result"])

@@ -143,6 +143,18 @@ class WarptraceTest(unittest.TestCase):
         self.assertTrue(result.diagnosis)
         self.assertIn(result.diagnosis[0]["text"], p.stdout)
 
+    def test_causal_profile_is_on_by_default_and_off_on_request_as_in_the_cli(self):
+        on = cli("dump", "--input=" + path("pipeline"), "--summary")
+        off = cli("dump", "--input=" + path("pipeline"), "--summary", "--causal-profile=false")
+        result = warptrace.dump(path("pipeline"), summary=True)
+        self.assertEqual(result.summary_text, on.stdout)
+        self.assertIn("causal profile (predicted kernel time", result.summary_text)
+        self.assertTrue(result.analysis["causal_profile"]["rows"])
+        result = warptrace.dump(path("pipeline"), summary=True, causal_profile=False)
+        self.assertEqual(result.summary_text, off.stdout)
+        self.assertNotIn("causal profile", result.summary_text)
+        self.assertNotIn("causal_profile", result.analysis)
+
     def test_diff_agrees_with_the_cli(self):
         cli("diff", "--before=" + path("clean"), "--after=" + path("clean_large"),
             "--json=" + path("cli_diff.json"))
@@ -153,6 +165,21 @@ class WarptraceTest(unittest.TestCase):
             self.assertIn("p_value", row)
             self.assertIn("significant", row)
         self.assertIn("(block)", d.table)
+
+    def test_diff_against_a_what_if_agrees_with_the_cli(self):
+        cli("diff", "--before=" + path("pipeline"), "--what-if=mma=0.5",
+            "--json=" + path("cli_whatif_diff.json"))
+        d = warptrace.diff(path("pipeline"), what_if="mma=0.5")
+        with open(path("cli_whatif_diff.json")) as f:
+            self.assertEqual(d.data, json.load(f))
+        self.assertEqual(d.rows[0]["name"], "mma")
+        self.assertLess(d.rows[0]["change"], 0)
+        with self.assertRaises(warptrace.TraceError):
+            warptrace.diff(path("pipeline"), path("pipeline"), what_if="mma=0.5")
+        with self.assertRaises(warptrace.TraceError):
+            warptrace.diff(path("pipeline"), what_if="nosuch=0.5")
+        with self.assertRaises(TypeError):
+            warptrace.diff(path("pipeline"))
 
     # --- no copy ------------------------------------------------------------------------
     def test_dumping_a_large_array_does_not_copy_it(self):

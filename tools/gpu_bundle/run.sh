@@ -23,7 +23,12 @@
 #   5. anchors (anchors.py, the machine's python3): PyTorch bf16 matmul (cuBLAS) on the
 #      examples' GEMM shapes and scaled_dot_product_attention; a JAX Mosaic GPU kernel with
 #      Mosaic's own profiler, its raw buffer + grid/block/names saved and dumped by warptrace;
-#   6. the host-backend parts (also what runs where there is no GPU).
+#      the bundled wheel pip-installed (--no-index --no-deps) into a scratch target for the
+#      machine's python3 and a Mosaic GPU kernel profiled through its
+#      warptrace.mosaic.install(), compared event by event with Mosaic's own dump, plus the
+#      "Insufficient space" case and the entries_per_warpgroup warptrace names (wheel_mosaic.py);
+#   6. the host-backend parts (also what runs where there is no GPU), the wheel's install
+#      and its check on a synthetic Mosaic buffer among them.
 # Without a GPU (or with WARPTRACE_FORCE_NO_GPU=1) the GPU steps say SKIPPED and the host
 # parts run from the bundle, which shows it is self-contained.
 #
@@ -500,6 +505,56 @@ timing() {
   done
 }
 
+# The wheel (bundled, built with the bundle) in the machine's own python3: pip install
+# --no-index --no-deps into the scratch directory, then a check from there (wheel_mosaic.py
+# install: the package imports from that directory, dumps a synthetic Mosaic buffer, names
+# the entries_per_warpgroup an overflowed one needed). Once per run; WHEEL_SITE is set when
+# it passed (the JAX anchor below uses it). Exit 3 (no pip) is a SKIPPED.
+WHEEL_SITE= WHEEL_TRIED=0
+wheel_site() {
+  ((WHEEL_TRIED)) && return
+  WHEEL_TRIED=1
+  local wheel
+  wheel=$(ls "$BUNDLE"/warptrace-*.whl 2>/dev/null | head -1)
+  if [[ -z $wheel ]]; then
+    record FAIL "wheel install (pip --no-index --no-deps)" "the bundle has no warptrace-*.whl"
+    return
+  fi
+  STEP_QUIET=1 step "wheel install (pip --no-index --no-deps)" 120 "$PYTHON" \
+    "$BUNDLE/wheel_mosaic.py" install --wheel="$wheel" --target="$WORK/wheel_site" \
+    --out="$TRACES/wheel_check"
+  local rc=$?
+  case $rc in
+    0) record PASS "wheel install (pip --no-index --no-deps)" "$(first_line '^wheel: ok' | cut -c1-300)"
+       WHEEL_SITE=$WORK/wheel_site ;;
+    3) record SKIPPED "wheel install (pip --no-index --no-deps)" "$(first_line '^skipped: ' | cut -c1-300)" ;;
+    125) ;;
+    *) record FAIL "wheel install (pip --no-index --no-deps)" "exit $rc: $(grep -v '^\s*$' "$STEP_LOG" | tail -1 | cut -c1-300) (log: logs/$(basename "$STEP_LOG"))" ;;
+  esac
+}
+
+# A real Mosaic GPU kernel profiled with JAX through the wheel's warptrace.mosaic.install():
+# the dump compared event by event with Mosaic's own on the same buffer, then the
+# "Insufficient space" case and a relaunch at the entries_per_warpgroup warptrace named.
+mosaic_install_anchor() {
+  local name="anchor warptrace.mosaic.install() (JAX Mosaic GPU kernel, the wheel)"
+  wheel_site
+  if [[ -z $WHEEL_SITE ]]; then
+    record SKIPPED "$name" "the wheel did not install (see 'wheel install' above)"
+    return
+  fi
+  STEP_QUIET=1 step "$name" 200 "$PYTHON" "$BUNDLE/wheel_mosaic.py" jax \
+    --target="$WHEEL_SITE" --out="$TRACES/anchors/wheel_mosaic"
+  local rc=$?
+  grep -E '^jax: ' "$STEP_LOG" 2>/dev/null | sed 's/^/  /' | tee -a "$RESULTS"
+  case $rc in
+    0) record PASS "$name" "${STEP_SECONDS} s" ;;
+    3) record SKIPPED "$name" "$(first_line '^skipped: ' | cut -c1-300)" ;;
+    125) ;;
+    *) record FAIL "$name" "exit $rc (log: logs/$(basename "$STEP_LOG"))" ;;
+  esac
+}
+
 anchors() {
   local dir=$TRACES/anchors
   mkdir -p "$dir"
@@ -533,6 +588,7 @@ anchors() {
       compare --prefix="$prefix" --trace="$prefix.cli.trace.json"
     grep -m1 '^compare ' "$STEP_LOG" 2>/dev/null | sed 's/^/    /' | tee -a "$RESULTS"
   done
+  mosaic_install_anchor
 }
 
 # The big kernels at GPU sizes: each unprofiled and profiled, the median of BIG_REPEAT
@@ -655,6 +711,7 @@ host_parts() {
   fi
   step "anchors.py selftest (pure Python: spec, buffer, sidecar)" 60 "$PYTHON" "$BUNDLE/anchors.py" selftest \
     --out="$TRACES/anchors_selftest"
+  wheel_site
 }
 
 # Killed from outside (SIGTERM, ^C): pack what there is first.
@@ -677,6 +734,7 @@ else
               "what-if pipeline (planted consumer delay: predicted vs measured without it)" \
               "anchor torch (bf16 matmul, SDPA)" \
               "anchor Mosaic GPU (ProfilerSpec raw buffer)" \
+              "anchor warptrace.mosaic.install() (JAX Mosaic GPU kernel, the wheel)" \
               "big kernels at GPU sizes (hopper_gemm, ampere_gemm, flash_attention)"; do
     record SKIPPED "$part" "$NO_GPU_REASON"
   done

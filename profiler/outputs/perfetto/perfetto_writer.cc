@@ -261,11 +261,12 @@ class PerfettoWriter::Impl {
     return uuid;
   }
 
-  // "block (3,0,0) warpgroup 1 [truncated]", ranked like the Chrome trace's sort index.
+  // "block (3,0,0) warpgroup 1 consumer [truncated]" (the role when the layout has one),
+  // ranked like the Chrome trace's sort index.
   void WriteUnitTrack(const UnitTimeline& unit, uint64_t parent, uint64_t track) {
     const uint64_t rank = uint64_t{unit.block_linear} * units_per_block_ + unit.unit_index;
     std::string& name = *unit_track_.mutable_track_descriptor()->mutable_name();
-    name = UnitName(unit.block_index, layout_->unit.kind, unit.unit_index);
+    name = UnitTrackName(*layout_, unit.block_index, unit.unit_index);
     if (unit.verdict != Verdict::kComplete) {
       absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
     }

@@ -49,6 +49,37 @@ TEST(KernelBuilderTest, BuildsTreeWithPathsAndPreorderOrdinals) {
   EXPECT_EQ(kernel->num_nodes, 4u);
 }
 
+// Unsigned counts (a uint32_t tile count, a size_t) convert to Expr without ambiguity (a
+// uint32_t used to match both the int and the int64_t constructor: a compile error).
+TEST(KernelBuilderTest, ExprTakesUnsignedCountsAsLiterals) {
+  const uint32_t tiles = 8;
+  const size_t bytes = 4096;
+  const Expr a = tiles, b = bytes;
+  EXPECT_TRUE(a.is_literal());
+  EXPECT_EQ(a.literal(), 8);
+  EXPECT_EQ(a.text(), "8");
+  EXPECT_EQ(b.literal(), 4096);
+  KernelBuilder k("unsigned_bounds");
+  k.Param("float*", "out").Block({32, 1, 1});
+  k.For("i", 0u, tiles, TripCount::Exact(tiles), [&] { k.Stmt("out[i] = 0;"); });
+  EXPECT_THAT(k.Build(), IsOk());
+}
+
+// A constant is declared before the kernel, as a Preamble, and kept by name.
+TEST(KernelBuilderTest, ConstantsAreConstexprDeclarationsKeptByName) {
+  KernelBuilder k("constants");
+  k.Constant("kTile", 128).Constant("kHuge", int64_t{1} << 40);
+  k.Param("float*", "out").Block({32, 1, 1});
+  k.Stmt("out[0] = kTile;");
+  absl::StatusOr<Kernel> kernel = k.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_EQ(kernel->constants.size(), 2u);
+  EXPECT_EQ(kernel->constants[0], (std::pair<std::string, int64_t>{"kTile", 128}));
+  ASSERT_EQ(kernel->preamble.size(), 2u);
+  EXPECT_EQ(kernel->preamble[0].code, "constexpr int kTile = 128;");
+  EXPECT_EQ(kernel->preamble[1].code, "constexpr long long kHuge = 1099511627776LL;");
+}
+
 TEST(KernelBuilderTest, ParamsGetSizesAndPointerness) {
   KernelBuilder b("k");
   b.Param("const  float *", "a").Param("int", "n").Param("double", "x");

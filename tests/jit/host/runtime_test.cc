@@ -262,7 +262,7 @@ TEST(RuntimeTest, TensorCoreCodeIsACompileErrorSayingItNeedsAGpu) {
   auto device = MakeDevice();
   ASSERT_NE(device, nullptr);
   EXPECT_THAT(device->Load(SimpleKernel("wmma", R"(
-  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major> a;
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, float, nvcuda::wmma::row_major> a;
   (void)a;
   out[0] = 1;
 )")),

@@ -324,6 +324,39 @@ TEST(RecordPlanTest, PerBlockWithoutExpressionCountsTheLoopFromItsBounds) {
   }
 }
 
+// The tile math is written once, as the kernel's constant, and the per-block trip count
+// reads it by name (it used to accept only parameters, so a port repeated it as literals).
+TEST(RecordPlanTest, PerBlockTripCountsReadTheKernelsConstants) {
+  KernelBuilder b("tiles");
+  b.Constant("kTile", 64).Param("float*", "out").Param("int", "m");
+  b.Grid({4, 1, 1}).Block({32, 1, 1});
+  b.For("t", "blockIdx.x", "(m + kTile - 1) / kTile", "gridDim.x",
+        TripCount::PerBlock("blockIdx.x < (m + kTile - 1) / kTile ? "
+                            "((m + kTile - 1) / kTile - blockIdx.x + gridDim.x - 1) / gridDim.x "
+                            ": 0"),
+        [&] { b.Region("tile", [&] { b.Stmt("out[t] = 0;"); }); });
+  const Kernel kernel = MustBuild(b);
+  ASSERT_EQ(kernel.constants.size(), 1u);
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  absl::StatusOr<RecordPlan> plan = RecordPlan::Create(kernel, options, LaunchScalars{{"m", 300}});
+  ASSERT_THAT(plan, IsOk());
+  // 5 tiles over 4 blocks: 2, 1, 1, 1.
+  const uint64_t trips[] = {2, 1, 1, 1};
+  for (uint32_t block = 0; block < 4; ++block) {
+    EXPECT_THAT(plan->ExactEventsForBlockUnit(block, 0), IsOkAndHolds(2 + 2 * trips[block]));
+  }
+}
+
+TEST(RecordPlanTest, AConstantNamedLikeAParameterIsABuildError) {
+  KernelBuilder b("clash");
+  b.Param("int", "m").Constant("m", 1).Block({32, 1, 1});
+  b.Stmt(";");
+  EXPECT_THAT(b.Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("constant name 'm' clashes with the parameter 'm'")));
+}
+
 TEST(RecordPlanTest, PerBlockFromBoundsRejectsANonPositiveLiteralStep) {
   KernelBuilder b("bounds");
   b.Param("int", "n").Block({32, 1, 1});

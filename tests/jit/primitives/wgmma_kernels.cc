@@ -41,7 +41,7 @@ __device__ __forceinline__ void wgmma_layout_variant(float* out, unsigned long l
   warptrace_wgmma_fence_operand(d);
   warptrace_wgmma_fence();
   if constexpr (V < 4) {
-    warptrace_wgmma_mma_async_bf16_ss<N, V % 2, V / 2>(d, da, db, 0);
+    warptrace_wgmma_mma_async_bf16_ss<N, V / 2, V % 2>(d, da, db, 0);
   } else {
     warptrace_wgmma_mma_async_bf16_rs<N, V - 4>(d, a, db, 0);
   }
@@ -51,11 +51,48 @@ __device__ __forceinline__ void wgmma_layout_variant(float* out, unsigned long l
   for (int i = 0; i < N / 2; ++i) out[threadIdx.x * (N / 2) + i] = d[i];
 }
 
+// The same with a two-dimensional accumulator (CUTLASS-style float[N/16][8]; [N/8][4] where
+// N is not a multiple of 16): V 0-3 SS (trans-a V/2, trans-b V%2), 4-5 RS (trans-b V-4).
+template <int N, int V>
+__device__ __forceinline__ void wgmma_layout_variant_2d(float* out, unsigned long long da,
+                                                        unsigned long long db,
+                                                        const unsigned (&a)[4]) {
+  constexpr int kCols = N % 16 == 0 ? 8 : 4;
+  float d[N / 2 / kCols][kCols];
+  for (int r = 0; r < N / 2 / kCols; ++r) {
+    for (int c = 0; c < kCols; ++c) d[r][c] = 0.0f;
+  }
+  warptrace_wgmma_fence_operand(d);
+  warptrace_wgmma_fence();
+  if constexpr (V < 4) {
+    warptrace_wgmma_mma_async_bf16_ss<N, V / 2, V % 2>(d, da, db, 0);
+  } else {
+    warptrace_wgmma_mma_async_bf16_rs<N, V - 4>(d, a, db, 0);
+  }
+  warptrace_wgmma_commit_group();
+  warptrace_wgmma_wait_group(0);
+  warptrace_wgmma_fence_operand(d);
+  for (int r = 0; r < N / 2 / kCols; ++r) {
+    for (int c = 0; c < kCols; ++c) out[threadIdx.x * (N / 2) + r * kCols + c] = d[r][c];
+  }
+}
+
 template <int N>
 __device__ __forceinline__ void wgmma_layout_run(float* out, const unsigned* cfg,
                                                  unsigned long long da, unsigned long long db,
                                                  const unsigned (&a)[4]) {
   const int variant = cfg[2] != 0 ? 4 + (cfg[4] != 0) : 2 * (cfg[3] != 0) + (cfg[4] != 0);
+  if (cfg[11] != 0) {
+    switch (variant) {
+      case 0: wgmma_layout_variant_2d<N, 0>(out, da, db, a); break;
+      case 1: wgmma_layout_variant_2d<N, 1>(out, da, db, a); break;
+      case 2: wgmma_layout_variant_2d<N, 2>(out, da, db, a); break;
+      case 3: wgmma_layout_variant_2d<N, 3>(out, da, db, a); break;
+      case 4: wgmma_layout_variant_2d<N, 4>(out, da, db, a); break;
+      default: wgmma_layout_variant_2d<N, 5>(out, da, db, a); break;
+    }
+    return;
+  }
   switch (variant) {
     case 0: wgmma_layout_variant<N, 0>(out, da, db, a); break;
     case 1: wgmma_layout_variant<N, 1>(out, da, db, a); break;
@@ -81,10 +118,13 @@ extern "C" __launch_bounds__(128, 1) __global__ void wgmma_layout(float* out,
   const unsigned long long db = warptrace_wgmma_desc(
       reinterpret_cast<const char*>(image_b) + in[6], in[9], in[10], static_cast<int>(in[1]));
   switch (in[0]) {
+    case 8: wgmma_layout_run<8>(out, in, da, db, a); break;
     case 16: wgmma_layout_run<16>(out, in, da, db, a); break;
+    case 24: wgmma_layout_run<24>(out, in, da, db, a); break;
     case 32: wgmma_layout_run<32>(out, in, da, db, a); break;
     case 64: wgmma_layout_run<64>(out, in, da, db, a); break;
     case 128: wgmma_layout_run<128>(out, in, da, db, a); break;
+    case 192: wgmma_layout_run<192>(out, in, da, db, a); break;
     default: wgmma_layout_run<256>(out, in, da, db, a); break;
   }
 }
@@ -180,7 +220,7 @@ extern "C" __global__ void wgmma_misuse(float* out, const int* cfg) {
     float e[32];
     warptrace_wgmma_mma_async_bf16_ss<64>(e, da, db, 0);
   } else if (mode == 5 && warp == 1) {
-    warptrace_wgmma_mma_async_bf16_ss<128, 1>(d, da, db, 0);
+    warptrace_wgmma_mma_async_bf16_ss<128, 0, 1>(d, da, db, 0);
   } else {
     warptrace_wgmma_mma_async_bf16_ss<128>(d, da, db, mode == 4 && warp == 2 ? 1 : 0);
   }

@@ -20,7 +20,7 @@ inline constexpr int kWgmmaImageAWords = 2048;  // 8 KiB
 inline constexpr int kWgmmaImageBWords = 8192;  // 32 KiB
 inline constexpr int kWgmmaFragmentWords = 128 * 4;
 enum WgmmaLayoutConfig {
-  kCfgN = 0,        // 16, 32, 64, 128, 256
+  kCfgN = 0,        // 8, 16, 24, 32, 64, 128, 192, 256
   kCfgSwizzle = 1,  // WARPTRACE_SWIZZLE_* (both operands)
   kCfgRs = 2,       // 1: A from the fragments
   kCfgTransA = 3,
@@ -31,6 +31,7 @@ enum WgmmaLayoutConfig {
   kCfgSboA = 8,
   kCfgLboB = 9,
   kCfgSboB = 10,
+  kCfgShape2d = 11,  // 1: a 2-D accumulator, float[N/16][8] (float[N/8][4] if N % 16 != 0)
 };
 KernelSource WgmmaLayoutKernel();
 
@@ -57,7 +58,7 @@ enum WgmmaMisuse {
   kMisuseScaleDiffers = 4,        // warp 2 accumulates
   kMisuseTransDiffers = 5,        // warp 1 passes imm-trans-b 1
   kMisuseWriteBeforeWait = 6,     // writes d[5] between the wgmma and the wait
-  kMisuseReadBeforeWait = 7,      // out[t * 64 + 63] = d[3] read before the wait (no error)
+  kMisuseReadBeforeWait = 7,      // out[t * 64 + 63] = d[3] read before the wait
   kMisuseWaitOutOfRange = 8,      // wait_group cfg[1]
   kMisuseEmptyCommits = 9,        // commit, then two empty commits; wait 2, 1, 0 (no error)
   kMisuseChained = 10,            // a second wgmma (scale-d 1) before the wait: d = 32

@@ -27,6 +27,7 @@
 #include "jit/emit/emitter.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -37,17 +38,7 @@ using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
 
-class GpuCompileCheckTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    // Keep compiled kernels (host and NVRTC) inside the test's sandbox.
-    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
-    absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-    ASSERT_THAT(device, IsOk());
-    device_ = *std::move(device);
-  }
-  std::unique_ptr<HostDevice> device_;
-};
+class GpuCompileCheckTest : public testing::HostRunTest {};
 
 Kernel OneStore(const std::string& name, const std::string& stmt) {
   KernelBuilder b(name);
@@ -241,6 +232,61 @@ TEST_F(GpuCompileCheckTest, FastMathIntrinsicsRunOnTheHostAndCompileForTheGpu) {
       nvrtc.Compile(CudaCompileRequest(EmitUnprofiledKernel(*kernel), "sm_90", {}));
   ASSERT_THAT(compiled, IsOk());
   EXPECT_THAT(compiled->ptx, HasSubstr("div.approx.f32"));  // __fdividef
+}
+
+// ---- Host / NVRTC parity (issue 31 item 10) ----
+
+// __nv_bfloat16 exists once the kernel includes <cuda_bf16.h>, on the host as with NVRTC:
+// without it both compilers reject the kernel (the host compiler used to accept it, and
+// only the NVRTC check, or a GPU, said otherwise).
+TEST_F(GpuCompileCheckTest, Bfloat16NeedsCudaBf16HOnTheHostAsWithNvrtc) {
+  const std::string stmt =
+      "if (threadIdx.x == 0) out[0] = __bfloat162float(__float2bfloat16(1.5f));";
+  std::vector<float> out(1, 0.0f);
+  RunOptions options;
+  options.profile.enabled = false;
+  options.check_gpu_compile = false;  // the host compiler's own verdict
+  EXPECT_THAT(RunKernel(*device_, OneStore("bf16_no_include", stmt),
+                        {KernelArg::Out(absl::MakeSpan(out))}, options)
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("__float2bfloat16")));
+  KernelBuilder b("bf16_include");
+  b.Param("float*", "out").Block({32, 1, 1});
+  b.Preamble("#include <cuda_bf16.h>");
+  b.Stmt(stmt);
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  options.check_gpu_compile = true;
+  ASSERT_THAT(RunKernel(*device_, *kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
+                  .status(),
+              IsOk());
+  EXPECT_EQ(out[0], 1.5f);
+}
+
+// __ldg and the other cache-hinted loads and stores run on the host (plain accesses) and
+// compile for the GPU.
+TEST_F(GpuCompileCheckTest, CacheHintedLoadsAndStoresRunOnTheHostAndCompileForTheGpu) {
+  KernelBuilder b("cache_hints");
+  b.Param("const float*", "in").Param("float*", "out").Block({32, 1, 1});
+  b.Stmt("if (threadIdx.x == 0) {\n"
+         "  out[0] = __ldg(&in[0]) + __ldcg(&in[1]) + __ldca(&in[2]);\n"
+         "  out[1] = __ldcs(&in[3]) + __ldlu(&in[4]) + __ldcv(&in[5]);\n"
+         "  __stwb(&out[2], in[0]); __stcg(&out[3], 2.0f); __stcs(&out[4], in[2]);\n"
+         "  __stwt(&out[5], 1.0f + in[5]);\n"
+         "}");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  const std::vector<float> in = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
+  std::vector<float> out(6, -1.0f);
+  RunOptions options;
+  options.profile.enabled = false;
+  ASSERT_THAT(RunKernel(*device_, *kernel,
+                        {KernelArg::In(absl::MakeConstSpan(in)),
+                         KernelArg::Out(absl::MakeSpan(out))},
+                        options)
+                  .status(),
+              IsOk());  // includes the NVRTC check
+  EXPECT_EQ(out, (std::vector<float>{6.0f, 15.0f, 1.0f, 2.0f, 3.0f, 7.0f}));
 }
 
 }  // namespace

@@ -15,16 +15,21 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
 
 constexpr int kIterations = 3;
 
-absl::StatusOr<Kernel> TwoGroupsInFlight() {
+// read_before_wait: the epilogue reads both accumulators before the last WaitMmaGroups(0).
+absl::StatusOr<Kernel> TwoGroupsInFlight(bool read_before_wait = false) {
   KernelBuilder b("mma_groups");
   b.Param("float*", "out").Grid({2, 1, 1}).Block({128, 1, 1});
   b.Stmt(
@@ -45,26 +50,30 @@ absl::StatusOr<Kernel> TwoGroupsInFlight() {
     b.MmaGroup("b", [&] { b.Stmt("warptrace_wgmma_mma_async_bf16_ss<64>(acc1, da, db, 1);"); });
     b.WaitMmaGroups(1);  // retires this iteration's a
   });
-  b.WaitMmaGroups(0);
-  b.Stmt(
+  const std::string epilogue =
       "float sum = 0.0f;\n"
       "for (int i = 0; i < 32; ++i) sum += acc0[i] + acc1[i];\n"
-      "out[blockIdx.x * 128 + threadIdx.x] = sum;");
+      "out[blockIdx.x * 128 + threadIdx.x] = sum;";
+  if (read_before_wait) {  // the last b is still pending
+    b.Stmt(epilogue);
+    b.WaitMmaGroups(0);
+  } else {
+    b.WaitMmaGroups(0);
+    b.Stmt(epilogue);
+  }
   return b.Build();
 }
 
-TEST(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) {
+class MmaGroupsTest : public testing::HostRunTest {};
+
+TEST_F(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) {
   absl::StatusOr<Kernel> kernel = TwoGroupsInFlight();
   ASSERT_THAT(kernel, IsOk());
-  HostDeviceOptions device_options;
-  device_options.cache_directory = TestTempPath("cache");
-  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(device_options);
-  ASSERT_THAT(device, IsOk());
   std::vector<float> out(256, -1.0f);
   const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
   RunOptions options;
   options.profile.unit = UnitSpec::Warpgroup();
-  absl::StatusOr<RunResult> run = RunKernel(**device, *kernel, args, options);
+  absl::StatusOr<RunResult> run = RunKernel(device(), *kernel, args, options);
   ASSERT_THAT(run, IsOk());
   // 32 accumulators x 2 arrays x 3 iterations x 16 (one k16 of ones).
   for (float v : out) ASSERT_EQ(v, 32.0f * 2 * kIterations * 16);
@@ -90,6 +99,25 @@ TEST(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) {
     }
     EXPECT_GE(unit.async_lanes, 2u);
   }
+}
+
+// Reading an accumulator whose group no wait retired yet (on a GPU: whatever the tensor
+// cores have written so far) fails the launch at the access, naming the thread, the array
+// and the statement's builder path; it used to read the host's poison NaN silently.
+TEST_F(MmaGroupsTest, ReadingAPendingAccumulatorFailsNamingThreadArrayAndPath) {
+  absl::StatusOr<Kernel> kernel = TwoGroupsInFlight(/*read_before_wait=*/true);
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<float> out(256, -1.0f);
+  const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
+  EXPECT_THAT(
+      RunKernel(device(), *kernel, args, RunOptions{}).status(),
+      StatusIs(absl::StatusCode::kAborted,
+               AllOf(HasSubstr("block ("), HasSubstr("thread ("),
+                     HasSubstr("): kernel mma_groups > statement `float sum = 0.0f;"),
+                     HasSubstr(": accumulator 'acc1' is read (or written) while a "
+                               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 (A and B "
+                               "descriptors) on it is pending: no wgmma.wait_group retired its "
+                               "group yet"))));
 }
 
 }  // namespace

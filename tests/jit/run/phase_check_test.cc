@@ -15,6 +15,7 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -54,19 +55,12 @@ Kernel ProducerConsumer(const std::string& wait_phase) {
   return *kernel;
 }
 
-class PhaseCheckTest : public ::testing::Test {
+class PhaseCheckTest : public testing::HostRunTest {
  protected:
-  void SetUp() override {
-    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
-    absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-    ASSERT_THAT(device, IsOk());
-    device_ = *std::move(device);
-  }
   absl::Status Run(const Kernel& kernel) {
     const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out_))};
     return RunKernel(*device_, kernel, args, RunOptions{}).status();
   }
-  std::unique_ptr<HostDevice> device_;
   std::vector<float> out_ = std::vector<float>(64, 0.0f);
 };
 

@@ -16,6 +16,7 @@
 #include "jit/emit/emitter.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -51,27 +52,25 @@ Kernel RawMma() {
   return *kernel;
 }
 
-TEST(RawPrimitivesTest, KernelCallingPrimitivesOnlyFromRawStatementsRunsWithTheirHeader) {
-  setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
+class RawPrimitivesTest : public testing::HostRunTest {};
+
+TEST_F(RawPrimitivesTest, KernelCallingPrimitivesOnlyFromRawStatementsRunsWithTheirHeader) {
   const Kernel kernel = RawMma();
   EXPECT_THAT(kernel.primitives_use, HasSubstr("kernel raw_mma > statement"));
   EXPECT_THAT(EmitUnprofiledKernel(kernel).source,
               HasSubstr("#include \"warptrace_primitives.cuh\""));
-  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-  ASSERT_THAT(device, IsOk());
   std::vector<float> out(32 * 4, 0.0f);
   const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
   RunOptions options;
   options.check_gpu_compile = true;  // NVRTC for sm_90 as well as the host compiler
-  ASSERT_THAT(RunKernel(**device, kernel, args, options), IsOk());
+  ASSERT_THAT(RunKernel(device(), kernel, args, options), IsOk());
   EXPECT_THAT(out, Each(16.0f));
 }
 
 // ldmatrix reads shared memory only: on a GPU a global address is undefined behaviour (it
 // reads whatever shared memory that address maps to); the host backend fails the launch,
 // naming the lane (thread) and the raw statement's path.
-TEST(RawPrimitivesTest, LdmatrixGivenAGlobalMemoryRowFailsNamingThreadAndPath) {
-  setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
+TEST_F(RawPrimitivesTest, LdmatrixGivenAGlobalMemoryRowFailsNamingThreadAndPath) {
   KernelBuilder b("global_ldmatrix");
   b.Param("const unsigned short*", "in").Param("float*", "out").Grid({1, 1, 1});
   b.Block({32, 1, 1});
@@ -81,14 +80,12 @@ TEST(RawPrimitivesTest, LdmatrixGivenAGlobalMemoryRowFailsNamingThreadAndPath) {
       "out[threadIdx.x] = static_cast<float>(r0);");
   absl::StatusOr<Kernel> kernel = b.Build();
   ASSERT_THAT(kernel, IsOk());
-  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-  ASSERT_THAT(device, IsOk());
   std::vector<uint16_t> in(64, 1);
   std::vector<float> out(32, 0.0f);
   const std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(in)),
                                        KernelArg::Out(absl::MakeSpan(out))};
   EXPECT_THAT(
-      RunKernel(**device, *kernel, args, RunOptions{}).status(),
+      RunKernel(device(), *kernel, args, RunOptions{}).status(),
       StatusIs(absl::StatusCode::kAborted,
                AllOf(HasSubstr("block (0,0,0) thread (0,0,0): "
                                "ldmatrix.sync.aligned.m8n8.x1.shared.b16 at kernel "
@@ -100,8 +97,7 @@ TEST(RawPrimitivesTest, LdmatrixGivenAGlobalMemoryRowFailsNamingThreadAndPath) {
 // A host compile error starts with the compiler's line naming the statement's builder path
 // (an error there, or "required from here" for one inside a header it instantiated), not
 // with the compiler's command line (now at the end of the message).
-TEST(RawPrimitivesTest, AHostCompileErrorStartsWithTheBuilderPath) {
-  setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
+TEST_F(RawPrimitivesTest, AHostCompileErrorStartsWithTheBuilderPath) {
   KernelBuilder b("bad_n");
   b.Param("float*", "out").Grid({1, 1, 1}).Block({128, 1, 1});
   b.Stmt("float acc[4] = {};\nunsigned long long da = 0, db = 0;");
@@ -109,13 +105,11 @@ TEST(RawPrimitivesTest, AHostCompileErrorStartsWithTheBuilderPath) {
   b.WaitMmaGroups(0);
   absl::StatusOr<Kernel> kernel = b.Build();
   ASSERT_THAT(kernel, IsOk());
-  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-  ASSERT_THAT(device, IsOk());
   std::vector<float> out(128, 0.0f);
   const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
   RunOptions options;
   options.check_gpu_compile = false;  // the host compiler's message
-  const absl::Status status = RunKernel(**device, *kernel, args, options).status();
+  const absl::Status status = RunKernel(device(), *kernel, args, options).status();
   ASSERT_TRUE(absl::IsInvalidArgument(status)) << status;
   const std::string message(status.message());
   const std::string head = message.substr(0, message.find('\n'));

@@ -18,6 +18,7 @@
 #include "jit/host/host_device.h"
 #include "jit/platform/tensor_map.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -68,13 +69,11 @@ TensorMapSpec Map() {
   return spec;
 }
 
-TEST(TmaConstructsTest, LoadAndStoreRoundTripWithTheirAsyncSpans) {
+class TmaConstructsTest : public testing::HostRunTest {};
+
+TEST_F(TmaConstructsTest, LoadAndStoreRoundTripWithTheirAsyncSpans) {
   absl::StatusOr<Kernel> kernel = CopyKernel({kCols, kBoxRows}).Build();
   ASSERT_THAT(kernel, IsOk());
-  HostDeviceOptions device_options;
-  device_options.cache_directory = TestTempPath("cache");
-  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(device_options);
-  ASSERT_THAT(device, IsOk());
   std::vector<uint16_t> in(kCols * kRows), out(kCols * kRows, 0);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(i * 2654435761u >> 7);
   const std::vector<KernelArg> args = {
@@ -82,7 +81,7 @@ TEST(TmaConstructsTest, LoadAndStoreRoundTripWithTheirAsyncSpans) {
       KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), Map())};
   RunOptions options;
   options.profile.unit = UnitSpec::Warpgroup();
-  absl::StatusOr<RunResult> run = RunKernel(**device, *kernel, args, options);
+  absl::StatusOr<RunResult> run = RunKernel(device(), *kernel, args, options);
   ASSERT_THAT(run, IsOk());
   EXPECT_EQ(out, in);
   ASSERT_NE(run->trace, nullptr);
@@ -111,19 +110,15 @@ TEST(TmaConstructsTest, LoadAndStoreRoundTripWithTheirAsyncSpans) {
 // The box is declared twice, in the copy (what the barrier expects) and in the tensor map
 // (what the copy moves): RunKernel compares them before the launch, naming both, instead of
 // deadlocking on a barrier that completed more bytes than it expected.
-TEST(TmaConstructsTest, RunRejectsACopyBoxThatDisagreesWithItsTensorMapNamingBoth) {
+TEST_F(TmaConstructsTest, RunRejectsACopyBoxThatDisagreesWithItsTensorMapNamingBoth) {
   absl::StatusOr<Kernel> kernel = CopyKernel({kCols, 16}).Build();
   ASSERT_THAT(kernel, IsOk());
-  HostDeviceOptions device_options;
-  device_options.cache_directory = TestTempPath("cache");
-  absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(device_options);
-  ASSERT_THAT(device, IsOk());
   std::vector<uint16_t> in(kCols * kRows, 1), out(kCols * kRows, 0);
   const std::vector<KernelArg> args = {
       KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(in)), Map()),
       KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), Map())};
   EXPECT_THAT(
-      RunKernel(**device, *kernel, args, RunOptions{}).status(),
+      RunKernel(device(), *kernel, args, RunOptions{}).status(),
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("kernel tma_copy > copy load tile: TMA copy 'load tile' declares "
                          "a box of {64, 16} elements of 2 bytes (AsyncCopySpec::box, "
@@ -132,7 +127,7 @@ TEST(TmaConstructsTest, RunRejectsACopyBoxThatDisagreesWithItsTensorMapNamingBot
                          "(2 bytes) (TensorMapSpec::box, type: 4096 bytes per copy)")));
 }
 
-TEST(TmaConstructsTest, BuildRejectsTmaMisuse) {
+TEST_F(TmaConstructsTest, BuildRejectsTmaMisuse) {
   {  // a box the builder can see is not a TMA box
     EXPECT_THAT(CopyKernel({kCols, 300}).Build(),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1..256 elements")));

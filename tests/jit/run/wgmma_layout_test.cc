@@ -20,6 +20,7 @@
 #include "jit/host/host_device.h"
 #include "jit/platform/tensor_map.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -100,13 +101,11 @@ uint16_t Bf16(float f) {
   return static_cast<uint16_t>(bits >> 16);  // exact for the small integers used
 }
 
-class WgmmaLayoutTest : public ::testing::Test {
+class WgmmaLayoutTest : public testing::HostRunTest {
  protected:
   void SetUp() override {
-    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
-    absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-    ASSERT_THAT(device, IsOk());
-    device_ = *std::move(device);
+    testing::HostRunTest::SetUp();
+    if (HasFatalFailure()) return;
     for (uint32_t i = 0; i < kTile * kTile; ++i) {
       fa_[i] = static_cast<float>(static_cast<int>(i * 7 % 5) - 2);
       fb_[i] = static_cast<float>(static_cast<int>(i * 3 % 7) - 3);
@@ -121,7 +120,6 @@ class WgmmaLayoutTest : public ::testing::Test {
         KernelArg::Out(absl::MakeSpan(c_))};
     return RunKernel(*device_, kernel, args, RunOptions{});
   }
-  std::unique_ptr<HostDevice> device_;
   std::vector<float> fa_ = std::vector<float>(kTile * kTile);
   std::vector<float> fb_ = std::vector<float>(kTile * kTile);
   std::vector<uint16_t> a_ = std::vector<uint16_t>(kTile * kTile);

@@ -41,6 +41,48 @@ TraceLayout Layout() {
   return layout;
 }
 
+// The share as PrintDiagnosis words it, for a GPU trace and for a host-backend one.
+std::string TensorCoreLine(bool host_backend) {
+  Analysis a;
+  a.host_backend = host_backend;
+  RoleAnalysis& role = a.roles.emplace_back();
+  role.role = "consumer";
+  role.mma_groups = 6;
+  role.mma_in_flight_share = 0.6;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  PrintDiagnosis(a, os);
+  os.flush();
+  return text;
+}
+
+TEST(MmaInFlightTest, OnTheHostBackendTheShareIsLabelledHostTime) {
+  EXPECT_THAT(TensorCoreLine(false),
+              HasSubstr("tensor cores: consumer units had a wgmma group in flight 60% of their "
+                        "time (6 groups)\n"));
+  EXPECT_THAT(TensorCoreLine(true),
+              HasSubstr("tensor cores: consumer units had a wgmma group in flight 60% of their "
+                        "host time (6 groups; host backend: emulated wgmma, not a GPU's tensor "
+                        "cores)\n"));
+}
+
+TEST(MmaInFlightTest, TheAnalysisKnowsItsTraceRanOnTheHostBackend) {
+  TraceLayout layout = Layout();
+  layout.clock.host_backend = true;
+  TraceSynthesizer synth(layout, SynthOptions{});
+  UnitScript s;
+  s.Begin(kKernel).Work(100);
+  s.End(kKernel);
+  synth.SetScript(s);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  AnalysisSink sink;
+  TraceSink* sinks[] = {&sink};
+  DumpResult result;
+  ASSERT_THAT(DumpTrace(synth.layout(), *words, {}, sinks, result), IsOk());
+  EXPECT_TRUE(sink.result().host_backend);
+}
+
 TEST(MmaInFlightTest, UnionOfGroupSpansPerRole) {
   SynthOptions options;
   options.cycles_per_ns = 1.5;  // the timeline's ns: cycles / 1.5

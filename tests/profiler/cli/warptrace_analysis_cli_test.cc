@@ -73,6 +73,9 @@ class WarptraceAnalysisCliTest : public ::testing::Test {
     const std::string binary =
         absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/profiler/cli/warptrace");
     const std::string out_path = Path("stdout.txt"), err_path = Path("stderr.txt");
+    // The redirects do not truncate: a shorter output would keep the last one's tail.
+    llvm::sys::fs::remove(out_path);
+    llvm::sys::fs::remove(err_path);
     std::vector<llvm::StringRef> argv = {binary};
     for (const std::string& a : args) argv.push_back(a);
     const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(out_path),
@@ -167,6 +170,94 @@ TEST_F(WarptraceAnalysisCliTest, DiffNeedsBothTraces) {
   const RunResult missing = Run({"diff", "--before=" + Path("nope"), "--after=" + Path("nope")});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.err, HasSubstr("warptrace: error: "));
+}
+
+TEST_F(WarptraceAnalysisCliTest, SummaryAndAnalysisCarryTheCausalProfileUnlessTurnedOff) {
+  PipelineSpec spec = Noisy(3);
+  spec.handoff_payloads = true;
+  const std::string prefix = Save("linked", spec);
+  RunResult r = Run({"dump", "--input=" + prefix, "--summary",
+                     "--analysis=" + Path("analysis.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t diagnosis = r.out.find("diagnosis:\n");
+  const size_t profile = r.out.find("causal profile (predicted kernel time");
+  ASSERT_NE(profile, std::string::npos) << r.out;
+  EXPECT_GT(profile, diagnosis);  // under the diagnosis
+  nlohmann::json j = nlohmann::json::parse(ReadFile(Path("analysis.json")));
+  ASSERT_TRUE(j.contains("causal_profile"));
+  EXPECT_FALSE(j["causal_profile"]["rows"].empty());
+
+  r = Run({"dump", "--input=" + prefix, "--summary", "--analysis=" + Path("off.json"),
+           "--causal-profile=false"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("causal profile")));
+  EXPECT_THAT(r.out, HasSubstr("diagnosis:\n"));
+  j = nlohmann::json::parse(ReadFile(Path("off.json")));
+  EXPECT_FALSE(j.contains("causal_profile"));
+  r = Run({"dump", "--input=" + prefix, "--summary", "--causal-profile=maybe"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--causal-profile=maybe: expected true or false"));
+}
+
+TEST_F(WarptraceAnalysisCliTest, ATraceWithoutHandOffsGetsALimitationLineNotAFailedDump) {
+  // Two Mosaic GPU warpgroup traces of one block (Mosaic records no hand-offs), each
+  // [globaltimer lo, smid, traces_used (event words), (tag, clock) pairs]: region "a".
+  const std::string mosaic = Path("mosaic");
+  {
+    std::ofstream json(mosaic + ".json");
+    json << R"({"format": "mosaic-gpu", "grid": [1], "block": [256],
+                "entries_per_warpgroup": 7, "trace_scope": "warpgroup", "names": ["a"]})";
+    const uint32_t words[14] = {5000, 3, 4, 0, 100, 0x80000000u, 1100,
+                                5000, 3, 4, 0, 150, 0x80000000u, 900};
+    std::ofstream bin(mosaic + ".bin", std::ios::binary);
+    bin.write(reinterpret_cast<const char*>(words), sizeof(words));
+  }
+  // And a saved pipeline without hand-off payloads (a version-1 style trace).
+  const std::string unlinked = Save("unlinked", Noisy(4));
+  for (const std::string& prefix : {mosaic, unlinked}) {
+    const RunResult r = Run({"dump", "--input=" + prefix, "--summary",
+                             "--analysis=" + Path("analysis.json"), "--sm-clock-khz=1000000"});
+    ASSERT_EQ(r.exit_code, 0) << prefix << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("causal profile: none\n"
+                                 "  limitation: no causal profile: what-if: the trace has "
+                                 "several units per block but no recorded hand-offs"))
+        << prefix;
+    EXPECT_THAT(r.out, Not(HasSubstr("(no region with time)"))) << prefix;
+    const nlohmann::json j = nlohmann::json::parse(ReadFile(Path("analysis.json")));
+    EXPECT_TRUE(j["causal_profile"]["rows"].empty()) << prefix;
+    ASSERT_EQ(j["causal_profile"]["limitations"].size(), 1u) << prefix;
+  }
+}
+
+TEST_F(WarptraceAnalysisCliTest, DiffComparesATraceWithItsWhatIfPrediction) {
+  PipelineSpec spec = Noisy(5);
+  spec.handoff_payloads = true;
+  const std::string prefix = Save("measured", spec);
+  RunResult r = Run({"diff", "--before=" + prefix, "--what-if=consumer:mma=0.5",
+                     "--json=" + Path("diff.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("regions ("));
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(Path("diff.json")));
+  ASSERT_FALSE(j["rows"].empty());
+  EXPECT_EQ(j["rows"][0]["role"], "consumer");
+  EXPECT_EQ(j["rows"][0]["name"], "mma");  // the re-timed region changed most
+  EXPECT_EQ(j["rows"][0]["significant"], true);
+  EXPECT_NEAR(j["rows"][0]["change"].get<double>(), -0.5, 0.05);
+  // --input names the measured trace too; a predicted slowdown trips the gate.
+  r = Run({"diff", "--input=" + prefix, "--what-if=mma=2", "--fail-if-slower=5",
+           "--regions=mma"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("consumer mma got "));
+  // Bad input: an --after beside the prediction, an unknown region, no measured trace.
+  r = Run({"diff", "--before=" + prefix, "--after=" + prefix, "--what-if=mma=0.5"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("give no --after"));
+  r = Run({"diff", "--before=" + prefix, "--what-if=nosuch=0.5"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("no region, loop body, async copy or wgmma group is named"));
+  r = Run({"diff", "--what-if=mma=0.5"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--before=PREFIX is required"));
 }
 
 }  // namespace

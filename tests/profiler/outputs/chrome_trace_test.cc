@@ -205,6 +205,17 @@ TEST(ChromeTraceTest, MetadataNamesAndSortsEveryProcessAndThread) {
   EXPECT_EQ(Metadata(trace, "process_name", 17)["tid"], 7);
 }
 
+// With a role table, a unit's track says which role it runs: the producer / consumer split
+// is readable from the track list alone.
+TEST(ChromeTraceTest, ThreadNamesCarryTheUnitsRoleWhenTheLayoutHasRoles) {
+  Timeline t = SmallTimeline();
+  t.layout.unit_roles = {"producer", "consumer"};
+  absl::StatusOr<std::string> text = Render(t, ChromeEventStyle::kComplete);
+  ASSERT_THAT(text, IsOk());
+  EXPECT_EQ(Metadata(Parse(*text), "thread_name", 17)["args"]["name"],
+            "block (3,0,0) warpgroup 1 consumer");
+}
+
 TEST(ChromeTraceTest, OtherDataDescribesKernelDeviceClockAndVerdictCounts) {
   Timeline t = SmallTimeline();
   UnitTimeline overflowed = t.units[0];

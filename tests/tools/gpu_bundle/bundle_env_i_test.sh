@@ -53,8 +53,9 @@ for binary in hopper_gemm ampere_gemm flash_attention; do
 done
 [[ -f $bundle/vendor_compare.py ]] || fail "the bundle has no vendor_compare.py"
 bash -n "$bundle/run.sh" || fail "run.sh does not parse (bash -n)"
-PYTHONPYCACHEPREFIX=$fresh/pycache python3 -m py_compile "$bundle/vendor_compare.py" "$bundle/anchors.py" ||
-  fail "vendor_compare.py or anchors.py does not compile (python3 -m py_compile)"
+PYTHONPYCACHEPREFIX=$fresh/pycache python3 -m py_compile "$bundle/vendor_compare.py" "$bundle/anchors.py" \
+  "$bundle/wheel_mosaic.py" ||
+  fail "vendor_compare.py, anchors.py or wheel_mosaic.py does not compile (python3 -m py_compile)"
 # shellcheck disable=SC2016,SC1003  # the parts are run.sh's text, quoted as it is
 for part in 'big_row "hopper_gemm cooperative" gemm' '--pingpong --persistent --blocks="$sms"' \
             'big_row "ampere_gemm" gemm' 'big_row "flash_attention" attention' \
@@ -100,11 +101,12 @@ for host_part in "example tiled_gemm host" "example warp_specialized_pipeline ho
                  "big kernels vs vendor (vendor_compare.py)" \
                  "warptrace dump of a host trace" "warptrace dump of the synthetic Mosaic buffer" \
                  "anchors.py selftest" "libraries" "nvrtc" \
+                 "wheel install (pip --no-index --no-deps)" \
                  "gpu_test cuda_device_gpu_test (no GPU" "gpu_test run_gpu_test (no GPU"; do
   grep -q "^PASS    $host_part" "$results" || fail "results.txt has no PASS line for '$host_part'"
 done
 for gpu_part in "examples with --device=cuda" "record cost" "anchor torch" "anchor Mosaic GPU" \
-                "big kernels at GPU sizes"; do
+                "anchor warptrace.mosaic.install()" "big kernels at GPU sizes"; do
   grep -q "^SKIPPED $gpu_part.*WARPTRACE_FORCE_NO_GPU=1" "$results" ||
     fail "results.txt does not say SKIPPED for '$gpu_part'"
 done
@@ -132,4 +134,16 @@ grep -q '^traces/host/tiled_gemm.bin$' "$fresh/traces.list" || fail "traces.tgz 
 grep -q '^traces/mosaic_synthetic/mosaic_synthetic.bin$' "$fresh/traces.list" ||
   fail "traces.tgz lacks the synthetic Mosaic buffer"
 grep -q '^logs/run_gpu_test.xml$' "$fresh/logs.list" || fail "logs.tgz lacks the gtest XML"
+# The bundled wheel, installed with the machine's python3 into scratch, dumped a synthetic
+# Mosaic buffer and named the entries_per_warpgroup of an overflowed one.
+grep -q '^PASS    wheel install (pip --no-index --no-deps).*installed into .*entries_per_warpgroup >= [0-9]' \
+  "$results" || fail "results.txt's wheel install line does not say where and what it named"
+grep -q '^traces/wheel_check/synthetic.json$' "$fresh/traces.list" ||
+  fail "traces.tgz lacks the installed wheel's dump of the synthetic Mosaic buffer"
+# On the GPU machine, the JAX part of wheel_mosaic.py: present, and it skips cleanly here.
+jax_rc=0
+env -i PATH=/usr/bin:/bin HOME="$fresh/home" python3 "$bundle/wheel_mosaic.py" jax \
+  --target="$fresh/no_site" --out="$fresh/jax_out" >"$fresh/jax.log" 2>&1 || jax_rc=$?
+((jax_rc == 3)) && grep -q '^skipped: ' "$fresh/jax.log" ||
+  fail "wheel_mosaic.py jax without JAX/GPU: exit $jax_rc, '$(cat "$fresh/jax.log")' (expected 3, skipped: ...)"
 echo "PASS: run.sh from a fresh copy of the bundle under env -i"

@@ -450,7 +450,8 @@ class PerfettoOutputTest(unittest.TestCase):
             self.assertGreaterEqual(dst[3], src[2], f"flow {fid}: released before the arrival")
             self.assertEqual(self.block_of(perfetto, src_track),
                              self.block_of(perfetto, dst_track))
-            producer = perfetto.tracks[src_track].name.endswith(" 0")
+            # "block (b) warp 0 producer": the unit index, then the role (since issue 31).
+            producer = perfetto.tracks[src_track].name.split()[3] == "0"
             self.assertEqual(producer, array == "full", f"flow {fid}")
             self.assertNotEqual(src_track, dst_track)
 

@@ -142,6 +142,19 @@ TEST_F(PerfettoWriterTest, UnitSequenceStartsClearedWithItsTrackClockAndSnapshot
   EXPECT_TRUE(described);
 }
 
+// With a role table the unit's track names its role, as the Chrome trace's thread does.
+TEST_F(PerfettoWriterTest, UnitTracksCarryTheirRoleWhenTheLayoutHasRoles) {
+  layout_.unit_roles = {"producer", "consumer"};
+  bool named = false;
+  for (const pb::TracePacket& p : Write({NestedUnit(1, 1, 5, kOrigin + 500)})) {
+    if (p.has_track_descriptor() &&
+        p.track_descriptor().name() == "block (1,0,0) warpgroup 1 consumer") {
+      named = true;
+    }
+  }
+  EXPECT_TRUE(named);
+}
+
 // Perfetto's trace processor drops a clock snapshot whose CLOCK_BOOTTIME is earlier than the
 // previous snapshot of the same clocks; units come in block order, not start order.
 TEST_F(PerfettoWriterTest, UnitSnapshotsNeverGoBackInTimeWhateverTheUnitOrder) {
