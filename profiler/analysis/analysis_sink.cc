@@ -73,7 +73,6 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
   units_per_block_ = units_per_block;
   units_.reserve(begin.units);
   result_.kernel_name = layout_->kernel_name;
-  result_.host_backend = layout_->clock.host_backend;
   result_.device_name = layout_->device_name;
   result_.host_backend = layout_->clock.host_backend;
   return absl::OkStatus();

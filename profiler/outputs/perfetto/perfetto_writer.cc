@@ -367,9 +367,11 @@ class PerfettoWriter::Impl {
       event->set_track_uuid(kAsyncUuidBase + unit.record_index * kLanesPerUnit +
                             unit.async_spans[op.index].lane);
     }
-    if (op.kind == OpKind::kAsyncBegin) {
+    const uint32_t copy_site =
+        op.kind == OpKind::kAsyncBegin ? unit.async_spans[op.index].site : 0;
+    if (op.kind == OpKind::kAsyncBegin && copy_site < layout_->sites.size()) {
       // What the copy is (SiteInfo::copy_engine, copy_bytes), on its slice.
-      const SiteInfo& info = layout_->sites[unit.async_spans[op.index].site];
+      const SiteInfo& info = layout_->sites[copy_site];
       if (info.copy_engine != CopyEngine::kNone) {
         pb::DebugAnnotation* a = event->add_debug_annotations();
         a->set_name("engine");
