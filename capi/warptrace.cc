@@ -21,6 +21,7 @@
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
+#include "capi/error.h"
 #include "format/layout.h"
 #include "format/layout_json.h"
 #include "llvm/Support/JSON.h"
@@ -34,11 +35,6 @@
 #include "profiler/imports/sidecar.h"
 #include "profiler/outputs/chrome_trace_options.h"
 #include "profiler/trace/verify.h"
-
-struct warptrace_error {
-  warptrace_code code = WARPTRACE_OK;
-  std::string message;
-};
 
 struct warptrace_layout {
   warptrace::TraceLayout layout;

@@ -164,6 +164,83 @@ warptrace_code warptrace_diff(const char* before, const char* after, const char*
 warptrace_code warptrace_what_if(const char* prefix, const char* request, char** result,
                                  warptrace_error** error);
 
+/* ---- tables (docs/tables.md) -------------------------------------------------------------
+ * A trace as the warptrace tables — launches, units, slices, waits, links, copies, sites,
+ * roles, role_waits, critical_path, diagnosis — each exported as an Arrow C stream (the Arrow
+ * C Data Interface's ArrowArrayStream, defined below with the spec's guards: any Arrow
+ * implementation imports it without a copy, e.g. pyarrow's RecordBatchReader).
+ *
+ *   warptrace_tables* tables = NULL;
+ *   if (warptrace_tables_from_prefix("/tmp/gemm", "{\"tags\": {\"rank\": \"3\"}}", &tables,
+ *                                    &error) != WARPTRACE_OK) { ... }
+ *   struct ArrowArrayStream stream;
+ *   warptrace_tables_export(tables, "slices", &stream, &error);  // the caller owns `stream`
+ *   warptrace_tables_free(tables);  // the stream keeps its data alive until released
+ *   ... stream.get_schema / get_next ...; stream.release(&stream);
+ *
+ * Request (JSON object; every key optional): "launch_id" (string: the launch's key in every
+ * table; default the prefix), "tags" (an object of strings, kept in launches.tags),
+ * "allow_truncated" (default true: broken units keep their valid prefix and their verdict in
+ * units.verdict; false: a trace that fails verification is an error, as warptrace_dump),
+ * "compensate_overhead", "sm_clock_khz". Errors: warptrace_dump_prefix's. */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+struct ArrowSchema {
+  const char* format;
+  const char* name;
+  const char* metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema** children;
+  struct ArrowSchema* dictionary;
+  void (*release)(struct ArrowSchema*);
+  void* private_data;
+};
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void** buffers;
+  struct ArrowArray** children;
+  struct ArrowArray* dictionary;
+  void (*release)(struct ArrowArray*);
+  void* private_data;
+};
+#endif /* ARROW_C_DATA_INTERFACE */
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+struct ArrowArrayStream {
+  int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
+  int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
+  const char* (*get_last_error)(struct ArrowArrayStream*);
+  void (*release)(struct ArrowArrayStream*);
+  void* private_data;
+};
+#endif /* ARROW_C_STREAM_INTERFACE */
+
+typedef struct warptrace_tables warptrace_tables;
+
+/* The tables' schema version (every table's schema_version column). */
+int warptrace_tables_schema_version(void);
+/* Dumps PREFIX.bin + PREFIX.json into tables (*tables freed with warptrace_tables_free). */
+warptrace_code warptrace_tables_from_prefix(const char* prefix, const char* request,
+                                            warptrace_tables** tables, warptrace_error** error);
+/* The number of tables, the i-th one's name (valid while `tables` lives; NULL past the end)
+ * and a table's rows (-1 for an unknown name). */
+size_t warptrace_tables_count(const warptrace_tables* tables);
+const char* warptrace_tables_name(const warptrace_tables* tables, size_t i);
+int64_t warptrace_tables_rows(const warptrace_tables* tables, const char* name);
+/* Fills *out with a stream of table `name` (the caller owns it and calls out->release).
+ * WARPTRACE_NOT_FOUND for an unknown name, naming the tables. */
+warptrace_code warptrace_tables_export(const warptrace_tables* tables, const char* name,
+                                       struct ArrowArrayStream* out, warptrace_error** error);
+void warptrace_tables_free(warptrace_tables* tables);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -25,10 +25,15 @@ Version: {version}
 Summary: Intra-kernel GPU timeline profiler: verified Perfetto / Chrome traces, summaries and analyses of trace buffers, in-process; a drop-in dump for JAX's Mosaic GPU profiler
 Requires-Python: >=3.9
 License: Apache-2.0
+Provides-Extra: tables
+Requires-Dist: pyarrow>=15; extra == "tables"
+Requires-Dist: duckdb>=1.0; extra == "tables"
 
 Pure Python over warptrace's C library (libwarptrace.so, loaded with ctypes): one wheel for
 every CPython >= 3.9 and PyPy on x86-64 Linux. numpy is optional (needed only for DLPack
 arrays and read-only foreign buffers). Also installs the `warptrace` command-line tool.
+The `tables` extra (pip install warptrace[tables]: pyarrow, duckdb) adds the trace tables,
+Parquet datasets and `warptrace query` (docs/tables.md).
 """
 
 WHEEL = """Wheel-Version: 1.0

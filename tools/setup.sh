@@ -114,6 +114,24 @@ if ! "$JAX_VENV/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler
     echo "setup: error: Mosaic GPU's profiler does not import in $JAX_VENV" >&2; exit 1; }
 fi
 
+# Test-only: the tables' engines (tests/python:tables_test and tables_engines_test, through
+# tests/python/run_tables_test.sh, which fail without them): the wheel's `tables` extra
+# (pyarrow, duckdb) and the distributed engine (dask[dataframe], distributed), in their own
+# venv of /usr/bin/python3 (3.11). Pinned.
+TABLES_VENV=/tmp/tablesvenv311
+TABLES_PACKAGES=(pyarrow==26.0.1 duckdb==2.0.0 "dask[dataframe]==2026.8.0" distributed==2026.8.0
+                 pandas==3.1.1)
+if ! "$TABLES_VENV/bin/python" -c 'import pyarrow, duckdb, dask.dataframe, distributed' \
+     >/dev/null 2>&1; then
+  echo "setup: installing ${TABLES_PACKAGES[*]} into $TABLES_VENV (test-only)"
+  if ! { /usr/bin/python3 -m venv "$TABLES_VENV" &&
+         "$TABLES_VENV/bin/pip" install -q "${TABLES_PACKAGES[@]}"; } >/tmp/warptrace-setup-tables.log 2>&1; then
+    tail -20 /tmp/warptrace-setup-tables.log >&2
+    echo "setup: error: could not install ${TABLES_PACKAGES[*]} into $TABLES_VENV (log: /tmp/warptrace-setup-tables.log)" >&2
+    exit 1
+  fi
+fi
+
 # The CUDA toolkit is not a Debian package here; it must already be at /usr/local/cuda.
 CUDA=/usr/local/cuda
 cuda_missing=()

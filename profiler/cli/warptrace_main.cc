@@ -70,11 +70,13 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "base/file.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
@@ -268,6 +270,17 @@ std::optional<int> Collect(const std::string& flag, const std::string& prefix,
   if (prefix.empty()) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat("--", flag, "=PREFIX is required (reads PREFIX.bin and PREFIX.json)")));
+  }
+  // A written trace (a predicted launch, or a dump's output) holds no buffer to diff.
+  for (absl::string_view ext : {".pftrace", ".perfetto-trace", ".json"}) {
+    if (!absl::EndsWith(prefix, ext)) continue;
+    if (ext == ".json" && llvm::sys::fs::exists(prefix + ".bin")) break;  // a prefix "x.json"
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, "=", prefix, " is a written ", ext == ".json" ? "Chrome" : "Perfetto",
+        " trace, not a recorded launch: diff reads PREFIX.bin and PREFIX.json. To diff a "
+        "launch against its prediction, give the measured prefix and the re-timing: "
+        "warptrace diff --before=PREFIX --what-if=\"SPEC\" (the predicted trace opens beside "
+        "the measured one in Perfetto)")));
   }
   absl::StatusOr<LoadedDump> loaded = LoadForDump(prefix, absl::GetFlag(FLAGS_sm_clock_khz));
   if (!loaded.ok()) return Fail(loaded.status());

@@ -89,7 +89,7 @@ class Run {
     options_.timeline = request.timeline;
     if (request.summary) sinks_.push_back(&summary_.emplace());
     if (request.summary || request.analysis || request.causal_profile ||
-        !request.analysis_path.empty()) {
+        !request.analysis_path.empty() || request.tables.has_value()) {
       sinks_.push_back(&analysis_.emplace());
     }
     // A layout that cannot link its units needs no timeline kept for its causal profile.
@@ -97,6 +97,7 @@ class Run {
     if (request.collect || (request.causal_profile && unpredictable_.ok())) {
       sinks_.push_back(&collector_.emplace());
     }
+    if (request.tables.has_value()) sinks_.push_back(&tables_.emplace(*request.tables));
     sinks_.insert(sinks_.end(), request.sinks.begin(), request.sinks.end());
   }
 
@@ -124,6 +125,10 @@ class Run {
         a.causal_profile.limitations.push_back(
             absl::StrCat(kNoCausalProfile, profile.status().message()));
       }
+    }
+    if (tables_.has_value() && outcome_.analysis.has_value()) {
+      tables_->AddAnalysis(*outcome_.analysis);
+      outcome_.tables = tables_->Take();
     }
     if (request_.collect && collector_.has_value() && collector_->complete()) {
       outcome_.timeline = std::move(collector_->timeline());
@@ -178,6 +183,7 @@ class Run {
   std::optional<AnalysisSink> analysis_;
   std::optional<TraceCollector> collector_;
   absl::Status unpredictable_;  // CheckHandoffsPossible, when a causal profile is asked for
+  std::optional<TablesSink> tables_;
   std::vector<TraceSink*> sinks_;  // the non-writer sinks, in order
   std::vector<std::unique_ptr<TraceSink>> writers_;
 };

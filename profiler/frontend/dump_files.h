@@ -56,6 +56,8 @@
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/outputs/chrome_trace_options.h"
+#include "profiler/outputs/tables/schema.h"
+#include "profiler/outputs/tables/tables_sink.h"
 #include "profiler/timeline/timeline_types.h"
 #include "profiler/trace/decode.h"
 
@@ -99,6 +101,9 @@ struct DumpRequest {
   // empty profile whose one limitation says why (kNoCausalProfile, whatif.h). Off by default
   // here; the CLI (dump --summary / --analysis) and the C API turn it on unless asked not to.
   bool causal_profile = false;
+  // The warptrace tables (profiler/outputs/tables/schema.h) of this launch, keyed and tagged
+  // as the options say, in DumpOutcome::tables. Implies the analysis (its rows are tables).
+  std::optional<TableOptions> tables;
   // More sinks, fed after the front end's own (e.g. a DiffCollector); not owned.
   std::vector<TraceSink*> sinks;
 };
@@ -110,6 +115,7 @@ struct DumpOutcome {
   std::optional<Summary> summary;    // requested and the dump reached its end
   std::optional<Analysis> analysis;  // requested (summary, analysis, analysis_path) and reached
   std::optional<Timeline> timeline;  // collect, and the dump reached its end
+  std::optional<TraceTables> tables;  // requested, and the dump reached its end
   std::vector<std::string> written;  // the paths written, in request order
 };
 

@@ -41,7 +41,8 @@ from warptrace import _lib
 __version__ = _lib.VERSION
 
 __all__ = ["Layout", "DumpResult", "TraceError", "TraceFileNotFoundError", "dump", "diff",
-           "DiffResult", "what_if", "__version__"]
+           "DiffResult", "what_if", "tables", "to_parquet", "query", "ready_query",
+           "READY_QUERIES", "MissingExtraError", "SchemaVersionError", "__version__"]
 
 PathLike = Union[str, "_os.PathLike[str]"]
 
@@ -346,3 +347,8 @@ def what_if(trace: PathLike, speedups: Union[str, List[str]], *,
     if outcome["error"] is not None:
         _raise(outcome["error"])
     return outcome["result"]
+
+
+# The tables (docs/tables.md; the wheel's `tables` extra: pip install warptrace[tables]).
+from warptrace._tables import (READY_QUERIES, MissingExtraError, SchemaVersionError,  # noqa: E402
+                               query, ready_query, tables, to_parquet)

@@ -308,3 +308,58 @@ def what_if(prefix, options):
     r, e = _ct.c_void_p(), _ct.c_void_p()
     code = _what_if(_encode(prefix), _request(options), _ct.byref(r), _ct.byref(e))
     return _outcome(code, r, e)
+
+
+# ---- tables (warptrace.tables) --------------------------------------------------------
+
+class ArrowArrayStream(_ct.Structure):
+    """The Arrow C Stream Interface's struct (capi/warptrace.h): five pointers."""
+    _fields_ = [("get_schema", _ct.c_void_p), ("get_next", _ct.c_void_p),
+                ("get_last_error", _ct.c_void_p), ("release", _ct.c_void_p),
+                ("private_data", _ct.c_void_p)]
+
+
+_tables_schema_version = _sig("warptrace_tables_schema_version", _ct.c_int)
+_tables_from_prefix = _sig("warptrace_tables_from_prefix", _ct.c_int, _ct.c_char_p,
+                           _ct.c_char_p, _void_pp, _err_pp)
+_tables_count = _sig("warptrace_tables_count", _ct.c_size_t, _ct.c_void_p)
+_tables_name = _sig("warptrace_tables_name", _ct.c_char_p, _ct.c_void_p, _ct.c_size_t)
+_tables_rows = _sig("warptrace_tables_rows", _ct.c_int64, _ct.c_void_p, _ct.c_char_p)
+_tables_export = _sig("warptrace_tables_export", _ct.c_int, _ct.c_void_p, _ct.c_char_p,
+                      _ct.POINTER(ArrowArrayStream), _err_pp)
+_tables_free = _sig("warptrace_tables_free", None, _ct.c_void_p)
+
+TABLES_SCHEMA_VERSION = _tables_schema_version()
+
+
+class Tables:
+    """Owns a warptrace_tables handle."""
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _tables_free(self._handle)
+            self._handle = None
+
+    def names(self):
+        return [_tables_name(self._handle, i).decode()
+                for i in range(_tables_count(self._handle))]
+
+    def rows(self, name):
+        return int(_tables_rows(self._handle, _encode(name)))
+
+    def export(self, name, stream):
+        """Fills `stream` (an ArrowArrayStream the caller then owns); (code, error)."""
+        e = _ct.c_void_p()
+        code = _tables_export(self._handle, _encode(name), _ct.byref(stream), _ct.byref(e))
+        return None if code == 0 else _take_error(e)
+
+
+def tables_from_prefix(prefix, options):
+    h, e = _ct.c_void_p(), _ct.c_void_p()
+    code = _tables_from_prefix(_encode(prefix), _request(options), _ct.byref(h), _ct.byref(e))
+    return (Tables(h.value), None) if code == 0 else (None, _take_error(e))

@@ -48,6 +48,72 @@ static void expect_error(warptrace_code code, warptrace_error* error, warptrace_
   warptrace_error_free(error);
 }
 
+/* The tables: every table's Arrow stream read as a C consumer reads it (schema, batches,
+ * the end, release), its rows equal to warptrace_tables_rows; the errors. */
+static void check_tables(const char* dir) {
+  char prefix[4096];
+  snprintf(prefix, sizeof prefix, "%s/pipeline", dir);
+  warptrace_tables* tables = NULL;
+  warptrace_error* error = NULL;
+  warptrace_code code = warptrace_tables_from_prefix(
+      prefix, "{\"launch_id\": \"p\", \"tags\": {\"rank\": \"2\"}}", &tables, &error);
+  CHECK(code == WARPTRACE_OK && tables != NULL, "tables: %s", warptrace_error_message(error));
+  if (tables == NULL) return;
+  CHECK(warptrace_tables_schema_version() == 1, "schema version");
+  CHECK(warptrace_tables_count(tables) == 11, "%zu tables", warptrace_tables_count(tables));
+  CHECK(warptrace_tables_name(tables, 99) == NULL, "name past the end");
+  struct ArrowArrayStream streams[11];
+  for (size_t i = 0; i < warptrace_tables_count(tables) && i < 11; ++i) {
+    const char* name = warptrace_tables_name(tables, i);
+    code = warptrace_tables_export(tables, name, &streams[i], &error);
+    CHECK(code == WARPTRACE_OK, "export %s", name);
+  }
+  int64_t slices_rows = warptrace_tables_rows(tables, "slices");
+  warptrace_tables_free(tables);  /* the streams keep their tables alive */
+  CHECK(slices_rows == 128, "slices rows %lld", (long long)slices_rows);
+  for (size_t i = 0; i < 11; ++i) {
+    struct ArrowArrayStream* s = &streams[i];
+    struct ArrowSchema schema;
+    CHECK(s->get_schema(s, &schema) == 0, "get_schema");
+    CHECK(strcmp(schema.format, "+s") == 0 && schema.n_children >= 3, "struct schema");
+    CHECK(strcmp(schema.children[0]->name, "schema_version") == 0, "first column");
+    CHECK(strcmp(schema.children[1]->name, "launch_id") == 0, "second column");
+    int64_t rows = 0;
+    for (;;) {
+      struct ArrowArray batch;
+      CHECK(s->get_next(s, &batch) == 0, "get_next");
+      if (batch.release == NULL) break;
+      rows += batch.length;
+      const int64_t* versions = (const int64_t*)batch.children[0]->buffers[1];
+      CHECK(versions[0] == 1, "schema_version %lld", (long long)versions[0]);
+      const int32_t* offsets = (const int32_t*)batch.children[1]->buffers[1];
+      const char* chars = (const char*)batch.children[1]->buffers[2];
+      CHECK(offsets[1] - offsets[0] == 1 && chars[0] == 'p', "launch_id");
+      batch.release(&batch);
+    }
+    if (strcmp(schema.name, "slices") == 0) CHECK(rows == 128, "slices streamed %lld", (long long)rows);
+    if (strcmp(schema.name, "launches") == 0) CHECK(rows == 1, "launches %lld", (long long)rows);
+    schema.release(&schema);
+    s->release(s);
+    CHECK(s->release == NULL, "released");
+  }
+  snprintf(prefix, sizeof prefix, "%s/pipeline", dir);
+  code = warptrace_tables_from_prefix(prefix, "{\"tags\": {\"rank\": 2}}", &tables, &error);
+  expect_error(code, error, WARPTRACE_INVALID_ARGUMENT, "object of strings", "non-string tag");
+  code = warptrace_tables_from_prefix(prefix, "{\"colour\": 1}", &tables, &error);
+  expect_error(code, error, WARPTRACE_INVALID_ARGUMENT, "unknown key \"colour\"", "unknown key");
+  snprintf(prefix, sizeof prefix, "%s/no_such_trace", dir);
+  code = warptrace_tables_from_prefix(prefix, NULL, &tables, &error);
+  expect_error(code, error, WARPTRACE_NOT_FOUND, "no_such_trace", "missing trace");
+  snprintf(prefix, sizeof prefix, "%s/clean", dir);
+  code = warptrace_tables_from_prefix(prefix, NULL, &tables, &error);
+  CHECK(code == WARPTRACE_OK, "clean tables");
+  struct ArrowArrayStream s;
+  code = warptrace_tables_export(tables, "nope", &s, &error);
+  expect_error(code, error, WARPTRACE_NOT_FOUND, "the tables are launches, units", "unknown table");
+  warptrace_tables_free(tables);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) { fprintf(stderr, "usage: capi_test DIR\n"); return 2; }
   const char* dir = argv[1];
@@ -257,6 +323,7 @@ int main(int argc, char** argv) {
 
   warptrace_layout_free(layout);
   free(words);
+  check_tables(dir);
   if (failures == 0) printf("capi_test: all checks passed\n");
   return failures == 0 ? 0 : 1;
 }

@@ -98,6 +98,17 @@ with warptrace.mosaic.installed():
     ProfilerSpec().dump(mosaic, os.path.join(work, "inst.json"), (2,), (256,))
 ProfilerSpec().dump(mosaic, os.path.join(work, "inst.json"), (2,), (256,))
 assert calls == ["mosaic"], calls
+
+# The tables are the `tables` extra: declared in the metadata; without it, a clear error.
+from importlib import metadata
+meta = metadata.metadata("warptrace")
+assert "tables" in meta.get_all("Provides-Extra"), meta.get_all("Provides-Extra")
+assert any("pyarrow" in r and 'extra == "tables"' in r for r in meta.get_all("Requires-Dist"))
+try:
+    warptrace.tables(os.path.join(work, "clean"))
+    raise AssertionError("tables() without pyarrow did not raise")
+except warptrace.MissingExtraError as e:
+    assert "pip install warptrace[tables]" in str(e), e
 print("wheel ok:", where)
 PY
 done

@@ -260,5 +260,27 @@ TEST_F(WarptraceAnalysisCliTest, DiffComparesATraceWithItsWhatIfPrediction) {
   EXPECT_THAT(r.err, HasSubstr("--before=PREFIX is required"));
 }
 
+// A predicted launch is a written trace, not a buffer: diff given one says how to compare a
+// launch with its prediction instead of failing on PREFIX.bin.
+TEST_F(WarptraceAnalysisCliTest, DiffGivenAWrittenTraceNamesTheWhatIfRoute) {
+  PipelineSpec spec = Noisy(6);
+  spec.handoff_payloads = true;
+  const std::string prefix = Save("measured", spec);
+  for (const std::string name : {"pred.pftrace", "pred.json"}) {
+    SCOPED_TRACE(name);
+    RunResult r = Run({"whatif", "--input=" + prefix, "--speedup=consumer:mma=0.5",
+                       "--output=" + Path(name), "--causal-profile=false"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = Run({"diff", "--before=" + prefix, "--after=" + Path(name)});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("is a written "));
+    EXPECT_THAT(r.err, HasSubstr("--what-if=\"SPEC\""));
+  }
+  // A prefix that merely ends in .json is still a prefix.
+  const std::string odd = Save("odd.json", spec);
+  const RunResult r = Run({"diff", "--before=" + prefix, "--after=" + odd});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace warptrace
