@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <system_error>
 #include <limits>
 #include <utility>
 
@@ -27,6 +28,8 @@
 #include "profiler/analysis/whatif.h"
 #include "profiler/frontend/dump_files.h"
 #include "profiler/frontend/whatif_files.h"
+#include "jit/cost/kernel_cost.h"
+#include "jit/cost/recorder_cost.h"
 #include "profiler/imports/sidecar.h"
 #include "profiler/trace/verify.h"
 
@@ -56,6 +59,11 @@ ABSL_FLAG(std::string, what_if, "",
           "[ROLE:]NAME=FACTOR or [ROLE:]NAME=-DURATION, ';' between several, e.g. "
           "\"consumer:mma=0.5\"): prints the predicted kernel time, diagnosis and causal "
           "profile, writes NAME.whatif.pftrace and NAME.whatif.json under --out");
+ABSL_FLAG(bool, cost, false,
+          "do not run: print what the kernel costs, unprofiled and profiled (registers, "
+          "spills, stack, SASS counts, HGMMA/UTMALDG/..., recorder_cost's table; NVRTC for "
+          "--arch, default sm_90 or sm_90a; no GPU needed) and keep each mode's .cu, NVRTC "
+          "log, cubin and SASS under --out/NAME.cost");
 ABSL_FLAG(int, repeat, 0,
           "after the checked run, time this many launches and print the median (CUDA events "
           "on a GPU)");
@@ -394,6 +402,29 @@ int ExitStatusOfMakeError(const absl::Status& status) {
   return absl::IsInvalidArgument(status) ? kExitUsage : kExitFailed;
 }
 
+int PrintExampleCost(const ExampleOptions& options, const ExampleProblem& problem) {
+  KernelCostOptions cost;
+  cost.variants = {UserKernelCostVariant(options.name, problem.kernel,
+                                         options.run.device_options.cuda.arch)};
+  cost.repeats = 1;
+  cost.policy = options.run.profile.policy;
+  cost.cuobjdump = FindCuobjdump("");
+  cost.subject = absl::StrCat("kernel ", problem.kernel.name);
+  cost.dump_dir = absl::StrCat(options.out_dir, "/", options.name, ".cost");
+  if (std::error_code ec = llvm::sys::fs::create_directories(cost.dump_dir)) {
+    PrintError(options.name, absl::StrCat("creating ", cost.dump_dir, ": ", ec.message()));
+    return kExitFailed;
+  }
+  absl::StatusOr<std::vector<KernelCostRow>> rows = MeasureKernelCost(cost);
+  if (!rows.ok()) {
+    PrintError(options.name, rows.status().message());
+    return kExitFailed;
+  }
+  llvm::outs() << problem.description << "\n" << FormatKernelCost(*rows, cost)
+            << "Kept each mode's .cu, NVRTC log, cubin and SASS in " << cost.dump_dir << "\n";
+  return kExitOk;
+}
+
 int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_view usage,
                    const std::function<absl::StatusOr<ExampleProblem>()>& make) {
   absl::FlagsUsageConfig config;
@@ -425,6 +456,7 @@ int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_v
     PrintError(name, problem.status().message());
     return ExitStatusOfMakeError(problem.status());
   }
+  if (absl::GetFlag(FLAGS_cost)) return PrintExampleCost(*options, *problem);
   return RunExample(*options, *problem);
 }
 

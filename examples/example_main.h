@@ -25,6 +25,10 @@
 //   --profile=false      run the kernel uninstrumented: no trace, results still checked
 //   --arch=sm_XY         CUDA architecture to compile for (default: the GPU's own)
 //   --loop_iterations, --barrier_waits   record policy (RecordPolicy)
+//   --cost               do not run: print the kernel's cost table (jit/cost/kernel_cost.h,
+//                        recorder_cost's: registers, spills, stack, SASS and the instructions
+//                        that matter, unprofiled/profiled; NVRTC, no GPU) and keep each
+//                        mode's .cu, NVRTC log, cubin and SASS in DIR/NAME.cost
 //   --repeat=N           after the checked run, time N more launches and print the median
 //                        (CUDA events on a GPU, the wall clock on the host backend)
 //
@@ -145,6 +149,11 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem);
 // The exit status for an error of the problem's `make`: kExitBuildFailed for a Build()
 // rejection, kExitUsage for another InvalidArgument, kExitFailed otherwise.
 int ExitStatusOfMakeError(const absl::Status& status);
+
+// --cost: prints the problem's kernel's cost table (unprofiled and profiled, with the record
+// policy of `options`) and keeps the compile's files in out_dir/NAME.cost. Returns the exit
+// status (kExitFailed with one error line when a compile or cuobjdump fails).
+int PrintExampleCost(const ExampleOptions& options, const ExampleProblem& problem);
 
 int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_view usage,
                    const std::function<absl::StatusOr<ExampleProblem>()>& make);

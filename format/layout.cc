@@ -160,6 +160,16 @@ absl::Status ValidateTables(const TraceLayout& layout) {
           layout.sites[i].name, layout.sites[i].id, layout.sites.size() - 1));
     }
   }
+  for (const SiteInfo& site : layout.sites) {
+    if (site.kind != SiteKind::kAsyncCopy &&
+        (site.copy_engine != CopyEngine::kNone || site.copy_bytes != 0)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "site %d (\"%s\") is a %s site but has a copy engine (%s) or bytes (%d); only "
+          "async_copy sites do",
+          site.id, site.name, SiteKindName(site.kind), CopyEngineName(site.copy_engine),
+          site.copy_bytes));
+    }
+  }
   if (!layout.site_trips.empty() && layout.site_trips.size() != layout.sites.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the site trip table has %d entries but there are %d sites", layout.site_trips.size(),
@@ -342,6 +352,35 @@ absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name) {
       absl::StrCat("unknown site kind \"", name,
                    "\"; expected region, loop_body, barrier_wait, kernel, barrier_arrive, "
                    "phase_wait, async_copy or mma_group"));
+}
+
+const char* CopyEngineName(CopyEngine engine) {
+  switch (engine) {
+    case CopyEngine::kNone: return "none";
+    case CopyEngine::kCpAsync: return "cp.async";
+    case CopyEngine::kBulk: return "bulk";
+    case CopyEngine::kTma1d: return "tma_1d";
+    case CopyEngine::kTma2d: return "tma_2d";
+    case CopyEngine::kTma3d: return "tma_3d";
+    case CopyEngine::kTma4d: return "tma_4d";
+    case CopyEngine::kTma5d: return "tma_5d";
+    case CopyEngine::kTmaStore1d: return "tma_store_1d";
+    case CopyEngine::kTmaStore2d: return "tma_store_2d";
+    case CopyEngine::kTmaStore3d: return "tma_store_3d";
+    case CopyEngine::kTmaStore4d: return "tma_store_4d";
+    case CopyEngine::kTmaStore5d: return "tma_store_5d";
+  }
+  return "?";
+}
+
+absl::StatusOr<CopyEngine> ParseCopyEngine(absl::string_view name) {
+  for (CopyEngine e : kAllCopyEngines) {
+    if (name == CopyEngineName(e)) return e;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown copy engine \"", name,
+                   "\"; expected none, cp.async, bulk, tma_1d..tma_5d or "
+                   "tma_store_1d..tma_store_5d"));
 }
 
 }  // namespace warptrace

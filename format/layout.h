@@ -119,12 +119,47 @@ struct SiteTrip {
   friend bool operator==(const SiteTrip&, const SiteTrip&) = default;
 };
 
+// What moves an async copy's bytes (a kAsyncCopy site's SiteInfo::copy_engine).
+enum class CopyEngine : uint8_t {
+  kNone,     // not a copy site, or not known (sidecars of version 1)
+  kCpAsync,  // sm_80 cp.async: 16-byte chunks shared by the issuing role's threads
+  kBulk,     // sm_90 cp.async.bulk: one bulk copy per row, completing on an mbarrier
+  kTma1d,    // sm_90 TMA load of one box (cp.async.bulk.tensor.Nd), by its dimensions
+  kTma2d,
+  kTma3d,
+  kTma4d,
+  kTma5d,
+  kTmaStore1d,  // sm_90 TMA store of one box (cp.async.bulk.tensor.Nd.global.shared::cta)
+  kTmaStore2d,
+  kTmaStore3d,
+  kTmaStore4d,
+  kTmaStore5d,
+};
+inline constexpr CopyEngine kAllCopyEngines[] = {
+    CopyEngine::kNone,       CopyEngine::kCpAsync,    CopyEngine::kBulk,
+    CopyEngine::kTma1d,      CopyEngine::kTma2d,      CopyEngine::kTma3d,
+    CopyEngine::kTma4d,      CopyEngine::kTma5d,      CopyEngine::kTmaStore1d,
+    CopyEngine::kTmaStore2d, CopyEngine::kTmaStore3d, CopyEngine::kTmaStore4d,
+    CopyEngine::kTmaStore5d};
+// The TMA load (store) engine of a `dims`-dimensional box (1..5); kNone otherwise.
+inline CopyEngine TmaCopyEngine(size_t dims, bool store) {
+  if (dims < 1 || dims > 5) return CopyEngine::kNone;
+  const int first = static_cast<int>(store ? CopyEngine::kTmaStore1d : CopyEngine::kTma1d);
+  return static_cast<CopyEngine>(first + static_cast<int>(dims) - 1);
+}
+
 // One record site: the tag's site id resolves here.
 struct SiteInfo {
   uint32_t id = 0;
   std::string name;    // region name shown in the timeline
   SiteKind kind = SiteKind::kRegion;
   std::string origin;  // where the builder created it ("gemm.cc:42" or a builder path)
+  // kAsyncCopy sites: the engine and the bytes one copy (one issue: an async span) moves,
+  // as the builder declared them; kNone / 0 when not known (another producer, an older
+  // sidecar, a TMA store without its box). Other sites: kNone and 0. Sidecar fields
+  // "copy_engine" (CopyEngineName) and "copy_bytes", written only for a known engine.
+  CopyEngine copy_engine = CopyEngine::kNone;
+  uint64_t copy_bytes = 0;
   friend bool operator==(const SiteInfo&, const SiteInfo&) = default;
 };
 
@@ -257,6 +292,9 @@ const char* TripBoundName(TripBound bound);       // "none", "exact", "upper_bou
 absl::StatusOr<UnitKind> ParseUnitKind(absl::string_view name);
 absl::StatusOr<Placement> ParsePlacement(absl::string_view name);
 absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name);
+// "none", "cp.async", "bulk", "tma_1d" .. "tma_5d", "tma_store_1d" .. "tma_store_5d".
+const char* CopyEngineName(CopyEngine engine);
+absl::StatusOr<CopyEngine> ParseCopyEngine(absl::string_view name);
 absl::StatusOr<TripBound> ParseTripBound(absl::string_view name);
 
 }  // namespace warptrace

@@ -19,6 +19,10 @@ void WriteSitesJson(const std::vector<SiteInfo>& sites, llvm::json::OStream& j) 
       j.attribute("name", ValidUtf8(site.name));
       j.attribute("kind", SiteKindName(site.kind));
       j.attribute("origin", ValidUtf8(site.origin));
+      if (site.copy_engine != CopyEngine::kNone) {
+        j.attribute("copy_engine", CopyEngineName(site.copy_engine));
+        j.attribute("copy_bytes", site.copy_bytes);
+      }
     });
   }
 }
@@ -56,6 +60,17 @@ absl::StatusOr<std::vector<SiteInfo>> ReadSitesJson(const JsonFields& object,
     }
     site.kind = *parsed;
     ASSIGN_OR_RETURN(site.origin, fields.String("origin"));
+    if (fields.Has("copy_engine")) {
+      ASSIGN_OR_RETURN(std::string engine, fields.String("copy_engine"));
+      absl::StatusOr<CopyEngine> parsed_engine = ParseCopyEngine(engine);
+      if (!parsed_engine.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("sidecar field \"",
+                                                       fields.Path("copy_engine"), "\": ",
+                                                       parsed_engine.status().message()));
+      }
+      site.copy_engine = *parsed_engine;
+      ASSIGN_OR_RETURN(site.copy_bytes, fields.Unsigned("copy_bytes"));
+    }
     sites.push_back(std::move(site));
   }
   return sites;

@@ -25,7 +25,8 @@
 namespace warptrace {
 
 // One {"id", "name", "kind", "origin"} object per site, in table order, as array elements
-// of the array being written. Names and origins pass through ValidUtf8 (base/utf8.h).
+// of the array being written, with "copy_engine" and "copy_bytes" added for a site whose
+// SiteInfo::copy_engine is known. Names and origins pass through ValidUtf8 (base/utf8.h).
 void WriteSitesJson(const std::vector<SiteInfo>& sites, llvm::json::OStream& j);
 
 // How the anchor's nanosecond values (beyond 2^53) are written.
@@ -39,7 +40,8 @@ enum class LargeIntegers {
 void WriteHostAnchorJson(const HostTimeAnchor& anchor, LargeIntegers large,
                          llvm::json::OStream& j);
 
-// The site table in `object`'s array `key`, as WriteSitesJson writes it. InvalidArgument
+// The site table in `object`'s array `key`, as WriteSitesJson writes it (a site without
+// "copy_engine" reads back kNone / 0: sidecars of version 1). InvalidArgument
 // naming the field (JsonFields' messages) for a missing or mistyped one or an unknown kind.
 absl::StatusOr<std::vector<SiteInfo>> ReadSitesJson(const JsonFields& object,
                                                     absl::string_view key);

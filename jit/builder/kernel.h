@@ -297,6 +297,10 @@ struct DynamicSharedDecl {
   std::string type;    // element type; empty when the kernel declares none
   std::string name;
   uint32_t bytes = 0;  // passed at launch
+  // The base address's alignment in bytes (a power of two, 16..1024), the same profiled
+  // and unprofiled on both backends: declared `__align__(align)` on a GPU (so the static
+  // shared memory profiling adds cannot move it off), honoured by the host's allocation.
+  uint32_t align = 128;
 };
 
 // Kernel-level code emitted before the kernel (KernelBuilder::Preamble): #include lines,

@@ -351,7 +351,7 @@ KernelBuilder& KernelBuilder::SharedArray(std::string type, std::string name, ui
 }
 
 KernelBuilder& KernelBuilder::DynamicShared(std::string type, std::string name,
-                                            uint32_t bytes) {
+                                            uint32_t bytes, uint32_t align) {
   type = NormalizeType(type);
   auto it = ScalarTypes().find(type);
   if (!kernel_.dynamic_shared.type.empty()) {
@@ -364,8 +364,12 @@ KernelBuilder& KernelBuilder::DynamicShared(std::string type, std::string name,
   } else if (bytes == 0 || bytes % it->second != 0) {
     Fail(absl::StrCat("dynamic shared array '", name, "' of ", bytes,
                       " bytes is not a positive multiple of sizeof(", type, ")"));
+  } else if (align < 16 || align > 1024 || (align & (align - 1)) != 0) {
+    Fail(absl::StrCat("dynamic shared array '", name, "' asks for ", align,
+                      "-byte alignment; give a power of two from 16 to 1024 (1024 for "
+                      "128B-swizzled TMA boxes)"));
   } else {
-    kernel_.dynamic_shared = DynamicSharedDecl{type, std::move(name), bytes};
+    kernel_.dynamic_shared = DynamicSharedDecl{type, std::move(name), bytes, align};
   }
   return *this;
 }

@@ -86,8 +86,13 @@ class KernelBuilder {
   // `type` is one of the scalar types above.
   KernelBuilder& SharedArray(std::string type, std::string name, uint64_t count);
   // Dynamic shared memory of `bytes` bytes seen as `<type> <name>[]`, declared with
-  // WARPTRACE_DYNAMIC_SHARED at the top of the kernel. At most one per kernel.
-  KernelBuilder& DynamicShared(std::string type, std::string name, uint32_t bytes);
+  // WARPTRACE_DYNAMIC_SHARED_ALIGNED at the top of the kernel. At most one per kernel.
+  // `align`: the base address's alignment, a power of two from 16 to 1024 (128B-swizzled
+  // TMA boxes and the wgmma descriptors reading them need 1024). The base has it profiled
+  // and unprofiled, on a GPU and on the host: profiling adds static shared memory, which
+  // would otherwise move a GPU's dynamic base, so it is declared `__align__(align)`.
+  KernelBuilder& DynamicShared(std::string type, std::string name, uint32_t bytes,
+                               uint32_t align = 128);
 
   // Verbatim C++ statement(s); see the file comment for what they may not do.
   KernelBuilder& Stmt(std::string code);

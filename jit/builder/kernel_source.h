@@ -67,6 +67,9 @@ struct KernelSource {
   Dim3 grid;
   Dim3 block;
   uint32_t dynamic_shared_bytes = 0;
+  // The dynamic shared memory base's alignment (DynamicSharedDecl::align for a built
+  // kernel): the host backend places the base on it; a GPU gets it from the declaration.
+  uint32_t dynamic_shared_align = 16;
   // The first construct needing sm_90a-only instructions (Kernel::sm90a_use), or empty:
   // NVRTC compiles such a kernel for sm_90a when asked for sm_90.
   std::string sm90a_use;

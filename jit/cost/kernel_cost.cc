@@ -67,6 +67,7 @@ absl::Status DumpMode(const KernelCostOptions& options, absl::string_view varian
   }
   RETURN_IF_ERROR(WriteFileAtomically(stem + ".cu", source.source));
   RETURN_IF_ERROR(WriteFileAtomically(stem + ".log", cost.log));
+  RETURN_IF_ERROR(WriteFileAtomically(stem + ".cubin", cost.cubin));
   if (!cost.sass.empty()) RETURN_IF_ERROR(WriteFileAtomically(stem + ".sass", cost.sass));
   return absl::OkStatus();
 }
@@ -100,7 +101,9 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::s
     ASSIGN_OR_RETURN(absl::string_view sass, SassFunction(listing.sass, source.kernel_name));
     cost.sass = std::string(sass);
     cost.sass_instructions = CountSassInstructions(sass);
+    cost.key_instructions = CountKeySassInstructions(sass);
   }
+  cost.cubin = std::move(cubin);
   if (!options.dump_dir.empty()) {
     RETURN_IF_ERROR(DumpMode(options, variant, profiled, source, cost));
   }
@@ -253,6 +256,45 @@ uint32_t CountRecordPoints(absl::string_view source) {
   return count;
 }
 
+const std::vector<std::string>& KeySassOpcodes() {
+  static const std::vector<std::string>* opcodes = new std::vector<std::string>{
+      "HGMMA", "UTMALDG", "UTMASTG", "UBLKCP", "LDGSTS", "LDSM",
+      "STSM",  "HMMA",    "SYNCS",   "BAR",    "LDL",    "STL"};
+  return *opcodes;
+}
+
+std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::string_view sass) {
+  std::vector<std::pair<std::string, uint64_t>> counts;
+  for (const std::string& opcode : KeySassOpcodes()) counts.push_back({opcode, 0});
+  for (absl::string_view line : absl::StrSplit(sass, '\n')) {
+    // "        /*0090*/                   @!P0 HGMMA.64x128x16.F32.BF16 gdesc[UR4], ... ;"
+    const size_t address_end = line.find("*/");
+    if (line.find("/*") == absl::string_view::npos || address_end == absl::string_view::npos) {
+      continue;
+    }
+    std::vector<absl::string_view> tokens =
+        absl::StrSplit(line.substr(address_end + 2), ' ', absl::SkipWhitespace());
+    size_t t = 0;
+    if (t < tokens.size() && absl::StartsWith(tokens[t], "@")) ++t;  // predicate
+    if (t >= tokens.size()) continue;
+    const absl::string_view opcode = tokens[t].substr(0, tokens[t].find('.'));
+    for (auto& [name, count] : counts) {
+      if (opcode == name) ++count;
+    }
+  }
+  return counts;
+}
+
+KernelCostVariant UserKernelCostVariant(std::string name, const Kernel& kernel,
+                                        std::string arch) {
+  KernelCostVariant variant;
+  variant.name = std::move(name);
+  variant.arch = !arch.empty() ? std::move(arch) : kernel.sm90a_use.empty() ? "sm_90" : "sm_90a";
+  variant.setmaxnreg = kernel.fixed_register_count;
+  variant.build = [kernel]() -> absl::StatusOr<Kernel> { return kernel; };
+  return variant;
+}
+
 uint32_t RegisterLimitedBlocksPerSm(uint32_t registers, uint32_t threads_per_block) {
   if (registers == 0 || threads_per_block == 0) return 0;
   const uint32_t per_warp = (registers * 32 + 255) / 256 * 256;
@@ -295,8 +337,9 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
 std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                              const KernelCostOptions& options) {
   std::string out = absl::StrFormat(
-      "What recording costs the kernels (off = unprofiled, on = profiled%s; NVRTC "
+      "What recording costs %s (off = unprofiled, on = profiled%s; NVRTC "
       "--ptxas-options=-v --no-cache; compile time = median of %d):\n",
+      options.subject,
       options.policy == RecordPolicy{}
           ? " with default options"
           : absl::StrFormat(" with handoffs %s, mma groups %s, kernel site %s",
@@ -335,6 +378,24 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                         absl::ToDoubleMilliseconds(r.on.compile_time)),
         r.compile_ratio);
   }
+  for (const KernelCostRow& r : rows) {
+    if (r.on.key_instructions.empty() ||
+        r.on.key_instructions.size() != r.off.key_instructions.size()) {
+      continue;
+    }
+    std::vector<std::string> present;
+    for (size_t i = 0; i < r.on.key_instructions.size(); ++i) {
+      const uint64_t off = r.off.key_instructions[i].second;
+      const uint64_t on = r.on.key_instructions[i].second;
+      if (off > 0 || on > 0) {
+        present.push_back(absl::StrCat(r.on.key_instructions[i].first, " ", off, "/", on));
+      }
+    }
+    absl::StrAppend(&out, "  ", r.name, " SASS off/on: ",
+                    present.empty() ? absl::StrCat("none of ", absl::StrJoin(KeySassOpcodes(), " "))
+                                    : absl::StrJoin(present, ", "),
+                    "\n");
+  }
   absl::StrAppend(
       &out,
       "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
@@ -343,7 +404,9 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "bytes of stack frame (local memory); "
       "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
       "Record/RecordWithPayload calls in the emitted source (static); ratio = compile "
-      "time on/off.\n");
+      "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
+      "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
+      "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts.\n");
   if (options.cuobjdump.empty()) {
     absl::StrAppend(&out, "SASS columns skipped: no cuobjdump.\n");
   } else {

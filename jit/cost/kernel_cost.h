@@ -32,6 +32,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -80,6 +81,16 @@ std::string NonInfoLogLines(absl::string_view log);
 // Record / RecordWithPayload calls in emitted CUDA source.
 uint32_t CountRecordPoints(absl::string_view source);
 
+// The SASS opcodes that say what a kernel got, in this order: HGMMA (wgmma), UTMALDG /
+// UTMASTG (TMA load / store), UBLKCP (bulk copy), LDGSTS (cp.async), LDSM / STSM
+// (ldmatrix / stmatrix), HMMA (mma.sync), SYNCS (mbarrier), BAR, LDL / STL (local memory:
+// spills and stack).
+const std::vector<std::string>& KeySassOpcodes();
+// How many instructions of each KeySassOpcodes() opcode `sass` (one function's cuobjdump
+// -sass text) holds, by the opcode before its first '.' (predicates skipped), in
+// KeySassOpcodes() order (zeros included).
+std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::string_view sass);
+
 // One compile of one variant in one mode.
 struct KernelCompileCost {
   PtxasStats ptxas;
@@ -88,6 +99,9 @@ struct KernelCompileCost {
   absl::Duration compile_time;                 // median of the repeats
   std::string log;                             // NVRTC's log of the first compile
   std::string sass;                            // this kernel's cuobjdump -sass section
+  // CountKeySassInstructions(sass) when cuobjdump ran, else empty.
+  std::vector<std::pair<std::string, uint64_t>> key_instructions;
+  std::string cubin;                           // the plain ELF cubin NVRTC produced
 };
 
 struct KernelCostRow {
@@ -108,10 +122,13 @@ struct KernelCostOptions {
   // record points cost less code, registers and compile time.
   RecordPolicy policy;
   std::string cuobjdump;  // empty: no SASS numbers
-  // When set, each variant's emitted source (with its headers beside it), NVRTC log and
-  // SASS are written under this directory as <variant>.<off|on>.{cu,log,sass}, spaces in
-  // the variant's name as '_' (the directory must exist).
+  // When set, each variant's emitted source (with its headers beside it), NVRTC log,
+  // cubin (plain ELF: cuobjdump and nvdisasm read it) and SASS are written under this
+  // directory as <variant>.<off|on>.{cu,log,cubin,sass}, spaces in the variant's name as
+  // '_' (the directory must exist).
   std::string dump_dir;
+  // The title's subject: "the kernels" (the project's), or a user kernel's name.
+  std::string subject = "the kernels";
 };
 
 // The variants whose name contains `filter` (all when empty); InvalidArgument naming the
@@ -129,7 +146,15 @@ uint32_t RegisterLimitedBlocksPerSm(uint32_t registers, uint32_t threads_per_blo
 // NVRTC's log), a log without the kernel's ptxas report, cuobjdump failures.
 absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOptions& options);
 
-// One aligned table, a row per variant, and lines saying how each column was measured.
+// A variant of a kernel the caller built (an example's, a user's): `arch` as given, or,
+// when empty, sm_90a for a kernel using sm_90a-only instructions (Kernel::sm90a_use) and
+// sm_90 otherwise (the H100/H200's). setmaxnreg from Kernel::fixed_register_count.
+KernelCostVariant UserKernelCostVariant(std::string name, const Kernel& kernel,
+                                        std::string arch = "");
+
+// One aligned table, a row per variant, then per variant with SASS the counts of the
+// instructions that matter (KeySassOpcodes, off/on, those present in either mode), and
+// lines saying how each column was measured.
 std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                              const KernelCostOptions& options);
 

@@ -399,6 +399,9 @@ KernelSource Common(const Kernel& kernel) {
   source.grid = kernel.grid;
   source.block = kernel.block;
   source.dynamic_shared_bytes = kernel.dynamic_shared.bytes;
+  if (!kernel.dynamic_shared.type.empty()) {
+    source.dynamic_shared_align = kernel.dynamic_shared.align;
+  }
   source.sm90a_use = kernel.sm90a_use;
   return source;
 }

@@ -69,12 +69,12 @@ void WriteHeader(SourceWriter& w, const Kernel& kernel, const RecordPlan* plan) 
   }
   if (!kernel.dynamic_shared.type.empty()) {
     w.Line(0, "");
-    w.Line(0, "#ifndef WARPTRACE_DYNAMIC_SHARED");
-    // 128-byte aligned: bulk copies (and TMA) need at least 16, whatever static shared
-    // memory comes before it.
+    // Aligned explicitly (bulk copies need 16, 128B-swizzled TMA boxes 1024), whatever
+    // static shared memory comes before it: the recorder's own moves it only when profiled.
+    w.Line(0, "#ifndef WARPTRACE_DYNAMIC_SHARED_ALIGNED");
     w.Line(0,
-           "#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ __align__(128) T "
-           "name[]");
+           "#define WARPTRACE_DYNAMIC_SHARED_ALIGNED(T, name, align) extern __shared__ "
+           "__align__(align) T name[]");
     w.Line(0, "#endif");
   }
   w.Line(0, "");
@@ -110,9 +110,12 @@ void WriteDeclarations(SourceWriter& w, const Kernel& kernel) {
                               b.name, b.size, b.first_id, b.first_id + b.size - 1));
   }
   if (!kernel.dynamic_shared.type.empty()) {
-    w.Line(1, absl::StrFormat("WARPTRACE_DYNAMIC_SHARED(%s, %s);  // %d bytes at launch",
-                              kernel.dynamic_shared.type, kernel.dynamic_shared.name,
-                              kernel.dynamic_shared.bytes));
+    w.Line(1, absl::StrFormat(
+                  "WARPTRACE_DYNAMIC_SHARED_ALIGNED(%s, %s, %d);  // %d bytes at launch, base "
+                  "%d-byte aligned",
+                  kernel.dynamic_shared.type, kernel.dynamic_shared.name,
+                  kernel.dynamic_shared.align, kernel.dynamic_shared.bytes,
+                  kernel.dynamic_shared.align));
   }
 }
 

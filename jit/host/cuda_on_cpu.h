@@ -10,7 +10,9 @@
 //   threadIdx blockIdx blockDim gridDim warpSize   the running fiber's (read-only)
 //   __shared__            per-block storage (static: at most 48 KiB per block, else the
 //                         launch fails; `extern __shared__ T a[]` and
-//                         WARPTRACE_DYNAMIC_SHARED(type, name): the dynamic shared memory)
+//                         WARPTRACE_DYNAMIC_SHARED(type, name) and
+//                         WARPTRACE_DYNAMIC_SHARED_ALIGNED(type, name, align): the dynamic
+//                         shared memory)
 //   __syncthreads __syncthreads_count/_and/_or     barrier 0 of the block
 //   __syncwarp __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __ballot_sync
 //   __any_sync __all_sync __match_any_sync __match_all_sync __activemask
@@ -136,6 +138,10 @@ struct dim3 {
 static constexpr int warpSize = 32;
 
 #define WARPTRACE_DYNAMIC_SHARED(type, name) \
+  type* const name = static_cast<type*>(::warptrace_host::Current().dynamic_shared)
+// The runtime places the base on KernelSource::dynamic_shared_align (the emitter sets it to
+// `align`), so the macro only names it.
+#define WARPTRACE_DYNAMIC_SHARED_ALIGNED(type, name, align) \
   type* const name = static_cast<type*>(::warptrace_host::Current().dynamic_shared)
 
 namespace warptrace_host {

@@ -99,8 +99,9 @@ struct WarptraceHostThread {
   unsigned int warp;       /* linear thread id / 32 */
   unsigned int lane;       /* linear thread id % 32 */
   unsigned int linear_tid; /* threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * z) */
-  void* dynamic_shared;    /* the block's dynamic shared memory (16-byte aligned; its end
-                              abuts an inaccessible guard page, also when it is 0 bytes) */
+  void* dynamic_shared;    /* the block's dynamic shared memory (aligned as the kernel
+                              declares it, at least 16 bytes; its end abuts an
+                              inaccessible guard page, also when it is 0 bytes) */
   void* static_shared;     /* the block's static __shared__ area (page-aligned, 48 KiB) */
   unsigned long long dynamic_shared_bytes; /* the launch's dynamic shared memory size */
   long long clock_offset_ns; /* virtual time = steady-clock ns + this (see above), */

@@ -1,5 +1,6 @@
 #include "jit/host/host_device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -21,13 +22,14 @@ constexpr uint64_t kAlignment = 256;
 class HostKernel final : public LoadedKernel {
  public:
   HostKernel(const HostDevice* owner, std::string name, std::unique_ptr<host::SharedObject> so,
-             WarptraceHostEntryFn entry)
-      : owner(owner), entry(entry), name_(std::move(name)),
-        so_(std::move(so)) {}
+             WarptraceHostEntryFn entry, uint32_t dynamic_shared_align)
+      : owner(owner), entry(entry), dynamic_shared_align(dynamic_shared_align),
+        name_(std::move(name)), so_(std::move(so)) {}
   const std::string& name() const override { return name_; }
 
   const HostDevice* const owner;
   const WarptraceHostEntryFn entry;
+  const uint32_t dynamic_shared_align;  // KernelSource::dynamic_shared_align
 
  private:
   std::string name_;
@@ -263,7 +265,8 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> HostDevice::Load(const KernelSourc
         source.host_entry, "(void** args) {...} #endif`"));
   }
   return std::unique_ptr<LoadedKernel>(
-      new HostKernel(this, source.kernel_name, std::move(so), entry));
+      new HostKernel(this, source.kernel_name, std::move(so), entry,
+                     std::max<uint32_t>(source.dynamic_shared_align, 16)));
 }
 
 absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
@@ -295,6 +298,7 @@ absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
   spec.grid = {grid.x, grid.y, grid.z};
   spec.block = {block.x, block.y, block.z};
   spec.dynamic_shared_bytes = dynamic_shared_bytes;
+  spec.dynamic_shared_align = host_kernel->dynamic_shared_align;
   return runtime_->Launch(spec);
 }
 

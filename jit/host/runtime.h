@@ -88,6 +88,7 @@ struct LaunchSpec {
   WarptraceHostDim grid{1, 1, 1};
   WarptraceHostDim block{1, 1, 1};
   uint64_t dynamic_shared_bytes = 0;
+  uint64_t dynamic_shared_align = 16;  // the base's alignment (a power of two, at most 4096)
 };
 
 class Worker;

@@ -103,10 +103,13 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
                      GuardedRegion::Map(WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES, 128,
                                         "static shared memory"));
   }
-  if (!slot.dynamic_shared.mapped() || slot.dynamic_shared.size() != spec.dynamic_shared_bytes) {
+  if (!slot.dynamic_shared.mapped() || slot.dynamic_shared.size() != spec.dynamic_shared_bytes ||
+      slot.dynamic_shared_align != spec.dynamic_shared_align) {
     slot.dynamic_shared = GuardedRegion();  // unmapped first: at most one per slot
     ASSIGN_OR_RETURN(slot.dynamic_shared,
-                     GuardedRegion::Map(spec.dynamic_shared_bytes, 16, "dynamic shared memory"));
+                     GuardedRegion::Map(spec.dynamic_shared_bytes, spec.dynamic_shared_align,
+                                        "dynamic shared memory"));
+    slot.dynamic_shared_align = spec.dynamic_shared_align;
   }
   const WarptraceHostDim idx = {static_cast<uint32_t>(linear % spec.grid.x),
                                 static_cast<uint32_t>(linear / spec.grid.x % spec.grid.y),

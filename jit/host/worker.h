@@ -84,6 +84,7 @@ struct Slot {
   std::vector<FiberStack> stacks;
   GuardedRegion static_shared;
   GuardedRegion dynamic_shared;
+  uint64_t dynamic_shared_align = 0;  // what dynamic_shared was mapped with
   int64_t end_vtime = 0;  // when the slot's last block ended: the next one starts then
 };
 

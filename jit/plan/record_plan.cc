@@ -81,8 +81,26 @@ class SiteAssigner {
   }
 
   // Arrivals, phase waits and copies: recorded by RecordPolicy::handoffs, where bounded.
-  void AddHandoff(const KernelNode& node, std::string name, SiteKind kind) {
-    if (policy_.handoffs && unbounded_loop_.empty()) Add(node, std::move(name), kind);
+  // Whether it added a site.
+  bool AddHandoff(const KernelNode& node, std::string name, SiteKind kind) {
+    if (!policy_.handoffs || !unbounded_loop_.empty()) return false;
+    Add(node, std::move(name), kind);
+    return true;
+  }
+
+  // What moves a copy's bytes and how many one moves (SiteInfo::copy_engine, copy_bytes).
+  static void DescribeCopy(const KernelNode& node, SiteInfo& site) {
+    const AsyncCopySpec& copy = node.copy;
+    if (node.kind == KernelNode::Kind::kTmaStore) {
+      site.copy_engine = TmaCopyEngine(copy.coords.size(), /*store=*/true);
+      site.copy_bytes = copy.box.empty() ? 0 : copy.Bytes();  // a store need not give its box
+    } else if (copy.tma()) {
+      site.copy_engine = TmaCopyEngine(copy.coords.size(), /*store=*/false);
+      site.copy_bytes = copy.Bytes();
+    } else {
+      site.copy_engine = copy.barrier.empty() ? CopyEngine::kCpAsync : CopyEngine::kBulk;
+      site.copy_bytes = copy.Bytes();
+    }
   }
 
   absl::Status Node(const KernelNode& node) {
@@ -123,10 +141,8 @@ class SiteAssigner {
         AddHandoff(node, absl::StrCat("wait ", node.text), SiteKind::kPhaseWait);
         return absl::OkStatus();
       case KernelNode::Kind::kAsyncCopy:
-        AddHandoff(node, node.text, SiteKind::kAsyncCopy);
-        return absl::OkStatus();
       case KernelNode::Kind::kTmaStore:
-        AddHandoff(node, node.text, SiteKind::kAsyncCopy);
+        if (AddHandoff(node, node.text, SiteKind::kAsyncCopy)) DescribeCopy(node, sites_->back());
         return absl::OkStatus();
       case KernelNode::Kind::kMmaGroup:
         if (policy_.mma_groups && unbounded_loop_.empty()) {

@@ -13,6 +13,8 @@
 #include "base/clock.h"
 #include "base/status_macros.h"
 #include "format/trace_abi.h"
+#include "jit/cost/kernel_artifacts.h"
+#include "jit/cost/recorder_cost.h"
 #include "jit/emit/emitter.h"
 #include "jit/run/gpu_compile_check.h"
 
@@ -285,6 +287,16 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
   ASSIGN_OR_RETURN(std::unique_ptr<LoadedKernel> loaded, device.Load(out.source));
   if (options.check_gpu_compile && device.Kind() == DeviceKind::kHost) {
     RETURN_IF_ERROR(CheckCompilesForGpu(out.source, options.device_options.cuda.arch));
+  }
+  if (!options.artifacts_dir.empty()) {
+    absl::StatusOr<KernelArtifacts> kept =
+        KeepKernelArtifacts(out.source, options.device_options.cuda.arch,
+                            options.artifacts_dir, FindCuobjdump(""));
+    if (!kept.ok()) {
+      return absl::Status(kept.status().code(),
+                          absl::StrCat("keeping the artifacts of kernel ", kernel.name, " (",
+                                       "RunOptions::artifacts_dir): ", kept.status().message()));
+    }
   }
   ASSIGN_OR_RETURN(LaunchArgs launch, PrepareArgs(device, kernel, args));
 

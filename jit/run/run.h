@@ -149,6 +149,13 @@ struct RunOptions {
   // "compiles for the GPU". Off: the host compiler alone decides (e.g. for a kernel that
   // is host-only on purpose). Ignored on a GPU, which compiles with NVRTC anyway.
   bool check_gpu_compile = true;
+  // When set, each launch also keeps what NVRTC makes of the kernel as launched (profiled:
+  // K.on.*, not: K.off.*) in this directory (created if missing): the emitted .cu with its
+  // headers, NVRTC's log with ptxas's register / spill report, the PTX, a plain cubin
+  // (cuobjdump and nvdisasm read it) and its cuobjdump -sass (when cuobjdump is found).
+  // jit/cost/kernel_artifacts.h. Compiled for device_options.cuda.arch (else sm_90) on
+  // either backend, so no GPU is needed; errors name the directory or carry NVRTC's log.
+  std::string artifacts_dir;
 };
 
 struct RunResult {

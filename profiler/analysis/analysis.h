@@ -24,6 +24,13 @@
 //   mma in flight  per unit, the union of its wgmma groups' async spans (SiteKind::kMmaGroup:
 //                  commit to retiring wait) clipped to the unit's time: how long the tensor
 //                  cores worked for it, whatever the unit's threads did meanwhile.
+//   copy bandwidth per role, the bytes of its units' completed async copies (kAsyncCopy
+//                  sites whose engine is known: SiteInfo::copy_engine, copy_bytes) over
+//                  (a) the time a copy was in flight, the union of the copy spans (issue to
+//                  observed completion) per unit, summed over units: what one unit achieved
+//                  while copying; (b) the grid's span: what the role achieved over the kernel
+//                  (of the recorded blocks: a sampled trace moved more). Host time on the
+//                  host backend, not a GPU's bandwidth.
 //   overhead       per unit, UnitTimeline::overhead_cycles / cycles_per_ns: the smallest gap
 //                  between two consecutive events, an upper bound on what one record point
 //                  costs. A wait slice holds at most two record points of its own (its enter
@@ -92,6 +99,15 @@ struct RoleAnalysis {
   uint64_t mma_groups = 0;
   int64_t mma_in_flight_ns = 0;
   double mma_in_flight_share = 0;   // mma_in_flight_ns / unit_time_ns
+  // Completed async copies of a known engine (see "copy bandwidth" above), their bytes and
+  // engines, and the time one was in flight.
+  uint64_t copies = 0;
+  uint64_t copy_bytes = 0;
+  std::vector<CopyEngine> copy_engines;  // distinct, in CopyEngine order
+  int64_t copy_in_flight_ns = 0;
+  double copy_in_flight_share = 0;       // copy_in_flight_ns / unit_time_ns
+  double copy_gb_per_s_in_flight = 0;    // copy_bytes / copy_in_flight_ns (bytes/ns = GB/s)
+  double copy_gb_per_s_over_span = 0;    // copy_bytes / GridAnalysis::span_ns
   std::vector<WaitStats> waits;     // largest first
   // The waits a hand-off link names (trace v2), by barrier: `family` is the barrier's own
   // name ("full[2]", BarrierName); largest first. Empty without recorded hand-offs.

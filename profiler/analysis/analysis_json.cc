@@ -59,6 +59,15 @@ void Role(json::OStream& j, const RoleAnalysis& r) {
     j.attribute("mma_groups", r.mma_groups);
     j.attribute("mma_in_flight_ns", r.mma_in_flight_ns);
     j.attribute("mma_in_flight_share", r.mma_in_flight_share);
+    j.attribute("copies", r.copies);
+    j.attribute("copy_bytes", r.copy_bytes);
+    j.attributeArray("copy_engines", [&] {
+      for (CopyEngine e : r.copy_engines) j.value(CopyEngineName(e));
+    });
+    j.attribute("copy_in_flight_ns", r.copy_in_flight_ns);
+    j.attribute("copy_in_flight_share", r.copy_in_flight_share);
+    j.attribute("copy_gb_per_s_in_flight", r.copy_gb_per_s_in_flight);
+    j.attribute("copy_gb_per_s_over_span", r.copy_gb_per_s_over_span);
     j.attribute("median_unit_ns", r.median_unit_ns);
     j.attributeBegin("slowest_unit");
     Ref(j, r.slowest_unit, true);
@@ -203,6 +212,7 @@ void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
     j.attribute("version", kAnalysisVersion);
     j.attribute("kernel", ValidUtf8(a.kernel_name));
     j.attribute("device", ValidUtf8(a.device_name));
+    j.attribute("host_backend", a.host_backend);
     j.attribute("units", a.units);
     j.attribute("units_without_record", a.units_without_record);
     j.attributeArray("diagnosis", [&] {

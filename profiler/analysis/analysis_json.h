@@ -4,10 +4,15 @@
 // fractions in 0..1).
 //
 //   {"format": "warptrace-analysis", "version": 1,
-//    "kernel": "gemm", "device": "NVIDIA H200", "units": 512, "units_without_record": 0,
+//    "kernel": "gemm", "device": "NVIDIA H200", "host_backend": false,
+//    "units": 512, "units_without_record": 0,
 //    "diagnosis": [{"kind": "bound", "score": 0.41, "text": "producer-bound: ..."}, ...],
 //    "roles": [{"role": "consumer", "units": 256, "unit_time_ns": N, "waiting_ns": N,
 //               "waiting_share": 0.41, "median_unit_ns": N,
+//               "copies": N, "copy_bytes": N, "copy_engines": ["tma_2d"],
+//               "copy_in_flight_ns": N, "copy_in_flight_share": 0.7,
+//               "copy_gb_per_s_in_flight": 21.5, "copy_gb_per_s_over_span": 130.2,
+//                          (copy bandwidth, analysis.h; host time when host_backend)
 //               "slowest_unit": UNIT, "outlier_units": [UNIT, ...],
 //               "waits": [{"family": "full[*]", "count": N, "wait_ns": N, "share": 0.4,
 //                          "overhead_ns": N, "overhead_fraction": 0.01}, ...],

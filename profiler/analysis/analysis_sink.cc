@@ -215,8 +215,27 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
     if (end > begin) acc.mma_in_flight_ns += end - begin;
     covered_end = std::max(covered_end, std::min(span.end_ns, t.end_ns));
   }
+  AddCopies(t, acc);
   ++block_unit_count_;
   return absl::OkStatus();
+}
+
+// Copy bandwidth: the unit's completed copies of a known engine, their bytes and the union
+// of their spans (sorted by begin, like the wgmma groups').
+void AnalysisSink::AddCopies(const UnitTimeline& t, RoleAcc& acc) const {
+  int64_t covered_end = t.start_ns;
+  for (const AsyncSpan& span : t.async_spans) {
+    if (span.site >= layout_->sites.size() || !span.completed) continue;
+    const SiteInfo& site = layout_->sites[span.site];
+    if (site.kind != SiteKind::kAsyncCopy || site.copy_engine == CopyEngine::kNone) continue;
+    ++acc.copies;
+    acc.copy_bytes += site.copy_bytes;
+    acc.copy_engines |= 1u << static_cast<uint32_t>(site.copy_engine);
+    const int64_t begin = std::max(span.begin_ns, covered_end);
+    const int64_t end = std::min(span.end_ns, t.end_ns);
+    if (end > begin) acc.copy_in_flight_ns += end - begin;
+    covered_end = std::max(covered_end, std::min(span.end_ns, t.end_ns));
+  }
 }
 
 void AnalysisSink::SliceCounter::OnWait(const Slice& slice,
@@ -361,6 +380,10 @@ absl::Status AnalysisSink::End(const TraceEnd& /*end*/) {
   FillRoles();
   FillCriticalPath();
   FillGrid();
+  for (RoleAnalysis& role : result_.roles) {
+    role.copy_gb_per_s_over_span = Ratio(static_cast<double>(role.copy_bytes),
+                                         static_cast<double>(result_.grid.span_ns));
+  }
   FillOverhead();
   result_.diagnosis = Diagnose(result_);
   return absl::OkStatus();
@@ -380,6 +403,15 @@ void AnalysisSink::FillRoles() {
     out.mma_groups = acc.mma_groups;
     out.mma_in_flight_ns = acc.mma_in_flight_ns;
     out.mma_in_flight_share = Ratio(static_cast<double>(acc.mma_in_flight_ns), unit_time);
+    out.copies = acc.copies;
+    out.copy_bytes = acc.copy_bytes;
+    for (CopyEngine e : kAllCopyEngines) {
+      if (acc.copy_engines & (1u << static_cast<uint32_t>(e))) out.copy_engines.push_back(e);
+    }
+    out.copy_in_flight_ns = acc.copy_in_flight_ns;
+    out.copy_in_flight_share = Ratio(static_cast<double>(acc.copy_in_flight_ns), unit_time);
+    out.copy_gb_per_s_in_flight = Ratio(static_cast<double>(acc.copy_bytes),
+                                        static_cast<double>(acc.copy_in_flight_ns));
     for (size_t f = 0; f < acc.families.size(); ++f) {
       const FamilyAcc& fam = acc.families[f];
       if (fam.count == 0) continue;

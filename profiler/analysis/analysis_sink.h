@@ -94,6 +94,10 @@ class AnalysisSink : public TraceSink {
     int64_t waiting_ns = 0;
     uint64_t mma_groups = 0;
     int64_t mma_in_flight_ns = 0;
+    uint64_t copies = 0;
+    uint64_t copy_bytes = 0;
+    uint32_t copy_engines = 0;  // bit per CopyEngine
+    int64_t copy_in_flight_ns = 0;
     std::vector<SiteAcc> sites;
     std::vector<FamilyAcc> families;  // by family index (families_)
     std::vector<FamilyAcc> barriers;  // by barrier slot (barrier_slots_)
@@ -164,6 +168,7 @@ class AnalysisSink : public TraceSink {
   absl::Status AdvanceLinks(uint32_t block, size_t& end);
   absl::Status FinishBlock();
   void AccumulatePath(double span);
+  void AddCopies(const UnitTimeline& t, RoleAcc& acc) const;
   void FillRoles();
   void FillCriticalPath();
   void FillGrid();

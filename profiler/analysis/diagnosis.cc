@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "profiler/analysis/critical_path.h"
 #include "profiler/analysis/handoff.h"
 
@@ -190,6 +191,30 @@ std::string FormatNs(double ns) {
   return absl::StrFormat("%.3f s", ns / 1e9);
 }
 
+namespace {
+
+// Not a finding either: what each role's copies moved and how fast (analysis.h, "copy
+// bandwidth"). On the host backend the times are host time, and the line says so.
+void PrintCopyBandwidth(const Analysis& analysis, llvm::raw_ostream& os) {
+  for (const RoleAnalysis& role : analysis.roles) {
+    if (role.copies == 0) continue;
+    std::vector<std::string> engines;
+    for (CopyEngine e : role.copy_engines) engines.push_back(CopyEngineName(e));
+    os << "  copy bandwidth: " << role.role << " units moved " << role.copy_bytes
+       << " bytes in " << role.copies << " copies (" << absl::StrJoin(engines, ", ")
+       << "): "
+       << absl::StrFormat("%.2f GB/s per unit while a copy was in flight (%s of their time), "
+                          "%.2f GB/s over the kernel's span",
+                          role.copy_gb_per_s_in_flight, Pct(role.copy_in_flight_share),
+                          role.copy_gb_per_s_over_span)
+       << (analysis.host_backend ? " (host time on the host backend, not a GPU's bandwidth)"
+                                 : "")
+       << "\n";
+  }
+}
+
+}  // namespace
+
 std::vector<Diagnosis> Diagnose(const Analysis& analysis) {
   std::vector<Diagnosis> ranked;
   AddBound(analysis, ranked);
@@ -218,6 +243,7 @@ void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os) {
                                  : "")
        << ")\n";
   }
+  PrintCopyBandwidth(analysis, os);
 }
 
 }  // namespace warptrace

@@ -36,7 +36,11 @@ inline constexpr double kMinImbalance = 1.25;
 std::vector<Diagnosis> Diagnose(const Analysis& analysis);
 
 // "diagnosis:" then one numbered line per finding ("  1. producer-bound: ..."); "  (no
-// finding)" when there is none.
+// finding)" when there is none. Then, not findings, a line per role with wgmma groups
+// ("  tensor cores: ...") and per role with copies of a known engine ("  copy bandwidth:
+// producer units moved N bytes in N copies (tma_2d): X GB/s per unit while a copy was in
+// flight (P of their time), Y GB/s over the kernel's span", marked as host time on the
+// host backend).
 void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os);
 
 // 850 ns, 12.35 us, 1.234 ms, 2.500 s.

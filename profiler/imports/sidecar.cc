@@ -67,14 +67,16 @@ absl::Status CheckFormatAndVersion(const JsonFields& root) {
         "--input=PREFIX, warptrace.dump(PREFIX), warptrace.mosaic)"));
   }
   ASSIGN_OR_RETURN(const json::Value* version, root.Get("version"));
-  if (version->getAsInteger() != kSidecarVersion) {
+  const auto number = version->getAsInteger();  // llvm::Optional<int64_t>
+  if (!number || *number < kOldestSidecarVersion || *number > kSidecarVersion) {
     std::string found;
     llvm::raw_string_ostream os(found);
     os << *version;
     os.flush();
     return absl::InvalidArgumentError(absl::StrCat(
-        "sidecar version ", found, " is not supported: this build reads version ",
-        kSidecarVersion, "; re-save the trace with a matching warptrace"));
+        "sidecar version ", found, " is not supported: this build reads versions ",
+        kOldestSidecarVersion, " to ", kSidecarVersion,
+        "; re-save the trace with a matching warptrace"));
   }
   return absl::OkStatus();
 }

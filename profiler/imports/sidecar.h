@@ -2,11 +2,11 @@
 // words, exactly as the device wrote them) and `PREFIX.json` the TraceLayout that decodes
 // it, so a buffer saved anywhere can be decoded later by the CLI.
 //
-// Sidecar schema (version 1); every field is required except "host_anchor", "unit_roles"
-// and "barriers":
+// Sidecar schema (version 2); every field is required except "host_anchor", "unit_roles"
+// and "barriers", and a site's "copy_engine" and "copy_bytes":
 //
 //   {
-//     "format": "warptrace", "version": 1,
+//     "format": "warptrace", "version": 2,
 //     "kernel_name": "gemm", "device_name": "NVIDIA H200",
 //     "grid": [8, 8, 1], "block": [256, 1, 1],
 //     "unit": {"kind": "warpgroup", "first_thread": 0, "num_threads": 0,
@@ -14,12 +14,19 @@
 //     "capacity": 258, "placement": "global",
 //     "sample": {"begin": 0, "end": 4294967295, "stride": 1},
 //     "clock": {"nominal_sm_clock_khz": 1980000, "num_sms": 132, "event_clock": "clock"},
-//     "sites": [{"id": 0, "name": "kernel", "kind": "kernel", "origin": "gemm.cc:12"}, ...],
+//     "sites": [{"id": 0, "name": "kernel", "kind": "kernel", "origin": "gemm.cc:12"},
+//               {"id": 5, "name": "load A", "kind": "async_copy", "origin": "...",
+//                "copy_engine": "tma_2d", "copy_bytes": 8192}, ...],
 //     "host_anchor": {"globaltimer_ns": N, "boottime_ns": N, "realtime_ns": N,
 //                     "uncertainty_ns": N},
 //     "unit_roles": ["producer", "consumer", "consumer"],
 //     "barriers": [{"id": 0, "name": "full[0]", "arrivals_per_phase": 1}, ...]
 //   }
+// Version 2 added a site's "copy_engine" and "copy_bytes" (SiteInfo::copy_engine,
+// copy_bytes: what moves an async copy and how many bytes one moves), written for the copy
+// sites whose engine is known. Version 1 sidecars (without them) stay readable: their
+// sites read back with CopyEngine::kNone and 0 bytes.
+//
 // "host_anchor" (TraceLayout::host_anchor) is optional: written when the anchor is known,
 // absent in sidecars saved before it existed, which stay readable (no anchor).
 //
@@ -61,7 +68,8 @@
 namespace warptrace {
 
 inline constexpr char kSidecarFormat[] = "warptrace";
-inline constexpr int64_t kSidecarVersion = 1;
+inline constexpr int64_t kSidecarVersion = 2;        // written
+inline constexpr int64_t kOldestSidecarVersion = 1;  // the oldest read
 
 // A trace read back from disk: the layout and the buffer's words (host order). LoadTrace of a
 // warptrace buffer reads the words in place from the mapped file (trace_words.h).
@@ -88,9 +96,9 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os);
 
 // Parses a "warptrace" sidecar and validates the layout it describes.
 // InvalidArgument: not JSON (with line/column), not an object, a "format" other than
-// "warptrace" (naming it), a version other than kSidecarVersion, a missing field, a field of
-// the wrong type or out of range (naming its path, e.g. "sites[3].kind"), or a layout that
-// ValidateLayout rejects.
+// "warptrace" (naming it), a version outside kOldestSidecarVersion..kSidecarVersion, a
+// missing field, a field of the wrong type or out of range (naming its path, e.g.
+// "sites[3].kind"), or a layout that ValidateLayout rejects.
 absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view json);
 
 // Reads the "format" field of a sidecar. InvalidArgument if `json` is not a JSON object

@@ -490,6 +490,10 @@ class Writer {
             Holes(json, "issue");
             if (barrier) Holes(json, "barrier");
             if (uncompleted) json.attribute("completed", false);
+            if (site.copy_engine != CopyEngine::kNone) {
+              json.attribute("engine", CopyEngineName(site.copy_engine));
+              json.attribute("bytes", site.copy_bytes);
+            }
           });
           PidTidHoles(json);
         });

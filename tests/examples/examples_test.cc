@@ -29,6 +29,7 @@ namespace warptrace {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -212,6 +213,9 @@ const std::vector<Case>& Cases() {
        {"--seq=384", "--heads=1", "--causal", "--overlap", "--consumer_delay=100"}},
       {"flash_attention_pingpong_overlap_d128", "flash_attention",
        {"--seq=256", "--heads=1", "--head_dim=128", "--pingpong", "--overlap"}},
+      // The builder-level TMA ring + wgmma pipeline (constructs only).
+      {"tma_wgmma_ring", "tma_wgmma_ring", {"--m=128", "--n=128", "--k=256"}},
+      {"tma_wgmma_ring_bn128", "tma_wgmma_ring", {"--m=64", "--n=256", "--k=128", "--bn=128"}},
       // Tensor cores: mma.sync and ldmatrix emulated on the host, a 3-stage cp.async ring.
       {"ampere_gemm", "ampere_gemm", {"--m=128", "--n=128", "--k=96", "--warps=4", "--stages=3"}},
   };
@@ -240,6 +244,37 @@ INSTANTIATE_TEST_SUITE_P(Cases, EveryExampleTest, ::testing::Range<size_t>(0, Ca
                          [](const ::testing::TestParamInfo<size_t>& info) {
                            return Cases()[info.param].label;
                          });
+
+TEST_F(ExamplesTest, TheTmaRingsAnalysisGivesTheProducersCopyBandwidthAsHostTime) {
+  const std::string dir = FreshDir("tma_wgmma_ring");
+  const Ran ran = RunExample("tma_wgmma_ring", {"--m=128", "--n=128", "--k=256",
+                                                "--device=host", "--out=" + dir});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  // 4 blocks x 4 K-blocks x (A 64x64 + B 64x64 bf16 = 2 TMA boxes of 8192 bytes).
+  EXPECT_THAT(ran.out, HasSubstr("copy bandwidth: producer units moved 262144 bytes in 32 "
+                                 "copies (tma_2d): "));
+  EXPECT_THAT(ran.out, HasSubstr("(host time on the host backend, not a GPU's bandwidth)"));
+  EXPECT_THAT(ran.out, HasSubstr("C matches the CPU reference"));
+}
+
+TEST_F(ExamplesTest, CostPrintsTheKernelsTableProfiledAndNotAndKeepsAPlainCubin) {
+  const std::string dir = FreshDir("tma_wgmma_ring_cost");
+  const Ran ran = RunExample("tma_wgmma_ring", {"--cost", "--out=" + dir});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("What recording costs kernel tma_wgmma_ring"));
+  EXPECT_THAT(ran.out, HasSubstr("tma_wgmma_ring                             sm_90a"));
+  // The instructions that matter, unprofiled/profiled: wgmma and TMA loads in both.
+  EXPECT_THAT(ran.out, ContainsRegex("tma_wgmma_ring SASS off/on: HGMMA [1-9][0-9]*/[1-9]"));
+  EXPECT_THAT(ran.out, ContainsRegex("UTMALDG [1-9][0-9]*/[1-9]"));
+  const std::string kept = dir + "/tma_wgmma_ring.cost/tma_wgmma_ring";
+  for (const char* mode : {".off", ".on"}) {
+    for (const char* ext : {".cu", ".log", ".sass", ".cubin"}) {
+      EXPECT_TRUE(Exists(kept + mode + ext)) << kept << mode << ext;
+    }
+    EXPECT_EQ(ReadFile(kept + mode + ".cubin").substr(0, 4), "\x7f" "ELF") << mode;
+  }
+  EXPECT_THAT(ReadFile(kept + ".on.log"), HasSubstr("Used"));
+}
 
 TEST_F(ExamplesTest, ProfileFalseRunsUninstrumentedChecksTheResultAndWritesNoTrace) {
   for (const Case& c : Cases()) {

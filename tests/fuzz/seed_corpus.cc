@@ -256,8 +256,8 @@ absl::StatusOr<std::vector<Seed>> SeedCorpus() {
   }
   seeds.push_back({"sidecar_unknown_version",
                    EncodeTextInput(FuzzMode::kSidecarJson, 0,
-                                   absl::StrReplaceAll(warp_json, {{"\"version\": 1",
-                                                                    "\"version\": 2"}}))});
+                                   absl::StrReplaceAll(warp_json, {{"\"version\": 2",
+                                                                    "\"version\": 3"}}))});
 
   // ---- Mosaic GPU buffers and sidecars --------------------------------------------------
   constexpr uint32_t kExit = abi::kExitFlag;

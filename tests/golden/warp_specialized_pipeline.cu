@@ -17,15 +17,15 @@
 #include "recorder.cuh"
 #include "warptrace_primitives.cuh"
 
-#ifndef WARPTRACE_DYNAMIC_SHARED
-#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ __align__(128) T name[]
+#ifndef WARPTRACE_DYNAMIC_SHARED_ALIGNED
+#define WARPTRACE_DYNAMIC_SHARED_ALIGNED(T, name, align) extern __shared__ __align__(align) T name[]
 #endif
 
 extern "C" __global__ void warp_specialized_pipeline(const float* A, const float* B, float* C, unsigned int* warptrace_trace)
 {
   __shared__ unsigned long long full[3];  // phase barriers 0-2
   __shared__ unsigned long long empty[3];  // phase barriers 3-5
-  WARPTRACE_DYNAMIC_SHARED(float, stages);  // 15360 bytes at launch
+  WARPTRACE_DYNAMIC_SHARED_ALIGNED(float, stages, 128);  // 15360 bytes at launch, base 128-byte aligned
   // warptrace prologue
   constexpr warptrace::recorder::Config warptrace_config = {
       /*unit_threads=*/32u, /*unit_first_thread=*/0u, /*recorder_offset=*/0u,

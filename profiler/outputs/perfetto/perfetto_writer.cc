@@ -369,6 +369,20 @@ class PerfettoWriter::Impl {
       event->set_track_uuid(kAsyncUuidBase + unit.record_index * kLanesPerUnit +
                             unit.async_spans[op.index].lane);
     }
+    const uint32_t copy_site =
+        op.kind == OpKind::kAsyncBegin ? unit.async_spans[op.index].site : 0;
+    if (op.kind == OpKind::kAsyncBegin && copy_site < layout_->sites.size()) {
+      // What the copy is (SiteInfo::copy_engine, copy_bytes), on its slice.
+      const SiteInfo& info = layout_->sites[copy_site];
+      if (info.copy_engine != CopyEngine::kNone) {
+        pb::DebugAnnotation* a = event->add_debug_annotations();
+        a->set_name("engine");
+        a->set_string_value(CopyEngineName(info.copy_engine));
+        a = event->add_debug_annotations();
+        a->set_name("bytes");
+        a->set_uint_value(info.copy_bytes);
+      }
+    }
     if (op.kind == OpKind::kInstant) {
       const Instant& in = unit.instants[op.index];
       pb::DebugAnnotation* a = event->add_debug_annotations();

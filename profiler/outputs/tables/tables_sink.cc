@@ -19,12 +19,15 @@
 
 namespace warptrace {
 
-std::optional<std::string> CopyEngine(const SiteInfo& /*site*/) {
-  // The site table records no copy engine yet; fill from SiteInfo when it does.
-  return std::nullopt;
+std::optional<std::string> CopyEngineOf(const SiteInfo& site) {
+  if (site.copy_engine == CopyEngine::kNone) return std::nullopt;
+  return std::string(CopyEngineName(site.copy_engine));
 }
 
-std::optional<int64_t> CopyBytes(const SiteInfo& /*site*/) { return std::nullopt; }
+std::optional<int64_t> CopyBytesOf(const SiteInfo& site) {
+  if (site.copy_engine == CopyEngine::kNone || site.copy_bytes == 0) return std::nullopt;
+  return static_cast<int64_t>(site.copy_bytes);
+}
 
 TablesSink::TablesSink(TableOptions options)
     : options_(std::move(options)), tables_(MakeTraceTables()) {
@@ -141,9 +144,9 @@ void TablesSink::AddLinksAndCopies(const UnitTimeline& u) {
     row.Int(kTablesSchemaVersion).Str(options_.launch_id).Int(static_cast<int64_t>(u.record_index))
         .Int(u.block_linear).Int(u.unit_index).Int(a.site).Str(ValidUtf8(site.name))
         .Str(SiteKindName(site.kind));
-    const std::optional<std::string> engine = CopyEngine(site);
+    const std::optional<std::string> engine = CopyEngineOf(site);
     if (engine.has_value()) row.Str(*engine); else row.Null();
-    row.MaybeInt(CopyBytes(site)).Int(a.issue);
+    row.MaybeInt(CopyBytesOf(site)).Int(a.issue);
     if (a.barrier != 0xffffffffu) row.Int(a.barrier); else row.Null();
     row.Int(a.begin_ns);
     if (a.completed) row.Int(a.end_ns).Int(a.end_ns - a.begin_ns); else row.Null().Null();

@@ -39,10 +39,12 @@ struct TableOptions {
   std::string tags_json = "{}";
 };
 
-// What the site table says of an async copy's engine ("cp.async", "tma", ...) and bytes;
-// nullopt where it does not say (every site table before copy engines were recorded).
-std::optional<std::string> CopyEngine(const SiteInfo& site);
-std::optional<int64_t> CopyBytes(const SiteInfo& site);
+// What the site table says of an async copy's engine (SiteInfo::copy_engine as
+// CopyEngineName: "cp.async", "bulk", "tma_2d", "tma_store_2d", ...) and bytes
+// (SiteInfo::copy_bytes); nullopt where it does not say (CopyEngine::kNone: sidecars of
+// version 1, other producers; bytes also where they are 0, a TMA store without its box).
+std::optional<std::string> CopyEngineOf(const SiteInfo& site);
+std::optional<int64_t> CopyBytesOf(const SiteInfo& site);
 
 class TablesSink : public TraceSink {
  public:

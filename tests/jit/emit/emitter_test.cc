@@ -307,10 +307,10 @@ TEST(EmitterTest, GlobalPlacementPassesNoStagingArray) {
 
 TEST(EmitterTest, DynamicSharedMacroIsDefinedOnlyWhenUsed) {
   const std::string with = MustEmit(MustBuild(WarpSpecializedPipeline({})), {}).source;
-  EXPECT_THAT(with, HasSubstr("#ifndef WARPTRACE_DYNAMIC_SHARED\n"
-                              "#define WARPTRACE_DYNAMIC_SHARED(T, name) extern __shared__ "
-                              "__align__(128) T name[]\n#endif\n"));
-  EXPECT_THAT(with, HasSubstr("WARPTRACE_DYNAMIC_SHARED(float, stages);"));
+  EXPECT_THAT(with, HasSubstr("#ifndef WARPTRACE_DYNAMIC_SHARED_ALIGNED\n"
+                              "#define WARPTRACE_DYNAMIC_SHARED_ALIGNED(T, name, align) extern "
+                              "__shared__ __align__(align) T name[]\n#endif\n"));
+  EXPECT_THAT(with, HasSubstr("WARPTRACE_DYNAMIC_SHARED_ALIGNED(float, stages, 128);"));
   const std::string without = MustEmit(MustBuild(Reduction({})), {}).source;
   EXPECT_THAT(without, Not(HasSubstr("WARPTRACE_DYNAMIC_SHARED")));
 }

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
+#include "jit/kernels/hopper_gemm.h"
+#include "jit/kernels/warp_specialized_pipeline.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -86,6 +89,44 @@ TEST(RecordPlanTest, SiteTableNamesKindsAndOrigins) {
                                    "kernel gemm > loop k > barrier sync"},
                           SiteInfo{4, "mma", SiteKind::kRegion,
                                    "kernel gemm > loop k > region mma"}));
+}
+
+// The async copy sites of `kernel`, as (name, engine, bytes).
+std::vector<std::tuple<std::string, CopyEngine, uint64_t>> CopySites(
+    const absl::StatusOr<Kernel>& kernel) {
+  EXPECT_THAT(kernel, IsOk());
+  std::vector<std::tuple<std::string, CopyEngine, uint64_t>> copies;
+  if (!kernel.ok()) return copies;
+  for (const SiteInfo& site : MustPlan(*kernel, {}).sites()) {
+    if (site.kind == SiteKind::kAsyncCopy) {
+      copies.emplace_back(site.name, site.copy_engine, site.copy_bytes);
+    } else {
+      EXPECT_EQ(site.copy_engine, CopyEngine::kNone) << site.name;
+      EXPECT_EQ(site.copy_bytes, 0u) << site.name;
+    }
+  }
+  return copies;
+}
+
+TEST(RecordPlanTest, EachCopySiteSaysItsEngineAndTheBytesOneCopyMoves) {
+  PipelineShape pipeline;  // BM 32 rows (M = 32) x 32 floats of A, 32 x 32 of B per stage
+  pipeline.copy = CopyKind::kCpAsync;
+  const auto cp_async = CopySites(WarpSpecializedPipeline(pipeline));
+  ASSERT_FALSE(cp_async.empty());
+  for (const auto& [name, engine, bytes] : cp_async) {
+    EXPECT_EQ(engine, CopyEngine::kCpAsync) << name;
+    EXPECT_GT(bytes, 0u) << name;
+  }
+  pipeline.copy = CopyKind::kBulk;
+  for (const auto& [name, engine, bytes] : CopySites(WarpSpecializedPipeline(pipeline))) {
+    EXPECT_EQ(engine, CopyEngine::kBulk) << name;
+  }
+  HopperGemmShape gemm;  // 128-row A boxes and BN = 128 B boxes of 64 bf16
+  gemm.m = gemm.n = gemm.k = 256;
+  gemm.bn = 128;
+  EXPECT_THAT(CopySites(HopperGemm(gemm)),
+              ElementsAre(std::make_tuple("A tile", CopyEngine::kTma2d, 128u * 64u * 2u),
+                          std::make_tuple("B tile", CopyEngine::kTma2d, 128u * 64u * 2u)));
 }
 
 TEST(RecordPlanTest, NestedLoopsWithUpperBoundGiveARange) {

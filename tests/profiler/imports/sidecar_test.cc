@@ -20,6 +20,7 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
@@ -70,7 +71,7 @@ TEST(SidecarTest, LayoutRoundTripsThroughJson) {
 TEST(SidecarTest, JsonHasFormatVersionAndEveryField) {
   const nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
   EXPECT_EQ(j["format"], "warptrace");
-  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["version"], 2);
   EXPECT_EQ(j["grid"], nlohmann::json::array({4, 2, 1}));
   EXPECT_EQ(j["unit"]["kind"], "warpgroup");
   EXPECT_EQ(j["placement"], "shared");
@@ -220,10 +221,69 @@ TEST(SidecarTest, ParseRejectsUnknownFormatNamingIt) {
 
 TEST(SidecarTest, ParseRejectsUnknownVersion) {
   nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
-  j["version"] = 2;
+  j["version"] = 3;
   EXPECT_THAT(ParseLayoutJson(j.dump()),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("sidecar version 2 is not supported")));
+                       HasSubstr("sidecar version 3 is not supported: this build reads "
+                                 "versions 1 to 2")));
+}
+
+// A layout whose sites include a TMA 2-D copy of 8192 bytes and a cp.async copy.
+TraceLayout LayoutWithCopies() {
+  TraceLayout layout = SampleLayout();
+  SiteInfo tma{3, "load A", SiteKind::kAsyncCopy, "k > role producer > load A"};
+  tma.copy_engine = CopyEngine::kTma2d;
+  tma.copy_bytes = 8192;
+  SiteInfo cp{4, "load B", SiteKind::kAsyncCopy, "k > load B"};
+  cp.copy_engine = CopyEngine::kCpAsync;
+  cp.copy_bytes = 2048;
+  layout.sites.push_back(tma);
+  layout.sites.push_back(cp);
+  return layout;
+}
+
+TEST(SidecarTest, CopyEngineAndBytesRoundTripAndAreWrittenOnlyForCopies) {
+  const TraceLayout layout = LayoutWithCopies();
+  const nlohmann::json j = nlohmann::json::parse(ToJson(layout));
+  EXPECT_EQ(j["sites"][3]["copy_engine"], "tma_2d");
+  EXPECT_EQ(j["sites"][3]["copy_bytes"], 8192);
+  EXPECT_EQ(j["sites"][4]["copy_engine"], "cp.async");
+  EXPECT_FALSE(j["sites"][0].contains("copy_engine"));
+  EXPECT_FALSE(j["sites"][0].contains("copy_bytes"));
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(j.dump());
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(*parsed, layout);
+}
+
+TEST(SidecarTest, AVersion1SidecarWithoutCopyFieldsLoadsWithUnknownEngines) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(LayoutWithCopies()));
+  j["version"] = 1;
+  for (nlohmann::json& site : j["sites"]) {
+    site.erase("copy_engine");
+    site.erase("copy_bytes");
+  }
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(j.dump());
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(parsed->sites[3].copy_engine, CopyEngine::kNone);
+  EXPECT_EQ(parsed->sites[3].copy_bytes, 0u);
+}
+
+TEST(SidecarTest, ParseRejectsAnUnknownCopyEngineNamingTheField) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(LayoutWithCopies()));
+  j["sites"][3]["copy_engine"] = "tma_6d";
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("sites[3].copy_engine"),
+                             HasSubstr("unknown copy engine \"tma_6d\""))));
+}
+
+TEST(SidecarTest, ParseRejectsACopyEngineOnASiteThatIsNotACopy) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["sites"][1]["copy_engine"] = "bulk";
+  j["sites"][1]["copy_bytes"] = 64;
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is a region site but has a copy engine (bulk)")));
 }
 
 TEST(SidecarTest, ParseNamesMissingField) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "format/layout.h"
 #include "gtest/gtest.h"
 #include "profiler/frontend/dump_files.h"
 #include "profiler/outputs/tables/schema.h"
@@ -140,6 +141,39 @@ TEST(TablesSink, AFailedStrictDumpGivesNoTables) {
   const DumpOutcome o = DumpWithTables(p);
   EXPECT_FALSE(o.status.ok());
   EXPECT_FALSE(o.tables.has_value());
+}
+
+// SiteInfo::copy_engine / copy_bytes (as the builder's record plan fills them) reach the
+// copies table; a copy site that does not know them keeps null engine and bytes.
+TEST(TablesSink, CopiesCarryTheSiteTablesEngineAndBytes) {
+  testing::PipelineTrace p = Pipeline();
+  uint32_t known = UINT32_MAX;
+  for (SiteInfo& site : p.layout.sites) {
+    if (site.kind != SiteKind::kAsyncCopy || known != UINT32_MAX) continue;
+    site.copy_engine = CopyEngine::kTma2d;
+    site.copy_bytes = 8192;
+    known = site.id;
+  }
+  ASSERT_NE(known, UINT32_MAX) << "the synthesized pipeline has a copy site";
+  const DumpOutcome o = DumpWithTables(p);
+  ASSERT_THAT(o.status, IsOk());
+  const Table& copies = *o.tables->Get("copies");
+  const Column* engine = copies.Find("engine");
+  ASSERT_NE(engine, nullptr);
+  int64_t with_engine = 0;
+  for (int64_t row = 0; row < copies.rows(); ++row) {
+    if (IntAt(copies, "site", row) != known) {
+      EXPECT_TRUE(IsNull(copies, "engine", row) && IsNull(copies, "bytes", row)) << row;
+      continue;
+    }
+    ++with_engine;
+    ASSERT_FALSE(IsNull(copies, "engine", row));
+    EXPECT_EQ(engine->chars.substr(engine->offsets[row],
+                                   engine->offsets[row + 1] - engine->offsets[row]),
+              "tma_2d");
+    EXPECT_EQ(IntAt(copies, "bytes", row), 8192);
+  }
+  EXPECT_GT(with_engine, 0);
 }
 
 }  // namespace
