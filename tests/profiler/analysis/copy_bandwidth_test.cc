@@ -19,6 +19,7 @@
 #include "profiler/outputs/perfetto/perfetto_sink.h"
 #include "profiler/outputs/perfetto/perfetto_trace.pb.h"
 #include "profiler/testing/trace_synthesizer.h"
+#include "tests/profiler/outputs/perfetto/perfetto_packets.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -141,10 +142,11 @@ TEST(CopyBandwidthTest, TheChromeSliceOfACopyCarriesItsEngineAndBytes) {
 }
 
 TEST(CopyBandwidthTest, ThePerfettoSliceOfACopyCarriesItsEngineAndBytes) {
-  perfetto::Trace trace;
-  ASSERT_TRUE(trace.ParseFromString(Dump(false).perfetto));
+  // As Perfetto reads it: the compressed packets inflated in place.
+  const std::vector<perfetto::TracePacket> packets = ReadPerfettoPackets(Dump(false).perfetto);
+  ASSERT_FALSE(packets.empty());
   int annotated = 0;
-  for (const perfetto::TracePacket& packet : trace.packet()) {
+  for (const perfetto::TracePacket& packet : packets) {
     if (!packet.has_track_event()) continue;
     std::string engine;
     uint64_t bytes = 0;
