@@ -389,6 +389,70 @@ absl::Status AnalysisSink::End(const TraceEnd& /*end*/) {
   return absl::OkStatus();
 }
 
+// The role's time per site, most total time first.
+std::vector<SiteTime> AnalysisSink::SiteTimes(const RoleAcc& acc, double unit_time) const {
+  std::vector<SiteTime> sites;
+  for (uint32_t s = 0; s < acc.sites.size(); ++s) {
+    const SiteAcc& site = acc.sites[s];
+    if (site.count == 0) continue;
+    SiteTime st;
+    st.site = s;
+    st.name = layout_->sites[s].name;
+    st.kind = layout_->sites[s].kind;
+    st.count = site.count;
+    st.total_ns = site.total_ns;
+    st.self_ns = site.self_ns;
+    st.share = Ratio(static_cast<double>(site.total_ns), unit_time);
+    st.waiting_ns = site.waiting_ns;
+    st.waiting_share = Ratio(static_cast<double>(site.waiting_ns),
+                             static_cast<double>(site.total_ns));
+    for (size_t f = 0; f < families_.size(); ++f) {
+      const int64_t ns = acc.RegionWait(s, static_cast<uint32_t>(f), layout_->sites.size());
+      if (ns == 0) continue;
+      st.waits.push_back(
+          {families_[f], ns, Ratio(static_cast<double>(ns), static_cast<double>(site.total_ns))});
+    }
+    std::stable_sort(st.waits.begin(), st.waits.end(),
+                     [](const WaitInRegion& a, const WaitInRegion& b) {
+                       return a.wait_ns > b.wait_ns;
+                     });
+    sites.push_back(std::move(st));
+  }
+  std::stable_sort(sites.begin(), sites.end(),
+                   [](const SiteTime& a, const SiteTime& b) { return a.total_ns > b.total_ns; });
+  return sites;
+}
+
+// Role r's median unit time, its slowest unit and the outliers.
+void AnalysisSink::FillUnitTimes(uint32_t r, const RoleAcc& acc, RoleAnalysis& out) const {
+  std::vector<std::pair<int64_t, size_t>> times;
+  for (size_t i = 0; i < units_.size(); ++i) {
+    if (units_[i].role == r) times.push_back({units_[i].end_ns - units_[i].start_ns, i});
+  }
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+    const size_t n = times.size();
+    out.median_unit_ns = times[n - static_cast<size_t>(std::ceil(0.5 * n))].first;
+    auto ref = [&](const std::pair<int64_t, size_t>& t) {
+      const UnitRec& u = units_[t.second];
+      return UnitRef{u.block_linear, BlockIndex(layout_->grid, u.block_linear), u.unit_index,
+                     u.sm_id, acc.name, t.first,
+                     Ratio(static_cast<double>(t.first),
+                           static_cast<double>(out.median_unit_ns))};
+    };
+    out.slowest_unit = ref(times.front());
+    for (const auto& t : times) {
+      if (out.outlier_units.size() >= options_.max_outliers ||
+          static_cast<double>(t.first) <
+              options_.outlier_ratio * static_cast<double>(out.median_unit_ns)) {
+        break;
+      }
+      out.outlier_units.push_back(ref(t));
+    }
+  }
+}
+
 void AnalysisSink::FillRoles() {
   result_.roles.clear();
   for (uint32_t r = 0; r < roles_.size(); ++r) {
@@ -433,61 +497,8 @@ void AnalysisSink::FillRoles() {
     auto by_wait = [](const WaitStats& a, const WaitStats& b) { return a.wait_ns > b.wait_ns; };
     std::stable_sort(out.waits.begin(), out.waits.end(), by_wait);
     std::stable_sort(out.barriers.begin(), out.barriers.end(), by_wait);
-    for (uint32_t s = 0; s < acc.sites.size(); ++s) {
-      const SiteAcc& site = acc.sites[s];
-      if (site.count == 0) continue;
-      SiteTime st;
-      st.site = s;
-      st.name = layout_->sites[s].name;
-      st.kind = layout_->sites[s].kind;
-      st.count = site.count;
-      st.total_ns = site.total_ns;
-      st.self_ns = site.self_ns;
-      st.share = Ratio(static_cast<double>(site.total_ns), unit_time);
-      st.waiting_ns = site.waiting_ns;
-      st.waiting_share = Ratio(static_cast<double>(site.waiting_ns),
-                               static_cast<double>(site.total_ns));
-      for (size_t f = 0; f < families_.size(); ++f) {
-        const int64_t ns = acc.RegionWait(s, static_cast<uint32_t>(f), layout_->sites.size());
-        if (ns == 0) continue;
-        st.waits.push_back(
-            {families_[f], ns, Ratio(static_cast<double>(ns), static_cast<double>(site.total_ns))});
-      }
-      std::stable_sort(st.waits.begin(), st.waits.end(),
-                       [](const WaitInRegion& a, const WaitInRegion& b) {
-                         return a.wait_ns > b.wait_ns;
-                       });
-      out.sites.push_back(std::move(st));
-    }
-    std::stable_sort(out.sites.begin(), out.sites.end(),
-                     [](const SiteTime& a, const SiteTime& b) { return a.total_ns > b.total_ns; });
-
-    std::vector<std::pair<int64_t, size_t>> times;
-    for (size_t i = 0; i < units_.size(); ++i) {
-      if (units_[i].role == r) times.push_back({units_[i].end_ns - units_[i].start_ns, i});
-    }
-    if (!times.empty()) {
-      std::sort(times.begin(), times.end(),
-                [](const auto& a, const auto& b) { return a.first > b.first; });
-      const size_t n = times.size();
-      out.median_unit_ns = times[n - static_cast<size_t>(std::ceil(0.5 * n))].first;
-      auto ref = [&](const std::pair<int64_t, size_t>& t) {
-        const UnitRec& u = units_[t.second];
-        return UnitRef{u.block_linear, BlockIndex(layout_->grid, u.block_linear), u.unit_index,
-                       u.sm_id, acc.name, t.first,
-                       Ratio(static_cast<double>(t.first),
-                             static_cast<double>(out.median_unit_ns))};
-      };
-      out.slowest_unit = ref(times.front());
-      for (const auto& t : times) {
-        if (out.outlier_units.size() >= options_.max_outliers ||
-            static_cast<double>(t.first) <
-                options_.outlier_ratio * static_cast<double>(out.median_unit_ns)) {
-          break;
-        }
-        out.outlier_units.push_back(ref(t));
-      }
-    }
+    out.sites = SiteTimes(acc, unit_time);
+    FillUnitTimes(r, acc, out);
     result_.roles.push_back(std::move(out));
   }
 }

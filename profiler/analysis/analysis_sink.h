@@ -170,6 +170,8 @@ class AnalysisSink : public TraceSink {
   void AccumulatePath(double span);
   void AddCopies(const UnitTimeline& t, RoleAcc& acc) const;
   void FillRoles();
+  std::vector<SiteTime> SiteTimes(const RoleAcc& acc, double unit_time) const;
+  void FillUnitTimes(uint32_t r, const RoleAcc& acc, RoleAnalysis& out) const;
   void FillCriticalPath();
   void FillGrid();
   void FillOverhead();

@@ -17,6 +17,7 @@
 #include "jit/cost/recorder_cost.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -34,22 +35,15 @@ Kernel Scale() {
   return *kernel;
 }
 
-class ArtifactsDirTest : public ::testing::Test {
+class ArtifactsDirTest : public testing::HostRunTest {
  protected:
-  void SetUp() override {
-    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
-    absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-    ASSERT_THAT(device, IsOk());
-    device_ = *std::move(device);
-  }
   absl::Status Run(bool profile, const std::string& dir) {
     RunOptions options;
     options.profile.enabled = profile;
     options.artifacts_dir = dir;
     const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out_))};
-    return RunKernel(*device_, Scale(), args, options).status();
+    return RunKernel(device(), Scale(), args, options).status();
   }
-  std::unique_ptr<HostDevice> device_;
   std::vector<float> out_ = std::vector<float>(64, 0.0f);
 };
 

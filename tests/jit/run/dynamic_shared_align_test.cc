@@ -20,6 +20,7 @@
 #include "jit/emit/emitter.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -49,24 +50,17 @@ Kernel AlignedBase(uint32_t align) {
   return *kernel;
 }
 
-class DynamicSharedAlignTest : public ::testing::Test {
+class DynamicSharedAlignTest : public testing::HostRunTest {
  protected:
-  void SetUp() override {
-    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
-    absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-    ASSERT_THAT(device, IsOk());
-    device_ = *std::move(device);
-  }
   // {base % 1024, base % align} of a run.
   std::vector<uint32_t> Run(const Kernel& kernel, bool profile) {
     std::vector<uint32_t> out = {7777, 7777};
     RunOptions options;
     options.profile.enabled = profile;
     const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out))};
-    EXPECT_THAT(RunKernel(*device_, kernel, args, options).status(), IsOk());
+    EXPECT_THAT(RunKernel(device(), kernel, args, options).status(), IsOk());
     return out;
   }
-  std::unique_ptr<HostDevice> device_;
 };
 
 TEST_F(DynamicSharedAlignTest, TheHostBaseIs1024AlignedProfiledAndUnprofiled) {
