@@ -145,6 +145,10 @@ ABSL_FLAG(uint64_t, sm_clock_khz, 0,
           "SM clock in kHz: the rate for Mosaic GPU buffers, which record none (default "
           "1980000), or the nominal fallback rate for warptrace buffers (default: the "
           "sidecar's)");
+ABSL_FLAG(int32_t, threads, 0,
+          "dump: threads to use, this one included (0: the cores there are); N > 1 makes and "
+          "writes the output's bytes on background threads while this one decodes, verifies "
+          "and formats; 1 keeps everything on one thread. The output is the same either way");
 static_assert(warptrace::kMosaicDefaultSmClockKhz == 1'980'000,
               "keep --sm_clock_khz's help text in step with the Mosaic importer's default");
 
@@ -203,6 +207,11 @@ int Dump() {
   request.causal_profile = *causal_profile && (summary || !request.analysis_path.empty());
   request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
   request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
+  request.threads = absl::GetFlag(FLAGS_threads);
+  if (request.threads < 0) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--threads=", request.threads, ": expected 0 (the cores there are) or a count >= 1")));
+  }
   if (output.empty() && request.report_path.empty() && !summary &&
       request.analysis_path.empty()) {
     return Fail(absl::InvalidArgumentError(

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/chunk_pipeline.h"
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "profiler/analysis/analysis_json.h"
@@ -70,10 +71,15 @@ absl::Status CheckWords(const TraceLayout& layout, absl::Span<const uint32_t> wo
       " bytes): pass the buffer this layout describes, or the layout of this buffer"));
 }
 
-std::unique_ptr<TraceSink> MakeWriter(const TraceOutput& output, llvm::raw_ostream& os) {
-  if (output.format == TraceFormat::kPerfetto) return std::make_unique<PerfettoTraceSink>(os);
+std::unique_ptr<TraceSink> MakeWriter(const TraceOutput& output, llvm::raw_ostream& os,
+                                      int threads) {
+  if (output.format == TraceFormat::kPerfetto) {
+    PerfettoWriterOptions options;
+    options.threads = threads;
+    return std::make_unique<PerfettoTraceSink>(os, options);
+  }
   if (output.chrome.events == ChromeEventStyle::kMosaic) {
-    return std::make_unique<MosaicTraceSink>(output.chrome.mosaic, os);
+    return std::make_unique<MosaicTraceSink>(output.chrome.mosaic, os, threads);
   }
   return std::make_unique<ChromeTraceSink>(output.chrome, os);
 }
@@ -167,11 +173,21 @@ class Run {
   }
 
   // traces[next]'s writer on `os` around the rest. The writer goes before `os` does: a writer
-  // destroyed unfinished (the dump stopped) still writes its closing into the stream.
+  // destroyed unfinished (the dump stopped) still writes its closing into the stream. With
+  // threads, the Chrome writer formats into a PipelinedOStream whose bytes a background
+  // thread writes to `os`; Perfetto's writer (deflate) and the Mosaic one (formatting at
+  // End) have pipelines of their own.
   absl::Status OpenWith(const TraceOutput& output, llvm::raw_ostream& os, size_t next) {
-    writers_.push_back(MakeWriter(output, os));
+    std::optional<PipelinedOStream> pipelined;
+    if (threads_ > 1 && output.format == TraceFormat::kChromeJson &&
+        output.chrome.events != ChromeEventStyle::kMosaic) {
+      pipelined.emplace(os);
+    }
+    writers_.push_back(
+        MakeWriter(output, pipelined.has_value() ? *pipelined : os, threads_));
     absl::Status status = Open(next + 1);
     writers_.pop_back();
+    if (pipelined.has_value()) pipelined->Finish();
     return status;
   }
 
@@ -179,6 +195,7 @@ class Run {
   const DumpRequest& request_;
   DumpOutcome& outcome_;
   DumpOptions options_;
+  const int threads_ = request_.threads > 0 ? request_.threads : DefaultThreads();
   std::optional<SummarySink> summary_;
   std::optional<AnalysisSink> analysis_;
   std::optional<TraceCollector> collector_;

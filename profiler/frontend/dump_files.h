@@ -34,7 +34,8 @@
 //     verification's DataLoss / ResourceExhausted (the report is complete), a writer's error;
 //   writing the report or the analysis: the file system's codes, with failed_output naming
 //     the output ("" when the failure is not an output's).
-// Thread-safety: reentrant; sinks run on the calling thread.
+// Thread-safety: reentrant; sinks run on the calling thread (DumpRequest::threads: writers
+// hand their bytes to background threads of their own).
 #ifndef WARPTRACE_PROFILER_FRONTEND_DUMP_FILES_H_
 #define WARPTRACE_PROFILER_FRONTEND_DUMP_FILES_H_
 
@@ -106,6 +107,13 @@ struct DumpRequest {
   std::optional<TableOptions> tables;
   // More sinks, fed after the front end's own (e.g. a DiffCollector); not owned.
   std::vector<TraceSink*> sinks;
+  // Threads the dump may use, the calling one included; 0: DefaultThreads() (the cores this
+  // process may run on). With N > 1 each trace output's bytes are made ready and written by
+  // background threads (base/chunk_pipeline.h: Perfetto's deflate on N - 1 of them, a JSON
+  // output's write(2)s on one) while the calling thread decodes, verifies, builds timelines
+  // and formats; 1 keeps everything on the calling thread. The files are byte-identical
+  // whatever N is, and so is everything else the dump returns.
+  int threads = 0;
 };
 
 struct DumpOutcome {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -11,6 +12,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "base/chunk_pipeline.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 #include "profiler/outputs/event_template.h"
@@ -29,22 +32,93 @@ uint64_t MosaicBlockIndex(const Dim3& grid, uint32_t block_linear) {
 // A double as Python's repr writes it for Mosaic's range (0 <= v < 2^32 / 1000): the
 // shortest fixed-point digits that read back as `v`, with ".0" when they have no point.
 // Python json.dump writes floats this way, so the numbers parse to the same doubles.
-void WritePythonFloat(llvm::raw_ostream& os, double v) {
-  char buf[64];
-  const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf) - 2, v,
-                                               std::chars_format::fixed);
+// Writes at `p` (room for 64 bytes) and returns the end.
+char* WritePythonFloat(char* p, double v) {
+  const std::to_chars_result r = std::to_chars(p, p + 62, v, std::chars_format::fixed);
   char* end = r.ptr;
-  if (std::find(buf, end, '.') == end) {
+  if (std::find(p, end, '.') == end) {
     *end++ = '.';
     *end++ = '0';
   }
-  os.write(buf, end - buf);
+  return end;
 }
 
 }  // namespace
 
-MosaicTraceSink::MosaicTraceSink(const MosaicTimestamps& options, llvm::raw_ostream& os)
-    : options_(options), os_(os) {}
+// The event text of End: per tag the piece before "ts", per trace the piece after it.
+struct MosaicTraceSink::Format {
+  Format(uint64_t sm_clock_khz, uint32_t overhead, EventTemplate any)
+      : sm_clock_khz(sm_clock_khz), overhead(overhead), any(std::move(any)) {}
+
+  void AddHead(uint32_t tag, std::string head) {
+    const uint32_t site = abi::TagSiteV1(tag);
+    if (site < kDenseSites) {
+      const size_t slot = 2 * size_t{site} + ((tag & abi::kExitFlag) != 0);
+      if (dense.size() <= slot) dense.resize(slot + 1);
+      dense[slot] = std::move(head);
+    } else {
+      sparse[tag] = std::move(head);
+    }
+  }
+  const std::string& Head(uint32_t tag) const {
+    const uint32_t site = abi::TagSiteV1(tag);
+    if (site < kDenseSites) return dense[2 * size_t{site} + ((tag & abi::kExitFlag) != 0)];
+    return sparse.find(site | (tag & abi::kExitFlag))->second;
+  }
+
+  // Appends the events of `traces` to `out`, each after a ',' but the very first of the
+  // array (`first`: these traces begin it).
+  void Traces(const std::vector<abi::Event>& events, absl::Span<const Trace* const> traces,
+              bool first, std::vector<uint8_t>& out) const {
+    size_t used = out.size();  // out grows in big steps; what is written ends at `used`
+    for (const Trace* t : traces) {
+      const abi::Event* e = events.data() + t->first_event;
+      char pid[24], tid[24];
+      const llvm::StringRef ids[] = {
+          llvm::StringRef(pid, std::to_chars(pid, pid + sizeof(pid), uint64_t{1} + t->sm_id).ptr -
+                                   pid),
+          llvm::StringRef(tid, std::to_chars(tid, tid + sizeof(tid),
+                                             uint64_t{1} + t->mosaic_index).ptr - tid)};
+      const std::string tail = any.Tail(1, ids);
+      uint32_t last = 0;
+      for (uint32_t k = 0; k < t->event_count; ++k) {
+        uint32_t time = e[k].clock - e[0].clock - k * overhead;
+        if (k > 0 && last >= time) time = last + 1u;
+        last = time;
+        uint32_t ns = time;
+        if (sm_clock_khz != 0) {
+          ns = static_cast<uint32_t>(static_cast<uint64_t>(std::llround(
+              static_cast<double>(time) * 1e6 / static_cast<double>(sm_clock_khz))));
+        }
+        const uint32_t at = t->start + ns;
+        const std::string& head = Head(e[k].tag);
+        const size_t at_most = 1 + head.size() + kFloatBytes + tail.size();
+        if (out.size() < used + at_most) out.resize(std::max(2 * out.size(), used + at_most));
+        char* const start = reinterpret_cast<char*>(out.data()) + used;
+        char* p = start;
+        if (!first) *p++ = ',';
+        first = false;
+        std::memcpy(p, head.data(), head.size());
+        p = WritePythonFloat(p + head.size(), static_cast<double>(at) / 1e3);
+        std::memcpy(p, tail.data(), tail.size());
+        used += static_cast<size_t>(p + tail.size() - start);
+      }
+    }
+    out.resize(used);
+  }
+
+  static constexpr uint32_t kDenseSites = 1 << 16;
+  static constexpr size_t kFloatBytes = 64;
+  const uint64_t sm_clock_khz;
+  const uint32_t overhead;
+  const EventTemplate any;
+  std::vector<std::string> dense;                       // by 2 x site + exit
+  absl::flat_hash_map<uint32_t, std::string> sparse;    // by tag, site >= kDenseSites
+};
+
+MosaicTraceSink::MosaicTraceSink(const MosaicTimestamps& options, llvm::raw_ostream& os,
+                                 int threads)
+    : options_(options), os_(os), threads_(threads) {}
 
 absl::Status MosaicTraceSink::Begin(const TraceBegin& begin) {
   layout_ = begin.layout;
@@ -108,8 +182,9 @@ absl::Status MosaicTraceSink::End(const TraceEnd& /*end*/) {
     return std::pair(a->start, a->mosaic_index) < std::pair(b->start, b->mosaic_index);
   });
 
-  // Each event is one rawValue: its site's text up to "ts" (json::OStream serialized it once,
-  // name escaped), the ts, then its trace's pid and tid.
+  // Each event is its site's text up to "ts" (json::OStream serialized it once, name
+  // escaped), the ts, then its trace's pid and tid: the bytes json::OStream's compact
+  // rawValue writes, with a ',' between events.
   auto event_template = [](const std::string& name, const char* ph) {
     return EventTemplate::Build([&](llvm::json::OStream& json) {
       json.object([&] {
@@ -123,49 +198,58 @@ absl::Status MosaicTraceSink::End(const TraceEnd& /*end*/) {
       });
     });
   };
-  absl::flat_hash_map<uint32_t, std::string> heads;  // by tag (site | exit)
+  Format format(options_.sm_clock_khz, overhead, event_template("", "B"));
   for (const auto& [site, name] : names_) {
-    heads[site] = event_template(name, "B").piece(0);
-    heads[site | abi::kExitFlag] = event_template(name, "E").piece(0);
+    format.AddHead(site, event_template(name, "B").piece(0));
+    format.AddHead(site | abi::kExitFlag, event_template(name, "E").piece(0));
   }
-  const EventTemplate any = event_template("", "B");
 
-  llvm::json::OStream j(os_);
-  j.object([&] {
-    j.attribute("displayTimeUnit", "ns");
-    j.attributeArray("traceEvents", [&] {
-      for (const Trace* t : order) {
-        const abi::Event* e = events_.data() + t->first_event;
-        char pid[24], tid[24];
-        const llvm::StringRef ids[] = {
-            llvm::StringRef(pid, std::to_chars(pid, pid + sizeof(pid),
-                                               uint64_t{1} + t->sm_id).ptr - pid),
-            llvm::StringRef(tid, std::to_chars(tid, tid + sizeof(tid),
-                                               uint64_t{1} + t->mosaic_index).ptr - tid)};
-        const std::string tail = any.Tail(1, ids);
-        uint32_t last = 0;
-        for (uint32_t k = 0; k < t->event_count; ++k) {
-          uint32_t time = e[k].clock - e[0].clock - k * overhead;
-          if (k > 0 && last >= time) time = last + 1u;
-          last = time;
-          uint32_t ns = time;
-          if (options_.sm_clock_khz != 0) {
-            ns = static_cast<uint32_t>(static_cast<uint64_t>(
-                std::llround(static_cast<double>(time) * 1e6 /
-                             static_cast<double>(options_.sm_clock_khz))));
-          }
-          const uint32_t at = t->start + ns;
-          const std::string& head =
-              heads.find(abi::TagSiteV1(e[k].tag) | (e[k].tag & abi::kExitFlag))->second;
-          j.rawValue([&](llvm::raw_ostream& os) {
-            os << head;
-            WritePythonFloat(os, static_cast<double>(at) / 1e3);
-            os << tail;
-          });
-        }
-      }
-    });
-  });
+  // Runs of whole traces of about kMosaicChunkEvents events: the pieces of work.
+  std::vector<size_t> cuts = {0};
+  uint64_t run = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    run += order[i]->event_count;
+    if (run >= kMosaicChunkEvents) {
+      cuts.push_back(i + 1);
+      run = 0;
+    }
+  }
+  if (cuts.back() != order.size()) cuts.push_back(order.size());
+  auto format_run = [&](size_t piece, std::vector<uint8_t>& out) {
+    out.clear();
+    format.Traces(events_, absl::MakeConstSpan(order).subspan(cuts[piece], cuts[piece + 1] - cuts[piece]),
+                  /*first=*/piece == 0, out);
+  };
+
+  os_ << R"({"displayTimeUnit":"ns","traceEvents":[)";
+  if (threads_ <= 1) {
+    std::vector<uint8_t> out;
+    for (size_t piece = 0; piece + 1 < cuts.size(); ++piece) {
+      format_run(piece, out);
+      os_.write(reinterpret_cast<const char*>(out.data()), out.size());
+    }
+  } else {
+    // A job's bytes are its piece number; the workers format, then write in order.
+    ChunkPipeline pipeline(
+        threads_, 2 * static_cast<size_t>(threads_),
+        [&](int, absl::Span<const uint8_t> in, std::vector<uint8_t>& out) {
+          size_t piece = 0;
+          std::memcpy(&piece, in.data(), sizeof(piece));
+          format_run(piece, out);
+          return absl::MakeConstSpan(out);
+        },
+        [&](absl::Span<const uint8_t> bytes) {
+          os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+        });
+    std::vector<uint8_t> job;
+    for (size_t piece = 0; piece + 1 < cuts.size(); ++piece) {
+      job.resize(sizeof(piece));
+      std::memcpy(job.data(), &piece, sizeof(piece));
+      pipeline.Submit(job, sizeof(piece));
+    }
+    pipeline.Drain();
+  }
+  os_ << "]}";
   return absl::OkStatus();
 }
 

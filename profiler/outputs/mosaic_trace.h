@@ -49,7 +49,11 @@
 //
 // Memory: unlike the other writers, O(events) (8 bytes each): the overhead estimate and the
 // sort by first timestamp need the whole buffer, so the events are written at End.
-// Thread-safety: one sink per dump; not thread-safe.
+// Threads: with `threads` > 1, End formats runs of traces (about kMosaicChunkEvents events
+// each) on that many background threads (base/chunk_pipeline.h), which write them to `os` in
+// order: the bytes are the same as with 1, where End does it all on the calling thread.
+// Thread-safety: one sink per dump, called from one thread; `os` is written from End's
+// workers only while End runs.
 #ifndef WARPTRACE_PROFILER_OUTPUTS_MOSAIC_TRACE_H_
 #define WARPTRACE_PROFILER_OUTPUTS_MOSAIC_TRACE_H_
 
@@ -70,6 +74,8 @@ namespace warptrace {
 
 // Mosaic's upper bound of its overhead estimate, in cycles.
 inline constexpr uint32_t kMosaicOverheadCeilingCycles = 12;
+// About how many events End formats as one piece of work (whole traces).
+inline constexpr uint64_t kMosaicChunkEvents = 1 << 16;
 
 // Writes to `os` at End (nothing before it: a dump that fails leaves `os` untouched).
 // AddUnit and End return FailedPrecondition before Begin; AddUnit returns InvalidArgument
@@ -77,7 +83,7 @@ inline constexpr uint32_t kMosaicOverheadCeilingCycles = 12;
 // stream's (the front end checks them).
 class MosaicTraceSink : public TraceSink {
  public:
-  MosaicTraceSink(const MosaicTimestamps& options, llvm::raw_ostream& os);
+  MosaicTraceSink(const MosaicTimestamps& options, llvm::raw_ostream& os, int threads = 1);
   absl::string_view Name() const override { return "Mosaic-compatible Chrome trace"; }
   absl::Status Begin(const TraceBegin& begin) override;
   absl::Status AddUnit(const UnitView& unit) override;
@@ -91,9 +97,11 @@ class MosaicTraceSink : public TraceSink {
     uint64_t first_event = 0;   // into events_
     uint32_t event_count = 0;
   };
+  struct Format;  // what End formats the events with (mosaic_trace.cc)
 
   MosaicTimestamps options_;
   llvm::raw_ostream& os_;
+  const int threads_;
   const TraceLayout* layout_ = nullptr;
   std::vector<Trace> traces_;
   std::vector<abi::Event> events_;

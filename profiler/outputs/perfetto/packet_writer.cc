@@ -1,6 +1,6 @@
 #include "profiler/outputs/perfetto/packet_writer.h"
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,55 +17,80 @@ constexpr uint32_t kCompressedPacketsTag = WireFormat::MakeTag(50, WireFormat::W
 
 }  // namespace
 
+// libdeflate's compressor (zlib format, as Perfetto's service writes and its trace processor
+// inflates with zlib): level 1 gives zlib level 1's ratio in half its time (measured on
+// the 1e6-event Mosaic buffer's 13.0 MB of packets: 20-29 ms against 52 ms, 1.36 MB both).
 struct PacketWriter::Deflater {
-  z_stream stream{};
-  bool ready = false;
-  Deflater() {
-    // Level 1: most of the ratio (the packets repeat a handful of shapes) at the least time.
-    ready = deflateInit(&stream, Z_BEST_SPEED) == Z_OK;
-  }
+  libdeflate_compressor* compressor = libdeflate_alloc_compressor(1);
+  bool ready = compressor != nullptr;
+  Deflater() = default;
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
   ~Deflater() {
-    if (ready) deflateEnd(&stream);
+    if (compressor != nullptr) libdeflate_free_compressor(compressor);
   }
 };
 
-PacketWriter::PacketWriter(llvm::raw_ostream& os, bool compress)
+PacketWriter::PacketWriter(llvm::raw_ostream& os, bool compress, int workers)
     : os_(os), compress_(compress), buffer_(kBufferBytes + kSlopBytes) {
-  if (compress_) deflater_ = std::make_unique<Deflater>();
+  if (compress_) {
+    for (int w = 0; w < std::max(1, workers); ++w) {
+      deflaters_.push_back(std::make_unique<Deflater>());
+    }
+  }
+  if (workers >= 1) {
+    // Two buffers per worker in flight: every worker busy while the caller fills the next.
+    pipeline_ = std::make_unique<ChunkPipeline>(
+        workers, 2 * static_cast<size_t>(workers),
+        [this](int worker, absl::Span<const uint8_t> in, std::vector<uint8_t>& out) {
+          return Encode(worker, in, out);
+        },
+        [this](absl::Span<const uint8_t> bytes) {
+          os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+        });
+  }
 }
 
 PacketWriter::~PacketWriter() = default;
 
 void PacketWriter::Flush() {
+  FlushBuffer();
+  if (pipeline_ != nullptr) pipeline_->Drain();
+}
+
+void PacketWriter::FlushBuffer() {
   Emit(buffer_.data(), used_);
   used_ = 0;
 }
 
 void PacketWriter::Emit(const uint8_t* data, size_t size) {
   if (size == 0) return;
-  if (compress_ && deflater_->ready) {
-    EmitDeflated(data, size);
+  if (pipeline_ == nullptr) {
+    const absl::Span<const uint8_t> bytes = Encode(0, absl::MakeConstSpan(data, size), deflated_);
+    os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     return;
   }
-  os_.write(reinterpret_cast<const char*>(data), size);
+  if (data == buffer_.data()) {
+    // The buffer itself goes to the workers; a recycled one takes its place.
+    pipeline_->Submit(buffer_, size);
+    if (buffer_.size() < kBufferBytes + kSlopBytes) buffer_.resize(kBufferBytes + kSlopBytes);
+    return;
+  }
+  std::vector<uint8_t> copy(data, data + size);
+  pipeline_->Submit(copy, size);
 }
 
-void PacketWriter::EmitDeflated(const uint8_t* data, size_t size) {
-  z_stream& z = deflater_->stream;
-  const size_t bound = deflateBound(&z, static_cast<uLong>(size));
+absl::Span<const uint8_t> PacketWriter::Encode(int worker, absl::Span<const uint8_t> in,
+                                               std::vector<uint8_t>& out) {
+  if (!compress_ || !deflaters_[static_cast<size_t>(worker)]->ready) return in;
+  libdeflate_compressor* compressor = deflaters_[static_cast<size_t>(worker)]->compressor;
+  const size_t bound = libdeflate_zlib_compress_bound(compressor, in.size());
   constexpr size_t kHead = 16;  // packet tag, two lengths and the field tag
-  if (deflated_.size() < kHead + bound) deflated_.resize(kHead + bound);
-  z.next_in = const_cast<Bytef*>(data);
-  z.avail_in = static_cast<uInt>(size);
-  z.next_out = deflated_.data() + kHead;
-  z.avail_out = static_cast<uInt>(bound);
-  const int rc = deflate(&z, Z_FINISH);
-  const size_t compressed = bound - z.avail_out;
-  deflateReset(&z);
-  if (rc != Z_STREAM_END) {  // cannot happen with deflateBound's room; stay readable anyway
-    os_.write(reinterpret_cast<const char*>(data), size);
-    return;
-  }
+  if (out.size() < kHead + bound) out.resize(kHead + bound);
+  const size_t compressed =
+      libdeflate_zlib_compress(compressor, in.data(), in.size(), out.data() + kHead, bound);
+  // Cannot happen with the bound's room; stay readable anyway.
+  if (compressed == 0) return in;
   // Framing written backwards into the head room, right before the deflated bytes.
   uint8_t head[kHead];
   uint8_t* p = CodedOutputStream::WriteTagToArray(kCompressedPacketsTag, head);
@@ -76,10 +101,10 @@ void PacketWriter::EmitDeflated(const uint8_t* data, size_t size) {
   uint8_t* q = CodedOutputStream::WriteTagToArray(kPacketTag, outer);
   q = CodedOutputStream::WriteVarint32ToArray(body, q);
   const size_t outer_head = static_cast<size_t>(q - outer);
-  uint8_t* start = deflated_.data() + kHead - field_head - outer_head;
+  uint8_t* start = out.data() + kHead - field_head - outer_head;
   std::memcpy(start, outer, outer_head);
   std::memcpy(start + outer_head, head, field_head);
-  os_.write(reinterpret_cast<const char*>(start), outer_head + field_head + compressed);
+  return absl::MakeConstSpan(start, outer_head + field_head + compressed);
 }
 
 std::string PacketWriter::UnitEventSuffix(const std::string& event, const std::string& extra) {
@@ -107,7 +132,7 @@ void PacketWriter::WritePacket(const pb::TracePacket& packet) {
                  CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), length) -
                      length);
     packet.AppendToString(&bytes);
-    Flush();
+    FlushBuffer();
     Emit(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   } else {
     uint8_t* p = Reserve(total);
@@ -153,7 +178,7 @@ void PacketWriter::WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::
   p = CodedOutputStream::WriteVarint64ToArray(delta, p);
   std::string bytes(reinterpret_cast<const char*>(head), static_cast<size_t>(p - head));
   bytes += suffix;
-  Flush();
+  FlushBuffer();
   Emit(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   ++packets_;
 }

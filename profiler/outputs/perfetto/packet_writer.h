@@ -8,13 +8,20 @@
 // timestamp delta and a pre-encoded suffix (sequence id, TrackEvent), inlined here.
 //
 // Compression (on by default): every buffer of whole packets (kBufferBytes) is written as one
-// TracePacket whose only field is compressed_packets, the zlib-deflated bytes of those
+// TracePacket whose only field is compressed_packets, the zlib-format deflated bytes (made by
+// libdeflate) of those
 // packets as a `Trace` message — what Perfetto's own service writes with
 // TraceConfig.compression_type = COMPRESSION_TYPE_DEFLATE, and what its trace processor (and
 // so ui.perfetto.dev) expands in place before reading the packets inside. Memory stays one
 // buffer and its deflated copy, whatever the trace's size.
 //
-// Not thread-safe; `os` must outlive the PacketWriter.
+// Threads. With `workers` >= 1 the full buffers go to a ChunkPipeline (base/chunk_pipeline.h):
+// `workers` background threads deflate them and write them to `os` in order, while the
+// caller goes on encoding packets; the bytes are the same as with workers = 0 (everything on
+// the calling thread). Memory: a few buffers in flight, whatever the trace's size.
+//
+// Not thread-safe (one caller thread); `os` must outlive the PacketWriter and, while it lives,
+// be written by nobody else until Flush returned.
 #ifndef WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PACKET_WRITER_H_
 #define WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PACKET_WRITER_H_
 
@@ -26,6 +33,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
+#include "base/chunk_pipeline.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "llvm/Support/raw_ostream.h"
@@ -47,7 +56,7 @@ inline constexpr uint32_t kTrackEventTag = WireFormat::MakeTag(
 
 class PacketWriter {
  public:
-  explicit PacketWriter(llvm::raw_ostream& os, bool compress = true);
+  explicit PacketWriter(llvm::raw_ostream& os, bool compress = true, int workers = 0);
   ~PacketWriter();
   PacketWriter(const PacketWriter&) = delete;
   PacketWriter& operator=(const PacketWriter&) = delete;
@@ -94,7 +103,8 @@ class PacketWriter {
   // WriteUnitEvent may copy kSuffixCopyBytes.
   static std::string UnitEventSuffix(const std::string& event, const std::string& extra);
 
-  // Hands the buffered bytes to the stream (deflated, when compressing).
+  // Hands the buffered bytes to the stream (deflated, when compressing) and returns once the
+  // stream has every byte written so far.
   void Flush();
 
   uint64_t packets() const { return packets_; }
@@ -109,19 +119,24 @@ class PacketWriter {
   // `n` bytes at the end of the buffer, flushing it first when they do not fit. n must be
   // at most kSlopBytes beyond kBufferBytes.
   uint8_t* Reserve(size_t n) {
-    if (used_ + n > kBufferBytes) Flush();
+    if (used_ + n > kBufferBytes) FlushBuffer();
     return buffer_.data() + used_;
   }
   void WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix);
+  // The buffer to the stream (or the pipeline), without waiting for it to be written.
+  void FlushBuffer();
   // Whole packets to the stream: as they are, or as one compressed_packets packet.
   void Emit(const uint8_t* data, size_t size);
-  void EmitDeflated(const uint8_t* data, size_t size);
+  // What Emit writes of `in`: `in` itself, or its compressed_packets packet in `out`.
+  absl::Span<const uint8_t> Encode(int worker, absl::Span<const uint8_t> in,
+                                   std::vector<uint8_t>& out);
 
   llvm::raw_ostream& os_;
   const bool compress_;
-  struct Deflater;                     // zlib's stream, reset per buffer
-  std::unique_ptr<Deflater> deflater_;  // when compress_
-  std::vector<uint8_t> deflated_;      // the compressed copy of one buffer
+  struct Deflater;  // libdeflate's compressor
+  std::vector<std::unique_ptr<Deflater>> deflaters_;  // one per worker (or one), when compress_
+  std::vector<uint8_t> deflated_;  // the compressed copy of one buffer (no workers)
+  std::unique_ptr<ChunkPipeline> pipeline_;  // workers >= 1
   std::vector<uint8_t> buffer_;  // kBufferBytes + kSlopBytes
   size_t used_ = 0;
   uint64_t packets_ = 0;

@@ -48,7 +48,7 @@ void AddClock(pb::ClockSnapshot& snapshot, uint32_t id, int64_t timestamp, bool 
 class PerfettoWriter::Impl {
  public:
   Impl(llvm::raw_ostream& os, const PerfettoWriterOptions& options)
-      : out_(os, options.compress) {}
+      : out_(os, options.compress, options.threads > 1 ? options.threads - 1 : 0) {}
 
   absl::Status Begin(const TraceLayout& layout, int64_t origin_ns) {
     if (state_ != State::kNew) return absl::FailedPreconditionError("PerfettoWriter::Begin twice");

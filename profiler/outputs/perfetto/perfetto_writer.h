@@ -99,6 +99,10 @@ struct PerfettoWriterOptions {
   // Packets deflated in compressed_packets (packet_writer.h), as Perfetto's own service
   // writes them with COMPRESSION_TYPE_DEFLATE; false: plain packets, ~10x the bytes.
   bool compress = true;
+  // Threads the writer may use, the caller's included: with N > 1, N - 1 background threads
+  // deflate and write the packets (packet_writer.h) while the caller encodes the next ones.
+  // The bytes do not depend on it.
+  int threads = 1;
 };
 
 class PerfettoWriter {
