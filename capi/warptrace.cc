@@ -115,6 +115,7 @@ struct Request {
   bool allow_truncated = false;
   bool compensate_overhead = false;
   uint64_t sm_clock_khz = 0;
+  int threads = 0;  // DumpRequest::threads: 0 = the cores there are
 };
 
 absl::StatusOr<llvm::json::Object> ParseObject(const char* text, absl::string_view what) {
@@ -202,12 +203,19 @@ absl::StatusOr<Request> ParseRequest(const char* text) {
       } else {
         r.sm_clock_khz = static_cast<uint64_t>(*khz);
       }
+    } else if (key == "threads") {
+      llvm::Optional<int64_t> threads = value.getAsInteger();
+      if (!threads || *threads < 0 || *threads > 4096) {
+        s = WrongType(kWhat, key, "an integer from 0 (the cores there are) to 4096");
+      } else {
+        r.threads = static_cast<int>(*threads);
+      }
     } else {
       s = absl::InvalidArgumentError(absl::StrCat(
           "the dump request has an unknown key \"", key,
           "\"; known: output, output_fd, output_memory, format, events, json_args, "
           "mosaic_overhead, mosaic_clock_khz, report, analysis_output, summary, analysis, "
-          "causal_profile, allow_truncated, compensate_overhead, sm_clock_khz"));
+          "causal_profile, allow_truncated, compensate_overhead, sm_clock_khz, threads"));
     }
     if (!s.ok()) return s;
   }
@@ -242,6 +250,7 @@ absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words)
       r.causal_profile && (r.summary || r.analysis || !r.analysis_output.empty());
   request.verify.allow_truncated = r.allow_truncated;
   request.timeline.compensate_overhead = r.compensate_overhead;
+  request.threads = r.threads;
   request.report_path = r.report;
   request.analysis_path = r.analysis_output;
   llvm::raw_string_ostream memory(d.trace);

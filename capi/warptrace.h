@@ -53,6 +53,9 @@
  *   "allow_truncated": bool  keep each broken unit's valid prefix, as warnings
  *   "compensate_overhead": bool
  *   "sm_clock_khz": N        Mosaic buffers: their SM clock; warptrace buffers: the nominal rate
+ *   "threads": N             threads the dump may use, the caller's included (default 0: the
+ *                            cores there are; 1: the caller's alone); the output's bytes are
+ *                            made and written by the others (the files do not depend on N)
  * Unknown keys and wrongly typed values are WARPTRACE_INVALID_ARGUMENT naming the key.
  *
  * Results (JSON object): "ok", "decoded", "written" (paths), "format", "kernel", "grid",

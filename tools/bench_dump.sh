@@ -4,8 +4,10 @@
 # Builds the opt CLI and the buffer generators, writes 1e6-event warptrace and Mosaic buffers
 # under $BENCH (default /tmp/bench34), then per buffer, REPS (default 5) paired rounds of
 #   floor: `cat` of the input to /dev/null + `cp` of a file the size of the output,
-#   warptrace dump to Perfetto, warptrace dump to Chrome JSON,
-# and prints medians, bytes per event, and the ratios. Mosaic's own dump (JAX's
+#   warptrace dump to Perfetto, warptrace dump to Chrome JSON (default threads: the cores),
+#   and the same two with --threads=1,
+# and prints medians, bytes per event, and the ratios; the --threads=1 and default outputs
+# are compared byte for byte. Mosaic's own dump (JAX's
 # ProfilerSpec.dump, Chrome JSON, one run on the same-sized Mosaic buffer) is timed with
 # /tmp/jaxvenv311 when it exists (tools/setup.sh makes it). --1e8 also dumps a 1e8-event
 # buffer (~860 MB; needs ~3 GB in $BENCH, deleted after) under /usr/bin/time -v: time,
@@ -54,7 +56,12 @@ for buf in wt1m mo1m; do
   head -c "$(stat -c %s "$in.out.pftrace")" /dev/urandom > "$BENCH/same_pf"
   head -c "$(stat -c %s "$in.out.json")" /dev/urandom > "$BENCH/same_json"
   : > "$BENCH/t_floor_pf"; : > "$BENCH/t_floor_json"; : > "$BENCH/t_pf"; : > "$BENCH/t_json"
+  : > "$BENCH/t_pf1"; : > "$BENCH/t_json1"
   for _ in $(seq "$REPS"); do
+    t0=$(now); "$WT" dump --input="$in" --output="$in.out1.pftrace" --threads=1 >/dev/null; t1=$(now)
+    echo "$t1 - $t0" | bc >> "$BENCH/t_pf1"
+    t0=$(now); "$WT" dump --input="$in" --output="$in.out1.json" --threads=1 >/dev/null; t1=$(now)
+    echo "$t1 - $t0" | bc >> "$BENCH/t_json1"
     t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_pf" "$BENCH/copy"; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_floor_pf"
     t0=$(now); "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null; t1=$(now)
@@ -64,10 +71,13 @@ for buf in wt1m mo1m; do
     t0=$(now); "$WT" dump --input="$in" --output="$in.out.json" >/dev/null; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_json"
   done
+  cmp -s "$in.out.pftrace" "$in.out1.pftrace" && cmp -s "$in.out.json" "$in.out1.json" \
+    && same="byte-identical" || same="DIFFERENT"
+  pf1=$(median < "$BENCH/t_pf1"); js1=$(median < "$BENCH/t_json1")
   fpf=$(median < "$BENCH/t_floor_pf"); pf=$(median < "$BENCH/t_pf")
   fjs=$(median < "$BENCH/t_floor_json"); js=$(median < "$BENCH/t_json")
   pfb=$(stat -c %s "$in.out.pftrace"); jsb=$(stat -c %s "$in.out.json")
-  echo "$buf: $events events, $(stat -c %s "$in.bin") bytes in; medians of $REPS paired runs"
+  echo "$buf: $events events, $(stat -c %s "$in.bin") bytes in; medians of $REPS paired runs; --threads=1 and default outputs $same"
   printf "  Perfetto   %8.3f s  %10d B  %6.2f B/event  floor %.3f s  %5.1fx floor" \
     "$pf" "$pfb" "$(echo "$pfb / $events" | bc -l)" "$fpf" "$(echo "$pf / $fpf" | bc -l)"
   [ -n "$MOSAIC_S" ] && printf "  %6.1fx Mosaic" "$(echo "$MOSAIC_S / $pf" | bc -l)"
@@ -76,6 +86,8 @@ for buf in wt1m mo1m; do
     "$js" "$jsb" "$(echo "$jsb / $events" | bc -l)" "$fjs" "$(echo "$js / $fjs" | bc -l)"
   [ -n "$MOSAIC_S" ] && printf "  %6.1fx Mosaic" "$(echo "$MOSAIC_S / $js" | bc -l)"
   echo
+  printf "  --threads=1: Perfetto %.3f s (%.1fx floor), JSON %.3f s (%.1fx floor)\n" \
+    "$pf1" "$(echo "$pf1 / $fpf" | bc -l)" "$js1" "$(echo "$js1 / $fjs" | bc -l)"
   rm -f "$BENCH/same_pf" "$BENCH/same_json" "$BENCH/copy"
 done
 

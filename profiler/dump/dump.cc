@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/ordered_prefetch.h"
 #include "base/status_macros.h"
 #include "profiler/trace/clock.h"
 #include "profiler/trace/decode.h"
@@ -68,7 +69,11 @@ class Driver {
         if (absl::Status s = sink->Begin(begin); !s.ok()) return Named(*sink, s);
       }
     }
-    for (const DecodedRecord& r : decoded_.records) RETURN_IF_ERROR(AddUnit(r));
+    if (PrepareWorkers() > 0 && decoded_.records.size() > 1) {
+      RETURN_IF_ERROR(AddUnitsInParallel());
+    } else {
+      for (const DecodedRecord& r : decoded_.records) RETURN_IF_ERROR(AddUnit(r));
+    }
     verifier_.Finish();
     RETURN_IF_ERROR(result_.report.ToStatus());
     if (!builder.ok()) return builder.status();
@@ -88,15 +93,117 @@ class Driver {
   }
 
  private:
+  // One unit on the calling thread: walk, verify, then the rest (AfterVerify).
   absl::Status AddUnit(const DecodedRecord& r) {
     WalkUnit(r, layout_, walk_);
     const size_t first_finding = result_.report.findings.size();
     const UnitVerdict& verdict = verifier_.Add(r, walk_);
+    return AfterVerify(r, walk_, verdict, first_finding,
+                       [&](UnitTimeline& out, std::vector<int64_t>* event_ns) {
+                         builder_->Build(r, verdict, walk_, out);
+                         if (event_ns != nullptr) *event_ns = builder_->event_ns();
+                       });
+  }
+
+  // A unit prepared on a worker (AddUnitsInParallel): walked, verified into its own report,
+  // its timeline built.
+  struct Prepared {
+    VerifyReport report;
+    uint64_t suppressed = 0;
+    UnitWalk walk;  // kept for the hand-off linker only; else the worker's scratch
+    UnitTimeline timeline;
+    std::vector<int64_t> event_ns;  // hand-offs only
+  };
+  struct Batch {
+    size_t first = 0;  // records [first, first + units.size())
+    size_t count = 0;
+    std::vector<Prepared> units;  // grows to the largest batch, reused
+  };
+
+  // Records [cuts[i], cuts[i+1]) are batch i: at least kBatchEvents events each, whole blocks
+  // when the units of a block are linked.
+  static constexpr uint64_t kBatchEvents = 1 << 14;
+  std::vector<size_t> BatchCuts() const {
+    const size_t per_block = linker_.active() ? pending_.size() : 1;
+    std::vector<size_t> cuts = {0};
+    uint64_t events = 0;
+    for (size_t i = 0; i < decoded_.records.size(); ++i) {
+      events += decoded_.records[i].events.size() + 1;
+      if (events >= kBatchEvents && (i + 1) % per_block == 0) {
+        cuts.push_back(i + 1);
+        events = 0;
+      }
+    }
+    if (cuts.back() != decoded_.records.size()) cuts.push_back(decoded_.records.size());
+    return cuts;
+  }
+
+  // Threads that prepare units: none below 3 threads, where the second one is the writers'
+  // (DumpOptions::threads), else all but the calling thread and the writers' one.
+  int PrepareWorkers() const { return options_.threads >= 3 ? options_.threads - 2 : 0; }
+
+  // The units prepared (walk, verify, timeline) by PrepareWorkers() workers, batches of
+  // consecutive records a few ahead, and handed on here in buffer order: the report and
+  // every sink call are what AddUnit over each record gives (UnitVerifier::AppendUnit).
+  absl::Status AddUnitsInParallel() {
+    const std::vector<size_t> cuts = BatchCuts();
+    const int workers = PrepareWorkers();
+    const bool linked = linker_.active();
+    const bool build = builder_.has_value();
+    std::vector<std::optional<UnitTimelineBuilder>> builders(static_cast<size_t>(workers));
+    std::vector<UnitWalk> scratch(static_cast<size_t>(workers));
+    for (auto& b : builders) {
+      if (build) b.emplace(*builder_);
+    }
+    OrderedPrefetch<Batch> prefetch(
+        cuts.size() - 1, workers, 2 * static_cast<size_t>(workers) + 2,
+        [&](int worker, size_t i, Batch& batch) {
+          batch.first = cuts[i];
+          batch.count = cuts[i + 1] - cuts[i];
+          if (batch.units.size() < batch.count) batch.units.resize(batch.count);
+          for (size_t k = 0; k < batch.count; ++k) {
+            const DecodedRecord& r = decoded_.records[batch.first + k];
+            Prepared& p = batch.units[k];
+            UnitWalk& walk = linked ? p.walk : scratch[static_cast<size_t>(worker)];
+            WalkUnit(r, layout_, walk);
+            UnitVerifier unit_verifier = verifier_.ForUnit(p.report);
+            const UnitVerdict& verdict = unit_verifier.Add(r, walk);
+            p.suppressed = unit_verifier.suppressed();
+            if (!build) continue;
+            UnitTimelineBuilder& builder = *builders[static_cast<size_t>(worker)];
+            builder.Build(r, verdict, walk, p.timeline);
+            if (linked) p.event_ns = builder.event_ns();
+          }
+        });
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+      Batch& batch = prefetch.Next();
+      for (size_t k = 0; k < batch.count; ++k) {
+        const DecodedRecord& r = decoded_.records[batch.first + k];
+        Prepared& p = batch.units[k];
+        const size_t first_finding = result_.report.findings.size();
+        const UnitVerdict& verdict = verifier_.AppendUnit(p.report, p.suppressed);
+        RETURN_IF_ERROR(AfterVerify(r, p.walk, verdict, first_finding,
+                                    [&](UnitTimeline& out, std::vector<int64_t>* event_ns) {
+                                      std::swap(out, p.timeline);
+                                      if (event_ns != nullptr) std::swap(*event_ns, p.event_ns);
+                                    }));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // A verified unit (the last of result_.report.units, its findings from `first_finding`):
+  // to the sinks, or, with hand-offs, into its block, which goes to the sinks after its last
+  // unit. `build(out, event_ns)` fills the unit's timeline (and, when not null, its event
+  // times); it is called only while feeding.
+  template <typename Build>
+  absl::Status AfterVerify(const DecodedRecord& r, const UnitWalk& walk,
+                           const UnitVerdict& verdict, size_t first_finding, Build build) {
     if (!linker_.active()) {
       // No hand-offs: each unit goes to the sinks as soon as it is verified.
       if (!options_.verify.allow_truncated && result_.report.errors > 0) feeding_ = false;
       if (!feeding_) return absl::OkStatus();
-      builder_->Build(r, verdict, walk_, unit_);
+      build(unit_, nullptr);
       return Feed(r, result_.report.units.size() - 1, unit_, first_finding,
                   result_.report.findings.size(), 0);
     }
@@ -106,11 +213,8 @@ class Driver {
     p.verdict = result_.report.units.size() - 1;
     p.first_finding = first_finding;
     p.end_finding = result_.report.findings.size();
-    if (feeding_) {
-      builder_->Build(r, verdict, walk_, p.timeline);
-      p.event_ns = builder_->event_ns();
-    }
-    if (!linker_.Add(r, walk_, verdict.kept_events)) return absl::OkStatus();
+    if (feeding_) build(p.timeline, &p.event_ns);
+    if (!linker_.Add(r, walk, verdict.kept_events)) return absl::OkStatus();
     const size_t block_first_finding = result_.report.findings.size();
     verifier_.AddBlock(linker_);
     // Strict mode: a trace with an error is not handed on past the block of its first one.

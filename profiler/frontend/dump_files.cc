@@ -93,6 +93,7 @@ class Run {
       : decoded_(decoded), request_(request), outcome_(outcome) {
     options_.verify = request.verify;
     options_.timeline = request.timeline;
+    options_.threads = threads_;
     if (request.summary) sinks_.push_back(&summary_.emplace());
     if (request.summary || request.analysis || request.causal_profile ||
         !request.analysis_path.empty() || request.tables.has_value()) {

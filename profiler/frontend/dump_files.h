@@ -110,9 +110,11 @@ struct DumpRequest {
   // Threads the dump may use, the calling one included; 0: DefaultThreads() (the cores this
   // process may run on). With N > 1 each trace output's bytes are made ready and written by
   // background threads (base/chunk_pipeline.h: Perfetto's deflate on N - 1 of them, a JSON
-  // output's write(2)s on one) while the calling thread decodes, verifies, builds timelines
-  // and formats; 1 keeps everything on the calling thread. The files are byte-identical
-  // whatever N is, and so is everything else the dump returns.
+  // output's write(2)s on one, a Mosaic-style JSON formatted on N) while the calling thread
+  // decodes, verifies, builds timelines and formats; with N >= 3 the units are also prepared
+  // (walk, verify, timeline) by N - 2 workers (DumpOptions::threads, dump.h); 1 keeps
+  // everything on the calling thread. The files are byte-identical whatever N is, and so is
+  // everything else the dump returns.
   int threads = 0;
 };
 

@@ -348,6 +348,43 @@ UnitVerifier::UnitVerifier(const DecodedTrace& decoded, const VerifyOptions& opt
   }
 }
 
+UnitVerifier::UnitVerifier(const UnitVerifier& parent, VerifyReport& unit_report)
+    : layout_(parent.layout_), options_(parent.options_), report_(unit_report) {
+  report_ = VerifyReport();
+  report_.allow_truncated = parent.report_.allow_truncated;
+  report_.capacity = parent.report_.capacity;
+  report_.max_attempted = parent.report_.max_attempted;  // named in dropped-events messages
+}
+
+UnitVerifier UnitVerifier::ForUnit(VerifyReport& unit_report) const {
+  return UnitVerifier(*this, unit_report);
+}
+
+const UnitVerdict& UnitVerifier::AppendUnit(VerifyReport& unit, uint64_t suppressed) {
+  for (size_t k = 0; k < report_.kind_counts.size(); ++k) {
+    report_.kind_counts[k] += unit.kind_counts[k];
+  }
+  for (size_t k = 0; k < report_.verdict_counts.size(); ++k) {
+    report_.verdict_counts[k] += unit.verdict_counts[k];
+  }
+  report_.errors += unit.errors;
+  report_.warnings += unit.warnings;
+  report_.dropped_events += unit.dropped_events;
+  report_.kept_events += unit.kept_events;
+  suppressed_ += suppressed;
+  // The unit's verifier listed what the per-unit cap allows; the report cap depends on the
+  // findings before it, so it is applied here, as Collector::Add does.
+  for (Finding& f : unit.findings) {
+    if (report_.findings.size() >= options_.max_findings) {
+      ++suppressed_;
+      continue;
+    }
+    report_.findings.push_back(std::move(f));
+  }
+  report_.units.push_back(std::move(unit.units.front()));
+  return report_.units.back();
+}
+
 const UnitVerdict& UnitVerifier::Add(const DecodedRecord& r, const UnitWalk& walk) {
   Collector collect(report_, layout_, options_, suppressed_);
   UnitVerdict& v = report_.units.emplace_back();

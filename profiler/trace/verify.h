@@ -226,6 +226,18 @@ class UnitVerifier {
   UnitVerifier(const DecodedTrace& decoded, const VerifyOptions& options,
                VerifyReport& report);
   const UnitVerdict& Add(const DecodedRecord& record, const UnitWalk& walk);
+
+  // Parallel verification (the dump driver's, dump.h). ForUnit gives a verifier of ONE unit
+  // into `unit_report` (reset), checking as this verifier would but touching nothing of
+  // its; any thread may use it while this one is alive. AppendUnit then adds that unit to
+  // this report, units in buffer order, with exactly the effect Add would have had: its
+  // verdict, counts and the findings the caps list (the report cap is applied here, in
+  // order; `unit_report` is moved from). `suppressed` is the unit verifier's suppressed().
+  UnitVerifier ForUnit(VerifyReport& unit_report) const;
+  const UnitVerdict& AppendUnit(VerifyReport& unit_report, uint64_t suppressed);
+  // Findings counted but not listed so far (past the caps).
+  uint64_t suppressed() const { return suppressed_; }
+
   // The hand-off findings of the block `linker` just resolved (its units already added).
   // The findings of one block are capped like one unit's.
   void AddBlock(const BlockLinker& linker);
@@ -237,6 +249,7 @@ class UnitVerifier {
                     UnitVerdict& v);
   Verdict DecideVerdict(bool unit_corrupt, bool prefix_cut, bool overflowed,
                         bool complete) const;
+  UnitVerifier(const UnitVerifier& parent, VerifyReport& unit_report);
 
   const TraceLayout& layout_;
   const VerifyOptions options_;

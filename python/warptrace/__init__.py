@@ -227,7 +227,7 @@ def _options(output, format, summary, analysis, allow_truncated, compensate_over
 def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike] = None, *,
          format: Optional[str] = None, summary: bool = False, analysis: bool = False,
          allow_truncated: bool = False, compensate_overhead: bool = False,
-         sm_clock_khz: int = 0, causal_profile: bool = True) -> DumpResult:
+         sm_clock_khz: int = 0, causal_profile: bool = True, threads: int = 0) -> DumpResult:
     """Decodes, verifies and (optionally) writes a trace; returns a :class:`DumpResult`.
 
     Args:
@@ -247,6 +247,8 @@ def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike
       causal_profile: with ``summary`` or ``analysis``, the causal profile under the
         diagnosis and in ``result.analysis["causal_profile"]``, as the CLI's dump
         (``--causal-profile=false``: ``causal_profile=False``).
+      threads: threads the dump may use, the calling one included (0: the cores there are;
+        1: the calling thread alone), the CLI's ``--threads``. The file does not depend on it.
 
     Raises:
       TypeError: the buffer is not integer data in host memory (or not an array at all), or
@@ -264,8 +266,16 @@ def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike
                 print(unit["name"], unit["reason"])
     """
     output = "" if output is None else _os.fspath(output)
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"dump(threads=...) must be an int (0: the cores there are), "
+                        f"not {type(threads).__name__}")
+    if threads < 0:
+        raise ValueError(f"dump(threads=...) must be >= 0 (0: the cores there are), "
+                         f"not {threads}")
     options = _options(output, format, summary, analysis, allow_truncated,
                        compensate_overhead, sm_clock_khz, causal_profile=bool(causal_profile))
+    if threads:
+        options["threads"] = threads
     if isinstance(buffer, (str, _os.PathLike)):
         if layout is not None:
             raise TypeError("dump(PREFIX, ...) reads the layout from PREFIX.json: "

@@ -224,6 +224,9 @@ int main(int argc, char** argv) {
   code = warptrace_dump(layout, words, bytes, "{\"summary\": 1}", &result, &error);
   expect_error(code, error, WARPTRACE_INVALID_ARGUMENT, "\"summary\" must be true or false",
                "wrong type");
+  code = warptrace_dump(layout, words, bytes, "{\"threads\": -1}", &result, &error);
+  expect_error(code, error, WARPTRACE_INVALID_ARGUMENT, "\"threads\" must be an integer from 0",
+               "negative threads");
   code = warptrace_dump(layout, words, bytes, "[1", &result, &error);
   expect_error(code, error, WARPTRACE_INVALID_ARGUMENT, "not JSON", "bad JSON");
   code = warptrace_dump(layout, words, bytes, "{\"format\": \"xml\", \"output\": \"x\"}", &result,

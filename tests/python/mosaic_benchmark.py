@@ -18,9 +18,6 @@ import time
 import numpy as np
 from jax.experimental.mosaic.gpu import profiler
 
-import warptrace
-import warptrace.mosaic
-
 ITERATIONS = 40
 NAMES = ["kernel", "mainloop", "load", "mma"]
 
@@ -60,6 +57,9 @@ def best(f, n=3):
 
 
 def main():
+    import warptrace  # here, so that make_buffer serves a Python without warptrace too
+    import warptrace.mosaic
+
     events = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     spec = profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * (2 + 6 * ITERATIONS))
     buf, blocks, n = make_buffer(spec, events)

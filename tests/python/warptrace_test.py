@@ -104,6 +104,12 @@ class WarptraceTest(unittest.TestCase):
         layout = warptrace.Layout.load(path("clean.json"))
         warptrace.dump(words_of(path("clean")), layout, path("mem" + ext))
         self.assertEqual(read(path("mem" + ext)), read(path("cli" + ext)))
+        # One thread or several (the CLI's --threads): the same bytes.
+        for threads in (1, 3):
+            warptrace.dump(path("clean"), output=path(f"t{threads}" + ext), threads=threads)
+            self.assertEqual(read(path(f"t{threads}" + ext)), read(path("cli" + ext)))
+        cli("dump", "--input=" + path("clean"), "--output=" + path("cli1" + ext), "--threads=1")
+        self.assertEqual(read(path("cli1" + ext)), read(path("cli" + ext)))
         return result
 
     def test_perfetto_file_is_byte_identical_to_the_cli(self):
@@ -426,6 +432,10 @@ class PackageTest(unittest.TestCase):
             warptrace.dump(w, "clean.json")
         with self.assertRaisesRegex(ValueError, r"sm_clock_khz must be >= 0"):
             warptrace.dump(w, layout, sm_clock_khz=-1)
+        with self.assertRaisesRegex(ValueError, r"dump\(threads=...\) must be >= 0"):
+            warptrace.dump(w, layout, threads=-1)
+        with self.assertRaisesRegex(TypeError, r"dump\(threads=...\) must be an int"):
+            warptrace.dump(w, layout, threads=2.0)
         with self.assertRaisesRegex(warptrace.TraceError, r"unknown format 'xml'"):
             warptrace.dump(w, layout, path("x.trace"), format="xml")
         with self.assertRaisesRegex(TypeError, r"text must be str or bytes"):

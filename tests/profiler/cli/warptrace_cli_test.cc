@@ -304,6 +304,27 @@ TEST_F(WarptraceCliTest, BadUsageIsReportedWithTheFix) {
   EXPECT_THAT(r.err, HasSubstr("nothing to do"));
 }
 
+TEST_F(WarptraceCliTest, ThreadsFlagKeepsTheBytesAndRejectsANegativeCount) {
+  const std::string prefix = Save("good");
+  for (const std::string ext : {".pftrace", ".json"}) {
+    std::vector<std::string> outputs;
+    for (const std::string threads : {"1", "2", "0"}) {
+      outputs.push_back(Path("t" + threads + ext));
+      const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + outputs.back(),
+                               "--threads=" + threads});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    const std::string one = ReadFile(outputs[0]);
+    EXPECT_FALSE(one.empty());
+    EXPECT_TRUE(ReadFile(outputs[1]) == one) << ext << ": --threads=2 differs from 1";
+    EXPECT_TRUE(ReadFile(outputs[2]) == one) << ext << ": --threads=0 differs from 1";
+  }
+  const RunResult r =
+      Run({"dump", "--input=" + prefix, "--output=" + Path("bad.json"), "--threads=-1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--threads=-1: expected 0 (the cores there are) or a count"));
+}
+
 TEST_F(WarptraceCliTest, MosaicBufferUsesTheGivenSmClock) {
   // One warpgroup trace of Mosaic GPU's format: [globaltimer lo, smid, traces_used (event
   // words), (tag, clock) pairs], entries_per_warpgroup 7: region "a" for 1000 cycles.
