@@ -322,6 +322,7 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
   const TraceLayout& l = d.layout;
   std::string text;
   llvm::raw_string_ostream os(text);
+  os.SetBufferSize(size_t{1} << 16);  // one append per 64 KiB, not one per JSON token
   llvm::json::OStream j(os);
   j.object([&] {
     j.attribute("ok", status.ok());

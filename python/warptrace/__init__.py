@@ -160,35 +160,51 @@ class DumpResult:
       paths: the files written.
     """
 
-    def __init__(self, d: Dict[str, Any]):
-        self._d = d
+    units: List[Dict[str, Any]]
+    paths: List[str]
+    format: Optional[str]
+    analysis: Optional[Dict[str, Any]]
+    report: Optional[Dict[str, Any]]
+    trace: Optional[bytes]
+
+    def __init__(self, d: Optional[Dict[str, Any]] = None, *, text: Optional[str] = None):
+        # A successful dump's result is read from its JSON `text` on first use: a dump whose
+        # result nobody looks at (Mosaic's ProfilerSpec.dump through install()) does not pay
+        # for parsing every unit's verdict.
+        self._text = text
+        if d is not None:
+            self._fill(d)
+
+    def __getattr__(self, name: str) -> Any:
+        text = self.__dict__.get("_text")
+        if text is None or name.startswith("__"):
+            raise AttributeError(f"'DumpResult' object has no attribute {name!r}")
+        self._text = None
+        self._fill(_json.loads(text))
+        return getattr(self, name)
+
+    def _fill(self, d: Dict[str, Any]) -> None:
+        """Sets every attribute from the result JSON `d`, keeping those already set."""
         for item in d["units"] + d["findings"] + d["overflows"]:
             item["block_index"] = tuple(item["block_index"])
-        self.units: List[Dict[str, Any]] = d["units"]
-        self.findings = d["findings"]
-        self.verdict_counts = d["verdict_counts"]
-        self.kept_events = d["kept_events"]
-        self.dropped_events = d["dropped_events"]
-        self.slices = d["slices"]
-        self.capacity = d["capacity"]
-        self.required_capacity = d["required_capacity"]
-        self.errors = d["errors"]
-        self.warnings = d["warnings"]
-        self.ok = d["errors"] == 0
-        self.kernel = d["kernel"]
-        self.grid = tuple(d["grid"])
-        self.block = tuple(d["block"])
-        self.unit_kind = d["unit_kind"]
-        self.clock_note = d["clock_note"]
-        self.summary = d["summary"]
-        self.summary_text = d["summary_text"]
-        self.diagnosis = d["analysis"]["diagnosis"] if d["analysis"] else []
-        self.overflows = d["overflows"]
-        self.paths: List[str] = list(d["written"])
-        self.format: Optional[str] = d["format"] if self.paths else None
-        self.analysis: Optional[Dict[str, Any]] = d["analysis"]
-        self.report: Optional[Dict[str, Any]] = d["report"]
-        self.trace: Optional[bytes] = None  # the trace itself, when dumped to memory
+        paths = list(d["written"])
+        values = {
+            "_d": d, "units": d["units"], "findings": d["findings"],
+            "verdict_counts": d["verdict_counts"], "kept_events": d["kept_events"],
+            "dropped_events": d["dropped_events"], "slices": d["slices"],
+            "capacity": d["capacity"], "required_capacity": d["required_capacity"],
+            "errors": d["errors"], "warnings": d["warnings"], "ok": d["errors"] == 0,
+            "kernel": d["kernel"], "grid": tuple(d["grid"]), "block": tuple(d["block"]),
+            "unit_kind": d["unit_kind"], "clock_note": d["clock_note"],
+            "summary": d["summary"], "summary_text": d["summary_text"],
+            "diagnosis": d["analysis"]["diagnosis"] if d["analysis"] else [],
+            "overflows": d["overflows"], "paths": paths,
+            "format": d["format"] if paths else None, "analysis": d["analysis"],
+            "report": d["report"],
+            "trace": None,  # the trace itself, when dumped to memory
+        }
+        for name, value in values.items():
+            self.__dict__.setdefault(name, value)
 
     def __repr__(self) -> str:
         return (f"DumpResult(kernel={self.kernel!r}, units={len(self.units)}, "
@@ -197,6 +213,10 @@ class DumpResult:
 
 
 def _finish(outcome):
+    if outcome["error"] is None and outcome.get("text"):
+        result = DumpResult(text=outcome["text"])  # read on first use
+        result.trace = outcome.get("trace")
+        return result
     d = outcome["result"]
     result = DumpResult(d) if d is not None and d.get("decoded") else None
     if result is not None:

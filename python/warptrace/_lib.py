@@ -226,9 +226,12 @@ def _request(options):
     return _encode(_json.dumps(options))
 
 
-def _outcome(code, result, error, trace=None):
-    """{"error": (code name, message) or None, "result": dict or None, "trace": bytes}."""
+def _outcome(code, result, error, trace=None, lazy=False):
+    """{"error": (code name, message) or None, "result": dict or None, "trace": bytes}; with
+    `lazy`, a success's result is left as its JSON, "text", for the caller to read when used."""
     text = _take_string(result)
+    if lazy and code == 0:
+        return {"error": None, "result": None, "text": text, "trace": trace}
     return {"error": _take_error(error) if code != 0 else None,
             "result": _json.loads(text) if text else None,
             "trace": trace}
@@ -280,13 +283,13 @@ def dump_words(layout, address, nbytes, options):
     code = _dump_ex(layout.handle, address, nbytes, _request(options), _ct.byref(r),
                     _ct.byref(t), _ct.byref(n), _ct.byref(e))
     trace = _take_bytes(t, n) if options.get("output_memory") else None
-    return _outcome(code, r, e, trace)
+    return _outcome(code, r, e, trace, lazy=True)
 
 
 def dump_prefix(prefix, options):
     r, e = _ct.c_void_p(), _ct.c_void_p()
     code = _dump_prefix(_encode(prefix), _request(options), _ct.byref(r), _ct.byref(e))
-    return _outcome(code, r, e)
+    return _outcome(code, r, e, lazy=True)
 
 
 def dump_mosaic(spec, address, nbytes, options):
@@ -294,7 +297,7 @@ def dump_mosaic(spec, address, nbytes, options):
     code = _dump_mosaic(_encode(_json.dumps(spec)), address, nbytes, _request(options),
                         _ct.byref(r), _ct.byref(t), _ct.byref(n), _ct.byref(e))
     trace = _take_bytes(t, n) if options.get("output_memory") else None
-    return _outcome(code, r, e, trace)
+    return _outcome(code, r, e, trace, lazy=True)
 
 
 def diff(before, after, options):
