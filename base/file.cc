@@ -1,5 +1,8 @@
 #include "base/file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <optional>
 #include <utility>
 #include <vector>
@@ -80,12 +83,12 @@ absl::Status NotAnInput(absl::string_view path, absl::string_view output_role) {
       "'); an output never replaces an input: choose another path"));
 }
 
-// Streams into `os`, flushes, and turns a stream error into a Status (clearing it, or the
-// stream's destructor aborts the process).
-absl::Status WriteStream(llvm::raw_fd_ostream& os,
-                         const std::function<absl::Status(llvm::raw_ostream&)>& write,
+// Streams into `os` (on descriptor `fd`), flushes, and turns a stream error into a Status
+// (clearing it, or the stream's destructor aborts the process).
+using FdWriter = std::function<absl::Status(llvm::raw_fd_ostream& os, int fd)>;
+absl::Status WriteStream(llvm::raw_fd_ostream& os, int fd, const FdWriter& write,
                          absl::string_view context) {
-  absl::Status status = write(os);
+  absl::Status status = write(os, fd);
   os.flush();
   if (os.has_error()) {
     const std::error_code ec = os.error();
@@ -94,6 +97,67 @@ absl::Status WriteStream(llvm::raw_fd_ostream& os,
   }
   return status;
 }
+
+// WriteFileAtomically, the writer also given the descriptor ("-": stdout's).
+absl::Status WriteFdAtomically(absl::string_view path, const FdWriter& write,
+                               const WriteOptions& options) {
+  const std::string context = absl::StrCat("writing ", options.role, " '", path, "'");
+  if (path == "-") return WriteStream(llvm::outs(), STDOUT_FILENO, write, context);
+  if (absl::Status s = NotAnInput(path, options.role); !s.ok()) return s;
+  // rw-rw-rw- less the umask (open(2) applies it): an output is data, never a program.
+  llvm::Expected<fs::TempFile> temp =
+      fs::TempFile::create(llvm::Twine(Ref(path)) + ".tmp-%%%%%%", fs::all_read | fs::all_write);
+  if (!temp) return ToStatus(temp.takeError(), context);
+  absl::Status status;
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    status = WriteStream(os, temp->FD, write, context);
+  }
+  if (!status.ok()) {
+    llvm::consumeError(temp->discard());
+    return status;
+  }
+  // Checked again just before the rename: the writer may have run for a long time.
+  if (absl::Status s = NotAnInput(path, options.role); !s.ok()) {
+    llvm::consumeError(temp->discard());
+    return s;
+  }
+  return ToStatus(temp->keep(Ref(path)), context);
+}
+
+// The stream of a large file: buffered, and every kWritebackBytes it starts the kernel's
+// writeback of what it wrote (sync_file_range without waiting). Replacing a file by rename
+// makes ext4 flush the new file's dirty pages inside rename(2) (auto_da_alloc): 15 ms for a
+// 44 MB trace, measured, on the dump's critical path; started early, that work is done by
+// the thread that writes (with a dump's threads, a background one). Advisory: its errors
+// are ignored (a file system without it writes back as usual); write errors stay `file`'s.
+class WritebackOStream : public llvm::raw_ostream {
+ public:
+  static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
+
+  WritebackOStream(llvm::raw_fd_ostream& file, int fd) : file_(file), fd_(fd) {
+    file_.SetUnbuffered();
+    SetBufferSize(kLargeFileBufferBytes);
+  }
+  ~WritebackOStream() override { flush(); }
+
+ private:
+  void write_impl(const char* ptr, size_t size) override {
+    file_.write(ptr, size);
+    written_ += size;
+    if (written_ - started_ >= kWritebackBytes) {
+      ::sync_file_range(fd_, static_cast<off64_t>(started_),
+                        static_cast<off64_t>(written_ - started_), SYNC_FILE_RANGE_WRITE);
+      started_ = written_;
+    }
+  }
+  uint64_t current_pos() const override { return written_; }
+
+  llvm::raw_fd_ostream& file_;
+  const int fd_;
+  uint64_t written_ = 0;
+  uint64_t started_ = 0;  // writeback started for [0, started_)
+};
 
 }  // namespace
 
@@ -151,38 +215,24 @@ absl::Status WriteFileAtomically(absl::string_view path, absl::string_view conte
 absl::Status WriteFileAtomically(absl::string_view path,
                                  const std::function<absl::Status(llvm::raw_ostream&)>& write,
                                  const WriteOptions& options) {
-  const std::string context = absl::StrCat("writing ", options.role, " '", path, "'");
-  if (path == "-") return WriteStream(llvm::outs(), write, context);
-  if (absl::Status s = NotAnInput(path, options.role); !s.ok()) return s;
-  // rw-rw-rw- less the umask (open(2) applies it): an output is data, never a program.
-  llvm::Expected<fs::TempFile> temp =
-      fs::TempFile::create(llvm::Twine(Ref(path)) + ".tmp-%%%%%%", fs::all_read | fs::all_write);
-  if (!temp) return ToStatus(temp.takeError(), context);
-  absl::Status status;
-  {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    status = WriteStream(os, write, context);
-  }
-  if (!status.ok()) {
-    llvm::consumeError(temp->discard());
-    return status;
-  }
-  // Checked again just before the rename: the writer may have run for a long time.
-  if (absl::Status s = NotAnInput(path, options.role); !s.ok()) {
-    llvm::consumeError(temp->discard());
-    return s;
-  }
-  return ToStatus(temp->keep(Ref(path)), context);
+  return WriteFdAtomically(
+      path, [&](llvm::raw_fd_ostream& os, int) { return write(os); }, options);
 }
 
 absl::Status WriteLargeFileAtomically(
     absl::string_view path, const std::function<absl::Status(llvm::raw_ostream&)>& write,
     const WriteOptions& options) {
-  return WriteFileAtomically(
+  return WriteFdAtomically(
       path,
-      [&](llvm::raw_ostream& os) {
-        os.SetBufferSize(kLargeFileBufferBytes);
-        return write(os);
+      [&](llvm::raw_fd_ostream& os, int fd) {
+        if (path == "-") {
+          os.SetBufferSize(kLargeFileBufferBytes);
+          return write(os);
+        }
+        WritebackOStream stream(os, fd);
+        absl::Status status = write(stream);
+        stream.flush();
+        return status;
       },
       options);
 }

@@ -170,6 +170,32 @@ TEST(FileTest, LargeFileWriterStreamsThroughALargeBufferAndCommitsOnlyOnSuccess)
   EXPECT_EQ(Slurp(path).size(), 300 * chunk.size());
 }
 
+// Past several writeback steps (WritebackOStream starts the kernel's writeback every 8 MiB),
+// in pieces of odd sizes, one bigger than the buffer, and over an existing file.
+TEST(FileTest, LargeFileWriterKeepsEveryByteAcrossWritebackSteps) {
+  const std::string path = TestTempPath("writeback.bin");
+  ASSERT_THAT(WriteFileAtomically(path, std::string(5'000'000, 'o')), IsOk());
+  std::string expected;
+  ASSERT_THAT(WriteLargeFileAtomically(path,
+                                       [&](llvm::raw_ostream& os) {
+                                         for (int i = 0; expected.size() < 30'000'000; ++i) {
+                                           const std::string piece =
+                                               i % 1000 == 999
+                                                   ? std::string(3'000'001, 'b')
+                                                   : std::to_string(i) + std::string(i % 97, '.');
+                                           os << piece;
+                                           expected += piece;
+                                         }
+                                         EXPECT_EQ(os.tell(), expected.size());
+                                         return absl::OkStatus();
+                                       },
+                                       {.role = "trace"}),
+              IsOk());
+  const std::string written = Slurp(path);
+  ASSERT_EQ(written.size(), expected.size());
+  EXPECT_TRUE(written == expected);
+}
+
 TEST(FileTest, ReportsTheFileSystemsCodeWithRoleAndPath) {
   EXPECT_THAT(ReadFile(TestTempPath("missing.json"), {.role = "trace sidecar"}),
               StatusIs(absl::StatusCode::kNotFound,
