@@ -125,40 +125,6 @@ absl::Status WriteFdAtomically(absl::string_view path, const FdWriter& write,
   return ToStatus(temp->keep(Ref(path)), context);
 }
 
-// The stream of a large file: buffered, and every kWritebackBytes it starts the kernel's
-// writeback of what it wrote (sync_file_range without waiting). Replacing a file by rename
-// makes ext4 flush the new file's dirty pages inside rename(2) (auto_da_alloc): 15 ms for a
-// 44 MB trace, measured, on the dump's critical path; started early, that work is done by
-// the thread that writes (with a dump's threads, a background one). Advisory: its errors
-// are ignored (a file system without it writes back as usual); write errors stay `file`'s.
-class WritebackOStream : public llvm::raw_ostream {
- public:
-  static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
-
-  WritebackOStream(llvm::raw_fd_ostream& file, int fd) : file_(file), fd_(fd) {
-    file_.SetUnbuffered();
-    SetBufferSize(kLargeFileBufferBytes);
-  }
-  ~WritebackOStream() override { flush(); }
-
- private:
-  void write_impl(const char* ptr, size_t size) override {
-    file_.write(ptr, size);
-    written_ += size;
-    if (written_ - started_ >= kWritebackBytes) {
-      ::sync_file_range(fd_, static_cast<off64_t>(started_),
-                        static_cast<off64_t>(written_ - started_), SYNC_FILE_RANGE_WRITE);
-      started_ = written_;
-    }
-  }
-  uint64_t current_pos() const override { return written_; }
-
-  llvm::raw_fd_ostream& file_;
-  const int fd_;
-  uint64_t written_ = 0;
-  uint64_t started_ = 0;  // writeback started for [0, started_)
-};
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> MapFile(absl::string_view path,
@@ -217,6 +183,29 @@ absl::Status WriteFileAtomically(absl::string_view path,
                                  const WriteOptions& options) {
   return WriteFdAtomically(
       path, [&](llvm::raw_fd_ostream& os, int) { return write(os); }, options);
+}
+
+WritebackOStream::WritebackOStream(llvm::raw_fd_ostream& file, int fd) : file_(file), fd_(fd) {
+  file_.SetUnbuffered();
+  SetBufferSize(kLargeFileBufferBytes);
+  const off_t at = fd >= 0 ? ::lseek(fd, 0, SEEK_CUR) : -1;
+  if (at < 0) {
+    fd_ = -1;  // a pipe or a terminal: nothing to write back
+  } else {
+    offset_ = static_cast<uint64_t>(at);
+  }
+}
+
+WritebackOStream::~WritebackOStream() { flush(); }
+
+void WritebackOStream::write_impl(const char* ptr, size_t size) {
+  file_.write(ptr, size);
+  written_ += size;
+  if (fd_ >= 0 && written_ - started_ >= kWritebackBytes) {
+    ::sync_file_range(fd_, static_cast<off64_t>(offset_ + started_),
+                      static_cast<off64_t>(written_ - started_), SYNC_FILE_RANGE_WRITE);
+    started_ = written_;
+  }
 }
 
 absl::Status WriteLargeFileAtomically(

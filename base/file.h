@@ -88,8 +88,35 @@ absl::Status WriteFileAtomically(absl::string_view path,
 // do not show in a profile of a multi-GB trace.
 inline constexpr size_t kLargeFileBufferBytes = size_t{1} << 20;
 
+// The stream of a large output on descriptor `fd` (written through `file`, which must stay
+// alive and is made unbuffered): a kLargeFileBufferBytes buffer, and every kWritebackBytes
+// it starts the kernel's writeback of what it wrote (sync_file_range, without waiting), from
+// the thread that writes. Replacing a file by rename, or closing one that was truncated,
+// makes ext4 flush the whole file's dirty pages right then (auto_da_alloc): 15 ms for a
+// 44 MB trace, measured, on the dump's critical path. Advisory: a descriptor that cannot
+// (a pipe) or a file system that does not write back is written as usual; write errors are
+// `file`'s (has_error). Flush (or destroy) it before checking `file`.
+class WritebackOStream : public llvm::raw_ostream {
+ public:
+  static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
+
+  WritebackOStream(llvm::raw_fd_ostream& file, int fd);
+  ~WritebackOStream() override;
+
+ private:
+  void write_impl(const char* ptr, size_t size) override;
+  uint64_t current_pos() const override { return written_; }
+
+  llvm::raw_fd_ostream& file_;
+  int fd_;               // -1: no writeback
+  uint64_t offset_ = 0;  // the descriptor's position when the stream began
+  uint64_t written_ = 0;
+  uint64_t started_ = 0;  // writeback started for [offset_, offset_ + started_)
+};
+
 // WriteFileAtomically for outputs of many megabytes streamed in small pieces (traces): the
-// stream `write` gets has a kLargeFileBufferBytes buffer. Same contract and errors.
+// stream `write` gets is a WritebackOStream (stdout: a kLargeFileBufferBytes buffer). Same
+// contract and errors.
 //
 //   RETURN_IF_ERROR(WriteLargeFileAtomically(path, [&](llvm::raw_ostream& os) {
 //     ChromeTraceSink chrome(options, os);

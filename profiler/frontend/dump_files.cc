@@ -156,8 +156,11 @@ class Run {
     if (output.stream != nullptr) return OpenWith(output, *output.stream, next);
     if (output.fd >= 0) {
       llvm::raw_fd_ostream os(output.fd, /*shouldClose=*/false);
-      os.SetBufferSize(kLargeFileBufferBytes);
-      absl::Status status = OpenWith(output, os, next);
+      absl::Status status;
+      {
+        WritebackOStream stream(os, output.fd);  // Mosaic's file: flushed early, not at close
+        status = OpenWith(output, stream, next);
+      }
       os.flush();
       if (status.ok() && os.has_error()) {
         status = absl::UnavailableError(absl::StrCat("writing the ", RoleOf(output),
