@@ -138,9 +138,11 @@ class Driver {
     return cuts;
   }
 
-  // Threads that prepare units: none below 3 threads, where the second one is the writers'
-  // (DumpOptions::threads), else all but the calling thread and the writers' one.
-  int PrepareWorkers() const { return options_.threads >= 3 ? options_.threads - 2 : 0; }
+  // Threads that prepare units: all but the calling thread and those the sinks keep busy
+  // (DumpOptions::threads, sink_threads).
+  int PrepareWorkers() const {
+    return std::max(0, options_.threads - 1 - std::max(0, options_.sink_threads));
+  }
 
   // The units prepared (walk, verify, timeline) by PrepareWorkers() workers, batches of
   // consecutive records a few ahead, and handed on here in buffer order: the report and

@@ -53,15 +53,17 @@ namespace warptrace {
 struct DumpOptions {
   VerifyOptions verify;
   TimelineOptions timeline;
-  // Threads the dump may use, the calling one included. The writers take the second one
-  // (their bytes are deflated and written on background threads: dump_files.h); with N >= 3
-  // the driver's N - 2 workers prepare the units (walk, verify, timeline) in batches of
-  // consecutive records, a few batches ahead, and the calling thread hands them to the sinks
-  // in buffer order: every sink call and the DumpResult are the same as with 1 (the report's
-  // findings capped in buffer order). Below 3 the calling thread prepares each unit itself:
-  // on 2 cores that split measured faster (the 1e6-event Mosaic buffer to Perfetto: 65 ms
-  // against 82 ms with a preparing worker beside the writer's).
+  // Threads the dump may use, the calling one included, and of them those the sinks keep
+  // busy beside the calling one while units come in (a streaming writer's background thread:
+  // dump_files.h says 1 when a Perfetto or Chrome trace is written, 0 otherwise). The rest,
+  // threads - 1 - sink_threads workers, prepare the units (walk, verify, timeline) in
+  // batches of consecutive records, a few batches ahead, while the calling thread hands them
+  // to the sinks in buffer order: every sink call and the DumpResult are the same as with 1
+  // (the report's findings capped in buffer order). With no worker left the calling thread
+  // prepares each unit itself: on 2 cores, beside a streaming writer, that measured faster
+  // (the 1e6-event Mosaic buffer to Perfetto: 65 ms against 82 ms with a preparing worker).
   int threads = 1;
+  int sink_threads = 1;
 };
 
 struct DumpResult {

@@ -94,6 +94,14 @@ class Run {
     options_.verify = request.verify;
     options_.timeline = request.timeline;
     options_.threads = threads_;
+    // A Perfetto or Chrome writer streams as units come, on a background thread of its own;
+    // Mosaic's formats at End, the other sinks on the calling thread.
+    options_.sink_threads = 0;
+    for (const TraceOutput& t : request.traces) {
+      if (t.format == TraceFormat::kPerfetto || t.chrome.events != ChromeEventStyle::kMosaic) {
+        options_.sink_threads = 1;
+      }
+    }
     if (request.summary) sinks_.push_back(&summary_.emplace());
     if (request.summary || request.analysis || request.causal_profile ||
         !request.analysis_path.empty() || request.tables.has_value()) {

@@ -66,11 +66,12 @@ struct MosaicTraceSink::Format {
     return sparse.find(site | (tag & abi::kExitFlag))->second;
   }
 
-  // Appends the events of `traces` to `out`, each after a ',' but the very first of the
-  // array (`first`: these traces begin it).
-  void Traces(const std::vector<abi::Event>& events, absl::Span<const Trace* const> traces,
-              bool first, std::vector<uint8_t>& out) const {
-    size_t used = out.size();  // out grows in big steps; what is written ends at `used`
+  // Writes the events of `traces` at the start of `out`, each after a ',' but the very first
+  // of the array (`first`: these traces begin it), and returns how many bytes that took.
+  // `out` only grows (in big steps, zero-filled once): reused, it costs no new pages.
+  size_t Traces(const std::vector<abi::Event>& events, absl::Span<const Trace* const> traces,
+                bool first, std::vector<uint8_t>& out) const {
+    size_t used = 0;
     for (const Trace* t : traces) {
       const abi::Event* e = events.data() + t->first_event;
       char pid[24], tid[24];
@@ -104,7 +105,7 @@ struct MosaicTraceSink::Format {
         used += static_cast<size_t>(p + tail.size() - start);
       }
     }
-    out.resize(used);
+    return used;
   }
 
   static constexpr uint32_t kDenseSites = 1 << 16;
@@ -124,6 +125,9 @@ absl::Status MosaicTraceSink::Begin(const TraceBegin& begin) {
   layout_ = begin.layout;
   traces_.clear();
   events_.clear();
+  // At most every unit's capacity (the buffer's size): one allocation, whose pages are
+  // touched only as events arrive, instead of a doubling vector's copies.
+  events_.reserve(begin.units * uint64_t{layout_->capacity});
   names_.clear();
   for (const SiteInfo& site : layout_->sites) {
     const llvm::StringRef name(site.name);
@@ -216,17 +220,18 @@ absl::Status MosaicTraceSink::End(const TraceEnd& /*end*/) {
   }
   if (cuts.back() != order.size()) cuts.push_back(order.size());
   auto format_run = [&](size_t piece, std::vector<uint8_t>& out) {
-    out.clear();
-    format.Traces(events_, absl::MakeConstSpan(order).subspan(cuts[piece], cuts[piece + 1] - cuts[piece]),
-                  /*first=*/piece == 0, out);
+    const size_t bytes = format.Traces(
+        events_, absl::MakeConstSpan(order).subspan(cuts[piece], cuts[piece + 1] - cuts[piece]),
+        /*first=*/piece == 0, out);
+    return absl::MakeConstSpan(out.data(), bytes);
   };
 
   os_ << R"({"displayTimeUnit":"ns","traceEvents":[)";
   if (threads_ <= 1) {
     std::vector<uint8_t> out;
     for (size_t piece = 0; piece + 1 < cuts.size(); ++piece) {
-      format_run(piece, out);
-      os_.write(reinterpret_cast<const char*>(out.data()), out.size());
+      const absl::Span<const uint8_t> bytes = format_run(piece, out);
+      os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     }
   } else {
     // A job's bytes are its piece number; the workers format, then write in order.
@@ -235,8 +240,7 @@ absl::Status MosaicTraceSink::End(const TraceEnd& /*end*/) {
         [&](int, absl::Span<const uint8_t> in, std::vector<uint8_t>& out) {
           size_t piece = 0;
           std::memcpy(&piece, in.data(), sizeof(piece));
-          format_run(piece, out);
-          return absl::MakeConstSpan(out);
+          return format_run(piece, out);
         },
         [&](absl::Span<const uint8_t> bytes) {
           os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());

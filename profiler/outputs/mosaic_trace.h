@@ -75,7 +75,7 @@ namespace warptrace {
 // Mosaic's upper bound of its overhead estimate, in cycles.
 inline constexpr uint32_t kMosaicOverheadCeilingCycles = 12;
 // About how many events End formats as one piece of work (whole traces).
-inline constexpr uint64_t kMosaicChunkEvents = 1 << 16;
+inline constexpr uint64_t kMosaicChunkEvents = 1 << 14;
 
 // Writes to `os` at End (nothing before it: a dump that fails leaves `os` untouched).
 // AddUnit and End return FailedPrecondition before Begin; AddUnit returns InvalidArgument
