@@ -95,13 +95,14 @@ if [ "$BIG" = "--1e8" ]; then
   big=$BENCH/wt1e8
   bazel-bin/tests/profiler/cli/make_synthetic_trace "$big" 100000000 >/dev/null
   for out in pftrace json; do
-    /usr/bin/time -v "$WT" dump --input="$big" --output="$big.$out" 2> "$BENCH/time_$out" >/dev/null
+    # (not $big.json: that is the sidecar, which the dump refuses to overwrite)
+    /usr/bin/time -v "$WT" dump --input="$big" --output="$big.out.$out" 2> "$BENCH/time_$out" >/dev/null
     printf "1e8 %-8s %s s wall, peak RSS %s KB, %d B out, %.2f B/event (input %d B)\n" "$out" \
       "$(grep 'Elapsed' "$BENCH/time_$out" | awk '{print $NF}')" \
       "$(grep 'Maximum resident' "$BENCH/time_$out" | awk '{print $NF}')" \
-      "$(stat -c %s "$big.$out")" "$(echo "$(stat -c %s "$big.$out") / 100000000" | bc -l)" \
+      "$(stat -c %s "$big.out.$out")" "$(echo "$(stat -c %s "$big.out.$out") / 100000000" | bc -l)" \
       "$(stat -c %s "$big.bin")"
-    rm -f "$big.$out"
+    rm -f "$big.out.$out"
   done
   rm -f "$big.bin" "$big.json"
 fi
