@@ -474,6 +474,12 @@ class PackageTest(unittest.TestCase):
         with open(path("mf_file.json"), "w") as f:
             r = warptrace.mosaic.dump(spec, buf, f, (3,), (256,), kernel_name="mf_path")
             self.assertEqual(r.paths, [path("mf_file.json")])
+        # The result is read from its JSON when first used; what dump() set stays.
+        self.assertEqual((r.format, r.paths, r.kernel), ("json", [path("mf_file.json")],
+                                                         "mf_path"))
+        self.assertEqual(len(r.units), 6)
+        self.assertEqual(r.units[0]["block_index"], (0, 0, 0))
+        self.assertIn("units=6", repr(r))
         self.assertEqual(read(path("mf_file.json")), read(path("mf_path.json")))
         text = io.StringIO()
         warptrace.mosaic.dump(spec, buf, text, (3,), (256,), kernel_name="mf_path")
