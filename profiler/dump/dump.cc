@@ -115,7 +115,7 @@ class Driver {
     std::vector<int64_t> event_ns;  // hand-offs only
   };
   struct Batch {
-    size_t first = 0;  // records [first, first + units.size())
+    size_t first = 0;  // records [first, first + count)
     size_t count = 0;
     std::vector<Prepared> units;  // grows to the largest batch, reused
   };
