@@ -237,7 +237,8 @@ int Dump() {
     trace.role = "trace (--output)";
   }
 
-  absl::StatusOr<LoadedDump> loaded = LoadForDump(input, absl::GetFlag(FLAGS_sm_clock_khz));
+  absl::StatusOr<LoadedDump> loaded =
+      LoadForDump(input, absl::GetFlag(FLAGS_sm_clock_khz), request.threads);
   if (!loaded.ok()) return Fail(loaded.status());
   // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: DumpToFiles refuses an output
   // naming either before it writes anything.

@@ -306,7 +306,8 @@ void PrintSummaryAndDiagnosis(const DumpOutcome& outcome, llvm::raw_ostream& os)
   }
 }
 
-absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz) {
+absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz,
+                                       int threads) {
   LoadedDump loaded;
   LoadOptions load_options;
   load_options.importers[kMosaicSidecarFormat] =
@@ -314,6 +315,7 @@ absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clo
     loaded.mosaic = true;
     MosaicImportOptions options;
     if (sm_clock_khz != 0) options.sm_clock_khz = sm_clock_khz;
+    options.threads = threads > 0 ? threads : DefaultThreads();
     ASSIGN_OR_RETURN(MosaicImport imported, ImportMosaicGpu(p, json, options));
     loaded.overflows = std::move(imported.overflows);
     return std::move(imported.trace);

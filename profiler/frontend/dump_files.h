@@ -143,13 +143,15 @@ void PrintSummaryAndDiagnosis(const DumpOutcome& outcome, llvm::raw_ostream& os)
 // A saved trace as the dump reads it: PREFIX.bin + PREFIX.json with a "warptrace" sidecar, or
 // a "mosaic-gpu" one converted (mosaic_import.h). `sm_clock_khz` (0: keep the default) is the
 // rate of a Mosaic buffer, which records none, or the nominal fallback rate of a warptrace
-// one. Errors: LoadTrace's and ImportMosaicGpu's (sidecar.h, mosaic_import.h).
+// one. `threads` convert a Mosaic buffer (0: the cores there are; the result is the same for
+// any count). Errors: LoadTrace's and ImportMosaicGpu's (sidecar.h, mosaic_import.h).
 struct LoadedDump {
   LoadedTrace trace;
   bool mosaic = false;
   std::vector<MosaicOverflow> overflows;  // Mosaic buffers: traces that needed more entries
 };
-absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz);
+absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz,
+                                       int threads = 1);
 
 }  // namespace warptrace
 

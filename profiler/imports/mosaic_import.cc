@@ -1,10 +1,12 @@
 #include "profiler/imports/mosaic_import.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -197,61 +199,94 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
   // Keep every start positive: 2^32 ns of headroom below the reference.
   const int64_t reference = (int64_t{1} << 32) + reference_lo;
 
+  // Every word of every record is written below (header, the events kept, zeros after
+  // them), so the buffer is not zeroed first; blocks are converted on `threads` threads,
+  // each a contiguous range of Mosaic's blocks, and their overflows joined in block order.
   const uint64_t record_words = abi::RecordWords(layout.capacity);
-  std::vector<uint32_t> buffer(record_words * blocks * traces, 0u);
-  for (uint64_t m = 0; m < blocks; ++m) {
-    const Dim3 b = MosaicBlockIndex(layout.grid, m);
-    const uint32_t block_linear = WarptraceBlockLinear(layout.grid, b);
-    for (uint32_t t = 0; t < traces; ++t) {
-      const uint32_t* in = words.data() + (m * traces + t) * e;
-      const uint32_t used = in[2];
-      if (used % 2 != 0) {
-        return absl::DataLossError(absl::StrFormat(
-            "Mosaic GPU buffer: block (%d,%d,%d) %s %d has traces_used = %d, an odd number of "
-            "event words; Mosaic's older profiler wrote traces_used + 3 there (an odd count), "
-            "which this importer does not read",
-            b.x, b.y, b.z, UnitKindName(sidecar.scope), t, used));
-      }
-      const uint32_t attempted = used / 2;
-      const uint32_t kept = attempted < layout.capacity ? attempted : layout.capacity;
-      const int64_t start = reference + static_cast<int32_t>(in[0] - reference_lo);
-      const uint64_t start_ns = static_cast<uint64_t>(start);
-      const uint32_t first_clock = kept > 0 ? in[kMosaicHeaderWords + 1] : 0;
-      const uint32_t last_clock = kept > 0 ? in[kMosaicHeaderWords + 2 * (kept - 1) + 1] : 0;
+  uint32_t* buffer = nullptr;
+  TraceWords converted = TraceWords::ForWriting(record_words * blocks * traces, &buffer);
+  auto convert = [&](uint64_t first_block, uint64_t end_block,
+                     std::vector<MosaicOverflow>& overflows) -> absl::Status {
+    for (uint64_t m = first_block; m < end_block; ++m) {
+      const Dim3 b = MosaicBlockIndex(layout.grid, m);
+      const uint32_t block_linear = WarptraceBlockLinear(layout.grid, b);
+      for (uint32_t t = 0; t < traces; ++t) {
+        const uint32_t* in = words.data() + (m * traces + t) * e;
+        const uint32_t used = in[2];
+        if (used % 2 != 0) {
+          return absl::DataLossError(absl::StrFormat(
+              "Mosaic GPU buffer: block (%d,%d,%d) %s %d has traces_used = %d, an odd number "
+              "of event words; Mosaic's older profiler wrote traces_used + 3 there (an odd "
+              "count), which this importer does not read",
+              b.x, b.y, b.z, UnitKindName(sidecar.scope), t, used));
+        }
+        const uint32_t attempted = used / 2;
+        const uint32_t kept = attempted < layout.capacity ? attempted : layout.capacity;
+        const int64_t start = reference + static_cast<int32_t>(in[0] - reference_lo);
+        const uint64_t start_ns = static_cast<uint64_t>(start);
+        const uint32_t first_clock = kept > 0 ? in[kMosaicHeaderWords + 1] : 0;
+        const uint32_t last_clock = kept > 0 ? in[kMosaicHeaderWords + 2 * (kept - 1) + 1] : 0;
 
-      uint32_t* r = buffer.data() + (uint64_t{block_linear} * traces + t) * record_words;
-      abi::RecordHeader h{};
-      h.magic = abi::kTraceMagic;
-      h.version = abi::kTraceVersion;
-      h.sm_id = in[1];
-      h.block_linear = block_linear;
-      h.unit_index = t;
-      h.attempted = attempted;
-      h.capacity = layout.capacity;
-      h.flags = abi::kFlagComplete | abi::kFlagShared;
-      h.start_clock = first_clock;
-      h.end_clock = last_clock;
-      h.start_globaltimer_lo = static_cast<uint32_t>(start_ns);
-      h.start_globaltimer_hi = static_cast<uint32_t>(start_ns >> 32);
-      h.end_globaltimer_lo = h.start_globaltimer_lo;
-      h.end_globaltimer_hi = h.start_globaltimer_hi;
-      h.header_words = abi::kHeaderWords;
-      // Version 3: the checksum covers the copied events too (trace_abi.h), so a record
-      // converted here reads as one the recorder wrote.
-      h.checksum = abi::FoldEventSlots(
-          abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear, h.unit_index,
-                              h.capacity),
-          in + kMosaicHeaderWords, kept);
-      std::memcpy(r, &h, sizeof(h));
-      std::memcpy(r + abi::kHeaderWords, in + kMosaicHeaderWords,
-                  sizeof(uint32_t) * abi::kEventWords * kept);
+        uint32_t* r = buffer + (uint64_t{block_linear} * traces + t) * record_words;
+        abi::RecordHeader h{};
+        h.magic = abi::kTraceMagic;
+        h.version = abi::kTraceVersion;
+        h.sm_id = in[1];
+        h.block_linear = block_linear;
+        h.unit_index = t;
+        h.attempted = attempted;
+        h.capacity = layout.capacity;
+        h.flags = abi::kFlagComplete | abi::kFlagShared;
+        h.start_clock = first_clock;
+        h.end_clock = last_clock;
+        h.start_globaltimer_lo = static_cast<uint32_t>(start_ns);
+        h.start_globaltimer_hi = static_cast<uint32_t>(start_ns >> 32);
+        h.end_globaltimer_lo = h.start_globaltimer_lo;
+        h.end_globaltimer_hi = h.start_globaltimer_hi;
+        h.header_words = abi::kHeaderWords;
+        // Version 3: the checksum covers the copied events too (trace_abi.h), so a record
+        // converted here reads as one the recorder wrote.
+        h.checksum = abi::FoldEventSlots(
+            abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear, h.unit_index,
+                                h.capacity),
+            in + kMosaicHeaderWords, kept);
+        std::memcpy(r, &h, sizeof(h));
+        const uint64_t event_words = uint64_t{abi::kEventWords} * kept;
+        std::memcpy(r + abi::kHeaderWords, in + kMosaicHeaderWords,
+                    sizeof(uint32_t) * event_words);
+        std::memset(r + abi::kHeaderWords + event_words, 0,
+                    sizeof(uint32_t) * (record_words - abi::kHeaderWords - event_words));
 
-      if (attempted > layout.capacity) {
-        out.overflows.push_back(OverflowOf(sidecar, layout, block_linear, b, t, used));
+        if (attempted > layout.capacity) {
+          overflows.push_back(OverflowOf(sidecar, layout, block_linear, b, t, used));
+        }
       }
     }
+    return absl::OkStatus();
+  };
+  // Threads only for buffers worth them (a thread costs ~50 us to start).
+  constexpr uint64_t kWordsPerThread = uint64_t{1} << 20;
+  const uint64_t pieces = std::clamp<uint64_t>(
+      std::min<uint64_t>(static_cast<uint64_t>(std::max(options.threads, 1)),
+                         words.size() / kWordsPerThread),
+      1, std::max<uint64_t>(blocks, 1));
+  std::vector<std::vector<MosaicOverflow>> overflows(pieces);
+  std::vector<absl::Status> status(pieces);
+  {
+    std::vector<std::thread> threads;
+    for (uint64_t i = 1; i < pieces; ++i) {
+      threads.emplace_back([&, i] {
+        status[i] = convert(blocks * i / pieces, blocks * (i + 1) / pieces, overflows[i]);
+      });
+    }
+    status[0] = convert(0, blocks / pieces, overflows[0]);
+    for (std::thread& t : threads) t.join();
   }
-  out.trace.words = std::move(buffer);
+  for (uint64_t i = 0; i < pieces; ++i) {
+    RETURN_IF_ERROR(status[i]);  // the first in block order, as one thread would find it
+    out.overflows.insert(out.overflows.end(), overflows[i].begin(), overflows[i].end());
+  }
+  out.trace.words = std::move(converted);
   return out;
 }
 

@@ -101,6 +101,9 @@ struct MosaicImportOptions {
   // SM clock used to turn cycles into nanoseconds (recorded in the layout's
   // clock.nominal_sm_clock_khz). Must be > 0.
   uint64_t sm_clock_khz = kMosaicDefaultSmClockKhz;
+  // Threads converting the buffer (blocks split into contiguous ranges; the result is the
+  // same for any count). Buffers under ~4 MiB per thread use fewer.
+  int threads = 1;
 };
 
 // A trace that needed more room than entries_per_warpgroup gave it.

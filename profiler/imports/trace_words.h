@@ -6,12 +6,15 @@
 //   DumpToFiles(t.layout, t.words, request);      // converts to absl::Span<const uint32_t>
 //
 // Read-only either way; assign a std::vector to replace the words. Copying a mapped TraceWords
-// shares the mapping. Thread-safety: const methods are safe to call concurrently.
+// shares the mapping. An importer that writes every word itself takes ForWriting's storage:
+// not zeroed first, so each page is touched once, by its writer (a copy of such a TraceWords
+// shares it too). Thread-safety: const methods are safe to call concurrently.
 #ifndef WARPTRACE_PROFILER_IMPORTS_TRACE_WORDS_H_
 #define WARPTRACE_PROFILER_IMPORTS_TRACE_WORDS_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -30,7 +33,13 @@ class TraceWords {
   explicit TraceWords(std::unique_ptr<llvm::MemoryBuffer> mapped)
       : mapped_(std::move(mapped)) {}
 
+  // `n` words that the caller must write, every one, through `*data` before anything reads
+  // them (the returned TraceWords, or a copy). Large buffers are asked for in transparent huge
+  // pages (madvise), so that writing them takes a few page faults, not one per 4 KiB.
+  static TraceWords ForWriting(size_t n, uint32_t** data);
+
   absl::Span<const uint32_t> span() const {
+    if (written_ != nullptr) return {written_.get(), written_size_};
     if (mapped_ == nullptr) return owned_;
     return {reinterpret_cast<const uint32_t*>(mapped_->getBufferStart()),
             mapped_->getBufferSize() / 4};
@@ -48,6 +57,8 @@ class TraceWords {
   uint32_t operator[](size_t i) const { return data()[i]; }
   // True when the words are read in place from a mapped file.
   bool mapped() const { return mapped_ != nullptr; }
+  // True when the words are ForWriting's.
+  bool written() const { return written_ != nullptr; }
 
   friend bool operator==(const TraceWords& a, const std::vector<uint32_t>& b) {
     return a.span() == absl::Span<const uint32_t>(b);
@@ -56,6 +67,8 @@ class TraceWords {
  private:
   std::vector<uint32_t> owned_;
   std::shared_ptr<const llvm::MemoryBuffer> mapped_;
+  std::shared_ptr<uint32_t> written_;  // ForWriting's, freed by std::free
+  size_t written_size_ = 0;
 };
 
 }  // namespace warptrace

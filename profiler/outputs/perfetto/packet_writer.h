@@ -9,8 +9,7 @@
 //
 // Compression (on by default): every buffer of whole packets (kBufferBytes) is written as one
 // TracePacket whose only field is compressed_packets, the zlib-format deflated bytes (made by
-// libdeflate) of those
-// packets as a `Trace` message — what Perfetto's own service writes with
+// ISA-L's igzip) of those packets as a `Trace` message — what Perfetto's own service writes with
 // TraceConfig.compression_type = COMPRESSION_TYPE_DEFLATE, and what its trace processor (and
 // so ui.perfetto.dev) expands in place before reading the packets inside. Memory stays one
 // buffer and its deflated copy, whatever the trace's size.
@@ -133,7 +132,7 @@ class PacketWriter {
 
   llvm::raw_ostream& os_;
   const bool compress_;
-  struct Deflater;  // libdeflate's compressor
+  struct Deflater;  // igzip's level buffer
   std::vector<std::unique_ptr<Deflater>> deflaters_;  // one per worker (or one), when compress_
   std::vector<uint8_t> deflated_;  // the compressed copy of one buffer (no workers)
   std::unique_ptr<ChunkPipeline> pipeline_;  // workers >= 1

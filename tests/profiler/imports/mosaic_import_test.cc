@@ -415,6 +415,92 @@ TEST(MosaicImportTest, OverflowedTraceGetsThePreciseDiagnosis) {
   EXPECT_EQ(report.units[1].verdict, Verdict::kComplete);
 }
 
+// A buffer big enough to be converted on several threads (~1 Mi words per thread): grid
+// (1100,2,1) x 2 warpgroups, E = 1003 (500 events), some traces overflowing, every word past
+// a trace's used ones garbage, as a real buffer may leave them.
+struct BigMosaic {
+  MosaicSidecar sidecar;
+  std::vector<uint32_t> words;
+};
+BigMosaic BigMosaicBuffer() {
+  const uint32_t e = 1003;
+  std::vector<MosaicTrace> traces;
+  for (uint32_t i = 0; i < 1100 * 2 * 2; ++i) {
+    MosaicTrace t;
+    t.start_lo = 1000 + 13 * i;
+    t.smid = i % 132;
+    const uint32_t n = (i * 7) % 520;  // past 500: overflowed
+    for (uint32_t k = 0; k < n; ++k) {
+      t.events.push_back({k % 2 == 0 ? 0u : 0u | kExit, 100 + 3 * k + i % 5});
+    }
+    traces.push_back(t);
+  }
+  std::vector<uint32_t> words = MosaicWords(traces, e);
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const size_t used = 2 * std::min<size_t>(traces[i].events.size(), 500);
+    for (size_t w = 3 + used; w < e; ++w) words[i * e + w] = 0xdeadbeefu;
+  }
+  absl::StatusOr<MosaicSidecar> s =
+      ParseMosaicSidecar(SidecarJson("[1100, 2]", "[256]", e, "warpgroup", R"(["loop"])"));
+  EXPECT_THAT(s, IsOk());
+  return {*s, std::move(words)};
+}
+
+TEST(MosaicImportTest, ThreadsConvertToTheSameWordsAndOverflows) {
+  const BigMosaic big = BigMosaicBuffer();
+  absl::StatusOr<MosaicImport> one = ConvertMosaicBuffer(big.sidecar, big.words);
+  ASSERT_THAT(one, IsOk());
+  const TraceLayout& layout = one->trace.layout;
+  ASSERT_EQ(one->trace.words.size(), BufferBytes(layout) / 4);
+  // Event slots past what a trace kept are zero, not the Mosaic buffer's garbage.
+  const uint64_t record_words = abi::RecordWords(layout.capacity);
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, one->trace.words);
+  ASSERT_THAT(decoded, IsOk());
+  uint64_t checked = 0;
+  for (const DecodedRecord& r : decoded->records) {
+    const uint32_t* record = one->trace.words.data() + r.record_index * record_words;
+    for (uint64_t w = abi::kHeaderWords + abi::kEventWords * r.events.size(); w < record_words;
+         ++w) {
+      ASSERT_EQ(record[w], 0u) << "record " << r.record_index << " word " << w;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0u);
+  EXPECT_TRUE(Verify(*decoded).units.size() == decoded->records.size());
+  ASSERT_GT(one->overflows.size(), 10u);
+
+  for (int threads : {2, 3, 4, 7}) {
+    MosaicImportOptions options;
+    options.threads = threads;
+    absl::StatusOr<MosaicImport> many = ConvertMosaicBuffer(big.sidecar, big.words, options);
+    ASSERT_THAT(many, IsOk()) << threads << " threads";
+    EXPECT_TRUE(many->trace.words.span() == one->trace.words.span()) << threads << " threads";
+    ASSERT_EQ(many->overflows.size(), one->overflows.size()) << threads << " threads";
+    for (size_t i = 0; i < one->overflows.size(); ++i) {
+      EXPECT_EQ(many->overflows[i].block_linear, one->overflows[i].block_linear);
+      EXPECT_EQ(many->overflows[i].trace, one->overflows[i].trace);
+      EXPECT_EQ(many->overflows[i].message, one->overflows[i].message);
+    }
+  }
+}
+
+TEST(MosaicImportTest, ThreadsReportTheFirstBadTraceInBlockOrder) {
+  BigMosaic big = BigMosaicBuffer();
+  const uint32_t e = 1003;
+  // Mosaic's block m is (m / 2, m % 2, 0) in this grid (x-major).
+  big.words[3500 * e + 2] = 7;  // block 1750 = (875,0,0), warpgroup 0: a later range
+  big.words[1201 * e + 2] = 5;  // block 600 = (300,0,0), warpgroup 1: the first
+  for (int threads : {1, 2, 4}) {
+    MosaicImportOptions options;
+    options.threads = threads;
+    EXPECT_THAT(ConvertMosaicBuffer(big.sidecar, big.words, options).status(),
+                StatusIs(absl::StatusCode::kDataLoss,
+                         ::testing::AllOf(HasSubstr("block (300,0,0) warpgroup 1"),
+                                          HasSubstr("traces_used = 5"))))
+        << threads << " threads";
+  }
+}
+
 TEST(MosaicImportTest, SizeMismatchSaysWhatTheSizeImplies) {
   absl::StatusOr<MosaicSidecar> s =
       ParseMosaicSidecar(SidecarJson("[2]", "[128]", 9, "", R"(["a"])"));
