@@ -81,7 +81,7 @@ std::unique_ptr<TraceSink> MakeWriter(const TraceOutput& output, llvm::raw_ostre
   if (output.chrome.events == ChromeEventStyle::kMosaic) {
     return std::make_unique<MosaicTraceSink>(output.chrome.mosaic, os, threads);
   }
-  return std::make_unique<ChromeTraceSink>(output.chrome, os);
+  return std::make_unique<ChromeTraceSink>(output.chrome, os, threads);
 }
 
 // One dump with the trace writers of traces[next...] opened around it: each path output is a

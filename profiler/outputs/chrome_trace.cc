@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -132,6 +133,8 @@ class Writer {
   // Template variants per site: bit 0 = the unit has a verdict other than complete (args
   // carry "verdict"), bit 1 = the slice was repaired (args carry "repaired": true).
   static constexpr size_t kVariants = 4;
+  // What WriteCompleteSlices assembles before a stream write.
+  static constexpr size_t kLocalBytes = size_t{16} << 10;
   // Holes of a slice template, in order: ts, [dur,] block, unit, [verdict,] pid, tid.
 
   uint64_t Tid(const UnitTimeline& unit) const {
@@ -546,6 +549,10 @@ class Writer {
     const bool has_verdict = unit.verdict != Verdict::kComplete;
     verdict_json_ = has_verdict ? JsonString(VerdictName(unit.verdict)) : std::string();
     const bool complete_events = options_.events == ChromeEventStyle::kComplete;
+    if (complete_events) {
+      WriteCompleteSlices(unit, has_verdict);
+      return;
+    }
     open_.clear();
     for (const Slice& s : unit.slices) {
       if (!complete_events) {
@@ -563,15 +570,57 @@ class Writer {
     }
   }
 
-  void WriteSlice(const SiteTemplate& t, const Slice& s, bool complete) {
+  // The unit's slices as "X" events: one rawValue holding them all, comma-separated, each
+  // assembled in a local buffer that goes to the stream in large writes (per slice
+  // json::OStream's bookkeeping and five stream writes were a third of the JSON dump's time).
+  void WriteCompleteSlices(const UnitTimeline& unit, bool has_verdict) {
+    json_.rawValue([&](llvm::raw_ostream& os) {
+      char buf[kLocalBytes];
+      size_t n = 0;
+      bool first = true;
+      for (const Slice& s : unit.slices) {
+        const SiteTemplate& t = TemplateFor(s.site, has_verdict, s.repaired);
+        const llvm::StringRef head = t.event->piece(0);
+        const llvm::StringRef mid = t.event->piece(1);
+        // A comma, the pieces and two numbers of at most 24 characters.
+        const size_t need = 1 + head.size() + mid.size() + t.tail.size() + 48;
+        if (n + need > sizeof(buf)) {
+          os.write(buf, n);
+          n = 0;
+        }
+        if (!first) buf[n++] = ',';
+        first = false;
+        if (need > sizeof(buf)) {  // a very long name or origin: straight to the stream
+          os.write(buf, n);
+          n = 0;
+          WriteSliceText(os, t, s, true);
+          continue;
+        }
+        std::memcpy(buf + n, head.data(), head.size());
+        n += head.size();
+        n = static_cast<size_t>(FormatMicros(s.begin_ns - origin_ns_, buf + n) - buf);
+        std::memcpy(buf + n, mid.data(), mid.size());
+        n += mid.size();
+        n = static_cast<size_t>(FormatMicros(s.end_ns - s.begin_ns, buf + n) - buf);
+        std::memcpy(buf + n, t.tail.data(), t.tail.size());
+        n += t.tail.size();
+      }
+      os.write(buf, n);
+    });
+  }
+
+  void WriteSliceText(llvm::raw_ostream& os, const SiteTemplate& t, const Slice& s,
+                      bool complete) {
     char ts[24], dur[24];
     char* const ts_end = FormatMicros(s.begin_ns - origin_ns_, ts);
     char* const dur_end = complete ? FormatMicros(s.end_ns - s.begin_ns, dur) : dur;
-    json_.rawValue([&](llvm::raw_ostream& os) {
-      os << t.event->piece(0) << llvm::StringRef(ts, ts_end - ts);
-      if (complete) os << t.event->piece(1) << llvm::StringRef(dur, dur_end - dur);
-      os << t.tail;
-    });
+    os << t.event->piece(0) << llvm::StringRef(ts, ts_end - ts);
+    if (complete) os << t.event->piece(1) << llvm::StringRef(dur, dur_end - dur);
+    os << t.tail;
+  }
+
+  void WriteSlice(const SiteTemplate& t, const Slice& s, bool complete) {
+    json_.rawValue([&](llvm::raw_ostream& os) { WriteSliceText(os, t, s, complete); });
   }
 
   void WriteEnd(int64_t end_ns) {

@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/dump/sink.h"
+#include "profiler/dump/unit_feeder.h"
 #include "profiler/outputs/chrome_trace.h"
 
 namespace warptrace {
@@ -23,9 +24,14 @@ namespace warptrace {
 //     TraceSink* sinks[] = {&chrome};
 //     return DumpTrace(layout, words, dump_options, sinks, result);
 //   }, {.role = "Chrome trace"}));
+//
+// With threads >= 2 the writer formats on a thread of its own (a UnitFeeder,
+// profiler/dump/unit_feeder.h): AddUnit copies the unit's timeline into a batch and returns;
+// the same bytes, and a writer error surfaces at a later AddUnit or at End with the same
+// message. `os` is then written by that thread until End, and by the caller at End.
 class ChromeTraceSink : public TraceSink {
  public:
-  ChromeTraceSink(const ChromeTraceOptions& options, llvm::raw_ostream& os);
+  ChromeTraceSink(const ChromeTraceOptions& options, llvm::raw_ostream& os, int threads = 1);
   ~ChromeTraceSink() override;
   absl::string_view Name() const override { return "chrome trace"; }
   absl::Status Begin(const TraceBegin& begin) override;
@@ -35,7 +41,9 @@ class ChromeTraceSink : public TraceSink {
  private:
   ChromeTraceOptions options_;
   llvm::raw_ostream& os_;
+  const int threads_;
   std::unique_ptr<ChromeTraceWriter> writer_;
+  std::unique_ptr<UnitFeeder> feeder_;  // from Begin when threads_ >= 2; before writer_ dies
   bool overhead_compensated_ = false;
 };
 

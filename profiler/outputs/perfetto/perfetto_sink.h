@@ -9,13 +9,12 @@
 //     return DumpTrace(layout, words, dump_options, sinks, result);
 //   }, {.role = "Perfetto trace"}));
 //
-// Threads. With options.threads = N >= 2 the writer runs on a thread of its own (and N - 2
-// more deflate for it): AddUnit copies the unit's timeline into a batch (units of ~16 Ki
-// events), and the writer's thread turns whole batches into packets, deflates and writes
-// them, while the caller goes on with the next units. The unit's data crosses between cores
-// once, as one copy, and the packets are made, deflated and written on one core (measured on
-// 2 cores: see docs/cli.md). The bytes are the same for every N. A writer error surfaces at a
-// later AddUnit or at End, with the same message.
+// Threads. With options.threads = N >= 2 the writer runs on a thread of its own (a
+// UnitFeeder, profiler/dump/unit_feeder.h; N - 2 more threads deflate for it): AddUnit copies
+// the unit's timeline into a batch, and the writer's thread turns whole batches into
+// packets, deflates and writes them, while the caller goes on with the next units. The
+// packets are made, deflated and written on one core. The bytes are the same for every N.
+// A writer error surfaces at a later AddUnit or at End, with the same message.
 //
 // Errors: PerfettoWriter's; InvalidArgument for a TraceBegin without a layout or a UnitView
 // without a timeline. Not thread-safe (one caller thread); `os` must outlive the sink.
@@ -28,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/dump/sink.h"
+#include "profiler/dump/unit_feeder.h"
 #include "profiler/outputs/perfetto/perfetto_writer.h"
 
 namespace warptrace {
@@ -45,12 +45,11 @@ class PerfettoTraceSink : public TraceSink {
   uint64_t packets() const { return writer_.packets(); }
 
  private:
-  class Feeder;  // the writer's own thread (options.threads >= 2)
   static PerfettoWriterOptions WriterOptions(PerfettoWriterOptions options);
 
   const bool threaded_;
   PerfettoWriter writer_;
-  std::unique_ptr<Feeder> feeder_;  // from Begin, when threaded_; destroyed before writer_
+  std::unique_ptr<UnitFeeder> feeder_;  // from Begin when threaded_; destroyed before writer_
 };
 
 }  // namespace warptrace

@@ -1,0 +1,83 @@
+#include "profiler/dump/unit_feeder.h"
+
+#include <utility>
+
+namespace warptrace {
+
+UnitFeeder::UnitFeeder(Fn fn) : fn_(std::move(fn)) {
+  filling_ = std::make_unique<Batch>();
+  for (int i = 0; i < kSpareBatches; ++i) free_.push_back(std::make_unique<Batch>());
+  thread_ = std::thread([this] { Run(); });
+}
+
+UnitFeeder::~UnitFeeder() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    queue_.clear();  // a dump that stopped early: nothing more is written
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+absl::Status UnitFeeder::Add(const UnitTimeline& unit) {
+  if (filling_ == nullptr) {  // fn failed and took the batches with it
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_;
+  }
+  Batch& batch = *filling_;
+  if (batch.count == batch.units.size()) batch.units.emplace_back();
+  batch.units[batch.count++] = unit;
+  batch.events += uint64_t{unit.events} + 1;
+  if (batch.events < kBatchEvents) return absl::OkStatus();
+  return Submit();
+}
+
+absl::Status UnitFeeder::Finish() {
+  if (absl::Status s = Submit(); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return (queue_.empty() && !busy_) || !status_.ok(); });
+  return status_;
+}
+
+absl::Status UnitFeeder::Submit() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!status_.ok() || filling_ == nullptr) return status_;
+  if (filling_->count == 0) return absl::OkStatus();
+  queue_.push_back(std::move(filling_));
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return !free_.empty() || !status_.ok(); });
+  if (free_.empty()) return status_;  // filling_ stays null: later calls return the error
+  filling_ = std::move(free_.back());
+  free_.pop_back();
+  return status_;
+}
+
+void UnitFeeder::Run() {
+  for (;;) {
+    std::unique_ptr<Batch> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopped
+      batch = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+    }
+    absl::Status status;
+    for (size_t i = 0; i < batch->count && status.ok(); ++i) status = fn_(batch->units[i]);
+    batch->count = 0;
+    batch->events = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!status.ok() && status_.ok()) status_ = status;
+      // After an error nothing more is run: what is queued is dropped.
+      if (!status_.ok()) queue_.clear();
+      free_.push_back(std::move(batch));
+      busy_ = false;
+    }
+    changed_.notify_all();
+  }
+}
+
+}  // namespace warptrace
