@@ -50,25 +50,25 @@ echo "Mosaic ProfilerSpec.dump (1e6-event Mosaic buffer, Chrome JSON): ${MOSAIC_
 
 for buf in wt1m mo1m; do
   in=$BENCH/$buf
-  "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null
-  "$WT" dump --input="$in" --output="$in.out.json" >/dev/null
+  "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null 2>&1
+  "$WT" dump --input="$in" --output="$in.out.json" >/dev/null 2>&1
   events=$(events_of "$in.out.json")
   head -c "$(stat -c %s "$in.out.pftrace")" /dev/urandom > "$BENCH/same_pf"
   head -c "$(stat -c %s "$in.out.json")" /dev/urandom > "$BENCH/same_json"
   : > "$BENCH/t_floor_pf"; : > "$BENCH/t_floor_json"; : > "$BENCH/t_pf"; : > "$BENCH/t_json"
   : > "$BENCH/t_pf1"; : > "$BENCH/t_json1"
   for _ in $(seq "$REPS"); do
-    t0=$(now); "$WT" dump --input="$in" --output="$in.out1.pftrace" --threads=1 >/dev/null; t1=$(now)
+    t0=$(now); "$WT" dump --input="$in" --output="$in.out1.pftrace" --threads=1 >/dev/null 2>&1; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_pf1"
-    t0=$(now); "$WT" dump --input="$in" --output="$in.out1.json" --threads=1 >/dev/null; t1=$(now)
+    t0=$(now); "$WT" dump --input="$in" --output="$in.out1.json" --threads=1 >/dev/null 2>&1; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_json1"
     t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_pf" "$BENCH/copy"; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_floor_pf"
-    t0=$(now); "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null; t1=$(now)
+    t0=$(now); "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null 2>&1; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_pf"
     t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_json" "$BENCH/copy"; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_floor_json"
-    t0=$(now); "$WT" dump --input="$in" --output="$in.out.json" >/dev/null; t1=$(now)
+    t0=$(now); "$WT" dump --input="$in" --output="$in.out.json" >/dev/null 2>&1; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_json"
   done
   cmp -s "$in.out.pftrace" "$in.out1.pftrace" && cmp -s "$in.out.json" "$in.out1.json" \
