@@ -292,7 +292,8 @@ DumpOutcome DumpToFiles(const TraceLayout& layout, absl::Span<const uint32_t> wo
   if (outcome.status.ok()) outcome.status = CheckWords(layout, words);
   if (!outcome.status.ok()) return outcome;
   DecodedTrace decoded;
-  outcome.status = DecodeInto(layout, words, decoded);
+  outcome.status = DecodeInto(layout, words, decoded,
+                              request.threads > 0 ? request.threads : DefaultThreads());
   if (!outcome.status.ok()) return outcome;
   return DumpChecked(decoded, request);
 }

@@ -102,7 +102,7 @@ struct MosaicImportOptions {
   // clock.nominal_sm_clock_khz). Must be > 0.
   uint64_t sm_clock_khz = kMosaicDefaultSmClockKhz;
   // Threads converting the buffer (blocks split into contiguous ranges; the result is the
-  // same for any count). Buffers under ~4 MiB per thread use fewer.
+  // same for any count). Buffers under ~1 MiB per thread use fewer.
   int threads = 1;
 };
 

@@ -124,10 +124,12 @@ struct DecodedTrace {
 // Decodes `words` (the whole buffer, host order) with `layout`. Error codes above.
 absl::StatusOr<DecodedTrace> Decode(const TraceLayout& layout, absl::Span<const uint32_t> words);
 
-// As Decode, reusing `out`'s storage (for benchmarks and repeated dumps). On error `out` is
-// left in an unspecified but valid state.
+// As Decode, reusing `out`'s storage (for benchmarks and repeated dumps), on `threads`
+// threads (records split into contiguous ranges; the result and the error are the same for
+// any count, buffers under ~1 MiB per thread use fewer). On error `out` is left in an
+// unspecified but valid state.
 absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> words,
-                        DecodedTrace& out);
+                        DecodedTrace& out, int threads = 1);
 
 // How many buffers this process has decoded (Decode and DecodeInto calls, failed ones
 // included), for tests that hold a front end to one decode per buffer. Thread-safe.

@@ -236,6 +236,66 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// 2000 blocks x 2 warps of capacity 600: ~4.9 Mi words, decoded on up to 18 threads.
+TraceLayout BigLayout() {
+  TraceLayout layout = SmallLayout();
+  layout.grid = {2000, 1, 1};
+  layout.sample = {};
+  layout.capacity = 600;
+  return layout;
+}
+
+TEST(DecodeTest, ThreadsDecodeTheSameRecords) {
+  const TraceLayout layout = BigLayout();
+  std::vector<uint32_t> words = Synthesize(layout, OuterInner());
+  // Damaged records in different threads' ranges.
+  for (auto [corruption, record] : {std::pair{Corruption::kBadChecksum, 10u},
+                                    std::pair{Corruption::kMissingUnit, 1999u},
+                                    std::pair{Corruption::kWrongUnit, 3001u}}) {
+    ASSERT_THAT(InjectCorruption(layout, {corruption, record}, absl::MakeSpan(words)), IsOk());
+  }
+  DecodedTrace one;
+  ASSERT_THAT(DecodeInto(layout, words, one, 1), IsOk());
+  ASSERT_EQ(one.records.size(), 4000u);
+  for (int threads : {2, 3, 8}) {
+    DecodedTrace many;
+    ASSERT_THAT(DecodeInto(layout, words, many, threads), IsOk());
+    EXPECT_EQ(many.total_events, one.total_events) << threads << " threads";
+    ASSERT_EQ(many.records.size(), one.records.size());
+    for (size_t i = 0; i < one.records.size(); ++i) {
+      const DecodedRecord& a = one.records[i];
+      const DecodedRecord& b = many.records[i];
+      ASSERT_EQ(b.record_index, a.record_index);
+      ASSERT_EQ(b.header_problem, a.header_problem) << "record " << i;
+      ASSERT_EQ(b.block_linear, a.block_linear);
+      ASSERT_EQ(b.unit_index, a.unit_index);
+      ASSERT_EQ(b.expected_checksum, a.expected_checksum);
+      ASSERT_EQ(b.events.data(), a.events.data());
+      ASSERT_EQ(b.events.size(), a.events.size());
+      ASSERT_EQ(b.start_globaltimer, a.start_globaltimer);
+      ASSERT_EQ(b.sm_id, a.sm_id);
+    }
+  }
+  EXPECT_EQ(one.records[10].header_problem, HeaderProblem::kBadChecksum);
+  EXPECT_EQ(one.records[3001].header_problem, HeaderProblem::kWrongUnit);
+}
+
+TEST(DecodeTest, ThreadsReportTheFirstBadRecordInBufferOrder) {
+  const TraceLayout layout = BigLayout();
+  std::vector<uint32_t> words = Synthesize(layout, OuterInner());
+  ASSERT_THAT(InjectCorruption(layout, {Corruption::kWrongCapacity, 3500}, absl::MakeSpan(words)),
+              IsOk());
+  ASSERT_THAT(InjectCorruption(layout, {Corruption::kWrongCapacity, 701}, absl::MakeSpan(words)),
+              IsOk());
+  for (int threads : {1, 2, 5}) {
+    DecodedTrace out;
+    EXPECT_THAT(DecodeInto(layout, words, out, threads),
+                StatusIs(absl::StatusCode::kDataLoss,
+                         HasSubstr("record 701 (block (350,0,0) warp 1)")))
+        << threads << " threads";
+  }
+}
+
 TEST(DecodeTest, DecodeIntoReusesItsStorage) {
   const TraceLayout layout = SmallLayout();
   const std::vector<uint32_t> words = Synthesize(layout, OuterInner());
