@@ -6,13 +6,13 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/file.h"
+#include "base/parallel_ranges.h"
 #include "base/status_macros.h"
 #include "format/json_fields.h"
 #include "format/trace_abi.h"
@@ -156,6 +156,42 @@ MosaicOverflow OverflowOf(const MosaicSidecar& sidecar, const TraceLayout& layou
   return o;
 }
 
+// Mosaic trace `in` (its header, then its event words) as warptrace record `r`: the header
+// a recorder would write (version 3, complete, its checksum folding the events kept), the
+// first min(traces_used / 2, capacity) events, zeros in the slots after them. Every word of
+// the record is written.
+void WriteRecord(const uint32_t* in, uint32_t block_linear, uint32_t unit, uint32_t capacity,
+                 uint64_t start_ns, uint32_t* r) {
+  const uint32_t attempted = in[2] / 2;
+  const uint32_t kept = attempted < capacity ? attempted : capacity;
+  abi::RecordHeader h{};
+  h.magic = abi::kTraceMagic;
+  h.version = abi::kTraceVersion;
+  h.sm_id = in[1];
+  h.block_linear = block_linear;
+  h.unit_index = unit;
+  h.attempted = attempted;
+  h.capacity = capacity;
+  h.flags = abi::kFlagComplete | abi::kFlagShared;
+  h.start_clock = kept > 0 ? in[kMosaicHeaderWords + 1] : 0;
+  h.end_clock = kept > 0 ? in[kMosaicHeaderWords + 2 * (kept - 1) + 1] : 0;
+  h.start_globaltimer_lo = static_cast<uint32_t>(start_ns);
+  h.start_globaltimer_hi = static_cast<uint32_t>(start_ns >> 32);
+  h.end_globaltimer_lo = h.start_globaltimer_lo;
+  h.end_globaltimer_hi = h.start_globaltimer_hi;
+  h.header_words = abi::kHeaderWords;
+  // Version 3: the checksum covers the copied events too (trace_abi.h), so a record
+  // converted here reads as one the recorder wrote.
+  h.checksum = abi::FoldEventSlots(
+      abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear, h.unit_index, h.capacity),
+      in + kMosaicHeaderWords, kept);
+  std::memcpy(r, &h, sizeof(h));
+  const uint64_t event_words = uint64_t{abi::kEventWords} * kept;
+  std::memcpy(r + abi::kHeaderWords, in + kMosaicHeaderWords, sizeof(uint32_t) * event_words);
+  std::memset(r + abi::kHeaderWords + event_words, 0,
+              sizeof(uint32_t) * (abi::RecordWords(capacity) - abi::kHeaderWords - event_words));
+}
+
 }  // namespace
 
 absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
@@ -205,8 +241,9 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
   const uint64_t record_words = abi::RecordWords(layout.capacity);
   uint32_t* buffer = nullptr;
   TraceWords converted = TraceWords::ForWriting(record_words * blocks * traces, &buffer);
-  auto convert = [&](uint64_t first_block, uint64_t end_block,
-                     std::vector<MosaicOverflow>& overflows) -> absl::Status {
+  const size_t pieces = RangePieces(options.threads, words.size(), blocks);
+  std::vector<std::vector<MosaicOverflow>> overflows(pieces);
+  auto convert = [&](uint64_t first_block, uint64_t end_block, size_t piece) -> absl::Status {
     for (uint64_t m = first_block; m < end_block; ++m) {
       const Dim3 b = MosaicBlockIndex(layout.grid, m);
       const uint32_t block_linear = WarptraceBlockLinear(layout.grid, b);
@@ -220,72 +257,20 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
               "count), which this importer does not read",
               b.x, b.y, b.z, UnitKindName(sidecar.scope), t, used));
         }
-        const uint32_t attempted = used / 2;
-        const uint32_t kept = attempted < layout.capacity ? attempted : layout.capacity;
         const int64_t start = reference + static_cast<int32_t>(in[0] - reference_lo);
-        const uint64_t start_ns = static_cast<uint64_t>(start);
-        const uint32_t first_clock = kept > 0 ? in[kMosaicHeaderWords + 1] : 0;
-        const uint32_t last_clock = kept > 0 ? in[kMosaicHeaderWords + 2 * (kept - 1) + 1] : 0;
-
-        uint32_t* r = buffer + (uint64_t{block_linear} * traces + t) * record_words;
-        abi::RecordHeader h{};
-        h.magic = abi::kTraceMagic;
-        h.version = abi::kTraceVersion;
-        h.sm_id = in[1];
-        h.block_linear = block_linear;
-        h.unit_index = t;
-        h.attempted = attempted;
-        h.capacity = layout.capacity;
-        h.flags = abi::kFlagComplete | abi::kFlagShared;
-        h.start_clock = first_clock;
-        h.end_clock = last_clock;
-        h.start_globaltimer_lo = static_cast<uint32_t>(start_ns);
-        h.start_globaltimer_hi = static_cast<uint32_t>(start_ns >> 32);
-        h.end_globaltimer_lo = h.start_globaltimer_lo;
-        h.end_globaltimer_hi = h.start_globaltimer_hi;
-        h.header_words = abi::kHeaderWords;
-        // Version 3: the checksum covers the copied events too (trace_abi.h), so a record
-        // converted here reads as one the recorder wrote.
-        h.checksum = abi::FoldEventSlots(
-            abi::HeaderChecksum(h.magic, h.version, h.sm_id, h.block_linear, h.unit_index,
-                                h.capacity),
-            in + kMosaicHeaderWords, kept);
-        std::memcpy(r, &h, sizeof(h));
-        const uint64_t event_words = uint64_t{abi::kEventWords} * kept;
-        std::memcpy(r + abi::kHeaderWords, in + kMosaicHeaderWords,
-                    sizeof(uint32_t) * event_words);
-        std::memset(r + abi::kHeaderWords + event_words, 0,
-                    sizeof(uint32_t) * (record_words - abi::kHeaderWords - event_words));
-
+        WriteRecord(in, block_linear, t, layout.capacity, static_cast<uint64_t>(start),
+                    buffer + (uint64_t{block_linear} * traces + t) * record_words);
+        const uint32_t attempted = used / 2;
         if (attempted > layout.capacity) {
-          overflows.push_back(OverflowOf(sidecar, layout, block_linear, b, t, used));
+          overflows[piece].push_back(OverflowOf(sidecar, layout, block_linear, b, t, used));
         }
       }
     }
     return absl::OkStatus();
   };
-  // Threads only for buffers worth them: a thread costs ~50 us to start, 1 MiB of words
-  // ~0.5 ms to convert.
-  constexpr uint64_t kWordsPerThread = uint64_t{1} << 18;
-  const uint64_t pieces = std::clamp<uint64_t>(
-      std::min<uint64_t>(static_cast<uint64_t>(std::max(options.threads, 1)),
-                         words.size() / kWordsPerThread),
-      1, std::max<uint64_t>(blocks, 1));
-  std::vector<std::vector<MosaicOverflow>> overflows(pieces);
-  std::vector<absl::Status> status(pieces);
-  {
-    std::vector<std::thread> threads;
-    for (uint64_t i = 1; i < pieces; ++i) {
-      threads.emplace_back([&, i] {
-        status[i] = convert(blocks * i / pieces, blocks * (i + 1) / pieces, overflows[i]);
-      });
-    }
-    status[0] = convert(0, blocks / pieces, overflows[0]);
-    for (std::thread& t : threads) t.join();
-  }
-  for (uint64_t i = 0; i < pieces; ++i) {
-    RETURN_IF_ERROR(status[i]);  // the first in block order, as one thread would find it
-    out.overflows.insert(out.overflows.end(), overflows[i].begin(), overflows[i].end());
+  RETURN_IF_ERROR(ParallelRanges(blocks, pieces, convert));
+  for (const std::vector<MosaicOverflow>& piece : overflows) {
+    out.overflows.insert(out.overflows.end(), piece.begin(), piece.end());
   }
   out.trace.words = std::move(converted);
   return out;

@@ -1,11 +1,10 @@
 #include "profiler/trace/decode.h"
 
-#include <algorithm>
 #include <atomic>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/parallel_ranges.h"
 #include "base/status_macros.h"
 
 namespace warptrace {
@@ -60,6 +59,74 @@ uint32_t ExpectedChecksum(const uint32_t* h, const uint32_t* end) {
   return abi::FoldEventSlots(header, slots, n);
 }
 
+// Record `r` (its header at `h`; `end` is the buffer's end) into `rec`, its events counted
+// into `events`. DataLoss when a header otherwise sound says another capacity.
+absl::Status DecodeRecord(const TraceLayout& layout, const uint32_t* h, const uint32_t* end,
+                          uint64_t r, uint32_t units_per_block, DecodedRecord& rec,
+                          uint64_t& events) {
+  rec.record_index = r;
+  rec.block_linear = static_cast<uint32_t>(SampledBlockId(layout, r / units_per_block));
+  rec.unit_index = static_cast<uint32_t>(r % units_per_block);
+  rec.header = absl::Span<const uint32_t>(h, abi::kHeaderWords);
+
+  HeaderProblem problem = HeaderProblem::kNone;
+  if (h[kMagic] != abi::kTraceMagic) {
+    problem = AllZero(h, abi::kHeaderWords) ? HeaderProblem::kMissing : HeaderProblem::kBadMagic;
+  } else if (h[kVersion] < abi::kMinTraceVersion || h[kVersion] > abi::kTraceVersion) {
+    problem = HeaderProblem::kBadVersion;
+  } else if (h[kHeaderWordsField] != abi::kHeaderWords) {
+    problem = HeaderProblem::kBadHeaderWords;
+  } else if (const uint32_t expected = ExpectedChecksum(h, end); h[kChecksum] != expected) {
+    problem = HeaderProblem::kBadChecksum;
+    rec.expected_checksum = expected;
+  } else if (h[kCapacity] != layout.capacity) {
+    return absl::DataLossError(absl::StrFormat(
+        "record %d (%s) was written with capacity %d but the layout says %d: "
+        "the buffer was recorded with another layout (its sidecar is stale or belongs to "
+        "another run); re-save the trace with the layout the kernel ran with",
+        r, UnitName(layout, rec.block_linear, rec.unit_index), h[kCapacity], layout.capacity));
+  } else if (h[kBlockLinear] != rec.block_linear) {
+    problem = HeaderProblem::kWrongBlock;
+  } else if (h[kUnitIndex] != rec.unit_index) {
+    problem = HeaderProblem::kWrongUnit;
+  } else if ((uint64_t{h[kStartGtLo]} | (uint64_t{h[kStartGtHi]} << 32)) >= kMaxGlobaltimerNs) {
+    problem = HeaderProblem::kBadGlobaltimer;
+  }
+  rec.header_problem = problem;
+  if (problem != HeaderProblem::kNone) {
+    rec.events = {};
+    rec.events_recovered = false;
+    return absl::OkStatus();
+  }
+  rec.version = h[kVersion];
+  rec.sm_id = h[kSmId];
+  rec.attempted = h[kAttempted];
+  rec.capacity = h[kCapacity];
+  rec.flags = h[kFlags];
+  rec.start_clock = h[kStartClock];
+  rec.end_clock = h[kEndClock];
+  rec.start_globaltimer = uint64_t{h[kStartGtLo]} | (uint64_t{h[kStartGtHi]} << 32);
+  rec.end_globaltimer = uint64_t{h[kEndGtLo]} | (uint64_t{h[kEndGtHi]} << 32);
+  // Events are pairs of uint32 words; abi::Event is that pair (static_asserts in the ABI).
+  const abi::Event* slots = reinterpret_cast<const abi::Event*>(h + abi::kHeaderWords);
+  uint32_t n;
+  if (rec.complete()) {
+    n = rec.attempted < rec.capacity ? rec.attempted : rec.capacity;
+    rec.events_recovered = false;
+  } else {
+    n = 0;
+    while (n < rec.capacity && (slots[n].tag | slots[n].clock) != 0) {
+      // A payload slot may be all zero (barrier 0, phase 0): it goes with its event.
+      const bool payload = rec.version >= 2 && abi::TagHasPayload(slots[n].tag);
+      n += payload && n + 1 < rec.capacity ? 2 : 1;
+    }
+    rec.events_recovered = true;
+  }
+  rec.events = absl::Span<const abi::Event>(slots, n);
+  events += n;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const char* HeaderProblemName(HeaderProblem problem) {
@@ -111,100 +178,17 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
   out.total_events = 0;
 
   const uint32_t* base = words.data();
-  // Records [first, last), their events counted into `events_out`.
-  auto decode = [&](uint64_t first, uint64_t last, uint64_t& events_out) -> absl::Status {
-    for (uint64_t r = first; r < last; ++r) {
-      const uint32_t* h = base + r * record_words;
-      DecodedRecord& rec = out.records[r];
-      rec.record_index = r;
-      rec.block_linear = static_cast<uint32_t>(SampledBlockId(layout, r / units_per_block));
-      rec.unit_index = static_cast<uint32_t>(r % units_per_block);
-      rec.header = absl::Span<const uint32_t>(h, abi::kHeaderWords);
-
-      HeaderProblem problem = HeaderProblem::kNone;
-      if (h[kMagic] != abi::kTraceMagic) {
-        problem = AllZero(h, abi::kHeaderWords) ? HeaderProblem::kMissing : HeaderProblem::kBadMagic;
-      } else if (h[kVersion] < abi::kMinTraceVersion || h[kVersion] > abi::kTraceVersion) {
-        problem = HeaderProblem::kBadVersion;
-      } else if (h[kHeaderWordsField] != abi::kHeaderWords) {
-        problem = HeaderProblem::kBadHeaderWords;
-      } else if (const uint32_t expected = ExpectedChecksum(h, base + expected_words);
-                 h[kChecksum] != expected) {
-        problem = HeaderProblem::kBadChecksum;
-        rec.expected_checksum = expected;
-      } else if (h[kCapacity] != layout.capacity) {
-        return absl::DataLossError(absl::StrFormat(
-            "record %d (%s) was written with capacity %d but the layout says %d: "
-            "the buffer was recorded with another layout (its sidecar is stale or belongs to "
-            "another run); re-save the trace with the layout the kernel ran with",
-            r, UnitName(layout, rec.block_linear, rec.unit_index), h[kCapacity],
-            layout.capacity));
-      } else if (h[kBlockLinear] != rec.block_linear) {
-        problem = HeaderProblem::kWrongBlock;
-      } else if (h[kUnitIndex] != rec.unit_index) {
-        problem = HeaderProblem::kWrongUnit;
-      } else if ((uint64_t{h[kStartGtLo]} | (uint64_t{h[kStartGtHi]} << 32)) >=
-                 kMaxGlobaltimerNs) {
-        problem = HeaderProblem::kBadGlobaltimer;
-      }
-      rec.header_problem = problem;
-      if (problem != HeaderProblem::kNone) {
-        rec.events = {};
-        rec.events_recovered = false;
-        continue;
-      }
-      rec.version = h[kVersion];
-      rec.sm_id = h[kSmId];
-      rec.attempted = h[kAttempted];
-      rec.capacity = h[kCapacity];
-      rec.flags = h[kFlags];
-      rec.start_clock = h[kStartClock];
-      rec.end_clock = h[kEndClock];
-      rec.start_globaltimer = uint64_t{h[kStartGtLo]} | (uint64_t{h[kStartGtHi]} << 32);
-      rec.end_globaltimer = uint64_t{h[kEndGtLo]} | (uint64_t{h[kEndGtHi]} << 32);
-      // Events are pairs of uint32 words; abi::Event is that pair (static_asserts in the ABI).
-      const abi::Event* events = reinterpret_cast<const abi::Event*>(h + abi::kHeaderWords);
-      uint32_t n;
-      if (rec.complete()) {
-        n = rec.attempted < rec.capacity ? rec.attempted : rec.capacity;
-        rec.events_recovered = false;
-      } else {
-        n = 0;
-        while (n < rec.capacity && (events[n].tag | events[n].clock) != 0) {
-          // A payload slot may be all zero (barrier 0, phase 0): it goes with its event.
-          const bool payload = rec.version >= 2 && abi::TagHasPayload(events[n].tag);
-          n += payload && n + 1 < rec.capacity ? 2 : 1;
-        }
-        rec.events_recovered = true;
-      }
-      rec.events = absl::Span<const abi::Event>(events, n);
-      events_out += n;
-    }
-    return absl::OkStatus();
-  };
-  // Threads only for buffers worth them: a thread costs ~50 us to start, 1 MiB of words
-  // ~0.3 ms to decode (the checksum reads every event).
-  constexpr uint64_t kWordsPerThread = uint64_t{1} << 18;
-  const uint64_t pieces = std::clamp<uint64_t>(
-      std::min<uint64_t>(static_cast<uint64_t>(std::max(threads, 1)),
-                         words.size() / kWordsPerThread),
-      1, std::max<uint64_t>(num_records, 1));
+  const size_t pieces = RangePieces(threads, words.size(), num_records);
   std::vector<uint64_t> events(pieces, 0);
-  std::vector<absl::Status> status(pieces);
-  {
-    std::vector<std::thread> workers;
-    for (uint64_t i = 1; i < pieces; ++i) {
-      workers.emplace_back([&, i] {
-        status[i] = decode(num_records * i / pieces, num_records * (i + 1) / pieces, events[i]);
-      });
-    }
-    status[0] = decode(0, num_records / pieces, events[0]);
-    for (std::thread& t : workers) t.join();
-  }
-  for (uint64_t i = 0; i < pieces; ++i) {
-    RETURN_IF_ERROR(status[i]);  // the first in record order, as one thread would find it
-    out.total_events += events[i];
-  }
+  RETURN_IF_ERROR(ParallelRanges(
+      num_records, pieces, [&](uint64_t first, uint64_t last, size_t piece) -> absl::Status {
+        for (uint64_t r = first; r < last; ++r) {
+          RETURN_IF_ERROR(DecodeRecord(layout, base + r * record_words, base + expected_words, r,
+                                       units_per_block, out.records[r], events[piece]));
+        }
+        return absl::OkStatus();
+      }));
+  for (uint64_t n : events) out.total_events += n;
   return absl::OkStatus();
 }
 
