@@ -71,6 +71,9 @@ absl::Status CheckWords(const TraceLayout& layout, absl::Span<const uint32_t> wo
       " bytes): pass the buffer this layout describes, or the layout of this buffer"));
 }
 
+// A request's thread count: 0 (or less) is the cores there are.
+int ThreadsFor(int requested) { return requested > 0 ? requested : DefaultThreads(); }
+
 std::unique_ptr<TraceSink> MakeWriter(const TraceOutput& output, llvm::raw_ostream& os,
                                       int threads) {
   if (output.format == TraceFormat::kPerfetto) {
@@ -207,7 +210,7 @@ class Run {
   const DumpRequest& request_;
   DumpOutcome& outcome_;
   DumpOptions options_;
-  const int threads_ = request_.threads > 0 ? request_.threads : DefaultThreads();
+  const int threads_ = ThreadsFor(request_.threads);
   std::optional<SummarySink> summary_;
   std::optional<AnalysisSink> analysis_;
   std::optional<TraceCollector> collector_;
@@ -292,8 +295,7 @@ DumpOutcome DumpToFiles(const TraceLayout& layout, absl::Span<const uint32_t> wo
   if (outcome.status.ok()) outcome.status = CheckWords(layout, words);
   if (!outcome.status.ok()) return outcome;
   DecodedTrace decoded;
-  outcome.status = DecodeInto(layout, words, decoded,
-                              request.threads > 0 ? request.threads : DefaultThreads());
+  outcome.status = DecodeInto(layout, words, decoded, ThreadsFor(request.threads));
   if (!outcome.status.ok()) return outcome;
   return DumpChecked(decoded, request);
 }
@@ -316,7 +318,7 @@ absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clo
     loaded.mosaic = true;
     MosaicImportOptions options;
     if (sm_clock_khz != 0) options.sm_clock_khz = sm_clock_khz;
-    options.threads = threads > 0 ? threads : DefaultThreads();
+    options.threads = ThreadsFor(threads);
     ASSIGN_OR_RETURN(MosaicImport imported, ImportMosaicGpu(p, json, options));
     loaded.overflows = std::move(imported.overflows);
     return std::move(imported.trace);

@@ -57,8 +57,6 @@ class TraceWords {
   uint32_t operator[](size_t i) const { return data()[i]; }
   // True when the words are read in place from a mapped file.
   bool mapped() const { return mapped_ != nullptr; }
-  // True when the words are ForWriting's.
-  bool written() const { return written_ != nullptr; }
 
   friend bool operator==(const TraceWords& a, const std::vector<uint32_t>& b) {
     return a.span() == absl::Span<const uint32_t>(b);

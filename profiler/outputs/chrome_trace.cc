@@ -591,7 +591,7 @@ class Writer {
         if (!first) buf[n++] = ',';
         first = false;
         if (need > sizeof(buf)) {  // a very long name or origin: straight to the stream
-          os.write(buf, n);
+          os.write(buf, n);  // the comma
           n = 0;
           WriteSliceText(os, t, s, true);
           continue;

@@ -296,6 +296,23 @@ TEST(ChromeTraceTest, NamesWithQuotesAndControlCharactersAreEscaped) {
   EXPECT_EQ(EventsWithPhase(Parse(*text), "X")[0]["name"], "a \"quoted\"\\ name\n\t\x01");
 }
 
+TEST(ChromeTraceTest, ASliceLongerThanTheFormattingBufferIsWrittenWhole) {
+  // A 40 KB site name (over the writer's 16 KiB local buffer) between two short slices.
+  Timeline t = SmallTimeline();
+  const std::string long_name(40'000, 'n');
+  t.layout.sites[1].name = long_name;
+  t.units[0].slices.push_back(Slice{0, 1, kOrigin + 6'000, kOrigin + 7'000, false});
+  absl::StatusOr<std::string> text = Render(t, ChromeEventStyle::kComplete);
+  ASSERT_THAT(text, IsOk());
+  const std::vector<nlohmann::json> x = EventsWithPhase(Parse(*text), "X");
+  ASSERT_THAT(x, SizeIs(3));
+  EXPECT_EQ(x[0]["name"], "mainloop");
+  EXPECT_EQ(x[1]["name"], long_name);
+  EXPECT_EQ(x[1]["ts"], 1.234);
+  EXPECT_EQ(x[2]["name"], "mainloop");
+  EXPECT_EQ(x[2]["dur"], 1.0);
+}
+
 TEST(ChromeTraceTest, TruncatedAndOverflowedUnitsAppearWithTheirVerdict) {
   Timeline t = SmallTimeline();
   t.units[0].verdict = Verdict::kTruncated;
