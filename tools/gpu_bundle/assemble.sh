@@ -109,6 +109,13 @@ for binary in "${binaries[@]}"; do
   done <<<"$listing"
 done
 
+# An optimized bundle travels without symbol tables (-c opt binaries carry ~0.5 MB of them
+# each; the bundle must fit the GPU machine's transfer with the repository beside it). Status
+# messages, not symbolized backtraces, are what the GPU steps report.
+if [[ $mode == opt ]] && command -v strip >/dev/null; then
+  strip --strip-unneeded "$root"/bin/* "$root"/lib/*.so* "$root"/lib/cxx/*.so*
+fi
+
 # The newest symbol version of each runtime the bundle needs (run.sh compares them with the
 # machine's own). objdump comes with binutils, which g++ brings; without it: "unknown".
 newest_version() {

@@ -48,7 +48,8 @@
 #
 # Environment: WARPTRACE_EXPECT_GPU=1 (no usable GPU is a failure, not a skip: use it on the
 #   GPU machine), WARPTRACE_FORCE_NO_GPU=1 (take the no-GPU path), WARPTRACE_DEADLINE_S,
-#   WARPTRACE_NVRTC_DIR (a directory holding libnvrtc.so.N; else CUDA_HOME, /usr/local/cuda,
+#   WARPTRACE_STEP_LIMIT_S (no step runs longer, whatever its own limit: bounds a hang on a
+#   device time budget), WARPTRACE_NVRTC_DIR (a directory holding libnvrtc.so.N; else CUDA_HOME, /usr/local/cuda,
 #   the NVIDIA wheels in python3's site-packages, ldconfig), REPEAT (launches per timing,
 #   default 200), GEMM_SIZE (tiled_gemm timing M = N = K, default 512), BIG_SIZE (the big
 #   GEMMs' M = N = K, default 4096), BIG_SEQ (the big attention's sequence, default 4096),
@@ -114,6 +115,8 @@ step() {
     return 125
   fi
   ((limit > left)) && limit=$left
+  local cap=${WARPTRACE_STEP_LIMIT_S:-0}
+  ((cap > 0 && limit > cap)) && limit=$cap
   local t0 rc=0
   t0=$(date +%s%N)
   timeout -k 5 "$limit" "$@" >"$STEP_LOG" 2>&1 </dev/null || rc=$?
