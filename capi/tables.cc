@@ -111,12 +111,12 @@ absl::Status TablesFromPrefix(const char* prefix, const char* request_json,
   *out = nullptr;
   if (prefix == nullptr) return absl::InvalidArgumentError("prefix is NULL");
   ASSIGN_OR_RETURN(const TablesRequest r, ParseTablesRequest(request_json, prefix));
-  ASSIGN_OR_RETURN(LoadedDump loaded, LoadForDump(prefix, r.sm_clock_khz));
+  ASSIGN_OR_RETURN(LoadedDump loaded, LoadForDump(prefix, r.sm_clock_khz, 1, /*in_place=*/true));
   DumpRequest request;
   request.verify.allow_truncated = r.allow_truncated;
   request.timeline.compensate_overhead = r.compensate_overhead;
   request.tables = r.options;
-  DumpOutcome outcome = DumpToFiles(loaded.trace.layout, loaded.trace.words, request);
+  DumpOutcome outcome = DumpLoadedToFiles(loaded, request);
   if (!outcome.status.ok()) {
     return absl::Status(outcome.status.code(),
                         absl::StrCat(prefix, ": ", outcome.status.message()));

@@ -239,7 +239,10 @@ struct Dumped {
   std::string trace;  // "output_memory"
 };
 
-absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words) {
+// `decoded`, when not null, is the buffer already decoded (a Mosaic buffer decoded in place),
+// and `words` are not read.
+absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words,
+                  const DecodedTrace* decoded = nullptr) {
   ASSIGN_OR_RETURN(d.format, ChooseTraceFormat(r.format, r.output));
   ASSIGN_OR_RETURN(const ChromeEventStyle events, ParseChromeEventStyle(r.events));
   ASSIGN_OR_RETURN(const ChromeSliceArgs args, ParseChromeSliceArgs(r.json_args));
@@ -265,7 +268,8 @@ absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words)
     t.chrome.mosaic.compensate_overhead = r.mosaic_overhead;
     t.chrome.mosaic.sm_clock_khz = r.mosaic_clock_khz;
   }
-  d.outcome = DumpToFiles(d.layout, words, request);
+  d.outcome = decoded != nullptr ? DumpDecodedToFiles(*decoded, request)
+                                 : DumpToFiles(d.layout, words, request);
   memory.flush();
   absl::Status status = d.outcome.status;
   if (!status.ok() && !d.overflows.empty()) {
@@ -571,13 +575,16 @@ warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, ch
     RETURN_IF_ERROR(Required(prefix, "prefix"));
     ASSIGN_OR_RETURN(const warptrace::Request r, warptrace::ParseRequest(request));
     RETURN_IF_ERROR(warptrace::CheckOutputs(result, r, nullptr, nullptr));
+    // A Mosaic buffer is decoded where it lies (no converted copy).
     ASSIGN_OR_RETURN(warptrace::LoadedDump loaded,
-                     warptrace::LoadForDump(prefix, r.sm_clock_khz));
+                     warptrace::LoadForDump(prefix, r.sm_clock_khz, 1, /*in_place=*/true));
     warptrace::Dumped d;
     d.layout = std::move(loaded.trace.layout);
     d.overflows = std::move(loaded.overflows);
-    return warptrace::Finish(warptrace::Dump(r, d, loaded.trace.words), d, r, result, nullptr,
-                             nullptr);
+    const warptrace::DecodedTrace* decoded =
+        loaded.in_place != nullptr ? &loaded.in_place->decoded : nullptr;
+    return warptrace::Finish(warptrace::Dump(r, d, loaded.trace.words, decoded), d, r, result,
+                             nullptr, nullptr);
   });
 }
 
@@ -593,12 +600,13 @@ warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_
     ASSIGN_OR_RETURN(const absl::Span<const uint32_t> words, warptrace::Words(buffer, bytes));
     warptrace::MosaicImportOptions options;
     if (r.sm_clock_khz != 0) options.sm_clock_khz = r.sm_clock_khz;
-    ASSIGN_OR_RETURN(warptrace::MosaicImport imported,
-                     warptrace::ConvertMosaicBuffer(sidecar, words, options));
+    // Decoded where it lies: the events are read from the caller's buffer, not a copy.
     warptrace::Dumped d;
-    d.layout = std::move(imported.trace.layout);
-    d.overflows = std::move(imported.overflows);
-    return warptrace::Finish(warptrace::Dump(r, d, imported.trace.words), d, r, result, trace,
+    ASSIGN_OR_RETURN(d.layout, warptrace::MosaicTraceLayout(sidecar, options));
+    warptrace::DecodedTrace decoded;
+    RETURN_IF_ERROR(
+        warptrace::DecodeMosaicBuffer(sidecar, d.layout, words, decoded, d.overflows));
+    return warptrace::Finish(warptrace::Dump(r, d, {}, &decoded), d, r, result, trace,
                              trace_bytes);
   });
 }
@@ -613,13 +621,13 @@ absl::StatusOr<TraceDiff> DiffSaved(const char* before, const char* after, bool 
   const char* prefixes[2] = {before, after};
   const char* sides[2] = {"before", "after"};
   for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<LoadedDump> loaded = LoadForDump(prefixes[i], 0);
+    absl::StatusOr<LoadedDump> loaded = LoadForDump(prefixes[i], 0, 1, /*in_place=*/true);
     absl::Status status = loaded.status();
     if (status.ok()) {
       DumpRequest request;
       request.timeline.compensate_overhead = compensate;
       for (TraceSink* sink : collectors[i].sinks()) request.sinks.push_back(sink);
-      status = DumpToFiles(loaded->trace.layout, loaded->trace.words, request).status;
+      status = DumpLoadedToFiles(*loaded, request).status;
     }
     if (!status.ok()) {
       return absl::Status(status.code(), absl::StrCat(sides[i], "=", prefixes[i], ": ",

@@ -237,12 +237,13 @@ int Dump() {
     trace.role = "trace (--output)";
   }
 
-  absl::StatusOr<LoadedDump> loaded =
-      LoadForDump(input, absl::GetFlag(FLAGS_sm_clock_khz), request.threads);
+  // A Mosaic buffer is decoded where it lies: the dump holds the mapped input, no copy.
+  absl::StatusOr<LoadedDump> loaded = LoadForDump(input, absl::GetFlag(FLAGS_sm_clock_khz),
+                                                  request.threads, /*in_place=*/true);
   if (!loaded.ok()) return Fail(loaded.status());
-  // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: DumpToFiles refuses an output
+  // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: the dump refuses an output
   // naming either before it writes anything.
-  const DumpOutcome outcome = DumpToFiles(loaded->trace.layout, loaded->trace.words, request);
+  const DumpOutcome outcome = DumpLoadedToFiles(*loaded, request);
   const VerifyReport& report = outcome.result.report;
   for (const MosaicOverflow& overflow : loaded->overflows) {
     PrintProblem(report.ok() ? "warning" : "error", overflow.message);
@@ -292,12 +293,13 @@ std::optional<int> Collect(const std::string& flag, const std::string& prefix,
         "warptrace diff --before=PREFIX --what-if=\"SPEC\" (the predicted trace opens beside "
         "the measured one in Perfetto)")));
   }
-  absl::StatusOr<LoadedDump> loaded = LoadForDump(prefix, absl::GetFlag(FLAGS_sm_clock_khz));
+  absl::StatusOr<LoadedDump> loaded =
+      LoadForDump(prefix, absl::GetFlag(FLAGS_sm_clock_khz), 1, /*in_place=*/true);
   if (!loaded.ok()) return Fail(loaded.status());
   DumpRequest request;
   request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
   for (TraceSink* sink : collector.sinks()) request.sinks.push_back(sink);
-  const DumpOutcome outcome = DumpToFiles(loaded->trace.layout, loaded->trace.words, request);
+  const DumpOutcome outcome = DumpLoadedToFiles(*loaded, request);
   if (!outcome.status.ok()) {
     PrintProblem("error", absl::StrCat("--", flag, "=", prefix, ":"));
     const DumpResult& result = outcome.result;

@@ -310,7 +310,7 @@ void PrintSummaryAndDiagnosis(const DumpOutcome& outcome, llvm::raw_ostream& os)
 }
 
 absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz,
-                                       int threads) {
+                                       int threads, bool in_place) {
   LoadedDump loaded;
   LoadOptions load_options;
   load_options.importers[kMosaicSidecarFormat] =
@@ -319,6 +319,13 @@ absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clo
     MosaicImportOptions options;
     if (sm_clock_khz != 0) options.sm_clock_khz = sm_clock_khz;
     options.threads = ThreadsFor(threads);
+    if (in_place) {
+      ASSIGN_OR_RETURN(std::unique_ptr<MosaicDecoded> decoded, DecodeMosaicGpu(p, json, options));
+      loaded.overflows = decoded->overflows;
+      LoadedTrace layout_only{decoded->layout, TraceWords()};
+      loaded.in_place = std::move(decoded);
+      return layout_only;
+    }
     ASSIGN_OR_RETURN(MosaicImport imported, ImportMosaicGpu(p, json, options));
     loaded.overflows = std::move(imported.overflows);
     return std::move(imported.trace);
@@ -328,6 +335,11 @@ absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clo
     loaded.trace.layout.clock.nominal_sm_clock_khz = sm_clock_khz;
   }
   return loaded;
+}
+
+DumpOutcome DumpLoadedToFiles(const LoadedDump& loaded, const DumpRequest& request) {
+  if (loaded.in_place != nullptr) return DumpDecodedToFiles(loaded.in_place->decoded, request);
+  return DumpToFiles(loaded.trace.layout, loaded.trace.words, request);
 }
 
 }  // namespace warptrace

@@ -40,6 +40,7 @@
 #define WARPTRACE_PROFILER_FRONTEND_DUMP_FILES_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -144,14 +145,22 @@ void PrintSummaryAndDiagnosis(const DumpOutcome& outcome, llvm::raw_ostream& os)
 // a "mosaic-gpu" one converted (mosaic_import.h). `sm_clock_khz` (0: keep the default) is the
 // rate of a Mosaic buffer, which records none, or the nominal fallback rate of a warptrace
 // one. `threads` convert a Mosaic buffer (0: the cores there are; the result is the same for
-// any count). Errors: LoadTrace's and ImportMosaicGpu's (sidecar.h, mosaic_import.h).
+// any count). `in_place`: a Mosaic buffer is not converted but decoded where it lies
+// (DecodeMosaicGpu), for a caller that only dumps it (DumpLoadedToFiles): `trace` then holds
+// the layout and no words. Errors: LoadTrace's and ImportMosaicGpu's (sidecar.h,
+// mosaic_import.h), the same whether in place or not.
 struct LoadedDump {
   LoadedTrace trace;
   bool mosaic = false;
   std::vector<MosaicOverflow> overflows;  // Mosaic buffers: traces that needed more entries
+  std::shared_ptr<const MosaicDecoded> in_place;  // a Mosaic buffer loaded in place
 };
 absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz,
-                                       int threads = 1);
+                                       int threads = 1, bool in_place = false);
+
+// What LoadForDump loaded, dumped: DumpToFiles over its words, or DumpDecodedToFiles over a
+// Mosaic buffer decoded in place. The files are the same either way.
+DumpOutcome DumpLoadedToFiles(const LoadedDump& loaded, const DumpRequest& request);
 
 }  // namespace warptrace
 

@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/parallel_ranges.h"
 #include "base/status_macros.h"
+#include "profiler/trace/decode.h"
 #include "format/json_fields.h"
 #include "format/trace_abi.h"
 #include "llvm/Support/Endian.h"
@@ -192,25 +193,29 @@ void WriteRecord(const uint32_t* in, uint32_t block_linear, uint32_t unit, uint3
               sizeof(uint32_t) * (abi::RecordWords(capacity) - abi::kHeaderWords - event_words));
 }
 
-}  // namespace
+// What converting and decoding in place share: the buffer's size checked against the
+// sidecar, and the reference its 32-bit start times are unwrapped around.
+struct MosaicFrame {
+  uint64_t blocks = 0;
+  uint32_t traces = 0;  // per block
+  int64_t reference = 0;
+  uint32_t reference_lo = 0;
 
-absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
-                                                 absl::Span<const uint32_t> words,
-                                                 const MosaicImportOptions& options) {
-  if (options.sm_clock_khz == 0) {
-    return absl::InvalidArgumentError(
-        "Mosaic GPU import: the SM clock must be > 0 kHz (Mosaic records no clock rate)");
+  // The start globaltimer (ns) of the trace whose header word 0 is `start_lo`.
+  uint64_t Start(uint32_t start_lo) const {
+    return static_cast<uint64_t>(reference + static_cast<int32_t>(start_lo - reference_lo));
   }
-  const uint32_t e = sidecar.entries_per_trace;
-  MosaicImport out;
-  ASSIGN_OR_RETURN(out.trace.layout, MosaicLayout(sidecar, options));
-  const TraceLayout& layout = out.trace.layout;
+};
 
-  const uint64_t blocks = layout.grid.Count();
-  const uint32_t traces = UnitsPerBlock(layout);
-  const uint64_t expected = blocks * traces * e;
+absl::StatusOr<MosaicFrame> FrameOf(const MosaicSidecar& sidecar, const TraceLayout& layout,
+                                    absl::Span<const uint32_t> words) {
+  const uint32_t e = sidecar.entries_per_trace;
+  MosaicFrame f;
+  f.blocks = layout.grid.Count();
+  f.traces = UnitsPerBlock(layout);
+  const uint64_t expected = f.blocks * f.traces * e;
   if (words.size() != expected) {
-    const uint64_t all_traces = blocks * traces;
+    const uint64_t all_traces = f.blocks * f.traces;
     std::string hint;
     if (words.size() % all_traces == 0) {
       hint = absl::StrFormat("; that is %d words per trace: was entries_per_warpgroup %d?",
@@ -219,21 +224,75 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
     return absl::DataLossError(absl::StrFormat(
         "Mosaic GPU buffer has %d words; grid (%d,%d,%d) x %d %ss per block x "
         "entries_per_warpgroup %d needs %d%s",
-        words.size(), layout.grid.x, layout.grid.y, layout.grid.z, traces,
+        words.size(), layout.grid.x, layout.grid.y, layout.grid.z, f.traces,
         UnitKindName(sidecar.scope), e, expected, hint));
   }
-
   // Unwrap the 32-bit start times around the first non-empty trace's start.
-  bool have_reference = false;
-  uint32_t reference_lo = 0;
-  for (uint64_t t = 0; t < blocks * traces && !have_reference; ++t) {
+  for (uint64_t t = 0; t < f.blocks * f.traces; ++t) {
     if (words[t * e + 2] != 0) {
-      have_reference = true;
-      reference_lo = words[t * e];
+      f.reference_lo = words[t * e];
+      break;
     }
   }
   // Keep every start positive: 2^32 ns of headroom below the reference.
-  const int64_t reference = (int64_t{1} << 32) + reference_lo;
+  f.reference = (int64_t{1} << 32) + f.reference_lo;
+  return f;
+}
+
+// The error for a trace whose traces_used is odd.
+absl::Status OddTraceError(const MosaicSidecar& sidecar, const Dim3& b, uint32_t t,
+                           uint32_t used) {
+  return absl::DataLossError(absl::StrFormat(
+      "Mosaic GPU buffer: block (%d,%d,%d) %s %d has traces_used = %d, an odd number "
+      "of event words; Mosaic's older profiler wrote traces_used + 3 there (an odd "
+      "count), which this importer does not read",
+      b.x, b.y, b.z, UnitKindName(sidecar.scope), t, used));
+}
+
+// PREFIX.bin's little-endian words: read in place from the mapping on a little-endian host
+// (a mapping is page aligned), else copied into host order.
+absl::StatusOr<TraceWords> ReadMosaicWords(absl::string_view prefix) {
+  const std::string path = absl::StrCat(prefix, ".bin");
+  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> file,
+                   MapFile(path, {.role = "Mosaic GPU buffer"}));
+  const llvm::StringRef bytes = file->getBuffer();
+  if (bytes.size() % 4 != 0) {
+    return absl::DataLossError(absl::StrFormat(
+        "Mosaic GPU buffer %s is %d bytes, not a whole number of 4-byte words", path,
+        bytes.size()));
+  }
+  if (llvm::sys::IsLittleEndianHost &&
+      reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint32_t) == 0) {
+    return TraceWords(std::move(file));
+  }
+  std::vector<uint32_t> words(bytes.size() / 4);
+  for (size_t i = 0; i < words.size(); ++i) {
+    words[i] = llvm::support::endian::read32le(bytes.data() + 4 * i);
+  }
+  return TraceWords(std::move(words));
+}
+
+absl::Status CheckClock(const MosaicImportOptions& options) {
+  if (options.sm_clock_khz == 0) {
+    return absl::InvalidArgumentError(
+        "Mosaic GPU import: the SM clock must be > 0 kHz (Mosaic records no clock rate)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
+                                                 absl::Span<const uint32_t> words,
+                                                 const MosaicImportOptions& options) {
+  RETURN_IF_ERROR(CheckClock(options));
+  MosaicImport out;
+  ASSIGN_OR_RETURN(out.trace.layout, MosaicLayout(sidecar, options));
+  const TraceLayout& layout = out.trace.layout;
+  ASSIGN_OR_RETURN(const MosaicFrame frame, FrameOf(sidecar, layout, words));
+  const uint32_t e = sidecar.entries_per_trace;
+  const uint64_t blocks = frame.blocks;
+  const uint32_t traces = frame.traces;
 
   // Every word of every record is written below (header, the events kept, zeros after
   // them), so the buffer is not zeroed first; blocks are converted on `threads` threads,
@@ -250,15 +309,8 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
       for (uint32_t t = 0; t < traces; ++t) {
         const uint32_t* in = words.data() + (m * traces + t) * e;
         const uint32_t used = in[2];
-        if (used % 2 != 0) {
-          return absl::DataLossError(absl::StrFormat(
-              "Mosaic GPU buffer: block (%d,%d,%d) %s %d has traces_used = %d, an odd number "
-              "of event words; Mosaic's older profiler wrote traces_used + 3 there (an odd "
-              "count), which this importer does not read",
-              b.x, b.y, b.z, UnitKindName(sidecar.scope), t, used));
-        }
-        const int64_t start = reference + static_cast<int32_t>(in[0] - reference_lo);
-        WriteRecord(in, block_linear, t, layout.capacity, static_cast<uint64_t>(start),
+        if (used % 2 != 0) return OddTraceError(sidecar, b, t, used);
+        WriteRecord(in, block_linear, t, layout.capacity, frame.Start(in[0]),
                     buffer + (uint64_t{block_linear} * traces + t) * record_words);
         const uint32_t attempted = used / 2;
         if (attempted > layout.capacity) {
@@ -276,6 +328,86 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
   return out;
 }
 
+absl::StatusOr<TraceLayout> MosaicTraceLayout(const MosaicSidecar& sidecar,
+                                              const MosaicImportOptions& options) {
+  RETURN_IF_ERROR(CheckClock(options));
+  return MosaicLayout(sidecar, options);
+}
+
+absl::Status DecodeMosaicBuffer(const MosaicSidecar& sidecar, const TraceLayout& layout,
+                                absl::Span<const uint32_t> words, DecodedTrace& out,
+                                std::vector<MosaicOverflow>& overflows) {
+  ASSIGN_OR_RETURN(const MosaicFrame frame, FrameOf(sidecar, layout, words));
+  const uint32_t e = sidecar.entries_per_trace;
+  const uint32_t traces = frame.traces;
+  // Mosaic's order first, as ConvertMosaicBuffer meets them: the first odd trace is the
+  // error, and the overflows are listed in that order.
+  overflows.clear();
+  for (uint64_t m = 0; m < frame.blocks; ++m) {
+    for (uint32_t t = 0; t < traces; ++t) {
+      const uint32_t used = words[(m * traces + t) * e + 2];
+      if (used % 2 == 0 && used / 2 <= layout.capacity) continue;
+      const Dim3 b = MosaicBlockIndex(layout.grid, m);
+      if (used % 2 != 0) return OddTraceError(sidecar, b, t, used);
+      overflows.push_back(
+          OverflowOf(sidecar, layout, WarptraceBlockLinear(layout.grid, b), b, t, used));
+    }
+  }
+  // Then the records in warptrace's block order, each what Decode reads from the record
+  // WriteRecord makes of the trace: complete, version 3, its kept events in place.
+  const uint64_t xy = uint64_t{layout.grid.x} * layout.grid.y;
+  out.layout = &layout;
+  out.records.clear();
+  out.records.resize(frame.blocks * traces);
+  out.total_events = 0;
+  for (uint64_t r = 0; r < out.records.size(); ++r) {
+    DecodedRecord& rec = out.records[r];
+    const uint64_t linear = SampledBlockId(layout, r / traces);
+    const uint32_t t = static_cast<uint32_t>(r % traces);
+    const uint64_t bx = linear % layout.grid.x;
+    const uint64_t by = (linear / layout.grid.x) % layout.grid.y;
+    const uint64_t bz = linear / xy;
+    const uint64_t m = (bx * layout.grid.y + by) * layout.grid.z + bz;
+    const uint32_t* in = words.data() + (m * traces + t) * e;
+    const uint32_t attempted = in[2] / 2;
+    const uint32_t kept = attempted < layout.capacity ? attempted : layout.capacity;
+    rec.record_index = r;
+    rec.block_linear = static_cast<uint32_t>(linear);
+    rec.unit_index = t;
+    rec.header = {};  // Mosaic's 3 words are not a record header; none has a problem
+    rec.header_problem = HeaderProblem::kNone;
+    rec.version = abi::kTraceVersion;
+    rec.sm_id = in[1];
+    rec.attempted = attempted;
+    rec.capacity = layout.capacity;
+    rec.flags = abi::kFlagComplete | abi::kFlagShared;
+    rec.start_clock = kept > 0 ? in[kMosaicHeaderWords + 1] : 0;
+    rec.end_clock = kept > 0 ? in[kMosaicHeaderWords + 2 * (kept - 1) + 1] : 0;
+    rec.start_globaltimer = rec.end_globaltimer = frame.Start(in[0]);
+    rec.events = absl::Span<const abi::Event>(
+        reinterpret_cast<const abi::Event*>(in + kMosaicHeaderWords), kept);
+    rec.events_recovered = false;
+    out.total_events += kept;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<MosaicDecoded>> DecodeMosaicGpu(
+    absl::string_view prefix, absl::string_view sidecar_json,
+    const MosaicImportOptions& options) {
+  // In ImportMosaicGpu's order, so that a buffer fails with the same error either way.
+  ASSIGN_OR_RETURN(MosaicSidecar sidecar, ParseMosaicSidecar(sidecar_json));
+  if (sidecar.kernel_name.empty()) {
+    sidecar.kernel_name = llvm::sys::path::filename(Ref(prefix)).str();
+  }
+  auto decoded = std::make_unique<MosaicDecoded>();
+  ASSIGN_OR_RETURN(decoded->words, ReadMosaicWords(prefix));
+  ASSIGN_OR_RETURN(decoded->layout, MosaicTraceLayout(sidecar, options));
+  RETURN_IF_ERROR(DecodeMosaicBuffer(sidecar, decoded->layout, decoded->words,
+                                     decoded->decoded, decoded->overflows));
+  return decoded;
+}
+
 absl::StatusOr<MosaicImport> ImportMosaicGpu(absl::string_view prefix,
                                              absl::string_view sidecar_json,
                                              const MosaicImportOptions& options) {
@@ -283,28 +415,7 @@ absl::StatusOr<MosaicImport> ImportMosaicGpu(absl::string_view prefix,
   if (sidecar.kernel_name.empty()) {
     sidecar.kernel_name = llvm::sys::path::filename(Ref(prefix)).str();
   }
-  const std::string path = absl::StrCat(prefix, ".bin");
-  ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> file,
-                   MapFile(path, {.role = "Mosaic GPU buffer"}));
-  const llvm::StringRef bytes = file->getBuffer();
-  if (bytes.size() % 4 != 0) {
-    return absl::DataLossError(absl::StrFormat(
-        "Mosaic GPU buffer %s is %d bytes, not a whole number of 4-byte words", path,
-        bytes.size()));
-  }
-  // The buffer is little-endian words: on a little-endian host whose mapping is 4-byte
-  // aligned (a mapped file is page aligned) they are read in place, without a copy.
-  if (llvm::sys::IsLittleEndianHost &&
-      reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint32_t) == 0) {
-    return ConvertMosaicBuffer(
-        sidecar,
-        absl::MakeConstSpan(reinterpret_cast<const uint32_t*>(bytes.data()), bytes.size() / 4),
-        options);
-  }
-  std::vector<uint32_t> words(bytes.size() / 4);
-  for (size_t i = 0; i < words.size(); ++i) {
-    words[i] = llvm::support::endian::read32le(bytes.data() + 4 * i);
-  }
+  ASSIGN_OR_RETURN(const TraceWords words, ReadMosaicWords(prefix));
   return ConvertMosaicBuffer(sidecar, words, options);
 }
 

@@ -64,6 +64,7 @@
 #define WARPTRACE_PROFILER_IMPORTS_MOSAIC_IMPORT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,7 @@
 #include "absl/types/span.h"
 #include "format/layout.h"
 #include "profiler/imports/sidecar.h"
+#include "profiler/trace/decode.h"
 
 namespace warptrace {
 
@@ -141,6 +143,37 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
 absl::StatusOr<MosaicImport> ImportMosaicGpu(absl::string_view prefix,
                                              absl::string_view sidecar_json,
                                              const MosaicImportOptions& options = {});
+
+// The layout ConvertMosaicBuffer gives a buffer of `sidecar` (DecodeMosaicBuffer's `layout`).
+// InvalidArgument as ConvertMosaicBuffer's.
+absl::StatusOr<TraceLayout> MosaicTraceLayout(const MosaicSidecar& sidecar,
+                                              const MosaicImportOptions& options = {});
+
+// The dump's way in: a Mosaic buffer decoded where it lies. `out` is exactly what Decode
+// makes of ConvertMosaicBuffer's words (the same records in the same warptrace block order,
+// every field and event the same), but each record's events point into `words` itself: no
+// converted copy is written and no checksum folded (Mosaic writes none; a converted record's
+// always matches), so a dump holds the mapped input and its sinks' state, nothing the size
+// of the buffer. Records' `header` is empty (no header of theirs can have a problem).
+// `layout` is the one ConvertMosaicBuffer makes of `sidecar` (MosaicDecoded::layout);
+// `overflows` gets its overflows, in the same order. Errors: ConvertMosaicBuffer's DataLoss,
+// the same for the same buffer. `out` points into `words` and `layout`.
+absl::Status DecodeMosaicBuffer(const MosaicSidecar& sidecar, const TraceLayout& layout,
+                                absl::Span<const uint32_t> words, DecodedTrace& out,
+                                std::vector<MosaicOverflow>& overflows);
+
+// PREFIX.bin (mapped, read in place) decoded with the parsed `sidecar_json` by
+// DecodeMosaicBuffer. Held by pointer: `decoded` points into `layout` and `words`.
+struct MosaicDecoded {
+  TraceLayout layout;                     // as ConvertMosaicBuffer's
+  TraceWords words;                       // Mosaic's own words, not converted
+  DecodedTrace decoded;
+  std::vector<MosaicOverflow> overflows;  // in buffer order
+};
+// Errors: ImportMosaicGpu's, in the same order.
+absl::StatusOr<std::unique_ptr<MosaicDecoded>> DecodeMosaicGpu(
+    absl::string_view prefix, absl::string_view sidecar_json,
+    const MosaicImportOptions& options = {});
 
 // ImportMosaicGpu with default options, shaped as a sidecar.h SidecarImporter.
 absl::StatusOr<LoadedTrace> ImportMosaicGpuTrace(absl::string_view prefix,

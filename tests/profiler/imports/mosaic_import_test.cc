@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -501,6 +502,126 @@ TEST(MosaicImportTest, ThreadsReportTheFirstBadTraceInBlockOrder) {
   }
 }
 
+// The record ConvertMosaicBuffer's words decode to and the one DecodeMosaicBuffer makes in
+// place are the same, field by field and event by event.
+void ExpectSameRecords(const DecodedTrace& converted, const DecodedTrace& in_place) {
+  ASSERT_EQ(in_place.records.size(), converted.records.size());
+  EXPECT_EQ(in_place.total_events, converted.total_events);
+  for (size_t i = 0; i < converted.records.size(); ++i) {
+    const DecodedRecord& a = converted.records[i];
+    const DecodedRecord& b = in_place.records[i];
+    SCOPED_TRACE(absl::StrCat("record ", i));
+    EXPECT_EQ(b.record_index, a.record_index);
+    EXPECT_EQ(b.block_linear, a.block_linear);
+    EXPECT_EQ(b.unit_index, a.unit_index);
+    EXPECT_EQ(b.header_problem, a.header_problem);
+    EXPECT_EQ(b.version, a.version);
+    EXPECT_EQ(b.sm_id, a.sm_id);
+    EXPECT_EQ(b.attempted, a.attempted);
+    EXPECT_EQ(b.capacity, a.capacity);
+    EXPECT_EQ(b.flags, a.flags);
+    EXPECT_EQ(b.start_clock, a.start_clock);
+    EXPECT_EQ(b.end_clock, a.end_clock);
+    EXPECT_EQ(b.start_globaltimer, a.start_globaltimer);
+    EXPECT_EQ(b.end_globaltimer, a.end_globaltimer);
+    EXPECT_EQ(b.events_recovered, a.events_recovered);
+    ASSERT_EQ(b.events.size(), a.events.size());
+    for (size_t k = 0; k < a.events.size(); ++k) {
+      ASSERT_EQ(b.events[k].tag, a.events[k].tag) << "event " << k;
+      ASSERT_EQ(b.events[k].clock, a.events[k].clock) << "event " << k;
+    }
+  }
+}
+
+void ExpectSameOverflows(const std::vector<MosaicOverflow>& a,
+                         const std::vector<MosaicOverflow>& b) {
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(b[i].block_linear, a[i].block_linear);
+    EXPECT_EQ(b[i].trace, a[i].trace);
+    EXPECT_EQ(b[i].entries_needed, a[i].entries_needed);
+    EXPECT_EQ(b[i].message, a[i].message);
+  }
+}
+
+// Converted then decoded, and decoded in place: the same records, overflows and verdicts.
+void ExpectInPlaceEqualsConverted(const MosaicSidecar& sidecar,
+                                  const std::vector<uint32_t>& words) {
+  absl::StatusOr<MosaicImport> imported = ConvertMosaicBuffer(sidecar, words);
+  ASSERT_THAT(imported, IsOk());
+  absl::StatusOr<DecodedTrace> converted = Decode(imported->trace.layout, imported->trace.words);
+  ASSERT_THAT(converted, IsOk());
+  DecodedTrace in_place;
+  std::vector<MosaicOverflow> overflows = {MosaicOverflow{}};  // replaced, not appended to
+  ASSERT_THAT(DecodeMosaicBuffer(sidecar, imported->trace.layout, words, in_place, overflows),
+              IsOk());
+  EXPECT_EQ(in_place.layout, &imported->trace.layout);
+  ExpectSameRecords(*converted, in_place);
+  ExpectSameOverflows(imported->overflows, overflows);
+  // Read where they lie: every record's events are inside the Mosaic words.
+  for (const DecodedRecord& r : in_place.records) {
+    if (r.events.empty()) continue;
+    const uint32_t* first = reinterpret_cast<const uint32_t*>(r.events.data());
+    ASSERT_GE(first, words.data());
+    ASSERT_LE(first + 2 * r.events.size(), words.data() + words.size());
+  }
+  const VerifyReport a = Verify(*converted);
+  const VerifyReport b = Verify(in_place);
+  ASSERT_EQ(b.units.size(), a.units.size());
+  for (size_t i = 0; i < a.units.size(); ++i) {
+    EXPECT_EQ(b.units[i].verdict, a.units[i].verdict) << "unit " << i;
+  }
+  EXPECT_EQ(b.findings.size(), a.findings.size());
+  EXPECT_EQ(b.kept_events, a.kept_events);
+}
+
+TEST(MosaicImportTest, DecodedInPlaceAsTheConvertedBufferDecodes) {
+  // Two dimensions, overflows, garbage past each trace's used words.
+  const BigMosaic big = BigMosaicBuffer();
+  ExpectInPlaceEqualsConverted(big.sidecar, big.words);
+
+  // Three dimensions (Mosaic's x-major order against warptrace's x-fastest), warp scope,
+  // empty traces, a start time that wraps, an overflowed trace.
+  const uint32_t e = 21;  // 9 events
+  std::vector<MosaicTrace> traces;
+  for (uint32_t i = 0; i < 3 * 2 * 2 * 4; ++i) {
+    if (i % 5 == 3) {
+      traces.push_back(MosaicTrace{});  // never recorded
+      continue;
+    }
+    MosaicTrace t = NestedTrace(0xfffffff0u + 7 * i, i % 7, 1000 * i);
+    if (i == 10) {
+      for (uint32_t k = 0; k < 4; ++k) t.events.push_back({2u, 5000 + k});  // 12 > 9 events
+    }
+    traces.push_back(t);
+  }
+  absl::StatusOr<MosaicSidecar> s = ParseMosaicSidecar(
+      SidecarJson("[3, 2, 2]", "[128]", e, "warp", R"(["outer", "inner", "tail"])"));
+  ASSERT_THAT(s, IsOk());
+  ExpectInPlaceEqualsConverted(*s, MosaicWords(traces, e));
+}
+
+TEST(MosaicImportTest, DecodedInPlaceFailsAsTheConversionDoes) {
+  BigMosaic big = BigMosaicBuffer();
+  const uint32_t e = 1003;
+  big.words[3500 * e + 2] = 7;
+  big.words[1201 * e + 2] = 5;  // the first odd trace in Mosaic's block order
+  absl::StatusOr<MosaicImport> good = ConvertMosaicBuffer(BigMosaicBuffer().sidecar,
+                                                          BigMosaicBuffer().words);
+  ASSERT_THAT(good, IsOk());
+  DecodedTrace out;
+  std::vector<MosaicOverflow> overflows;
+  const absl::Status converted = ConvertMosaicBuffer(big.sidecar, big.words).status();
+  EXPECT_THAT(converted, StatusIs(absl::StatusCode::kDataLoss, HasSubstr("(300,0,0) warpgroup 1")));
+  EXPECT_EQ(DecodeMosaicBuffer(big.sidecar, good->trace.layout, big.words, out, overflows),
+            converted);
+  big.words.pop_back();
+  EXPECT_EQ(DecodeMosaicBuffer(big.sidecar, good->trace.layout, big.words, out, overflows),
+            ConvertMosaicBuffer(big.sidecar, big.words).status());
+  EXPECT_THAT(DecodeMosaicBuffer(big.sidecar, good->trace.layout, big.words, out, overflows),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("needs")));
+}
+
 TEST(MosaicImportTest, SizeMismatchSaysWhatTheSizeImplies) {
   absl::StatusOr<MosaicSidecar> s =
       ParseMosaicSidecar(SidecarJson("[2]", "[128]", 9, "", R"(["a"])"));
@@ -556,11 +677,34 @@ TEST(MosaicImportTest, LoadTraceReadsMosaicFilesThroughTheImporter) {
   EXPECT_EQ(loaded->layout.kernel_name, "mosaic_attention");
   EXPECT_EQ(loaded->layout.sites[1].name, "inner");
 
+  // In place: the same layout, and the records Decode makes of the converted words.
+  absl::StatusOr<std::unique_ptr<MosaicDecoded>> in_place = DecodeMosaicGpu(
+      prefix, SidecarJson("[1]", "[128]", e, "warpgroup", R"(["outer", "inner", "tail"])"));
+  ASSERT_THAT(in_place, IsOk());
+  EXPECT_EQ((*in_place)->layout.kernel_name, "mosaic_attention");
+  EXPECT_TRUE((*in_place)->words.mapped());
+  EXPECT_EQ((*in_place)->decoded.layout, &(*in_place)->layout);
+  absl::StatusOr<DecodedTrace> converted = Decode(loaded->layout, loaded->words);
+  ASSERT_THAT(converted, IsOk());
+  ExpectSameRecords(*converted, (*in_place)->decoded);
+  MosaicImportOptions zero_clock;
+  zero_clock.sm_clock_khz = 0;
+  EXPECT_THAT(DecodeMosaicGpu(prefix, SidecarJson("[1]", "[128]", e, "", R"(["a"])"), zero_clock)
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("kHz")));
+
   std::ofstream(prefix + ".bin", std::ios::binary | std::ios::trunc) << "abcde";
   EXPECT_THAT(LoadTrace(prefix, options),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("whole number of 4-byte words")));
   EXPECT_THAT(ImportMosaicGpu(prefix + "_missing",
                               SidecarJson("[1]", "[128]", e, "", R"(["outer"])")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("_missing.bin")));
+  EXPECT_THAT(DecodeMosaicGpu(prefix, SidecarJson("[1]", "[128]", e, "", R"(["outer"])"))
+                  .status(),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("whole number of 4-byte words")));
+  EXPECT_THAT(DecodeMosaicGpu(prefix + "_missing",
+                              SidecarJson("[1]", "[128]", e, "", R"(["outer"])"))
+                  .status(),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("_missing.bin")));
 }
 
