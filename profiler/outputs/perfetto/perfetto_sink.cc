@@ -6,7 +6,7 @@ namespace warptrace {
 
 PerfettoWriterOptions PerfettoTraceSink::WriterOptions(PerfettoWriterOptions options) {
   // The writer's own thread is one of the threads: the writer deflates on the others.
-  // if (options.threads >= 2) --options.threads;
+  if (options.threads >= 2) --options.threads;
   return options;
 }
 
