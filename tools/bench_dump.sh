@@ -11,7 +11,7 @@
 # ProfilerSpec.dump, Chrome JSON, one run on the same-sized Mosaic buffer) is timed with
 # /tmp/jaxvenv311 when it exists (tools/setup.sh makes it). --1e8 also dumps a 1e8-event
 # buffer (~860 MB; needs ~3 GB in $BENCH, deleted after) under /usr/bin/time -v: time,
-# peak RSS, bytes per event.
+# peak RSS, bytes per event; and a 1e8-event Mosaic buffer the same way.
 set -euo pipefail
 REPS=${1:-5}
 BIG=${2:-}
@@ -92,17 +92,22 @@ for buf in wt1m mo1m; do
 done
 
 if [ "$BIG" = "--1e8" ]; then
-  big=$BENCH/wt1e8
-  bazel-bin/tests/profiler/cli/make_synthetic_trace "$big" 100000000 >/dev/null
-  for out in pftrace json; do
-    # (not $big.json: that is the sidecar, which the dump refuses to overwrite)
-    /usr/bin/time -v "$WT" dump --input="$big" --output="$big.out.$out" 2> "$BENCH/time_$out" >/dev/null
-    printf "1e8 %-8s %s s wall, peak RSS %s KB, %d B out, %.2f B/event (input %d B)\n" "$out" \
-      "$(grep 'Elapsed' "$BENCH/time_$out" | awk '{print $NF}')" \
-      "$(grep 'Maximum resident' "$BENCH/time_$out" | awk '{print $NF}')" \
-      "$(stat -c %s "$big.out.$out")" "$(echo "$(stat -c %s "$big.out.$out") / 100000000" | bc -l)" \
-      "$(stat -c %s "$big.bin")"
-    rm -f "$big.out.$out"
+  # A warptrace buffer and a Mosaic one (decoded where it lies: no converted copy).
+  bazel-bin/tests/profiler/cli/make_synthetic_trace "$BENCH/wt1e8" 100000000 >/dev/null
+  /usr/bin/python3 tests/profiler/cli/make_mosaic_buffer.py "$BENCH/mo1e8" 100000000 >/dev/null
+  for big in "$BENCH/wt1e8" "$BENCH/mo1e8"; do
+    for out in pftrace json; do
+      # (not $big.json: that is the sidecar, which the dump refuses to overwrite)
+      /usr/bin/time -v "$WT" dump --input="$big" --output="$big.out.$out" 2> "$BENCH/time_$out" >/dev/null
+      events=$(grep -o '[0-9]* events' "$BENCH/time_$out" | head -1 | cut -d' ' -f1)
+      printf "1e8 %-5s %-8s %s s wall, peak RSS %s KB, %d B out, %.2f B/event (%s events, input %d B)\n" \
+        "$(basename "$big")" "$out" \
+        "$(grep 'Elapsed' "$BENCH/time_$out" | awk '{print $NF}')" \
+        "$(grep 'Maximum resident' "$BENCH/time_$out" | awk '{print $NF}')" \
+        "$(stat -c %s "$big.out.$out")" "$(echo "$(stat -c %s "$big.out.$out") / $events" | bc -l)" \
+        "$events" "$(stat -c %s "$big.bin")"
+      rm -f "$big.out.$out"
+    done
+    rm -f "$big.bin" "$big.json"
   done
-  rm -f "$big.bin" "$big.json"
 fi
