@@ -141,8 +141,9 @@ absl::StatusOr<Request> ParseRequest(const char* text) {
   absl::StatusOr<llvm::json::Object> object = ParseObject(text, kWhat);
   if (!object.ok()) return object.status();
   Request r;
-  for (const auto& [key_ref, value] : *object) {
-    const std::string key = key_ref.str();
+  for (const auto& member : *object) {
+    const std::string key = member.first.str();
+    const llvm::json::Value& value = member.second;
     auto str = [&](std::string& into) -> absl::Status {
       llvm::Optional<llvm::StringRef> s = value.getAsString();
       if (!s) return WrongType(kWhat, key, "a string");
@@ -611,6 +612,9 @@ warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_
   });
 }
 
+}  // extern "C"
+
+// C++ helpers of the diff entry points below: outside extern "C" (they return C++ types).
 namespace warptrace {
 namespace {
 
@@ -660,6 +664,8 @@ absl::StatusOr<TraceDiff> DiffPredicted(const char* before, const char* after,
 
 }  // namespace
 }  // namespace warptrace
+
+extern "C" {
 
 warptrace_code warptrace_diff(const char* before, const char* after, const char* options,
                               char** result, warptrace_error** error) {
