@@ -62,6 +62,19 @@ std::string NominalReasons(const Summary& s) {
   return text + ")";
 }
 
+// The nearest-rank percentile (stats.h's NearestRankIndex) of `count` durations held as
+// (duration, how many) pairs sorted by duration: what PercentileInPlace gives of them listed.
+int64_t NearestRank(absl::Span<const std::pair<int64_t, uint64_t>> sorted, uint64_t count,
+                    int percent) {
+  const uint64_t index = NearestRankIndex(count, percent);
+  uint64_t below = 0;
+  for (const auto& [ns, n] : sorted) {
+    below += n;
+    if (index < below) return ns;
+  }
+  return sorted.back().first;
+}
+
 }  // namespace
 
 SummaryBuilder::SummaryBuilder(const TraceLayout& layout) : layout_(layout) {
@@ -124,9 +137,7 @@ void SummaryBuilder::Count(const UnitTimeline& unit) {
       !__builtin_sub_overflow(unit.end_ns, unit.start_ns, &unit_ns)) {
     summary_.unit_time_ns += unit_ns;
   }
-  for (const Slice& s : unit.slices) {
-    durations_[row_of_site_[s.site]].push_back(s.end_ns - s.begin_ns);
-  }
+  for (const Slice& s : unit.slices) ++durations_[row_of_site_[s.site]][s.end_ns - s.begin_ns];
   summary_.arrivals += unit.instants.size();
   summary_.async_copies += unit.async_spans.size();
   for (const AsyncSpan& a : unit.async_spans) summary_.async_never_completed += !a.completed;
@@ -143,23 +154,28 @@ Summary SummaryBuilder::Finish(int64_t wall_ns, std::string clock_note) {
   if (summary.calibrated_units > 0) {
     summary.mean_calibrated_mhz = mhz_sum_ / static_cast<double>(summary.calibrated_units);
   }
+  std::vector<std::pair<int64_t, uint64_t>> sorted;  // (duration, slices), by duration
   for (const auto& [name, row] : row_of_name_) {
-    std::vector<int64_t>& d = durations_[row];
+    absl::flat_hash_map<int64_t, uint64_t>& d = durations_[row];
     if (d.empty()) continue;
+    sorted.assign(d.begin(), d.end());
+    std::sort(sorted.begin(), sorted.end());
     RegionStats stats;
     stats.name = name;
-    stats.count = d.size();
-    stats.min_ns = *std::min_element(d.begin(), d.end());
-    stats.max_ns = *std::max_element(d.begin(), d.end());
-    for (int64_t v : d) stats.total_ns += v;
+    for (const auto& [ns, n] : sorted) {
+      stats.count += n;
+      stats.total_ns += ns * static_cast<int64_t>(n);
+    }
+    stats.min_ns = sorted.front().first;
+    stats.max_ns = sorted.back().first;
     stats.mean_ns = static_cast<double>(stats.total_ns) / static_cast<double>(stats.count);
-    stats.p50_ns = PercentileInPlace(absl::MakeSpan(d), 50);
-    stats.p95_ns = PercentileInPlace(absl::MakeSpan(d), 95);
+    stats.p50_ns = NearestRank(sorted, stats.count, 50);
+    stats.p95_ns = NearestRank(sorted, stats.count, 95);
     stats.share = summary.unit_time_ns > 0 ? static_cast<double>(stats.total_ns) /
                                                  static_cast<double>(summary.unit_time_ns)
                                            : 0.0;
     summary.regions.push_back(std::move(stats));
-    std::vector<int64_t>().swap(d);
+    absl::flat_hash_map<int64_t, uint64_t>().swap(d);
   }
   std::sort(summary.regions.begin(), summary.regions.end(),
             [](const RegionStats& a, const RegionStats& b) {

@@ -29,7 +29,9 @@
 //       hand-offs: 512 barrier arrivals, 256 async copies (0 never completed), 512 arrival
 //       -> release flows, 256 issue -> completion flows
 //
-// Memory: one int64 per slice while summarizing (the durations, for exact percentiles).
+// Memory: per region, one count per distinct duration while summarizing (exact percentiles;
+// durations come from clock cycles and repeat, so a 1e8-event trace holds a few thousand
+// counts, not 5e7 durations).
 // Thread-safety: reentrant; the Timeline is only read.
 #ifndef WARPTRACE_PROFILER_ANALYSIS_SUMMARY_H_
 #define WARPTRACE_PROFILER_ANALYSIS_SUMMARY_H_
@@ -41,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -92,7 +95,7 @@ struct Summary {
 absl::StatusOr<Summary> Summarize(const Timeline& timeline);
 
 // Builds a Summary from a trace's Timeline chunks (units of consecutive blocks, as a
-// chunked dump produces them), holding only one int64 per slice seen:
+// chunked dump produces them), holding only a count per distinct duration of each region:
 //
 //   SummaryBuilder builder(layout);
 //   for (...) RETURN_IF_ERROR(builder.Add(chunk));
@@ -117,11 +120,14 @@ class SummaryBuilder {
   double mhz_sum_ = 0;
   std::map<std::string, uint32_t> row_of_name_;
   std::vector<uint32_t> row_of_site_;
-  std::vector<std::vector<int64_t>> durations_;
+  // Per row, how many slices lasted each duration (ns): exact percentiles in memory that
+  // grows with the distinct durations, not with the slices (a clock-derived duration
+  // repeats: a 1e8-event trace holds thousands of them, not 5e7 values).
+  std::vector<absl::flat_hash_map<int64_t, uint64_t>> durations_;
 };
 
-// The summary as a dump sink (sink.h): per unit it keeps one int64 per slice (exact
-// percentiles) and a few counters; at End it finishes the Summary with the trace's wall time
+// The summary as a dump sink (sink.h): per unit it counts each slice's duration (exact
+// percentiles, memory by distinct duration) and a few counters; at End it finishes the Summary with the trace's wall time
 // and the driver's clock note. AddUnit returns SummaryBuilder::AddUnit's errors.
 //
 //   SummarySink summary;

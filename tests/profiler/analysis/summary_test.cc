@@ -1,11 +1,14 @@
 #include "profiler/analysis/summary.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "profiler/analysis/stats.h"
 #include "profiler/timeline/timeline_types.h"
 #include "tests/profiler/timeline_fixture.h"
 #include "tests/status_matchers.h"
@@ -75,6 +78,41 @@ TEST(SummaryTest, PercentilesAreNearestRankOverTwentyDurations) {
   EXPECT_EQ(load.p95_ns, 19);  // ceil(0.95 * 20) = 19th smallest
   EXPECT_EQ(load.max_ns, 20);
   EXPECT_THAT(load.share, DoubleEq(210.0 / 20'000.0));
+}
+
+// Durations counted by value (the summary keeps how many slices lasted each duration): with
+// many repeats, percentiles, extremes and totals are still those of the listed values, also
+// when a rank falls on the last or first slice of a run of equal durations.
+TEST(SummaryTest, RepeatedDurationsGiveTheStatisticsOfTheListedValues) {
+  for (const int n : {1, 2, 19, 20, 21, 100, 10007}) {
+    Timeline t = BaseTimeline();
+    UnitTimeline u = Unit(0, 1000, 1000 + 64 * int64_t{n}, false, 1.8);
+    std::vector<int64_t> listed;
+    uint64_t x = 12345;
+    int64_t now = 1000;
+    for (int i = 0; i < n; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const int64_t d = 1 + static_cast<int64_t>((x >> 33) % 7) * ((x >> 40) % 3 == 0 ? 9 : 1);
+      listed.push_back(d);
+      u.slices.push_back(Slice{1, 0, now, now + d, false});
+      now += 64;
+    }
+    t.units.push_back(u);
+    absl::StatusOr<Summary> s = Summarize(t);
+    ASSERT_THAT(s, IsOk());
+    ASSERT_THAT(s->regions, SizeIs(1));
+    const RegionStats& mma = s->regions[0];
+    std::sort(listed.begin(), listed.end());
+    int64_t total = 0;
+    for (int64_t d : listed) total += d;
+    SCOPED_TRACE(::testing::Message() << n << " slices");
+    EXPECT_EQ(mma.count, static_cast<uint64_t>(n));
+    EXPECT_EQ(mma.total_ns, total);
+    EXPECT_EQ(mma.min_ns, listed.front());
+    EXPECT_EQ(mma.max_ns, listed.back());
+    EXPECT_EQ(mma.p50_ns, listed[NearestRankIndex(listed.size(), 50)]);
+    EXPECT_EQ(mma.p95_ns, listed[NearestRankIndex(listed.size(), 95)]);
+  }
 }
 
 TEST(SummaryTest, PercentilesOfOddAndTinySamplesAreActualValues) {
