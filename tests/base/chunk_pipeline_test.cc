@@ -1,8 +1,12 @@
 #include "base/chunk_pipeline.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -30,24 +34,69 @@ absl::Span<const uint8_t> SlowReverse(absl::Span<const uint8_t> in, std::vector<
   return absl::MakeConstSpan(out);
 }
 
-class ChunkPipelineWorkers : public ::testing::TestWithParam<int> {};
+// (workers, helpers): background threads, and threads that call Help() while chunks come.
+class ChunkPipelineWorkers : public ::testing::TestWithParam<std::tuple<int, int>> {
+ protected:
+  int workers() const { return std::get<0>(GetParam()); }
+  int helpers() const { return std::get<1>(GetParam()); }
+};
+
+// Threads that call Help() until stopped: chunks transformed and delivered off the
+// producer's thread, as the Perfetto sink's caller does while it waits.
+class Helpers {
+ public:
+  Helpers(ChunkPipeline& pipeline, int n) {
+    for (int i = 0; i < n; ++i) {
+      threads_.emplace_back([&pipeline, this] {
+        while (!stop_.load()) {
+          if (pipeline.Help()) {
+            helped_.fetch_add(1);
+          } else {
+            std::this_thread::yield();
+          }
+        }
+      });
+    }
+  }
+  ~Helpers() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+  int helped() const { return helped_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> helped_{0};
+  std::vector<std::thread> threads_;
+};
 
 TEST_P(ChunkPipelineWorkers, DeliversEveryChunkTransformedInSubmissionOrder) {
+  constexpr size_t kInFlight = 3;
   std::vector<uint8_t> delivered;
   std::vector<uint8_t> expected;
-  std::vector<int> workers_seen;
+  // A slot is never used by two transforms at once.
+  std::array<std::atomic<int>, kInFlight> busy{};
+  std::atomic<int> queued{0};
   {
     ChunkPipeline pipeline(
-        GetParam(), 3,
-        [&](int worker, absl::Span<const uint8_t> in, std::vector<uint8_t>& out) {
-          EXPECT_GE(worker, 0);
-          EXPECT_LT(worker, GetParam());
-          return SlowReverse(in, out);
+        workers(), kInFlight,
+        [&](int slot, absl::Span<const uint8_t> in, std::vector<uint8_t>& out) {
+          EXPECT_GE(slot, 0);
+          EXPECT_LT(slot, static_cast<int>(kInFlight));
+          if (slot < 0 || slot >= static_cast<int>(kInFlight)) return in;
+          EXPECT_EQ(busy[static_cast<size_t>(slot)].fetch_add(1), 0) << "slot " << slot;
+          absl::Span<const uint8_t> bytes = SlowReverse(in, out);
+          busy[static_cast<size_t>(slot)].fetch_sub(1);
+          return bytes;
         },
         [&](absl::Span<const uint8_t> bytes) {
           delivered.insert(delivered.end(), bytes.begin(), bytes.end());
-        });
-    EXPECT_EQ(pipeline.workers(), GetParam());
+        },
+        [&] { queued.fetch_add(1); });
+    EXPECT_EQ(pipeline.workers(), workers());
+    Helpers helping(pipeline, helpers());
     for (size_t i = 0; i < 500; ++i) {
       std::vector<uint8_t> chunk = ChunkOf(i);
       const size_t size = chunk.size();
@@ -58,16 +107,20 @@ TEST_P(ChunkPipelineWorkers, DeliversEveryChunkTransformedInSubmissionOrder) {
     }
     pipeline.Drain();
     EXPECT_EQ(delivered, expected);
+    EXPECT_FALSE(pipeline.HasPending());
+    EXPECT_FALSE(pipeline.Help());
   }
   EXPECT_EQ(delivered, expected);
+  EXPECT_EQ(queued.load(), 500);
 }
 
 TEST_P(ChunkPipelineWorkers, WithoutATransformDeliversTheChunksAsTheyAre) {
   std::string delivered;
   std::string expected;
-  ChunkPipeline pipeline(GetParam(), 2, nullptr, [&](absl::Span<const uint8_t> bytes) {
+  ChunkPipeline pipeline(workers(), 2, nullptr, [&](absl::Span<const uint8_t> bytes) {
     delivered.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   });
+  Helpers helping(pipeline, helpers());
   for (size_t i = 0; i < 300; ++i) {
     std::vector<uint8_t> chunk = ChunkOf(i);
     expected.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
@@ -77,7 +130,50 @@ TEST_P(ChunkPipelineWorkers, WithoutATransformDeliversTheChunksAsTheyAre) {
   EXPECT_EQ(delivered, expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Workers, ChunkPipelineWorkers, ::testing::Values(1, 2, 4));
+INSTANTIATE_TEST_SUITE_P(Workers, ChunkPipelineWorkers,
+                         ::testing::Combine(::testing::Values(0, 1, 2, 4),
+                                            ::testing::Values(0, 1, 2)));
+
+// Without workers, a chunk waits for a helper until max_in_flight are queued; then the
+// producer transforms the oldest itself, and Drain does the rest.
+TEST(ChunkPipelineTest, WithoutWorkersChunksWaitForHelpOrTheProducer) {
+  const std::thread::id producer = std::this_thread::get_id();
+  std::vector<std::thread::id> transformed_on;
+  std::string delivered;
+  ChunkPipeline pipeline(
+      0, 2,
+      [&](int, absl::Span<const uint8_t> in, std::vector<uint8_t>&) {
+        transformed_on.push_back(std::this_thread::get_id());
+        return in;
+      },
+      [&](absl::Span<const uint8_t> bytes) {
+        delivered.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      });
+  EXPECT_EQ(pipeline.workers(), 0);
+  EXPECT_FALSE(pipeline.HasPending());
+  EXPECT_FALSE(pipeline.Help());
+  for (char c : std::string("ab")) {
+    std::vector<uint8_t> chunk(1, static_cast<uint8_t>(c));
+    pipeline.Submit(chunk, 1);
+  }
+  EXPECT_TRUE(pipeline.HasPending());
+  EXPECT_TRUE(delivered.empty());  // nobody has transformed anything yet
+  std::thread helper([&] { EXPECT_TRUE(pipeline.Help()); });  // takes "a", the oldest
+  helper.join();
+  EXPECT_EQ(delivered, "a");
+  ASSERT_EQ(transformed_on.size(), 1u);
+  EXPECT_NE(transformed_on[0], producer);
+  for (char c : std::string("cd")) {  // "d" finds 2 in flight: the producer does "b"
+    std::vector<uint8_t> chunk(1, static_cast<uint8_t>(c));
+    pipeline.Submit(chunk, 1);
+  }
+  EXPECT_EQ(delivered, "ab");
+  pipeline.Drain();
+  EXPECT_EQ(delivered, "abcd");
+  ASSERT_EQ(transformed_on.size(), 4u);
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(transformed_on[i], producer) << i;
+  EXPECT_FALSE(pipeline.HasPending());
+}
 
 TEST(ChunkPipelineTest, SubmitHandsBackARecycledBufferOnceChunksWereDelivered) {
   ChunkPipeline pipeline(1, 1, nullptr, [](absl::Span<const uint8_t>) {});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "profiler/outputs/perfetto/perfetto_ids.h"
 
@@ -25,23 +26,27 @@ struct PacketWriter::Deflater {
   std::vector<uint8_t> level_buffer = std::vector<uint8_t>(ISAL_DEF_LVL1_DEFAULT);
 };
 
-PacketWriter::PacketWriter(llvm::raw_ostream& os, bool compress, int workers)
+PacketWriter::PacketWriter(llvm::raw_ostream& os, bool compress, int workers,
+                           ChunkPipeline::OnQueued on_queued)
     : os_(os), compress_(compress), buffer_(kBufferBytes + kSlopBytes) {
+  // Two buffers per worker in flight: every worker busy while the caller fills the next.
+  const size_t in_flight = workers >= 1 ? 2 * static_cast<size_t>(workers) : kHelpedInFlight;
+  const bool pipelined = workers >= 1 || on_queued != nullptr;
   if (compress_) {
-    for (int w = 0; w < std::max(1, workers); ++w) {
+    for (size_t slot = 0; slot < (pipelined ? in_flight : 1); ++slot) {
       deflaters_.push_back(std::make_unique<Deflater>());
     }
   }
-  if (workers >= 1) {
-    // Two buffers per worker in flight: every worker busy while the caller fills the next.
+  if (pipelined) {
     pipeline_ = std::make_unique<ChunkPipeline>(
-        workers, 2 * static_cast<size_t>(workers),
-        [this](int worker, absl::Span<const uint8_t> in, std::vector<uint8_t>& out) {
-          return Encode(worker, in, out);
+        std::max(workers, 0), in_flight,
+        [this](int slot, absl::Span<const uint8_t> in, std::vector<uint8_t>& out) {
+          return Encode(slot, in, out);
         },
         [this](absl::Span<const uint8_t> bytes) {
           os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-        });
+        },
+        std::move(on_queued));
   }
 }
 
@@ -74,10 +79,10 @@ void PacketWriter::Emit(const uint8_t* data, size_t size) {
   pipeline_->Submit(copy, size);
 }
 
-absl::Span<const uint8_t> PacketWriter::Encode(int worker, absl::Span<const uint8_t> in,
+absl::Span<const uint8_t> PacketWriter::Encode(int slot, absl::Span<const uint8_t> in,
                                                std::vector<uint8_t>& out) {
   if (!compress_) return in;
-  Deflater& deflater = *deflaters_[static_cast<size_t>(worker)];
+  Deflater& deflater = *deflaters_[static_cast<size_t>(slot)];
   // Room for incompressible bytes: stored blocks, the zlib header and trailer.
   const size_t bound = in.size() + in.size() / 16 + 1024;
   constexpr size_t kHead = 16;  // packet tag, two lengths and the field tag

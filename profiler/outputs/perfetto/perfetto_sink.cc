@@ -5,8 +5,14 @@
 namespace warptrace {
 
 PerfettoWriterOptions PerfettoTraceSink::WriterOptions(PerfettoWriterOptions options) {
-  // The writer's own thread is one of the threads: the writer deflates on the others.
-  if (options.threads >= 2) --options.threads;
+  if (options.threads >= 2) {
+    // The writer's own thread is one of the threads: the writer deflates on the others, and
+    // on the caller's while it waits for the writer's (Begin's UnitFeeder).
+    --options.threads;
+    options.on_deflate_queued = [this] {
+      if (feeder_ != nullptr) feeder_->Wake();
+    };
+  }
   return options;
 }
 
@@ -20,7 +26,9 @@ absl::Status PerfettoTraceSink::Begin(const TraceBegin& begin) {
   absl::Status status = writer_.Begin(*begin.layout, begin.origin_ns);
   if (status.ok() && threaded_) {
     feeder_ = std::make_unique<UnitFeeder>(
-        [this](const UnitTimeline& unit) { return writer_.AddUnit(unit); });
+        [this](const UnitTimeline& unit) { return writer_.AddUnit(unit); },
+        UnitFeeder::Helper{[this] { return writer_.DeflatePending(); },
+                           [this] { return writer_.HelpDeflate(); }});
   }
   return status;
 }

@@ -12,8 +12,11 @@
 // Threads. With options.threads = N >= 2 the writer runs on a thread of its own (a
 // UnitFeeder, profiler/dump/unit_feeder.h; N - 2 more threads deflate for it): AddUnit copies
 // the unit's timeline into a batch, and the writer's thread turns whole batches into
-// packets, deflates and writes them, while the caller goes on with the next units. The
-// packets are made, deflated and written on one core. The bytes are the same for every N.
+// packets while the caller goes on with the next units. The full packet buffers are deflated
+// and written by the deflating threads and by the caller's thread whenever it would wait for
+// the writer's (a full queue in AddUnit, and in End); with N = 2 the writer's thread deflates
+// one itself only when several wait. So on two cores the caller, which runs out of work
+// first, takes over deflating. The bytes are the same for every N.
 // A writer error surfaces at a later AddUnit or at End, with the same message.
 //
 // Errors: PerfettoWriter's; InvalidArgument for a TraceBegin without a layout or a UnitView
@@ -45,7 +48,9 @@ class PerfettoTraceSink : public TraceSink {
   uint64_t packets() const { return writer_.packets(); }
 
  private:
-  static PerfettoWriterOptions WriterOptions(PerfettoWriterOptions options);
+  // The writer's options: one thread fewer (the writer's own), deflating shared with the
+  // caller through feeder_.
+  PerfettoWriterOptions WriterOptions(PerfettoWriterOptions options);
 
   const bool threaded_;
   PerfettoWriter writer_;

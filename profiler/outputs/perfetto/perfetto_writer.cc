@@ -48,7 +48,8 @@ void AddClock(pb::ClockSnapshot& snapshot, uint32_t id, int64_t timestamp, bool 
 class PerfettoWriter::Impl {
  public:
   Impl(llvm::raw_ostream& os, const PerfettoWriterOptions& options)
-      : out_(os, options.compress, options.threads > 1 ? options.threads - 1 : 0) {}
+      : out_(os, options.compress, options.threads > 1 ? options.threads - 1 : 0,
+             options.on_deflate_queued) {}
 
   absl::Status Begin(const TraceLayout& layout, int64_t origin_ns) {
     if (state_ != State::kNew) return absl::FailedPreconditionError("PerfettoWriter::Begin twice");
@@ -146,6 +147,8 @@ class PerfettoWriter::Impl {
   }
 
   uint64_t packets() const { return out_.packets(); }
+  bool HelpDeflate() { return out_.Help(); }
+  bool DeflatePending() const { return out_.HasPending(); }
 
  private:
   enum class State { kNew, kUnits, kDone };
@@ -537,6 +540,8 @@ absl::Status PerfettoWriter::Begin(const TraceLayout& layout, int64_t origin_ns)
 absl::Status PerfettoWriter::AddUnit(const UnitTimeline& unit) { return impl_->AddUnit(unit); }
 absl::Status PerfettoWriter::End() { return impl_->End(); }
 uint64_t PerfettoWriter::packets() const { return impl_->packets(); }
+bool PerfettoWriter::HelpDeflate() { return impl_->HelpDeflate(); }
+bool PerfettoWriter::DeflatePending() const { return impl_->DeflatePending(); }
 
 absl::Status WritePerfettoTrace(const Timeline& timeline, llvm::raw_ostream& os) {
   PerfettoWriter writer(os);

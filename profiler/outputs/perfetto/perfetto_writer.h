@@ -84,6 +84,7 @@
 #define WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PERFETTO_WRITER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -103,6 +104,11 @@ struct PerfettoWriterOptions {
   // deflate and write the packets (packet_writer.h) while the caller encodes the next ones.
   // The bytes do not depend on it.
   int threads = 1;
+  // For a caller with a thread that is idle now and then (PerfettoTraceSink, whose caller
+  // waits for the writer's thread): full buffers also wait for HelpDeflate (with threads = 1
+  // too, the writer then deflating one itself only when several wait), and this is called,
+  // on the writer's thread, each time one is queued. The bytes do not depend on it.
+  std::function<void()> on_deflate_queued = nullptr;
 };
 
 class PerfettoWriter {
@@ -124,6 +130,12 @@ class PerfettoWriter {
 
   // Packets written so far.
   uint64_t packets() const;
+
+  // With on_deflate_queued: deflates and writes (when its turn has come) one full buffer on
+  // the calling thread; false when none waits. Any thread, concurrently with the writer's.
+  bool HelpDeflate();
+  // Whether a full buffer waits for HelpDeflate. Any thread.
+  bool DeflatePending() const;
 
  private:
   class Impl;
