@@ -1,6 +1,7 @@
 #include "profiler/analysis/summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -130,7 +131,7 @@ void SummaryBuilder::Count(const UnitTimeline& unit) {
     ++summary_.nominal_by_source[static_cast<int>(unit.clock_source)];
   } else if (unit.cycles_per_ns > 0) {
     ++summary_.calibrated_units;
-    mhz_sum_ += unit.cycles_per_ns * 1000.0;
+    hz_sum_ += static_cast<uint64_t>(std::llround(unit.cycles_per_ns * 1e9));
   }
   int64_t unit_ns = 0;
   if (unit.verdict != Verdict::kMissing && unit.end_ns > unit.start_ns &&
@@ -147,12 +148,34 @@ void SummaryBuilder::Count(const UnitTimeline& unit) {
   }
 }
 
+void SummaryBuilder::Merge(const SummaryBuilder& other) {
+  Summary& s = summary_;
+  const Summary& o = other.summary_;
+  s.units += o.units;
+  s.calibrated_units += o.calibrated_units;
+  s.nominal_units += o.nominal_units;
+  for (size_t i = 0; i < s.nominal_by_source.size(); ++i) {
+    s.nominal_by_source[i] += o.nominal_by_source[i];
+  }
+  s.unit_time_ns += o.unit_time_ns;
+  s.arrivals += o.arrivals;
+  s.async_copies += o.async_copies;
+  s.async_never_completed += o.async_never_completed;
+  s.arrival_flows += o.arrival_flows;
+  s.copy_flows += o.copy_flows;
+  hz_sum_ += other.hz_sum_;
+  for (size_t row = 0; row < durations_.size() && row < other.durations_.size(); ++row) {
+    for (const auto& [ns, n] : other.durations_[row]) durations_[row][ns] += n;
+  }
+}
+
 Summary SummaryBuilder::Finish(int64_t wall_ns, std::string clock_note) {
   Summary summary = std::move(summary_);
   summary.wall_ns = wall_ns;
   summary.clock_note = std::move(clock_note);
   if (summary.calibrated_units > 0) {
-    summary.mean_calibrated_mhz = mhz_sum_ / static_cast<double>(summary.calibrated_units);
+    summary.mean_calibrated_mhz = static_cast<double>(hz_sum_) / 1e6 /
+                                  static_cast<double>(summary.calibrated_units);
   }
   std::vector<std::pair<int64_t, uint64_t>> sorted;  // (duration, slices), by duration
   for (const auto& [name, row] : row_of_name_) {
@@ -190,7 +213,38 @@ absl::StatusOr<Summary> Summarize(const Timeline& timeline) {
   return builder.Finish(timeline.end_ns - timeline.origin_ns, timeline.clock_note);
 }
 
+// A worker's share of the units (sink.h, parts): a builder of its own.
+class SummarySink::Part : public SinkPart {
+ public:
+  explicit Part(const TraceLayout& layout) : builder(layout) {}
+  absl::Status AddUnit(const UnitView& unit) override { return builder.AddUnit(*unit.timeline); }
+  SummaryBuilder builder;
+};
+
+std::unique_ptr<SinkPart> SummarySink::NewPart() {
+  if (layout_ == nullptr) return nullptr;  // before Begin: no parts
+  auto part = std::make_unique<Part>(*layout_);
+  parts_made_.push_back(part.get());
+  return part;
+}
+
+absl::Status SummarySink::MergeParts(std::vector<std::unique_ptr<SinkPart>> parts) {
+  if (!builder_.has_value()) return absl::FailedPreconditionError("MergeParts before Begin");
+  for (const std::unique_ptr<SinkPart>& part : parts) {
+    if (std::find(parts_made_.begin(), parts_made_.end(), part.get()) == parts_made_.end()) {
+      return absl::InvalidArgumentError("MergeParts: a part this summary did not make");
+    }
+  }
+  for (const std::unique_ptr<SinkPart>& part : parts) {
+    builder_->Merge(static_cast<const Part&>(*part).builder);
+  }
+  parts_made_.clear();
+  return absl::OkStatus();
+}
+
 absl::Status SummarySink::Begin(const TraceBegin& begin) {
+  layout_ = begin.layout;
+  parts_made_.clear();
   builder_.emplace(*begin.layout);
   summary_.reset();
   return absl::OkStatus();

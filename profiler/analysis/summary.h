@@ -39,6 +39,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,6 +110,10 @@ class SummaryBuilder {
   absl::Status Add(const Timeline& chunk);
   // One unit, as Add of a chunk holding only it.
   absl::Status AddUnit(const UnitTimeline& unit);
+  // Adds what `other` (a builder of the same layout) counted: the same as if its units had
+  // been added here, whatever the order (every count is an integer, the clock rates summed
+  // in whole Hz). The merge of per-thread builders (SummarySink's parts).
+  void Merge(const SummaryBuilder& other);
   Summary Finish(int64_t wall_ns, std::string clock_note);
 
  private:
@@ -117,7 +122,7 @@ class SummaryBuilder {
 
   const TraceLayout& layout_;
   Summary summary_;
-  double mhz_sum_ = 0;
+  uint64_t hz_sum_ = 0;  // calibrated units' SM clocks, rounded to Hz: exact in any order
   std::map<std::string, uint32_t> row_of_name_;
   std::vector<uint32_t> row_of_site_;
   // Per row, how many slices lasted each duration (ns): exact percentiles in memory that
@@ -127,8 +132,11 @@ class SummaryBuilder {
 };
 
 // The summary as a dump sink (sink.h): per unit it counts each slice's duration (exact
-// percentiles, memory by distinct duration) and a few counters; at End it finishes the Summary with the trace's wall time
-// and the driver's clock note. AddUnit returns SummaryBuilder::AddUnit's errors.
+// percentiles, memory by distinct duration) and a few counters; at End it finishes the
+// Summary with the trace's wall time and the driver's clock note. AddUnit returns
+// SummaryBuilder::AddUnit's errors. It has parts (sink.h, NewPart): with the dump's prepare
+// workers each counts the units it prepared into a builder of its own, merged at the end
+// (SummaryBuilder::Merge), and the Summary is the same.
 //
 //   SummarySink summary;
 //   TraceSink* sinks[] = {&summary};
@@ -140,10 +148,15 @@ class SummarySink : public TraceSink {
   absl::Status Begin(const TraceBegin& begin) override;
   absl::Status AddUnit(const UnitView& unit) override;
   absl::Status End(const TraceEnd& end) override;
+  std::unique_ptr<SinkPart> NewPart() override;
+  absl::Status MergeParts(std::vector<std::unique_ptr<SinkPart>> parts) override;
   // The summary once End ran; nullopt before.
   const std::optional<Summary>& summary() const { return summary_; }
 
  private:
+  class Part;
+  const TraceLayout* layout_ = nullptr;  // from Begin
+  std::vector<const Part*> parts_made_;  // by NewPart since Begin, not yet merged
   std::optional<SummaryBuilder> builder_;
   std::optional<Summary> summary_;
 };

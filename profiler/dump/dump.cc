@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/ordered_prefetch.h"
@@ -114,6 +116,9 @@ class Driver {
     UnitWalk walk;  // kept for the hand-off linker only; else the worker's scratch
     UnitTimeline timeline;
     std::vector<int64_t> event_ns;  // hand-offs only
+    // The first error of a sink's part (sink.h) at this unit, and the sink's index.
+    absl::Status part_error;
+    size_t part_sink = 0;
   };
   struct Batch {
     size_t first = 0;  // records [first, first + count)
@@ -158,6 +163,30 @@ class Driver {
     for (auto& b : builders) {
       if (build) b.emplace(*builder_);
     }
+    // Sinks with parts (sink.h): each worker feeds the units it prepared to parts of its
+    // own; not with hand-offs, whose flows the calling thread adds per block.
+    std::vector<std::vector<std::unique_ptr<SinkPart>>> parts(static_cast<size_t>(workers));
+    split_.assign(sinks_.size(), false);
+    if (build && feeding_ && !linked) {
+      for (size_t i = 0; i < sinks_.size(); ++i) {
+        std::vector<std::unique_ptr<SinkPart>> made;
+        for (int w = 0; w < workers; ++w) {
+          std::unique_ptr<SinkPart> part = sinks_[i]->NewPart();
+          if (part == nullptr) break;
+          made.push_back(std::move(part));
+        }
+        if (made.size() != static_cast<size_t>(workers)) continue;
+        split_[i] = true;
+        for (int w = 0; w < workers; ++w) {
+          parts[static_cast<size_t>(w)].push_back(std::move(made[static_cast<size_t>(w)]));
+        }
+      }
+    }
+    std::vector<size_t> split_sinks;
+    for (size_t i = 0; i < split_.size(); ++i) {
+      if (split_[i]) split_sinks.push_back(i);
+    }
+    std::vector<char> part_failed(static_cast<size_t>(workers), 0);  // by worker: no more feeding
     OrderedPrefetch<Batch> prefetch(
         cuts.size() - 1, workers, 2 * static_cast<size_t>(workers) + 2,
         [&](int worker, size_t i, Batch& batch) {
@@ -176,6 +205,23 @@ class Driver {
             UnitTimelineBuilder& builder = *builders[static_cast<size_t>(worker)];
             builder.Build(r, verdict, walk, p.timeline);
             if (linked) p.event_ns = builder.event_ns();
+            p.part_error = absl::OkStatus();
+            if (split_sinks.empty() || part_failed[static_cast<size_t>(worker)]) continue;
+            SetNoRecordTimes(p.timeline);
+            UnitView view;
+            view.record = &r;
+            view.verdict = &verdict;
+            view.timeline = &p.timeline;
+            const auto& mine = parts[static_cast<size_t>(worker)];
+            for (size_t j = 0; j < split_sinks.size(); ++j) {
+              absl::Status s = mine[j]->AddUnit(view);
+              if (s.ok()) continue;
+              // The dump stops when the calling thread reaches this unit.
+              p.part_error = std::move(s);
+              p.part_sink = split_sinks[j];
+              part_failed[static_cast<size_t>(worker)] = 1;
+              break;
+            }
           }
         });
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
@@ -185,6 +231,7 @@ class Driver {
         Prepared& p = batch.units[k];
         const size_t first_finding = result_.report.findings.size();
         const UnitVerdict& verdict = verifier_.AppendUnit(p.report, p.suppressed);
+        part_error_ = p.part_error.ok() ? nullptr : &p;
         RETURN_IF_ERROR(AfterVerify(r, p.walk, verdict, first_finding,
                                     [&](UnitTimeline& out, std::vector<int64_t>* event_ns)
                                         -> UnitTimeline& {
@@ -199,7 +246,20 @@ class Driver {
                                     }));
       }
     }
+    part_error_ = nullptr;
+    if (!feeding_) return absl::OkStatus();  // End will not come: the parts are dropped
+    for (size_t j = 0; j < split_sinks.size(); ++j) {
+      std::vector<std::unique_ptr<SinkPart>> mine;
+      for (auto& worker_parts : parts) mine.push_back(std::move(worker_parts[j]));
+      TraceSink& sink = *sinks_[split_sinks[j]];
+      if (absl::Status s = sink.MergeParts(std::move(mine)); !s.ok()) return Named(sink, s);
+    }
     return absl::OkStatus();
+  }
+
+  // A unit without a record spans nothing, at the trace's origin.
+  void SetNoRecordTimes(UnitTimeline& unit) const {
+    if (!unit.has_record) unit.start_ns = unit.end_ns = result_.origin_ns;
   }
 
   // A verified unit (the last of result_.report.units, its findings from `first_finding`):
@@ -257,9 +317,8 @@ class Driver {
     if (unit.has_record) {
       tally_.Add(unit.clock_source, unit.cycles_per_ns);
       result_.end_ns = std::max(result_.end_ns, unit.end_ns);
-    } else {
-      unit.start_ns = unit.end_ns = result_.origin_ns;
     }
+    SetNoRecordTimes(unit);
     result_.slices += unit.slices.size();
     const auto findings = absl::MakeConstSpan(result_.report.findings);
     UnitView view;
@@ -268,8 +327,13 @@ class Driver {
     view.timeline = &unit;
     view.findings = findings.subspan(first_finding, end_finding - first_finding);
     view.block_findings = findings.subspan(findings.size() - block_findings);
-    for (TraceSink* sink : sinks_) {
-      if (absl::Status s = sink->AddUnit(view); !s.ok()) return Named(*sink, s);
+    for (size_t i = 0; i < sinks_.size(); ++i) {
+      if (part_error_ != nullptr && part_error_->part_sink == i) {
+        // A part failed at this unit: the sinks before it had the unit, as on one thread.
+        return Named(*sinks_[i], part_error_->part_error);
+      }
+      if (!split_.empty() && split_[i]) continue;  // its parts had this unit
+      if (absl::Status s = sinks_[i]->AddUnit(view); !s.ok()) return Named(*sinks_[i], s);
     }
     return absl::OkStatus();
   }
@@ -300,6 +364,8 @@ class Driver {
   std::vector<UnitTimeline> block_units_;    // scratch for AddBlockLinks
   std::vector<std::vector<int64_t>> block_ns_;
   uint64_t next_flow_id_ = 0;
+  std::vector<bool> split_;                  // by sink: fed through parts (AddUnitsInParallel)
+  const Prepared* part_error_ = nullptr;     // the unit being fed, when a part failed at it
 };
 
 }  // namespace

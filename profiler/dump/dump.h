@@ -21,8 +21,8 @@
 // findings (capped by VerifyOptions), and one unit's timeline at a time (one block's, with its
 // event times, when the layout has hand-off sites: links.h) — with threads, the batches in
 // flight (a few times 16 Ki events, or a block); nothing grows with
-// the event count beyond the input buffer, unless a sink keeps it (the summary keeps one
-// int64 per slice, the in-memory collector the whole Timeline).
+// the event count beyond the input buffer, unless a sink keeps it (the summary keeps a
+// count per distinct duration, the in-memory collector the whole Timeline).
 //
 // Errors:
 //   the codes of Decode (InvalidArgument, DataLoss) — result.report is empty then and no
@@ -32,8 +32,9 @@
 //     not called (sink.h), but every unit is verified, so result.report is complete;
 //   InvalidArgument when the layout's nominal SM clock is 0 (after verification);
 //   a sink's error, prefixed with its name, unchanged code: the first one stops the dump.
-// Thread-safety: reentrant; sinks are called from the calling thread only (with
-// DumpOptions::threads > 1 the driver's workers only read the buffer and the layout).
+// Thread-safety: reentrant; sinks are called from the calling thread only, except the parts
+// of sinks that have them (sink.h, NewPart: the summary), which the driver's workers feed
+// the units they prepared (otherwise the workers only read the buffer and the layout).
 #ifndef WARPTRACE_PROFILER_DUMP_DUMP_H_
 #define WARPTRACE_PROFILER_DUMP_DUMP_H_
 
@@ -62,6 +63,8 @@ struct DumpOptions {
   // (the report's findings capped in buffer order). With no worker left the calling thread
   // prepares each unit itself: on 2 cores, beside a streaming writer, that measured faster
   // (the 1e6-event Mosaic buffer to Perfetto: 65 ms against 82 ms with a preparing worker).
+  // Sinks with parts (sink.h: the summary) are fed on the workers, one part each, and
+  // merged before End, so they cost the calling thread nothing per unit.
   int threads = 1;
   int sink_threads = 1;
 };

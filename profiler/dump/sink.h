@@ -42,6 +42,18 @@
 //   * Lifetimes: everything a call receives is owned by the driver. TraceBegin::layout
 //     stays alive and unchanged until End returns (or the dump stops); a UnitView and what it
 //     points to are valid only during AddUnit (copy what you keep); TraceEnd only during End.
+//   * Parts (optional, NewPart): a sink whose per-unit work is an aggregate, the same
+//     whatever the order it sees units in (integer counts, per-duration counts: SummarySink),
+//     may hand the driver parts of itself. With prepare workers (DumpOptions::threads) and
+//     no hand-off links, each worker then feeds the units it prepared to a part of its own,
+//     on its own thread — the sink's AddUnit is not called — and the driver hands the parts
+//     back to MergeParts, on the calling thread, after the last unit and before End. So
+//     "merge per thread": such a sink costs the calling thread nothing per unit. A part's
+//     UnitView has its record, verdict (the unit's own, before the report's findings cap)
+//     and timeline, but no findings. A part's error stops the dump where the sink's
+//     AddUnit error would have: at that unit, the sinks listed before it fed, named
+//     like the sink's. A sink without
+//     parts (NewPart returns null, the default) gets every unit through AddUnit.
 //   * Memory: the driver holds O(units) (decoded headers, verdicts) plus one unit's timeline
 //     at a time. A sink that wants the dump to stay independent of the event count keeps
 //     per-unit aggregates, not slices.
@@ -49,7 +61,9 @@
 #define WARPTRACE_PROFILER_DUMP_SINK_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -98,6 +112,13 @@ struct TraceEnd {
   uint64_t slices = 0;     // slices over all units
 };
 
+// A part of a sink (TraceSink::NewPart), fed on one worker thread.
+class SinkPart {
+ public:
+  virtual ~SinkPart() = default;
+  virtual absl::Status AddUnit(const UnitView& unit) = 0;
+};
+
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
@@ -106,6 +127,15 @@ class TraceSink {
   virtual absl::Status Begin(const TraceBegin& /*begin*/) { return absl::OkStatus(); }
   virtual absl::Status AddUnit(const UnitView& unit) = 0;
   virtual absl::Status End(const TraceEnd& /*end*/) { return absl::OkStatus(); }
+
+  // Parts (see the contract above): called after Begin, once per worker; null (the
+  // default) for a sink that takes every unit through AddUnit.
+  virtual std::unique_ptr<SinkPart> NewPart() { return nullptr; }
+  // The parts NewPart made, every unit of the trace fed to exactly one of them; after the
+  // last unit, before End.
+  virtual absl::Status MergeParts(std::vector<std::unique_ptr<SinkPart>> /*parts*/) {
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace warptrace

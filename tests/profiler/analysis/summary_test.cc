@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profiler/analysis/stats.h"
+#include "profiler/dump/sink.h"
 #include "profiler/timeline/timeline_types.h"
 #include "tests/profiler/timeline_fixture.h"
 #include "tests/status_matchers.h"
@@ -320,6 +322,81 @@ TEST(SummaryTest, CountsHandoffsOnceEachAndSaysSoInOneLine) {
   summary = Summarize(t);
   ASSERT_THAT(summary, IsOk());
   EXPECT_THAT(FormatSummary(*summary), Not(HasSubstr("hand-offs")));
+}
+
+
+// Builders that each counted some of the units, merged in any order, give the Summary of
+// one builder that counted them all: every field, the clock mean included (whole Hz).
+TEST(SummaryTest, MergedBuildersGiveTheSummaryOfOne) {
+  Timeline t = testing::SyntheticTimeline({.blocks = 7, .units_per_block = 3, .iterations = 9});
+  // Calibrated rates with fractions of a Hz and units with hand-offs, besides nominal units.
+  for (size_t i = 0; i < t.units.size(); ++i) {
+    UnitTimeline& u = t.units[i];
+    u.nominal_clock = i % 5 == 0;
+    u.clock_source = u.nominal_clock ? ClockSource::kTooShort : ClockSource::kCalibrated;
+    u.cycles_per_ns = 1.7 + 0.0123456789 * static_cast<double>(i % 11);
+    if (i % 4 == 1) u.instants = {Instant{0, 0, u.start_ns, 0, 0}};
+    if (i % 6 == 2) {
+      u.async_spans = {AsyncSpan{0, 4, AsyncSpan::kNoEvent, u.start_ns, u.end_ns, 0, 0, false, 0}};
+    }
+  }
+  SummaryBuilder whole(t.layout);
+  for (const UnitTimeline& u : t.units) ASSERT_THAT(whole.AddUnit(u), IsOk());
+  const Summary expected = whole.Finish(t.end_ns - t.origin_ns, "note");
+  ASSERT_GT(expected.calibrated_units, 0u);
+  ASSERT_GT(expected.nominal_units, 0u);
+  ASSERT_FALSE(expected.regions.empty());
+  for (const size_t parts : {2, 3, 5}) {
+    SCOPED_TRACE(::testing::Message() << parts << " parts");
+    std::vector<SummaryBuilder> builders(parts, SummaryBuilder(t.layout));
+    for (size_t i = 0; i < t.units.size(); ++i) {  // interleaved: no part gets a range
+      ASSERT_THAT(builders[(i * 7) % parts].AddUnit(t.units[i]), IsOk());
+    }
+    SummaryBuilder merged(t.layout);
+    for (size_t k = parts; k-- > 0;) merged.Merge(builders[k]);  // the last part first
+    const Summary got = merged.Finish(t.end_ns - t.origin_ns, "note");
+    EXPECT_TRUE(got == expected) << FormatSummary(got) << "\nvs\n" << FormatSummary(expected);
+    EXPECT_EQ(got.mean_calibrated_mhz, expected.mean_calibrated_mhz);
+    EXPECT_EQ(got.arrivals, expected.arrivals);
+    EXPECT_EQ(got.async_never_completed, expected.async_never_completed);
+  }
+}
+
+// The sink's parts: units fed to parts, merged, then End, as AddUnit of every unit.
+TEST(SummaryTest, SinkPartsMergeIntoTheSummaryOfAddUnit) {
+  const Timeline t =
+      testing::SyntheticTimeline({.blocks = 5, .units_per_block = 2, .iterations = 6});
+  TraceBegin begin;
+  begin.layout = &t.layout;
+  TraceEnd end;
+  end.origin_ns = t.origin_ns;
+  end.end_ns = t.end_ns;
+  end.clock_note = "clock";
+  SummarySink plain;
+  ASSERT_THAT(plain.Begin(begin), IsOk());
+  SummarySink parted;
+  ASSERT_THAT(parted.Begin(begin), IsOk());
+  std::vector<std::unique_ptr<SinkPart>> parts;
+  parts.push_back(parted.NewPart());
+  parts.push_back(parted.NewPart());
+  ASSERT_NE(parts[0], nullptr);
+  for (size_t i = 0; i < t.units.size(); ++i) {
+    UnitView view;
+    view.timeline = &t.units[i];
+    ASSERT_THAT(plain.AddUnit(view), IsOk());
+    ASSERT_THAT(parts[i % 2]->AddUnit(view), IsOk());
+  }
+  ASSERT_THAT(parted.MergeParts(std::move(parts)), IsOk());
+  ASSERT_THAT(plain.End(end), IsOk());
+  ASSERT_THAT(parted.End(end), IsOk());
+  ASSERT_TRUE(plain.summary().has_value());
+  EXPECT_TRUE(parted.summary() == plain.summary());
+  // A part of another sink is refused.
+  SummarySink other;
+  ASSERT_THAT(other.Begin(begin), IsOk());
+  std::vector<std::unique_ptr<SinkPart>> foreign;
+  foreign.push_back(parted.NewPart());
+  EXPECT_THAT(other.MergeParts(std::move(foreign)), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace
