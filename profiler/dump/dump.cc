@@ -163,29 +163,9 @@ class Driver {
     for (auto& b : builders) {
       if (build) b.emplace(*builder_);
     }
-    // Sinks with parts (sink.h): each worker feeds the units it prepared to parts of its
-    // own; not with hand-offs, whose flows the calling thread adds per block.
-    std::vector<std::vector<std::unique_ptr<SinkPart>>> parts(static_cast<size_t>(workers));
-    split_.assign(sinks_.size(), false);
-    if (build && feeding_ && !linked) {
-      for (size_t i = 0; i < sinks_.size(); ++i) {
-        std::vector<std::unique_ptr<SinkPart>> made;
-        for (int w = 0; w < workers; ++w) {
-          std::unique_ptr<SinkPart> part = sinks_[i]->NewPart();
-          if (part == nullptr) break;
-          made.push_back(std::move(part));
-        }
-        if (made.size() != static_cast<size_t>(workers)) continue;
-        split_[i] = true;
-        for (int w = 0; w < workers; ++w) {
-          parts[static_cast<size_t>(w)].push_back(std::move(made[static_cast<size_t>(w)]));
-        }
-      }
-    }
     std::vector<size_t> split_sinks;
-    for (size_t i = 0; i < split_.size(); ++i) {
-      if (split_[i]) split_sinks.push_back(i);
-    }
+    std::vector<std::vector<std::unique_ptr<SinkPart>>> parts =
+        MakeParts(workers, build && feeding_ && !linked, split_sinks);
     std::vector<char> part_failed(static_cast<size_t>(workers), 0);  // by worker: no more feeding
     OrderedPrefetch<Batch> prefetch(
         cuts.size() - 1, workers, 2 * static_cast<size_t>(workers) + 2,
@@ -248,6 +228,37 @@ class Driver {
     }
     part_error_ = nullptr;
     if (!feeding_) return absl::OkStatus();  // End will not come: the parts are dropped
+    return MergeParts(parts, split_sinks);
+  }
+
+  // Sinks with parts (sink.h): per worker, a part of each sink that has them (all of
+  // `split_sinks`, the sinks' indices; split_ marks them), when `use`; else none. Not with
+  // hand-offs, whose flows the calling thread adds per block.
+  std::vector<std::vector<std::unique_ptr<SinkPart>>> MakeParts(
+      int workers, bool use, std::vector<size_t>& split_sinks) {
+    std::vector<std::vector<std::unique_ptr<SinkPart>>> parts(static_cast<size_t>(workers));
+    split_.assign(sinks_.size(), false);
+    split_sinks.clear();
+    for (size_t i = 0; use && i < sinks_.size(); ++i) {
+      std::vector<std::unique_ptr<SinkPart>> made;
+      for (int w = 0; w < workers; ++w) {
+        std::unique_ptr<SinkPart> part = sinks_[i]->NewPart();
+        if (part == nullptr) break;
+        made.push_back(std::move(part));
+      }
+      if (made.size() != static_cast<size_t>(workers)) continue;
+      split_[i] = true;
+      split_sinks.push_back(i);
+      for (int w = 0; w < workers; ++w) {
+        parts[static_cast<size_t>(w)].push_back(std::move(made[static_cast<size_t>(w)]));
+      }
+    }
+    return parts;
+  }
+
+  // Every worker's part of each split sink, back to the sink.
+  absl::Status MergeParts(std::vector<std::vector<std::unique_ptr<SinkPart>>>& parts,
+                          const std::vector<size_t>& split_sinks) {
     for (size_t j = 0; j < split_sinks.size(); ++j) {
       std::vector<std::unique_ptr<SinkPart>> mine;
       for (auto& worker_parts : parts) mine.push_back(std::move(worker_parts[j]));
