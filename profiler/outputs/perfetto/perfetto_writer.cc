@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "base/file.h"
 #include "base/ordered_pipeline.h"
 #include "base/status_macros.h"
@@ -79,6 +80,7 @@ class PerfettoWriter::Impl {
   absl::Status Begin(const TraceLayout& layout, int64_t origin_ns) {
     if (state_ != State::kNew) return absl::FailedPreconditionError("PerfettoWriter::Begin twice");
     state_ = State::kUnits;
+    layout_ = &layout;
     const HostTimeAnchor& anchor = layout.host_anchor;
     // boottime = t + offset; a known anchor must keep boottime >= 0 at the origin.
     int64_t boottime_offset = -origin_ns;
@@ -185,7 +187,9 @@ class PerfettoWriter::Impl {
   void FinishHere() {
     BatchFormatter& formatter = *formatters_[0];
     formatter.Finish();
-    WriteBatch(formatter.bytes(), formatter.spans(), formatter.packets());
+    os_.write(formatter.bytes().data(), formatter.bytes().size());
+    spans_.insert(spans_.end(), formatter.spans().begin(), formatter.spans().end());
+    delivered_packets_.fetch_add(formatter.packets(), std::memory_order_release);
     batch_open_ = false;
     ++next_batch_;
   }
@@ -259,20 +263,13 @@ class PerfettoWriter::Impl {
       std::lock_guard<std::mutex> lock(error_mu_);
       if (!error_.ok()) return;
     }
-    WriteBatch(batch.bytes, batch.spans, batch.packets);
+    os_.write(batch.bytes.data(), batch.bytes.size());
+    spans_.insert(spans_.end(), batch.spans.begin(), batch.spans.end());
+    delivered_packets_.fetch_add(batch.packets, std::memory_order_release);
     if (!batch.status.ok()) {
       std::lock_guard<std::mutex> lock(error_mu_);
       error_ = batch.status;
     }
-  }
-
-  // A formatted batch to the stream, its spans to the counters' (one batch at a time, in
-  // order: FinishHere or Deliver).
-  void WriteBatch(const llvm::SmallVectorImpl<char>& bytes, const std::vector<UnitSpan>& spans,
-                  uint64_t packets) {
-    os_.write(bytes.data(), bytes.size());
-    spans_.insert(spans_.end(), spans.begin(), spans.end());
-    delivered_packets_.fetch_add(packets, std::memory_order_release);
   }
 
   absl::Status DeliveredError() {
@@ -328,6 +325,7 @@ class PerfettoWriter::Impl {
   const PerfettoWriterOptions options_;
   PacketWriter front_;  // the trace's own packets, straight to os_
   State state_ = State::kNew;
+  const TraceLayout* layout_ = nullptr;
   std::optional<UnitTemplates> templates_;  // from Begin
   // Threads > 1: the idle formatters (Format); threads = 1: the one.
   std::mutex pool_mu_;
