@@ -150,26 +150,6 @@ void PacketWriter::WriteCounterTrack(uint64_t uuid,
   }
 }
 
-void PacketWriter::WriteUnitEventSlow(uint64_t delta, const std::string& suffix) {
-  const uint32_t body =
-      static_cast<uint32_t>(1 + CodedOutputStream::VarintSize64(delta) + suffix.size());
-  const size_t total = 1 + CodedOutputStream::VarintSize32(body) + body;
-  if (total > kSlopBytes) {
-    WriteLongUnitEvent(delta, body, suffix);
-    return;
-  }
-  uint8_t* p = Reserve(kSlopBytes);
-  uint8_t* const start = p;
-  p = CodedOutputStream::WriteTagToArray(kPacketTag, p);
-  p = CodedOutputStream::WriteVarint32ToArray(body, p);
-  p = CodedOutputStream::WriteTagToArray(kTimestampTag, p);
-  p = CodedOutputStream::WriteVarint64ToArray(delta, p);
-  std::memcpy(p, suffix.data(), suffix.size());
-  p += suffix.size();
-  used_ += static_cast<size_t>(p - start);
-  ++packets_;
-}
-
 void PacketWriter::WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix) {
   uint8_t head[32];
   uint8_t* p = head;

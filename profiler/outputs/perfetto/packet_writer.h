@@ -45,7 +45,6 @@ inline constexpr uint32_t kPacketTag =
     WireFormat::MakeTag(pb::Trace::kPacketFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
 inline constexpr uint32_t kTimestampTag =
     WireFormat::MakeTag(pb::TracePacket::kTimestampFieldNumber, WireFormat::WIRETYPE_VARINT);
-static_assert(kPacketTag < 128 && kTimestampTag < 128, "one-byte tags");
 inline constexpr uint32_t kTrackEventTag = WireFormat::MakeTag(
     pb::TracePacket::kTrackEventFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
 
@@ -69,25 +68,27 @@ class PacketWriter {
 
   // The hot path: one packet on the unit sequence — the timestamp delta, then `suffix`
   // (UnitEventSuffix), copied as one fixed-size move when it is short.
-  // Inlined into the writer's loop (measured: as a call, its prologue and the varint sizes'
-  // dependency chain were a third of its time).
-  __attribute__((always_inline)) void WriteUnitEvent(uint64_t delta, const std::string& suffix) {
-    // Deltas are mostly one or two varint bytes; the packet and its body stay below 128.
-    const size_t delta_bytes = delta < (uint64_t{1} << 7)    ? 1
-                               : delta < (uint64_t{1} << 14) ? 2
-                                                             : CodedOutputStream::VarintSize64(delta);
-    const uint32_t body = static_cast<uint32_t>(1 + delta_bytes + suffix.size());
-    if (body >= 128 || suffix.size() > kSuffixCopyBytes || suffix.capacity() < kSuffixCopyBytes) {
-      WriteUnitEventSlow(delta, suffix);
+  void WriteUnitEvent(uint64_t delta, const std::string& suffix) {
+    const uint32_t body =
+        static_cast<uint32_t>(1 + CodedOutputStream::VarintSize64(delta) + suffix.size());
+    const size_t total = 1 + CodedOutputStream::VarintSize32(body) + body;
+    if (total > kSlopBytes) {
+      WriteLongUnitEvent(delta, body, suffix);
       return;
     }
     uint8_t* p = Reserve(kSlopBytes);
-    p[0] = static_cast<uint8_t>(kPacketTag);
-    p[1] = static_cast<uint8_t>(body);
-    p[2] = static_cast<uint8_t>(kTimestampTag);
-    uint8_t* q = CodedOutputStream::WriteVarint64ToArray(delta, p + 3);
-    std::memcpy(q, suffix.data(), kSuffixCopyBytes);
-    used_ += static_cast<size_t>(q - p) + suffix.size();
+    uint8_t* const start = p;
+    p = CodedOutputStream::WriteTagToArray(kPacketTag, p);
+    p = CodedOutputStream::WriteVarint32ToArray(body, p);
+    p = CodedOutputStream::WriteTagToArray(kTimestampTag, p);
+    p = CodedOutputStream::WriteVarint64ToArray(delta, p);
+    if (suffix.size() <= kSuffixCopyBytes && suffix.capacity() >= kSuffixCopyBytes) {
+      std::memcpy(p, suffix.data(), kSuffixCopyBytes);
+    } else {
+      std::memcpy(p, suffix.data(), suffix.size());
+    }
+    p += suffix.size();
+    used_ += static_cast<size_t>(p - start);
     ++packets_;
   }
 
@@ -114,8 +115,6 @@ class PacketWriter {
     if (used_ + n > kBufferBytes) FlushBuffer();
     return buffer_.data() + used_;
   }
-  // WriteUnitEvent's general case: a long suffix, or a packet of 128 bytes or more.
-  void WriteUnitEventSlow(uint64_t delta, const std::string& suffix);
   void WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix);
   // The buffer to the stream.
   void FlushBuffer();
