@@ -120,12 +120,13 @@ class PerfettoWriter::Impl {
 
     if (options_.threads > 1) {
       // Two batches per thread in flight: every thread busy while the caller fills the next.
-      // (Measured on two cores with the 1e6-event Mosaic buffer: 8 or 16 in flight were no
-      // faster than 4, and 16 or more slower: more batches' units copied go cold.)
+      // (Measured on two cores with the 1e6-event Mosaic buffer: 8, 16 or 32 in flight were
+      // no faster than 4, and slower at 16 and more: the copied units go cold.)
       const size_t in_flight = 2 * static_cast<size_t>(options_.threads);
+      formatters_.resize(in_flight);
       pipeline_ = std::make_unique<OrderedPipeline<Batch>>(
           options_.threads - 1, in_flight,
-          [this](int /*slot*/, Batch& batch) { Format(batch); },
+          [this](int slot, Batch& batch) { Format(slot, batch); },
           [this](Batch& batch) { Deliver(batch); });
     } else {
       formatters_.push_back(std::make_unique<BatchFormatter>(*templates_, options_.compress));
@@ -225,22 +226,14 @@ class PerfettoWriter::Impl {
     ++next_batch_;
   }
 
-  // On a pipeline thread: the batch formatted by a formatter of the pool (as many exist as
-  // threads ever formatted at once: each holds ~1 MB of buffers, better reused warm).
-  void Format(Batch& batch) {
+  // On a pipeline thread: the batch formatted by the slot's formatter.
+  void Format(int slot, Batch& batch) {
     batch.status = absl::OkStatus();
     batch.bytes.clear();
     batch.spans.clear();
     batch.packets = 0;
     if (abandoned_.load(std::memory_order_relaxed)) return;
-    std::unique_ptr<BatchFormatter> formatter;
-    {
-      std::lock_guard<std::mutex> lock(pool_mu_);
-      if (!formatters_.empty()) {
-        formatter = std::move(formatters_.back());
-        formatters_.pop_back();
-      }
-    }
+    std::unique_ptr<BatchFormatter>& formatter = formatters_[static_cast<size_t>(slot)];
     if (formatter == nullptr) {
       formatter = std::make_unique<BatchFormatter>(*templates_, options_.compress);
     }
@@ -252,8 +245,6 @@ class PerfettoWriter::Impl {
     batch.bytes.swap(formatter->bytes());
     batch.spans.swap(formatter->spans());
     batch.packets = formatter->packets();
-    std::lock_guard<std::mutex> lock(pool_mu_);
-    formatters_.push_back(std::move(formatter));
   }
 
   // In batch order, one at a time: the batch's bytes to the stream, until the first error.
@@ -327,8 +318,7 @@ class PerfettoWriter::Impl {
   State state_ = State::kNew;
   const TraceLayout* layout_ = nullptr;
   std::optional<UnitTemplates> templates_;  // from Begin
-  // Threads > 1: the idle formatters (Format); threads = 1: the one.
-  std::mutex pool_mu_;
+  // By pipeline slot (threads > 1, made on first use), or the one of threads = 1.
   std::vector<std::unique_ptr<BatchFormatter>> formatters_;
   // The producer's (AddUnit's) state.
   uint64_t next_batch_ = 0;
