@@ -14,9 +14,15 @@
 // so ui.perfetto.dev) expands in place before reading the packets inside. Memory stays one
 // buffer and its deflated copy, whatever the trace's size.
 //
-// The Perfetto writer runs one PacketWriter per thread that formats (perfetto_writer.h), each
-// deflating its own buffers. Not thread-safe; `os` must outlive the PacketWriter and be
-// written by nobody else until Flush returned.
+// Threads. With `workers` >= 1, or with `on_queued` set, the full buffers go to a ChunkPipeline
+// (base/chunk_pipeline.h): `workers` background threads, and any thread calling Help(),
+// deflate them and write them to `os` in order, while the caller goes on encoding packets;
+// with workers = 0 the caller deflates a buffer itself only when kHelpedInFlight wait. The
+// bytes are the same as with workers = 0 and no on_queued (everything on the calling
+// thread). Memory: a few buffers in flight, whatever the trace's size.
+//
+// Not thread-safe (one caller thread; Help and HasPending from any); `os` must outlive the PacketWriter and, while it lives,
+// be written by nobody else until Flush returned.
 #ifndef WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PACKET_WRITER_H_
 #define WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PACKET_WRITER_H_
 
@@ -29,6 +35,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "base/chunk_pipeline.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "llvm/Support/raw_ostream.h"
@@ -50,7 +57,8 @@ inline constexpr uint32_t kTrackEventTag = WireFormat::MakeTag(
 
 class PacketWriter {
  public:
-  explicit PacketWriter(llvm::raw_ostream& os, bool compress = true);
+  explicit PacketWriter(llvm::raw_ostream& os, bool compress = true, int workers = 0,
+                        ChunkPipeline::OnQueued on_queued = nullptr);
   ~PacketWriter();
   PacketWriter(const PacketWriter&) = delete;
   PacketWriter& operator=(const PacketWriter&) = delete;
@@ -97,12 +105,22 @@ class PacketWriter {
   // WriteUnitEvent may copy kSuffixCopyBytes.
   static std::string UnitEventSuffix(const std::string& event, const std::string& extra);
 
-  // Hands the buffered bytes to the stream (deflated, when compressing).
-  void Flush() { FlushBuffer(); }
+  // Hands the buffered bytes to the stream (deflated, when compressing) and returns once the
+  // stream has every byte written so far.
+  void Flush();
 
   uint64_t packets() const { return packets_; }
 
+  // Deflates and writes (when their turn has come) one full buffer on the calling thread;
+  // false when none waits. Any thread, while the writer lives.
+  bool Help() { return pipeline_ != nullptr && pipeline_->Help(); }
+  // Whether a full buffer waits for a thread (Help would do something).
+  bool HasPending() const { return pipeline_ != nullptr && pipeline_->HasPending(); }
+
  private:
+  // Buffers in flight with helpers and no background worker: room for the helpers to fall
+  // behind by a few buffers before the caller deflates one itself.
+  static constexpr size_t kHelpedInFlight = 6;
   static constexpr size_t kBufferBytes = size_t{1} << 18;
   // Room every hot-path packet fits in (Reserve's promise), and what a suffix copy may
   // over-read: suffixes are stored padded to it.
@@ -116,17 +134,20 @@ class PacketWriter {
     return buffer_.data() + used_;
   }
   void WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix);
-  // The buffer to the stream.
+  // The buffer to the stream (or the pipeline), without waiting for it to be written.
   void FlushBuffer();
   // Whole packets to the stream: as they are, or as one compressed_packets packet.
   void Emit(const uint8_t* data, size_t size);
-  // What Emit writes of `in`: `in` itself, or its compressed_packets packet in deflated_.
-  absl::Span<const uint8_t> Encode(absl::Span<const uint8_t> in);
+  // What Emit writes of `in`: `in` itself, or its compressed_packets packet in `out`.
+  absl::Span<const uint8_t> Encode(int slot, absl::Span<const uint8_t> in,
+                                   std::vector<uint8_t>& out);
 
   llvm::raw_ostream& os_;
   const bool compress_;
-  std::vector<uint8_t> level_buffer_;  // igzip's, when compress_
-  std::vector<uint8_t> deflated_;      // the compressed copy of one buffer
+  struct Deflater;  // igzip's level buffer
+  std::vector<std::unique_ptr<Deflater>> deflaters_;  // one per pipeline slot (or one), when compress_
+  std::vector<uint8_t> deflated_;  // the compressed copy of one buffer (no workers)
+  std::unique_ptr<ChunkPipeline> pipeline_;  // workers >= 1 or on_queued
   std::vector<uint8_t> buffer_;  // kBufferBytes + kSlopBytes
   size_t used_ = 0;
   uint64_t packets_ = 0;
