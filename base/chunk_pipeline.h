@@ -21,12 +21,12 @@
 //   }
 //   file.flush();                          // file.has_error() tells of write errors
 //
-// Who transforms. `workers` background threads, and any thread that calls Help() (a thread
-// that would otherwise wait, e.g. for the producer). With workers = 0 there are no
-// background threads: queued chunks wait for Help() callers, and the producer transforms
-// them itself when `max_in_flight` are queued (in Submit) and in Drain. So on a machine with
-// fewer cores than busy threads the work goes to whichever thread is free, instead of a
-// thread of its own competing for a core.
+// Who transforms (ordered_pipeline.h, which this is with byte chunks): `workers` background
+// threads, any thread that calls Help() (a thread that would otherwise wait, e.g. for the
+// producer), and the producer whenever it would wait (`max_in_flight` chunks in flight in
+// Submit, and in Drain). With workers = 0 queued chunks wait for Help() callers or the
+// producer. So on a machine with fewer cores than busy threads the work goes to whichever
+// thread is free, instead of a thread of its own competing for a core.
 //
 // Memory: at most `max_in_flight` chunks (plus their transformed copies) exist at once, so a
 // dump's output side stays constant whatever the trace's size.
@@ -41,18 +41,13 @@
 #ifndef WARPTRACE_BASE_CHUNK_PIPELINE_H_
 #define WARPTRACE_BASE_CHUNK_PIPELINE_H_
 
-#include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "absl/types/span.h"
+#include "base/ordered_pipeline.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace warptrace {
@@ -83,54 +78,30 @@ class ChunkPipeline {
 
   // Queues chunk[0, size) and swaps `chunk` with a buffer no longer in use (its size is
   // whatever that buffer's was: possibly 0 — the caller resizes it). While max_in_flight
-  // chunks are queued or being delivered it waits — with workers = 0, transforming queued
-  // chunks itself.
+  // chunks are queued or being delivered it transforms a queued chunk itself, or waits.
   void Submit(std::vector<uint8_t>& chunk, size_t size);
-  // Returns once every submitted chunk has been delivered (with workers = 0, transforming
-  // what is still queued on this thread).
-  void Drain();
+  // Returns once every submitted chunk has been delivered, transforming what is still
+  // queued on this thread meanwhile.
+  void Drain() { pipeline_.Drain(); }
 
   // Transforms one queued chunk on the calling thread, and delivers every chunk whose turn
   // has come; false when no chunk was queued. Any thread.
-  bool Help();
+  bool Help() { return pipeline_.Help(); }
   // Whether a chunk is queued, not yet taken by anyone: what a helper waits for.
-  bool HasPending() const { return pending_count_.load(std::memory_order_acquire) > 0; }
+  bool HasPending() const { return pipeline_.HasPending(); }
 
-  int workers() const { return static_cast<int>(threads_.size()); }
+  int workers() const { return pipeline_.workers(); }
 
  private:
-  struct Job {
-    uint64_t seq = 0;
-    size_t size = 0;
-    int slot = 0;
+  struct Chunk {
     std::vector<uint8_t> in;
+    size_t size = 0;
     std::vector<uint8_t> out;
     absl::Span<const uint8_t> bytes;  // what the transform made, to deliver
   };
-  // The oldest queued job (pending_ not empty; mu_ held).
-  std::unique_ptr<Job> TakePending();
-  // Transforms `job` with mu_ released, then delivers, in order, every job whose turn has
-  // come (none while another thread delivers: that one goes on with them). `lock` holds
-  // mu_ on entry and on return.
-  void Complete(std::unique_lock<std::mutex>& lock, std::unique_ptr<Job> job);
-  void Work();
 
-  const size_t max_in_flight_;
-  const Transform transform_;
-  const Deliver deliver_;
-  const OnQueued on_queued_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  std::deque<std::unique_ptr<Job>> pending_;  // submitted, not yet taken
-  std::atomic<size_t> pending_count_{0};      // pending_.size(), readable without mu_
-  std::vector<std::unique_ptr<Job>> done_;    // transformed, by seq % max_in_flight_
-  std::vector<std::unique_ptr<Job>> free_;    // delivered: buffers to hand back
-  int jobs_made_ = 0;          // the next job's slot
-  uint64_t next_seq_ = 0;      // the seq the next Submit gets
-  uint64_t next_deliver_ = 0;  // the seq whose turn it is to be delivered
-  size_t in_flight_ = 0;       // submitted and not yet delivered
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
+  Chunk staging_;  // the producer's: swapped into the pipeline by Submit
+  OrderedPipeline<Chunk> pipeline_;
 };
 
 // A raw_ostream that hands its filled buffer to a ChunkPipeline of one worker writing into

@@ -6,7 +6,7 @@ A warptrace CLI run is short (tens of milliseconds on a 1e6-event trace), and lo
 the kernel's mmap/page faults). With these options the archives Debian ships beside the
 shared libraries are linked in one group before the `-l` flags the libraries' own targets
 add; `--as-needed` then drops every shared library nothing refers to any more, so only
-glibc and ISA-L (Debian ships no libisal.a) are loaded. The binary stays a dynamic executable.
+glibc is loaded. The binary stays a dynamic executable.
 """
 
 _LIB = "/usr/lib/x86_64-linux-gnu/"

@@ -11,7 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev          # tests and benchmarks
   nlohmann-json3-dev                                  # test-only independent JSON parser
   libprotobuf-dev protobuf-compiler                   # Perfetto trace output (protoc + coded streams)
-  libisal-dev                                         # Perfetto's compressed_packets (ISA-L igzip)
+  libdeflate-dev                                      # Perfetto's compressed_packets (libdeflate, linked in)
   python3-pip                                         # installs the test-only Perfetto schema below
   g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
   lld                                                 # /usr/bin/ld.lld: links libwarptrace.so (capi/BUILD)

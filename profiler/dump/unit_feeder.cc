@@ -4,7 +4,7 @@
 
 namespace warptrace {
 
-UnitFeeder::UnitFeeder(Fn fn, Helper helper) : fn_(std::move(fn)), helper_(std::move(helper)) {
+UnitFeeder::UnitFeeder(Fn fn) : fn_(std::move(fn)) {
   filling_ = std::make_unique<Batch>();
   for (int i = 0; i < kSpareBatches; ++i) free_.push_back(std::make_unique<Batch>());
   thread_ = std::thread([this] { Run(); });
@@ -36,29 +36,8 @@ absl::Status UnitFeeder::Add(const UnitTimeline& unit) {
 absl::Status UnitFeeder::Finish() {
   if (absl::Status s = Submit(); !s.ok()) return s;
   std::unique_lock<std::mutex> lock(mu_);
-  WaitHelping(lock, [&] { return (queue_.empty() && !busy_) || !status_.ok(); });
+  changed_.wait(lock, [&] { return (queue_.empty() && !busy_) || !status_.ok(); });
   return status_;
-}
-
-void UnitFeeder::Wake() {
-  // Taking mu_ orders this after a waiter's look at `ready`, or before it: no lost wake-up.
-  { std::lock_guard<std::mutex> lock(mu_); }
-  changed_.notify_all();
-}
-
-template <typename Done>
-void UnitFeeder::WaitHelping(std::unique_lock<std::mutex>& lock, Done done) {
-  if (helper_.ready == nullptr || helper_.run == nullptr) {
-    changed_.wait(lock, done);
-    return;
-  }
-  for (;;) {
-    changed_.wait(lock, [&] { return done() || helper_.ready(); });
-    if (done()) return;
-    lock.unlock();
-    helper_.run();
-    lock.lock();
-  }
 }
 
 absl::Status UnitFeeder::Submit() {
@@ -67,8 +46,10 @@ absl::Status UnitFeeder::Submit() {
   if (filling_->count == 0) return absl::OkStatus();
   queue_.push_back(std::move(filling_));
   changed_.notify_all();
-  WaitHelping(lock, [&] { return !free_.empty() || !status_.ok(); });
-  if (free_.empty()) return status_;  // filling_ stays null: later calls return the error
+  changed_.wait(lock, [&] { return !free_.empty() || !status_.ok(); });
+  // After fn's error filling_ stays null, even with a batch free again: later calls return
+  // the error (an Add must not take a unit in as if nothing had happened).
+  if (free_.empty() || !status_.ok()) return status_;
   filling_ = std::move(free_.back());
   free_.pop_back();
   return status_;

@@ -10,12 +10,6 @@
 //   RETURN_IF_ERROR(feeder.Finish());               // every unit through fn
 //   writer.End();                                   // the caller's thread again
 //
-// Helping. A caller whose thread would wait (the queue full in Add, or in Finish) may do
-// other work meanwhile: a Helper's `run` does one piece of it on the caller's thread while
-// `ready` says there is some, and whoever makes new work ready calls Wake. The Perfetto sink
-// lets the caller deflate the writer's full buffers so (perfetto_sink.h): on two cores, the
-// caller and the writer's thread share the deflating instead of one waiting for the other.
-//
 // Errors: fn's first error, returned by a later Add or by Finish; fn is not called after it.
 // Memory: three batches, whose unit storage is reused. Thread-safety: Add and Finish belong
 // to one caller thread; fn runs on the feeder's thread only, and everything fn did is
@@ -42,14 +36,7 @@ class UnitFeeder {
  public:
   using Fn = std::function<absl::Status(const UnitTimeline& unit)>;
 
-  // Work for a caller that would wait: `ready` (cheap, any thread) says whether `run` has
-  // something to do; `run` does one piece of it. Both null: the caller just waits.
-  struct Helper {
-    std::function<bool()> ready;
-    std::function<bool()> run;
-  };
-
-  explicit UnitFeeder(Fn fn, Helper helper = {});
+  explicit UnitFeeder(Fn fn);
   ~UnitFeeder();
   UnitFeeder(const UnitFeeder&) = delete;
   UnitFeeder& operator=(const UnitFeeder&) = delete;
@@ -60,10 +47,6 @@ class UnitFeeder {
 
   // Hands over the last batch and waits until fn has seen every unit.
   absl::Status Finish();
-
-  // The helper's `ready` may have become true: a waiting Add or Finish looks again. Any
-  // thread.
-  void Wake();
 
  private:
   // Units of one batch: enough events that handing a batch over costs little against
@@ -79,13 +62,9 @@ class UnitFeeder {
   };
 
   absl::Status Submit();
-  // Waits on changed_ until done() (mu_ held by `lock`), running the helper meanwhile.
-  template <typename Done>
-  void WaitHelping(std::unique_lock<std::mutex>& lock, Done done);
   void Run();
 
   const Fn fn_;
-  const Helper helper_;
   std::unique_ptr<Batch> filling_;  // the caller's
   std::mutex mu_;
   std::condition_variable changed_;

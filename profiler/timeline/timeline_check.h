@@ -69,6 +69,24 @@ class TimelineChecker {
   // Next for every unit of `units`, all or nothing: when one fails, none is accepted.
   absl::Status NextUnits(absl::Span<const UnitTimeline> units);
 
+  // Where a unit stands in Timeline order (what the next unit must follow).
+  struct Position {
+    uint32_t block_linear = 0;
+    Dim3 block_index;
+    uint32_t unit_index = 0;
+  };
+  static Position PositionOf(const UnitTimeline& unit) {
+    return {unit.block_linear, unit.block_index, unit.unit_index};
+  }
+  // Continues as if the unit at `previous` had just been accepted; without one, as a new
+  // checker. For a stream of units checked in pieces by several checkers (the Perfetto
+  // writer formats batches of units on several threads, perfetto_writer.h).
+  void ResumeAfter(const Position* previous) {
+    last_ = previous == nullptr ? Last()
+                                : Last{true, previous->block_linear, previous->block_index,
+                                       previous->unit_index};
+  }
+
  private:
   struct NoSliceVisitor {
     void Open(uint32_t) {}

@@ -1,9 +1,8 @@
 #include "profiler/outputs/perfetto/packet_writer.h"
 
-#include <isa-l/igzip_lib.h>
+#include <libdeflate.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <utility>
 
 #include "profiler/outputs/perfetto/perfetto_ids.h"
@@ -18,44 +17,25 @@ constexpr uint32_t kCompressedPacketsTag = WireFormat::MakeTag(50, WireFormat::W
 
 }  // namespace
 
-// ISA-L's igzip (Debian's libisal-dev), level 1, zlib format, as Perfetto's service writes and
-// its trace processor inflates with zlib. Measured on the 1e6-event Mosaic buffer's 13.0 MB
-// of packets in 256 KiB pieces: 9-11 ms for 1.39 MB, where libdeflate's fastest level took
-// 20-22 ms for 1.36 MB (zlib's level 1: 52 ms).
-struct PacketWriter::Deflater {
-  std::vector<uint8_t> level_buffer = std::vector<uint8_t>(ISAL_DEF_LVL1_DEFAULT);
-};
+// libdeflate (Debian's libdeflate-dev, linked in), level 1, zlib format, as Perfetto's service
+// writes and its trace processor inflates with zlib. Its output is a function of the input
+// alone, which --threads=1 and --threads=N writing the same bytes rests on. ISA-L's igzip,
+// used before (faster: CLI Perfetto dump of the 1e6-event buffers 27.5 vs 34 ms), is not:
+// Debian's 2.30 at level 1 deflates the same input differently when its isal_zstream lies in
+// some 64 KiB-aligned windows of the address space (a 316-byte buffer: 1 window in 64 MiB,
+// the same one on every pass; everything else zeroed and at fixed addresses). So the bytes
+// changed with ASLR (4 processes in 400) and with the thread whose stack held the stream
+// (dump_threads_test failing now and then).
+void PacketWriter::CompressorDeleter::operator()(libdeflate_compressor* c) const {
+  libdeflate_free_compressor(c);
+}
 
-PacketWriter::PacketWriter(llvm::raw_ostream& os, bool compress, int workers,
-                           ChunkPipeline::OnQueued on_queued)
+PacketWriter::PacketWriter(llvm::raw_ostream& os, bool compress)
     : os_(os), compress_(compress), buffer_(kBufferBytes + kSlopBytes) {
-  // Two buffers per worker in flight: every worker busy while the caller fills the next.
-  const size_t in_flight = workers >= 1 ? 2 * static_cast<size_t>(workers) : kHelpedInFlight;
-  const bool pipelined = workers >= 1 || on_queued != nullptr;
-  if (compress_) {
-    for (size_t slot = 0; slot < (pipelined ? in_flight : 1); ++slot) {
-      deflaters_.push_back(std::make_unique<Deflater>());
-    }
-  }
-  if (pipelined) {
-    pipeline_ = std::make_unique<ChunkPipeline>(
-        std::max(workers, 0), in_flight,
-        [this](int slot, absl::Span<const uint8_t> in, std::vector<uint8_t>& out) {
-          return Encode(slot, in, out);
-        },
-        [this](absl::Span<const uint8_t> bytes) {
-          os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-        },
-        std::move(on_queued));
-  }
+  if (compress_) compressor_.reset(libdeflate_alloc_compressor(1));
 }
 
 PacketWriter::~PacketWriter() = default;
-
-void PacketWriter::Flush() {
-  FlushBuffer();
-  if (pipeline_ != nullptr) pipeline_->Drain();
-}
 
 void PacketWriter::FlushBuffer() {
   Emit(buffer_.data(), used_);
@@ -64,49 +44,21 @@ void PacketWriter::FlushBuffer() {
 
 void PacketWriter::Emit(const uint8_t* data, size_t size) {
   if (size == 0) return;
-  if (pipeline_ == nullptr) {
-    const absl::Span<const uint8_t> bytes = Encode(0, absl::MakeConstSpan(data, size), deflated_);
-    os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    return;
-  }
-  if (data == buffer_.data()) {
-    // The buffer itself goes to the workers; a recycled one takes its place.
-    pipeline_->Submit(buffer_, size);
-    if (buffer_.size() < kBufferBytes + kSlopBytes) buffer_.resize(kBufferBytes + kSlopBytes);
-    return;
-  }
-  std::vector<uint8_t> copy(data, data + size);
-  pipeline_->Submit(copy, size);
+  const absl::Span<const uint8_t> bytes = Encode(absl::MakeConstSpan(data, size));
+  os_.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-absl::Span<const uint8_t> PacketWriter::Encode(int slot, absl::Span<const uint8_t> in,
-                                               std::vector<uint8_t>& out) {
-  if (!compress_) return in;
-  Deflater& deflater = *deflaters_[static_cast<size_t>(slot)];
-  // Room for incompressible bytes: stored blocks, the zlib header and trailer.
-  const size_t bound = in.size() + in.size() / 16 + 1024;
+absl::Span<const uint8_t> PacketWriter::Encode(absl::Span<const uint8_t> in) {
+  // Uncompressed, or with no compressor (its allocation failed): the packets as they are,
+  // which read back the same.
+  if (!compress_ || compressor_ == nullptr) return in;
+  std::vector<uint8_t>& out = deflated_;
+  const size_t bound = libdeflate_zlib_compress_bound(compressor_.get(), in.size());
   constexpr size_t kHead = 16;  // packet tag, two lengths and the field tag
   if (out.size() < kHead + bound) out.resize(kHead + bound);
-  // Zeroed first: isal_deflate_stateless_init leaves hist_bits (the window; 0 is the full
-  // 32 KiB) and parts of the internal state as the stack had them, which changed the output
-  // (found by the thread-count byte comparison: one 256 KiB buffer of a trace deflated to
-  // 169 KB on one thread, 48 KB on another).
-  isal_zstream stream;
-  std::memset(&stream, 0, sizeof(stream));
-  isal_deflate_stateless_init(&stream);
-  stream.level = 1;
-  stream.level_buf = deflater.level_buffer.data();
-  stream.level_buf_size = static_cast<uint32_t>(deflater.level_buffer.size());
-  stream.gzip_flag = IGZIP_ZLIB;
-  stream.end_of_stream = 1;
-  stream.flush = NO_FLUSH;
-  stream.next_in = const_cast<uint8_t*>(in.data());
-  stream.avail_in = static_cast<uint32_t>(in.size());
-  stream.next_out = out.data() + kHead;
-  stream.avail_out = static_cast<uint32_t>(bound);
-  // Cannot fail with the bound's room; stay readable anyway (the packets as they are).
-  if (isal_deflate_stateless(&stream) != COMP_OK) return in;
-  const size_t compressed = stream.total_out;
+  const size_t compressed = libdeflate_zlib_compress(compressor_.get(), in.data(), in.size(),
+                                                     out.data() + kHead, bound);
+  if (compressed == 0) return in;  // cannot happen with the bound's room
   // Framing written backwards into the head room, right before the deflated bytes.
   uint8_t head[kHead];
   uint8_t* p = CodedOutputStream::WriteTagToArray(kCompressedPacketsTag, head);
@@ -183,6 +135,26 @@ void PacketWriter::WriteCounterTrack(uint64_t uuid,
     event->set_counter_value(value);
     WritePacket(packet);
   }
+}
+
+void PacketWriter::WriteUnitEventSlow(uint64_t delta, const std::string& suffix) {
+  const uint32_t body =
+      static_cast<uint32_t>(1 + CodedOutputStream::VarintSize64(delta) + suffix.size());
+  const size_t total = 1 + CodedOutputStream::VarintSize32(body) + body;
+  if (total > kSlopBytes) {
+    WriteLongUnitEvent(delta, body, suffix);
+    return;
+  }
+  uint8_t* p = Reserve(kSlopBytes);
+  uint8_t* const start = p;
+  p = CodedOutputStream::WriteTagToArray(kPacketTag, p);
+  p = CodedOutputStream::WriteVarint32ToArray(body, p);
+  p = CodedOutputStream::WriteTagToArray(kTimestampTag, p);
+  p = CodedOutputStream::WriteVarint64ToArray(delta, p);
+  std::memcpy(p, suffix.data(), suffix.size());
+  p += suffix.size();
+  used_ += static_cast<size_t>(p - start);
+  ++packets_;
 }
 
 void PacketWriter::WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix) {

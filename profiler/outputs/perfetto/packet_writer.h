@@ -9,20 +9,14 @@
 //
 // Compression (on by default): every buffer of whole packets (kBufferBytes) is written as one
 // TracePacket whose only field is compressed_packets, the zlib-format deflated bytes (made by
-// ISA-L's igzip) of those packets as a `Trace` message — what Perfetto's own service writes with
+// libdeflate) of those packets as a `Trace` message — what Perfetto's own service writes with
 // TraceConfig.compression_type = COMPRESSION_TYPE_DEFLATE, and what its trace processor (and
 // so ui.perfetto.dev) expands in place before reading the packets inside. Memory stays one
 // buffer and its deflated copy, whatever the trace's size.
 //
-// Threads. With `workers` >= 1, or with `on_queued` set, the full buffers go to a ChunkPipeline
-// (base/chunk_pipeline.h): `workers` background threads, and any thread calling Help(),
-// deflate them and write them to `os` in order, while the caller goes on encoding packets;
-// with workers = 0 the caller deflates a buffer itself only when kHelpedInFlight wait. The
-// bytes are the same as with workers = 0 and no on_queued (everything on the calling
-// thread). Memory: a few buffers in flight, whatever the trace's size.
-//
-// Not thread-safe (one caller thread; Help and HasPending from any); `os` must outlive the PacketWriter and, while it lives,
-// be written by nobody else until Flush returned.
+// The Perfetto writer runs one PacketWriter per thread that formats (perfetto_writer.h), each
+// deflating its own buffers. Not thread-safe; `os` must outlive the PacketWriter and be
+// written by nobody else until Flush returned.
 #ifndef WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PACKET_WRITER_H_
 #define WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PACKET_WRITER_H_
 
@@ -34,8 +28,9 @@
 #include <utility>
 #include <vector>
 
+struct libdeflate_compressor;
+
 #include "absl/types/span.h"
-#include "base/chunk_pipeline.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "llvm/Support/raw_ostream.h"
@@ -52,13 +47,13 @@ inline constexpr uint32_t kPacketTag =
     WireFormat::MakeTag(pb::Trace::kPacketFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
 inline constexpr uint32_t kTimestampTag =
     WireFormat::MakeTag(pb::TracePacket::kTimestampFieldNumber, WireFormat::WIRETYPE_VARINT);
+static_assert(kPacketTag < 128 && kTimestampTag < 128, "one-byte tags");
 inline constexpr uint32_t kTrackEventTag = WireFormat::MakeTag(
     pb::TracePacket::kTrackEventFieldNumber, WireFormat::WIRETYPE_LENGTH_DELIMITED);
 
 class PacketWriter {
  public:
-  explicit PacketWriter(llvm::raw_ostream& os, bool compress = true, int workers = 0,
-                        ChunkPipeline::OnQueued on_queued = nullptr);
+  explicit PacketWriter(llvm::raw_ostream& os, bool compress = true);
   ~PacketWriter();
   PacketWriter(const PacketWriter&) = delete;
   PacketWriter& operator=(const PacketWriter&) = delete;
@@ -76,27 +71,25 @@ class PacketWriter {
 
   // The hot path: one packet on the unit sequence — the timestamp delta, then `suffix`
   // (UnitEventSuffix), copied as one fixed-size move when it is short.
-  void WriteUnitEvent(uint64_t delta, const std::string& suffix) {
-    const uint32_t body =
-        static_cast<uint32_t>(1 + CodedOutputStream::VarintSize64(delta) + suffix.size());
-    const size_t total = 1 + CodedOutputStream::VarintSize32(body) + body;
-    if (total > kSlopBytes) {
-      WriteLongUnitEvent(delta, body, suffix);
+  // Inlined into the writer's loop (measured: as a call, its prologue and the varint sizes'
+  // dependency chain were a third of its time).
+  __attribute__((always_inline)) void WriteUnitEvent(uint64_t delta, const std::string& suffix) {
+    // Deltas are mostly one or two varint bytes; the packet and its body stay below 128.
+    const size_t delta_bytes = delta < (uint64_t{1} << 7)    ? 1
+                               : delta < (uint64_t{1} << 14) ? 2
+                                                             : CodedOutputStream::VarintSize64(delta);
+    const uint32_t body = static_cast<uint32_t>(1 + delta_bytes + suffix.size());
+    if (body >= 128 || suffix.size() > kSuffixCopyBytes || suffix.capacity() < kSuffixCopyBytes) {
+      WriteUnitEventSlow(delta, suffix);
       return;
     }
     uint8_t* p = Reserve(kSlopBytes);
-    uint8_t* const start = p;
-    p = CodedOutputStream::WriteTagToArray(kPacketTag, p);
-    p = CodedOutputStream::WriteVarint32ToArray(body, p);
-    p = CodedOutputStream::WriteTagToArray(kTimestampTag, p);
-    p = CodedOutputStream::WriteVarint64ToArray(delta, p);
-    if (suffix.size() <= kSuffixCopyBytes && suffix.capacity() >= kSuffixCopyBytes) {
-      std::memcpy(p, suffix.data(), kSuffixCopyBytes);
-    } else {
-      std::memcpy(p, suffix.data(), suffix.size());
-    }
-    p += suffix.size();
-    used_ += static_cast<size_t>(p - start);
+    p[0] = static_cast<uint8_t>(kPacketTag);
+    p[1] = static_cast<uint8_t>(body);
+    p[2] = static_cast<uint8_t>(kTimestampTag);
+    uint8_t* q = CodedOutputStream::WriteVarint64ToArray(delta, p + 3);
+    std::memcpy(q, suffix.data(), kSuffixCopyBytes);
+    used_ += static_cast<size_t>(q - p) + suffix.size();
     ++packets_;
   }
 
@@ -105,22 +98,12 @@ class PacketWriter {
   // WriteUnitEvent may copy kSuffixCopyBytes.
   static std::string UnitEventSuffix(const std::string& event, const std::string& extra);
 
-  // Hands the buffered bytes to the stream (deflated, when compressing) and returns once the
-  // stream has every byte written so far.
-  void Flush();
+  // Hands the buffered bytes to the stream (deflated, when compressing).
+  void Flush() { FlushBuffer(); }
 
   uint64_t packets() const { return packets_; }
 
-  // Deflates and writes (when their turn has come) one full buffer on the calling thread;
-  // false when none waits. Any thread, while the writer lives.
-  bool Help() { return pipeline_ != nullptr && pipeline_->Help(); }
-  // Whether a full buffer waits for a thread (Help would do something).
-  bool HasPending() const { return pipeline_ != nullptr && pipeline_->HasPending(); }
-
  private:
-  // Buffers in flight with helpers and no background worker: room for the helpers to fall
-  // behind by a few buffers before the caller deflates one itself.
-  static constexpr size_t kHelpedInFlight = 6;
   static constexpr size_t kBufferBytes = size_t{1} << 18;
   // Room every hot-path packet fits in (Reserve's promise), and what a suffix copy may
   // over-read: suffixes are stored padded to it.
@@ -133,21 +116,23 @@ class PacketWriter {
     if (used_ + n > kBufferBytes) FlushBuffer();
     return buffer_.data() + used_;
   }
+  // WriteUnitEvent's general case: a long suffix, or a packet of 128 bytes or more.
+  void WriteUnitEventSlow(uint64_t delta, const std::string& suffix);
   void WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix);
-  // The buffer to the stream (or the pipeline), without waiting for it to be written.
+  // The buffer to the stream.
   void FlushBuffer();
   // Whole packets to the stream: as they are, or as one compressed_packets packet.
   void Emit(const uint8_t* data, size_t size);
-  // What Emit writes of `in`: `in` itself, or its compressed_packets packet in `out`.
-  absl::Span<const uint8_t> Encode(int slot, absl::Span<const uint8_t> in,
-                                   std::vector<uint8_t>& out);
+  // What Emit writes of `in`: `in` itself, or its compressed_packets packet in deflated_.
+  absl::Span<const uint8_t> Encode(absl::Span<const uint8_t> in);
 
   llvm::raw_ostream& os_;
   const bool compress_;
-  struct Deflater;  // igzip's level buffer
-  std::vector<std::unique_ptr<Deflater>> deflaters_;  // one per pipeline slot (or one), when compress_
-  std::vector<uint8_t> deflated_;  // the compressed copy of one buffer (no workers)
-  std::unique_ptr<ChunkPipeline> pipeline_;  // workers >= 1 or on_queued
+  struct CompressorDeleter {
+    void operator()(libdeflate_compressor* c) const;
+  };
+  std::unique_ptr<libdeflate_compressor, CompressorDeleter> compressor_;  // when compress_
+  std::vector<uint8_t> deflated_;      // the compressed copy of one buffer
   std::vector<uint8_t> buffer_;  // kBufferBytes + kSlopBytes
   size_t used_ = 0;
   uint64_t packets_ = 0;

@@ -9,19 +9,30 @@
 // or WritePerfettoTraceFile(timeline, "trace.pftrace") for a whole Timeline. The dump sink
 // that feeds it is PerfettoTraceSink (perfetto_sink.h).
 //
-// The code: this file's writer does tracks, slices, verdicts and the SM counters;
-// packet_writer.h the protobuf bytes, unit_ops.h the order of a unit's events and its flow
-// arrows, stage_rings.h the stage-ring counters, perfetto_ids.h the fixed ids.
+// The code: this file's writer does the trace's own packets, the SM counters and the batches
+// (Threads below); batch_formatter.h a batch's tracks, slices and verdicts, packet_writer.h
+// the protobuf bytes, unit_ops.h the order of a unit's events and its flow arrows,
+// stage_rings.h the stage-ring counters, perfetto_ids.h the fixed ids.
 //
 // Bytes. By default every 256 KiB of packets is deflated into one compressed_packets
 // packet (packet_writer.h; PerfettoWriterOptions::compress), which Perfetto's trace
 // processor and UI expand in place: ~1-3 bytes per event instead of ~12.
 //
 // Streaming. The file is Perfetto's `Trace` message, which is nothing but repeated
-// `packet` fields, so every TracePacket is written as soon as it is known (tag, length,
-// packet) with protobuf's CodedOutputStream; no message ever holds more than one packet.
+// `packet` fields, so packets are written as soon as their batch is (tag, length, packet,
+// with protobuf's CodedOutputStream); no message ever holds more than one packet.
 // Memory is O(sites + SMs + units): per unit one (SM, start, end) for the counters, plus the
-// phases of the block being written.
+// batches in flight.
+//
+// Batches and threads. The units are written in batches of consecutive units (at least
+// 32 Ki events, cut at a block's end), each formatted into packets and deflated on its own
+// (batch_formatter.h): its events' incremental state (interned names, the sites' annotations)
+// is its own, so a batch does not depend on the batches before it. With
+// PerfettoWriterOptions::threads = N > 1 AddUnit copies each unit into the batch being filled
+// and hands full batches to N - 1 background threads (base/ordered_pipeline.h), which format
+// them in parallel while the caller goes on; the caller formats one itself whenever it would
+// wait for them, and the batches are written to `os` in order. With N = 1 AddUnit formats
+// each unit right away. The bytes are the same for every N.
 //
 // Shape of the trace (messages of perfetto_trace.proto, which keeps
 // Perfetto's field numbers):
@@ -33,8 +44,8 @@
 //     Units without a record (no SM known) go under a track "no record", after the SMs.
 //   Slices: per unit, a TrackEvent SLICE_BEGIN / SLICE_END pair per Slice, in time order
 //     (ends innermost first), on the unit's track. Names are the sites' names and
-//     categories their kinds, both interned once per trace. The first begin of each site in
-//     the trace also carries the site's debug annotations (site id, kind, builder origin);
+//     categories their kinds, both interned once per batch. The first begin of each site in
+//     a batch also carries the site's debug annotations (site id, kind, builder origin);
 //     block and unit are the track's. A slice closed by --allow-truncated has "repaired": true.
 //   Verdicts: a unit that is not complete has an instant event named by its verdict
 //     ("truncated", ...) at its end, with debug annotations "verdict" and "reason".
@@ -57,14 +68,14 @@
 //
 // Sequences and clocks. Packet sequence 1 holds the clock snapshot of the trace, the track
 // descriptors and the counters; its timestamps are absolute globaltimer ns on clock 64 (a
-// sequence-scoped clock). Sequence 2 holds the units' events: its first packet clears the
-// sequence's incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and interns the categories
-// and annotation names; each unit then starts with one packet of new defaults (its track,
+// sequence-scoped clock). Sequence 2 holds the units' events: the first packet of each batch
+// clears the sequence's incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and interns the
+// categories and annotation names; each unit then starts with one packet of new defaults (its track,
 // clock 64) and a clock snapshot that makes clock 64 *incremental* from the trace origin, so an event's timestamp is the nanoseconds since the previous
 // event of the unit (the first: since the origin): one or two bytes instead of nine. The
 // snapshot is at the origin for every unit, not at the unit's start, because Perfetto's
 // trace processor rejects snapshots whose CLOCK_BOOTTIME goes back in time, and units come
-// in block order, not start order. A site's name is interned where the trace first uses it. Every snapshot ties clock 64 to CLOCK_BOOTTIME with the same offset:
+// in block order, not start order. A site's name is interned where its batch first uses it. Every snapshot ties clock 64 to CLOCK_BOOTTIME with the same offset:
 //   with a host anchor (TraceLayout::host_anchor): boottime = anchor.boottime_ns +
 //     (t - anchor.globaltimer_ns), and the first snapshot also gives CLOCK_REALTIME, so the
 //     trace lines up with host traces (Perfetto merges traces by clock snapshots);
@@ -75,16 +86,17 @@
 // unit indices below UnitsPerBlock(layout)); and, beyond the contract, a flow whose start or
 // end is not an arrival / released wait / async span of the unit it names (Perfetto binds
 // an arrow to events). Nothing of that unit is written, but earlier units were: discard the
-// output. FailedPrecondition
+// output. With threads > 1 the first refused unit ends the trace: its error comes back from a
+// later AddUnit or from End, and nothing after it is written. FailedPrecondition
 // for calls out of order (AddUnit before Begin or after End). Stream errors are the
 // stream's: the caller checks them (WritePerfettoTraceFile does).
 //
-// Thread-safety: not thread-safe; `os` must outlive the writer.
+// Thread-safety: not thread-safe (one caller thread); `os` must outlive the writer, and
+// nobody else may write to it until End returned.
 #ifndef WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PERFETTO_WRITER_H_
 #define WARPTRACE_PROFILER_OUTPUTS_PERFETTO_PERFETTO_WRITER_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -101,14 +113,9 @@ struct PerfettoWriterOptions {
   // writes them with COMPRESSION_TYPE_DEFLATE; false: plain packets, ~10x the bytes.
   bool compress = true;
   // Threads the writer may use, the caller's included: with N > 1, N - 1 background threads
-  // deflate and write the packets (packet_writer.h) while the caller encodes the next ones.
+  // format and deflate batches of units while the caller goes on (see Batches and threads).
   // The bytes do not depend on it.
   int threads = 1;
-  // For a caller with a thread that is idle now and then (PerfettoTraceSink, whose caller
-  // waits for the writer's thread): full buffers also wait for HelpDeflate (with threads = 1
-  // too, the writer then deflating one itself only when several wait), and this is called,
-  // on the writer's thread, each time one is queued. The bytes do not depend on it.
-  std::function<void()> on_deflate_queued = nullptr;
 };
 
 class PerfettoWriter {
@@ -128,14 +135,8 @@ class PerfettoWriter {
   // Writes the counters and flushes everything into `os`. Further calls fail.
   absl::Status End();
 
-  // Packets written so far.
+  // Packets written so far (of the units added: those formatted; all once End returned).
   uint64_t packets() const;
-
-  // With on_deflate_queued: deflates and writes (when its turn has come) one full buffer on
-  // the calling thread; false when none waits. Any thread, concurrently with the writer's.
-  bool HelpDeflate();
-  // Whether a full buffer waits for HelpDeflate. Any thread.
-  bool DeflatePending() const;
 
  private:
   class Impl;

@@ -1,7 +1,6 @@
 // Tests UnitFeeder: every unit reaches fn once, in order and unchanged, across many batches;
 // fn's first error stops it and comes back from a later Add and from Finish; a feeder
-// dropped before Finish stops cleanly; a caller that would wait runs the helper's work
-// instead, woken by Wake.
+// dropped before Finish stops cleanly.
 #include "profiler/dump/unit_feeder.h"
 
 #include <atomic>
@@ -52,54 +51,6 @@ TEST(UnitFeederTest, EveryUnitReachesFnOnceInOrderAndUnchanged) {
   ASSERT_THAT(feeder.Finish(), IsOk());
   ASSERT_EQ(seen.size(), 3000u);
   for (uint64_t i = 0; i < 3000; ++i) EXPECT_EQ(seen[i], Unit(i)) << "unit " << i;
-}
-
-// fn hands the caller a piece of work per unit (and Wake) and waits until the caller's thread
-// has done it: which happens only if the caller, waiting in Add or Finish, runs the helper.
-TEST(UnitFeederTest, ACallerThatWouldWaitRunsTheHelpersWork) {
-  const std::thread::id caller = std::this_thread::get_id();
-  std::mutex mu;
-  std::condition_variable cv;
-  uint64_t offered = 0;
-  uint64_t done = 0;
-  bool wrong_thread = false;
-  bool stalled = false;
-  UnitFeeder* feeder_ptr = nullptr;
-  UnitFeeder feeder(
-      [&](const UnitTimeline& u) {
-        std::unique_lock<std::mutex> lock(mu);
-        ++offered;
-        lock.unlock();
-        feeder_ptr->Wake();
-        lock.lock();
-        // A guard against a hang if the helper never runs, not a timing assertion.
-        if (!cv.wait_for(lock, std::chrono::seconds(60), [&] { return done == offered; })) {
-          stalled = true;
-          return absl::InternalError(absl::StrCat("nobody helped with unit ", u.record_index));
-        }
-        return absl::OkStatus();
-      },
-      UnitFeeder::Helper{[&] {
-                           std::lock_guard<std::mutex> lock(mu);
-                           return done < offered;
-                         },
-                         [&] {
-                           std::lock_guard<std::mutex> lock(mu);
-                           if (std::this_thread::get_id() != caller) wrong_thread = true;
-                           if (done == offered) return false;
-                           ++done;
-                           cv.notify_all();
-                           return true;
-                         }});
-  feeder_ptr = &feeder;
-  constexpr uint64_t kUnits = 2000;  // ~6 batches: the caller waits in Add and in Finish
-  for (uint64_t i = 0; i < kUnits; ++i) ASSERT_THAT(feeder.Add(Unit(i)), IsOk());
-  ASSERT_THAT(feeder.Finish(), IsOk());
-  std::lock_guard<std::mutex> lock(mu);
-  EXPECT_EQ(offered, kUnits);
-  EXPECT_EQ(done, kUnits);
-  EXPECT_FALSE(wrong_thread);
-  EXPECT_FALSE(stalled);
 }
 
 TEST(UnitFeederTest, TheFirstErrorStopsFnAndComesBack) {

@@ -49,6 +49,7 @@ class Sequence:
         self.annotation_names = {}
         self.defaults = None
         self.cleared = False
+        self.clears = 0               # packets that cleared the incremental state
         self.clock_last = None        # incremental clock 64: previous timestamp
         self.clock_incremental = False
         self.to_boot = None           # boottime - clock 64
@@ -111,6 +112,7 @@ class DecodedTrace:
             seq.names, seq.categories, seq.annotation_names = {}, {}, {}
             seq.defaults = None
             seq.cleared = True
+            seq.clears += 1
         if p.HasField("trace_packet_defaults"):
             seq.defaults = p.trace_packet_defaults
         if p.HasField("interned_data"):
@@ -284,7 +286,7 @@ class PerfettoOutputTest(unittest.TestCase):
         cls.traces = {}
         with open(os.path.join(cls.dir, "handoffs.expect.json")) as f:
             cls.expect = json.load(f)
-        for name in ("plain", "anchored", "damaged", "handoffs"):
+        for name in ("plain", "anchored", "damaged", "handoffs", "batched"):
             with open(os.path.join(cls.dir, name + ".pftrace"), "rb") as f:
                 perfetto = DecodedTrace(f.read())
             with open(os.path.join(cls.dir, name + ".json")) as f:
@@ -347,7 +349,7 @@ class PerfettoOutputTest(unittest.TestCase):
         self.assertEqual(ranks[2][1], "block (1,0,0) warpgroup 0")
 
     def test_slices_are_the_json_slices_names_and_times(self):
-        for name in ("plain", "damaged", "handoffs"):
+        for name in ("plain", "damaged", "handoffs", "batched"):
             perfetto, chrome = self.traces[name]
             tracks = self.unit_tracks(perfetto)
             total = 0
@@ -491,6 +493,25 @@ class PerfettoOutputTest(unittest.TestCase):
             self.assertLess(src[2], src[3])
         lanes = [d for d in perfetto.tracks.values() if d.name.startswith("async ")]
         self.assertEqual(len(lanes), self.expect["blocks"])  # one per producer
+
+    def test_each_batch_clears_the_unit_sequence_and_interns_and_annotates_again(self):
+        perfetto, chrome = self.traces["batched"]
+        self.assertEqual(perfetto.problems, [])
+        # 100,000 events in batches of at least 32 Ki events, cut at block ends.
+        clears = perfetto.sequences[2].clears
+        self.assertGreaterEqual(clears, 3)
+        self.assertLessEqual(clears, 4)
+        self.assertEqual(perfetto.sequences[1].clears, 1)
+        # A site's annotations come with its first begin in each batch.
+        for site in ("kernel", "mainloop", "load", "mma"):
+            annotated = [a for s in perfetto.slices.values() for n, _, _, _, a in s
+                         if n == site and a]
+            self.assertEqual(len(annotated), clears, site)
+            self.assertEqual({a["kind"] for a in annotated},
+                             {chrome.other["sites"][annotated[0]["site"]]["kind"]})
+        # Still about one byte per event.
+        size = os.path.getsize(os.path.join(self.dir, "batched.pftrace"))
+        self.assertLessEqual(size / (2 * chrome.other["slices"]), 2.0)
 
     def test_stage_ring_counters_are_monotone_and_bounded_by_the_ring(self):
         perfetto, _ = self.traces["handoffs"]

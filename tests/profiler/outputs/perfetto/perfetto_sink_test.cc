@@ -1,5 +1,5 @@
-// Tests PerfettoTraceSink's threads: the writer on a thread of its own writes the bytes the
-// caller's thread writes, reports the writer's errors with the same message, and a sink
+// Tests PerfettoTraceSink's threads: the writer formatting batches on several threads writes
+// the bytes the caller's thread alone writes, reports the writer's errors with the same message, and a sink
 // dropped mid-dump stops cleanly.
 #include "profiler/outputs/perfetto/perfetto_sink.h"
 
@@ -92,12 +92,12 @@ Written Write(const TraceLayout& layout, const std::vector<UnitTimeline>& units,
 }
 
 TEST(PerfettoSinkTest, TheWritersOwnThreadWritesTheSameBytes) {
-  // 60 units of ~1000 events: several of the feeder's batches (16 Ki events), several
-  // 256 KiB packet buffers.
-  const TraceLayout layout = Layout(30);
+  // 160 units of ~600-1100 events: about five of the writer's batches (32 Ki events each,
+  // cut at block ends), formatted on whichever thread is free.
+  const TraceLayout layout = Layout(80);
   std::vector<UnitTimeline> units;
-  for (uint32_t b = 0; b < 30; ++b) {
-    for (uint32_t u = 0; u < 2; ++u) units.push_back(Unit(b, u, 250 + b));
+  for (uint32_t b = 0; b < 80; ++b) {
+    for (uint32_t u = 0; u < 2; ++u) units.push_back(Unit(b, u, 150 + (b * 7) % 120));
   }
   const Written one = Write(layout, units, 1);
   ASSERT_THAT(one.status, IsOk());

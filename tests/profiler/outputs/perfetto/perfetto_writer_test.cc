@@ -201,7 +201,7 @@ TEST_F(PerfettoWriterTest, NamesAreInternedOncePerTraceThenReferencedByIid) {
       EXPECT_EQ(p->track_event().category_iids(0), 1u);  // "region"
     }
   }
-  EXPECT_EQ(load_names, 1);  // the sequence is cleared once, by the first unit
+  EXPECT_EQ(load_names, 1);  // one batch: the sequence is cleared once, by the first unit
   EXPECT_EQ(load_begins, 4);
 }
 
@@ -229,6 +229,58 @@ TEST_F(PerfettoWriterTest, OnlyTheFirstUnitClearsTheSequenceLaterOnesChangeTheir
   EXPECT_THAT(flags, ElementsAre(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED, 0u));
   ASSERT_THAT(tracks, ::testing::SizeIs(2));
   EXPECT_NE(tracks[0], tracks[1]);
+}
+
+// Block `block`'s unit `unit`: a kernel slice around `loads` loads, ~2 * loads events.
+UnitTimeline LongUnit(uint32_t block, uint32_t unit, uint32_t loads) {
+  const int64_t start = kOrigin + 13 * block + 5 * unit;
+  UnitTimeline u = Unit(block, unit, block % 5, start, start + 20 * loads + 20);
+  u.slices.push_back({0, 0, start + 1, start + 20 * loads + 10});
+  for (uint32_t i = 0; i < loads; ++i) {
+    u.slices.push_back({1, 1, start + 5 + 20 * i, start + 15 + 20 * i});
+  }
+  u.events = static_cast<uint32_t>(2 * u.slices.size());
+  return u;
+}
+
+TEST_F(PerfettoWriterTest, EachBatchOfUnitsClearsTheUnitSequenceAndInternsItsNamesAgain) {
+  // 200 units of ~500 events: batches of at least 32 Ki events, cut at block ends.
+  layout_.grid = {100, 1, 1};
+  std::vector<UnitTimeline> units;
+  for (uint32_t b = 0; b < 100; ++b) {
+    for (uint32_t u = 0; u < 2; ++u) units.push_back(LongUnit(b, u, 240 + b % 20));
+  }
+  const std::vector<pb::TracePacket> packets = Write(units);
+  int clears = 0, firsts = 0, load_names = 0, annotated_loads = 0;
+  uint64_t slices = 0;
+  for (const pb::TracePacket& p : packets) {
+    if (p.trusted_packet_sequence_id() != kPerfettoUnitSequence) continue;
+    if (p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
+      ++clears;
+      // The categories and annotation names again, and the batch's first unit is the first
+      // of its block.
+      EXPECT_GT(p.interned_data().event_categories_size(), 0);
+      EXPECT_GT(p.interned_data().debug_annotation_names_size(), 0);
+      const uint64_t track = p.trace_packet_defaults().track_event_defaults().track_uuid();
+      EXPECT_EQ((track - perfetto_internal::kUnitUuidBase) % 2, 0u) << "batch " << clears;
+    }
+    if (p.first_packet_on_sequence()) ++firsts;
+    for (const pb::EventName& name : p.interned_data().event_names()) {
+      if (name.name() == "load") ++load_names;
+    }
+    if (p.has_track_event() && p.track_event().name_iid() == 2) {
+      ++slices;
+      if (p.track_event().debug_annotations_size() > 0) ++annotated_loads;
+    }
+  }
+  uint64_t loads = 0;
+  for (const UnitTimeline& u : units) loads += u.slices.size() - 1;
+  EXPECT_EQ(slices, loads);
+  EXPECT_GE(clears, 3);
+  EXPECT_LE(clears, 4);
+  EXPECT_EQ(firsts, 1);
+  EXPECT_EQ(load_names, clears);
+  EXPECT_EQ(annotated_loads, clears);
 }
 
 TEST_F(PerfettoWriterTest, WithoutCompressionThePacketsArePlain) {

@@ -10,6 +10,8 @@
 //   damaged   a smaller one with a truncated (no events), a missing, an overflowed
 //             and a truncated (last exit lost) unit, dumped
 //             with allow_truncated (repaired slices, verdict instants, a "no record" unit)
+//   batched   a 100,000-event buffer: several of the Perfetto writer's batches, each
+//             clearing the unit sequence (perfetto_writer.h), written with 3 threads
 //   handoffs  a producer/consumer pipeline with its hand-offs recorded (trace version 2,
 //             profiler/testing/pipeline_synthesizer.h): arrivals, phase waits, async copies;
 //             and handoffs.expect.json: {"arrival_flows": N, "async_flows": N, "blocks": N,
@@ -35,14 +37,16 @@ namespace {
 
 // One dump, two sinks: the Chrome trace and the Perfetto trace are written in the same pass.
 absl::Status WriteBoth(const std::string& prefix, const TraceLayout& layout,
-                       const std::vector<uint32_t>& words, bool allow_truncated) {
+                       const std::vector<uint32_t>& words, bool allow_truncated,
+                       int threads = 1) {
   DumpOptions options;
   options.verify.allow_truncated = allow_truncated;
+  options.threads = threads;
   DumpResult result;
   return WriteLargeFileAtomically(prefix + ".json", [&](llvm::raw_ostream& json) {
     return WriteLargeFileAtomically(prefix + ".pftrace", [&](llvm::raw_ostream& pftrace) {
       ChromeTraceSink chrome({}, json);
-      PerfettoTraceSink perfetto(pftrace);
+      PerfettoTraceSink perfetto(pftrace, {.threads = threads});
       TraceSink* sinks[] = {&chrome, &perfetto};
       return DumpTrace(layout, words, options, sinks, result);
     });
@@ -56,6 +60,9 @@ absl::Status Run(const std::string& dir) {
   TraceLayout anchored = plain.layout;
   anchored.host_anchor = {true, 5'000'000, 86'400'000'000'000, 1'764'500'000'000'000'000, 120};
   RETURN_IF_ERROR(WriteBoth(dir + "/anchored", anchored, plain.words, false));
+
+  ASSIGN_OR_RETURN(SyntheticBuffer batched, MakeSyntheticBuffer(100'000));
+  RETURN_IF_ERROR(WriteBoth(dir + "/batched", batched.layout, batched.words, false, 3));
 
   ASSIGN_OR_RETURN(SyntheticBuffer damaged, MakeSyntheticBuffer(2000));
   for (const CorruptionSpec& spec :
