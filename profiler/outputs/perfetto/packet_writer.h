@@ -28,13 +28,13 @@
 #include <utility>
 #include <vector>
 
-struct libdeflate_compressor;
-
 #include "absl/types/span.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/outputs/perfetto/perfetto_trace.pb.h"
+
+struct libdeflate_compressor;  // libdeflate.h, included by packet_writer.cc
 
 namespace warptrace {
 namespace perfetto_internal {

@@ -79,6 +79,10 @@ std::vector<pb::TracePacket> Packets(const std::string& bytes) {
 class PerfettoWriterTest : public ::testing::Test {
  protected:
   std::vector<pb::TracePacket> Write(const std::vector<UnitTimeline>& units) {
+    return Packets(WriteBytes(units));
+  }
+  // The trace as the writer wrote it.
+  std::string WriteBytes(const std::vector<UnitTimeline>& units) {
     std::string bytes;
     llvm::raw_string_ostream os(bytes);
     PerfettoWriter writer(os);
@@ -86,7 +90,7 @@ class PerfettoWriterTest : public ::testing::Test {
     for (const UnitTimeline& unit : units) EXPECT_THAT(writer.AddUnit(unit), IsOk());
     EXPECT_THAT(writer.End(), IsOk());
     os.flush();
-    return Packets(bytes);
+    return bytes;
   }
 
   TraceLayout layout_ = TwoSiteLayout();
@@ -320,17 +324,7 @@ TEST_F(PerfettoWriterTest, DeflatedBytesDoNotDependOnWhereTheCompressorLives) {
   for (uint32_t b = 0; b < 8; ++b) {
     for (uint32_t u = 0; u < 2; ++u) units.push_back(LongUnit(b, u, 300 + 37 * b));
   }
-  auto write = [&] {
-    std::string bytes;
-    llvm::raw_string_ostream os(bytes);
-    PerfettoWriter writer(os);
-    EXPECT_THAT(writer.Begin(layout_, kOrigin), IsOk());
-    for (const UnitTimeline& unit : units) EXPECT_THAT(writer.AddUnit(unit), IsOk());
-    EXPECT_THAT(writer.End(), IsOk());
-    os.flush();
-    return bytes;
-  };
-  const std::string reference = write();
+  const std::string reference = WriteBytes(units);
   size_t compressed = 0;
   ASSERT_FALSE(ReadPerfettoPackets(reference, &compressed).empty());
   ASSERT_GE(compressed, 2u);  // at least one full 256 KiB buffer and the rest
@@ -344,7 +338,7 @@ TEST_F(PerfettoWriterTest, DeflatedBytesDoNotDependOnWhereTheCompressorLives) {
   size_t differing = 0;
   for (size_t offset = 0; offset < kSpan; offset += kStep) {
     PlacedCompressors::Place(static_cast<uint8_t*>(region) + offset);
-    if (write() != reference) ++differing;
+    if (WriteBytes(units) != reference) ++differing;
   }
   libdeflate_set_memory_allocator(&malloc, &free);
   munmap(region, bytes);
