@@ -38,7 +38,17 @@ std::string WaitFamily(absl::string_view name) {
 
 AnalysisSink::AnalysisSink(AnalysisOptions options) : options_(options) {}
 
+int64_t AnalysisSink::FixedNs(double ns) {
+  return std::llround(std::ldexp(std::clamp(ns, 0.0, 0x1p30), kFixedShift));
+}
+
+int64_t AnalysisSink::RoundFixed(__int128 fixed) {
+  return static_cast<int64_t>((fixed + (__int128{1} << (kFixedShift - 1))) >> kFixedShift);
+}
+
 absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
+  begin_ = begin;
+  parts_made_.clear();
   layout_ = begin.layout;
   overhead_compensated_ = begin.overhead_compensated;
   const uint32_t units_per_block = UnitsPerBlock(*layout_);
@@ -173,6 +183,7 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
     }
     in_block_ = true;
     block_ = t.block_linear;
+    block_first_record_ = t.record_index;
     finder_.StartBlock();
   }
   if (block_unit_count_ >= units_per_block_) {
@@ -188,7 +199,7 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
   // One sweep over the slices: the critical path's leaves and this role's counters.
   SliceCounter counter{acc,
                        family_of_site_,
-                       ns_per_event >= 0 ? 2 * ns_per_event : 0,
+                       ns_per_event >= 0 ? FixedNs(2 * ns_per_event) : 0,
                        t.slices.data(),
                        layout_->sites.size(),
                        wait_barriers_,
@@ -254,14 +265,14 @@ void AnalysisSink::SliceCounter::OnWait(const Slice& slice,
       FamilyAcc& b = role.barriers[it->slot];
       ++b.count;
       b.wait_ns += dur;
-      b.overhead_ns += overhead_per_wait_ns;
+      b.overhead += overhead_per_wait;
     }
   }
   site.waiting_ns += dur;
   FamilyAcc& f = role.families[family];
   ++f.count;
   f.wait_ns += dur;
-  f.overhead_ns += overhead_per_wait_ns;
+  f.overhead += overhead_per_wait;
   // A wait inside a wait is already counted, with its regions, by the outer one.
   for (const Slice* open : enclosing) {
     if (family_of_site[open->site] >= 0) return;
@@ -324,8 +335,9 @@ absl::Status AnalysisSink::FinishBlock() {
     return absl::Status(walked.code(), absl::StrCat("block ", block_, ": ", walked.message()));
   }
 
-  BlockRec rec{block_, 0, 0, 0, finder_.end_ns() - finder_.begin_ns()};
   const size_t first = units_.size() - block_unit_count_;
+  BlockRec rec{block_, 0, 0, 0, finder_.end_ns() - finder_.begin_ns(), block_first_record_,
+               first, block_unit_count_};
   rec.sm_id = units_[first].sm_id;
   rec.start_ns = units_[first].start_ns;
   rec.end_ns = units_[first].end_ns;
@@ -338,10 +350,11 @@ absl::Status AnalysisSink::FinishBlock() {
   if (finder_.has_path()) {
     ++path_blocks_;
     handoffs_ += finder_.handoffs();
-    AccumulatePath(static_cast<double>(rec.path_ns));
+    AccumulatePath(rec.path_ns);
     if (rec.path_ns > slowest_path_span_) {
       slowest_path_span_ = rec.path_ns;
       slowest_path_block_ = block_;
+      slowest_path_record_ = block_first_record_;
       finder_.Steps(slowest_path_);
     }
   }
@@ -351,7 +364,7 @@ absl::Status AnalysisSink::FinishBlock() {
 }
 
 // This block's path time per (role, site), added to the totals over blocks.
-void AnalysisSink::AccumulatePath(double span) {
+void AnalysisSink::AccumulatePath(int64_t span) {
   if (block_path_ns_.empty()) {
     block_path_ns_.assign(roles_.size() * (layout_->sites.size() + 2), 0);
     path_.resize(block_path_ns_.size());
@@ -367,7 +380,9 @@ void AnalysisSink::AccumulatePath(double span) {
     PathAcc& acc = path_[index];
     ++acc.blocks;
     acc.path_ns += block_path_ns_[index];
-    acc.share_sum += Ratio(static_cast<double>(block_path_ns_[index]), span);
+    const double share =
+        Ratio(static_cast<double>(block_path_ns_[index]), static_cast<double>(span));
+    acc.share_sum += std::llround(std::min(share, 4.0) * static_cast<double>(kShareOne));
     block_path_ns_[index] = 0;
   }
 }
@@ -387,6 +402,150 @@ absl::Status AnalysisSink::End(const TraceEnd& /*end*/) {
   FillOverhead();
   result_.diagnosis = Diagnose(result_);
   return absl::OkStatus();
+}
+
+// A part: an AnalysisSink of its own, begun like its owner, fed whole blocks.
+class AnalysisSink::Part : public SinkPart {
+ public:
+  explicit Part(AnalysisOptions options) : sink_(options) {}
+  absl::Status AddUnit(const UnitView& unit) override {
+    if (!unit.timeline->flows.empty()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "block %d unit %d has hand-off flows: a trace with hand-offs is analysed through "
+          "AnalysisSink::AddUnit, not through parts (their barriers are numbered in arrival "
+          "order)",
+          unit.timeline->block_linear, unit.timeline->unit_index));
+    }
+    return sink_.AddUnit(unit);
+  }
+  AnalysisSink& sink() { return sink_; }
+
+ private:
+  AnalysisSink sink_;
+};
+
+std::unique_ptr<SinkPart> AnalysisSink::NewPart() {
+  if (layout_ == nullptr || !options_.handoffs.empty()) return nullptr;
+  auto part = std::make_unique<Part>(options_);
+  if (!part->sink().Begin(begin_).ok()) return nullptr;  // Begin succeeded here: cannot fail
+  parts_made_.push_back(part.get());
+  return part;
+}
+
+void AnalysisSink::FamilyAcc::Add(const FamilyAcc& other) {
+  count += other.count;
+  wait_ns += other.wait_ns;
+  overhead += other.overhead;
+}
+
+void AnalysisSink::RoleAcc::Add(const RoleAcc& other) {
+  units += other.units;
+  unit_time_ns += other.unit_time_ns;
+  waiting_ns += other.waiting_ns;
+  mma_groups += other.mma_groups;
+  mma_in_flight_ns += other.mma_in_flight_ns;
+  copies += other.copies;
+  copy_bytes += other.copy_bytes;
+  copy_engines |= other.copy_engines;
+  copy_in_flight_ns += other.copy_in_flight_ns;
+  for (size_t s = 0; s < sites.size(); ++s) {
+    sites[s].count += other.sites[s].count;
+    sites[s].total_ns += other.sites[s].total_ns;
+    sites[s].self_ns += other.sites[s].self_ns;
+    sites[s].waiting_ns += other.sites[s].waiting_ns;
+  }
+  for (size_t f = 0; f < families.size(); ++f) families[f].Add(other.families[f]);
+  if (region_family_dense.size() < other.region_family_dense.size()) {
+    region_family_dense.resize(other.region_family_dense.size(), 0);
+  }
+  for (size_t i = 0; i < other.region_family_dense.size(); ++i) {
+    region_family_dense[i] += other.region_family_dense[i];
+  }
+  for (const auto& [key, ns] : other.region_family_ns) region_family_ns[key] += ns;
+}
+
+// A part's counters, added to this sink's (the blocks and units: MergeBlocks).
+absl::Status AnalysisSink::MergePart(AnalysisSink& part) {
+  if (part.in_block_) RETURN_IF_ERROR(part.FinishBlock());
+  if (part.families_ != families_ || part.roles_.size() != roles_.size() ||
+      !part.barrier_slots_.empty()) {
+    return absl::InternalError("a part's wait families or roles differ from the sink's");
+  }
+  for (size_t r = 0; r < roles_.size(); ++r) roles_[r].Add(part.roles_[r]);
+  result_.units_without_record += part.result_.units_without_record;
+  path_blocks_ += part.path_blocks_;
+  handoffs_ += part.handoffs_;
+  if (path_.size() < part.path_.size()) path_.resize(part.path_.size());
+  for (size_t i = 0; i < part.path_.size(); ++i) {
+    path_[i].blocks += part.path_[i].blocks;
+    path_[i].path_ns += part.path_[i].path_ns;
+    path_[i].share_sum += part.path_[i].share_sum;
+  }
+  // The slowest path: the longest, of equals the first in the buffer (as on one thread).
+  if (part.slowest_path_span_ > slowest_path_span_ ||
+      (part.slowest_path_span_ == slowest_path_span_ && slowest_path_span_ >= 0 &&
+       part.slowest_path_record_ < slowest_path_record_)) {
+    slowest_path_span_ = part.slowest_path_span_;
+    slowest_path_block_ = part.slowest_path_block_;
+    slowest_path_record_ = part.slowest_path_record_;
+    slowest_path_ = std::move(part.slowest_path_);
+  }
+  return absl::OkStatus();
+}
+
+// The parts' blocks, and the units of each, in buffer order (by first record; a record is
+// one block's, so they never tie).
+absl::Status AnalysisSink::MergeBlocks(absl::Span<AnalysisSink* const> parts) {
+  struct Ref {
+    uint64_t first_record;
+    const AnalysisSink* part;
+    const BlockRec* block;
+  };
+  std::vector<Ref> order;
+  size_t units = 0;
+  for (const AnalysisSink* part : parts) {
+    for (const BlockRec& b : part->blocks_) order.push_back({b.first_record, part, &b});
+    units += part->units_.size();
+  }
+  std::sort(order.begin(), order.end(),
+            [](const Ref& a, const Ref& b) { return a.first_record < b.first_record; });
+  units_.reserve(units);
+  blocks_.reserve(order.size());
+  for (const Ref& ref : order) {
+    const BlockRec& b = *ref.block;
+    const auto from = ref.part->units_.begin() + static_cast<ptrdiff_t>(b.first_unit);
+    if (!seen_blocks_.insert(b.block_linear).second) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "units of block %d do not arrive consecutively (unit %d comes after another block)",
+          b.block_linear, from->unit_index));
+    }
+    BlockRec rec = b;
+    rec.first_unit = units_.size();
+    units_.insert(units_.end(), from, from + static_cast<ptrdiff_t>(b.unit_count));
+    blocks_.push_back(rec);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AnalysisSink::MergeParts(std::vector<std::unique_ptr<SinkPart>> parts) {
+  if (layout_ == nullptr) return absl::FailedPreconditionError("MergeParts before Begin");
+  if (in_block_ || !units_.empty() || result_.units_without_record > 0) {
+    return absl::FailedPreconditionError(
+        "MergeParts after units came through AddUnit: a trace goes either to the sink or to "
+        "its parts");
+  }
+  std::vector<AnalysisSink*> sinks;
+  for (std::unique_ptr<SinkPart>& p : parts) {
+    auto* part = dynamic_cast<Part*>(p.get());
+    auto made = std::find(parts_made_.begin(), parts_made_.end(), part);
+    if (part == nullptr || made == parts_made_.end()) {
+      return absl::InvalidArgumentError("MergeParts: a part this analysis did not make");
+    }
+    parts_made_.erase(made);
+    sinks.push_back(&part->sink());
+  }
+  for (AnalysisSink* part : sinks) RETURN_IF_ERROR(MergePart(*part));
+  return MergeBlocks(sinks);
 }
 
 // The role's time per site, most total time first.
@@ -479,7 +638,7 @@ void AnalysisSink::FillRoles() {
     for (size_t f = 0; f < acc.families.size(); ++f) {
       const FamilyAcc& fam = acc.families[f];
       if (fam.count == 0) continue;
-      const int64_t overhead = std::llround(fam.overhead_ns);
+      const int64_t overhead = RoundFixed(fam.overhead);
       out.waits.push_back({families_[f], fam.count, fam.wait_ns,
                            Ratio(static_cast<double>(fam.wait_ns), unit_time), overhead,
                            Ratio(static_cast<double>(overhead),
@@ -488,7 +647,7 @@ void AnalysisSink::FillRoles() {
     for (size_t b = 0; b < acc.barriers.size(); ++b) {
       const FamilyAcc& bar = acc.barriers[b];
       if (bar.count == 0) continue;
-      const int64_t overhead = std::llround(bar.overhead_ns);
+      const int64_t overhead = RoundFixed(bar.overhead);
       out.barriers.push_back({barrier_slots_[b].name, bar.count, bar.wait_ns,
                               Ratio(static_cast<double>(bar.wait_ns), unit_time), overhead,
                               Ratio(static_cast<double>(overhead),
@@ -524,7 +683,8 @@ void AnalysisSink::FillCriticalPath() {
     region.blocks = acc.blocks;
     region.block_fraction = Ratio(static_cast<double>(acc.blocks), static_cast<double>(path_blocks_));
     region.path_ns = acc.path_ns;
-    region.mean_share = Ratio(acc.share_sum, static_cast<double>(path_blocks_));
+    region.mean_share = Ratio(static_cast<double>(acc.share_sum) / static_cast<double>(kShareOne),
+                              static_cast<double>(path_blocks_));
     out.regions.push_back(std::move(region));
   }
   std::sort(out.regions.begin(), out.regions.end(), [](const PathRegion& a, const PathRegion& b) {

@@ -30,11 +30,21 @@
 // (critical_path.h), or when a slice's site is outside the layout's site table;
 // FailedPrecondition when units of one block do not arrive consecutively. result() is
 // meaningful only after End returned OK.
-// Thread-safety: like every sink, called from one thread.
+// Parts (sink.h, NewPart): with the dump's prepare workers and a trace without hand-off
+// links, each worker feeds the whole blocks it prepared to a part of its own (an
+// AnalysisSink of its own: the same accumulators), and MergeParts adds the parts' per-role
+// and critical-path counters and puts their block and unit records back in buffer order. The
+// result is the one a single thread gets, exactly: what the sink adds up is integers (wait
+// overheads and path shares in fixed point, FixedNs / kShareOne), so the order blocks come
+// in does not change a bit of it. No parts with explicit hand-off links
+// (AnalysisOptions::handoffs: NewPart returns null), and a part refuses a unit with hand-off
+// flows (FailedPrecondition): their barrier slots are numbered in arrival order.
+// Thread-safety: like every sink, called from one thread; each part from one thread.
 #ifndef WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
 #define WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,19 +83,28 @@ class AnalysisSink : public TraceSink {
   absl::Status AddUnit(const UnitView& unit) override;
   absl::Status End(const TraceEnd& end) override;
 
+  std::unique_ptr<SinkPart> NewPart() override;
+  absl::Status MergeParts(std::vector<std::unique_ptr<SinkPart>> parts) override;
+
   const Analysis& result() const { return result_; }
 
  private:
+  class Part;
   struct SiteAcc {
     uint64_t count = 0;
     int64_t total_ns = 0;
     int64_t self_ns = 0;
     int64_t waiting_ns = 0;
   };
+  // Overheads in fixed point, 2^kFixedShift units per ns, summed exactly.
+  static constexpr int kFixedShift = 32;
+  static int64_t FixedNs(double ns);            // ns >= 0, at most 2^30 ns
+  static int64_t RoundFixed(__int128 fixed);    // to the nearest ns
   struct FamilyAcc {
     uint64_t count = 0;
     int64_t wait_ns = 0;
-    double overhead_ns = 0;
+    __int128 overhead = 0;  // 2^kFixedShift per ns
+    void Add(const FamilyAcc& other);
   };
   struct RoleAcc {
     std::string name;
@@ -108,6 +127,7 @@ class AnalysisSink : public TraceSink {
     absl::flat_hash_map<uint64_t, int64_t> region_family_ns;
     void AddRegionWait(uint32_t site, uint32_t family, size_t sites, int64_t ns);
     int64_t RegionWait(uint32_t site, uint32_t family, size_t sites) const;
+    void Add(const RoleAcc& other);  // a part's counters (MergeParts)
   };
   struct UnitRec {
     uint32_t block_linear;
@@ -126,11 +146,16 @@ class AnalysisSink : public TraceSink {
     int64_t start_ns;
     int64_t end_ns;
     int64_t path_ns;  // its critical-path span (first slice begin to last slice end)
+    uint64_t first_record;  // the record_index of its first unit with a record
+    size_t first_unit;      // its units: units_[first_unit, first_unit + unit_count)
+    size_t unit_count;
   };
+  // A block's share of its path (at most 1), in fixed point: kShareOne is the whole path.
+  static constexpr int64_t kShareOne = int64_t{1} << 60;
   struct PathAcc {
     uint64_t blocks = 0;
     int64_t path_ns = 0;
-    double share_sum = 0;
+    __int128 share_sum = 0;  // kShareOne per block's whole path
   };
   // A barrier named by hand-off payloads: its name ("full[2]") and wait family index.
   struct BarrierSlot {
@@ -146,7 +171,7 @@ class AnalysisSink : public TraceSink {
   struct SliceCounter {
     RoleAcc& role;
     const std::vector<int32_t>& family_of_site;
-    double overhead_per_wait_ns;  // two record points' measured overhead, 0 when unknown
+    int64_t overhead_per_wait;  // two record points' measured overhead (FixedNs), 0: unknown
     const Slice* slices;          // the unit's slices (a slice's index is its offset)
     size_t num_sites;             // the layout's
     absl::Span<const WaitBarrier> wait_barriers;  // by slice
@@ -167,7 +192,9 @@ class AnalysisSink : public TraceSink {
   absl::Status CollectLinks(const UnitTimeline& unit);
   absl::Status AdvanceLinks(uint32_t block, size_t& end);
   absl::Status FinishBlock();
-  void AccumulatePath(double span);
+  void AccumulatePath(int64_t span);
+  absl::Status MergePart(AnalysisSink& part);
+  absl::Status MergeBlocks(absl::Span<AnalysisSink* const> parts);
   void AddCopies(const UnitTimeline& t, RoleAcc& acc) const;
   void FillRoles();
   std::vector<SiteTime> SiteTimes(const RoleAcc& acc, double unit_time) const;
@@ -188,6 +215,7 @@ class AnalysisSink : public TraceSink {
   // The block being read: its units' leaves and waits live in finder_ until FinishBlock.
   bool in_block_ = false;
   uint32_t block_ = 0;
+  uint64_t block_first_record_ = 0;
   size_t units_per_block_ = 0;
   size_t block_unit_count_ = 0;
   size_t handoff_cursor_ = 0;
@@ -212,9 +240,12 @@ class AnalysisSink : public TraceSink {
   uint64_t handoffs_ = 0;
   BlockPath slowest_path_;
   uint32_t slowest_path_block_ = 0;
+  uint64_t slowest_path_record_ = 0;  // the slowest block's first_record
   int64_t slowest_path_span_ = -1;
 
   bool overhead_compensated_ = false;
+  TraceBegin begin_;                    // for the parts' Begin
+  std::vector<const Part*> parts_made_;  // by NewPart since Begin, not yet merged
   Analysis result_;
 };
 

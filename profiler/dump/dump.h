@@ -33,7 +33,7 @@
 //   InvalidArgument when the layout's nominal SM clock is 0 (after verification);
 //   a sink's error, prefixed with its name, unchanged code: the first one stops the dump.
 // Thread-safety: reentrant; sinks are called from the calling thread only, except the parts
-// of sinks that have them (sink.h, NewPart: the summary), which the driver's workers feed
+// of sinks that have them (sink.h, NewPart: summary, analysis), which the driver's workers feed
 // the units they prepared (otherwise the workers only read the buffer and the layout).
 #ifndef WARPTRACE_PROFILER_DUMP_DUMP_H_
 #define WARPTRACE_PROFILER_DUMP_DUMP_H_
@@ -63,8 +63,10 @@ struct DumpOptions {
   // (the report's findings capped in buffer order). With no worker left the calling thread
   // prepares each unit itself: on 2 cores, beside a streaming writer, that measured faster
   // (the 1e6-event Mosaic buffer to Perfetto: 65 ms against 82 ms with a preparing worker).
-  // Sinks with parts (sink.h: the summary) are fed on the workers, one part each, and
-  // merged before End, so they cost the calling thread nothing per unit.
+  // From two workers on, sinks with parts (sink.h: the summary, the analysis) are fed on the
+  // workers, one part each, and merged before End, so they cost the calling thread nothing
+  // per unit (with one worker the calling thread feeding them is the pipeline's second
+  // stage, the faster split).
   int threads = 1;
   int sink_threads = 1;
 };

@@ -42,13 +42,16 @@
 //   * Lifetimes: everything a call receives is owned by the driver. TraceBegin::layout
 //     stays alive and unchanged until End returns (or the dump stops); a UnitView and what it
 //     points to are valid only during AddUnit (copy what you keep); TraceEnd only during End.
-//   * Parts (optional, NewPart): a sink whose per-unit work is an aggregate, the same
-//     whatever the order it sees units in (integer counts, per-duration counts: SummarySink),
-//     may hand the driver parts of itself. With prepare workers (DumpOptions::threads) and
-//     no hand-off links, each worker then feeds the units it prepared to a part of its own,
-//     on its own thread — the sink's AddUnit is not called — and the driver hands the parts
-//     back to MergeParts, on the calling thread, after the last unit and before End. So
-//     "merge per thread": such a sink costs the calling thread nothing per unit. A part's
+//   * Parts (optional, NewPart): a sink whose per-unit work can be split by blocks and
+//     merged to the same result (integer counts, per-duration counts: SummarySink; per-block
+//     records put back in buffer order at the merge: AnalysisSink) may hand the driver
+//     parts of itself. With prepare workers (DumpOptions::threads) and no hand-off links,
+//     each worker then feeds the units it prepared to a part of its own, on its own thread
+//     — the sink's AddUnit is not called — and the driver hands the parts back to
+//     MergeParts, on the calling thread, after the last unit and before End. A part gets
+//     whole blocks (every unit of a block, consecutively, in unit order) and its blocks in
+//     buffer order; which blocks go to which part is not fixed. So "merge per thread":
+//     such a sink costs the calling thread nothing per unit. A part's
 //     UnitView has its record, verdict (the unit's own, before the report's findings cap)
 //     and timeline, but no findings. A part's error stops the dump where the sink's
 //     AddUnit error would have: at that unit, the sinks listed before it fed, named

@@ -205,7 +205,8 @@ TEST(DumpThreadsTest, APartsErrorStopsTheDumpWhereAddUnitsWould) {
   const Dumped one = DumpWithThreads(buffer->layout, buffer->words, {}, 1, fail_at);
   EXPECT_EQ(one.status,
             absl::InvalidArgumentError(absl::StrCat("parted: no record ", fail_at, " please")));
-  for (int threads : {3, 4}) {
+  // Parts from two workers on (threads less the caller and sink_threads, 1).
+  for (int threads : {4, 5}) {
     SCOPED_TRACE(absl::StrCat(threads, " threads"));
     const Dumped many = DumpWithThreads(buffer->layout, buffer->words, {}, threads, fail_at);
     EXPECT_EQ(many.status, one.status);

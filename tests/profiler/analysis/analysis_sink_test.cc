@@ -1,12 +1,17 @@
 #include "profiler/analysis/analysis_sink.h"
 
+#include <functional>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis_json.h"
 #include "profiler/analysis/critical_path.h"
+#include "base/status_macros.h"
 #include "profiler/dump/dump.h"
 #include "profiler/testing/pipeline_synthesizer.h"
 #include "tests/status_matchers.h"
@@ -478,6 +483,168 @@ TEST(AnalysisSinkTest, AConsumerBoundVersion2TraceIsDiagnosedConsumerBound) {
   const PathRegion* mma = OnPath(a, "consumer", "mma");
   ASSERT_NE(mma, nullptr);
   EXPECT_EQ(mma->path_ns, spec.blocks * spec.iterations * 300);
+}
+
+// Parts (sink.h): the analysis of a trace fed to parts is the one a single sink makes, to
+// the last bit of its JSON, however the blocks are dealt out.
+
+std::string AnalysisJson(const Analysis& a) {
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  WriteAnalysisJson(a, os);
+  os.flush();
+  return json;
+}
+
+// An unlinked pipeline (no hand-off flows: parts apply) with jitter, a measured per-event
+// cost (overheads: fractional ns per wait) and a few planted slow blocks and units.
+PipelineSpec PartsSpec(uint32_t jitter) {
+  PipelineSpec spec;
+  spec.blocks = 90;
+  spec.consumers = 2;
+  spec.iterations = 6;
+  spec.jitter_cycles = jitter;
+  spec.seed = 7;
+  spec.event_cost_cycles = 3;
+  spec.num_virtual_sms = 8;
+  spec.block_scale = {{17, 3}, {60, 3}};
+  spec.unit_extra = {{(uint64_t{40} << 32) | 1, 500}};
+  return spec;
+}
+
+// Deals each block's units to parts[deal(block)] (run on one thread), then merges and ends.
+class DealingSink : public TraceSink {
+ public:
+  DealingSink(AnalysisSink& sink, size_t parts, std::function<size_t(uint32_t)> deal)
+      : sink_(sink), count_(parts), deal_(std::move(deal)) {}
+  absl::string_view Name() const override { return "dealing"; }
+  absl::Status Begin(const TraceBegin& begin) override {
+    RETURN_IF_ERROR(sink_.Begin(begin));
+    for (size_t i = 0; i < count_; ++i) {
+      parts_.push_back(sink_.NewPart());
+      if (parts_.back() == nullptr) return absl::InternalError("no part");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status AddUnit(const UnitView& unit) override {
+    return parts_[deal_(unit.timeline->block_linear) % count_]->AddUnit(unit);
+  }
+  absl::Status End(const TraceEnd& end) override {
+    RETURN_IF_ERROR(sink_.MergeParts(std::move(parts_)));
+    return sink_.End(end);
+  }
+
+ private:
+  AnalysisSink& sink_;
+  size_t count_;
+  std::function<size_t(uint32_t)> deal_;
+  std::vector<std::unique_ptr<SinkPart>> parts_;
+};
+
+// Counts the parts the driver asks for.
+class CountingAnalysisSink : public AnalysisSink {
+ public:
+  std::unique_ptr<SinkPart> NewPart() override {
+    ++parts;
+    return AnalysisSink::NewPart();
+  }
+  int parts = 0;
+};
+
+TEST(AnalysisSinkPartsTest, BlocksDealtToPartsInAnyWayGiveTheAnalysisOfOneSink) {
+  // Without jitter, blocks tie on their durations and spans: the order decides the named
+  // slowest and outlier blocks; with it, fractional per-event overheads add up differently
+  // in every order (in floating point).
+  for (uint32_t jitter : {0u, 40u}) {
+    absl::StatusOr<PipelineTrace> pipeline = SynthesizePipeline(PartsSpec(jitter));
+    ASSERT_THAT(pipeline, IsOk());
+    AnalysisSink one;
+    TraceSink* one_sinks[] = {&one};
+    DumpResult result;
+    ASSERT_THAT(DumpTrace(pipeline->layout, pipeline->words, {}, one_sinks, result), IsOk());
+    const std::string expected = AnalysisJson(one.result());
+    ASSERT_GT(one.result().grid.blocks, 0u);
+    const std::vector<std::pair<size_t, std::function<size_t(uint32_t)>>> deals = {
+        {1, [](uint32_t) { return size_t{0}; }},
+        {2, [](uint32_t b) { return size_t{b % 2}; }},
+        {3, [](uint32_t b) { return size_t{(b * 7919u) % 5}; }},  // some parts get none
+        {4, [](uint32_t b) { return size_t{b < 45 ? 3u : b % 3}; }},
+    };
+    for (const auto& [count, deal] : deals) {
+      AnalysisSink parted;
+      DealingSink dealing(parted, count, deal);
+      TraceSink* sinks[] = {&dealing};
+      ASSERT_THAT(DumpTrace(pipeline->layout, pipeline->words, {}, sinks, result), IsOk());
+      EXPECT_EQ(AnalysisJson(parted.result()), expected)
+          << "jitter " << jitter << ", " << count << " parts";
+    }
+    // The driver's own parts: one per prepare worker, from two workers on.
+    for (int threads : {2, 3, 5}) {
+      CountingAnalysisSink parted;
+      TraceSink* sinks[] = {&parted};
+      DumpOptions options;
+      options.threads = threads;
+      options.sink_threads = 0;
+      ASSERT_THAT(DumpTrace(pipeline->layout, pipeline->words, options, sinks, result), IsOk());
+      EXPECT_EQ(parted.parts, threads > 2 ? threads - 1 : 0);
+      EXPECT_EQ(AnalysisJson(parted.result()), expected) << "threads " << threads;
+    }
+  }
+}
+
+TEST(AnalysisSinkPartsTest, ABlockSplitBetweenPartsIsRefusedAtTheMerge) {
+  absl::StatusOr<PipelineTrace> pipeline = SynthesizePipeline(PartsSpec(0));
+  ASSERT_THAT(pipeline, IsOk());
+  AnalysisSink parted;
+  // Block 5's units go to different parts: it would be two blocks.
+  uint32_t calls = 0;
+  DealingSink dealing(parted, 2, [&](uint32_t b) { return size_t{b == 5 ? calls++ : 0u}; });
+  TraceSink* sinks[] = {&dealing};
+  DumpResult result;
+  EXPECT_THAT(DumpTrace(pipeline->layout, pipeline->words, {}, sinks, result),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("units of block 5 do not arrive consecutively")));
+}
+
+TEST(AnalysisSinkPartsTest, PartsAreRefusedWhereTheirOrderWouldShow) {
+  absl::StatusOr<PipelineTrace> pipeline = SynthesizePipeline(PartsSpec(0));
+  ASSERT_THAT(pipeline, IsOk());
+  TraceBegin begin;
+  begin.layout = &pipeline->layout;
+  // Before Begin, and with explicit hand-off links (checked in order as blocks pass): none.
+  AnalysisSink unbegun;
+  EXPECT_EQ(unbegun.NewPart(), nullptr);
+  AnalysisOptions linked;
+  linked.handoffs = pipeline->links;
+  AnalysisSink with_links(linked);
+  ASSERT_THAT(with_links.Begin(begin), IsOk());
+  EXPECT_EQ(with_links.NewPart(), nullptr);
+  // A part takes no unit with hand-off flows (barriers are numbered as they arrive).
+  const HandoffBlock b = HandBuiltHandoff();
+  AnalysisSink sink;
+  TraceBegin handoff_begin;
+  handoff_begin.layout = &b.layout;
+  ASSERT_THAT(sink.Begin(handoff_begin), IsOk());
+  std::unique_ptr<SinkPart> part = sink.NewPart();
+  ASSERT_NE(part, nullptr);
+  UnitView view;
+  view.timeline = &b.units.back();
+  ASSERT_FALSE(b.units.back().flows.empty());
+  EXPECT_THAT(part->AddUnit(view), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                            HasSubstr("hand-off flows")));
+  // Another sink's part, and a merge into a sink that took units itself.
+  AnalysisSink other;
+  ASSERT_THAT(other.Begin(handoff_begin), IsOk());
+  std::vector<std::unique_ptr<SinkPart>> foreign;
+  foreign.push_back(sink.NewPart());
+  EXPECT_THAT(other.MergeParts(std::move(foreign)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("did not make")));
+  view.timeline = &b.units.front();
+  ASSERT_THAT(other.AddUnit(view), IsOk());
+  std::vector<std::unique_ptr<SinkPart>> own;
+  own.push_back(other.NewPart());
+  EXPECT_THAT(other.MergeParts(std::move(own)),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("through AddUnit")));
 }
 
 TEST(WaitFamilyTest, ReplacesBracketedStageNumbers) {

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/raw_ostream.h"
+#include "profiler/analysis/analysis_json.h"
 #include "profiler/frontend/dump_files.h"
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/outputs/mosaic_trace.h"
@@ -136,6 +137,52 @@ TEST_P(DumpThreadsTest, MosaicJsonIsTheSameWithAnyNumberOfThreads) {
 
 INSTANTIATE_TEST_SUITE_P(Targets, DumpThreadsTest,
                          ::testing::Values(Target::kPath, Target::kFd, Target::kStream));
+
+// The analysis (and summary) beside a trace output: with 3 or more threads the prepare
+// workers feed parts of the analysis and summary sinks, merged at the end (sink.h). The
+// analysis JSON is the same to the byte as on one thread.
+TEST(DumpThreadsAnalysisTest, TheAnalysisIsTheSameWithAnyNumberOfThreads) {
+  // Without jitter blocks tie: the order they are merged in names the slowest block.
+  for (uint32_t jitter : {0u, 50u}) {
+    testing::PipelineSpec spec;
+    spec.blocks = 600;
+    spec.consumers = 2;
+    spec.iterations = 12;
+    spec.jitter_cycles = jitter;
+    spec.event_cost_cycles = 3;
+    spec.num_virtual_sms = 16;
+    absl::StatusOr<testing::PipelineTrace> trace = testing::SynthesizePipeline(spec);
+    ASSERT_THAT(trace.status(), IsOk());
+    auto analysis_with = [&](int threads, bool with_trace) {
+      DumpRequest request;
+      request.threads = threads;
+      request.summary = true;
+      std::string bytes;
+      llvm::raw_string_ostream stream(bytes);
+      if (with_trace) {
+        TraceOutput& out = request.traces.emplace_back();
+        out.format = TraceFormat::kPerfetto;
+        out.stream = &stream;
+      }
+      const DumpOutcome outcome = DumpToFiles(trace->layout, trace->words, request);
+      EXPECT_THAT(outcome.status, IsOk());
+      std::string json;
+      llvm::raw_string_ostream os(json);
+      if (outcome.analysis.has_value()) WriteAnalysisJson(*outcome.analysis, os);
+      os.flush();
+      return json;
+    };
+    const std::string one = analysis_with(1, true);
+    ASSERT_GT(one.size(), 1000u);
+    for (bool with_trace : {true, false}) {
+      for (int threads : {2, 3, 4, 8}) {
+        EXPECT_TRUE(analysis_with(threads, with_trace) == one)
+            << "jitter " << jitter << ", threads " << threads
+            << (with_trace ? " beside a trace" : " alone") << ": the analysis differs";
+      }
+    }
+  }
+}
 
 TEST(DumpThreadsFailureTest, AFailedDumpWithThreadsLeavesNoFileBehind) {
   testing::PipelineSpec spec;
