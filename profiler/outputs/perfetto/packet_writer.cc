@@ -1,7 +1,5 @@
 #include "profiler/outputs/perfetto/packet_writer.h"
 
-#include <libdeflate.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -17,23 +15,12 @@ constexpr uint32_t kCompressedPacketsTag = WireFormat::MakeTag(50, WireFormat::W
 
 }  // namespace
 
-// libdeflate (Debian's libdeflate-dev, linked in), level 1, zlib format, as Perfetto's service
-// writes and its trace processor inflates with zlib. Its output is a function of the input
-// alone, which --threads=1 and --threads=N writing the same bytes rests on. ISA-L's igzip,
-// used before (faster: CLI Perfetto dump of the 1e6-event buffers 27.5 vs 34 ms), is not:
-// Debian's 2.30 at level 1 deflates the same input differently when its isal_zstream lies in
-// some 64 KiB-aligned windows of the address space (a 316-byte buffer: 1 window in 64 MiB,
-// the same one on every pass; everything else zeroed and at fixed addresses). So the bytes
-// changed with ASLR (4 processes in 400) and with the thread whose stack held the stream
-// (dump_threads_test failing now and then).
-void PacketWriter::CompressorDeleter::operator()(libdeflate_compressor* c) const {
-  libdeflate_free_compressor(c);
-}
-
+// Deflater (base/deflate.h), zlib format, as Perfetto's service writes and its trace
+// processor inflates with zlib. Its output is a function of the input alone, which
+// --threads=1 and --threads=N writing the same bytes rests on (ISA-L's igzip, used before
+// libdeflate and Deflater, was not: deflate.h).
 PacketWriter::PacketWriter(llvm::raw_ostream& os, bool compress)
-    : os_(os), compress_(compress), buffer_(kBufferBytes + kSlopBytes) {
-  if (compress_) compressor_.reset(libdeflate_alloc_compressor(1));
-}
+    : os_(os), compress_(compress), buffer_(kBufferBytes + kSlopBytes) {}
 
 PacketWriter::~PacketWriter() = default;
 
@@ -49,16 +36,15 @@ void PacketWriter::Emit(const uint8_t* data, size_t size) {
 }
 
 absl::Span<const uint8_t> PacketWriter::Encode(absl::Span<const uint8_t> in) {
-  // Uncompressed, or with no compressor (its allocation failed): the packets as they are,
-  // which read back the same.
-  if (!compress_ || compressor_ == nullptr) return in;
-  std::vector<uint8_t>& out = deflated_;
-  const size_t bound = libdeflate_zlib_compress_bound(compressor_.get(), in.size());
+  if (!compress_) return in;
   constexpr size_t kHead = 16;  // packet tag, two lengths and the field tag
-  if (out.size() < kHead + bound) out.resize(kHead + bound);
-  const size_t compressed = libdeflate_zlib_compress(compressor_.get(), in.data(), in.size(),
-                                                     out.data() + kHead, bound);
-  if (compressed == 0) return in;  // cannot happen with the bound's room
+  const size_t bound = Deflater::Bound(in.size());
+  if (deflated_capacity_ < kHead + bound) {
+    deflated_.reset(new uint8_t[kHead + bound]);  // NOLINT: uninitialized, touched as written
+    deflated_capacity_ = kHead + bound;
+  }
+  uint8_t* const out = deflated_.get();
+  const size_t compressed = deflater_.Compress(in, out + kHead);
   // Framing written backwards into the head room, right before the deflated bytes.
   uint8_t head[kHead];
   uint8_t* p = CodedOutputStream::WriteTagToArray(kCompressedPacketsTag, head);
@@ -69,7 +55,7 @@ absl::Span<const uint8_t> PacketWriter::Encode(absl::Span<const uint8_t> in) {
   uint8_t* q = CodedOutputStream::WriteTagToArray(kPacketTag, outer);
   q = CodedOutputStream::WriteVarint32ToArray(body, q);
   const size_t outer_head = static_cast<size_t>(q - outer);
-  uint8_t* start = out.data() + kHead - field_head - outer_head;
+  uint8_t* start = out + kHead - field_head - outer_head;
   std::memcpy(start, outer, outer_head);
   std::memcpy(start + outer_head, head, field_head);
   return absl::MakeConstSpan(start, outer_head + field_head + compressed);

@@ -9,7 +9,7 @@
 //
 // Compression (on by default): every buffer of whole packets (kBufferBytes) is written as one
 // TracePacket whose only field is compressed_packets, the zlib-format deflated bytes (made by
-// libdeflate) of those packets as a `Trace` message — what Perfetto's own service writes with
+// base/deflate.h's Deflater) of those packets as a `Trace` message — what Perfetto's own service writes with
 // TraceConfig.compression_type = COMPRESSION_TYPE_DEFLATE, and what its trace processor (and
 // so ui.perfetto.dev) expands in place before reading the packets inside. Memory stays one
 // buffer and its deflated copy, whatever the trace's size.
@@ -29,12 +29,12 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "base/deflate.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/outputs/perfetto/perfetto_trace.pb.h"
 
-struct libdeflate_compressor;  // libdeflate.h, included by packet_writer.cc
 
 namespace warptrace {
 namespace perfetto_internal {
@@ -128,11 +128,11 @@ class PacketWriter {
 
   llvm::raw_ostream& os_;
   const bool compress_;
-  struct CompressorDeleter {
-    void operator()(libdeflate_compressor* c) const;
-  };
-  std::unique_ptr<libdeflate_compressor, CompressorDeleter> compressor_;  // when compress_
-  std::vector<uint8_t> deflated_;      // the compressed copy of one buffer
+  Deflater deflater_;                  // used when compress_
+  // The compressed copy of one buffer (uninitialized: only what the deflater writes is
+  // touched, a tenth or less of it for packets).
+  std::unique_ptr<uint8_t[]> deflated_;
+  size_t deflated_capacity_ = 0;
   std::vector<uint8_t> buffer_;  // kBufferBytes + kSlopBytes
   size_t used_ = 0;
   uint64_t packets_ = 0;

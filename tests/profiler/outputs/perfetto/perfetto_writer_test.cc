@@ -2,9 +2,6 @@
 // our own schema (the Python test reads them with Perfetto's published one).
 #include "profiler/outputs/perfetto/perfetto_writer.h"
 
-#include <libdeflate.h>
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -288,63 +285,6 @@ TEST_F(PerfettoWriterTest, EachBatchOfUnitsClearsTheUnitSequenceAndInternsItsNam
   EXPECT_EQ(firsts, 1);
   EXPECT_EQ(load_names, clears);
   EXPECT_EQ(annotated_loads, clears);
-}
-
-// Where libdeflate's compressors are placed (libdeflate_set_memory_allocator): successive
-// allocations at `base + k * kSlotBytes`, k counting up from 0 each time Place() is called.
-class PlacedCompressors {
- public:
-  static constexpr size_t kSlotBytes = size_t{4} << 20;  // a compressor is ~1.5 MB
-  static constexpr size_t kSlots = 8;
-  static void* Allocate(size_t n) {
-    ++allocations_;
-    if (n > kSlotBytes || next_ >= kSlots) return nullptr;  // the writer stores uncompressed
-    return base_ + kSlotBytes * next_++;
-  }
-  static void Free(void* /*p*/) {}
-  static size_t allocations() { return allocations_; }
-  static void Place(uint8_t* base) {
-    base_ = base;
-    next_ = 0;
-  }
-
- private:
-  static inline uint8_t* base_ = nullptr;
-  static inline size_t next_ = 0;
-  static inline size_t allocations_ = 0;
-};
-
-TEST_F(PerfettoWriterTest, DeflatedBytesDoNotDependOnWhereTheCompressorLives) {
-  // ISA-L's igzip (level 1), used before libdeflate, deflated the same packets differently
-  // when its state lay in some 64 KiB-aligned windows of the address space, so the output
-  // changed with ASLR and with the thread (dump_threads_test failing now and then). Here:
-  // the compressor at every 64 KiB step over 64 MiB, several 256 KiB buffers and a short one.
-  layout_.grid = {8, 1, 1};
-  std::vector<UnitTimeline> units;
-  for (uint32_t b = 0; b < 8; ++b) {
-    for (uint32_t u = 0; u < 2; ++u) units.push_back(LongUnit(b, u, 300 + 37 * b));
-  }
-  const std::string reference = WriteBytes(units);
-  size_t compressed = 0;
-  ASSERT_FALSE(ReadPerfettoPackets(reference, &compressed).empty());
-  ASSERT_GE(compressed, 2u);  // at least one full 256 KiB buffer and the rest
-
-  constexpr size_t kSpan = size_t{64} << 20, kStep = size_t{64} << 10;
-  const size_t bytes = kSpan + PlacedCompressors::kSlots * PlacedCompressors::kSlotBytes;
-  void* region = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  ASSERT_NE(region, MAP_FAILED);
-  libdeflate_set_memory_allocator(&PlacedCompressors::Allocate, &PlacedCompressors::Free);
-  size_t differing = 0;
-  for (size_t offset = 0; offset < kSpan; offset += kStep) {
-    PlacedCompressors::Place(static_cast<uint8_t*>(region) + offset);
-    if (WriteBytes(units) != reference) ++differing;
-  }
-  libdeflate_set_memory_allocator(&malloc, &free);
-  munmap(region, bytes);
-  // Every write made its compressors here.
-  EXPECT_GE(PlacedCompressors::allocations(), kSpan / kStep);
-  EXPECT_EQ(differing, 0u) << "of " << kSpan / kStep << " placements";
 }
 
 TEST_F(PerfettoWriterTest, WithoutCompressionThePacketsArePlain) {
