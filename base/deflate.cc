@@ -21,8 +21,8 @@ constexpr int kEndOfBlock = 256;
 constexpr int kMaxBits = 15;          // litlen and distance codes
 constexpr int kMaxCodeLenBits = 7;    // the code-length code
 
-// A token of the block: a literal byte (bit 31 clear), or a match, bit 31 | (length - 3)
-// << 15 | (distance - 1).
+// A token of the block: a literal byte (bit 31 clear), or a match, bit 31 | distance symbol
+// << 23 | (length - 3) << 15 | (distance - 1).
 constexpr uint32_t kMatchBit = 1u << 31;
 
 uint64_t Load64(const uint8_t* p) {
@@ -260,7 +260,9 @@ size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
   std::array<uint32_t, kDistSymbols> dist_count{};
   uint64_t extra_bits = 0;
 
-  // LZ77, greedy: at each token start, the last token start with the same next 6 bytes.
+  // LZ77, greedy: at each token start, the previous match's distance (packets of the same
+  // shapes repeat at the same distance), else the last token start with the same next 6
+  // bytes.
   if (token_capacity_ < n) {
     tokens_.reset(new uint32_t[n]);  // NOLINT: uninitialized on purpose
     token_capacity_ = n;
@@ -270,6 +272,7 @@ size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
   uint32_t* const table = table_.data();
   std::fill(table_.begin(), table_.end(), 0);
   size_t pos = 0;
+  size_t last_dist = 0;  // 0: no match yet
   if (n >= 16) {
     const size_t limit = n - 8;
     while (pos < limit) {
@@ -277,10 +280,14 @@ size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
       const uint32_t h =
           static_cast<uint32_t>(((v << 16) * 0x9E3779B97F4A7C15ull) >> (64 - kHashBits));
       // An empty slot names position 0: a real earlier position, or (at 0) no distance.
-      const size_t c = table[h];
+      size_t c = table[h];
       table[h] = static_cast<uint32_t>(pos);
+      if (last_dist != 0 && Load32(s + pos - last_dist) == static_cast<uint32_t>(v)) {
+        c = pos - last_dist;
+      }
       const size_t dist = pos - c;
       if (dist - 1 < kWindow && Load32(s + c) == static_cast<uint32_t>(v)) {
+        last_dist = dist;
         const size_t max = std::min<size_t>(kMaxMatch, n - pos);
         size_t len = kMinMatch;
         for (;;) {
@@ -298,9 +305,9 @@ size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
         }
         const uint32_t l3 = static_cast<uint32_t>(len - 3);
         const uint32_t d1 = static_cast<uint32_t>(dist - 1);
-        *token++ = kMatchBit | l3 << 15 | d1;
-        ++lit_count[t.length_symbol[l3]];
         const uint32_t ds = t.DistSymbol(d1);
+        *token++ = kMatchBit | ds << 23 | l3 << 15 | d1;
+        ++lit_count[t.length_symbol[l3]];
         ++dist_count[ds];
         extra_bits += t.length_extra_bits[l3] + t.dist_extra_bits[ds];
         pos += len;
@@ -400,18 +407,26 @@ size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
       w.Put(r.extra, kCodeLenExtraBits[r.symbol]);
       w.Flush();
     }
+    // Per block: each literal's code, and each length's code with its extra bits, as
+    // bits | count << 24.
+    std::array<uint32_t, 256> literal{};
+    for (int i = 0; i < 256; ++i) literal[i] = lit_codes[i] | uint32_t{lit_lens[i]} << 24;
+    std::array<uint32_t, 256> length{};
+    for (int l3 = 0; l3 < 256; ++l3) {
+      const uint32_t ls = t.length_symbol[l3];
+      length[l3] = (lit_codes[ls] | uint32_t{t.length_extra[l3]} << lit_lens[ls]) |
+                   static_cast<uint32_t>(lit_lens[ls] + t.length_extra_bits[l3]) << 24;
+    }
     for (const uint32_t tok : tokens) {
       if ((tok & kMatchBit) == 0) {
-        w.Put(lit_codes[tok], lit_lens[tok]);
+        w.Put(literal[tok] & 0xffffff, static_cast<int>(literal[tok] >> 24));
       } else {
-        const uint32_t l3 = (tok >> 15) & 0xff;
+        const uint32_t len = length[(tok >> 15) & 0xff];
+        w.Put(len & 0xffffff, static_cast<int>(len >> 24));
         const uint32_t d1 = tok & 0x7fff;
-        const uint32_t ls = t.length_symbol[l3];
-        w.Put(lit_codes[ls], lit_lens[ls]);
-        w.Put(t.length_extra[l3], t.length_extra_bits[l3]);
-        const uint32_t ds = t.DistSymbol(d1);
-        w.Put(dist_codes[ds], dist_lens[ds]);
-        w.Put(d1 + 1 - t.dist_base[ds], t.dist_extra_bits[ds]);
+        const uint32_t ds = (tok >> 23) & 0x1f;
+        w.Put(dist_codes[ds] | uint64_t{d1 + 1 - t.dist_base[ds]} << dist_lens[ds],
+              dist_lens[ds] + t.dist_extra_bits[ds]);
       }
       w.Flush();
     }
