@@ -7,7 +7,8 @@
 #   warptrace dump to Perfetto, warptrace dump to Chrome JSON (default threads: the cores),
 #   and the same two with --threads=1,
 # and prints medians, bytes per event, and the ratios; the --threads=1 and default outputs
-# are compared byte for byte. Mosaic's own dump (JAX's
+# are compared byte for byte. Each timed command starts after a `sync` (untimed), so the
+# previous one's dirty pages (44 MB of JSON) are not being written back during it. Mosaic's own dump (JAX's
 # ProfilerSpec.dump, Chrome JSON, one run on the same-sized Mosaic buffer) is timed with
 # /tmp/jaxvenv311 when it exists (tools/setup.sh makes it). --1e8 also dumps a 1e8-event
 # buffer (~860 MB; needs ~3 GB in $BENCH, deleted after) under /usr/bin/time -v: time,
@@ -25,7 +26,7 @@ cp -f bazel-bin/profiler/cli/warptrace "$WT"
 [ -f "$BENCH/mo1m.bin" ] || /usr/bin/python3 tests/profiler/cli/make_mosaic_buffer.py "$BENCH/mo1m" 1000000 >/dev/null
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; $(date -u)"
 
-now() { date +%s.%N; }
+now() { echo "$EPOCHREALTIME"; }  # bash 5: no process spawned
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 events_of() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['otherData']['slices']*2)" "$1"; }
 
@@ -58,17 +59,17 @@ for buf in wt1m mo1m; do
   : > "$BENCH/t_floor_pf"; : > "$BENCH/t_floor_json"; : > "$BENCH/t_pf"; : > "$BENCH/t_json"
   : > "$BENCH/t_pf1"; : > "$BENCH/t_json1"
   for _ in $(seq "$REPS"); do
-    t0=$(now); "$WT" dump --input="$in" --output="$in.out1.pftrace" --threads=1 >/dev/null 2>&1; t1=$(now)
+    sync; t0=$(now); "$WT" dump --input="$in" --output="$in.out1.pftrace" --threads=1 >/dev/null 2>&1; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_pf1"
-    t0=$(now); "$WT" dump --input="$in" --output="$in.out1.json" --threads=1 >/dev/null 2>&1; t1=$(now)
+    sync; t0=$(now); "$WT" dump --input="$in" --output="$in.out1.json" --threads=1 >/dev/null 2>&1; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_json1"
-    t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_pf" "$BENCH/copy"; t1=$(now)
+    sync; t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_pf" "$BENCH/copy"; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_floor_pf"
-    t0=$(now); "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null 2>&1; t1=$(now)
+    sync; t0=$(now); "$WT" dump --input="$in" --output="$in.out.pftrace" >/dev/null 2>&1; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_pf"
-    t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_json" "$BENCH/copy"; t1=$(now)
+    sync; t0=$(now); cat "$in.bin" "$in.json" >/dev/null; cp "$BENCH/same_json" "$BENCH/copy"; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_floor_json"
-    t0=$(now); "$WT" dump --input="$in" --output="$in.out.json" >/dev/null 2>&1; t1=$(now)
+    sync; t0=$(now); "$WT" dump --input="$in" --output="$in.out.json" >/dev/null 2>&1; t1=$(now)
     echo "$t1 - $t0" | bc >> "$BENCH/t_json"
   done
   cmp -s "$in.out.pftrace" "$in.out1.pftrace" && cmp -s "$in.out.json" "$in.out1.json" \
