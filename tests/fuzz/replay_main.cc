@@ -1,4 +1,5 @@
-// main() for dump_fuzzer when it is built without libFuzzer (any build but --config=fuzz):
+// main() for a fuzzer (dump_fuzzer, deflate_fuzzer) built without libFuzzer (any build but
+// --config=fuzz):
 // runs each file argument, and each regular file in each directory argument, through
 // LLVMFuzzerTestOneInput once, so crash inputs can be replayed under gcc, asan or ubsan:
 //
@@ -19,10 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
 
+const char* program = "fuzzer";  // argv[0]'s file name, for messages
+
 bool RunFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "dump_fuzzer: cannot read %s\n", path.c_str());
+    std::fprintf(stderr, "%s: cannot read %s\n", program, path.c_str());
     return false;
   }
   const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -33,6 +36,11 @@ bool RunFile(const std::filesystem::path& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  static std::string name;
+  if (argc > 0) {
+    name = std::filesystem::path(argv[0]).filename().string();
+    program = name.c_str();
+  }
   size_t runs = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -44,7 +52,7 @@ int main(int argc, char** argv) {
         if (entry.is_regular_file()) files.push_back(entry.path());
       }
       if (error) {
-        std::fprintf(stderr, "dump_fuzzer: cannot list %s: %s\n", arg.c_str(),
+        std::fprintf(stderr, "%s: cannot list %s: %s\n", program, arg.c_str(),
                      error.message().c_str());
         return 1;
       }
@@ -58,9 +66,9 @@ int main(int argc, char** argv) {
     }
   }
   if (runs == 0) {
-    std::fprintf(stderr, "usage: dump_fuzzer FILE_OR_DIR...: no input given\n");
+    std::fprintf(stderr, "usage: %s FILE_OR_DIR...: no input given\n", program);
     return 1;
   }
-  std::printf("dump_fuzzer: %zu inputs ran without a broken invariant\n", runs);
+  std::printf("%s: %zu inputs ran without a broken invariant\n", program, runs);
   return 0;
 }
