@@ -427,7 +427,9 @@ class AnalysisSink::Part : public SinkPart {
 std::unique_ptr<SinkPart> AnalysisSink::NewPart() {
   if (layout_ == nullptr || !options_.handoffs.empty()) return nullptr;
   auto part = std::make_unique<Part>(options_);
-  if (!part->sink().Begin(begin_).ok()) return nullptr;  // Begin succeeded here: cannot fail
+  TraceBegin begin = begin_;
+  begin.units = 0;  // a part holds some of the units: no room reserved for all of them
+  if (!part->sink().Begin(begin).ok()) return nullptr;  // Begin succeeded here: cannot fail
   parts_made_.push_back(part.get());
   return part;
 }

@@ -15,8 +15,10 @@
 // one record. Of the block being read (units of a block arrive consecutively) it keeps each
 // unit's time split by innermost slice and its waits (CriticalPathFinder), never the slices,
 // until the block's last unit has been seen, its critical path is computed and only its
-// aggregates are kept. Each slice is read once (one sweep feeds the role's counters and the path's leaves);
-// nothing is allocated per event once the first block has warmed the scratch.
+// aggregates are kept. With parts, each part keeps the records of its own blocks until
+// MergeParts copies them into the sink. Each slice is read once (one sweep feeds the role's
+// counters and the path's leaves); nothing is allocated per event once the first block has
+// warmed the scratch.
 //
 // Hand-offs: each unit's arrival -> release flows (UnitTimeline::flows, resolved from the
 // trace's payloads by the driver) become HandoffLinks of its block, so a version-2 trace gets
