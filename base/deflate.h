@@ -6,9 +6,9 @@
 //   std::vector<uint8_t> out(Deflater::Bound(in.size()));
 //   out.resize(deflater.Compress(in, out.data()));       // inflates with zlib to `in`
 //
-// One pass of greedy LZ77 (at each token start the previous match's distance is tried, then
-// the last token start whose next 6 bytes hash the same; a match is taken when at least 4
-// bytes agree, up to 258, 32 KiB back), then one dynamic-Huffman block (codes from the
+// One pass of greedy LZ77 (at each token start two candidates: the previous match's distance
+// back, and the last token start whose next 6 bytes hash the same; the longer match is taken
+// when at least 4 bytes agree, up to 258, 32 KiB back), then one dynamic-Huffman block (codes from the
 // block's own symbol counts, lengths limited to 15 bits by halving the counts until they
 // fit) or stored blocks, whichever is smaller. Packets that repeat but for a timestamp cost
 // the timestamp's bytes and a match at the distance the last one had.
