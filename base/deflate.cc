@@ -243,35 +243,41 @@ int RunLengths(const uint8_t* lens, int n, CodeLenRun* out) {
   return k;
 }
 
-}  // namespace
+// What the LZ77 pass counted: the litlen and distance symbols, and the extra bits.
+struct SymbolCounts {
+  std::array<uint32_t, kLitLenSymbols> lit{};
+  std::array<uint32_t, kDistSymbols> dist{};
+  uint64_t extra_bits = 0;
+};
 
-Deflater::Deflater() : table_(size_t{1} << kHashBits) {}
-
-size_t Deflater::Bound(size_t size) {
-  const size_t blocks = std::max<size_t>(1, (size + kStoredMax - 1) / kStoredMax);
-  return 2 + size + 5 * blocks + 4 + 8;
+// How many bytes at `pos` match those at the earlier `c` (at least kMinMatch, at most 258),
+// or 0 when `c` is not a match (too far back, or its first 4 bytes differ from `first4`).
+size_t MatchLength(const uint8_t* s, size_t n, size_t pos, size_t c, uint32_t first4) {
+  const size_t dist = pos - c;
+  if (dist - 1 >= kWindow || Load32(s + c) != first4) return 0;
+  const size_t max = std::min<size_t>(kMaxMatch, n - pos);
+  size_t len = kMinMatch;
+  while (len + 8 <= max) {
+    const uint64_t x = Load64(s + c + len) ^ Load64(s + pos + len);
+    if (x != 0) return len + (static_cast<size_t>(__builtin_ctzll(x)) >> 3);
+    len += 8;
+  }
+  while (len < max && s[c + len] == s[pos + len]) ++len;
+  return len;
 }
 
-size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
+// LZ77, greedy, into `tokens` (room for one per input byte): at each token start, the
+// previous match's distance back (packets of the same shapes repeat at the same distance)
+// and the last token start with the same next 6 bytes (`table`, cleared); the longer match
+// wins, the distance back on a tie. (Two hashed positions per bucket were tried: 6% smaller
+// on Mosaic-format packets and 20-40% slower; not taken, speed first.) Returns the token
+// count.
+size_t Lz77(absl::Span<const uint8_t> in, uint32_t* table, uint32_t* tokens,
+            SymbolCounts& counts) {
   const Tables& t = GetTables();
   const uint8_t* s = in.data();
   const size_t n = in.size();
-  std::array<uint32_t, kLitLenSymbols> lit_count{};
-  std::array<uint32_t, kDistSymbols> dist_count{};
-  uint64_t extra_bits = 0;
-
-  // LZ77, greedy: at each token start, the previous match's distance back (packets of the
-  // same shapes repeat at the same distance) and the last token start with the same next 6
-  // bytes. (Two hashed positions per bucket were tried: 6% smaller on Mosaic-format packets
-  // and 20-40% slower; not taken, speed first.)
-  if (token_capacity_ < n) {
-    tokens_.reset(new uint32_t[n]);  // NOLINT: uninitialized on purpose
-    token_capacity_ = n;
-  }
-  uint32_t* const first_token = tokens_.get();
-  uint32_t* token = first_token;
-  uint32_t* const table = table_.data();
-  std::fill(table_.begin(), table_.end(), 0);
+  uint32_t* token = tokens;
   size_t pos = 0;
   size_t last_dist = 0;  // 0: no match yet
   if (n >= 16) {
@@ -283,28 +289,11 @@ size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
       // An empty slot names position 0: a real earlier position, or (at 0) no distance.
       const size_t hashed = table[h];
       table[h] = static_cast<uint32_t>(pos);
-      // The candidates: the last match's distance back, and the hashed position; the longer
-      // match wins (the distance back on a tie).
-      auto match_at = [&](size_t c) -> size_t {
-        const size_t dist = pos - c;
-        if (dist - 1 >= kWindow || Load32(s + c) != static_cast<uint32_t>(v)) return 0;
-        const size_t max = std::min<size_t>(kMaxMatch, n - pos);
-        size_t len = kMinMatch;
-        for (;;) {
-          if (len + 8 <= max) {
-            const uint64_t x = Load64(s + c + len) ^ Load64(s + pos + len);
-            if (x != 0) return len + (static_cast<size_t>(__builtin_ctzll(x)) >> 3);
-            len += 8;
-            continue;
-          }
-          while (len < max && s[c + len] == s[pos + len]) ++len;
-          return len;
-        }
-      };
-      size_t len = last_dist != 0 ? match_at(pos - last_dist) : 0;
+      const uint32_t first4 = static_cast<uint32_t>(v);
+      size_t len = last_dist != 0 ? MatchLength(s, n, pos, pos - last_dist, first4) : 0;
       size_t dist = last_dist;
       if (hashed != pos - last_dist) {
-        const size_t other = match_at(hashed);
+        const size_t other = MatchLength(s, n, pos, hashed, first4);
         if (other > len) {
           len = other;
           dist = pos - hashed;
@@ -316,133 +305,176 @@ size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
         const uint32_t d1 = static_cast<uint32_t>(dist - 1);
         const uint32_t ds = t.DistSymbol(d1);
         *token++ = kMatchBit | ds << 23 | l3 << 15 | d1;
-        ++lit_count[t.length_symbol[l3]];
-        ++dist_count[ds];
-        extra_bits += t.length_extra_bits[l3] + t.dist_extra_bits[ds];
+        ++counts.lit[t.length_symbol[l3]];
+        ++counts.dist[ds];
+        counts.extra_bits += t.length_extra_bits[l3] + t.dist_extra_bits[ds];
         pos += len;
         continue;
       }
       const uint8_t literal = static_cast<uint8_t>(v);
       *token++ = literal;
-      ++lit_count[literal];
+      ++counts.lit[literal];
       ++pos;
     }
   }
   for (; pos < n; ++pos) {
     *token++ = s[pos];
-    ++lit_count[s[pos]];
+    ++counts.lit[s[pos]];
   }
-  const absl::Span<const uint32_t> tokens(first_token, static_cast<size_t>(token - first_token));
-  lit_count[kEndOfBlock] = 1;
+  return static_cast<size_t>(token - tokens);
+}
 
-  // Codes.
-  AtLeastTwo(lit_count.data(), kLitLenSymbols);
-  AtLeastTwo(dist_count.data(), kDistSymbols);
-  std::array<uint8_t, kLitLenSymbols + kDistSymbols> lens{};
-  uint8_t* lit_lens = lens.data();
-  uint8_t* dist_lens = lens.data() + kLitLenSymbols;
-  HuffmanLengths(lit_count.data(), kLitLenSymbols, kMaxBits, lit_lens);
-  HuffmanLengths(dist_count.data(), kDistSymbols, kMaxBits, dist_lens);
-  int hlit = kLitLenSymbols;
-  while (hlit > 257 && lit_lens[hlit - 1] == 0) --hlit;
-  int hdist = kDistSymbols;
-  while (hdist > 1 && dist_lens[hdist - 1] == 0) --hdist;
+// A dynamic block's codes (RFC 1951 3.2.7): the litlen and distance code lengths, how many
+// of each are sent (hlit, hdist), their run-length coding, and its code (hclen sent).
+struct BlockCodes {
+  std::array<uint8_t, kLitLenSymbols> lit_lens{};
+  std::array<uint8_t, kDistSymbols> dist_lens{};
+  int hlit = 0, hdist = 0, hclen = 0;
+  std::array<CodeLenRun, kLitLenSymbols + kDistSymbols> runs{};
+  int num_runs = 0;
+  std::array<uint8_t, kCodeLenSymbols> cl_lens{};
+};
+
+// The codes for `counts` (the end of block counted in, at least two symbols per code), and
+// the block's size in bits.
+BlockCodes MakeCodes(SymbolCounts& counts, uint64_t& bits) {
+  BlockCodes c;
+  counts.lit[kEndOfBlock] = 1;
+  AtLeastTwo(counts.lit.data(), kLitLenSymbols);
+  AtLeastTwo(counts.dist.data(), kDistSymbols);
+  HuffmanLengths(counts.lit.data(), kLitLenSymbols, kMaxBits, c.lit_lens.data());
+  HuffmanLengths(counts.dist.data(), kDistSymbols, kMaxBits, c.dist_lens.data());
+  c.hlit = kLitLenSymbols;
+  while (c.hlit > 257 && c.lit_lens[c.hlit - 1] == 0) --c.hlit;
+  c.hdist = kDistSymbols;
+  while (c.hdist > 1 && c.dist_lens[c.hdist - 1] == 0) --c.hdist;
   // The lengths sent: litlen's hlit, then distance's hdist, as one sequence.
   std::array<uint8_t, kLitLenSymbols + kDistSymbols> sent{};
-  std::copy(lit_lens, lit_lens + hlit, sent.begin());
-  std::copy(dist_lens, dist_lens + hdist, sent.begin() + hlit);
-  std::array<CodeLenRun, kLitLenSymbols + kDistSymbols> runs{};
-  const int num_runs = RunLengths(sent.data(), hlit + hdist, runs.data());
+  std::copy(c.lit_lens.begin(), c.lit_lens.begin() + c.hlit, sent.begin());
+  std::copy(c.dist_lens.begin(), c.dist_lens.begin() + c.hdist, sent.begin() + c.hlit);
+  c.num_runs = RunLengths(sent.data(), c.hlit + c.hdist, c.runs.data());
   std::array<uint32_t, kCodeLenSymbols> cl_count{};
-  for (int i = 0; i < num_runs; ++i) ++cl_count[runs[i].symbol];
+  for (int i = 0; i < c.num_runs; ++i) ++cl_count[c.runs[i].symbol];
   AtLeastTwo(cl_count.data(), kCodeLenSymbols);
-  std::array<uint8_t, kCodeLenSymbols> cl_lens{};
-  HuffmanLengths(cl_count.data(), kCodeLenSymbols, kMaxCodeLenBits, cl_lens.data());
-  int hclen = kCodeLenSymbols;
-  while (hclen > 4 && cl_lens[kCodeLenOrder[hclen - 1]] == 0) --hclen;
+  HuffmanLengths(cl_count.data(), kCodeLenSymbols, kMaxCodeLenBits, c.cl_lens.data());
+  c.hclen = kCodeLenSymbols;
+  while (c.hclen > 4 && c.cl_lens[kCodeLenOrder[c.hclen - 1]] == 0) --c.hclen;
 
-  // Dynamic or stored, whichever is smaller.
-  uint64_t bits = 3 + 5 + 5 + 4 + 3 * static_cast<uint64_t>(hclen) + extra_bits;
-  for (int i = 0; i < num_runs; ++i) {
-    bits += cl_lens[runs[i].symbol] + kCodeLenExtraBits[runs[i].symbol];
+  bits = 3 + 5 + 5 + 4 + 3 * static_cast<uint64_t>(c.hclen) + counts.extra_bits;
+  for (int i = 0; i < c.num_runs; ++i) {
+    bits += c.cl_lens[c.runs[i].symbol] + kCodeLenExtraBits[c.runs[i].symbol];
   }
-  for (int i = 0; i < kLitLenSymbols; ++i) bits += uint64_t{lit_count[i]} * lit_lens[i];
-  for (int i = 0; i < kDistSymbols; ++i) bits += uint64_t{dist_count[i]} * dist_lens[i];
-  const size_t stored_blocks = std::max<size_t>(1, (n + kStoredMax - 1) / kStoredMax);
-  const uint64_t stored_bytes = n + 5 * stored_blocks;
+  for (int i = 0; i < kLitLenSymbols; ++i) bits += uint64_t{counts.lit[i]} * c.lit_lens[i];
+  for (int i = 0; i < kDistSymbols; ++i) bits += uint64_t{counts.dist[i]} * c.dist_lens[i];
+  return c;
+}
+
+size_t StoredBlocks(size_t size) {
+  return std::max<size_t>(1, (size + kStoredMax - 1) / kStoredMax);
+}
+
+// `in` as stored blocks, the last one final; returns where the bytes end.
+uint8_t* WriteStored(absl::Span<const uint8_t> in, BitWriter& w) {
+  const size_t blocks = StoredBlocks(in.size());
+  size_t done = 0;
+  for (size_t b = 0; b < blocks; ++b) {
+    const size_t size = std::min(kStoredMax, in.size() - done);
+    w.Put(b + 1 == blocks ? 1 : 0, 1);
+    w.Put(0, 2);
+    uint8_t* p = w.Align();
+    const uint16_t len = static_cast<uint16_t>(size);
+    const uint16_t nlen = static_cast<uint16_t>(~len);
+    p[0] = static_cast<uint8_t>(len);
+    p[1] = static_cast<uint8_t>(len >> 8);
+    p[2] = static_cast<uint8_t>(nlen);
+    p[3] = static_cast<uint8_t>(nlen >> 8);
+    if (size > 0) std::memcpy(p + 4, in.data() + done, size);
+    w.Skip(4 + size);
+    done += size;
+  }
+  return w.Align();
+}
+
+// `tokens` as one final dynamic-Huffman block with codes `c`; returns where the bytes end.
+uint8_t* WriteDynamic(const BlockCodes& c, absl::Span<const uint32_t> tokens, BitWriter& w) {
+  const Tables& t = GetTables();
+  std::array<uint16_t, kLitLenSymbols> lit_codes{};
+  std::array<uint16_t, kDistSymbols> dist_codes{};
+  std::array<uint16_t, kCodeLenSymbols> cl_codes{};
+  CanonicalCodes(c.lit_lens.data(), kLitLenSymbols, lit_codes.data());
+  CanonicalCodes(c.dist_lens.data(), kDistSymbols, dist_codes.data());
+  CanonicalCodes(c.cl_lens.data(), kCodeLenSymbols, cl_codes.data());
+  w.Put(1, 1);  // final
+  w.Put(2, 2);  // dynamic Huffman
+  w.Put(static_cast<uint64_t>(c.hlit - 257), 5);
+  w.Put(static_cast<uint64_t>(c.hdist - 1), 5);
+  w.Put(static_cast<uint64_t>(c.hclen - 4), 4);
+  w.Flush();
+  for (int i = 0; i < c.hclen; ++i) {
+    w.Put(c.cl_lens[kCodeLenOrder[i]], 3);
+    w.Flush();
+  }
+  for (int i = 0; i < c.num_runs; ++i) {
+    const CodeLenRun r = c.runs[i];
+    w.Put(cl_codes[r.symbol], c.cl_lens[r.symbol]);
+    w.Put(r.extra, kCodeLenExtraBits[r.symbol]);
+    w.Flush();
+  }
+  // Per block: each literal's code, and each length's code with its extra bits, as
+  // bits | count << 24.
+  const uint8_t* lit_lens = c.lit_lens.data();
+  const uint8_t* dist_lens = c.dist_lens.data();
+  std::array<uint32_t, 256> literal{};
+  for (int i = 0; i < 256; ++i) literal[i] = lit_codes[i] | uint32_t{lit_lens[i]} << 24;
+  std::array<uint32_t, 256> length{};
+  for (int l3 = 0; l3 < 256; ++l3) {
+    const uint32_t ls = t.length_symbol[l3];
+    length[l3] = (lit_codes[ls] | uint32_t{t.length_extra[l3]} << lit_lens[ls]) |
+                 static_cast<uint32_t>(lit_lens[ls] + t.length_extra_bits[l3]) << 24;
+  }
+  for (const uint32_t tok : tokens) {
+    if ((tok & kMatchBit) == 0) {
+      w.Put(literal[tok] & 0xffffff, static_cast<int>(literal[tok] >> 24));
+    } else {
+      const uint32_t len = length[(tok >> 15) & 0xff];
+      w.Put(len & 0xffffff, static_cast<int>(len >> 24));
+      const uint32_t d1 = tok & 0x7fff;
+      const uint32_t ds = (tok >> 23) & 0x1f;
+      w.Put(dist_codes[ds] | uint64_t{d1 + 1 - t.dist_base[ds]} << dist_lens[ds],
+            dist_lens[ds] + t.dist_extra_bits[ds]);
+    }
+    w.Flush();
+  }
+  w.Put(lit_codes[kEndOfBlock], lit_lens[kEndOfBlock]);
+  return w.Align();
+}
+
+}  // namespace
+
+Deflater::Deflater() : table_(size_t{1} << kHashBits) {}
+
+size_t Deflater::Bound(size_t size) { return 2 + size + 5 * StoredBlocks(size) + 4 + 8; }
+
+size_t Deflater::Compress(absl::Span<const uint8_t> in, uint8_t* out) {
+  const size_t n = in.size();
+  if (token_capacity_ < n) {
+    tokens_.reset(new uint32_t[n]);  // NOLINT: uninitialized on purpose
+    token_capacity_ = n;
+  }
+  std::fill(table_.begin(), table_.end(), 0);
+  SymbolCounts counts;
+  const size_t num_tokens = Lz77(in, table_.data(), tokens_.get(), counts);
+  uint64_t bits = 0;
+  const BlockCodes codes = MakeCodes(counts, bits);
 
   out[0] = 0x78;  // deflate, 32 KiB window
   out[1] = 0x01;  // fastest, no dictionary; (0x78 << 8 | 0x01) % 31 == 0
   BitWriter w(out + 2);
-  uint8_t* end = nullptr;
-  if ((bits + 7) / 8 >= stored_bytes) {
-    size_t done = 0;
-    for (size_t b = 0; b < stored_blocks; ++b) {
-      const size_t size = std::min(kStoredMax, n - done);
-      w.Put(b + 1 == stored_blocks ? 1 : 0, 1);
-      w.Put(0, 2);
-      uint8_t* p = w.Align();
-      const uint16_t len = static_cast<uint16_t>(size);
-      const uint16_t nlen = static_cast<uint16_t>(~len);
-      p[0] = static_cast<uint8_t>(len);
-      p[1] = static_cast<uint8_t>(len >> 8);
-      p[2] = static_cast<uint8_t>(nlen);
-      p[3] = static_cast<uint8_t>(nlen >> 8);
-      if (size > 0) std::memcpy(p + 4, s + done, size);
-      w.Skip(4 + size);
-      done += size;
-    }
-    end = w.Align();
-  } else {
-    std::array<uint16_t, kLitLenSymbols> lit_codes{};
-    std::array<uint16_t, kDistSymbols> dist_codes{};
-    std::array<uint16_t, kCodeLenSymbols> cl_codes{};
-    CanonicalCodes(lit_lens, kLitLenSymbols, lit_codes.data());
-    CanonicalCodes(dist_lens, kDistSymbols, dist_codes.data());
-    CanonicalCodes(cl_lens.data(), kCodeLenSymbols, cl_codes.data());
-    w.Put(1, 1);  // final
-    w.Put(2, 2);  // dynamic Huffman
-    w.Put(static_cast<uint64_t>(hlit - 257), 5);
-    w.Put(static_cast<uint64_t>(hdist - 1), 5);
-    w.Put(static_cast<uint64_t>(hclen - 4), 4);
-    w.Flush();
-    for (int i = 0; i < hclen; ++i) {
-      w.Put(cl_lens[kCodeLenOrder[i]], 3);
-      w.Flush();
-    }
-    for (int i = 0; i < num_runs; ++i) {
-      const CodeLenRun r = runs[i];
-      w.Put(cl_codes[r.symbol], cl_lens[r.symbol]);
-      w.Put(r.extra, kCodeLenExtraBits[r.symbol]);
-      w.Flush();
-    }
-    // Per block: each literal's code, and each length's code with its extra bits, as
-    // bits | count << 24.
-    std::array<uint32_t, 256> literal{};
-    for (int i = 0; i < 256; ++i) literal[i] = lit_codes[i] | uint32_t{lit_lens[i]} << 24;
-    std::array<uint32_t, 256> length{};
-    for (int l3 = 0; l3 < 256; ++l3) {
-      const uint32_t ls = t.length_symbol[l3];
-      length[l3] = (lit_codes[ls] | uint32_t{t.length_extra[l3]} << lit_lens[ls]) |
-                   static_cast<uint32_t>(lit_lens[ls] + t.length_extra_bits[l3]) << 24;
-    }
-    for (const uint32_t tok : tokens) {
-      if ((tok & kMatchBit) == 0) {
-        w.Put(literal[tok] & 0xffffff, static_cast<int>(literal[tok] >> 24));
-      } else {
-        const uint32_t len = length[(tok >> 15) & 0xff];
-        w.Put(len & 0xffffff, static_cast<int>(len >> 24));
-        const uint32_t d1 = tok & 0x7fff;
-        const uint32_t ds = (tok >> 23) & 0x1f;
-        w.Put(dist_codes[ds] | uint64_t{d1 + 1 - t.dist_base[ds]} << dist_lens[ds],
-              dist_lens[ds] + t.dist_extra_bits[ds]);
-      }
-      w.Flush();
-    }
-    w.Put(lit_codes[kEndOfBlock], lit_lens[kEndOfBlock]);
-    end = w.Align();
-  }
-  const uint32_t adler = libdeflate_adler32(1, s, n);
+  // Dynamic or stored, whichever is smaller.
+  uint8_t* const end = (bits + 7) / 8 >= n + 5 * StoredBlocks(n)
+                           ? WriteStored(in, w)
+                           : WriteDynamic(codes, absl::MakeConstSpan(tokens_.get(), num_tokens), w);
+  const uint32_t adler = libdeflate_adler32(1, in.data(), n);
   end[0] = static_cast<uint8_t>(adler >> 24);
   end[1] = static_cast<uint8_t>(adler >> 16);
   end[2] = static_cast<uint8_t>(adler >> 8);
