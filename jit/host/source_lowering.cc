@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -181,79 +183,222 @@ bool LowerShared(absl::string_view s, size_t start, size_t keyword, bool is_exte
   return true;
 }
 
-// The identifiers passed as the accumulator (first argument) of a wgmma call, and where the
-// first such call starts: `warptrace_wgmma_mma_async_bf16_ss<...>(acc, ...)`.
-struct Accumulators {
-  std::set<std::string, std::less<>> names;
-  size_t first_call = absl::string_view::npos;
-};
+// Just past the `[...]` subscripts that follow `i` (spaces and tabs between them allowed),
+// or `i` when none does; npos for an unbalanced one.
+size_t SkipSubscripts(absl::string_view s, size_t i) {
+  size_t end = i;
+  for (;;) {
+    size_t j = end;
+    while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
+    if (j >= s.size() || s[j] != '[') return end;
+    const size_t close = MatchClose(s, j);
+    if (close == absl::string_view::npos) return close;
+    end = close;
+  }
+}
 
-Accumulators FindAccumulators(absl::string_view s) {
-  Accumulators found;
-  constexpr absl::string_view kCall = "warptrace_wgmma_mma_async_bf16_";
+// The code of `s` with comments, literals and directives blanked to spaces (newlines kept),
+// so that the scans below see only code at the original offsets.
+std::string CodeOnly(absl::string_view s) {
+  std::string code(s);
   for (size_t i = 0; i < s.size();) {
     const size_t skipped = SkipNonCode(s, i, i == 0 || s[i - 1] == '\n');
-    if (skipped != i) {
-      i = skipped;
+    if (skipped == i) {
+      ++i;
       continue;
     }
-    if (!IsIdentStart(s[i])) {
+    for (size_t j = i; j < skipped; ++j) {
+      if (code[j] != '\n') code[j] = ' ';
+    }
+    i = skipped;
+  }
+  return code;
+}
+
+size_t SkipSpace(absl::string_view s, size_t i) {
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return i;
+}
+
+// Just past the `<...>` at `i` (template arguments), or npos when unbalanced.
+size_t SkipAngles(absl::string_view s, size_t i) {
+  int depth = 0;
+  for (size_t j = i; j < s.size(); ++j) {
+    if (s[j] == '<') ++depth;
+    if (s[j] == '>' && --depth == 0) return j + 1;
+    if (s[j] == ';' || s[j] == '{' || s[j] == '}') return absl::string_view::npos;
+  }
+  return absl::string_view::npos;
+}
+
+// The top-level comma-separated pieces of the parenthesized list from `open` (its `(`) to
+// `close` (just past its `)`); none for an empty list.
+std::vector<absl::string_view> SplitArguments(absl::string_view s, size_t open, size_t close) {
+  std::vector<absl::string_view> pieces;
+  int depth = 0;
+  size_t begin = open + 1;
+  for (size_t j = open + 1; j + 1 < close; ++j) {
+    const char c = s[j];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      pieces.push_back(s.substr(begin, j - begin));
+      begin = j + 1;
+    }
+  }
+  const absl::string_view inner = s.substr(open + 1, close - 2 - open);
+  if (!absl::StripAsciiWhitespace(inner).empty()) {
+    pieces.push_back(s.substr(begin, close - 1 - begin));
+  }
+  return pieces;
+}
+
+// The name an argument `ident` or `ident[...]...` passes (its whole text), else "".
+absl::string_view ArgumentArray(absl::string_view arg) {
+  arg = absl::StripAsciiWhitespace(arg);
+  size_t k = 0;
+  while (k < arg.size() && IsIdent(arg[k])) ++k;
+  if (k == 0 || !IsIdentStart(arg[0])) return {};
+  const size_t end = SkipSubscripts(arg, k);
+  if (end == absl::string_view::npos || SkipSpace(arg, end) != arg.size()) return {};
+  return arg.substr(0, k);
+}
+
+// The declared name of a parameter (`float (&d)[N / 16][8]` -> d, `unsigned short* sA` ->
+// sA): its last identifier outside subscripts, template arguments and a default value.
+std::string ParameterName(absl::string_view param) {
+  std::string name;
+  int square = 0, angle = 0;
+  for (size_t i = 0; i < param.size();) {
+    const char c = param[i];
+    if (c == '=' && square == 0 && angle == 0) break;
+    if (c == '[') ++square;
+    if (c == ']') --square;
+    if (c == '<') ++angle;
+    if (c == '>') --angle;
+    if (IsIdentStart(c)) {
+      size_t end = i;
+      while (end < param.size() && IsIdent(param[end])) ++end;
+      if (square == 0 && angle == 0) name = std::string(param.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    ++i;
+  }
+  return name;
+}
+
+// The register arrays of the source: the identifiers a wgmma call takes as registers (its
+// accumulator, first argument, and for the RS form its A fragment, second; each possibly
+// subscripted: `warptrace_wgmma_mma_async_bf16_ss<...>(acc[m], ...)`), and, through
+// helpers, the arguments a call passes where the helper's parameter is one of those names
+// (`gemm(tSrS, ...)` of `void gemm(float (&tCrC)[32], ...)` that passes tCrC to a wgmma),
+// to a fixed point. Scope-blind, so it over-approximates; the run-time check decides.
+std::set<std::string, std::less<>> FindRegisterArrays(absl::string_view source) {
+  const std::string code_text = CodeOnly(source);
+  const absl::string_view s = code_text;
+  constexpr absl::string_view kCall = "warptrace_wgmma_mma_async_bf16_";
+  struct Call {
+    absl::string_view callee;
+    size_t open, close;  // its argument list's parentheses
+  };
+  std::vector<Call> calls;
+  std::map<absl::string_view, std::vector<std::string>> functions;  // name -> parameters
+  for (size_t i = 0; i < s.size();) {
+    if (!IsIdentStart(s[i]) || (i > 0 && IsIdent(s[i - 1]))) {
       ++i;
       continue;
     }
     size_t end = i;
     while (end < s.size() && IsIdent(s[end])) ++end;
     const absl::string_view word = s.substr(i, end - i);
-    const size_t start = i;
     i = end;
-    if (!absl::StartsWith(word, kCall) || word.size() != kCall.size() + 2) continue;
-    size_t j = end;
-    while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-    if (j < s.size() && s[j] == '<') {  // template arguments: skip to the matching '>'
-      int depth = 0;
-      for (; j < s.size(); ++j) {
-        if (s[j] == '<') ++depth;
-        if (s[j] == '>' && --depth == 0) break;
-      }
-      ++j;
+    size_t j = SkipSpace(s, end);
+    if (j < s.size() && s[j] == '<') {
+      const size_t after = SkipAngles(s, j);
+      if (after == absl::string_view::npos) continue;
+      j = SkipSpace(s, after);
     }
-    while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
     if (j >= s.size() || s[j] != '(') continue;
-    ++j;
-    while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-    size_t k = j;
-    while (k < s.size() && IsIdent(s[k])) ++k;
-    if (k == j || !IsIdentStart(s[j])) continue;
-    size_t after = k;
-    while (after < s.size() && std::isspace(static_cast<unsigned char>(s[after]))) ++after;
-    if (after >= s.size() || (s[after] != ',' && s[after] != ')')) continue;
-    found.names.emplace(s.substr(j, k - j));
-    found.first_call = std::min(found.first_call, start);
+    const size_t close = MatchClose(s, j);
+    if (close == absl::string_view::npos) continue;
+    if (word == "if" || word == "for" || word == "while" || word == "switch" ||
+        word == "return" || word == "sizeof" || word == "catch") {
+      continue;
+    }
+    calls.push_back({word, j, close});
+    size_t body = SkipSpace(s, close);
+    while (body < s.size() && IsIdentStart(s[body])) {  // const, noexcept, ...
+      while (body < s.size() && IsIdent(s[body])) ++body;
+      body = SkipSpace(s, body);
+    }
+    if (body < s.size() && s[body] == '{') {
+      std::vector<std::string>& params = functions[word];
+      params.clear();
+      for (absl::string_view param : SplitArguments(s, j, close)) {
+        params.push_back(ParameterName(param));
+      }
+    }
   }
-  return found;
+  std::set<std::string, std::less<>> names;
+  for (const Call& c : calls) {
+    if (!absl::StartsWith(c.callee, kCall) || c.callee.size() != kCall.size() + 2) continue;
+    const std::vector<absl::string_view> args = SplitArguments(s, c.open, c.close);
+    const size_t registers = absl::EndsWith(c.callee, "rs") ? 2 : 1;
+    for (size_t a = 0; a < registers && a < args.size(); ++a) {
+      const absl::string_view name = ArgumentArray(args[a]);
+      if (!name.empty()) names.emplace(name);
+    }
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Call& c : calls) {
+      auto f = functions.find(c.callee);
+      if (f == functions.end()) continue;
+      const std::vector<absl::string_view> args = SplitArguments(s, c.open, c.close);
+      for (size_t a = 0; a < args.size() && a < f->second.size(); ++a) {
+        if (names.count(f->second[a]) == 0) continue;
+        const absl::string_view name = ArgumentArray(args[a]);
+        if (!name.empty() && names.emplace(name).second) grew = true;
+      }
+    }
+  }
+  return names;
 }
 
 // Whether the identifier at `i` (followed by `[`) is an element access rather than the
-// declarator of a declaration (`float acc[64]`, `float a[4], acc[4]`): what precedes it is
-// an operator or punctuation (a `,` only inside parentheses: a call's argument, not the
-// next declarator), or a keyword that starts an expression. (A `*` before it is an
-// operator: an accumulator is a float array, never declared as an array of pointers.) `prev` is the last character of code before it, `prev_word` the identifier
-// ending there (if any), `paren_depth` the parentheses open at `i`.
-bool IsElementAccess(char prev, absl::string_view prev_word, int paren_depth) {
+// declarator of a declaration (`float acc[64]`, `float a[4], acc[4]`) or a member
+// (`s.acc[i]`, `p->acc[i]`, `ns::acc[i]`): what precedes it is an operator or punctuation
+// (a `,` only inside parentheses: a call's argument, not the next declarator), or a keyword
+// that starts an expression. (A `*` before it is an operator: a register array is never
+// declared as an array of pointers.) `prev` is the last character of code before it,
+// `prev2` the one before that, `prev_word` the identifier ending there (if any),
+// `paren_depth` the parentheses open at `i`.
+bool IsElementAccess(char prev, char prev2, absl::string_view prev_word, int paren_depth) {
   if (!prev_word.empty()) {
     return prev_word == "return" || prev_word == "case" || prev_word == "else" ||
            prev_word == "do";
   }
   if (prev == ',') return paren_depth > 0;
+  if (prev == '.' || (prev == '>' && prev2 == '-') || (prev == ':' && prev2 == ':')) {
+    return false;
+  }
   // `&acc[i]` takes an address (no access: a float array has no bitwise and).
   return prev != '\0' && prev != '&';
 }
 
+// Where a wrapped subscript expression ends, and the text that closes the wrap there.
+struct PendingClose {
+  size_t at;
+  std::string text;
+};
+
 }  // namespace
 
 std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
-  const Accumulators accumulators = FindAccumulators(s);
+  const std::set<std::string, std::less<>> registers = FindRegisterArrays(s);
   char prev = '\0';            // the last character of code written
+  char prev2 = '\0';           // the one before it
   absl::string_view prev_word;  // the identifier that ended there, if any
   int paren_depth = 0;
   std::string out;
@@ -261,7 +406,12 @@ std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
   bool line_start = true;
   size_t pending_extern = absl::string_view::npos;  // where an `extern` just before began
   size_t out_before_extern = 0;
+  std::vector<PendingClose> closes;  // innermost last: nested wraps end first
   for (size_t i = 0; i < s.size();) {
+    while (!closes.empty() && closes.back().at <= i) {
+      out += closes.back().text;
+      closes.pop_back();
+    }
     const size_t skipped = SkipNonCode(s, i, line_start);
     if (skipped != i) {
       absl::StrAppend(&out, s.substr(i, skipped - i));
@@ -275,6 +425,7 @@ std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
         line_start = false;
         pending_extern = absl::string_view::npos;
         if (!IsIdent(c)) {  // a digit continues a number, not an identifier
+          prev2 = prev;
           prev = c;
           prev_word = {};
         }
@@ -311,19 +462,26 @@ std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
     } else {
       pending_extern = absl::string_view::npos;
     }
-    size_t next = end;
-    while (next < s.size() && (s[next] == ' ' || s[next] == '\t')) ++next;
-    if (i > accumulators.first_call && next < s.size() && s[next] == '[' &&
-        accumulators.names.count(word) != 0 && IsElementAccess(prev, prev_word, paren_depth)) {
-      // The statement's #line file is its builder path.
-      absl::StrAppend(&out, "::warptrace_host::wgmma::Access(", word, ", \"", word,
-                      "\", __builtin_FILE())");
+    const size_t chain_end =
+        registers.count(word) != 0 ? SkipSubscripts(s, end) : absl::string_view::npos;
+    if (chain_end != absl::string_view::npos && chain_end != end &&
+        IsElementAccess(prev, prev2, prev_word, paren_depth)) {
+      // The whole subscript expression goes through the check, which decides at run time
+      // (by its type and address) whether it accesses registers. The statement's #line
+      // file is its builder path.
+      absl::StrAppend(&out, "::warptrace_host::wgmma::Access(", word);
+      closes.push_back({chain_end, absl::StrCat(", \"", word, "\", __builtin_FILE())")});
     } else {
       absl::StrAppend(&out, word);
     }
+    prev2 = prev;
     prev = word.back();
     prev_word = word;
     i = end;
+  }
+  while (!closes.empty()) {  // a wrap that ends with the text (no code after it)
+    out += closes.back().text;
+    closes.pop_back();
   }
   return out;
 }

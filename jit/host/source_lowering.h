@@ -7,11 +7,16 @@
 //       ::warptrace_host::DynamicShared<T>();
 //   asm [volatile] (...)                      ->  a `#pragma GCC error` naming the inline
 //       PTX and saying that it needs a GPU (only where the preprocessor keeps the code)
-//   acc[...]  (after the first wgmma call, for each array passed to one as its accumulator)
-//       ->  ::warptrace_host::wgmma::Access(acc, "acc", __builtin_FILE())[...]: the access
-//       fails the launch while a wgmma on it is pending (wgmma_host.h); its declarator
-//       (`float acc[64]`, after a type or as a later declarator) and `&acc[...]` are left
-//       alone
+//   acc[i][j]  (a subscript expression of an identifier that some wgmma call in the source
+//       takes as its accumulator or, RS form, its A fragment)
+//       ->  ::warptrace_host::wgmma::Access(acc[i][j], "acc", __builtin_FILE()), which decides
+//       at run time, by the expression's type and address, what it is (wgmma_host.h): an
+//       element of a pending wgmma's registers fails the launch, any element access is
+//       noted for the wgmma.fence rule, and a (sub-)array passed on (to a wgmma or to a
+//       helper) is no access. The names over-approximate (a helper's parameter, a name
+//       reused in another scope): an extra wrap costs a check, never a false alarm.
+//       Declarators (`float acc[64]`, after a type or as a later declarator), members
+//       (`s.acc[i]`, `p->acc[i]`, `ns::acc[i]`) and `&acc[...]` are left alone.
 //
 // A `__shared__` declaration of another form (several declarators, an initializer) is left
 // alone: cuda_on_cpu.h turns any `__shared__` left over into a compile error that says

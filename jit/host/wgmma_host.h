@@ -28,18 +28,37 @@
 // Asynchrony. wgmma.mma_async computes its result at issue (shared memory is read then) and
 // keeps it in the thread's pending state; the accumulator registers are overwritten with a
 // poison NaN (0x7fe0dead) until the wgmma.wait_group that retires the group, which writes
-// the results. So:
-//   - reading (or writing) an element of an accumulator array before its retiring wait is
-//     a launch error at the access, naming the thread, the array and the statement's builder
-//     path: the source lowering (source_lowering.h) routes each `acc[...]` of an array the
-//     kernel passes to a wgmma through Access() below;
-//   - an access it cannot see (through a pointer or a reference to the array) reads the
-//     NaN; a write there is a launch error at the retiring wait (or at the next wgmma on
-//     the same accumulator), naming the register;
-//   - wgmmas chained on one accumulator before a wait (the usual k-loop) accumulate
-//     through the pending result, as on the GPU;
-//   - not detected: shared memory or A registers changed between issue and wait (the
-//     emulation has already read them), and a thread exiting with groups pending.
+// the results. The rules are the PTX ISA's (wgmma.fence, wgmma.mma_async, wgmma.wait_group),
+// decided on the registers each instruction and each access actually touches at run time
+// (addresses), never on names:
+//   - "Accessing the accumulator register or the input registers containing fragments of
+//     matrix A of a wgmma.mma_async instruction without first performing a wgmma.wait_group
+//     instruction that waits on a wgmma-group including that wgmma.mma_async instruction is
+//     an undefined behavior": an ordinary read or write of an element of a pending wgmma's
+//     accumulator (or of its A fragment, RS form) is a launch error at the access, naming
+//     the thread, the array, the register and the statement's builder path. The source
+//     lowering (source_lowering.h) routes element accesses through Access() below; an
+//     access that passes a whole (sub-)array on (to a wgmma, or to a helper) is not an
+//     access of its registers, so chaining through helpers of any parameter names is fine.
+//   - "... except when these are accumulator register accesses across multiple
+//     wgmma.mma_async instructions of the same shape. In that case, ordering is guaranteed
+//     by default": a wgmma of the same shape (m64nNk16, the same N) on exactly the registers
+//     of a pending one, in the same group or a later one, chains on its result (the usual
+//     k-loop; CUTLASS's two groups in flight); a wgmma whose accumulator overlaps a pending
+//     one's registers otherwise (another N, another start) is a launch error, and so is an
+//     A fragment (RS) that is a pending wgmma's accumulator.
+//   - "The wgmma.fence instruction must be used ... before the first wgmma.mma_async
+//     operation in a warpgroup [and] between a register access by a thread in the
+//     warpgroup and any wgmma.mma_async instruction that accesses the same registers, either
+//     as accumulator or input register containing fragments of matrix A": a wgmma whose
+//     accumulator or A fragment ordinary code accessed since the thread's last wgmma.fence
+//     (or with no wgmma.fence before it at all) is a launch error saying what is missing.
+//     (MmaGroup starts with a wgmma.fence.)
+//   - an access the lowering cannot see (through a pointer to the array, or under a name
+//     no wgmma takes) reads the NaN; a write there is a launch error at the retiring wait
+//     (or at the next wgmma on the same accumulator), naming the register.
+//   - not detected: shared memory changed between issue and wait (the emulation has
+//     already read it), and a thread exiting with groups pending.
 // Misuse that fails the launch, naming block, thread and instruction: descriptors, scale-d,
 // transposes or N differing across the warpgroup; a warp missing from any warpgroup-wide
 // instruction (the exchange); wait_group N > 7; a descriptor with a nonzero base offset (not
@@ -55,6 +74,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -381,7 +401,14 @@ struct PendingMma {
   unsigned int count;  // N/2
   bool superseded;     // a later wgmma on the same accumulator took its result
   const char* what;
+  const unsigned int* a;  // RS: the A fragment's 4 registers; null for SS
   float result[128];
+};
+
+// Bytes [lo, hi) of a thread's registers (its arrays on the fiber's stack).
+struct RegisterRange {
+  const char* lo;
+  const char* hi;
 };
 
 struct ThreadState {
@@ -389,6 +416,12 @@ struct ThreadState {
   WarptraceHostDim block{~0u, ~0u, ~0u};
   std::vector<PendingMma> open;                 // issued, not committed
   std::vector<std::vector<PendingMma>> groups;  // committed, oldest first
+  // Registers ordinary code accessed (through Access) since the thread's last wgmma.fence,
+  // merged where adjacent; and whether the thread executed a wgmma.fence at all.
+  std::vector<RegisterRange> accessed;
+  const char* accessed_name = nullptr;  // the array of the first access recorded
+  const char* accessed_site = nullptr;  // and its statement
+  bool fenced = false;
 };
 
 // The calling CUDA thread's state. The fibers of a block run on one worker thread, so a
@@ -402,6 +435,10 @@ inline ThreadState& State() {
       s.block.y != t.block_idx.y || s.block.z != t.block_idx.z) {
     s.open.clear();
     s.groups.clear();
+    s.accessed.clear();
+    s.accessed_name = nullptr;
+    s.accessed_site = nullptr;
+    s.fenced = false;
     s.launch = t.clock->ns_base;
     s.block = t.block_idx;
   }
@@ -427,32 +464,77 @@ inline void CheckUntouched(const PendingMma& p, const char* at) {
   }
 }
 
-// An element access `name[...]` of accumulator array `acc` in kernel code, at builder path
-// (or file) `site`: the host's source lowering (source_lowering.h) wraps every such access
-// of an identifier the kernel passes to a wgmma as its accumulator. Fails when `acc`
-// overlaps the registers of a wgmma of this thread that no wgmma.wait_group retired yet:
-// a read gets the tensor core's unfinished result on a GPU (the host's poison NaN), a
-// write races with it.
-template <typename A>
-inline A& Access(A& acc, const char* name, const char* site) {
-  const char* lo = reinterpret_cast<const char*>(&acc);
-  const char* hi = lo + sizeof(A);
+// Whether [lo, hi) and [p_lo, p_hi) share a byte.
+inline bool Overlaps(const char* lo, const char* hi, const char* p_lo, const char* p_hi) {
+  return lo < p_hi && p_lo < hi;
+}
+
+// Records that ordinary code accessed [lo, hi) (for the wgmma.fence rule), merging it with
+// an adjacent or overlapping range (an element loop grows one range).
+inline void NoteAccess(ThreadState& s, const char* lo, const char* hi, const char* name,
+                       const char* site) {
+  for (RegisterRange& r : s.accessed) {
+    if (lo <= r.hi && r.lo <= hi) {
+      if (lo < r.lo) r.lo = lo;
+      if (hi > r.hi) r.hi = hi;
+      return;
+    }
+  }
+  if (s.accessed.empty()) {
+    s.accessed_name = name;
+    s.accessed_site = site;
+  }
+  s.accessed.push_back(RegisterRange{lo, hi});
+}
+
+// Fails when [lo, hi), an element `name` that ordinary code reads or writes at `site`,
+// holds registers of a wgmma of this thread that no wgmma.wait_group retired yet.
+inline void CheckElementAccess(const char* lo, const char* hi, const char* name,
+                               const char* site) {
   ThreadState& s = State();
   auto check = [&](const std::vector<PendingMma>& ops) {
     for (const PendingMma& p : ops) {
       const char* p_lo = reinterpret_cast<const char*>(p.d);
       const char* p_hi = p_lo + p.count * sizeof(float);
-      if (p.superseded || hi <= p_lo || p_hi <= lo) continue;
-      Fail("%s: accumulator '%s' is read (or written) while a %s on it is pending: no "
-           "wgmma.wait_group retired its group yet, so on a GPU it holds no result (the host "
-           "backend's poison NaN) and a write races with the tensor cores; wait for the group "
-           "first (WaitMmaGroups, warptrace_wgmma_wait_group)",
-           site, name, p.what);
+      if (!p.superseded && Overlaps(lo, hi, p_lo, p_hi)) {
+        Fail("%s: accumulator '%s' is read (or written) while a %s on it is pending (its "
+             "register d[%u] of %u): no wgmma.wait_group retired its group yet, so on a GPU "
+             "it holds no result (the host backend's poison NaN) and a write races with the "
+             "tensor cores; wait for the group first (WaitMmaGroups, "
+             "warptrace_wgmma_wait_group)",
+             site, name, p.what, static_cast<unsigned int>((lo - p_lo) / sizeof(float)),
+             p.count);
+      }
+      const char* a_lo = reinterpret_cast<const char*>(p.a);
+      if (p.a != nullptr && Overlaps(lo, hi, a_lo, a_lo + 4 * sizeof(unsigned int))) {
+        Fail("%s: '%s' is read (or written) while a %s holding it as its A fragment (register "
+             "a[%u] of 4) is pending: no wgmma.wait_group retired its group yet, and the PTX "
+             "ISA makes accessing a pending wgmma's A registers undefined; wait for the "
+             "group first (WaitMmaGroups, warptrace_wgmma_wait_group)",
+             site, name, p.what, static_cast<unsigned int>((lo - a_lo) / sizeof(unsigned int)));
+      }
     }
   };
   for (const std::vector<PendingMma>& group : s.groups) check(group);
   check(s.open);
-  return acc;
+  NoteAccess(s, lo, hi, name, site);
+}
+
+// `name[...]...` in kernel code, at builder path (or file) `site`: the host's source
+// lowering (source_lowering.h) wraps each subscript expression of an identifier that some
+// wgmma in the translation unit takes as its accumulator or A fragment (over-approximating:
+// a name reused in another scope, or a helper's parameter, only costs a check). Decided on
+// what the expression is at run time: an element (a scalar) is an access of its registers,
+// checked (CheckElementAccess) and noted for the wgmma.fence rule; a (sub-)array is passed on
+// as registers (to a wgmma, whose rules are MmaAsync's, or to a helper, whose own accesses
+// are checked), not accessed.
+template <typename T>
+inline T& Access(T& x, const char* name, const char* site) {
+  if constexpr (!std::is_array_v<T>) {
+    const char* lo = reinterpret_cast<const char*>(&x);
+    CheckElementAccess(lo, lo + sizeof(T), name, site);
+  }
+  return x;
 }
 
 // ---- Instructions ----
@@ -461,7 +543,39 @@ struct Nothing {
   char unused;
 };
 
-inline void Fence() { Exchange(kWarpgroup, Nothing{0}, "wgmma.fence.sync.aligned"); }
+inline void Fence() {
+  Exchange(kWarpgroup, Nothing{0}, "wgmma.fence.sync.aligned");
+  ThreadState& s = State();
+  s.fenced = true;
+  s.accessed.clear();
+  s.accessed_name = nullptr;
+  s.accessed_site = nullptr;
+}
+
+// The wgmma.fence rule for registers [lo, hi) of the wgmma `what` at `site` (`operand`:
+// "accumulator" or "A fragment").
+inline void CheckFenced(const ThreadState& s, const char* lo, const char* hi, const char* what,
+                        const char* site, const char* operand) {
+  if (!s.fenced) {
+    Fail("%s at %s: no wgmma.fence.sync.aligned before this thread's first wgmma.mma_async; "
+         "the PTX ISA requires one before the first wgmma of a warpgroup (and after the "
+         "registers it uses were last accessed): call warptrace_wgmma_fence() first (an "
+         "MmaGroup starts with one)",
+         what, site != nullptr ? site : "?");
+  }
+  for (const RegisterRange& r : s.accessed) {
+    if (!Overlaps(lo, hi, r.lo, r.hi)) continue;
+    const char* first = lo > r.lo ? lo : r.lo;
+    Fail("%s at %s: its %s register %s[%u] was accessed by ordinary code (first: '%s' at %s) "
+         "after the last wgmma.fence: the PTX ISA requires a wgmma.fence between a register "
+         "access and a wgmma.mma_async that uses the same registers. Missing: "
+         "warptrace_wgmma_fence() after the last access (an MmaGroup starts with one)",
+         what, site != nullptr ? site : "?", operand, operand[0] == 'A' ? "a" : "d",
+         static_cast<unsigned int>((first - lo) / 4),
+         s.accessed_name != nullptr ? s.accessed_name : "?",
+         s.accessed_site != nullptr ? s.accessed_site : "?");
+  }
+}
 
 inline void CommitGroup() {
   Exchange(kWarpgroup, Nothing{0}, "wgmma.commit_group.sync.aligned");
@@ -601,17 +715,42 @@ inline void CheckMmaUniform(const MmaOperands* all, bool rs, const char* what) {
                [](const MmaOperands& o) { return (unsigned long long)o.trans_b; });
 }
 
-// The input accumulator of a wgmma on the `count` registers at `d`: a pending wgmma's
-// result on the same registers (which this one supersedes), or the registers themselves.
-inline const float* MmaInput(ThreadState& s, float* d, unsigned int count, const char* what) {
+// The input accumulator of a wgmma on the `count` registers at `d` (A fragment `a`, RS): a
+// pending wgmma's result on the same registers of the same shape (which this one
+// supersedes: ordered by the ISA), or the registers themselves. Any other overlap with a
+// pending wgmma's registers fails.
+inline const float* MmaInput(ThreadState& s, float* d, unsigned int count,
+                             const unsigned int* a, const char* what) {
   const float* input = d;
+  const char* lo = reinterpret_cast<const char*>(d);
+  const char* hi = lo + count * sizeof(float);
+  const char* a_lo = reinterpret_cast<const char*>(a);
   auto chain = [&](std::vector<PendingMma>& ops) {
     for (PendingMma& q : ops) {
-      if (q.d != d || q.superseded) continue;
-      if (q.count != count) {
+      if (q.superseded) continue;
+      const char* q_lo = reinterpret_cast<const char*>(q.d);
+      const char* q_hi = q_lo + q.count * sizeof(float);
+      if (a != nullptr && Overlaps(a_lo, a_lo + 4 * sizeof(unsigned int), q_lo, q_hi)) {
+        Fail("%s: its A fragment is registers of the accumulator of a pending %s that no "
+             "wgmma.wait_group retired yet (they hold no result until then); wait for that "
+             "group before converting its accumulator into an A fragment",
+             what, q.what);
+      }
+      if (!Overlaps(lo, hi, q_lo, q_hi)) continue;
+      if (q.d == d && q.count != count) {
         Fail("%s: its accumulator is the pending accumulator of a %s (%u registers, not %u) "
-             "that no wgmma.wait_group retired yet",
+             "that no wgmma.wait_group retired yet: only wgmma.mma_async of the same shape "
+             "are ordered on one accumulator (PTX ISA, wgmma.fence); wait for that group "
+             "first",
              what, q.what, q.count, count);
+      }
+      if (q.d != d) {
+        Fail("%s: its accumulator (%u registers) overlaps the pending accumulator of a %s "
+             "(%u registers, %+lld registers away) that no wgmma.wait_group retired yet: "
+             "only wgmma.mma_async of the same shape on the same registers are ordered (PTX "
+             "ISA, wgmma.fence); wait for that group first",
+             what, count, q.what, q.count,
+             static_cast<long long>((q_lo - lo) / static_cast<long long>(sizeof(float))));
       }
       CheckUntouched(q, what);
       q.superseded = true;
@@ -699,7 +838,16 @@ inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned 
   p.count = count;
   p.superseded = false;
   p.what = what;
-  const float* input = MmaInput(s, d, count, what);
+  p.a = a;
+  {
+    const char* lo = reinterpret_cast<const char*>(d);
+    CheckFenced(s, lo, lo + count * sizeof(float), what, site, "accumulator");
+    if (rs) {
+      const char* a_lo = reinterpret_cast<const char*>(a);
+      CheckFenced(s, a_lo, a_lo + 4 * sizeof(unsigned int), what, site, "A fragment");
+    }
+  }
+  const float* input = MmaInput(s, d, count, a, what);
 
   // d_i = 4j + 2h + q (j = i>>2, h = (i>>1)&1, q = i&1) is row h, column 2j + q: the four
   // accumulators 4j .. 4j+3 take (a_h0, a_h0, a_h1, a_h1) * (b_j0, b_j1, b_j0, b_j1) at each

@@ -1,5 +1,5 @@
-// The host backend's source lowering: the element accesses of wgmma accumulators it routes
-// through the pending-group check, and the declarations it leaves alone.
+// The host backend's source lowering: the subscript expressions of wgmma register arrays it
+// routes through the run-time check, and the declarations and members it leaves alone.
 #include "jit/host/source_lowering.h"
 
 #include <algorithm>
@@ -20,9 +20,12 @@ std::string Lower(const std::string& source) {
   return LowerForHost(source, &site);
 }
 
-constexpr char kAccess[] = "::warptrace_host::wgmma::Access(acc, \"acc\", __builtin_FILE())";
+// The wrap of a subscript expression `text` of `name`.
+std::string Access(const std::string& name, const std::string& text) {
+  return "::warptrace_host::wgmma::Access(" + text + ", \"" + name + "\", __builtin_FILE())";
+}
 
-TEST(SourceLoweringTest, AccumulatorAccessesAfterTheWgmmaGoThroughTheCheck) {
+TEST(SourceLoweringTest, AccumulatorSubscriptsGoThroughTheCheckWherever) {
   const std::string lowered = Lower(
       "float acc[64];\n"
       "for (int i = 0; i < 64; ++i) acc[i] = 0.0f;\n"
@@ -30,25 +33,66 @@ TEST(SourceLoweringTest, AccumulatorAccessesAfterTheWgmmaGoThroughTheCheck) {
       "out[0] = acc[1] * 2.0f; out[1] = 3.0f * acc [2]; f(x, acc[3]);\n"
       "return acc[4];\n"
       "float* p = &acc[5];\n");
-  EXPECT_THAT(lowered, HasSubstr("float acc[64];\n"));                  // the declaration
-  EXPECT_THAT(lowered, HasSubstr("++i) acc[i] = 0.0f;"));               // before any wgmma
+  EXPECT_THAT(lowered, HasSubstr("float acc[64];\n"));  // the declaration
+  // Before the wgmma too: the wgmma.fence rule needs every access.
+  EXPECT_THAT(lowered, HasSubstr("++i) " + Access("acc", "acc[i]") + " = 0.0f;"));
   EXPECT_THAT(lowered, HasSubstr("bf16_ss<128, 0, 1>(acc, da, db, 1)"));  // the operand
-  EXPECT_THAT(lowered, HasSubstr(std::string("out[0] = ") + kAccess + "[1] * 2.0f;"));
-  EXPECT_THAT(lowered, HasSubstr(std::string("3.0f * ") + kAccess + " [2];"));
-  EXPECT_THAT(lowered, HasSubstr(std::string("f(x, ") + kAccess + "[3]);"));
-  EXPECT_THAT(lowered, HasSubstr(std::string("return ") + kAccess + "[4];"));
+  EXPECT_THAT(lowered, HasSubstr("out[0] = " + Access("acc", "acc[1]") + " * 2.0f;"));
+  EXPECT_THAT(lowered, HasSubstr("3.0f * " + Access("acc", "acc [2]") + ";"));
+  EXPECT_THAT(lowered, HasSubstr("f(x, " + Access("acc", "acc[3]") + ");"));
+  EXPECT_THAT(lowered, HasSubstr("return " + Access("acc", "acc[4]") + ";"));
   EXPECT_THAT(lowered, HasSubstr("float* p = &acc[5];"));  // an address, not an access
 }
 
-TEST(SourceLoweringTest, DeclaratorsCommentsAndOtherArraysAreLeftAlone) {
+// The whole subscript chain is one wrap (the run time tells a register from a sub-array by
+// its type), subscripted accumulators and A fragments of the RS form are found, and a
+// subscript inside a subscript is wrapped inside.
+TEST(SourceLoweringTest, WrapsWholeSubscriptChainsOfAccumulatorsAndAFragments) {
+  const std::string lowered = Lower(
+      "warptrace_wgmma_mma_async_bf16_ss<64>(d[m_it], da, db, 1);\n"
+      "warptrace_wgmma_mma_async_bf16_rs<64>(o, p[kk], db, 1);\n"
+      "x = d[m_it][w][0]; wgmma192(d[m_it], sa);\n"
+      "p[kk][j] = bits; y = o[d[0][1][2]];\n");
+  EXPECT_THAT(lowered, HasSubstr("x = " + Access("d", "d[m_it][w][0]") + ";"));
+  EXPECT_THAT(lowered, HasSubstr("wgmma192(" + Access("d", "d[m_it]") + ", sa);"));
+  EXPECT_THAT(lowered, HasSubstr(Access("p", "p[kk][j]") + " = bits;"));
+  EXPECT_THAT(lowered,
+              HasSubstr("y = " + Access("o", "o[" + Access("d", "d[0][1][2]") + "]") + ";"));
+  // The calls' own operands: an identifier passed on is not a subscript expression.
+  EXPECT_THAT(lowered, HasSubstr("_rs<64>(o, " + Access("p", "p[kk]") + ", db, 1);"));
+}
+
+// FA3's port calls one helper (flash::gemm) for both GEMMs: the arrays it is handed become
+// register arrays through the helper's parameter, whatever either is called.
+TEST(SourceLoweringTest, ArraysHandedToAHelperThatPassesThemToAWgmmaAreChecked) {
+  const std::string lowered = Lower(
+      "template <bool Zero>\n"
+      "__device__ void gemm(float (&tCrC)[32], const unsigned (&tCrA)[4][4], int k) {\n"
+      "  for (int kk = 0; kk < 4; ++kk)\n"
+      "    warptrace_wgmma_mma_async_bf16_rs<64>(tCrC, tCrA[kk], k, Zero ? 0 : 1);\n"
+      "}\n"
+      "__global__ void attn(float* out) {\n"
+      "  float tOrO[32]; unsigned tOrP[4][4]; float other[4];\n"
+      "  gemm<false>(tOrO, tOrP, 1);\n"
+      "  out[0] = tOrO[3] + other[1]; tOrP[0][1] = 2u;\n"
+      "}\n");
+  EXPECT_THAT(lowered, HasSubstr("out[0] = " + Access("tOrO", "tOrO[3]") + " + other[1];"));
+  EXPECT_THAT(lowered, HasSubstr(Access("tOrP", "tOrP[0][1]") + " = 2u;"));
+  EXPECT_THAT(lowered, HasSubstr("gemm<false>(tOrO, tOrP, 1);"));
+  EXPECT_THAT(lowered, Not(HasSubstr("Access(other")));
+}
+
+TEST(SourceLoweringTest, DeclaratorsMembersCommentsAndOtherArraysAreLeftAlone) {
   const std::string lowered = Lower(
       "warptrace_wgmma_mma_async_bf16_rs<64>(acc, a, db, 0);\n"
       "float other[4], acc[32];  // acc[0] in a comment\n"
       "const char* s = \"acc[1]\";\n"
-      "other[0] = 1.0f;\n");
+      "other[0] = 1.0f; t.acc[2] = 0; u->acc[3] = 0; ns::acc[4] = 0;\n"
+      "__device__ void h(float (&acc)[32], const unsigned a[4]);\n");
   EXPECT_THAT(lowered, HasSubstr("float other[4], acc[32];  // acc[0] in a comment"));
   EXPECT_THAT(lowered, HasSubstr("\"acc[1]\""));
-  EXPECT_THAT(lowered, Not(HasSubstr("Access(other")));
+  EXPECT_THAT(lowered, HasSubstr("t.acc[2] = 0; u->acc[3] = 0; ns::acc[4] = 0;"));
+  EXPECT_THAT(lowered, HasSubstr("(float (&acc)[32], const unsigned a[4])"));
   EXPECT_THAT(lowered, Not(HasSubstr("Access(")));
 }
 
@@ -58,7 +102,7 @@ TEST(SourceLoweringTest, KeepsEveryLineWhereItWas) {
   const std::string lowered = Lower(source);
   EXPECT_EQ(std::count(lowered.begin(), lowered.end(), '\n'),
             std::count(source.begin(), source.end(), '\n'));
-  EXPECT_THAT(lowered, HasSubstr("Access(d, \"d\", __builtin_FILE())[1]"));
+  EXPECT_THAT(lowered, HasSubstr(Access("d", "d[1]")));
 }
 
 }  // namespace

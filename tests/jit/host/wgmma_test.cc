@@ -509,7 +509,7 @@ TEST(WgmmaMisuseTest, WritingTheAccumulatorBeforeTheWaitFails) {
                      HasSubstr("wgmma_misuse"),
                      HasSubstr(": accumulator 'd' is read (or written) while a "
                                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 (A and B "
-                               "descriptors) on it is pending"))));
+                               "descriptors) on it is pending (its register d[5] of 64)"))));
 }
 
 // Reading before the wait used to read the poison NaN silently.
@@ -521,8 +521,8 @@ TEST(WgmmaMisuseTest, ReadingTheAccumulatorBeforeTheWaitFails) {
                AllOf(HasSubstr("block (0,0,0) thread ("),
                      HasSubstr(": accumulator 'd' is read (or written) while a "
                                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 (A and B "
-                               "descriptors) on it is pending: no wgmma.wait_group retired its "
-                               "group yet"))));
+                               "descriptors) on it is pending (its register d[3] of 64): no "
+                               "wgmma.wait_group retired its group yet"))));
 }
 
 TEST(WgmmaMisuseTest, WaitGroupPastSevenFails) {
@@ -559,6 +559,58 @@ TEST(WgmmaMisuseTest, PendingAccumulatorReusedWithAnotherNFails) {
                        AllOf(HasSubstr("m64n64k16"),
                              HasSubstr("is the pending accumulator of a "
                                        "wgmma.mma_async.sync.aligned.m64n128k16"))));
+}
+
+// PTX ISA, wgmma.fence: "The wgmma.fence instruction must be used ... between a register
+// access by a thread in the warpgroup and any wgmma.mma_async instruction that accesses the
+// same registers". The kernel writes d[7] after its fence.
+TEST(WgmmaMisuseTest, AccumulatorWrittenAfterTheFenceFailsAtTheWgmma) {
+  std::vector<float> out;
+  EXPECT_THAT(RunMisuse(testing::kMisuseAccessAfterFence, 0, &out),
+              StatusIs(absl::StatusCode::kAborted,
+                       AllOf(HasSubstr("block (0,0,0) thread ("),
+                             HasSubstr("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+                                       "(A and B descriptors) at "),
+                             HasSubstr(": its accumulator register d[7] was accessed by "
+                                       "ordinary code (first: 'd' at "),
+                             HasSubstr("after the last wgmma.fence"),
+                             HasSubstr("Missing: warptrace_wgmma_fence() after the last "
+                                       "access"))));
+}
+
+// "... before the first wgmma.mma_async operation in a warpgroup".
+TEST(WgmmaMisuseTest, NoFenceBeforeTheFirstWgmmaFails) {
+  std::vector<float> out;
+  EXPECT_THAT(RunMisuse(testing::kMisuseNoFence, 0, &out),
+              StatusIs(absl::StatusCode::kAborted,
+                       HasSubstr("no wgmma.fence.sync.aligned before this thread's first "
+                                 "wgmma.mma_async")));
+}
+
+// Only wgmmas "of the same shape" are ordered on one accumulator: an m64n64k16 on registers
+// 16..47 of a pending m64n128k16's 64 is not.
+TEST(WgmmaMisuseTest, WgmmaOverlappingAPendingAccumulatorElsewhereFails) {
+  std::vector<float> out;
+  EXPECT_THAT(RunMisuse(testing::kMisuseOverlapOtherStart, 0, &out),
+              StatusIs(absl::StatusCode::kAborted,
+                       AllOf(HasSubstr("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                                       "(A and B descriptors): its accumulator (32 registers) "
+                                       "overlaps the pending accumulator of a "
+                                       "wgmma.mma_async.sync.aligned.m64n128k16"),
+                             HasSubstr("(64 registers, -16 registers away)"))));
+}
+
+// "Accessing ... the input registers containing fragments of matrix A of a wgmma.mma_async
+// instruction without first performing a wgmma.wait_group ... is an undefined behavior."
+TEST(WgmmaMisuseTest, AFragmentWrittenWhileItsWgmmaIsPendingFails) {
+  std::vector<float> out;
+  EXPECT_THAT(RunMisuse(testing::kMisuseAFragmentWritten, 0, &out),
+              StatusIs(absl::StatusCode::kAborted,
+                       AllOf(HasSubstr("block (0,0,0) thread ("),
+                             HasSubstr(": 'a' is read (or written) while a "
+                                       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+                                       "(A in registers) holding it as its A fragment "
+                                       "(register a[1] of 4) is pending"))));
 }
 
 TEST(WgmmaMisuseTest, SetmaxnregCountOutsideTheRulesFails) {

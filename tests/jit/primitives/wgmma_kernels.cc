@@ -200,6 +200,8 @@ extern "C" __global__ void wgmma_misuse(float* out, const int* cfg) {
   const int warp = threadIdx.x / 32;
   float d[64];
   for (int i = 0; i < 64; ++i) d[i] = 0.0f;
+  unsigned a[4];
+  for (int i = 0; i < 4; ++i) a[i] = 0x3f803f80u;  // two bf16 1.0 (RS: A all ones too)
   unsigned long long da = warptrace_wgmma_desc(tile_a, 16, 1024, WARPTRACE_SWIZZLE_128B);
   unsigned long long db = warptrace_wgmma_desc(tile_b, 16, 1024, WARPTRACE_SWIZZLE_128B);
   if (mode == 11) warptrace_setmaxnreg_inc(static_cast<unsigned>(cfg[1]));
@@ -215,12 +217,15 @@ extern "C" __global__ void wgmma_misuse(float* out, const int* cfg) {
   if (mode == 15) db |= 1ull << 49;
   if (mode == 1 && warp == 1) db += 2;
   if (mode == 3 && warp == 3) return;
-  warptrace_wgmma_fence();
+  if (mode != 18) warptrace_wgmma_fence();
+  if (mode == 17) d[7] = 0.0f;
   if (mode == 2 && warp == 0) {
     float e[32];
     warptrace_wgmma_mma_async_bf16_ss<64>(e, da, db, 0);
   } else if (mode == 5 && warp == 1) {
     warptrace_wgmma_mma_async_bf16_ss<128, 0, 1>(d, da, db, 0);
+  } else if (mode == 20) {
+    warptrace_wgmma_mma_async_bf16_rs<128>(d, a, db, 0);
   } else {
     warptrace_wgmma_mma_async_bf16_ss<128>(d, da, db, mode == 4 && warp == 2 ? 1 : 0);
   }
@@ -231,6 +236,11 @@ extern "C" __global__ void wgmma_misuse(float* out, const int* cfg) {
     float (&half)[32] = *reinterpret_cast<float (*)[32]>(&d[0]);
     warptrace_wgmma_mma_async_bf16_ss<64>(half, da, db, 1);
   }
+  if (mode == 19) {
+    float (&middle)[32] = *reinterpret_cast<float (*)[32]>(&d[16]);
+    warptrace_wgmma_mma_async_bf16_ss<64>(middle, da, db, 1);
+  }
+  if (mode == 20) a[1] = 0u;
   warptrace_wgmma_commit_group();
   if (mode == 8) warptrace_wgmma_wait_group(static_cast<unsigned>(cfg[1]));
   if (mode == 9) {

@@ -68,6 +68,10 @@ enum WgmmaMisuse {
   kMisuseDescriptorNotShared = 14,  // a descriptor of a global-memory pointer
   kMisuseBaseOffset = 15,         // the B descriptor with base offset 1
   kMisuseChainedOtherN = 16,      // a pending accumulator reused by an m64n64k16
+  kMisuseAccessAfterFence = 17,   // writes d[7] between the wgmma.fence and the wgmma
+  kMisuseNoFence = 18,            // no wgmma.fence before the first wgmma
+  kMisuseOverlapOtherStart = 19,  // an m64n64k16 on d[16..47] while the m64n128k16 is pending
+  kMisuseAFragmentWritten = 20,   // RS form (A all ones); writes a[1] before the wait
 };
 KernelSource WgmmaMisuseKernel();
 

@@ -116,8 +116,8 @@ TEST_F(MmaGroupsTest, ReadingAPendingAccumulatorFailsNamingThreadArrayAndPath) {
                      HasSubstr("): kernel mma_groups > statement `float sum = 0.0f;"),
                      HasSubstr(": accumulator 'acc1' is read (or written) while a "
                                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 (A and B "
-                               "descriptors) on it is pending: no wgmma.wait_group retired its "
-                               "group yet"))));
+                               "descriptors) on it is pending (its register d[0] of 32): no "
+                               "wgmma.wait_group retired its group yet"))));
 }
 
 }  // namespace
