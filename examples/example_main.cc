@@ -19,6 +19,7 @@
 #include "examples/launch_timing.h"
 #include "jit/builder/kernel_builder.h"
 #include "jit/run/device_select.h"
+#include "jit/target/cuda_target.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -87,16 +88,6 @@ int Fail(absl::string_view name, const absl::Status& status) {
   llvm::outs().flush();
   PrintError(name, status.message());
   return kExitFailed;
-}
-
-bool IsArch(absl::string_view arch) {
-  if (!absl::ConsumePrefix(&arch, "sm_") || arch.empty()) return false;
-  if (absl::ascii_isalpha(arch.back())) arch.remove_suffix(1);  // sm_90a
-  if (arch.empty()) return false;
-  for (char c : arch) {
-    if (!absl::ascii_isdigit(c)) return false;
-  }
-  return true;
 }
 
 std::string Indent(absl::string_view text, absl::string_view prefix) {
@@ -219,10 +210,13 @@ absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
   options.run.profile.placement = *parsed_placement;
 
   const std::string arch = absl::GetFlag(FLAGS_arch);
-  if (!arch.empty() && !IsArch(arch)) {
-    return bad("arch", arch, "expected a CUDA architecture like sm_80, sm_90 or sm_90a");
+  if (!arch.empty()) {
+    absl::StatusOr<CudaTarget> target = CudaTarget::Parse(arch);
+    if (!target.ok()) {
+      return bad("arch", arch, "expected a CUDA architecture like sm_80, sm_90 or sm_90a");
+    }
+    options.run.device_options.cuda.target = *target;
   }
-  options.run.device_options.cuda.arch = arch;
 
   const int host_sms = absl::GetFlag(FLAGS_host_sms);
   if (host_sms < 0 || host_sms > 1024) {
@@ -328,8 +322,9 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
   if (!selected.ok()) return Fail(name, selected.status());
   Device& device = *selected->device;
   out << "device: " << device.Name() << "\n  why: " << selected->reason << "\n";
-  if (!options.run.device_options.cuda.arch.empty() && device.Kind() != DeviceKind::kCuda) {
-    out << "  (--arch=" << options.run.device_options.cuda.arch
+  if (options.run.device_options.cuda.target.has_value() &&
+      device.Kind() != DeviceKind::kCuda) {
+    out << "  (--arch=" << options.run.device_options.cuda.target->ToString()
         << " applies to CUDA only; ignored on the host backend)\n";
   }
   out.flush();
@@ -405,7 +400,7 @@ int ExitStatusOfMakeError(const absl::Status& status) {
 int PrintExampleCost(const ExampleOptions& options, const ExampleProblem& problem) {
   KernelCostOptions cost;
   cost.variants = {UserKernelCostVariant(options.name, problem.kernel,
-                                         options.run.device_options.cuda.arch)};
+                                         options.run.device_options.cuda.target)};
   cost.repeats = 1;
   cost.policy = options.run.profile.policy;
   cost.cuobjdump = FindCuobjdump("");

@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "jit/target/cuda_target.h"
 #include "examples/record_cost_loop.h"
 #include "jit/run/device_select.h"
 #include "jit/run/run.h"
@@ -70,7 +71,9 @@ absl::StatusOr<uint64_t> MedianDelta(Device& device, const Kernel& kernel, int i
 absl::Status Measure(DeviceChoice choice, int iterations, int runs, const std::string& arch) {
   ASSIGN_OR_RETURN(Kernel kernel, RecordCostLoop(iterations));
   DeviceSelectOptions device_options;
-  device_options.cuda.arch = arch;
+  if (!arch.empty()) {
+    ASSIGN_OR_RETURN(device_options.cuda.target, CudaTarget::Parse(arch));
+  }
   ASSIGN_OR_RETURN(SelectedDevice selected, SelectDevice(choice, device_options));
   llvm::outs() << "record cost on " << selected.device->Name() << " (" << selected.reason
                << ")\n";

@@ -20,6 +20,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "jit/target/cuda_target.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
@@ -63,15 +64,10 @@ absl::StatusOr<CopyKind> CopyFromFlags() {
     return absl::InvalidArgumentError(
         absl::StrCat("--copy=", copy, ": use auto, cp_async or bulk"));
   }
-  // The architecture's number, without a suffix: sm_90a -> 90, sm_100 -> 100.
-  const std::string arch_flag = absl::GetFlag(FLAGS_arch);  // GetFlag returns a copy
-  absl::string_view arch = arch_flag;
-  int version = 0;
-  if (absl::ConsumePrefix(&arch, "sm_") &&
-      absl::SimpleAtoi(arch.substr(0, arch.find_first_not_of("0123456789")), &version) &&
-      version >= 90) {
-    return CopyKind::kBulk;
-  }
+  // Bulk copies where the target has them (sm_90 and later); a bad --arch is reported by
+  // the example's flag checks.
+  absl::StatusOr<CudaTarget> target = CudaTarget::Parse(absl::GetFlag(FLAGS_arch));
+  if (target.ok() && target->Has(TargetFeature::kBulkCopy)) return CopyKind::kBulk;
   return CopyKind::kCpAsync;
 }
 

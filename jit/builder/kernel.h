@@ -15,6 +15,7 @@
 
 #include "format/layout.h"
 #include "jit/builder/kernel_source.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
@@ -324,11 +325,13 @@ struct Kernel {
   std::vector<PhaseBarrierDecl> phase_barriers;
   std::vector<KernelNode> body;
   uint32_t num_nodes = 0;
-  // The first construct (builder path) that needs sm_90a-only instructions (wgmma,
-  // setmaxnreg): an MmaGroup, WaitMmaGroups or SetMaxRegisters, or a raw statement calling
-  // warptrace_wgmma_* / warptrace_setmaxnreg_*. Empty: none. NVRTC then compiles for sm_90a
-  // (jit/cuda/cuda_device.cc) and the plan says so.
-  std::string sm90a_use;
+  // What the kernel requires of its CUDA target (jit/target/cuda_target.h): each feature
+  // (wgmma, setmaxnreg, TMA, bulk copies, cp.async, mbarrier) with the builder path of its
+  // first use, from its constructs (MmaGroup, SetMaxRegisters, AsyncCopy, ...) and the
+  // primitives its raw statements call. RunKernel and the CUDA device compile for the
+  // target these resolve to on the GPU (sm_90 -> sm_90a for wgmma), or fail naming the
+  // construct and the target (wgmma on sm_100). Replaces 0.2.0's `sm90a_use`.
+  TargetRequirements requirements;
   // The first raw statement or preamble (builder path) naming a device primitive
   // (warptrace_mma_m16n8k16_*, warptrace_ldmatrix_*, ...: any warptrace_* identifier), or
   // empty: the emitter then includes warptrace_primitives.cuh for it.

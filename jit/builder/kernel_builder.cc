@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "jit/builder/cpp_snippet.h"
 #include "jit/builder/kernel_validation.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 namespace {
@@ -100,21 +101,6 @@ std::string LabelOf(const KernelNode& node) {
   return "?";
 }
 
-// Whether a raw statement calls an sm_90a-only primitive (as a token: comments and
-// literals do not count).
-bool CallsSm90aPrimitive(const std::string& code) {
-  absl::StatusOr<std::vector<CppToken>> tokens = LexCpp(code);
-  if (!tokens.ok()) return false;  // validation reported it
-  for (const CppToken& t : *tokens) {
-    if (t.kind == CppToken::Kind::kIdentifier &&
-        (absl::StartsWith(t.text, "warptrace_wgmma_") ||
-         absl::StartsWith(t.text, "warptrace_setmaxnreg_"))) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Whether C++ text calls (names) a device primitive of warptrace_primitives.cuh: an
 // identifier token warptrace_* (comments and literals do not count).
 bool NamesPrimitive(const std::string& code) {
@@ -141,26 +127,83 @@ std::string FindPrimitivesUse(const std::vector<KernelNode>& body) {
   return "";
 }
 
-// The path of the first construct that needs sm_90a (Kernel::sm90a_use), or "".
-std::string FindSm90aUse(const std::vector<KernelNode>& body) {
+// The target features the primitives a raw statement calls need (identifier tokens:
+// comments and literals do not count), each recorded at `path`.
+void AddPrimitiveRequirements(const std::string& code, const std::string& path,
+                              TargetRequirements& requirements) {
+  absl::StatusOr<std::vector<CppToken>> tokens = LexCpp(code);
+  if (!tokens.ok()) return;  // validation reported it
+  for (const CppToken& t : *tokens) {
+    if (t.kind != CppToken::Kind::kIdentifier) continue;
+    const absl::string_view name = t.text;
+    if (absl::StartsWith(name, "warptrace_wgmma_") && name != "warptrace_wgmma_desc") {
+      requirements.Add(TargetFeature::kWgmma, path);
+    } else if (absl::StartsWith(name, "warptrace_setmaxnreg_")) {
+      requirements.Add(TargetFeature::kSetMaxNReg, path);
+    } else if (absl::StartsWith(name, "warptrace_tma_") ||
+               name == "warptrace_prefetch_tensormap") {
+      requirements.Add(TargetFeature::kTma, path);
+    } else if (absl::StartsWith(name, "warptrace_bulk_") ||
+               absl::EndsWith(name, "_expect_tx") || name == "warptrace_mbarrier_complete_tx" ||
+               name == "warptrace_mbarrier_try_wait_parity") {
+      requirements.Add(TargetFeature::kBulkCopy, path);
+    } else if (absl::StartsWith(name, "warptrace_cp_async")) {
+      requirements.Add(TargetFeature::kCpAsync, path);
+    } else if (absl::StartsWith(name, "warptrace_mbarrier_")) {
+      requirements.Add(TargetFeature::kMbarrier, path);
+    }
+  }
+}
+
+// What the kernel's constructs and raw statements require of the target, in preorder
+// (Kernel::requirements).
+void AddRequirements(const std::vector<KernelNode>& body, TargetRequirements& requirements) {
   for (const KernelNode& node : body) {
     switch (node.kind) {
+      case KernelNode::Kind::kStatement:
+        AddPrimitiveRequirements(node.text, node.path, requirements);
+        break;
       case KernelNode::Kind::kMmaGroup:
       case KernelNode::Kind::kMmaWait:
-      case KernelNode::Kind::kSetMaxRegisters:
-        return node.path;
-      case KernelNode::Kind::kStatement:
-        if (CallsSm90aPrimitive(node.text)) return node.path;
+        requirements.Add(TargetFeature::kWgmma, node.path);
         break;
-      default:
+      case KernelNode::Kind::kSetMaxRegisters:
+        requirements.Add(TargetFeature::kSetMaxNReg, node.path);
+        break;
+      case KernelNode::Kind::kTmaStore:
+      case KernelNode::Kind::kTmaStoreWait:
+        requirements.Add(TargetFeature::kTma, node.path);
+        break;
+      case KernelNode::Kind::kAsyncCopy:
+        requirements.Add(node.copy.tma()               ? TargetFeature::kTma
+                         : !node.copy.barrier.empty() ? TargetFeature::kBulkCopy
+                                                      : TargetFeature::kCpAsync,
+                         node.path);
+        break;
+      case KernelNode::Kind::kAsyncWait:
+        requirements.Add(TargetFeature::kCpAsync, node.path);
+        break;
+      case KernelNode::Kind::kArrive:
+        requirements.Add(TargetFeature::kMbarrier, node.path);
+        if (!node.tx_bytes.empty()) requirements.Add(TargetFeature::kBulkCopy, node.path);
+        break;
+      case KernelNode::Kind::kPhaseWait:
+        requirements.Add(TargetFeature::kMbarrier, node.path);
+        break;
+      case KernelNode::Kind::kRegion:
+      case KernelNode::Kind::kLoop:
+      case KernelNode::Kind::kIf:
+      case KernelNode::Kind::kRoles:
+      case KernelNode::Kind::kRole:
+      case KernelNode::Kind::kBarrier:
+      case KernelNode::Kind::kReturn:
+      case KernelNode::Kind::kNamedBarrier:
         break;
     }
     for (const std::vector<KernelNode>* nested : {&node.body, &node.else_body, &node.roles}) {
-      std::string use = FindSm90aUse(*nested);
-      if (!use.empty()) return use;
+      AddRequirements(*nested, requirements);
     }
   }
-  return "";
 }
 
 bool UsesSetMaxRegisters(const std::vector<KernelNode>& body) {
@@ -735,7 +778,7 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   }
   Kernel kernel = kernel_;
   RETURN_IF_ERROR(ValidateKernel(kernel));
-  kernel.sm90a_use = FindSm90aUse(kernel.body);
+  AddRequirements(kernel.body, kernel.requirements);
   kernel.primitives_use = FindPrimitivesUse(kernel.body);
   for (const PreambleDecl& preamble : kernel.preamble) {
     if (kernel.primitives_use.empty() && NamesPrimitive(preamble.code)) {

@@ -28,6 +28,7 @@
 
 #include "format/embedded_headers.h"
 #include "format/layout.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
@@ -70,9 +71,10 @@ struct KernelSource {
   // The dynamic shared memory base's alignment (DynamicSharedDecl::align for a built
   // kernel): the host backend places the base on it; a GPU gets it from the declaration.
   uint32_t dynamic_shared_align = 16;
-  // The first construct needing sm_90a-only instructions (Kernel::sm90a_use), or empty:
-  // NVRTC compiles such a kernel for sm_90a when asked for sm_90.
-  std::string sm90a_use;
+  // What the kernel requires of its CUDA target (Kernel::requirements): a device compiles
+  // for the target these resolve to (sm_90 -> sm_90a for wgmma) or fails naming the
+  // construct and the target.
+  TargetRequirements requirements;
   bool profiled = false;
   // When profiled: the trace layout (capacity from the plan, placement as chosen).
   std::optional<TraceLayout> layout;

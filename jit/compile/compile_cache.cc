@@ -76,7 +76,7 @@ std::string CachingCompiler::KeyFor(const CompileRequest& request) const {
   key.Add(request.headers.size());
   for (const EmbeddedFile& header : request.headers) key.Add(header.name).Add(header.contents);
   const CompileOptions& options = request.options;
-  key.Add(options.arch).Add(options.line_info ? 1 : 0).Add(options.cpp_standard);
+  key.Add(options.target.ToString()).Add(options.line_info ? 1 : 0).Add(options.cpp_standard);
   key.Add(options.extra_flags.size());
   for (const std::string& flag : options.extra_flags) key.Add(flag);
   return key.Digest();

@@ -8,7 +8,7 @@
 //   request.name = "axpy.cu";
 //   request.source = kernel_source.source;
 //   request.headers = kernel_source.headers;     // in-memory #include "..." files
-//   request.options.arch = "sm_90";
+//   request.options.target = CudaTarget::Default();  // sm_90
 //   ASSIGN_OR_RETURN(CompiledKernel compiled, nvrtc.Compile(request));
 //   // compiled.cubin is an ELF image for cuModuleLoadData.
 //
@@ -22,13 +22,14 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "format/embedded_headers.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
 struct CompileOptions {
-  // Target architecture, "sm_XY" (a cubin for compute capability X.Y). The default is the
-  // H100/H200's; CudaDevice passes its own.
-  std::string arch = "sm_90";
+  // Target architecture (a cubin for it). The default is the H100/H200's
+  // (CudaTarget::Default()); CudaDevice passes its own.
+  CudaTarget target = CudaTarget::Default();
   // Emit line information (-lineinfo) so profilers and sanitizers can map SASS to source.
   bool line_info = true;
   // Language standard passed as -std=<cpp_standard>.
@@ -51,7 +52,7 @@ struct CompiledKernel {
   std::string cubin;  // ELF image for `arch`, loadable with cuModuleLoadData
   std::string ptx;    // the PTX it was assembled from (for inspection)
   std::string log;    // the compiler's log: warnings on success (often empty)
-  std::string arch;   // the architecture compiled for ("sm_90")
+  std::string arch;   // the architecture compiled for, as named (CudaTarget::ToString, "sm_90a")
   // Wall time of the compilation that produced this result; for a cache hit, the time the
   // cache lookup took.
   absl::Duration compile_time;

@@ -37,7 +37,7 @@ std::string KeepInputs(const std::vector<EmbeddedFile>& files) {
 }  // namespace
 
 std::vector<std::string> NvrtcOptions(const CompileOptions& options) {
-  std::vector<std::string> out = {absl::StrCat("-arch=", options.arch),
+  std::vector<std::string> out = {absl::StrCat("-arch=", options.target.ToString()),
                                   absl::StrCat("-std=", options.cpp_standard)};
   if (options.line_info) out.push_back("-lineinfo");
   out.insert(out.end(), options.extra_flags.begin(), options.extra_flags.end());
@@ -55,7 +55,7 @@ NvrtcCompiler::NvrtcCompiler() {
 
 absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& request) {
   const absl::Time start = absl::Now();
-  const std::string what = absl::StrCat(request.name, " for ", request.options.arch);
+  const std::string what = absl::StrCat(request.name, " for ", request.options.target.ToString());
   std::vector<const char*> header_contents, header_names;
   for (const EmbeddedFile& header : request.headers) {
     header_contents.push_back(header.contents.c_str());
@@ -108,7 +108,7 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
         "NVRTC log:\n", log));
   }
   CompiledKernel out;
-  out.arch = request.options.arch;
+  out.arch = request.options.target.ToString();
   out.log = std::move(log);
   size_t size = 0;
   RETURN_IF_ERROR(ToStatus(nvrtcGetCUBINSize(program.get(), &size),

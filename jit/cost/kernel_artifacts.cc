@@ -18,7 +18,7 @@
 namespace warptrace {
 
 absl::StatusOr<KernelArtifacts> KeepKernelArtifacts(const KernelSource& source,
-                                                    absl::string_view arch,
+                                                    const CudaTarget& target,
                                                     absl::string_view dir,
                                                     const std::string& cuobjdump) {
   const std::string directory(dir);
@@ -28,9 +28,8 @@ absl::StatusOr<KernelArtifacts> KeepKernelArtifacts(const KernelSource& source,
   NvrtcCompiler compiler;
   // ptxas's report on every compile: NVRTC's own cache would skip ptxas.
   const std::vector<std::string> flags = {"--ptxas-options=-v", "--no-cache"};
-  ASSIGN_OR_RETURN(CompiledKernel compiled,
-                   compiler.Compile(CudaCompileRequest(source, arch.empty() ? "sm_90" : arch,
-                                                       flags)));
+  ASSIGN_OR_RETURN(const CompileRequest request, CudaCompileRequest(source, target, flags));
+  ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(request));
   KernelArtifacts kept;
   kept.log = compiled.log;
   const std::string stem =

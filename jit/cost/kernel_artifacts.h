@@ -12,7 +12,7 @@
 //   K.on.sass    cuobjdump -sass of it, when cuobjdump is found (FindCuobjdump: tools/setup.sh
 //                installs the nvidia-cuda-cuobjdump wheel)
 //
-//   ASSIGN_OR_RETURN(KernelArtifacts kept, KeepKernelArtifacts(source, "sm_90", "/tmp/k"));
+//   ASSIGN_OR_RETURN(KernelArtifacts kept, KeepKernelArtifacts(source, CudaTarget::Default(), "/tmp/k"));
 //   // kept.ptxas.registers, kept.files
 //
 // Thread-safe (each call compiles with its own NVRTC program); two calls writing one
@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "jit/builder/kernel_source.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
@@ -35,13 +36,13 @@ struct KernelArtifacts {
   bool sass = false;               // whether K.<mode>.sass was written
 };
 
-// Compiles `source` as CudaDevice::Load would for `arch` (empty: sm_90; an sm_90a kernel
-// asked for sm_90 gets sm_90a), with ptxas's report and NVRTC's compile cache off, and
+// Compiles `source` as CudaDevice::Load would for `target` (a wgmma kernel asked for sm_90
+// gets sm_90a), with ptxas's report and NVRTC's compile cache off, and
 // writes the files above under `dir` (created if missing). `cuobjdump`: its path, or empty
 // for no SASS. Errors: InvalidArgument with NVRTC's log when the source does not compile;
 // the file system's errors naming the path; Internal when cuobjdump fails.
 absl::StatusOr<KernelArtifacts> KeepKernelArtifacts(const KernelSource& source,
-                                                    absl::string_view arch,
+                                                    const CudaTarget& target,
                                                     absl::string_view dir,
                                                     const std::string& cuobjdump);
 

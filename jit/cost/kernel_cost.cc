@@ -72,7 +72,7 @@ absl::Status DumpMode(const KernelCostOptions& options, absl::string_view varian
   return absl::OkStatus();
 }
 
-absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::string& arch,
+absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTarget& target,
                                               bool profiled, const KernelCostOptions& options,
                                               absl::string_view variant) {
   ProfileOptions profile;
@@ -84,9 +84,10 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::s
   std::vector<absl::Duration> times;
   std::string cubin;
   NvrtcCompiler compiler;
+  ASSIGN_OR_RETURN(const CompileRequest request,
+                   CudaCompileRequest(source, target, VerboseFlags()));
   for (int i = 0; i < std::max(1, options.repeats); ++i) {
-    ASSIGN_OR_RETURN(CompiledKernel compiled,
-                     compiler.Compile(CudaCompileRequest(source, arch, VerboseFlags())));
+    ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(request));
     times.push_back(compiled.compile_time);
     if (i == 0) {
       cost.log = std::move(compiled.log);
@@ -115,7 +116,7 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const std::s
 std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
   std::vector<KernelCostVariant> out;
   auto hopper = [&out](std::string name, HopperGemmShape shape) {
-    out.push_back({"hopper_gemm " + std::move(name), "sm_90a", /*setmaxnreg=*/true,
+    out.push_back({"hopper_gemm " + std::move(name), CudaTarget(9, 0, CudaTarget::Variant::kArchSpecific), /*setmaxnreg=*/true,
                    [shape]() { return HopperGemm(shape); }});
   };
   // M = N = K = size: K is the mainloop's compile-time trip count (ptxas unrolls short
@@ -133,7 +134,7 @@ std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
   hopper("pingpong persistent bn128 bf16",
          {.m = m, .n = n, .k = k, .bn = 128, .pingpong = true, .persistent_blocks = blocks});
   auto attention = [&out](std::string name, FlashAttentionShape shape) {
-    out.push_back({"flash_attention " + std::move(name), "sm_90a", /*setmaxnreg=*/true,
+    out.push_back({"flash_attention " + std::move(name), CudaTarget(9, 0, CudaTarget::Variant::kArchSpecific), /*setmaxnreg=*/true,
                    [shape]() { return FlashAttention(shape); }});
   };
   // Sequence = size, 16 heads (the GPU check's problem at 4096).
@@ -152,7 +153,7 @@ std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
     attention(d + " overlap", overlap);
   }
   auto ampere = [&out](std::string name, AmpereGemmShape shape) {
-    out.push_back({"ampere_gemm " + std::move(name), "sm_80", /*setmaxnreg=*/false,
+    out.push_back({"ampere_gemm " + std::move(name), CudaTarget(8, 0), /*setmaxnreg=*/false,
                    [shape]() { return AmpereGemm(shape); }});
   };
   ampere("4 warps 3 stages", {.m = m, .n = n, .k = k, .warps = 4, .stages = 3});
@@ -286,10 +287,14 @@ std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::str
 }
 
 KernelCostVariant UserKernelCostVariant(std::string name, const Kernel& kernel,
-                                        std::string arch) {
+                                        std::optional<CudaTarget> target) {
   KernelCostVariant variant;
   variant.name = std::move(name);
-  variant.arch = !arch.empty() ? std::move(arch) : kernel.sm90a_use.empty() ? "sm_90" : "sm_90a";
+  // Without a target: the default one, with the variant the kernel's instructions need.
+  variant.target = target.has_value()
+                       ? *target
+                       : kernel.requirements.Resolve(CudaTarget::Default())
+                             .value_or(CudaTarget::Default());
   variant.setmaxnreg = kernel.fixed_register_count;
   variant.build = [kernel]() -> absl::StatusOr<Kernel> { return kernel; };
   return variant;
@@ -310,12 +315,12 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
     if (!kernel.ok()) return WithContext(kernel.status(), variant.name);
     KernelCostRow row;
     row.name = variant.name;
-    row.arch = variant.arch;
+    row.arch = variant.target.ToString();
     row.setmaxnreg = variant.setmaxnreg;
     row.threads_per_block = static_cast<uint32_t>(kernel->ThreadsPerBlock());
     for (bool profiled : {false, true}) {
       absl::StatusOr<KernelCompileCost> cost =
-          MeasureMode(*kernel, variant.arch, profiled, options, variant.name);
+          MeasureMode(*kernel, variant.target, profiled, options, variant.name);
       if (!cost.ok()) {
         return WithContext(cost.status(), absl::StrCat(variant.name, profiled ? ", profiled"
                                                                               : ", unprofiled"));

@@ -40,13 +40,14 @@
 #include "absl/time/time.h"
 #include "jit/builder/kernel.h"
 #include "jit/plan/record_plan.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
 // One kernel variant to measure.
 struct KernelCostVariant {
   std::string name;  // "hopper_gemm coop bn128 bf16", ...
-  std::string arch;  // "sm_90a", "sm_80"
+  CudaTarget target = CudaTarget::Default();  // sm_90a, sm_80
   // True when the kernel sets its registers with setmaxnreg (ptxas's count is then not
   // what its warpgroups run with).
   bool setmaxnreg = false;
@@ -146,11 +147,12 @@ uint32_t RegisterLimitedBlocksPerSm(uint32_t registers, uint32_t threads_per_blo
 // NVRTC's log), a log without the kernel's ptxas report, cuobjdump failures.
 absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOptions& options);
 
-// A variant of a kernel the caller built (an example's, a user's): `arch` as given, or,
-// when empty, sm_90a for a kernel using sm_90a-only instructions (Kernel::sm90a_use) and
-// sm_90 otherwise (the H100/H200's). setmaxnreg from Kernel::fixed_register_count.
+// A variant of a kernel the caller built (an example's, a user's): `target` as given, or,
+// when none, CudaTarget::Default() (the H100/H200's sm_90) with the variant the kernel's
+// requirements need (sm_90a for wgmma and setmaxnreg). setmaxnreg from
+// Kernel::fixed_register_count.
 KernelCostVariant UserKernelCostVariant(std::string name, const Kernel& kernel,
-                                        std::string arch = "");
+                                        std::optional<CudaTarget> target = std::nullopt);
 
 // One aligned table, a row per variant, then per variant with SASS the counts of the
 // instructions that matter (KeySassOpcodes, off/on, those present in either mode), and

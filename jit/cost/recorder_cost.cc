@@ -288,7 +288,8 @@ absl::StatusOr<uint32_t> ParseRegisterCount(absl::string_view res_usage) {
 }
 
 absl::StatusOr<CostProgram> CompileForCost(const std::string& source,
-                                              const std::string& arch) {
+                                              const CudaTarget& target) {
+  const std::string arch = target.ToString();
   std::vector<const char*> header_sources, header_names;
   for (const EmbeddedFile& f : EmbeddedDeviceHeaders()) {
     header_sources.push_back(f.contents.c_str());
@@ -551,7 +552,7 @@ absl::StatusOr<std::vector<RecorderCostRow>> MeasureRecorderCost(
   }
   ASSIGN_OR_RETURN(std::vector<std::string> names, KernelNames(options.cases));
   absl::StatusOr<CostProgram> program =
-      CompileForCost(ProgramSource(options, names), options.arch);
+      CompileForCost(ProgramSource(options, names), options.target);
   if (!program.ok()) {
     return WithContext(program.status(),
                        absl::StrFormat("the program of %d cases", options.cases.size()));
@@ -586,7 +587,7 @@ std::string FormatRecorderCost(const std::vector<RecorderCostRow>& rows,
       "Recorder cost on %s: instructions per Record = (count(K=%d) - count(K=%d)) / %d, "
       "Record calls in a loop with a run-time trip count;\nfixed = prologue + epilogue "
       "(count(K=%d) - K*per_event - count(no recorder)).\n",
-      options.arch, options.events_high, options.events_low,
+      options.target.ToString(), options.events_high, options.events_low,
       options.events_high - options.events_low, options.events_low);
   absl::StrAppendFormat(&out, "%-26s %10s %10s %11s %11s %10s\n", "unit/placement",
                         "PTX/event", "PTX fixed", "SASS/event", "SASS fixed", "+regs");

@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
@@ -116,11 +117,11 @@ struct CostProgram {
   std::string cubin;
   std::string log;
 };
-// Compiles with NVRTC (recorder headers in memory) for `arch` ("sm_90"). Returns
+// Compiles with NVRTC (recorder headers in memory) for `target`. Returns
 // InvalidArgument carrying NVRTC's log when the source does not compile, Internal for
 // other NVRTC failures.
 absl::StatusOr<CostProgram> CompileForCost(const std::string& source,
-                                              const std::string& arch);
+                                              const CudaTarget& target);
 
 // What `cuobjdump -sass` and `cuobjdump -res-usage` print for one cubin, all its kernels.
 struct CubinListing {
@@ -148,7 +149,7 @@ absl::StatusOr<std::string> LocateCuobjdump(const std::string& flag);
 std::string FindCuobjdump(const std::string& flag);
 
 struct RecorderCostOptions {
-  std::string arch = "sm_90";
+  CudaTarget target = CudaTarget::Default();
   uint32_t events_low = 8;    // K1
   uint32_t events_high = 16;  // K2
   std::string cuobjdump;      // empty: SASS numbers are skipped

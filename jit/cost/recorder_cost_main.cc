@@ -17,7 +17,8 @@
 #include "jit/cost/kernel_cost.h"
 #include "jit/cost/recorder_cost.h"
 
-ABSL_FLAG(std::string, arch, "sm_90", "GPU architecture to compile for (a real sm_XX).");
+ABSL_FLAG(std::string, arch, warptrace::CudaTarget::Default().ToString(),
+          "GPU architecture to compile for (a real sm_XX, optionally with a or f).");
 ABSL_FLAG(uint32_t, events_low, 8, "K1: Record calls per loop iteration in the first kernel.");
 ABSL_FLAG(uint32_t, events_high, 16,
           "K2: Record calls per loop iteration in the second kernel (> K1).");
@@ -49,7 +50,13 @@ int main(int argc, char** argv) {
       "each trace-unit kind and placement.");
   absl::ParseCommandLine(argc, argv);
   warptrace::RecorderCostOptions options;
-  options.arch = absl::GetFlag(FLAGS_arch);
+  absl::StatusOr<warptrace::CudaTarget> target =
+      warptrace::CudaTarget::Parse(absl::GetFlag(FLAGS_arch));
+  if (!target.ok()) {
+    std::cerr << "recorder_cost: --arch: " << target.status().message() << "\n";
+    return 2;
+  }
+  options.target = *target;
   options.events_low = absl::GetFlag(FLAGS_events_low);
   options.events_high = absl::GetFlag(FLAGS_events_high);
   absl::StatusOr<std::string> cuobjdump =

@@ -96,19 +96,17 @@ std::string CudaToolkitIncludeDir() {
   return *dir;
 }
 
-CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view arch,
-                                  const std::vector<std::string>& extra_flags) {
+absl::StatusOr<CompileRequest> CudaCompileRequest(const KernelSource& source,
+                                                  const CudaTarget& target,
+                                                  const std::vector<std::string>& extra_flags) {
   CompileRequest request;
   request.name = absl::StrCat(source.kernel_name, ".cu");
   request.source = source.source;
   request.headers = source.headers;
   request.headers.push_back({kPreludeName, kPrelude});
-  request.options.arch = std::string(arch);
-  // wgmma and setmaxnreg exist only on the architecture-specific sm_90a target (plain sm_90
-  // fails in ptxas); the kernel's sm_90a constructs say so (KernelSource::sm90a_use).
-  if (!source.sm90a_use.empty() && request.options.arch == "sm_90") {
-    request.options.arch = "sm_90a";
-  }
+  // wgmma and setmaxnreg exist only on architecture-specific targets (plain sm_90 fails in
+  // ptxas): the kernel's requirements choose the variant, or name what the GPU lacks.
+  ASSIGN_OR_RETURN(request.options.target, source.requirements.Resolve(target));
   request.options.extra_flags = {absl::StrCat("--pre-include=", kPreludeName)};
   // The toolkit's headers kernels include by name (<cuda_bf16.h>, <cuda_fp16.h>): NVRTC has
   // no search path of its own.
@@ -167,8 +165,7 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(CudaDeviceOptions
     RETURN_IF_ERROR(ToStatus(cu.cuDeviceGetAttribute(attribute.value, attribute.attribute, device),
                              absl::StrCat("reading the ", attribute.what, " of ", which)));
   }
-  out->arch_ = out->options_.arch.empty() ? absl::StrCat("sm_", major, minor)
-                                          : out->options_.arch;
+  out->target_ = out->options_.target.value_or(CudaTarget(major, minor));
   out->clock_.nominal_sm_clock_khz = static_cast<uint64_t>(clock_khz);
   out->clock_.num_sms = static_cast<uint32_t>(sms);
   return out;
@@ -221,13 +218,14 @@ absl::Status CudaDevice::Memset(void* device_ptr, uint8_t value, uint64_t bytes)
 }
 
 absl::StatusOr<std::unique_ptr<LoadedKernel>> CudaDevice::Load(const KernelSource& source) {
-  ASSIGN_OR_RETURN(CompiledKernel compiled,
-                   compiler_->Compile(CudaCompileRequest(source, arch_, options_.extra_flags)));
+  ASSIGN_OR_RETURN(const CompileRequest request,
+                   CudaCompileRequest(source, target_, options_.extra_flags));
+  ASSIGN_OR_RETURN(CompiledKernel compiled, compiler_->Compile(request));
   RETURN_IF_ERROR(MakeCurrent("loading"));
   const CudaDriverApi& cu = driver_->api();
   CUmodule module;
   RETURN_IF_ERROR(ToStatus(cu.cuModuleLoadData(&module, compiled.cubin.data()),
-                           absl::StrCat("loading the ", arch_, " module of kernel ",
+                           absl::StrCat("loading the ", compiled.arch, " module of kernel ",
                                         source.kernel_name, " on ", name_)));
   CUfunction function;
   if (absl::Status found = ToStatus(cu.cuModuleGetFunction(&function, module,

@@ -26,6 +26,7 @@
 #define WARPTRACE_JIT_CUDA_CUDA_DEVICE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "jit/compile/compile_cache.h"
 #include "jit/compile/compiler.h"
 #include "jit/platform/device.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
@@ -45,23 +47,26 @@ struct CudaDeviceOptions {
   bool use_disk_cache = true;
   // Extra NVRTC flags for every kernel.
   std::vector<std::string> extra_flags;
-  // Architecture to compile for, "sm_XY"; empty: the device's own compute capability. A
-  // cubin for another architecture may fail to load (the load error names both).
-  std::string arch;
+  // Architecture to compile for; none: the device's own compute capability. A cubin for
+  // another architecture may fail to load (the load error names both).
+  std::optional<CudaTarget> target;
 };
 
 // The CUDA toolkit's include directory (with cuda_bf16.h): $CUDA_HOME/include,
 // $CUDA_PATH/include or /usr/local/cuda/include, the first that exists; empty if none.
 std::string CudaToolkitIncludeDir();
 
-// The NVRTC request CudaDevice::Load compiles for `source` on `arch`: the source and its
+// The NVRTC request CudaDevice::Load compiles for `source` on `target`: the source and its
 // headers, plus an in-memory prelude, force-included, that defines the device's macros
 // (WARPTRACE_DYNAMIC_SHARED(type, name) as `extern __shared__ __align__(16) type name[]`).
-// A kernel using sm_90a-only instructions (KernelSource::sm90a_use) asked for sm_90 is
-// compiled for sm_90a. The toolkit's include directory (CudaToolkitIncludeDir) is on the
-// search path, so <cuda_bf16.h> and <cuda_fp16.h> resolve.
-CompileRequest CudaCompileRequest(const KernelSource& source, absl::string_view arch,
-                                  const std::vector<std::string>& extra_flags = {});
+// Compiled for the target the kernel's requirements resolve to (KernelSource::requirements:
+// sm_90 -> sm_90a for wgmma). The toolkit's include directory (CudaToolkitIncludeDir) is on
+// the search path, so <cuda_bf16.h> and <cuda_fp16.h> resolve. Errors: InvalidArgument
+// naming the construct when the kernel needs a feature `target`'s generation lacks (wgmma on
+// sm_100).
+absl::StatusOr<CompileRequest> CudaCompileRequest(
+    const KernelSource& source, const CudaTarget& target,
+    const std::vector<std::string>& extra_flags = {});
 
 class CudaDevice final : public Device {
  public:
@@ -71,7 +76,7 @@ class CudaDevice final : public Device {
   std::string Name() const override { return name_; }  // cuDeviceGetName, "NVIDIA H200"
   DeviceKind Kind() const override { return DeviceKind::kCuda; }
   ClockInfo Clock() const override { return clock_; }  // CLOCK_RATE, MULTIPROCESSOR_COUNT
-  const std::string& arch() const { return arch_; }    // "sm_90"
+  const CudaTarget& target() const { return target_; }  // sm_90 (an H100's)
 
   absl::StatusOr<void*> Allocate(uint64_t bytes) override;
   absl::Status Free(void* device_ptr) override;
@@ -113,7 +118,7 @@ class CudaDevice final : public Device {
   std::unique_ptr<CachingCompiler> compiler_;
   CudaDeviceOptions options_;
   std::string name_;
-  std::string arch_;
+  CudaTarget target_ = CudaTarget::Default();
   ClockInfo clock_;
   int max_shared_optin_ = 0;
   absl::Mutex launch_mu_;

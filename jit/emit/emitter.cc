@@ -402,7 +402,7 @@ KernelSource Common(const Kernel& kernel) {
   if (!kernel.dynamic_shared.type.empty()) {
     source.dynamic_shared_align = kernel.dynamic_shared.align;
   }
-  source.sm90a_use = kernel.sm90a_use;
+  source.requirements = kernel.requirements;
   return source;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "format/layout.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
@@ -26,7 +27,9 @@ bool Contains(const std::vector<KernelNode>& body, std::initializer_list<KernelN
 
 // Whether the kernel calls warptrace_primitives.cuh.
 bool UsesPrimitives(const Kernel& kernel) {
-  return !kernel.phase_barriers.empty() || !kernel.sm90a_use.empty() ||
+  return !kernel.phase_barriers.empty() ||
+         kernel.requirements.Has(TargetFeature::kWgmma) ||
+         kernel.requirements.Has(TargetFeature::kSetMaxNReg) ||
          Contains(kernel.body, {KernelNode::Kind::kNamedBarrier, KernelNode::Kind::kArrive,
                                 KernelNode::Kind::kPhaseWait, KernelNode::Kind::kAsyncCopy,
                                 KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore});

@@ -12,6 +12,7 @@
 #include "format/trace_abi.h"
 #include "jit/builder/trip_expr.h"
 #include "jit/plan/event_counter.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 namespace {
@@ -641,9 +642,12 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   plan.explanation_ = absl::StrCat(
       ExplainTree(kernel, plan.site_of_node_, counts.explain, kernel_events),
       plan.ExplainNumbers(options, counts.per_block_note, placement_note));
-  if (!kernel.sm90a_use.empty()) {
-    absl::StrAppend(&plan.explanation_, "arch sm_90a for NVRTC (sm_90a-only instructions at ",
-                    kernel.sm90a_use, ")\n");
+  // The default target's variant the kernel needs (sm_90 -> sm_90a for wgmma), and why.
+  const CudaTarget target = CudaTarget::Default();
+  if (const TargetRequirements::Use* use = kernel.requirements.FirstVariantUse(target)) {
+    const std::string variant = target.WithFeature(use->feature)->ToString();
+    absl::StrAppend(&plan.explanation_, "arch ", variant, " for NVRTC (", variant,
+                    "-only instructions at ", use->path, ")\n");
   }
   return plan;
 }

@@ -33,7 +33,7 @@ absl::StatusOr<SelectedDevice> SelectDevice(DeviceChoice choice,
     absl::StatusOr<std::unique_ptr<CudaDevice>> gpu = CudaDevice::Create(options.cuda);
     if (gpu.ok()) {
       std::string reason = absl::StrCat("CUDA device ", options.cuda.ordinal, ": ",
-                                        (*gpu)->Name(), " (", (*gpu)->arch(), ")");
+                                        (*gpu)->Name(), " (", (*gpu)->target().ToString(), ")");
       return SelectedDevice{std::move(*gpu), std::move(reason)};
     }
     if (choice == DeviceChoice::kCuda) return gpu.status();

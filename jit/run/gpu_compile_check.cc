@@ -26,15 +26,20 @@ CachingCompiler& GpuCheckCompiler() {
   return *compiler;
 }
 
-absl::Status CheckCompilesForGpu(const KernelSource& source, absl::string_view arch) {
-  const std::string target(arch.empty() ? absl::string_view(kGpuCheckDefaultArch) : arch);
-  CompileRequest request = CudaCompileRequest(source, target, {});
-  absl::StatusOr<CompiledKernel> compiled = GpuCheckCompiler().Compile(request);
+absl::Status CheckCompilesForGpu(const KernelSource& source, const CudaTarget& target) {
+  absl::StatusOr<CompileRequest> request = CudaCompileRequest(source, target, {});
+  if (!request.ok()) {
+    return absl::Status(request.status().code(),
+                        absl::StrCat("kernel ", source.kernel_name, " cannot be compiled for ",
+                                     target.ToString(), ": ", request.status().message()));
+  }
+  absl::StatusOr<CompiledKernel> compiled = GpuCheckCompiler().Compile(*request);
   if (compiled.ok()) return absl::OkStatus();
   return absl::Status(
       compiled.status().code(),
       absl::StrCat("kernel ", source.kernel_name, " compiles on the host but not for the GPU "
-                   "(NVRTC, ", target, "; RunOptions::check_gpu_compile = false skips this "
+                   "(NVRTC, ", request->options.target.ToString(),
+                   "; RunOptions::check_gpu_compile = false skips this "
                    "check): ", compiled.status().message()));
 }
 

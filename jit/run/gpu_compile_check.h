@@ -5,7 +5,7 @@
 // does not (INFINITY, M_PI, host-only library calls), so without this a kernel could pass
 // every host test and fail on its first GPU.
 //
-//   RETURN_IF_ERROR(CheckCompilesForGpu(source, "sm_90"));
+//   RETURN_IF_ERROR(CheckCompilesForGpu(source, CudaTarget::Default()));
 //
 // Compiles go through one process-wide CachingCompiler (memory, and the disk cache of
 // jit/compile/compile_cache.h when a cache directory can be derived), so a kernel is
@@ -21,17 +21,17 @@
 #include "absl/strings/string_view.h"
 #include "jit/builder/kernel_source.h"
 #include "jit/compile/compile_cache.h"
+#include "jit/target/cuda_target.h"
 
 namespace warptrace {
 
-// The architecture the check compiles for when none is given.
-inline constexpr char kGpuCheckDefaultArch[] = "sm_90";
-
-// OK when `source` compiles with NVRTC for `arch` (empty: kGpuCheckDefaultArch).
-// InvalidArgument when it does not: "kernel K compiles on the host but not for the GPU
-// (NVRTC, sm_90): ..." with NVRTC's message, quoted lines and log. Other codes when NVRTC
-// itself fails.
-absl::Status CheckCompilesForGpu(const KernelSource& source, absl::string_view arch = "");
+// OK when `source` compiles with NVRTC for `target` (as CudaDevice would: the target its
+// requirements resolve to). InvalidArgument when it does not: "kernel K compiles on the host
+// but not for the GPU (NVRTC, sm_90a): ..." with NVRTC's message, quoted lines and log, or
+// naming the construct that needs a feature `target` lacks. Other codes when NVRTC itself
+// fails.
+absl::Status CheckCompilesForGpu(const KernelSource& source,
+                                 const CudaTarget& target = CudaTarget::Default());
 
 // The process-wide cache the check compiles through (for its statistics in tests).
 CachingCompiler& GpuCheckCompiler();

@@ -286,11 +286,13 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
   }
   ASSIGN_OR_RETURN(std::unique_ptr<LoadedKernel> loaded, device.Load(out.source));
   if (options.check_gpu_compile && device.Kind() == DeviceKind::kHost) {
-    RETURN_IF_ERROR(CheckCompilesForGpu(out.source, options.device_options.cuda.arch));
+    RETURN_IF_ERROR(CheckCompilesForGpu(
+        out.source, options.device_options.cuda.target.value_or(CudaTarget::Default())));
   }
   if (!options.artifacts_dir.empty()) {
     absl::StatusOr<KernelArtifacts> kept =
-        KeepKernelArtifacts(out.source, options.device_options.cuda.arch,
+        KeepKernelArtifacts(out.source,
+                            options.device_options.cuda.target.value_or(CudaTarget::Default()),
                             options.artifacts_dir, FindCuobjdump(""));
     if (!kept.ok()) {
       return absl::Status(kept.status().code(),

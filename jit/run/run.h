@@ -145,7 +145,7 @@ struct RunOptions {
   bool retry_on_dropped = false;
   // On the host backend, also compile the kernel with NVRTC (jit/run/gpu_compile_check.h;
   // cached, no GPU needed) and fail with NVRTC's log when it does not compile for the GPU
-  // (arch: device_options.cuda.arch, else sm_90), so that "runs on the host" implies
+  // (device_options.cuda.target, else CudaTarget::Default()), so that "runs on the host" implies
   // "compiles for the GPU". Off: the host compiler alone decides (e.g. for a kernel that
   // is host-only on purpose). Ignored on a GPU, which compiles with NVRTC anyway.
   bool check_gpu_compile = true;
@@ -153,7 +153,7 @@ struct RunOptions {
   // K.on.*, not: K.off.*) in this directory (created if missing): the emitted .cu with its
   // headers, NVRTC's log with ptxas's register / spill report, the PTX, a plain cubin
   // (cuobjdump and nvdisasm read it) and its cuobjdump -sass (when cuobjdump is found).
-  // jit/cost/kernel_artifacts.h. Compiled for device_options.cuda.arch (else sm_90) on
+  // jit/cost/kernel_artifacts.h. Compiled for device_options.cuda.target (else sm_90) on
   // either backend, so no GPU is needed; errors name the directory or carry NVRTC's log.
   std::string artifacts_dir;
 };

@@ -282,12 +282,10 @@ TEST_F(E2eTest, WarpSpecializedPipelineReleasesEveryWaitAfterTheArrivalsOfItsPha
   };
   // Bulk copies need sm_90; the GPU suite's device may be older.
   const auto* cuda = dynamic_cast<const CudaDevice*>(device_);
-  int sm = 0;
-  const bool bulk_ok = cuda == nullptr || (absl::SimpleAtoi(cuda->arch().substr(3), &sm) &&
-                                           sm >= 90);  // "sm_90", "sm_100"
+  const bool bulk_ok = cuda == nullptr || cuda->target().Has(TargetFeature::kBulkCopy);
   for (const Case& c : cases) {
     if (c.copy == CopyKind::kBulk && !bulk_ok) {
-      std::cout << "not run: a bulk-copy case (the GPU is " << cuda->arch() << ")\n";
+      std::cout << "not run: a bulk-copy case (the GPU is " << cuda->target().ToString() << ")\n";
       continue;
     }
     PipelineShape shape{.m = 16, .n = 64, .k = 128, .stages = c.stages, .consumers = 2};

@@ -143,7 +143,8 @@ TEST_F(OptionsFromFlagsTest, TranslatesTheCommonFlagsIntoRunOptions) {
   EXPECT_EQ(options->run.profile.unit, UnitSpec::Warp());
   EXPECT_EQ(options->run.profile.placement, Placement::kShared);
   EXPECT_EQ(options->run.device, DeviceChoice::kHost);
-  EXPECT_EQ(options->run.device_options.cuda.arch, "sm_90a");
+  ASSERT_TRUE(options->run.device_options.cuda.target.has_value());
+  EXPECT_EQ(options->run.device_options.cuda.target->ToString(), "sm_90a");
   EXPECT_FALSE(options->run.profile.enabled);
   EXPECT_TRUE(options->run.profile.policy.barrier_waits);
   EXPECT_FALSE(options->run.profile.policy.loop_iterations);

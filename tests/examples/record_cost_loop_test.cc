@@ -45,7 +45,7 @@ TEST(RecordCostLoopTest, BothVariantsCompileForSm90WithNvrtc) {
   NvrtcCompiler nvrtc;
   const KernelSource* sources[] = {&*profiled, &unprofiled};
   for (const KernelSource* source : sources) {
-    absl::StatusOr<CompiledKernel> compiled = nvrtc.Compile(CudaCompileRequest(*source, "sm_90"));
+    absl::StatusOr<CompiledKernel> compiled = nvrtc.Compile(*CudaCompileRequest(*source, CudaTarget::Default()));
     ASSERT_THAT(compiled.status(), IsOk());
     EXPECT_FALSE(compiled->cubin.empty());
     EXPECT_THAT(compiled->ptx, HasSubstr("clock64"));  // %clock64 reads around the loop

@@ -9,6 +9,8 @@
 #include "absl/strings/strip.h"
 #include "jit/compile/compiler.h"
 #include "jit/compile/nvrtc_compiler.h"
+#include "jit/target/cuda_target.h"
+#include "base/status_macros.h"
 
 namespace warptrace::testing {
 namespace {
@@ -151,7 +153,7 @@ absl::StatusOr<std::vector<NvrtcBatchResult>> CompileNvrtcBatches(
     const std::vector<NvrtcBatchMember>& members, const std::string& arch,
     const std::vector<std::string>& extra_flags) {
   CompileOptions options;
-  options.arch = arch;
+  ASSIGN_OR_RETURN(options.target, CudaTarget::Parse(arch));
   options.cpp_standard = "c++17";
   options.line_info = false;
   options.extra_flags = extra_flags;

@@ -92,7 +92,9 @@ TEST(MmaGroupTest, EmitsFenceCommitWaitAndTheSpanRecords) {
   EXPECT_THAT(s, HasSubstr("warptrace_mma_group_sites = (warptrace_mma_group_sites << 1) | 0u;"));
   EXPECT_THAT(s, HasSubstr("// retirement of qk"));
   EXPECT_THAT(s, HasSubstr("#include \"warptrace_primitives.cuh\""));
-  EXPECT_EQ(source->sm90a_use, "kernel mma_groups > loop k > mma group qk");
+  ASSERT_NE(source->requirements.FirstUse(TargetFeature::kWgmma), nullptr);
+  EXPECT_EQ(*source->requirements.FirstUse(TargetFeature::kWgmma),
+            "kernel mma_groups > loop k > mma group qk");
   // Unprofiled: the same instructions, no records.
   const KernelSource plain = EmitUnprofiledKernel(*kernel);
   EXPECT_THAT(plain.source, HasSubstr("warptrace_wgmma_commit_group();"));
@@ -103,16 +105,27 @@ TEST(MmaGroupTest, Sm90aKernelsCompileForSm90a) {
   absl::StatusOr<Kernel> kernel = Consumer(0).Build();
   ASSERT_THAT(kernel, IsOk());
   const KernelSource source = EmitUnprofiledKernel(*kernel);
-  EXPECT_EQ(CudaCompileRequest(source, "sm_90").options.arch, "sm_90a");
-  EXPECT_EQ(CudaCompileRequest(source, "sm_90a").options.arch, "sm_90a");
+  EXPECT_EQ(CudaCompileRequest(source, CudaTarget::Default())->options.target.ToString(),
+            "sm_90a");
+  EXPECT_EQ(CudaCompileRequest(source, *CudaTarget::Parse("sm_90a"))->options.target.ToString(),
+            "sm_90a");
+  // On Blackwell, where wgmma does not exist, the construct and the GPU are named (it used
+  // to compile for sm_100 and fail inside NVRTC on "compile with sm_90a").
+  EXPECT_THAT(CudaCompileRequest(source, *CudaTarget::Parse("sm_100a")).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("mma group"),
+                             HasSubstr("uses wgmma, which exists on sm_90a only"),
+                             HasSubstr("the target is sm_100a"))));
   // A kernel without sm_90a constructs stays on the architecture asked for.
   KernelBuilder b("plain");
   b.Param("float*", "out").Grid({1, 1, 1}).Block({128, 1, 1});
   b.Stmt("out[threadIdx.x] = 0.0f;  // warptrace_wgmma_fence() in a comment does not count");
   absl::StatusOr<Kernel> plain = b.Build();
   ASSERT_THAT(plain, IsOk());
-  EXPECT_EQ(plain->sm90a_use, "");
-  EXPECT_EQ(CudaCompileRequest(EmitUnprofiledKernel(*plain), "sm_90").options.arch, "sm_90");
+  EXPECT_FALSE(plain->requirements.Has(TargetFeature::kWgmma));
+  EXPECT_EQ(CudaCompileRequest(EmitUnprofiledKernel(*plain), CudaTarget::Default())
+                ->options.target.ToString(),
+            "sm_90");
 }
 
 TEST(MmaGroupTest, RawWgmmaStatementsNeedSm90aToo) {
@@ -122,7 +135,9 @@ TEST(MmaGroupTest, RawWgmmaStatementsNeedSm90aToo) {
   b.Region("r", [&] { b.Stmt("warptrace_wgmma_fence();"); });
   absl::StatusOr<Kernel> kernel = b.Build();
   ASSERT_THAT(kernel, IsOk());
-  EXPECT_EQ(kernel->sm90a_use, "kernel raw > region r > statement `warptrace_wgmma_fence();`");
+  ASSERT_NE(kernel->requirements.FirstUse(TargetFeature::kWgmma), nullptr);
+  EXPECT_EQ(*kernel->requirements.FirstUse(TargetFeature::kWgmma),
+            "kernel raw > region r > statement `warptrace_wgmma_fence();`");
 }
 
 TEST(MmaGroupTest, BuildRejectsMisuse) {
@@ -243,7 +258,9 @@ TEST(SetMaxRegistersTest, EmitsSetmaxnregAndFixesTheEntryCount) {
   absl::StatusOr<Kernel> kernel = WarpSpecialized(40, 232).Build();
   ASSERT_THAT(kernel, IsOk());
   EXPECT_TRUE(kernel->fixed_register_count);
-  EXPECT_EQ(kernel->sm90a_use, "kernel ws > roles by warpgroup > role producer > setmaxnreg.dec 40");
+  ASSERT_NE(kernel->requirements.FirstUse(TargetFeature::kSetMaxNReg), nullptr);
+  EXPECT_EQ(*kernel->requirements.FirstUse(TargetFeature::kSetMaxNReg),
+            "kernel ws > roles by warpgroup > role producer > setmaxnreg.dec 40");
   const KernelSource source = EmitUnprofiledKernel(*kernel);
   EXPECT_THAT(source.source, HasSubstr("__global__ void __launch_bounds__(384, 1) ws("));
   EXPECT_THAT(source.source, HasSubstr("warptrace_setmaxnreg_dec<40u>();"));

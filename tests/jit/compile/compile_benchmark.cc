@@ -66,7 +66,9 @@ CompileRequest Request(int index, bool profiled) {
   options.enabled = profiled;
   absl::StatusOr<KernelSource> source = EmitKernel(Example(index), options);
   if (!source.ok()) Die(std::string(source.status().message()));
-  return CudaCompileRequest(*source, kArch);
+  absl::StatusOr<CompileRequest> request = CudaCompileRequest(*source, *CudaTarget::Parse(kArch));
+  if (!request.ok()) Die(std::string(request.status().message()));
+  return *std::move(request);
 }
 
 double CpuMs() {
@@ -89,9 +91,10 @@ Compiled CompileRaw(const CompileRequest& request, const std::string& arch) {
     texts.push_back(h.contents.c_str());
     names.push_back(h.name.c_str());
   }
-  CompileOptions options = request.options;
-  options.arch = arch;
-  const std::vector<std::string> flags = NvrtcOptions(options);
+  // The request's options with -arch (NvrtcOptions' first) replaced: `arch` may be a
+  // virtual compute_XY, which a CudaTarget does not name.
+  std::vector<std::string> flags = NvrtcOptions(request.options);
+  flags[0] = "-arch=" + arch;
   std::vector<const char*> flag_ptrs;
   for (const std::string& f : flags) flag_ptrs.push_back(f.c_str());
 

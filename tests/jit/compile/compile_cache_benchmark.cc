@@ -29,7 +29,8 @@ const std::string& BenchmarkCacheDir() {
 }
 
 CompileRequest Request() {
-  return CudaCompileRequest(::warptrace::testing::BlockStatsKernel(8, 8, false), "sm_90");
+  return *CudaCompileRequest(::warptrace::testing::BlockStatsKernel(8, 8, false),
+                             CudaTarget::Default());
 }
 
 std::unique_ptr<CachingCompiler> Cache(size_t memory_entries) {

@@ -30,10 +30,10 @@ class CountingCompiler final : public Compiler {
     ++*calls_;
     if (request.source == "bad") return absl::InvalidArgumentError("does not compile");
     CompiledKernel out;
-    out.cubin = absl::StrCat("cubin(", request.source, ",", request.options.arch, ")");
+    out.cubin = absl::StrCat("cubin(", request.source, ",", request.options.target.ToString(), ")");
     out.ptx = absl::StrCat("ptx(", request.source, ")");
     out.log = "a warning";
-    out.arch = request.options.arch;
+    out.arch = request.options.target.ToString();
     return out;
   }
   std::string Version() const override { return version_; }
@@ -102,7 +102,7 @@ TEST(CompileCacheTest, AnyChangeToSourceHeadersOptionsOrCompilerVersionMisses) {
   CompileRequest header = Request("a");
   header.headers[0].contents = "// other";
   CompileRequest arch = Request("a");
-  arch.options.arch = "sm_80";
+  arch.options.target = CudaTarget(8, 0);
   CompileRequest line_info = Request("a");
   line_info.options.line_info = false;
   CompileRequest flags = Request("a");

@@ -40,7 +40,7 @@ extern "C" __global__ void scale(float* x) { x[threadIdx.x] *= kScale; }
 
 TEST(NvrtcCompilerTest, HonorsTheRequestedArchitecture) {
   CompileRequest request = Request("extern \"C\" __global__ void k() {}\n");
-  request.options.arch = "sm_80";
+  request.options.target = CudaTarget(8, 0);
   NvrtcCompiler compiler;
   absl::StatusOr<CompiledKernel> compiled = compiler.Compile(request);
   ASSERT_THAT(compiled, IsOk());

@@ -309,7 +309,7 @@ TEST(RecorderCostKernelSourceTest, KernelsOfTheSameCaseShareAProgram) {
   const std::string program = RecorderCostProgramSource(
       {RecorderCostKernelSource(c, 0, false, "a_off"), RecorderCostKernelSource(c, 1, true, "a_k1"),
        RecorderCostKernelSource(c, 2, true, "a_k2")});
-  absl::StatusOr<CostProgram> compiled = CompileForCost(program, "sm_90");
+  absl::StatusOr<CostProgram> compiled = CompileForCost(program, CudaTarget::Default());
   ASSERT_THAT(compiled, IsOk());
   uint64_t sum = 0;
   for (const char* kernel : {"a_off", "a_k1", "a_k2"}) {
@@ -344,7 +344,7 @@ TEST(RecorderCostKernelSourceTest, AKernelCompilesTheSameAloneAndAmongOthers) {
   const RecorderCostCase c = PayloadRecorderCostCases().back();
   const std::string kernel = RecorderCostKernelSource(c, 3, true, "alone");
   absl::StatusOr<CostProgram> alone =
-      CompileForCost(RecorderCostProgramSource({kernel}), "sm_90");
+      CompileForCost(RecorderCostProgramSource({kernel}), CudaTarget::Default());
   ASSERT_THAT(alone, IsOk());
   std::vector<std::string> kernels;
   for (const RecorderCostCase& other : DefaultRecorderCostCases()) {
@@ -353,7 +353,7 @@ TEST(RecorderCostKernelSourceTest, AKernelCompilesTheSameAloneAndAmongOthers) {
   }
   kernels.push_back(kernel);
   absl::StatusOr<CostProgram> among =
-      CompileForCost(RecorderCostProgramSource(kernels), "sm_90");
+      CompileForCost(RecorderCostProgramSource(kernels), CudaTarget::Default());
   ASSERT_THAT(among, IsOk());
   absl::StatusOr<absl::string_view> alone_ptx = PtxEntry(alone->ptx, "alone");
   absl::StatusOr<absl::string_view> among_ptx = PtxEntry(among->ptx, "alone");
@@ -364,7 +364,7 @@ TEST(RecorderCostKernelSourceTest, AKernelCompilesTheSameAloneAndAmongOthers) {
 }
 
 TEST(CompileForCostTest, BadSourceCarriesTheNvrtcLog) {
-  EXPECT_THAT(CompileForCost("__global__ void k() { undefined_name = 1; }", "sm_90"),
+  EXPECT_THAT(CompileForCost("__global__ void k() { undefined_name = 1; }", CudaTarget::Default()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("undefined_name")));
 }
 

@@ -28,7 +28,7 @@ TEST(CudaDeviceTest, CreateReportsUnavailableCleanlyWithoutADriver) {
 TEST(CudaDeviceTest, TheHostTestKernelCompilesForSm90WithDynamicSharedMemory) {
   const KernelSource source = ::warptrace::testing::BlockStatsKernel(2, 8, /*shared=*/true);
   NvrtcCompiler nvrtc;
-  absl::StatusOr<CompiledKernel> compiled = nvrtc.Compile(CudaCompileRequest(source, "sm_90"));
+  absl::StatusOr<CompiledKernel> compiled = nvrtc.Compile(*CudaCompileRequest(source, CudaTarget::Default()));
   ASSERT_THAT(compiled, IsOk());
   EXPECT_EQ(compiled->cubin.substr(1, 3), "ELF");
   EXPECT_THAT(compiled->ptx, AllOf(HasSubstr(".entry block_stats"), HasSubstr(".extern .shared"),
@@ -37,10 +37,10 @@ TEST(CudaDeviceTest, TheHostTestKernelCompilesForSm90WithDynamicSharedMemory) {
 
 TEST(CudaDeviceTest, CompileRequestKeepsTheSourceHeadersAndFlags) {
   const KernelSource source = ::warptrace::testing::SimpleKernel("k", "out[0] = 1;");
-  const CompileRequest request = CudaCompileRequest(source, "sm_80", {"-DX=1"});
+  const CompileRequest request = *CudaCompileRequest(source, CudaTarget(8, 0), {"-DX=1"});
   EXPECT_EQ(request.name, "k.cu");
   EXPECT_EQ(request.source, source.source);
-  EXPECT_EQ(request.options.arch, "sm_80");
+  EXPECT_EQ(request.options.target.ToString(), "sm_80");
   std::vector<std::string> expected = {"--pre-include=warptrace_cuda_prelude.h"};
   if (!CudaToolkitIncludeDir().empty()) expected.push_back("-I" + CudaToolkitIncludeDir());
   expected.push_back("-DX=1");

@@ -33,7 +33,7 @@ class TensorCoreGpuTest : public ::testing::Test {
     device_ = *std::move(device);
   }
   bool Sm90() const {  // "sm_XY[a]": compute capability X.Y
-    return std::atoi(device_->arch().c_str() + 3) >= 90;
+    return device_->target().IsAtLeastHopper();
   }
   std::unique_ptr<CudaDevice> device_;
 };
@@ -48,7 +48,7 @@ TEST_F(TensorCoreGpuTest, LdmatrixFormsMatchThePtxIsa) {
 }
 
 TEST_F(TensorCoreGpuTest, StmatrixFormsAndElectSyncMatchThePtxIsa) {
-  if (!Sm90()) GTEST_SKIP() << "stmatrix and elect.sync need sm_90; this GPU is " << device_->arch();
+  if (!Sm90()) GTEST_SKIP() << "stmatrix and elect.sync need sm_90; this GPU is " << device_->target().ToString();
   ::warptrace::testing::ExpectStmatrixForms(*device_);
   ::warptrace::testing::ExpectElectElectsOneLanePerWarp(*device_);
 }

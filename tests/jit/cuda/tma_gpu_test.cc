@@ -32,7 +32,7 @@ using ::warptrace::testing::StatusIs;
 std::unique_ptr<CudaDevice> DeviceOrNull(std::string* why) {
   CudaDeviceOptions options;
   options.cache_directory = TestTempPath("cache");
-  options.arch = "sm_90a";
+  options.target = CudaTarget(9, 0, CudaTarget::Variant::kArchSpecific);
   absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Create(options);
   if (!device.ok()) {
     std::optional<std::string> no_driver = ::warptrace::testing::NoCudaDriver();

@@ -6,7 +6,7 @@
 namespace warptrace::testing {
 
 absl::StatusOr<Sm90aCubin> CompileForSm90(const KernelSource& source) {
-  CompileRequest request = CudaCompileRequest(source, "sm_90");
+  CompileRequest request = *CudaCompileRequest(source, CudaTarget::Default());
   request.options.line_info = false;
   absl::StatusOr<CompiledKernel> compiled = NvrtcCompiler().Compile(request);
   if (!compiled.ok()) return compiled.status();

@@ -89,7 +89,7 @@ TEST(DynamicSharedAlignSourceTest, TheEmittedSourceAndPtxStateTheAlignment) {
     // 16-byte aligned: the builder's declaration must not go through that macro).
     NvrtcCompiler compiler;
     absl::StatusOr<CompiledKernel> compiled =
-        compiler.Compile(CudaCompileRequest(*source, "sm_90"));
+        compiler.Compile(*CudaCompileRequest(*source, CudaTarget::Default()));
     ASSERT_THAT(compiled, IsOk());
     EXPECT_THAT(compiled->ptx, ContainsRegex(R"(\.extern \.shared \.align 1024 \.b8 smem\[\])"))
         << (profiled ? "profiled" : "unprofiled");

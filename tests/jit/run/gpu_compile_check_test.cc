@@ -182,7 +182,7 @@ TEST_F(GpuCompileCheckTest, ReinterpretationRoundingConversionsAndConstantsMatch
   // NVRTC's PTX stores each folded constant as an immediate: 0fXXXXXXXX.
   NvrtcCompiler nvrtc;
   absl::StatusOr<CompiledKernel> compiled =
-      nvrtc.Compile(CudaCompileRequest(EmitUnprofiledKernel(kernel), "sm_90", {}));
+      nvrtc.Compile(*CudaCompileRequest(EmitUnprofiledKernel(kernel), CudaTarget::Default(), {}));
   ASSERT_THAT(compiled, IsOk());
   const std::map<uint64_t, uint32_t> stored = FoldedStores(compiled->ptx);
   size_t compared = 0;
@@ -229,7 +229,7 @@ TEST_F(GpuCompileCheckTest, FastMathIntrinsicsRunOnTheHostAndCompileForTheGpu) {
   // __fdividef is the GPU's approximate division.
   NvrtcCompiler nvrtc;
   absl::StatusOr<CompiledKernel> compiled =
-      nvrtc.Compile(CudaCompileRequest(EmitUnprofiledKernel(*kernel), "sm_90", {}));
+      nvrtc.Compile(*CudaCompileRequest(EmitUnprofiledKernel(*kernel), CudaTarget::Default(), {}));
   ASSERT_THAT(compiled, IsOk());
   EXPECT_THAT(compiled->ptx, HasSubstr("div.approx.f32"));  // __fdividef
 }
