@@ -42,24 +42,11 @@ uint32_t RoleAxisThreads(RoleAxis axis) { return axis == RoleAxis::kWarp ? 32 : 
 
 const char* KernelNodeKindName(KernelNode::Kind kind) {
   switch (kind) {
-    case KernelNode::Kind::kStatement: return "statement";
-    case KernelNode::Kind::kRegion: return "region";
-    case KernelNode::Kind::kLoop: return "loop";
-    case KernelNode::Kind::kIf: return "if";
-    case KernelNode::Kind::kRoles: return "roles";
-    case KernelNode::Kind::kRole: return "role";
-    case KernelNode::Kind::kBarrier: return "barrier";
-    case KernelNode::Kind::kReturn: return "return";
-    case KernelNode::Kind::kNamedBarrier: return "named barrier";
-    case KernelNode::Kind::kArrive: return "arrive";
-    case KernelNode::Kind::kPhaseWait: return "phase wait";
-    case KernelNode::Kind::kAsyncCopy: return "async copy";
-    case KernelNode::Kind::kAsyncWait: return "async wait";
-    case KernelNode::Kind::kMmaGroup: return "mma group";
-    case KernelNode::Kind::kMmaWait: return "mma wait";
-    case KernelNode::Kind::kSetMaxRegisters: return "set max registers";
-    case KernelNode::Kind::kTmaStore: return "tma store";
-    case KernelNode::Kind::kTmaStoreWait: return "tma store wait";
+#define WARPTRACE_KERNEL_NODE_KIND_NAME(e, name) \
+  case KernelNode::Kind::e:                      \
+    return name;
+    WARPTRACE_KERNEL_NODE_KINDS(WARPTRACE_KERNEL_NODE_KIND_NAME)
+#undef WARPTRACE_KERNEL_NODE_KIND_NAME
   }
   return "?";
 }

@@ -205,33 +205,62 @@ struct AsyncCopySpec {
 // What SetMaxRegisters does to the warpgroup's register budget (setmaxnreg.inc / .dec).
 enum class RegisterChange { kIncrease, kDecrease };
 
+// The one list of constructs, X(enumerator, name): KernelNode::Kind and KernelNodeKindName
+// come from it. Every stage switches over the kinds exhaustively, with no `default:`, so a
+// construct added here fails to compile (-Wswitch under -Werror) in each stage that does
+// not handle it yet: the builder's label and requirements, validation, the plan's sites,
+// event counts and loop marks, the emitter. The fields each kind uses:
+//   kStatement        text: verbatim C++
+//   kRegion           text: region name; body
+//   kLoop             text: loop variable; begin, end, step, trip; body
+//   kIf               text: condition; body (then), else_body
+//   kRoles            axis; roles (each a kRole)
+//   kRole             text: role name; first (first warp/warpgroup), count, index_var; body
+//   kBarrier          text: barrier name; barrier_record
+//   kReturn           return_scope; early return (runs the profiler epilogue first)
+//   Warp specialization (all usable inside roles):
+//   kNamedBarrier     text: name; barrier_id, threads, named_arrive; barrier_record
+//   kArrive           text: barrier array; index, phase, tx_bytes ("" = none), arrive_by
+//   kPhaseWait        text: barrier array; index, phase
+//   kAsyncCopy        text: copy name; copy
+//   kAsyncWait        async_pending: waits until at most that many cp.async groups of the
+//                     thread are in flight
+//   Tensor cores and registers (sm_90a):
+//   kMmaGroup         text: group name; body (the wgmma instructions)
+//   kMmaWait          async_pending: wgmma.wait_group
+//   kSetMaxRegisters  registers, register_change
+//   kTmaStore         text: store name; copy (tensor_map, src, coords)
+//   kTmaStoreWait     async_pending: cp.async.bulk.wait_group.read
+#define WARPTRACE_KERNEL_NODE_KINDS(X)       \
+  X(kStatement, "statement")                 \
+  X(kRegion, "region")                       \
+  X(kLoop, "loop")                           \
+  X(kIf, "if")                               \
+  X(kRoles, "roles")                         \
+  X(kRole, "role")                           \
+  X(kBarrier, "barrier")                     \
+  X(kReturn, "return")                       \
+  X(kNamedBarrier, "named barrier")          \
+  X(kArrive, "arrive")                       \
+  X(kPhaseWait, "phase wait")                \
+  X(kAsyncCopy, "async copy")                \
+  X(kAsyncWait, "async wait")                \
+  X(kMmaGroup, "mma group")                  \
+  X(kMmaWait, "mma wait")                    \
+  X(kSetMaxRegisters, "set max registers")   \
+  X(kTmaStore, "tma store")                  \
+  X(kTmaStoreWait, "tma store wait")
+
 // ---------------------------------------------------------------------------------------
 // The built, validated kernel: what RecordPlan and the emitter walk.
 
 struct KernelNode {
   enum class Kind {
-    kStatement,  // text: verbatim C++
-    kRegion,     // text: region name; body
-    kLoop,       // text: loop variable; begin, end, step, trip; body
-    kIf,         // text: condition; body (then), else_body
-    kRoles,      // axis; roles (each a kRole)
-    kRole,       // text: role name; first (first warp/warpgroup), count, index_var; body
-    kBarrier,    // text: barrier name; barrier_record
-    kReturn,     // return_scope; early return (runs the profiler epilogue first)
-    // Warp specialization (all usable inside roles):
-    kNamedBarrier,  // text: name; barrier_id, threads, named_arrive; barrier_record
-    kArrive,        // text: barrier array; index, phase, tx_bytes ("" = none), arrive_by
-    kPhaseWait,     // text: barrier array; index, phase
-    kAsyncCopy,     // text: copy name; copy
-    kAsyncWait,     // async_pending: waits until at most that many cp.async groups of the
-                    // thread are in flight
-    // Tensor cores and registers (sm_90a):
-    kMmaGroup,         // text: group name; body (the wgmma instructions)
-    kMmaWait,          // async_pending: wgmma.wait_group
-    kSetMaxRegisters,  // registers, register_change
-    kTmaStore,         // text: store name; copy (tensor_map, src, coords)
-    kTmaStoreWait,     // async_pending: cp.async.bulk.wait_group.read
+#define WARPTRACE_KERNEL_NODE_KIND_ENUM(e, name) e,
+    WARPTRACE_KERNEL_NODE_KINDS(WARPTRACE_KERNEL_NODE_KIND_ENUM)
+#undef WARPTRACE_KERNEL_NODE_KIND_ENUM
   };
+
   Kind kind = Kind::kStatement;
   std::string text;
   std::string path;      // builder path: "kernel gemm > loop k > region mma"
@@ -274,6 +303,32 @@ struct KernelNode {
 };
 
 const char* KernelNodeKindName(KernelNode::Kind kind);  // "statement", "region", ...
+
+// The one walk over a kernel tree: calls `fn(node)` on every node of `body` and below (its
+// body, else body and roles), in preorder. `Body` is a std::vector<KernelNode>, const or
+// not (AssignOrdinals numbers nodes through it). A stage whose walk carries context (an
+// enclosing span, a role's first thread) writes its own recursion.
+template <typename Body, typename Fn>
+void ForEachNode(Body& body, const Fn& fn) {
+  for (auto& node : body) {
+    fn(node);
+    ForEachNode(node.body, fn);
+    ForEachNode(node.else_body, fn);
+    ForEachNode(node.roles, fn);
+  }
+}
+
+// The first node of `body` and below, in preorder, for which `pred(node)` holds, or null.
+template <typename Pred>
+const KernelNode* FindNode(const std::vector<KernelNode>& body, const Pred& pred) {
+  for (const KernelNode& node : body) {
+    if (pred(node)) return &node;
+    for (const std::vector<KernelNode>* nested : {&node.body, &node.else_body, &node.roles}) {
+      if (const KernelNode* found = FindNode(*nested, pred)) return found;
+    }
+  }
+  return nullptr;
+}
 
 struct SharedArrayDecl {
   std::string type;  // element type, e.g. "float"

@@ -117,14 +117,10 @@ bool NamesPrimitive(const std::string& code) {
 // The path of the first raw statement naming a device primitive (Kernel::primitives_use), or
 // "".
 std::string FindPrimitivesUse(const std::vector<KernelNode>& body) {
-  for (const KernelNode& node : body) {
-    if (node.kind == KernelNode::Kind::kStatement && NamesPrimitive(node.text)) return node.path;
-    for (const std::vector<KernelNode>* nested : {&node.body, &node.else_body, &node.roles}) {
-      std::string use = FindPrimitivesUse(*nested);
-      if (!use.empty()) return use;
-    }
-  }
-  return "";
+  const KernelNode* use = FindNode(body, [](const KernelNode& node) {
+    return node.kind == KernelNode::Kind::kStatement && NamesPrimitive(node.text);
+  });
+  return use != nullptr ? use->path : "";
 }
 
 // The target features the primitives a raw statement calls need (identifier tokens:
@@ -155,74 +151,60 @@ void AddPrimitiveRequirements(const std::string& code, const std::string& path,
   }
 }
 
-// What the kernel's constructs and raw statements require of the target, in preorder
-// (Kernel::requirements).
-void AddRequirements(const std::vector<KernelNode>& body, TargetRequirements& requirements) {
-  for (const KernelNode& node : body) {
-    switch (node.kind) {
-      case KernelNode::Kind::kStatement:
-        AddPrimitiveRequirements(node.text, node.path, requirements);
-        break;
-      case KernelNode::Kind::kMmaGroup:
-      case KernelNode::Kind::kMmaWait:
-        requirements.Add(TargetFeature::kWgmma, node.path);
-        break;
-      case KernelNode::Kind::kSetMaxRegisters:
-        requirements.Add(TargetFeature::kSetMaxNReg, node.path);
-        break;
-      case KernelNode::Kind::kTmaStore:
-      case KernelNode::Kind::kTmaStoreWait:
-        requirements.Add(TargetFeature::kTma, node.path);
-        break;
-      case KernelNode::Kind::kAsyncCopy:
-        requirements.Add(node.copy.tma()               ? TargetFeature::kTma
-                         : !node.copy.barrier.empty() ? TargetFeature::kBulkCopy
-                                                      : TargetFeature::kCpAsync,
-                         node.path);
-        break;
-      case KernelNode::Kind::kAsyncWait:
-        requirements.Add(TargetFeature::kCpAsync, node.path);
-        break;
-      case KernelNode::Kind::kArrive:
-        requirements.Add(TargetFeature::kMbarrier, node.path);
-        if (!node.tx_bytes.empty()) requirements.Add(TargetFeature::kBulkCopy, node.path);
-        break;
-      case KernelNode::Kind::kPhaseWait:
-        requirements.Add(TargetFeature::kMbarrier, node.path);
-        break;
-      case KernelNode::Kind::kRegion:
-      case KernelNode::Kind::kLoop:
-      case KernelNode::Kind::kIf:
-      case KernelNode::Kind::kRoles:
-      case KernelNode::Kind::kRole:
-      case KernelNode::Kind::kBarrier:
-      case KernelNode::Kind::kReturn:
-      case KernelNode::Kind::kNamedBarrier:
-        break;
-    }
-    for (const std::vector<KernelNode>* nested : {&node.body, &node.else_body, &node.roles}) {
-      AddRequirements(*nested, requirements);
-    }
+// What a construct or raw statement requires of the target (Kernel::requirements; the
+// kernel's nodes are visited in preorder).
+void AddRequirements(const KernelNode& node, TargetRequirements& requirements) {
+  switch (node.kind) {
+    case KernelNode::Kind::kStatement:
+      AddPrimitiveRequirements(node.text, node.path, requirements);
+      break;
+    case KernelNode::Kind::kMmaGroup:
+    case KernelNode::Kind::kMmaWait:
+      requirements.Add(TargetFeature::kWgmma, node.path);
+      break;
+    case KernelNode::Kind::kSetMaxRegisters:
+      requirements.Add(TargetFeature::kSetMaxNReg, node.path);
+      break;
+    case KernelNode::Kind::kTmaStore:
+    case KernelNode::Kind::kTmaStoreWait:
+      requirements.Add(TargetFeature::kTma, node.path);
+      break;
+    case KernelNode::Kind::kAsyncCopy:
+      requirements.Add(node.copy.tma()               ? TargetFeature::kTma
+                       : !node.copy.barrier.empty() ? TargetFeature::kBulkCopy
+                                                    : TargetFeature::kCpAsync,
+                       node.path);
+      break;
+    case KernelNode::Kind::kAsyncWait:
+      requirements.Add(TargetFeature::kCpAsync, node.path);
+      break;
+    case KernelNode::Kind::kArrive:
+      requirements.Add(TargetFeature::kMbarrier, node.path);
+      if (!node.tx_bytes.empty()) requirements.Add(TargetFeature::kBulkCopy, node.path);
+      break;
+    case KernelNode::Kind::kPhaseWait:
+      requirements.Add(TargetFeature::kMbarrier, node.path);
+      break;
+    case KernelNode::Kind::kRegion:
+    case KernelNode::Kind::kLoop:
+    case KernelNode::Kind::kIf:
+    case KernelNode::Kind::kRoles:
+    case KernelNode::Kind::kRole:
+    case KernelNode::Kind::kBarrier:
+    case KernelNode::Kind::kReturn:
+    case KernelNode::Kind::kNamedBarrier:
+      break;
   }
 }
 
 bool UsesSetMaxRegisters(const std::vector<KernelNode>& body) {
-  for (const KernelNode& node : body) {
-    if (node.kind == KernelNode::Kind::kSetMaxRegisters || UsesSetMaxRegisters(node.body) ||
-        UsesSetMaxRegisters(node.else_body) || UsesSetMaxRegisters(node.roles)) {
-      return true;
-    }
-  }
-  return false;
+  return FindNode(body, [](const KernelNode& node) {
+           return node.kind == KernelNode::Kind::kSetMaxRegisters;
+         }) != nullptr;
 }
 
 void AssignOrdinals(std::vector<KernelNode>& body, uint32_t& next) {
-  for (KernelNode& node : body) {
-    node.ordinal = next++;
-    AssignOrdinals(node.body, next);
-    AssignOrdinals(node.else_body, next);
-    AssignOrdinals(node.roles, next);
-  }
+  ForEachNode(body, [&next](KernelNode& node) { node.ordinal = next++; });
 }
 
 KernelNode NamedBarrierNode(std::string name, uint32_t id, uint32_t threads, bool arrive,
@@ -778,7 +760,8 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   }
   Kernel kernel = kernel_;
   RETURN_IF_ERROR(ValidateKernel(kernel));
-  AddRequirements(kernel.body, kernel.requirements);
+  ForEachNode(kernel.body,
+              [&](const KernelNode& node) { AddRequirements(node, kernel.requirements); });
   kernel.primitives_use = FindPrimitivesUse(kernel.body);
   for (const PreambleDecl& preamble : kernel.preamble) {
     if (kernel.primitives_use.empty() && NamesPrimitive(preamble.code)) {

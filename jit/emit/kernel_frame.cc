@@ -16,13 +16,9 @@ namespace warptrace {
 
 // Whether `body` or anything nested in it is of one of `kinds`.
 bool Contains(const std::vector<KernelNode>& body, std::initializer_list<KernelNode::Kind> kinds) {
-  for (const KernelNode& n : body) {
-    if (std::find(kinds.begin(), kinds.end(), n.kind) != kinds.end() || Contains(n.body, kinds) ||
-        Contains(n.else_body, kinds) || Contains(n.roles, kinds)) {
-      return true;
-    }
-  }
-  return false;
+  return FindNode(body, [&](const KernelNode& n) {
+           return std::find(kinds.begin(), kinds.end(), n.kind) != kinds.end();
+         }) != nullptr;
 }
 
 // Whether the kernel calls warptrace_primitives.cuh.

@@ -38,8 +38,16 @@ std::string Counter::Short(const KernelNode& node) {
     case KernelNode::Kind::kAsyncCopy: return absl::StrCat("copy ", node.text);
     case KernelNode::Kind::kTmaStore: return absl::StrCat("tma store ", node.text);
     case KernelNode::Kind::kMmaGroup: return absl::StrCat("mma group ", node.text);
-    default: return KernelNodeKindName(node.kind);
+    case KernelNode::Kind::kStatement:
+    case KernelNode::Kind::kRole:
+    case KernelNode::Kind::kReturn:
+    case KernelNode::Kind::kAsyncWait:
+    case KernelNode::Kind::kMmaWait:
+    case KernelNode::Kind::kSetMaxRegisters:
+    case KernelNode::Kind::kTmaStoreWait:
+      return KernelNodeKindName(node.kind);
   }
+  return KernelNodeKindName(node.kind);
 }
 
 void Counter::NoteDataDependent(const KernelNode& node, const Flow& f) {

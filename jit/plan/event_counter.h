@@ -122,9 +122,21 @@ class Counter {
         return 4;
       case KernelNode::Kind::kTmaStore:  // issue and retirement by the role's first thread
         return Elected() ? 4 : 0;
-      default:
+      case KernelNode::Kind::kStatement:
+      case KernelNode::Kind::kRegion:
+      case KernelNode::Kind::kLoop:
+      case KernelNode::Kind::kIf:
+      case KernelNode::Kind::kRoles:
+      case KernelNode::Kind::kRole:
+      case KernelNode::Kind::kBarrier:
+      case KernelNode::Kind::kReturn:
+      case KernelNode::Kind::kAsyncWait:
+      case KernelNode::Kind::kMmaWait:
+      case KernelNode::Kind::kSetMaxRegisters:
+      case KernelNode::Kind::kTmaStoreWait:
         return 0;
     }
+    return 0;
   }
 
   Flow Node(const KernelNode& node, int depth, std::string* label);

@@ -150,9 +150,16 @@ class SiteAssigner {
           Add(node, node.text, SiteKind::kMmaGroup);
         }
         return Body(node.body);
-      default:
+      case KernelNode::Kind::kStatement:
+      case KernelNode::Kind::kRole:  // reached through kRoles
+      case KernelNode::Kind::kReturn:
+      case KernelNode::Kind::kAsyncWait:
+      case KernelNode::Kind::kMmaWait:
+      case KernelNode::Kind::kSetMaxRegisters:
+      case KernelNode::Kind::kTmaStoreWait:
         return absl::OkStatus();
     }
+    return absl::OkStatus();
   }
 
   const RecordPolicy& policy_;
@@ -162,13 +169,9 @@ class SiteAssigner {
 };
 
 bool ContainsReturn(const std::vector<KernelNode>& body) {
-  for (const KernelNode& node : body) {
-    if (node.kind == KernelNode::Kind::kReturn || ContainsReturn(node.body) ||
-        ContainsReturn(node.else_body) || ContainsReturn(node.roles)) {
-      return true;
-    }
-  }
-  return false;
+  return FindNode(body, [](const KernelNode& node) {
+           return node.kind == KernelNode::Kind::kReturn;
+         }) != nullptr;
 }
 
 // Marks each loop with a constant trip count on the site entered exactly once per
@@ -219,7 +222,20 @@ void MarkLoopTrips(const std::vector<KernelNode>& body,
           MarkLoopTrips(role.body, site_of_node, sites, loop_since_span);
         }
         break;
-      default:
+      case KernelNode::Kind::kStatement:
+      case KernelNode::Kind::kRole:  // reached through kRoles
+      case KernelNode::Kind::kBarrier:
+      case KernelNode::Kind::kReturn:
+      case KernelNode::Kind::kNamedBarrier:
+      case KernelNode::Kind::kArrive:
+      case KernelNode::Kind::kPhaseWait:
+      case KernelNode::Kind::kAsyncCopy:
+      case KernelNode::Kind::kAsyncWait:
+      case KernelNode::Kind::kMmaGroup:  // its body holds wgmma statements, no marked loop
+      case KernelNode::Kind::kMmaWait:
+      case KernelNode::Kind::kSetMaxRegisters:
+      case KernelNode::Kind::kTmaStore:
+      case KernelNode::Kind::kTmaStoreWait:
         break;
     }
   }
@@ -229,9 +245,12 @@ uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
   switch (layout.unit.kind) {
     case UnitKind::kCustom:
       return uint64_t{layout.unit.first_thread} + layout.unit.recorder_offset;
-    default:
+    case UnitKind::kWarp:
+    case UnitKind::kWarpgroup:
+    case UnitKind::kBlock:
       return uint64_t{unit} * UnitThreads(layout);
   }
+  return uint64_t{unit} * UnitThreads(layout);
 }
 
 // An arrival on a phase barrier array, with who runs it.
