@@ -1,5 +1,7 @@
 #include "format/layout.h"
 
+#include <algorithm>
+
 #include <limits>
 #include <string>
 
@@ -39,6 +41,18 @@ uint32_t UnitsPerBlock(const TraceLayout& layout) {
   if (layout.unit.kind == UnitKind::kCustom) return 1;
   if (unit == 0) return 0;
   return static_cast<uint32_t>(layout.block.Count() / unit);
+}
+
+LinkScope LinkScopeOf(const TraceLayout&) { return LinkScope::kBlock; }
+
+uint32_t RecordsPerLinkScope(const TraceLayout& layout) {
+  switch (LinkScopeOf(layout)) {
+    case LinkScope::kBlock:
+      return std::max<uint32_t>(1, UnitsPerBlock(layout));
+    case LinkScope::kCluster:  // no layout has one yet: a cluster's blocks, each whole
+      return std::max<uint32_t>(1, UnitsPerBlock(layout));
+  }
+  return std::max<uint32_t>(1, UnitsPerBlock(layout));
 }
 
 uint64_t SampledBlocks(const TraceLayout& layout) {

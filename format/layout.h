@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/dim3.h"
+#include "format/links.h"
 
 namespace warptrace {
 
@@ -57,7 +58,7 @@ struct BlockSample {
   friend bool operator==(const BlockSample&, const BlockSample&) = default;
 };
 
-// What a record site's events are (profiler/trace/links.h has the payload contract):
+// What a record site's events are (format/links.h has the payload contract):
 //   kRegion, kLoopBody, kKernel, kBarrierWait: spans, an enter and an exit event, nested;
 //   kBarrierArrive: an instant, one event (no exit flag) with payload (barrier, phase);
 //   kPhaseWait: a span from the start of a wait on a phase barrier to its release, both
@@ -248,6 +249,11 @@ struct TraceLayout {
 uint32_t UnitThreads(const TraceLayout& layout);
 // Trace units per block.
 uint32_t UnitsPerBlock(const TraceLayout& layout);
+// The trace's link scope (format/links.h): the block (no layout carries a cluster shape yet).
+LinkScope LinkScopeOf(const TraceLayout& layout);
+// Records per instance of the link scope: records [k n, (k + 1) n) of the buffer belong to
+// one instance (a block: UnitsPerBlock, at least 1).
+uint32_t RecordsPerLinkScope(const TraceLayout& layout);
 // Number of blocks that record (the sample clamped to the grid).
 uint64_t SampledBlocks(const TraceLayout& layout);
 // Linear block id of the `ordinal`-th sampled block.

@@ -12,8 +12,8 @@
 //                         end (exit flag) = the completion
 //                         the unit observed
 //
-//   barrier  the block-local id of one phase barrier (an mbarrier; an element of a barrier
-//            array has its own id). Ids mean nothing across blocks: links never leave a block.
+//   barrier  the id of one phase barrier (an mbarrier; an element of a barrier array has
+//            its own id), local to the link scope (below): links never leave it.
 //   phase    the 0-based number of the barrier's phase the event belongs to: an arrival
 //            counts towards completing phase `phase`; a wait waits for phase `phase` to
 //            complete (its parity is phase & 1). Generated code knows it from its loop
@@ -28,6 +28,19 @@
 #include <cstdint>
 
 namespace warptrace {
+
+// The link scope: the units between which hand-off links may reach, and so the unit of
+// everything that must see a link's both ends: the dump's batches and the hand-off linker
+// (profiler/dump), sink parts (profiler/dump/sink.h: a part sees whole scopes), the
+// critical path (profiler/analysis) and block sampling (TraceLayout::sample, which must take
+// whole scopes). Consecutive records of one scope instance are contiguous in the buffer
+// (RecordsPerLinkScope in format/layout.h).
+//   kBlock    one CTA (a thread block): phase barriers, named barriers and async copies are
+//             the block's own; what every trace has today.
+//   kCluster  a thread-block cluster: a remote arrival on a peer CTA's barrier or a
+//             multicast copy landing in every CTA of a mask links CTAs of one cluster
+//             (reserved for cluster launches; no layout has it yet).
+enum class LinkScope : uint8_t { kBlock, kCluster };
 
 // The payload `barrier` of an async copy that completes on no phase barrier (an sm_80
 // cp.async group).

@@ -12,7 +12,7 @@
 // Each record is a RecordHeader (kHeaderWords uint32 words) followed by `capacity` event
 // slots of 2 words each (Event). All words are little-endian uint32.
 //
-// Version 2 (kTraceVersion) adds payloads: an event whose tag has kPayloadFlag set is
+// Version 2 added payloads: an event whose tag has kPayloadFlag set is
 // followed by one Payload slot (2 words) that belongs to it. A payload slot is counted by
 // the plan and by `attempted` like an event slot, and is written together with its event or
 // not at all (an event is never stored without its payload). What the two payload words mean

@@ -56,7 +56,7 @@ class Driver {
         result_(result),
         verifier_(decoded, options.verify, result.report),
         linker_(decoded) {
-    if (linker_.active()) pending_.resize(std::max<uint32_t>(1, UnitsPerBlock(layout_)));
+    if (linker_.active()) pending_.resize(RecordsPerLinkScope(layout_));
   }
 
   absl::Status Run() {
@@ -126,11 +126,12 @@ class Driver {
     std::vector<Prepared> units;  // grows to the largest batch, reused
   };
 
-  // Records [cuts[i], cuts[i+1]) are batch i: whole blocks (a part sees all of a block's
-  // units, sink.h; the linker needs them together), at least kBatchEvents events each.
+  // Records [cuts[i], cuts[i+1]) are batch i: whole link scopes (format/links.h: a part sees
+  // all of a block's units, sink.h; the linker needs them together), at least kBatchEvents
+  // events each.
   static constexpr uint64_t kBatchEvents = 1 << 14;
   std::vector<size_t> BatchCuts() const {
-    const size_t per_block = std::max<uint32_t>(1, UnitsPerBlock(layout_));
+    const size_t per_block = RecordsPerLinkScope(layout_);
     std::vector<size_t> cuts = {0};
     uint64_t events = 0;
     for (size_t i = 0; i < decoded_.records.size(); ++i) {
@@ -378,7 +379,7 @@ class Driver {
   UnitTimeline unit_;
   ClockTally tally_;
   BlockLinker linker_;
-  std::vector<Pending> pending_;             // one per unit of a block (hand-offs only)
+  std::vector<Pending> pending_;             // one per record of a link scope (hand-offs only)
   std::vector<UnitTimeline> block_units_;    // scratch for AddBlockLinks
   std::vector<std::vector<int64_t>> block_ns_;
   uint64_t next_flow_id_ = 0;

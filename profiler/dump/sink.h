@@ -49,8 +49,9 @@
 //     each worker then feeds the units it prepared to a part of its own, on its own thread
 //     — the sink's AddUnit is not called — and the driver hands the parts back to
 //     MergeParts, on the calling thread, after the last unit and before End. A part gets
-//     whole blocks (every unit of a block, consecutively, in unit order) and its blocks in
-//     buffer order; which blocks go to which part is not fixed. So "merge per thread":
+//     whole link scopes (format/links.h; today whole blocks: every unit of a block,
+//     consecutively, in unit order) and its blocks in buffer order; which blocks go to
+//     which part is not fixed. So "merge per thread":
 //     such a sink costs the calling thread nothing per unit. A part's
 //     UnitView has its record, verdict (the unit's own, before the report's findings cap)
 //     and timeline, but no findings. A part's error stops the dump where the sink's

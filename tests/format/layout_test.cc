@@ -211,5 +211,19 @@ TEST(ValidateLayoutTest, RejectsSharedPlacementOverTheBudgetOnlyWhenABudgetIsGiv
       << "the budget is for shared placement only";
 }
 
+// The link scope is the block today: a scope's records are one block's units (a custom
+// unit: one record per block).
+TEST(LinkScopeTest, IsTheBlockWithOneRecordPerUnitOfIt) {
+  TraceLayout layout;
+  layout.block = {384, 1, 1};
+  layout.unit.kind = UnitKind::kWarpgroup;
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kBlock);
+  EXPECT_EQ(RecordsPerLinkScope(layout), 3u);
+  layout.unit.kind = UnitKind::kWarp;
+  EXPECT_EQ(RecordsPerLinkScope(layout), 12u);
+  layout.unit.kind = UnitKind::kCustom;
+  EXPECT_EQ(RecordsPerLinkScope(layout), 1u);
+}
+
 }  // namespace
 }  // namespace warptrace
