@@ -61,12 +61,14 @@
 // stderr starting with "warptrace: error: " (or "warptrace: warning: ").
 #include <algorithm>
 #include <cstdint>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -479,6 +481,18 @@ int main(int argc, char** argv) {
       "           [--output=pred.pftrace] [--json=whatif.json] [--diff] [--causal-profile=false]\n"
       "exit status: 0 ok, 1 bad usage or unreadable input, 2 a trace failed verification,\n"
       "3 diff --fail-if-slower found a significant slowdown");
+  // --help, -h or help, anywhere: the usage and the CLI's flags on stdout, exit status 0
+  // (absl's own --help exits 1, which scripts take for a failure).
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpfull" ||
+        (i == 1 && arg == "help")) {
+      absl::flags_internal::FlagsHelp(std::cout, "profiler/cli/",
+                                      absl::flags_internal::HelpFormat::kHumanReadable,
+                                      absl::ProgramUsageMessage());
+      return 0;
+    }
+  }
   std::vector<std::string> storage;
   std::vector<char*> args = warptrace::NormalizeFlagNames(argc, argv, storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size() - 1),

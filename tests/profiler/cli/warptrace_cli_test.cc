@@ -405,10 +405,18 @@ TEST_F(WarptraceCliTest, TheTraceAndTheReportMustBeDifferentFiles) {
   EXPECT_FALSE(llvm::sys::fs::exists(Path("same.json")));
 }
 
-TEST_F(WarptraceCliTest, HelpDescribesTheCommand) {
-  const RunResult r = Run({"--help"});
-  EXPECT_THAT(r.out + r.err, AllOf(HasSubstr("usage: warptrace dump --input=PREFIX"),
-                                   HasSubstr("allow_truncated"), HasSubstr("sm_clock_khz")));
+// --help is a success (it used to exit 1, absl's default, which scripts read as a failure),
+// before or after the command, and prints the usage and the flags on stdout.
+TEST_F(WarptraceCliTest, HelpDescribesTheCommandAndExitsZero) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"help"}, {"dump", "--help"},
+                                             {"diff", "--help"}, {"whatif", "-help"}}) {
+    SCOPED_TRACE(args[0] + (args.size() > 1 ? " " + args[1] : ""));
+    const RunResult r = Run(args);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_THAT(r.out, AllOf(HasSubstr("usage: warptrace dump --input=PREFIX"),
+                             HasSubstr("allow_truncated"), HasSubstr("sm_clock_khz")));
+  }
 }
 
 }  // namespace
