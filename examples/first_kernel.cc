@@ -53,8 +53,29 @@ absl::Status FirstKernel(const std::string& trace_path, std::vector<float>& y) {
 }  // namespace warptrace::examples
 
 int main(int argc, char** argv) {
-  const std::string dir =
-      warptrace::examples::ResolveOutputDirectory(argc > 1 ? argv[1] : "");
+  constexpr char kUsage[] =
+      "usage: first_kernel [OUT_DIR | --out=OUT_DIR]\n"
+      "Builds docs/builder.md's first kernel (a 1-D smoothing), runs and profiles it with one\n"
+      "RunKernel call (on the GPU, or on the host backend without one), checks y and writes\n"
+      "OUT_DIR/smooth.trace.json (default: warptrace_out/ where `bazel run` started).\n"
+      "The other examples take the common flags (--device, --unit, --cost, ...: --help).\n";
+  std::string out_arg;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "help") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (arg.rfind("--out=", 0) == 0) {
+      out_arg = arg.substr(6);
+    } else if (arg.empty() || arg[0] == '-' || i > 1) {
+      std::cerr << "first_kernel: error: unexpected argument '" << arg << "'\n" << kUsage;
+      return 2;
+    } else {
+      out_arg = arg;
+    }
+  }
+  const std::string dir = warptrace::examples::ResolveOutputDirectory(out_arg);
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
     std::cerr << "first_kernel: error: creating " << dir << ": " << ec.message() << "\n";
     return 1;

@@ -404,6 +404,27 @@ TEST_F(ExamplesTest, FirstKernelRunsTheReadmeSnippetAndWritesItsTrace) {
   EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
 }
 
+// --help prints the usage and exits 0; it used to write the trace into a new directory
+// named --help. A flag it does not know is a usage error (exit 2), with no directory made.
+TEST_F(ExamplesTest, FirstKernelHelpPrintsItsUsageAndWritesNothing) {
+  const std::string dir = FreshDir("first_kernel_help");
+  ASSERT_FALSE(llvm::sys::fs::create_directories(dir));
+  setenv("BUILD_WORKING_DIRECTORY", dir.c_str(), 1);
+  const Ran help = RunExample("first_kernel", {"--help"});
+  const Ran bad = RunExample("first_kernel", {"--unit=warp"});
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_THAT(help.out, HasSubstr("usage: first_kernel [OUT_DIR | --out=OUT_DIR]"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("first_kernel: error: unexpected argument '--unit=warp'"));
+  EXPECT_FALSE(Exists(dir + "/--help"));
+  EXPECT_FALSE(Exists(dir + "/warptrace_out"));
+  const std::string out = FreshDir("first_kernel_out");
+  const Ran ran = RunExample("first_kernel", {"--out=" + out});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_TRUE(Exists(out + "/smooth.trace.json"));
+}
+
 TEST_F(ExamplesTest, RecordCostRunsOnTheHostBackendAndReportsBothPlacements) {
   const Ran ran = RunExample("record_cost_gpu",
                              {"--device=host", "--iterations=50", "--runs=1"});
