@@ -405,13 +405,23 @@ KernelBuilder& KernelBuilder::Constant(std::string name, int64_t value) {
   const std::string code =
       fits_int ? absl::StrCat("constexpr int ", name, " = ", value, ";")
                : absl::StrCat("constexpr long long ", name, " = ", value, "LL;");
+  std::string path = absl::StrCat("kernel ", kernel_.name, " > constant ", name);
   kernel_.constants.emplace_back(std::move(name), value);
-  return Preamble(code);
+  return AddPreamble(code, std::move(path));
 }
 
 KernelBuilder& KernelBuilder::Preamble(std::string code) {
-  const std::string path =
-      absl::StrCat("kernel ", kernel_.name, " > preamble ", kernel_.preamble.size() + 1);
+  // Numbered among the Preamble calls alone (Constant's declarations are named by their
+  // constant), so the only Preamble call is "preamble 1" whatever constants came first.
+  const std::string prefix = absl::StrCat("kernel ", kernel_.name, " > preamble ");
+  size_t number = 1;
+  for (const PreambleDecl& p : kernel_.preamble) {
+    if (absl::StartsWith(p.path, prefix)) ++number;
+  }
+  return AddPreamble(std::move(code), absl::StrCat(prefix, number));
+}
+
+KernelBuilder& KernelBuilder::AddPreamble(std::string code, std::string path) {
   absl::StatusOr<SnippetFacts> facts = ScanSnippet(code);
   if (!facts.ok()) {
     Fail(absl::StrCat(path, ": ", facts.status().message()));

@@ -298,6 +298,9 @@ class KernelBuilder {
     bool in_else = false;
   };
   void Fail(const std::string& message);
+  // Preamble's checks and append, for code at builder path `path` ("kernel k > preamble 2",
+  // "kernel k > constant kTile").
+  KernelBuilder& AddPreamble(std::string code, std::string path);
   std::string Path() const;
   // The body new nodes go to, or null (with an error) where none may go.
   std::vector<KernelNode>* CurrentBody(const char* what);

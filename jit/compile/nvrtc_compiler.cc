@@ -85,6 +85,9 @@ absl::StatusOr<CompiledKernel> NvrtcCompiler::Compile(const CompileRequest& requ
     std::string rest;
     if (quoted.empty()) {
       rest = absl::StrCat("NVRTC log:\n", log);
+      // The log may end without a newline ("Compilation terminated."): what follows starts
+      // a line of its own.
+      if (!rest.empty() && rest.back() != '\n') rest += '\n';
     } else {
       const std::set<absl::string_view> shown = absl::StrSplit(quoted, '\n', absl::SkipEmpty());
       for (absl::string_view line : absl::StrSplit(log, '\n', absl::SkipEmpty())) {

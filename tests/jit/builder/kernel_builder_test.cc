@@ -142,6 +142,20 @@ TEST(KernelBuilderTest, PreambleIsKeptInOrderWithItsPath) {
   EXPECT_EQ(kernel->preamble[1].path, "kernel k > preamble 2");
 }
 
+// Constants are named by their constant; Preamble calls are numbered among themselves (the
+// only Preamble call after four constants used to be "preamble 5").
+TEST(KernelBuilderTest, PreamblesAreNumberedAmongThemselvesAndConstantsNamed) {
+  KernelBuilder b("k");
+  b.Constant("kA", 1).Constant("kB", 2).Constant("kC", 3).Constant("kD", 4);
+  b.Preamble("__device__ int Twice(int x) { return 2 * x; }").Stmt(";");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_THAT(kernel->preamble, SizeIs(5));
+  EXPECT_EQ(kernel->preamble[0].path, "kernel k > constant kA");
+  EXPECT_EQ(kernel->preamble[3].path, "kernel k > constant kD");
+  EXPECT_EQ(kernel->preamble[4].path, "kernel k > preamble 1");
+}
+
 TEST(KernelBuilderTest, RejectsAPreambleThatIsNotSelfContainedKernelLevelCode) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"__device__ int f() { return 1;", "kernel k > preamble 1: '{' on line 1 is never closed"},

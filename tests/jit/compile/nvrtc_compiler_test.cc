@@ -85,6 +85,21 @@ TEST(NvrtcCompilerTest, RejectsAnUnknownOptionWithTheOptionsInTheMessage) {
                                                   HasSubstr("--no-such-nvrtc-flag")));
 }
 
+// A fatal error's log ends "Compilation terminated." with no newline: the note on the kept
+// inputs starts a line of its own (it used to read "Compilation terminated.the source ...").
+TEST(NvrtcCompilerTest, TheKeptInputsNoteStartsALineAfterALogWithoutANewline) {
+  CompileRequest request =
+      Request("#include \"no_such_header.h\"\nextern \"C\" __global__ void k() {}\n");
+  NvrtcCompiler compiler;
+  absl::StatusOr<CompiledKernel> compiled = compiler.Compile(request);
+  ASSERT_THAT(compiled, StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("the source and headers are kept in")));
+  const std::string message(compiled.status().message());
+  const size_t note = message.find("the source and headers are kept in");
+  ASSERT_GT(note, 0u);
+  EXPECT_EQ(message[note - 1], '\n') << message;
+}
+
 TEST(NvrtcCompilerTest, VersionNamesNvrtcAndItsVersion) {
   EXPECT_THAT(NvrtcCompiler().Version(), ::testing::MatchesRegex("nvrtc [0-9]+\\.[0-9]+"));
 }
