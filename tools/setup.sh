@@ -16,6 +16,7 @@ PACKAGES=(
   g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
   lld                                                 # /usr/bin/ld.lld: links libwarptrace.so (capi/BUILD)
   python3                                             # build-time embedding of device headers
+  cmake                                               # //tests/cmake: the install tree from a CMake project
   python3-numpy python3-venv                          # the Python package (python/): tests, wheel test
   pypy3 pypy3-venv                                    # the wheel test's second interpreter (PyPy 3.9)
 )
