@@ -14,12 +14,17 @@ cd "$work"
 "$writer" "$work" >/dev/null
 
 name=$(basename "$wheel")
-[[ $name == warptrace-*-py3-none-manylinux_*_x86_64.whl ]] || {
-  echo "FAIL: $name is not a py3-none-manylinux wheel"; exit 1; }
+[[ $name == warptrace-*-py3-none-manylinux_2_28_x86_64.whl ]] || {
+  echo "FAIL: $name is not a py3-none-manylinux_2_28 wheel"; exit 1; }
 show=$(/usr/bin/python3 -m auditwheel show "$wheel")
 echo "$show" | head -4
-grep -q 'is consistent with' <<<"$show" && grep -q '"manylinux_' <<<"$show" || {
-  echo "FAIL: auditwheel show names no manylinux tag"; exit 1; }
+# auditwheel names the oldest policy the wheel's symbols allow: manylinux_2_28 or older.
+tag=$(grep -oE '"manylinux_2_[0-9]+_x86_64"' <<<"$show" | head -1 | tr -d '"')
+grep -q 'is consistent with' <<<"$show" && [[ -n $tag ]] && (( ${tag:12:2} <= 28 )) || {
+  echo "FAIL: auditwheel show does not find the wheel consistent with manylinux_2_28"; exit 1; }
+if unzip -l "$wheel" | grep -q 'warptrace.libs/'; then
+  echo "FAIL: the wheel bundles libraries (warptrace.libs/): it should need only glibc"; exit 1
+fi
 
 for interpreter in /usr/bin/python3 /usr/bin/pypy3; do
   [[ -x $interpreter ]] || { echo "FAIL: $interpreter is missing (run tools/setup.sh)"; exit 1; }
