@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Runs a test script (run_jax_test.sh SCRIPT ARGS...) with a CPython 3.11 where `jax` and
-# Mosaic GPU's profiler module import: $WARPTRACE_JAX_PYTHON, else /tmp/jaxvenv311/bin/python,
+# Mosaic GPU's profiler module import: $WARPTRACE_JAX_PYTHON, else /var/cache/warptrace-test/jaxvenv311/bin/python,
 # which tools/setup.sh makes:
-#   /usr/bin/python3 -m venv /tmp/jaxvenv311 && /tmp/jaxvenv311/bin/pip install jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1
+#   /usr/bin/python3 -m venv /var/cache/warptrace-test/jaxvenv311 && /var/cache/warptrace-test/jaxvenv311/bin/pip install jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1
 # (jax 0.10.2 is the newest for Python 3.11; Mosaic GPU's profiler module needs absl-py, which
 # jax does not pull in.) Without one the test FAILS, saying how to make it: a test of parity
 # with the real JAX that did not run must not pass.
 set -euo pipefail
-python="${WARPTRACE_JAX_PYTHON:-/tmp/jaxvenv311/bin/python}"
+python="${WARPTRACE_JAX_PYTHON:-/var/cache/warptrace-test/jaxvenv311/bin/python}"
 if [[ ! -x "$python" ]] ||
    ! "$python" -c 'from jax.experimental.mosaic.gpu import profiler' >/dev/null 2>&1; then
   echo "FAIL: no Python with jax and Mosaic GPU's profiler at '$python': run tools/setup.sh, or"
-  echo "  /usr/bin/python3 -m venv /tmp/jaxvenv311 && /tmp/jaxvenv311/bin/pip install jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1"
+  echo "  /usr/bin/python3 -m venv /var/cache/warptrace-test/jaxvenv311 && /var/cache/warptrace-test/jaxvenv311/bin/pip install jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1"
   echo "(or point WARPTRACE_JAX_PYTHON at one: bazel test --test_env=WARPTRACE_JAX_PYTHON=...)"
   exit 1
 fi
