@@ -382,6 +382,7 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
           j.attribute("entries_needed", static_cast<int64_t>(m.entries_needed));
           j.attribute("words_past_slice", static_cast<int64_t>(m.words_past_slice));
           j.attribute("bounds_checked", m.bounds_checked);
+          j.attribute("entries_needed_exact", m.entries_needed_exact);
           j.attribute("message", ValidUtf8(m.message));
         });
       }

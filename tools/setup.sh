@@ -127,6 +127,30 @@ if ! "$JAX_VENV/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler
     echo "setup: error: Mosaic GPU's profiler does not import in $JAX_VENV" >&2; exit 1; }
 fi
 
+# Test-only, optional: the newest JAX for other interpreters, where pyenv has them (this
+# project's developer machines; a fresh CI machine has none, and the tests that use them
+# SKIP): 3.12 gets JAX 0.12.1 (ProfilerSpec(bounds_check=True):
+# //tests/python:mosaic_parity_newest_jax_test), 3.10 JAX 0.6.2, the newest for it, which
+# writes Mosaic's older header form (//tests/python:mosaic_older_jax_test). (Python 3.9's
+# newest, 0.4.30, cannot import Mosaic GPU's profiler without the CUDA plugin; PyPy has no
+# jaxlib.) A failed install warns and leaves no venv.
+for spec in 3.12:jaxvenv312:0.12.1 3.10:jaxvenv310:0.6.2; do
+  IFS=: read -r minor venv_name jax_version <<<"$spec"
+  venv="$TEST_CACHE/$venv_name"
+  base=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$minor".*/bin/python 2>/dev/null | tail -1 || true)
+  [[ -n $base && -x $base ]] || continue
+  if ! "$venv/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler' >/dev/null 2>&1; then
+    echo "setup: installing jax==$jax_version into $venv (test-only, optional)"
+    rm -rf "$venv"
+    if ! { "$base" -m venv "$venv" && "$venv/bin/pip" install -q "jax==$jax_version" \
+             "jaxlib==$jax_version" absl-py==2.5.1; } >/tmp/warptrace-setup-jax-"$minor".log 2>&1; then
+      echo "setup: warning: could not install jax==$jax_version for Python $minor" \
+           "(log: /tmp/warptrace-setup-jax-$minor.log); its tests will skip" >&2
+      rm -rf "$venv"
+    fi
+  fi
+done
+
 # Test-only: the tables' engines (tests/python:tables_test and tables_engines_test, through
 # tests/python/run_tables_test.sh, which fail without them): the wheel's `tables` extra
 # (pyarrow, duckdb) and the distributed engine (dask[dataframe], distributed), in their own

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -223,6 +224,44 @@ MosaicOverflow OverflowOf(const MosaicSidecar& sidecar, const TraceLayout& layou
   return o;
 }
 
+// With bounds_check, a trace that filled its slots with regions still open: the device
+// stopped recording (and counting) it there. `used` is its event words.
+std::optional<MosaicOverflow> BoundsCheckedTruncation(const MosaicSidecar& sidecar,
+                                                      const TraceLayout& layout,
+                                                      uint32_t block_linear, const Dim3& b,
+                                                      uint32_t t, const uint32_t* in,
+                                                      uint32_t used) {
+  if (!sidecar.bounds_check || used / 2 != layout.capacity || layout.capacity == 0) {
+    return std::nullopt;
+  }
+  uint32_t open = 0;
+  for (uint32_t k = 0; k < layout.capacity; ++k) {
+    if ((in[kMosaicHeaderWords + 2 * k] & abi::kExitFlag) == 0) {
+      ++open;
+    } else if (open > 0) {
+      --open;
+    }
+  }
+  if (open == 0) return std::nullopt;
+  MosaicOverflow o;
+  o.block_linear = block_linear;
+  o.block_index = b;
+  o.trace = t;
+  o.events_attempted = layout.capacity;  // what the device counted: no more
+  o.events_kept = layout.capacity;
+  o.bounds_checked = true;
+  o.entries_needed_exact = false;
+  o.entries_needed = uint64_t{kMosaicHeaderWords} + used + 2 * uint64_t{open};
+  o.message = absl::StrFormat(
+      "block (%d,%d,%d) %s %d filled all %d event slots of entries_per_warpgroup = %d with "
+      "%d region%s still open: bounds_check stopped recording it there (the trace is "
+      "truncated, and the events it lost were not counted); set entries_per_warpgroup >= "
+      "%d at least (that only closes the open regions)",
+      b.x, b.y, b.z, UnitKindName(sidecar.scope), t, layout.capacity,
+      sidecar.entries_per_trace, open, open == 1 ? "" : "s", o.entries_needed);
+  return o;
+}
+
 // Mosaic trace `in` (its header, then its event words) as warptrace record `r`: the header
 // a recorder would write (version 3, complete, its checksum folding the events kept), the
 // first min(traces_used / 2, capacity) events, zeros in the slots after them. Every word of
@@ -406,6 +445,9 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
         const uint32_t attempted = used / 2;
         if (attempted > layout.capacity) {
           overflows[piece].push_back(OverflowOf(sidecar, layout, block_linear, b, t, used));
+        } else if (std::optional<MosaicOverflow> o =
+                       BoundsCheckedTruncation(sidecar, layout, block_linear, b, t, in, used)) {
+          overflows[piece].push_back(std::move(*o));
         }
       }
     }
@@ -436,12 +478,19 @@ absl::Status DecodeMosaicBuffer(const MosaicSidecar& sidecar, const TraceLayout&
   overflows.clear();
   for (uint64_t m = 0; m < frame.blocks; ++m) {
     for (uint32_t t = 0; t < traces; ++t) {
-      const uint32_t word = words[(m * traces + t) * e + 2];
-      const bool fits = FitsForm(sidecar.used_word, word);
-      const uint32_t used = EventWordsOf(sidecar.used_word, word);
-      if (fits && used / 2 <= layout.capacity) continue;
+      const uint32_t* in = words.data() + (m * traces + t) * e;
+      const bool fits = FitsForm(sidecar.used_word, in[2]);
+      const uint32_t used = EventWordsOf(sidecar.used_word, in[2]);
+      if (fits && used / 2 < layout.capacity) continue;
       const Dim3 b = MosaicBlockIndex(layout.grid, m);
-      if (!fits) return FormError(sidecar, words, b, t, word);
+      if (!fits) return FormError(sidecar, words, b, t, in[2]);
+      if (used / 2 == layout.capacity) {
+        if (std::optional<MosaicOverflow> o = BoundsCheckedTruncation(
+                sidecar, layout, WarptraceBlockLinear(layout.grid, b), b, t, in, used)) {
+          overflows.push_back(std::move(*o));
+        }
+        continue;
+      }
       overflows.push_back(
           OverflowOf(sidecar, layout, WarptraceBlockLinear(layout.grid, b), b, t, used));
     }

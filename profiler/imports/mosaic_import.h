@@ -24,9 +24,10 @@
 //                "warpgroup" (what Mosaic wrote before it had the field); "kernel_name" is
 //                optional (default: the prefix's file name); "traces_used" is word 2's form
 //                (default "event_words", JAX >= 0.8.0; "with_header" for JAX <= 0.7.2);
-//                "bounds_check" is ProfilerSpec's (after JAX 0.10.2, jax commit 61f14009ec):
-//                the device stops recording a trace at its capacity
-//                (`record_event & (offset + 2 <= capacity)`, the offset still counting).
+//                "bounds_check" is ProfilerSpec's (after JAX 0.10.2, jax commit 61f14009ec;
+//                e.g. 0.12.1): the device stops recording a trace at its capacity
+//                (`record_event & (offset + 2 <= capacity)`; the offset stops too, so word 2
+//                never exceeds E - 3 and the events it lost are not counted).
 //
 // What the conversion produces, one ABI record per Mosaic trace:
 //   * capacity = (E - 3) / 2 events; attempted = event words / 2; the events as written.
@@ -35,9 +36,12 @@
 //     overflowed record (verify's verdict `overflowed`) that keeps its recorded prefix, and
 //     a MosaicOverflow that says exactly how many entries it needed (3 + event words) and
 //     how many words of the next trace's staging area its writes ran over. With
-//     bounds_check the device wrote nothing past the trace's slice: the trace is truncated
-//     (Mosaic's dump then closes its open regions with synthetic ends instead of raising;
-//     MosaicTimestamps::close_truncated), and the MosaicOverflow names the same size.
+//     bounds_check the device wrote nothing past the slice and counted nothing either: a
+//     trace that filled its slots with regions still open was truncated. It is a
+//     MosaicOverflow (bounds_checked) whose entries_needed is a lower bound (the open regions'
+//     ends; entries_needed_exact false), and verify's verdict for it is `truncated` (its
+//     open regions). Mosaic's dump since then closes every trace's open regions with
+//     synthetic ends instead of raising (MosaicTimestamps::close_truncated).
 //   * The older header form (JAX <= 0.7.2) reads as the same records: its word 2 less the
 //     3 header words. Its dump refused a trace whose word 2 exceeded E - 2, i.e. one with
 //     E - 3 or E - 4 event words that the slice did hold; here those are complete, and an
@@ -150,6 +154,9 @@ struct MosaicOverflow {
   // for the block's last trace.
   uint64_t words_past_slice = 0;   // 0 with bounds_check
   bool bounds_checked = false;     // the device stopped recording: truncated, nothing overrun
+  // false where the device did not count what it dropped (bounds_check): entries_needed is
+  // then the least that could hold the trace (its open regions closed), not the exact size.
+  bool entries_needed_exact = true;
   std::string message;             // one line a user can act on
 };
 

@@ -85,7 +85,7 @@ struct MosaicTraceSink::Format {
           llvm::StringRef(tid, std::to_chars(tid, tid + sizeof(tid),
                                              uint64_t{1} + t->mosaic_index).ptr - tid)};
       const std::string tail = any.Tail(1, ids);
-      const bool close = close_truncated && t->truncated;
+      const bool close = close_truncated;
       open.clear();
       uint32_t last = 0;
       uint32_t at = 0;
@@ -120,7 +120,7 @@ struct MosaicTraceSink::Format {
           }
         }
       }
-      // Mosaic's synthetic ends of a truncated trace, at its last event's ts.
+      // Mosaic's synthetic ends of the regions left open, at the trace's last ts.
       for (auto it = open.rbegin(); it != open.rend(); ++it) write(Head(*it | abi::kExitFlag));
     }
     return used;
@@ -177,7 +177,6 @@ absl::Status MosaicTraceSink::AddUnit(const UnitView& unit) {
   t.start = static_cast<uint32_t>(record.start_globaltimer);
   t.first_event = events_.size();
   t.event_count = static_cast<uint32_t>(record.events.size());
-  t.truncated = record.attempted > record.capacity;
   events_.insert(events_.end(), record.events.begin(), record.events.end());
   traces_.push_back(t);
   return absl::OkStatus();

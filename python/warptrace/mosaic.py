@@ -194,10 +194,12 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
         (:class:`Spec`), else that of the JAX this process imported (:func:`install` fixes it
         from the running JAX's version).
 
-    A spec with ``bounds_check=True`` (JAX's ``ProfilerSpec`` after 0.10.2) is dumped as
-    Mosaic dumps it: a trace the device truncated at its capacity keeps its events and is
-    closed with Mosaic's synthetic ends; nothing is raised, and ``result.overflows`` (and the
-    units' verdicts, ``overflowed``) name each truncated trace with ``entries_needed``.
+    A spec with ``bounds_check=True`` (JAX's ``ProfilerSpec`` after 0.10.2, e.g. 0.12.1) is
+    dumped as Mosaic dumps it: a trace the device truncated at its capacity keeps its events
+    and its open regions are closed with Mosaic's synthetic ends; nothing is raised, and
+    ``result.overflows`` (and the units' verdicts, ``truncated``) name each truncated trace
+    with ``entries_needed``, a lower bound (``entries_needed_exact`` False: the device stops
+    counting at capacity).
 
     Returns the :class:`warptrace.DumpResult` (``result.overflows`` lists every trace that
     needed more room, with ``entries_needed``).
@@ -206,7 +208,8 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
     and the ``entries_per_warpgroup`` that fits); TypeError / ValueError for a buffer that
     is not host uint32 memory or dimensions that are not 1 to 3 positive ints.
     """
-    warp = _scope_is_warp(spec.trace_scope)
+    # JAX before 0.6.x's ProfilerSpec has no trace_scope: its traces are warpgroups.
+    warp = _scope_is_warp(getattr(spec, "trace_scope", "warpgroup"))
     names = _names_by_id(spec.interned_names)
     grid, block = _dims(grid, "grid"), _dims(block, "block")
     entries = int(spec.entries_per_warpgroup)

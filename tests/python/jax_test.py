@@ -195,22 +195,26 @@ class RealJaxTest(unittest.TestCase):
                 spec.dump(buf, f, grid=grid, block=block)
 
     def test_bounds_check_spec_is_dumped_not_refused(self):
+        # ProfilerSpec(bounds_check=True) (JAX 0.12.1): the device keeps the first 10 events
+        # of each trace and stops counting there; every trace here is cut with regions open.
         spec = warptrace.mosaic.Spec(3 + 2 * 10, NAMES, bounds_check=True)
         full = make_buffer(profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * 20), blocks=2,
                            iterations=3)
         buf = np.ascontiguousarray(full[:, :spec.entries_per_warpgroup])
+        buf[:, 2] = 2 * 10
         path = os.path.join(DIR, "bounds.json")
         result = warptrace.mosaic.dump(spec, buf, path, (2,), (256,))
         self.assertEqual(len(result.overflows), 4)
         for o in result.overflows:
             self.assertTrue(o["bounds_checked"])
+            self.assertFalse(o["entries_needed_exact"])
             self.assertEqual(o["words_past_slice"], 0)
-            self.assertEqual(o["entries_needed"], 3 + 2 * 20)
-        self.assertEqual(result.verdict_counts.get("overflowed"), 4)
+            self.assertGreater(o["entries_needed"], spec.entries_per_warpgroup)
+        self.assertEqual(result.verdict_counts.get("truncated"), 4)
         with open(path) as f:
             events = json.load(f)["traceEvents"]
+        # Mosaic's synthetic ends: every region closed.
         self.assertEqual(sum(e["ph"] == "B" for e in events), sum(e["ph"] == "E" for e in events))
-
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])

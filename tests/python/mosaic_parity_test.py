@@ -11,11 +11,12 @@ doubles), and the top-level keys equal. An overflowing buffer makes Mosaic raise
 "Insufficient space" and warptrace fail naming the entries_per_warpgroup that fits.
 
 Every header form: JAX <= 0.7.2's buffers (word 2 counts the 3 header words; the sidecar's
-"traces_used": "with_header") and ProfilerSpec(bounds_check=True) buffers (after JAX 0.10.2:
-traces truncated at capacity, closed by Mosaic's dump with synthetic ends) are compared with
-`restated_dump`, Mosaic's dump restated with the same numpy expressions for each form (JAX
-0.7.2's profiler.py for the older form, the behaviour of jax commit 61f14009ec for
-bounds_check), which is itself checked against the real JAX's dump where they coincide.
+"traces_used": "with_header") and ProfilerSpec(bounds_check=True) buffers (JAX 0.12.1, after
+0.10.2: the device stops recording a trace at its capacity, and the dump closes the regions
+left open with synthetic ends) are compared with `restated_dump`, Mosaic's dump restated with
+the same numpy expressions for each form (JAX 0.7.2's and 0.12.1's profiler.py), which is
+itself checked against the real JAX's dump wherever they coincide, and against the real
+bounds_check dump where the JAX running the test has it (mosaic_parity_newest_jax_test).
 """
 import inspect
 import json
@@ -120,17 +121,16 @@ def restated_dump(*args, **kwargs):
 
 
 def _restated_dump(names, buf, grid, block, per_block, entries, *, traces_used="event_words",
-                   bounds_check=False):
-    """Mosaic's ProfilerSpec.dump restated for every header form, as parsed JSON.
+                   close_open=False):
+    """Mosaic's ProfilerSpec.dump restated for every form, as parsed JSON.
 
     traces_used="event_words" (JAX >= 0.8.0): word 2 counts event words, and the dump refuses
     `traces_used + 3 > entries`; "with_header" (JAX <= 0.7.2): word 2 is 3 + event words, and
-    the dump refused `word 2 > entries - 2`. bounds_check (jax commit 61f14009ec): the device
-    stopped recording at capacity (`offset + 2 <= capacity`, the offset still counting), so
-    the dump reads at most the words the slice holds and, instead of raising, closes each
-    truncated trace's open regions with synthetic "E" events at its last event's ts,
-    innermost first. Everything else is JAX 0.8.0-0.10.2's dump, expression for expression
-    (numpy uint32 arithmetic included)."""
+    the dump refused `word 2 > entries - 2`. close_open (the dump of JAX 0.12.1, with jax
+    commit 61f14009ec's bounds_check): each trace's regions still open after its last event
+    get synthetic "E" events -- a copy of the open "B" with ph "E" and the trace's last ts --
+    innermost first. Everything else is the dump of JAX 0.8.0 to 0.12.1, expression for
+    expression (numpy uint32 arithmetic included)."""
     buffer = np.asarray(buf)
     num_blocks = int(np.prod(grid))
     entries_arr = buffer.reshape(num_blocks, per_block, entries)
@@ -142,28 +142,23 @@ def _restated_dump(names, buf, grid, block, per_block, entries, *, traces_used="
         used = entries_arr[..., 2] - 3
     else:
         used = entries_arr[..., 2]
-        if not bounds_check and np.any(used + 3 > entries):
+        if np.any(used + 3 > entries):
             raise RuntimeError("Insufficient space to capture a full trace")
-    capacity = (entries - 3) // 2 * 2
-    truncated = used > capacity
-    recorded = np.minimum(used, capacity)
     traces = entries_arr[..., 3:]
     time_events = traces[:, :, 1::2]
-    valid_times_mask = np.arange(traces.shape[-1])[1::2] < recorded[..., None]
+    valid_times_mask = np.arange(traces.shape[-1])[1::2] < used[..., None]
     profiling_overhead = (time_events[:, :, 1:] - time_events[:, :, :-1]).min(
         where=valid_times_mask[:, :, 1:], initial=12)
     profiling_overhead = max(0, profiling_overhead - 1)
     events = []
     for block_idx, trace_idx in np.ndindex(num_blocks, per_block):
-        valid_entries = recorded[block_idx, trace_idx]
+        valid_entries = used[block_idx, trace_idx]
         local_clock_offset = None
         if valid_entries % 2:
             raise RuntimeError("Profiler collected an odd number of trace events.")
         start_time = start_times[block_idx, trace_idx]
-        block_events, stack = [], []
+        block_events = []
         last_time = float("-inf")
-        pid = 1 + int(sm_ids[block_idx, trace_idx])
-        tid = 1 + trace_idx + per_block * block_idx
         for i in range(0, valid_entries, 2):
             tag = traces[block_idx, trace_idx, i]
             time = traces[block_idx, trace_idx, i + 1]
@@ -182,18 +177,22 @@ def _restated_dump(names, buf, grid, block, per_block, entries, *, traces_used="
             if last_time >= time:
                 time = last_time + 1
             last_time = time
-            if begin:
-                stack.append(name)
-            elif stack:
-                stack.pop()
             block_events.append({"name": name, "ph": "B" if begin else "E",
-                                 "ts": float(start_time + time) / 1e3, "pid": pid, "tid": tid})
+                                 "ts": float(start_time + time) / 1e3,
+                                 "pid": 1 + int(sm_ids[block_idx, trace_idx]),
+                                 "tid": 1 + trace_idx + per_block * block_idx})
         else:
-            if bounds_check and truncated[block_idx, trace_idx] and block_events:
-                for name in reversed(stack):
-                    block_events.append({"name": name, "ph": "E",
-                                         "ts": block_events[-1]["ts"], "pid": pid, "tid": tid})
             if block_events:
+                if close_open:
+                    open_stack = []
+                    for event in block_events:
+                        if event["ph"] == "B":
+                            open_stack.append(event)
+                        else:
+                            open_stack.pop()
+                    last_ts = block_events[-1]["ts"]
+                    for event in reversed(open_stack):
+                        block_events.append({**event, "ph": "E", "ts": last_ts})
                 events.append(block_events)
     events = sorted(events, key=lambda x: x[0]["ts"])
     flat = [e for trace in events for e in trace]
@@ -245,7 +244,7 @@ class MosaicParityTest(unittest.TestCase):
                                        spec._num_traces((), block), spec.entries_per_warpgroup),
                          theirs)
         restated = restated_dump(names_of(spec), buf, grid, block, spec._num_traces((), block),
-                                 spec.entries_per_warpgroup, bounds_check=True)
+                                 spec.entries_per_warpgroup, close_open=True)
         self.assertEqual(restated, theirs)
         print(f"{name}: {len(a)} events, {len({e['tid'] for e in a})} traces: name, ph, pid, "
               f"tid equal; ts equal as doubles for {exact}/{len(a)}")
@@ -368,41 +367,50 @@ class HeaderFormsTest(unittest.TestCase):
                                        profiler.ThreadSubset.WARPGROUP, 13, regions=(6, 30))
         per_block = spec._num_traces((), block)
         used = full[:, 2].astype(np.int64)
-        # The device with bounds_check: a smaller slice keeps what fits, word 2 still counts
-        # every event word the trace attempted.
-        e = 3 + int(np.median(used)) + 1  # odd room: the last word of the slice stays unused
+        # The device with bounds_check (JAX 0.12.1's OnDeviceProfiler.record): an event is
+        # stored only while offset + 2 <= E - 3, and the offset stops there too, so word 2
+        # is what was kept.
+        e = 3 + int(np.median(used)) + 1  # odd room: the slice's last word stays unused
+        slots = (e - 3) // 2 * 2
         buf = np.zeros((full.shape[0], e), dtype=np.uint32)
-        buf[:, :3] = full[:, :3]
+        buf[:, :2] = full[:, :2]
+        open_at_cut = {}
         for t in range(full.shape[0]):
-            n = min(int(used[t]), (e - 3) // 2 * 2)
+            n = min(int(used[t]), slots)
+            buf[t, 2] = n
             buf[t, 3:3 + n] = full[t, 3:3 + n]
+            if used[t] > slots:
+                depth = 0
+                for tag in full[t, 3:3 + n:2]:
+                    depth = depth + 1 if not tag & profiler.ProfilerSpec.EXIT else max(0, depth - 1)
+                open_at_cut[t] = depth
         buf.tofile(prefix + ".bin")
-        truncated = [t for t in range(full.shape[0]) if used[t] + 3 > e]
-        self.assertTrue(0 < len(truncated) < full.shape[0], truncated)
+        self.assertTrue(0 < len(open_at_cut) < full.shape[0], open_at_cut)
+        self.assertTrue(all(v > 0 for v in open_at_cut.values()), open_at_cut)
         add_sidecar_fields(prefix, entries_per_warpgroup=e, bounds_check=True)
-        spec.entries_per_warpgroup = e
-        theirs = restated_dump(names_of(spec), buf, grid, block, per_block, e,
-                               bounds_check=True)
-        self.assertGreater(sum(1 for ev in theirs["traceEvents"] if ev["ph"] == "E"),
-                           sum(1 for ev in theirs["traceEvents"] if ev["ph"] == "B") - 1)
+        theirs = restated_dump(names_of(spec), buf, grid, block, per_block, e, close_open=True)
+        self.assertEqual(sum(ev["ph"] == "E" for ev in theirs["traceEvents"]),
+                         sum(ev["ph"] == "B" for ev in theirs["traceEvents"]))
         if "bounds_check" in inspect.signature(profiler.ProfilerSpec).parameters:
             real = profiler.ProfilerSpec(e, trace_scope=profiler.ThreadSubset.WARPGROUP,
                                          bounds_check=True)
             for n in names_of(spec):
                 real.intern_name(n)
             self.assertEqual(mosaic_dump(real, buf, grid, block, prefix + ".mosaic.json"), theirs)
-            print("bounds_check: the restatement equals this JAX's own dump")
+            print(f"bounds_check: JAX {jax.__version__}'s own dump equals the restatement")
         else:
             print(f"bounds_check: JAX {jax.__version__}'s ProfilerSpec has no bounds_check "
-                  "(jax commit 61f14009ec is after it): compared with the restatement only")
+                  "(jax commit 61f14009ec is after it): compared with the restatement of "
+                  "JAX 0.12.1's dump (mosaic_parity_newest_jax_test compares with it)")
         run = self.compare("bounds_check", prefix, theirs)
-        # Mosaic's events, and warptrace's verdict naming each truncated unit and the size.
-        for t in truncated:
+        # Mosaic's events, and warptrace's verdict naming each truncated unit and the least
+        # entries_per_warpgroup that could hold it (the device did not count what it lost).
+        for t, depth in open_at_cut.items():
             b, w = divmod(t, per_block)
-            self.assertIn(f"warning: block ({b},0,0) warpgroup {w} recorded {used[t] // 2} "
-                          f"events", run.stderr)
-            self.assertIn(f"set entries_per_warpgroup >= {3 + used[t]}", run.stderr)
-        self.assertIn("bounds_check: the trace is truncated", run.stderr)
+            self.assertIn(f"warning: block ({b},0,0) warpgroup {w} filled all {slots // 2} "
+                          f"event slots", run.stderr)
+            self.assertIn(f"set entries_per_warpgroup >= {3 + slots + 2 * depth} at least",
+                          run.stderr)
         print("bounds_check verdicts:\n  " + "\n  ".join(
             l for l in run.stderr.splitlines() if "entries_per_warpgroup >=" in l))
         report = prefix + ".report.json"
@@ -410,9 +418,8 @@ class HeaderFormsTest(unittest.TestCase):
                        capture_output=True)
         with open(report) as f:
             verdicts = json.load(f)
-        overflowed = [u for u in verdicts["units"] if u["verdict"] == "overflowed"]
-        self.assertEqual(len(overflowed), len(truncated))
-
+        truncated = [u for u in verdicts["units"] if u["verdict"] == "truncated"]
+        self.assertEqual(len(truncated), len(open_at_cut))
 
 if __name__ == "__main__":
     CLI = os.path.abspath(sys.argv[1])

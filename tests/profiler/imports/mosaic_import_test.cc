@@ -777,29 +777,56 @@ TEST(MosaicImportTest, BufferThatFitsNeitherFormSaysSo) {
   }
 }
 
-TEST(MosaicImportTest, BoundsCheckedOverflowIsTruncatedNotOverrun) {
-  // ProfilerSpec(bounds_check=True): the device stopped at 3 events of 8; nothing was
-  // written past the slice, and the size that holds the trace is still named.
+TEST(MosaicImportTest, BoundsCheckedTraceLeftOpenIsTruncatedWithALowerBound) {
+  // ProfilerSpec(bounds_check=True), E = 9 (3 event slots): the device stopped recording
+  // and counting at 3 events, "outer" still open. A full trace whose regions all closed, and
+  // the same open trace without bounds_check (Mosaic's older profiler never stops early),
+  // are no overflow.
   const uint32_t e = 9;
-  MosaicTrace full = NestedTrace(100, 1, 0);
-  full.used = 16;
-  absl::StatusOr<MosaicSidecar> s = ParseMosaicSidecar(
-      WithFields(SidecarJson("[1]", "[256]", e, "", R"(["outer", "inner", "tail"])"),
-                 R"("bounds_check": true)"));
+  MosaicTrace cut = NestedTrace(100, 1, 0);
+  cut.events.resize(3);  // outer B, inner B, inner E
+  const MosaicTrace full{200, 1, {{0, 5}, {1, 6}, {2, 7}}};  // three regions open
+  const std::string json = SidecarJson("[1]", "[384]", e, "", R"(["outer", "inner", "tail"])");
+  absl::StatusOr<MosaicSidecar> s = ParseMosaicSidecar(WithFields(json, R"("bounds_check": true)"));
   ASSERT_THAT(s, IsOk());
-  const std::vector<uint32_t> words =
-      MosaicWords({full, MosaicTrace{200, 1, {{2, 5}, {2 | kExit, 50}}}}, e);
+  MosaicTrace closed{300, 1, {{2, 5}, {2 | kExit, 6}}};
+  const std::vector<uint32_t> words = MosaicWords({cut, closed, full}, e);
   absl::StatusOr<MosaicImport> imported = ConvertMosaicBuffer(*s, words);
   ASSERT_THAT(imported, IsOk());
-  ASSERT_THAT(imported->overflows, SizeIs(1));
+  ASSERT_THAT(imported->overflows, SizeIs(2));
   const MosaicOverflow& o = imported->overflows[0];
+  EXPECT_EQ(o.trace, 0u);
   EXPECT_TRUE(o.bounds_checked);
+  EXPECT_FALSE(o.entries_needed_exact);
   EXPECT_EQ(o.words_past_slice, 0u);
   EXPECT_EQ(o.events_kept, 3u);
-  EXPECT_EQ(o.entries_needed, 19u);
-  EXPECT_THAT(o.message, HasSubstr("5 were not recorded (bounds_check: the trace is truncated)"));
-  EXPECT_THAT(o.message, HasSubstr("set entries_per_warpgroup >= 19"));
-  EXPECT_THAT(o.message, ::testing::Not(HasSubstr("shared-memory slice")));
+  EXPECT_EQ(o.entries_needed, 3u + 6 + 2);  // at least: the open region's end
+  EXPECT_THAT(o.message, HasSubstr("filled all 3 event slots"));
+  EXPECT_THAT(o.message, HasSubstr("set entries_per_warpgroup >= 11 at least"));
+  EXPECT_EQ(imported->overflows[1].trace, 2u);
+  EXPECT_EQ(imported->overflows[1].entries_needed, 3u + 6 + 2 * 3);
+  // In place, the same overflows.
+  DecodedTrace in_place;
+  std::vector<MosaicOverflow> overflows;
+  ASSERT_THAT(DecodeMosaicBuffer(*s, imported->trace.layout, words, in_place, overflows), IsOk());
+  ASSERT_THAT(overflows, SizeIs(2));
+  EXPECT_EQ(overflows[0].message, o.message);
+  // Verify's verdict for it, as the dump of a bounds_check buffer asks (allow_truncated):
+  // truncated (its open region).
+  absl::StatusOr<DecodedTrace> decoded = Decode(imported->trace.layout, imported->trace.words);
+  ASSERT_THAT(decoded, IsOk());
+  VerifyOptions lenient;
+  lenient.allow_truncated = true;
+  EXPECT_EQ(Verify(*decoded, lenient).units[0].verdict, Verdict::kTruncated);
+  // A full trace whose regions closed (E = 7: 2 slots), and bounds_check off: no overflow.
+  absl::StatusOr<MosaicSidecar> two = ParseMosaicSidecar(
+      WithFields(SidecarJson("[1]", "[128]", 7, "", R"(["outer", "inner", "tail"])"),
+                 R"("bounds_check": true)"));
+  ASSERT_THAT(two, IsOk());
+  EXPECT_THAT(ConvertMosaicBuffer(*two, MosaicWords({closed}, 7)).value().overflows, SizeIs(0));
+  absl::StatusOr<MosaicSidecar> plain = ParseMosaicSidecar(json);
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_THAT(ConvertMosaicBuffer(*plain, words).value().overflows, SizeIs(0));
 }
 
 TEST(MosaicImportTest, ZeroClockRateIsRejected) {
