@@ -282,7 +282,7 @@ def run_jax_selftest(target, out):
                 return both.records[-1]
 
             failed += not check_same(launch("selftest", 64, None))
-            failed += not check_overflow(launch, anchors.MOSAIC_HEADER_WORDS + 2 * 2)
+            failed += not check_overrun(launch, anchors.MOSAIC_HEADER_WORDS + 2 * 2)
     finally:
         wm.uninstall()
     return EXIT_FAILED if failed else EXIT_OK
@@ -331,6 +331,32 @@ def check_overflow(launch, entries):
     ok = check_same(launch("wheel_mosaic_fits", 64, True))
     if ok:
         print("jax: ok: entries_per_warpgroup=64 holds the whole trace with bounds_check")
+    return ok
+
+
+def check_overrun(launch, entries):
+    """A trace that overran its slots (a JAX without bounds_check, or the selftest's buffer):
+    Mosaic refuses the buffer, warptrace names the entries_per_warpgroup that fits, and a
+    launch at that size matches."""
+    rec = launch("wheel_mosaic_overflow", entries, True)
+    if rec is None:
+        print("jax: FAILED: the overflowing launch made no dump")
+        return False
+    mosaic, ours = rec.get("mosaic_error", ""), rec.get("warptrace_error", "")
+    print(f"jax: overflow at entries_per_warpgroup={entries}: Mosaic: {mosaic[:200] or 'no error'}; "
+          f"warptrace: {ours.splitlines()[0][:300] if ours else 'no error'}")
+    m = NEEDED.search(ours)
+    if "Insufficient space" not in mosaic or not m:
+        print("jax: FAILED: expected Mosaic's 'Insufficient space' and warptrace's "
+              "'entries_per_warpgroup >= N'")
+        return False
+    needed = int(m.group(1))
+    if needed <= entries:
+        print(f"jax: FAILED: warptrace names {needed}, not more than {entries}")
+        return False
+    ok = check_same(launch("wheel_mosaic_fits", needed, True))
+    if ok:
+        print(f"jax: ok: entries_per_warpgroup={needed}, as warptrace named it, fits")
     return ok
 
 
