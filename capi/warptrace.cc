@@ -243,7 +243,7 @@ struct Dumped {
 // `decoded`, when not null, is the buffer already decoded (a Mosaic buffer decoded in place),
 // and `words` are not read.
 absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words,
-                  const DecodedTrace* decoded = nullptr) {
+                  const DecodedTrace* decoded = nullptr, bool mosaic_bounds_check = false) {
   ASSIGN_OR_RETURN(d.format, ChooseTraceFormat(r.format, r.output));
   ASSIGN_OR_RETURN(const ChromeEventStyle events, ParseChromeEventStyle(r.events));
   ASSIGN_OR_RETURN(const ChromeSliceArgs args, ParseChromeSliceArgs(r.json_args));
@@ -269,6 +269,7 @@ absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words,
     t.chrome.mosaic.compensate_overhead = r.mosaic_overhead;
     t.chrome.mosaic.sm_clock_khz = r.mosaic_clock_khz;
   }
+  if (mosaic_bounds_check) request = WithMosaicBoundsCheck(std::move(request));
   d.outcome = decoded != nullptr ? DumpDecodedToFiles(*decoded, request)
                                  : DumpToFiles(d.layout, words, request);
   memory.flush();
@@ -380,6 +381,8 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
           j.attribute("events_kept", static_cast<int64_t>(m.events_kept));
           j.attribute("entries_needed", static_cast<int64_t>(m.entries_needed));
           j.attribute("words_past_slice", static_cast<int64_t>(m.words_past_slice));
+          j.attribute("bounds_checked", m.bounds_checked);
+          j.attribute("entries_needed_exact", m.entries_needed_exact);
           j.attribute("message", ValidUtf8(m.message));
         });
       }
@@ -584,8 +587,9 @@ warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, ch
     d.overflows = std::move(loaded.overflows);
     const warptrace::DecodedTrace* decoded =
         loaded.in_place != nullptr ? &loaded.in_place->decoded : nullptr;
-    return warptrace::Finish(warptrace::Dump(r, d, loaded.trace.words, decoded), d, r, result,
-                             nullptr, nullptr);
+    return warptrace::Finish(
+        warptrace::Dump(r, d, loaded.trace.words, decoded, loaded.mosaic_bounds_check), d, r,
+        result, nullptr, nullptr);
   });
 }
 
@@ -607,8 +611,8 @@ warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_
     warptrace::DecodedTrace decoded;
     RETURN_IF_ERROR(
         warptrace::DecodeMosaicBuffer(sidecar, d.layout, words, decoded, d.overflows));
-    return warptrace::Finish(warptrace::Dump(r, d, {}, &decoded), d, r, result, trace,
-                             trace_bytes);
+    return warptrace::Finish(warptrace::Dump(r, d, {}, &decoded, sidecar.bounds_check), d, r,
+                             result, trace, trace_bytes);
   });
 }
 

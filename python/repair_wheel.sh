@@ -14,7 +14,7 @@ if ! /usr/bin/python3 -m auditwheel --version >/dev/null 2>&1 || ! command -v pa
   echo "repair_wheel.sh: error: auditwheel and patchelf are needed (run tools/setup.sh)" >&2
   exit 1
 fi
-/usr/bin/python3 -m auditwheel repair --plat "$platform" -w "$work/out" "$raw" >&2
+/usr/bin/python3 -m auditwheel repair --plat "$platform" --only-plat -w "$work/out" "$raw" >&2
 made=("$work"/out/*.whl)
 if [[ ${#made[@]} -ne 1 || $(basename "${made[0]}") != "$(basename "$out")" ]]; then
   echo "repair_wheel.sh: error: auditwheel made ${made[*]}, expected $(basename "$out")" >&2

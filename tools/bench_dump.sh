@@ -10,7 +10,7 @@
 # are compared byte for byte. Each timed command starts after a `sync` (untimed), so the
 # previous one's dirty pages (44 MB of JSON) are not being written back during it. Mosaic's own dump (JAX's
 # ProfilerSpec.dump, Chrome JSON, one run on the same-sized Mosaic buffer) is timed with
-# /tmp/jaxvenv311 when it exists (tools/setup.sh makes it). --1e8 also dumps a 1e8-event
+# /var/cache/warptrace-test/jaxvenv311 when it exists (tools/setup.sh makes it). --1e8 also dumps a 1e8-event
 # buffer (~860 MB; needs ~3 GB in $BENCH, deleted after) under /usr/bin/time -v: time,
 # peak RSS, bytes per event; and a 1e8-event Mosaic buffer the same way.
 set -euo pipefail
@@ -31,8 +31,8 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 events_of() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['otherData']['slices']*2)" "$1"; }
 
 MOSAIC_S=""
-if [ -x /tmp/jaxvenv311/bin/python ]; then
-  MOSAIC_S=$(/tmp/jaxvenv311/bin/python - <<'PY' 2>/dev/null || true
+if [ -x /var/cache/warptrace-test/jaxvenv311/bin/python ]; then
+  MOSAIC_S=$(/var/cache/warptrace-test/jaxvenv311/bin/python - <<'PY' 2>/dev/null || true
 import os, sys, tempfile, time
 sys.path.insert(0, "tests/python")
 from jax.experimental.mosaic.gpu import profiler
@@ -47,7 +47,7 @@ print(f"{time.perf_counter() - start:.3f}")
 PY
 )
 fi
-echo "Mosaic ProfilerSpec.dump (1e6-event Mosaic buffer, Chrome JSON): ${MOSAIC_S:-not measured (no /tmp/jaxvenv311)} s"
+echo "Mosaic ProfilerSpec.dump (1e6-event Mosaic buffer, Chrome JSON): ${MOSAIC_S:-not measured (no /var/cache/warptrace-test/jaxvenv311)} s"
 
 for buf in wt1m mo1m; do
   in=$BENCH/$buf

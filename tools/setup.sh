@@ -16,6 +16,8 @@ PACKAGES=(
   g++ clang-14 libclang-rt-14-dev lld-14              # host backend compiler; sanitizers + fuzzer (clang, lld)
   lld                                                 # /usr/bin/ld.lld: links libwarptrace.so (capi/BUILD)
   python3                                             # build-time embedding of device headers
+  cmake                                               # //tests/cmake: the install tree from a CMake project
+  debootstrap                                         # //tests/python:debian11_wheel_test's Debian 11 root
   python3-numpy python3-venv                          # the Python package (python/): tests, wheel test
   pypy3 pypy3-venv                                    # the wheel test's second interpreter (PyPy 3.9)
 )
@@ -96,11 +98,21 @@ if [[ ! -x "$(sass_bin cuobjdump)" || ! -x "$(sass_bin nvdisasm)" ]]; then
   done
 fi
 
+# Test-only environments live in TEST_CACHE, outside /tmp: a /tmp cleaner or a reboot must not
+# break the suite. Made writable by whoever runs setup (and so the tests).
+TEST_CACHE=/var/cache/warptrace-test
+if [[ ! -w $TEST_CACHE ]]; then
+  SUDO_CACHE=""
+  [[ $(id -u) -ne 0 ]] && SUDO_CACHE=sudo
+  $SUDO_CACHE mkdir -p "$TEST_CACHE" && $SUDO_CACHE chown "$(id -u):$(id -g)" "$TEST_CACHE" || {
+    echo "setup: error: cannot make $TEST_CACHE writable" >&2; exit 1; }
+fi
+
 # Test-only: the real JAX, for parity with Mosaic GPU's own profiler dump
 # (tests/python:mosaic_parity_test and jax_test, through tests/python/run_jax_test.sh, which
 # fail without it). In its own venv of /usr/bin/python3 (3.11; jax 0.10.2 is the newest for
 # it); Mosaic GPU's profiler module imports absl, which jax does not pull in. Pinned.
-JAX_VENV=/tmp/jaxvenv311
+JAX_VENV=/var/cache/warptrace-test/jaxvenv311
 JAX_PACKAGES=(jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1)
 if ! "$JAX_VENV/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler' \
      >/dev/null 2>&1; then
@@ -115,11 +127,35 @@ if ! "$JAX_VENV/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler
     echo "setup: error: Mosaic GPU's profiler does not import in $JAX_VENV" >&2; exit 1; }
 fi
 
+# Test-only, optional: the newest JAX for other interpreters, where pyenv has them (this
+# project's developer machines; a fresh CI machine has none, and the tests that use them
+# SKIP): 3.12 gets JAX 0.12.1 (ProfilerSpec(bounds_check=True):
+# //tests/python:mosaic_parity_newest_jax_test), 3.10 JAX 0.6.2, the newest for it, which
+# writes Mosaic's older header form (//tests/python:mosaic_older_jax_test). (Python 3.9's
+# newest, 0.4.30, cannot import Mosaic GPU's profiler without the CUDA plugin; PyPy has no
+# jaxlib.) A failed install warns and leaves no venv.
+for spec in 3.12:jaxvenv312:0.12.1 3.10:jaxvenv310:0.6.2; do
+  IFS=: read -r minor venv_name jax_version <<<"$spec"
+  venv="$TEST_CACHE/$venv_name"
+  base=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$minor".*/bin/python 2>/dev/null | tail -1 || true)
+  [[ -n $base && -x $base ]] || continue
+  if ! "$venv/bin/python" -c 'from jax.experimental.mosaic.gpu import profiler' >/dev/null 2>&1; then
+    echo "setup: installing jax==$jax_version into $venv (test-only, optional)"
+    rm -rf "$venv"
+    if ! { "$base" -m venv "$venv" && "$venv/bin/pip" install -q "jax==$jax_version" \
+             "jaxlib==$jax_version" absl-py==2.5.1; } >/tmp/warptrace-setup-jax-"$minor".log 2>&1; then
+      echo "setup: warning: could not install jax==$jax_version for Python $minor" \
+           "(log: /tmp/warptrace-setup-jax-$minor.log); its tests will skip" >&2
+      rm -rf "$venv"
+    fi
+  fi
+done
+
 # Test-only: the tables' engines (tests/python:tables_test and tables_engines_test, through
 # tests/python/run_tables_test.sh, which fail without them): the wheel's `tables` extra
 # (pyarrow, duckdb) and the distributed engine (dask[dataframe], distributed), in their own
 # venv of /usr/bin/python3 (3.11). Pinned.
-TABLES_VENV=/tmp/tablesvenv311
+TABLES_VENV=/var/cache/warptrace-test/tablesvenv311
 TABLES_PACKAGES=(pyarrow==26.0.1 duckdb==2.0.0 "dask[dataframe]==2026.8.0" distributed==2026.8.0
                  pandas==3.1.1)
 if ! "$TABLES_VENV/bin/python" -c 'import pyarrow, duckdb, dask.dataframe, distributed' \
@@ -130,6 +166,45 @@ if ! "$TABLES_VENV/bin/python" -c 'import pyarrow, duckdb, dask.dataframe, distr
     tail -20 /tmp/warptrace-setup-tables.log >&2
     echo "setup: error: could not install ${TABLES_PACKAGES[*]} into $TABLES_VENV (log: /tmp/warptrace-setup-tables.log)" >&2
     exit 1
+  fi
+fi
+
+# Test-only, optional: a Debian 11 (bullseye: glibc 2.31, Python 3.9, pip 20.3) root made
+# with debootstrap from Debian's archive, where //tests/python:debian11_wheel_test installs the
+# wheel with that distribution's own pip (it needs root, for debootstrap and chroot), and
+# wheels of pyarrow for its Python 3.9, with which it reads the tables. A root is complete
+# only with its marker file; a failed download leaves none, and the test then SKIPs, saying
+# why. About 2 minutes the first time; a check when present.
+DEBIAN11_ROOT=$TEST_CACHE/debian11
+DEBIAN11_WHEELS=$TEST_CACHE/debian11-wheels
+if [[ ! -f $DEBIAN11_ROOT/.warptrace-root-ready ]]; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: warning: not root: no Debian 11 root ($DEBIAN11_ROOT); //tests/python:debian11_wheel_test will skip" >&2
+  else
+    echo "setup: making a Debian 11 root in $DEBIAN11_ROOT with debootstrap (test-only)"
+    rm -rf "$DEBIAN11_ROOT.partial"
+    if debootstrap --variant=minbase --include=python3,python3-pip,python3-venv bullseye \
+         "$DEBIAN11_ROOT.partial" http://deb.debian.org/debian >/tmp/warptrace-setup-debootstrap.log 2>&1; then
+      rm -rf "$DEBIAN11_ROOT" && mv "$DEBIAN11_ROOT.partial" "$DEBIAN11_ROOT" &&
+        touch "$DEBIAN11_ROOT/.warptrace-root-ready"
+    else
+      tail -5 /tmp/warptrace-setup-debootstrap.log >&2
+      echo "setup: warning: debootstrap failed (log: /tmp/warptrace-setup-debootstrap.log); //tests/python:debian11_wheel_test will skip" >&2
+      rm -rf "$DEBIAN11_ROOT.partial"
+    fi
+  fi
+fi
+if [[ -f $DEBIAN11_ROOT/.warptrace-root-ready && ! -f $DEBIAN11_WHEELS/.ready ]]; then
+  echo "setup: downloading pyarrow for Debian 11's Python 3.9 into $DEBIAN11_WHEELS (test-only)"
+  rm -rf "$DEBIAN11_WHEELS"
+  if /usr/bin/python3 -m pip download -q --only-binary=:all: --python-version 3.9 \
+       --implementation cp --platform manylinux2014_x86_64 -d "$DEBIAN11_WHEELS" \
+       pyarrow==20.0.0 >/tmp/warptrace-setup-debian11-wheels.log 2>&1; then
+    touch "$DEBIAN11_WHEELS/.ready"
+  else
+    tail -5 /tmp/warptrace-setup-debian11-wheels.log >&2
+    echo "setup: warning: no pyarrow wheels for Debian 11; debian11_wheel_test will skip its tables" >&2
+    rm -rf "$DEBIAN11_WHEELS"
   fi
 fi
 

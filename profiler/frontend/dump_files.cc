@@ -316,6 +316,8 @@ absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clo
   load_options.importers[kMosaicSidecarFormat] =
       [&](absl::string_view p, absl::string_view json) -> absl::StatusOr<LoadedTrace> {
     loaded.mosaic = true;
+    ASSIGN_OR_RETURN(const MosaicSidecar sidecar, ParseMosaicSidecar(json));
+    loaded.mosaic_bounds_check = sidecar.bounds_check;
     MosaicImportOptions options;
     if (sm_clock_khz != 0) options.sm_clock_khz = sm_clock_khz;
     options.threads = ThreadsFor(threads);
@@ -337,7 +339,18 @@ absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clo
   return loaded;
 }
 
+DumpRequest WithMosaicBoundsCheck(DumpRequest request) {
+  request.verify.allow_truncated = true;
+  for (TraceOutput& t : request.traces) t.chrome.mosaic.close_truncated = true;
+  return request;
+}
+
 DumpOutcome DumpLoadedToFiles(const LoadedDump& loaded, const DumpRequest& request) {
+  if (loaded.mosaic_bounds_check) {
+    const DumpRequest bounded = WithMosaicBoundsCheck(request);
+    if (loaded.in_place != nullptr) return DumpDecodedToFiles(loaded.in_place->decoded, bounded);
+    return DumpToFiles(loaded.trace.layout, loaded.trace.words, bounded);
+  }
   if (loaded.in_place != nullptr) return DumpDecodedToFiles(loaded.in_place->decoded, request);
   return DumpToFiles(loaded.trace.layout, loaded.trace.words, request);
 }

@@ -154,12 +154,21 @@ struct LoadedDump {
   bool mosaic = false;
   std::vector<MosaicOverflow> overflows;  // Mosaic buffers: traces that needed more entries
   std::shared_ptr<const MosaicDecoded> in_place;  // a Mosaic buffer loaded in place
+  bool mosaic_bounds_check = false;  // its sidecar's "bounds_check" (WithMosaicBoundsCheck)
 };
 absl::StatusOr<LoadedDump> LoadForDump(absl::string_view prefix, uint64_t sm_clock_khz,
                                        int threads = 1, bool in_place = false);
 
+// `request` for a Mosaic buffer recorded with ProfilerSpec(bounds_check=True), which is
+// truncated by design and which Mosaic's own dump writes instead of refusing: an overflowed
+// unit is a warning (VerifyOptions::allow_truncated; its verdict and MosaicOverflow still name
+// it and the entries_per_warpgroup that holds it), and each Mosaic-style output closes its
+// open regions as that dump does (MosaicTimestamps::close_truncated).
+DumpRequest WithMosaicBoundsCheck(DumpRequest request);
+
 // What LoadForDump loaded, dumped: DumpToFiles over its words, or DumpDecodedToFiles over a
-// Mosaic buffer decoded in place. The files are the same either way.
+// Mosaic buffer decoded in place (with WithMosaicBoundsCheck where its sidecar says
+// "bounds_check"). The files are the same either way.
 DumpOutcome DumpLoadedToFiles(const LoadedDump& loaded, const DumpRequest& request);
 
 }  // namespace warptrace

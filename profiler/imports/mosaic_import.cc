@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,7 +50,49 @@ uint32_t WarptraceBlockLinear(const Dim3& grid, const Dim3& b) {
   return static_cast<uint32_t>(b.x + uint64_t{grid.x} * (b.y + uint64_t{grid.y} * b.z));
 }
 
+// Whether word 2 can be `form`'s: an even count of event words, or 3 + one.
+bool FitsForm(MosaicUsedWord form, uint32_t used) {
+  switch (form) {
+    case MosaicUsedWord::kEventWords:
+      return used % 2 == 0;
+    case MosaicUsedWord::kWithHeader:
+      return used % 2 == 1 && used >= kMosaicHeaderWords;
+  }
+  return false;
+}
+
+// The event words of a word 2 that fits `form`.
+uint32_t EventWordsOf(MosaicUsedWord form, uint32_t used) {
+  switch (form) {
+    case MosaicUsedWord::kEventWords:
+      return used;
+    case MosaicUsedWord::kWithHeader:
+      return used - kMosaicHeaderWords;
+  }
+  return used;
+}
+
+const char* JaxOfForm(MosaicUsedWord form) {
+  switch (form) {
+    case MosaicUsedWord::kEventWords:
+      return "JAX >= 0.8.0";
+    case MosaicUsedWord::kWithHeader:
+      return "JAX <= 0.7.2";
+  }
+  return "";
+}
+
 }  // namespace
+
+const char* MosaicUsedWordName(MosaicUsedWord form) {
+  switch (form) {
+    case MosaicUsedWord::kEventWords:
+      return "event_words";
+    case MosaicUsedWord::kWithHeader:
+      return "with_header";
+  }
+  return "?";
+}
 
 absl::StatusOr<MosaicSidecar> ParseMosaicSidecar(absl::string_view text) {
   llvm::Expected<json::Value> value = json::parse(Ref(text));
@@ -89,6 +132,21 @@ absl::StatusOr<MosaicSidecar> ParseMosaicSidecar(absl::string_view text) {
   if (fields.Has("kernel_name")) {
     ASSIGN_OR_RETURN(s.kernel_name, fields.String("kernel_name"));
   }
+  if (fields.Has("traces_used")) {
+    ASSIGN_OR_RETURN(const std::string form, fields.String("traces_used"));
+    if (form == MosaicUsedWordName(MosaicUsedWord::kEventWords)) {
+      s.used_word = MosaicUsedWord::kEventWords;
+    } else if (form == MosaicUsedWordName(MosaicUsedWord::kWithHeader)) {
+      s.used_word = MosaicUsedWord::kWithHeader;
+    } else {
+      return SidecarError(absl::StrCat(
+          "\"traces_used\" must be \"event_words\" (JAX >= ", kMosaicEventWordsSinceJax,
+          ") or \"with_header\" (older JAX), got \"", form, "\""));
+    }
+  }
+  if (fields.Has("bounds_check")) {
+    ASSIGN_OR_RETURN(s.bounds_check, fields.Bool("bounds_check"));
+  }
   const uint32_t scope_threads = ScopeThreads(s.scope);
   if (s.block.Count() % scope_threads != 0) {
     return SidecarError(absl::StrFormat(
@@ -125,6 +183,7 @@ absl::StatusOr<TraceLayout> MosaicLayout(const MosaicSidecar& sidecar,
 }
 
 // What became of a trace that recorded more than its slice holds.
+// `used` is the trace's event words.
 MosaicOverflow OverflowOf(const MosaicSidecar& sidecar, const TraceLayout& layout,
                           uint32_t block_linear, const Dim3& b, uint32_t t, uint32_t used) {
   const uint32_t e = sidecar.entries_per_trace;
@@ -137,14 +196,22 @@ MosaicOverflow OverflowOf(const MosaicSidecar& sidecar, const TraceLayout& layou
   o.trace = t;
   o.events_attempted = attempted;
   o.events_kept = kept;
-  o.entries_needed = uint64_t{kMosaicHeaderWords} + used;
-  o.words_past_slice = used > e ? used - e : 0;
+  // The older form's dump refuses word 2 (3 + used) > E - 2: it needs E >= used + 5.
+  o.entries_needed = uint64_t{used} + (sidecar.used_word == MosaicUsedWord::kWithHeader
+                                           ? kMosaicHeaderWords + 2
+                                           : kMosaicHeaderWords);
+  o.bounds_checked = sidecar.bounds_check;
+  // Events are staged from word 0 of the trace's E-word shared-memory slice: writes past
+  // used > E words ran into the next slice, unless bounds_check stopped them.
+  o.words_past_slice = !sidecar.bounds_check && used > e ? used - e : 0;
   o.message = absl::StrFormat(
       "block (%d,%d,%d) %s %d recorded %d events (%d words) but entries_per_warpgroup = "
-      "%d holds %d: the first %d are kept, %d were lost; set entries_per_warpgroup >= "
+      "%d holds %d: the first %d are kept, %d were %s; set entries_per_warpgroup >= "
       "%d",
       b.x, b.y, b.z, UnitKindName(sidecar.scope), t, attempted, used, e,
-      layout.capacity, kept, attempted - kept, o.entries_needed);
+      layout.capacity, kept, attempted - kept,
+      sidecar.bounds_check ? "not recorded (bounds_check: the trace is truncated)" : "lost",
+      o.entries_needed);
   if (o.words_past_slice > 0) {
     absl::StrAppendFormat(
         &o.message,
@@ -157,13 +224,52 @@ MosaicOverflow OverflowOf(const MosaicSidecar& sidecar, const TraceLayout& layou
   return o;
 }
 
+// With bounds_check, a trace that filled its slots with regions still open: the device
+// stopped recording (and counting) it there. `used` is its event words.
+std::optional<MosaicOverflow> BoundsCheckedTruncation(const MosaicSidecar& sidecar,
+                                                      const TraceLayout& layout,
+                                                      uint32_t block_linear, const Dim3& b,
+                                                      uint32_t t, const uint32_t* in,
+                                                      uint32_t used) {
+  if (!sidecar.bounds_check || used / 2 != layout.capacity || layout.capacity == 0) {
+    return std::nullopt;
+  }
+  uint32_t open = 0;
+  for (uint32_t k = 0; k < layout.capacity; ++k) {
+    if ((in[kMosaicHeaderWords + 2 * k] & abi::kExitFlag) == 0) {
+      ++open;
+    } else if (open > 0) {
+      --open;
+    }
+  }
+  if (open == 0) return std::nullopt;
+  MosaicOverflow o;
+  o.block_linear = block_linear;
+  o.block_index = b;
+  o.trace = t;
+  o.events_attempted = layout.capacity;  // what the device counted: no more
+  o.events_kept = layout.capacity;
+  o.bounds_checked = true;
+  o.entries_needed_exact = false;
+  o.entries_needed = uint64_t{kMosaicHeaderWords} + used + 2 * uint64_t{open};
+  o.message = absl::StrFormat(
+      "block (%d,%d,%d) %s %d filled all %d event slots of entries_per_warpgroup = %d with "
+      "%d region%s still open: bounds_check stopped recording it there (the trace is "
+      "truncated, and the events it lost were not counted); set entries_per_warpgroup >= "
+      "%d at least (that only closes the open regions)",
+      b.x, b.y, b.z, UnitKindName(sidecar.scope), t, layout.capacity,
+      sidecar.entries_per_trace, open, open == 1 ? "" : "s", o.entries_needed);
+  return o;
+}
+
 // Mosaic trace `in` (its header, then its event words) as warptrace record `r`: the header
 // a recorder would write (version 3, complete, its checksum folding the events kept), the
 // first min(traces_used / 2, capacity) events, zeros in the slots after them. Every word of
 // the record is written.
-void WriteRecord(const uint32_t* in, uint32_t block_linear, uint32_t unit, uint32_t capacity,
-                 uint64_t start_ns, uint32_t* r) {
-  const uint32_t attempted = in[2] / 2;
+// `used` is the trace's word 2 read in the sidecar's form: its event words.
+void WriteRecord(const uint32_t* in, uint32_t used, uint32_t block_linear, uint32_t unit,
+                 uint32_t capacity, uint64_t start_ns, uint32_t* r) {
+  const uint32_t attempted = used / 2;
   const uint32_t kept = attempted < capacity ? attempted : capacity;
   abi::RecordHeader h{};
   h.magic = abi::kTraceMagic;
@@ -229,7 +335,8 @@ absl::StatusOr<MosaicFrame> FrameOf(const MosaicSidecar& sidecar, const TraceLay
   }
   // Unwrap the 32-bit start times around the first non-empty trace's start.
   for (uint64_t t = 0; t < f.blocks * f.traces; ++t) {
-    if (words[t * e + 2] != 0) {
+    const uint32_t used = words[t * e + 2];
+    if (FitsForm(sidecar.used_word, used) && EventWordsOf(sidecar.used_word, used) != 0) {
       f.reference_lo = words[t * e];
       break;
     }
@@ -239,14 +346,37 @@ absl::StatusOr<MosaicFrame> FrameOf(const MosaicSidecar& sidecar, const TraceLay
   return f;
 }
 
-// The error for a trace whose traces_used is odd.
-absl::Status OddTraceError(const MosaicSidecar& sidecar, const Dim3& b, uint32_t t,
-                           uint32_t used) {
+// The error for trace t of block b, whose word 2 `used` does not fit the sidecar's form:
+// what the whole buffer reads as instead.
+absl::Status FormError(const MosaicSidecar& sidecar, absl::Span<const uint32_t> words,
+                       const Dim3& b, uint32_t t, uint32_t used) {
+  const MosaicUsedWord form = sidecar.used_word;
+  const MosaicUsedWord other = form == MosaicUsedWord::kEventWords
+                                   ? MosaicUsedWord::kWithHeader
+                                   : MosaicUsedWord::kEventWords;
+  const uint32_t e = sidecar.entries_per_trace;
+  bool fits_other = true;
+  for (uint64_t i = 2; i < words.size() && fits_other; i += e) {
+    fits_other = FitsForm(other, words[i]);
+  }
+  const std::string what = absl::StrFormat(
+      "Mosaic GPU buffer: block (%d,%d,%d) %s %d has traces_used = %d, which the sidecar's "
+      "form \"%s\" (%s: %s) cannot be",
+      b.x, b.y, b.z, UnitKindName(sidecar.scope), t, used, MosaicUsedWordName(form),
+      JaxOfForm(form),
+      form == MosaicUsedWord::kEventWords ? "an even count of event words"
+                                          : "3 header words + an even count of event words");
+  if (fits_other) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s; every trace of the buffer reads as the other form, \"%s\" (%s): give the sidecar "
+        "\"traces_used\": \"%s\"",
+        what, MosaicUsedWordName(other), JaxOfForm(other), MosaicUsedWordName(other)));
+  }
   return absl::DataLossError(absl::StrFormat(
-      "Mosaic GPU buffer: block (%d,%d,%d) %s %d has traces_used = %d, an odd number "
-      "of event words; Mosaic's older profiler wrote traces_used + 3 there (an odd "
-      "count), which this importer does not read",
-      b.x, b.y, b.z, UnitKindName(sidecar.scope), t, used));
+      "%s; the buffer fits neither form of Mosaic's header (event words, JAX >= 0.8.0, or "
+      "3 + event words, JAX <= 0.7.2): not a Mosaic GPU profiler buffer of this sidecar, or "
+      "a corrupted one",
+      what));
 }
 
 // PREFIX.bin's little-endian words: read in place from the mapping on a little-endian host
@@ -308,13 +438,16 @@ absl::StatusOr<MosaicImport> ConvertMosaicBuffer(const MosaicSidecar& sidecar,
       const uint32_t block_linear = WarptraceBlockLinear(layout.grid, b);
       for (uint32_t t = 0; t < traces; ++t) {
         const uint32_t* in = words.data() + (m * traces + t) * e;
-        const uint32_t used = in[2];
-        if (used % 2 != 0) return OddTraceError(sidecar, b, t, used);
-        WriteRecord(in, block_linear, t, layout.capacity, frame.Start(in[0]),
+        if (!FitsForm(sidecar.used_word, in[2])) return FormError(sidecar, words, b, t, in[2]);
+        const uint32_t used = EventWordsOf(sidecar.used_word, in[2]);
+        WriteRecord(in, used, block_linear, t, layout.capacity, frame.Start(in[0]),
                     buffer + (uint64_t{block_linear} * traces + t) * record_words);
         const uint32_t attempted = used / 2;
         if (attempted > layout.capacity) {
           overflows[piece].push_back(OverflowOf(sidecar, layout, block_linear, b, t, used));
+        } else if (std::optional<MosaicOverflow> o =
+                       BoundsCheckedTruncation(sidecar, layout, block_linear, b, t, in, used)) {
+          overflows[piece].push_back(std::move(*o));
         }
       }
     }
@@ -345,10 +478,19 @@ absl::Status DecodeMosaicBuffer(const MosaicSidecar& sidecar, const TraceLayout&
   overflows.clear();
   for (uint64_t m = 0; m < frame.blocks; ++m) {
     for (uint32_t t = 0; t < traces; ++t) {
-      const uint32_t used = words[(m * traces + t) * e + 2];
-      if (used % 2 == 0 && used / 2 <= layout.capacity) continue;
+      const uint32_t* in = words.data() + (m * traces + t) * e;
+      const bool fits = FitsForm(sidecar.used_word, in[2]);
+      const uint32_t used = EventWordsOf(sidecar.used_word, in[2]);
+      if (fits && used / 2 < layout.capacity) continue;
       const Dim3 b = MosaicBlockIndex(layout.grid, m);
-      if (used % 2 != 0) return OddTraceError(sidecar, b, t, used);
+      if (!fits) return FormError(sidecar, words, b, t, in[2]);
+      if (used / 2 == layout.capacity) {
+        if (std::optional<MosaicOverflow> o = BoundsCheckedTruncation(
+                sidecar, layout, WarptraceBlockLinear(layout.grid, b), b, t, in, used)) {
+          overflows.push_back(std::move(*o));
+        }
+        continue;
+      }
       overflows.push_back(
           OverflowOf(sidecar, layout, WarptraceBlockLinear(layout.grid, b), b, t, used));
     }
@@ -369,7 +511,7 @@ absl::Status DecodeMosaicBuffer(const MosaicSidecar& sidecar, const TraceLayout&
     const uint64_t bz = linear / xy;
     const uint64_t m = (bx * layout.grid.y + by) * layout.grid.z + bz;
     const uint32_t* in = words.data() + (m * traces + t) * e;
-    const uint32_t attempted = in[2] / 2;
+    const uint32_t attempted = EventWordsOf(sidecar.used_word, in[2]) / 2;
     const uint32_t kept = attempted < layout.capacity ? attempted : layout.capacity;
     rec.record_index = r;
     rec.block_linear = static_cast<uint32_t>(linear);

@@ -39,6 +39,11 @@ struct MosaicTimestamps {
   // converted to nanoseconds at this SM clock (kHz): calibrated times, which are different
   // numbers from Mosaic's.
   uint64_t sm_clock_khz = 0;
+  // Mosaic's dump of a ProfilerSpec(bounds_check=True) buffer (JAX after 0.10.2; mosaic_import.h):
+  // a trace with regions still open after its last event (the device truncated it at its
+  // capacity) ends with a synthetic "E" for each, innermost first, at that event's ts.
+  // false (a buffer without bounds_check): the events as recorded.
+  bool close_truncated = false;
 };
 
 struct ChromeTraceOptions {

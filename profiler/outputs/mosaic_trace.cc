@@ -47,8 +47,11 @@ char* WritePythonFloat(char* p, double v) {
 
 // The event text of End: per tag the piece before "ts", per trace the piece after it.
 struct MosaicTraceSink::Format {
-  Format(uint64_t sm_clock_khz, uint32_t overhead, EventTemplate any)
-      : sm_clock_khz(sm_clock_khz), overhead(overhead), any(std::move(any)) {}
+  Format(uint64_t sm_clock_khz, uint32_t overhead, bool close_truncated, EventTemplate any)
+      : sm_clock_khz(sm_clock_khz),
+        overhead(overhead),
+        close_truncated(close_truncated),
+        any(std::move(any)) {}
 
   void AddHead(uint32_t tag, std::string head) {
     const uint32_t site = abi::TagSiteV1(tag);
@@ -72,6 +75,7 @@ struct MosaicTraceSink::Format {
   size_t Traces(const std::vector<abi::Event>& events, absl::Span<const Trace* const> traces,
                 bool first, std::vector<uint8_t>& out) const {
     size_t used = 0;
+    std::vector<uint32_t> open;  // tags of the regions open (close_truncated only)
     for (const Trace* t : traces) {
       const abi::Event* e = events.data() + t->first_event;
       char pid[24], tid[24];
@@ -81,18 +85,11 @@ struct MosaicTraceSink::Format {
           llvm::StringRef(tid, std::to_chars(tid, tid + sizeof(tid),
                                              uint64_t{1} + t->mosaic_index).ptr - tid)};
       const std::string tail = any.Tail(1, ids);
+      const bool close = close_truncated;
+      open.clear();
       uint32_t last = 0;
-      for (uint32_t k = 0; k < t->event_count; ++k) {
-        uint32_t time = e[k].clock - e[0].clock - k * overhead;
-        if (k > 0 && last >= time) time = last + 1u;
-        last = time;
-        uint32_t ns = time;
-        if (sm_clock_khz != 0) {
-          ns = static_cast<uint32_t>(static_cast<uint64_t>(std::llround(
-              static_cast<double>(time) * 1e6 / static_cast<double>(sm_clock_khz))));
-        }
-        const uint32_t at = t->start + ns;
-        const std::string& head = Head(e[k].tag);
+      uint32_t at = 0;
+      auto write = [&](const std::string& head) {
         const size_t at_most = 1 + head.size() + kFloatBytes + tail.size();
         if (out.size() < used + at_most) out.resize(std::max(2 * out.size(), used + at_most));
         char* const start = reinterpret_cast<char*>(out.data()) + used;
@@ -103,7 +100,28 @@ struct MosaicTraceSink::Format {
         p = WritePythonFloat(p + head.size(), static_cast<double>(at) / 1e3);
         std::memcpy(p, tail.data(), tail.size());
         used += static_cast<size_t>(p + tail.size() - start);
+      };
+      for (uint32_t k = 0; k < t->event_count; ++k) {
+        uint32_t time = e[k].clock - e[0].clock - k * overhead;
+        if (k > 0 && last >= time) time = last + 1u;
+        last = time;
+        uint32_t ns = time;
+        if (sm_clock_khz != 0) {
+          ns = static_cast<uint32_t>(static_cast<uint64_t>(std::llround(
+              static_cast<double>(time) * 1e6 / static_cast<double>(sm_clock_khz))));
+        }
+        at = t->start + ns;
+        write(Head(e[k].tag));
+        if (close) {
+          if ((e[k].tag & abi::kExitFlag) == 0) {
+            open.push_back(e[k].tag);
+          } else if (!open.empty()) {
+            open.pop_back();
+          }
+        }
       }
+      // Mosaic's synthetic ends of the regions left open, at the trace's last ts.
+      for (auto it = open.rbegin(); it != open.rend(); ++it) write(Head(*it | abi::kExitFlag));
     }
     return used;
   }
@@ -112,6 +130,7 @@ struct MosaicTraceSink::Format {
   static constexpr size_t kFloatBytes = 64;
   const uint64_t sm_clock_khz;
   const uint32_t overhead;
+  const bool close_truncated;
   const EventTemplate any;
   std::vector<std::string> dense;                       // by 2 x site + exit
   absl::flat_hash_map<uint32_t, std::string> sparse;    // by tag, site >= kDenseSites
@@ -202,7 +221,8 @@ absl::Status MosaicTraceSink::End(const TraceEnd& /*end*/) {
       });
     });
   };
-  Format format(options_.sm_clock_khz, overhead, event_template("", "B"));
+  Format format(options_.sm_clock_khz, overhead, options_.close_truncated,
+                event_template("", "B"));
   for (const auto& [site, name] : names_) {
     format.AddHead(site, event_template(name, "B").piece(0));
     format.AddHead(site | abi::kExitFlag, event_template(name, "E").piece(0));

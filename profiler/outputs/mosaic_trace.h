@@ -38,6 +38,11 @@
 //     globaltimer low word (ns) that Mosaic recorded: a sum past 2^32 wraps, as Mosaic's does.
 //   * Order: traces by their first event's ts, ties in Mosaic's order (block index, then
 //     trace), each trace's events together.
+//   * bounds_check (MosaicTimestamps::close_truncated; JAX's dump since 0.10.2, e.g. 0.12.1,
+//     which does it for every trace): a trace whose regions are left open at its end (one
+//     bounds_check truncated) is followed by a synthetic "E" per open region, innermost
+//     first, with that region's name, pid and tid and the ts of the trace's last event (an
+//     exit that closes nothing open, where Mosaic's dump fails, is written as recorded).
 // Verification is warptrace's, as for every output: in strict mode a finding that is an
 // error (a clock that goes back more than the overhead, unbalanced regions, an overflow with
 // the exact entries_per_warpgroup that fits) fails the dump and nothing is written; with

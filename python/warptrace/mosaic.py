@@ -35,13 +35,46 @@ from __future__ import annotations
 
 import contextlib as _contextlib
 import os as _os
+import re as _re
+import sys as _sys
 from typing import Any, Iterator, List, Optional, Sequence, Union
 
 import warptrace as _wt
 from warptrace import _lib
 
 __all__ = ["Spec", "dump", "install", "uninstall", "installed", "is_installed", "profile",
-           "ProfileRun"]
+           "ProfileRun", "traces_used_of_jax"]
+
+# Mosaic's header word 2 ("traces_used") has two forms: JAX 0.8.0 and later count the event
+# words only; JAX 0.7.2 and earlier counted the 3 header words too. The change is jax commit
+# 794de7abdb (2025-10-06), first released in 0.8.0 (0.7.2's profiler.py checks
+# `entries_used > entries_per_warpgroup - 2`, 0.8.0's `traces_used + 3 > entries_per_warpgroup`).
+EVENT_WORDS = "event_words"
+WITH_HEADER = "with_header"
+_EVENT_WORDS_SINCE = (0, 8, 0)
+_EVENT_WORDS_COMMIT_DATE = 20251006
+
+
+def traces_used_of_jax(version: str) -> str:
+    """The header form a JAX of ``version`` writes: ``"event_words"`` (0.8.0 and later) or
+    ``"with_header"`` (0.7.2 and earlier; also a 0.8.0 nightly dated before 2025-10-06).
+    ValueError for a version that does not start with three numbers."""
+    m = _re.match(r"\s*(\d+)\.(\d+)\.(\d+)(?:\.?dev(\d{8}))?", str(version))
+    if not m:
+        raise ValueError(f"cannot read the JAX version {version!r} (expected e.g. '0.8.0')")
+    release = tuple(int(x) for x in m.group(1, 2, 3))
+    if release < _EVENT_WORDS_SINCE:
+        return WITH_HEADER
+    if release == _EVENT_WORDS_SINCE and m.group(4) and int(m.group(4)) < _EVENT_WORDS_COMMIT_DATE:
+        return WITH_HEADER
+    return EVENT_WORDS
+
+
+def _running_jax_traces_used() -> str:
+    """The form of the JAX this process imported (the newer form when it imported none)."""
+    jax = _sys.modules.get("jax")
+    version = getattr(jax, "__version__", None) if jax is not None else None
+    return traces_used_of_jax(version) if version else EVENT_WORDS
 
 
 class Spec:
@@ -52,16 +85,23 @@ class Spec:
       names: the interned region names: a dict ``{name: id}`` (``ProfilerSpec
         .interned_names``) or a list indexed by id.
       trace_scope: "warpgroup" (128 threads per trace) or "warp" (32).
+      bounds_check: the buffer was recorded with ``ProfilerSpec(bounds_check=True)`` (JAX
+        after 0.10.2): a trace stops at its capacity and is truncated, not overrun.
+      traces_used: header word 2's form: ``"event_words"`` (JAX >= 0.8.0) or
+        ``"with_header"`` (JAX <= 0.7.2, which counted the 3 header words).
     """
 
     def __init__(self, entries_per_warpgroup: int, names: Union[dict, Sequence[str]],
-                 trace_scope: str = "warpgroup"):
+                 trace_scope: str = "warpgroup", bounds_check: bool = False,
+                 traces_used: str = EVENT_WORDS):
         self.entries_per_warpgroup = int(entries_per_warpgroup)
         if isinstance(names, dict):
             self.interned_names = dict(names)
         else:
             self.interned_names = {n: i for i, n in enumerate(names)}
         self.trace_scope = trace_scope
+        self.bounds_check = bool(bounds_check)
+        self.traces_used = traces_used
 
     def dump(self, buffer, f, grid, block, **kwargs):
         return dump(self, buffer, f, grid, block, **kwargs)
@@ -121,7 +161,7 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
          allow_truncated: bool = False, summary: bool = False, analysis: bool = False,
          sm_clock_khz: int = 0, kernel_name: Optional[str] = None,
          clock_khz: Optional[int] = None, compensate: bool = True,
-         events: str = "mosaic") -> "_wt.DumpResult":
+         events: str = "mosaic", traces_used: Optional[str] = None) -> "_wt.DumpResult":
     """Mosaic's ``ProfilerSpec.dump(buffer, f, grid, block)``, done by warptrace.
 
     Args:
@@ -149,6 +189,17 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
       events: the Chrome JSON's events: "mosaic" (default: exactly the events of Mosaic's
         own dump -- names, B/E, pid = 1 + SM, Mosaic's tid and ts), or warptrace's own
         "x" (complete slices on warptrace's timeline) or "be".
+      traces_used: header word 2's form, ``"event_words"`` (JAX >= 0.8.0) or
+        ``"with_header"`` (JAX <= 0.7.2). Default: the spec's ``traces_used`` if it has one
+        (:class:`Spec`), else that of the JAX this process imported (:func:`install` fixes it
+        from the running JAX's version).
+
+    A spec with ``bounds_check=True`` (JAX's ``ProfilerSpec`` after 0.10.2, e.g. 0.12.1) is
+    dumped as Mosaic dumps it: a trace the device truncated at its capacity keeps its events
+    and its open regions are closed with Mosaic's synthetic ends; nothing is raised, and
+    ``result.overflows`` (and the units' verdicts, ``truncated``) name each truncated trace
+    with ``entries_needed``, a lower bound (``entries_needed_exact`` False: the device stops
+    counting at capacity).
 
     Returns the :class:`warptrace.DumpResult` (``result.overflows`` lists every trace that
     needed more room, with ``entries_needed``).
@@ -157,7 +208,8 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
     and the ``entries_per_warpgroup`` that fits); TypeError / ValueError for a buffer that
     is not host uint32 memory or dimensions that are not 1 to 3 positive ints.
     """
-    warp = _scope_is_warp(spec.trace_scope)
+    # JAX before 0.6.x's ProfilerSpec has no trace_scope: its traces are warpgroups.
+    warp = _scope_is_warp(getattr(spec, "trace_scope", "warpgroup"))
     names = _names_by_id(spec.interned_names)
     grid, block = _dims(grid, "grid"), _dims(block, "block")
     entries = int(spec.entries_per_warpgroup)
@@ -174,10 +226,16 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
     if kernel_name is None:
         kernel_name = (_os.path.splitext(_os.path.basename(path))[0] if path else
                        "mosaic_gpu")
+    if traces_used is None:
+        traces_used = getattr(spec, "traces_used", None) or _running_jax_traces_used()
+    if traces_used not in (EVENT_WORDS, WITH_HEADER):
+        raise ValueError(f"traces_used must be {EVENT_WORDS!r} or {WITH_HEADER!r}, not "
+                         f"{traces_used!r}")
     sidecar = {"format": "mosaic-gpu", "grid": grid, "block": block,
                "entries_per_warpgroup": entries,
                "trace_scope": "warp" if warp else "warpgroup", "names": names,
-               "kernel_name": kernel_name}
+               "kernel_name": kernel_name, "traces_used": traces_used,
+               "bounds_check": bool(getattr(spec, "bounds_check", False))}
     address, nbytes, keep = _lib.buffer_address(buffer)
 
     if events not in ("mosaic", "x", "be"):
@@ -245,16 +303,21 @@ def install(**options: Any) -> None:
     ``allow_truncated``, ``summary``, ``analysis``, ``sm_clock_khz``, and the opt-ins
     ``clock_khz``, ``compensate=False``, ``events``), applied to every dump.
     :func:`uninstall` restores Mosaic's own dump.
+
+    The buffer's header form is the running JAX's (:func:`traces_used_of_jax` of
+    ``jax.__version__``: word 2 counts event words since JAX 0.8.0, and the 3 header words
+    too before it); ``traces_used=`` overrides it.
     """
     global _original, _options
     known = {"perfetto", "allow_truncated", "summary", "analysis", "sm_clock_khz", "clock_khz",
-             "compensate", "events"}
+             "compensate", "events", "traces_used"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"install() got unknown option(s) {', '.join(unknown)}; known: "
                         f"{', '.join(sorted(known))}")
     cls = _profiler_spec()
     _options = dict(options)
+    _options.setdefault("traces_used", _running_jax_traces_used())
     if _original is not None:
         return
     _original = cls.__dict__["dump"]

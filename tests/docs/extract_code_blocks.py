@@ -2,6 +2,7 @@
 """Turns the C++ code blocks of Markdown pages into one C++ source the doc test compiles.
 
 usage: extract_code_blocks.py OUT.cc PAGE.md [PAGE.md ...]
+       extract_code_blocks.py --cmake-project DIR PAGE.md [PAGE.md ...]
 
 The convention (docs/README.md, "Code blocks"): a fenced block whose info string starts with
 `cpp` (or `c++`, `cc`, `cxx`) is compiled; `cpp no-compile` shows code that is not. A
@@ -13,6 +14,11 @@ status 0. `#line` directives make a compile error name the page and the line in 
 
 Fails (exit 1, naming the page and line) on a fence that is never closed, so a page cannot
 hide its blocks from the test by a typo.
+
+A block whose info string's second word is `cmake-project` (`cpp cmake-project main.cc`,
+`cmake cmake-project CMakeLists.txt`) is a file of the CMake project docs/cmake.md shows: not
+compiled here; `--cmake-project DIR` writes each such block to DIR/FILE, for
+//tests/cmake:cmake_project_test, which configures, builds and runs it.
 """
 import re
 import sys
@@ -58,7 +64,7 @@ def main():
         for line, body, info in blocks(name, text):
             if not info or info[0].lower() not in CPP_LANGUAGES:
                 continue
-            if "no-compile" in info[1:]:
+            if "no-compile" in info[1:] or "cmake-project" in info[1:2]:
                 continue
             ident = "block_" + re.sub(r"[^A-Za-z0-9]", "_", name) + f"_{line}"
             kept = []
@@ -86,5 +92,27 @@ def main():
         f.write("}  // namespace doc_blocks\n}  // namespace warptrace\n")
 
 
+def cmake_project():
+    out, pages = sys.argv[2], sys.argv[3:]
+    written = 0
+    for page in pages:
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        for line, body, info in blocks(page, text):
+            if info[1:2] != ["cmake-project"]:
+                continue
+            if len(info) < 3 or "/" in info[2]:
+                sys.exit(f"{page}:{line}: error: a cmake-project block names its file: "
+                         "```cpp cmake-project FILE")
+            with open(f"{out}/{info[2]}", "w", encoding="utf-8") as f:
+                f.write("\n".join(body) + "\n")
+            written += 1
+    if not written:
+        sys.exit("error: no cmake-project blocks in " + " ".join(pages))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--cmake-project"]:
+        cmake_project()
+    else:
+        main()

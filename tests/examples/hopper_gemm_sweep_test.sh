@@ -5,7 +5,7 @@
 # (run_tables_test.sh's: tools/setup.sh makes it).
 set -euo pipefail
 sweep="$1"
-python="${WARPTRACE_TABLES_PYTHON:-/tmp/tablesvenv311/bin/python}"
+python="${WARPTRACE_TABLES_PYTHON:-/var/cache/warptrace-test/tablesvenv311/bin/python}"
 "$python" -c 'import pyarrow, duckdb' || { echo "FAIL: no tables Python at $python: run tools/setup.sh"; exit 1; }
 out="${TEST_TMPDIR:-/tmp}/sweep"
 export WARPTRACE_CACHE_DIR="${TEST_TMPDIR:-/tmp}/cache"  # the host backend's compile cache

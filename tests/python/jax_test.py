@@ -150,6 +150,71 @@ class RealJaxTest(unittest.TestCase):
         self.assertIsInstance(e.exception, warptrace.TraceError)
         self.assertIn("block (1,0,0) warpgroup 1", str(e.exception))
 
+    def test_install_reads_the_header_form_of_the_running_jax(self):
+        # Word 2 counts event words since JAX 0.8.0 (jax commit 794de7abdb, 2025-10-06), and
+        # the 3 header words too before it.
+        form = warptrace.mosaic.traces_used_of_jax
+        self.assertEqual(form("0.7.2"), "with_header")
+        self.assertEqual(form("0.4.30"), "with_header")
+        self.assertEqual(form("0.8.0.dev20251001"), "with_header")
+        self.assertEqual(form("0.8.0.dev20251010"), "event_words")
+        self.assertEqual(form("0.8.0"), "event_words")
+        self.assertEqual(form("0.10.2"), "event_words")
+        with self.assertRaises(ValueError):
+            form("jax")
+        import jax
+        warptrace.mosaic.install()
+        self.assertEqual(warptrace.mosaic._options["traces_used"], form(jax.__version__))
+        warptrace.mosaic.uninstall()
+
+        # Under a JAX 0.7.2, install() reads the older form: the same buffer with word 2 + 3
+        # dumps to exactly Mosaic's own dump of the newer one.
+        spec = profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * (2 + 6 * 3) + 2)
+        grid, block = (2, 1, 1), (256, 1, 1)
+        buf = make_buffer(spec, blocks=2, iterations=3)
+        with open(os.path.join(DIR, "mosaic_newer.json"), "w") as f:
+            spec.dump(buf, f, grid=grid, block=block)
+        with open(os.path.join(DIR, "mosaic_newer.json")) as f:
+            theirs = json.load(f)
+        old = buf.copy()
+        old[:, 2] += 3
+        real = jax.__version__
+        try:
+            jax.__version__ = "0.7.2"
+            warptrace.mosaic.install()
+        finally:
+            jax.__version__ = real
+        self.assertEqual(warptrace.mosaic._options["traces_used"], "with_header")
+        with open(os.path.join(DIR, "ours_older.json"), "w") as f:
+            spec.dump(old, f, grid=grid, block=block)
+        with open(os.path.join(DIR, "ours_older.json")) as f:
+            self.assertEqual(json.load(f), theirs)
+        # And a buffer of the newer form under it says which form it reads as.
+        with self.assertRaisesRegex(RuntimeError, '"traces_used": "event_words"'):
+            with open(os.path.join(DIR, "ours_wrong.json"), "w") as f:
+                spec.dump(buf, f, grid=grid, block=block)
+
+    def test_bounds_check_spec_is_dumped_not_refused(self):
+        # ProfilerSpec(bounds_check=True) (JAX 0.12.1): the device keeps the first 10 events
+        # of each trace and stops counting there; every trace here is cut with regions open.
+        spec = warptrace.mosaic.Spec(3 + 2 * 10, NAMES, bounds_check=True)
+        full = make_buffer(profiler.ProfilerSpec(entries_per_warpgroup=3 + 2 * 20), blocks=2,
+                           iterations=3)
+        buf = np.ascontiguousarray(full[:, :spec.entries_per_warpgroup])
+        buf[:, 2] = 2 * 10
+        path = os.path.join(DIR, "bounds.json")
+        result = warptrace.mosaic.dump(spec, buf, path, (2,), (256,))
+        self.assertEqual(len(result.overflows), 4)
+        for o in result.overflows:
+            self.assertTrue(o["bounds_checked"])
+            self.assertFalse(o["entries_needed_exact"])
+            self.assertEqual(o["words_past_slice"], 0)
+            self.assertGreater(o["entries_needed"], spec.entries_per_warpgroup)
+        self.assertEqual(result.verdict_counts.get("truncated"), 4)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+        # Mosaic's synthetic ends: every region closed.
+        self.assertEqual(sum(e["ph"] == "B" for e in events), sum(e["ph"] == "E" for e in events))
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])

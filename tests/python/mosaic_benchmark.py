@@ -2,10 +2,10 @@
 writing a file, on a Mosaic buffer of about 1e6 events:
 
     bazel build -c opt //python:wheel
-    /tmp/jaxvenv311/bin/pip install --no-index --force-reinstall bazel-bin/python/warptrace-*.whl
-    /tmp/jaxvenv311/bin/python tests/python/mosaic_benchmark.py [EVENTS]
+    /var/cache/warptrace-test/jaxvenv311/bin/pip install --no-index --force-reinstall bazel-bin/python/warptrace-*.whl
+    /var/cache/warptrace-test/jaxvenv311/bin/python tests/python/mosaic_benchmark.py [EVENTS]
 
-(/tmp/jaxvenv311: any Python with `jax` and `absl-py`, which Mosaic GPU's profiler module
+(/var/cache/warptrace-test/jaxvenv311: any Python with `jax` and `absl-py`, which Mosaic GPU's profiler module
 imports; tools/setup.sh makes one.) Prints seconds per dump (best of 3 for warptrace, 1 run
 of Mosaic's) and the speedups, for Chrome JSON (into the text file object Mosaic passes, as
 install() does: written through its descriptor, and to a path) and Perfetto.

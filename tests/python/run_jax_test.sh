@@ -1,21 +1,43 @@
 #!/usr/bin/env bash
-# Runs a test script (run_jax_test.sh SCRIPT ARGS...) with a CPython 3.11 where `jax` and
-# Mosaic GPU's profiler module import: $WARPTRACE_JAX_PYTHON, else /tmp/jaxvenv311/bin/python,
-# which tools/setup.sh makes:
-#   /usr/bin/python3 -m venv /tmp/jaxvenv311 && /tmp/jaxvenv311/bin/pip install jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1
+# Runs a test script (run_jax_test.sh [--optional-venv=DIR] SCRIPT ARGS...) with a Python
+# where `jax` and Mosaic GPU's profiler module import.
+#
+# Without --optional-venv: a CPython 3.11, $WARPTRACE_JAX_PYTHON, else
+# /var/cache/warptrace-test/jaxvenv311/bin/python, which tools/setup.sh makes:
+#   /usr/bin/python3 -m venv /var/cache/warptrace-test/jaxvenv311 && \
+#     /var/cache/warptrace-test/jaxvenv311/bin/pip install jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1
 # (jax 0.10.2 is the newest for Python 3.11; Mosaic GPU's profiler module needs absl-py, which
 # jax does not pull in.) Without one the test FAILS, saying how to make it: a test of parity
 # with the real JAX that did not run must not pass.
+#
+# With --optional-venv=DIR: DIR/bin/python, one of the venvs tools/setup.sh makes where this
+# machine has the interpreter (pyenv's 3.12: the newest JAX, 0.12.1; 3.10 and 3.9: JAX 0.6.2
+# and 0.4.30, which write Mosaic's older header form). Without it the test prints SKIPPED.
 set -euo pipefail
-python="${WARPTRACE_JAX_PYTHON:-/tmp/jaxvenv311/bin/python}"
-if [[ ! -x "$python" ]] ||
-   ! "$python" -c 'from jax.experimental.mosaic.gpu import profiler' >/dev/null 2>&1; then
-  echo "FAIL: no Python with jax and Mosaic GPU's profiler at '$python': run tools/setup.sh, or"
-  echo "  /usr/bin/python3 -m venv /tmp/jaxvenv311 && /tmp/jaxvenv311/bin/pip install jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1"
-  echo "(or point WARPTRACE_JAX_PYTHON at one: bazel test --test_env=WARPTRACE_JAX_PYTHON=...)"
-  exit 1
+optional=""
+if [[ ${1:-} == --optional-venv=* ]]; then
+  optional=${1#--optional-venv=}
+  shift
 fi
+if [[ -n $optional ]]; then
+  python="$optional/bin/python"
+  if [[ ! -x "$python" ]] ||
+     ! "$python" -c 'from jax.experimental.mosaic.gpu import profiler' >/dev/null 2>&1; then
+    echo "SKIPPED: no venv with jax at $optional (tools/setup.sh makes it where pyenv has its Python)"
+    exit 0
+  fi
+else
+  python="${WARPTRACE_JAX_PYTHON:-/var/cache/warptrace-test/jaxvenv311/bin/python}"
+  if [[ ! -x "$python" ]] ||
+     ! "$python" -c 'from jax.experimental.mosaic.gpu import profiler' >/dev/null 2>&1; then
+    echo "FAIL: no Python with jax and Mosaic GPU's profiler at '$python': run tools/setup.sh, or"
+    echo "  /usr/bin/python3 -m venv /var/cache/warptrace-test/jaxvenv311 && /var/cache/warptrace-test/jaxvenv311/bin/pip install jax==0.10.2 jaxlib==0.10.2 absl-py==2.5.1"
+    echo "(or point WARPTRACE_JAX_PYTHON at one: bazel test --test_env=WARPTRACE_JAX_PYTHON=...)"
+    exit 1
+  fi
+  "$python" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' || {
+    echo "FAIL: $python is not CPython 3.11"; exit 1; }
+fi
+"$python" -c 'import sys, jax; print("python", sys.version.split()[0], "jax", jax.__version__)'
 export PYTHONPATH="${TEST_SRCDIR}/${TEST_WORKSPACE}/python"
-"$python" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' || {
-  echo "FAIL: $python is not CPython 3.11"; exit 1; }
 exec "$python" "$@"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The wheel (//python:wheel) as a user installs it: one file, into fresh virtual environments
-# of two interpreters — Debian's CPython 3.11 and PyPy 3.9 — with `pip install --no-index`,
+# of every interpreter the machine has — Debian's CPython 3.11 and PyPy 3.9 (tools/setup.sh
+# installs them: required), and pyenv's CPython 3.9 to 3.13 where pyenv has them (each one
+# missing is a SKIP line) — with `pip install --no-index`,
 # and used there away from the source tree with an empty environment (env -i: no PYTHONPATH,
 # no LD_LIBRARY_PATH): import, a dump of a buffer-protocol object (array.array, bytes: no
 # numpy in these venvs), a saved prefix, warptrace.mosaic.dump into an open file,
@@ -14,16 +16,32 @@ cd "$work"
 "$writer" "$work" >/dev/null
 
 name=$(basename "$wheel")
-[[ $name == warptrace-*-py3-none-manylinux_*_x86_64.whl ]] || {
-  echo "FAIL: $name is not a py3-none-manylinux wheel"; exit 1; }
+[[ $name == warptrace-*-py3-none-manylinux_2_28_x86_64.whl ]] || {
+  echo "FAIL: $name is not a py3-none-manylinux_2_28 wheel"; exit 1; }
 show=$(/usr/bin/python3 -m auditwheel show "$wheel")
 echo "$show" | head -4
-grep -q 'is consistent with' <<<"$show" && grep -q '"manylinux_' <<<"$show" || {
-  echo "FAIL: auditwheel show names no manylinux tag"; exit 1; }
+# auditwheel names the oldest policy the wheel's symbols allow: manylinux_2_28 or older.
+tag=$(grep -oE '"manylinux_2_[0-9]+_x86_64"' <<<"$show" | head -1 | tr -d '"')
+grep -q 'is consistent with' <<<"$show" && [[ -n $tag ]] && (( ${tag:12:2} <= 28 )) || {
+  echo "FAIL: auditwheel show does not find the wheel consistent with manylinux_2_28"; exit 1; }
+if unzip -l "$wheel" | grep -q 'warptrace.libs/'; then
+  echo "FAIL: the wheel bundles libraries (warptrace.libs/): it should need only glibc"; exit 1
+fi
 
-for interpreter in /usr/bin/python3 /usr/bin/pypy3; do
+interpreters=(/usr/bin/python3 /usr/bin/pypy3)
+for minor in 9 10 11 12 13; do
+  found=""
+  for p in "${PYENV_ROOT:-/root/.pyenv}"/versions/3."$minor".*/bin/python; do
+    [[ -x $p ]] && found=$p
+  done
+  if [[ -n $found ]]; then interpreters+=("$found"); else
+    echo "SKIP: no pyenv CPython 3.$minor on this machine"; fi
+done
+n=0
+for interpreter in "${interpreters[@]}"; do
   [[ -x $interpreter ]] || { echo "FAIL: $interpreter is missing (run tools/setup.sh)"; exit 1; }
-  venv="$work/venv-$(basename "$interpreter")"
+  n=$((n + 1))
+  venv="$work/venv-$n"
   "$interpreter" -m venv "$venv"
   env -i "$venv/bin/python" -m pip install -q --no-index "$wheel"
   env -i PATH="$venv/bin:/usr/bin:/bin" "$venv/bin/python" - "$work" <<'PY'
@@ -33,7 +51,8 @@ work = sys.argv[1]
 where = os.path.dirname(warptrace.__file__)
 assert where.startswith(work), f"imported from {where}, not the venv"
 assert "LD_LIBRARY_PATH" not in os.environ and "PYTHONPATH" not in os.environ
-print(sys.implementation.name, sys.version.split()[0], "warptrace", warptrace.__version__)
+print(sys.implementation.name, sys.version.split()[0], "(" + sys.base_prefix + ")", "warptrace",
+      warptrace.__version__)
 
 # A saved prefix, then the same buffer as buffer-protocol objects (no numpy here).
 r = warptrace.dump(os.path.join(work, "clean"), output=os.path.join(work, "t.pftrace"),

@@ -282,7 +282,7 @@ def run_jax_selftest(target, out):
                 return both.records[-1]
 
             failed += not check_same(launch("selftest", 64, None))
-            failed += not check_overflow(launch, anchors.MOSAIC_HEADER_WORDS + 2 * 2)
+            failed += not check_overrun(launch, anchors.MOSAIC_HEADER_WORDS + 2 * 2)
     finally:
         wm.uninstall()
     return EXIT_FAILED if failed else EXIT_OK
@@ -315,6 +315,29 @@ def check_same(rec):
 
 
 def check_overflow(launch, entries):
+    """ProfilerSpec(bounds_check=True) with too few entries (JAX 0.12.1's semantics: the device
+    stops recording and counting at capacity; Mosaic's dump closes the regions left open):
+    neither dump fails, warptrace's events are exactly Mosaic's (its synthetic ends
+    included), and a launch at the size warptrace names at least records every event."""
+    rec = launch("wheel_mosaic_overflow", entries, True)
+    if rec is None:
+        print("jax: FAILED: the overflowing launch made no dump")
+        return False
+    print(f"jax: bounds_check at entries_per_warpgroup={entries}: Mosaic: "
+          f"{rec.get('mosaic_error', '')[:200] or 'no error'}; warptrace: "
+          f"{rec.get('warptrace_error', '').splitlines()[0][:300] if rec.get('warptrace_error') else 'no error'}")
+    if not check_same(rec):
+        return False
+    ok = check_same(launch("wheel_mosaic_fits", 64, True))
+    if ok:
+        print("jax: ok: entries_per_warpgroup=64 holds the whole trace with bounds_check")
+    return ok
+
+
+def check_overrun(launch, entries):
+    """A trace that overran its slots (a JAX without bounds_check, or the selftest's buffer):
+    Mosaic refuses the buffer, warptrace names the entries_per_warpgroup that fits, and a
+    launch at that size matches."""
     rec = launch("wheel_mosaic_overflow", entries, True)
     if rec is None:
         print("jax: FAILED: the overflowing launch made no dump")

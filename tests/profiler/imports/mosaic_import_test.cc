@@ -645,6 +645,190 @@ TEST(MosaicImportTest, OddTracesUsedIsDataLossNamingTheTrace) {
                                         HasSubstr("traces_used = 5"))));
 }
 
+// ---- The older header form (JAX <= 0.7.2) and bounds_check --------------------------------
+
+// `traces` as JAX <= 0.7.2 wrote them: word 2 = 3 + event words.
+std::vector<uint32_t> OlderFormWords(const std::vector<MosaicTrace>& traces, uint32_t e) {
+  std::vector<uint32_t> words = MosaicWords(traces, e);
+  for (size_t i = 2; i < words.size(); i += e) words[i] += 3;
+  return words;
+}
+
+std::string WithFields(std::string json, const std::string& fields) {
+  json.insert(json.size() - 1, absl::StrCat(", ", fields));
+  return json;
+}
+
+TEST(MosaicImportTest, SidecarNamesTheHeaderFormAndBoundsCheck) {
+  const std::string base = SidecarJson("[1]", "[128]", 9, "", R"(["a"])");
+  absl::StatusOr<MosaicSidecar> s = ParseMosaicSidecar(base);
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->used_word, MosaicUsedWord::kEventWords);
+  EXPECT_FALSE(s->bounds_check);
+  s = ParseMosaicSidecar(
+      WithFields(base, R"("traces_used": "with_header", "bounds_check": true)"));
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->used_word, MosaicUsedWord::kWithHeader);
+  EXPECT_TRUE(s->bounds_check);
+  EXPECT_THAT(ParseMosaicSidecar(WithFields(base, R"("traces_used": "words")")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("\"traces_used\""), HasSubstr("0.8.0"))));
+  EXPECT_THAT(ParseMosaicSidecar(WithFields(base, R"("bounds_check": 1)")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bounds_check")));
+}
+
+TEST(MosaicImportTest, OlderHeaderFormReadsAsTheSameRecordsAndRegionsAsItsDump) {
+  // Grid (2,3,1), E = 19: the same traces in both forms give the same converted words, and
+  // the regions of JAX 0.7.2's dump (its word 2 less 3; restated by MosaicDump on the
+  // buffer with word 2 rewritten, which is that dump's whole difference but its check).
+  const uint32_t e = 19;
+  std::vector<MosaicTrace> traces;
+  for (uint32_t i = 0; i < 6; ++i) traces.push_back(NestedTrace(1000 + 10 * i, i, 77 * i));
+  traces[4] = MosaicTrace{1040, 4, {}};  // an empty trace: word 2 = 3 in the older form
+  const std::string json = SidecarJson("[2, 3]", "[128]", e, "", R"(["outer", "inner", "tail"])");
+  absl::StatusOr<MosaicSidecar> newer = ParseMosaicSidecar(json);
+  absl::StatusOr<MosaicSidecar> older =
+      ParseMosaicSidecar(WithFields(json, R"("traces_used": "with_header")"));
+  ASSERT_THAT(newer, IsOk());
+  ASSERT_THAT(older, IsOk());
+  const std::vector<uint32_t> old_words = OlderFormWords(traces, e);
+  EXPECT_EQ(old_words[4 * e + 2], 3u);
+  absl::StatusOr<MosaicImport> a = ConvertMosaicBuffer(*newer, MosaicWords(traces, e));
+  absl::StatusOr<MosaicImport> b = ConvertMosaicBuffer(*older, old_words);
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_TRUE(a->trace.words.span() == b->trace.words.span());
+  absl::StatusOr<std::vector<DumpEvent>> dump =
+      MosaicDump(MosaicWords(traces, e), 6, 1, e, {"outer", "inner", "tail"});
+  ASSERT_THAT(dump, IsOk());
+  EXPECT_EQ(RegionsOfImport(*b), RegionsOfMosaicDump(*dump, 1));
+  // In place, the same records.
+  DecodedTrace in_place;
+  std::vector<MosaicOverflow> overflows;
+  ASSERT_THAT(DecodeMosaicBuffer(*older, b->trace.layout, old_words, in_place, overflows),
+              IsOk());
+  ASSERT_THAT(in_place.records, SizeIs(6));
+  EXPECT_EQ(in_place.records[1].attempted, 8u);
+  EXPECT_THAT(in_place.records[3].events, SizeIs(0));  // Mosaic block 4 is block (1,1): 3
+}
+
+TEST(MosaicImportTest, OlderFormOverflowNamesTheSizeItsDumpAccepts) {
+  // 8 events (16 event words, word 2 = 19) in E = 9: JAX 0.7.2's dump refuses word 2 >
+  // E - 2, so it needs E >= 21 = 16 + 5.
+  const uint32_t e = 9;
+  MosaicTrace full = NestedTrace(100, 1, 0);
+  full.used = 16;
+  absl::StatusOr<MosaicSidecar> s = ParseMosaicSidecar(WithFields(
+      SidecarJson("[1]", "[128]", e, "", R"(["outer", "inner", "tail"])"),
+      R"("traces_used": "with_header")"));
+  ASSERT_THAT(s, IsOk());
+  absl::StatusOr<MosaicImport> imported = ConvertMosaicBuffer(*s, OlderFormWords({full}, e));
+  ASSERT_THAT(imported, IsOk());
+  ASSERT_THAT(imported->overflows, SizeIs(1));
+  EXPECT_EQ(imported->overflows[0].events_attempted, 8u);
+  EXPECT_EQ(imported->overflows[0].entries_needed, 21u);
+  EXPECT_THAT(imported->overflows[0].message, HasSubstr("set entries_per_warpgroup >= 21"));
+}
+
+TEST(MosaicImportTest, OlderBufferReadAsTheNewerFormNamesTheOlderForm) {
+  absl::StatusOr<MosaicSidecar> s =
+      ParseMosaicSidecar(SidecarJson("[1]", "[256]", 19, "", R"(["outer", "inner", "tail"])"));
+  ASSERT_THAT(s, IsOk());
+  const std::vector<uint32_t> words =
+      OlderFormWords({NestedTrace(1, 1, 1), MosaicTrace{2, 2, {}}}, 19);
+  EXPECT_THAT(ConvertMosaicBuffer(*s, words),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       ::testing::AllOf(HasSubstr("block (0,0,0) warpgroup 0"),
+                                        HasSubstr("traces_used = 19"),
+                                        HasSubstr("every trace of the buffer reads as the other "
+                                                  "form, \"with_header\" (JAX <= 0.7.2)"))));
+}
+
+TEST(MosaicImportTest, NewerBufferReadAsTheOlderFormNamesTheNewerForm) {
+  absl::StatusOr<MosaicSidecar> s = ParseMosaicSidecar(
+      WithFields(SidecarJson("[1]", "[256]", 19, "", R"(["outer", "inner", "tail"])"),
+                 R"("traces_used": "with_header")"));
+  ASSERT_THAT(s, IsOk());
+  const std::vector<uint32_t> words = MosaicWords({NestedTrace(1, 1, 1), MosaicTrace{}}, 19);
+  EXPECT_THAT(ConvertMosaicBuffer(*s, words),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("\"traces_used\": \"event_words\"")));
+  DecodedTrace out;
+  std::vector<MosaicOverflow> overflows;
+  absl::StatusOr<TraceLayout> layout = MosaicTraceLayout(*s);
+  ASSERT_THAT(layout, IsOk());
+  EXPECT_THAT(DecodeMosaicBuffer(*s, *layout, words, out, overflows),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("\"traces_used\": \"event_words\"")));
+}
+
+TEST(MosaicImportTest, BufferThatFitsNeitherFormSaysSo) {
+  // Word 2 = 16 (even: only the newer form) and 5 (odd: only the older form).
+  MosaicTrace odd;
+  odd.used = 5;
+  for (const char* form : {"event_words", "with_header"}) {
+    absl::StatusOr<MosaicSidecar> s = ParseMosaicSidecar(
+        WithFields(SidecarJson("[1]", "[256]", 19, "", R"(["outer", "inner", "tail"])"),
+                   absl::StrCat(R"("traces_used": ")", form, "\"")));
+    ASSERT_THAT(s, IsOk());
+    EXPECT_THAT(ConvertMosaicBuffer(*s, MosaicWords({NestedTrace(1, 1, 1), odd}, 19)),
+                StatusIs(absl::StatusCode::kDataLoss, HasSubstr("fits neither form")))
+        << form;
+  }
+}
+
+TEST(MosaicImportTest, BoundsCheckedTraceLeftOpenIsTruncatedWithALowerBound) {
+  // ProfilerSpec(bounds_check=True), E = 9 (3 event slots): the device stopped recording
+  // and counting at 3 events, "outer" still open. A full trace whose regions all closed, and
+  // the same open trace without bounds_check (Mosaic's older profiler never stops early),
+  // are no overflow.
+  const uint32_t e = 9;
+  MosaicTrace cut = NestedTrace(100, 1, 0);
+  cut.events.resize(3);  // outer B, inner B, inner E
+  const MosaicTrace full{200, 1, {{0, 5}, {1, 6}, {2, 7}}};  // three regions open
+  const std::string json = SidecarJson("[1]", "[384]", e, "", R"(["outer", "inner", "tail"])");
+  absl::StatusOr<MosaicSidecar> s = ParseMosaicSidecar(WithFields(json, R"("bounds_check": true)"));
+  ASSERT_THAT(s, IsOk());
+  MosaicTrace closed{300, 1, {{2, 5}, {2 | kExit, 6}}};
+  const std::vector<uint32_t> words = MosaicWords({cut, closed, full}, e);
+  absl::StatusOr<MosaicImport> imported = ConvertMosaicBuffer(*s, words);
+  ASSERT_THAT(imported, IsOk());
+  ASSERT_THAT(imported->overflows, SizeIs(2));
+  const MosaicOverflow& o = imported->overflows[0];
+  EXPECT_EQ(o.trace, 0u);
+  EXPECT_TRUE(o.bounds_checked);
+  EXPECT_FALSE(o.entries_needed_exact);
+  EXPECT_EQ(o.words_past_slice, 0u);
+  EXPECT_EQ(o.events_kept, 3u);
+  EXPECT_EQ(o.entries_needed, 3u + 6 + 2);  // at least: the open region's end
+  EXPECT_THAT(o.message, HasSubstr("filled all 3 event slots"));
+  EXPECT_THAT(o.message, HasSubstr("set entries_per_warpgroup >= 11 at least"));
+  EXPECT_EQ(imported->overflows[1].trace, 2u);
+  EXPECT_EQ(imported->overflows[1].entries_needed, 3u + 6 + 2 * 3);
+  // In place, the same overflows.
+  DecodedTrace in_place;
+  std::vector<MosaicOverflow> overflows;
+  ASSERT_THAT(DecodeMosaicBuffer(*s, imported->trace.layout, words, in_place, overflows), IsOk());
+  ASSERT_THAT(overflows, SizeIs(2));
+  EXPECT_EQ(overflows[0].message, o.message);
+  // Verify's verdict for it, as the dump of a bounds_check buffer asks (allow_truncated):
+  // truncated (its open region).
+  absl::StatusOr<DecodedTrace> decoded = Decode(imported->trace.layout, imported->trace.words);
+  ASSERT_THAT(decoded, IsOk());
+  VerifyOptions lenient;
+  lenient.allow_truncated = true;
+  EXPECT_EQ(Verify(*decoded, lenient).units[0].verdict, Verdict::kTruncated);
+  // A full trace whose regions closed (E = 7: 2 slots), and bounds_check off: no overflow.
+  absl::StatusOr<MosaicSidecar> two = ParseMosaicSidecar(
+      WithFields(SidecarJson("[1]", "[128]", 7, "", R"(["outer", "inner", "tail"])"),
+                 R"("bounds_check": true)"));
+  ASSERT_THAT(two, IsOk());
+  EXPECT_THAT(ConvertMosaicBuffer(*two, MosaicWords({closed}, 7)).value().overflows, SizeIs(0));
+  absl::StatusOr<MosaicSidecar> plain = ParseMosaicSidecar(json);
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_THAT(ConvertMosaicBuffer(*plain, words).value().overflows, SizeIs(0));
+}
+
 TEST(MosaicImportTest, ZeroClockRateIsRejected) {
   absl::StatusOr<MosaicSidecar> s =
       ParseMosaicSidecar(SidecarJson("[1]", "[128]", 9, "", R"(["a"])"));

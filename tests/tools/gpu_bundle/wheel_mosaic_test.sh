@@ -27,8 +27,8 @@ grep -q "^wheel: ok: .* installed into $work/site .*entries_per_warpgroup >= 15$
 [[ -f $work/site/warptrace/__init__.py && -f $work/check/synthetic.json && -f $work/check/fits.json ]] ||
   fail "install left no package in the target or no dumps"
 
-python="${WARPTRACE_JAX_PYTHON:-/tmp/jaxvenv311/bin/python}"
-[[ -x $python ]] || fail "no Python with JAX at $python (tools/setup.sh makes /tmp/jaxvenv311; or --test_env=WARPTRACE_JAX_PYTHON=...)"
+python="${WARPTRACE_JAX_PYTHON:-/var/cache/warptrace-test/jaxvenv311/bin/python}"
+[[ -x $python ]] || fail "no Python with JAX at $python (tools/setup.sh makes /var/cache/warptrace-test/jaxvenv311; or --test_env=WARPTRACE_JAX_PYTHON=...)"
 rc=0
 "$python" "$script" jax-selftest --target="$work/site" --out="$work/selftest" \
   >"$work/selftest.log" 2>&1 || rc=$?
