@@ -108,11 +108,24 @@ absl::Status WriteFdAtomically(absl::string_view path, const FdWriter& write,
   llvm::Expected<fs::TempFile> temp =
       fs::TempFile::create(llvm::Twine(Ref(path)) + ".tmp-%%%%%%", fs::all_read | fs::all_write);
   if (!temp) return ToStatus(temp.takeError(), context);
+  // An exception (std::bad_alloc) unwinding the writer removes the temporary file too.
+  struct DiscardOnUnwind {
+    fs::TempFile* temp;
+    ~DiscardOnUnwind() {
+      if (temp != nullptr) llvm::consumeError(temp->discard());
+    }
+  } guard{&*temp};
   absl::Status status;
   {
     llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    // Its destructor aborts on an uncleared error: an exception leaves it cleared.
+    struct ClearOnUnwind {
+      llvm::raw_fd_ostream& os;
+      ~ClearOnUnwind() { os.clear_error(); }
+    } clear{os};
     status = WriteStream(os, temp->FD, write, context);
   }
+  guard.temp = nullptr;
   if (!status.ok()) {
     llvm::consumeError(temp->discard());
     return status;
@@ -196,9 +209,15 @@ WritebackOStream::WritebackOStream(llvm::raw_fd_ostream& file, int fd) : file_(f
   }
 }
 
-WritebackOStream::~WritebackOStream() { flush(); }
+WritebackOStream::~WritebackOStream() {
+  // No I/O in a destructor (it may run while an exception unwinds the writer): what was not
+  // flushed is dropped; raw_ostream wants its buffer empty at destruction.
+  dropping_ = true;
+  flush();
+}
 
 void WritebackOStream::write_impl(const char* ptr, size_t size) {
+  if (dropping_) return;
   file_.write(ptr, size);
   written_ += size;
   if (fd_ >= 0 && written_ - started_ >= kWritebackBytes) {

@@ -95,7 +95,8 @@ inline constexpr size_t kLargeFileBufferBytes = size_t{1} << 20;
 // makes ext4 flush the whole file's dirty pages right then (auto_da_alloc): 15 ms for a
 // 44 MB trace, measured, on the dump's critical path. Advisory: a descriptor that cannot
 // (a pipe) or a file system that does not write back is written as usual; write errors are
-// `file`'s (has_error). Flush (or destroy) it before checking `file`.
+// `file`'s (has_error). Flush it before checking `file`: the destructor writes nothing (what
+// was not flushed is dropped, as when an exception unwinds the writer).
 class WritebackOStream : public llvm::raw_ostream {
  public:
   static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
@@ -112,6 +113,7 @@ class WritebackOStream : public llvm::raw_ostream {
   uint64_t offset_ = 0;  // the descriptor's position when the stream began
   uint64_t written_ = 0;
   uint64_t started_ = 0;  // writeback started for [offset_, offset_ + started_)
+  bool dropping_ = false;  // destroyed: what is left in the buffer goes nowhere
 };
 
 // WriteFileAtomically for outputs of many megabytes streamed in small pieces (traces): the
