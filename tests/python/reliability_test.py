@@ -1,5 +1,6 @@
-"""The package under stress (issue 55): out of memory, a buffer changed during the dump,
-Ctrl-C. A library never kills the interpreter that loads it.
+"""The package under stress (issue 55): out of memory, Ctrl-C. A library never kills the
+interpreter that loads it. (A buffer changed during the dump: tests/profiler/trace/
+decode_test.cc, where the moment it changes can be chosen.)
 
     reliability_test.py MAKE_SYNTHETIC_TRACE
 
