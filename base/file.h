@@ -15,8 +15,20 @@
 // it writes anything. Files a process reads and later rewrites on purpose (cache entries,
 // its own temporaries) are read with register_as_input = false.
 //
-// Outputs. WriteFileAtomically writes a temporary file in the target's directory and
-// renames it over the target, so readers see the old or the new contents, never a part.
+// Outputs. What an output path names decides how it is written:
+//   * a regular file, or nothing yet: WriteFileAtomically writes a temporary file in the
+//     target's directory and renames it over the target, so readers see the old or the new
+//     contents, never a part. The temporary has no name while it is written (O_TMPFILE,
+//     linked under "NAME.tmp-PID-XXXXXX" just before the rename) where the file system
+//     supports it (ext4, xfs, btrfs, tmpfs), so a process killed meanwhile (SIGKILL, a
+//     crash) leaves nothing behind; elsewhere it is created as "NAME.tmp-PID-XXXXXX", and each
+//     write of NAME first removes such temporaries whose process no longer exists. (Setting
+//     WARPTRACE_NO_O_TMPFILE=1 forces named temporaries: for tests.) Temporaries of older
+//     warptrace versions ("NAME.tmp-XXXXXX", no pid) are left alone.
+//   * a symlink: followed; the file it names is replaced as above and the link stays.
+//   * anything else — a character device (/dev/null), a FIFO, /dev/stdout: opened and
+//     written in place, as cp or tee would, never replaced by a regular file. Not atomic: a
+//     failed write leaves what was written. A directory is an error (EISDIR).
 // Written files are never executable: rw-rw-rw- less the umask (llvm::writeToOutput, made
 // for objcopy, leaves rwxr-xr-x). The path "-" means standard output (not atomic, of
 // course, and never an input).
