@@ -45,7 +45,11 @@ PipelinedOStream::PipelinedOStream(llvm::raw_ostream& target)
   UseChunk();
 }
 
-PipelinedOStream::~PipelinedOStream() { Finish(); }
+PipelinedOStream::~PipelinedOStream() {
+  // raw_ostream wants an empty buffer at destruction: empty it into nothing.
+  dropping_ = true;
+  flush();
+}
 
 void PipelinedOStream::Finish() {
   flush();
@@ -58,6 +62,7 @@ void PipelinedOStream::UseChunk() {
 }
 
 void PipelinedOStream::write_impl(const char* ptr, size_t size) {
+  if (dropping_) return;
   pos_ += size;
   if (reinterpret_cast<const uint8_t*>(ptr) == chunk_.data()) {
     // Our own buffer, full (or flushed): hand it over as it is and continue in another.

@@ -71,11 +71,14 @@ class ChunkPipeline {
   // they are.
   ChunkPipeline(int workers, size_t max_in_flight, Transform transform, Deliver deliver,
                 OnQueued on_queued = nullptr);
-  // Drains, then joins the workers.
+  // Drops the chunks still queued (Drain first to have them delivered), lets the other
+  // threads finish the chunk they hold, and joins the workers.
   ~ChunkPipeline();
   ChunkPipeline(const ChunkPipeline&) = delete;
   ChunkPipeline& operator=(const ChunkPipeline&) = delete;
 
+  // A transform or deliver that threw (on any thread) is rethrown by the next Submit or
+  // Drain (ordered_pipeline.h); nothing more is delivered after it.
   // Queues chunk[0, size) and swaps `chunk` with a buffer no longer in use (its size is
   // whatever that buffer's was: possibly 0 — the caller resizes it). While max_in_flight
   // chunks are queued or being delivered it transforms a queued chunk itself, or waits.
@@ -106,17 +109,21 @@ class ChunkPipeline {
 
 // A raw_ostream that hands its filled buffer to a ChunkPipeline of one worker writing into
 // `target`. `target` keeps its own errors (has_error): check them after Finish.
+//
+// Call Finish before destroying it: the destructor writes nothing (no I/O in a destructor,
+// which may run while an exception unwinds the writer above it): bytes not yet handed on by
+// Finish are dropped, and the write running on the worker is waited for.
 class PipelinedOStream : public llvm::raw_ostream {
  public:
   static constexpr size_t kChunkBytes = size_t{1} << 20;
   static constexpr size_t kMaxInFlight = 4;
 
   explicit PipelinedOStream(llvm::raw_ostream& target);
-  // Finish()es.
+  // Drops what Finish did not hand on (see above).
   ~PipelinedOStream() override;
 
   // Flushes this stream's buffer into the pipeline and waits until `target` has every byte.
-  // The stream stays usable.
+  // The stream stays usable. Rethrows an exception of the worker's write.
   void Finish();
 
  private:
@@ -127,6 +134,7 @@ class PipelinedOStream : public llvm::raw_ostream {
   llvm::raw_ostream& target_;
   std::vector<uint8_t> chunk_;  // the raw_ostream buffer (kChunkBytes)
   uint64_t pos_ = 0;
+  bool dropping_ = false;  // destroyed: write_impl drops what the buffer held
   ChunkPipeline pipeline_;
 };
 

@@ -15,8 +15,20 @@
 // it writes anything. Files a process reads and later rewrites on purpose (cache entries,
 // its own temporaries) are read with register_as_input = false.
 //
-// Outputs. WriteFileAtomically writes a temporary file in the target's directory and
-// renames it over the target, so readers see the old or the new contents, never a part.
+// Outputs. What an output path names decides how it is written:
+//   * a regular file, or nothing yet: WriteFileAtomically writes a temporary file in the
+//     target's directory and renames it over the target, so readers see the old or the new
+//     contents, never a part. The temporary has no name while it is written (O_TMPFILE,
+//     linked under "NAME.tmp-PID-XXXXXX" just before the rename) where the file system
+//     supports it (ext4, xfs, btrfs, tmpfs), so a process killed meanwhile (SIGKILL, a
+//     crash) leaves nothing behind; elsewhere it is created as "NAME.tmp-PID-XXXXXX", and each
+//     write of NAME first removes such temporaries whose process no longer exists. (Setting
+//     WARPTRACE_NO_O_TMPFILE=1 forces named temporaries: for tests.) Temporaries of older
+//     warptrace versions ("NAME.tmp-XXXXXX", no pid) are left alone.
+//   * a symlink: followed; the file it names is replaced as above and the link stays.
+//   * anything else — a character device (/dev/null), a FIFO, /dev/stdout: opened and
+//     written in place, as cp or tee would, never replaced by a regular file. Not atomic: a
+//     failed write leaves what was written. A directory is an error (EISDIR).
 // Written files are never executable: rw-rw-rw- less the umask (llvm::writeToOutput, made
 // for objcopy, leaves rwxr-xr-x). The path "-" means standard output (not atomic, of
 // course, and never an input).
@@ -95,7 +107,8 @@ inline constexpr size_t kLargeFileBufferBytes = size_t{1} << 20;
 // makes ext4 flush the whole file's dirty pages right then (auto_da_alloc): 15 ms for a
 // 44 MB trace, measured, on the dump's critical path. Advisory: a descriptor that cannot
 // (a pipe) or a file system that does not write back is written as usual; write errors are
-// `file`'s (has_error). Flush (or destroy) it before checking `file`.
+// `file`'s (has_error). Flush it before checking `file`: the destructor writes nothing (what
+// was not flushed is dropped, as when an exception unwinds the writer).
 class WritebackOStream : public llvm::raw_ostream {
  public:
   static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
@@ -112,6 +125,7 @@ class WritebackOStream : public llvm::raw_ostream {
   uint64_t offset_ = 0;  // the descriptor's position when the stream began
   uint64_t written_ = 0;
   uint64_t started_ = 0;  // writeback started for [offset_, offset_ + started_)
+  bool dropping_ = false;  // destroyed: what is left in the buffer goes nowhere
 };
 
 // WriteFileAtomically for outputs of many megabytes streamed in small pieces (traces): the

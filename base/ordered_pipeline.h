@@ -21,6 +21,15 @@
 // Submit hands back an item delivered earlier (its storage kept) or, until max_in_flight
 // exist, a new one. So steady state allocates nothing.
 //
+// Exceptions: a transform or deliver that throws (std::bad_alloc, on whichever thread ran
+// it) stops the pipeline: nothing more is transformed or delivered, and the producer's next
+// Submit or Drain rethrows the first such exception. Help() on another thread never throws
+// them. A thread that cannot be started throws from the constructor (std::system_error),
+// with the threads already started joined.
+//
+// Destruction does no work: items still queued are dropped (call Drain first to have them
+// delivered); the items being transformed or delivered on other threads are finished.
+//
 // Thread-safety: Submit and Drain belong to one producer thread; Help and HasPending may be
 // called from any thread. The Transform runs concurrently with itself, each call with its
 // item's slot (0 <= slot < max_in_flight), which no other call running at the same time has:
@@ -35,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -63,18 +73,16 @@ class OrderedPipeline {
         on_queued_(std::move(on_queued)),
         done_(max_in_flight_) {
     threads_.reserve(static_cast<size_t>(std::max(workers, 0)));
-    for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { Work(); });
-  }
-  // Drains, then joins the workers.
-  ~OrderedPipeline() {
-    Drain();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
+    try {
+      for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { Work(); });
+    } catch (...) {
+      Stop();
+      throw;
     }
-    changed_.notify_all();
-    for (std::thread& t : threads_) t.join();
   }
+  // Drops what is still queued, lets the other threads finish the item they hold, and joins
+  // the workers: no transform or deliver starts here.
+  ~OrderedPipeline() { Stop(); }
   OrderedPipeline(const OrderedPipeline&) = delete;
   OrderedPipeline& operator=(const OrderedPipeline&) = delete;
 
@@ -84,7 +92,11 @@ class OrderedPipeline {
   void Submit(Item& item) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      while (in_flight_ >= max_in_flight_) HelpOrWait(lock);
+      RethrowFailure();
+      while (in_flight_ >= max_in_flight_) {
+        HelpOrWait(lock);
+        RethrowFailure();
+      }
       std::unique_ptr<Job> job;
       if (!free_.empty()) {
         job = std::move(free_.back());
@@ -109,14 +121,18 @@ class OrderedPipeline {
   // thread meanwhile.
   void Drain() {
     std::unique_lock<std::mutex> lock(mu_);
-    while (next_deliver_ != next_seq_) HelpOrWait(lock);
+    RethrowFailure();
+    while (next_deliver_ != next_seq_) {
+      HelpOrWait(lock);
+      RethrowFailure();
+    }
   }
 
   // Transforms one queued item on the calling thread, and delivers every item whose turn has
   // come; false when none was queued. Any thread.
   bool Help() {
     std::unique_lock<std::mutex> lock(mu_);
-    if (pending_.empty()) return false;
+    if (pending_.empty() || failure_ != nullptr) return false;
     Complete(lock, TakePending());
     return true;
   }
@@ -132,8 +148,26 @@ class OrderedPipeline {
     Item item;
   };
 
+  // Joins the workers after dropping what is queued (the destructor, or a failed start).
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      pending_.clear();
+      pending_count_.store(0, std::memory_order_release);
+    }
+    changed_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  // The first exception a transform or deliver threw, on the producer's thread (mu_ held).
+  void RethrowFailure() {
+    if (failure_ != nullptr) std::rethrow_exception(failure_);
+  }
+
   // A queued item transformed here, or a wait for a change (mu_ held by `lock`).
   void HelpOrWait(std::unique_lock<std::mutex>& lock) {
+    if (failure_ != nullptr) return;
     if (!pending_.empty()) {
       Complete(lock, TakePending());
     } else {
@@ -153,8 +187,15 @@ class OrderedPipeline {
   // come. `lock` holds mu_ on entry and on return.
   void Complete(std::unique_lock<std::mutex>& lock, std::unique_ptr<Job> job) {
     lock.unlock();
-    if (transform_) transform_(job->slot, job->item);
+    try {
+      if (transform_) transform_(job->slot, job->item);
+    } catch (...) {
+      lock.lock();
+      Fail(std::current_exception());
+      return;
+    }
     lock.lock();
+    if (failure_ != nullptr) return;
     done_[job->seq % max_in_flight_] = std::move(job);
     // Seqs in flight span fewer than max_in_flight_, so a slot holds next_deliver_'s job or
     // nothing; and while one thread delivers a job, its slot is empty and next_deliver_
@@ -162,13 +203,28 @@ class OrderedPipeline {
     while (done_[next_deliver_ % max_in_flight_] != nullptr) {
       std::unique_ptr<Job> next = std::move(done_[next_deliver_ % max_in_flight_]);
       lock.unlock();
-      deliver_(next->item);
+      try {
+        deliver_(next->item);
+      } catch (...) {
+        lock.lock();
+        Fail(std::current_exception());
+        return;
+      }
       lock.lock();
       ++next_deliver_;
       --in_flight_;
       free_.push_back(std::move(next));
       changed_.notify_all();
     }
+  }
+
+  // Records the first failure and wakes everyone: nothing more is transformed or delivered
+  // (mu_ held).
+  void Fail(std::exception_ptr e) {
+    if (failure_ == nullptr) failure_ = std::move(e);
+    pending_.clear();
+    pending_count_.store(0, std::memory_order_release);
+    changed_.notify_all();
   }
 
   void Work() {
@@ -195,6 +251,7 @@ class OrderedPipeline {
   uint64_t next_deliver_ = 0;  // the seq whose turn it is to be delivered
   size_t in_flight_ = 0;       // submitted and not yet delivered
   bool stop_ = false;
+  std::exception_ptr failure_;  // the first exception of a transform or deliver
   std::vector<std::thread> threads_;
 };
 

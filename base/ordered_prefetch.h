@@ -13,11 +13,15 @@
 // piece, concurrently for different pieces (`worker`, 0 <= worker < workers, names the thread
 // for per-thread state). Destroying the prefetch early (the consumer stopped) waits for the
 // pieces being made and makes no more.
+// Exceptions: an exception fn throws on a worker (std::bad_alloc) is rethrown by the Next()
+// that would have returned its piece; no piece after it is made. A worker that cannot be
+// started throws from the constructor (std::system_error), the others joined.
 #ifndef WARPTRACE_BASE_ORDERED_PREFETCH_H_
 #define WARPTRACE_BASE_ORDERED_PREFETCH_H_
 
 #include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -35,16 +39,15 @@ class OrderedPrefetch {
   OrderedPrefetch(size_t n, int workers, size_t window, Fn fn)
       : n_(n), fn_(std::move(fn)), slots_(window < 1 ? 1 : window) {
     if (workers < 1) workers = 1;
-    for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { Work(w); });
-  }
-  ~OrderedPrefetch() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
+    threads_.reserve(static_cast<size_t>(workers));
+    try {
+      for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { Work(w); });
+    } catch (...) {
+      Stop();
+      throw;
     }
-    changed_.notify_all();
-    for (std::thread& t : threads_) t.join();
   }
+  ~OrderedPrefetch() { Stop(); }
   OrderedPrefetch(const OrderedPrefetch&) = delete;
   OrderedPrefetch& operator=(const OrderedPrefetch&) = delete;
 
@@ -57,7 +60,8 @@ class OrderedPrefetch {
       changed_.notify_all();
     }
     Slot& slot = slots_[consumed_ % slots_.size()];
-    changed_.wait(lock, [&] { return slot.ready == consumed_; });
+    changed_.wait(lock, [&] { return slot.ready == consumed_ || failed_ <= consumed_; });
+    if (slot.ready != consumed_) std::rethrow_exception(failure_);
     consuming_ = true;
     return slot.result;
   }
@@ -68,6 +72,15 @@ class OrderedPrefetch {
     size_t ready = kNone;  // the piece this slot holds, made; kNone while none is
     Result result;
   };
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
 
   void Work(int worker) {
     for (;;) {
@@ -81,7 +94,18 @@ class OrderedPrefetch {
         i = next_++;
       }
       Slot& slot = slots_[i % slots_.size()];
-      fn_(worker, i, slot.result);
+      try {
+        fn_(worker, i, slot.result);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (i < failed_) {  // the earliest piece that failed is the one the consumer meets
+          failed_ = i;
+          failure_ = std::current_exception();
+        }
+        stop_ = true;  // no more pieces: the consumer stops at piece failed_
+        changed_.notify_all();
+        return;
+      }
       {
         std::lock_guard<std::mutex> lock(mu_);
         slot.ready = i;
@@ -99,6 +123,8 @@ class OrderedPrefetch {
   size_t consumed_ = 0;    // pieces the consumer is done with
   bool consuming_ = false; // the consumer holds piece consumed_
   bool stop_ = false;
+  size_t failed_ = kNone;         // the first piece whose fn threw (kNone: none)
+  std::exception_ptr failure_;    // its exception
   std::vector<std::thread> threads_;
 };
 

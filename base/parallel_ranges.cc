@@ -1,6 +1,7 @@
 #include "base/parallel_ranges.h"
 
 #include <algorithm>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -18,15 +19,28 @@ absl::Status ParallelRanges(
     const std::function<absl::Status(uint64_t first, uint64_t last, size_t piece)>& fn) {
   if (pieces < 1) pieces = 1;
   std::vector<absl::Status> status(pieces);
+  std::vector<std::exception_ptr> thrown(pieces);  // by piece
   std::vector<std::thread> threads;
-  for (size_t p = 1; p < pieces; ++p) {
-    threads.emplace_back(
-        [&, p] { status[p] = fn(n * p / pieces, n * (p + 1) / pieces, p); });
+  threads.reserve(pieces);
+  auto run = [&](size_t p) {
+    try {
+      status[p] = fn(n * p / pieces, n * (p + 1) / pieces, p);
+    } catch (...) {
+      thrown[p] = std::current_exception();
+    }
+  };
+  std::exception_ptr start_failure;
+  try {
+    for (size_t p = 1; p < pieces; ++p) threads.emplace_back(run, p);
+  } catch (...) {
+    start_failure = std::current_exception();  // still join the threads that started
   }
-  status[0] = fn(0, n / pieces, 0);
+  if (start_failure == nullptr) run(0);
   for (std::thread& t : threads) t.join();
-  for (const absl::Status& s : status) {
-    if (!s.ok()) return s;
+  if (start_failure != nullptr) std::rethrow_exception(start_failure);
+  for (size_t p = 0; p < pieces; ++p) {
+    if (thrown[p] != nullptr) std::rethrow_exception(thrown[p]);
+    if (!status[p].ok()) return status[p];
   }
   return absl::OkStatus();
 }

@@ -11,6 +11,10 @@
 // fn(first, last, piece) runs once per piece, piece 0 on the calling thread and each other
 // on a thread of its own, concurrently: it may touch only its range's items and its piece's
 // state. The ranges are [n * p / pieces, n * (p + 1) / pieces).
+//
+// Exceptions: one fn throws (std::bad_alloc), on any thread, is rethrown on the calling
+// thread once every piece has ended (the first in range order); a thread that cannot be
+// started (std::system_error) too, after the pieces already running ended.
 #ifndef WARPTRACE_BASE_PARALLEL_RANGES_H_
 #define WARPTRACE_BASE_PARALLEL_RANGES_H_
 

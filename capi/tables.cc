@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/exception_status.h"
 #include "base/status_macros.h"
 #include "capi/error.h"
 #include "capi/warptrace.h"
@@ -41,10 +42,8 @@ warptrace_code TablesGuard(warptrace_error** error, Body body) {
   try {
     const absl::Status status = body();
     return status.ok() ? WARPTRACE_OK : TablesFail(status, error);
-  } catch (const std::bad_alloc&) {
-    return TablesFail(absl::ResourceExhaustedError("out of memory"), error);
-  } catch (const std::exception& e) {
-    return TablesFail(absl::InternalError(absl::StrCat("internal error: ", e.what())), error);
+  } catch (...) {
+    return TablesFail(StatusOfCurrentException(), error);  // base/exception_status.h
   }
 }
 

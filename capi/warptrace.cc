@@ -1,7 +1,8 @@
 // The C API (warptrace.h) over the dump front end (profiler/frontend/dump_files.h): requests
 // parsed from JSON, outcomes written as JSON, statuses turned into codes and messages. No
 // exception leaves a function: each body runs under Guard, which turns one into
-// WARPTRACE_INTERNAL (or WARPTRACE_RESOURCE_EXHAUSTED for std::bad_alloc).
+// WARPTRACE_INTERNAL (or WARPTRACE_RESOURCE_EXHAUSTED "out of memory: ..." for std::bad_alloc
+// and a thread that could not start: base/exception_status.h).
 #include "capi/warptrace.h"
 
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/exception_status.h"
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
@@ -59,12 +61,10 @@ warptrace_code Guard(warptrace_error** error, const std::function<absl::Status()
   try {
     const absl::Status status = body();
     return status.ok() ? WARPTRACE_OK : Fail(status, error);
-  } catch (const std::bad_alloc&) {
-    return Fail(absl::ResourceExhaustedError("out of memory"), error);
-  } catch (const std::exception& e) {
-    return Fail(absl::InternalError(absl::StrCat("internal error: ", e.what())), error);
   } catch (...) {
-    return Fail(absl::InternalError("internal error: unknown exception"), error);
+    // Out of memory (std::bad_alloc, a thread that could not start) is RESOURCE_EXHAUSTED
+    // "out of memory: ..."; anything else INTERNAL.
+    return Fail(StatusOfCurrentException(), error);
   }
 }
 

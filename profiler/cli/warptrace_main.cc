@@ -52,7 +52,8 @@
 // (profiler/imports/sidecar.h) or a "mosaic-gpu" one (profiler/imports/mosaic_import.h). Flags may be
 // spelled with dashes or underscores (--allow-truncated, --allow_truncated).
 //
-// Exit status: 0 when every requested output was written; 1 for a usage error, an output
+// Exit status: 0 when every requested output was written; 1 for a usage error, out of memory
+// ("warptrace: error: out of memory: ..."), an output
 // path that names an input (PREFIX.bin, PREFIX.json: an output never replaces an input) or
 // another output, or an input that cannot be read or decoded (missing file, sizes that
 // disagree with the layout, a bad sidecar); 2 when a trace fails verification (nothing but
@@ -77,6 +78,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "base/exception_status.h"
 #include "base/file.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -464,7 +466,31 @@ std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::st
 }  // namespace
 }  // namespace warptrace
 
+namespace warptrace {
+namespace {
+int Main(int argc, char** argv);
+}  // namespace
+}  // namespace warptrace
+
+// Exceptions stop here: out of memory (std::bad_alloc anywhere in the dump, on any of its
+// threads, or a thread that could not start) is one "warptrace: error: out of memory ..."
+// line and exit 1, never an abort. By now the dump's memory was given back by unwinding,
+// and the output's temporary file removed.
 int main(int argc, char** argv) {
+  try {
+    return warptrace::Main(argc, argv);
+  } catch (...) {
+    const absl::Status status = warptrace::StatusOfCurrentException();
+    llvm::errs() << "warptrace: error: "
+                 << llvm::StringRef(status.message().data(), status.message().size()) << "\n";
+    return warptrace::kExitBadInput;
+  }
+}
+
+namespace warptrace {
+namespace {
+
+int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "turns a saved warptrace (or Mosaic GPU) trace buffer into a verified Perfetto or "
       "Chrome trace.\n"
@@ -511,3 +537,6 @@ int main(int argc, char** argv) {
   }
   return command == "dump" ? warptrace::Dump() : warptrace::Diff();
 }
+
+}  // namespace
+}  // namespace warptrace

@@ -23,6 +23,7 @@ UnitFeeder::~UnitFeeder() {
 absl::Status UnitFeeder::Add(const UnitTimeline& unit) {
   if (filling_ == nullptr) {  // fn failed and took the batches with it
     std::lock_guard<std::mutex> lock(mu_);
+    if (thrown_ != nullptr) std::rethrow_exception(thrown_);
     return status_;
   }
   Batch& batch = *filling_;
@@ -37,16 +38,19 @@ absl::Status UnitFeeder::Finish() {
   if (absl::Status s = Submit(); !s.ok()) return s;
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock, [&] { return (queue_.empty() && !busy_) || !status_.ok(); });
+  if (thrown_ != nullptr) std::rethrow_exception(thrown_);
   return status_;
 }
 
 absl::Status UnitFeeder::Submit() {
   std::unique_lock<std::mutex> lock(mu_);
+  if (thrown_ != nullptr) std::rethrow_exception(thrown_);
   if (!status_.ok() || filling_ == nullptr) return status_;
   if (filling_->count == 0) return absl::OkStatus();
   queue_.push_back(std::move(filling_));
   changed_.notify_all();
   changed_.wait(lock, [&] { return !free_.empty() || !status_.ok(); });
+  if (thrown_ != nullptr) std::rethrow_exception(thrown_);
   // After fn's error filling_ stays null, even with a batch free again: later calls return
   // the error (an Add must not take a unit in as if nothing had happened).
   if (free_.empty() || !status_.ok()) return status_;
@@ -67,12 +71,21 @@ void UnitFeeder::Run() {
       busy_ = true;
     }
     absl::Status status;
-    for (size_t i = 0; i < batch->count && status.ok(); ++i) status = fn_(batch->units[i]);
+    std::exception_ptr thrown;
+    try {
+      for (size_t i = 0; i < batch->count && status.ok(); ++i) status = fn_(batch->units[i]);
+    } catch (...) {
+      thrown = std::current_exception();
+      status = absl::InternalError("the feeder's function threw");  // stops it, as an error
+    }
     batch->count = 0;
     batch->events = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!status.ok() && status_.ok()) status_ = status;
+      if (!status.ok() && status_.ok()) {
+        status_ = status;
+        thrown_ = thrown;
+      }
       // After an error nothing more is run: what is queued is dropped.
       if (!status_.ok()) queue_.clear();
       free_.push_back(std::move(batch));

@@ -11,6 +11,8 @@
 //   writer.End();                                   // the caller's thread again
 //
 // Errors: fn's first error, returned by a later Add or by Finish; fn is not called after it.
+// An exception fn throws on the feeder's thread (std::bad_alloc) is rethrown by a later Add
+// or by Finish, on the caller's thread, in the same way.
 // Memory: three batches, whose unit storage is reused. Thread-safety: Add and Finish belong
 // to one caller thread; fn runs on the feeder's thread only, and everything fn did is
 // visible to the caller once Finish returned. Destroying a feeder without Finish (a dump
@@ -21,6 +23,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -73,6 +76,7 @@ class UnitFeeder {
   bool busy_ = false;  // the thread is running fn over a batch
   bool stop_ = false;
   absl::Status status_;  // fn's first error
+  std::exception_ptr thrown_;  // or the exception fn threw (status_ is then an error too)
   std::thread thread_;   // last: started once everything above is
 };
 

@@ -158,8 +158,7 @@ class Run {
  private:
   absl::Status Open(size_t next) {
     if (next == request_.traces.size()) {
-      std::vector<TraceSink*> sinks;
-      for (const std::unique_ptr<TraceSink>& w : writers_) sinks.push_back(w.get());
+      std::vector<TraceSink*> sinks = writers_;
       sinks.insert(sinks.end(), sinks_.begin(), sinks_.end());
       return DumpDecoded(decoded_, options_, sinks, outcome_.result);
     }
@@ -171,6 +170,7 @@ class Run {
       {
         WritebackOStream stream(os, output.fd);  // Mosaic's file: flushed early, not at close
         status = OpenWith(output, stream, next);
+        stream.flush();  // explicitly: its destructor writes nothing
       }
       os.flush();
       if (status.ok() && os.has_error()) {
@@ -187,8 +187,11 @@ class Run {
         {.role = RoleOf(output)});
   }
 
-  // traces[next]'s writer on `os` around the rest. The writer goes before `os` does: a writer
-  // destroyed unfinished (the dump stopped) still writes its closing into the stream. With
+  // traces[next]'s writer on `os` around the rest. The writer is a local, owned here and
+  // listed in writers_ only while it lives (WriterInList), so whatever ends the dump — a
+  // return or an exception (std::bad_alloc) unwinding through here — destroys it before the
+  // stream it writes to; writers and streams write nothing in their destructors (a writer
+  // destroyed unfinished leaves an unclosed trace, which the file shell discards). With
   // threads, the Chrome writer formats into a PipelinedOStream whose bytes a background
   // thread writes to `os`; Perfetto's writer (deflate) and the Mosaic one (formatting at
   // End) have pipelines of their own.
@@ -198,13 +201,30 @@ class Run {
         output.chrome.events != ChromeEventStyle::kMosaic) {
       pipelined.emplace(os);
     }
-    writers_.push_back(
-        MakeWriter(output, pipelined.has_value() ? *pipelined : os, threads_));
-    absl::Status status = Open(next + 1);
-    writers_.pop_back();
+    absl::Status status;
+    {
+      const std::unique_ptr<TraceSink> writer =
+          MakeWriter(output, pipelined.has_value() ? *pipelined : os, threads_);
+      WriterInList listed(writers_, writer.get());
+      status = Open(next + 1);
+    }
     if (pipelined.has_value()) pipelined->Finish();
     return status;
   }
+
+  // A writer in writers_ for as long as this lives.
+  class WriterInList {
+   public:
+    WriterInList(std::vector<TraceSink*>& list, TraceSink* writer) : list_(list) {
+      list_.push_back(writer);
+    }
+    ~WriterInList() { list_.pop_back(); }
+    WriterInList(const WriterInList&) = delete;
+    WriterInList& operator=(const WriterInList&) = delete;
+
+   private:
+    std::vector<TraceSink*>& list_;
+  };
 
   const DecodedTrace& decoded_;
   const DumpRequest& request_;
@@ -217,7 +237,7 @@ class Run {
   absl::Status unpredictable_;  // CheckHandoffsPossible, when a causal profile is asked for
   std::optional<TablesSink> tables_;
   std::vector<TraceSink*> sinks_;  // the non-writer sinks, in order
-  std::vector<std::unique_ptr<TraceSink>> writers_;
+  std::vector<TraceSink*> writers_;  // traces[0..]'s writers, owned by OpenWith's frames
 };
 
 }  // namespace

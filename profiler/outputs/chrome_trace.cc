@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -81,6 +82,30 @@ std::string JsonUint(uint64_t value) {
 // that json::OStream serialized (so every name, key and escape is still its work) and from
 // numbers formatted with std::to_chars. One template per (site, variant) for the whole
 // trace, so the per-event cost is a few memcpys and two integer conversions.
+// The JSON stream of a trace that may be abandoned half-written (a dump that stopped, or an
+// exception unwinding the writer): llvm::json::OStream's destructor asserts that every begin
+// was ended, and ending them would write, which a destructor must not. An abandoned stream
+// is therefore never destroyed: its nesting stack (a SmallVector of 16, deeper than this
+// writer nests) is inline, so nothing leaks. A finished one is destroyed as usual.
+class AbandonableJson {
+ public:
+  explicit AbandonableJson(llvm::raw_ostream& os) { new (storage_) llvm::json::OStream(os); }
+  ~AbandonableJson() {
+    if (finished_) get().~OStream();
+  }
+  AbandonableJson(const AbandonableJson&) = delete;
+  AbandonableJson& operator=(const AbandonableJson&) = delete;
+
+  llvm::json::OStream& get() {
+    return *std::launder(reinterpret_cast<llvm::json::OStream*>(storage_));
+  }
+  void MarkFinished() { finished_ = true; }
+
+ private:
+  alignas(llvm::json::OStream) unsigned char storage_[sizeof(llvm::json::OStream)];
+  bool finished_ = false;
+};
+
 class Writer {
  public:
   Writer(const TraceLayout& layout, int64_t origin_ns, uint64_t units_per_block,
@@ -89,7 +114,8 @@ class Writer {
         origin_ns_(origin_ns),
         units_per_block_(std::max<uint64_t>(units_per_block, 1)),
         options_(options),
-        json_(os) {
+        json_storage_(os),
+        json_(json_storage_.get()) {
     templates_.resize(layout.sites.size() * kVariants);
     instant_templates_.resize(layout.sites.size());
     async_templates_.resize(layout.sites.size() * 4);
@@ -127,6 +153,7 @@ class Writer {
     json_.attributeEnd();
     json_.attributeObject("otherData", [&] { WriteOtherData(clock_note, overhead_compensated); });
     json_.objectEnd();
+    json_storage_.MarkFinished();
   }
 
  private:
@@ -635,7 +662,8 @@ class Writer {
   const int64_t origin_ns_;
   const uint64_t units_per_block_;
   const ChromeTraceOptions options_;
-  llvm::json::OStream json_;
+  AbandonableJson json_storage_;
+  llvm::json::OStream& json_;
   // Totals for otherData and process metadata: O(SMs), not O(units).
   uint64_t verdict_counts_[5] = {};
   uint64_t units_ = 0, slices_ = 0, dropped_ = 0;
@@ -711,9 +739,8 @@ ChromeTraceWriter::ChromeTraceWriter(const TraceLayout& layout, int64_t origin_n
   state_->writer.Begin();
 }
 
-ChromeTraceWriter::~ChromeTraceWriter() {
-  if (!state_->finished) Finish("", false);
-}
+// An unfinished trace is abandoned, not closed: a destructor writes nothing.
+ChromeTraceWriter::~ChromeTraceWriter() = default;
 
 absl::Status ChromeTraceWriter::Add(const Timeline& chunk) {
   if (state_->finished) {
@@ -733,10 +760,13 @@ absl::Status ChromeTraceWriter::AddUnit(const UnitTimeline& unit) {
   return absl::OkStatus();
 }
 
-void ChromeTraceWriter::Finish(absl::string_view clock_note, bool overhead_compensated) {
-  if (state_->finished) return;
+absl::Status ChromeTraceWriter::Finish(absl::string_view clock_note, bool overhead_compensated) {
+  if (state_->finished) {
+    return absl::FailedPreconditionError("ChromeTraceWriter::Finish twice");
+  }
   state_->finished = true;
   state_->writer.Finish(clock_note, overhead_compensated);
+  return absl::OkStatus();
 }
 
 }  // namespace warptrace

@@ -138,7 +138,7 @@ absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOpt
 //
 //   ChromeTraceWriter writer(layout, origin_ns, options, os);   // writes the opening
 //   for (...) RETURN_IF_ERROR(writer.Add(chunk));                // units of the next blocks
-//   writer.Finish(clock_note, /*overhead_compensated=*/false);   // metadata, otherData
+//   RETURN_IF_ERROR(writer.Finish(clock_note, false));          // metadata, otherData
 //
 // Every chunk's units continue the (block_linear, unit_index) order of the previous ones;
 // its layout, origin_ns, end_ns and clock_note are ignored: the writer's `layout` and
@@ -147,8 +147,10 @@ absl::Status WriteChromeTraceFile(const Timeline& timeline, const ChromeTraceOpt
 // concatenated Timeline, slices in the same order; thread metadata comes per chunk.
 // Add returns TimelineChecker's InvalidArgument cases for the chunk (timeline_check.h;
 // nothing of it is written then, but earlier chunks were: discard the output), with the
-// bound UnitsPerBlock(layout) on unit indices; FailedPrecondition after Finish. The destructor finishes an
-// unfinished trace with an empty clock note. Not thread-safe; `os` must outlive the writer.
+// bound UnitsPerBlock(layout) on unit indices; FailedPrecondition after Finish (and for a
+// second Finish). The destructor writes nothing: a writer destroyed before Finish (a dump
+// that stopped, an exception unwinding) leaves the trace unclosed in `os`, which may be gone
+// by then. Not thread-safe; `os` must outlive the writer's calls (Finish included).
 class ChromeTraceWriter {
  public:
   ChromeTraceWriter(const TraceLayout& layout, int64_t origin_ns,
@@ -160,7 +162,7 @@ class ChromeTraceWriter {
   absl::Status Add(const Timeline& chunk);
   // One unit, as Add of a chunk holding only it.
   absl::Status AddUnit(const UnitTimeline& unit);
-  void Finish(absl::string_view clock_note, bool overhead_compensated);
+  absl::Status Finish(absl::string_view clock_note, bool overhead_compensated);
 
  private:
   struct State;

@@ -8,6 +8,8 @@ ChromeTraceSink::ChromeTraceSink(const ChromeTraceOptions& options, llvm::raw_os
                                  int threads)
     : options_(options), os_(os), threads_(threads) {}
 
+// The feeder's thread is joined (it may be writing a batch) before the writer goes; the
+// writer then abandons an unfinished trace without writing (chrome_trace.h).
 ChromeTraceSink::~ChromeTraceSink() { feeder_.reset(); }
 
 absl::Status ChromeTraceSink::Begin(const TraceBegin& begin) {
@@ -33,8 +35,7 @@ absl::Status ChromeTraceSink::End(const TraceEnd& end) {
     feeder_.reset();
     if (!status.ok()) return status;
   }
-  writer_->Finish(end.clock_note, overhead_compensated_);
-  return absl::OkStatus();
+  return writer_->Finish(end.clock_note, overhead_compensated_);
 }
 
 }  // namespace warptrace

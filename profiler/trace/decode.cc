@@ -1,6 +1,7 @@
 #include "profiler/trace/decode.h"
 
 #include <atomic>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -11,6 +12,7 @@ namespace warptrace {
 namespace {
 
 std::atomic<uint64_t> decode_count{0};
+internal::DecodeRecordHook decode_record_hook = nullptr;
 
 // Header word indices (trace_abi.h's RecordHeader, one uint32 each).
 enum : uint32_t {
@@ -44,30 +46,39 @@ bool FoldsEvents(const uint32_t* h) {
   return h[kVersion] >= abi::kEventChecksumVersion && (h[kFlags] & abi::kFlagComplete) != 0;
 }
 
-// The checksum word the record's words imply: the identity words' checksum, folded for a
-// complete version-3 record with its min(attempted, capacity) stored slots as the header
-// states them, never reading past `end` (the buffer's end; a header that overstates its
-// slots then simply mismatches).
-uint32_t ExpectedChecksum(const uint32_t* h, const uint32_t* end) {
+// The checksum word the record's words imply: the identity words' checksum (from `h`, the
+// header's copy), folded for a complete version-3 record with its min(attempted, capacity)
+// stored slots (at `slots`, in the buffer) as the header states them, never reading past
+// `end` (the buffer's end; a header that overstates its slots then simply mismatches).
+uint32_t ExpectedChecksum(const uint32_t* h, const uint32_t* slots, const uint32_t* end) {
   const uint32_t header = abi::HeaderChecksum(h[kMagic], h[kVersion], h[kSmId],
                                               h[kBlockLinear], h[kUnitIndex], h[kCapacity]);
   if (!FoldsEvents(h)) return header;
-  const uint32_t* slots = h + abi::kHeaderWords;
   uint64_t n = h[kAttempted] < h[kCapacity] ? h[kAttempted] : h[kCapacity];
   const uint64_t available = static_cast<uint64_t>(end - slots) / abi::kEventWords;
   if (n > available) n = available;
   return abi::FoldEventSlots(header, slots, n);
 }
 
-// Record `r` (its header at `h`; `end` is the buffer's end) into `rec`, its events counted
+// Record `r` (its header at `at`; `end` is the buffer's end) into `rec`, its events counted
 // into `events`. DataLoss when a header otherwise sound says another capacity.
-absl::Status DecodeRecord(const TraceLayout& layout, const uint32_t* h, const uint32_t* end,
+//
+// The caller's buffer may change while it is decoded (a Python buffer is read in place, and
+// another thread may write it): every header word is read once, into rec.header, and every
+// decision and field comes from that copy; the slots the record may use are bounded by the
+// layout's capacity, not by a word read again. A buffer changed underneath gives a verdict
+// (a bad checksum, a clock going back, ...), never a read outside the record.
+absl::Status DecodeRecord(const TraceLayout& layout, const uint32_t* at, const uint32_t* end,
                           uint64_t r, uint32_t units_per_block, DecodedRecord& rec,
                           uint64_t& events) {
   rec.record_index = r;
   rec.block_linear = static_cast<uint32_t>(SampledBlockId(layout, r / units_per_block));
   rec.unit_index = static_cast<uint32_t>(r % units_per_block);
-  rec.header = absl::Span<const uint32_t>(h, abi::kHeaderWords);
+  // One read of the words (a relaxed atomic load each: the compiler may not read them again).
+  for (uint32_t i = 0; i < abi::kHeaderWords; ++i) {
+    rec.header[i] = std::atomic_ref<const uint32_t>(at[i]).load(std::memory_order_relaxed);
+  }
+  const uint32_t* const h = rec.header.data();
 
   HeaderProblem problem = HeaderProblem::kNone;
   if (h[kMagic] != abi::kTraceMagic) {
@@ -76,7 +87,8 @@ absl::Status DecodeRecord(const TraceLayout& layout, const uint32_t* h, const ui
     problem = HeaderProblem::kBadVersion;
   } else if (h[kHeaderWordsField] != abi::kHeaderWords) {
     problem = HeaderProblem::kBadHeaderWords;
-  } else if (const uint32_t expected = ExpectedChecksum(h, end); h[kChecksum] != expected) {
+  } else if (const uint32_t expected = ExpectedChecksum(h, at + abi::kHeaderWords, end);
+             h[kChecksum] != expected) {
     problem = HeaderProblem::kBadChecksum;
     rec.expected_checksum = expected;
   } else if (h[kCapacity] != layout.capacity) {
@@ -93,6 +105,7 @@ absl::Status DecodeRecord(const TraceLayout& layout, const uint32_t* h, const ui
     problem = HeaderProblem::kBadGlobaltimer;
   }
   rec.header_problem = problem;
+  if (decode_record_hook != nullptr) decode_record_hook(at);
   if (problem != HeaderProblem::kNone) {
     rec.events = {};
     rec.events_recovered = false;
@@ -101,14 +114,14 @@ absl::Status DecodeRecord(const TraceLayout& layout, const uint32_t* h, const ui
   rec.version = h[kVersion];
   rec.sm_id = h[kSmId];
   rec.attempted = h[kAttempted];
-  rec.capacity = h[kCapacity];
+  rec.capacity = layout.capacity;  // = h[kCapacity], checked above
   rec.flags = h[kFlags];
   rec.start_clock = h[kStartClock];
   rec.end_clock = h[kEndClock];
   rec.start_globaltimer = uint64_t{h[kStartGtLo]} | (uint64_t{h[kStartGtHi]} << 32);
   rec.end_globaltimer = uint64_t{h[kEndGtLo]} | (uint64_t{h[kEndGtHi]} << 32);
   // Events are pairs of uint32 words; abi::Event is that pair (static_asserts in the ABI).
-  const abi::Event* slots = reinterpret_cast<const abi::Event*>(h + abi::kHeaderWords);
+  const abi::Event* slots = reinterpret_cast<const abi::Event*>(at + abi::kHeaderWords);
   uint32_t n;
   if (rec.complete()) {
     n = rec.attempted < rec.capacity ? rec.attempted : rec.capacity;
@@ -152,6 +165,10 @@ const char* HeaderProblemName(HeaderProblem problem) {
   }
   return "?";
 }
+
+namespace internal {
+void SetDecodeRecordHookForTesting(DecodeRecordHook hook) { decode_record_hook = hook; }
+}  // namespace internal
 
 uint64_t DecodeCount() { return decode_count.load(std::memory_order_relaxed); }
 

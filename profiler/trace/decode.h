@@ -22,8 +22,13 @@
 // block id or unit index that disagrees with the record's position in the buffer, and a
 // start globaltimer no device can have reached (at or past kMaxGlobaltimerNs).
 //
-// Lifetimes: a DecodedTrace points into the caller's `words` and `layout` (no copies); both
-// must outlive it and stay unchanged.
+// Lifetimes: a DecodedTrace points into the caller's `words` (the events) and `layout` (no
+// copies); both must outlive it. A buffer that another thread changes meanwhile (a Python
+// buffer is read in place) is not an error the dump can rule out: each record's header is
+// read once (DecodedRecord::header) and the events a record may use are bounded by the
+// layout's capacity, so the changed words give verdicts (a bad checksum, a clock going back,
+// an unknown site) and never a read outside the buffer; which verdicts depends on when the
+// words changed. Keep the buffer unchanged for a meaningful trace.
 //
 // Cost: one pass over the headers, O(records), and one over the stored events of each
 // complete version-3 record (the checksum covers them, trace_abi.h) or of each unit that
@@ -32,6 +37,7 @@
 #ifndef WARPTRACE_PROFILER_TRACE_DECODE_H_
 #define WARPTRACE_PROFILER_TRACE_DECODE_H_
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -84,8 +90,10 @@ struct DecodedRecord {
   uint32_t end_clock = 0;
   uint64_t start_globaltimer = 0;  // ns
   uint64_t end_globaltimer = 0;
-  // The raw header words (abi::kHeaderWords of them), for messages about a bad header.
-  absl::Span<const uint32_t> header;
+  // The header words as read, once, from the buffer (abi::kHeaderWords of them): every field
+  // above and header_problem come from this copy, so a buffer changed during the dump is
+  // judged on one consistent header. Also for messages about a bad header.
+  std::array<uint32_t, abi::kHeaderWords> header{};
   // The unit's events, in recording order, pointing into the caller's buffer. Empty when
   // header_problem != kNone. For a finished unit (kFlagComplete): the first
   // min(attempted, capacity). For a unit that started but never finished, whose epilogue
@@ -134,6 +142,17 @@ absl::Status DecodeInto(const TraceLayout& layout, absl::Span<const uint32_t> wo
 // How many buffers this process has decoded (Decode and DecodeInto calls, failed ones
 // included), for tests that hold a front end to one decode per buffer. Thread-safe.
 uint64_t DecodeCount();
+
+namespace internal {
+
+// Test seam (issue 55): called on the decoding thread with each record's first word in the
+// caller's buffer, after the record's header was judged and before its fields are taken from
+// it, so that a test can change the buffer at exactly that point (as another thread may).
+// Null (the default): nothing is called. Not thread-safe: set it before decoding.
+using DecodeRecordHook = void (*)(const uint32_t* record);
+void SetDecodeRecordHookForTesting(DecodeRecordHook hook);
+
+}  // namespace internal
 
 }  // namespace warptrace
 

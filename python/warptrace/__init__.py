@@ -40,7 +40,8 @@ from warptrace import _lib
 
 __version__ = _lib.VERSION
 
-__all__ = ["Layout", "DumpResult", "TraceError", "TraceFileNotFoundError", "dump", "diff",
+__all__ = ["Layout", "DumpResult", "TraceError", "TraceFileNotFoundError", "TraceMemoryError",
+           "dump", "diff",
            "DiffResult", "what_if", "tables", "to_parquet", "query", "ready_query",
            "READY_QUERIES", "MissingExtraError", "SchemaVersionError", "__version__"]
 
@@ -71,9 +72,25 @@ class TraceFileNotFoundError(TraceError, FileNotFoundError):
     """A file the trace needs does not exist (also a ``FileNotFoundError``)."""
 
 
+class TraceMemoryError(TraceError, MemoryError):
+    """The dump ran out of memory (also a ``MemoryError``; ``code`` is
+    ``"RESOURCE_EXHAUSTED"``, the message starts with ``"out of memory"``).
+
+    The library gave back what it had allocated and wrote no output: the interpreter goes on.
+    Raise the process's memory limit, or ask for less (``threads=1``, no summary/analysis).
+    Events dropped by a too-small buffer are also ``RESOURCE_EXHAUSTED`` but a plain
+    :class:`TraceError`.
+    """
+
+
 def _raise(error, result=None):
     code, message = error
-    cls = TraceFileNotFoundError if code == "NOT_FOUND" else TraceError
+    if code == "NOT_FOUND":
+        cls = TraceFileNotFoundError
+    elif code == "RESOURCE_EXHAUSTED" and message.startswith("out of memory"):
+        cls = TraceMemoryError
+    else:
+        cls = TraceError
     raise cls(message, code, result)
 
 
@@ -276,7 +293,8 @@ def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike
       ValueError: the buffer is not contiguous, little-endian, or whole words.
       TraceError: the layout disagrees with the buffer, the buffer is corrupted or dropped
         events (``.result`` has the verdicts), a file is missing
-        (TraceFileNotFoundError), or the output cannot be written.
+        (TraceFileNotFoundError), the output cannot be written, or memory ran out
+        (TraceMemoryError, also a ``MemoryError``).
 
     Example::
 

@@ -1,9 +1,18 @@
 #include "base/file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -11,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -206,6 +216,128 @@ TEST(FileTest, ReportsTheFileSystemsCodeWithRoleAndPath) {
                        AllOf(HasSubstr("writing verdict report"),
                              HasSubstr("/nonexistent-dir/verdict.json"))));
   EXPECT_THAT(ReadFile(TestTempPath("")), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+// ---- Outputs that are not regular files (issue 55) --------------------------------------
+
+struct stat StatOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
+  return st;
+}
+
+std::vector<std::string> DirEntries(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(llvm::sys::path::filename(it->path()).str());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A character device (a scratch copy of /dev/null, made where the test may: as root) is
+// written in place, as cp would: it stays a device. It used to be replaced by a regular
+// file — as root, --output=/dev/null replaced /dev/null itself.
+TEST(FileOutputTest, ACharacterDeviceIsWrittenInPlaceNotReplaced) {
+  const std::string dev = TestTempPath("null");
+  if (mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+    GTEST_SKIP() << "mknod needs CAP_MKNOD (root): " << std::strerror(errno);
+  }
+  ASSERT_THAT(WriteFileAtomically(dev, "a trace nobody keeps", {.role = "Chrome trace"}), IsOk());
+  const struct stat st = StatOf(dev);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device was replaced: mode " << std::oct << st.st_mode;
+  EXPECT_EQ(st.st_rdev, makedev(1, 3));
+  EXPECT_THAT(DirEntries(TestTempPath("")), ::testing::ElementsAre("null"));
+}
+
+// A FIFO is written in place, as tee would: its reader gets the bytes and it stays a FIFO.
+TEST(FileOutputTest, AFifoIsWrittenInPlaceForItsReader) {
+  const std::string fifo = TestTempPath("pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  std::string got;
+  std::thread reader([&] {
+    FILE* f = std::fopen(fifo.c_str(), "rb");
+    if (f == nullptr) return;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) got.append(buf, n);
+    std::fclose(f);
+  });
+  const absl::Status status = WriteFileAtomically(fifo, "through the pipe");
+  if (!status.ok()) {  // unblock the reader, which waits for a writer
+    FILE* f = std::fopen(fifo.c_str(), "wb");
+    if (f != nullptr) std::fclose(f);
+  }
+  reader.join();
+  ASSERT_THAT(status, IsOk());
+  EXPECT_EQ(got, "through the pipe");
+  EXPECT_TRUE(S_ISFIFO(StatOf(fifo).st_mode));
+}
+
+// A symlink is followed: the file it names gets the new contents (atomically) and the link
+// stays a link. It used to be replaced by a regular file.
+TEST(FileOutputTest, ASymlinkIsFollowedAndKept) {
+  const std::string dir = TestTempPath("");
+  WriteFixture(TestTempPath("real.json"), "old");
+  ASSERT_EQ(symlink("real.json", TestTempPath("link.json").c_str()), 0);
+  ASSERT_THAT(WriteFileAtomically(TestTempPath("link.json"), "new"), IsOk());
+  EXPECT_TRUE(S_ISLNK(StatOf(TestTempPath("link.json")).st_mode));
+  EXPECT_EQ(Slurp(TestTempPath("real.json")), "new");
+  EXPECT_THAT(DirEntries(dir), ::testing::ElementsAre("link.json", "real.json"));
+}
+
+TEST(FileOutputTest, ADanglingSymlinkCreatesItsTarget) {
+  ASSERT_EQ(symlink("made.json", TestTempPath("link.json").c_str()), 0);
+  ASSERT_THAT(WriteFileAtomically(TestTempPath("link.json"), "made"), IsOk());
+  EXPECT_TRUE(S_ISLNK(StatOf(TestTempPath("link.json")).st_mode));
+  EXPECT_EQ(Slurp(TestTempPath("made.json")), "made");
+}
+
+// A pid that is certainly not running: a child that has exited and been waited for.
+pid_t DeadPid() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return pid;
+}
+
+// Named temporaries (WARPTRACE_NO_O_TMPFILE=1, as where the file system has no O_TMPFILE)
+// of a process that is gone are removed by the next write of the same output; a live
+// process's, another output's and an older version's are left alone.
+TEST(FileOutputTest, StaleNamedTemporariesOfTheSameOutputAreSweptOnTheNextWrite) {
+  const std::string dir = TestTempPath("");
+  const std::string dead = absl::StrCat("out.json.tmp-", DeadPid(), "-abc123");
+  const std::string alive = absl::StrCat("out.json.tmp-", getpid(), "-def456");
+  const std::string other = absl::StrCat("other.json.tmp-", DeadPid(), "-abc123");
+  const std::string legacy = "out.json.tmp-a1b2c3";
+  for (const std::string& name : {dead, alive, other, legacy}) WriteFixture(dir + name, "x");
+  ASSERT_EQ(setenv("WARPTRACE_NO_O_TMPFILE", "1", 1), 0);
+  const absl::Status status = WriteFileAtomically(dir + "out.json", "fresh");
+  unsetenv("WARPTRACE_NO_O_TMPFILE");
+  ASSERT_THAT(status, IsOk());
+  EXPECT_EQ(Slurp(dir + "out.json"), "fresh");
+  EXPECT_THAT(DirEntries(dir), ::testing::UnorderedElementsAre("out.json", alive, other, legacy));
+}
+
+// Where O_TMPFILE works, the temporary has no name while it is written: a process killed
+// mid-write (its descriptor closed by the kernel) leaves nothing in the directory.
+TEST(FileOutputTest, WhileWritingTheTemporaryHasNoNameInTheDirectory) {
+  const std::string dir = TestTempPath("");
+  const int probe = open(dir.c_str(), O_TMPFILE | O_WRONLY, 0600);
+  if (probe < 0) GTEST_SKIP() << "no O_TMPFILE here (the sweep test covers this case)";
+  close(probe);
+  std::vector<std::string> during;
+  ASSERT_THAT(WriteFileAtomically(dir + "out.json",
+                                  [&](llvm::raw_ostream& os) {
+                                    os << "partial";
+                                    during = DirEntries(dir);
+                                    return absl::OkStatus();
+                                  }),
+              IsOk());
+  EXPECT_THAT(during, ::testing::IsEmpty()) << "a named temporary, which a kill would leave";
+  EXPECT_THAT(DirEntries(dir), ::testing::ElementsAre("out.json"));
 }
 
 }  // namespace

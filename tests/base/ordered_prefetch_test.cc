@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -67,6 +68,24 @@ TEST(OrderedPrefetchTest, StoppingEarlyMakesNoMorePiecesAndReturns) {
     EXPECT_EQ(prefetch.Next(), 1);
   }  // destroyed with 998 pieces never asked for
   EXPECT_LE(made.load(), 4u);
+}
+
+// An exception on a worker (std::bad_alloc while a unit is prepared) reaches the consumer at
+// the piece that threw, after the pieces before it, instead of std::terminate (issue 55).
+TEST_P(OrderedPrefetchWorkers, AWorkersExceptionIsRethrownByNextAtItsPiece) {
+  OrderedPrefetch<size_t> prefetch(100, GetParam(), 3, [](int, size_t i, size_t& out) {
+    if (i == 7) throw std::bad_alloc();
+    out = i;
+  });
+  size_t got = 0;
+  bool thrown = false;
+  try {
+    for (; got < 100; ++got) EXPECT_EQ(prefetch.Next(), got);
+  } catch (const std::bad_alloc&) {
+    thrown = true;
+  }
+  EXPECT_TRUE(thrown);
+  EXPECT_EQ(got, 7u);
 }
 
 TEST(OrderedPrefetchTest, NoPiecesIsFine) {

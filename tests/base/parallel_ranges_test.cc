@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -40,6 +41,24 @@ TEST(ParallelRangesTest, TheFirstErrorInRangeOrderIsReturned) {
         });
     EXPECT_EQ(status, absl::DataLossError("item 3")) << pieces << " pieces";
   }
+}
+
+// An exception on a piece's thread (std::bad_alloc while decoding) reaches the caller once
+// every piece ended, instead of std::terminate (issue 55).
+TEST(ParallelRangesTest, AnExceptionOnAnyThreadIsRethrownToTheCaller) {
+  std::atomic<int> ended{0};
+  bool thrown = false;
+  try {
+    (void)ParallelRanges(100, 4, [&](uint64_t first, uint64_t, size_t) -> absl::Status {
+      ++ended;
+      if (first == 50) throw std::bad_alloc();  // piece 2, on a thread of its own
+      return absl::OkStatus();
+    });
+  } catch (const std::bad_alloc&) {
+    thrown = true;
+  }
+  EXPECT_TRUE(thrown);
+  EXPECT_EQ(ended.load(), 4);
 }
 
 TEST(ParallelRangesTest, RangePiecesIsBoundedByThreadsWorkAndItems) {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -51,6 +52,26 @@ TEST(UnitFeederTest, EveryUnitReachesFnOnceInOrderAndUnchanged) {
   ASSERT_THAT(feeder.Finish(), IsOk());
   ASSERT_EQ(seen.size(), 3000u);
   for (uint64_t i = 0; i < 3000; ++i) EXPECT_EQ(seen[i], Unit(i)) << "unit " << i;
+}
+
+// An exception fn throws on the feeder's thread (std::bad_alloc in a writer) reaches the
+// caller at a later Add or at Finish, instead of std::terminate (issue 55).
+TEST(UnitFeederTest, AnExceptionOfFnIsRethrownToTheCaller) {
+  uint64_t calls = 0;
+  UnitFeeder feeder([&](const UnitTimeline& u) -> absl::Status {
+    ++calls;
+    if (u.record_index == 700) throw std::bad_alloc();
+    return absl::OkStatus();
+  });
+  bool thrown = false;
+  try {
+    for (uint64_t i = 0; i < 3000; ++i) (void)feeder.Add(Unit(i));
+    (void)feeder.Finish();
+  } catch (const std::bad_alloc&) {
+    thrown = true;
+  }
+  EXPECT_TRUE(thrown);
+  EXPECT_EQ(calls, 701u) << "fn is not called after it threw";
 }
 
 TEST(UnitFeederTest, TheFirstErrorStopsFnAndComesBack) {

@@ -551,7 +551,7 @@ TEST(ChromeTraceWriterTest, ChunksMakeOneValidTraceWithTheWritersOrigin) {
     ChromeTraceWriter writer(whole.layout, whole.origin_ns, {}, os);
     ASSERT_THAT(writer.Add(first), IsOk());
     ASSERT_THAT(writer.Add(second), IsOk());
-    writer.Finish("note", false);
+    ASSERT_THAT(writer.Finish("note", false), IsOk());
   }
   os.flush();
   const nlohmann::json trace = nlohmann::json::parse(text);
@@ -572,8 +572,28 @@ TEST(ChromeTraceWriterTest, RejectsAChunkThatGoesBackInBlockOrder) {
   ASSERT_THAT(writer.Add(whole), IsOk());
   EXPECT_THAT(writer.Add(whole), StatusIs(absl::StatusCode::kInvalidArgument,
                                           HasSubstr("follows block (3,0,0) warpgroup 1")));
-  writer.Finish("", false);
+  ASSERT_THAT(writer.Finish("", false), IsOk());
   EXPECT_THAT(writer.Add(whole), StatusIs(absl::StatusCode::kFailedPrecondition, _));
+  EXPECT_THAT(writer.Finish("", false), StatusIs(absl::StatusCode::kFailedPrecondition, _));
+}
+
+// A writer destroyed before Finish (a dump that stopped, an exception unwinding it) writes
+// nothing more: its stream may be gone by then (issue 55: the destructor used to finish the
+// trace into a destroyed stream).
+TEST(ChromeTraceWriterTest, DestroyedUnfinishedWritesNothingMore) {
+  const Timeline whole = testing::SyntheticTimeline({.blocks = 2, .iterations = 1});
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  size_t written_before_destruction = 0;
+  {
+    ChromeTraceWriter writer(whole.layout, whole.origin_ns, {}, os);
+    ASSERT_THAT(writer.Add(whole), IsOk());
+    os.flush();
+    written_before_destruction = text.size();
+  }
+  os.flush();
+  EXPECT_GT(written_before_destruction, 0u);
+  EXPECT_EQ(text.size(), written_before_destruction);
 }
 
 TEST(ChromeTraceWriterTest, RejectsAUnitIndexPastTheLayoutsUnitsPerBlock) {

@@ -1,8 +1,12 @@
 #include "profiler/trace/decode.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "format/layout.h"
@@ -10,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profiler/testing/trace_synthesizer.h"
+#include "tests/profiler/buffer_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -408,6 +413,93 @@ TEST(DecodeTest, VersionsOutsideTheReadableRangeAreBadVersion) {
     ASSERT_THAT(decoded, IsOk());
     EXPECT_EQ(decoded->records[0].header_problem, HeaderProblem::kBadVersion)
         << "version " << version;
+  }
+}
+
+// A buffer another thread writes while it is decoded (issue 55: Python buffers are read in
+// place). A writer flips the capacity and attempted words of a one-block buffer to
+// 0xFFFFFFFF and back as fast as it can while it is decoded many times: the decode judges
+// each record on one read of its header, so a record it accepts never has more events than
+// the layout's capacity, nor events outside the buffer. It used to read capacity again after
+// checking it (n = 0xFFFFFFFF: a 32 GiB reserve in the walk under ASan, an out-of-bounds
+// span otherwise).
+TEST(DecodeTest, ABufferChangedDuringTheDecodeGivesVerdictsNeverReadsOutsideIt) {
+  absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(400);
+  ASSERT_THAT(buffer, IsOk());
+  const TraceLayout& layout = buffer->layout;
+  std::vector<uint32_t>& words = buffer->words;
+  const uint64_t record_words = abi::RecordWords(layout.capacity);
+  const uint64_t records = words.size() / record_words;
+  constexpr size_t kCapacityWord = offsetof(abi::RecordHeader, capacity) / 4;
+  constexpr size_t kAttemptedWord = offsetof(abi::RecordHeader, attempted) / 4;
+  const uint32_t good_attempted = words[kAttemptedWord];
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      for (uint64_t r = 0; r < records; ++r) {
+        std::atomic_ref<uint32_t> capacity(words[r * record_words + kCapacityWord]);
+        std::atomic_ref<uint32_t> attempted(words[r * record_words + kAttemptedWord]);
+        capacity.store(0xFFFFFFFFu, std::memory_order_relaxed);
+        attempted.store(0xFFFFFFFFu, std::memory_order_relaxed);
+        capacity.store(layout.capacity, std::memory_order_relaxed);
+        attempted.store(good_attempted, std::memory_order_relaxed);
+      }
+    }
+  });
+  const uint32_t* const begin = words.data();
+  const uint32_t* const end = begin + words.size();
+  uint64_t accepted = 0, damaged = 0, outside = 0, statuses = 0;
+  DecodedTrace decoded;
+  for (int round = 0; round < 200'000; ++round) {
+    const absl::Status s = DecodeInto(layout, words, decoded, /*threads=*/1);
+    if (!s.ok()) {  // a sound header that says another capacity: the whole buffer's verdict
+      EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss, HasSubstr("capacity")));
+      ++statuses;
+      continue;
+    }
+    for (const DecodedRecord& r : decoded.records) {
+      if (r.header_problem != HeaderProblem::kNone) {
+        ++damaged;
+        continue;
+      }
+      ++accepted;
+      const uint32_t* first = reinterpret_cast<const uint32_t*>(r.events.data());
+      const bool inside = r.capacity == layout.capacity &&
+                          r.events.size() <= layout.capacity && first >= begin &&
+                          first + 2 * r.events.size() <= end;
+      if (!inside) ++outside;
+    }
+  }
+  stop = true;
+  writer.join();
+  std::cout << accepted << " records accepted, " << damaged << " judged damaged, " << statuses
+            << " decodes refused the buffer\n";
+  EXPECT_GT(accepted, 0u);
+  EXPECT_EQ(outside, 0u) << "records whose events reach outside their slots, of " << accepted
+                         << " accepted (" << statuses << " decodes refused the buffer)";
+}
+
+// The same, deterministically: the buffer changes at the worst moment, after the header was
+// judged sound and before the record's fields are taken (the decode's test seam). The
+// record keeps the header it was judged on.
+TEST(DecodeTest, AHeaderChangedAfterItWasJudgedDoesNotChangeTheRecord) {
+  absl::StatusOr<testing::SyntheticBuffer> buffer = testing::MakeSyntheticBuffer(400);
+  ASSERT_THAT(buffer, IsOk());
+  const TraceLayout& layout = buffer->layout;
+  internal::SetDecodeRecordHookForTesting([](const uint32_t* record) {
+    uint32_t* words = const_cast<uint32_t*>(record);  // the test's own buffer
+    words[offsetof(abi::RecordHeader, capacity) / 4] = 0xFFFFFFFFu;
+    words[offsetof(abi::RecordHeader, attempted) / 4] = 0xFFFFFFFFu;
+  });
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, buffer->words);
+  internal::SetDecodeRecordHookForTesting(nullptr);
+  ASSERT_THAT(decoded, IsOk());
+  ASSERT_FALSE(decoded->records.empty());
+  for (const DecodedRecord& r : decoded->records) {
+    EXPECT_EQ(r.header_problem, HeaderProblem::kNone);
+    EXPECT_EQ(r.capacity, layout.capacity);
+    EXPECT_EQ(r.attempted, 200u);
+    EXPECT_EQ(r.events.size(), 200u);
   }
 }
 
