@@ -33,6 +33,7 @@ class Collector {
     ++report_.kind_counts[static_cast<int>(kind)];
     if (severity == Severity::kError) {
       ++report_.errors;
+      if (unit_errors_++ == 0) ++report_.units_with_errors;
     } else {
       ++report_.warnings;
     }
@@ -66,6 +67,7 @@ class Collector {
   const VerifyOptions& options_;
   uint64_t& suppressed_;     // over the whole report
   uint32_t unit_findings_ = 0;  // a Collector lives for one unit
+  uint64_t unit_errors_ = 0;
 };
 
 }  // namespace internal
@@ -216,7 +218,13 @@ absl::Status VerifyReport::ToStatus() const {
       "trace verification found %d error%s in %d of %d units (run with allow_truncated / "
       "--allow-truncated to keep each unit's valid prefix instead):",
       errors, errors == 1 ? "" : "s",
-      units.size() - verdict_counts[static_cast<int>(Verdict::kComplete)], units.size());
+      // Units with an error: a complete unit can have one (a loop past its Exact count).
+      std::min<uint64_t>(std::max<uint64_t>(units_with_errors,
+                                            units.size() -
+                                                verdict_counts[static_cast<int>(
+                                                    Verdict::kComplete)]),
+                         units.size()),
+      units.size());
   for (const Finding& f : findings) {
     if (f.severity != Severity::kError && f.kind != FindingKind::kTooManyFindings) continue;
     absl::StrAppend(&text, "\n  ", FormatFinding(f));
@@ -368,6 +376,7 @@ const UnitVerdict& UnitVerifier::AppendUnit(VerifyReport& unit, uint64_t suppres
     report_.verdict_counts[k] += unit.verdict_counts[k];
   }
   report_.errors += unit.errors;
+  report_.units_with_errors += unit.units_with_errors;
   report_.warnings += unit.warnings;
   report_.dropped_events += unit.dropped_events;
   report_.kept_events += unit.kept_events;

@@ -179,6 +179,9 @@ struct VerifyReport {
   // Findings of each kind, including those past the caps (index: FindingKind).
   std::array<uint64_t, kNumFindingKinds> kind_counts{};
   uint64_t errors = 0;    // error findings, including those past the caps
+  // Units with at least one error finding (a unit's hand-off findings after its block may
+  // count it once more; ToStatus clamps to the units).
+  uint64_t units_with_errors = 0;
   uint64_t warnings = 0;
   // Units of each verdict (index: Verdict).
   std::array<uint64_t, 5> verdict_counts{};

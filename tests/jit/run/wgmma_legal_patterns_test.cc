@@ -11,6 +11,7 @@
 // 8-column core matrices along K) and SBO kt * 16 bytes (between 8-row groups).
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,22 @@ __device__ int acc_row(int i) { return 16 * (threadIdx.x / 32) + (threadIdx.x % 
 __device__ int acc_col(int i) { return 8 * (i >> 2) + 2 * (threadIdx.x % 4) + (i & 1); }
 )";
 
+// Builds `b`'s kernel (params C, A, B) and runs it on `device` with A and B's bits; its C
+// (a.rows x bt.rows) and the run, in `c` and `run`.
+absl::Status RunGemmKernel(Device& device, KernelBuilder& b, const Matrix& a, const Matrix& bt,
+                           std::vector<float>& c, std::optional<RunResult>* run = nullptr) {
+  absl::StatusOr<Kernel> kernel = b.Build();
+  if (!kernel.ok()) return kernel.status();
+  c.assign(static_cast<size_t>(a.rows) * bt.rows, -1.0f);
+  const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(c)),
+                                       KernelArg::In(absl::MakeConstSpan(a.bits)),
+                                       KernelArg::In(absl::MakeConstSpan(bt.bits))};
+  absl::StatusOr<RunResult> result = RunKernel(device, *kernel, args, RunOptions{});
+  if (!result.ok()) return result.status();
+  if (run != nullptr) *run = *std::move(result);
+  return absl::OkStatus();
+}
+
 class WgmmaLegalPatternsTest : public testing::HostRunTest {};
 
 // ---- fast.cu, kernel 6 (pranjalssh/fast.cu, examples/matmul/matmul_6.cuh) ----
@@ -150,13 +167,8 @@ TEST_F(WgmmaLegalPatternsTest, FastCuKernel6HelperKLoopRunsAndMatches) {
       "  for (int w = 0; w < 12; ++w)\n"
       "    for (int e = 0; e < 8; ++e)\n"
       "      C[(m_it * 64 + acc_row(w * 8 + e)) * 192 + acc_col(w * 8 + e)] = d[m_it][w][e];");
-  absl::StatusOr<Kernel> kernel = b.Build();
-  ASSERT_THAT(kernel, IsOk());
-  std::vector<float> c(kM * kN, -1.0f);
-  const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(c)),
-                                       KernelArg::In(absl::MakeConstSpan(a.bits)),
-                                       KernelArg::In(absl::MakeConstSpan(bt.bits))};
-  ASSERT_THAT(RunKernel(device(), *kernel, args, RunOptions{}), IsOk());
+  std::vector<float> c;
+  ASSERT_THAT(RunGemmKernel(device(), b, a, bt, c), IsOk());
   EXPECT_EQ(c, Gemm(a, bt));
 }
 
@@ -208,14 +220,9 @@ TEST_F(WgmmaLegalPatternsTest, CutlassMainloopWithTwoGroupsInFlightRunsAndMatche
       "for (int m = 0; m < 2; ++m)\n"
       "  for (int i = 0; i < 16; ++i)\n"
       "    C[(m * 64 + acc_row(i)) * 32 + acc_col(i)] = accum[m][i];");
-  absl::StatusOr<Kernel> kernel = b.Build();
-  ASSERT_THAT(kernel, IsOk());
-  std::vector<float> c(kM * kN, -1.0f);
-  const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(c)),
-                                       KernelArg::In(absl::MakeConstSpan(a.bits)),
-                                       KernelArg::In(absl::MakeConstSpan(bt.bits))};
-  absl::StatusOr<RunResult> run = RunKernel(device(), *kernel, args, RunOptions{});
-  ASSERT_THAT(run, IsOk());
+  std::vector<float> c;
+  std::optional<RunResult> run;
+  ASSERT_THAT(RunGemmKernel(device(), b, a, bt, c, &run), IsOk());
   EXPECT_EQ(c, Gemm(a, bt));
   // Two groups really were in flight: each k-tile's span ends after the next one began.
   ASSERT_NE(run->trace, nullptr);
@@ -410,13 +417,8 @@ TEST_F(WgmmaLegalPatternsTest, RsChainFromRegisterFragmentsRunsAndMatches) {
   });
   b.WaitMmaGroups(0);
   b.Stmt("for (int i = 0; i < 32; ++i) C[acc_row(i) * 64 + acc_col(i)] = acc[i];");
-  absl::StatusOr<Kernel> kernel = b.Build();
-  ASSERT_THAT(kernel, IsOk());
-  std::vector<float> c(64 * 64, -1.0f);
-  const std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(c)),
-                                       KernelArg::In(absl::MakeConstSpan(a.bits)),
-                                       KernelArg::In(absl::MakeConstSpan(bt.bits))};
-  ASSERT_THAT(RunKernel(device(), *kernel, args, RunOptions{}), IsOk());
+  std::vector<float> c;
+  ASSERT_THAT(RunGemmKernel(device(), b, a, bt, c), IsOk());
   EXPECT_EQ(c, Gemm(a, bt));
 }
 
