@@ -64,6 +64,7 @@
 // (diff) when --fail-if-slower found a significant slowdown. Every problem is one line on
 // stderr starting with "warptrace: error: " (or "warptrace: warning: ").
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -521,11 +522,28 @@ int Main(int argc, char** argv);
 }  // namespace
 }  // namespace warptrace
 
+// An input is read where it lies (memory-mapped): a file truncated by someone else while it
+// is read faults with SIGBUS on the pages past its new end. That is one clear line and exit
+// status 1, not a crash with no message. Only async-signal-safe calls here: a fixed message
+// and _exit (the output's temporary file has no name, or is swept by the next dump).
+extern "C" void OnInputTruncated(int) {
+  static constexpr char kMessage[] =
+      "warptrace: error: an input file shrank while it was being read (SIGBUS on its memory "
+      "map): another program truncated or rewrote it; dump it again once nothing writes it\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+  (void)ignored;
+  std::_Exit(1);
+}
+
 // Exceptions stop here: out of memory (std::bad_alloc anywhere in the dump, on any of its
 // threads, or a thread that could not start) is one "warptrace: error: out of memory ..."
 // line and exit 1, never an abort. By now the dump's memory was given back by unwinding,
 // and the output's temporary file removed.
 int main(int argc, char** argv) {
+  struct sigaction bus {};
+  bus.sa_handler = OnInputTruncated;
+  sigemptyset(&bus.sa_mask);
+  sigaction(SIGBUS, &bus, nullptr);
   try {
     return warptrace::Main(argc, argv);
   } catch (...) {

@@ -153,6 +153,10 @@ def _dtype_name(typestr):
     kind, size = typestr[1:2], typestr[2:]
     if kind in kinds and size.isdigit():
         return "bool" if kind == "b" else f"{kinds[kind]}{int(size) * 8}"
+    named = {"M": "datetime64", "m": "timedelta64", "O": "object", "S": "bytes",
+             "U": "str", "V": "void"}
+    if kind in named:
+        return f"{named[kind]} ({typestr})"
     return typestr
 
 
@@ -162,7 +166,9 @@ _ACCEPTED = ("pass the trace words as uint32 (numpy.uint32, jnp.uint32, torch.in
 
 def _from_array_interface(obj, ai):
     typestr = ai["typestr"]
-    kind, itemsize = typestr[1:2], int(typestr[2:] or 0)
+    kind, size = typestr[1:2], typestr[2:]
+    # "<M8[ns]" (datetime64), "<m8[us]": a unit after the size; only integers are accepted.
+    itemsize = int(size) if size.isdigit() else 0
     if kind not in ("u", "i") or itemsize not in (1, 4):
         raise TypeError(f"the buffer's dtype is {_dtype_name(typestr)}, not a 32-bit or 8-bit "
                         f"integer: {_ACCEPTED}")

@@ -111,5 +111,24 @@ TEST_F(DumpInterruptTest, WithSigintIgnoredTheDumpGoesOnToTheEnd) {
   EXPECT_THAT(out, HasSubstr("files: trace.json\n"));
 }
 
+// The input truncated by another program while the dump reads it (it is memory-mapped):
+// one "warptrace: error:" line and exit status 1; it used to die of SIGBUS with no message.
+TEST_F(DumpInterruptTest, AnInputTruncatedMidDumpIsAnErrorNotACrash) {
+  const std::string script = absl::StrCat(
+      dump_, " --threads=1 2>", TestTempPath("err.txt"), " & pid=$!\n",
+      "for i in $(seq 1 4000); do\n",
+      "  w=$(sed -n 's/^wchar: //p' /proc/$pid/io 2>/dev/null); [ \"${w:-0}\" -gt 1048576 ] && break\n",
+      "  sleep 0.005\n",
+      "done\n",
+      "truncate -s 4096 ", prefix_, ".bin; wait $pid; echo status: $?\n",
+      "cat ", TestTempPath("err.txt"), "\n",
+      "echo files: $(ls ", TestTempPath("out"), ")\n");
+  const std::string out = Sh(script);
+  std::cout << out;
+  EXPECT_EQ(Field(out, "status"), 1);
+  EXPECT_THAT(out, HasSubstr("warptrace: error: an input file shrank while it was being read"));
+  EXPECT_THAT(out, HasSubstr("\nfiles:\n")) << "an output or a temporary file was left";
+}
+
 }  // namespace
 }  // namespace warptrace
