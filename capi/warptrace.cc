@@ -240,6 +240,19 @@ struct Dumped {
   std::string trace;  // "output_memory"
 };
 
+// warptrace_set_cancel_check's, per thread.
+struct CancelCheck {
+  int (*check)(void*) = nullptr;
+  void* data = nullptr;
+};
+thread_local CancelCheck cancel_check;
+
+std::function<bool()> CancelledFn() {
+  const CancelCheck c = cancel_check;
+  if (c.check == nullptr) return nullptr;
+  return [c] { return c.check(c.data) != 0; };
+}
+
 // `decoded`, when not null, is the buffer already decoded (a Mosaic buffer decoded in place),
 // and `words` are not read.
 absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words,
@@ -257,6 +270,7 @@ absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words,
   request.threads = r.threads;
   request.report_path = r.report;
   request.analysis_path = r.analysis_output;
+  request.cancelled = CancelledFn();
   llvm::raw_string_ostream memory(d.trace);
   if (!r.output.empty() || r.output_fd >= 0 || r.output_memory) {
     TraceOutput& t = request.traces.emplace_back();
@@ -571,6 +585,10 @@ warptrace_code warptrace_dump_ex(const warptrace_layout* layout, const void* buf
   return Guard(error, [&] {
     return warptrace::DumpLayout(layout, buffer, bytes, request, result, trace, trace_bytes);
   });
+}
+
+void warptrace_set_cancel_check(int (*check)(void* data), void* data) {
+  warptrace::cancel_check = {check, data};
 }
 
 warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, char** result,

@@ -137,6 +137,15 @@ warptrace_code warptrace_dump(const warptrace_layout* layout, const void* buffer
 warptrace_code warptrace_dump_ex(const warptrace_layout* layout, const void* buffer,
                                  size_t bytes, const char* request, char** result,
                                  void** trace, size_t* trace_bytes, warptrace_error** error);
+/* Cancellation. `check` (NULL: none) is asked by every dump this thread starts afterwards
+ * (warptrace_dump, _ex, _prefix, _mosaic), on this thread, before the first unit and then
+ * every 65536 events or so (a few milliseconds); when it returns non-zero the dump stops at
+ * once and fails with WARPTRACE_CANCELLED ("the dump was cancelled"): no output is replaced,
+ * a temporary file is removed, no report is written. `data` is passed
+ * to `check`. A binding that wants Ctrl-C to interrupt a long dump polls its own signal
+ * state here (the Python package raises KeyboardInterrupt). */
+void warptrace_set_cancel_check(int (*check)(void* data), void* data);
+
 /* Reads PREFIX.bin + PREFIX.json (a "warptrace" or "mosaic-gpu" sidecar) and dumps it. */
 warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, char** result,
                                      warptrace_error** error);

@@ -52,6 +52,9 @@
 // (profiler/imports/sidecar.h) or a "mosaic-gpu" one (profiler/imports/mosaic_import.h). Flags may be
 // spelled with dashes or underscores (--allow-truncated, --allow_truncated).
 //
+// SIGINT (Ctrl-C) and SIGTERM stop a dump within milliseconds: nothing is written, and
+// warptrace dies of the signal; ignored signals stay ignored (StopSignals below).
+//
 // Exit status: 0 when every requested output was written; 1 for a usage error, out of memory
 // ("warptrace: error: out of memory: ..."), an output
 // path that names an input (PREFIX.bin, PREFIX.json: an output never replaces an input) or
@@ -60,8 +63,13 @@
 // --report is written then; --allow-truncated keeps each unit's valid prefix instead); 3
 // (diff) when --fail-if-slower found a significant slowdown. Every problem is one line on
 // stderr starting with "warptrace: error: " (or "warptrace: warning: ").
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -179,6 +187,47 @@ int Fail(const absl::Status& status, int code = kExitBadInput) {
 
 int WhatIf(const std::string& speedup, const std::string& output);
 
+// The signal that asked the dump to stop (SIGINT, SIGTERM), 0 while none did.
+volatile std::sig_atomic_t stop_signal = 0;
+extern "C" void OnStopSignal(int sig) { stop_signal = sig; }
+
+// Ctrl-C (SIGINT) and SIGTERM stop a dump at its next poll (DumpRequest::cancelled: a few
+// milliseconds), which removes the output's temporary file and writes nothing more; then
+// warptrace dies of the signal, as a program interrupted should. A second one kills at once
+// (SA_RESETHAND). A signal ignored when warptrace started (SIGINT of a background job) stays
+// ignored: the dump goes on, its temporary file untouched. The handler only records the
+// signal: nothing is deleted from a signal handler.
+class StopSignals {
+ public:
+  StopSignals() {
+    for (int sig : {SIGINT, SIGTERM}) {
+      struct sigaction old {};
+      sigaction(sig, nullptr, &old);
+      if (old.sa_handler == SIG_IGN) continue;
+      struct sigaction sa {};
+      sa.sa_handler = OnStopSignal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESETHAND;
+      sigaction(sig, &sa, nullptr);
+    }
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  static bool Stopped() { return stop_signal != 0; }
+
+  // After a cancelled dump: says so, then dies of the signal (exit 128 + signal if it
+  // returns at all).
+  [[noreturn]] static void DieOfTheSignal() {
+    const int sig = stop_signal;
+    llvm::errs() << "warptrace: error: interrupted by " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+                 << ": the dump stopped and wrote nothing\n";
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    std::_Exit(128 + sig);
+  }
+};
+
 // --causal-profile: "" is on (dump --summary / --analysis and whatif alike).
 absl::StatusOr<bool> CausalProfileFlag() {
   const std::string v = absl::AsciiStrToLower(absl::GetFlag(FLAGS_causal_profile));
@@ -247,7 +296,10 @@ int Dump() {
   if (!loaded.ok()) return Fail(loaded.status());
   // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: the dump refuses an output
   // naming either before it writes anything.
+  StopSignals signals;
+  request.cancelled = [] { return StopSignals::Stopped(); };
   const DumpOutcome outcome = DumpLoadedToFiles(*loaded, request);
+  if (absl::IsCancelled(outcome.status) && StopSignals::Stopped()) StopSignals::DieOfTheSignal();
   const VerifyReport& report = outcome.result.report;
   for (const MosaicOverflow& overflow : loaded->overflows) {
     PrintProblem(report.ok() ? "warning" : "error", overflow.message);
@@ -472,11 +524,28 @@ int Main(int argc, char** argv);
 }  // namespace
 }  // namespace warptrace
 
+// An input is read where it lies (memory-mapped): a file truncated by someone else while it
+// is read faults with SIGBUS on the pages past its new end. That is one clear line and exit
+// status 1, not a crash with no message. Only async-signal-safe calls here: a fixed message
+// and _exit (the output's temporary file has no name, or is swept by the next dump).
+extern "C" void OnInputTruncated(int) {
+  static constexpr char kMessage[] =
+      "warptrace: error: an input file shrank while it was being read (SIGBUS on its memory "
+      "map): another program truncated or rewrote it; dump it again once nothing writes it\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+  (void)ignored;
+  std::_Exit(1);
+}
+
 // Exceptions stop here: out of memory (std::bad_alloc anywhere in the dump, on any of its
 // threads, or a thread that could not start) is one "warptrace: error: out of memory ..."
 // line and exit 1, never an abort. By now the dump's memory was given back by unwinding,
 // and the output's temporary file removed.
 int main(int argc, char** argv) {
+  struct sigaction bus {};
+  bus.sa_handler = OnInputTruncated;
+  sigemptyset(&bus.sa_mask);
+  sigaction(SIGBUS, &bus, nullptr);
   try {
     return warptrace::Main(argc, argv);
   } catch (...) {

@@ -71,10 +71,14 @@ class Driver {
         if (absl::Status s = sink->Begin(begin); !s.ok()) return Named(*sink, s);
       }
     }
+    RETURN_IF_ERROR(PollCancelled(kCancelPollEvents));
     if (PrepareWorkers() > 0 && decoded_.records.size() > 1) {
       RETURN_IF_ERROR(AddUnitsInParallel());
     } else {
-      for (const DecodedRecord& r : decoded_.records) RETURN_IF_ERROR(AddUnit(r));
+      for (const DecodedRecord& r : decoded_.records) {
+        RETURN_IF_ERROR(PollCancelled(r.events.size() + 1));
+        RETURN_IF_ERROR(AddUnit(r));
+      }
     }
     verifier_.Finish();
     RETURN_IF_ERROR(result_.report.ToStatus());
@@ -95,6 +99,17 @@ class Driver {
   }
 
  private:
+  // DumpOptions::cancelled, asked once `events` more events (since the last time) add up to
+  // kCancelPollEvents.
+  absl::Status PollCancelled(uint64_t events) {
+    if (!options_.cancelled) return absl::OkStatus();
+    unpolled_events_ += events;
+    if (unpolled_events_ < kCancelPollEvents) return absl::OkStatus();
+    unpolled_events_ = 0;
+    if (!options_.cancelled()) return absl::OkStatus();
+    return absl::CancelledError("the dump was cancelled");
+  }
+
   // One unit on the calling thread: walk, verify, then the rest (AfterVerify).
   absl::Status AddUnit(const DecodedRecord& r) {
     WalkUnit(r, layout_, walk_);
@@ -210,6 +225,7 @@ class Driver {
       Batch& batch = prefetch.Next();
       for (size_t k = 0; k < batch.count; ++k) {
         const DecodedRecord& r = decoded_.records[batch.first + k];
+        RETURN_IF_ERROR(PollCancelled(r.events.size() + 1));
         Prepared& p = batch.units[k];
         const size_t first_finding = result_.report.findings.size();
         const UnitVerdict& verdict = verifier_.AppendUnit(p.report, p.suppressed);
@@ -385,6 +401,7 @@ class Driver {
   uint64_t next_flow_id_ = 0;
   std::vector<bool> split_;                  // by sink: fed through parts (AddUnitsInParallel)
   const Prepared* part_error_ = nullptr;     // the unit being fed, when a part failed at it
+  uint64_t unpolled_events_ = 0;             // since DumpOptions::cancelled was last asked
 };
 
 }  // namespace

@@ -31,7 +31,8 @@
 //     mode: sinks stop receiving units at the first unit with an error finding and End is
 //     not called (sink.h), but every unit is verified, so result.report is complete;
 //   InvalidArgument when the layout's nominal SM clock is 0 (after verification);
-//   a sink's error, prefixed with its name, unchanged code: the first one stops the dump.
+//   a sink's error, prefixed with its name, unchanged code: the first one stops the dump;
+//   Cancelled when DumpOptions::cancelled said so.
 // Thread-safety: reentrant; sinks are called from the calling thread only, except the parts
 // of sinks that have them (sink.h, NewPart: summary, analysis), which the driver's workers feed
 // the units they prepared (otherwise the workers only read the buffer and the layout).
@@ -39,6 +40,7 @@
 #define WARPTRACE_PROFILER_DUMP_DUMP_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -69,7 +71,15 @@ struct DumpOptions {
   // stage, the faster split).
   int threads = 1;
   int sink_threads = 1;
+  // Cancellation (a Ctrl-C, a Python KeyboardInterrupt): when set, called on the calling
+  // thread before the first unit and then every kCancelPollEvents events or so; true stops
+  // the dump at once with Cancelled ("the dump was cancelled"), End is not called, and the
+  // sinks must discard what they have (as for any error). Null: never cancelled.
+  std::function<bool()> cancelled;
 };
+
+// Events between two calls of DumpOptions::cancelled: a few milliseconds of dump.
+inline constexpr uint64_t kCancelPollEvents = uint64_t{1} << 16;
 
 struct DumpResult {
   bool decoded = false;     // the buffer fit the layout (else report is empty)

@@ -97,6 +97,7 @@ class Run {
     options_.verify = request.verify;
     options_.timeline = request.timeline;
     options_.threads = threads_;
+    options_.cancelled = request.cancelled;
     // A Perfetto or Chrome writer streams as units come, on a background thread of its own;
     // Mosaic's formats at End, the other sinks on the calling thread.
     options_.sink_threads = 0;
@@ -274,6 +275,7 @@ DumpOutcome DumpChecked(const DecodedTrace& decoded, const DumpRequest& request)
       if (!t.path.empty()) outcome.written.push_back(t.path);
     }
   }
+  if (absl::IsCancelled(outcome.status)) return outcome;  // nothing more is written
   if (outcome.result.decoded && !request.report_path.empty()) {
     const absl::Status s = WriteVerifyReportFile(outcome.result.report, layout, request.report_path);
     if (!s.ok()) {

@@ -40,6 +40,7 @@
 #define WARPTRACE_PROFILER_FRONTEND_DUMP_FILES_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -117,6 +118,10 @@ struct DumpRequest {
   // everything on the calling thread. The files are byte-identical whatever N is, and so is
   // everything else the dump returns.
   int threads = 0;
+  // Cancellation (DumpOptions::cancelled, dump.h): asked on the calling thread every few
+  // milliseconds of dump; true stops it with Cancelled, and then nothing is written — not
+  // even the verdict report — and no path output is replaced (its temporary is removed).
+  std::function<bool()> cancelled;
 };
 
 struct DumpOutcome {

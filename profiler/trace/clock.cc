@@ -20,7 +20,10 @@ uint64_t Cap(unsigned __int128 v) { return static_cast<uint64_t>(std::min(v, kWi
 
 uint64_t MaxForwardCycles(const DecodedRecord& record, uint64_t nominal_sm_clock_khz) {
   constexpr uint64_t kNoBound = 0x7fffffffu;
-  if (!record.complete() || record.end_globaltimer < record.start_globaltimer) return kNoBound;
+  if (!record.complete() || record.end_globaltimer < record.start_globaltimer ||
+      record.end_globaltimer >= kMaxGlobaltimerNs) {  // a damaged end stamp (verify says so)
+    return kNoBound;
+  }
   const unsigned __int128 ns = record.end_globaltimer - record.start_globaltimer;
   // cycles = ns * khz / 1e6, times 4 for headroom over the nominal clock; ns * khz < 2^128.
   const unsigned __int128 cycles = ns * nominal_sm_clock_khz / 1'000'000 * 4 + (1u << 16);

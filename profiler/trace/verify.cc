@@ -435,7 +435,13 @@ bool UnitVerifier::CheckStamps(const DecodedRecord& r, Collector& collect, std::
                          "damaged or the layout names another device",
                          r.sm_id, layout_.clock.num_sms, layout_.clock.num_sms - 1));
   }
-  if (r.complete() && r.end_globaltimer < r.start_globaltimer) {
+  if (r.complete() && r.end_globaltimer >= kMaxGlobaltimerNs) {
+    // As for the start stamp (decode.h): a flipped high word, not a unit that ran 292 years.
+    note(FindingKind::kBadGlobaltimer,
+         absl::StrFormat("end globaltimer %d ns is past 2^62 ns, which no device reaches: the "
+                         "header's end stamp was overwritten",
+                         r.end_globaltimer));
+  } else if (r.complete() && r.end_globaltimer < r.start_globaltimer) {
     note(FindingKind::kEndBeforeStart,
          absl::StrFormat("unit ends at globaltimer %d ns, %d ns before it starts (%d ns)",
                          r.end_globaltimer, r.start_globaltimer - r.end_globaltimer,

@@ -129,7 +129,10 @@ void WalkUnit(const DecodedRecord& r, const TraceLayout& layout, UnitWalk& w) {
   }
   w.chain_to_end = true;
   w.end_cycles = cycles + step;
-  if (r.end_globaltimer < r.start_globaltimer || nominal_khz == 0) return;
+  if (r.end_globaltimer < r.start_globaltimer || r.end_globaltimer >= kMaxGlobaltimerNs ||
+      nominal_khz == 0) {
+    return;  // no span to check the wraps against (verify reports a damaged end stamp)
+  }
   w.wraps = CheckWraps(w.end_cycles, static_cast<uint32_t>(ambiguous.size()),
                        r.end_globaltimer - r.start_globaltimer, nominal_khz, n);
   if (w.wraps.flip > 0) Flip(w.wraps.flip, ambiguous, w);

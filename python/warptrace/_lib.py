@@ -8,7 +8,9 @@ Pure Python, so one wheel serves every CPython >= 3.9 and PyPy.
 import ctypes as _ct
 import json as _json
 import os as _os
+import signal as _signal
 import sys as _sys
+import threading as _threading
 
 _HERE = _os.path.dirname(_os.path.abspath(__file__))
 _LIBRARY = _os.path.join(_HERE, "libwarptrace.so")
@@ -61,6 +63,51 @@ _what_if = _sig("warptrace_what_if", _ct.c_int, _ct.c_char_p, _ct.c_char_p, _voi
 _diff = _sig("warptrace_diff", _ct.c_int, _ct.c_char_p, _ct.c_char_p, _ct.c_char_p, _void_pp,
              _err_pp)
 
+# Cancellation (warptrace_set_cancel_check): during a dump on the main thread, SIGINT is
+# caught by _record_signal, which only notes it; the library asks _check_signals every few
+# milliseconds (ctypes takes the GIL for it, and running its bytecode lets the interpreter
+# run the pending handler), the dump stops, and the SIGINT handler that was in place is then
+# called as Python would have called it (the default one raises KeyboardInterrupt).
+_CANCEL_CHECK = _ct.CFUNCTYPE(_ct.c_int, _ct.c_void_p)
+_set_cancel_check = _sig("warptrace_set_cancel_check", None, _CANCEL_CHECK, _ct.c_void_p)
+_NO_CHECK = _ct.cast(None, _CANCEL_CHECK)
+_signals_seen = []  # (signum, frame) caught during the current dump
+
+
+def _record_signal(signum, frame):
+    _signals_seen.append((signum, frame))
+
+
+def _check_signals(_data):
+    return 1 if _signals_seen else 0
+
+
+_CHECK = _CANCEL_CHECK(_check_signals)
+
+
+def _interruptible(call, *args):
+    """(call(*args), a function to call once the library's results are freed: the SIGINT
+    handler for the signal that stopped the dump, or None)."""
+    if _threading.current_thread() is not _threading.main_thread():
+        return call(*args), None  # Python runs signal handlers on the main thread only
+    previous = _signal.getsignal(_signal.SIGINT)
+    if not callable(previous):  # SIG_IGN, SIG_DFL, or set outside Python: left alone
+        return call(*args), None
+    del _signals_seen[:]
+    _signal.signal(_signal.SIGINT, _record_signal)
+    _set_cancel_check(_CHECK, None)
+    try:
+        code = call(*args)
+    finally:
+        _set_cancel_check(_NO_CHECK, None)
+        _signal.signal(_signal.SIGINT, previous)
+    if not _signals_seen:
+        return code, None
+    seen = _signals_seen[0]
+    del _signals_seen[:]
+    return code, lambda: previous(*seen)
+
+
 VERSION = _version().decode()
 C_API_VERSION = _c_api_version()
 
@@ -106,6 +153,10 @@ def _dtype_name(typestr):
     kind, size = typestr[1:2], typestr[2:]
     if kind in kinds and size.isdigit():
         return "bool" if kind == "b" else f"{kinds[kind]}{int(size) * 8}"
+    named = {"M": "datetime64", "m": "timedelta64", "O": "object", "S": "bytes",
+             "U": "str", "V": "void"}
+    if kind in named:
+        return f"{named[kind]} ({typestr})"
     return typestr
 
 
@@ -115,7 +166,9 @@ _ACCEPTED = ("pass the trace words as uint32 (numpy.uint32, jnp.uint32, torch.in
 
 def _from_array_interface(obj, ai):
     typestr = ai["typestr"]
-    kind, itemsize = typestr[1:2], int(typestr[2:] or 0)
+    kind, size = typestr[1:2], typestr[2:]
+    # "<M8[ns]" (datetime64), "<m8[us]": a unit after the size; only integers are accepted.
+    itemsize = int(size) if size.isdigit() else 0
     if kind not in ("u", "i") or itemsize not in (1, 4):
         raise TypeError(f"the buffer's dtype is {_dtype_name(typestr)}, not a 32-bit or 8-bit "
                         f"integer: {_ACCEPTED}")
@@ -280,24 +333,36 @@ def layout_buffer_bytes(layout):
 
 def dump_words(layout, address, nbytes, options):
     r, t, n, e = _ct.c_void_p(), _ct.c_void_p(), _ct.c_size_t(), _ct.c_void_p()
-    code = _dump_ex(layout.handle, address, nbytes, _request(options), _ct.byref(r),
-                    _ct.byref(t), _ct.byref(n), _ct.byref(e))
+    code, interrupt = _interruptible(_dump_ex, layout.handle, address, nbytes,
+                                     _request(options), _ct.byref(r), _ct.byref(t),
+                                     _ct.byref(n), _ct.byref(e))
     trace = _take_bytes(t, n) if options.get("output_memory") else None
-    return _outcome(code, r, e, trace, lazy=True)
+    outcome = _outcome(code, r, e, trace, lazy=True)  # frees what the library returned
+    if interrupt is not None:
+        interrupt()  # KeyboardInterrupt, unless a handler of the caller's says otherwise
+    return outcome
 
 
 def dump_prefix(prefix, options):
     r, e = _ct.c_void_p(), _ct.c_void_p()
-    code = _dump_prefix(_encode(prefix), _request(options), _ct.byref(r), _ct.byref(e))
-    return _outcome(code, r, e, lazy=True)
+    code, interrupt = _interruptible(_dump_prefix, _encode(prefix), _request(options),
+                                     _ct.byref(r), _ct.byref(e))
+    outcome = _outcome(code, r, e, lazy=True)
+    if interrupt is not None:
+        interrupt()
+    return outcome
 
 
 def dump_mosaic(spec, address, nbytes, options):
     r, t, n, e = _ct.c_void_p(), _ct.c_void_p(), _ct.c_size_t(), _ct.c_void_p()
-    code = _dump_mosaic(_encode(_json.dumps(spec)), address, nbytes, _request(options),
-                        _ct.byref(r), _ct.byref(t), _ct.byref(n), _ct.byref(e))
+    code, interrupt = _interruptible(_dump_mosaic, _encode(_json.dumps(spec)), address, nbytes,
+                                     _request(options), _ct.byref(r), _ct.byref(t),
+                                     _ct.byref(n), _ct.byref(e))
     trace = _take_bytes(t, n) if options.get("output_memory") else None
-    return _outcome(code, r, e, trace, lazy=True)
+    outcome = _outcome(code, r, e, trace, lazy=True)
+    if interrupt is not None:
+        interrupt()
+    return outcome
 
 
 def diff(before, after, options):

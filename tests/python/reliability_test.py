@@ -85,5 +85,72 @@ class OutOfMemoryTest(unittest.TestCase):
         self.assertGreater(outcomes["ok"], 0, "no limit let the dump succeed: raise the sweep")
 
 
+class CtrlCTest(unittest.TestCase):
+    # SIGINT (what Ctrl-C sends) during dump(): KeyboardInterrupt within a fraction of a
+    # second, the output as it was, no temporary file. It used to come only when the dump
+    # ended (12-16 s on 1e8 events), after the output had been replaced.
+    SCRIPT = """
+        import hashlib, sys, time
+        import numpy as np
+        import warptrace
+        prefix, out = sys.argv[1], sys.argv[2]
+        words = np.fromfile(prefix + ".bin", dtype="<u4")
+        layout = warptrace.Layout.load(prefix + ".json")
+        t0 = time.monotonic()
+        warptrace.dump(words, layout, out, summary=True)
+        print("full:", time.monotonic() - t0, flush=True)
+        before = hashlib.sha256(open(out, "rb").read()).hexdigest()
+        words[16 + 1] ^= 1  # another trace: an output replaced would show
+        print("ready", flush=True)
+        t0 = time.monotonic()
+        try:
+            warptrace.dump(words, layout, out, summary=True)
+            print("finished:", time.monotonic() - t0, flush=True)
+        except KeyboardInterrupt:
+            print("interrupted:", time.monotonic() - t0, flush=True)
+        after = hashlib.sha256(open(out, "rb").read()).hexdigest()
+        print("unchanged:", before == after, flush=True)
+    """
+
+    def test_sigint_mid_dump_raises_keyboard_interrupt_promptly_and_leaves_the_output(self):
+        prefix = make_trace("ctrlc", 4_000_000)
+        out_dir = os.path.join(DIR, "ctrlc-out")
+        os.makedirs(out_dir, exist_ok=True)
+        out = os.path.join(out_dir, "trace.pftrace")
+        p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(self.SCRIPT), prefix, out],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = {}
+        for line in p.stdout:
+            key, _, value = line.partition(":")
+            lines[key.strip()] = value.strip()
+            if key.strip() == "ready":
+                break
+        # Mid-dump: the second dump has begun ("ready" comes just before it) and takes about
+        # as long as the first ("full").
+        time.sleep(min(0.3, float(lines["full"]) / 4))
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        for line in p.stdout:
+            key, _, value = line.partition(":")
+            lines[key.strip()] = value.strip()
+            if key.strip() in ("interrupted", "finished"):
+                returned = time.monotonic()
+                break
+        rest, err = p.communicate(timeout=120)
+        for line in rest.splitlines():
+            key, _, value = line.partition(":")
+            lines[key.strip()] = value.strip()
+        self.assertEqual(p.returncode, 0, err[-2000:])
+        full = float(lines["full"])
+        latency = returned - sent
+        print(f"Ctrl-C: KeyboardInterrupt {latency * 1000:.0f} ms after SIGINT "
+              f"(the whole dump takes {full * 1000:.0f} ms)", file=sys.stderr)
+        self.assertIn("interrupted", lines, f"the dump finished instead: {lines}")
+        self.assertEqual(lines["unchanged"], "True", "the output was replaced")
+        self.assertEqual(os.listdir(out_dir), ["trace.pftrace"], "a temporary file was left")
+        self.assertLess(float(lines["interrupted"]), full,
+                        "KeyboardInterrupt came no sooner than the dump would have finished")
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])

@@ -428,6 +428,11 @@ class PackageTest(unittest.TestCase):
             warptrace.dump(w.astype(np.float32), layout)
         with self.assertRaisesRegex(TypeError, r"dtype is float64"):
             warptrace.dump(w.astype(np.float64), layout)
+        # Dates and durations are 8-byte numbers too (typestr "<M8[ns]"): a TypeError naming
+        # the dtype, not a ValueError from parsing it (issue 55).
+        for dtype in ("datetime64[ns]", "timedelta64[us]"):
+            with self.assertRaisesRegex(TypeError, rf"dtype is {dtype.split('[')[0]}"):
+                warptrace.dump(w.astype(np.uint64).view(dtype), layout)
         with self.assertRaisesRegex(TypeError, r"layout must be a warptrace.Layout"):
             warptrace.dump(w, "clean.json")
         with self.assertRaisesRegex(ValueError, r"sm_clock_khz must be >= 0"):

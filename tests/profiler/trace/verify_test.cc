@@ -320,6 +320,22 @@ TEST_F(VerifyTest, WrapsALongUnitsSpanCannotConfirmAreAWarning) {
   EXPECT_EQ(report.units[0].verdict, Verdict::kComplete);
 }
 
+// A bit flip in the end globaltimer's high word (issue 55) is a damaged header, an error,
+// as it is for the start stamp; it used to pass with a warning that the unit "ran
+// 9223372036854807179 ns".
+TEST_F(VerifyTest, AnEndGlobaltimerPastAnyDevicesIsAnError) {
+  Build();
+  const uint64_t record_words = abi::RecordWords(layout_.capacity);
+  words_[2 * record_words + 13] |= 0x80000000u;  // end globaltimer, high word
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kBadGlobaltimer) << FindingKindName(f.kind);
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_EQ(f.record_index, 2u);
+  EXPECT_THAT(f.message, HasSubstr("end globaltimer"));
+  EXPECT_EQ(report.units[2].verdict, Verdict::kCorrupt);
+}
+
 // A real gap of 2^32 cycles or more loses a wrap: the chain reads 5 M cycles, but the unit's
 // 2.2 s globaltimer span at a nominal 1 GHz allows only 0.55e9..4.4e9 cycles, whose one
 // total ≡ the chain mod 2^32 is a wrap more. The wrap cannot be placed between the events.
