@@ -1,5 +1,8 @@
 #include "profiler/frontend/dump_files.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -9,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/chunk_pipeline.h"
 #include "base/file.h"
+#include "base/status_adapters.h"
 #include "base/status_macros.h"
 #include "profiler/analysis/analysis_json.h"
 #include "profiler/analysis/analysis_sink.h"
@@ -25,6 +29,24 @@ namespace {
 
 std::string RoleOf(const TraceOutput& output) {
   return output.role.empty() ? TraceFormatRole(output.format) : output.role;
+}
+
+// Whether `path`'s directory exists and this process may create files in it: checked for
+// every output before anything is written, so that (e.g.) a --report into a missing
+// directory fails the dump before the trace is written, not after (issue 55). Later
+// failures (a full disk) can still leave the outputs written before them; DumpOutcome says
+// which failed.
+absl::Status CheckWritable(const std::string& path, absl::string_view role) {
+  if (path == "-") return absl::OkStatus();
+  if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) == 0) {
+    return absl::OkStatus();  // an existing file (or device, FIFO) we may write
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::access(dir.c_str(), W_OK | X_OK) == 0) return absl::OkStatus();
+  const int err = errno;
+  return ToStatus(std::error_code(err, std::generic_category()),
+                  absl::StrCat("writing ", role, " '", path, "' (its directory '", dir, "')"));
 }
 
 // Refuses, before anything is decoded or written, what cannot be carried out.
@@ -50,6 +72,7 @@ absl::Status CheckRequest(const DumpRequest& request) {
   }
   for (size_t i = 0; i < paths.size(); ++i) {
     RETURN_IF_ERROR(CheckNotAnInput(paths[i].path, paths[i].role));
+    RETURN_IF_ERROR(CheckWritable(paths[i].path, paths[i].role));
     for (size_t j = 0; j < i; ++j) {
       if (paths[i].path != paths[j].path) continue;
       return absl::InvalidArgumentError(absl::StrCat(paths[j].role, " and ", paths[i].role,

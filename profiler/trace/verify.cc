@@ -174,6 +174,7 @@ const char* FindingKindName(FindingKind kind) {
     case FindingKind::kSmIdOutOfRange: return "sm_id_out_of_range";
     case FindingKind::kIncomplete: return "incomplete";
     case FindingKind::kEndBeforeStart: return "end_before_start";
+    case FindingKind::kUnknownFlags: return "unknown_flags";
     case FindingKind::kDroppedEvents: return "dropped_events";
     case FindingKind::kUnknownSite: return "unknown_site";
     case FindingKind::kExitWithoutBegin: return "exit_without_begin";
@@ -434,6 +435,13 @@ bool UnitVerifier::CheckStamps(const DecodedRecord& r, Collector& collect, std::
          absl::StrFormat("SM id %d is beyond the device's %d SMs (ids 0..%d): the header is "
                          "damaged or the layout names another device",
                          r.sm_id, layout_.clock.num_sms, layout_.clock.num_sms - 1));
+  }
+  if (const uint32_t unknown = r.flags & ~(abi::kFlagComplete | abi::kFlagShared);
+      unknown != 0) {
+    note(FindingKind::kUnknownFlags,
+         absl::StrFormat("header flags 0x%08x have bits no recorder sets (0x%08x): the header "
+                         "was overwritten",
+                         r.flags, unknown));
   }
   if (r.complete() && r.end_globaltimer >= kMaxGlobaltimerNs) {
     // As for the start stamp (decode.h): a flipped high word, not a unit that ran 292 years.

@@ -106,6 +106,7 @@ enum class FindingKind : uint8_t {
   kSmIdOutOfRange,    // sm_id >= ClockInfo::num_sms
   kIncomplete,        // no kFlagComplete: the epilogue never ran
   kEndBeforeStart,    // end globaltimer < start globaltimer
+  kUnknownFlags,      // header flags with bits no recorder sets (abi::kFlag*): a bit flip
   kDroppedEvents,     // attempted > capacity
   kUnknownSite,       // site id >= layout.sites.size()
   kExitWithoutBegin,  // an exit with no open region

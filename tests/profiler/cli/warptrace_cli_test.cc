@@ -233,6 +233,18 @@ TEST_F(WarptraceCliTest, CorruptedBufferFailsWithOneLinePerProblemAndWritesNoTra
   EXPECT_EQ(report["verdicts"]["corrupt"], 1);
 }
 
+// An output that cannot be written (--report into a missing directory) fails the dump
+// before anything is written (issue 55: the trace used to be written, then exit 1).
+TEST_F(WarptraceCliTest, AnOutputThatCannotBeWrittenFailsBeforeAnyIsWritten) {
+  const std::string prefix = Save("clean");
+  const RunResult r = Run({"dump", "--input=" + prefix, "--output=" + Path("trace.json"),
+                           "--report=" + Path("missing-dir/verdict.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err_lines, Contains(AllOf(StartsWith("warptrace: error: "),
+                                          HasSubstr("missing-dir/verdict.json"))));
+  EXPECT_FALSE(llvm::sys::fs::exists(Path("trace.json"))) << "the trace was written anyway";
+}
+
 TEST_F(WarptraceCliTest, AllowTruncatedKeepsTheValidPrefixAndWarns) {
   ASSERT_THAT(testing::InjectCorruption(buffer_.layout,
                                         {testing::Corruption::kUnknownSite, /*record=*/2,

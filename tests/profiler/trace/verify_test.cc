@@ -320,6 +320,21 @@ TEST_F(VerifyTest, WrapsALongUnitsSpanCannotConfirmAreAWarning) {
   EXPECT_EQ(report.units[0].verdict, Verdict::kComplete);
 }
 
+// A bit flip in the header's flags word (issue 55) to a bit no recorder sets is an error;
+// it used to pass verification unnoticed (flags are not in the header checksum).
+TEST_F(VerifyTest, HeaderFlagsWithUnknownBitsAreAnError) {
+  Build();
+  const uint64_t record_words = abi::RecordWords(layout_.capacity);
+  words_[2 * record_words + 7] |= 0x00010000u;  // flags
+  const VerifyReport report = Run();
+  const Finding& f = OnlyProblem(report);
+  EXPECT_EQ(f.kind, FindingKind::kUnknownFlags) << FindingKindName(f.kind);
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_EQ(f.record_index, 2u);
+  EXPECT_THAT(f.message, HasSubstr("header flags 0x00010001 have bits no recorder sets"));
+  EXPECT_EQ(report.units[2].verdict, Verdict::kCorrupt);
+}
+
 // A bit flip in the end globaltimer's high word (issue 55) is a damaged header, an error,
 // as it is for the start stamp; it used to pass with a warning that the unit "ran
 // 9223372036854807179 ns".
