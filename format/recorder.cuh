@@ -19,7 +19,7 @@
 // Compiles three ways:
 //   * NVRTC / nvcc device code (__CUDA_ARCH__ defined): %clock, %globaltimer, %smid.
 //   * Host C++ (the CPU backend, or a test): the program defines, with C linkage (the host
-//     backend's runtime does, jit/host/host_abi.h; a test may define its own),
+//     backend's runtime does, jit/host/device/host_abi.h; a test may define its own),
 //       unsigned int warptrace_host_clock(void);         // 32-bit "SM cycles"
 //       unsigned long long warptrace_host_globaltimer(void);  // ns
 //       unsigned int warptrace_host_smid(void);          // virtual SM of this thread's block

@@ -11,7 +11,7 @@
 //     text compiles as host C++ for the CPU backend:
 //       WARPTRACE_DYNAMIC_SHARED(type, name)   declares the dynamic shared memory array
 //     Everything else emitted is plain CUDA C++ that the host backend also compiles: the
-//     CUDA-on-CPU header (jit/host/cuda_on_cpu.h, whose first comment is the list of what it
+//     CUDA-on-CPU header (jit/host/device/cuda_on_cpu.h, whose first comment is the list of what it
 //     supports) and the device primitives (jit/primitives/warptrace_primitives.cuh: named and
 //     phase barriers, async copies), which both backends include.
 //   * At the end, under `#ifdef WARPTRACE_HOST_BACKEND`, the emitter writes

@@ -9,10 +9,10 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "jit/compile/disk_cache.h"
-#include "jit/host/host_abi.h"
-#include "jit/host/host_compiler.h"
-#include "jit/host/host_tma.h"
-#include "jit/host/shared_object.h"
+#include "jit/host/device/host_abi.h"
+#include "jit/host/compiler/host_compiler.h"
+#include "jit/host/device/host_tma.h"
+#include "jit/host/runtime/shared_object.h"
 
 namespace warptrace {
 namespace {

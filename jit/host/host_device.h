@@ -1,7 +1,7 @@
 // HostDevice: runs the very same emitted CUDA source on the CPU, so the whole pipeline
 // (emission, compilation, launch, recording, dump) works on machines without a GPU. Built
 // like CudaDevice: a compiler (HostCompiler, the system C++ compiler) behind the
-// CachingCompiler decorator, a loader (dlopen), and a runtime (jit/host/runtime.h) that runs
+// CachingCompiler decorator, a loader (dlopen), and a runtime (jit/host/runtime/runtime.h) that runs
 // every CUDA thread as a fiber and the blocks of a launch concurrently on worker threads,
 // one per virtual SM.
 //
@@ -9,21 +9,21 @@
 //   ASSIGN_OR_RETURN(std::unique_ptr<LoadedKernel> kernel, host->Load(kernel_source));
 //   RETURN_IF_ERROR(host->Launch(*kernel, grid, block, dynamic_shared_bytes, args));
 //
-// Compilation: see jit/host/host_compiler.h (what the source may use: cuda_on_cpu.h). The
+// Compilation: see jit/host/compiler/host_compiler.h (what the source may use: cuda_on_cpu.h). The
 // shared object is cached in memory and on disk (CachingCompiler, key: source, headers,
 // options, compiler path/version/flags, host ABI), then loaded from an in-memory file with
 // dlopen; every Load gets its own copy (its own statics). With g++, kernels compile against
 // a precompiled cuda_on_cpu.h, built once and kept beside the shared objects
-// (jit/host/precompiled_header.h): a miss costs ~0.1 s less per kernel.
+// (jit/host/compiler/precompiled_header.h): a miss costs ~0.1 s less per kernel.
 //
-// Execution: see jit/host/runtime.h. Launches are synchronous, Synchronize() a no-op.
+// Execution: see jit/host/runtime/runtime.h. Launches are synchronous, Synchronize() a no-op.
 // Device memory is host memory (Allocate returns 256-byte aligned host pointers); copies
 // are checked against the bounds of the allocation they touch. Each buffer and each block's
-// shared memory sits between guard pages (jit/host/guarded_memory.h): a kernel thread that
+// shared memory sits between guard pages (jit/host/runtime/guarded_memory.h): a kernel thread that
 // accesses past the end of one (beyond its 256-byte / 16-byte alignment padding) or before
 // its start fails the launch with OutOfRange, naming the kernel, block, thread, the
 // allocation and how many bytes out of bounds the access was; the process survives and
-// later launches work (jit/host/fault_handler.h).
+// later launches work (jit/host/runtime/fault_handler.h).
 //
 // Time: by default kernel threads keep virtual time on the steady clock (host_abi.h): the
 // times a trace shows are the CPU's and vary with the machine's load. The steady clock is
@@ -57,9 +57,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "jit/compile/compile_cache.h"
-#include "jit/host/guarded_memory.h"
-#include "jit/host/host_compiler.h"
-#include "jit/host/runtime.h"
+#include "jit/host/runtime/guarded_memory.h"
+#include "jit/host/compiler/host_compiler.h"
+#include "jit/host/runtime/runtime.h"
 #include "jit/platform/device.h"
 
 namespace warptrace {
@@ -81,7 +81,7 @@ struct HostDeviceOptions {
   std::string cache_directory;
   bool use_disk_cache = true;
   // Compile kernels against a precompiled cuda_on_cpu.h (g++ and clang++; see
-  // jit/host/host_compiler.h). The kernels behave the same either way.
+  // jit/host/compiler/host_compiler.h). The kernels behave the same either way.
   bool use_precompiled_header = true;
   // A launch running longer than this fails (a livelock guard; deadlocks fail at once).
   absl::Duration launch_timeout = absl::Seconds(60);
@@ -137,7 +137,7 @@ class HostDevice final : public Device {
   absl::Status Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
                       uint32_t dynamic_shared_bytes, void** args) override;
   absl::Status Synchronize() override { return absl::OkStatus(); }
-  // warptrace's own descriptor (jit/host/host_tma.h), read by the TMA primitives. Validates
+  // warptrace's own descriptor (jit/host/device/host_tma.h), read by the TMA primitives. Validates
   // the spec again (ValidateTensorMap) and checks the tensor lies inside one allocation of
   // this device: InvalidArgument naming `what` otherwise.
   absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec& spec,

@@ -90,7 +90,7 @@ class Device {
   // viewing the tensor `spec` describes at `device_address` (a pointer from Allocate plus
   // spec.offset_bytes), already checked by ValidateTensorMap. CudaDevice: the driver's
   // cuTensorMapEncodeTiled (its errors as the driver's, naming `what`); HostDevice:
-  // warptrace's own descriptor (jit/host/host_tma.h).
+  // warptrace's own descriptor (jit/host/device/host_tma.h).
   virtual absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec& spec,
                                                          void* device_address,
                                                          absl::string_view what) = 0;

@@ -12,7 +12,7 @@
 //
 // On CUDA the spec is encoded by cuTensorMapEncodeTiled (jit/cuda/cuda_device.cc); on the
 // host backend into warptrace's own 128-byte descriptor with the same meaning
-// (jit/host/host_tma.h). Both see the device address of the buffer the map views plus
+// (jit/host/device/host_tma.h). Both see the device address of the buffer the map views plus
 // `offset_bytes`.
 #ifndef WARPTRACE_JIT_PLATFORM_TENSOR_MAP_H_
 #define WARPTRACE_JIT_PLATFORM_TENSOR_MAP_H_

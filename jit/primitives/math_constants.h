@@ -3,7 +3,7 @@
 // or M_PI), so warptrace embeds this one for NVRTC and the host backend alike: a kernel
 // whose preamble has `#include <math_constants.h>` compiles the same on both.
 // The bit-pattern constants are spelled, as in CUDA, through __int_as_float and
-// __longlong_as_double (CUDA built-ins; jit/host/cuda_on_cpu.h on the host).
+// __longlong_as_double (CUDA built-ins; jit/host/device/cuda_on_cpu.h on the host).
 #ifndef WARPTRACE_MATH_CONSTANTS_H_
 #define WARPTRACE_MATH_CONSTANTS_H_
 

@@ -1,6 +1,6 @@
 // Warp-wide tensor-core and matrix-movement primitives (included by warptrace_primitives.cuh):
 // one source for the GPU (inline PTX) and the host backend (an exact emulation on the host
-// runtime's operand exchange, jit/host/host_abi.h).
+// runtime's operand exchange, jit/host/device/host_abi.h).
 //
 // sm_80:
 //   warptrace_mma_m16n8k16_f32_bf16(d, a, b, c)   mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

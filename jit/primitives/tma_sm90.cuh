@@ -1,6 +1,6 @@
 // TMA (the Tensor Memory Accelerator, sm_90+): box copies between a tensor in global memory,
 // described by a tensor map, and shared memory. One source for the GPU (inline PTX) and the
-// host backend (jit/host/host_tma.h emulates the copy exactly); included by
+// host backend (jit/host/device/host_tma.h emulates the copy exactly); included by
 // warptrace_primitives.cuh.
 //
 //   extern "C" __global__ void k(const __grid_constant__ CUtensorMap tmA, ...) {

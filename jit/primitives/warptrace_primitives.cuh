@@ -1,7 +1,7 @@
 // warptrace's device primitives: the synchronization warp-specialized kernels are made of,
 // as device functions with one source for the GPU and the host backend. On the GPU (NVRTC
 // or nvcc, __CUDA_ARCH__ defined) each is its real PTX; under WARPTRACE_HOST_BACKEND it calls
-// the host runtime (jit/host/cuda_on_cpu.h, which includes this header).
+// the host runtime (jit/host/device/cuda_on_cpu.h, which includes this header).
 //
 //   #include "warptrace_primitives.cuh"
 //   __shared__ unsigned long long full;                 // an mbarrier: 8 bytes of shared memory

@@ -1,6 +1,6 @@
 // sm_90a warpgroup tensor-core instructions (wgmma) and register reallocation (setmaxnreg):
 // one source for the GPU (inline PTX; NVRTC --gpu-architecture=sm_90a) and the host backend
-// (jit/host/wgmma_host.h, the emulation: exact layouts, fp32 arithmetic in a documented
+// (jit/host/device/wgmma_host.h, the emulation: exact layouts, fp32 arithmetic in a documented
 // order, misuse a launch error). Included by warptrace_primitives.cuh.
 //
 // A warpgroup is 4 consecutive warps (threads 128i .. 128i+127 of the block); every thread

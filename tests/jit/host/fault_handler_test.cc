@@ -1,6 +1,6 @@
-// Faults in kernel threads on the host backend (jit/host/fault_handler.h): an access past
+// Faults in kernel threads on the host backend (jit/host/runtime/fault_handler.h): an access past
 // the end of a block's dynamic shared memory or of a device buffer (each between guard
-// pages, jit/host/guarded_memory.h), a null pointer, a stack overflow: the launch fails with
+// pages, jit/host/runtime/guarded_memory.h), a null pointer, a stack overflow: the launch fails with
 // OutOfRange naming kernel, block, thread, the allocation and how far out of bounds the
 // access was; the process survives and the next launch works.
 //
@@ -8,7 +8,7 @@
 // ASan (only the runtime is instrumented), so their out-of-bounds accesses are not ASan's to
 // see; they reach the guard pages, and our handler, which stays in front of ASan's and hands
 // it every fault that is not a fiber's.
-#include "jit/host/fault_handler.h"
+#include "jit/host/runtime/fault_handler.h"
 
 #include <memory>
 #include <string>

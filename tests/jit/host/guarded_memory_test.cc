@@ -1,6 +1,6 @@
-// Guarded regions (jit/host/guarded_memory.h): where the data sits against its guard pages
+// Guarded regions (jit/host/runtime/guarded_memory.h): where the data sits against its guard pages
 // and how a fault address is described.
-#include "jit/host/guarded_memory.h"
+#include "jit/host/runtime/guarded_memory.h"
 
 #include <cstdint>
 #include <cstring>

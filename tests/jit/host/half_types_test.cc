@@ -1,4 +1,4 @@
-// The host backend's __half, __nv_bfloat16 and their pairs (jit/host/cuda_on_cpu.h) are
+// The host backend's __half, __nv_bfloat16 and their pairs (jit/host/device/cuda_on_cpu.h) are
 // bit-exact with the CUDA toolkit's own definitions: this test compiles the toolkit's
 // cuda_fp16.h and cuda_bf16.h (their host-side code, which the host compiler builds alone)
 // and compares them with kernels run on HostDevice, on every 16-bit pattern (16 bits ->

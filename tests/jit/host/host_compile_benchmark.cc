@@ -18,8 +18,8 @@
 #include "base/temp_dir.h"
 #include "benchmark/benchmark.h"
 #include "jit/emit/emitter.h"
-#include "jit/host/host_compiler.h"
-#include "jit/host/precompiled_header.h"
+#include "jit/host/compiler/host_compiler.h"
+#include "jit/host/compiler/precompiled_header.h"
 #include "tests/jit/benchmark_kernels.h"
 
 namespace warptrace {

@@ -1,4 +1,4 @@
-#include "jit/host/host_compiler.h"
+#include "jit/host/compiler/host_compiler.h"
 
 #include <memory>
 #include <string>
@@ -9,7 +9,7 @@
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/host/precompiled_header.h"
+#include "jit/host/compiler/precompiled_header.h"
 #include "llvm/Support/FileSystem.h"
 #include "tests/jit/test_kernels.h"
 #include "tests/status_matchers.h"

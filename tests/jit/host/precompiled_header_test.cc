@@ -1,4 +1,4 @@
-#include "jit/host/precompiled_header.h"
+#include "jit/host/compiler/precompiled_header.h"
 
 #include <functional>
 #include <string>

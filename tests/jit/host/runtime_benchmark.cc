@@ -34,7 +34,7 @@
 #include "benchmark/benchmark.h"
 #include "jit/builder/kernel_builder.h"
 #include "jit/emit/emitter.h"
-#include "jit/host/fiber.h"
+#include "jit/host/runtime/fiber.h"
 #include "jit/host/host_device.h"
 #include "jit/platform/tensor_map.h"
 #include "tests/jit/primitives/wgmma_kernels.h"

@@ -1,6 +1,6 @@
-// The host runtime (jit/host/runtime.h) through HostDevice: every test is a kernel really
+// The host runtime (jit/host/runtime/runtime.h) through HostDevice: every test is a kernel really
 // compiled and run on the host.
-#include "jit/host/runtime.h"
+#include "jit/host/runtime/runtime.h"
 
 #include <cstdlib>
 #include <memory>

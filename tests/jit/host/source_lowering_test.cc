@@ -1,6 +1,6 @@
 // The host backend's source lowering: the subscript expressions of wgmma register arrays it
 // routes through the run-time check, and the declarations and members it leaves alone.
-#include "jit/host/source_lowering.h"
+#include "jit/host/compiler/source_lowering.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,14 +1,14 @@
-// The host runtime's virtual clock (jit/host/virtual_clock.h): the steady mode's preemption
+// The host runtime's virtual clock (jit/host/runtime/virtual_clock.h): the steady mode's preemption
 // correction, as a pure function of the (wall, CPU) readings it is given, and what the
 // deterministic mode's launch clock reads.
-#include "jit/host/virtual_clock.h"
+#include "jit/host/runtime/virtual_clock.h"
 
 #include <time.h>
 
 #include <cstdint>
 
 #include "gtest/gtest.h"
-#include "jit/host/host_abi.h"
+#include "jit/host/device/host_abi.h"
 
 namespace warptrace::host {
 namespace {

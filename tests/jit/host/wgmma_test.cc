@@ -1,4 +1,4 @@
-// sm_90a wgmma and setmaxnreg on the host backend (jit/host/wgmma_host.h behind
+// sm_90a wgmma and setmaxnreg on the host backend (jit/host/device/wgmma_host.h behind
 // jit/primitives/wgmma_sm90.cuh): layout conformance against tables derived here from the
 // PTX ISA and CuTe, GEMM numerics against a CPU reference, and every misuse rule. The
 // kernels are tests/jit/primitives/wgmma_kernels.h (the NVRTC test compiles the same text).

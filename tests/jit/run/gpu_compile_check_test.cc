@@ -1,5 +1,5 @@
 // The host backend's NVRTC check (jit/run/gpu_compile_check.h) and the CUDA intrinsics and
-// constants of jit/host/cuda_on_cpu.h, each compared with what NVRTC makes of the same kernel.
+// constants of jit/host/device/cuda_on_cpu.h, each compared with what NVRTC makes of the same kernel.
 #include "jit/run/gpu_compile_check.h"
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The host backend checks every wgmma descriptor against the layout the TMA copy wrote its
-// tile in (jit/host/wgmma_host.h): a kernel whose descriptors use another swizzle or stride
+// tile in (jit/host/device/wgmma_host.h): a kernel whose descriptors use another swizzle or stride
 // byte offset than the tensor map's 128B swizzle reads its tiles scrambled (on a GPU too,
 // silently). A real builder kernel (one warpgroup: two TMA loads, one wgmma group of four
 // m64n64k16, C = A * B^T) runs correctly with the right descriptors and fails the launch,

@@ -1,7 +1,7 @@
 // Legal wgmma patterns from public Hopper kernels, ported to the builder as a new user would,
 // run on the host backend's wgmma emulation and checked exactly against a CPU reference;
 // with the PTX ISA sentence each relies on. The host backend's accumulator rules
-// (jit/host/wgmma_host.h) must accept every one of them: a check that refuses legal code is
+// (jit/host/device/wgmma_host.h) must accept every one of them: a check that refuses legal code is
 // as bad as one that misses a bug. Misuses of the same kernels are at the end.
 //
 // Operands are small integers (exact in bf16; every fp32 sum exact in any order), so the

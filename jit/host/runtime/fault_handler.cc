@@ -1,4 +1,4 @@
-#include "jit/host/fault_handler.h"
+#include "jit/host/runtime/fault_handler.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "jit/host/block.h"
-#include "jit/host/host_abi.h"
+#include "jit/host/runtime/block.h"
+#include "jit/host/device/host_abi.h"
 
 namespace warptrace::host {
 namespace {

@@ -1,4 +1,4 @@
-#include "jit/host/shared_object.h"
+#include "jit/host/runtime/shared_object.h"
 
 #include <dlfcn.h>
 

@@ -1,4 +1,4 @@
-#include "jit/host/fiber.h"
+#include "jit/host/runtime/fiber.h"
 
 #include <pthread.h>
 #include <sys/mman.h>

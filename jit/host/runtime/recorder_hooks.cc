@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "jit/host/host_abi.h"
+#include "jit/host/device/host_abi.h"
 
 extern "C" {
 

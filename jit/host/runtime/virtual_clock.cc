@@ -1,4 +1,4 @@
-#include "jit/host/virtual_clock.h"
+#include "jit/host/runtime/virtual_clock.h"
 
 #include <time.h>
 

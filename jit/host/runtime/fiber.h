@@ -1,5 +1,5 @@
 // Fibers: user-level execution contexts, each on its own stack, switched cooperatively on one
-// OS thread. The host backend runs every CUDA thread as a fiber (jit/host/runtime.h).
+// OS thread. The host backend runs every CUDA thread as a fiber (jit/host/runtime/runtime.h).
 //
 //   FiberStack stack = *FiberStack::Allocate(256 * 1024);
 //   FiberContext main_context, fiber_context;

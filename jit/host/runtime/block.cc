@@ -1,4 +1,4 @@
-#include "jit/host/block.h"
+#include "jit/host/runtime/block.h"
 
 #include <algorithm>
 #include <cstring>

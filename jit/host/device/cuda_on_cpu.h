@@ -1,7 +1,7 @@
 // CUDA on the CPU: the header the host backend force-includes (-include cuda_on_cpu.h, with
 // -DWARPTRACE_HOST_BACKEND) when it compiles CUDA source with the system C++ compiler into
-// a shared object that its runtime (jit/host/runtime.h) runs, one fiber per CUDA thread.
-// Before compiling, the host compiler lowers the source (jit/host/source_lowering.h):
+// a shared object that its runtime (jit/host/runtime/runtime.h) runs, one fiber per CUDA thread.
+// Before compiling, the host compiler lowers the source (jit/host/compiler/source_lowering.h):
 // `__shared__` declarations become per-block storage, inline PTX a clear error.
 //
 // Supported, with CUDA's names and semantics:

@@ -1,4 +1,4 @@
-// The host runtime's scheduler (jit/host/runtime.h has the execution model): a Worker is
+// The host runtime's scheduler (jit/host/runtime/runtime.h has the execution model): a Worker is
 // one virtual SM, an OS thread that keeps up to RuntimeOptions::blocks_per_sm blocks
 // resident in its Slots and interleaves their fibers; LaunchState is what the workers of
 // one launch share (the spec, the next block, the first failure).
@@ -23,12 +23,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "jit/host/block.h"
-#include "jit/host/fiber.h"
-#include "jit/host/guarded_memory.h"
-#include "jit/host/host_abi.h"
-#include "jit/host/runtime.h"
-#include "jit/host/virtual_clock.h"
+#include "jit/host/runtime/block.h"
+#include "jit/host/runtime/fiber.h"
+#include "jit/host/runtime/guarded_memory.h"
+#include "jit/host/device/host_abi.h"
+#include "jit/host/runtime/runtime.h"
+#include "jit/host/runtime/virtual_clock.h"
 
 namespace warptrace::host {
 

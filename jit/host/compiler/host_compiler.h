@@ -9,7 +9,7 @@
 //   ASSIGN_OR_RETURN(CompiledKernel k, compiler->Compile(request));
 //   // k.cubin holds the shared object's bytes (an ELF image, like a cubin); k.arch "host".
 //
-// Compile lowers the source and its headers for the host (jit/host/source_lowering.h),
+// Compile lowers the source and its headers for the host (jit/host/compiler/source_lowering.h),
 // writes them into a temporary directory (removed afterwards) and runs
 //   <cxx> -std=<cpp_standard> -O1 -shared -fPIC -pthread -DWARPTRACE_HOST_BACKEND
 //         -include cuda_on_cpu.h -I<dir> <options.extra_flags> <compiler extra_flags>
@@ -17,7 +17,7 @@
 //         -o <dir>/kernel.so <dir>/<name>
 // With g++, cuda_on_cpu.h (and the host headers it includes, which are not lowered and so
 // the same for every kernel) is parsed once into a precompiled header built with exactly
-// those flags (jit/host/precompiled_header.h), and the compile force-includes that instead:
+// those flags (jit/host/compiler/precompiled_header.h), and the compile force-includes that instead:
 // `-include <pch entry>/cuda_on_cpu.h -Winvalid-pch`. The shared object is the same with
 // or without it. A PCH that cannot be built is not used; a compile the PCH troubled (the
 // compiler rejected or could not read it, or crashed) is run again without it, and that
@@ -44,7 +44,7 @@
 #include "absl/status/statusor.h"
 #include "jit/builder/kernel_source.h"
 #include "jit/compile/compiler.h"
-#include "jit/host/precompiled_header.h"
+#include "jit/host/compiler/precompiled_header.h"
 
 namespace warptrace::host {
 

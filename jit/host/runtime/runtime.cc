@@ -1,4 +1,4 @@
-#include "jit/host/runtime.h"
+#include "jit/host/runtime/runtime.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "jit/host/fault_handler.h"
-#include "jit/host/virtual_clock.h"
-#include "jit/host/worker.h"
+#include "jit/host/runtime/fault_handler.h"
+#include "jit/host/runtime/virtual_clock.h"
+#include "jit/host/runtime/worker.h"
 
 namespace warptrace::host {
 

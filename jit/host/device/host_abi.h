@@ -1,4 +1,4 @@
-/* The ABI between the host backend's runtime (jit/host/runtime.h) and a kernel compiled for
+/* The ABI between the host backend's runtime (jit/host/runtime/runtime.h) and a kernel compiled for
  * the host backend (which force-includes cuda_on_cpu.h). Freestanding C: compiled into both
  * sides. Bump WARPTRACE_HOST_ABI_VERSION whenever anything here changes.
  *

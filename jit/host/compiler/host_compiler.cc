@@ -1,4 +1,4 @@
-#include "jit/host/host_compiler.h"
+#include "jit/host/compiler/host_compiler.h"
 
 #include <cstdlib>
 #include <optional>
@@ -16,9 +16,9 @@
 #include "base/subprocess.h"
 #include "base/temp_dir.h"
 #include "jit/compile/diagnostics.h"
-#include "jit/host/embedded_host_headers.h"
-#include "jit/host/host_abi.h"
-#include "jit/host/source_lowering.h"
+#include "jit/host/device/embedded_host_headers.h"
+#include "jit/host/device/host_abi.h"
+#include "jit/host/compiler/source_lowering.h"
 
 namespace warptrace::host {
 namespace {

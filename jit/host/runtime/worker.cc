@@ -1,4 +1,4 @@
-#include "jit/host/worker.h"
+#include "jit/host/runtime/worker.h"
 
 #include <signal.h>
 
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "jit/host/abi_table.h"
+#include "jit/host/runtime/abi_table.h"
 
 namespace warptrace::host {
 
@@ -121,7 +121,7 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
   for (uint32_t t = 0; t < n; ++t) {
     Fiber* f = block.fiber(t);
     f->owner = this;
-    // The shared-memory window wgmma descriptors address (jit/host/wgmma_host.h).
+    // The shared-memory window wgmma descriptors address (jit/host/device/wgmma_host.h).
     f->abi.static_shared = slot.static_shared.data();
     f->abi.dynamic_shared_bytes = spec.dynamic_shared_bytes;
     f->stack_lo = slot.stacks[t].bottom();

@@ -2,7 +2,7 @@
 // its barriers, warp collectives, mbarrier waiters, shared memory and cp.async groups, and
 // the description of what each thread waits on (for deadlock reports).
 //
-// Internal to the runtime (jit/host/runtime.h). A block lives on one worker thread and all
+// Internal to the runtime (jit/host/runtime/runtime.h). A block lives on one worker thread and all
 // of this is touched only from that thread (its fibers never run elsewhere), so nothing here
 // is locked. Operations that make a fiber wait return Wait::kPark; the worker then switches
 // away from it, and resumes it when another fiber of the block releases it (MakeReady).
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "jit/host/fiber.h"
-#include "jit/host/host_abi.h"
+#include "jit/host/runtime/fiber.h"
+#include "jit/host/device/host_abi.h"
 
 namespace warptrace::host {
 

@@ -24,9 +24,9 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "jit/host/block.h"
-#include "jit/host/host_abi.h"
-#include "jit/host/runtime.h"
+#include "jit/host/runtime/block.h"
+#include "jit/host/device/host_abi.h"
+#include "jit/host/runtime/runtime.h"
 
 namespace warptrace::host {
 

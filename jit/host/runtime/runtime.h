@@ -4,7 +4,7 @@
 //   ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime, Runtime::Create({.num_sms = 4}));
 //   RETURN_IF_ERROR(runtime->Launch(spec));   // synchronous
 //
-// Execution model. Every CUDA thread is a fiber (jit/host/fiber.h) scheduled cooperatively:
+// Execution model. Every CUDA thread is a fiber (jit/host/runtime/fiber.h) scheduled cooperatively:
 // it runs until it reaches a synchronization point (a barrier, a warp collective, an
 // mbarrier wait, a spin-wait hook) and only then another fiber runs. The blocks of a launch
 // are handed out in linear order to a pool of worker threads, one per virtual SM, each
@@ -52,7 +52,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "jit/host/host_abi.h"
+#include "jit/host/device/host_abi.h"
 
 namespace warptrace::host {
 

@@ -1,4 +1,4 @@
-#include "jit/host/guarded_memory.h"
+#include "jit/host/runtime/guarded_memory.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

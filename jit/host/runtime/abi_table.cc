@@ -1,13 +1,13 @@
-#include "jit/host/abi_table.h"
+#include "jit/host/runtime/abi_table.h"
 
 #include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "jit/host/block.h"
-#include "jit/host/virtual_clock.h"
-#include "jit/host/worker.h"
+#include "jit/host/runtime/block.h"
+#include "jit/host/runtime/virtual_clock.h"
+#include "jit/host/runtime/worker.h"
 
 namespace warptrace::host {
 namespace {

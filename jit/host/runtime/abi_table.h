@@ -6,7 +6,7 @@
 #ifndef WARPTRACE_JIT_HOST_ABI_TABLE_H_
 #define WARPTRACE_JIT_HOST_ABI_TABLE_H_
 
-#include "jit/host/host_abi.h"
+#include "jit/host/device/host_abi.h"
 
 namespace warptrace::host {
 

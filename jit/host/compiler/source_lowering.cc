@@ -1,4 +1,4 @@
-#include "jit/host/source_lowering.h"
+#include "jit/host/compiler/source_lowering.h"
 
 #include <algorithm>
 #include <cctype>
