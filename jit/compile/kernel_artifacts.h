@@ -12,21 +12,22 @@
 //   K.on.sass    cuobjdump -sass of it, when cuobjdump is found (FindCuobjdump: tools/setup.sh
 //                installs the nvidia-cuda-cuobjdump wheel)
 //
-//   ASSIGN_OR_RETURN(KernelArtifacts kept, KeepKernelArtifacts(source, CudaTarget::Default(), "/tmp/k"));
-//   // kept.ptxas.registers, kept.files
+//   ASSIGN_OR_RETURN(CompileRequest request, CudaCompileRequest(source, target));
+//   ASSIGN_OR_RETURN(KernelArtifacts kept,
+//                    KeepKernelArtifacts(request, "gemm.on", "/tmp/k", FindCuobjdump("")));
+//   // kept.log (ptxas's report), kept.files
 //
 // Thread-safe (each call compiles with its own NVRTC program); two calls writing one
 // kernel's files in one directory leave one complete version of each (atomic renames).
-#ifndef WARPTRACE_JIT_COST_KERNEL_ARTIFACTS_H_
-#define WARPTRACE_JIT_COST_KERNEL_ARTIFACTS_H_
+#ifndef WARPTRACE_JIT_COMPILE_KERNEL_ARTIFACTS_H_
+#define WARPTRACE_JIT_COMPILE_KERNEL_ARTIFACTS_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "jit/builder/kernel_source.h"
-#include "jit/target/cuda_target.h"
+#include "jit/compile/compiler.h"
 
 namespace warptrace {
 
@@ -36,16 +37,17 @@ struct KernelArtifacts {
   bool sass = false;               // whether K.<mode>.sass was written
 };
 
-// Compiles `source` as CudaDevice::Load would for `target` (a wgmma kernel asked for sm_90
-// gets sm_90a), with ptxas's report and NVRTC's compile cache off, and
-// writes the files above under `dir` (created if missing). `cuobjdump`: its path, or empty
-// for no SASS. Errors: InvalidArgument with NVRTC's log when the source does not compile;
-// the file system's errors naming the path; Internal when cuobjdump fails.
-absl::StatusOr<KernelArtifacts> KeepKernelArtifacts(const KernelSource& source,
-                                                    const CudaTarget& target,
+// Compiles `request` with NVRTC (CudaCompileRequest makes the one CudaDevice::Load
+// compiles), with ptxas's report on and NVRTC's compile cache off, and writes the files
+// above under `dir` (created if missing), named `stem` + ".cu", ".log" ... ("K.on"). The
+// headers are written under their own names. `cuobjdump`: its path, or empty for no SASS.
+// Errors: InvalidArgument with NVRTC's log when the source does not compile; the file
+// system's errors naming the path; Internal when cuobjdump fails.
+absl::StatusOr<KernelArtifacts> KeepKernelArtifacts(CompileRequest request,
+                                                    absl::string_view stem,
                                                     absl::string_view dir,
                                                     const std::string& cuobjdump);
 
 }  // namespace warptrace
 
-#endif  // WARPTRACE_JIT_COST_KERNEL_ARTIFACTS_H_
+#endif  // WARPTRACE_JIT_COMPILE_KERNEL_ARTIFACTS_H_

@@ -17,6 +17,7 @@
 #include "base/status_macros.h"
 #include "jit/compile/compiler.h"
 #include "jit/compile/nvrtc_compiler.h"
+#include "jit/compile/cuobjdump.h"
 #include "jit/cost/recorder_cost.h"
 #include "jit/cuda/cuda_device.h"
 #include "jit/emit/emitter.h"
@@ -98,7 +99,7 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
   cost.compile_time = times[times.size() / 2];
   ASSIGN_OR_RETURN(cost.ptxas, ParsePtxasInfo(cost.log, source.kernel_name));
   if (!options.cuobjdump.empty()) {
-    ASSIGN_OR_RETURN(CubinListing listing, DisassembleForCost(cubin, options.cuobjdump));
+    ASSIGN_OR_RETURN(CubinListing listing, DisassembleCubin(cubin, options.cuobjdump));
     ASSIGN_OR_RETURN(absl::string_view sass, SassFunction(listing.sass, source.kernel_name));
     cost.sass = std::string(sass);
     cost.sass_instructions = CountSassInstructions(sass);

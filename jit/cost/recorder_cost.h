@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "jit/compile/cuobjdump.h"
 #include "jit/target/cuda_target.h"
 
 namespace warptrace {
@@ -123,30 +124,10 @@ struct CostProgram {
 absl::StatusOr<CostProgram> CompileForCost(const std::string& source,
                                               const CudaTarget& target);
 
-// What `cuobjdump -sass` and `cuobjdump -res-usage` print for one cubin, all its kernels.
-struct CubinListing {
-  std::string sass;
-  std::string res_usage;
-};
-// Runs `cuobjdump` twice on a cubin (it takes one input file per call). Internal if it
-// cannot be run or fails.
-absl::StatusOr<CubinListing> DisassembleForCost(const std::string& cubin,
-                                                const std::string& cuobjdump);
 // The SASS instructions and registers of kernel `kernel_name` in `listing`. NotFound when
 // either listing has no section for the kernel or its section no register count.
 absl::StatusOr<SassStats> KernelSassStats(const CubinListing& listing,
                                           absl::string_view kernel_name);
-
-// Finds cuobjdump: `flag` if non-empty, else $CUOBJDUMP if set (each must be executable),
-// else cuobjdump on PATH, else /usr/local/cuda/bin, else the PyPI wheel
-// nvidia-cuda-cuobjdump (<site-packages>/nvidia/*/bin/cuobjdump) in the known places
-// ($VIRTUAL_ENV, /usr/local/lib/python3*/dist-packages where tools/setup.sh installs it,
-// ~/.local), else next to the `nvidia` package of every python3 on PATH and of
-// /usr/bin/python3 (the first python3 on PATH may be a pyenv or venv one without it).
-// NotFound naming everything tried otherwise.
-absl::StatusOr<std::string> LocateCuobjdump(const std::string& flag);
-// LocateCuobjdump's path, or empty when none is found.
-std::string FindCuobjdump(const std::string& flag);
 
 struct RecorderCostOptions {
   CudaTarget target = CudaTarget::Default();
@@ -167,7 +148,7 @@ struct RecorderCostRow {
 
 // Measures every case, all in one program and one cubin. InvalidArgument for events_high <=
 // events_low or two cases whose names make the same kernel name; errors from
-// CompileForCost and DisassembleForCost as they are, per-kernel errors (a kernel missing
+// CompileForCost and DisassembleCubin as they are, per-kernel errors (a kernel missing
 // from the PTX or the cuobjdump listings) naming the case and the kernel.
 absl::StatusOr<std::vector<RecorderCostRow>> MeasureRecorderCost(
     const RecorderCostOptions& options);

@@ -13,8 +13,9 @@
 #include "base/clock.h"
 #include "base/status_macros.h"
 #include "format/trace_abi.h"
-#include "jit/cost/kernel_artifacts.h"
-#include "jit/cost/recorder_cost.h"
+#include "jit/compile/cuobjdump.h"
+#include "jit/compile/kernel_artifacts.h"
+#include "jit/cuda/cuda_device.h"
 #include "jit/emit/emitter.h"
 #include "jit/run/gpu_compile_check.h"
 
@@ -253,7 +254,7 @@ struct Launched {
 };
 
 // The host-time anchor of a launch (layout.h, HostTimeAnchor). The host backend's
-// globaltimer is virtual time on CLOCK_MONOTONIC's axis (jit/host/host_abi.h: its steady
+// globaltimer is virtual time on CLOCK_MONOTONIC's axis (jit/host/device/host_abi.h: its steady
 // clock is set from CLOCK_MONOTONIC when the launch starts, and its blocks start there), so
 // its anchor is the clocks read together. On a GPU the first recorded unit start (the
 // trace origin) is paired with the launch call: it came after it and before the
@@ -268,6 +269,19 @@ HostTimeAnchor AnchorOf(DeviceKind kind, const Launched& run, const DecodedTrace
               run.launch_to_sync_ns + c.spread_ns};
   }
   return anchor;
+}
+
+// RunOptions::artifacts_dir: what NVRTC makes of `source` for the GPU target, as CudaDevice
+// would compile it, kept as K.on.* / K.off.*.
+absl::StatusOr<KernelArtifacts> KeepArtifacts(const KernelSource& source,
+                                              const RunOptions& options) {
+  ASSIGN_OR_RETURN(
+      CompileRequest request,
+      CudaCompileRequest(source,
+                         options.device_options.cuda.target.value_or(CudaTarget::Default())));
+  return KeepKernelArtifacts(std::move(request),
+                             absl::StrCat(source.kernel_name, source.profiled ? ".on" : ".off"),
+                             options.artifacts_dir, FindCuobjdump(""));
 }
 
 // Emits, loads and launches once; copies outputs and the trace buffer back.
@@ -290,10 +304,7 @@ absl::StatusOr<Launched> LaunchOnce(Device& device, const Kernel& kernel,
         out.source, options.device_options.cuda.target.value_or(CudaTarget::Default())));
   }
   if (!options.artifacts_dir.empty()) {
-    absl::StatusOr<KernelArtifacts> kept =
-        KeepKernelArtifacts(out.source,
-                            options.device_options.cuda.target.value_or(CudaTarget::Default()),
-                            options.artifacts_dir, FindCuobjdump(""));
+    absl::StatusOr<KernelArtifacts> kept = KeepArtifacts(out.source, options);
     if (!kept.ok()) {
       return absl::Status(kept.status().code(),
                           absl::StrCat("keeping the artifacts of kernel ", kernel.name, " (",

@@ -153,7 +153,7 @@ struct RunOptions {
   // K.on.*, not: K.off.*) in this directory (created if missing): the emitted .cu with its
   // headers, NVRTC's log with ptxas's register / spill report, the PTX, a plain cubin
   // (cuobjdump and nvdisasm read it) and its cuobjdump -sass (when cuobjdump is found).
-  // jit/cost/kernel_artifacts.h. Compiled for device_options.cuda.target (else sm_90) on
+  // jit/compile/kernel_artifacts.h. Compiled for device_options.cuda.target (else sm_90) on
   // either backend, so no GPU is needed; errors name the directory or carry NVRTC's log.
   std::string artifacts_dir;
 };
