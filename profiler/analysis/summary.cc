@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/stats.h"
 
@@ -334,6 +335,37 @@ std::string FormatSummary(const Summary& summary) {
   PrintSummary(summary, os);
   os.flush();
   return out;
+}
+
+void WriteSummaryJson(const Summary& s, llvm::json::OStream& j) {
+  j.object([&] {
+    j.attribute("kernel", ValidUtf8(s.kernel_name));
+    j.attribute("device", ValidUtf8(s.device_name));
+    j.attribute("units", static_cast<int64_t>(s.units));
+    j.attribute("calibrated_units", static_cast<int64_t>(s.calibrated_units));
+    j.attribute("nominal_units", static_cast<int64_t>(s.nominal_units));
+    j.attribute("mean_calibrated_mhz", s.mean_calibrated_mhz);
+    j.attribute("nominal_sm_clock_khz", static_cast<int64_t>(s.nominal_sm_clock_khz));
+    j.attribute("clock_note", ValidUtf8(s.clock_note));
+    j.attribute("wall_ns", s.wall_ns);
+    j.attribute("unit_time_ns", s.unit_time_ns);
+    j.attribute("header", ValidUtf8(SummaryHeader(s)));
+    j.attributeArray("regions", [&] {
+      for (const RegionStats& r : s.regions) {
+        j.object([&] {
+          j.attribute("name", ValidUtf8(r.name));
+          j.attribute("count", static_cast<int64_t>(r.count));
+          j.attribute("total_ns", r.total_ns);
+          j.attribute("mean_ns", r.mean_ns);
+          j.attribute("min_ns", r.min_ns);
+          j.attribute("p50_ns", r.p50_ns);
+          j.attribute("p95_ns", r.p95_ns);
+          j.attribute("max_ns", r.max_ns);
+          j.attribute("share", r.share);
+        });
+      }
+    });
+  });
 }
 
 }  // namespace warptrace

@@ -47,6 +47,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/dump/sink.h"
 #include "profiler/timeline/timeline_types.h"
@@ -169,6 +170,13 @@ std::string SummaryHeader(const Summary& summary);
 // with three decimals, share in percent) and a left-aligned name column.
 void PrintSummary(const Summary& summary, llvm::raw_ostream& os);
 std::string FormatSummary(const Summary& summary);
+
+// The summary as one JSON object (the C API's result "summary", python's DumpResult.summary):
+// {"kernel", "device", "units", "calibrated_units", "nominal_units", "mean_calibrated_mhz",
+//  "nominal_sm_clock_khz", "clock_note", "wall_ns", "unit_time_ns", "header",
+//  "regions": [{"name", "count", "total_ns", "mean_ns", "min_ns", "p50_ns", "p95_ns",
+//               "max_ns", "share"}, ...]}. Names pass through JSON's UTF-8 repair.
+void WriteSummaryJson(const Summary& summary, llvm::json::OStream& j);
 
 }  // namespace warptrace
 
