@@ -3,42 +3,28 @@
 #ifndef WARPTRACE_CAPI_REQUEST_H_
 #define WARPTRACE_CAPI_REQUEST_H_
 
-#include <cstdint>
-#include <string>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "llvm/Support/JSON.h"
+#include "profiler/frontend/dump_settings.h"
 
 namespace warptrace::capi_internal {
 
 // ---- requests --------------------------------------------------------------------------
 
-struct Request {
-  std::string output;
-  int output_fd = -1;
-  bool output_memory = false;
-  std::string format;
-  std::string events = "x";
-  std::string json_args = "lean";
-  bool mosaic_overhead = true;
-  uint64_t mosaic_clock_khz = 0;
-  std::string report;
-  std::string analysis_output;
-  bool summary = false;
-  bool analysis = false;
-  bool causal_profile = true;  // with the summary or the analysis, as the CLI's dump
-  bool allow_truncated = false;
-  bool compensate_overhead = false;
-  uint64_t sm_clock_khz = 0;
-  int threads = 0;  // DumpRequest::threads: 0 = the cores there are
-};
+// The request is the dump's settings (profiler/frontend/dump_settings.h): its keys are
+// DumpSettingSpecs()' keys, checked and defaulted there.
+using Request = DumpSettings;
 
 // `text` as a JSON object (null or "" is the empty object); InvalidArgument naming `what`.
 absl::StatusOr<llvm::json::Object> ParseObject(const char* text, absl::string_view what);
 // InvalidArgument: the `what`'s "key" must be `type`.
 absl::Status WrongType(absl::string_view what, absl::string_view key, absl::string_view type);
+
+// A JSON value as a dump setting's value, in JSON's own type (a null or an array is
+// std::monostate): SetDumpSetting decides whether it fits the setting.
+SettingValue SettingValueFromJson(const llvm::json::Value& value);
 
 // Parses a warptrace_dump request (a JSON object; null or "" is the empty request).
 // InvalidArgument naming the key and the type or value expected.

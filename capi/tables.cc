@@ -13,10 +13,12 @@
 #include "base/exception_status.h"
 #include "base/status_macros.h"
 #include "capi/error.h"
+#include "capi/request.h"
 #include "capi/warptrace.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/frontend/dump_files.h"
+#include "profiler/frontend/dump_settings.h"
 #include "profiler/outputs/tables/arrow_export.h"
 #include "profiler/outputs/tables/schema.h"
 
@@ -49,9 +51,13 @@ warptrace_code TablesGuard(warptrace_error** error, Body body) {
 
 struct TablesRequest {
   TableOptions options;
-  bool allow_truncated = true;
-  bool compensate_overhead = false;
-  uint64_t sm_clock_khz = 0;
+  // allow_truncated, compensate_overhead, sm_clock_khz: the dump's settings, by its schema
+  // (dump_settings.h); tables keep each broken unit's valid prefix unless asked not to.
+  DumpSettings settings = [] {
+    DumpSettings s;
+    s.allow_truncated = true;
+    return s;
+  }();
 };
 
 absl::Status BadKey(absl::string_view key, absl::string_view type) {
@@ -87,14 +93,10 @@ absl::StatusOr<TablesRequest> ParseTablesRequest(const char* text, absl::string_
       os << llvm::json::Value(llvm::json::Object(*tags));  // keys sorted: canonical
       os.flush();
       r.options.tags_json = json;
-    } else if (key == "allow_truncated" || key == "compensate_overhead") {
-      llvm::Optional<bool> b = v.getAsBoolean();
-      if (!b) return BadKey(key, "true or false");
-      (key == "allow_truncated" ? r.allow_truncated : r.compensate_overhead) = *b;
-    } else if (key == "sm_clock_khz") {
-      llvm::Optional<int64_t> khz = v.getAsInteger();
-      if (!khz || *khz < 0) return BadKey(key, "an integer >= 0");
-      r.sm_clock_khz = static_cast<uint64_t>(*khz);
+    } else if (key == "allow_truncated" || key == "compensate_overhead" ||
+               key == "sm_clock_khz") {
+      RETURN_IF_ERROR(SetDumpSetting(r.settings, key, capi_internal::SettingValueFromJson(v),
+                                     absl::StrCat("the tables request's \"", key, "\"")));
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "the tables request has an unknown key \"", key,
@@ -110,10 +112,9 @@ absl::Status TablesFromPrefix(const char* prefix, const char* request_json,
   *out = nullptr;
   if (prefix == nullptr) return absl::InvalidArgumentError("prefix is NULL");
   ASSIGN_OR_RETURN(const TablesRequest r, ParseTablesRequest(request_json, prefix));
-  ASSIGN_OR_RETURN(LoadedDump loaded, LoadForDump(prefix, r.sm_clock_khz, 1, /*in_place=*/true));
-  DumpRequest request;
-  request.verify.allow_truncated = r.allow_truncated;
-  request.timeline.compensate_overhead = r.compensate_overhead;
+  ASSIGN_OR_RETURN(LoadedDump loaded,
+                   LoadForDump(prefix, r.settings.sm_clock_khz, 1, /*in_place=*/true));
+  ASSIGN_OR_RETURN(DumpRequest request, MakeDumpRequest(r.settings, nullptr));
   request.tables = r.options;
   DumpOutcome outcome = DumpLoadedToFiles(loaded, request);
   if (!outcome.status.ok()) {

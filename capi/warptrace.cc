@@ -33,6 +33,7 @@
 #include "profiler/analysis/diff.h"
 #include "profiler/analysis/summary.h"
 #include "profiler/frontend/dump_files.h"
+#include "profiler/frontend/dump_settings.h"
 #include "profiler/frontend/whatif_files.h"
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/imports/sidecar.h"
@@ -130,32 +131,10 @@ std::function<bool()> CancelledFn() {
 // and `words` are not read.
 absl::Status Dump(const Request& r, Dumped& d, absl::Span<const uint32_t> words,
                   const DecodedTrace* decoded = nullptr, bool mosaic_bounds_check = false) {
-  ASSIGN_OR_RETURN(d.format, ChooseTraceFormat(r.format, r.output));
-  ASSIGN_OR_RETURN(const ChromeEventStyle events, ParseChromeEventStyle(r.events));
-  ASSIGN_OR_RETURN(const ChromeSliceArgs args, ParseChromeSliceArgs(r.json_args));
-  DumpRequest request;
-  request.summary = r.summary;
-  request.analysis = r.analysis;
-  request.causal_profile =
-      r.causal_profile && (r.summary || r.analysis || !r.analysis_output.empty());
-  request.verify.allow_truncated = r.allow_truncated;
-  request.timeline.compensate_overhead = r.compensate_overhead;
-  request.threads = r.threads;
-  request.report_path = r.report;
-  request.analysis_path = r.analysis_output;
-  request.cancelled = CancelledFn();
   llvm::raw_string_ostream memory(d.trace);
-  if (!r.output.empty() || r.output_fd >= 0 || r.output_memory) {
-    TraceOutput& t = request.traces.emplace_back();
-    t.format = d.format;
-    t.path = r.output;
-    t.fd = r.output_fd;
-    if (r.output_memory) t.stream = &memory;
-    t.chrome.events = events;
-    t.chrome.args = args;
-    t.chrome.mosaic.compensate_overhead = r.mosaic_overhead;
-    t.chrome.mosaic.sm_clock_khz = r.mosaic_clock_khz;
-  }
+  ASSIGN_OR_RETURN(DumpRequest request, MakeDumpRequest(r, nullptr, &memory));
+  ASSIGN_OR_RETURN(d.format, ChooseTraceFormat(r.format, r.output));
+  request.cancelled = CancelledFn();
   if (mosaic_bounds_check) request = WithMosaicBoundsCheck(std::move(request));
   d.outcome = decoded != nullptr ? DumpDecodedToFiles(*decoded, request)
                                  : DumpToFiles(d.layout, words, request);
@@ -175,37 +154,6 @@ void Dim(llvm::json::OStream& j, const Dim3& d) {
     j.value(static_cast<int64_t>(d.x));
     j.value(static_cast<int64_t>(d.y));
     j.value(static_cast<int64_t>(d.z));
-  });
-}
-
-void WriteSummary(llvm::json::OStream& j, const Summary& s) {
-  j.object([&] {
-    j.attribute("kernel", ValidUtf8(s.kernel_name));
-    j.attribute("device", ValidUtf8(s.device_name));
-    j.attribute("units", static_cast<int64_t>(s.units));
-    j.attribute("calibrated_units", static_cast<int64_t>(s.calibrated_units));
-    j.attribute("nominal_units", static_cast<int64_t>(s.nominal_units));
-    j.attribute("mean_calibrated_mhz", s.mean_calibrated_mhz);
-    j.attribute("nominal_sm_clock_khz", static_cast<int64_t>(s.nominal_sm_clock_khz));
-    j.attribute("clock_note", ValidUtf8(s.clock_note));
-    j.attribute("wall_ns", s.wall_ns);
-    j.attribute("unit_time_ns", s.unit_time_ns);
-    j.attribute("header", ValidUtf8(SummaryHeader(s)));
-    j.attributeArray("regions", [&] {
-      for (const RegionStats& r : s.regions) {
-        j.object([&] {
-          j.attribute("name", ValidUtf8(r.name));
-          j.attribute("count", static_cast<int64_t>(r.count));
-          j.attribute("total_ns", r.total_ns);
-          j.attribute("mean_ns", r.mean_ns);
-          j.attribute("min_ns", r.min_ns);
-          j.attribute("p50_ns", r.p50_ns);
-          j.attribute("p95_ns", r.p95_ns);
-          j.attribute("max_ns", r.max_ns);
-          j.attribute("share", r.share);
-        });
-      }
-    });
   });
 }
 
@@ -276,7 +224,7 @@ std::string ResultJson(const Dumped& d, const absl::Status& status) {
     });
     j.attributeBegin("summary");
     if (o.summary.has_value()) {
-      WriteSummary(j, *o.summary);
+      WriteSummaryJson(*o.summary, j);
     } else {
       j.value(nullptr);
     }
@@ -342,7 +290,7 @@ absl::Status DumpLayout(const warptrace_layout* layout, const void* buffer, size
   ASSIGN_OR_RETURN(const absl::Span<const uint32_t> words, Words(buffer, bytes));
   Dumped d;
   d.layout = layout->layout;
-  if (r.sm_clock_khz != 0) d.layout.clock.nominal_sm_clock_khz = r.sm_clock_khz;
+  ApplyClockSetting(r, d.layout);
   return Finish(Dump(r, d, words), d, r, result, trace, trace_bytes);
 }
 
@@ -464,6 +412,14 @@ void warptrace_set_cancel_check(int (*check)(void* data), void* data) {
   warptrace::cancel_check = {check, data};
 }
 
+char* warptrace_dump_settings(void) {
+  try {
+    return warptrace::CopyString(warptrace::DumpSettingsJson());
+  } catch (...) {
+    return nullptr;  // out of memory
+  }
+}
+
 warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, char** result,
                                      warptrace_error** error) {
   return Guard(error, [&]() -> absl::Status {
@@ -472,7 +428,7 @@ warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, ch
     RETURN_IF_ERROR(warptrace::CheckOutputs(result, r, nullptr, nullptr));
     // A Mosaic buffer is decoded where it lies (no converted copy).
     ASSIGN_OR_RETURN(warptrace::LoadedDump loaded,
-                     warptrace::LoadForDump(prefix, r.sm_clock_khz, 1, /*in_place=*/true));
+                     warptrace::LoadForDump(prefix, r.sm_clock_khz, r.threads, /*in_place=*/true));
     warptrace::Dumped d;
     d.layout = std::move(loaded.trace.layout);
     d.overflows = std::move(loaded.overflows);
@@ -494,8 +450,7 @@ warptrace_code warptrace_dump_mosaic(const char* spec, const void* buffer, size_
     ASSIGN_OR_RETURN(const warptrace::MosaicSidecar sidecar,
                      warptrace::ParseMosaicSidecar(spec));
     ASSIGN_OR_RETURN(const absl::Span<const uint32_t> words, warptrace::Words(buffer, bytes));
-    warptrace::MosaicImportOptions options;
-    if (r.sm_clock_khz != 0) options.sm_clock_khz = r.sm_clock_khz;
+    const warptrace::MosaicImportOptions options = warptrace::MosaicImportOptionsFor(r);
     // Decoded where it lies: the events are read from the caller's buffer, not a copy.
     warptrace::Dumped d;
     ASSIGN_OR_RETURN(d.layout, warptrace::MosaicTraceLayout(sidecar, options));

@@ -146,6 +146,14 @@ warptrace_code warptrace_dump_ex(const warptrace_layout* layout, const void* buf
  * state here (the Python package raises KeyboardInterrupt). */
 void warptrace_set_cancel_check(int (*check)(void* data), void* data);
 
+/* The settings a dump request may hold (the keys of `request` above; the CLI's dump flags
+ * and python's dump() keywords are the same settings), as a JSON array, malloc'd (freed with
+ * warptrace_free): [{"key", "type" ("string" | "bool" | "integer"), "default" (as text),
+ * "min" and "max" (integers), "cli_flag" ("" when not on the CLI), "doc"}, ...]. A binding
+ * checks its arguments against it instead of restating defaults and bounds. NULL only when
+ * memory ran out. */
+char* warptrace_dump_settings(void);
+
 /* Reads PREFIX.bin + PREFIX.json (a "warptrace" or "mosaic-gpu" sidecar) and dumps it. */
 warptrace_code warptrace_dump_prefix(const char* prefix, const char* request, char** result,
                                      warptrace_error** error);

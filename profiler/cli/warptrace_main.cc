@@ -77,6 +77,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/internal/usage.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
@@ -84,16 +85,19 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "base/exception_status.h"
 #include "base/file.h"
+#include "base/status_macros.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
 #include "profiler/analysis/whatif.h"
 #include "profiler/frontend/dump_files.h"
+#include "profiler/frontend/dump_settings.h"
 #include "profiler/frontend/whatif_files.h"
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/outputs/chrome_trace_options.h"
@@ -103,17 +107,13 @@ ABSL_FLAG(std::string, input, "",
           "PREFIX of the saved trace (or PREFIX.bin / PREFIX.json): reads PREFIX.bin and "
           "PREFIX.json (required)");
 ABSL_FLAG(std::string, output, "",
-          "trace to write (open in ui.perfetto.dev; JSON also in chrome://tracing); '-' for "
-          "stdout");
+          warptrace::DumpSettingDoc("output"));
 ABSL_FLAG(std::string, format, "",
-          "output format: 'perfetto' (Perfetto protobuf trace) or 'json' (Chrome trace JSON); "
-          "default: from --output's extension (.pftrace or .perfetto-trace: perfetto, "
-          "otherwise json)");
-ABSL_FLAG(bool, summary, false,
-          "print the per-region summary table and the diagnosis (ranked findings) to stdout");
+          warptrace::DumpSettingDoc("format"));
+ABSL_FLAG(bool, summary, warptrace::DumpSettingBoolDefault("summary"),
+          warptrace::DumpSettingDoc("summary"));
 ABSL_FLAG(std::string, analysis, "",
-          "write the analysis (waiting vs working, critical path, grid, overhead, diagnosis) "
-          "as JSON here");
+          warptrace::DumpSettingDoc("analysis_output"));
 ABSL_FLAG(std::string, speedup, "",
           "whatif: the re-timing, [ROLE:]NAME=FACTOR or [ROLE:]NAME=-DURATION (ns, us, ms), "
           "several separated by ';' (e.g. \"mma=0.5\", \"producer:load=-2000ns\")");
@@ -121,10 +121,9 @@ ABSL_FLAG(std::string, what_if, "",
           "dump: predict this re-timing (as whatif's --speedup) and write the predicted launch "
           "to --output; diff: compare --before against its prediction under this re-timing");
 ABSL_FLAG(bool, diff, false, "whatif: print the diff of the measured against the predicted launch");
-ABSL_FLAG(std::string, causal_profile, "",
-          "true or false: the causal profile (each region's predicted kernel speedup at "
-          "10/25/50/100% faster) under dump --summary's diagnosis, in --analysis's JSON and "
-          "in whatif's output (default true; false leaves it out)");
+ABSL_FLAG(std::string, causal_profile,
+          std::string(warptrace::DumpSettingSpecOf("causal_profile").default_text),
+          warptrace::DumpSettingDoc("causal_profile"));
 ABSL_FLAG(std::string, before, "", "diff: PREFIX of the trace before the change");
 ABSL_FLAG(std::string, after, "", "diff: PREFIX of the trace after the change");
 ABSL_FLAG(std::string, json, "", "diff: write the whole diff as JSON here");
@@ -136,33 +135,24 @@ ABSL_FLAG(std::string, regions, "",
           "diff: comma-separated region names --fail-if-slower checks (default: all; "
           "'(block)' is the block time)");
 ABSL_FLAG(std::string, report, "",
-          "write the per-unit verdict report (JSON) here, also when verification fails");
-ABSL_FLAG(bool, allow_truncated, false,
-          "keep each broken unit's valid prefix, close its open regions and report the "
-          "problems as warnings instead of failing");
-ABSL_FLAG(bool, compensate_overhead, false,
-          "move events earlier by the measured per-event recording overhead");
-ABSL_FLAG(std::string, events, "x",
-          "Chrome event style: 'x' (complete events), 'be' (begin/end pairs) or 'mosaic' "
-          "(exactly the events of JAX Mosaic GPU's own dump)");
-ABSL_FLAG(bool, mosaic_overhead, true,
-          "--events=mosaic: subtract Mosaic's profiling-overhead estimate, as Mosaic does");
-ABSL_FLAG(uint64_t, mosaic_clock_khz, 0,
-          "--events=mosaic: 0 counts a cycle as 1 ns (Mosaic's convention); N converts "
-          "cycles at N kHz instead (calibrated: not Mosaic's numbers)");
-ABSL_FLAG(std::string, json_args, "lean",
-          "Chrome trace slice args: 'lean' (none: block and unit are the thread's; site, kind "
-          "and origin once per site in otherData) or 'full' (all of them on every slice)");
-ABSL_FLAG(uint64_t, sm_clock_khz, 0,
-          "SM clock in kHz: the rate for Mosaic GPU buffers, which record none (default "
-          "1980000), or the nominal fallback rate for warptrace buffers (default: the "
-          "sidecar's)");
-ABSL_FLAG(int32_t, threads, 0,
-          "dump: threads to use, this one included (0: the cores there are); N > 1 makes and "
-          "writes the output's bytes on background threads while this one decodes, verifies "
-          "and formats; 1 keeps everything on one thread. The output is the same either way");
-static_assert(warptrace::kMosaicDefaultSmClockKhz == 1'980'000,
-              "keep --sm_clock_khz's help text in step with the Mosaic importer's default");
+          warptrace::DumpSettingDoc("report"));
+ABSL_FLAG(bool, allow_truncated, warptrace::DumpSettingBoolDefault("allow_truncated"),
+          warptrace::DumpSettingDoc("allow_truncated"));
+ABSL_FLAG(bool, compensate_overhead, warptrace::DumpSettingBoolDefault("compensate_overhead"),
+          warptrace::DumpSettingDoc("compensate_overhead"));
+ABSL_FLAG(std::string, events, std::string(warptrace::DumpSettingSpecOf("events").default_text),
+          warptrace::DumpSettingDoc("events"));
+ABSL_FLAG(bool, mosaic_overhead, warptrace::DumpSettingBoolDefault("mosaic_overhead"),
+          warptrace::DumpSettingDoc("mosaic_overhead"));
+ABSL_FLAG(uint64_t, mosaic_clock_khz, warptrace::DumpSettingIntDefault("mosaic_clock_khz"),
+          warptrace::DumpSettingDoc("mosaic_clock_khz"));
+ABSL_FLAG(std::string, json_args,
+          std::string(warptrace::DumpSettingSpecOf("json_args").default_text),
+          warptrace::DumpSettingDoc("json_args"));
+ABSL_FLAG(uint64_t, sm_clock_khz, warptrace::DumpSettingIntDefault("sm_clock_khz"),
+          warptrace::DumpSettingDoc("sm_clock_khz"));
+ABSL_FLAG(int32_t, threads, warptrace::DumpSettingIntDefault("threads"),
+          warptrace::DumpSettingDoc("threads"));
 
 namespace warptrace {
 namespace {
@@ -228,14 +218,39 @@ class StopSignals {
   }
 };
 
-// --causal-profile: "" is on (dump --summary / --analysis and whatif alike).
+// How the CLI spells a dump setting in messages: "--sm-clock-khz", or "\"key\"" for one
+// without a flag.
+std::string CliSpelling(absl::string_view key) {
+  const DumpSettingSpec* spec = FindDumpSetting(key);
+  if (spec == nullptr || spec->cli_flag.empty()) return absl::StrCat("\"", key, "\"");
+  return absl::StrCat("--", absl::StrReplaceAll(spec->cli_flag, {{"_", "-"}}));
+}
+
+// --causal-profile (whatif's too), as the dump setting reads it.
 absl::StatusOr<bool> CausalProfileFlag() {
-  const std::string v = absl::AsciiStrToLower(absl::GetFlag(FLAGS_causal_profile));
-  if (v.empty()) return true;
-  if (v == "true" || v == "1" || v == "yes") return true;
-  if (v == "false" || v == "0" || v == "no") return false;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--causal-profile=", v, ": expected true or false"));
+  ASSIGN_OR_RETURN(SettingValue value,
+                   ParseSettingText(DumpSettingSpecOf("causal_profile"),
+                                    absl::GetFlag(FLAGS_causal_profile), "--causal-profile"));
+  return std::get<bool>(value);
+}
+
+// The dump's settings from the command line: every setting with a CLI flag (dump_settings.h),
+// read as its flag's text and set through the one schema, so the CLI's defaults, bounds and
+// messages are the C API's and python's.
+absl::StatusOr<DumpSettings> DumpSettingsFromFlags() {
+  DumpSettings settings;
+  for (const DumpSettingSpec& spec : DumpSettingSpecs()) {
+    if (spec.cli_flag.empty()) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(spec.cli_flag);
+    if (flag == nullptr) {
+      return absl::InternalError(absl::StrCat("the dump setting ", spec.key,
+                                              " has no --", spec.cli_flag, " flag"));
+    }
+    const std::string spelled = CliSpelling(spec.key);
+    ASSIGN_OR_RETURN(SettingValue value, ParseSettingText(spec, flag->CurrentValue(), spelled));
+    RETURN_IF_ERROR(SetDumpSetting(settings, spec.key, value, spelled));
+  }
+  return settings;
 }
 
 int Dump() {
@@ -243,56 +258,26 @@ int Dump() {
   if (const std::string what_if = absl::GetFlag(FLAGS_what_if); !what_if.empty()) {
     return WhatIf(what_if, absl::GetFlag(FLAGS_output));
   }
-  const std::string output = absl::GetFlag(FLAGS_output);
-  const bool summary = absl::GetFlag(FLAGS_summary);
   if (input.empty()) {
     return Fail(absl::InvalidArgumentError("--input=PREFIX is required (reads PREFIX.bin and "
                                            "PREFIX.json)"));
   }
-  DumpRequest request;
-  request.report_path = absl::GetFlag(FLAGS_report);
-  request.report_role = "verdict report (--report)";
-  request.analysis_path = absl::GetFlag(FLAGS_analysis);
-  request.analysis_role = "analysis (--analysis)";
-  request.summary = summary;
-  absl::StatusOr<bool> causal_profile = CausalProfileFlag();
-  if (!causal_profile.ok()) return Fail(causal_profile.status());
-  request.causal_profile = *causal_profile && (summary || !request.analysis_path.empty());
-  request.verify.allow_truncated = absl::GetFlag(FLAGS_allow_truncated);
-  request.timeline.compensate_overhead = absl::GetFlag(FLAGS_compensate_overhead);
-  request.threads = absl::GetFlag(FLAGS_threads);
-  if (request.threads < 0) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "--threads=", request.threads, ": expected 0 (the cores there are) or a count >= 1")));
-  }
-  if (output.empty() && request.report_path.empty() && !summary &&
-      request.analysis_path.empty()) {
+  absl::StatusOr<DumpSettings> settings = DumpSettingsFromFlags();
+  if (!settings.ok()) return Fail(settings.status());
+  const std::string& output = settings->output;
+  if (output.empty() && settings->report.empty() && !settings->summary &&
+      settings->analysis_output.empty()) {
     return Fail(absl::InvalidArgumentError(
         "nothing to do: give --output=trace.json, --report=verdict.json, --summary or "
         "--analysis=analysis.json"));
   }
-  absl::StatusOr<ChromeEventStyle> style = ParseChromeEventStyle(absl::GetFlag(FLAGS_events));
-  if (!style.ok()) return Fail(style.status());
-  absl::StatusOr<TraceFormat> format = ChooseTraceFormat(absl::GetFlag(FLAGS_format), output);
-  if (!format.ok()) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("--format: ", format.status().message())));
-  }
-  absl::StatusOr<ChromeSliceArgs> slice_args = ParseChromeSliceArgs(absl::GetFlag(FLAGS_json_args));
-  if (!slice_args.ok()) return Fail(slice_args.status());
-  if (!output.empty()) {
-    TraceOutput& trace = request.traces.emplace_back();
-    trace.format = *format;
-    trace.path = output;
-    trace.chrome.events = *style;
-    trace.chrome.args = *slice_args;
-    trace.chrome.mosaic.compensate_overhead = absl::GetFlag(FLAGS_mosaic_overhead);
-    trace.chrome.mosaic.sm_clock_khz = absl::GetFlag(FLAGS_mosaic_clock_khz);
-    trace.role = "trace (--output)";
-  }
+  absl::StatusOr<DumpRequest> made = MakeDumpRequest(*settings, CliSpelling);
+  if (!made.ok()) return Fail(made.status());
+  DumpRequest& request = *made;
 
   // A Mosaic buffer is decoded where it lies: the dump holds the mapped input, no copy.
-  absl::StatusOr<LoadedDump> loaded = LoadForDump(input, absl::GetFlag(FLAGS_sm_clock_khz),
-                                                  request.threads, /*in_place=*/true);
+  absl::StatusOr<LoadedDump> loaded =
+      LoadForDump(input, settings->sm_clock_khz, settings->threads, /*in_place=*/true);
   if (!loaded.ok()) return Fail(loaded.status());
   // LoadTrace registered PREFIX.bin and PREFIX.json as inputs: the dump refuses an output
   // naming either before it writes anything.

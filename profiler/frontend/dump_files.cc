@@ -113,9 +113,9 @@ std::unique_ptr<TraceSink> MakeWriter(const TraceOutput& output, llvm::raw_ostre
 // One dump with the trace writers of traces[next...] opened around it: each path output is a
 // WriteLargeFileAtomically shell (committed only when everything inside succeeded), each
 // descriptor a buffered stream flushed and checked after the dump.
-class Run {
+class WritersAroundDump {
  public:
-  Run(const DecodedTrace& decoded, const DumpRequest& request, DumpOutcome& outcome)
+  WritersAroundDump(const DecodedTrace& decoded, const DumpRequest& request, DumpOutcome& outcome)
       : decoded_(decoded), request_(request), outcome_(outcome) {
     options_.verify = request.verify;
     options_.timeline = request.timeline;
@@ -290,7 +290,7 @@ namespace {
 // DumpDecodedToFiles once CheckRequest passed.
 DumpOutcome DumpChecked(const DecodedTrace& decoded, const DumpRequest& request) {
   DumpOutcome outcome;
-  Run run(decoded, request, outcome);
+  WritersAroundDump run(decoded, request, outcome);
   outcome.status = run.Dump();
   const TraceLayout& layout = *decoded.layout;
   if (outcome.status.ok()) {

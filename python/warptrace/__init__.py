@@ -243,28 +243,45 @@ def _finish(outcome):
     return result if result is not None else DumpResult(d)
 
 
-def _options(output, format, summary, analysis, allow_truncated, compensate_overhead,
-             sm_clock_khz, **extra):
-    options = {"summary": bool(summary), "analysis": bool(analysis),
-               "allow_truncated": bool(allow_truncated),
-               "compensate_overhead": bool(compensate_overhead)}
-    if output:
-        options["output"] = output
-    if format:
-        options["format"] = str(format)
-    khz = int(sm_clock_khz)
-    if khz < 0:
-        raise ValueError(f"sm_clock_khz must be >= 0 (kHz; 0: the default), not {khz}")
-    if khz:
-        options["sm_clock_khz"] = khz
-    options.update(extra)
-    return options
+def _settings(caller, given):
+    """The dump settings the caller was given (None: not given, so the library's default),
+    checked against the library's one schema (warptrace_dump_settings: the CLI's flags and
+    the C API's keys are the same settings), as the request dict. TypeError for a value of
+    the wrong type, ValueError for one out of bounds, each naming ``caller(key=...)``."""
+    specs = _lib.dump_settings()
+    out = {}
+    for key, value in given.items():
+        if value is None:
+            continue
+        spec = specs[key]
+        what = f"{caller}({key}=...)"
+        if spec["type"] == "string":
+            if isinstance(value, _os.PathLike):
+                value = _os.fspath(value)
+            if not isinstance(value, str):
+                raise TypeError(f"{what} must be a str ({spec['doc']}), "
+                                f"not {type(value).__name__}")
+        elif spec["type"] == "bool":
+            value = bool(value)
+        else:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{what} must be an int ({spec['doc']}), "
+                                f"not {type(value).__name__}")
+            if not spec["min"] <= value <= spec["max"]:
+                raise ValueError(f"{what} must be an integer from {spec['min']} to "
+                                 f"{spec['max']} ({spec['doc']}), not {value}")
+        out[key] = value
+    return out
 
 
 def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike] = None, *,
-         format: Optional[str] = None, summary: bool = False, analysis: bool = False,
-         allow_truncated: bool = False, compensate_overhead: bool = False,
-         sm_clock_khz: int = 0, causal_profile: bool = True, threads: int = 0) -> DumpResult:
+         format: Optional[str] = None, summary: Optional[bool] = None,
+         analysis: Optional[bool] = None, analysis_output: Optional[PathLike] = None,
+         report: Optional[PathLike] = None, events: Optional[str] = None,
+         json_args: Optional[str] = None, mosaic_overhead: Optional[bool] = None,
+         mosaic_clock_khz: Optional[int] = None, allow_truncated: Optional[bool] = None,
+         compensate_overhead: Optional[bool] = None, sm_clock_khz: Optional[int] = None,
+         causal_profile: Optional[bool] = None, threads: Optional[int] = None) -> DumpResult:
     """Decodes, verifies and (optionally) writes a trace; returns a :class:`DumpResult`.
 
     Args:
@@ -276,8 +293,16 @@ def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike
       output: the trace file to write, or None. ``.pftrace`` / ``.perfetto-trace`` write
         Perfetto's protobuf trace, anything else Chrome trace JSON (as the CLI), unless
         ``format`` ("perfetto" or "json") says otherwise. Byte-identical to the CLI's.
+      Every keyword is one of the dump's settings, the same as the CLI's ``warptrace dump``
+      flags and the C API's request keys (``warptrace_dump_settings``); left out (None), it
+      takes the library's default.
       summary: compute the summary and the diagnosis (``result.summary_text``).
       analysis: compute the analysis (``result.analysis``).
+      analysis_output: write the analysis as JSON here (the CLI's ``--analysis``).
+      report: write the per-unit verdict report (JSON) here, also when verification fails.
+      events: the Chrome event style, "x" (default), "be" or "mosaic" (Mosaic GPU's own).
+      json_args: Chrome slice args, "lean" (default) or "full".
+      mosaic_overhead, mosaic_clock_khz: with ``events="mosaic"``, as the CLI's flags.
       allow_truncated: keep each broken unit's valid prefix instead of failing.
       compensate_overhead: move events earlier by the measured recording overhead.
       sm_clock_khz: the CLI's ``--sm-clock-khz`` (0: the layout's).
@@ -303,17 +328,12 @@ def dump(buffer: Any, layout: Optional[Layout] = None, output: Optional[PathLike
             if unit["verdict"] != "complete":
                 print(unit["name"], unit["reason"])
     """
-    output = "" if output is None else _os.fspath(output)
-    if isinstance(threads, bool) or not isinstance(threads, int):
-        raise TypeError(f"dump(threads=...) must be an int (0: the cores there are), "
-                        f"not {type(threads).__name__}")
-    if threads < 0:
-        raise ValueError(f"dump(threads=...) must be >= 0 (0: the cores there are), "
-                         f"not {threads}")
-    options = _options(output, format, summary, analysis, allow_truncated,
-                       compensate_overhead, sm_clock_khz, causal_profile=bool(causal_profile))
-    if threads:
-        options["threads"] = threads
+    options = _settings("dump", dict(
+        output=output or None, format=format or None, summary=summary, analysis=analysis,
+        analysis_output=analysis_output, report=report, events=events, json_args=json_args,
+        mosaic_overhead=mosaic_overhead, mosaic_clock_khz=mosaic_clock_khz,
+        allow_truncated=allow_truncated, compensate_overhead=compensate_overhead,
+        sm_clock_khz=sm_clock_khz, causal_profile=causal_profile, threads=threads))
     if isinstance(buffer, (str, _os.PathLike)):
         if layout is not None:
             raise TypeError("dump(PREFIX, ...) reads the layout from PREFIX.json: "

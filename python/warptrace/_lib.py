@@ -55,6 +55,7 @@ _layout_buffer_bytes = _sig("warptrace_layout_buffer_bytes", _ct.c_uint64, _ct.c
 _layout_free = _sig("warptrace_layout_free", None, _ct.c_void_p)
 _dump_ex = _sig("warptrace_dump_ex", _ct.c_int, _ct.c_void_p, _ct.c_void_p, _ct.c_size_t,
                 _ct.c_char_p, _void_pp, _void_pp, _size_p, _err_pp)
+_dump_settings = _sig("warptrace_dump_settings", _ct.c_void_p)
 _dump_prefix = _sig("warptrace_dump_prefix", _ct.c_int, _ct.c_char_p, _ct.c_char_p, _void_pp,
                     _err_pp)
 _dump_mosaic = _sig("warptrace_dump_mosaic", _ct.c_int, _ct.c_char_p, _ct.c_void_p,
@@ -277,6 +278,25 @@ def _buffer_address(obj):
 
 def _request(options):
     return _encode(_json.dumps(options))
+
+
+_settings_specs = None
+
+
+def dump_settings():
+    """The library's dump settings (warptrace_dump_settings), by key: each a dict with "type"
+    ("string", "bool", "integer"), "default", "min", "max", "cli_flag" and "doc"."""
+    global _settings_specs
+    if _settings_specs is None:
+        address = _dump_settings()
+        if not address:
+            raise MemoryError("warptrace_dump_settings: out of memory")
+        try:
+            text = _ct.string_at(address).decode()
+        finally:
+            _free(address)
+        _settings_specs = {spec["key"]: spec for spec in _json.loads(text)}
+    return _settings_specs
 
 
 def _outcome(code, result, error, trace=None, lazy=False):

@@ -251,8 +251,10 @@ def dump(spec: Any, buffer: Any, f: Any, grid: Any, block: Any, *,
         if fmt != "perfetto" and not (output and output.lower().endswith(
                 (".pftrace", ".perfetto-trace"))):
             target.update(chrome)
-        options = _wt._options(output, fmt, summary, analysis, allow_truncated, False,
-                               sm_clock_khz, **target)
+        target.update(output=output or None, format=fmt or None, summary=summary,
+                      analysis=analysis, allow_truncated=allow_truncated,
+                      sm_clock_khz=sm_clock_khz or None)
+        options = _wt._settings("mosaic.dump", target)
         return _wt._finish(_lib.dump_mosaic(sidecar, address, nbytes, options))
 
     if isinstance(f, (str, _os.PathLike)):

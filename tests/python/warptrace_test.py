@@ -118,6 +118,29 @@ class WarptraceTest(unittest.TestCase):
     def test_json_file_is_byte_identical_to_the_cli(self):
         self.assertEqual(self.check_identical(".json").format, "json")
 
+    def test_every_cli_dump_flag_is_a_keyword_of_dump(self):
+        # One schema (warptrace_dump_settings): each setting the CLI has, python's dump() has.
+        import inspect
+        keywords = inspect.signature(warptrace.dump).parameters
+        specs = warptrace._lib.dump_settings()
+        self.assertIn("report", specs)
+        for key, spec in specs.items():
+            if spec["cli_flag"]:
+                self.assertIn(key, keywords, f"--{spec['cli_flag']} has no dump({key}=...)")
+                self.assertIsNone(keywords[key].default, f"dump({key}=...) states a default")
+
+    def test_report_events_args_and_analysis_are_the_clis(self):
+        cli("dump", "--input=" + path("pipeline"), "--output=" + path("cli_be.json"),
+            "--events=be", "--json-args=full", "--report=" + path("cli_verdict.json"),
+            "--analysis=" + path("cli_analysis.json"))
+        warptrace.dump(path("pipeline"), output=path("py_be.json"), events="be",
+                       json_args="full", report=path("py_verdict.json"),
+                       analysis_output=path("py_analysis.json"))
+        for cli_file, py_file in (("cli_be.json", "py_be.json"),
+                                  ("cli_verdict.json", "py_verdict.json"),
+                                  ("cli_analysis.json", "py_analysis.json")):
+            self.assertEqual(read(path(py_file)), read(path(cli_file)), py_file)
+
     def test_format_overrides_the_extension_as_in_the_cli(self):
         cli("dump", "--input=" + path("clean"), "--output=" + path("cli_fmt.trace"),
             "--format=perfetto")
@@ -435,10 +458,15 @@ class PackageTest(unittest.TestCase):
                 warptrace.dump(w.astype(np.uint64).view(dtype), layout)
         with self.assertRaisesRegex(TypeError, r"layout must be a warptrace.Layout"):
             warptrace.dump(w, "clean.json")
-        with self.assertRaisesRegex(ValueError, r"sm_clock_khz must be >= 0"):
+        # Bounds and types come from the library's one schema (warptrace_dump_settings).
+        with self.assertRaisesRegex(ValueError, r"dump\(sm_clock_khz=...\) must be an integer "
+                                                r"from 0 to 4294967295"):
             warptrace.dump(w, layout, sm_clock_khz=-1)
-        with self.assertRaisesRegex(ValueError, r"dump\(threads=...\) must be >= 0"):
+        with self.assertRaisesRegex(ValueError, r"dump\(threads=...\) must be an integer "
+                                                r"from 0 to 4096"):
             warptrace.dump(w, layout, threads=-1)
+        with self.assertRaisesRegex(TypeError, r"dump\(report=...\) must be a str"):
+            warptrace.dump(w, layout, report=3)
         with self.assertRaisesRegex(TypeError, r"dump\(threads=...\) must be an int"):
             warptrace.dump(w, layout, threads=2.0)
         with self.assertRaisesRegex(warptrace.TraceError, r"unknown format 'xml'"):
