@@ -277,124 +277,47 @@ std::string BarrierName(const TraceLayout& layout, uint32_t id) {
   return absl::StrCat("barrier ", id);
 }
 
-const char* UnitKindName(UnitKind kind) {
-  switch (kind) {
-    case UnitKind::kWarp:
-      return "warp";
-    case UnitKind::kWarpgroup:
-      return "warpgroup";
-    case UnitKind::kBlock:
-      return "block";
-    case UnitKind::kCustom:
-      return "custom";
-  }
-  return "?";
-}
+namespace {
 
-const char* PlacementName(Placement placement) {
-  switch (placement) {
-    case Placement::kGlobal:
-      return "global";
-    case Placement::kShared:
-      return "shared";
-    case Placement::kAuto:
-      return "auto";
-  }
-  return "?";
-}
+constexpr EnumTable<UnitKind, 4> kUnitKinds{"trace unit", {{
+    {UnitKind::kWarp, "warp"},
+    {UnitKind::kWarpgroup, "warpgroup"},
+    {UnitKind::kBlock, "block"},
+    {UnitKind::kCustom, "custom"},
+}}};
+static_assert(kUnitKinds.Covers(4));
 
-const char* SiteKindName(SiteKind kind) {
-  switch (kind) {
-    case SiteKind::kRegion:
-      return "region";
-    case SiteKind::kLoopBody:
-      return "loop_body";
-    case SiteKind::kBarrierWait:
-      return "barrier_wait";
-    case SiteKind::kKernel:
-      return "kernel";
-    case SiteKind::kBarrierArrive:
-      return "barrier_arrive";
-    case SiteKind::kPhaseWait:
-      return "phase_wait";
-    case SiteKind::kAsyncCopy:
-      return "async_copy";
-    case SiteKind::kMmaGroup:
-      return "mma_group";
-  }
-  return "?";
-}
+constexpr EnumTable<Placement, 3> kPlacements{"placement", {{
+    {Placement::kGlobal, "global"},
+    {Placement::kShared, "shared"},
+    {Placement::kAuto, "auto"},
+}}};
+static_assert(kPlacements.Covers(3));
 
-absl::StatusOr<UnitKind> ParseUnitKind(absl::string_view name) {
-  for (UnitKind k : {UnitKind::kWarp, UnitKind::kWarpgroup, UnitKind::kBlock, UnitKind::kCustom}) {
-    if (name == UnitKindName(k)) return k;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown trace unit \"", name, "\"; expected warp, warpgroup, block or custom"));
-}
+constexpr EnumTable<TripBound, 3> kTripBounds{"trip bound", {{
+    {TripBound::kNone, "none"},
+    {TripBound::kExact, "exact"},
+    {TripBound::kUpperBound, "upper_bound"},
+}}};
+static_assert(kTripBounds.Covers(3));
 
+}  // namespace
+
+const char* UnitKindName(UnitKind kind) { return kUnitKinds.Name(kind); }
+const char* PlacementName(Placement placement) { return kPlacements.Name(placement); }
+const char* SiteKindName(SiteKind kind) { return kSiteKinds.Name(kind); }
+const char* TripBoundName(TripBound bound) { return kTripBounds.Name(bound); }
+const char* CopyEngineName(CopyEngine engine) { return kCopyEngines.Name(engine); }
+absl::StatusOr<UnitKind> ParseUnitKind(absl::string_view name) { return kUnitKinds.Parse(name); }
 absl::StatusOr<Placement> ParsePlacement(absl::string_view name) {
-  for (Placement p : {Placement::kGlobal, Placement::kShared, Placement::kAuto}) {
-    if (name == PlacementName(p)) return p;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown placement \"", name, "\"; expected global, shared or auto"));
+  return kPlacements.Parse(name);
 }
-
-const char* TripBoundName(TripBound bound) {
-  switch (bound) {
-    case TripBound::kNone: return "none";
-    case TripBound::kExact: return "exact";
-    case TripBound::kUpperBound: return "upper_bound";
-  }
-  return "?";
-}
-
 absl::StatusOr<TripBound> ParseTripBound(absl::string_view name) {
-  for (TripBound b : {TripBound::kNone, TripBound::kExact, TripBound::kUpperBound}) {
-    if (name == TripBoundName(b)) return b;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown trip bound \"", name, "\"; expected none, exact or upper_bound"));
+  return kTripBounds.Parse(name);
 }
-
-absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name) {
-  for (SiteKind k : kAllSiteKinds) {
-    if (name == SiteKindName(k)) return k;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown site kind \"", name,
-                   "\"; expected region, loop_body, barrier_wait, kernel, barrier_arrive, "
-                   "phase_wait, async_copy or mma_group"));
-}
-
-const char* CopyEngineName(CopyEngine engine) {
-  switch (engine) {
-    case CopyEngine::kNone: return "none";
-    case CopyEngine::kCpAsync: return "cp.async";
-    case CopyEngine::kBulk: return "bulk";
-    case CopyEngine::kTma1d: return "tma_1d";
-    case CopyEngine::kTma2d: return "tma_2d";
-    case CopyEngine::kTma3d: return "tma_3d";
-    case CopyEngine::kTma4d: return "tma_4d";
-    case CopyEngine::kTma5d: return "tma_5d";
-    case CopyEngine::kTmaStore1d: return "tma_store_1d";
-    case CopyEngine::kTmaStore2d: return "tma_store_2d";
-    case CopyEngine::kTmaStore3d: return "tma_store_3d";
-    case CopyEngine::kTmaStore4d: return "tma_store_4d";
-    case CopyEngine::kTmaStore5d: return "tma_store_5d";
-  }
-  return "?";
-}
-
+absl::StatusOr<SiteKind> ParseSiteKind(absl::string_view name) { return kSiteKinds.Parse(name); }
 absl::StatusOr<CopyEngine> ParseCopyEngine(absl::string_view name) {
-  for (CopyEngine e : kAllCopyEngines) {
-    if (name == CopyEngineName(e)) return e;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown copy engine \"", name,
-                   "\"; expected none, cp.async, bulk, tma_1d..tma_5d or "
-                   "tma_store_1d..tma_store_5d"));
+  return kCopyEngines.Parse(name);
 }
 
 }  // namespace warptrace

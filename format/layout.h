@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/enum_table.h"
 #include "base/dim3.h"
 #include "format/links.h"
 
@@ -79,9 +80,19 @@ enum class SiteKind {
   kAsyncCopy,
   kMmaGroup,
 };
-inline constexpr SiteKind kAllSiteKinds[] = {
-    SiteKind::kRegion,        SiteKind::kLoopBody,  SiteKind::kBarrierWait, SiteKind::kKernel,
-    SiteKind::kBarrierArrive, SiteKind::kPhaseWait, SiteKind::kAsyncCopy, SiteKind::kMmaGroup};
+// The names of the site kinds (the sidecar's "kind"), in enum order; also every kind, for
+// loops over them (`for (const auto& k : kSiteKinds.names) ... k.value`).
+inline constexpr EnumTable<SiteKind, 8> kSiteKinds{"site kind", {{
+    {SiteKind::kRegion, "region"},
+    {SiteKind::kLoopBody, "loop_body"},
+    {SiteKind::kBarrierWait, "barrier_wait"},
+    {SiteKind::kKernel, "kernel"},
+    {SiteKind::kBarrierArrive, "barrier_arrive"},
+    {SiteKind::kPhaseWait, "phase_wait"},
+    {SiteKind::kAsyncCopy, "async_copy"},
+    {SiteKind::kMmaGroup, "mma_group"},
+}}};
+static_assert(kSiteKinds.Covers(8));
 // Whether the kind's events are async spans: an issue and a completion, matched by the
 // payload's issue id, overlapping whatever the unit does meanwhile.
 inline bool IsAsyncSite(SiteKind kind) {
@@ -136,12 +147,23 @@ enum class CopyEngine : uint8_t {
   kTmaStore4d,
   kTmaStore5d,
 };
-inline constexpr CopyEngine kAllCopyEngines[] = {
-    CopyEngine::kNone,       CopyEngine::kCpAsync,    CopyEngine::kBulk,
-    CopyEngine::kTma1d,      CopyEngine::kTma2d,      CopyEngine::kTma3d,
-    CopyEngine::kTma4d,      CopyEngine::kTma5d,      CopyEngine::kTmaStore1d,
-    CopyEngine::kTmaStore2d, CopyEngine::kTmaStore3d, CopyEngine::kTmaStore4d,
-    CopyEngine::kTmaStore5d};
+// The engines' names (the sidecar's "copy_engine"), in enum order; also every engine.
+inline constexpr EnumTable<CopyEngine, 13> kCopyEngines{"copy engine", {{
+    {CopyEngine::kNone, "none"},
+    {CopyEngine::kCpAsync, "cp.async"},
+    {CopyEngine::kBulk, "bulk"},
+    {CopyEngine::kTma1d, "tma_1d"},
+    {CopyEngine::kTma2d, "tma_2d"},
+    {CopyEngine::kTma3d, "tma_3d"},
+    {CopyEngine::kTma4d, "tma_4d"},
+    {CopyEngine::kTma5d, "tma_5d"},
+    {CopyEngine::kTmaStore1d, "tma_store_1d"},
+    {CopyEngine::kTmaStore2d, "tma_store_2d"},
+    {CopyEngine::kTmaStore3d, "tma_store_3d"},
+    {CopyEngine::kTmaStore4d, "tma_store_4d"},
+    {CopyEngine::kTmaStore5d, "tma_store_5d"},
+}}};
+static_assert(kCopyEngines.Covers(13));
 // The TMA load (store) engine of a `dims`-dimensional box (1..5); kNone otherwise.
 inline CopyEngine TmaCopyEngine(size_t dims, bool store) {
   if (dims < 1 || dims > 5) return CopyEngine::kNone;

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace warptrace {
 
 Expr::Expr(int64_t value)
@@ -63,6 +65,78 @@ const PhaseBarrierDecl* Kernel::FindPhaseBarriers(const std::string& name) const
     if (b.name == name) return &b;
   }
   return nullptr;
+}
+
+namespace {
+
+std::string Abbreviate(const std::string& text, size_t max_length = 32) {
+  std::string one_line;
+  for (char c : text) one_line.push_back(c == '\n' || c == '\t' ? ' ' : c);
+  if (one_line.size() <= max_length) return one_line;
+  return one_line.substr(0, max_length - 3) + "...";
+}
+
+}  // namespace
+
+std::string KernelNodeLabel(const KernelNode& node, NodeLabelStyle style) {
+  const bool path = style == NodeLabelStyle::kPath;
+  switch (node.kind) {
+    case KernelNode::Kind::kStatement:
+      if (!path) break;
+      return absl::StrCat("statement `", Abbreviate(node.text), "`");
+    case KernelNode::Kind::kRegion:
+      return absl::StrCat("region ", node.text);
+    case KernelNode::Kind::kLoop:
+      return absl::StrCat("loop ", node.text);
+    case KernelNode::Kind::kIf:
+      return path ? absl::StrCat("if (", Abbreviate(node.text), ")") : "if";
+    case KernelNode::Kind::kRoles:
+      return path ? absl::StrCat("roles by ", RoleAxisName(node.axis)) : "roles";
+    case KernelNode::Kind::kRole:
+      if (!path) break;
+      return absl::StrCat("role ", node.text);
+    case KernelNode::Kind::kBarrier:
+      return absl::StrCat("barrier ", node.text);
+    case KernelNode::Kind::kReturn:
+      break;
+    case KernelNode::Kind::kNamedBarrier:
+      return absl::StrCat("named barrier ", node.text);
+    case KernelNode::Kind::kArrive:
+      if (!path) return absl::StrCat("arrive ", node.text);
+      return absl::StrCat(node.tx_bytes.empty() ? "arrive " : "arrive_expect_tx ", node.text,
+                          "[", Abbreviate(node.index, 16), "]");
+    case KernelNode::Kind::kPhaseWait:
+      if (!path) return absl::StrCat("wait ", node.text);
+      return absl::StrCat("wait ", node.text, "[", Abbreviate(node.index, 16), "]");
+    case KernelNode::Kind::kAsyncCopy:
+      return absl::StrCat("copy ", node.text);
+    case KernelNode::Kind::kAsyncWait:
+      if (!path) break;
+      return node.async_pending == 0
+                 ? "wait async copies"
+                 : absl::StrCat("wait async copies (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kMmaGroup:
+      return absl::StrCat("mma group ", node.text);
+    case KernelNode::Kind::kMmaWait:
+      if (!path) break;
+      return node.async_pending == 0
+                 ? "wait mma groups"
+                 : absl::StrCat("wait mma groups (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kTmaStore:
+      return absl::StrCat("tma store ", node.text);
+    case KernelNode::Kind::kTmaStoreWait:
+      if (!path) break;
+      return node.async_pending == 0
+                 ? "wait tma stores"
+                 : absl::StrCat("wait tma stores (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kSetMaxRegisters:
+      if (!path) break;
+      return absl::StrCat("setmaxnreg.",
+                          node.register_change == RegisterChange::kIncrease ? "inc " : "dec ",
+                          node.registers);
+  }
+  // The count view names the constructs without records of their own by their kind.
+  return KernelNodeKindName(node.kind);
 }
 
 }  // namespace warptrace

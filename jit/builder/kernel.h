@@ -304,6 +304,12 @@ struct KernelNode {
 
 const char* KernelNodeKindName(KernelNode::Kind kind);  // "statement", "region", ...
 
+// How a construct is named. kPath: in builder paths and messages ("wait full[s % 4]",
+// "if (tid < 32)", "statement `acc += x`"); kCount: in the plan's record counts, by what
+// records ("wait full", "if", and the kind's name for constructs without records).
+enum class NodeLabelStyle { kPath, kCount };
+std::string KernelNodeLabel(const KernelNode& node, NodeLabelStyle style);
+
 // The one walk over a kernel tree: calls `fn(node)` on every node of `body` and below (its
 // body, else body and roles), in preorder. `Body` is a std::vector<KernelNode>, const or
 // not (AssignOrdinals numbers nodes through it). A stage whose walk carries context (an

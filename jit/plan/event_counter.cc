@@ -19,35 +19,10 @@ Flow Counter::Body(const std::vector<KernelNode>& body, int depth,
     flow.ret = Union(flow.ret, Add(flow.fall, f.ret));
     flow.fall = Add(flow.fall, f.fall);
     const uint64_t max = f.Any().max;
-    if (max > 0 && terms != nullptr) terms->push_back(absl::StrCat(Short(node), " ", max));
+    if (max > 0 && terms != nullptr) terms->push_back(absl::StrCat(KernelNodeLabel(node, NodeLabelStyle::kCount), " ", max));
     Fill(line, max > 0 ? label : "", depth);
   }
   return flow;
-}
-
-std::string Counter::Short(const KernelNode& node) {
-  switch (node.kind) {
-    case KernelNode::Kind::kRegion: return absl::StrCat("region ", node.text);
-    case KernelNode::Kind::kLoop: return absl::StrCat("loop ", node.text);
-    case KernelNode::Kind::kIf: return "if";
-    case KernelNode::Kind::kRoles: return "roles";
-    case KernelNode::Kind::kBarrier: return absl::StrCat("barrier ", node.text);
-    case KernelNode::Kind::kNamedBarrier: return absl::StrCat("named barrier ", node.text);
-    case KernelNode::Kind::kArrive: return absl::StrCat("arrive ", node.text);
-    case KernelNode::Kind::kPhaseWait: return absl::StrCat("wait ", node.text);
-    case KernelNode::Kind::kAsyncCopy: return absl::StrCat("copy ", node.text);
-    case KernelNode::Kind::kTmaStore: return absl::StrCat("tma store ", node.text);
-    case KernelNode::Kind::kMmaGroup: return absl::StrCat("mma group ", node.text);
-    case KernelNode::Kind::kStatement:
-    case KernelNode::Kind::kRole:
-    case KernelNode::Kind::kReturn:
-    case KernelNode::Kind::kAsyncWait:
-    case KernelNode::Kind::kMmaWait:
-    case KernelNode::Kind::kSetMaxRegisters:
-    case KernelNode::Kind::kTmaStoreWait:
-      return KernelNodeKindName(node.kind);
-  }
-  return KernelNodeKindName(node.kind);
 }
 
 void Counter::NoteDataDependent(const KernelNode& node, const Flow& f) {
@@ -113,7 +88,7 @@ Flow Counter::Node(const KernelNode& node, int depth, std::string* label) {
     case KernelNode::Kind::kTmaStore:
     case KernelNode::Kind::kTmaStoreWait: {
       const uint64_t n = HandoffSlots(node);
-      *label = absl::StrCat(Short(node), " ", n);
+      *label = absl::StrCat(KernelNodeLabel(node, NodeLabelStyle::kCount), " ", n);
       return Sites(n);
     }
     case KernelNode::Kind::kRole:

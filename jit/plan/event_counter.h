@@ -84,8 +84,6 @@ class Counter {
   const std::string& role() const { return role_; }
 
  private:
-  static std::string Short(const KernelNode& node);
-
   void NoteDataDependent(const KernelNode& node, const Flow& f);
 
   size_t Reserve();

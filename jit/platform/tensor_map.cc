@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/enum_table.h"
 
 namespace warptrace {
 namespace {
@@ -35,41 +36,37 @@ uint32_t ElementBytes(TensorMapDataType type) {
   return 0;
 }
 
-const char* DataTypeName(TensorMapDataType type) {
-  switch (type) {
-    case TensorMapDataType::kUInt8:
-      return "u8";
-    case TensorMapDataType::kUInt16:
-      return "u16";
-    case TensorMapDataType::kUInt32:
-      return "u32";
-    case TensorMapDataType::kInt32:
-      return "s32";
-    case TensorMapDataType::kFloat16:
-      return "f16";
-    case TensorMapDataType::kFloat32:
-      return "f32";
-    case TensorMapDataType::kFloat64:
-      return "f64";
-    case TensorMapDataType::kBFloat16:
-      return "bf16";
-  }
-  return "?";
-}
+namespace {
 
-const char* SwizzleName(TensorMapSwizzle swizzle) {
-  switch (swizzle) {
-    case TensorMapSwizzle::kNone:
-      return "none";
-    case TensorMapSwizzle::k32B:
-      return "32B";
-    case TensorMapSwizzle::k64B:
-      return "64B";
-    case TensorMapSwizzle::k128B:
-      return "128B";
-  }
-  return "?";
-}
+constexpr EnumTable<TensorMapDataType, 8> kDataTypes{"tensor map data type", {{
+    {TensorMapDataType::kUInt8, "u8"},
+    {TensorMapDataType::kUInt16, "u16"},
+    {TensorMapDataType::kUInt32, "u32"},
+    {TensorMapDataType::kInt32, "s32"},
+    {TensorMapDataType::kFloat16, "f16"},
+    {TensorMapDataType::kFloat32, "f32"},
+    {TensorMapDataType::kFloat64, "f64"},
+    {TensorMapDataType::kBFloat16, "bf16"},
+}}};
+// (The values are CUtensorMapDataType's, not 0..7: no Covers check.)
+
+}  // namespace
+
+const char* DataTypeName(TensorMapDataType type) { return kDataTypes.Name(type); }
+
+namespace {
+
+constexpr EnumTable<TensorMapSwizzle, 4> kSwizzles{"swizzle", {{
+    {TensorMapSwizzle::kNone, "none"},
+    {TensorMapSwizzle::k32B, "32B"},
+    {TensorMapSwizzle::k64B, "64B"},
+    {TensorMapSwizzle::k128B, "128B"},
+}}};
+static_assert(kSwizzles.Covers(4));
+
+}  // namespace
+
+const char* SwizzleName(TensorMapSwizzle swizzle) { return kSwizzles.Name(swizzle); }
 
 uint32_t SwizzleBytes(TensorMapSwizzle swizzle) {
   switch (swizzle) {

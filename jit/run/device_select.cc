@@ -3,27 +3,25 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/enum_table.h"
 
 namespace warptrace {
 
-const char* DeviceChoiceName(DeviceChoice choice) {
-  switch (choice) {
-    case DeviceChoice::kAuto:
-      return "auto";
-    case DeviceChoice::kCuda:
-      return "cuda";
-    case DeviceChoice::kHost:
-      return "host";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumTable<DeviceChoice, 3> kDeviceChoices{"device", {{
+    {DeviceChoice::kAuto, "auto"},
+    {DeviceChoice::kCuda, "cuda"},
+    {DeviceChoice::kHost, "host"},
+}}};
+static_assert(kDeviceChoices.Covers(3));
+
+}  // namespace
+
+const char* DeviceChoiceName(DeviceChoice choice) { return kDeviceChoices.Name(choice); }
 
 absl::StatusOr<DeviceChoice> ParseDeviceChoice(absl::string_view name) {
-  for (DeviceChoice c : {DeviceChoice::kAuto, DeviceChoice::kCuda, DeviceChoice::kHost}) {
-    if (name == DeviceChoiceName(c)) return c;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown device \"", name, "\"; expected auto, cuda or host"));
+  return kDeviceChoices.Parse(name);
 }
 
 absl::StatusOr<SelectedDevice> SelectDevice(DeviceChoice choice,

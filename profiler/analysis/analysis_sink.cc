@@ -484,7 +484,8 @@ void AnalysisSink::FillRoles() {
     out.mma_in_flight_share = Ratio(static_cast<double>(acc.mma_in_flight_ns), unit_time);
     out.copies = acc.copies;
     out.copy_bytes = acc.copy_bytes;
-    for (CopyEngine e : kAllCopyEngines) {
+    for (const EnumName<CopyEngine>& named : kCopyEngines.names) {
+      const CopyEngine e = named.value;
       if (acc.copy_engines & (1u << static_cast<uint32_t>(e))) out.copy_engines.push_back(e);
     }
     out.copy_in_flight_ns = acc.copy_in_flight_ns;

@@ -76,7 +76,9 @@ void UnitFeeder::Run() {
       for (size_t i = 0; i < batch->count && status.ok(); ++i) status = fn_(batch->units[i]);
     } catch (...) {
       thrown = std::current_exception();
-      status = absl::InternalError("the feeder's function threw");  // stops it, as an error
+      // Stops it, as an error. No message: a message is an allocation, and this may be
+      // out of memory (the caller rethrows `thrown`, which says what happened).
+      status = absl::Status(absl::StatusCode::kInternal, "");
     }
     batch->count = 0;
     batch->events = 0;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/enum_table.h"
 #include "base/file.h"
 #include "base/parallel_ranges.h"
 #include "base/status_macros.h"
@@ -84,15 +85,17 @@ const char* JaxOfForm(MosaicUsedWord form) {
 
 }  // namespace
 
-const char* MosaicUsedWordName(MosaicUsedWord form) {
-  switch (form) {
-    case MosaicUsedWord::kEventWords:
-      return "event_words";
-    case MosaicUsedWord::kWithHeader:
-      return "with_header";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumTable<MosaicUsedWord, 2> kMosaicUsedWords{"Mosaic traces_used", {{
+    {MosaicUsedWord::kEventWords, "event_words"},
+    {MosaicUsedWord::kWithHeader, "with_header"},
+}}};
+static_assert(kMosaicUsedWords.Covers(2));
+
+}  // namespace
+
+const char* MosaicUsedWordName(MosaicUsedWord form) { return kMosaicUsedWords.Name(form); }
 
 absl::StatusOr<MosaicSidecar> ParseMosaicSidecar(absl::string_view text) {
   llvm::Expected<json::Value> value = json::parse(Ref(text));

@@ -1,45 +1,42 @@
 #include "profiler/outputs/chrome_trace_options.h"
 
-#include <string>
-
-#include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
+#include "base/enum_table.h"
 
 namespace warptrace {
+namespace {
+
+constexpr EnumTable<ChromeEventStyle, 4> kEventStyles{
+    "Chrome event style",
+    {{
+        {ChromeEventStyle::kComplete, "x", "complete events"},
+        {ChromeEventStyle::kBeginEnd, "be", "B/E pairs"},
+        {ChromeEventStyle::kMosaic, "mosaic", "exactly JAX Mosaic GPU's own dump"},
+        {ChromeEventStyle::kBeginEnd, "b/e"},
+    }},
+    EnumCase::kIgnore};
+static_assert(kEventStyles.Covers(3));
+
+constexpr EnumTable<ChromeSliceArgs, 2> kSliceArgs{
+    "slice args",
+    {{
+        {ChromeSliceArgs::kLean, "lean", "none; sites once in otherData"},
+        {ChromeSliceArgs::kFull, "full", "block, unit, site, kind, origin on every slice"},
+    }},
+    EnumCase::kIgnore};
+static_assert(kSliceArgs.Covers(2));
+
+}  // namespace
 
 absl::StatusOr<ChromeEventStyle> ParseChromeEventStyle(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  if (lower == "x") return ChromeEventStyle::kComplete;
-  if (lower == "be" || lower == "b/e") return ChromeEventStyle::kBeginEnd;
-  if (lower == "mosaic") return ChromeEventStyle::kMosaic;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown Chrome event style '", name, "': use 'x' (complete events), 'be' (B/E pairs) "
-      "or 'mosaic' (exactly JAX Mosaic GPU's own dump)"));
+  return kEventStyles.Parse(name);
 }
 
 absl::StatusOr<ChromeSliceArgs> ParseChromeSliceArgs(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  if (lower == "lean") return ChromeSliceArgs::kLean;
-  if (lower == "full") return ChromeSliceArgs::kFull;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown slice args '", name, "': use 'lean' (none; sites once in otherData) or 'full' "
-      "(block, unit, site, kind, origin on every slice)"));
+  return kSliceArgs.Parse(name);
 }
 
-const char* ChromeSliceArgsName(ChromeSliceArgs args) {
-  return args == ChromeSliceArgs::kLean ? "lean" : "full";
-}
+const char* ChromeSliceArgsName(ChromeSliceArgs args) { return kSliceArgs.Name(args); }
 
-const char* ChromeEventStyleName(ChromeEventStyle style) {
-  switch (style) {
-    case ChromeEventStyle::kComplete:
-      return "x";
-    case ChromeEventStyle::kBeginEnd:
-      return "be";
-    case ChromeEventStyle::kMosaic:
-      return "mosaic";
-  }
-  return "x";
-}
+const char* ChromeEventStyleName(ChromeEventStyle style) { return kEventStyles.Name(style); }
 
 }  // namespace warptrace

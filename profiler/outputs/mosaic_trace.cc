@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "base/chunk_pipeline.h"
+#include "base/utf8.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 #include "profiler/outputs/event_template.h"
@@ -149,8 +150,7 @@ absl::Status MosaicTraceSink::Begin(const TraceBegin& begin) {
   events_.reserve(begin.units * uint64_t{layout_->capacity});
   names_.clear();
   for (const SiteInfo& site : layout_->sites) {
-    const llvm::StringRef name(site.name);
-    names_[site.id] = llvm::json::isUTF8(name) ? site.name : llvm::json::fixUTF8(name);
+    names_[site.id] = ValidUtf8(site.name);
   }
   return absl::OkStatus();
 }

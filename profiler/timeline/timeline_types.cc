@@ -1,15 +1,19 @@
 #include "profiler/timeline/timeline_types.h"
 
+#include "base/enum_table.h"
+
 namespace warptrace {
 
-const char* FlowKindName(FlowKind kind) {
-  switch (kind) {
-    case FlowKind::kArrivalToRelease:
-      return "arrival_to_release";
-    case FlowKind::kIssueToCompletion:
-      return "issue_to_completion";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumTable<FlowKind, 2> kFlowKinds{"flow kind", {{
+    {FlowKind::kArrivalToRelease, "arrival_to_release"},
+    {FlowKind::kIssueToCompletion, "issue_to_completion"},
+}}};
+static_assert(kFlowKinds.Covers(2));
+
+}  // namespace
+
+const char* FlowKindName(FlowKind kind) { return kFlowKinds.Name(kind); }
 
 }  // namespace warptrace

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/enum_table.h"
 #include "base/parallel_ranges.h"
 #include "base/status_macros.h"
 
@@ -142,29 +143,24 @@ absl::Status DecodeRecord(const TraceLayout& layout, const uint32_t* at, const u
 
 }  // namespace
 
-const char* HeaderProblemName(HeaderProblem problem) {
-  switch (problem) {
-    case HeaderProblem::kNone:
-      return "none";
-    case HeaderProblem::kMissing:
-      return "missing";
-    case HeaderProblem::kBadMagic:
-      return "bad_magic";
-    case HeaderProblem::kBadVersion:
-      return "bad_version";
-    case HeaderProblem::kBadHeaderWords:
-      return "bad_header_words";
-    case HeaderProblem::kBadChecksum:
-      return "bad_checksum";
-    case HeaderProblem::kWrongBlock:
-      return "wrong_block";
-    case HeaderProblem::kWrongUnit:
-      return "wrong_unit";
-    case HeaderProblem::kBadGlobaltimer:
-      return "bad_globaltimer";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumTable<HeaderProblem, 9> kHeaderProblems{"header problem", {{
+    {HeaderProblem::kNone, "none"},
+    {HeaderProblem::kMissing, "missing"},
+    {HeaderProblem::kBadMagic, "bad_magic"},
+    {HeaderProblem::kBadVersion, "bad_version"},
+    {HeaderProblem::kBadHeaderWords, "bad_header_words"},
+    {HeaderProblem::kBadChecksum, "bad_checksum"},
+    {HeaderProblem::kWrongBlock, "wrong_block"},
+    {HeaderProblem::kWrongUnit, "wrong_unit"},
+    {HeaderProblem::kBadGlobaltimer, "bad_globaltimer"},
+}}};
+static_assert(kHeaderProblems.Covers(9));
+
+}  // namespace
+
+const char* HeaderProblemName(HeaderProblem problem) { return kHeaderProblems.Name(problem); }
 
 namespace internal {
 void SetDecodeRecordHookForTesting(DecodeRecordHook hook) { decode_record_hook = hook; }

@@ -1,39 +1,34 @@
 #include "profiler/trace/verdict.h"
 
+#include "base/enum_table.h"
+
 namespace warptrace {
+namespace {
 
-const char* VerdictName(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kComplete:
-      return "complete";
-    case Verdict::kTruncated:
-      return "truncated";
-    case Verdict::kOverflowed:
-      return "overflowed";
-    case Verdict::kCorrupt:
-      return "corrupt";
-    case Verdict::kMissing:
-      return "missing";
-  }
-  return "?";
-}
+constexpr EnumTable<Verdict, 5> kVerdicts{"verdict", {{
+    {Verdict::kComplete, "complete"},
+    {Verdict::kTruncated, "truncated"},
+    {Verdict::kOverflowed, "overflowed"},
+    {Verdict::kCorrupt, "corrupt"},
+    {Verdict::kMissing, "missing"},
+}}};
+static_assert(kVerdicts.Covers(5));
 
-const char* ClockSourceReason(ClockSource source) {
-  switch (source) {
-    case ClockSource::kCalibrated:
-      return "calibrated";
-    case ClockSource::kTooShort:
-      return "too short to calibrate";
-    case ClockSource::kNoEndStamp:
-      return "no trustworthy end stamp";
-    case ClockSource::kImplausibleRate:
-      return "a measured rate outside 1/4..4x nominal";
-    case ClockSource::kWrapsLost:
-      return "%clock wraps that could not be placed";
-    case ClockSource::kNoRecord:
-      return "no record";
-  }
-  return "?";
-}
+// Phrases, not names: never parsed.
+constexpr EnumTable<ClockSource, kNumClockSources> kClockSourceReasons{"clock source", {{
+    {ClockSource::kCalibrated, "calibrated"},
+    {ClockSource::kTooShort, "too short to calibrate"},
+    {ClockSource::kNoEndStamp, "no trustworthy end stamp"},
+    {ClockSource::kImplausibleRate, "a measured rate outside 1/4..4x nominal"},
+    {ClockSource::kWrapsLost, "%clock wraps that could not be placed"},
+    {ClockSource::kNoRecord, "no record"},
+}}};
+static_assert(kClockSourceReasons.Covers(kNumClockSources));
+
+}  // namespace
+
+const char* VerdictName(Verdict verdict) { return kVerdicts.Name(verdict); }
+
+const char* ClockSourceReason(ClockSource source) { return kClockSourceReasons.Name(source); }
 
 }  // namespace warptrace

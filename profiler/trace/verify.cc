@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/enum_table.h"
 #include "format/trace_abi.h"
 #include "profiler/trace/plan_check.h"
 
@@ -161,40 +162,45 @@ const char* SeverityName(Severity severity) {
   return severity == Severity::kError ? "error" : "warning";
 }
 
-const char* FindingKindName(FindingKind kind) {
-  switch (kind) {
-    case FindingKind::kMissingRecord: return "missing_record";
-    case FindingKind::kBadMagic: return "bad_magic";
-    case FindingKind::kBadVersion: return "bad_version";
-    case FindingKind::kBadHeaderWords: return "bad_header_words";
-    case FindingKind::kBadChecksum: return "bad_checksum";
-    case FindingKind::kWrongBlock: return "wrong_block";
-    case FindingKind::kWrongUnit: return "wrong_unit";
-    case FindingKind::kBadGlobaltimer: return "bad_globaltimer";
-    case FindingKind::kSmIdOutOfRange: return "sm_id_out_of_range";
-    case FindingKind::kIncomplete: return "incomplete";
-    case FindingKind::kEndBeforeStart: return "end_before_start";
-    case FindingKind::kUnknownFlags: return "unknown_flags";
-    case FindingKind::kDroppedEvents: return "dropped_events";
-    case FindingKind::kUnknownSite: return "unknown_site";
-    case FindingKind::kExitWithoutBegin: return "exit_without_begin";
-    case FindingKind::kMismatchedNesting: return "mismatched_nesting";
-    case FindingKind::kUnpairedEvent: return "unpaired_event";
-    case FindingKind::kClockBackwards: return "clock_backwards";
-    case FindingKind::kClockAmbiguous: return "clock_ambiguous";
-    case FindingKind::kClockWrapsLost: return "clock_wraps_lost";
-    case FindingKind::kReleaseBeforeArrivals: return "release_before_arrivals";
-    case FindingKind::kArrivalCountMismatch: return "arrival_count_mismatch";
-    case FindingKind::kAsyncEndWithoutBegin: return "async_end_without_begin";
-    case FindingKind::kAsyncNeverCompleted: return "async_never_completed";
-    case FindingKind::kTripCountExceeded: return "trip_count_exceeded";
-    case FindingKind::kTripCountShort: return "trip_count_short";
-    case FindingKind::kEventCountMismatch: return "event_count_mismatch";
-    case FindingKind::kRepaired: return "repaired";
-    case FindingKind::kTooManyFindings: return "too_many_findings";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumTable<FindingKind, 29> kFindingKinds{"finding kind", {{
+    {FindingKind::kMissingRecord, "missing_record"},
+    {FindingKind::kBadMagic, "bad_magic"},
+    {FindingKind::kBadVersion, "bad_version"},
+    {FindingKind::kBadHeaderWords, "bad_header_words"},
+    {FindingKind::kBadChecksum, "bad_checksum"},
+    {FindingKind::kWrongBlock, "wrong_block"},
+    {FindingKind::kWrongUnit, "wrong_unit"},
+    {FindingKind::kBadGlobaltimer, "bad_globaltimer"},
+    {FindingKind::kSmIdOutOfRange, "sm_id_out_of_range"},
+    {FindingKind::kIncomplete, "incomplete"},
+    {FindingKind::kEndBeforeStart, "end_before_start"},
+    {FindingKind::kUnknownFlags, "unknown_flags"},
+    {FindingKind::kDroppedEvents, "dropped_events"},
+    {FindingKind::kUnknownSite, "unknown_site"},
+    {FindingKind::kExitWithoutBegin, "exit_without_begin"},
+    {FindingKind::kMismatchedNesting, "mismatched_nesting"},
+    {FindingKind::kUnpairedEvent, "unpaired_event"},
+    {FindingKind::kClockBackwards, "clock_backwards"},
+    {FindingKind::kClockAmbiguous, "clock_ambiguous"},
+    {FindingKind::kClockWrapsLost, "clock_wraps_lost"},
+    {FindingKind::kReleaseBeforeArrivals, "release_before_arrivals"},
+    {FindingKind::kArrivalCountMismatch, "arrival_count_mismatch"},
+    {FindingKind::kAsyncEndWithoutBegin, "async_end_without_begin"},
+    {FindingKind::kAsyncNeverCompleted, "async_never_completed"},
+    {FindingKind::kTripCountExceeded, "trip_count_exceeded"},
+    {FindingKind::kTripCountShort, "trip_count_short"},
+    {FindingKind::kEventCountMismatch, "event_count_mismatch"},
+    {FindingKind::kRepaired, "repaired"},
+    {FindingKind::kTooManyFindings, "too_many_findings"},
+}}};
+// Every kind has a name: kTooManyFindings is the last.
+static_assert(kFindingKinds.Covers(kNumFindingKinds));
+
+}  // namespace
+
+const char* FindingKindName(FindingKind kind) { return kFindingKinds.Name(kind); }
 
 std::string FormatFinding(const Finding& f) {
   if (f.kind == FindingKind::kTooManyFindings) return f.message;

@@ -841,7 +841,7 @@ TraceLayout LayoutFromParams(const BufferParams& p) {
   layout.clock.num_sms = p.num_sms;
   for (uint32_t i = 0; i < p.num_sites; ++i) {
     layout.sites.push_back(
-        {i, SiteName(i, odd), kAllSiteKinds[i % std::size(kAllSiteKinds)], absl::StrCat("fuzz.cc:", i)});
+        {i, SiteName(i, odd), kSiteKinds.names[i % kSiteKinds.names.size()].value, absl::StrCat("fuzz.cc:", i)});
   }
   return layout;
 }

@@ -66,7 +66,8 @@ UnitTemplates::UnitTemplates(const TraceLayout& layout_in, int64_t origin_ns_in,
 
   // Sequence 2's state after a clear: the categories and annotation names.
   pb::InternedData* interned = batch_first.mutable_interned_data();
-  for (SiteKind kind : kAllSiteKinds) {
+  for (const EnumName<SiteKind>& named : kSiteKinds.names) {
+    const SiteKind kind = named.value;
     pb::EventCategory* category = interned->add_event_categories();
     category->set_iid(static_cast<uint64_t>(kind) + 1);
     category->set_name(SiteKindName(kind));

@@ -128,7 +128,7 @@ void PacketWriter::WriteUnitEventSlow(uint64_t delta, const std::string& suffix)
       static_cast<uint32_t>(1 + CodedOutputStream::VarintSize64(delta) + suffix.size());
   const size_t total = 1 + CodedOutputStream::VarintSize32(body) + body;
   if (total > kSlopBytes) {
-    WriteLongUnitEvent(delta, body, suffix);
+    WriteOversizedUnitEventSlow(delta, body, suffix);
     return;
   }
   uint8_t* p = Reserve(kSlopBytes);
@@ -143,7 +143,7 @@ void PacketWriter::WriteUnitEventSlow(uint64_t delta, const std::string& suffix)
   ++packets_;
 }
 
-void PacketWriter::WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix) {
+void PacketWriter::WriteOversizedUnitEventSlow(uint64_t delta, uint32_t body, const std::string& suffix) {
   uint8_t head[32];
   uint8_t* p = head;
   p = CodedOutputStream::WriteTagToArray(kPacketTag, p);

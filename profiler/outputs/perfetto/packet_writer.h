@@ -118,7 +118,8 @@ class PacketWriter {
   }
   // WriteUnitEvent's general case: a long suffix, or a packet of 128 bytes or more.
   void WriteUnitEventSlow(uint64_t delta, const std::string& suffix);
-  void WriteLongUnitEvent(uint64_t delta, uint32_t body, const std::string& suffix);
+  // WriteUnitEventSlow's own slow path: a packet longer than kSlopBytes, written in pieces.
+  void WriteOversizedUnitEventSlow(uint64_t delta, uint32_t body, const std::string& suffix);
   // The buffer to the stream.
   void FlushBuffer();
   // Whole packets to the stream: as they are, or as one compressed_packets packet.
