@@ -1,7 +1,10 @@
-/* The C API as a C program outside Bazel sees it: compiled with
- *   cc $(pkg-config --cflags --libs warptrace) capi_test.c
- * against an install tree (tools/install.sh), run on saved traces (write_test_traces).
- * Every function, its success and its error paths.  capi_test DIR */
+/* The C API as a C program sees it, every function, its success and its error paths, run on
+ * saved traces (write_test_traces).  capi_test DIR.  Built twice:
+ *   - outside Bazel, with cc $(pkg-config --cflags --libs warptrace) capi_test.c against an
+ *     install tree (tools/install.sh): //tests/capi:install_test;
+ *   - by Bazel against //capi:libwarptrace.so in the build's configuration, so that under
+ *     --config=asan or --config=ubsan a sanitized program loads a sanitized library:
+ *     //tests/capi:capi_test. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -114,6 +117,41 @@ static void check_tables(const char* dir) {
   warptrace_tables_free(tables);
 }
 
+/* Cancellation: a check that says stop fails the dump (its first question comes before the
+ * first unit) and leaves the output as it was; with the check removed the same request
+ * succeeds. */
+static int stop_now(void* data) {
+  ++*(int*)data;
+  return 1;
+}
+
+static void check_cancel(const warptrace_layout* layout, const void* words, size_t bytes,
+                         const char* dir) {
+  char path[4096], request[8192];
+  snprintf(path, sizeof path, "%s/cancelled.json", dir);
+  FILE* f = fopen(path, "w");
+  CHECK(f != NULL && fputs("kept", f) >= 0 && fclose(f) == 0, "writing %s", path);
+  snprintf(request, sizeof request, "{\"output\": \"%s\"}", path);
+  int calls = 0;
+  char* result = NULL;
+  warptrace_error* error = NULL;
+  warptrace_set_cancel_check(stop_now, &calls);
+  warptrace_code code = warptrace_dump(layout, words, bytes, request, &result, &error);
+  warptrace_set_cancel_check(NULL, NULL);
+  CHECK(calls >= 1, "the check was asked %d times", calls);
+  expect_error(code, error, WARPTRACE_CANCELLED, "cancelled", "cancelled dump");
+  warptrace_free(result);
+  size_t size = 0;
+  char* kept = slurp(path, &size);
+  CHECK(kept != NULL && strcmp(kept, "kept") == 0, "a cancelled dump left %s as it was", path);
+  free(kept);
+  result = NULL;
+  code = warptrace_dump(layout, words, bytes, request, &result, &error);
+  CHECK(code == WARPTRACE_OK && result != NULL, "dump without the check: %s",
+        warptrace_error_message(error));
+  warptrace_free(result);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) { fprintf(stderr, "usage: capi_test DIR\n"); return 2; }
   const char* dir = argv[1];
@@ -204,6 +242,8 @@ int main(int argc, char** argv) {
   free(from_fd);
   warptrace_free(trace);
   warptrace_free(result);
+
+  check_cancel(layout, words, bytes, dir);
 
   /* Dump errors: each names what to change. */
   code = warptrace_dump(layout, words, bytes - 4, NULL, &result, &error);

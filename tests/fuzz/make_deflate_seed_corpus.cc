@@ -61,5 +61,8 @@ int main(int argc, char** argv) {
   ok &= Write(dir, "far_matches_600k", FarMatches());
   ok &= Write(dir, "zeros_512k", std::vector<uint8_t>(512 << 10, 0));
   ok &= Write(dir, "random_300k", random);
+  // And the empty input: a run started from the large seeds alone never takes the short-stream
+  // paths (under 16 bytes, an empty stored block); 95.9% -> 97.3% of deflate.cc's branches.
+  ok &= Write(dir, "empty", {});
   return ok ? 0 : 1;
 }
