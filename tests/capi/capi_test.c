@@ -167,6 +167,17 @@ int main(int argc, char** argv) {
   warptrace_layout_free(NULL);
   CHECK(warptrace_layout_buffer_bytes(NULL) == 0, "NULL layout bytes");
 
+  /* The dump's settings: the request keys, with their types, defaults and bounds. */
+  char* settings = warptrace_dump_settings();
+  CHECK(settings != NULL && settings[0] == '[', "dump settings");
+  if (settings != NULL) {
+    CHECK(strstr(settings, "{\"key\":\"threads\",\"type\":\"integer\",\"default\":\"0\","
+                           "\"min\":0,\"max\":4096,\"cli_flag\":\"threads\"") != NULL,
+          "threads setting in %s", settings);
+    CHECK(strstr(settings, "\"key\":\"output_memory\"") != NULL, "output_memory setting");
+  }
+  warptrace_free(settings);
+
   /* Layouts. */
   warptrace_layout* layout = NULL;
   warptrace_error* error = NULL;
