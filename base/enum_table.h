@@ -44,12 +44,12 @@ struct EnumTable {
   std::array<EnumName<E>, N> names;
   EnumCase parse_case = EnumCase::kExact;
 
-  // The value's (first) name; "?" for a value the table lacks (a corrupted one).
-  constexpr const char* Name(E value) const {
+  // The value's (first) name; `missing` ("?") for a value the table lacks (a corrupted one).
+  constexpr const char* Name(E value, const char* missing = "?") const {
     for (const EnumName<E>& n : names) {
       if (n.value == value) return n.name;
     }
-    return "?";
+    return missing;
   }
 
   // Whether every value in [0, count) has a name (for a static_assert beside the table).

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/enum_table.h"
 #include "base/exception_status.h"
 #include "base/file.h"
 #include "base/status_macros.h"
@@ -48,6 +49,28 @@ namespace warptrace {
 namespace {
 
 constexpr char kVersion[] = "0.2.0";
+
+constexpr EnumTable<warptrace_code, 17> kCodeNames{"status code", {{
+    {WARPTRACE_OK, "OK"},
+    {WARPTRACE_CANCELLED, "CANCELLED"},
+    {WARPTRACE_UNKNOWN, "UNKNOWN"},
+    {WARPTRACE_INVALID_ARGUMENT, "INVALID_ARGUMENT"},
+    {WARPTRACE_DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED"},
+    {WARPTRACE_NOT_FOUND, "NOT_FOUND"},
+    {WARPTRACE_ALREADY_EXISTS, "ALREADY_EXISTS"},
+    {WARPTRACE_PERMISSION_DENIED, "PERMISSION_DENIED"},
+    {WARPTRACE_RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED"},
+    {WARPTRACE_FAILED_PRECONDITION, "FAILED_PRECONDITION"},
+    {WARPTRACE_ABORTED, "ABORTED"},
+    {WARPTRACE_OUT_OF_RANGE, "OUT_OF_RANGE"},
+    {WARPTRACE_UNIMPLEMENTED, "UNIMPLEMENTED"},
+    {WARPTRACE_INTERNAL, "INTERNAL"},
+    {WARPTRACE_UNAVAILABLE, "UNAVAILABLE"},
+    {WARPTRACE_DATA_LOSS, "DATA_LOSS"},
+    {WARPTRACE_UNAUTHENTICATED, "UNAUTHENTICATED"},
+}}};
+static_assert(kCodeNames.Covers(17));
+
 
 warptrace_code Fail(const absl::Status& status, warptrace_error** error) {
   const auto code = static_cast<warptrace_code>(static_cast<int>(status.code()));
@@ -314,26 +337,7 @@ const char* warptrace_error_message(const warptrace_error* error) {
 }
 
 const char* warptrace_code_name(warptrace_code code) {
-  switch (code) {
-    case WARPTRACE_OK: return "OK";
-    case WARPTRACE_CANCELLED: return "CANCELLED";
-    case WARPTRACE_UNKNOWN: return "UNKNOWN";
-    case WARPTRACE_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case WARPTRACE_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case WARPTRACE_NOT_FOUND: return "NOT_FOUND";
-    case WARPTRACE_ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case WARPTRACE_PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case WARPTRACE_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case WARPTRACE_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case WARPTRACE_ABORTED: return "ABORTED";
-    case WARPTRACE_OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case WARPTRACE_UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case WARPTRACE_INTERNAL: return "INTERNAL";
-    case WARPTRACE_UNAVAILABLE: return "UNAVAILABLE";
-    case WARPTRACE_DATA_LOSS: return "DATA_LOSS";
-    case WARPTRACE_UNAUTHENTICATED: return "UNAUTHENTICATED";
-  }
-  return "UNKNOWN";
+  return warptrace::kCodeNames.Name(code, "UNKNOWN");
 }
 
 void warptrace_error_free(warptrace_error* error) { delete error; }

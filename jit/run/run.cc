@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/clock.h"
+#include "base/enum_table.h"
 #include "base/status_macros.h"
 #include "format/trace_abi.h"
 #include "jit/compile/cuobjdump.h"
@@ -22,21 +23,16 @@
 namespace warptrace {
 namespace {
 
-const char* ArgKindName(KernelArg::Kind kind) {
-  switch (kind) {
-    case KernelArg::Kind::kIn:
-      return "In buffer";
-    case KernelArg::Kind::kOut:
-      return "Out buffer";
-    case KernelArg::Kind::kInOut:
-      return "InOut buffer";
-    case KernelArg::Kind::kScalar:
-      return "Scalar";
-    case KernelArg::Kind::kTensorMap:
-      return "TensorMap";
-  }
-  return "?";
-}
+constexpr EnumTable<KernelArg::Kind, 5> kArgKinds{"argument kind", {{
+    {KernelArg::Kind::kIn, "In buffer"},
+    {KernelArg::Kind::kOut, "Out buffer"},
+    {KernelArg::Kind::kInOut, "InOut buffer"},
+    {KernelArg::Kind::kScalar, "Scalar"},
+    {KernelArg::Kind::kTensorMap, "TensorMap"},
+}}};
+static_assert(kArgKinds.Covers(5));
+
+const char* ArgKindName(KernelArg::Kind kind) { return kArgKinds.Name(kind); }
 
 absl::Status CheckArgs(const Kernel& kernel, absl::Span<const KernelArg> args) {
   if (args.size() != kernel.params.size()) {

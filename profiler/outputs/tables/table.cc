@@ -20,25 +20,33 @@ namespace {
 
 }  // namespace
 
-const char* ArrowFormat(ColumnType type) {
-  switch (type) {
-    case ColumnType::kInt64: return "l";
-    case ColumnType::kFloat64: return "g";
-    case ColumnType::kBool: return "b";
-    case ColumnType::kUtf8: return "u";
+namespace {
+
+// Each type's name and its Arrow C data interface format string, one row each.
+struct ColumnTypeInfo {
+  ColumnType type;
+  const char* name;
+  const char* arrow;
+};
+constexpr ColumnTypeInfo kColumnTypeInfo[] = {
+    {ColumnType::kInt64, "int64", "l"},
+    {ColumnType::kFloat64, "double", "g"},
+    {ColumnType::kBool, "bool", "b"},
+    {ColumnType::kUtf8, "string", "u"},
+};
+
+const ColumnTypeInfo& InfoOf(ColumnType type) {
+  for (const ColumnTypeInfo& info : kColumnTypeInfo) {
+    if (info.type == type) return info;
   }
-  return "l";
+  return kColumnTypeInfo[0];  // int64, as before, for a value out of range
 }
 
-const char* ColumnTypeName(ColumnType type) {
-  switch (type) {
-    case ColumnType::kInt64: return "int64";
-    case ColumnType::kFloat64: return "double";
-    case ColumnType::kBool: return "bool";
-    case ColumnType::kUtf8: return "string";
-  }
-  return "int64";
-}
+}  // namespace
+
+const char* ArrowFormat(ColumnType type) { return InfoOf(type).arrow; }
+
+const char* ColumnTypeName(ColumnType type) { return InfoOf(type).name; }
 
 Table::Table(std::string name, std::vector<ColumnSpec> columns) : name_(std::move(name)) {
   columns_.reserve(columns.size());
