@@ -203,9 +203,11 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
 // `thread_linear` and `block_linear` are the Prologue's (the record is found again from
 // them rather than kept in registers for the whole kernel). Safe to call from every
 // thread; only recorders act, once: a second call (e.g. after an early return path) finds
-// its record complete and does nothing.
+// its record complete and does nothing. `exit_flags` is 0 at the kernel's end and
+// abi::kFlagEarlyReturn on an early return's path; it is or-ed into the header's flags.
 WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer,
-                                      u32 thread_linear, u32 block_linear) {
+                                      u32 thread_linear, u32 block_linear,
+                                      u32 exit_flags = 0u) {
   const u32 unit = RecordedUnit(c, thread_linear, block_linear);
   if (unit >= c.units_per_block) return;
   u32* const record = RecordOf(c, buffer, unit, block_linear);
@@ -234,7 +236,8 @@ WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer
   // Words 5 (attempted), 6-7 (capacity, flags: written whole, no read-modify-write), 9
   // (end_clock), 12-13 (end globaltimer).
   record[5] = attempted;
-  StorePair(record + 6, c.capacity, abi::kFlagComplete | (c.shared ? abi::kFlagShared : 0u));
+  StorePair(record + 6, c.capacity,
+            abi::kFlagComplete | (c.shared ? abi::kFlagShared : 0u) | exit_flags);
   record[9] = clock;
   StorePair(record + 12, static_cast<u32>(gt), static_cast<u32>(gt >> 32));
   record[15] = sum;

@@ -51,9 +51,10 @@ class Emitter {
     }
     WritePhaseBarrierInit(out_, kernel_);
     sites_.CopyTracking();
-    Body(kernel_.body, 1);
     const bool ends_with_return =
         !kernel_.body.empty() && kernel_.body.back().kind == KernelNode::Kind::kReturn;
+    if (ends_with_return) final_return_ = &kernel_.body.back();
+    Body(kernel_.body, 1);
     if (plan_ != nullptr && !ends_with_return) Exits(1, "kernel end");
     Line(0, "}");
     WriteHostEntry(out_, kernel_, plan_ != nullptr);
@@ -119,14 +120,16 @@ class Emitter {
   }
 
   // Exits of every open site, innermost first, then the epilogue.
-  void Exits(int depth, const char* why) {
+  // `early`: the header records that the unit left through an early return.
+  void Exits(int depth, const char* why, bool early = false) {
     sites_.ObservePendingCopies(depth);
     const std::string note = absl::StrCat(" (", why, ")");
     for (auto it = open_sites_.rbegin(); it != open_sites_.rend(); ++it) {
       Exit(depth, *it, note.c_str());
     }
     Line(depth, absl::StrCat("warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, ",
-                             kTraceParam, ", warptrace_tid, ", kBlockLinear, ");"));
+                             kTraceParam, ", warptrace_tid, ", kBlockLinear,
+                             early ? ", warptrace::abi::kFlagEarlyReturn);" : ");"));
   }
 
   const SiteInfo* SiteOf(const KernelNode& node) const {
@@ -172,7 +175,9 @@ class Emitter {
         return;
       }
       case KernelNode::Kind::kReturn:
-        if (plan_ != nullptr) Exits(depth, "early return");
+        // The kernel's last statement is its end, not an early return.
+        if (plan_ != nullptr && &node == final_return_) Exits(depth, "kernel end");
+        if (plan_ != nullptr && &node != final_return_) Exits(depth, "early return", true);
         Line(depth, "return;");
         return;
       case KernelNode::Kind::kNamedBarrier:
@@ -384,6 +389,7 @@ class Emitter {
   }
 
   const Kernel& kernel_;
+  const KernelNode* final_return_ = nullptr;  // the body's last node when it is a Return
   const RecordPlan* plan_;
   SourceWriter out_;
   std::vector<SiteInfo> open_sites_;

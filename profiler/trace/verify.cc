@@ -436,7 +436,7 @@ bool UnitVerifier::CheckStamps(const DecodedRecord& r, Collector& collect, std::
                          "damaged or the layout names another device",
                          r.sm_id, layout_.clock.num_sms, layout_.clock.num_sms - 1));
   }
-  if (const uint32_t unknown = r.flags & ~(abi::kFlagComplete | abi::kFlagShared);
+  if (const uint32_t unknown = r.flags & ~(abi::kFlagComplete | abi::kFlagShared | abi::kFlagEarlyReturn);
       unknown != 0) {
     note(FindingKind::kUnknownFlags,
          absl::StrFormat("header flags 0x%08x have bits no recorder sets (0x%08x): the header "
