@@ -366,8 +366,18 @@ struct PreambleDecl {
   std::string path;  // "kernel gemm > preamble 1"
 };
 
+// One part of a block's label (KernelBuilder::BlockLabel): "name value", the value an
+// integer expression of blockIdx, gridDim, blockDim, integer scalar parameters and
+// constants (jit/builder/trip_expr.h), evaluated on the host for every recorded block.
+struct BlockLabelPart {
+  std::string name;  // "seq"
+  std::string expr;  // "blockIdx.y"
+  friend bool operator==(const BlockLabelPart&, const BlockLabelPart&) = default;
+};
+
 struct Kernel {
   std::string name;
+  std::vector<BlockLabelPart> block_label;  // empty: blocks have no label
   std::vector<PreambleDecl> preamble;  // in the order given
   // Integer constants (KernelBuilder::Constant), also in the preamble as constexpr
   // declarations: per-block trip counts may read them by name.

@@ -116,6 +116,19 @@ class KernelBuilder {
   //         TripCount::PerBlock("blockIdx.x < (m + kTileM - 1) / kTileM ? ... : 0"), ...);
   // Build() checks the name like a parameter's (an identifier, declared once).
   KernelBuilder& Constant(std::string name, int64_t value);
+  // A label for every block, shown on its timeline tracks ("block (0,3,1) [seq 3 /
+  // partition 1] warp 0") and wherever the diagnosis names a block: the parts "name value"
+  // joined by " / ", each value an expression in the TripCount::PerBlock language (blockIdx,
+  // gridDim, blockDim, integer scalar parameters, constants; trip_expr.h), evaluated on the
+  // host for each recorded block when the kernel is launched. A part whose expression is
+  // exactly blockIdx.x, .y or .z also names that grid dimension in the diagnosis
+  // ("imbalance by blockIdx.y (seq)"):
+  //   b.BlockLabel({{"head", "blockIdx.x"}, {"seq", "blockIdx.y"},
+  //                 {"partition", "blockIdx.z"}});
+  // Build() rejects a second call, no parts, a name that is empty or has characters other
+  // than letters, digits, spaces, _ . : -, and an expression that does not parse; planning
+  // rejects one that reads a pointer or floating-point parameter or fails to evaluate.
+  KernelBuilder& BlockLabel(std::vector<BlockLabelPart> parts);
 
   // A named region: a record site with an enter and an exit event around `body`.
   // A region is a C++ scope (`{ ... }` in the emitted code), like every construct with a

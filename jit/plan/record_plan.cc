@@ -340,10 +340,6 @@ struct PerBlockLoop {
   uint64_t hi = 0;
 };
 
-bool IsIntegerScalar(const KernelParam& param) {
-  return !param.is_pointer && param.ValueType() != "float" && param.ValueType() != "double";
-}
-
 absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Kernel& kernel,
                                   const LaunchScalars& scalars, std::vector<PerBlockLoop>* out) {
   for (const KernelNode& node : body) {
@@ -356,32 +352,8 @@ absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Ker
         return absl::InvalidArgumentError(absl::StrCat(node.path, ": ", expr.status().message()));
       }
       loop.expr = std::move(*expr);
-      for (const std::string& name : loop.expr.scalars()) {
-        const auto constant =
-            std::find_if(kernel.constants.begin(), kernel.constants.end(),
-                         [&](const std::pair<std::string, int64_t>& c) { return c.first == name; });
-        if (constant != kernel.constants.end()) {
-          loop.scalars.push_back(constant->second);
-          continue;
-        }
-        const auto param = std::find_if(kernel.params.begin(), kernel.params.end(),
-                                        [&](const KernelParam& p) { return p.name == name; });
-        if (param == kernel.params.end() || !IsIntegerScalar(*param)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": per-block trip count '", node.trip.expr(), "' reads '", name,
-              "', which is not ", param == kernel.params.end() ? "a parameter" : "an integer scalar parameter",
-              " of the kernel; it may read blockIdx, gridDim, blockDim, integer scalar "
-              "parameters and the kernel's constants (KernelBuilder::Constant)"));
-        }
-        const auto value = scalars.find(name);
-        if (value == scalars.end()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": per-block trip count '", node.trip.expr(), "' reads scalar '", name,
-              "', whose value is known only at launch; plan for a launch with "
-              "RecordPlan::Create(kernel, options, scalars) (RunKernel does)"));
-        }
-        loop.scalars.push_back(value->second);
-      }
+      ASSIGN_OR_RETURN(loop.scalars, ResolveScalars(loop.expr, kernel, scalars, node.path,
+                                                    "per-block trip count"));
       out->push_back(std::move(loop));
     }
     RETURN_IF_ERROR(CollectPerBlockLoops(node.body, kernel, scalars, out));
@@ -637,6 +609,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
       layout.exact_events.push_back(r.exact() ? static_cast<int64_t>(r.min) : -1);
     }
   }
+  RETURN_IF_ERROR(FillBlockLabels(kernel, scalars, layout));
   layout.unit_roles = std::move(counts.unit_roles);
   if (std::all_of(layout.unit_roles.begin(), layout.unit_roles.end(),
                   [](const std::string& role) { return role.empty(); })) {

@@ -65,6 +65,7 @@
 #include "absl/status/statusor.h"
 #include "format/layout.h"
 #include "jit/builder/kernel.h"
+#include "jit/plan/per_block_exprs.h"  // LaunchScalars
 
 namespace warptrace {
 
@@ -105,10 +106,6 @@ struct EventRange {
   bool exact() const { return min == max; }
   friend bool operator==(const EventRange&, const EventRange&) = default;
 };
-
-// The kernel's integer scalar arguments of one launch, by parameter name: what per-block
-// trip counts read (jit/run/run.cc fills it from the KernelArgs).
-using LaunchScalars = std::map<std::string, int64_t, std::less<>>;
 
 class RecordPlan {
  public:

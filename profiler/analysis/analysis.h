@@ -66,6 +66,7 @@ struct UnitRef {
   std::string role;        // unused for a block
   int64_t ns = 0;          // its time (unit time, or block time for a block)
   double ratio = 0;        // ns / the median of its peers
+  std::string label;       // the block's user label (BlockLabelOf), "" when none
 };
 
 // Waits on one barrier family by the units of one role.
@@ -173,6 +174,7 @@ struct SmBusy {
 // The working blocks grouped by one coordinate of blockIdx ("dimension imbalance" above).
 struct DimImbalance {
   char dim = 'x';                 // 'x', 'y' or 'z'
+  std::string name;               // what it means (TraceLayout::grid_dim_names), or ""
   uint32_t values = 0;            // distinct coordinates among the working blocks
   double explained = 0;           // between-group share of the block-time variance, 0..1
   uint32_t slowest = 0;           // the coordinate whose blocks' mean time is the largest

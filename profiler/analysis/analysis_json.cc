@@ -23,6 +23,7 @@ void Ref(json::OStream& j, const UnitRef& r, bool unit) {
     if (unit) j.attribute("role", ValidUtf8(r.role));
     j.attribute("ns", r.ns);
     j.attribute("ratio", r.ratio);
+    if (!r.label.empty()) j.attribute("label", ValidUtf8(r.label));
   });
 }
 
@@ -177,6 +178,7 @@ void GridJson(json::OStream& j, const GridAnalysis& g) {
       for (const DimImbalance& d : g.dims) {
         j.object([&] {
           j.attribute("dim", std::string(1, d.dim));
+          j.attribute("name", ValidUtf8(d.name));
           j.attribute("values", d.values);
           j.attribute("explained", d.explained);
           j.attribute("slowest", d.slowest);

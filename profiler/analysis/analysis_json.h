@@ -43,7 +43,7 @@
 //             "last_block_end_ns": N, "tail_ns": N, "tail_share": 0.6, "last_block": UNIT,
 //             "slowest_block": UNIT, "max_concurrent_blocks": N, "waves": 1.0,
 //             "outlier_blocks": [UNIT, ...],
-//             "dims": [{"dim": "y", "values": 8, "explained": 0.92, "slowest": 3,
+//             "dims": [{"dim": "y", "name": "seq", "values": 8, "explained": 0.92, "slowest": 3,
 //                       "slowest_mean_ns": N, "slowest_blocks": N, "fastest": 0,
 //                       "fastest_mean_ns": N, "median_mean_ns": N, "ratio": 4.1}, ...]},
 //    "overhead": {"events": N, "ns_per_event": 10.0, "cycles_per_event": 15.0,
@@ -51,7 +51,8 @@
 //                 "wait_overhead_fraction": 0.01, "compensated": false}}
 //
 // UNIT is {"block": linear id, "block_index": [x, y, z], "unit": unit index, "sm": N,
-// "role": "consumer", "ns": N, "ratio": 1.9} ("unit" and "role" only for units). A site
+// "role": "consumer", "ns": N, "ratio": 1.9, "label": "seq 3 / partition 1"} ("unit" and
+// "role" only for units, "label" only where the block has one: BlockLabelOf). A site
 // id of 4294967295 is time outside any slice ("(untracked)"), 4294967294 the hand-off
 // latency between an arrival and the wait's end ("(hand-off)"): critical_path.h.
 #ifndef WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_JSON_H_

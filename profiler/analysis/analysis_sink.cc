@@ -456,7 +456,8 @@ void AnalysisSink::FillUnitTimes(uint32_t r, const RoleAcc& acc, RoleAnalysis& o
       return UnitRef{u.block_linear, BlockIndex(layout_->grid, u.block_linear), u.unit_index,
                      u.sm_id, acc.name, t.first,
                      Ratio(static_cast<double>(t.first),
-                           static_cast<double>(out.median_unit_ns))};
+                           static_cast<double>(out.median_unit_ns)),
+                     BlockLabelOf(*layout_, u.block_linear)};
     };
     out.slowest_unit = ref(times.front());
     for (const auto& t : times) {
@@ -563,7 +564,8 @@ void AnalysisSink::FillCriticalPath() {
   out.slowest_block = UnitRef{slowest_path_block_, BlockIndex(layout_->grid, slowest_path_block_),
                               0, block->sm_id, "", slowest_path_span_,
                               Ratio(static_cast<double>(slowest_path_span_),
-                                    static_cast<double>(median))};
+                                    static_cast<double>(median)),
+                              BlockLabelOf(*layout_, slowest_path_block_)};
   for (const PathStep& step : slowest_path_.steps) {
     if (out.slowest_block_path.size() >= CriticalPathAnalysis::kMaxPathSteps) {
       out.slowest_block_path_truncated = true;

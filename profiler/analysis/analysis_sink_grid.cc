@@ -120,7 +120,8 @@ void AnalysisSink::FillBlockTimes(absl::Span<const BlockRec* const> blocks, int6
   auto ref = [&](const BlockRec& b) {
     const int64_t ns = b.end_ns - b.start_ns;
     return UnitRef{b.block_linear, BlockIndex(layout_->grid, b.block_linear), 0, b.sm_id, "", ns,
-                   Ratio(static_cast<double>(ns), static_cast<double>(g.median_block_ns))};
+                   Ratio(static_cast<double>(ns), static_cast<double>(g.median_block_ns)),
+                   BlockLabelOf(*layout_, b.block_linear)};
   };
   std::vector<const BlockRec*> by_time(blocks.begin(), blocks.end());
   std::stable_sort(by_time.begin(), by_time.end(), [](const BlockRec* a, const BlockRec* b) {
@@ -161,6 +162,7 @@ void AnalysisSink::FillDimImbalance(absl::Span<const BlockRec* const> blocks) {
     if (groups.size() < 2) continue;
     DimImbalance d;
     d.dim = static_cast<char>('x' + dim);
+    if (!layout_->grid_dim_names.empty()) d.name = layout_->grid_dim_names[dim];
     d.values = static_cast<uint32_t>(groups.size());
     double between_ss = 0;
     std::vector<int64_t> means;

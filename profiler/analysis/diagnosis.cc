@@ -18,8 +18,9 @@ std::string Pct(double fraction) {
 }
 
 std::string Block(const UnitRef& b) {
-  return absl::StrFormat("block (%d,%d,%d) #%d on SM %d", b.block_index.x, b.block_index.y,
-                         b.block_index.z, b.block_linear, b.sm_id);
+  return absl::StrFormat("block (%d,%d,%d) #%d%s on SM %d", b.block_index.x, b.block_index.y,
+                         b.block_index.z, b.block_linear,
+                         b.label.empty() ? "" : absl::StrCat(" [", b.label, "]"), b.sm_id);
 }
 
 double Frac(double num, double den) { return den > 0 ? num / den : 0; }
@@ -116,6 +117,11 @@ const char* DimName(char dim) {
   return dim == 'x' ? "blockIdx.x" : dim == 'y' ? "blockIdx.y" : "blockIdx.z";
 }
 
+// "blockIdx.y (seq)" where the block label names the dimension.
+std::string DimTitle(const DimImbalance& d) {
+  return d.name.empty() ? DimName(d.dim) : absl::StrCat(DimName(d.dim), " (", d.name, ")");
+}
+
 // Not ranked: listed first, since it says what the block statistics are over.
 void AddEarlyReturn(const GridAnalysis& g, std::vector<Diagnosis>& out) {
   if (g.early_return_blocks == 0) return;
@@ -139,15 +145,15 @@ void AddDimImbalance(const GridAnalysis& g, std::vector<Diagnosis>& out) {
   if (g.dims.empty()) return;
   const DimImbalance& d = g.dims.front();
   if (d.explained < kMinExplained || d.ratio < kMinImbalance) return;
-  const char* name = DimName(d.dim);
+  const std::string name = d.name.empty() ? DimName(d.dim) : d.name;
   std::string text = absl::StrFormat(
       "imbalance by %s: its %d values explain %s of the variance of %s time; the %d %ss "
       "with %s = %d took %s on average, %.2fx the median over %s (%s); %s = %d the least (%s)",
-      name, d.values, Pct(d.explained), BlockWord(g), d.slowest_blocks, BlockWord(g), name,
-      d.slowest, FormatNs(d.slowest_mean_ns), d.ratio, name, FormatNs(d.median_mean_ns), name,
-      d.fastest, FormatNs(d.fastest_mean_ns));
+      DimTitle(d), d.values, Pct(d.explained), BlockWord(g), d.slowest_blocks, BlockWord(g),
+      name, d.slowest, FormatNs(d.slowest_mean_ns), d.ratio, name, FormatNs(d.median_mean_ns),
+      name, d.fastest, FormatNs(d.fastest_mean_ns));
   for (size_t i = 1; i < g.dims.size(); ++i) {
-    absl::StrAppend(&text, i == 1 ? " (" : ", ", DimName(g.dims[i].dim), " explains ",
+    absl::StrAppend(&text, i == 1 ? " (" : ", ", DimTitle(g.dims[i]), " explains ",
                     Pct(g.dims[i].explained));
   }
   if (g.dims.size() > 1) absl::StrAppend(&text, ")");

@@ -163,6 +163,16 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
         for (int64_t n : layout.exact_events) j.value(n);
       });
     }
+    if (!layout.block_labels.empty()) {
+      j.attributeArray("block_labels", [&] {
+        for (const std::string& label : layout.block_labels) j.value(ValidUtf8(label));
+      });
+    }
+    if (!layout.grid_dim_names.empty()) {
+      j.attributeArray("grid_dim_names", [&] {
+        for (const std::string& name : layout.grid_dim_names) j.value(ValidUtf8(name));
+      });
+    }
     if (!layout.unit_roles.empty()) {
       j.attributeArray("unit_roles", [&] {
         for (const std::string& role : layout.unit_roles) j.value(ValidUtf8(role));
@@ -271,6 +281,13 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
       }
       layout.exact_events.push_back(*n);
     }
+  }
+  // Optional (sidecars written before block labels have none).
+  if (root.Has("block_labels")) {
+    ASSIGN_OR_RETURN(layout.block_labels, root.Strings("block_labels"));
+  }
+  if (root.Has("grid_dim_names")) {
+    ASSIGN_OR_RETURN(layout.grid_dim_names, root.Strings("grid_dim_names"));
   }
   // Optional (sidecars written before the role table have none).
   if (root.Has("unit_roles")) {

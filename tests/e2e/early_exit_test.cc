@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
+#include "jit/plan/record_plan.h"
 #include "jit/run/run.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
@@ -25,13 +26,20 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
 
 constexpr int kPartition = 4;  // KV steps per partition
 
-absl::StatusOr<Kernel> SplitKvKernel(ReturnScope scope) {
+absl::StatusOr<Kernel> SplitKvKernel(ReturnScope scope, bool labels = false) {
   KernelBuilder b("split_kv");
-  b.Param("const int*", "seq_lens").Param("int*", "out");
+  b.Param("const int*", "seq_lens").Param("int*", "out").Param("int", "num_heads");
   b.Grid({2, 4, 3}).Block({64, 1, 1});
+  if (labels) {
+    b.BlockLabel({{"head", "blockIdx.x"},
+                  {"seq", "blockIdx.y"},
+                  {"partition", "blockIdx.z"},
+                  {"row", "blockIdx.y * num_heads + blockIdx.x"}});
+  }
   b.Stmt("const int len = seq_lens[blockIdx.y];");
   b.Stmt(absl::StrCat("const int first = (int)blockIdx.z * ", kPartition, ";"));
   b.If("first >= len", [&] { b.Return(scope); });
@@ -64,13 +72,14 @@ class EarlyExitTest : public ::testing::Test {
 
   // Runs the kernel with seq_lens {12, 4, 8, 2}: sequence 0 has 3 working partitions,
   // 1 one, 2 two, 3 one (of 2 steps); 10 of the 24 blocks return early.
-  absl::StatusOr<RunResult> Run(ReturnScope scope) {
-    absl::StatusOr<Kernel> kernel = SplitKvKernel(scope);
+  absl::StatusOr<RunResult> Run(ReturnScope scope, bool labels = false) {
+    absl::StatusOr<Kernel> kernel = SplitKvKernel(scope, labels);
     if (!kernel.ok()) return kernel.status();
     seq_lens_ = {12, 4, 8, 2};
     out_.assign(24, -1);
     std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(seq_lens_)),
-                                   KernelArg::Out(absl::MakeSpan(out_))};
+                                   KernelArg::Out(absl::MakeSpan(out_)),
+                                   KernelArg::Scalar<int>(2)};
     RunOptions options;
     options.profile.unit = UnitSpec::Warp();
     options.dump.analysis = true;
@@ -173,6 +182,58 @@ TEST_F(EarlyExitTest, AThreadScopeReturnTakenByTheWholeBlockCountsAsTheBlocksEar
   absl::StatusOr<RunResult> run = Run(ReturnScope::kThread);
   ASSERT_THAT(run, IsOk());
   EXPECT_EQ(run->dump.analysis->grid.early_return_blocks, 10u);
+}
+
+// Block labels (an expression of blockIdx and kernel arguments per part) name each block on
+// its tracks, in the diagnosis's block references and, where a part is exactly one blockIdx
+// coordinate, the grid dimension the imbalance is grouped by.
+TEST_F(EarlyExitTest, BlockLabelsNameTheTracksTheBlocksAndTheGridDimensions) {
+  absl::StatusOr<RunResult> run = Run(ReturnScope::kBlock, /*labels=*/true);
+  ASSERT_THAT(run, IsOk());
+  const TraceLayout& layout = run->trace->layout;
+  ASSERT_EQ(layout.block_labels.size(), 24u);
+  // Block (1,3,2) is linear 1 + 2 * (3 + 4 * 2) = 23; its row is 3 * 2 + 1.
+  EXPECT_EQ(layout.block_labels[23], "head 1 / seq 3 / partition 2 / row 7");
+  EXPECT_EQ(layout.grid_dim_names, (std::vector<std::string>{"head", "seq", "partition"}));
+  EXPECT_EQ(UnitTrackName(layout, Dim3{1, 3, 2}, 1),
+            "block (1,3,2) [head 1 / seq 3 / partition 2 / row 7] warp 1");
+  const Analysis& a = *run->dump.analysis;
+  bool outliers = false, by_seq = false;
+  for (const Diagnosis& d : a.diagnosis) {
+    if (d.kind == "outlier_blocks") {
+      outliers = true;
+      EXPECT_THAT(d.text, HasSubstr("[head 0 / seq 2 / partition 0 / row 4] on SM"));
+    }
+    if (d.kind == "dim_imbalance") {
+      by_seq = true;
+      EXPECT_THAT(d.text, AllOf(StartsWith("imbalance by blockIdx.y (seq): "),
+                                HasSubstr("with seq = 2 took 12.")));
+    }
+  }
+  EXPECT_TRUE(outliers && by_seq) << Printed(a);
+}
+
+TEST(BlockLabelTest, ALabelReadingAFloatParameterIsRefusedAtPlanningNamingThePart) {
+  KernelBuilder b("labelled");
+  b.Param("float", "scale").Param("int*", "out").Block({32, 1, 1});
+  b.BlockLabel({{"scaled", "blockIdx.x * scale"}});
+  b.Stmt("out[threadIdx.x] = 1;");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  EXPECT_THAT(RecordPlan::Create(*kernel, ProfileOptions{}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("kernel labelled > block label > scaled: block label "
+                                 "expression 'blockIdx.x * scale' reads 'scale', which is not "
+                                 "an integer scalar parameter")));
+}
+
+TEST(BlockLabelTest, ABlockLabelThatDoesNotParseIsABuildError) {
+  KernelBuilder b("labelled");
+  b.Param("int*", "out").Block({32, 1, 1});
+  b.BlockLabel({{"seq", "blockIdx.q"}});
+  b.Stmt("out[threadIdx.x] = 1;");
+  EXPECT_THAT(b.Build().status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           HasSubstr("kernel labelled: block label > seq: ")));
 }
 
 }  // namespace
