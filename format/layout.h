@@ -117,6 +117,11 @@ struct SiteTrip {
   TripBound bound = TripBound::kNone;
   uint64_t count = 0;
   std::string loop;
+  // The site of the span the loop runs in every time that span runs to its end (no branch,
+  // role split or loop without a site between them), or -1. A closed entry of that span in a
+  // unit that did not return early (abi::kFlagEarlyReturn) then holds the loop's iterations,
+  // even 0 of them: an Exact loop that ran 0 times there is a finding.
+  int64_t always_in = -1;
   friend bool operator==(const SiteTrip&, const SiteTrip&) = default;
 };
 

@@ -41,6 +41,29 @@ extern "C" unsigned long long warptrace_host_globaltimer(void);
 extern "C" unsigned int warptrace_host_smid(void);
 #endif
 
+// Exact trip counts checked by every thread on the host backend (a trace holds only each
+// unit's recorder thread, so a warp that ran fewer iterations than its unit's recorder is
+// invisible in it). The emitter wraps a TripCount::Exact loop of a profiled kernel as
+//   WARPTRACE_TRIPS_BEGIN(7); for (...) { WARPTRACE_TRIPS_STEP(7); ... }
+//   WARPTRACE_TRIPS_END(7, 8ull, "kernel k > loop i");
+// On the host, a thread whose count differs calls warptrace_host_trips_differ (the host
+// runtime fails the launch naming the block, thread, warp, loop and both counts): a 64-bit
+// counter, an increment per iteration and one compare per loop. On a GPU the macros expand
+// to nothing: no register, no instruction (the GPU checks the recorder threads' counts
+// from the trace, profiler/trace/plan_check.h).
+#if defined(__CUDA_ARCH__)
+#define WARPTRACE_TRIPS_BEGIN(n)
+#define WARPTRACE_TRIPS_STEP(n)
+#define WARPTRACE_TRIPS_END(n, declared, loop)
+#else
+extern "C" __attribute__((noreturn)) void warptrace_host_trips_differ(
+    const char* loop, unsigned long long declared, unsigned long long ran);
+#define WARPTRACE_TRIPS_BEGIN(n) unsigned long long warptrace_trips_##n = 0
+#define WARPTRACE_TRIPS_STEP(n) ++warptrace_trips_##n
+#define WARPTRACE_TRIPS_END(n, declared, loop) \
+  if (warptrace_trips_##n != (declared)) warptrace_host_trips_differ(loop, declared, warptrace_trips_##n)
+#endif
+
 namespace warptrace {
 namespace recorder {
 

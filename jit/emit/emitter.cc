@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -151,9 +152,7 @@ class Emitter {
         Line(depth, "}");
         return;
       case KernelNode::Kind::kLoop:
-        Line(depth, LoopHead(node));
-        RecordedBody(node, depth + 1);
-        Line(depth, "}");
+        Loop(node, depth);
         return;
       case KernelNode::Kind::kIf:
         Line(depth, absl::StrCat("if (", node.text, ") {"));
@@ -338,6 +337,23 @@ class Emitter {
     Body(node.body, depth);
     if (site != nullptr && !EndsWithReturn(node.body)) Leave(depth);
     if (site != nullptr && EndsWithReturn(node.body)) open_sites_.pop_back();
+  }
+
+  // A profiled kernel's Exact loop counts its iterations in every thread on the host
+  // backend (format/recorder.cuh, WARPTRACE_TRIPS_*; nothing on a GPU).
+  void Loop(const KernelNode& node, int depth) {
+    const bool check = plan_ != nullptr && plan_->host_trip_checks() &&
+                       node.trip.kind() == TripCount::Kind::kExact &&
+                       !Contains(node.body, {KernelNode::Kind::kReturn});
+    if (check) Line(depth, absl::StrFormat("WARPTRACE_TRIPS_BEGIN(%d);", node.ordinal));
+    Line(depth, LoopHead(node));
+    if (check) Line(depth + 1, absl::StrFormat("WARPTRACE_TRIPS_STEP(%d);", node.ordinal));
+    RecordedBody(node, depth + 1);
+    Line(depth, "}");
+    if (check) {
+      Line(depth, absl::StrFormat("WARPTRACE_TRIPS_END(%d, %dull, \"%s\");", node.ordinal,
+                                  node.trip.count(), absl::CHexEscape(node.path)));
+    }
   }
 
   std::string LoopHead(const KernelNode& node) const {

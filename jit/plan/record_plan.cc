@@ -179,19 +179,29 @@ bool ContainsReturn(const std::vector<KernelNode>& body) {
 // region directly in its body. Only where the loop's iterations are counted per entry of
 // the span around that site: a loop nested in another loop with no span between them is
 // left unmarked (its count multiplies). A loop with an early return inside may stop short,
-// so its exact count becomes an upper bound. `loop_since_span`: a loop lies between `body`
-// and the innermost enclosing span.
+// so its exact count becomes an upper bound. A loop that runs whenever its span runs to the
+// end gets that span's site as SiteTrip::always_in. Where `body` lies: TripContext below.
+// Where MarkLoopTrips is in the tree: whether a loop without a site is between the nearest
+// span and here (its loops' sites are then entered many times per span entry), that span's
+// site (-1: none), and whether a branch or role split is between it and here.
+struct TripContext {
+  bool loop_since_span = false;
+  int64_t span_site = -1;
+  bool conditional = false;
+};
+
 void MarkLoopTrips(const std::vector<KernelNode>& body,
                    const std::vector<std::optional<uint32_t>>& site_of_node,
-                   std::vector<SiteTrip>& sites, bool loop_since_span) {
+                   std::vector<SiteTrip>& sites, const TripContext& at) {
   for (const KernelNode& node : body) {
+    const std::optional<uint32_t> own = site_of_node[node.ordinal];
     switch (node.kind) {
       case KernelNode::Kind::kRegion:
         MarkLoopTrips(node.body, site_of_node, sites,
-                      site_of_node[node.ordinal].has_value() ? false : loop_since_span);
+                      own.has_value() ? TripContext{false, *own, false} : at);
         break;
       case KernelNode::Kind::kLoop: {
-        std::optional<uint32_t> counter = site_of_node[node.ordinal];
+        std::optional<uint32_t> counter = own;
         if (!counter.has_value()) {
           for (const KernelNode& child : node.body) {
             if (child.kind == KernelNode::Kind::kRegion && site_of_node[child.ordinal]) {
@@ -202,24 +212,28 @@ void MarkLoopTrips(const std::vector<KernelNode>& body,
         }
         const bool constant = node.trip.kind() == TripCount::Kind::kExact ||
                               node.trip.kind() == TripCount::Kind::kUpperBound;
-        if (counter.has_value() && constant && !loop_since_span) {
+        if (counter.has_value() && constant && !at.loop_since_span) {
           SiteTrip& site = sites[*counter];
           const bool exact =
               node.trip.kind() == TripCount::Kind::kExact && !ContainsReturn(node.body);
           site.bound = exact ? TripBound::kExact : TripBound::kUpperBound;
           site.count = node.trip.count();
           site.loop = node.path;
+          site.always_in = at.conditional ? -1 : at.span_site;
         }
-        MarkLoopTrips(node.body, site_of_node, sites, !site_of_node[node.ordinal].has_value());
+        MarkLoopTrips(node.body, site_of_node, sites,
+                      own.has_value() ? TripContext{false, *own, false}
+                                      : TripContext{true, at.span_site, at.conditional});
         break;
       }
       case KernelNode::Kind::kIf:
-        MarkLoopTrips(node.body, site_of_node, sites, loop_since_span);
-        MarkLoopTrips(node.else_body, site_of_node, sites, loop_since_span);
+        MarkLoopTrips(node.body, site_of_node, sites, {at.loop_since_span, at.span_site, true});
+        MarkLoopTrips(node.else_body, site_of_node, sites,
+                      {at.loop_since_span, at.span_site, true});
         break;
       case KernelNode::Kind::kRoles:
         for (const KernelNode& role : node.roles) {
-          MarkLoopTrips(role.body, site_of_node, sites, loop_since_span);
+          MarkLoopTrips(role.body, site_of_node, sites, {at.loop_since_span, at.span_site, true});
         }
         break;
       case KernelNode::Kind::kStatement:
@@ -557,6 +571,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
         absl::StrCat(where, ": profiling is disabled, so there is nothing to plan"));
   }
   RecordPlan plan;
+  plan.host_trip_checks_ = options.host_trip_checks;
   TraceLayout& layout = plan.layout_;
   layout.kernel_name = kernel.name;
   layout.grid = kernel.grid;
@@ -599,7 +614,11 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.barriers = PlanBarriers(kernel, layout, plan.site_of_node_);
   // What the dump checks the run against (profiler/trace/plan_check.h).
   layout.site_trips.assign(layout.sites.size(), SiteTrip{});
-  MarkLoopTrips(kernel.body, plan.site_of_node_, layout.site_trips, false);
+  TripContext top;
+  for (const SiteInfo& site : layout.sites) {
+    if (site.kind == SiteKind::kKernel) top.span_site = site.id;
+  }
+  MarkLoopTrips(kernel.body, plan.site_of_node_, layout.site_trips, top);
   if (std::all_of(layout.site_trips.begin(), layout.site_trips.end(),
                   [](const SiteTrip& t) { return t.bound == TripBound::kNone; })) {
     layout.site_trips.clear();

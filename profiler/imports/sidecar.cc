@@ -149,6 +149,7 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
             j.attribute("bound", TripBoundName(trip.bound));
             j.attribute("count", trip.count);
             j.attribute("loop", ValidUtf8(trip.loop));
+            if (trip.always_in >= 0) j.attribute("always_in", trip.always_in);
           });
         }
       });
@@ -268,6 +269,15 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
       t.bound = *parsed_bound;
       ASSIGN_OR_RETURN(t.count, trip.Unsigned("count", std::numeric_limits<int64_t>::max()));
       ASSIGN_OR_RETURN(t.loop, trip.String("loop"));
+      if (trip.Has("always_in")) {  // optional: sidecars before issue 54 have none
+        ASSIGN_OR_RETURN(uint64_t span, trip.Unsigned("always_in"));
+        if (span >= layout.sites.size()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "sidecar field \"", path, ".always_in\": site ", span, " is past the ",
+              layout.sites.size(), " sites"));
+        }
+        t.always_in = static_cast<int64_t>(span);
+      }
     }
   }
   // Optional (sidecars written before the plan check have none): -1 or a count per unit.
