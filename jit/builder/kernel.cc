@@ -5,7 +5,72 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace warptrace {
+
+namespace {
+
+std::string Abbreviate(const std::string& text, size_t max_length = 32) {
+  std::string one_line;
+  for (char c : text) one_line.push_back(c == '\n' || c == '\t' ? ' ' : c);
+  if (one_line.size() <= max_length) return one_line;
+  return one_line.substr(0, max_length - 3) + "...";
+}
+
+}  // namespace
+
+std::string BuilderLabel(const KernelNode& node) {
+  switch (node.kind) {
+    case KernelNode::Kind::kStatement:
+      return absl::StrCat("statement `", Abbreviate(node.text), "`");
+    case KernelNode::Kind::kRegion:
+      return absl::StrCat("region ", node.text);
+    case KernelNode::Kind::kLoop:
+      return absl::StrCat("loop ", node.text);
+    case KernelNode::Kind::kIf:
+      return absl::StrCat("if (", Abbreviate(node.text), ")");
+    case KernelNode::Kind::kRoles:
+      return absl::StrCat("roles by ", RoleAxisName(node.axis));
+    case KernelNode::Kind::kRole:
+      return absl::StrCat("role ", node.text);
+    case KernelNode::Kind::kBarrier:
+      return absl::StrCat("barrier ", node.text);
+    case KernelNode::Kind::kReturn:
+      return "return";
+    case KernelNode::Kind::kNamedBarrier:
+      return absl::StrCat("named barrier ", node.text);
+    case KernelNode::Kind::kArrive:
+      return absl::StrCat(node.tx_bytes.empty() ? "arrive " : "arrive_expect_tx ", node.text,
+                          "[", Abbreviate(node.index, 16), "]");
+    case KernelNode::Kind::kPhaseWait:
+      return absl::StrCat("wait ", node.text, "[", Abbreviate(node.index, 16), "]");
+    case KernelNode::Kind::kAsyncCopy:
+      return absl::StrCat("copy ", node.text);
+    case KernelNode::Kind::kAsyncWait:
+      return node.async_pending == 0
+                 ? "wait async copies"
+                 : absl::StrCat("wait async copies (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kMmaGroup:
+      return absl::StrCat("mma group ", node.text);
+    case KernelNode::Kind::kMmaWait:
+      return node.async_pending == 0
+                 ? "wait mma groups"
+                 : absl::StrCat("wait mma groups (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kTmaStore:
+      return absl::StrCat("tma store ", node.text);
+    case KernelNode::Kind::kTmaStoreWait:
+      return node.async_pending == 0
+                 ? "wait tma stores"
+                 : absl::StrCat("wait tma stores (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kSetMaxRegisters:
+      return absl::StrCat("setmaxnreg.",
+                          node.register_change == RegisterChange::kIncrease ? "inc " : "dec ",
+                          node.registers);
+  }
+  return "?";
+}
+
 
 Expr::Expr(int64_t value)
     : text_(std::to_string(value)), is_literal_(true), literal_(value) {}

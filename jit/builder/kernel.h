@@ -144,9 +144,11 @@ enum class ReturnScope {
   // Some threads of the block may return and others not (the default): no barrier may
   // run after it, since the threads that returned would never arrive.
   kThread,
-  // Every thread of the block takes it or none does (its condition depends only on
-  // blockIdx, gridDim and kernel arguments), so barriers after it are safe. Not inside a
-  // role split (only the role's threads would return).
+  // Every thread of the block takes it or none does: its condition has one value in the
+  // whole block (it reads blockIdx, gridDim, blockDim, kernel arguments, memory every
+  // thread reads alike such as `seq_lens[blockIdx.y]`, or values all threads computed
+  // alike; not threadIdx, nor memory some threads write meanwhile), so barriers after it
+  // are safe. Not inside a role split (only the role's threads would return).
   kBlock,
 };
 
@@ -412,6 +414,11 @@ struct Kernel {
   uint64_t StaticSharedBytes() const;
   uint64_t ThreadsPerBlock() const { return block.Count(); }
 };
+
+// How a builder path names `node` ("region mma", "loop k", "if (k + 1 < n...)"); a path
+// is the kernel's name and the labels of the nodes down to it, joined by " > ". A second
+// loop of one variable in one body is labelled "loop k #2" by the builder.
+std::string BuilderLabel(const KernelNode& node);
 
 }  // namespace warptrace
 

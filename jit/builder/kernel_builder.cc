@@ -43,64 +43,6 @@ std::string NormalizeType(const std::string& type) {
   return out;
 }
 
-std::string Abbreviate(const std::string& text, size_t max_length = 32) {
-  std::string one_line;
-  for (char c : text) one_line.push_back(c == '\n' || c == '\t' ? ' ' : c);
-  if (one_line.size() <= max_length) return one_line;
-  return one_line.substr(0, max_length - 3) + "...";
-}
-
-std::string LabelOf(const KernelNode& node) {
-  switch (node.kind) {
-    case KernelNode::Kind::kStatement:
-      return absl::StrCat("statement `", Abbreviate(node.text), "`");
-    case KernelNode::Kind::kRegion:
-      return absl::StrCat("region ", node.text);
-    case KernelNode::Kind::kLoop:
-      return absl::StrCat("loop ", node.text);
-    case KernelNode::Kind::kIf:
-      return absl::StrCat("if (", Abbreviate(node.text), ")");
-    case KernelNode::Kind::kRoles:
-      return absl::StrCat("roles by ", RoleAxisName(node.axis));
-    case KernelNode::Kind::kRole:
-      return absl::StrCat("role ", node.text);
-    case KernelNode::Kind::kBarrier:
-      return absl::StrCat("barrier ", node.text);
-    case KernelNode::Kind::kReturn:
-      return "return";
-    case KernelNode::Kind::kNamedBarrier:
-      return absl::StrCat("named barrier ", node.text);
-    case KernelNode::Kind::kArrive:
-      return absl::StrCat(node.tx_bytes.empty() ? "arrive " : "arrive_expect_tx ", node.text,
-                          "[", Abbreviate(node.index, 16), "]");
-    case KernelNode::Kind::kPhaseWait:
-      return absl::StrCat("wait ", node.text, "[", Abbreviate(node.index, 16), "]");
-    case KernelNode::Kind::kAsyncCopy:
-      return absl::StrCat("copy ", node.text);
-    case KernelNode::Kind::kAsyncWait:
-      return node.async_pending == 0
-                 ? "wait async copies"
-                 : absl::StrCat("wait async copies (", node.async_pending, " in flight)");
-    case KernelNode::Kind::kMmaGroup:
-      return absl::StrCat("mma group ", node.text);
-    case KernelNode::Kind::kMmaWait:
-      return node.async_pending == 0
-                 ? "wait mma groups"
-                 : absl::StrCat("wait mma groups (", node.async_pending, " in flight)");
-    case KernelNode::Kind::kTmaStore:
-      return absl::StrCat("tma store ", node.text);
-    case KernelNode::Kind::kTmaStoreWait:
-      return node.async_pending == 0
-                 ? "wait tma stores"
-                 : absl::StrCat("wait tma stores (", node.async_pending, " in flight)");
-    case KernelNode::Kind::kSetMaxRegisters:
-      return absl::StrCat("setmaxnreg.",
-                          node.register_change == RegisterChange::kIncrease ? "inc " : "dec ",
-                          node.registers);
-  }
-  return "?";
-}
-
 // Whether C++ text calls (names) a device primitive of warptrace_primitives.cuh: an
 // identifier token warptrace_* (comments and literals do not count).
 bool NamesPrimitive(const std::string& code) {
@@ -261,7 +203,7 @@ std::vector<KernelNode>* KernelBuilder::CurrentBody(const char* what) {
 void KernelBuilder::Append(KernelNode node) {
   std::vector<KernelNode>* body = CurrentBody(KernelNodeKindName(node.kind));
   if (body == nullptr) return;
-  node.path = absl::StrCat(Path(), " > ", LabelOf(node));
+  node.path = absl::StrCat(Path(), " > ", BuilderLabel(node));
   body->push_back(std::move(node));
 }
 
@@ -271,10 +213,19 @@ void KernelBuilder::Open(KernelNode node) {
       Fail(absl::StrCat("role '", node.text, "' outside a role split; call BeginRoles first"));
       return;
     }
-  } else if (CurrentBody(KernelNodeKindName(node.kind)) == nullptr) {
-    return;
   }
-  std::string label = LabelOf(node);
+  std::vector<KernelNode>* body =
+      node.kind == KernelNode::Kind::kRole ? nullptr : CurrentBody(KernelNodeKindName(node.kind));
+  if (node.kind != KernelNode::Kind::kRole && body == nullptr) return;
+  std::string label = BuilderLabel(node);
+  // A second loop of one variable in one body gets "#2" in its path, so messages and site
+  // names tell the two apart.
+  if (node.kind == KernelNode::Kind::kLoop) {
+    const auto same = std::count_if(body->begin(), body->end(), [&](const KernelNode& n) {
+      return n.kind == KernelNode::Kind::kLoop && n.text == node.text;
+    });
+    if (same > 0) absl::StrAppend(&label, " #", same + 1);
+  }
   node.path = absl::StrCat(Path(), " > ", label);
   open_.push_back(Frame{std::move(node), std::move(label), false});
 }

@@ -151,8 +151,10 @@ class KernelBuilder {
 
   // `if (condition) then_body else else_body`. The plan takes the larger side.
   // A Barrier() (or a raw `__syncthreads()`) may sit under an if only when every thread of
-  // the block takes the same side: say so with Uniform::kBlock (its condition depends only
-  // on blockIdx, gridDim, blockDim, kernel arguments or values all threads computed alike).
+  // the block takes the same side: say so with Uniform::kBlock (its condition has one value
+  // in the whole block: it reads blockIdx, gridDim, blockDim, kernel arguments, memory every
+  // thread reads alike such as `seq_lens[blockIdx.y]`, or values all threads computed
+  // alike).
   // Under the default Uniform::kThread, Build() rejects the barrier, naming its path: the
   // threads that take the other side would never arrive (a deadlock, or undefined on a GPU).
   //   b.If("k + 1 < num_k", [&] { b.Barrier(); }, Uniform::kBlock);

@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -41,6 +42,22 @@ using plan_internal::Join;
 using plan_internal::PerBlockTrips;
 using plan_internal::Range;
 using plan_internal::SatAdd;
+
+// Loop sites of one name (one variable in several places) are named by their builder path
+// below the kernel instead ("region qk > loop block_idx"), so the timeline, the summary and
+// the analysis tell them apart.
+void DistinguishLoopSites(const std::string& kernel_prefix, std::vector<SiteInfo>& sites) {
+  std::map<std::string, int> loops_named;
+  for (const SiteInfo& site : sites) {
+    if (site.kind == SiteKind::kLoopBody) ++loops_named[site.name];
+  }
+  for (SiteInfo& site : sites) {
+    if (site.kind != SiteKind::kLoopBody || loops_named[site.name] < 2) continue;
+    site.name = absl::StartsWith(site.origin, kernel_prefix)
+                    ? site.origin.substr(kernel_prefix.size())
+                    : site.origin;
+  }
+}
 
 // Assigns site ids in preorder; rejects named regions in loops of unknown trip count.
 class SiteAssigner {
@@ -104,6 +121,13 @@ class SiteAssigner {
     }
   }
 
+  // "loop k", or "loop k #2" for the builder's second loop of k in one body.
+  static std::string LoopSiteName(const KernelNode& node) {
+    const std::string label = absl::StrCat("loop ", node.text);
+    const size_t at = node.path.rfind(absl::StrCat(" > ", label));
+    return at == std::string::npos ? label : node.path.substr(at + 3);
+  }
+
   absl::Status Node(const KernelNode& node) {
     switch (node.kind) {
       case KernelNode::Kind::kRegion:
@@ -118,7 +142,7 @@ class SiteAssigner {
         return Body(node.body);
       case KernelNode::Kind::kLoop: {
         if (node.trip.bounded() && unbounded_loop_.empty() && policy_.loop_iterations) {
-          Add(node, absl::StrCat("loop ", node.text), SiteKind::kLoopBody);
+          Add(node, LoopSiteName(node), SiteKind::kLoopBody);
         }
         const std::string saved = unbounded_loop_;
         if (!node.trip.bounded() && unbounded_loop_.empty()) unbounded_loop_ = node.path;
@@ -588,6 +612,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   }
   SiteAssigner assigner(options.policy, &plan.site_of_node_, &layout.sites);
   RETURN_IF_ERROR(assigner.Body(kernel.body));
+  DistinguishLoopSites(absl::StrCat(where, " > "), layout.sites);
   if (layout.sites.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, ": profiled, but the kernel has no record site; add a Region or enable "

@@ -1,5 +1,6 @@
 // Exact trip counts verified beyond the recorder threads (issue 54, item 6): every thread's
 // count on the host backend, and a loop that ran 0 times where it always runs.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -144,6 +145,37 @@ TEST_F(TripCheckTest, AnExactLoopUnderABranchNotTakenIsNoFinding) {
   options.profile.unit = UnitSpec::Warp();
   options.profile.host_trip_checks = false;
   EXPECT_THAT(RunKernel(*device_, *kernel, args, options), IsOk());
+}
+
+// A finding every unit shares is one line with its units and their count (issue 54): this
+// used to be two lines per unit, 16 here ("every unit saying the same").
+TEST_F(TripCheckTest, AFindingEveryUnitSharesIsOneLineWithItsUnitsAndCount) {
+  KernelBuilder b("over_declared");
+  b.Param("int*", "out").Param("int", "n").Grid({8, 1, 1}).Block({64, 1, 1});
+  b.Stmt("int acc = 0;");
+  b.For("i", 0, "n", TripCount::Exact(8), [&] {
+    b.Region("step", [&] { b.Stmt("acc += i;"); });
+  });
+  b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<int> out(8 * 64);
+  std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(3)};
+  RunOptions options;
+  options.profile.unit = UnitSpec::Block();
+  options.profile.host_trip_checks = false;
+  const absl::Status status = RunKernel(*device_, *kernel, args, options).status();
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("found 16 errors in 8 of 8 units"),
+                             HasSubstr("but ran 3 iterations within one 'over_declared' (site "
+                                       "'step' entered 3 times): the declared exact count did "
+                                       "not happen (in 8 units: block (0,0,0) block 0 event "),
+                             HasSubstr("block (2,0,0) block 0 event 7 and 5 more)"),
+                             HasSubstr("recorded 8 event slots but the plan counts exactly 18 "
+                                       "for this unit"))));
+  const std::string message(status.message());
+  EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 2) << message;
 }
 
 }  // namespace

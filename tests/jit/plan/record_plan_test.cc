@@ -91,6 +91,30 @@ TEST(RecordPlanTest, SiteTableNamesKindsAndOrigins) {
                                    "kernel gemm > loop k > region mma"}));
 }
 
+// Two loops of one variable (paged attention's `block_idx` in two regions, issue 54) were
+// two sites named "loop block_idx", told apart only by their origin: the site names are now
+// their paths below the kernel; a second loop of k in one body is "loop k #2".
+TEST(RecordPlanTest, LoopSitesOfOneVariableAreNamedByTheirPaths) {
+  KernelBuilder b("attn");
+  b.Param("float*", "c").Grid({4, 1, 1}).Block({128, 1, 1});
+  b.Region("qk", [&] {
+    b.For("block_idx", 0, 4, TripCount::Exact(4), [&] { b.Stmt("c[0] += 1;"); });
+  });
+  b.Region("pv", [&] {
+    b.For("block_idx", 0, 4, TripCount::Exact(4), [&] { b.Stmt("c[1] += 1;"); });
+    b.For("block_idx", 0, 2, TripCount::Exact(2), [&] { b.Stmt("c[2] += 1;"); });
+  });
+  ProfileOptions options;
+  options.policy.loop_iterations = true;
+  std::vector<std::string> loops;
+  const RecordPlan plan = MustPlan(MustBuild(b), options);
+  for (const SiteInfo& site : plan.sites()) {
+    if (site.kind == SiteKind::kLoopBody) loops.push_back(site.name);
+  }
+  EXPECT_THAT(loops, ElementsAre("region qk > loop block_idx", "region pv > loop block_idx",
+                                 "loop block_idx #2"));
+}
+
 // The async copy sites of `kernel`, as (name, engine, bytes).
 std::vector<std::tuple<std::string, CopyEngine, uint64_t>> CopySites(
     const absl::StatusOr<Kernel>& kernel) {
