@@ -13,6 +13,7 @@
 #include "format/trace_abi.h"
 #include "jit/builder/trip_expr.h"
 #include "jit/plan/event_counter.h"
+#include "jit/plan/unit_choice.h"
 #include "jit/target/cuda_target.h"
 
 namespace warptrace {
@@ -23,17 +24,6 @@ constexpr char kPerBlockHint[] =
     "TripCount::PerBlock(expr) for a count computed from blockIdx, gridDim, blockDim and "
     "integer scalar parameters; TripCount::PerBlock() takes it from the loop's own bounds";
 
-// The unit a plan uses when ProfileOptions::unit is unset, and why (for Explain).
-UnitSpec DefaultUnit(uint64_t block_threads) {
-  if (block_threads % 128 == 0) return UnitSpec::Warpgroup();
-  if (block_threads % 32 == 0) return UnitSpec::Warp();
-  return UnitSpec::Block();
-}
-std::string DefaultUnitReason(uint64_t block_threads) {
-  if (block_threads % 128 == 0) return "a multiple of 128";
-  if (block_threads % 32 == 0) return "a multiple of 32 but not of 128";
-  return "not a multiple of 32";
-}
 
 constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
 
@@ -677,7 +667,8 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
 
   plan.explanation_ = absl::StrCat(
       ExplainTree(kernel, plan.site_of_node_, counts.explain, kernel_events),
-      plan.ExplainNumbers(options, counts.per_block_note, placement_note));
+      plan.ExplainNumbers(options, counts.per_block_note, placement_note),
+      ExplainUnit(kernel, layout, plan.site_of_node_, options.unit.has_value()));
   // The default target's variant the kernel needs (sm_90 -> sm_90a for wgmma), and why.
   const CudaTarget target = CudaTarget::Default();
   if (const TargetRequirements::Use* use = kernel.requirements.FirstVariantUse(target)) {
@@ -713,11 +704,6 @@ std::string RecordPlan::ExplainNumbers(const ProfileOptions& options,
                         NumRecords(layout), SampledBlocks(layout), units,
                         abi::RecordBytes(layout.capacity), BufferBytes(layout));
   absl::StrAppend(&text, "placement ", placement_note, "\n");
-  if (!options.unit.has_value()) {
-    absl::StrAppend(&text, "unit ", UnitKindName(layout.unit.kind),
-                    " chosen (no unit given): the block of ", layout.block.Count(),
-                    " threads is ", DefaultUnitReason(layout.block.Count()), "\n");
-  }
   return text;
 }
 

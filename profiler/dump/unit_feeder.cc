@@ -76,7 +76,7 @@ void UnitFeeder::Run() {
       for (size_t i = 0; i < batch->count && status.ok(); ++i) status = fn_(batch->units[i]);
     } catch (...) {
       thrown = std::current_exception();
-      status = absl::InternalError("the feeder's function threw");  // stops it, as an error
+      status = threw_;  // stops it, as an error; no allocation (unit_feeder.h)
     }
     batch->count = 0;
     batch->events = 0;
