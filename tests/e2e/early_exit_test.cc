@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
@@ -17,6 +16,7 @@
 #include "jit/run/run.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -61,11 +61,11 @@ absl::StatusOr<Kernel> SplitKvKernel(ReturnScope scope, bool labels = false) {
 class EarlyExitTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
     HostDeviceOptions options;
     options.clock = host::ClockMode::kDeterministic;
     options.num_virtual_sms = 4;
-    absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create(options);
+    absl::StatusOr<std::unique_ptr<HostDevice>> device =
+        testing::CreateSandboxedHostDevice(options);
     ASSERT_THAT(device, IsOk());
     device_ = *std::move(device);
   }

@@ -6,12 +6,12 @@
 #include <utility>
 #include <vector>
 
-#include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -23,16 +23,7 @@ using ::testing::Not;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
 
-class TripCheckTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
-    absl::StatusOr<std::unique_ptr<HostDevice>> device = HostDevice::Create();
-    ASSERT_THAT(device, IsOk());
-    device_ = *std::move(device);
-  }
-  std::unique_ptr<HostDevice> device_;
-};
+class TripCheckTest : public ::warptrace::testing::HostRunTest {};
 
 // Each warp takes its own KV blocks, as paged attention's do: warp w of the warpgroup runs
 // `counts[w]` iterations of a loop declared Exact(8). The trace holds warp 0's recorder.
@@ -58,14 +49,14 @@ TEST_F(TripCheckTest, AWarpThatRanFewerIterationsThanItsUnitsRecorderIsFoundOnTh
                                  KernelArg::Out(absl::MakeSpan(out))};
   RunOptions options;
   options.profile.unit = UnitSpec::Warpgroup();
-  EXPECT_THAT(RunKernel(*device_, *kernel, args, options).status(),
+  EXPECT_THAT(RunKernel(device(), *kernel, args, options).status(),
               StatusIs(absl::StatusCode::kAborted,
                        AllOf(HasSubstr("loop kernel per_warp > loop i was declared "
                                        "TripCount::Exact(8) but this thread (warp 2, lane 0) "
                                        "ran 7 iterations"),
                              HasSubstr("thread (64,0,0)"))));
   counts = {8, 8, 8, 8};
-  EXPECT_THAT(RunKernel(*device_, *kernel, args, options), IsOk());
+  EXPECT_THAT(RunKernel(device(), *kernel, args, options), IsOk());
   EXPECT_EQ(out[0], 28);
 }
 
@@ -79,21 +70,29 @@ TEST_F(TripCheckTest, AnUnprofiledKernelCountsNothing) {
                                  KernelArg::Out(absl::MakeSpan(out))};
   RunOptions options;
   options.profile.enabled = false;
-  EXPECT_THAT(RunKernel(*device_, *kernel, args, options), IsOk());
+  EXPECT_THAT(RunKernel(device(), *kernel, args, options), IsOk());
 }
 
 // An upper-bounded loop before it makes the unit's count inexact, so the plan's exact event
-// count cannot catch an Exact(8) loop that ran 0 times in block 1.
-absl::StatusOr<Kernel> NeverRan() {
-  KernelBuilder b("never_ran");
+// count cannot catch an Exact(8) loop that ran 0 times in block 1. `under_branch`: the loop
+// sits under an if that block 1 does not take (running 0 times is then right).
+absl::StatusOr<Kernel> ZeroInBlockOne(bool under_branch) {
+  KernelBuilder b(under_branch ? "maybe" : "never_ran");
   b.Param("int*", "out").Param("int", "m").Grid({2, 1, 1}).Block({64, 1, 1});
   b.Stmt("int acc = 0;");
   b.For("j", 0, "m", TripCount::UpperBound(4), [&] {
     b.Region("pre", [&] { b.Stmt("acc += j;"); });
   });
-  b.For("i", 0, "blockIdx.x == 1u ? 0 : 8", TripCount::Exact(8), [&] {
-    b.Region("step", [&] { b.Stmt("acc += i;"); });
-  });
+  const auto loop = [&](const std::string& end) {
+    b.For("i", 0, end, TripCount::Exact(8), [&] {
+      b.Region("step", [&] { b.Stmt("acc += i;"); });
+    });
+  };
+  if (under_branch) {
+    b.If("blockIdx.x == 0u", [&] { loop("8"); });
+  } else {
+    loop("blockIdx.x == 1u ? 0 : 8");
+  }
   b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
   return b.Build();
 }
@@ -102,19 +101,19 @@ absl::StatusOr<Kernel> NeverRan() {
 // none, so the kernel's span closing without its site means it ran 0 times. The host's
 // per-thread check finds it first; with that off, the trace's check (the GPU's) does.
 TEST_F(TripCheckTest, AnExactLoopThatRanZeroTimesWhereItAlwaysRunsIsAFinding) {
-  absl::StatusOr<Kernel> kernel = NeverRan();
+  absl::StatusOr<Kernel> kernel = ZeroInBlockOne(/*under_branch=*/false);
   ASSERT_THAT(kernel, IsOk());
   std::vector<int> out(2 * 64);
   std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(2)};
   RunOptions options;
   options.profile.unit = UnitSpec::Warp();
-  EXPECT_THAT(RunKernel(*device_, *kernel, args, options).status(),
+  EXPECT_THAT(RunKernel(device(), *kernel, args, options).status(),
               StatusIs(absl::StatusCode::kAborted,
                        HasSubstr("loop kernel never_ran > loop i was declared "
                                  "TripCount::Exact(8) but this thread (warp 0, lane 0) ran 0 "
                                  "iterations")));
   options.profile.host_trip_checks = false;
-  EXPECT_THAT(RunKernel(*device_, *kernel, args, options).status(),
+  EXPECT_THAT(RunKernel(device(), *kernel, args, options).status(),
               StatusIs(absl::StatusCode::kDataLoss,
                        AllOf(HasSubstr("loop kernel never_ran > loop i was declared "
                                        "TripCount::Exact(8) but ran 0 iterations within one "
@@ -125,26 +124,14 @@ TEST_F(TripCheckTest, AnExactLoopThatRanZeroTimesWhereItAlwaysRunsIsAFinding) {
 
 // A loop under a branch may rightly run 0 times: no finding.
 TEST_F(TripCheckTest, AnExactLoopUnderABranchNotTakenIsNoFinding) {
-  KernelBuilder b("maybe");
-  b.Param("int*", "out").Param("int", "m").Grid({2, 1, 1}).Block({64, 1, 1});
-  b.Stmt("int acc = 0;");
-  b.For("j", 0, "m", TripCount::UpperBound(4), [&] {
-    b.Region("pre", [&] { b.Stmt("acc += j;"); });
-  });
-  b.If("blockIdx.x == 0u", [&] {
-    b.For("i", 0, 8, TripCount::Exact(8), [&] {
-      b.Region("step", [&] { b.Stmt("acc += i;"); });
-    });
-  });
-  b.Stmt("out[blockIdx.x * blockDim.x + threadIdx.x] = acc;");
-  absl::StatusOr<Kernel> kernel = b.Build();
+  absl::StatusOr<Kernel> kernel = ZeroInBlockOne(/*under_branch=*/true);
   ASSERT_THAT(kernel, IsOk());
   std::vector<int> out(2 * 64);
   std::vector<KernelArg> args = {KernelArg::Out(absl::MakeSpan(out)), KernelArg::Scalar<int>(2)};
   RunOptions options;
   options.profile.unit = UnitSpec::Warp();
   options.profile.host_trip_checks = false;
-  EXPECT_THAT(RunKernel(*device_, *kernel, args, options), IsOk());
+  EXPECT_THAT(RunKernel(device(), *kernel, args, options), IsOk());
 }
 
 // A finding every unit shares is one line with its units and their count (issue 54): this
@@ -164,7 +151,7 @@ TEST_F(TripCheckTest, AFindingEveryUnitSharesIsOneLineWithItsUnitsAndCount) {
   RunOptions options;
   options.profile.unit = UnitSpec::Block();
   options.profile.host_trip_checks = false;
-  const absl::Status status = RunKernel(*device_, *kernel, args, options).status();
+  const absl::Status status = RunKernel(device(), *kernel, args, options).status();
   EXPECT_THAT(status,
               StatusIs(absl::StatusCode::kDataLoss,
                        AllOf(HasSubstr("found 16 errors in 8 of 8 units"),
