@@ -333,11 +333,17 @@ const KernelNode* FindNode(const std::vector<KernelNode>& body, const Pred& pred
 }
 
 struct SharedArrayDecl {
-  std::string type;  // element type, e.g. "float"
+  std::string type;  // element type, e.g. "float", "float2", "MyPair"
   std::string name;
-  uint64_t count = 0;
+  uint64_t count = 0;  // elements: the product of `dims`
   uint32_t element_bytes = 0;
   uint64_t Bytes() const { return count * element_bytes; }
+  // The dimensions, outermost first (`name[dims[0]][dims[1]]...`); one entry for a plain
+  // array.
+  std::vector<uint64_t> dims;
+  // The element size was given by the caller for a type the builder does not know: the
+  // kernel checks it with static_assert(sizeof(type) == element_bytes) on both backends.
+  bool check_element_bytes = false;
 };
 
 // An array of phase barriers (mbarriers) in shared memory: `__shared__ unsigned long long

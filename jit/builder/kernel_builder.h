@@ -30,7 +30,8 @@
 // builder constructs around it. Build() checks all of this on the statement's tokens
 // (jit/builder/cpp_snippet.h), so comments and string literals do not count. Shared arrays
 // declared with SharedArray() count against the shared-memory budget the plan uses for
-// auto placement; `__shared__` arrays written in raw statements are invisible to it.
+// auto placement; `__shared__` arrays written in raw statements are invisible to it, so
+// declare them with SharedArray (any element type, any number of dimensions).
 //
 // Thread-safety: a KernelBuilder is not thread-safe. A built Kernel is an immutable value.
 #ifndef WARPTRACE_JIT_BUILDER_KERNEL_BUILDER_H_
@@ -82,9 +83,20 @@ class KernelBuilder {
   // a bound ptxas picks its register count freely, and instrumentation can move it by tens
   // of registers either way. 1..32; a kernel using SetMaxRegisters must say 1 (or nothing).
   KernelBuilder& MinBlocksPerSm(uint32_t blocks);
-  // A static shared array `__shared__ <type> <name>[count];` at the top of the kernel.
-  // `type` is one of the scalar types above.
+  // A static shared array `__shared__ <type> <name>[count];` at the top of the kernel,
+  // counted in the plan's shared budget. `type` is one of the scalar types above or a CUDA
+  // vector type (float2, int4, __half2, ...); see the overload for any other.
   KernelBuilder& SharedArray(std::string type, std::string name, uint64_t count);
+  // The same with any number of dimensions, outermost first: `__shared__ float2
+  // q_vecs[4][8];` is SharedArray("float2", "q_vecs", {4, 8}). A type the builder does not
+  // know (a struct of the preamble) takes its element size, which the kernel checks with
+  // static_assert(sizeof(type) == element_bytes) under NVRTC and on the host alike:
+  //   b.Preamble("struct Pair { float v; int i; };");
+  //   b.SharedArray("Pair", "best", {8, 32}, /*element_bytes=*/8);
+  // Build() rejects a dimension of 0, no dimensions, a size that overflows, an unknown type
+  // without its size, a known type with another size, and a type that is not a type name.
+  KernelBuilder& SharedArray(std::string type, std::string name, std::vector<uint64_t> dims,
+                             uint32_t element_bytes = 0);
   // Dynamic shared memory of `bytes` bytes seen as `<type> <name>[]`, declared with
   // WARPTRACE_DYNAMIC_SHARED_ALIGNED at the top of the kernel. At most one per kernel.
   // `align`: the base address's alignment, a power of two from 16 to 1024 (128B-swizzled
