@@ -194,6 +194,18 @@ absl::Status ValidateTables(const TraceLayout& layout) {
         "the exact-events table has %d entries but a block has %d trace units",
         layout.exact_events.size(), UnitsPerBlock(layout)));
   }
+  if (!layout.block_labels.empty() && layout.block_labels.size() != SampledBlocks(layout)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the block label table has %d entries but %d blocks are sampled; give one label per "
+        "sampled block (or none)",
+        layout.block_labels.size(), SampledBlocks(layout)));
+  }
+  if (!layout.grid_dim_names.empty() && layout.grid_dim_names.size() != 3) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the grid dimension names have %d entries; give 3 (x, y, z; \"\" for an unnamed one) "
+        "or none",
+        layout.grid_dim_names.size()));
+  }
   if (!layout.unit_roles.empty() && layout.unit_roles.size() != UnitsPerBlock(layout)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "role table names %d trace units but a block has %d; give one role per unit (or "
@@ -263,9 +275,29 @@ std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t 
   return UnitName(BlockIndex(layout.grid, block_linear), layout.unit.kind, unit_index);
 }
 
+const std::string& BlockLabelOf(const TraceLayout& layout, uint32_t block_linear) {
+  static const std::string* const kNone = new std::string();
+  const BlockSample& s = layout.sample;
+  if (layout.block_labels.empty() || block_linear < s.begin || s.stride == 0 ||
+      (block_linear - s.begin) % s.stride != 0) {
+    return *kNone;
+  }
+  const uint64_t ordinal = (block_linear - s.begin) / s.stride;
+  return ordinal < layout.block_labels.size() ? layout.block_labels[ordinal] : *kNone;
+}
+
 std::string UnitTrackName(const TraceLayout& layout, const Dim3& block_index,
                           uint32_t unit_index) {
   std::string name = UnitName(block_index, layout.unit.kind, unit_index);
+  const uint64_t linear =
+      block_index.x + uint64_t{layout.grid.x} * (block_index.y + uint64_t{layout.grid.y} *
+                                                                     block_index.z);
+  if (const std::string& label = BlockLabelOf(layout, static_cast<uint32_t>(linear));
+      !label.empty()) {
+    const std::string block = absl::StrFormat("block (%d,%d,%d)", block_index.x,
+                                              block_index.y, block_index.z);
+    name.insert(block.size(), absl::StrCat(" [", label, "]"));
+  }
   if (unit_index < layout.unit_roles.size() && !layout.unit_roles[unit_index].empty()) {
     absl::StrAppend(&name, " ", layout.unit_roles[unit_index]);
   }

@@ -128,6 +128,11 @@ struct SiteTrip {
   TripBound bound = TripBound::kNone;
   uint64_t count = 0;
   std::string loop;
+  // The site of the span the loop runs in every time that span runs to its end (no branch,
+  // role split or loop without a site between them), or -1. A closed entry of that span in a
+  // unit that did not return early (abi::kFlagEarlyReturn) then holds the loop's iterations,
+  // even 0 of them: an Exact loop that ran 0 times there is a finding.
+  int64_t always_in = -1;
   friend bool operator==(const SiteTrip&, const SiteTrip&) = default;
 };
 
@@ -264,6 +269,13 @@ struct TraceLayout {
   // known; otherwise UnitsPerBlock entries. A complete unit whose `attempted` differs from
   // its exact count is a verify finding (profiler/trace/plan_check.h).
   std::vector<int64_t> exact_events;
+  // Optional: the user's label of each sampled block (KernelBuilder::BlockLabel), indexed by
+  // sample ordinal (SampledBlockId): "seq 3 / partition 1". Empty (the default, older
+  // sidecars) when the kernel has none; otherwise SampledBlocks entries.
+  std::vector<std::string> block_labels;
+  // Optional: what each grid dimension means, where a label part is exactly blockIdx.x, .y
+  // or .z: {"", "seq", "partition"}. Empty when nothing is known; otherwise 3 entries.
+  std::vector<std::string> grid_dim_names;
   friend bool operator==(const TraceLayout&, const TraceLayout&) = default;
 };
 
@@ -304,10 +316,15 @@ Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear);
 // then the unit's index within its block).
 std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index);
 std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index);
-// A timeline track's name: UnitName with the unit's role appended when the layout has a role
-// table and the unit has a role: "block (0,0,0) warpgroup 0 producer".
+// A timeline track's name: UnitName with the block's label in brackets after the block when
+// the layout has labels, and the unit's role appended when the layout has a role table and
+// the unit has a role: "block (0,3,1) [seq 3 / partition 1] warpgroup 0 producer".
 std::string UnitTrackName(const TraceLayout& layout, const Dim3& block_index,
                           uint32_t unit_index);
+
+// The user's label of block `block_linear` (TraceLayout::block_labels), or "" when it has
+// none (no label table, or a block the sample does not record).
+const std::string& BlockLabelOf(const TraceLayout& layout, uint32_t block_linear);
 
 // How messages and outputs name barrier `id`: its table name ("full[2]") when the table has
 // it, else "barrier 3".

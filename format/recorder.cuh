@@ -41,6 +41,29 @@ extern "C" unsigned long long warptrace_host_globaltimer(void);
 extern "C" unsigned int warptrace_host_smid(void);
 #endif
 
+// Exact trip counts checked by every thread on the host backend (a trace holds only each
+// unit's recorder thread, so a warp that ran fewer iterations than its unit's recorder is
+// invisible in it). The emitter wraps a TripCount::Exact loop of a profiled kernel as
+//   WARPTRACE_TRIPS_BEGIN(7); for (...) { WARPTRACE_TRIPS_STEP(7); ... }
+//   WARPTRACE_TRIPS_END(7, 8ull, "kernel k > loop i");
+// On the host, a thread whose count differs calls warptrace_host_trips_differ (the host
+// runtime fails the launch naming the block, thread, warp, loop and both counts): a 64-bit
+// counter, an increment per iteration and one compare per loop. On a GPU the macros expand
+// to nothing: no register, no instruction (the GPU checks the recorder threads' counts
+// from the trace, profiler/trace/plan_check.h).
+#if defined(__CUDA_ARCH__)
+#define WARPTRACE_TRIPS_BEGIN(n)
+#define WARPTRACE_TRIPS_STEP(n)
+#define WARPTRACE_TRIPS_END(n, declared, loop)
+#else
+extern "C" __attribute__((noreturn)) void warptrace_host_trips_differ(
+    const char* loop, unsigned long long declared, unsigned long long ran);
+#define WARPTRACE_TRIPS_BEGIN(n) unsigned long long warptrace_trips_##n = 0
+#define WARPTRACE_TRIPS_STEP(n) ++warptrace_trips_##n
+#define WARPTRACE_TRIPS_END(n, declared, loop) \
+  if (warptrace_trips_##n != (declared)) warptrace_host_trips_differ(loop, declared, warptrace_trips_##n)
+#endif
+
 namespace warptrace {
 namespace recorder {
 
@@ -203,9 +226,11 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
 // `thread_linear` and `block_linear` are the Prologue's (the record is found again from
 // them rather than kept in registers for the whole kernel). Safe to call from every
 // thread; only recorders act, once: a second call (e.g. after an early return path) finds
-// its record complete and does nothing.
+// its record complete and does nothing. `exit_flags` is 0 at the kernel's end and
+// abi::kFlagEarlyReturn on an early return's path; it is or-ed into the header's flags.
 WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer,
-                                      u32 thread_linear, u32 block_linear) {
+                                      u32 thread_linear, u32 block_linear,
+                                      u32 exit_flags = 0u) {
   const u32 unit = RecordedUnit(c, thread_linear, block_linear);
   if (unit >= c.units_per_block) return;
   u32* const record = RecordOf(c, buffer, unit, block_linear);
@@ -234,7 +259,8 @@ WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer
   // Words 5 (attempted), 6-7 (capacity, flags: written whole, no read-modify-write), 9
   // (end_clock), 12-13 (end globaltimer).
   record[5] = attempted;
-  StorePair(record + 6, c.capacity, abi::kFlagComplete | (c.shared ? abi::kFlagShared : 0u));
+  StorePair(record + 6, c.capacity,
+            abi::kFlagComplete | (c.shared ? abi::kFlagShared : 0u) | exit_flags);
   record[9] = clock;
   StorePair(record + 12, static_cast<u32>(gt), static_cast<u32>(gt >> 32));
   record[15] = sum;

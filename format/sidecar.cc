@@ -144,6 +144,7 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
             j.attribute("bound", TripBoundName(trip.bound));
             j.attribute("count", trip.count);
             j.attribute("loop", ValidUtf8(trip.loop));
+            if (trip.always_in >= 0) j.attribute("always_in", trip.always_in);
           });
         }
       });
@@ -156,6 +157,16 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
     if (!layout.exact_events.empty()) {
       j.attributeArray("exact_events", [&] {
         for (int64_t n : layout.exact_events) j.value(n);
+      });
+    }
+    if (!layout.block_labels.empty()) {
+      j.attributeArray("block_labels", [&] {
+        for (const std::string& label : layout.block_labels) j.value(ValidUtf8(label));
+      });
+    }
+    if (!layout.grid_dim_names.empty()) {
+      j.attributeArray("grid_dim_names", [&] {
+        for (const std::string& name : layout.grid_dim_names) j.value(ValidUtf8(name));
       });
     }
     if (!layout.unit_roles.empty()) {
@@ -253,6 +264,15 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
       t.bound = *parsed_bound;
       ASSIGN_OR_RETURN(t.count, trip.Unsigned("count", std::numeric_limits<int64_t>::max()));
       ASSIGN_OR_RETURN(t.loop, trip.String("loop"));
+      if (trip.Has("always_in")) {  // optional: sidecars before issue 54 have none
+        ASSIGN_OR_RETURN(uint64_t span, trip.Unsigned("always_in"));
+        if (span >= layout.sites.size()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "sidecar field \"", path, ".always_in\": site ", span, " is past the ",
+              layout.sites.size(), " sites"));
+        }
+        t.always_in = static_cast<int64_t>(span);
+      }
     }
   }
   // Optional (sidecars written before the plan check have none): -1 or a count per unit.
@@ -266,6 +286,13 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
       }
       layout.exact_events.push_back(*n);
     }
+  }
+  // Optional (sidecars written before block labels have none).
+  if (root.Has("block_labels")) {
+    ASSIGN_OR_RETURN(layout.block_labels, root.Strings("block_labels"));
+  }
+  if (root.Has("grid_dim_names")) {
+    ASSIGN_OR_RETURN(layout.grid_dim_names, root.Strings("grid_dim_names"));
   }
   // Optional (sidecars written before the role table have none).
   if (root.Has("unit_roles")) {

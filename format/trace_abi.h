@@ -74,6 +74,10 @@ WARPTRACE_ABI_CONSTANT(kMinTraceVersion, 1u);
 // Header flag bits.
 WARPTRACE_ABI_CONSTANT(kFlagComplete, 1u << 0);  // the unit's epilogue ran
 WARPTRACE_ABI_CONSTANT(kFlagShared, 1u << 1);    // events were staged in shared memory
+// The unit's recorder left the kernel through an early return (the builder's Return), not
+// at the kernel's end. Set since the flag existed (no version bump: older readers refuse
+// the unknown bit, and older buffers never carry it).
+WARPTRACE_ABI_CONSTANT(kFlagEarlyReturn, 1u << 2);
 
 // Event tag (version 2): bits 0..29 the record-site id, bit 30 the payload flag (the next
 // slot is this event's Payload), bit 31 the exit flag (a span's exit, an async span's end).

@@ -144,9 +144,11 @@ enum class ReturnScope {
   // Some threads of the block may return and others not (the default): no barrier may
   // run after it, since the threads that returned would never arrive.
   kThread,
-  // Every thread of the block takes it or none does (its condition depends only on
-  // blockIdx, gridDim and kernel arguments), so barriers after it are safe. Not inside a
-  // role split (only the role's threads would return).
+  // Every thread of the block takes it or none does: its condition has one value in the
+  // whole block (it reads blockIdx, gridDim, blockDim, kernel arguments, memory every
+  // thread reads alike such as `seq_lens[blockIdx.y]`, or values all threads computed
+  // alike; not threadIdx, nor memory some threads write meanwhile), so barriers after it
+  // are safe. Not inside a role split (only the role's threads would return).
   kBlock,
 };
 
@@ -305,8 +307,10 @@ struct KernelNode {
 const char* KernelNodeKindName(KernelNode::Kind kind);  // "statement", "region", ...
 
 // How a construct is named. kPath: in builder paths and messages ("wait full[s % 4]",
-// "if (tid < 32)", "statement `acc += x`"); kCount: in the plan's record counts, by what
-// records ("wait full", "if", and the kind's name for constructs without records).
+// "if (tid < 32)", "statement `acc += x`"; a path is the kernel's name and the labels of the
+// nodes down to it, joined by " > ", and a second loop of one variable in one body is
+// labelled "loop k #2" by the builder); kCount: in the plan's record counts, by what records
+// ("wait full", "if", and the kind's name for constructs without records).
 enum class NodeLabelStyle { kPath, kCount };
 std::string KernelNodeLabel(const KernelNode& node, NodeLabelStyle style);
 
@@ -337,11 +341,17 @@ const KernelNode* FindNode(const std::vector<KernelNode>& body, const Pred& pred
 }
 
 struct SharedArrayDecl {
-  std::string type;  // element type, e.g. "float"
+  std::string type;  // element type, e.g. "float", "float2", "MyPair"
   std::string name;
-  uint64_t count = 0;
+  uint64_t count = 0;  // elements: the product of `dims`
   uint32_t element_bytes = 0;
   uint64_t Bytes() const { return count * element_bytes; }
+  // The dimensions, outermost first (`name[dims[0]][dims[1]]...`); one entry for a plain
+  // array.
+  std::vector<uint64_t> dims;
+  // The element size was given by the caller for a type the builder does not know: the
+  // kernel checks it with static_assert(sizeof(type) == element_bytes) on both backends.
+  bool check_element_bytes = false;
 };
 
 // An array of phase barriers (mbarriers) in shared memory: `__shared__ unsigned long long
@@ -372,8 +382,18 @@ struct PreambleDecl {
   std::string path;  // "kernel gemm > preamble 1"
 };
 
+// One part of a block's label (KernelBuilder::BlockLabel): "name value", the value an
+// integer expression of blockIdx, gridDim, blockDim, integer scalar parameters and
+// constants (jit/builder/trip_expr.h), evaluated on the host for every recorded block.
+struct BlockLabelPart {
+  std::string name;  // "seq"
+  std::string expr;  // "blockIdx.y"
+  friend bool operator==(const BlockLabelPart&, const BlockLabelPart&) = default;
+};
+
 struct Kernel {
   std::string name;
+  std::vector<BlockLabelPart> block_label;  // empty: blocks have no label
   std::vector<PreambleDecl> preamble;  // in the order given
   // Integer constants (KernelBuilder::Constant), also in the preamble as constexpr
   // declarations: per-block trip counts may read them by name.
@@ -408,6 +428,7 @@ struct Kernel {
   uint64_t StaticSharedBytes() const;
   uint64_t ThreadsPerBlock() const { return block.Count(); }
 };
+
 
 }  // namespace warptrace
 

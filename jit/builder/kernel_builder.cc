@@ -1,8 +1,11 @@
 #include "jit/builder/kernel_builder.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -11,38 +14,11 @@
 #include "base/status_macros.h"
 #include "jit/builder/cpp_snippet.h"
 #include "jit/builder/kernel_validation.h"
+#include "jit/builder/element_types.h"
 #include "jit/target/cuda_target.h"
 
 namespace warptrace {
 namespace {
-
-const std::map<std::string, uint32_t>& ScalarTypes() {
-  static const auto* types = new std::map<std::string, uint32_t>{
-      {"bool", 1},          {"char", 1},     {"signed char", 1},
-      {"unsigned char", 1}, {"short", 2},    {"unsigned short", 2},
-      {"int", 4},           {"unsigned int", 4}, {"unsigned", 4},
-      {"long long", 8},     {"unsigned long long", 8}, {"float", 4},
-      {"double", 8},        {"__half", 2},   {"__nv_bfloat16", 2}};
-  return *types;
-}
-
-// Collapses runs of spaces and trims; "const  float *" -> "const float*".
-std::string NormalizeType(const std::string& type) {
-  std::string out;
-  for (char c : type) {
-    if (c == ' ' || c == '\t') {
-      if (!out.empty() && out.back() != ' ') out.push_back(' ');
-    } else if (c == '*') {
-      while (!out.empty() && out.back() == ' ') out.pop_back();
-      out.push_back('*');
-    } else {
-      out.push_back(c);
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
 
 // Whether C++ text calls (names) a device primitive of warptrace_primitives.cuh: an
 // identifier token warptrace_* (comments and literals do not count).
@@ -214,10 +190,19 @@ void KernelBuilder::Open(KernelNode node) {
       Fail(absl::StrCat("role '", node.text, "' outside a role split; call BeginRoles first"));
       return;
     }
-  } else if (CurrentBody(KernelNodeKindName(node.kind)) == nullptr) {
-    return;
   }
+  std::vector<KernelNode>* body =
+      node.kind == KernelNode::Kind::kRole ? nullptr : CurrentBody(KernelNodeKindName(node.kind));
+  if (node.kind != KernelNode::Kind::kRole && body == nullptr) return;
   std::string label = KernelNodeLabel(node, NodeLabelStyle::kPath);
+  // A second loop of one variable in one body gets "#2" in its path, so messages and site
+  // names tell the two apart.
+  if (node.kind == KernelNode::Kind::kLoop) {
+    const auto same = std::count_if(body->begin(), body->end(), [&](const KernelNode& n) {
+      return n.kind == KernelNode::Kind::kLoop && n.text == node.text;
+    });
+    if (same > 0) absl::StrAppend(&label, " #", same + 1);
+  }
   node.path = absl::StrCat(Path(), " > ", label);
   open_.push_back(Frame{std::move(node), std::move(label), false});
 }
@@ -304,17 +289,51 @@ KernelBuilder& KernelBuilder::MinBlocksPerSm(uint32_t blocks) {
 }
 
 KernelBuilder& KernelBuilder::SharedArray(std::string type, std::string name, uint64_t count) {
+  return SharedArray(std::move(type), std::move(name), std::vector<uint64_t>{count});
+}
+
+KernelBuilder& KernelBuilder::SharedArray(std::string type, std::string name,
+                                          std::vector<uint64_t> dims, uint32_t element_bytes) {
   type = NormalizeType(type);
-  auto it = ScalarTypes().find(type);
-  if (it == ScalarTypes().end()) {
-    Fail(absl::StrCat("shared array '", name, "' has unknown element type '", type, "'"));
+  const std::string what = absl::StrCat("shared array '", name, "'");
+  const bool type_name = !type.empty() && std::all_of(type.begin(), type.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == ' ' ||
+           c == '<' || c == '>' || c == ',';
+  });
+  if (!type_name) {
+    Fail(absl::StrCat(what, ": element type '", type, "' is not a type name"));
     return *this;
   }
-  if (count == 0) {
-    Fail(absl::StrCat("shared array '", name, "' has 0 elements"));
+  if (dims.empty()) {
+    Fail(absl::StrCat(what, " has no dimensions; give its element count, e.g. {32}"));
     return *this;
   }
-  kernel_.shared_arrays.push_back(SharedArrayDecl{type, std::move(name), count, it->second});
+  const std::optional<uint32_t> known = KnownElementBytes(type);
+  if (!known.has_value() && element_bytes == 0) {
+    Fail(absl::StrCat(what, " has element type '", type, "', whose size the builder does not ",
+                      "know; give it: SharedArray(\"", type, "\", \"", name, "\", dims, ",
+                      "sizeof(", type, ")), checked by a static_assert in the kernel"));
+    return *this;
+  }
+  if (known.has_value() && element_bytes != 0 && element_bytes != *known) {
+    Fail(absl::StrCat(what, ": '", type, "' takes ", *known, " bytes, not ", element_bytes));
+    return *this;
+  }
+  const uint32_t bytes = known.value_or(element_bytes);
+  uint64_t count = 1;
+  for (uint64_t d : dims) {
+    if (d == 0) {
+      Fail(absl::StrCat(what, dims.size() == 1 ? " has 0 elements" : " has a dimension of 0"));
+      return *this;
+    }
+    if (count > std::numeric_limits<uint64_t>::max() / d / bytes) {
+      Fail(absl::StrCat(what, ": its size overflows 64 bits"));
+      return *this;
+    }
+    count *= d;
+  }
+  kernel_.shared_arrays.push_back(SharedArrayDecl{std::move(type), std::move(name), count, bytes,
+                                                  std::move(dims), !known.has_value()});
   return *this;
 }
 

@@ -30,7 +30,8 @@
 // builder constructs around it. Build() checks all of this on the statement's tokens
 // (jit/builder/cpp_snippet.h), so comments and string literals do not count. Shared arrays
 // declared with SharedArray() count against the shared-memory budget the plan uses for
-// auto placement; `__shared__` arrays written in raw statements are invisible to it.
+// auto placement; `__shared__` arrays written in raw statements are invisible to it, so
+// declare them with SharedArray (any element type, any number of dimensions).
 //
 // Thread-safety: a KernelBuilder is not thread-safe. A built Kernel is an immutable value.
 #ifndef WARPTRACE_JIT_BUILDER_KERNEL_BUILDER_H_
@@ -82,9 +83,20 @@ class KernelBuilder {
   // a bound ptxas picks its register count freely, and instrumentation can move it by tens
   // of registers either way. 1..32; a kernel using SetMaxRegisters must say 1 (or nothing).
   KernelBuilder& MinBlocksPerSm(uint32_t blocks);
-  // A static shared array `__shared__ <type> <name>[count];` at the top of the kernel.
-  // `type` is one of the scalar types above.
+  // A static shared array `__shared__ <type> <name>[count];` at the top of the kernel,
+  // counted in the plan's shared budget. `type` is one of the scalar types above or a CUDA
+  // vector type (float2, int4, __half2, ...); see the overload for any other.
   KernelBuilder& SharedArray(std::string type, std::string name, uint64_t count);
+  // The same with any number of dimensions, outermost first: `__shared__ float2
+  // q_vecs[4][8];` is SharedArray("float2", "q_vecs", {4, 8}). A type the builder does not
+  // know (a struct of the preamble) takes its element size, which the kernel checks with
+  // static_assert(sizeof(type) == element_bytes) under NVRTC and on the host alike:
+  //   b.Preamble("struct Pair { float v; int i; };");
+  //   b.SharedArray("Pair", "best", {8, 32}, /*element_bytes=*/8);
+  // Build() rejects a dimension of 0, no dimensions, a size that overflows, an unknown type
+  // without its size, a known type with another size, and a type that is not a type name.
+  KernelBuilder& SharedArray(std::string type, std::string name, std::vector<uint64_t> dims,
+                             uint32_t element_bytes = 0);
   // Dynamic shared memory of `bytes` bytes seen as `<type> <name>[]`, declared with
   // WARPTRACE_DYNAMIC_SHARED_ALIGNED at the top of the kernel. At most one per kernel.
   // `align`: the base address's alignment, a power of two from 16 to 1024 (128B-swizzled
@@ -116,6 +128,19 @@ class KernelBuilder {
   //         TripCount::PerBlock("blockIdx.x < (m + kTileM - 1) / kTileM ? ... : 0"), ...);
   // Build() checks the name like a parameter's (an identifier, declared once).
   KernelBuilder& Constant(std::string name, int64_t value);
+  // A label for every block, shown on its timeline tracks ("block (0,3,1) [seq 3 /
+  // partition 1] warp 0") and wherever the diagnosis names a block: the parts "name value"
+  // joined by " / ", each value an expression in the TripCount::PerBlock language (blockIdx,
+  // gridDim, blockDim, integer scalar parameters, constants; trip_expr.h), evaluated on the
+  // host for each recorded block when the kernel is launched. A part whose expression is
+  // exactly blockIdx.x, .y or .z also names that grid dimension in the diagnosis
+  // ("imbalance by blockIdx.y (seq)"):
+  //   b.BlockLabel({{"head", "blockIdx.x"}, {"seq", "blockIdx.y"},
+  //                 {"partition", "blockIdx.z"}});
+  // Build() rejects a second call, no parts, a name that is empty or has characters other
+  // than letters, digits, spaces, _ . : -, and an expression that does not parse; planning
+  // rejects one that reads a pointer or floating-point parameter or fails to evaluate.
+  KernelBuilder& BlockLabel(std::vector<BlockLabelPart> parts);
 
   // A named region: a record site with an enter and an exit event around `body`.
   // A region is a C++ scope (`{ ... }` in the emitted code), like every construct with a
@@ -138,8 +163,10 @@ class KernelBuilder {
 
   // `if (condition) then_body else else_body`. The plan takes the larger side.
   // A Barrier() (or a raw `__syncthreads()`) may sit under an if only when every thread of
-  // the block takes the same side: say so with Uniform::kBlock (its condition depends only
-  // on blockIdx, gridDim, blockDim, kernel arguments or values all threads computed alike).
+  // the block takes the same side: say so with Uniform::kBlock (its condition has one value
+  // in the whole block: it reads blockIdx, gridDim, blockDim, kernel arguments, memory every
+  // thread reads alike such as `seq_lens[blockIdx.y]`, or values all threads computed
+  // alike).
   // Under the default Uniform::kThread, Build() rejects the barrier, naming its path: the
   // threads that take the other side would never arrive (a deadlock, or undefined on a GPU).
   //   b.If("k + 1 < num_k", [&] { b.Barrier(); }, Uniform::kBlock);

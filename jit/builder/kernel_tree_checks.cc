@@ -84,8 +84,10 @@ absl::Status CheckNoBarrierAfterThreadReturn(const std::vector<Position>& all) {
       return ArrivalAfterReturnError(
           barrier, ret,
           "the block would deadlock; put the barrier before any such return or, if every "
-          "thread of the block takes that return together (its condition depends only on "
-          "blockIdx, gridDim and kernel arguments), write Return(ReturnScope::kBlock)");
+          "thread of the block takes that return together (its condition has one value in "
+          "the whole block: it reads blockIdx, gridDim, blockDim, kernel arguments, memory "
+          "every thread reads alike such as seq_lens[blockIdx.y], or values all threads "
+          "computed alike; not threadIdx), write Return(ReturnScope::kBlock)");
     }
   }
   return absl::OkStatus();

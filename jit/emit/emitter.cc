@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -51,9 +52,10 @@ class Emitter {
     }
     WritePhaseBarrierInit(out_, kernel_);
     sites_.CopyTracking();
-    Body(kernel_.body, 1);
     const bool ends_with_return =
         !kernel_.body.empty() && kernel_.body.back().kind == KernelNode::Kind::kReturn;
+    if (ends_with_return) final_return_ = &kernel_.body.back();
+    Body(kernel_.body, 1);
     if (plan_ != nullptr && !ends_with_return) Exits(1, "kernel end");
     Line(0, "}");
     WriteHostEntry(out_, kernel_, plan_ != nullptr);
@@ -119,14 +121,16 @@ class Emitter {
   }
 
   // Exits of every open site, innermost first, then the epilogue.
-  void Exits(int depth, const char* why) {
+  // `early`: the header records that the unit left through an early return.
+  void Exits(int depth, const char* why, bool early = false) {
     sites_.ObservePendingCopies(depth);
     const std::string note = absl::StrCat(" (", why, ")");
     for (auto it = open_sites_.rbegin(); it != open_sites_.rend(); ++it) {
       Exit(depth, *it, note.c_str());
     }
     Line(depth, absl::StrCat("warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, ",
-                             kTraceParam, ", warptrace_tid, ", kBlockLinear, ");"));
+                             kTraceParam, ", warptrace_tid, ", kBlockLinear,
+                             early ? ", warptrace::abi::kFlagEarlyReturn);" : ");"));
   }
 
   const SiteInfo* SiteOf(const KernelNode& node) const {
@@ -148,9 +152,7 @@ class Emitter {
         Line(depth, "}");
         return;
       case KernelNode::Kind::kLoop:
-        Line(depth, LoopHead(node));
-        RecordedBody(node, depth + 1);
-        Line(depth, "}");
+        Loop(node, depth);
         return;
       case KernelNode::Kind::kIf:
         Line(depth, absl::StrCat("if (", node.text, ") {"));
@@ -172,7 +174,9 @@ class Emitter {
         return;
       }
       case KernelNode::Kind::kReturn:
-        if (plan_ != nullptr) Exits(depth, "early return");
+        // The kernel's last statement is its end, not an early return.
+        if (plan_ != nullptr && &node == final_return_) Exits(depth, "kernel end");
+        if (plan_ != nullptr && &node != final_return_) Exits(depth, "early return", true);
         Line(depth, "return;");
         return;
       case KernelNode::Kind::kNamedBarrier:
@@ -335,6 +339,23 @@ class Emitter {
     if (site != nullptr && EndsWithReturn(node.body)) open_sites_.pop_back();
   }
 
+  // A profiled kernel's Exact loop counts its iterations in every thread on the host
+  // backend (format/recorder.cuh, WARPTRACE_TRIPS_*; nothing on a GPU).
+  void Loop(const KernelNode& node, int depth) {
+    const bool check = plan_ != nullptr && plan_->host_trip_checks() &&
+                       node.trip.kind() == TripCount::Kind::kExact &&
+                       !Contains(node.body, {KernelNode::Kind::kReturn});
+    if (check) Line(depth, absl::StrFormat("WARPTRACE_TRIPS_BEGIN(%d);", node.ordinal));
+    Line(depth, LoopHead(node));
+    if (check) Line(depth + 1, absl::StrFormat("WARPTRACE_TRIPS_STEP(%d);", node.ordinal));
+    RecordedBody(node, depth + 1);
+    Line(depth, "}");
+    if (check) {
+      Line(depth, absl::StrFormat("WARPTRACE_TRIPS_END(%d, %dull, \"%s\");", node.ordinal,
+                                  node.trip.count(), absl::CHexEscape(node.path)));
+    }
+  }
+
   std::string LoopHead(const KernelNode& node) const {
     const std::string& v = node.text;
     const std::string step = node.step == "1" ? absl::StrCat("++", v)
@@ -384,6 +405,7 @@ class Emitter {
   }
 
   const Kernel& kernel_;
+  const KernelNode* final_return_ = nullptr;  // the body's last node when it is a Return
   const RecordPlan* plan_;
   SourceWriter out_;
   std::vector<SiteInfo> open_sites_;

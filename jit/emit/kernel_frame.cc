@@ -102,7 +102,15 @@ void WriteSignature(SourceWriter& w, const Kernel& kernel, bool profiled) {
 
 void WriteDeclarations(SourceWriter& w, const Kernel& kernel) {
   for (const SharedArrayDecl& a : kernel.shared_arrays) {
-    w.Line(1, absl::StrCat("__shared__ ", a.type, " ", a.name, "[", a.count, "];"));
+    if (a.check_element_bytes) {
+      w.Line(1, absl::StrFormat("static_assert(sizeof(%s) == %d, \"shared array '%s': "
+                                "SharedArray says its %s elements take %d bytes\");",
+                                a.type, a.element_bytes, a.name, a.type, a.element_bytes));
+    }
+    std::string dims;
+    for (uint64_t d : a.dims) absl::StrAppend(&dims, "[", d, "]");
+    if (a.dims.empty()) dims = absl::StrCat("[", a.count, "]");
+    w.Line(1, absl::StrCat("__shared__ ", a.type, " ", a.name, dims, ";"));
   }
   for (const PhaseBarrierDecl& b : kernel.phase_barriers) {
     w.Line(1, absl::StrFormat("__shared__ unsigned long long %s[%d];  // phase barriers %d-%d",

@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -12,6 +13,7 @@
 #include "format/trace_abi.h"
 #include "jit/builder/trip_expr.h"
 #include "jit/plan/event_counter.h"
+#include "jit/plan/unit_choice.h"
 #include "jit/target/cuda_target.h"
 
 namespace warptrace {
@@ -22,17 +24,6 @@ constexpr char kPerBlockHint[] =
     "TripCount::PerBlock(expr) for a count computed from blockIdx, gridDim, blockDim and "
     "integer scalar parameters; TripCount::PerBlock() takes it from the loop's own bounds";
 
-// The unit a plan uses when ProfileOptions::unit is unset, and why (for Explain).
-UnitSpec DefaultUnit(uint64_t block_threads) {
-  if (block_threads % 128 == 0) return UnitSpec::Warpgroup();
-  if (block_threads % 32 == 0) return UnitSpec::Warp();
-  return UnitSpec::Block();
-}
-std::string DefaultUnitReason(uint64_t block_threads) {
-  if (block_threads % 128 == 0) return "a multiple of 128";
-  if (block_threads % 32 == 0) return "a multiple of 32 but not of 128";
-  return "not a multiple of 32";
-}
 
 constexpr uint64_t kMaxStaticSharedBytes = 48 * 1024;
 
@@ -41,6 +32,22 @@ using plan_internal::Join;
 using plan_internal::PerBlockTrips;
 using plan_internal::Range;
 using plan_internal::SatAdd;
+
+// Loop sites of one name (one variable in several places) are named by their builder path
+// below the kernel instead ("region qk > loop block_idx"), so the timeline, the summary and
+// the analysis tell them apart.
+void DistinguishLoopSites(const std::string& kernel_prefix, std::vector<SiteInfo>& sites) {
+  std::map<std::string, int> loops_named;
+  for (const SiteInfo& site : sites) {
+    if (site.kind == SiteKind::kLoopBody) ++loops_named[site.name];
+  }
+  for (SiteInfo& site : sites) {
+    if (site.kind != SiteKind::kLoopBody || loops_named[site.name] < 2) continue;
+    site.name = absl::StartsWith(site.origin, kernel_prefix)
+                    ? site.origin.substr(kernel_prefix.size())
+                    : site.origin;
+  }
+}
 
 // Assigns site ids in preorder; rejects named regions in loops of unknown trip count.
 class SiteAssigner {
@@ -104,6 +111,13 @@ class SiteAssigner {
     }
   }
 
+  // "loop k", or "loop k #2" for the builder's second loop of k in one body.
+  static std::string LoopSiteName(const KernelNode& node) {
+    const std::string label = absl::StrCat("loop ", node.text);
+    const size_t at = node.path.rfind(absl::StrCat(" > ", label));
+    return at == std::string::npos ? label : node.path.substr(at + 3);
+  }
+
   absl::Status Node(const KernelNode& node) {
     switch (node.kind) {
       case KernelNode::Kind::kRegion:
@@ -118,7 +132,7 @@ class SiteAssigner {
         return Body(node.body);
       case KernelNode::Kind::kLoop: {
         if (node.trip.bounded() && unbounded_loop_.empty() && policy_.loop_iterations) {
-          Add(node, absl::StrCat("loop ", node.text), SiteKind::kLoopBody);
+          Add(node, LoopSiteName(node), SiteKind::kLoopBody);
         }
         const std::string saved = unbounded_loop_;
         if (!node.trip.bounded() && unbounded_loop_.empty()) unbounded_loop_ = node.path;
@@ -179,19 +193,29 @@ bool ContainsReturn(const std::vector<KernelNode>& body) {
 // region directly in its body. Only where the loop's iterations are counted per entry of
 // the span around that site: a loop nested in another loop with no span between them is
 // left unmarked (its count multiplies). A loop with an early return inside may stop short,
-// so its exact count becomes an upper bound. `loop_since_span`: a loop lies between `body`
-// and the innermost enclosing span.
+// so its exact count becomes an upper bound. A loop that runs whenever its span runs to the
+// end gets that span's site as SiteTrip::always_in. Where `body` lies: TripContext below.
+// Where MarkLoopTrips is in the tree: whether a loop without a site is between the nearest
+// span and here (its loops' sites are then entered many times per span entry), that span's
+// site (-1: none), and whether a branch or role split is between it and here.
+struct TripContext {
+  bool loop_since_span = false;
+  int64_t span_site = -1;
+  bool conditional = false;
+};
+
 void MarkLoopTrips(const std::vector<KernelNode>& body,
                    const std::vector<std::optional<uint32_t>>& site_of_node,
-                   std::vector<SiteTrip>& sites, bool loop_since_span) {
+                   std::vector<SiteTrip>& sites, const TripContext& at) {
   for (const KernelNode& node : body) {
+    const std::optional<uint32_t> own = site_of_node[node.ordinal];
     switch (node.kind) {
       case KernelNode::Kind::kRegion:
         MarkLoopTrips(node.body, site_of_node, sites,
-                      site_of_node[node.ordinal].has_value() ? false : loop_since_span);
+                      own.has_value() ? TripContext{false, *own, false} : at);
         break;
       case KernelNode::Kind::kLoop: {
-        std::optional<uint32_t> counter = site_of_node[node.ordinal];
+        std::optional<uint32_t> counter = own;
         if (!counter.has_value()) {
           for (const KernelNode& child : node.body) {
             if (child.kind == KernelNode::Kind::kRegion && site_of_node[child.ordinal]) {
@@ -202,24 +226,28 @@ void MarkLoopTrips(const std::vector<KernelNode>& body,
         }
         const bool constant = node.trip.kind() == TripCount::Kind::kExact ||
                               node.trip.kind() == TripCount::Kind::kUpperBound;
-        if (counter.has_value() && constant && !loop_since_span) {
+        if (counter.has_value() && constant && !at.loop_since_span) {
           SiteTrip& site = sites[*counter];
           const bool exact =
               node.trip.kind() == TripCount::Kind::kExact && !ContainsReturn(node.body);
           site.bound = exact ? TripBound::kExact : TripBound::kUpperBound;
           site.count = node.trip.count();
           site.loop = node.path;
+          site.always_in = at.conditional ? -1 : at.span_site;
         }
-        MarkLoopTrips(node.body, site_of_node, sites, !site_of_node[node.ordinal].has_value());
+        MarkLoopTrips(node.body, site_of_node, sites,
+                      own.has_value() ? TripContext{false, *own, false}
+                                      : TripContext{true, at.span_site, at.conditional});
         break;
       }
       case KernelNode::Kind::kIf:
-        MarkLoopTrips(node.body, site_of_node, sites, loop_since_span);
-        MarkLoopTrips(node.else_body, site_of_node, sites, loop_since_span);
+        MarkLoopTrips(node.body, site_of_node, sites, {at.loop_since_span, at.span_site, true});
+        MarkLoopTrips(node.else_body, site_of_node, sites,
+                      {at.loop_since_span, at.span_site, true});
         break;
       case KernelNode::Kind::kRoles:
         for (const KernelNode& role : node.roles) {
-          MarkLoopTrips(role.body, site_of_node, sites, loop_since_span);
+          MarkLoopTrips(role.body, site_of_node, sites, {at.loop_since_span, at.span_site, true});
         }
         break;
       case KernelNode::Kind::kStatement:
@@ -340,10 +368,6 @@ struct PerBlockLoop {
   uint64_t hi = 0;
 };
 
-bool IsIntegerScalar(const KernelParam& param) {
-  return !param.is_pointer && param.ValueType() != "float" && param.ValueType() != "double";
-}
-
 absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Kernel& kernel,
                                   const LaunchScalars& scalars, std::vector<PerBlockLoop>* out) {
   for (const KernelNode& node : body) {
@@ -356,32 +380,8 @@ absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Ker
         return absl::InvalidArgumentError(absl::StrCat(node.path, ": ", expr.status().message()));
       }
       loop.expr = std::move(*expr);
-      for (const std::string& name : loop.expr.scalars()) {
-        const auto constant =
-            std::find_if(kernel.constants.begin(), kernel.constants.end(),
-                         [&](const std::pair<std::string, int64_t>& c) { return c.first == name; });
-        if (constant != kernel.constants.end()) {
-          loop.scalars.push_back(constant->second);
-          continue;
-        }
-        const auto param = std::find_if(kernel.params.begin(), kernel.params.end(),
-                                        [&](const KernelParam& p) { return p.name == name; });
-        if (param == kernel.params.end() || !IsIntegerScalar(*param)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": per-block trip count '", node.trip.expr(), "' reads '", name,
-              "', which is not ", param == kernel.params.end() ? "a parameter" : "an integer scalar parameter",
-              " of the kernel; it may read blockIdx, gridDim, blockDim, integer scalar "
-              "parameters and the kernel's constants (KernelBuilder::Constant)"));
-        }
-        const auto value = scalars.find(name);
-        if (value == scalars.end()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              node.path, ": per-block trip count '", node.trip.expr(), "' reads scalar '", name,
-              "', whose value is known only at launch; plan for a launch with "
-              "RecordPlan::Create(kernel, options, scalars) (RunKernel does)"));
-        }
-        loop.scalars.push_back(value->second);
-      }
+      ASSIGN_OR_RETURN(loop.scalars, ResolveScalars(loop.expr, kernel, scalars, node.path,
+                                                    "per-block trip count"));
       out->push_back(std::move(loop));
     }
     RETURN_IF_ERROR(CollectPerBlockLoops(node.body, kernel, scalars, out));
@@ -585,6 +585,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
         absl::StrCat(where, ": profiling is disabled, so there is nothing to plan"));
   }
   RecordPlan plan;
+  plan.host_trip_checks_ = options.host_trip_checks;
   TraceLayout& layout = plan.layout_;
   layout.kernel_name = kernel.name;
   layout.grid = kernel.grid;
@@ -601,6 +602,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   }
   SiteAssigner assigner(options.policy, &plan.site_of_node_, &layout.sites);
   RETURN_IF_ERROR(assigner.Body(kernel.body));
+  DistinguishLoopSites(absl::StrCat(where, " > "), layout.sites);
   if (layout.sites.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, ": profiled, but the kernel has no record site; add a Region or enable "
@@ -627,7 +629,11 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.barriers = PlanBarriers(kernel, layout, plan.site_of_node_);
   // What the dump checks the run against (profiler/trace/plan_check.h).
   layout.site_trips.assign(layout.sites.size(), SiteTrip{});
-  MarkLoopTrips(kernel.body, plan.site_of_node_, layout.site_trips, false);
+  TripContext top;
+  for (const SiteInfo& site : layout.sites) {
+    if (site.kind == SiteKind::kKernel) top.span_site = site.id;
+  }
+  MarkLoopTrips(kernel.body, plan.site_of_node_, layout.site_trips, top);
   if (std::all_of(layout.site_trips.begin(), layout.site_trips.end(),
                   [](const SiteTrip& t) { return t.bound == TripBound::kNone; })) {
     layout.site_trips.clear();
@@ -637,6 +643,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
       layout.exact_events.push_back(r.exact() ? static_cast<int64_t>(r.min) : -1);
     }
   }
+  RETURN_IF_ERROR(FillBlockLabels(kernel, scalars, layout));
   layout.unit_roles = std::move(counts.unit_roles);
   if (std::all_of(layout.unit_roles.begin(), layout.unit_roles.end(),
                   [](const std::string& role) { return role.empty(); })) {
@@ -660,7 +667,8 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
 
   plan.explanation_ = absl::StrCat(
       ExplainTree(kernel, plan.site_of_node_, counts.explain, kernel_events),
-      plan.ExplainNumbers(options, counts.per_block_note, placement_note));
+      plan.ExplainNumbers(options, counts.per_block_note, placement_note),
+      ExplainUnit(kernel, layout, plan.site_of_node_, options.unit.has_value()));
   // The default target's variant the kernel needs (sm_90 -> sm_90a for wgmma), and why.
   const CudaTarget target = CudaTarget::Default();
   if (const TargetRequirements::Use* use = kernel.requirements.FirstVariantUse(target)) {
@@ -696,11 +704,6 @@ std::string RecordPlan::ExplainNumbers(const ProfileOptions& options,
                         NumRecords(layout), SampledBlocks(layout), units,
                         abi::RecordBytes(layout.capacity), BufferBytes(layout));
   absl::StrAppend(&text, "placement ", placement_note, "\n");
-  if (!options.unit.has_value()) {
-    absl::StrAppend(&text, "unit ", UnitKindName(layout.unit.kind),
-                    " chosen (no unit given): the block of ", layout.block.Count(),
-                    " threads is ", DefaultUnitReason(layout.block.Count()), "\n");
-  }
   return text;
 }
 

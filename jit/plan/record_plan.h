@@ -65,6 +65,7 @@
 #include "absl/status/statusor.h"
 #include "format/layout.h"
 #include "jit/builder/kernel.h"
+#include "jit/plan/per_block_exprs.h"  // LaunchScalars
 
 namespace warptrace {
 
@@ -96,6 +97,12 @@ struct ProfileOptions {
   // small to exercise dropped events. The plan's own numbers (max_events, Explain) are
   // unchanged.
   std::optional<uint32_t> capacity_override;
+  // On the host backend, every thread counts the iterations of each TripCount::Exact loop
+  // and a count that differs fails the launch, naming the thread's warp and the loop (the
+  // trace holds one thread per unit; format/recorder.cuh, WARPTRACE_TRIPS_*). Costs the
+  // host a counter and a compare per loop; compiles to nothing on a GPU. Off: only the
+  // trace's counts are checked, as on a GPU (profiler/trace/plan_check.h).
+  bool host_trip_checks = true;
 };
 
 // The events one trace unit records on some path through the kernel.
@@ -105,10 +112,6 @@ struct EventRange {
   bool exact() const { return min == max; }
   friend bool operator==(const EventRange&, const EventRange&) = default;
 };
-
-// The kernel's integer scalar arguments of one launch, by parameter name: what per-block
-// trip counts read (jit/run/run.cc fills it from the KernelArgs).
-using LaunchScalars = std::map<std::string, int64_t, std::less<>>;
 
 class RecordPlan {
  public:
@@ -146,6 +149,8 @@ class RecordPlan {
   // That site's entry in sites(), or null when the node records none.
   const SiteInfo* SiteInfoOf(uint32_t node_ordinal) const;
   std::optional<uint32_t> kernel_site() const { return kernel_site_; }
+  // ProfileOptions::host_trip_checks, for the emitter.
+  bool host_trip_checks() const { return host_trip_checks_; }
 
   // Events unit `unit` (0 .. units_per_block-1) of any sampled block records, as a range
   // (over the blocks too, when a per-block loop makes blocks differ).
@@ -178,6 +183,7 @@ class RecordPlan {
   uint64_t max_events_ = 0;
   std::vector<std::optional<uint32_t>> site_of_node_;
   std::optional<uint32_t> kernel_site_;
+  bool host_trip_checks_ = true;
   std::vector<EventRange> unit_events_;  // per unit, over all sampled blocks
   std::vector<std::string> unit_notes_;  // role and first data-dependent construct per unit
   // Per-block loops: the class (distinct per-block trip vector) of each sampled block, by

@@ -16,8 +16,18 @@
 //   block time     a block's critical-path span: its first slice begin to its last slice end.
 //   critical path  critical_path.h; PathRegion aggregates it over blocks.
 //   SM busy time   the union of the intervals [start_ns, end_ns) of the units on that SM.
-//   tail           the last block end minus the median block end (block end = its latest
-//                  unit end).
+//   early return   a block every unit of which (with a record) left through the builder's
+//                  Return (abi::kFlagEarlyReturn), not the kernel's end. The other blocks are
+//                  the working blocks: the median block, the tail, outlier blocks and the
+//                  imbalance by grid dimension are over them (over every block when every
+//                  block returned early), so that blocks that exit at once (a partition past
+//                  its sequence's end) are no baseline.
+//   tail           the last working block's end minus the median working block end (block
+//                  end = its latest unit end).
+//   dimension imbalance  per grid dimension with at least 2 coordinates among the working
+//                  blocks, the blocks grouped by that coordinate of blockIdx: each group's
+//                  mean block time, and the share of the working blocks' variance of block
+//                  time between the groups (1: the coordinate alone decides a block's time).
 //   waves          blocks / the most blocks that ran at once (from the blocks' intervals).
 //   outlier        a block (unit) whose time is at least AnalysisOptions::outlier_ratio times
 //                  the median block (unit of its role).
@@ -56,6 +66,7 @@ struct UnitRef {
   std::string role;        // unused for a block
   int64_t ns = 0;          // its time (unit time, or block time for a block)
   double ratio = 0;        // ns / the median of its peers
+  std::string label;       // the block's user label (BlockLabelOf), "" when none
 };
 
 // Waits on one barrier family by the units of one role.
@@ -160,16 +171,35 @@ struct SmBusy {
   int64_t busy_ns = 0;
 };
 
+// The working blocks grouped by one coordinate of blockIdx ("dimension imbalance" above).
+struct DimImbalance {
+  char dim = 'x';                 // 'x', 'y' or 'z'
+  std::string name;               // what it means (TraceLayout::grid_dim_names), or ""
+  uint32_t values = 0;            // distinct coordinates among the working blocks
+  double explained = 0;           // between-group share of the block-time variance, 0..1
+  uint32_t slowest = 0;           // the coordinate whose blocks' mean time is the largest
+  int64_t slowest_mean_ns = 0;
+  uint64_t slowest_blocks = 0;    // working blocks with that coordinate
+  uint32_t fastest = 0;           // ... and the smallest
+  int64_t fastest_mean_ns = 0;
+  int64_t median_mean_ns = 0;     // the median over the coordinates of their mean
+  double ratio = 0;               // slowest_mean_ns / median_mean_ns
+};
+
 struct GridAnalysis {
   uint64_t blocks = 0;              // blocks with at least one recorded unit
+  uint64_t early_return_blocks = 0; // of them, blocks that returned early (above)
+  uint64_t working_blocks = 0;      // blocks - early_return_blocks
+  int64_t median_early_return_ns = 0;  // the median time of an early-return block
   int64_t span_ns = 0;              // first unit start to last unit end
   std::vector<SmBusy> sms;          // by sm_id
   int64_t mean_sm_busy_ns = 0;
   SmBusy busiest_sm;
   double sm_imbalance = 0;          // busiest_sm.busy_ns / mean_sm_busy_ns
+  // From here to outlier_blocks: over the working blocks (every block when none works).
   int64_t median_block_ns = 0;      // block duration = latest unit end - earliest unit start
   int64_t median_block_end_ns = 0;  // relative to the first unit start
-  int64_t last_block_end_ns = 0;    // = span_ns
+  int64_t last_block_end_ns = 0;    // relative to the first unit start
   int64_t tail_ns = 0;              // last_block_end_ns - median_block_end_ns
   double tail_share = 0;            // tail_ns / span_ns
   UnitRef last_block;               // the block that ended last (ns = its duration)
@@ -177,6 +207,7 @@ struct GridAnalysis {
   uint64_t max_concurrent_blocks = 0;
   double waves = 0;                 // blocks / max_concurrent_blocks
   std::vector<UnitRef> outlier_blocks;  // slowest first, at most max_outliers
+  std::vector<DimImbalance> dims;   // by explained share, largest first
 };
 
 struct OverheadAnalysis {
@@ -190,12 +221,34 @@ struct OverheadAnalysis {
   bool compensated = false;         // the timeline already subtracted it
 };
 
+// What a host backend's clock can say about a finding (Analysis::host_backend): the host
+// runs the same code, but its times are a CPU's.
+enum class HostClockSupport {
+  kUntimed,    // counts from the records (early returns): hold on a GPU as they are
+  kRelative,   // ratios of time between blocks or units running the same code: show how
+               // the work is spread, not how long a GPU takes
+  kHostOnly,   // waits, the tail, SM balance, overhead: the host's scheduling and clock
+               // reads, nothing a GPU would show
+};
+inline const char* HostClockSupportName(HostClockSupport support) {
+  switch (support) {
+    case HostClockSupport::kUntimed:
+      return "untimed";
+    case HostClockSupport::kRelative:
+      return "relative";
+    case HostClockSupport::kHostOnly:
+      return "host_only";
+  }
+  return "?";
+}
+
 // One ranked finding: a sentence with numbers and coordinates.
 struct Diagnosis {
-  std::string kind;   // "bound", "waiting", "tail", "sm_imbalance", "outlier_blocks",
-                      // "unit_imbalance", "overhead"
+  std::string kind;   // "early_return", "bound", "waiting", "tail", "sm_imbalance",
+                      // "outlier_blocks", "dim_imbalance", "unit_imbalance", "overhead"
   double score = 0;   // ranking weight: the fraction of kernel time it concerns (0..1)
   std::string text;
+  HostClockSupport host_clock = HostClockSupport::kHostOnly;
 };
 
 // The causal profile (whatif.h, ComputeCausalProfile): for one region, loop body, async copy

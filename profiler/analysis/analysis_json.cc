@@ -23,6 +23,7 @@ void Ref(json::OStream& j, const UnitRef& r, bool unit) {
     if (unit) j.attribute("role", ValidUtf8(r.role));
     j.attribute("ns", r.ns);
     j.attribute("ratio", r.ratio);
+    if (!r.label.empty()) j.attribute("label", ValidUtf8(r.label));
   });
 }
 
@@ -145,6 +146,9 @@ void Sm(json::OStream& j, const SmBusy& s) {
 void GridJson(json::OStream& j, const GridAnalysis& g) {
   j.attributeObject("grid", [&] {
     j.attribute("blocks", g.blocks);
+    j.attribute("early_return_blocks", g.early_return_blocks);
+    j.attribute("working_blocks", g.working_blocks);
+    j.attribute("median_early_return_ns", g.median_early_return_ns);
     j.attribute("span_ns", g.span_ns);
     j.attributeArray("sms", [&] {
       for (const SmBusy& s : g.sms) Sm(j, s);
@@ -169,6 +173,23 @@ void GridJson(json::OStream& j, const GridAnalysis& g) {
     j.attribute("waves", g.waves);
     j.attributeArray("outlier_blocks", [&] {
       for (const UnitRef& b : g.outlier_blocks) Ref(j, b, false);
+    });
+    j.attributeArray("dims", [&] {
+      for (const DimImbalance& d : g.dims) {
+        j.object([&] {
+          j.attribute("dim", std::string(1, d.dim));
+          j.attribute("name", ValidUtf8(d.name));
+          j.attribute("values", d.values);
+          j.attribute("explained", d.explained);
+          j.attribute("slowest", d.slowest);
+          j.attribute("slowest_mean_ns", d.slowest_mean_ns);
+          j.attribute("slowest_blocks", d.slowest_blocks);
+          j.attribute("fastest", d.fastest);
+          j.attribute("fastest_mean_ns", d.fastest_mean_ns);
+          j.attribute("median_mean_ns", d.median_mean_ns);
+          j.attribute("ratio", d.ratio);
+        });
+      }
     });
   });
 }
@@ -221,6 +242,7 @@ void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
           j.attribute("kind", d.kind);
           j.attribute("score", d.score);
           j.attribute("text", ValidUtf8(d.text));
+          j.attribute("host_clock", HostClockSupportName(d.host_clock));
         });
       }
     });

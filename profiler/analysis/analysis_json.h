@@ -6,7 +6,9 @@
 //   {"format": "warptrace-analysis", "version": 1,
 //    "kernel": "gemm", "device": "NVIDIA H200", "host_backend": false,
 //    "units": 512, "units_without_record": 0,
-//    "diagnosis": [{"kind": "bound", "score": 0.41, "text": "producer-bound: ..."}, ...],
+//    "diagnosis": [{"kind": "bound", "score": 0.41, "text": "producer-bound: ...",
+//                   "host_clock": "host_only"}, ...],
+//                  (host_clock: HostClockSupportName, what a host backend's clock supports)
 //    "roles": [{"role": "consumer", "units": 256, "unit_time_ns": N, "waiting_ns": N,
 //               "waiting_share": 0.41, "median_unit_ns": N,
 //               "copies": N, "copy_bytes": N, "copy_engines": ["tma_2d"],
@@ -33,18 +35,24 @@
 //                      "slowest_block_path": [{"role": "producer", "unit": 0,
 //                                              "name": "load", "ns": N, "share": 0.1}, ...],
 //                      "slowest_block_path_truncated": false},
-//    "grid": {"blocks": N, "span_ns": N, "sms": [{"sm": 0, "blocks": N, "busy_ns": N}, ...],
+//    "grid": {"blocks": N, "early_return_blocks": N, "working_blocks": N,
+//             "median_early_return_ns": N, "span_ns": N,
+//             "sms": [{"sm": 0, "blocks": N, "busy_ns": N}, ...],
 //             "mean_sm_busy_ns": N, "busiest_sm": {"sm": 2, "blocks": N, "busy_ns": N},
 //             "sm_imbalance": 2.0, "median_block_ns": N, "median_block_end_ns": N,
 //             "last_block_end_ns": N, "tail_ns": N, "tail_share": 0.6, "last_block": UNIT,
 //             "slowest_block": UNIT, "max_concurrent_blocks": N, "waves": 1.0,
-//             "outlier_blocks": [UNIT, ...]},
+//             "outlier_blocks": [UNIT, ...],
+//             "dims": [{"dim": "y", "name": "seq", "values": 8, "explained": 0.92, "slowest": 3,
+//                       "slowest_mean_ns": N, "slowest_blocks": N, "fastest": 0,
+//                       "fastest_mean_ns": N, "median_mean_ns": N, "ratio": 4.1}, ...]},
 //    "overhead": {"events": N, "ns_per_event": 10.0, "cycles_per_event": 15.0,
 //                 "overhead_ns": N, "share": 0.03, "wait_overhead_ns": N,
 //                 "wait_overhead_fraction": 0.01, "compensated": false}}
 //
 // UNIT is {"block": linear id, "block_index": [x, y, z], "unit": unit index, "sm": N,
-// "role": "consumer", "ns": N, "ratio": 1.9} ("unit" and "role" only for units). A site
+// "role": "consumer", "ns": N, "ratio": 1.9, "label": "seq 3 / partition 1"} ("unit" and
+// "role" only for units, "label" only where the block has one: BlockLabelOf). A site
 // id of 4294967295 is time outside any slice ("(untracked)"), 4294967294 the hand-off
 // latency between an arrival and the wait's end ("(hand-off)"): critical_path.h.
 #ifndef WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_JSON_H_

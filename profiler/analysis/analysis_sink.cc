@@ -210,7 +210,8 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
   }
   units_.push_back({t.block_linear, t.unit_index, t.sm_id, role, t.start_ns, t.end_ns,
                     static_cast<float>(ns_per_event),
-                    static_cast<float>(t.events >= 2 ? t.overhead_cycles : -1), t.events});
+                    static_cast<float>(t.events >= 2 ? t.overhead_cycles : -1), t.events,
+                    t.returned_early});
   ++acc.units;
   acc.unit_time_ns += t.end_ns - t.start_ns;
   // Tensor-core time: the union of the unit's wgmma group spans (sorted by begin).
@@ -337,13 +338,14 @@ absl::Status AnalysisSink::FinishBlock() {
 
   const size_t first = units_.size() - block_unit_count_;
   BlockRec rec{block_, 0, 0, 0, finder_.end_ns() - finder_.begin_ns(), block_first_record_,
-               first, block_unit_count_};
+               first, block_unit_count_, true};
   rec.sm_id = units_[first].sm_id;
   rec.start_ns = units_[first].start_ns;
   rec.end_ns = units_[first].end_ns;
   for (size_t i = first; i < units_.size(); ++i) {
     rec.start_ns = std::min(rec.start_ns, units_[i].start_ns);
     rec.end_ns = std::max(rec.end_ns, units_[i].end_ns);
+    rec.returned_early &= units_[i].returned_early;
   }
   blocks_.push_back(rec);
 
@@ -454,7 +456,8 @@ void AnalysisSink::FillUnitTimes(uint32_t r, const RoleAcc& acc, RoleAnalysis& o
       return UnitRef{u.block_linear, BlockIndex(layout_->grid, u.block_linear), u.unit_index,
                      u.sm_id, acc.name, t.first,
                      Ratio(static_cast<double>(t.first),
-                           static_cast<double>(out.median_unit_ns))};
+                           static_cast<double>(out.median_unit_ns)),
+                     BlockLabelOf(*layout_, u.block_linear)};
     };
     out.slowest_unit = ref(times.front());
     for (const auto& t : times) {
@@ -562,7 +565,8 @@ void AnalysisSink::FillCriticalPath() {
   out.slowest_block = UnitRef{slowest_path_block_, BlockIndex(layout_->grid, slowest_path_block_),
                               0, block->sm_id, "", slowest_path_span_,
                               Ratio(static_cast<double>(slowest_path_span_),
-                                    static_cast<double>(median))};
+                                    static_cast<double>(median)),
+                              BlockLabelOf(*layout_, slowest_path_block_)};
   for (const PathStep& step : slowest_path_.steps) {
     if (out.slowest_block_path.size() >= CriticalPathAnalysis::kMaxPathSteps) {
       out.slowest_block_path_truncated = true;
@@ -573,102 +577,6 @@ void AnalysisSink::FillCriticalPath() {
          PathSiteName(step.site, layout_->sites), step.ns(),
          Ratio(static_cast<double>(step.ns()), static_cast<double>(slowest_path_span_))});
   }
-}
-
-void AnalysisSink::FillGrid() {
-  GridAnalysis& g = result_.grid;
-  g = GridAnalysis();
-  g.blocks = blocks_.size();
-  if (blocks_.empty()) return;
-  int64_t origin = blocks_.front().start_ns, last = blocks_.front().end_ns;
-  for (const BlockRec& b : blocks_) {
-    origin = std::min(origin, b.start_ns);
-    last = std::max(last, b.end_ns);
-  }
-  g.span_ns = last - origin;
-  g.last_block_end_ns = g.span_ns;
-
-  // SM busy time: the union of its units' intervals.
-  std::vector<std::pair<uint32_t, std::pair<int64_t, int64_t>>> intervals;
-  intervals.reserve(units_.size());
-  for (const UnitRec& u : units_) intervals.push_back({u.sm_id, {u.start_ns, u.end_ns}});
-  std::sort(intervals.begin(), intervals.end());
-  for (size_t i = 0; i < intervals.size();) {
-    SmBusy sm{intervals[i].first, 0, 0};
-    int64_t lo = intervals[i].second.first, hi = intervals[i].second.second;
-    for (; i < intervals.size() && intervals[i].first == sm.sm_id; ++i) {
-      const auto [begin, end] = intervals[i].second;
-      if (begin > hi) {
-        sm.busy_ns += hi - lo;
-        lo = begin;
-      }
-      hi = std::max(hi, end);
-    }
-    sm.busy_ns += hi - lo;
-    g.sms.push_back(sm);
-  }
-  for (const BlockRec& b : blocks_) {
-    auto it = std::lower_bound(g.sms.begin(), g.sms.end(), b.sm_id,
-                               [](const SmBusy& s, uint32_t id) { return s.sm_id < id; });
-    if (it != g.sms.end() && it->sm_id == b.sm_id) ++it->blocks;
-  }
-  int64_t busy_sum = 0;
-  g.busiest_sm = g.sms.front();
-  for (const SmBusy& sm : g.sms) {
-    busy_sum += sm.busy_ns;
-    if (sm.busy_ns > g.busiest_sm.busy_ns) g.busiest_sm = sm;
-  }
-  g.mean_sm_busy_ns = busy_sum / static_cast<int64_t>(g.sms.size());
-  g.sm_imbalance = Ratio(static_cast<double>(g.busiest_sm.busy_ns),
-                         static_cast<double>(g.mean_sm_busy_ns));
-
-  // Block durations and ends, the tail, outliers.
-  std::vector<int64_t> durations, ends;
-  for (const BlockRec& b : blocks_) {
-    durations.push_back(b.end_ns - b.start_ns);
-    ends.push_back(b.end_ns - origin);
-  }
-  std::sort(durations.begin(), durations.end());
-  std::sort(ends.begin(), ends.end());
-  g.median_block_ns = PercentileSorted(absl::MakeConstSpan(durations), 50);
-  g.median_block_end_ns = PercentileSorted(absl::MakeConstSpan(ends), 50);
-  g.tail_ns = g.last_block_end_ns - g.median_block_end_ns;
-  g.tail_share = Ratio(static_cast<double>(g.tail_ns), static_cast<double>(g.span_ns));
-  auto ref = [&](const BlockRec& b) {
-    const int64_t ns = b.end_ns - b.start_ns;
-    return UnitRef{b.block_linear, BlockIndex(layout_->grid, b.block_linear), 0, b.sm_id, "", ns,
-                   Ratio(static_cast<double>(ns), static_cast<double>(g.median_block_ns))};
-  };
-  std::vector<const BlockRec*> by_time;
-  for (const BlockRec& b : blocks_) by_time.push_back(&b);
-  std::stable_sort(by_time.begin(), by_time.end(), [](const BlockRec* a, const BlockRec* b) {
-    return a->end_ns - a->start_ns > b->end_ns - b->start_ns;
-  });
-  g.slowest_block = ref(*by_time.front());
-  for (const BlockRec* b : by_time) {
-    const UnitRef r = ref(*b);
-    if (g.outlier_blocks.size() >= options_.max_outliers || r.ratio < options_.outlier_ratio) break;
-    g.outlier_blocks.push_back(r);
-  }
-  const BlockRec* last_block = &blocks_.front();
-  for (const BlockRec& b : blocks_) {
-    if (b.end_ns > last_block->end_ns) last_block = &b;
-  }
-  g.last_block = ref(*last_block);
-
-  // Waves: the most blocks in flight at once (an end before a start at the same time).
-  std::vector<std::pair<int64_t, int>> edges;
-  for (const BlockRec& b : blocks_) {
-    edges.push_back({b.start_ns, +1});
-    edges.push_back({b.end_ns, -1});
-  }
-  std::sort(edges.begin(), edges.end());
-  int64_t in_flight = 0;
-  for (const auto& [t, delta] : edges) {
-    in_flight += delta;
-    g.max_concurrent_blocks = std::max<uint64_t>(g.max_concurrent_blocks, in_flight);
-  }
-  g.waves = Ratio(static_cast<double>(g.blocks), static_cast<double>(g.max_concurrent_blocks));
 }
 
 void AnalysisSink::FillOverhead() {

@@ -141,6 +141,7 @@ class AnalysisSink : public TraceSink {
     float ns_per_event;   // < 0: unknown (fewer than 2 events)
     float cycles_per_event;
     uint32_t events;
+    bool returned_early;  // UnitTimeline::returned_early
   };
   struct BlockRec {
     uint32_t block_linear;
@@ -151,6 +152,7 @@ class AnalysisSink : public TraceSink {
     uint64_t first_record;  // the record_index of its first unit with a record
     size_t first_unit;      // its units: units_[first_unit, first_unit + unit_count)
     size_t unit_count;
+    bool returned_early;    // every unit of it with a record returned early
   };
   // A block's share of its path (at most 1), in fixed point: kShareOne is the whole path.
   static constexpr int64_t kShareOne = int64_t{1} << 60;
@@ -203,6 +205,8 @@ class AnalysisSink : public TraceSink {
   void FillUnitTimes(uint32_t r, const RoleAcc& acc, RoleAnalysis& out) const;
   void FillCriticalPath();
   void FillGrid();
+  void FillBlockTimes(absl::Span<const BlockRec* const> blocks, int64_t origin);
+  void FillDimImbalance(absl::Span<const BlockRec* const> working);
   void FillOverhead();
 
   AnalysisOptions options_;

@@ -18,8 +18,9 @@ std::string Pct(double fraction) {
 }
 
 std::string Block(const UnitRef& b) {
-  return absl::StrFormat("block (%d,%d,%d) #%d on SM %d", b.block_index.x, b.block_index.y,
-                         b.block_index.z, b.block_linear, b.sm_id);
+  return absl::StrFormat("block (%d,%d,%d) #%d%s on SM %d", b.block_index.x, b.block_index.y,
+                         b.block_index.z, b.block_linear,
+                         b.label.empty() ? "" : absl::StrCat(" [", b.label, "]"), b.sm_id);
 }
 
 double Frac(double num, double den) { return den > 0 ? num / den : 0; }
@@ -107,16 +108,75 @@ void AddBound(const Analysis& a, std::vector<Diagnosis>& out) {
   out.push_back(std::move(d));
 }
 
+// "working block" where early-return blocks were set apart, else "block".
+const char* BlockWord(const GridAnalysis& g) {
+  return g.early_return_blocks > 0 && g.working_blocks > 0 ? "working block" : "block";
+}
+
+const char* DimName(char dim) {
+  return dim == 'x' ? "blockIdx.x" : dim == 'y' ? "blockIdx.y" : "blockIdx.z";
+}
+
+// "blockIdx.y (seq)" where the block label names the dimension.
+std::string DimTitle(const DimImbalance& d) {
+  return d.name.empty() ? DimName(d.dim) : absl::StrCat(DimName(d.dim), " (", d.name, ")");
+}
+
+// Not ranked: listed first, since it says what the block statistics are over.
+void AddEarlyReturn(const GridAnalysis& g, std::vector<Diagnosis>& out) {
+  if (g.early_return_blocks == 0) return;
+  std::string text;
+  if (g.working_blocks == 0) {
+    text = absl::StrFormat("early return: all %d blocks returned early (median %s); the block "
+                           "statistics below are over all of them",
+                           g.blocks, FormatNs(g.median_early_return_ns));
+  } else {
+    text = absl::StrFormat(
+        "early return: %d of %d blocks returned early (median %s, against %s for a working "
+        "block); the tail, outliers and imbalance below are over the %d working blocks",
+        g.early_return_blocks, g.blocks, FormatNs(g.median_early_return_ns),
+        FormatNs(g.median_block_ns), g.working_blocks);
+  }
+  out.push_back({"early_return", 0, std::move(text), HostClockSupport::kUntimed});
+}
+
+// The grid dimension that carries the working blocks' imbalance, when one does.
+void AddDimImbalance(const GridAnalysis& g, std::vector<Diagnosis>& out) {
+  if (g.dims.empty()) return;
+  const DimImbalance& d = g.dims.front();
+  if (d.explained < kMinExplained || d.ratio < kMinImbalance) return;
+  const std::string name = d.name.empty() ? DimName(d.dim) : d.name;
+  std::string text = absl::StrFormat(
+      "imbalance by %s: its %d values explain %s of the variance of %s time; the %d %ss "
+      "with %s = %d took %s on average, %.2fx the median over %s (%s); %s = %d the least (%s)",
+      DimTitle(d), d.values, Pct(d.explained), BlockWord(g), d.slowest_blocks, BlockWord(g),
+      name, d.slowest, FormatNs(d.slowest_mean_ns), d.ratio, name, FormatNs(d.median_mean_ns),
+      name, d.fastest, FormatNs(d.fastest_mean_ns));
+  for (size_t i = 1; i < g.dims.size(); ++i) {
+    absl::StrAppend(&text, i == 1 ? " (" : ", ", DimTitle(g.dims[i]), " explains ",
+                    Pct(g.dims[i].explained));
+  }
+  if (g.dims.size() > 1) absl::StrAppend(&text, ")");
+  out.push_back({"dim_imbalance",
+                 Frac(static_cast<double>(d.slowest_mean_ns - d.median_mean_ns),
+                      static_cast<double>(g.span_ns)),
+                 std::move(text), HostClockSupport::kRelative});
+}
+
 void AddGrid(const Analysis& a, std::vector<Diagnosis>& out) {
   const GridAnalysis& g = a.grid;
   const double span = static_cast<double>(g.span_ns);
-  if (g.blocks >= 2 && g.tail_share >= kMinTailShare) {
+  const char* block = BlockWord(g);
+  const uint64_t peers = g.working_blocks > 0 ? g.working_blocks : g.blocks;
+  if (peers >= 2 && g.tail_share >= kMinTailShare) {
     out.push_back({"tail", g.tail_share,
-                   absl::StrCat("tail: the last block ends ", FormatNs(g.tail_ns),
-                                " after the median block end (", Pct(g.tail_share),
+                   absl::StrCat("tail: the last ", block, " ends ", FormatNs(g.tail_ns),
+                                " after the median ", block, " end (", Pct(g.tail_share),
                                 " of the kernel's ", FormatNs(g.span_ns), "); it is ",
-                                Block(g.last_block), ", ", absl::StrFormat("%.2f", g.last_block.ratio),
-                                "x the median block (", FormatNs(g.median_block_ns), ")")});
+                                Block(g.last_block), ", ",
+                                absl::StrFormat("%.2f", g.last_block.ratio), "x the median ",
+                                block, " (", FormatNs(g.median_block_ns), ")"),
+                   HostClockSupport::kHostOnly});
   }
   if (g.sms.size() >= 2 && g.sm_imbalance >= kMinImbalance) {
     out.push_back(
@@ -125,12 +185,13 @@ void AddGrid(const Analysis& a, std::vector<Diagnosis>& out) {
          absl::StrFormat("SM imbalance: SM %d was busy %s, %.2fx the mean of %d SMs (%s); it "
                          "ran %d blocks",
                          g.busiest_sm.sm_id, FormatNs(g.busiest_sm.busy_ns), g.sm_imbalance,
-                         g.sms.size(), FormatNs(g.mean_sm_busy_ns), g.busiest_sm.blocks)});
+                         g.sms.size(), FormatNs(g.mean_sm_busy_ns), g.busiest_sm.blocks),
+         HostClockSupport::kHostOnly});
   }
   if (!g.outlier_blocks.empty()) {
     const UnitRef& b = g.outlier_blocks.front();
-    std::string text = absl::StrFormat("outlier blocks: %s took %s, %.2fx the median block (%s)",
-                                       Block(b), FormatNs(b.ns), b.ratio,
+    std::string text = absl::StrFormat("outlier blocks: %s took %s, %.2fx the median %s (%s)",
+                                       Block(b), FormatNs(b.ns), b.ratio, block,
                                        FormatNs(g.median_block_ns));
     for (size_t i = 1; i < g.outlier_blocks.size(); ++i) {
       const UnitRef& o = g.outlier_blocks[i];
@@ -139,8 +200,9 @@ void AddGrid(const Analysis& a, std::vector<Diagnosis>& out) {
                                       o.block_index.z, o.ratio));
     }
     out.push_back({"outlier_blocks", Frac(static_cast<double>(b.ns - g.median_block_ns), span),
-                   std::move(text)});
+                   std::move(text), HostClockSupport::kRelative});
   }
+  AddDimImbalance(g, out);
   for (const RoleAnalysis& role : a.roles) {
     if (role.units < 2 || role.outlier_units.empty()) continue;
     const UnitRef& u = role.outlier_units.front();
@@ -152,7 +214,8 @@ void AddGrid(const Analysis& a, std::vector<Diagnosis>& out) {
                    absl::StrFormat("unit imbalance in %s: unit %d of %s ran %s, %.2fx the "
                                    "median %s unit (%s)",
                                    role.role, u.unit_index, Block(u), FormatNs(u.ns), u.ratio,
-                                   role.role, FormatNs(role.median_unit_ns))});
+                                   role.role, FormatNs(role.median_unit_ns)),
+                   HostClockSupport::kRelative});
   }
 }
 
@@ -178,7 +241,7 @@ void AddOverhead(const Analysis& a, std::vector<Diagnosis>& out) {
     }
   }
   if (o.compensated) absl::StrAppend(&text, "; already subtracted from the timeline");
-  out.push_back({"overhead", 0, std::move(text)});
+  out.push_back({"overhead", 0, std::move(text), HostClockSupport::kHostOnly});
 }
 
 }  // namespace
@@ -213,6 +276,25 @@ void PrintCopyBandwidth(const Analysis& analysis, llvm::raw_ostream& os) {
   }
 }
 
+// On the host backend: which findings a host clock supports, by number.
+void PrintHostClockSupport(const std::vector<Diagnosis>& findings, llvm::raw_ostream& os) {
+  std::vector<std::string> numbers[3];
+  for (size_t i = 0; i < findings.size(); ++i) {
+    numbers[static_cast<int>(findings[i].host_clock)].push_back(absl::StrCat(i + 1));
+  }
+  static constexpr const char* kMeaning[3] = {
+      "counted from the records, not timed: holds on a GPU as it is",
+      "ratios of host time between blocks or units running the same code: how the work is "
+      "spread, not how long a GPU takes",
+      "the host's scheduling and clock reads (waits, tail, SM balance, overhead): nothing a "
+      "GPU would show"};
+  for (int k = 0; k < 3; ++k) {
+    if (numbers[k].empty()) continue;
+    os << "  host clock, " << (numbers[k].size() == 1 ? "finding " : "findings ")
+       << absl::StrJoin(numbers[k], ", ") << ": " << kMeaning[k] << "\n";
+  }
+}
+
 }  // namespace
 
 std::vector<Diagnosis> Diagnose(const Analysis& analysis) {
@@ -221,8 +303,11 @@ std::vector<Diagnosis> Diagnose(const Analysis& analysis) {
   AddGrid(analysis, ranked);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const Diagnosis& a, const Diagnosis& b) { return a.score > b.score; });
-  AddOverhead(analysis, ranked);
-  return ranked;
+  std::vector<Diagnosis> out;
+  AddEarlyReturn(analysis.grid, out);
+  for (Diagnosis& d : ranked) out.push_back(std::move(d));
+  AddOverhead(analysis, out);
+  return out;
 }
 
 void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os) {
@@ -231,6 +316,7 @@ void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os) {
   for (size_t i = 0; i < analysis.diagnosis.size(); ++i) {
     os << "  " << (i + 1) << ". " << analysis.diagnosis[i].text << "\n";
   }
+  if (analysis.host_backend) PrintHostClockSupport(analysis.diagnosis, os);
   // Not a finding: how busy each role kept the tensor cores. On the host backend the wgmma
   // groups are emulated on the CPU, and the share is of host time: it says nothing of a GPU.
   for (const RoleAnalysis& role : analysis.roles) {

@@ -6,6 +6,9 @@
 //   time (on empty[*])
 //
 // Findings (kind, when it is reported, its score = the fraction of time it concerns):
+//   early_return   always first, unranked (score 0), when some block returned early: how
+//                  many of how many, and that the block findings below are over the working
+//                  blocks (analysis.h, "early return").
 //   bound          the role that waits most (share >= kMinWaitShare) and the role whose
 //                  region leads the critical path (with hand-off links), or, per unit only,
 //                  the other role of a two-role kernel and its busiest region. Score: the
@@ -13,6 +16,9 @@
 //   tail           tail_share >= kMinTailShare. Score: tail_share.
 //   sm_imbalance   busiest SM >= kMinImbalance x the mean SM. Score: excess / span.
 //   outlier_blocks a block >= outlier_ratio x the median block. Score: excess / span.
+//   dim_imbalance  the grid dimension that explains the most of the working blocks' time
+//                  variance (>= kMinExplained), when its slowest coordinate's blocks take
+//                  >= kMinImbalance x the median coordinate's mean. Score: excess / span.
 //   unit_imbalance per role, a unit >= outlier_ratio x the role's median unit.
 //   overhead       always last (score 0): measured cost per event and how much of the
 //                  reported waits it could account for.
@@ -32,11 +38,14 @@ namespace warptrace {
 inline constexpr double kMinWaitShare = 0.05;
 inline constexpr double kMinTailShare = 0.10;
 inline constexpr double kMinImbalance = 1.25;
+inline constexpr double kMinExplained = 0.5;
 
 std::vector<Diagnosis> Diagnose(const Analysis& analysis);
 
 // "diagnosis:" then one numbered line per finding ("  1. producer-bound: ..."); "  (no
-// finding)" when there is none. Then, not findings, a line per role with wgmma groups
+// finding)" when there is none. On the host backend, a line per HostClockSupport that
+// some finding has, naming the findings by number ("  host clock, findings 4, 5: ratios of
+// host time between blocks or units running the same code: ..."). Then, not findings, a line per role with wgmma groups
 // ("  tensor cores: ...") and per role with copies of a known engine ("  copy bandwidth:
 // producer units moved N bytes in N copies (tma_2d): X GB/s per unit while a copy was in
 // flight (P of their time), Y GB/s over the kernel's span", marked as host time on the

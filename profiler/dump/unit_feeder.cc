@@ -76,9 +76,7 @@ void UnitFeeder::Run() {
       for (size_t i = 0; i < batch->count && status.ok(); ++i) status = fn_(batch->units[i]);
     } catch (...) {
       thrown = std::current_exception();
-      // Stops it, as an error. No message: a message is an allocation, and this may be
-      // out of memory (the caller rethrows `thrown`, which says what happened).
-      status = absl::Status(absl::StatusCode::kInternal, "");
+      status = threw_;  // stops it, as an error; no allocation (unit_feeder.h)
     }
     batch->count = 0;
     batch->events = 0;

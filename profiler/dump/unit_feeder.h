@@ -75,6 +75,10 @@ class UnitFeeder {
   std::vector<std::unique_ptr<Batch>> free_;
   bool busy_ = false;  // the thread is running fn over a batch
   bool stop_ = false;
+  // The error that stands for an exception of fn, made before the thread starts: the
+  // handler copies it (a reference count), since making a Status allocates, and under
+  // std::bad_alloc that allocation would throw again inside the handler (std::terminate).
+  const absl::Status threw_ = absl::InternalError("the feeder's function threw");
   absl::Status status_;  // fn's first error
   std::exception_ptr thrown_;  // or the exception fn threw (status_ is then an error too)
   std::thread thread_;   // last: started once everything above is

@@ -97,6 +97,8 @@ void UnitTimelineBuilder::Build(const DecodedRecord& r, const UnitVerdict& v,
   const UnitClock clock =
       Calibrate(in, layout_->clock.nominal_sm_clock_khz, options_.min_calibration_ns);
   u.has_record = has_record;
+  u.returned_early =
+      has_record && r.complete() && (r.flags & abi::kFlagEarlyReturn) != 0;
   u.clock_source = clock.source;
   u.nominal_clock = has_record && clock.source != ClockSource::kCalibrated;
   u.cycles_per_ns = clock.cycles_per_ns;

@@ -117,6 +117,9 @@ struct UnitTimeline {
   uint32_t overhead_cycles = 0;  // smallest gap between consecutive events (0 if < 2 events)
   uint32_t events = 0;        // events that made it onto the timeline
   uint32_t dropped = 0;       // attempted - capacity when overflowed
+  // The unit's recorder left through an early return (abi::kFlagEarlyReturn): the builder's
+  // Return, not the kernel's end. False for an unfinished unit.
+  bool returned_early = false;
   std::vector<Slice> slices;  // ordered by begin_ns, then depth
   std::vector<Instant> instants;       // in event order (so by ns)
   std::vector<AsyncSpan> async_spans;  // ordered by begin_ns, then begin_event

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "format/trace_abi.h"
 
 namespace warptrace {
 namespace {
@@ -18,13 +19,47 @@ std::string Declared(const SiteTrip& trip) {
                          trip.bound == TripBound::kExact ? "Exact" : "UpperBound", trip.count);
 }
 
+using EntryCounts = std::map<std::pair<int64_t, uint32_t>, Entries>;
+
+// An Exact loop that runs whenever its span runs (SiteTrip::always_in) and has no entry in a
+// closed entry of that span ran 0 times. Not for a unit that returned early: its return
+// closed the spans open at the time, which may not have reached the loop.
+void AddLoopsThatNeverRan(const DecodedRecord& record, const UnitWalk& walk,
+                          const TraceLayout& layout, const EntryCounts& counts,
+                          std::vector<PlanMismatch>& out) {
+  if ((record.flags & abi::kFlagEarlyReturn) != 0) return;
+  std::multimap<int64_t, uint32_t> loops_in;  // span site -> sites of the loops always in it
+  for (uint32_t s = 0; s < layout.site_trips.size(); ++s) {
+    const SiteTrip& trip = layout.site_trips[s];
+    if (trip.bound == TripBound::kExact && trip.count > 0 && trip.always_in >= 0) {
+      loops_in.emplace(trip.always_in, s);
+    }
+  }
+  if (loops_in.empty()) return;
+  for (size_t i = 0; i < walk.slices.size(); ++i) {
+    const WalkSlice& span = walk.slices[i];
+    if (span.end_event == WalkSlice::kOpen) continue;
+    const auto [first, last] = loops_in.equal_range(span.site);
+    for (auto it = first; it != last; ++it) {
+      if (counts.count({static_cast<int64_t>(i), it->second}) != 0) continue;
+      const SiteTrip& trip = layout.site_trips[it->second];
+      out.push_back({PlanMismatch::Kind::kTripShort, static_cast<int64_t>(span.end_event),
+                     absl::StrFormat("loop %s was declared %s but ran 0 iterations within "
+                                     "one '%s' (site '%s' never entered), which runs it every "
+                                     "time: the declared exact count did not happen",
+                                     trip.loop, Declared(trip), layout.sites[span.site].name,
+                                     layout.sites[it->second].name)});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<PlanMismatch> CheckPlan(const DecodedRecord& record, const UnitWalk& walk,
                                     const TraceLayout& layout) {
   std::vector<PlanMismatch> out;
   // Entries of each counted site per enclosing slice (-1: none, the unit itself).
-  std::map<std::pair<int64_t, uint32_t>, Entries> counts;
+  EntryCounts counts;
   std::vector<int64_t> latest_at_depth;
   for (size_t i = 0; i < walk.slices.size(); ++i) {
     const WalkSlice& slice = walk.slices[i];
@@ -70,6 +105,7 @@ std::vector<PlanMismatch> CheckPlan(const DecodedRecord& record, const UnitWalk&
                            c.entries)});
     }
   }
+  AddLoopsThatNeverRan(record, walk, layout, counts, out);
   if (record.complete() && record.unit_index < layout.exact_events.size()) {
     const int64_t planned = layout.exact_events[record.unit_index];
     if (planned >= 0 && static_cast<int64_t>(record.attempted) != planned) {

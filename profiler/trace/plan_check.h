@@ -11,8 +11,11 @@
 //         loop that runs past its bound is named, not only the capacity it overflowed;
 //       - an Exact loop that ran at least once but fewer times than declared, once the span
 //         around it closed (then every iteration inside it was recorded).
-//     A loop that did not run at all within its span is not a finding (it may sit under a
-//     branch): the unit's exact count catches that where the plan is exact.
+//       - an Exact loop that ran 0 times within a closed entry of the span it always runs in
+//         (SiteTrip::always_in: no branch or role split between them), in a unit that did
+//         not return early. A loop under a branch that did not run is no finding (the branch
+//         may not have been taken): the unit's exact count catches that where the plan is
+//         exact.
 // Findings name the unit, the loop's builder path, the declared and the observed counts.
 //
 // Thread-safety: pure functions; reentrant.

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/enum_table.h"
 #include "format/trace_abi.h"
 #include "profiler/trace/plan_check.h"
@@ -212,6 +215,45 @@ std::string FormatFinding(const Finding& f) {
                          f.message);
 }
 
+namespace {
+
+// One line per distinct error finding: those that several units share word for word (the
+// same loop short in every unit) are grouped, naming the first units and counting the rest.
+void AppendGroupedErrors(const std::vector<Finding>& findings, std::string& text) {
+  constexpr size_t kUnitsNamed = 3;
+  struct Group {
+    const Finding* first;
+    std::vector<std::string> units;
+    uint64_t count = 0;
+  };
+  std::vector<Group> groups;
+  std::map<std::pair<FindingKind, std::string>, size_t> group_of;
+  for (const Finding& f : findings) {
+    if (f.severity != Severity::kError && f.kind != FindingKind::kTooManyFindings) continue;
+    const auto [it, added] = group_of.emplace(std::make_pair(f.kind, f.message), groups.size());
+    if (added) groups.push_back({&f, {}, 0});
+    Group& g = groups[it->second];
+    ++g.count;
+    if (g.units.size() < kUnitsNamed) {
+      std::string unit = UnitName(f.block_index, f.unit_kind, f.unit_index);
+      if (f.event_index >= 0) absl::StrAppend(&unit, " event ", f.event_index);
+      g.units.push_back(std::move(unit));
+    }
+  }
+  for (const Group& g : groups) {
+    if (g.count == 1 || g.first->kind == FindingKind::kTooManyFindings) {
+      absl::StrAppend(&text, "\n  ", FormatFinding(*g.first));
+      continue;
+    }
+    absl::StrAppend(&text, "\n  ", g.first->message, " (in ", g.count, " units: ",
+                    absl::StrJoin(g.units, ", "));
+    if (g.count > g.units.size()) absl::StrAppend(&text, " and ", g.count - g.units.size(), " more");
+    absl::StrAppend(&text, ")");
+  }
+}
+
+}  // namespace
+
 absl::Status VerifyReport::ToStatus() const {
   if (errors == 0) return absl::OkStatus();
   const uint64_t dropped_errors = kind_counts[static_cast<int>(FindingKind::kDroppedEvents)];
@@ -232,10 +274,7 @@ absl::Status VerifyReport::ToStatus() const {
                                                     Verdict::kComplete)]),
                          units.size()),
       units.size());
-  for (const Finding& f : findings) {
-    if (f.severity != Severity::kError && f.kind != FindingKind::kTooManyFindings) continue;
-    absl::StrAppend(&text, "\n  ", FormatFinding(f));
-  }
+  AppendGroupedErrors(findings, text);
   if (only_dropped) {
     absl::StrAppend(&text, "\n  a capacity of ", required_capacity(),
                     " events per unit would have held every event");
@@ -442,7 +481,7 @@ bool UnitVerifier::CheckStamps(const DecodedRecord& r, Collector& collect, std::
                          "damaged or the layout names another device",
                          r.sm_id, layout_.clock.num_sms, layout_.clock.num_sms - 1));
   }
-  if (const uint32_t unknown = r.flags & ~(abi::kFlagComplete | abi::kFlagShared);
+  if (const uint32_t unknown = r.flags & ~(abi::kFlagComplete | abi::kFlagShared | abi::kFlagEarlyReturn);
       unknown != 0) {
     note(FindingKind::kUnknownFlags,
          absl::StrFormat("header flags 0x%08x have bits no recorder sets (0x%08x): the header "

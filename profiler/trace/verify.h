@@ -194,8 +194,10 @@ struct VerifyReport {
   bool ok() const { return errors == 0; }
   // The capacity that would have held every unit's events: max(capacity, max_attempted).
   uint32_t required_capacity() const { return max_attempted > capacity ? max_attempted : capacity; }
-  // OK when there is no error. Else one line per error finding (capped as the findings
-  // are), after a first line with the count: ResourceExhausted when events were dropped
+  // OK when there is no error. Else one line per distinct error finding (capped as the
+  // findings are), after a first line with the count: a finding that several units share
+  // word for word is one line, "<message> (in N units: <unit>, <unit>, <unit> and N-3
+  // more)", in order of first appearance. ResourceExhausted when events were dropped
   // and every other error is a loop past its declared count or a unit over its exact count
   // (the message says which capacity is enough and names the loops), DataLoss otherwise.
   absl::Status ToStatus() const;

@@ -46,23 +46,26 @@ extern "C" __global__ void reduction(const float* x, float* out, unsigned int* w
 #line 45 "reduction.cu"
   {  // region tree
     warptrace::recorder::Record(warptrace_unit, 3u);  // enter tree
+    WARPTRACE_TRIPS_BEGIN(7);
     for (int step = 0; step < 8; ++step) {
+      WARPTRACE_TRIPS_STEP(7);
       warptrace::recorder::Record(warptrace_unit, 4u);  // enter loop step
 #line 1 "kernel reduction > region tree > loop step > statement `const int half = 256 >> (step...`"
       const int half = 256 >> (step + 1);
       if (tid < half) partial[tid] += partial[tid + half];
 #line 1 "kernel reduction > region tree > loop step > barrier halved"
       __syncthreads();  // barrier halved
-#line 55 "reduction.cu"
+#line 57 "reduction.cu"
       warptrace::recorder::Record(warptrace_unit, 0x80000004u);  // exit loop step
     }
+    WARPTRACE_TRIPS_END(7, 8ull, "kernel reduction > region tree > loop step");
     warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // exit tree
   }
   {  // region publish
     warptrace::recorder::Record(warptrace_unit, 5u);  // enter publish
 #line 1 "kernel reduction > region publish > statement `if (tid == 0) atomicAdd(out, ...`"
     if (tid == 0) atomicAdd(out, partial[0]);
-#line 64 "reduction.cu"
+#line 67 "reduction.cu"
     warptrace::recorder::Record(warptrace_unit, 0x80000005u);  // exit publish
   }
   warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit reduction (kernel end)

@@ -66,7 +66,9 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       const int tile = blockIdx.x + blockIdx.y * gridDim.x;
       const int tile_iter = 0;
 #line 67 "warp_specialized_pipeline.cu"
+      WARPTRACE_TRIPS_BEGIN(3);
       for (int kt = 0; kt < 8; ++kt) {
+        WARPTRACE_TRIPS_STEP(3);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > statement `const unsigned int it = stati...`"
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
@@ -74,7 +76,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
-#line 76 "warp_specialized_pipeline.cu"
+#line 78 "warp_specialized_pipeline.cu"
         {  // wait empty[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
@@ -83,7 +85,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           warptrace_mbarrier_wait_parity(&empty[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_check_phase(&empty[warptrace_bar], warptrace_phase);
-#line 85 "warp_specialized_pipeline.cu"
+#line 87 "warp_specialized_pipeline.cu"
           warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
         }
         {  // region load
@@ -139,28 +141,34 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit load
         }
       }
+      WARPTRACE_TRIPS_END(3, 8ull, "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt");
     } else {
       // role consumer
       const int cwg = static_cast<int>(warptrace_role - 1u);
+      WARPTRACE_TRIPS_BEGIN(13);
       for (int first = 0; first < 3; ++first) {
+        WARPTRACE_TRIPS_STEP(13);
         {  // arrive empty[first], phase 0
           const unsigned int warptrace_bar = static_cast<unsigned int>(first);
           warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000006u, 3u + warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive empty
           (void)warptrace_mbarrier_arrive(&empty[warptrace_bar]);
         }
       }
+      WARPTRACE_TRIPS_END(13, 3ull, "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop first");
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `const int tile = blockIdx.x +...`"
       const int tile = blockIdx.x + blockIdx.y * gridDim.x;
       const int tile_iter = 0;
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `float acc = 0.0f;`"
       float acc = 0.0f;
-#line 156 "warp_specialized_pipeline.cu"
+#line 162 "warp_specialized_pipeline.cu"
+      WARPTRACE_TRIPS_BEGIN(17);
       for (int kt = 0; kt < 8; ++kt) {
+        WARPTRACE_TRIPS_STEP(17);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > statement `const unsigned int it = stati...`"
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
         const unsigned int phase = it / 3u;
-#line 162 "warp_specialized_pipeline.cu"
+#line 170 "warp_specialized_pipeline.cu"
         {  // wait full[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
@@ -169,7 +177,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           warptrace_mbarrier_wait_parity(&full[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_check_phase(&full[warptrace_bar], warptrace_phase);
-#line 171 "warp_specialized_pipeline.cu"
+#line 179 "warp_specialized_pipeline.cu"
           warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
         }
         {  // region mma
@@ -182,7 +190,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           for (int kk = 0; kk < 32; ++kk) {
             acc = fmaf(sa[r * 32 + kk], sb[kk * 32 + c], acc);
           }
-#line 184 "warp_specialized_pipeline.cu"
+#line 192 "warp_specialized_pipeline.cu"
           warptrace::recorder::Record(warptrace_unit, 0x80000008u);  // exit mma
         }
         {  // arrive empty[stage], phase phase + 1
@@ -191,13 +199,14 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           (void)warptrace_mbarrier_arrive(&empty[warptrace_bar]);
         }
       }
+      WARPTRACE_TRIPS_END(17, 8ull, "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt");
       {  // region store
         warptrace::recorder::Record(warptrace_unit, 10u);  // enter store
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > region store > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
         C[(block_row + cwg * 4 + (threadIdx.x % 128) / 32) * 64 + block_col + threadIdx.x % 32] = acc;
-#line 199 "warp_specialized_pipeline.cu"
+#line 208 "warp_specialized_pipeline.cu"
         warptrace::recorder::Record(warptrace_unit, 0x8000000au);  // exit store
       }
     }

@@ -256,13 +256,18 @@ static inline unsigned long long warptrace_host_cycles(struct WarptraceHostThrea
  * same instant (WarptraceHostThread::paired_globaltimer_ns: no fiber switch can come between
  * the two reads, there is no synchronization point).
  * warptrace_host_assert_fail: a failed assert() in the kernel (its __assert_fail forwards
- * here); fails the launch naming the thread and ends it without unwinding. */
+ * here); fails the launch naming the thread and ends it without unwinding.
+ * warptrace_host_trips_differ: a thread ran a TripCount::Exact loop another number of times
+ * (format/recorder.cuh, WARPTRACE_TRIPS_END); fails the launch like a failed assert(). */
 unsigned int warptrace_host_clock(void);
 unsigned long long warptrace_host_globaltimer(void);
 unsigned int warptrace_host_smid(void);
 __attribute__((noreturn)) void warptrace_host_assert_fail(const char* assertion,
                                                           const char* file, unsigned int line,
                                                           const char* function);
+__attribute__((noreturn)) void warptrace_host_trips_differ(const char* loop,
+                                                           unsigned long long declared,
+                                                           unsigned long long ran);
 
 typedef unsigned int (*WarptraceHostAbiVersionFn)(void);
 /* The kernel's host entry (KernelSource::host_entry): runs the kernel for the current

@@ -40,4 +40,17 @@ void warptrace_host_assert_fail(const char* assertion, const char* file, unsigne
   __builtin_unreachable();
 }
 
+void warptrace_host_trips_differ(const char* loop, unsigned long long declared,
+                                 unsigned long long ran) {
+  char message[1024];
+  const WarptraceHostThread& t = *warptrace_host_current;
+  std::snprintf(message, sizeof(message),
+                "loop %s was declared TripCount::Exact(%llu) but this thread (warp %u, lane %u) "
+                "ran %llu iterations; the trace records one thread per trace unit, so the host "
+                "backend checks every thread's count",
+                loop, declared, t.warp, t.lane, ran);
+  t.rt->fail(t.fiber, message);
+  __builtin_unreachable();
+}
+
 }  // extern "C"

@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
@@ -538,6 +539,33 @@ TEST(KernelBuilderTest, RejectsABarrierThatMayRunAfterAConditionalReturn) {
   EXPECT_THAT(b.Build(),
               StatusIs(kInvalid, HasSubstr("kernel k > barrier sync: may run after the return "
                                            "at kernel k > if (out[threadIdx.x] < 0) > return")));
+}
+
+// The block-uniform rule as it is (issue 54): a read of memory every thread reads alike is
+// block-uniform too; the message used to say "depends only on blockIdx, gridDim and kernel
+// arguments".
+TEST(KernelBuilderTest, TheBarrierAfterAReturnMessageStatesTheBlockUniformRuleAsItIs) {
+  KernelBuilder b = Minimal();
+  b.If("out[blockIdx.x] < 0", [&] { b.Return(); });
+  b.Barrier("sync");
+  EXPECT_THAT(b.Build(),
+              StatusIs(kInvalid, AllOf(HasSubstr("its condition has one value in the whole "
+                                                 "block: it reads blockIdx, gridDim, blockDim, "
+                                                 "kernel arguments, memory every thread reads "
+                                                 "alike such as seq_lens[blockIdx.y]"),
+                                       Not(HasSubstr("depends only on")))));
+}
+
+// Two loops of one variable in one body (issue 54): the second's path is "loop k #2".
+TEST(KernelBuilderTest, ASecondLoopOfOneVariableInOneBodyIsNumberedInItsPath) {
+  KernelBuilder b = Minimal();
+  b.For("k", 0, 4, TripCount::Exact(4), [&] { b.Stmt("out[k] = 0;"); });
+  b.For("k", 0, 4, TripCount::Exact(4), [&] { b.Stmt("out[k] += 1;"); });
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_EQ(kernel->body.size(), 2u);
+  EXPECT_EQ(kernel->body[0].path, "kernel k > loop k");
+  EXPECT_EQ(kernel->body[1].path, "kernel k > loop k #2");
 }
 
 TEST(KernelBuilderTest, RejectsABarrierEarlierInALoopBodyThanAReturn) {

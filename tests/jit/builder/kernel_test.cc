@@ -18,7 +18,8 @@ TEST(ExprTest, KnowsTheValueOfDecimalIntegerLiteralsOnly) {
 
 TEST(KernelTest, StaticSharedBytesAddsEveryArray) {
   Kernel kernel;
-  kernel.shared_arrays = {{"float", "a", 32, 4}, {"double", "b", 3, 8}};
+  kernel.shared_arrays = {{"float", "a", 32, 4, {32}, false},
+                          {"double", "b", 3, 8, {3}, false}};
   EXPECT_EQ(kernel.StaticSharedBytes(), 32u * 4 + 3 * 8);
 }
 

@@ -183,10 +183,24 @@ TEST(EmitterTest, EarlyReturnClosesOpenSitesInnermostFirstThenRunsTheEpilogue) {
                        "outer (early return)\n"
                        "        warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit "
                        "early (early return)\n"
-                       "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));\n"
+                       "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), warptrace::abi::kFlagEarlyReturn);\n"
                        "        return;\n"));
-  // The epilogue runs on both exits: the return and the end of the kernel.
+  // The epilogue runs on both exits: the return and the end of the kernel, which sets no
+  // early-return flag.
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(src, "Epilogue(")).size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(absl::StrSplit(src, "kFlagEarlyReturn")).size(), 2u);
+}
+
+TEST(EmitterTest, AReturnThatEndsTheKernelIsItsEndNotAnEarlyReturn) {
+  KernelBuilder b("ends_with_return");
+  b.Param("int*", "flag").Block({32, 1, 1});
+  b.Region("work", [&] { b.Stmt("flag[0] = 1;"); });
+  b.Return();
+  ProfileOptions options;
+  options.unit = UnitSpec::Warp();
+  const std::string src = MustEmit(MustBuild(b.Build()), options).source;
+  EXPECT_THAT(src, HasSubstr("// exit ends_with_return (kernel end)"));
+  EXPECT_THAT(src, Not(HasSubstr("kFlagEarlyReturn")));
 }
 
 TEST(EmitterTest, UnprofiledEarlyReturnIsAPlainReturn) {

@@ -91,6 +91,52 @@ TEST(RecordPlanTest, SiteTableNamesKindsAndOrigins) {
                                    "kernel gemm > loop k > region mma"}));
 }
 
+// Two loops of one variable (paged attention's `block_idx` in two regions, issue 54) were
+// two sites named "loop block_idx", told apart only by their origin: the site names are now
+// their paths below the kernel; a second loop of k in one body is "loop k #2".
+TEST(RecordPlanTest, LoopSitesOfOneVariableAreNamedByTheirPaths) {
+  KernelBuilder b("attn");
+  b.Param("float*", "c").Grid({4, 1, 1}).Block({128, 1, 1});
+  b.Region("qk", [&] {
+    b.For("block_idx", 0, 4, TripCount::Exact(4), [&] { b.Stmt("c[0] += 1;"); });
+  });
+  b.Region("pv", [&] {
+    b.For("block_idx", 0, 4, TripCount::Exact(4), [&] { b.Stmt("c[1] += 1;"); });
+    b.For("block_idx", 0, 2, TripCount::Exact(2), [&] { b.Stmt("c[2] += 1;"); });
+  });
+  ProfileOptions options;
+  options.policy.loop_iterations = true;
+  std::vector<std::string> loops;
+  const RecordPlan plan = MustPlan(MustBuild(b), options);
+  for (const SiteInfo& site : plan.sites()) {
+    if (site.kind == SiteKind::kLoopBody) loops.push_back(site.name);
+  }
+  EXPECT_THAT(loops, ElementsAre("region qk > loop block_idx", "region pv > loop block_idx",
+                                 "loop block_idx #2"));
+}
+
+// Paged attention's warps take different KV blocks (issue 54, item 8): with the default
+// warpgroup unit only warp 0's iterations are recorded, and Explain() used to say nothing
+// of the other warps.
+TEST(RecordPlanTest, ExplainSaysWhenTheWarpsOfAUnitMayRunDifferentTripCounts) {
+  KernelBuilder b("kv");
+  b.Param("const int*", "n").Param("float*", "c").Grid({2, 1, 1}).Block({128, 1, 1});
+  b.For("block_idx", "threadIdx.x / 32", "n[0]", 4, TripCount::UpperBound(8), [&] {
+    b.Region("kv block", [&] { b.Stmt("c[0] += 1;"); });
+  });
+  b.For("i", 0, 4, TripCount::Exact(4), [&] { b.Region("fixed", [&] { b.Stmt(";"); }); });
+  const Kernel kernel = MustBuild(b);
+  EXPECT_THAT(MustPlan(kernel).Explain(),
+              HasSubstr("unit warpgroup chosen (no unit given): the block of 128 threads is a "
+                        "multiple of 128\nwarps of one unit may run different trip counts: "
+                        "kernel kv > loop block_idx (TripCount::UpperBound: data-dependent); a "
+                        "warpgroup unit records its recorder's warp only, so the other 3 "
+                        "warps' iterations are not on the timeline"));
+  ProfileOptions warps;
+  warps.unit = UnitSpec::Warp();
+  EXPECT_THAT(MustPlan(kernel, warps).Explain(), Not(HasSubstr("warps of one unit")));
+}
+
 // The async copy sites of `kernel`, as (name, engine, bytes).
 std::vector<std::tuple<std::string, CopyEngine, uint64_t>> CopySites(
     const absl::StatusOr<Kernel>& kernel) {

@@ -8,9 +8,10 @@
 
 namespace warptrace::testing {
 
-absl::StatusOr<std::unique_ptr<HostDevice>> CreateSandboxedHostDevice() {
+absl::StatusOr<std::unique_ptr<HostDevice>> CreateSandboxedHostDevice(
+    const HostDeviceOptions& options) {
   setenv("WARPTRACE_CACHE_DIR", TestTempPath("warptrace_cache").c_str(), 0);
-  return HostDevice::Create();
+  return HostDevice::Create(options);
 }
 
 void HostRunTest::SetUp() {

@@ -16,8 +16,10 @@
 namespace warptrace::testing {
 
 // Points WARPTRACE_CACHE_DIR (unless already set) at the test's temporary directory, then
-// creates a HostDevice with its defaults. Errors: HostDevice::Create's.
-absl::StatusOr<std::unique_ptr<HostDevice>> CreateSandboxedHostDevice();
+// creates a HostDevice with `options` (e.g. the deterministic clock). Errors:
+// HostDevice::Create's.
+absl::StatusOr<std::unique_ptr<HostDevice>> CreateSandboxedHostDevice(
+    const HostDeviceOptions& options = {});
 
 // A fixture holding one sandboxed HostDevice (created in SetUp; the test fails there if it
 // cannot be).

@@ -15,7 +15,7 @@ Analysis Sample() {
   a.kernel_name = "gemm";
   a.device_name = "dev\xff";  // invalid UTF-8 is repaired
   a.units = 2;
-  a.diagnosis.push_back({"bound", 0.4, "producer-bound: ..."});
+  a.diagnosis.push_back({"bound", 0.4, "producer-bound: ...", HostClockSupport::kHostOnly});
   RoleAnalysis role;
   role.role = "consumer";
   role.units = 2;
@@ -27,13 +27,21 @@ Analysis Sample() {
   site.name = "mma";
   site.waits.push_back({"full[*]", 100, 0.1});
   role.sites.push_back(site);
-  role.slowest_unit = {3, {3, 0, 0}, 1, 2, "consumer", 900, 1.8};
+  role.slowest_unit = {3, {3, 0, 0}, 1, 2, "consumer", 900, 1.8, ""};
   a.roles.push_back(role);
   a.critical_path.per_unit_only = false;
   a.critical_path.trace_links = 12;
   a.critical_path.regions.push_back({"producer", 1, "load", 4, 1.0, 9600, 0.96});
   a.grid.blocks = 4;
-  a.grid.outlier_blocks.push_back({6, {6, 0, 0}, 0, 2, "", 7500, 3.0});
+  a.grid.outlier_blocks.push_back({6, {6, 0, 0}, 0, 2, "", 7500, 3.0, "seq 6"});
+  a.grid.early_return_blocks = 1;
+  a.grid.working_blocks = 3;
+  DimImbalance dim;
+  dim.dim = 'y';
+  dim.name = "seq";
+  dim.values = 2;
+  dim.explained = 0.9;
+  a.grid.dims.push_back(dim);
   a.overhead.ns_per_event = 10;
   return a;
 }
@@ -63,6 +71,14 @@ TEST(AnalysisJsonTest, WritesTheDocumentedFields) {
   EXPECT_EQ(j["critical_path"]["regions"][0]["mean_share"], 0.96);
   EXPECT_EQ(j["grid"]["outlier_blocks"][0]["sm"], 2);
   EXPECT_FALSE(j["grid"]["outlier_blocks"][0].contains("unit"));
+  // Issue 54: block labels, early returns, dimensions, what a host clock supports.
+  EXPECT_EQ(j["grid"]["outlier_blocks"][0]["label"], "seq 6");
+  EXPECT_FALSE(j["roles"][0]["slowest_unit"].contains("label"));
+  EXPECT_EQ(j["grid"]["early_return_blocks"], 1);
+  EXPECT_EQ(j["grid"]["working_blocks"], 3);
+  EXPECT_EQ(j["grid"]["dims"][0]["dim"], "y");
+  EXPECT_EQ(j["grid"]["dims"][0]["name"], "seq");
+  EXPECT_EQ(j["diagnosis"][0]["host_clock"], "host_only");
   EXPECT_EQ(j["overhead"]["ns_per_event"], 10.0);
 }
 
