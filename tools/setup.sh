@@ -24,7 +24,7 @@ PACKAGES=(
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep "install ok installed" >/dev/null; then
     missing+=("$pkg")
   fi
 done
@@ -225,7 +225,7 @@ for f in /usr/share/bazel/tools/platforms/WORKSPACE /usr/share/bazel/rules/java/
   [[ -e $f ]] || { echo "setup: error: $f is missing after install" >&2; exit 1; }
 done
 
-if [[ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]] || ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1'; then
+if [[ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]] || ldconfig -p 2>/dev/null | grep 'libcuda.so.1' >/dev/null; then
   echo "setup: ok (CUDA driver found: GPU tests will run)"
 else
   echo "setup: ok (no CUDA driver: kernels run on the host backend, GPU tests skip)"

@@ -6,9 +6,12 @@ set -euo pipefail
 program="$1"
 writer="$2"
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/capi.XXXXXX")
-if ! ldd "$program" | grep -q 'libwarptrace\.so => .*libwarptrace\.so'; then
+# ldd's whole output first: `ldd | grep -q` under pipefail fails whenever grep's early exit
+# makes ldd die of SIGPIPE (it did, once in a full run).
+libs=$(ldd "$program")
+if ! grep -q 'libwarptrace\.so => .*libwarptrace\.so' <<<"$libs"; then
   echo "FAIL: $program does not load libwarptrace.so:"
-  ldd "$program"
+  echo "$libs"
   exit 1
 fi
 "$writer" "$work" >/dev/null

@@ -24,7 +24,7 @@ echo "$show" | head -4
 tag=$(grep -oE '"manylinux_2_[0-9]+_x86_64"' <<<"$show" | head -1 | tr -d '"')
 grep -q 'is consistent with' <<<"$show" && [[ -n $tag ]] && (( ${tag:12:2} <= 28 )) || {
   echo "FAIL: auditwheel show does not find the wheel consistent with manylinux_2_28"; exit 1; }
-if unzip -l "$wheel" | grep -q 'warptrace.libs/'; then
+if unzip -l "$wheel" | grep 'warptrace.libs/' >/dev/null; then
   echo "FAIL: the wheel bundles libraries (warptrace.libs/): it should need only glibc"; exit 1
 fi
 

@@ -282,13 +282,13 @@ if [[ ${WARPTRACE_SIMULATE_GPU:-0} == 1 ]]; then
   say "WARPTRACE_SIMULATE_GPU=1: the GPU path runs with --device=host (its GPU-only checks fail)"
 elif [[ ${WARPTRACE_FORCE_NO_GPU:-0} == 1 ]]; then
   NO_GPU_REASON="WARPTRACE_FORCE_NO_GPU=1"
-elif ! { (/sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null) | grep -q 'libcuda\.so\.1' ||
+elif ! { (/sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null) | grep 'libcuda\.so\.1' >/dev/null ||
          ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/lib/wsl/lib/libcuda.so.1 >/dev/null 2>&1; }; then
   NO_GPU_REASON="no CUDA driver (libcuda.so.1 not found)"
 elif ! command -v nvidia-smi >/dev/null; then
   GPU=1  # a driver without nvidia-smi: let the binaries decide
   say "nvidia-smi: not found (the driver is there; the GPU steps decide)"
-elif ! timeout 30 nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+elif ! timeout 30 nvidia-smi -L 2>/dev/null | grep '^GPU' >/dev/null; then
   NO_GPU_REASON="nvidia-smi lists no GPU"
   # A driver but no GPU: on a GPU machine that is a broken setup, not a reason to pass.
   record FAIL "GPU" "libcuda.so.1 is installed but nvidia-smi lists no GPU ($(timeout 30 nvidia-smi -L 2>&1 | head -1 | cut -c1-200)); set WARPTRACE_FORCE_NO_GPU=1 on a machine that has none"

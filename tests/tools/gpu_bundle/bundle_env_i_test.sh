@@ -65,7 +65,7 @@ for part in 'big_row "hopper_gemm cooperative" gemm' '--pingpong --persistent --
   grep -qF -- "$part" "$bundle/run.sh" || fail "run.sh lacks the big-kernel part '$part'"
 done
 have_driver=0
-{ /sbin/ldconfig -p 2>/dev/null || true; } | grep -q 'libcuda\.so\.1' && have_driver=1
+{ /sbin/ldconfig -p 2>/dev/null || true; } | grep 'libcuda\.so\.1' >/dev/null && have_driver=1
 vendor_rc=0
 env -i PATH=/usr/bin:/bin HOME="$fresh/home" python3 "$bundle/vendor_compare.py" table \
   --examples=/dev/null --json="$fresh/vendor.json" --text="$fresh/vendor.txt" --repeat=3 \
