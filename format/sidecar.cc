@@ -77,6 +77,43 @@ absl::Status CheckFormatAndVersion(const JsonFields& root) {
 }
 
 // The "unit" object.
+// "site_trips": one SiteTrip per site (those not listed stay unbounded).
+absl::StatusOr<std::vector<SiteTrip>> ParseSiteTrips(const JsonFields& root, size_t sites) {
+  std::vector<SiteTrip> site_trips(sites);
+  ASSIGN_OR_RETURN(const json::Array* trips, root.Array("site_trips"));
+  for (size_t i = 0; i < trips->size(); ++i) {
+    const std::string path = absl::StrCat("site_trips[", i, "]");
+    const json::Object* object = (*trips)[i].getAsObject();
+    if (object == nullptr) return root.Mistyped(path, "an object", (*trips)[i]);
+    JsonFields trip(*object, path, "sidecar");
+    ASSIGN_OR_RETURN(uint64_t site, trip.Unsigned("site"));
+    if (site >= sites) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sidecar field \"", path, ".site\": site ", site, " is past the ", sites, " sites"));
+    }
+    ASSIGN_OR_RETURN(std::string bound, trip.String("bound"));
+    absl::StatusOr<TripBound> parsed_bound = ParseTripBound(bound);
+    if (!parsed_bound.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sidecar field \"", path, ".bound\": ", parsed_bound.status().message()));
+    }
+    SiteTrip& t = site_trips[site];
+    t.bound = *parsed_bound;
+    ASSIGN_OR_RETURN(t.count, trip.Unsigned("count", std::numeric_limits<int64_t>::max()));
+    ASSIGN_OR_RETURN(t.loop, trip.String("loop"));
+    if (trip.Has("always_in")) {  // optional: sidecars before issue 54 have none
+      ASSIGN_OR_RETURN(uint64_t span, trip.Unsigned("always_in"));
+      if (span >= sites) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sidecar field \"", path, ".always_in\": site ", span, " is past the ", sites,
+            " sites"));
+      }
+      t.always_in = static_cast<int64_t>(span);
+    }
+  }
+  return site_trips;
+}
+
 absl::StatusOr<UnitSpec> ParseUnit(const JsonFields& unit) {
   UnitSpec out;
   ASSIGN_OR_RETURN(std::string unit_kind, unit.String("kind"));
@@ -241,39 +278,7 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(layout.sites, ReadSitesJson(root, "sites"));
   // Optional (sidecars written before the plan check have none).
   if (root.Has("site_trips")) {
-    ASSIGN_OR_RETURN(const json::Array* trips, root.Array("site_trips"));
-    layout.site_trips.assign(layout.sites.size(), SiteTrip{});
-    for (size_t i = 0; i < trips->size(); ++i) {
-      const std::string path = absl::StrCat("site_trips[", i, "]");
-      const json::Object* object = (*trips)[i].getAsObject();
-      if (object == nullptr) return root.Mistyped(path, "an object", (*trips)[i]);
-      JsonFields trip(*object, path, "sidecar");
-      ASSIGN_OR_RETURN(uint64_t site, trip.Unsigned("site"));
-      if (site >= layout.sites.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "sidecar field \"", path, ".site\": site ", site, " is past the ",
-            layout.sites.size(), " sites"));
-      }
-      ASSIGN_OR_RETURN(std::string bound, trip.String("bound"));
-      absl::StatusOr<TripBound> parsed_bound = ParseTripBound(bound);
-      if (!parsed_bound.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "sidecar field \"", path, ".bound\": ", parsed_bound.status().message()));
-      }
-      SiteTrip& t = layout.site_trips[site];
-      t.bound = *parsed_bound;
-      ASSIGN_OR_RETURN(t.count, trip.Unsigned("count", std::numeric_limits<int64_t>::max()));
-      ASSIGN_OR_RETURN(t.loop, trip.String("loop"));
-      if (trip.Has("always_in")) {  // optional: sidecars before issue 54 have none
-        ASSIGN_OR_RETURN(uint64_t span, trip.Unsigned("always_in"));
-        if (span >= layout.sites.size()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "sidecar field \"", path, ".always_in\": site ", span, " is past the ",
-              layout.sites.size(), " sites"));
-        }
-        t.always_in = static_cast<int64_t>(span);
-      }
-    }
+    ASSIGN_OR_RETURN(layout.site_trips, ParseSiteTrips(root, layout.sites.size()));
   }
   // Optional (sidecars written before the plan check have none): -1 or a count per unit.
   if (root.Has("exact_events")) {

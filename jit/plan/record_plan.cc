@@ -269,6 +269,23 @@ void MarkLoopTrips(const std::vector<KernelNode>& body,
   }
 }
 
+// Each site's declared trip count (TraceLayout::site_trips), empty when no loop declares one.
+std::vector<SiteTrip> PlanSiteTrips(const Kernel& kernel,
+                                    const std::vector<std::optional<uint32_t>>& site_of_node,
+                                    const std::vector<SiteInfo>& sites) {
+  std::vector<SiteTrip> trips(sites.size(), SiteTrip{});
+  TripContext top;
+  for (const SiteInfo& site : sites) {
+    if (site.kind == SiteKind::kKernel) top.span_site = site.id;
+  }
+  MarkLoopTrips(kernel.body, site_of_node, trips, top);
+  if (std::all_of(trips.begin(), trips.end(),
+                  [](const SiteTrip& t) { return t.bound == TripBound::kNone; })) {
+    trips.clear();
+  }
+  return trips;
+}
+
 uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
   switch (layout.unit.kind) {
     case UnitKind::kCustom:
@@ -628,16 +645,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   // phase barriers (format/layout.h).
   layout.barriers = PlanBarriers(kernel, layout, plan.site_of_node_);
   // What the dump checks the run against (profiler/trace/plan_check.h).
-  layout.site_trips.assign(layout.sites.size(), SiteTrip{});
-  TripContext top;
-  for (const SiteInfo& site : layout.sites) {
-    if (site.kind == SiteKind::kKernel) top.span_site = site.id;
-  }
-  MarkLoopTrips(kernel.body, plan.site_of_node_, layout.site_trips, top);
-  if (std::all_of(layout.site_trips.begin(), layout.site_trips.end(),
-                  [](const SiteTrip& t) { return t.bound == TripBound::kNone; })) {
-    layout.site_trips.clear();
-  }
+  layout.site_trips = PlanSiteTrips(kernel, plan.site_of_node_, layout.sites);
   if (plan.block_class_.empty()) {
     for (const EventRange& r : plan.unit_events_) {
       layout.exact_events.push_back(r.exact() ? static_cast<int64_t>(r.min) : -1);

@@ -5,8 +5,9 @@
 # manylinux_2_28 tag compatible -- into a venv of its python3, then used there through chroot
 # with an empty environment: import, a dump of a saved buffer and of one in memory, the
 # `warptrace` command, and the tables (pyarrow's wheel for Python 3.9, which setup.sh
-# downloads beside the root). Without the root (setup could not download it) or without
-# root privileges (chroot) it prints SKIPPED and why.
+# downloads beside the root). Without the root, the pyarrow wheels or root privileges
+# (chroot) it FAILS, saying how to make them: a test of what users install that did not run
+# must not pass.
 #   debian11_wheel_test.sh WHEEL WRITE_TEST_TRACES
 set -euo pipefail
 wheel=$(realpath "$1")
@@ -14,13 +15,13 @@ writer=$(realpath "$2")
 cache=/var/cache/warptrace-test
 root=$cache/debian11
 if [[ ! -f $root/.warptrace-root-ready ]]; then
-  echo "SKIPPED: no Debian 11 root at $root (tools/setup.sh makes it with debootstrap, as root;"
-  echo "  its download failed or was not attempted)"
-  exit 0
+  echo "FAIL: no Debian 11 root at $root: run tools/setup.sh (as root; it makes it with"
+  echo "  debootstrap from Debian's archive)"
+  exit 1
 fi
 if [[ $(id -u) -ne 0 ]]; then
-  echo "SKIPPED: chroot into $root needs root"
-  exit 0
+  echo "FAIL: chroot into $root needs root: run the test as root"
+  exit 1
 fi
 run=$(mktemp -d "$root/tmp/warptrace-test.XXXXXX")
 trap 'rm -rf "$run"' EXIT
@@ -28,13 +29,12 @@ inner=/tmp/$(basename "$run")
 cp "$wheel" "$run/"
 "$writer" "$run" >/dev/null
 mkdir -p "$run/wheels"
-tables=0
-if [[ -f $cache/debian11-wheels/.ready ]]; then
-  cp "$cache"/debian11-wheels/*.whl "$run/wheels/"
-  tables=1
-else
-  echo "SKIP (tables): no pyarrow wheels in $cache/debian11-wheels (tools/setup.sh downloads them)"
+if [[ ! -f $cache/debian11-wheels/.ready ]]; then
+  echo "FAIL: no pyarrow wheels for the tables in $cache/debian11-wheels: run tools/setup.sh"
+  exit 1
 fi
+cp "$cache"/debian11-wheels/*.whl "$run/wheels/"
+tables=1
 in_root() { env -i PATH=/usr/bin:/bin HOME="$inner" LANG=C.UTF-8 /usr/sbin/chroot "$root" "$@"; }
 
 echo "== $(in_root cat /etc/debian_version): $(in_root /usr/bin/ldd --version | head -1)"

@@ -12,7 +12,8 @@
 #
 # With --optional-venv=DIR: DIR/bin/python, one of the venvs tools/setup.sh makes where this
 # machine has the interpreter (pyenv's 3.12: the newest JAX, 0.12.1; 3.10 and 3.9: JAX 0.6.2
-# and 0.4.30, which write Mosaic's older header form). Without it the test prints SKIPPED.
+# and 0.4.30, which write Mosaic's older header form). Without it the test FAILS, saying how
+# to make it, as above.
 set -euo pipefail
 optional=""
 if [[ ${1:-} == --optional-venv=* ]]; then
@@ -23,8 +24,9 @@ if [[ -n $optional ]]; then
   python="$optional/bin/python"
   if [[ ! -x "$python" ]] ||
      ! "$python" -c 'from jax.experimental.mosaic.gpu import profiler' >/dev/null 2>&1; then
-    echo "SKIPPED: no venv with jax at $optional (tools/setup.sh makes it where pyenv has its Python)"
-    exit 0
+    echo "FAIL: no venv with jax at $optional: run tools/setup.sh (it makes them with pyenv's"
+    echo "  CPython 3.12 and 3.10)"
+    exit 1
   fi
 else
   python="${WARPTRACE_JAX_PYTHON:-/var/cache/warptrace-test/jaxvenv311/bin/python}"
