@@ -7,7 +7,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -48,32 +47,6 @@ absl::Status Wrong(const DumpSettingSpec& spec, absl::string_view spelled,
                                                  Shown(value), " (", spec.doc, ")"));
 }
 
-template <typename Field>
-void Assign(DumpSettings& s, absl::string_view key, const Field& value) {
-  // One line per setting; the compiler checks each field's type against its spec's.
-  if constexpr (std::is_same_v<Field, std::string>) {
-    if (key == "output") s.output = value;
-    if (key == "format") s.format = value;
-    if (key == "events") s.events = value;
-    if (key == "json_args") s.json_args = value;
-    if (key == "report") s.report = value;
-    if (key == "analysis_output") s.analysis_output = value;
-  } else if constexpr (std::is_same_v<Field, bool>) {
-    if (key == "output_memory") s.output_memory = value;
-    if (key == "mosaic_overhead") s.mosaic_overhead = value;
-    if (key == "summary") s.summary = value;
-    if (key == "analysis") s.analysis = value;
-    if (key == "causal_profile") s.causal_profile = value;
-    if (key == "allow_truncated") s.allow_truncated = value;
-    if (key == "compensate_overhead") s.compensate_overhead = value;
-  } else {
-    if (key == "output_fd") s.output_fd = static_cast<int>(value);
-    if (key == "mosaic_clock_khz") s.mosaic_clock_khz = static_cast<uint64_t>(value);
-    if (key == "sm_clock_khz") s.sm_clock_khz = static_cast<uint64_t>(value);
-    if (key == "threads") s.threads = static_cast<int>(value);
-  }
-}
-
 }  // namespace
 
 absl::Span<const DumpSettingSpec> DumpSettingSpecs() { return kDumpSettingSpecs; }
@@ -81,14 +54,6 @@ absl::Span<const DumpSettingSpec> DumpSettingSpecs() { return kDumpSettingSpecs;
 const DumpSettingSpec* FindDumpSetting(absl::string_view key) {
   for (const DumpSettingSpec& spec : kDumpSettingSpecs) {
     if (spec.key == key) return &spec;
-  }
-  return nullptr;
-}
-
-const DumpSettingSpec* FindDumpSettingByFlag(absl::string_view flag) {
-  const std::string underscored = absl::StrReplaceAll(flag, {{"-", "_"}});
-  for (const DumpSettingSpec& spec : kDumpSettingSpecs) {
-    if (!spec.cli_flag.empty() && spec.cli_flag == underscored) return &spec;
   }
   return nullptr;
 }
@@ -135,17 +100,22 @@ absl::Status SetDumpSetting(DumpSettings& settings, absl::string_view key,
   switch (spec->type) {
     case T::kString:
       if (!std::holds_alternative<std::string>(value)) return Wrong(*spec, spelled, value);
-      Assign(settings, key, std::get<std::string>(value));
+      settings.*std::get<std::string DumpSettings::*>(spec->field) = std::get<std::string>(value);
       return absl::OkStatus();
     case T::kBool:
       if (!std::holds_alternative<bool>(value)) return Wrong(*spec, spelled, value);
-      Assign(settings, key, std::get<bool>(value));
+      settings.*std::get<bool DumpSettings::*>(spec->field) = std::get<bool>(value);
       return absl::OkStatus();
     case T::kInteger: {
       if (!std::holds_alternative<int64_t>(value)) return Wrong(*spec, spelled, value);
       const int64_t v = std::get<int64_t>(value);
       if (v < spec->min || v > spec->max) return Wrong(*spec, spelled, value);
-      Assign(settings, key, v);
+      // Within the spec's bounds, which fit the field's type (int or uint64_t).
+      if (const auto* i = std::get_if<int DumpSettings::*>(&spec->field)) {
+        settings.**i = static_cast<int>(v);
+      } else {
+        settings.*std::get<uint64_t DumpSettings::*>(spec->field) = static_cast<uint64_t>(v);
+      }
       return absl::OkStatus();
     }
   }

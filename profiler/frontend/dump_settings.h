@@ -58,6 +58,10 @@ struct DumpSettings {
 
 enum class SettingType { kString, kBool, kInteger };
 
+// The DumpSettings field a setting sets (its type matches the spec's SettingType).
+using DumpSettingField = std::variant<std::string DumpSettings::*, bool DumpSettings::*,
+                                      int DumpSettings::*, uint64_t DumpSettings::*>;
+
 struct DumpSettingSpec {
   absl::string_view key;       // the C API's JSON key and python's keyword
   absl::string_view cli_flag;  // `warptrace dump --<cli_flag>`; empty: not on the CLI
@@ -66,6 +70,7 @@ struct DumpSettingSpec {
   int64_t min = 0;                // kInteger's bounds, inclusive
   int64_t max = 0;
   absl::string_view doc;
+  DumpSettingField field;
 };
 
 // Every setting, in the order the docs list them. DumpSettings' field defaults equal
@@ -73,49 +78,66 @@ struct DumpSettingSpec {
 inline constexpr std::array<DumpSettingSpec, 17> kDumpSettingSpecs = {{
     {"output", "output", SettingType::kString, "", 0, 0,
      "the trace file to write (open in ui.perfetto.dev; JSON also in chrome://tracing); '-' "
-     "for stdout"},
+     "for stdout",
+     &DumpSettings::output},
     {"output_fd", "", SettingType::kInteger, "-1", 0, 0x7FFFFFFF,
-     "an open file descriptor to write the trace to instead (written in place, left open)"},
-    {"output_memory", "", SettingType::kBool, "false", 0, 0, "return the trace in memory instead"},
+     "an open file descriptor to write the trace to instead (written in place, left open)",
+     &DumpSettings::output_fd},
+    {"output_memory", "", SettingType::kBool, "false", 0, 0, "return the trace in memory instead",
+     &DumpSettings::output_memory},
     {"format", "format", SettingType::kString, "", 0, 0,
      "output format: 'perfetto' (Perfetto protobuf trace) or 'json' (Chrome trace JSON); "
      "default: from the output's extension (.pftrace or .perfetto-trace: perfetto, "
-     "otherwise json)"},
+     "otherwise json)",
+     &DumpSettings::format},
     {"events", "events", SettingType::kString, "x", 0, 0,
      "Chrome event style: 'x' (complete events), 'be' (begin/end pairs) or 'mosaic' "
-     "(exactly the events of JAX Mosaic GPU's own dump)"},
+     "(exactly the events of JAX Mosaic GPU's own dump)",
+     &DumpSettings::events},
     {"json_args", "json_args", SettingType::kString, "lean", 0, 0,
      "Chrome trace slice args: 'lean' (none: block and unit are the thread's; site, kind "
-     "and origin once per site in otherData) or 'full' (all of them on every slice)"},
+     "and origin once per site in otherData) or 'full' (all of them on every slice)",
+     &DumpSettings::json_args},
     {"mosaic_overhead", "mosaic_overhead", SettingType::kBool, "true", 0, 0,
-     "events 'mosaic': subtract Mosaic's profiling-overhead estimate, as Mosaic does"},
+     "events 'mosaic': subtract Mosaic's profiling-overhead estimate, as Mosaic does",
+     &DumpSettings::mosaic_overhead},
     {"mosaic_clock_khz", "mosaic_clock_khz", SettingType::kInteger, "0", 0, 0xFFFFFFFFLL,
      "events 'mosaic': 0 counts a cycle as 1 ns (Mosaic's convention); N converts cycles at "
-     "N kHz instead (calibrated: not Mosaic's numbers)"},
+     "N kHz instead (calibrated: not Mosaic's numbers)",
+     &DumpSettings::mosaic_clock_khz},
     {"report", "report", SettingType::kString, "", 0, 0,
-     "write the per-unit verdict report (JSON) here, also when verification fails"},
+     "write the per-unit verdict report (JSON) here, also when verification fails",
+     &DumpSettings::report},
     {"analysis_output", "analysis", SettingType::kString, "", 0, 0,
      "write the analysis (waiting vs working, critical path, grid, overhead, diagnosis) as "
-     "JSON here"},
+     "JSON here",
+     &DumpSettings::analysis_output},
     {"summary", "summary", SettingType::kBool, "false", 0, 0,
-     "the per-region summary table and the diagnosis (ranked findings)"},
+     "the per-region summary table and the diagnosis (ranked findings)",
+     &DumpSettings::summary},
     {"analysis", "", SettingType::kBool, "false", 0, 0,
-     "compute the analysis (implied by analysis_output)"},
+     "compute the analysis (implied by analysis_output)",
+     &DumpSettings::analysis},
     {"causal_profile", "causal_profile", SettingType::kBool, "true", 0, 0,
      "the causal profile (each region's predicted kernel speedup at 10/25/50/100% faster) "
-     "under the summary's diagnosis and in the analysis (false leaves it out)"},
+     "under the summary's diagnosis and in the analysis (false leaves it out)",
+     &DumpSettings::causal_profile},
     {"allow_truncated", "allow_truncated", SettingType::kBool, "false", 0, 0,
      "keep each broken unit's valid prefix, close its open regions and report the problems "
-     "as warnings instead of failing"},
+     "as warnings instead of failing",
+     &DumpSettings::allow_truncated},
     {"compensate_overhead", "compensate_overhead", SettingType::kBool, "false", 0, 0,
-     "move events earlier by the measured per-event recording overhead"},
+     "move events earlier by the measured per-event recording overhead",
+     &DumpSettings::compensate_overhead},
     {"sm_clock_khz", "sm_clock_khz", SettingType::kInteger, "0", 0, 0xFFFFFFFFLL,
      "SM clock in kHz: the rate for Mosaic GPU buffers, which record none (default "
      "1980000), or the nominal fallback rate for warptrace buffers (default: the "
-     "sidecar's)"},
+     "sidecar's)",
+     &DumpSettings::sm_clock_khz},
     {"threads", "threads", SettingType::kInteger, "0", 0, 4096,
      "threads to use, the calling one included (0: the cores there are; 1: everything on "
-     "one thread); the output is the same either way"},
+     "one thread); the output is the same either way",
+     &DumpSettings::threads},
 }};
 
 // The doc and default of `key`, at compile time (the CLI's flag declarations use them); a
@@ -149,8 +171,6 @@ std::string DumpSettingsJson();
 const DumpSettingSpec* FindDumpSetting(absl::string_view key);
 // "output, output_fd, ...": the keys, for "known: ..." messages.
 std::string DumpSettingKeys();
-// The spec whose CLI flag is `flag` (dashes or underscores), or nullptr.
-const DumpSettingSpec* FindDumpSettingByFlag(absl::string_view flag);
 
 // std::monostate: a value of no setting's type (a JSON null or array), refused by every one.
 using SettingValue = std::variant<std::monostate, bool, int64_t, std::string>;
