@@ -2,11 +2,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <system_error>
 #include <limits>
 #include <utility>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
@@ -435,6 +437,17 @@ int RunExampleMain(int argc, char** argv, absl::string_view name, absl::string_v
       ".json (raw buffer for `warptrace dump`), ", name,
       ".verdict.json (verdict report).\nExit status: 0 ok, 1 failed (run, trace or a wrong "
       "result), 2 bad flag value, 3 the kernel does not build."));
+  // --help, -h or --helpfull, anywhere: the usage and the example's flags on stdout, exit
+  // status 0 (absl's own --help exits 1, which scripts take for a failure), as the CLI's.
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpfull") {
+      absl::flags_internal::FlagsHelp(std::cout, "examples/",
+                                      absl::flags_internal::HelpFormat::kHumanReadable,
+                                      absl::ProgramUsageMessage());
+      return kExitOk;
+    }
+  }
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (positional.size() > 1) {
     PrintError(name, absl::StrCat("unexpected argument \"", positional[1],

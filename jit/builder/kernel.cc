@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/enum_table.h"
 
 namespace warptrace {
 
@@ -36,11 +37,35 @@ std::string TripCount::BoundsExpr(const std::string& begin, const std::string& e
   return e + " > " + b + " ? (" + e + " - " + b + " + " + s + " - 1) / " + s + " : 0";
 }
 
-const char* RoleAxisName(RoleAxis axis) {
-  return axis == RoleAxis::kWarp ? "warp" : "warpgroup";
-}
+namespace {
 
-uint32_t RoleAxisThreads(RoleAxis axis) { return axis == RoleAxis::kWarp ? 32 : 128; }
+constexpr EnumTable<RoleAxis, 2> kRoleAxes{"role axis", {{
+    {RoleAxis::kWarpgroup, "warpgroup"},
+    {RoleAxis::kWarp, "warp"},
+}}};
+static_assert(kRoleAxes.Covers(2));
+
+constexpr EnumTable<RegisterChange, 2> kRegisterChanges{"register change", {{
+    {RegisterChange::kIncrease, "inc"},
+    {RegisterChange::kDecrease, "dec"},
+}}};
+static_assert(kRegisterChanges.Covers(2));
+
+}  // namespace
+
+const char* RoleAxisName(RoleAxis axis) { return kRoleAxes.Name(axis); }
+
+const char* RegisterChangeName(RegisterChange change) { return kRegisterChanges.Name(change); }
+
+uint32_t RoleAxisThreads(RoleAxis axis) {
+  switch (axis) {
+    case RoleAxis::kWarp:
+      return 32;
+    case RoleAxis::kWarpgroup:
+      return 128;
+  }
+  return 128;
+}
 
 const char* KernelNodeKindName(KernelNode::Kind kind) {
   switch (kind) {
@@ -131,8 +156,7 @@ std::string KernelNodeLabel(const KernelNode& node, NodeLabelStyle style) {
                  : absl::StrCat("wait tma stores (", node.async_pending, " in flight)");
     case KernelNode::Kind::kSetMaxRegisters:
       if (!path) break;
-      return absl::StrCat("setmaxnreg.",
-                          node.register_change == RegisterChange::kIncrease ? "inc " : "dec ",
+      return absl::StrCat("setmaxnreg.", RegisterChangeName(node.register_change), " ",
                           node.registers);
   }
   // The count view names the constructs without records of their own by their kind.

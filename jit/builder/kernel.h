@@ -206,6 +206,7 @@ struct AsyncCopySpec {
 
 // What SetMaxRegisters does to the warpgroup's register budget (setmaxnreg.inc / .dec).
 enum class RegisterChange { kIncrease, kDecrease };
+const char* RegisterChangeName(RegisterChange change);  // "inc", "dec" (the PTX qualifier)
 
 // The one list of constructs, X(enumerator, name): KernelNode::Kind and KernelNodeKindName
 // come from it. Every stage switches over the kinds exhaustively, with no `default:`, so a
@@ -317,7 +318,7 @@ std::string KernelNodeLabel(const KernelNode& node, NodeLabelStyle style);
 // The one walk over a kernel tree: calls `fn(node)` on every node of `body` and below (its
 // body, else body and roles), in preorder. `Body` is a std::vector<KernelNode>, const or
 // not (AssignOrdinals numbers nodes through it). A stage whose walk carries context (an
-// enclosing span, a role's first thread) writes its own recursion.
+// enclosing span, a role's first thread) uses WalkNodes below.
 template <typename Body, typename Fn>
 void ForEachNode(Body& body, const Fn& fn) {
   for (auto& node : body) {
@@ -325,6 +326,38 @@ void ForEachNode(Body& body, const Fn& fn) {
     ForEachNode(node.body, fn);
     ForEachNode(node.else_body, fn);
     ForEachNode(node.roles, fn);
+  }
+}
+
+// One of a node's nested bodies, as WalkNodes enters it.
+struct NestedBody {
+  enum Which { kBody, kElseBody, kRoleBody };
+  const KernelNode* parent = nullptr;  // the construct whose body this is
+  Which which = kBody;
+  const KernelNode* role = nullptr;  // kRoleBody: parent->roles[role_index]
+  size_t role_index = 0;
+};
+
+// The walk that carries context: calls `visit(node, at)` on every node of `body` and below
+// in preorder, where `at` (a `Context`) says where the node is; `enter(nested, at)` gives
+// the context of each nested body from its parent's. A role split's roles are not visited
+// as nodes: each role's body is entered from the split as NestedBody::kRoleBody.
+template <typename Context, typename Visit, typename Enter>
+void WalkNodes(const std::vector<KernelNode>& body, const Context& at, const Visit& visit,
+               const Enter& enter) {
+  for (const KernelNode& node : body) {
+    visit(node, at);
+    if (!node.body.empty()) {
+      WalkNodes(node.body, enter(NestedBody{&node, NestedBody::kBody}, at), visit, enter);
+    }
+    if (!node.else_body.empty()) {
+      WalkNodes(node.else_body, enter(NestedBody{&node, NestedBody::kElseBody}, at), visit,
+                enter);
+    }
+    for (size_t i = 0; i < node.roles.size(); ++i) {
+      const NestedBody role{&node, NestedBody::kRoleBody, &node.roles[i], i};
+      WalkNodes(node.roles[i].body, enter(role, at), visit, enter);
+    }
   }
 }
 

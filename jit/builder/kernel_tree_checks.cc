@@ -20,30 +20,33 @@ struct Position {
   std::vector<std::pair<const KernelNode*, size_t>> ancestry;
 };
 
-void CollectPositions(const std::vector<KernelNode>& body,
-                      std::vector<std::pair<const KernelNode*, size_t>>& ancestry,
-                      size_t& preorder, std::vector<Position>* out) {
-  for (const KernelNode& node : body) {
-    out->push_back(Position{&node, preorder++, ancestry});
-    ancestry.emplace_back(&node, 0);
-    CollectPositions(node.body, ancestry, preorder, out);
-    ancestry.back().second = 1;
-    CollectPositions(node.else_body, ancestry, preorder, out);
-    for (size_t i = 0; i < node.roles.size(); ++i) {
-      ancestry.back().second = 2 + i;
-      ++preorder;  // the role node itself
-      CollectPositions(node.roles[i].body, ancestry, preorder, out);
-    }
-    ancestry.pop_back();
-  }
-}
-
-// Every node's position, in preorder (role nodes themselves excepted).
+// Every node's position, in preorder (role nodes themselves excepted, though they count in
+// the preorder index).
 std::vector<Position> AllPositions(const std::vector<KernelNode>& body) {
-  std::vector<std::pair<const KernelNode*, size_t>> ancestry;
+  using Ancestry = std::vector<std::pair<const KernelNode*, size_t>>;
   size_t preorder = 0;
   std::vector<Position> all;
-  CollectPositions(body, ancestry, preorder, &all);
+  WalkNodes(
+      body, Ancestry{},
+      [&](const KernelNode& node, const Ancestry& at) {
+        all.push_back(Position{&node, preorder++, at});
+      },
+      [&preorder](const NestedBody& nested, const Ancestry& at) {
+        Ancestry inner = at;
+        switch (nested.which) {
+          case NestedBody::kBody:
+            inner.emplace_back(nested.parent, 0);
+            break;
+          case NestedBody::kElseBody:
+            inner.emplace_back(nested.parent, 1);
+            break;
+          case NestedBody::kRoleBody:
+            ++preorder;  // the role node itself
+            inner.emplace_back(nested.parent, 2 + nested.role_index);
+            break;
+        }
+        return inner;
+      });
   return all;
 }
 

@@ -414,40 +414,53 @@ void AsyncSites::CopyTracking() {
   Line(1, "}");
 }
 
-void AsyncSites::CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role,
-    uint64_t issuer) {
-  for (const KernelNode& n : body) {
-    if (n.kind == KernelNode::Kind::kAsyncCopy || n.kind == KernelNode::Kind::kMmaGroup ||
-        n.kind == KernelNode::Kind::kTmaStore) {
-      if (const SiteInfo* site = SiteOf(n)) {
-        const bool mma = n.kind == KernelNode::Kind::kMmaGroup;
-        const bool store = n.kind == KernelNode::Kind::kTmaStore;
-        const bool bulk = !mma && !store && !n.copy.barrier.empty();
-        uint32_t group_index = 0;
-        for (const CopySite& c : copies_) {
-          group_index += mma ? c.mma() : store ? c.store() : (!bulk && c.cp_async());
-        }
-        // A bulk copy's state is a member of the block's warptrace_copies (CopyTracking).
-        copies_.push_back(CopySite{&n, *site,
-                                   absl::StrCat(bulk ? kCopiesPrefix : "",
-                                                mma ? "warptrace_mma" : "warptrace_copy",
-                                                n.ordinal),
-                                   role, group_index, issuer});
+namespace {
+
+// Where a copy is issued: its role (null outside roles) and the role's first thread.
+struct IssuerContext {
+  const KernelNode* role = nullptr;
+  uint64_t issuer = 0;
+};
+
+}  // namespace
+
+void AsyncSites::CollectCopies(const std::vector<KernelNode>& body) {
+  WalkNodes(
+      body, IssuerContext{},
+      [this](const KernelNode& n, const IssuerContext& at) { CollectCopy(n, at.role, at.issuer); },
+      [](const NestedBody& nested, const IssuerContext& at) {
+        if (nested.which != NestedBody::kRoleBody) return at;
+        return IssuerContext{nested.role,
+                             uint64_t{nested.role->first} * RoleAxisThreads(nested.parent->axis)};
+      });
+}
+
+void AsyncSites::CollectCopy(const KernelNode& n, const KernelNode* role, uint64_t issuer) {
+  if (n.kind == KernelNode::Kind::kAsyncCopy || n.kind == KernelNode::Kind::kMmaGroup ||
+      n.kind == KernelNode::Kind::kTmaStore) {
+    if (const SiteInfo* site = SiteOf(n)) {
+      const bool mma = n.kind == KernelNode::Kind::kMmaGroup;
+      const bool store = n.kind == KernelNode::Kind::kTmaStore;
+      const bool bulk = !mma && !store && !n.copy.barrier.empty();
+      uint32_t group_index = 0;
+      for (const CopySite& c : copies_) {
+        group_index += mma ? c.mma() : store ? c.store() : (!bulk && c.cp_async());
       }
+      // A bulk copy's state is a member of the block's warptrace_copies (CopyTracking).
+      copies_.push_back(CopySite{&n, *site,
+                                 absl::StrCat(bulk ? kCopiesPrefix : "",
+                                              mma ? "warptrace_mma" : "warptrace_copy",
+                                              n.ordinal),
+                                 role, group_index, issuer});
     }
-    CollectCopies(n.body, role, issuer);
-    CollectCopies(n.else_body, role, issuer);
-    for (const KernelNode& r : n.roles) {
-      CollectCopies(r.body, &r, uint64_t{r.first} * RoleAxisThreads(n.axis));
-    }
-    const GroupKind* kind = n.kind == KernelNode::Kind::kAsyncWait  ? &kCpAsyncGroups
-                            : n.kind == KernelNode::Kind::kMmaWait  ? &kMmaGroups
-                            : n.kind == KernelNode::Kind::kTmaStoreWait ? &kStoreGroups
-                                                                        : nullptr;
-    if (kind != nullptr) {
-      History& h = HistoryOf(*kind);
-      h.depth = std::max(h.depth, n.async_pending);
-    }
+  }
+  const GroupKind* kind = n.kind == KernelNode::Kind::kAsyncWait      ? &kCpAsyncGroups
+                          : n.kind == KernelNode::Kind::kMmaWait      ? &kMmaGroups
+                          : n.kind == KernelNode::Kind::kTmaStoreWait ? &kStoreGroups
+                                                                      : nullptr;
+  if (kind != nullptr) {
+    History& h = HistoryOf(*kind);
+    h.depth = std::max(h.depth, n.async_pending);
   }
 }
 

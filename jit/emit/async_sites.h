@@ -210,8 +210,10 @@ class AsyncSites {
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);
 
-  void CollectCopies(const std::vector<KernelNode>& body, const KernelNode* role = nullptr,
-                     uint64_t issuer = 0);
+  // Every recorded copy, mma group and TMA store of `body` into copies_ (in preorder, with
+  // the role that issues it), and each group kind's deepest wait into its history.
+  void CollectCopies(const std::vector<KernelNode>& body);
+  void CollectCopy(const KernelNode& node, const KernelNode* role, uint64_t issuer);
 
   const CopySite* Tracked(const KernelNode& node) const;
 

@@ -221,7 +221,7 @@ class Emitter {
       case KernelNode::Kind::kSetMaxRegisters:
         Line(depth, absl::StrFormat(
                         "warptrace_setmaxnreg_%s<%du>();",
-                        node.register_change == RegisterChange::kIncrease ? "inc" : "dec",
+                        RegisterChangeName(node.register_change),
                         node.registers));
         return;
       case KernelNode::Kind::kRole:

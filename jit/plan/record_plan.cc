@@ -188,14 +188,7 @@ bool ContainsReturn(const std::vector<KernelNode>& body) {
          }) != nullptr;
 }
 
-// Marks each loop with a constant trip count on the site entered exactly once per
-// iteration (format/layout.h, SiteTrip): its own iteration site, else the first
-// region directly in its body. Only where the loop's iterations are counted per entry of
-// the span around that site: a loop nested in another loop with no span between them is
-// left unmarked (its count multiplies). A loop with an early return inside may stop short,
-// so its exact count becomes an upper bound. A loop that runs whenever its span runs to the
-// end gets that span's site as SiteTrip::always_in. Where `body` lies: TripContext below.
-// Where MarkLoopTrips is in the tree: whether a loop without a site is between the nearest
+// Where a loop is in the tree: whether a loop without a site is between the nearest
 // span and here (its loops' sites are then entered many times per span entry), that span's
 // site (-1: none), and whether a branch or role split is between it and here.
 struct TripContext {
@@ -204,69 +197,73 @@ struct TripContext {
   bool conditional = false;
 };
 
-void MarkLoopTrips(const std::vector<KernelNode>& body,
-                   const std::vector<std::optional<uint32_t>>& site_of_node,
-                   std::vector<SiteTrip>& sites, const TripContext& at) {
-  for (const KernelNode& node : body) {
-    const std::optional<uint32_t> own = site_of_node[node.ordinal];
-    switch (node.kind) {
-      case KernelNode::Kind::kRegion:
-        MarkLoopTrips(node.body, site_of_node, sites,
-                      own.has_value() ? TripContext{false, *own, false} : at);
-        break;
-      case KernelNode::Kind::kLoop: {
-        std::optional<uint32_t> counter = own;
-        if (!counter.has_value()) {
-          for (const KernelNode& child : node.body) {
-            if (child.kind == KernelNode::Kind::kRegion && site_of_node[child.ordinal]) {
-              counter = site_of_node[child.ordinal];
-              break;
-            }
-          }
-        }
-        const bool constant = node.trip.kind() == TripCount::Kind::kExact ||
-                              node.trip.kind() == TripCount::Kind::kUpperBound;
-        if (counter.has_value() && constant && !at.loop_since_span) {
-          SiteTrip& site = sites[*counter];
-          const bool exact =
-              node.trip.kind() == TripCount::Kind::kExact && !ContainsReturn(node.body);
-          site.bound = exact ? TripBound::kExact : TripBound::kUpperBound;
-          site.count = node.trip.count();
-          site.loop = node.path;
-          site.always_in = at.conditional ? -1 : at.span_site;
-        }
-        MarkLoopTrips(node.body, site_of_node, sites,
-                      own.has_value() ? TripContext{false, *own, false}
-                                      : TripContext{true, at.span_site, at.conditional});
-        break;
-      }
-      case KernelNode::Kind::kIf:
-        MarkLoopTrips(node.body, site_of_node, sites, {at.loop_since_span, at.span_site, true});
-        MarkLoopTrips(node.else_body, site_of_node, sites,
-                      {at.loop_since_span, at.span_site, true});
-        break;
-      case KernelNode::Kind::kRoles:
-        for (const KernelNode& role : node.roles) {
-          MarkLoopTrips(role.body, site_of_node, sites, {at.loop_since_span, at.span_site, true});
-        }
-        break;
-      case KernelNode::Kind::kStatement:
-      case KernelNode::Kind::kRole:  // reached through kRoles
-      case KernelNode::Kind::kBarrier:
-      case KernelNode::Kind::kReturn:
-      case KernelNode::Kind::kNamedBarrier:
-      case KernelNode::Kind::kArrive:
-      case KernelNode::Kind::kPhaseWait:
-      case KernelNode::Kind::kAsyncCopy:
-      case KernelNode::Kind::kAsyncWait:
-      case KernelNode::Kind::kMmaGroup:  // its body holds wgmma statements, no marked loop
-      case KernelNode::Kind::kMmaWait:
-      case KernelNode::Kind::kSetMaxRegisters:
-      case KernelNode::Kind::kTmaStore:
-      case KernelNode::Kind::kTmaStoreWait:
-        break;
+// The site a loop's iterations are counted on: its own iteration site, else the first
+// region directly in its body that has a site.
+std::optional<uint32_t> LoopCounterSite(const KernelNode& loop,
+                                        const std::vector<std::optional<uint32_t>>& site_of_node) {
+  if (site_of_node[loop.ordinal].has_value()) return site_of_node[loop.ordinal];
+  for (const KernelNode& child : loop.body) {
+    if (child.kind == KernelNode::Kind::kRegion && site_of_node[child.ordinal]) {
+      return site_of_node[child.ordinal];
     }
   }
+  return std::nullopt;
+}
+
+// Marks each loop with a constant trip count on the site entered exactly once per
+// iteration (format/layout.h, SiteTrip): its own iteration site, else the first
+// region directly in its body. Only where the loop's iterations are counted per entry of
+// the span around that site: a loop nested in another loop with no span between them is
+// left unmarked (its count multiplies). A loop with an early return inside may stop short,
+// so its exact count becomes an upper bound. A loop that runs whenever its span runs to the
+// end gets that span's site as SiteTrip::always_in.
+void MarkLoopTrip(const KernelNode& loop,
+                  const std::vector<std::optional<uint32_t>>& site_of_node,
+                  std::vector<SiteTrip>& sites, const TripContext& at) {
+  const std::optional<uint32_t> counter = LoopCounterSite(loop, site_of_node);
+  const bool constant = loop.trip.kind() == TripCount::Kind::kExact ||
+                        loop.trip.kind() == TripCount::Kind::kUpperBound;
+  if (!counter.has_value() || !constant || at.loop_since_span) return;
+  SiteTrip& site = sites[*counter];
+  const bool exact = loop.trip.kind() == TripCount::Kind::kExact && !ContainsReturn(loop.body);
+  site.bound = exact ? TripBound::kExact : TripBound::kUpperBound;
+  site.count = loop.trip.count();
+  site.loop = loop.path;
+  site.always_in = at.conditional ? -1 : at.span_site;
+}
+
+// Where a nested body of `nested.parent` lies, from where the parent lies.
+TripContext EnterTripContext(const NestedBody& nested,
+                             const std::vector<std::optional<uint32_t>>& site_of_node,
+                             const TripContext& at) {
+  const KernelNode& node = *nested.parent;
+  const std::optional<uint32_t> own = site_of_node[node.ordinal];
+  switch (node.kind) {
+    case KernelNode::Kind::kRegion:
+      return own.has_value() ? TripContext{false, *own, false} : at;
+    case KernelNode::Kind::kLoop:
+      return own.has_value() ? TripContext{false, *own, false}
+                             : TripContext{true, at.span_site, at.conditional};
+    case KernelNode::Kind::kIf:
+    case KernelNode::Kind::kRoles:
+      return TripContext{at.loop_since_span, at.span_site, true};
+    case KernelNode::Kind::kStatement:
+    case KernelNode::Kind::kRole:  // its body is entered from kRoles
+    case KernelNode::Kind::kBarrier:
+    case KernelNode::Kind::kReturn:
+    case KernelNode::Kind::kNamedBarrier:
+    case KernelNode::Kind::kArrive:
+    case KernelNode::Kind::kPhaseWait:
+    case KernelNode::Kind::kAsyncCopy:
+    case KernelNode::Kind::kAsyncWait:
+    case KernelNode::Kind::kMmaGroup:  // its body holds wgmma statements, no marked loop
+    case KernelNode::Kind::kMmaWait:
+    case KernelNode::Kind::kSetMaxRegisters:
+    case KernelNode::Kind::kTmaStore:
+    case KernelNode::Kind::kTmaStoreWait:
+      return at;
+  }
+  return at;
 }
 
 // Each site's declared trip count (TraceLayout::site_trips), empty when no loop declares one.
@@ -278,7 +275,14 @@ std::vector<SiteTrip> PlanSiteTrips(const Kernel& kernel,
   for (const SiteInfo& site : sites) {
     if (site.kind == SiteKind::kKernel) top.span_site = site.id;
   }
-  MarkLoopTrips(kernel.body, site_of_node, trips, top);
+  WalkNodes(
+      kernel.body, top,
+      [&](const KernelNode& node, const TripContext& at) {
+        if (node.kind == KernelNode::Kind::kLoop) MarkLoopTrip(node, site_of_node, trips, at);
+      },
+      [&](const NestedBody& nested, const TripContext& at) {
+        return EnterTripContext(nested, site_of_node, at);
+      });
   if (std::all_of(trips.begin(), trips.end(),
                   [](const SiteTrip& t) { return t.bound == TripBound::kNone; })) {
     trips.clear();
@@ -306,25 +310,27 @@ struct ArriveSite {
   bool in_if = false;         // who arrives depends on data
 };
 
-void CollectArrivals(const std::vector<KernelNode>& body, ArriveSite context,
-                     std::vector<ArriveSite>* out) {
-  for (const KernelNode& node : body) {
-    if (node.kind == KernelNode::Kind::kArrive) {
-      ArriveSite site = context;
-      site.node = &node;
-      out->push_back(site);
-    }
-    ArriveSite inner = context;
-    if (node.kind == KernelNode::Kind::kIf) inner.in_if = true;
-    CollectArrivals(node.body, inner, out);
-    CollectArrivals(node.else_body, inner, out);
-    for (const KernelNode& role : node.roles) {
-      ArriveSite in_role = inner;
-      in_role.role_first = uint64_t{role.first} * RoleAxisThreads(node.axis);
-      in_role.role_threads = uint64_t{role.count} * RoleAxisThreads(node.axis);
-      CollectArrivals(role.body, in_role, out);
-    }
-  }
+// Every arrival in the kernel, with who runs it.
+std::vector<ArriveSite> CollectArrivals(const Kernel& kernel) {
+  std::vector<ArriveSite> out;
+  WalkNodes(
+      kernel.body, ArriveSite{nullptr, 0, kernel.ThreadsPerBlock(), false},
+      [&](const KernelNode& node, const ArriveSite& at) {
+        if (node.kind != KernelNode::Kind::kArrive) return;
+        out.push_back(at);
+        out.back().node = &node;
+      },
+      [](const NestedBody& nested, const ArriveSite& at) {
+        ArriveSite inner = at;
+        if (nested.parent->kind == KernelNode::Kind::kIf) inner.in_if = true;
+        if (nested.which == NestedBody::kRoleBody) {
+          const uint64_t axis = RoleAxisThreads(nested.parent->axis);
+          inner.role_first = uint64_t{nested.role->first} * axis;
+          inner.role_threads = uint64_t{nested.role->count} * axis;
+        }
+        return inner;
+      });
+  return out;
 }
 
 // Recorded arrival events that complete one phase of `decl`, summed over a block's units:
@@ -361,9 +367,7 @@ uint32_t RecordedArrivalsPerPhase(const PhaseBarrierDecl& decl,
 // The layout's barrier table: every element of every phase barrier array, by id.
 std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& layout,
                                       const std::vector<std::optional<uint32_t>>& site_of_node) {
-  std::vector<ArriveSite> arrivals;
-  CollectArrivals(kernel.body, ArriveSite{nullptr, 0, kernel.ThreadsPerBlock(), false},
-                  &arrivals);
+  const std::vector<ArriveSite> arrivals = CollectArrivals(kernel);
   std::vector<BarrierInfo> table;
   for (const PhaseBarrierDecl& decl : kernel.phase_barriers) {
     const uint32_t per_phase = RecordedArrivalsPerPhase(decl, arrivals, site_of_node, layout);
@@ -385,29 +389,33 @@ struct PerBlockLoop {
   uint64_t hi = 0;
 };
 
-absl::Status CollectPerBlockLoops(const std::vector<KernelNode>& body, const Kernel& kernel,
-                                  const LaunchScalars& scalars, std::vector<PerBlockLoop>* out) {
-  for (const KernelNode& node : body) {
-    if (node.kind == KernelNode::Kind::kLoop &&
-        node.trip.kind() == TripCount::Kind::kPerBlock) {
-      PerBlockLoop loop;
-      loop.node = &node;
-      absl::StatusOr<TripExpr> expr = TripExpr::Parse(node.trip.expr());
-      if (!expr.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(node.path, ": ", expr.status().message()));
-      }
-      loop.expr = std::move(*expr);
-      ASSIGN_OR_RETURN(loop.scalars, ResolveScalars(loop.expr, kernel, scalars, node.path,
-                                                    "per-block trip count"));
-      out->push_back(std::move(loop));
+// Every loop whose trip count is an expression per block, parsed, with its scalars' values.
+absl::Status CollectPerBlockLoops(const Kernel& kernel, const LaunchScalars& scalars,
+                                  std::vector<PerBlockLoop>* out) {
+  absl::Status status;
+  ForEachNode(kernel.body, [&](const KernelNode& node) {
+    if (!status.ok() || node.kind != KernelNode::Kind::kLoop ||
+        node.trip.kind() != TripCount::Kind::kPerBlock) {
+      return;
     }
-    RETURN_IF_ERROR(CollectPerBlockLoops(node.body, kernel, scalars, out));
-    RETURN_IF_ERROR(CollectPerBlockLoops(node.else_body, kernel, scalars, out));
-    for (const KernelNode& role : node.roles) {
-      RETURN_IF_ERROR(CollectPerBlockLoops(role.body, kernel, scalars, out));
+    absl::StatusOr<TripExpr> expr = TripExpr::Parse(node.trip.expr());
+    if (!expr.ok()) {
+      status = absl::InvalidArgumentError(absl::StrCat(node.path, ": ", expr.status().message()));
+      return;
     }
-  }
-  return absl::OkStatus();
+    PerBlockLoop loop;
+    loop.node = &node;
+    loop.expr = std::move(*expr);
+    absl::StatusOr<std::vector<int64_t>> values =
+        ResolveScalars(loop.expr, kernel, scalars, node.path, "per-block trip count");
+    if (!values.ok()) {
+      status = values.status();
+      return;
+    }
+    loop.scalars = std::move(*values);
+    out->push_back(std::move(loop));
+  });
+  return status;
 }
 
 Dim3 BlockIndex(const Dim3& grid, uint64_t linear) {
@@ -462,7 +470,7 @@ absl::StatusOr<UnitCounts> CountUnits(const Kernel& kernel, const TraceLayout& l
                                       const LaunchScalars& scalars, uint64_t kernel_events) {
   UnitCounts out;
   std::vector<PerBlockLoop> loops;
-  RETURN_IF_ERROR(CollectPerBlockLoops(kernel.body, kernel, scalars, &loops));
+  RETURN_IF_ERROR(CollectPerBlockLoops(kernel, scalars, &loops));
   PerBlockTrips trips;
   trips.trip.assign(kernel.num_nodes, 0);
   trips.how.assign(kernel.num_nodes, "");

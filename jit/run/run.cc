@@ -81,22 +81,15 @@ absl::Status CheckArgs(const Kernel& kernel, absl::Span<const KernelArg> args) {
 // barrier expect) and the tensor map argument's TensorMapSpec::box (what the copy moves).
 // A mismatch would complete more or fewer bytes than the barrier expects, a deadlock that
 // names the barrier; compare them before the launch, naming both.
-void CollectTmaCopies(const std::vector<KernelNode>& body, std::vector<const KernelNode*>* out) {
-  for (const KernelNode& node : body) {
-    if (node.kind == KernelNode::Kind::kAsyncCopy && node.copy.tma()) out->push_back(&node);
-    CollectTmaCopies(node.body, out);
-    CollectTmaCopies(node.else_body, out);
-    CollectTmaCopies(node.roles, out);
-  }
-}
-
 std::string InnermostFirst(const std::vector<uint32_t>& box) {
   return absl::StrCat("{", absl::StrJoin(box, ", "), "}");
 }
 
 absl::Status CheckTmaBoxes(const Kernel& kernel, absl::Span<const KernelArg> args) {
   std::vector<const KernelNode*> copies;
-  CollectTmaCopies(kernel.body, &copies);
+  ForEachNode(kernel.body, [&copies](const KernelNode& node) {
+    if (node.kind == KernelNode::Kind::kAsyncCopy && node.copy.tma()) copies.push_back(&node);
+  });
   for (const KernelNode* node : copies) {
     const AsyncCopySpec& c = node->copy;
     for (size_t i = 0; i < args.size(); ++i) {

@@ -321,26 +321,26 @@ class Driver {
     if (feeding_) build(p.timeline, &p.event_ns);
     if (!linker_.Add(r, walk, verdict.kept_events)) return absl::OkStatus();
     const size_t block_first_finding = result_.report.findings.size();
-    verifier_.AddBlock(linker_);
+    verifier_.AddScope(linker_);
     // Strict mode: a trace with an error is not handed on past the block of its first one.
     if (!options_.verify.allow_truncated && result_.report.errors > 0) feeding_ = false;
     if (!feeding_) return absl::OkStatus();
-    block_units_.clear();
-    block_ns_.clear();
+    scope_units_.clear();
+    scope_ns_.clear();
     for (Pending& q : pending_) {
-      block_units_.push_back(std::move(q.timeline));
-      block_ns_.push_back(std::move(q.event_ns));
+      scope_units_.push_back(std::move(q.timeline));
+      scope_ns_.push_back(std::move(q.event_ns));
     }
-    AddBlockLinks(layout_, linker_.links(), linker_.first_record(),
-                  absl::MakeSpan(block_units_), block_ns_, next_flow_id_);
+    AddScopeLinks(layout_, linker_.links(), linker_.first_record(),
+                  absl::MakeSpan(scope_units_), scope_ns_, next_flow_id_);
     for (size_t i = 0; i < pending_.size(); ++i) {
       Pending& q = pending_[i];
       const bool last = i + 1 == pending_.size();
-      RETURN_IF_ERROR(Feed(*q.record, q.verdict, block_units_[i], q.first_finding,
+      RETURN_IF_ERROR(Feed(*q.record, q.verdict, scope_units_[i], q.first_finding,
                            q.end_finding,
                            last ? result_.report.findings.size() - block_first_finding : 0));
-      q.timeline = std::move(block_units_[i]);  // keep the storage for the next block
-      q.event_ns = std::move(block_ns_[i]);
+      q.timeline = std::move(scope_units_[i]);  // keep the storage for the next block
+      q.event_ns = std::move(scope_ns_[i]);
     }
     return absl::OkStatus();
   }
@@ -394,10 +394,10 @@ class Driver {
   UnitWalk walk_;
   UnitTimeline unit_;
   ClockTally tally_;
-  BlockLinker linker_;
+  ScopeLinker linker_;
   std::vector<Pending> pending_;             // one per record of a link scope (hand-offs only)
-  std::vector<UnitTimeline> block_units_;    // scratch for AddBlockLinks
-  std::vector<std::vector<int64_t>> block_ns_;
+  std::vector<UnitTimeline> scope_units_;    // scratch for AddScopeLinks
+  std::vector<std::vector<int64_t>> scope_ns_;
   uint64_t next_flow_id_ = 0;
   std::vector<bool> split_;                  // by sink: fed through parts (AddUnitsInParallel)
   const Prepared* part_error_ = nullptr;     // the unit being fed, when a part failed at it

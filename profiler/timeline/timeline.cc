@@ -266,7 +266,7 @@ void FindReleasedWaits(const TraceLayout& layout, const UnitTimeline& unit,
 
 }  // namespace
 
-void AddBlockLinks(const TraceLayout& layout, const Links& links, uint64_t first_record,
+void AddScopeLinks(const TraceLayout& layout, const Links& links, uint64_t first_record,
                    absl::Span<UnitTimeline> units,
                    absl::Span<const std::vector<int64_t>> event_ns, uint64_t& next_flow_id) {
   for (UnitTimeline& u : units) {
@@ -355,20 +355,20 @@ absl::StatusOr<Timeline> BuildTimeline(const DecodedTrace& decoded, const Verify
   int64_t origin = std::numeric_limits<int64_t>::max();
   int64_t end = std::numeric_limits<int64_t>::min();
   UnitWalk walk;
-  BlockLinker linker(decoded);
-  std::vector<std::vector<int64_t>> block_ns(linker.active() ? UnitsPerBlock(layout) : 0);
+  ScopeLinker linker(decoded);
+  std::vector<std::vector<int64_t>> scope_ns(linker.active() ? RecordsPerLinkScope(layout) : 0);
   uint64_t next_flow_id = 0;
   for (size_t idx = 0; idx < decoded.records.size(); ++idx) {
     WalkUnit(decoded.records[idx], layout, walk);
     UnitTimeline& u = timeline.units[idx];
     builder.Build(decoded.records[idx], report.units[idx], walk, u);
     if (linker.active()) {
-      block_ns[idx % block_ns.size()] = builder.event_ns();
+      scope_ns[idx % scope_ns.size()] = builder.event_ns();
       if (linker.Add(decoded.records[idx], walk, report.units[idx].kept_events)) {
-        AddBlockLinks(layout, linker.links(), linker.first_record(),
+        AddScopeLinks(layout, linker.links(), linker.first_record(),
                       absl::MakeSpan(timeline.units).subspan(linker.first_record(),
-                                                             block_ns.size()),
-                      block_ns, next_flow_id);
+                                                             scope_ns.size()),
+                      scope_ns, next_flow_id);
       }
     }
     if (!u.has_record) continue;

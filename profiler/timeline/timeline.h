@@ -35,7 +35,7 @@
 //
 // Instants, async spans, flows (trace version 2, links.h). A kept barrier arrival with its
 // payload is an Instant at its event's time. Per block, once its last unit is built, the
-// links BlockLinker resolved become the block's async spans (each issue paired with its
+// links ScopeLinker resolved become the block's async spans (each issue paired with its
 // completion in the unit; an issue never completed spans to the unit's end, completed
 // false; a completion without its issue draws nothing) and flows (each link, with the times
 // of its two events and an id numbered over the whole trace in block order). Async spans
@@ -109,7 +109,7 @@ class UnitTimelineBuilder {
   void Build(const DecodedRecord& record, const UnitVerdict& verdict, const UnitWalk& walk,
              UnitTimeline& out);
   // The time of each kept event slot of the last Build (a payload slot has its event's),
-  // as AddBlockLinks needs them; valid until the next Build.
+  // as AddScopeLinks needs them; valid until the next Build.
   const std::vector<int64_t>& event_ns() const { return event_ns_; }
 
  private:
@@ -123,11 +123,12 @@ class UnitTimelineBuilder {
   std::vector<int64_t> event_ns_;  // scratch: each kept event's time
 };
 
-// Adds the async spans and flows of one block (see "Instants, async spans, flows" above) to
-// its units: `units[i]` is the UnitTimeline of record links_first_record + i, built by
-// UnitTimelineBuilder from `layout`, and `event_ns[i]` its event_ns(). Each Flow gets the
-// next `next_flow_id`. Clears the units' async spans and flows first.
-void AddBlockLinks(const TraceLayout& layout, const Links& links, uint64_t first_record,
+// Adds the async spans and flows of one link scope (format/links.h: a block today; see
+// "Instants, async spans, flows" above) to its units: `units[i]` is the UnitTimeline of
+// record links_first_record + i, built by UnitTimelineBuilder from `layout`, and
+// `event_ns[i]` its event_ns(). Each Flow gets the next `next_flow_id`. Clears the units'
+// async spans and flows first.
+void AddScopeLinks(const TraceLayout& layout, const Links& links, uint64_t first_record,
                    absl::Span<UnitTimeline> units,
                    absl::Span<const std::vector<int64_t>> event_ns, uint64_t& next_flow_id);
 

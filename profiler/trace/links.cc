@@ -128,20 +128,20 @@ bool HasHandoffSites(const TraceLayout& layout) {
   return false;
 }
 
-BlockLinker::BlockLinker(const DecodedTrace& decoded)
+ScopeLinker::ScopeLinker(const DecodedTrace& decoded)
     : decoded_(decoded), layout_(*decoded.layout) {
   active_ = HasHandoffSites(layout_);
   if (!active_) return;
-  units_per_block_ = std::max<uint32_t>(1, UnitsPerBlock(layout_));
+  records_per_scope_ = RecordsPerLinkScope(layout_);
   kept_.assign(decoded.records.size(), 0);
-  base_.resize(units_per_block_);
-  cycles_.resize(units_per_block_);
+  base_.resize(records_per_scope_);
+  cycles_.resize(records_per_scope_);
 }
 
-bool BlockLinker::Add(const DecodedRecord& r, const UnitWalk& walk, uint32_t kept_events) {
+bool ScopeLinker::Add(const DecodedRecord& r, const UnitWalk& walk, uint32_t kept_events) {
   if (!active_) return false;
   const uint32_t record = static_cast<uint32_t>(r.record_index);
-  const uint32_t slot = record % units_per_block_;
+  const uint32_t slot = record % records_per_scope_;
   if (slot == 0) {
     first_ = record;
     has_ref_ = false;
@@ -167,14 +167,14 @@ bool BlockLinker::Add(const DecodedRecord& r, const UnitWalk& walk, uint32_t kep
       base_[slot] = mod + static_cast<int64_t>(std::clamp(wraps, -1e6, 1e6)) * (int64_t{1} << 32);
     }
   }
-  if (slot + 1 != units_per_block_) return false;
+  if (slot + 1 != records_per_scope_) return false;
   end_ = record + 1;
   links_ = FindLinks(decoded_, layout_, first_, end_, kept_,
                      [this](const EventRef& e) { return Cycles(e); });
   return true;
 }
 
-int64_t BlockLinker::Cycles(const EventRef& e) const {
+int64_t ScopeLinker::Cycles(const EventRef& e) const {
   if (e.record < first_ || e.record - first_ >= cycles_.size()) return 0;
   const uint32_t slot = e.record - first_;
   const std::vector<int64_t>& cycles = cycles_[slot];

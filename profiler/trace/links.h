@@ -82,7 +82,8 @@ using EventTime = std::function<int64_t(const EventRef&)>;
 // are in buffer order of their `to` event; the completing arrival is the latest by `time`.
 Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout,
                 const std::vector<uint32_t>& kept, const EventTime& time);
-// The same for records [first, end) only (one block: links never leave a block).
+// The same for records [first, end) only (one link scope, format/links.h: links never leave
+// it).
 Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout, uint32_t first,
                 uint32_t end, const std::vector<uint32_t>& kept, const EventTime& time);
 
@@ -90,12 +91,13 @@ Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout, uint32_t
 // only then can a trace of it have links.
 bool HasHandoffSites(const TraceLayout& layout);
 
-// What the dump driver, Verify and BuildTimeline share to resolve links one block at a time
-// while they walk the units in buffer order: feed it every record with its walk (walk.h)
-// and its kept prefix (UnitVerdict::kept_events); when the block's last unit has been added
-// it resolves the block's links, on the block's common SM clock.
+// What the dump driver, Verify and BuildTimeline share to resolve links one link scope
+// (format/links.h: the block today) at a time while they walk the units in buffer order:
+// feed it every record with its walk (walk.h) and its kept prefix (UnitVerdict::kept_events);
+// when the scope's last unit has been added (RecordsPerLinkScope records) it resolves the
+// scope's links, on the block's common SM clock.
 //
-//   BlockLinker linker(decoded);
+//   ScopeLinker linker(decoded);
 //   for (const DecodedRecord& r : decoded.records) {
 //     WalkUnit(r, layout, walk);
 //     const UnitVerdict& v = verifier.Add(r, walk);
@@ -111,19 +113,19 @@ bool HasHandoffSites(const TraceLayout& layout);
 // A layout without hand-off sites (every version-1 trace) makes it inert: Add returns false
 // and keeps nothing. Memory: one block's event cycles. Not thread-safe; `decoded` must
 // outlive it.
-class BlockLinker {
+class ScopeLinker {
  public:
-  explicit BlockLinker(const DecodedTrace& decoded);
+  explicit ScopeLinker(const DecodedTrace& decoded);
 
   bool active() const { return active_; }
   // Adds the next record in buffer order. Returns true when it is the last record of its
-  // block (and the linker is active): links() then holds that block's links until the next
-  // Add.
+  // link scope (and the linker is active): links() then holds that scope's links until the
+  // next Add.
   bool Add(const DecodedRecord& record, const UnitWalk& walk, uint32_t kept_events);
 
   const Links& links() const { return links_; }
   const DecodedTrace* decoded() const { return &decoded_; }
-  uint32_t first_record() const { return first_; }  // the block's first record
+  uint32_t first_record() const { return first_; }  // the scope's first record
   uint32_t end_record() const { return end_; }      // one past its last
   // An event's cycles on the block's common clock (only for events of the kept prefixes).
   int64_t Cycles(const EventRef& event) const;
@@ -132,15 +134,15 @@ class BlockLinker {
   const DecodedTrace& decoded_;
   const TraceLayout& layout_;
   bool active_ = false;
-  uint32_t units_per_block_ = 1;
+  uint32_t records_per_scope_ = 1;
   uint32_t first_ = 0;
   uint32_t end_ = 0;
   int64_t ref_gt_ = 0;        // start globaltimer of the block's reference unit
   uint32_t ref_clock_ = 0;    // its start %clock
   bool has_ref_ = false;
   std::vector<uint32_t> kept_;                // per record of the buffer
-  std::vector<int64_t> base_;                 // per record of the block: start offset
-  std::vector<std::vector<int64_t>> cycles_;  // per record of the block: walk cycles
+  std::vector<int64_t> base_;                 // per record of the scope: start offset
+  std::vector<std::vector<int64_t>> cycles_;  // per record of the scope: walk cycles
   Links links_;
 };
 

@@ -161,9 +161,17 @@ std::string HeaderMessage(const DecodedRecord& r) {
 
 }  // namespace
 
-const char* SeverityName(Severity severity) {
-  return severity == Severity::kError ? "error" : "warning";
-}
+namespace {
+
+constexpr EnumTable<Severity, 2> kSeverities{"severity", {{
+    {Severity::kWarning, "warning"},
+    {Severity::kError, "error"},
+}}};
+static_assert(kSeverities.Covers(2));
+
+}  // namespace
+
+const char* SeverityName(Severity severity) { return kSeverities.Name(severity); }
 
 namespace {
 
@@ -598,7 +606,7 @@ void UnitVerifier::VerifyEvents(const DecodedRecord& r, const UnitWalk& walk,
   report_.kept_events += v.kept_events;
 }
 
-void UnitVerifier::AddBlock(const BlockLinker& linker) {
+void UnitVerifier::AddScope(const ScopeLinker& linker) {
   Collector collect(report_, layout_, options_, suppressed_);
   const DecodedTrace* decoded = linker.decoded();
   auto record = [&](const EventRef& e) -> const DecodedRecord& { return decoded->records[e.record]; };
@@ -707,11 +715,11 @@ VerifyReport Verify(const DecodedTrace& decoded, const VerifyOptions& options) {
   VerifyReport report;
   UnitVerifier verifier(decoded, options, report);
   UnitWalk walk;
-  BlockLinker linker(decoded);
+  ScopeLinker linker(decoded);
   for (const DecodedRecord& r : decoded.records) {
     WalkUnit(r, *decoded.layout, walk);
     const uint32_t kept = verifier.Add(r, walk).kept_events;
-    if (linker.Add(r, walk, kept)) verifier.AddBlock(linker);
+    if (linker.Add(r, walk, kept)) verifier.AddScope(linker);
   }
   verifier.Finish();
   return report;

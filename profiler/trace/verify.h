@@ -27,8 +27,8 @@
 //             cannot confirm (kClockAmbiguous: always a warning; clock.h says when).
 // The event checks stop at a unit's first event error: what follows cannot be trusted.
 //
-// Hand-offs (trace version 2, links.h), per block after its last unit, from the links
-// resolved by BlockLinker on the block's common SM clock; coordinates are the event at fault:
+// Hand-offs (trace version 2, links.h), per link scope after its last unit, from the links
+// resolved by ScopeLinker on the block's common SM clock; coordinates are the event at fault:
 //   kReleaseBeforeArrivals  a wait released (its exit) earlier than the latest arrival on
 //                           the phase it was released on;
 //   kArrivalCountMismatch   a phase with more or fewer recorded arrivals than the barrier
@@ -216,11 +216,11 @@ class Collector;
 //
 //   VerifyReport report;
 //   UnitVerifier verifier(decoded, options, report);   // resets report
-//   BlockLinker linker(decoded);                         // links.h
+//   ScopeLinker linker(decoded);                         // links.h
 //   for (const DecodedRecord& r : decoded.records) {
 //     WalkUnit(r, layout, walk);
 //     const UnitVerdict& v = verifier.Add(r, walk);      // appends to report.units/findings
-//     if (linker.Add(r, walk, v.kept_events)) verifier.AddBlock(linker);  // hand-offs
+//     if (linker.Add(r, walk, v.kept_events)) verifier.AddScope(linker);  // hand-offs
 //   }
 //   verifier.Finish();                                    // the too-many-findings note
 //
@@ -244,9 +244,9 @@ class UnitVerifier {
   // Findings counted but not listed so far (past the caps).
   uint64_t suppressed() const { return suppressed_; }
 
-  // The hand-off findings of the block `linker` just resolved (its units already added).
-  // The findings of one block are capped like one unit's.
-  void AddBlock(const BlockLinker& linker);
+  // The hand-off findings of the link scope `linker` just resolved (its units already
+  // added). The findings of one scope are capped like one unit's.
+  void AddScope(const ScopeLinker& linker);
   void Finish();
 
  private:

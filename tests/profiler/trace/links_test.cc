@@ -157,7 +157,7 @@ TEST(BlockLinkerTest, ReadsEveryUnitOfABlockOnTheSmsCommonClock) {
     ASSERT_THAT(words, IsOk());
     absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
     ASSERT_THAT(decoded, IsOk());
-    BlockLinker linker(*decoded);
+    ScopeLinker linker(*decoded);
     ASSERT_TRUE(linker.active());
     UnitWalk walk;
     std::vector<bool> block_done;
@@ -197,7 +197,7 @@ TEST(BlockLinkerTest, IsInertForALayoutWithoutHandoffSites) {
   ASSERT_THAT(words, IsOk());
   absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
   ASSERT_THAT(decoded, IsOk());
-  BlockLinker linker(*decoded);
+  ScopeLinker linker(*decoded);
   EXPECT_FALSE(linker.active());
   UnitWalk walk;
   for (const DecodedRecord& r : decoded->records) {
