@@ -18,14 +18,22 @@
 #include "jit/compile/nvrtc_compiler.h"
 #include "jit/cuda/cuda_driver.h"
 #include "jit/cuda/cuda_status.h"
+#include "jit/primitives/embedded_primitives.h"
 
 namespace warptrace {
 namespace {
 
 constexpr char kPreludeName[] = "warptrace_cuda_prelude.h";
 constexpr char kPrelude[] =
-    "// Device macros of the KernelSource contract (jit/builder/kernel_source.h), NVRTC side.\n"
-    "#define WARPTRACE_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]\n";
+    "// Device macros of the KernelSource contract (jit/builder/kernel_source.h), NVRTC side,\n"
+    "// and the device prelude every kernel sees (jit/primitives/warptrace_device_prelude.cuh).\n"
+    "#define WARPTRACE_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]\n"
+    "#include \"warptrace_device_prelude.cuh\"\n";
+constexpr char kDevicePreludeName[] = "warptrace_device_prelude.cuh";
+// The C and C++ headers whose content the device prelude gives: NVRTC has none of them, so a
+// kernel's `#include <cstdint>` resolves to the prelude.
+constexpr const char* kStandardHeadersInPrelude[] = {
+    "cstdint", "stdint.h", "cstddef", "stddef.h", "climits", "limits.h", "cfloat", "float.h"};
 constexpr uint32_t kDefaultDynamicSharedLimit = 48 * 1024;
 
 CUdeviceptr ToDevicePtr(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr); }
@@ -104,6 +112,19 @@ absl::StatusOr<CompileRequest> CudaCompileRequest(const KernelSource& source,
   request.source = source.source;
   request.headers = source.headers;
   request.headers.push_back({kPreludeName, kPrelude});
+  // (NVRTC refuses a program with two headers of one name: the kernel's headers carry the
+  // prelude already when they are the primitives'.)
+  const bool has_prelude =
+      std::any_of(request.headers.begin(), request.headers.end(),
+                  [](const EmbeddedFile& h) { return h.name == kDevicePreludeName; });
+  for (const EmbeddedFile& header : EmbeddedPrimitivesHeaders()) {
+    if (header.name == kDevicePreludeName && !has_prelude) request.headers.push_back(header);
+  }
+  for (const char* name : kStandardHeadersInPrelude) {
+    request.headers.push_back(
+        {name, "// NVRTC: the device prelude's part of this header.\n"
+               "#include \"warptrace_device_prelude.cuh\"\n"});
+  }
   // wgmma and setmaxnreg exist only on architecture-specific targets (plain sm_90 fails in
   // ptxas): the kernel's requirements choose the variant, or name what the GPU lacks.
   ASSIGN_OR_RETURN(request.options.target, source.requirements.Resolve(target));

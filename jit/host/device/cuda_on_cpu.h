@@ -97,6 +97,8 @@
 #include <type_traits>
 
 #include "host_abi.h"
+// What every kernel sees on both backends (fixed-width integers, <climits>, <cfloat>).
+#include "warptrace_device_prelude.cuh"
 
 #define __global__
 #define __device__

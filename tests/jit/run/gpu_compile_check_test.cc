@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -50,23 +51,24 @@ Kernel OneStore(const std::string& name, const std::string& stmt) {
 }
 
 TEST_F(GpuCompileCheckTest, HostRunFailsWithNvrtcsLogWhenTheKernelDoesNotCompileForTheGpu) {
-  // INFINITY is <math.h>'s: the host compiler has it, NVRTC does not.
-  const Kernel kernel = OneStore("uses_infinity", "if (threadIdx.x == 0) out[0] = INFINITY;");
+  // M_PI is <math.h>'s (a POSIX extension): the host compiler has it, NVRTC does not (the
+  // device prelude gives INFINITY and NAN, not M_PI; math_constants.h has CUDART_PI_F).
+  const Kernel kernel = OneStore("uses_m_pi", "if (threadIdx.x == 0) out[0] = M_PI;");
   std::vector<float> out(1, 0.0f);
   RunOptions options;
   options.profile.enabled = false;
   EXPECT_THAT(RunKernel(*device_, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
                   .status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("kernel uses_infinity compiles on the host but not for "
+                       AllOf(HasSubstr("kernel uses_m_pi compiles on the host but not for "
                                        "the GPU (NVRTC, sm_90"),
-                             HasSubstr("identifier \"INFINITY\" is undefined"))));
+                             HasSubstr("identifier \"M_PI\" is undefined"))));
   // The option turns the check off: the host compiler alone decides.
   options.check_gpu_compile = false;
   ASSERT_THAT(RunKernel(*device_, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
                   .status(),
               IsOk());
-  EXPECT_TRUE(std::isinf(out[0]));
+  EXPECT_FLOAT_EQ(out[0], 3.14159265f);
 }
 
 TEST_F(GpuCompileCheckTest, RepeatedKernelsAreCheckedFromTheCache) {
@@ -155,14 +157,14 @@ std::map<uint64_t, uint32_t> FoldedStores(const std::string& ptx) {
   return stored;
 }
 
-Kernel FoldedKernel() {
-  KernelBuilder b("folded");
+Kernel FoldedKernel(const std::string& name, absl::Span<const Folded> folded,
+                    const std::string& preamble) {
+  KernelBuilder b(name);
   b.Param("float*", "out").Block({32, 1, 1});
-  b.Preamble("#include <math_constants.h>\n"
-             "__device__ float Store(float* out, int i, float v) { out[i] = v; return v; }");
+  b.Preamble(preamble);
   std::string body = "if (threadIdx.x == 0) {\n";
-  for (size_t i = 0; i < std::size(kFolded); ++i) {
-    absl::StrAppend(&body, "  out[", i, "] = ", kFolded[i].expr, ";\n");
+  for (size_t i = 0; i < folded.size(); ++i) {
+    absl::StrAppend(&body, "  out[", i, "] = ", folded[i].expr, ";\n");
   }
   absl::StrAppend(&body, "}");
   b.Stmt(body);
@@ -171,34 +173,88 @@ Kernel FoldedKernel() {
   return *kernel;
 }
 
-TEST_F(GpuCompileCheckTest, ReinterpretationRoundingConversionsAndConstantsMatchNvrtc) {
-  const Kernel kernel = FoldedKernel();
-  std::vector<float> out(std::size(kFolded), -1.0f);
+// Runs `folded`'s expressions on the host backend (checking each result's bits) and compiles
+// them with NVRTC; returns how many NVRTC folded to an immediate, each checked to be the
+// host's bits.
+size_t CheckFolded(HostDevice& device, absl::Span<const Folded> folded, const Kernel& kernel) {
+  std::vector<float> out(folded.size(), -1.0f);
   RunOptions options;
   options.profile.enabled = false;
-  ASSERT_THAT(RunKernel(*device_, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options)
-                  .status(),
-              IsOk());  // includes the NVRTC check
+  const absl::Status run =
+      RunKernel(device, kernel, {KernelArg::Out(absl::MakeSpan(out))}, options).status();
+  EXPECT_THAT(run, IsOk());  // includes the NVRTC check
+  if (!run.ok()) return 0;
   // NVRTC's PTX stores each folded constant as an immediate: 0fXXXXXXXX.
   NvrtcCompiler nvrtc;
   absl::StatusOr<CompiledKernel> compiled =
       nvrtc.Compile(*CudaCompileRequest(EmitUnprofiledKernel(kernel), CudaTarget::Default(), {}));
-  ASSERT_THAT(compiled, IsOk());
+  EXPECT_THAT(compiled, IsOk());
+  if (!compiled.ok()) return 0;
   const std::map<uint64_t, uint32_t> stored = FoldedStores(compiled->ptx);
   size_t compared = 0;
-  for (size_t i = 0; i < std::size(kFolded); ++i) {
-    SCOPED_TRACE(kFolded[i].expr);
+  for (size_t i = 0; i < folded.size(); ++i) {
+    SCOPED_TRACE(folded[i].expr);
     uint32_t host_bits = 0;
     std::memcpy(&host_bits, &out[i], sizeof host_bits);
-    EXPECT_EQ(host_bits, kFolded[i].bits) << absl::StrFormat("host gave 0x%08x", host_bits);
+    EXPECT_EQ(host_bits, folded[i].bits) << absl::StrFormat("host gave 0x%08x", host_bits);
     auto it = stored.find(4 * i);
     if (it == stored.end()) continue;  // NVRTC computes this one at run time
     ++compared;
     EXPECT_EQ(it->second, host_bits) << absl::StrFormat("NVRTC folded it to 0x%08x",
                                                         it->second);
   }
+  return compared;
+}
+
+TEST_F(GpuCompileCheckTest, ReinterpretationRoundingConversionsAndConstantsMatchNvrtc) {
+  const Kernel kernel = FoldedKernel(
+      "folded", kFolded,
+      "#include <math_constants.h>\n"
+      "__device__ float Store(float* out, int i, float v) { out[i] = v; return v; }");
   // Reinterpretation and the CUDART constants fold (14 of them with NVRTC 13.0).
-  EXPECT_GE(compared, 12u) << compiled->ptx;
+  EXPECT_GE(CheckFolded(*device_, kFolded, kernel), 12u);
+}
+
+// The device prelude (jit/primitives/warptrace_device_prelude.cuh): the fixed-width types,
+// <climits>, <cfloat>, INFINITY and NAN on both backends, with the same values; a ported
+// kernel's standard includes compile under NVRTC (they resolve to the prelude).
+constexpr Folded kPrelude[] = {
+    {"(float)sizeof(int8_t)", 0x3f800000u},           // 1
+    {"(float)sizeof(int64_t)", 0x41000000u},          // 8
+    {"(float)sizeof(std::uint32_t)", 0x40800000u},    // 4
+    {"(float)sizeof(uintptr_t)", 0x41000000u},        // 8
+    {"(float)sizeof(std::size_t)", 0x41000000u},      // 8
+    {"(float)(int64_t{-1} < 0)", 0x3f800000u},        // signed
+    {"(float)(uint64_t{0} - 1 > 0)", 0x3f800000u},    // unsigned
+    {"(float)INT8_MIN", 0xc3000000u},                 // -128
+    {"(float)(UINT32_MAX >> 28)", 0x41700000u},       // 15
+    {"(float)(INT64_MAX >> 60)", 0x40e00000u},        // 7
+    {"(float)(UINT64_MAX >> 63)", 0x3f800000u},       // 1
+    {"(float)(SIZE_MAX >> 63)", 0x3f800000u},         // 1
+    {"(float)CHAR_BIT", 0x41000000u},                 // 8
+    {"(float)(INT_MAX >> 24)", 0x42fe0000u},          // 127
+    {"(float)(INT_MIN / 2147483647)", 0xbf800000u},   // -1
+    {"(float)(LLONG_MAX >> 62)", 0x3f800000u},        // 1
+    {"(float)(UINT_MAX >> 31)", 0x3f800000u},         // 1
+    {"FLT_MAX", 0x7f7fffffu},
+    {"FLT_MIN", 0x00800000u},
+    {"FLT_EPSILON", 0x34000000u},
+    {"(float)FLT_MANT_DIG", 0x41c00000u},             // 24
+    {"(float)(DBL_EPSILON * 4503599627370496.0)", 0x3f800000u},  // 2^-52 * 2^52
+    {"(float)DBL_MAX_EXP", 0x44800000u},              // 1024
+    {"INFINITY", 0x7f800000u},
+    {"-INFINITY", 0xff800000u},
+    {"(float)(NAN != NAN)", 0x3f800000u},
+};
+
+TEST_F(GpuCompileCheckTest, TheDevicePreludesTypesAndLimitsAreTheSameOnBothBackends) {
+  const Kernel kernel = FoldedKernel(
+      "prelude", kPrelude,
+      "#include <cstdint>\n#include <stdint.h>\n#include <climits>\n#include <float.h>\n"
+      "#include <cstddef>\n#include <limits.h>\n#include <cfloat>\n#include <stddef.h>\n"
+      "__device__ int64_t Widen(int32_t x) { return x; }");
+  // The sizes, signs and integer limits fold; so do the float constants.
+  EXPECT_GE(CheckFolded(*device_, kPrelude, kernel), 20u);
 }
 
 TEST_F(GpuCompileCheckTest, FastMathIntrinsicsRunOnTheHostAndCompileForTheGpu) {
