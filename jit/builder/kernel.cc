@@ -110,7 +110,7 @@ std::string KernelNodeLabel(const KernelNode& node, NodeLabelStyle style) {
       if (!path) break;
       return absl::StrCat("statement `", Abbreviate(node.text), "`");
     case KernelNode::Kind::kRegion:
-      return absl::StrCat("region ", node.text);
+      return absl::StrCat(node.call ? "call " : "region ", node.text);
     case KernelNode::Kind::kLoop:
       return absl::StrCat("loop ", node.text);
     case KernelNode::Kind::kIf:

@@ -214,8 +214,9 @@ const char* RegisterChangeName(RegisterChange change);  // "inc", "dec" (the PTX
 // not handle it yet: the builder's label and requirements, validation, the plan's sites,
 // event counts and loop marks, the emitter. The fields each kind uses:
 //   kStatement        text: verbatim C++
-//   kRegion           text: region name; body
-//   kLoop             text: loop variable; begin, end, step, trip; body
+//   kRegion           text: region name; body; call (a KernelBuilder::Call's region)
+//   kLoop             text: loop variable; begin, end, step, trip; body; or, for a loop
+//                     head of its own (LoopHead), begin (the init), condition, update
 //   kIf               text: condition; body (then), else_body
 //   kRoles            axis; roles (each a kRole)
 //   kRole             text: role name; first (first warp/warpgroup), count, index_var; body
@@ -272,8 +273,11 @@ struct KernelNode {
   std::vector<KernelNode> else_body;
   bool has_else = false;
   Uniform uniform = Uniform::kThread;  // kIf: whether every thread takes the same side
-  // kLoop
+  bool call = false;  // kRegion: the region of a KernelBuilder::Call (labelled "call NAME")
+  // kLoop: `for (int text = begin; text < end; text += step)`, or with a condition
+  // `for (int text = begin; condition; update)` (KernelBuilder::LoopHead)
   std::string begin, end, step;
+  std::string condition, update;
   TripCount trip = TripCount::Unknown();
   // kRoles
   RoleAxis axis = RoleAxis::kWarpgroup;

@@ -443,46 +443,6 @@ KernelBuilder& KernelBuilder::EndRegion(std::string name) {
   return *this;
 }
 
-KernelBuilder& KernelBuilder::For(std::string var, Expr begin, Expr end, TripCount trip,
-                                  const std::function<void()>& body) {
-  return For(std::move(var), std::move(begin), std::move(end), Expr(1), trip, body);
-}
-
-KernelBuilder& KernelBuilder::For(std::string var, Expr begin, Expr end, Expr step,
-                                  TripCount trip, const std::function<void()>& body) {
-  BeginFor(std::move(var), std::move(begin), std::move(end), std::move(step), trip);
-  body();
-  return EndFor();
-}
-
-KernelBuilder& KernelBuilder::BeginFor(std::string var, Expr begin, Expr end, Expr step,
-                                       TripCount trip) {
-  KernelNode node;
-  node.kind = KernelNode::Kind::kLoop;
-  node.text = std::move(var);
-  node.begin = begin.text();
-  node.end = end.text();
-  node.step = step.text();
-  node.trip = trip;
-  if (trip.kind() == TripCount::Kind::kPerBlock && trip.expr().empty()) {
-    // TripCount::PerBlock(): the loop's own bounds are the expression.
-    if (step.is_literal() && step.literal() <= 0) {
-      Fail(absl::StrCat("loop '", node.text, "' takes TripCount::PerBlock() from its bounds "
-                        "but its step is ", step.literal(),
-                        "; the step must be positive (or give PerBlock(expr))"));
-      return *this;
-    }
-    node.trip = TripCount::PerBlock(TripCount::BoundsExpr(node.begin, node.end, node.step));
-  }
-  Open(std::move(node));
-  return *this;
-}
-
-KernelBuilder& KernelBuilder::EndFor() {
-  Close(KernelNode::Kind::kLoop, "For");
-  return *this;
-}
-
 KernelBuilder& KernelBuilder::If(std::string condition,
                                  const std::function<void()>& then_body, Uniform uniform) {
   BeginIf(std::move(condition), uniform);

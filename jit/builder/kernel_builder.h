@@ -156,10 +156,63 @@ class KernelBuilder {
   // `for (int var = begin; var < end; var += step) body`.
   KernelBuilder& For(std::string var, Expr begin, Expr end, TripCount trip,
                      const std::function<void()>& body);
+  // A loop of any head: `for (int var = init; condition; update) body`, for what the form
+  // above cannot say: halving, shifting, counting down.
+  //   b.For({"i", "kWarps", "i > 1", "i /= 2"}, TripCount::Exact(3), [&] {
+  //     b.Stmt("if (lane < i / 2) red[lane] += red[lane + i / 2];");
+  //     b.Barrier("halved");
+  //   });
+  // The trip count is declared as for the form above (TripCount::PerBlock needs its
+  // expression: the bounds do not give it). Build() checks Exact and UpperBound by running
+  // the head when init is a literal, the condition compares the variable with a literal
+  // (<, <=, >, >=, !=) and the update is one of ++, --, +=, -=, *=, /=, <<=, >>= by a
+  // literal; other heads are taken as declared (and checked per thread on the host backend,
+  // as every Exact loop).
+  struct LoopHead {
+    std::string var;
+    Expr init;
+    std::string condition;
+    std::string update;
+  };
+  KernelBuilder& For(LoopHead head, TripCount trip, const std::function<void()>& body);
+  KernelBuilder& BeginFor(LoopHead head, TripCount trip);
   KernelBuilder& For(std::string var, Expr begin, Expr end, Expr step, TripCount trip,
                      const std::function<void()>& body);
   KernelBuilder& BeginFor(std::string var, Expr begin, Expr end, Expr step, TripCount trip);
   KernelBuilder& EndFor();
+
+  // A device function described with constructs, called from several places: each Call
+  // emits the body there, inside a region named after the function (builder paths say
+  // "call NAME"), so Build() checks its barriers where it is called, the plan counts its
+  // records per call and the timeline shows its regions, loops and waits at each call.
+  // What a `__device__` helper in a Preamble hides (its __syncthreads, its spans), this
+  // shows:
+  //   const KernelBuilder::DeviceFunction block_sum{
+  //       "block_sum", {"float v"}, "float", [](KernelBuilder& b) {
+  //         b.Stmt("red[threadIdx.x] = v;");
+  //         b.Barrier("stored");
+  //         b.For({"s", 128, "s > 0", "s >>= 1"}, TripCount::Exact(8), [&] {
+  //           b.Stmt("if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];");
+  //           b.Barrier("halved");
+  //         });
+  //         b.Stmt("result = red[0];");
+  //         b.Barrier("read");
+  //       }};
+  //   b.Call(block_sum, {"acc"}, "total");  // float total = block_sum(acc)
+  // Each parameter ("type name") is a local of the call holding its argument (every
+  // argument is evaluated before any parameter is declared); with a result type the body
+  // assigns `result`, and Call declares `result_var` of that type (value-initialized)
+  // before the call. Build() rejects a call whose argument count differs from the
+  // parameters', a result without a variable (or a variable without a result type), and
+  // calls nested more than 8 deep (a function that calls itself).
+  struct DeviceFunction {
+    std::string name;
+    std::vector<std::string> params;
+    std::string result_type;
+    std::function<void(KernelBuilder&)> body;
+  };
+  KernelBuilder& Call(const DeviceFunction& fn, std::vector<std::string> args,
+                      std::string result_var = "");
 
   // `if (condition) then_body else else_body`. The plan takes the larger side.
   // A Barrier() (or a raw `__syncthreads()`) may sit under an if only when every thread of
@@ -340,6 +393,7 @@ class KernelBuilder {
   Kernel kernel_;
   std::string error_;
   std::vector<Frame> open_;
+  int call_depth_ = 0;  // Calls being expanded
 };
 
 // Whether `status` is a KernelBuilder::Build() rejection (an InvalidArgument with the

@@ -358,6 +358,10 @@ class Emitter {
 
   std::string LoopHead(const KernelNode& node) const {
     const std::string& v = node.text;
+    if (!node.condition.empty()) {
+      return absl::StrCat("for (int ", v, " = ", Operand(node.begin), "; ", node.condition, "; ",
+                          node.update, ") {");
+    }
     const std::string step = node.step == "1" ? absl::StrCat("++", v)
                                               : absl::StrCat(v, " += ", Operand(node.step));
     return absl::StrCat("for (int ", v, " = ", Operand(node.begin), "; ", v, " < ",

@@ -45,9 +45,18 @@ TEST(CudaDeviceTest, CompileRequestKeepsTheSourceHeadersAndFlags) {
   if (!CudaToolkitIncludeDir().empty()) expected.push_back("-I" + CudaToolkitIncludeDir());
   expected.push_back("-DX=1");
   EXPECT_EQ(request.options.extra_flags, expected);
-  ASSERT_EQ(request.headers.size(), source.headers.size() + 1);
-  EXPECT_THAT(request.headers.back().contents,
+  // The source's headers, the pre-included prelude, the device prelude and the eight
+  // standard headers that resolve to it under NVRTC.
+  ASSERT_EQ(request.headers.size(), source.headers.size() + 2 + 8);
+  const EmbeddedFile& pre = request.headers[source.headers.size()];
+  EXPECT_EQ(pre.name, "warptrace_cuda_prelude.h");
+  EXPECT_THAT(pre.contents,
               HasSubstr("#define WARPTRACE_DYNAMIC_SHARED(type, name) extern __shared__"));
+  EXPECT_THAT(pre.contents, HasSubstr("#include \"warptrace_device_prelude.cuh\""));
+  EXPECT_EQ(request.headers[source.headers.size() + 1].name, "warptrace_device_prelude.cuh");
+  EXPECT_EQ(request.headers.back().name, "float.h");
+  EXPECT_THAT(request.headers.back().contents,
+              HasSubstr("#include \"warptrace_device_prelude.cuh\""));
 }
 
 }  // namespace
