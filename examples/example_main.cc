@@ -29,6 +29,7 @@
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/summary.h"
 #include "profiler/analysis/whatif.h"
+#include "profiler/outputs/pipeline_trace.h"
 #include "profiler/frontend/dump_files.h"
 #include "profiler/frontend/whatif_files.h"
 #include "jit/cost/kernel_cost.h"
@@ -312,6 +313,96 @@ absl::Status WriteOutputs(const Trace& trace, const ExampleOptions& options,
   return absl::OkStatus();
 }
 
+// One launch under `options` (its files named by options.name): runs it, then prints its
+// plan, verdicts, summary and outputs. `keep_timeline`: the dump keeps the Timeline.
+absl::StatusOr<RunResult> RunLaunch(const ExampleOptions& options, Device& device,
+                                    const Kernel& kernel, absl::Span<const KernelArg> args,
+                                    bool keep_timeline, llvm::raw_ostream& out) {
+  RunOptions run_options = options.run;
+  if (run_options.profile.enabled) {
+    RETURN_IF_ERROR(RequestOutputs(options, run_options.dump));
+    run_options.dump.collect = run_options.dump.collect || keep_timeline;
+  }
+  ASSIGN_OR_RETURN(RunResult run, RunKernel(device, kernel, args, run_options));
+  if (run.plan.has_value()) {
+    out << "\nrecord plan (events per trace unit, derived before the launch; the buffer is "
+           "sized from it):\n"
+        << Indent(run.plan->Explain(), "  ");
+  }
+  if (run.retried) out << "\nretry: " << run.retry_note << "\n";
+  if (run.trace != nullptr) {
+    PrintVerdicts(*run.trace, out);
+    RETURN_IF_ERROR(PrintIndentedSummary(run.dump, out));
+    RETURN_IF_ERROR(WriteOutputs(*run.trace, options, out));
+  } else {
+    out << "\nprofiling off (--profile=false): the kernel ran uninstrumented; no trace "
+           "written\n";
+  }
+  return run;
+}
+
+// --what_if on the launch's Timeline: prints the prediction and writes its files.
+int RunWhatIf(const ExampleOptions& options, const Trace& trace, llvm::raw_ostream& out) {
+  const std::string& name = options.name;
+  if (!trace.has_timeline) {
+    return Fail(name, absl::InternalError("--what_if: the dump kept no timeline"));
+  }
+  WhatIfRequest request;
+  request.speedups = {options.what_if};
+  request.perfetto_path = absl::StrCat(options.SavePrefix(), ".whatif.pftrace");
+  request.json_path = absl::StrCat(options.SavePrefix(), ".whatif.json");
+  const WhatIfOutcome what_if = WhatIfTimelineToFiles(trace.timeline, request);
+  if (!what_if.status.ok()) {
+    PrintError(name, absl::StrCat("--what_if: ", what_if.status.message()));
+    return absl::IsInvalidArgument(what_if.status) ? kExitUsage : kExitFailed;
+  }
+  out << "\n";
+  PrintWhatIf(what_if.prediction, out);
+  if (what_if.profile.has_value()) PrintCausalProfile(*what_if.profile, out);
+  out << "  predicted trace: " << request.perfetto_path << "\n  what-if JSON:    "
+      << request.json_path << "\n";
+  return kExitOk;
+}
+
+// The launches of a program of several kernels, in order, then its one timeline.
+absl::Status RunPipelineLaunches(const ExampleOptions& options, Device& device,
+                                 ExampleProblem& problem, std::vector<RunResult>& runs,
+                                 llvm::raw_ostream& out) {
+  std::vector<ExampleLaunch> launches;
+  launches.push_back({problem.first_launch.empty() ? problem.kernel.name : problem.first_launch,
+                      problem.kernel, problem.args});
+  for (const ExampleLaunch& l : problem.then) launches.push_back(l);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    ExampleOptions launch_options = options;
+    launch_options.name = absl::StrCat(options.name, ".", launches[i].name);
+    out << "\n== launch " << i + 1 << " of " << launches.size() << ": " << launches[i].name
+        << " (kernel " << launches[i].kernel.name << ") ==\n";
+    absl::StatusOr<RunResult> run = RunLaunch(launch_options, device, launches[i].kernel,
+                                              launches[i].args, /*keep_timeline=*/true, out);
+    if (!run.ok()) {
+      return absl::Status(run.status().code(), absl::StrCat("launch ", launches[i].name, ": ",
+                                                            run.status().message()));
+    }
+    runs.push_back(*std::move(run));
+    names.push_back(launches[i].name);
+  }
+  if (!options.run.profile.enabled) return absl::OkStatus();
+  std::vector<PipelineLaunchTimeline> timelines;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].trace == nullptr || !runs[i].trace->has_timeline) {
+      return absl::InternalError(absl::StrCat("launch ", names[i], ": the dump kept no timeline"));
+    }
+    timelines.push_back({names[i], &runs[i].trace->timeline});
+  }
+  RETURN_IF_ERROR(WritePipelinePerfettoTraceFile(timelines, options.PerfettoPath()));
+  RETURN_IF_ERROR(WritePipelineChromeTraceFile(timelines, options.TracePath()));
+  out << "\npipeline (" << runs.size() << " launches on one time axis, each a group of "
+      << "tracks):\n  Perfetto trace: " << options.PerfettoPath()
+      << "\n  Chrome trace:   " << options.TracePath() << "\n";
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
@@ -331,47 +422,24 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
   }
   out.flush();
 
-  RunOptions run_options = options.run;
-  if (run_options.profile.enabled) {
-    if (absl::Status s = RequestOutputs(options, run_options.dump); !s.ok()) return Fail(name, s);
-  }
-  absl::StatusOr<RunResult> run = RunKernel(device, problem.kernel, problem.args, run_options);
-  if (!run.ok()) return Fail(name, run.status());
-  run->device_reason = selected->reason;
-
-  if (run->plan.has_value()) {
-    out << "\nrecord plan (events per trace unit, derived before the launch; the buffer is "
-           "sized from it):\n"
-        << Indent(run->plan->Explain(), "  ");
-  }
-  if (run->retried) out << "\nretry: " << run->retry_note << "\n";
-
-  if (run->trace != nullptr) {
-    PrintVerdicts(*run->trace, out);
-    if (absl::Status s = PrintIndentedSummary(run->dump, out); !s.ok()) return Fail(name, s);
-    if (absl::Status s = WriteOutputs(*run->trace, options, out); !s.ok()) return Fail(name, s);
-    if (!options.what_if.empty()) {
-      if (!run->trace->has_timeline) {
-        return Fail(name, absl::InternalError("--what_if: the dump kept no timeline"));
-      }
-      WhatIfRequest request;
-      request.speedups = {options.what_if};
-      request.perfetto_path = absl::StrCat(options.SavePrefix(), ".whatif.pftrace");
-      request.json_path = absl::StrCat(options.SavePrefix(), ".whatif.json");
-      const WhatIfOutcome what_if = WhatIfTimelineToFiles(run->trace->timeline, request);
-      if (!what_if.status.ok()) {
-        PrintError(name, absl::StrCat("--what_if: ", what_if.status.message()));
-        return absl::IsInvalidArgument(what_if.status) ? kExitUsage : kExitFailed;
-      }
-      out << "\n";
-      PrintWhatIf(what_if.prediction, out);
-      if (what_if.profile.has_value()) PrintCausalProfile(*what_if.profile, out);
-      out << "  predicted trace: " << request.perfetto_path << "\n  what-if JSON:    "
-          << request.json_path << "\n";
+  std::vector<RunResult> runs;
+  if (problem.then.empty()) {
+    absl::StatusOr<RunResult> run =
+        RunLaunch(options, device, problem.kernel, problem.args, false, out);
+    if (!run.ok()) return Fail(name, run.status());
+    run->device_reason = selected->reason;
+    if (run->trace != nullptr && !options.what_if.empty()) {
+      if (int status = RunWhatIf(options, *run->trace, out); status != kExitOk) return status;
     }
+    runs.push_back(*std::move(run));
   } else {
-    out << "\nprofiling off (--profile=false): the kernel ran uninstrumented; no trace "
-           "written\n";
+    if (!options.what_if.empty()) {
+      PrintError(name, "--what_if takes one kernel; this example runs several");
+      return kExitUsage;
+    }
+    if (absl::Status s = RunPipelineLaunches(options, device, problem, runs, out); !s.ok()) {
+      return Fail(name, s);
+    }
   }
 
   const Comparison comparison = problem.check();
@@ -382,13 +450,17 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
   }
 
   if (options.repeat > 0) {
-    absl::StatusOr<LaunchTimes> times =
-        TimeLaunches(device, run->source, problem.args, options.repeat);
-    if (!times.ok()) return Fail(name, times.status());
-    out << absl::StrFormat(
-        "\ntiming: %d launches with profiling %s: median %.3f us, min %.3f us (%s)\n",
-        options.repeat, options.run.profile.enabled ? "on" : "off", times->Median(),
-        times->Min(), times->clock);
+    std::vector<absl::Span<const KernelArg>> args = {problem.args};
+    for (const ExampleLaunch& l : problem.then) args.push_back(l.args);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      absl::StatusOr<LaunchTimes> times = TimeLaunches(device, runs[i].source, args[i], options.repeat);
+      if (!times.ok()) return Fail(name, times.status());
+      out << absl::StrFormat(
+          "\ntiming%s: %d launches with profiling %s: median %.3f us, min %.3f us (%s)\n",
+          runs.size() > 1 ? absl::StrCat(" of ", runs[i].source.kernel_name) : "",
+          options.repeat, options.run.profile.enabled ? "on" : "off", times->Median(),
+          times->Min(), times->clock);
+    }
   }
   out.flush();
   return kExitOk;
@@ -403,10 +475,17 @@ int PrintExampleCost(const ExampleOptions& options, const ExampleProblem& proble
   KernelCostOptions cost;
   cost.variants = {UserKernelCostVariant(options.name, problem.kernel,
                                          options.run.device_options.cuda.target)};
+  for (const ExampleLaunch& launch : problem.then) {  // a program of several kernels
+    cost.variants.push_back(UserKernelCostVariant(absl::StrCat(options.name, ".", launch.name),
+                                                  launch.kernel,
+                                                  options.run.device_options.cuda.target));
+  }
   cost.repeats = 1;
   cost.policy = options.run.profile.policy;
   cost.cuobjdump = FindCuobjdump("");
-  cost.subject = absl::StrCat("kernel ", problem.kernel.name);
+  cost.subject = problem.then.empty()
+                     ? absl::StrCat("kernel ", problem.kernel.name)
+                     : absl::StrCat(problem.then.size() + 1, " kernels");
   cost.dump_dir = absl::StrCat(options.out_dir, "/", options.name, ".cost");
   if (std::error_code ec = llvm::sys::fs::create_directories(cost.dump_dir)) {
     PrintError(options.name, absl::StrCat("creating ", cost.dump_dir, ": ", ec.message()));

@@ -106,6 +106,13 @@ Comparison CompareSampledRows(absl::string_view what, absl::Span<const float> go
                               absl::Span<const uint32_t> rows, uint32_t row_length,
                               double rel_tolerance, double abs_tolerance);
 
+// A launch of a program of several kernels after its first (ExampleProblem::then).
+struct ExampleLaunch {
+  std::string name;  // names its output files (NAME.LAUNCH.*) and its tracks
+  Kernel kernel;
+  std::vector<KernelArg> args;
+};
+
 // One example's problem: the kernel, its launch arguments (views of host buffers that
 // `storage` keeps alive) and the check of its outputs after a run.
 struct ExampleProblem {
@@ -114,6 +121,14 @@ struct ExampleProblem {
   std::vector<KernelArg> args;
   std::shared_ptr<void> storage;
   std::function<Comparison()> check;  // reads the outputs the last run copied back
+  // A program of several kernels: the launches after `kernel` (whose launch is named
+  // `first_launch`), in order, each reading what the ones before it copied back into the
+  // host buffers. Every common flag applies to each launch (--cost lists every kernel);
+  // each launch writes its own files (NAME.LAUNCH.pftrace, .trace.json, .bin/.json,
+  // .verdict.json) and the pipeline one timeline of them all (NAME.pftrace and
+  // NAME.trace.json, profiler/outputs/pipeline_trace.h). --what_if takes one kernel.
+  std::string first_launch;
+  std::vector<ExampleLaunch> then;
 };
 
 // The common flags, validated.

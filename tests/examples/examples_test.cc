@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -429,6 +430,42 @@ TEST_F(ExamplesTest, FirstKernelHelpPrintsItsUsageAndWritesNothing) {
   EXPECT_THAT(bad.err, HasSubstr("unexpected argument \"some_dir\""));
   EXPECT_FALSE(Exists(dir + "/warptrace_out"));
   EXPECT_FALSE(Exists(dir + "/some_dir"));
+}
+
+// A program of two kernels (issue 54): each launch's own files, one pipeline timeline with
+// both launches' tracks, the early-exit blocks counted apart and labelled by row/partition.
+TEST_F(ExamplesTest, SplitSoftmaxRunsTwoKernelsAndWritesOnePipelineTimeline) {
+  const std::string dir = FreshDir("split_softmax");
+  const Ran ran = RunExample("split_softmax", {"--device=host", "--out=" + dir});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, AllOf(HasSubstr("== launch 1 of 2: partition (kernel softmax_partition)"),
+                             HasSubstr("== launch 2 of 2: reduce (kernel softmax_reduce)"),
+                             HasSubstr("call block_max"), HasSubstr("call block_sum"),
+                             HasSubstr("6 of 16 blocks returned early"),
+                             HasSubstr("y matches the CPU reference: 8192 values")));
+  for (const char* launch : {"partition", "reduce"}) {
+    for (const char* file : {".pftrace", ".trace.json", ".bin", ".json", ".verdict.json"}) {
+      EXPECT_TRUE(Exists(absl::StrCat(dir, "/split_softmax.", launch, file))) << launch << file;
+    }
+  }
+  EXPECT_TRUE(Exists(dir + "/split_softmax.pftrace"));
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(dir + "/split_softmax.trace.json"));
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  std::set<std::string> launches, threads;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      const std::string name = e["args"]["name"];
+      launches.insert(name.substr(0, name.find(':')));
+    }
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"]);
+  }
+  EXPECT_EQ(launches, (std::set<std::string>{"launch 1 partition", "launch 2 reduce"}));
+  // The block labels name each block's row and partition (reduce: its row).
+  EXPECT_EQ(threads.count("block (0,3,0) [row 3 / partition 0] warpgroup 1"), 1u);
+  EXPECT_EQ(threads.count("block (2,0,0) [row 2] warpgroup 0"), 1u);
+  ASSERT_EQ(trace["otherData"]["pipeline"].size(), 2u);
+  EXPECT_GT(trace["otherData"]["pipeline"][1]["offset_ns"].get<int64_t>(), 0);
+  EXPECT_EQ(RunExample("split_softmax", {"--device=host", "--what_if=load=0.5"}).exit_code, 2);
 }
 
 TEST_F(ExamplesTest, RecordCostRunsOnTheHostBackendAndReportsBothPlacements) {

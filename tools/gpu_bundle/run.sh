@@ -433,10 +433,10 @@ gpu_examples() {
       --device="$CUDA_DEVICE" --profile=false
     [[ $example == tiled_gemm ]] && say "  $(first_line '^device: ')"
   done
-  STEP_QUIET=1 step "example first_kernel cuda" 120 "${RUN[@]}" "$BIN/first_kernel" "$TRACES/cuda_first_kernel"
-  local rc=$?
-  if ((rc == 0)); then record PASS "example first_kernel cuda" "${STEP_SECONDS} s"
-  elif ((rc != 125)); then record FAIL "example first_kernel cuda" "exit $rc: $(tail -1 "$STEP_LOG" | cut -c1-300)"; fi
+  run_example "example first_kernel cuda" "cuda_first_kernel" first_kernel --device="$CUDA_DEVICE"
+  # A program of two kernels (partition, reduce) with one pipeline timeline, at a GPU size.
+  run_example "example split_softmax cuda" "cuda_split_softmax" split_softmax \
+    --device="$CUDA_DEVICE" --rows=64 --max_len=16384
   dump_saved "warptrace dump of a GPU trace (tiled_gemm warp/global)" \
     "$TRACES/cuda_warp_global/tiled_gemm"
 }
@@ -699,10 +699,8 @@ host_parts() {
   run_example "example ampere_gemm host" "host" ampere_gemm --device=host
   run_example "example flash_attention host" "host" flash_attention --device=host
   run_pipeline_variants host
-  STEP_QUIET=1 step "example first_kernel host" 120 "${RUN[@]}" "$BIN/first_kernel" "$TRACES/host_first_kernel"
-  local rc=$?
-  if ((rc == 0)); then record PASS "example first_kernel host" "${STEP_SECONDS} s"
-  elif ((rc != 125)); then record FAIL "example first_kernel host" "exit $rc: $(tail -1 "$STEP_LOG" | cut -c1-300)"; fi
+  run_example "example first_kernel host" "host_first_kernel" first_kernel --device=host
+  run_example "example split_softmax host" "host" split_softmax --device=host
   step "record cost host (host clock ticks, not SM cycles)" 120 "${RUN[@]}" "$BIN/record_cost_gpu" \
     --device=host --iterations=200 --runs=3 &&
     grep -E '^placement ' "$STEP_LOG" | while read -r line; do number "record_cost host $line"; done
