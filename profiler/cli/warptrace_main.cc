@@ -71,6 +71,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,20 +93,24 @@
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/diff.h"
 #include "profiler/analysis/whatif.h"
+#include "profiler/dump/collector.h"
 #include "profiler/frontend/dump_files.h"
 #include "profiler/frontend/dump_settings.h"
 #include "profiler/frontend/whatif_files.h"
 #include "profiler/imports/mosaic_import.h"
 #include "profiler/outputs/chrome_trace_options.h"
+#include "profiler/outputs/pipeline_trace.h"
 #include "profiler/trace/verify.h"
 
 ABSL_FLAG(std::string, input, "",
           "PREFIX of the saved trace (or PREFIX.bin / PREFIX.json): reads PREFIX.bin and "
-          "PREFIX.json (required)");
+          "PREFIX.json (required); dump takes several, A,B,..., the launches of a program of "
+          "several kernels, and writes their one pipeline trace to --output");
 ABSL_FLAG(std::string, output, "",
           warptrace::DumpSettingDoc("output"));
 ABSL_FLAG(std::string, format, "",
@@ -253,6 +258,50 @@ absl::StatusOr<DumpSettings> DumpSettingsFromFlags() {
   return settings;
 }
 
+// `dump --input=A,B,...`: the saved launches of a program of several kernels as one trace
+// (profiler/outputs/pipeline_trace.h), each verified; --output only.
+int DumpPipeline(const std::vector<std::string>& inputs, const DumpSettings& settings) {
+  if (settings.output.empty() || settings.output == "-" || !settings.report.empty() ||
+      settings.summary || !settings.analysis_output.empty() || settings.events != "x" ||
+      settings.json_args != "lean") {
+    return Fail(absl::InvalidArgumentError(
+        "with several inputs (--input=A,B: the launches of a program of several kernels) dump "
+        "writes their one pipeline trace: give --output=FILE.pftrace or FILE.json only "
+        "(--allow-truncated, --compensate-overhead and --sm-clock-khz apply to each launch)"));
+  }
+  absl::StatusOr<TraceFormat> format = ChooseTraceFormat(settings.format, settings.output);
+  if (!format.ok()) return Fail(format.status());
+  DumpOptions options;
+  options.verify.allow_truncated = settings.allow_truncated;
+  options.timeline.compensate_overhead = settings.compensate_overhead;
+  std::vector<std::unique_ptr<Trace>> traces;
+  std::vector<PipelineLaunchTimeline> launches;
+  for (const std::string& input : inputs) {
+    absl::StatusOr<LoadedDump> loaded = LoadForDump(input, settings.sm_clock_khz);
+    if (!loaded.ok()) return Fail(loaded.status());
+    absl::StatusOr<std::unique_ptr<Trace>> trace =
+        CollectTrace(loaded->trace.layout, loaded->trace.words.ToVector(), options);
+    if (!trace.ok()) {
+      return Fail(absl::Status(trace.status().code(),
+                               absl::StrCat(input, ": ", trace.status().message())));
+    }
+    if (!(*trace)->report.ok()) {
+      PrintProblem("error", absl::StrCat(input, ": the trace failed verification (",
+                                         (*trace)->report.errors,
+                                         " errors); --allow-truncated keeps each unit's valid "
+                                         "prefix"));
+      return kExitVerifyFailed;
+    }
+    launches.push_back({std::string(llvm::sys::path::filename(input)), &(*trace)->timeline});
+    traces.push_back(*std::move(trace));
+  }
+  const absl::Status written = *format == TraceFormat::kPerfetto
+                                   ? WritePipelinePerfettoTraceFile(launches, settings.output)
+                                   : WritePipelineChromeTraceFile(launches, settings.output);
+  if (!written.ok()) return Fail(written);
+  return kExitOk;
+}
+
 int Dump() {
   const std::string input = absl::GetFlag(FLAGS_input);
   if (const std::string what_if = absl::GetFlag(FLAGS_what_if); !what_if.empty()) {
@@ -264,6 +313,9 @@ int Dump() {
   }
   absl::StatusOr<DumpSettings> settings = DumpSettingsFromFlags();
   if (!settings.ok()) return Fail(settings.status());
+  if (absl::StrContains(input, ',')) {
+    return DumpPipeline(absl::StrSplit(input, ',', absl::SkipEmpty()), *settings);
+  }
   const std::string& output = settings->output;
   if (output.empty() && settings->report.empty() && !settings->summary &&
       settings->analysis_output.empty()) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,34 @@ TEST_F(WarptraceCliTest, DumpWritesAValidTraceAReportAndASummary) {
                            HasSubstr("calibrated from globaltimer"), HasSubstr("mainloop"),
                            HasSubstr("load"), HasSubstr("mma")));
   EXPECT_THAT(r.err_lines, Contains(StartsWith("warptrace: 10 units (complete 10, ")));
+}
+
+// Several inputs are the launches of a program of several kernels: one pipeline trace.
+TEST_F(WarptraceCliTest, SeveralInputsAreDumpedAsOnePipelineTrace) {
+  const std::string first = Save("first"), second = Save("second");
+  const RunResult r = Run({"dump", "--input=" + first + "," + second,
+                           "--output=" + Path("pipeline.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(Path("pipeline.json")));
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  size_t slices = 0;
+  std::set<std::string> processes;
+  for (const auto& e : trace["traceEvents"]) {
+    slices += e["ph"] == "X" ? 1 : 0;
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      const std::string name = e["args"]["name"];
+      processes.insert(name.substr(0, name.find(':')));
+    }
+  }
+  EXPECT_EQ(slices, 2 * (kEvents / 2));
+  EXPECT_EQ(processes, (std::set<std::string>{"launch 1 first", "launch 2 second"}));
+  ASSERT_EQ(trace["otherData"]["pipeline"].size(), 2u);
+  EXPECT_EQ(trace["otherData"]["pipeline"][0]["otherData"]["kernel"], "synthetic_gemm");
+  EXPECT_EQ(Run({"dump", "--input=" + first + "," + second, "--output=" +
+                 Path("pipeline.pftrace")}).exit_code, 0);
+  const RunResult summary = Run({"dump", "--input=" + first + "," + second, "--summary"});
+  EXPECT_EQ(summary.exit_code, 1);
+  EXPECT_THAT(summary.err, HasSubstr("give --output=FILE.pftrace or FILE.json only"));
 }
 
 TEST_F(WarptraceCliTest, DumpAcceptsTheInputAsPrefixBinOrJson) {
