@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 
 namespace warptrace {
@@ -158,6 +159,7 @@ class Scanner {
       is_shared = is_shared || (t.kind == CppToken::Kind::kIdentifier && t.text == "__shared__");
     }
     facts_.declares_extern_shared = is_extern && is_shared;
+    if (is_shared && !is_extern) facts_.shared_decls = SharedDeclarations();
     const Context top;
     while (!AtEnd()) {
       if (IsPunct("}")) {
@@ -377,6 +379,66 @@ class Scanner {
   absl::string_view code_;
   const std::vector<CppToken>& tokens_;
   size_t pos_ = 0;
+  // Each `__shared__ ... ;` of the statement, split where it has the simple shape.
+  std::vector<RawSharedDecl> SharedDeclarations() const {
+    std::vector<RawSharedDecl> out;
+    for (size_t i = 0; i < tokens_.size(); ++i) {
+      if (tokens_[i].kind != CppToken::Kind::kIdentifier || tokens_[i].text != "__shared__") {
+        continue;
+      }
+      size_t end = i;
+      while (end < tokens_.size() && tokens_[end].text != ";") ++end;
+      RawSharedDecl decl;
+      const size_t stop = end < tokens_.size() ? tokens_[end].offset + 1 : code_.size();
+      decl.text = std::string(code_.substr(tokens_[i].offset, stop - tokens_[i].offset));
+      Split(i + 1, end, decl);
+      out.push_back(std::move(decl));
+      i = end;
+    }
+    return out;
+  }
+
+  // Tokens [begin, end) after __shared__: [__align__ ( N )] type... name ([ dim ])*.
+  void Split(size_t begin, size_t end, RawSharedDecl& decl) const {
+    size_t i = begin;
+    if (i + 3 < end && tokens_[i].text == "__align__" && tokens_[i + 1].text == "(" &&
+        tokens_[i + 3].text == ")") {
+      decl.align = std::string(tokens_[i + 2].text);
+      i += 4;
+    }
+    size_t name = end;
+    for (size_t k = i; k < end; ++k) {
+      if (tokens_[k].text == "[") {
+        name = k - 1;
+        break;
+      }
+      if (k + 1 == end) name = k;
+    }
+    if (name == end || name <= i || tokens_[name].kind != CppToken::Kind::kIdentifier) return;
+    std::vector<std::string> type;
+    for (size_t k = i; k < name; ++k) {
+      const absl::string_view t = tokens_[k].text;
+      if (t == "," || t == "=" || t == "*" || t == "&" || t == "(" || t == ")") return;
+      type.emplace_back(t);
+    }
+    for (size_t k = name + 1; k < end;) {
+      if (tokens_[k].text != "[") return;
+      size_t close = k + 1;
+      std::string dim;
+      while (close < end && tokens_[close].text != "]") {
+        if (tokens_[close].text == "[" || tokens_[close].text == ",") return;
+        absl::StrAppend(&dim, dim.empty() ? "" : " ", tokens_[close].text);
+        ++close;
+      }
+      if (close == end || dim.empty()) return;
+      decl.dims.push_back(std::move(dim));
+      k = close + 1;
+    }
+    decl.type = absl::StrJoin(type, " ");
+    decl.name = std::string(tokens_[name].text);
+    decl.parsed = true;
+  }
+
   SnippetFacts facts_;
   std::set<std::string> labels_;   // defined by the snippet itself (not in lambdas)
   std::vector<std::string> gotos_;  // targets, in order

@@ -41,6 +41,17 @@ struct CppToken {
 // message gives the line).
 absl::StatusOr<std::vector<CppToken>> LexCpp(absl::string_view code);
 
+// A `__shared__` declaration of a statement (not extern), split at its declarator:
+// `__shared__ __align__(16) float red[8][32];` is type "float", name "red", dims {"8", "32"},
+// align "16". `parsed` false when it is not one declarator of that shape (several names,
+// an initializer, a pointer): only `text` is set then.
+struct RawSharedDecl {
+  std::string text;  // the declaration, from __shared__ to the ';'
+  bool parsed = false;
+  std::string type, name, align;
+  std::vector<std::string> dims;
+};
+
 struct SnippetFacts {
   // A `return` of the enclosing function (the kernel), outside any lambda or local class.
   bool returns_from_kernel = false;
@@ -53,6 +64,8 @@ struct SnippetFacts {
   std::string unbalanced;
   // Both `extern` and `__shared__` appear as tokens.
   bool declares_extern_shared = false;
+  // Its static `__shared__` declarations (none when it declares extern shared memory).
+  std::vector<RawSharedDecl> shared_decls;
   // The first call of a block barrier (`__syncthreads`, `__syncthreads_count`/_and/_or),
   // as "`__syncthreads` on line 2", outside lambdas and local classes; empty if none.
   std::string block_barrier;

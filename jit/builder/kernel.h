@@ -389,6 +389,10 @@ struct SharedArrayDecl {
   // The element size was given by the caller for a type the builder does not know: the
   // kernel checks it with static_assert(sizeof(type) == element_bytes) on both backends.
   bool check_element_bytes = false;
+  // Declared by a raw `__shared__` in a Stmt (`path` is that statement's): counted in the
+  // plan's shared budget, not emitted again (the statement declares it, in its scope).
+  bool in_statement = false;
+  std::string path;
 };
 
 // An array of phase barriers (mbarriers) in shared memory: `__shared__ unsigned long long

@@ -333,7 +333,8 @@ KernelBuilder& KernelBuilder::SharedArray(std::string type, std::string name,
     count *= d;
   }
   kernel_.shared_arrays.push_back(SharedArrayDecl{std::move(type), std::move(name), count, bytes,
-                                                  std::move(dims), !known.has_value()});
+                                                  std::move(dims), !known.has_value(),
+                                                  /*in_statement=*/false, /*path=*/""});
   return *this;
 }
 
@@ -420,6 +421,10 @@ KernelBuilder& KernelBuilder::Stmt(std::string code) {
   KernelNode node;
   node.kind = KernelNode::Kind::kStatement;
   node.text = std::move(code);
+  if (absl::StrContains(node.text, "__shared__")) {
+    CountRawShared(node.text,
+                   absl::StrCat(Path(), " > ", KernelNodeLabel(node, NodeLabelStyle::kPath)));
+  }
   Append(std::move(node));
   return *this;
 }

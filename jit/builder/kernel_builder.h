@@ -381,6 +381,9 @@ class KernelBuilder {
   // Preamble's checks and append, for code at builder path `path` ("kernel k > preamble 2",
   // "kernel k > constant kTile").
   KernelBuilder& AddPreamble(std::string code, std::string path);
+  // A statement's raw `__shared__` arrays, counted in the shared budget (SharedArrayDecl::
+  // in_statement); a Fail with the SharedArray spelling for one it cannot size.
+  void CountRawShared(const std::string& code, const std::string& path);
   std::string Path() const;
   // The body new nodes go to, or null (with an error) where none may go.
   std::vector<KernelNode>* CurrentBody(const char* what);

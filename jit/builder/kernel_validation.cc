@@ -109,7 +109,8 @@ class Validator {
       RETURN_IF_ERROR(Declare(name, "constant", root));
     }
     for (const SharedArrayDecl& a : kernel_.shared_arrays) {
-      RETURN_IF_ERROR(Declare(a.name, "shared array", root));
+      // A statement's own __shared__ array is scoped by C++, like its other locals.
+      if (!a.in_statement) RETURN_IF_ERROR(Declare(a.name, "shared array", root));
     }
     if (!kernel_.dynamic_shared.type.empty()) {
       RETURN_IF_ERROR(Declare(kernel_.dynamic_shared.name, "dynamic shared array", root));

@@ -102,6 +102,7 @@ void WriteSignature(SourceWriter& w, const Kernel& kernel, bool profiled) {
 
 void WriteDeclarations(SourceWriter& w, const Kernel& kernel) {
   for (const SharedArrayDecl& a : kernel.shared_arrays) {
+    if (a.in_statement) continue;  // its statement declares it
     if (a.check_element_bytes) {
       w.Line(1, absl::StrFormat("static_assert(sizeof(%s) == %d, \"shared array '%s': "
                                 "SharedArray says its %s elements take %d bytes\");",

@@ -18,9 +18,10 @@ TEST(ExprTest, KnowsTheValueOfDecimalIntegerLiteralsOnly) {
 
 TEST(KernelTest, StaticSharedBytesAddsEveryArray) {
   Kernel kernel;
-  kernel.shared_arrays = {{"float", "a", 32, 4, {32}, false},
-                          {"double", "b", 3, 8, {3}, false}};
-  EXPECT_EQ(kernel.StaticSharedBytes(), 32u * 4 + 3 * 8);
+  kernel.shared_arrays = {{"float", "a", 32, 4, {32}, false, false, ""},
+                          {"double", "b", 3, 8, {3}, false, false, ""},
+                          {"int", "c", 2, 4, {2}, false, /*in_statement=*/true, "k > s"}};
+  EXPECT_EQ(kernel.StaticSharedBytes(), 32u * 4 + 3 * 8 + 2 * 4);
 }
 
 TEST(KernelTest, RoleAxesHaveTheirThreadCounts) {

@@ -91,5 +91,51 @@ TEST(SharedArrayBuildTest, AnUnknownTypeNeedsItsSizeAndAKnownOneItsOwn) {
                        HasSubstr("shared array 'z' has a dimension of 0")));
 }
 
+// A statement's raw `__shared__` arrays (vLLM's `__shared__ float red_smem[2 * NUM_WARPS]`)
+// are counted in the plan's shared budget (issue 54: "after the kernel's 2080 shared bytes"
+// where the kernel had 2592), and run as declared.
+TEST_F(SharedArrayTest, RawSharedDeclarationsInStatementsCountInTheBudget) {
+  KernelBuilder b("raw_shared");
+  b.Param("float*", "out").Block({64, 1, 1}).Constant("kWarps", 2);
+  b.SharedArray("float", "tile", 64);
+  b.Stmt("__shared__ float red_smem[2 * kWarps];\n"
+         "__shared__ __align__(16) float2 q_vecs[4][8];\n"
+         "__shared__ int count;\n"
+         "if (threadIdx.x < 4) red_smem[threadIdx.x] = threadIdx.x;\n"
+         "if (threadIdx.x == 0) count = 7;\n"
+         "tile[threadIdx.x] = threadIdx.x;");
+  b.Barrier("filled");
+  b.Stmt("out[threadIdx.x] = tile[63 - threadIdx.x] + red_smem[threadIdx.x % 4] + count;");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  EXPECT_EQ(kernel->StaticSharedBytes(), 64u * 4 + 4 * 4 + 4 * 8 * 8 + 4);
+  std::vector<float> out(64);
+  absl::StatusOr<RunResult> run =
+      RunKernel(device(), *kernel, {KernelArg::Out(absl::MakeSpan(out))}, RunOptions{});
+  ASSERT_THAT(run, IsOk());
+  EXPECT_THAT(run->plan->Explain(), HasSubstr("after the kernel's 532 shared bytes"));
+  for (int t = 0; t < 64; ++t) EXPECT_EQ(out[t], (63 - t) + t % 4 + 7) << t;
+}
+
+TEST(SharedArrayBuildTest, ARawSharedArrayItCannotSizeIsRefusedWithTheSharedArraySpelling) {
+  KernelBuilder b("k");
+  b.Param("float*", "out").Param("int", "n");
+  b.Preamble("struct Pair { float v; int i; };");
+  b.Stmt("__shared__ Pair best[2][32];");
+  EXPECT_THAT(b.Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("declares shared memory `__shared__ Pair best[2][32];` whose "
+                                 "size the builder cannot count")));
+  EXPECT_THAT(b.Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SharedArray(\"Pair\", \"best\", {2, 32}, sizeof_in_bytes)")));
+  KernelBuilder c("k");
+  c.Param("float*", "out").Param("int", "n");
+  c.Stmt("__shared__ float row[n];");
+  EXPECT_THAT(c.Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("declare it with SharedArray(\"float\", \"row\", {n})")));
+}
+
 }  // namespace
 }  // namespace warptrace
