@@ -127,13 +127,47 @@ WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
 }
 
 // Records one event: tag = site id | kExitFlag for a region's exit.
+//
+// On the device, the clock read, the bound check and the store are one inline-asm statement
+// (mov %clock, setp, a predicated st.v2.u32: three SASS instructions, plus the pointer and
+// count updates the compiler folds across record points). One statement, not C++ around an
+// asm clock read, because the kernel must compile as it does unprofiled: LLVM's unroller
+// weighs a loop by its IR, and a record point spelled as a branch and a store per event made
+// loops the unprofiled kernel unrolls stay rolled (issue 51: HGMMA 16 -> 4). The statement
+// is volatile (never removed or reordered against the kernel's own asm, so events keep
+// program order against wgmma, mbarrier and copy instructions) but has no "memory" clobber:
+// it fences none of the kernel's own loads and stores. The slots it writes are read only by
+// Epilogue, which opens with a compiler fence.
 WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
+#if defined(__CUDA_ARCH__)
+  // __isShared folds to a constant: the compiler knows where the Prologue pointed `next`
+  // (the staging array or the trace parameter), so one branch is left, with no isspacep.
+  // Shared: a 32-bit shared-window address (STS.64), as the compiler's own store would be.
+  if (__isShared(s.next)) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t.reg .u32 c;\n\t"
+        "mov.u32 c, %%clock;\n\t"
+        "setp.gt.s32 p, %1, 0;\n\t"
+        "@p st.shared.v2.u32 [%0], {%2, c};\n\t}"
+        :
+        : "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))), "r"(s.left), "r"(tag));
+  } else {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t.reg .u32 c;\n\t"
+        "mov.u32 c, %%clock;\n\t"
+        "setp.gt.s32 p, %1, 0;\n\t"
+        "@p st.v2.u32 [%0], {%2, c};\n\t}"
+        :
+        : "l"(s.next), "r"(s.left), "r"(tag));
+  }
+#else
   const u32 clock = ReadClock();
   if (s.left > 0) {
     // One 64-bit store, tag in the low word; slots are 8-byte aligned (64-byte header,
     // aligned buffer).
     *s.next = static_cast<u64>(tag) | (static_cast<u64>(clock) << 32);
   }
+#endif
   ++s.next;
   --s.left;
 }
@@ -145,11 +179,37 @@ WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
 // may be written without its payload (the dump counts that event as dropped); a payload is
 // never written without its event.
 WARPTRACE_DEVICE_INLINE void RecordWithPayload(UnitState& s, u32 tag, u32 a, u32 b) {
+#if defined(__CUDA_ARCH__)
+  // One statement per placement, no memory clobber: Record's comments say why.
+  if (__isShared(s.next)) {
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\t.reg .u32 c;\n\t"
+        "mov.u32 c, %%clock;\n\t"
+        "setp.gt.s32 p, %1, 0;\n\t"
+        "setp.gt.s32 q, %1, 1;\n\t"
+        "@p st.shared.v2.u32 [%0], {%2, c};\n\t"
+        "@q st.shared.v2.u32 [%0+8], {%3, %4};\n\t}"
+        :
+        : "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))), "r"(s.left),
+          "r"(tag | abi::kPayloadFlag), "r"(a), "r"(b));
+  } else {
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\t.reg .u32 c;\n\t"
+        "mov.u32 c, %%clock;\n\t"
+        "setp.gt.s32 p, %1, 0;\n\t"
+        "setp.gt.s32 q, %1, 1;\n\t"
+        "@p st.v2.u32 [%0], {%2, c};\n\t"
+        "@q st.v2.u32 [%0+8], {%3, %4};\n\t}"
+        :
+        : "l"(s.next), "r"(s.left), "r"(tag | abi::kPayloadFlag), "r"(a), "r"(b));
+  }
+#else
   const u32 clock = ReadClock();
   if (s.left > 0) {
     s.next[0] = static_cast<u64>(tag | abi::kPayloadFlag) | (static_cast<u64>(clock) << 32);
   }
   if (s.left > 1) s.next[1] = static_cast<u64>(a) | (static_cast<u64>(b) << 32);
+#endif
   s.next += 2;
   s.left -= 2;
 }
@@ -231,6 +291,11 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
 WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer,
                                       u32 thread_linear, u32 block_linear,
                                       u32 exit_flags = 0u) {
+#if defined(__CUDA_ARCH__)
+  // Record's stores are asm the compiler does not see write memory: they come before the
+  // reads below (once per exit, after the kernel's last record point).
+  asm volatile("" ::: "memory");
+#endif
   const u32 unit = RecordedUnit(c, thread_linear, block_linear);
   if (unit >= c.units_per_block) return;
   u32* const record = RecordOf(c, buffer, unit, block_linear);

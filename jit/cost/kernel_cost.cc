@@ -93,6 +93,7 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
     if (i == 0) {
       cost.log = std::move(compiled.log);
       cubin = std::move(compiled.cubin);
+      cost.ptx = std::move(compiled.ptx);
     }
   }
   std::sort(times.begin(), times.end());
@@ -104,6 +105,7 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
     cost.sass = std::string(sass);
     cost.sass_instructions = CountSassInstructions(sass);
     cost.key_instructions = CountKeySassInstructions(sass);
+    cost.clock_reads = CountClockReads(sass);
   }
   cost.cubin = std::move(cubin);
   if (!options.dump_dir.empty()) {
@@ -287,6 +289,92 @@ std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::str
   return counts;
 }
 
+uint64_t CountClockReads(absl::string_view sass) {
+  uint64_t reads = 0;
+  for (absl::string_view line : absl::StrSplit(sass, '\n')) {
+    if (absl::StrContains(line, "SR_CLOCKLO") &&
+        (absl::StrContains(line, "S2R") || absl::StrContains(line, "S2UR") ||
+         absl::StrContains(line, "CS2R"))) {
+      ++reads;
+    }
+  }
+  return reads;
+}
+
+namespace {
+
+// The kernel construct a key SASS class comes from, for the perturbation report.
+absl::string_view ConstructOf(absl::string_view opcode) {
+  static constexpr std::pair<absl::string_view, absl::string_view> kConstructs[] = {
+      {"HGMMA", "wgmma groups (MmaGroup)"},
+      {"UTMALDG", "TMA loads (AsyncCopy with a tensor map)"},
+      {"UTMASTG", "TMA stores (TmaStore)"},
+      {"UBLKCP", "bulk copies (AsyncCopy on a phase barrier)"},
+      {"LDGSTS", "cp.async copies (AsyncCopy)"},
+      {"LDSM", "ldmatrix (the kernel's statements)"},
+      {"STSM", "stmatrix (the kernel's statements)"},
+      {"HMMA", "mma.sync (the kernel's statements)"},
+      {"SYNCS", "phase barriers (WaitPhase, Arrive, copies' completion)"},
+      {"BAR", "barriers (Barrier, NamedBarrier)"},
+      {"LDL", "local memory loads (spills, stack arrays)"},
+      {"STL", "local memory stores (spills, stack arrays)"},
+  };
+  for (const auto& [name, construct] : kConstructs) {
+    if (name == opcode) return construct;
+  }
+  return "the kernel's code";
+}
+
+// The key-class lines of Perturbations.
+void KeyClassPerturbations(const KernelCostRow& row, std::vector<std::string>& out) {
+  if (row.off.key_instructions.size() != row.on.key_instructions.size()) return;
+  for (size_t i = 0; i < row.on.key_instructions.size(); ++i) {
+    const std::string& opcode = row.on.key_instructions[i].first;
+    const uint64_t off = row.off.key_instructions[i].second;
+    const uint64_t on = row.on.key_instructions[i].second;
+    if (on == off) continue;
+    // The record code's own instructions: mbarrier test/try waits observing copies' ends
+    // (SYNCS). Local memory is never the record code's own.
+    if (opcode == "SYNCS" && on > off) continue;
+    if ((opcode == "LDL" || opcode == "STL") && on < off) continue;
+    const std::string why =
+        opcode == "LDL" || opcode == "STL" ? "local memory the unprofiled kernel does not use"
+        : on < off ? "fewer than unprofiled: a loop around them is unrolled less"
+                   : "more than unprofiled: a loop around them is unrolled more";
+    out.push_back(absl::StrFormat("%s %d -> %d: %s, %s", opcode, off, on, ConstructOf(opcode),
+                                  why));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Perturbations(const KernelCostRow& row) {
+  std::vector<std::string> out;
+  KeyClassPerturbations(row, out);
+  const PtxasStats& off = row.off.ptxas;
+  const PtxasStats& on = row.on.ptxas;
+  if (on.spill_store_bytes > off.spill_store_bytes || on.spill_load_bytes > off.spill_load_bytes) {
+    out.push_back(absl::StrFormat("spills %d/%d -> %d/%d bytes (stores/loads): registers the "
+                                  "record code holds",
+                                  off.spill_store_bytes, off.spill_load_bytes,
+                                  on.spill_store_bytes, on.spill_load_bytes));
+  }
+  if (on.stack_frame_bytes > off.stack_frame_bytes) {
+    out.push_back(absl::StrFormat("stack frame %d -> %d bytes", off.stack_frame_bytes,
+                                  on.stack_frame_bytes));
+  }
+  // setmaxnreg kernels run one block per SM whatever ptxas allocates.
+  if (!row.setmaxnreg) {
+    const uint32_t blocks_off = RegisterLimitedBlocksPerSm(off.registers, row.threads_per_block);
+    const uint32_t blocks_on = RegisterLimitedBlocksPerSm(on.registers, row.threads_per_block);
+    if (blocks_on < blocks_off) {
+      out.push_back(absl::StrFormat("blocks/SM %d -> %d: %d -> %d registers per thread",
+                                    blocks_off, blocks_on, off.registers, on.registers));
+    }
+  }
+  return out;
+}
+
 KernelCostVariant UserKernelCostVariant(std::string name, const Kernel& kernel,
                                         std::optional<CudaTarget> target) {
   KernelCostVariant variant;
@@ -333,6 +421,11 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
                                    static_cast<double>(*row.off.sass_instructions)) /
                                   row.on.record_points;
     }
+    if (row.on.sass_instructions && row.off.sass_instructions && row.on.clock_reads > 2) {
+      row.sass_per_event = (static_cast<double>(*row.on.sass_instructions) -
+                            static_cast<double>(*row.off.sass_instructions)) /
+                           static_cast<double>(row.on.clock_reads - 2);
+    }
     const double off_s = absl::ToDoubleSeconds(row.off.compile_time);
     row.compile_ratio = off_s > 0 ? absl::ToDoubleSeconds(row.on.compile_time) / off_s : 0;
     rows.push_back(std::move(row));
@@ -353,9 +446,9 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                             options.policy.mma_groups ? "on" : "off",
                             options.policy.kernel ? "on" : "off"),
       options.repeats);
-  absl::StrAppendFormat(&out, "%-42s %-6s %9s %9s %15s %7s %11s %10s %7s %9s %11s %5s\n",
+  absl::StrAppendFormat(&out, "%-42s %-6s %9s %9s %15s %7s %11s %10s %7s %7s %9s %11s %5s\n",
                         "kernel", "arch", "regs", "blocks/SM", "spill st/ld", "stack", "SASS",
-                        "record pts", "SASS/pt", "+regs", "compile ms", "ratio");
+                        "record pts", "SASS/pt", "SASS/ev", "+regs", "compile ms", "ratio");
   auto spills = [](const PtxasStats& s) {
     return absl::StrCat(s.spill_store_bytes, "/", s.spill_load_bytes);
   };
@@ -363,7 +456,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
     const int added = static_cast<int>(r.on.ptxas.registers) -
                       static_cast<int>(r.off.ptxas.registers);
     absl::StrAppendFormat(
-        &out, "%-42s %-6s %9s %9s %15s %7s %11s %10d %7s %9s %11s %5.2f\n", r.name, r.arch,
+        &out, "%-42s %-6s %9s %9s %15s %7s %11s %10d %7s %7s %9s %11s %5.2f\n", r.name, r.arch,
         absl::StrCat(r.off.ptxas.registers, "/", r.on.ptxas.registers),
         // setmaxnreg kernels run one block per SM (their __launch_bounds__(threads, 1)).
         r.setmaxnreg ? std::string("1/1")
@@ -379,6 +472,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
             : "-",
         r.on.record_points,
         r.sass_per_record_point ? absl::StrFormat("%.1f", *r.sass_per_record_point) : "-",
+        r.sass_per_event ? absl::StrFormat("%.1f", *r.sass_per_event) : "-",
         absl::StrCat(added >= 0 ? "+" : "", added, r.setmaxnreg ? " (smr)" : ""),
         absl::StrFormat("%.0f/%.0f", absl::ToDoubleMilliseconds(r.off.compile_time),
                         absl::ToDoubleMilliseconds(r.on.compile_time)),
@@ -402,6 +496,12 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                                     : absl::StrJoin(present, ", "),
                     "\n");
   }
+  for (const KernelCostRow& r : rows) {
+    const std::vector<std::string> flags = Perturbations(r);
+    absl::StrAppend(&out, "  ", r.name, " perturbation: ",
+                    flags.empty() ? "none" : absl::StrCat("FLAGGED: ", absl::StrJoin(flags, "; ")),
+                    "\n");
+  }
   absl::StrAppend(
       &out,
       "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
@@ -409,10 +509,15 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "count leaves room for (before shared memory's limit); spill st/ld: bytes of spill stores/loads, off then on; stack: "
       "bytes of stack frame (local memory); "
       "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
-      "Record/RecordWithPayload calls in the emitted source (static); ratio = compile "
+      "Record/RecordWithPayload calls in the emitted source (static); SASS/ev = (SASS(on) - "
+      "SASS(off)) / (clock reads(on) - 2), per record point instance in the compiled code "
+      "(prologue and epilogue instructions included: an upper bound); ratio = compile "
       "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
       "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
-      "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts.\n");
+      "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts. "
+      "perturbation: what profiling changed beyond the record code's own instructions "
+      "(jit/cost/kernel_cost.h, Perturbations): FLAGGED lines name the class, the construct "
+      "and why.\n");
   if (options.cuobjdump.empty()) {
     absl::StrAppend(&out, "SASS columns skipped: no cuobjdump.\n");
   } else {

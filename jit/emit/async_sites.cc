@@ -150,7 +150,7 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
   const CopySite* tracked = Tracked(node);
   if (tracked != nullptr) {
     const std::string id = BarrierId(decl, "warptrace_bar");
-    ObservePending(d, *tracked, "warptrace_bar", id);
+    ObservePending(d, *tracked, "warptrace_bar", id, /*in_loop=*/true);
     RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), id,
                   "begin of");
     Line(d, absl::StrCat(tracked->var, "_pending[warptrace_bar] = ++", tracked->var,
@@ -236,12 +236,13 @@ void AsyncSites::RecordCopyEnd(int depth, const CopySite& c, const std::string& 
 }
 
 // Records the end of each of `c`'s copies in flight whose phase has completed, without
-// waiting (test_wait), by the issuing thread (the caller checks); the loop is not unrolled (it runs while the
-// thread waits, and unrolled copies of it cost compile time).
+// waiting (test_wait), by the issuing thread (the caller checks). The loop over the
+// elements is unrolled whole (a barrier array has a few elements): a loop LLVM sees inside
+// the kernel's loop makes that loop an outer one, unrolled otherwise than unprofiled.
 void AsyncSites::PollPending(int depth, const CopySite& c) {
   const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
   const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
-  NoUnroll(out_, depth);
+  FullUnroll(out_, depth);
   ForEachElement(depth, decl);
   Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
                                c.node->copy.barrier, "[warptrace_e], ", c.var,
@@ -254,10 +255,14 @@ void AsyncSites::PollPending(int depth, const CopySite& c) {
 // A bulk copy still pending on element `bar`: wait for its phase (complete already when
 // the kernel's protocol ordered it), then record its end.
 void AsyncSites::ObservePending(int depth, const CopySite& c, const std::string& bar,
-    const std::string& id) {
+    const std::string& id, bool in_loop) {
   const std::string pending = absl::StrCat(c.var, "_pending[", bar, "]");
   Line(depth, absl::StrCat("if (", pending, " != 0u) {"));
-  Line(depth + 1, absl::StrCat("warptrace_mbarrier_wait_parity(&", c.node->copy.barrier, "[",
+  // In the kernel's loops, the wait's loop inside one asm statement
+  // (warptrace_record_wait_parity): PollPending's comment says why.
+  Line(depth + 1, absl::StrCat(in_loop ? "warptrace_record_wait_parity(&"
+                                       : "warptrace_mbarrier_wait_parity(&",
+                               c.node->copy.barrier, "[",
                                bar, "], ", c.var, "_phase[", bar, "] & 1u);"));
   RecordCopyEnd(depth + 1, c, pending, id);
   Line(depth, "}");
@@ -333,7 +338,8 @@ void AsyncSites::ObservePendingCopies(int depth) {
     Line(depth, absl::StrCat("if (", IsIssuer(c), ") {"));
     NoUnroll(out_, depth + 1);
     ForEachElement(depth + 1, decl);
-    ObservePending(depth + 2, c, "warptrace_e", BarrierId(decl, "warptrace_e"));
+    ObservePending(depth + 2, c, "warptrace_e", BarrierId(decl, "warptrace_e"),
+                   /*in_loop=*/false);
     Line(depth + 1, "}");
     Line(depth, "}");
   }

@@ -198,14 +198,15 @@ class AsyncSites {
                      const std::string& barrier_id);
 
   // Records the end of each of `c`'s copies in flight whose phase has completed, without
-  // waiting (test_wait), by the issuing thread (the caller checks); the loop is not unrolled (it runs while the
-  // thread waits, and unrolled copies of it cost compile time).
+  // waiting (test_wait), by the issuing thread (the caller checks); the loop over the
+  // elements is unrolled whole, so that the kernel's loop around it stays innermost.
   void PollPending(int depth, const CopySite& c);
 
   // A bulk copy still pending on element `bar`: wait for its phase (complete already when
-  // the kernel's protocol ordered it), then record its end.
+  // the kernel's protocol ordered it), then record its end. `in_loop`: in the kernel's
+  // code (the wait is one asm statement, warptrace_record_wait_parity), not at its exits.
   void ObservePending(int depth, const CopySite& c, const std::string& bar,
-                      const std::string& id);
+                      const std::string& id, bool in_loop);
 
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);
