@@ -1,6 +1,7 @@
 // The device recorder: the code every profiled kernel includes. Generated kernels call
 //
 //   warptrace::recorder::UnitState wt;                     // one per thread, in registers
+//                                                          // (SharedUnitState: shared placement)
 //   warptrace::recorder::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
 //   warptrace::recorder::Record(wt, tag);                  // at each record point
 //   warptrace::recorder::RecordWithPayload(wt, tag, a, b); // an event with a payload slot
@@ -89,12 +90,23 @@ struct Config {
 // slots left (not an index), so that each event costs a clock read, a compare against an
 // immediate, and one predicated 64-bit store (STG.E.64 / STS.64): no address arithmetic,
 // no 64-bit multiply. A unit records fewer than 2^31 events past its capacity.
-struct UnitState {
+//
+// kShared: the events are staged in shared memory (Config::shared), stored with
+// st.shared through a 32-bit shared-window address; otherwise with generic stores (right
+// for either placement). The placement is in the type, a constant when the record code is
+// compiled: a record point spelled with a run-time choice of store (or one the compiler
+// folds only after its loop unroller ran) is weighed with both, and loops the unprofiled
+// kernel unrolls stay rolled (issue 51). The emitter declares SharedUnitState for shared
+// placement and UnitState for global.
+template <bool kShared>
+struct BasicUnitState {
   u64* next;  // where the next event goes (global or shared); advances on every Record.
               // Non-recorders point at the buffer and never store through it.
   int left;   // slots left: capacity - attempted; <= 0 once full (events then dropped);
               // 0 for every thread that does not record
 };
+using UnitState = BasicUnitState<false>;
+using SharedUnitState = BasicUnitState<true>;
 
 WARPTRACE_DEVICE_INLINE u32 ReadClock() {
 #if defined(__CUDA_ARCH__)
@@ -138,12 +150,11 @@ WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
 // program order against wgmma, mbarrier and copy instructions) but has no "memory" clobber:
 // it fences none of the kernel's own loads and stores. The slots it writes are read only by
 // Epilogue, which opens with a compiler fence.
-WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void Record(BasicUnitState<kShared>& s, u32 tag) {
 #if defined(__CUDA_ARCH__)
-  // __isShared folds to a constant: the compiler knows where the Prologue pointed `next`
-  // (the staging array or the trace parameter), so one branch is left, with no isspacep.
   // Shared: a 32-bit shared-window address (STS.64), as the compiler's own store would be.
-  if (__isShared(s.next)) {
+  if (kShared) {
     asm volatile(
         "{\n\t.reg .pred p;\n\t.reg .u32 c;\n\t"
         "mov.u32 c, %%clock;\n\t"
@@ -178,10 +189,11 @@ WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
 // slot is left and its payload only while two are, so at the capacity edge the event's slot
 // may be written without its payload (the dump counts that event as dropped); a payload is
 // never written without its event.
-WARPTRACE_DEVICE_INLINE void RecordWithPayload(UnitState& s, u32 tag, u32 a, u32 b) {
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 tag, u32 a, u32 b) {
 #if defined(__CUDA_ARCH__)
   // One statement per placement, no memory clobber: Record's comments say why.
-  if (__isShared(s.next)) {
+  if (kShared) {
     asm volatile(
         "{\n\t.reg .pred p, q;\n\t.reg .u32 c;\n\t"
         "mov.u32 c, %%clock;\n\t"
@@ -213,6 +225,68 @@ WARPTRACE_DEVICE_INLINE void RecordWithPayload(UnitState& s, u32 tag, u32 a, u32
   s.next += 2;
   s.left -= 2;
 }
+
+#if defined(__CUDA_ARCH__)
+// The end of an asynchronous copy in flight on an mbarrier, recorded by its issuing thread
+// (jit/emit/async_sites.cc; device only: the host backend's emitted code does the same in
+// C++ with its own mbarrier functions). `pending` holds the copy's issue + 1 (0: none in
+// flight), `phase` the phase it completes; both are the issuer's words in shared memory,
+// as is `bar`. When a copy is in flight and its phase has completed (kWait: once it has,
+// waiting on mbarrier.try_wait; otherwise mbarrier.test_wait, once), `pending` is cleared
+// and the event (tag | kPayloadFlag, clock) with payload (issue, id) recorded as
+// RecordWithPayload would. One asm statement, branches and all: LLVM weighs it as one
+// instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment);
+// it clobbers memory because the emitted C++ also touches `pending` (at the copy's issue).
+template <bool kWait, bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordCopyEnd(BasicUnitState<kShared>& s, u32 tag, u32* pending,
+                                           const u32* phase, u64* bar, u32 id) {
+#define WARPTRACE_COPY_END_ASM(STORE, OP, MISS)                                    \
+  "{\n\t.reg .pred p;\n\t.reg .u32 pend, ph, c;\n\t"                             \
+  "mov.u32 %0, 0;\n\t"                                                          \
+  "ld.shared.u32 pend, [%3];\n\t"                                               \
+  "setp.ne.u32 p, pend, 0;\n\t"                                                 \
+  "@!p bra WARPTRACE_COPY_END_DONE;\n\t"                                        \
+  "ld.shared.u32 ph, [%4];\n\t"                                                 \
+  "and.b32 ph, ph, 1;\n\t"                                                      \
+  "WARPTRACE_COPY_END_WAIT:\n\t"                                                \
+  "mbarrier." OP ".parity.shared.b64 p, [%5], ph;\n\t"                          \
+  "@!p bra WARPTRACE_COPY_END_" MISS ";\n\t"                                    \
+  "st.shared.u32 [%3], 0;\n\t"                                                  \
+  "mov.u32 c, %%clock;\n\t"                                                     \
+  "sub.u32 pend, pend, 1;\n\t"                                                  \
+  "setp.gt.s32 p, %2, 0;\n\t"                                                   \
+  "@p " STORE " [%1], {%6, c};\n\t"                                             \
+  "setp.gt.s32 p, %2, 1;\n\t"                                                   \
+  "@p " STORE " [%1+8], {pend, %7};\n\t"                                        \
+  "mov.u32 %0, 2;\n\t"                                                          \
+  "WARPTRACE_COPY_END_DONE:\n\t}"
+  u32 slots;  // 2 when recorded, else 0
+  const u32 pending_s = static_cast<u32>(__cvta_generic_to_shared(pending));
+  const u32 phase_s = static_cast<u32>(__cvta_generic_to_shared(phase));
+  const u32 bar_s = static_cast<u32>(__cvta_generic_to_shared(bar));
+  // The store and the wait are spelled in the statement: one statement per case.
+#define WARPTRACE_COPY_END(STORE, OP, MISS, ...)                                          \
+  asm volatile(WARPTRACE_COPY_END_ASM(STORE, OP, MISS)                                    \
+               : "=r"(slots)                                                              \
+               : __VA_ARGS__, "r"(s.left), "r"(pending_s), "r"(phase_s), "r"(bar_s),      \
+                 "r"(tag | abi::kPayloadFlag), "r"(id)                                    \
+               : "memory")
+  const u32 next_s = kShared ? static_cast<u32>(__cvta_generic_to_shared(s.next)) : 0u;
+  if (kWait && kShared) {
+    WARPTRACE_COPY_END("st.shared.v2.u32", "try_wait", "WAIT", "r"(next_s));
+  } else if (kWait) {
+    WARPTRACE_COPY_END("st.v2.u32", "try_wait", "WAIT", "l"(s.next));
+  } else if (kShared) {
+    WARPTRACE_COPY_END("st.shared.v2.u32", "test_wait", "DONE", "r"(next_s));
+  } else {
+    WARPTRACE_COPY_END("st.v2.u32", "test_wait", "DONE", "l"(s.next));
+  }
+#undef WARPTRACE_COPY_END
+#undef WARPTRACE_COPY_END_ASM
+  s.next += slots;
+  s.left -= static_cast<int>(slots);
+}
+#endif  // __CUDA_ARCH__
 
 // Writes header words i and i+1 (i even: records are 8-byte aligned) with one 64-bit store
 // on the device. Fewer, wider stores make the prologue and epilogue cheaper to run and to
@@ -251,13 +325,19 @@ WARPTRACE_DEVICE_INLINE u32* RecordOf(const Config& c, u32* buffer, u32 unit, u3
 // Sets up the thread's state and, for a recorder, writes the record's identity and start
 // stamps. `buffer` is the launch's trace buffer; `shared_slots` is the block's staging area
 // (units_per_block * capacity * 2 words, 8-byte aligned) or null for global placement.
-WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer,
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void Prologue(BasicUnitState<kShared>& s, const Config& c, u32* buffer,
                                       u32* shared_slots, u32 thread_linear,
                                       u32 block_linear) {
   // Shared placement: every thread points into the staging area, so the compiler sees one
   // address space and stores with STS.
   s.next = reinterpret_cast<u64*>(c.shared ? shared_slots : buffer);
   s.left = 0;
+#if defined(__CUDA_ARCH__)
+  // A SharedUnitState stores with st.shared: only for shared placement (folds: the emitted
+  // Config is a constant).
+  if (kShared && c.shared == 0u) __trap();
+#endif
   const u32 unit = RecordedUnit(c, thread_linear, block_linear);
   if (unit >= c.units_per_block) return;
   u32* const record = RecordOf(c, buffer, unit, block_linear);
@@ -288,7 +368,8 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
 // thread; only recorders act, once: a second call (e.g. after an early return path) finds
 // its record complete and does nothing. `exit_flags` is 0 at the kernel's end and
 // abi::kFlagEarlyReturn on an early return's path; it is or-ed into the header's flags.
-WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer,
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void Epilogue(BasicUnitState<kShared>& s, const Config& c, u32* buffer,
                                       u32 thread_linear, u32 block_linear,
                                       u32 exit_flags = 0u) {
 #if defined(__CUDA_ARCH__)

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "format/trace_abi.h"
 #include "jit/emit/emit_lines.h"
 
 namespace warptrace {
@@ -244,11 +245,13 @@ void AsyncSites::PollPending(int depth, const CopySite& c) {
   const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
   FullUnroll(out_, depth);
   ForEachElement(depth, decl);
+  DeviceCopyEnd(depth + 1, c, "warptrace_e", BarrierId(decl, "warptrace_e"), /*wait=*/false);
   Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
                                c.node->copy.barrier, "[warptrace_e], ", c.var,
                                "_phase[warptrace_e] & 1u)) {"));
   RecordCopyEnd(depth + 2, c, pending, BarrierId(decl, "warptrace_e"));
   Line(depth + 1, "}");
+  Line(0, "#endif");
   Line(depth, "}");
 }
 
@@ -257,15 +260,28 @@ void AsyncSites::PollPending(int depth, const CopySite& c) {
 void AsyncSites::ObservePending(int depth, const CopySite& c, const std::string& bar,
     const std::string& id, bool in_loop) {
   const std::string pending = absl::StrCat(c.var, "_pending[", bar, "]");
+  if (in_loop) DeviceCopyEnd(depth, c, bar, id, /*wait=*/true);
   Line(depth, absl::StrCat("if (", pending, " != 0u) {"));
-  // In the kernel's loops, the wait's loop inside one asm statement
-  // (warptrace_record_wait_parity): PollPending's comment says why.
-  Line(depth + 1, absl::StrCat(in_loop ? "warptrace_record_wait_parity(&"
-                                       : "warptrace_mbarrier_wait_parity(&",
-                               c.node->copy.barrier, "[",
+  Line(depth + 1, absl::StrCat("warptrace_mbarrier_wait_parity(&", c.node->copy.barrier, "[",
                                bar, "], ", c.var, "_phase[", bar, "] & 1u);"));
   RecordCopyEnd(depth + 1, c, pending, id);
   Line(depth, "}");
+  if (in_loop) Line(0, "#endif");
+}
+
+// On a GPU, the end of `c`'s copy in flight on element `bar` as one recorder call
+// (recorder::RecordCopyEnd: one asm statement, so that LLVM unrolls the kernel's loop
+// around it as it does unprofiled, issue 51); `wait`: waits for its phase, else tests it.
+// Opens `#else` for the host backend's C++ of the same, which the caller writes and closes.
+void AsyncSites::DeviceCopyEnd(int depth, const CopySite& c, const std::string& bar,
+                               const std::string& id, bool wait) {
+  Line(0, "#if defined(__CUDA_ARCH__)");
+  Line(depth, absl::StrFormat(
+                  "warptrace::recorder::RecordCopyEnd<%s>(warptrace_unit, 0x%08xu, &%s_pending[%s], "
+                  "&%s_phase[%s], &%s[%s], %s);  // end of %s",
+                  wait ? "true" : "false", abi::MakeTag(c.site.id, true), c.var, bar, c.var, bar,
+                  c.node->copy.barrier, bar, id, c.site.name));
+  Line(0, "#else");
 }
 
 // A group just committed: its site (none: not recorded) enters the kind's history.

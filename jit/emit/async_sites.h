@@ -204,9 +204,13 @@ class AsyncSites {
 
   // A bulk copy still pending on element `bar`: wait for its phase (complete already when
   // the kernel's protocol ordered it), then record its end. `in_loop`: in the kernel's
-  // code (the wait is one asm statement, warptrace_record_wait_parity), not at its exits.
+  // code (on a GPU one recorder call, DeviceCopyEnd), not at its exits.
   void ObservePending(int depth, const CopySite& c, const std::string& bar,
                       const std::string& id, bool in_loop);
+  // On a GPU, the end of `c`'s copy in flight on element `bar` as one recorder call
+  // (recorder::RecordCopyEnd<wait>); opens the `#else` the caller fills for the host.
+  void DeviceCopyEnd(int depth, const CopySite& c, const std::string& bar,
+                     const std::string& id, bool wait);
 
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);

@@ -94,7 +94,10 @@ class Emitter {
     }
     Line(1, "const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + "
             "blockDim.y * threadIdx.z);");
-    Line(1, "warptrace::recorder::UnitState warptrace_unit;");
+    // The placement is in the state's type (format/recorder.cuh: the store each record
+    // point compiles to is then a constant).
+    Line(1, shared ? "warptrace::recorder::SharedUnitState warptrace_unit;"
+                   : "warptrace::recorder::UnitState warptrace_unit;");
     Line(1, absl::StrCat(
                 "warptrace::recorder::Prologue(warptrace_unit, warptrace_config, ", kTraceParam,
                 ", ",

@@ -23,8 +23,6 @@
 //   warptrace_mbarrier_try_wait_parity(bar, parity)   the same, waiting a while (on the host:
 //                                                     until it completes)
 //   warptrace_mbarrier_wait_parity(bar, parity)       loops on try_wait
-//   warptrace_record_wait_parity(bar, parity)         the same, the loop inside one asm
-//                                                     statement (the recorder's waits)
 // Asynchronous copies:
 //   warptrace_cp_async(smem_dst, gmem_src, bytes)   cp.async, 4, 8 or 16 bytes (sm_80+)
 //   warptrace_cp_async_commit() / warptrace_cp_async_wait_prior(n)  groups; wait until at
@@ -379,27 +377,6 @@ __device__ __forceinline__ void warptrace_mbarrier_wait_parity(unsigned long lon
   while (!warptrace_mbarrier_try_wait_parity(bar, parity)) {
   }
 }
-// The same wait as one asm statement, its loop inside it (CUTLASS's ClusterBarrier::wait
-// spells its waits so): for the recorder's own waits (jit/emit/async_sites.cc), so that
-// LLVM sees no loop in the kernel's loop body. A loop it sees makes the kernel's loop an
-// outer loop, which it then unrolls differently from the unprofiled kernel (issue 51).
-__device__ __forceinline__ void warptrace_record_wait_parity(unsigned long long* bar,
-                                                             unsigned int parity) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\t"
-      "WARPTRACE_RECORD_WAIT:\n\t"
-#if __CUDA_ARCH__ >= 900
-      "mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n\t"
-#else
-      "mbarrier.test_wait.parity.shared.b64 p, [%0], %1;\n\t"
-#endif
-      "@!p bra WARPTRACE_RECORD_WAIT;\n\t}"
-      :
-      : "r"(warptrace_smem_address(bar)), "r"(parity & 1u)
-      : "memory");
-}
-#else
-#define warptrace_record_wait_parity(bar, parity) warptrace_mbarrier_wait_parity(bar, parity)
 #endif
 
 // Tensor cores (mma.sync), ldmatrix / stmatrix and elect.sync.
