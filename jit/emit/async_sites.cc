@@ -237,22 +237,22 @@ void AsyncSites::RecordCopyEnd(int depth, const CopySite& c, const std::string& 
 }
 
 // Records the end of each of `c`'s copies in flight whose phase has completed, without
-// waiting (test_wait), by the issuing thread (the caller checks). The loop over the
-// elements is unrolled whole (a barrier array has a few elements): a loop LLVM sees inside
-// the kernel's loop makes that loop an outer one, unrolled otherwise than unprofiled.
+// waiting (test_wait), by the issuing thread (the caller checks). On a GPU one recorder
+// call for all the elements (DeviceCopyEnds); the host backend's loop is not unrolled (it
+// runs while the thread waits, and unrolled copies of it cost compile time).
 void AsyncSites::PollPending(int depth, const CopySite& c) {
   const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
   const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
-  FullUnroll(out_, depth);
+  DeviceCopyEnds(depth, c, "0", absl::StrCat(decl.first_id, "u"), decl.size, /*wait=*/false);
+  NoUnroll(out_, depth);
   ForEachElement(depth, decl);
-  DeviceCopyEnd(depth + 1, c, "warptrace_e", BarrierId(decl, "warptrace_e"), /*wait=*/false);
   Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
                                c.node->copy.barrier, "[warptrace_e], ", c.var,
                                "_phase[warptrace_e] & 1u)) {"));
   RecordCopyEnd(depth + 2, c, pending, BarrierId(decl, "warptrace_e"));
   Line(depth + 1, "}");
-  Line(0, "#endif");
   Line(depth, "}");
+  Line(0, "#endif");
 }
 
 // A bulk copy still pending on element `bar`: wait for its phase (complete already when
@@ -260,7 +260,7 @@ void AsyncSites::PollPending(int depth, const CopySite& c) {
 void AsyncSites::ObservePending(int depth, const CopySite& c, const std::string& bar,
     const std::string& id, bool in_loop) {
   const std::string pending = absl::StrCat(c.var, "_pending[", bar, "]");
-  if (in_loop) DeviceCopyEnd(depth, c, bar, id, /*wait=*/true);
+  if (in_loop) DeviceCopyEnds(depth, c, bar, id, 1, /*wait=*/true);
   Line(depth, absl::StrCat("if (", pending, " != 0u) {"));
   Line(depth + 1, absl::StrCat("warptrace_mbarrier_wait_parity(&", c.node->copy.barrier, "[",
                                bar, "], ", c.var, "_phase[", bar, "] & 1u);"));
@@ -269,18 +269,19 @@ void AsyncSites::ObservePending(int depth, const CopySite& c, const std::string&
   if (in_loop) Line(0, "#endif");
 }
 
-// On a GPU, the end of `c`'s copy in flight on element `bar` as one recorder call
-// (recorder::RecordCopyEnd: one asm statement, so that LLVM unrolls the kernel's loop
-// around it as it does unprofiled, issue 51); `wait`: waits for its phase, else tests it.
-// Opens `#else` for the host backend's C++ of the same, which the caller writes and closes.
-void AsyncSites::DeviceCopyEnd(int depth, const CopySite& c, const std::string& bar,
-                               const std::string& id, bool wait) {
+// On a GPU, the ends of `c`'s copies in flight on elements `first` to `first` + `count` - 1
+// (`first_id`: the first one's barrier id) as one recorder call (recorder::RecordCopyEnds:
+// one asm statement, so that LLVM unrolls the kernel's loop around it as it does
+// unprofiled, issue 51); `wait`: waits for each one's phase, else tests it. Opens the
+// `#else` for the host backend's C++ of the same, which the caller writes and closes.
+void AsyncSites::DeviceCopyEnds(int depth, const CopySite& c, const std::string& first,
+                                const std::string& first_id, uint32_t count, bool wait) {
   Line(0, "#if defined(__CUDA_ARCH__)");
   Line(depth, absl::StrFormat(
-                  "warptrace::recorder::RecordCopyEnd<%s>(warptrace_unit, 0x%08xu, &%s_pending[%s], "
-                  "&%s_phase[%s], &%s[%s], %s);  // end of %s",
-                  wait ? "true" : "false", abi::MakeTag(c.site.id, true), c.var, bar, c.var, bar,
-                  c.node->copy.barrier, bar, id, c.site.name));
+                  "warptrace::recorder::RecordCopyEnds<%s>(warptrace_unit, 0x%08xu, "
+                  "&%s_pending[%s], &%s_phase[%s], &%s[%s], %s, %du);  // end of %s",
+                  wait ? "true" : "false", abi::MakeTag(c.site.id, true), c.var, first, c.var,
+                  first, c.node->copy.barrier, first, first_id, count, c.site.name));
   Line(0, "#else");
 }
 

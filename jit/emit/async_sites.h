@@ -198,19 +198,18 @@ class AsyncSites {
                      const std::string& barrier_id);
 
   // Records the end of each of `c`'s copies in flight whose phase has completed, without
-  // waiting (test_wait), by the issuing thread (the caller checks); the loop over the
-  // elements is unrolled whole, so that the kernel's loop around it stays innermost.
+  // waiting (test_wait), by the issuing thread (the caller checks).
   void PollPending(int depth, const CopySite& c);
 
   // A bulk copy still pending on element `bar`: wait for its phase (complete already when
   // the kernel's protocol ordered it), then record its end. `in_loop`: in the kernel's
-  // code (on a GPU one recorder call, DeviceCopyEnd), not at its exits.
+  // code (on a GPU one recorder call, DeviceCopyEnds), not at its exits.
   void ObservePending(int depth, const CopySite& c, const std::string& bar,
                       const std::string& id, bool in_loop);
-  // On a GPU, the end of `c`'s copy in flight on element `bar` as one recorder call
-  // (recorder::RecordCopyEnd<wait>); opens the `#else` the caller fills for the host.
-  void DeviceCopyEnd(int depth, const CopySite& c, const std::string& bar,
-                     const std::string& id, bool wait);
+  // On a GPU, the ends of `c`'s copies on `count` elements from `first` as one recorder
+  // call (recorder::RecordCopyEnds<wait>); opens the `#else` the caller fills for the host.
+  void DeviceCopyEnds(int depth, const CopySite& c, const std::string& first,
+                      const std::string& first_id, uint32_t count, bool wait);
 
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);

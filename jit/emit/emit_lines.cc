@@ -55,12 +55,6 @@ void NoUnroll(SourceWriter& out, int depth) {
   out.Line(0, "#endif");
 }
 
-void FullUnroll(SourceWriter& out, int depth) {
-  out.Line(0, "#if defined(__CUDACC__)");
-  out.Line(depth, "#pragma unroll");
-  out.Line(0, "#endif");
-}
-
 std::string IsThread(uint64_t thread) { return absl::StrCat("warptrace_tid == ", thread, "u"); }
 
 }  // namespace warptrace

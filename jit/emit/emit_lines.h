@@ -40,9 +40,6 @@ void ForEachElement(SourceWriter& out, int depth, const PhaseBarrierDecl& decl);
 
 // `#pragma unroll 1` for NVRTC only (the host compiler does not know it).
 void NoUnroll(SourceWriter& out, int depth);
-// `#pragma unroll` (whole) for NVRTC only: for the record code's loops over a barrier
-// array's few elements inside the kernel's loops, which must leave LLVM no nested loop.
-void FullUnroll(SourceWriter& out, int depth);
 
 // `warptrace_tid == <thread>u`.
 std::string IsThread(uint64_t thread);
