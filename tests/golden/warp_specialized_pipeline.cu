@@ -33,7 +33,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       /*sample_begin=*/0u, /*sample_end=*/8u, /*sample_stride=*/1u};
   __shared__ unsigned long long warptrace_staging[1560];
   const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  warptrace::recorder::UnitState warptrace_unit;
+  warptrace::recorder::SharedUnitState warptrace_unit;
   warptrace::recorder::Prologue(warptrace_unit, warptrace_config, warptrace_trace, reinterpret_cast<unsigned int*>(warptrace_staging), warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
   warptrace::recorder::Record(warptrace_unit, 0u);  // enter warp_specialized_pipeline
   // phase barriers: thread 0 initializes them, visible to all (and to bulk copies) after the fence and barrier
