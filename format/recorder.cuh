@@ -65,6 +65,16 @@ extern "C" __attribute__((noreturn)) void warptrace_host_trips_differ(
   if (warptrace_trips_##n != (declared)) warptrace_host_trips_differ(loop, declared, warptrace_trips_##n)
 #endif
 
+// The block's linear index (blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)),
+// read again where it is used: the emitted epilogue's argument. On the device, volatile
+// special-register reads, so that the compiler recomputes it (a handful of instructions at
+// each exit) instead of holding the prologue's value in a register for the whole kernel.
+#if defined(__CUDA_ARCH__)
+#define WARPTRACE_BLOCK_LINEAR_NOW ::warptrace::recorder::ReadBlockLinear()
+#else
+#define WARPTRACE_BLOCK_LINEAR_NOW (blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z))
+#endif
+
 namespace warptrace {
 namespace recorder {
 
@@ -127,6 +137,18 @@ WARPTRACE_DEVICE_INLINE u64 ReadGlobaltimer() {
   return warptrace_host_globaltimer();
 #endif
 }
+
+#if defined(__CUDA_ARCH__)
+WARPTRACE_DEVICE_INLINE u32 ReadBlockLinear() {
+  u32 x, y, z, nx, ny;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
+  asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(z));
+  asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(nx));
+  asm volatile("mov.u32 %0, %%nctaid.y;" : "=r"(ny));
+  return x + nx * (y + ny * z);
+}
+#endif
 
 WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
 #if defined(__CUDA_ARCH__)
