@@ -65,14 +65,18 @@ extern "C" __attribute__((noreturn)) void warptrace_host_trips_differ(
   if (warptrace_trips_##n != (declared)) warptrace_host_trips_differ(loop, declared, warptrace_trips_##n)
 #endif
 
-// The block's linear index (blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)),
-// read again where it is used: the emitted epilogue's argument. On the device, volatile
-// special-register reads, so that the compiler recomputes it (a handful of instructions at
-// each exit) instead of holding the prologue's value in a register for the whole kernel.
+// The block's and the thread's linear indices (blockIdx.x + gridDim.x * (blockIdx.y +
+// gridDim.y * blockIdx.z), the same of threadIdx and blockDim), read again where they are
+// used: the emitted epilogue's arguments. On the device, volatile special-register reads,
+// so that the compiler recomputes them (a few instructions at each exit) instead of holding
+// the prologue's values in registers for the whole kernel.
 #if defined(__CUDA_ARCH__)
-#define WARPTRACE_BLOCK_LINEAR_NOW ::warptrace::recorder::ReadBlockLinear()
+#define WARPTRACE_BLOCK_LINEAR_NOW ::warptrace::recorder::ReadLinear<true>()
+#define WARPTRACE_THREAD_LINEAR_NOW ::warptrace::recorder::ReadLinear<false>()
 #else
 #define WARPTRACE_BLOCK_LINEAR_NOW (blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z))
+#define WARPTRACE_THREAD_LINEAR_NOW \
+  (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))
 #endif
 
 namespace warptrace {
@@ -139,13 +143,23 @@ WARPTRACE_DEVICE_INLINE u64 ReadGlobaltimer() {
 }
 
 #if defined(__CUDA_ARCH__)
-WARPTRACE_DEVICE_INLINE u32 ReadBlockLinear() {
+// kBlock: the block's linear index, else the thread's in its block (WARPTRACE_*_NOW).
+template <bool kBlock>
+WARPTRACE_DEVICE_INLINE u32 ReadLinear() {
   u32 x, y, z, nx, ny;
-  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
-  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
-  asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(z));
-  asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(nx));
-  asm volatile("mov.u32 %0, %%nctaid.y;" : "=r"(ny));
+  if (kBlock) {
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+    asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
+    asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(z));
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(nx));
+    asm volatile("mov.u32 %0, %%nctaid.y;" : "=r"(ny));
+  } else {
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+    asm volatile("mov.u32 %0, %%tid.y;" : "=r"(y));
+    asm volatile("mov.u32 %0, %%tid.z;" : "=r"(z));
+    asm volatile("mov.u32 %0, %%ntid.x;" : "=r"(nx));
+    asm volatile("mov.u32 %0, %%ntid.y;" : "=r"(ny));
+  }
   return x + nx * (y + ny * z);
 }
 #endif

@@ -131,11 +131,13 @@ class Emitter {
     for (auto it = open_sites_.rbegin(); it != open_sites_.rend(); ++it) {
       Exit(depth, *it, note.c_str());
     }
-    // The block's index read again (WARPTRACE_BLOCK_LINEAR_NOW), not kept in a register
-    // across the kernel from the prologue's: that register raised the kernel's count
-    // (issue 51: warp_specialized_pipeline 40 -> 48, a block fewer per SM).
+    // The thread's and the block's indices read again (WARPTRACE_*_LINEAR_NOW), not kept
+    // in registers across the kernel from the prologue's: those registers raised the
+    // kernel's count (issue 51: warp_specialized_pipeline 40 -> 48, a block fewer per SM)
+    // or were spilled (flash_attention at 168 registers).
     Line(depth, absl::StrCat("warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, ",
-                             kTraceParam, ", warptrace_tid, WARPTRACE_BLOCK_LINEAR_NOW",
+                             kTraceParam,
+                             ", WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW",
                              early ? ", warptrace::abi::kFlagEarlyReturn);" : ");"));
   }
 
