@@ -263,78 +263,86 @@ WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 t
 }
 
 #if defined(__CUDA_ARCH__)
-// The ends of asynchronous copies in flight on `n` elements of an mbarrier array, recorded
-// by their issuing thread (jit/emit/async_sites.cc; device only: the host backend's emitted
-// code does the same in C++ with its own mbarrier functions). For element e < n,
-// `pending[e]` holds the issue + 1 of the copy in flight (0: none), `phase[e]` the phase it
-// completes (both the issuer's words in shared memory), `bar[e]` the mbarrier. For each
-// element with a copy in flight whose phase has completed (kWait: once it has, waiting with
-// mbarrier.try_wait; otherwise tested once with mbarrier.test_wait), `pending[e]` is cleared
-// and the event (tag | kPayloadFlag, clock) with payload (issue, first_id + e) recorded as
-// RecordWithPayload would. One asm statement, its loop over the elements and its branches
-// inside: LLVM weighs it as one instruction, so the kernel's loop around it unrolls as
-// unprofiled (Record's comment). It clobbers memory: the emitted C++ also writes
-// `pending` (at the copy's issue).
-template <bool kWait, bool kShared>
-WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32 tag, u32* pending,
-                                            const u32* phase, u64* bar, u32 first_id, u32 n) {
-  // %0 slots written (out), %1 next (shared: u32, else u64), %2 left, %3 pending, %4 phase,
-  // %5 bar (shared addresses), %6 tag, %7 first_id, %8 n.
-#define WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS)                          \
-  "{\n\t.reg .pred p;\n\t.reg .u32 pend, ph, c, e, pa, pha, ba, id;\n\t"      \
-  ".reg .s32 left;\n\t.reg ." ADDR " at;\n\t"                                  \
-  "mov.u32 %0, 0;\n\tmov.u32 e, 0;\n\tmov.s32 left, %2;\n\t"                 \
-  "mov." ADDR " at, %1;\n\tmov.u32 pa, %3;\n\tmov.u32 pha, %4;\n\t"          \
-  "mov.u32 ba, %5;\n\t"                                                     \
-  "WARPTRACE_COPY_ENDS_ELEMENT:\n\t"                                        \
-  "ld.shared.u32 pend, [pa];\n\t"                                           \
-  "setp.ne.u32 p, pend, 0;\n\t"                                             \
-  "@!p bra WARPTRACE_COPY_ENDS_NEXT;\n\t"                                   \
-  "ld.shared.u32 ph, [pha];\n\t"                                            \
-  "and.b32 ph, ph, 1;\n\t"                                                  \
-  "WARPTRACE_COPY_ENDS_WAIT:\n\t"                                           \
-  "mbarrier." OP ".parity.shared.b64 p, [ba], ph;\n\t"                      \
-  "@!p bra WARPTRACE_COPY_ENDS_" MISS ";\n\t"                               \
-  "st.shared.u32 [pa], 0;\n\t"                                              \
-  "mov.u32 c, %%clock;\n\t"                                                 \
-  "sub.u32 pend, pend, 1;\n\t"                                              \
-  "add.u32 id, %7, e;\n\t"                                                  \
-  "setp.gt.s32 p, left, 0;\n\t"                                             \
-  "@p " STORE " [at], {%6, c};\n\t"                                         \
-  "setp.gt.s32 p, left, 1;\n\t"                                             \
-  "@p " STORE " [at+8], {pend, id};\n\t"                                    \
-  "add." ADDR " at, at, 16;\n\t"                                            \
-  "sub.s32 left, left, 2;\n\t"                                              \
-  "add.u32 %0, %0, 2;\n\t"                                                  \
-  "WARPTRACE_COPY_ENDS_NEXT:\n\t"                                           \
-  "add.u32 pa, pa, 4;\n\tadd.u32 pha, pha, 4;\n\tadd.u32 ba, ba, 8;\n\t"       \
-  "add.u32 e, e, 1;\n\t"                                                    \
-  "setp.lt.u32 p, e, %8;\n\t"                                               \
+// The ends of asynchronous copies in flight on kCount elements of an mbarrier array,
+// recorded by their issuing thread (jit/emit/async_sites.cc; device only: the host
+// backend's emitted code does the same in C++ with its own mbarrier functions). For
+// element e < kCount, `pending[e]` holds the issue + 1 of the copy in flight (0: none) and
+// `pending[e + kStride]` the phase it completes (the issuer's words in shared memory),
+// `bar[e]` is the mbarrier. For each element with a copy in flight whose phase has
+// completed (kWait: once it has, waiting with mbarrier.try_wait; otherwise tested once with
+// mbarrier.test_wait), `pending[e]` is cleared and the event (kTag | kPayloadFlag, clock)
+// with payload (issue, first_id + e) recorded as RecordWithPayload would.
+//
+// One asm statement, its loop over the elements and its branches inside: LLVM weighs it as
+// one instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment).
+// Few registers (the tag, count and stride are immediates; the state is updated in place):
+// a producer warpgroup may run it at 40 registers (setmaxnreg). It clobbers memory: the
+// emitted C++ also writes `pending` (at the copy's issue).
+template <bool kWait, u32 kTag, u32 kCount, u32 kStride, bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pending, u64* bar,
+                                            u32 first_id) {
+  // %0 next (in-out: shared u32 or generic u64), %1 left (in-out), %2 pending and %3 bar
+  // (shared addresses, in-out: advanced per element), %4 first_id, %5 tag, %6 count,
+  // %7 the phase words' offset in bytes.
+#define WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS)                         \
+  "{\n\t.reg .pred p;\n\t.reg .u32 pend, ph, t, e;\n\t"                       \
+  "mov.u32 e, 0;\n\t"                                                      \
+  "WARPTRACE_COPY_ENDS_ELEMENT:\n\t"                                       \
+  "ld.shared.u32 pend, [%2];\n\t"                                          \
+  "setp.ne.u32 p, pend, 0;\n\t"                                            \
+  "@!p bra WARPTRACE_COPY_ENDS_NEXT;\n\t"                                  \
+  "ld.shared.u32 ph, [%2+%7];\n\t"                                         \
+  "and.b32 ph, ph, 1;\n\t"                                                 \
+  "WARPTRACE_COPY_ENDS_WAIT:\n\t"                                          \
+  "mbarrier." OP ".parity.shared.b64 p, [%3], ph;\n\t"                     \
+  "@!p bra WARPTRACE_COPY_ENDS_" MISS ";\n\t"                              \
+  "st.shared.u32 [%2], 0;\n\t"                                             \
+  "mov.u32 ph, %%clock;\n\t"                                               \
+  "sub.u32 pend, pend, 1;\n\t"                                             \
+  "mov.u32 t, %5;\n\t"                                                     \
+  "setp.gt.s32 p, %1, 0;\n\t"                                              \
+  "@p " STORE " [%0], {t, ph};\n\t"                                        \
+  "add.u32 t, %4, e;\n\t"                                                  \
+  "setp.gt.s32 p, %1, 1;\n\t"                                              \
+  "@p " STORE " [%0+8], {pend, t};\n\t"                                    \
+  "add." ADDR " %0, %0, 16;\n\t"                                           \
+  "sub.s32 %1, %1, 2;\n\t"                                                 \
+  "WARPTRACE_COPY_ENDS_NEXT:\n\t"                                          \
+  "add.u32 %2, %2, 4;\n\tadd.u32 %3, %3, 8;\n\tadd.u32 e, e, 1;\n\t"          \
+  "setp.lt.u32 p, e, %6;\n\t"                                              \
   "@p bra WARPTRACE_COPY_ENDS_ELEMENT;\n\t}"
-#define WARPTRACE_COPY_ENDS(ADDR, STORE, OP, MISS, NEXT)                                \
-  asm volatile(WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS)                           \
-               : "=r"(slots)                                                            \
-               : NEXT, "r"(s.left), "r"(static_cast<u32>(__cvta_generic_to_shared(pending))), \
-                 "r"(static_cast<u32>(__cvta_generic_to_shared(phase))),                \
-                 "r"(static_cast<u32>(__cvta_generic_to_shared(bar))),                  \
-                 "r"(tag | abi::kPayloadFlag), "r"(first_id), "r"(n)                    \
+#define WARPTRACE_COPY_ENDS(AT, STORE, OP, MISS)                                         \
+  asm volatile(WARPTRACE_COPY_ENDS_ASM(AT, STORE, OP, MISS)                              \
+               : "+" AT_CONSTRAINT(next), "+r"(s.left), "+r"(pa), "+r"(ba)              \
+               : "r"(first_id), "n"(kTag | abi::kPayloadFlag), "n"(kCount),             \
+                 "n"(kStride * 4u)                                                      \
                : "memory")
-  u32 slots;
-  if (kWait && kShared) {
-    WARPTRACE_COPY_ENDS("u32", "st.shared.v2.u32", "try_wait", "WAIT",
-                        "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))));
-  } else if (kWait) {
-    WARPTRACE_COPY_ENDS("u64", "st.v2.u32", "try_wait", "WAIT", "l"(s.next));
-  } else if (kShared) {
-    WARPTRACE_COPY_ENDS("u32", "st.shared.v2.u32", "test_wait", "NEXT",
-                        "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))));
+  u32 pa = static_cast<u32>(__cvta_generic_to_shared(pending));
+  u32 ba = static_cast<u32>(__cvta_generic_to_shared(bar));
+  if (kShared) {
+    const u32 before = static_cast<u32>(__cvta_generic_to_shared(s.next));
+    u32 next = before;
+#define AT_CONSTRAINT(x) "r"(x)
+    if (kWait) {
+      WARPTRACE_COPY_ENDS("u32", "st.shared.v2.u32", "try_wait", "WAIT");
+    } else {
+      WARPTRACE_COPY_ENDS("u32", "st.shared.v2.u32", "test_wait", "NEXT");
+    }
+#undef AT_CONSTRAINT
+    s.next += (next - before) / 8u;
   } else {
-    WARPTRACE_COPY_ENDS("u64", "st.v2.u32", "test_wait", "NEXT", "l"(s.next));
+    u64 next = reinterpret_cast<u64>(s.next);
+#define AT_CONSTRAINT(x) "l"(x)
+    if (kWait) {
+      WARPTRACE_COPY_ENDS("u64", "st.v2.u32", "try_wait", "WAIT");
+    } else {
+      WARPTRACE_COPY_ENDS("u64", "st.v2.u32", "test_wait", "NEXT");
+    }
+#undef AT_CONSTRAINT
+    s.next = reinterpret_cast<u64*>(next);
   }
 #undef WARPTRACE_COPY_ENDS
 #undef WARPTRACE_COPY_ENDS_ASM
-  s.next += slots;
-  s.left -= static_cast<int>(slots);
 }
 #endif  // __CUDA_ARCH__
 

@@ -1,6 +1,7 @@
 #include "jit/emit/async_sites.h"
 
 #include <algorithm>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -50,13 +51,52 @@ std::vector<const AsyncSites::CopySite*> AsyncSites::Polled() const {
 
 bool AsyncSites::PollsWhileWaiting() const { return !Polled().empty(); }
 
+namespace {
+
+// A role that gives registers back (setmaxnreg.dec) to fewer than this many per thread
+// records its bulk copies' ends without polling on a GPU: each poll (RecordCopyEnds) holds
+// about eight registers in the wait loop, on top of the recorder's own, and at
+// flash_attention's 24-register producer that spilled (issue 51). The ends are recorded at
+// the copy's next issue on its element or before the kernel's exit instead: later, so the
+// copy's span is longer than it was, never missing. The host backend polls regardless.
+constexpr uint32_t kMinRegistersToPoll = 32;
+
+// The registers per thread `role` keeps after its setmaxnreg.dec, if it has one.
+std::optional<uint32_t> RoleRegisters(const KernelNode* role) {
+  if (role == nullptr) return std::nullopt;
+  std::optional<uint32_t> registers;
+  std::function<void(const std::vector<KernelNode>&)> walk =
+      [&](const std::vector<KernelNode>& body) {
+        for (const KernelNode& n : body) {
+          if (n.kind == KernelNode::Kind::kSetMaxRegisters &&
+              n.register_change == RegisterChange::kDecrease) {
+            registers = registers.has_value() ? std::min(*registers, n.registers) : n.registers;
+          }
+          walk(n.body);
+          walk(n.else_body);
+        }
+      };
+  walk(role->body);
+  return registers;
+}
+
+}  // namespace
+
 void AsyncSites::PollWhileWaiting(int depth) {
   const std::vector<const CopySite*> polled = Polled();
   if (polled.empty()) return;
+  const std::optional<uint32_t> registers = RoleRegisters(role_.node);
+  const bool device_polls = !registers.has_value() || *registers >= kMinRegistersToPoll;
   // Polled copies are the role's, issued by its first thread.
+  if (!device_polls) {
+    Line(0, absl::StrFormat("#if !defined(__CUDA_ARCH__)  // a GPU does not poll at %d "
+                            "registers (kMinRegistersToPoll)",
+                            *registers));
+  }
   Line(depth, absl::StrCat("if (", IsIssuer(*polled.front()), ") {"));
   for (const CopySite* c : polled) PollPending(depth + 1, *c);
   Line(depth, "}");
+  if (!device_polls) Line(0, "#endif");
 }
 
 void AsyncSites::EndCopiesOnWait(int depth, const std::string& barrier,
@@ -276,12 +316,15 @@ void AsyncSites::ObservePending(int depth, const CopySite& c, const std::string&
 // `#else` for the host backend's C++ of the same, which the caller writes and closes.
 void AsyncSites::DeviceCopyEnds(int depth, const CopySite& c, const std::string& first,
                                 const std::string& first_id, uint32_t count, bool wait) {
+  // The phase words follow the pending ones (CopyTracking's struct): their offset is the
+  // barrier array's size.
+  const uint32_t size = Decl(c.node->copy.barrier).size;
   Line(0, "#if defined(__CUDA_ARCH__)");
   Line(depth, absl::StrFormat(
-                  "warptrace::recorder::RecordCopyEnds<%s>(warptrace_unit, 0x%08xu, "
-                  "&%s_pending[%s], &%s_phase[%s], &%s[%s], %s, %du);  // end of %s",
-                  wait ? "true" : "false", abi::MakeTag(c.site.id, true), c.var, first, c.var,
-                  first, c.node->copy.barrier, first, first_id, count, c.site.name));
+                  "warptrace::recorder::RecordCopyEnds<%s, 0x%08xu, %du, %du>(warptrace_unit, "
+                  "&%s_pending[%s], &%s[%s], %s);  // end of %s",
+                  wait ? "true" : "false", abi::MakeTag(c.site.id, true), count, size, c.var,
+                  first, c.node->copy.barrier, first, first_id, c.site.name));
   Line(0, "#else");
 }
 
