@@ -24,6 +24,9 @@
 #include "jit/kernels/ampere_gemm.h"
 #include "jit/kernels/flash_attention.h"
 #include "jit/kernels/hopper_gemm.h"
+#include "jit/kernels/reduction.h"
+#include "jit/kernels/tiled_gemm.h"
+#include "jit/kernels/warp_specialized_pipeline.h"
 #include "jit/plan/record_plan.h"
 
 namespace warptrace {
@@ -163,6 +166,32 @@ std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
   ampere("8 warps 3 stages", {.m = m, .n = n, .k = k, .warps = 8, .stages = 3});
   ampere("4 warps 2 stages", {.m = m, .n = n, .k = k, .warps = 4, .stages = 2});
   ampere("8 warps 4 stages", {.m = m, .n = n, .k = k, .warps = 8, .stages = 4});
+  return out;
+}
+
+std::vector<KernelCostVariant> ExampleKernelCostVariants() {
+  std::vector<KernelCostVariant> out;
+  const CudaTarget sm90 = CudaTarget::Default();
+  out.push_back({"tiled_gemm", sm90, /*setmaxnreg=*/false,
+                 [] { return TiledGemm({.m = 64, .n = 64, .k = 128, .tile = 16}); }});
+  out.push_back({"reduction", sm90, /*setmaxnreg=*/false,
+                 [] { return Reduction({.n = 4096, .blocks = 8, .threads = 256}); }});
+  // tools/gpu_bundle/run.sh's PIPELINE_VARIANTS, as warp_specialized_pipeline's flags make
+  // them (--persistent without --blocks: a third of the tiles, rounded up).
+  auto pipeline = [&](std::string name, PipelineShape shape, bool persistent) {
+    if (persistent) shape.persistent_blocks = std::max(1u, (PipelineTiles(shape) + 2) / 3);
+    out.push_back({"warp_specialized_pipeline " + std::move(name), sm90, /*setmaxnreg=*/false,
+                   [shape] { return WarpSpecializedPipeline(shape); }});
+  };
+  const CopyKind cp = CopyKind::kCpAsync, bulk = CopyKind::kBulk;
+  pipeline("cp_async stages 3", {.stages = 3, .copy = cp}, false);
+  pipeline("cp_async stages 4 persistent", {.stages = 4, .copy = cp}, true);
+  pipeline("bulk stages 3", {.stages = 3, .copy = bulk}, false);
+  pipeline("bulk stages 2 persistent", {.stages = 2, .copy = bulk}, true);
+  pipeline("bulk stages 4 persistent k1024 producer_delay",
+           {.k = 1024, .stages = 4, .copy = bulk, .producer_delay = 20000}, true);
+  pipeline("cp_async stages 4 persistent k1024 consumer_delay",
+           {.k = 1024, .stages = 4, .copy = cp, .consumer_delay = 20000}, true);
   return out;
 }
 

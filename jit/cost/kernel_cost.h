@@ -156,6 +156,13 @@ struct KernelCostOptions {
   std::string subject = "the kernels";
 };
 
+// The GPU bundle's other examples (tools/gpu_bundle/run.sh: EXAMPLES and
+// PIPELINE_VARIANTS) at their default shapes, on sm_90: tiled_gemm, reduction, and
+// warp_specialized_pipeline in each of the bundle's six variants (cp.async or bulk copies,
+// 2-4 stages, persistent, K = 1024 with producer or consumer delays). With
+// DefaultKernelCostVariants, every kernel the bundle runs.
+std::vector<KernelCostVariant> ExampleKernelCostVariants();
+
 // The variants whose name contains `filter` (all when empty); InvalidArgument naming the
 // known variants when none matches.
 absl::StatusOr<std::vector<KernelCostVariant>> FilterKernelCostVariants(

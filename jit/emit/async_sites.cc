@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "format/trace_abi.h"
 #include "jit/emit/emit_lines.h"
+#include "jit/emit/group_bounds.h"
 
 namespace warptrace {
 
@@ -114,7 +115,7 @@ void AsyncSites::EndGroupsOfWait(int depth, const KernelNode& wait) {
   const GroupKind& kind = wait.kind == KernelNode::Kind::kAsyncWait ? kCpAsyncGroups
                           : wait.kind == KernelNode::Kind::kMmaWait ? kMmaGroups
                                                                     : kStoreGroups;
-  EndGroupCopies(depth, kind, wait.async_pending);
+  EndGroupCopies(depth, kind, wait.async_pending, /*in_recorder_block=*/false, &wait);
 }
 
 // InvalidArgument when a kind's history does not fit in 64 bits (over 511 recorded
@@ -349,7 +350,7 @@ void AsyncSites::PushHistory(int depth, const GroupKind& kind, const CopySite* t
 // many copies open as it has among them (the history's lowest `pending` entries).
 // `in_recorder_block`: the caller opened RecorderOnly already.
 void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending,
-    bool in_recorder_block) {
+    bool in_recorder_block, const KernelNode* wait) {
   const History& h = HistoryOf(kind);
   if (h.bits == 0) pending = 0;  // no history: the plan has no wait leaving groups in flight
   if (!std::any_of(copies_.begin(), copies_.end(),
@@ -369,10 +370,25 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
       }
       keep = absl::StrCat(" + (", absl::StrJoin(terms, " + "), ")");
     }
+    const char* what = c.mma() ? "retirement of" : "end of";
+    // At most `most` of the site's groups are in flight here: as many conditional records,
+    // no loop (group_bounds.h).
+    const std::optional<uint32_t> most =
+        wait == nullptr ? std::nullopt
+                        : GroupBounds(kernel_.body, c.node, wait->kind).AtWait(wait);
+    if (most.has_value()) {
+      for (uint32_t i = 0; i < *most; ++i) {
+        Line(d, absl::StrCat("if (", Done(c), keep, " < ", Issued(c), ") {  // ", i + 1, " of ",
+                             *most, " at most"));
+        RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand, what);
+        Line(d + 1, absl::StrCat("++", Done(c), ";"));
+        Line(d, "}");
+      }
+      continue;
+    }
     NoUnroll(out_, d);  // usually one or two iterations; unrolled, a lot of code
     Line(d, absl::StrCat("for (; ", Done(c), keep, " < ", Issued(c), "; ++", Done(c), ") {"));
-    RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand,
-                  c.mma() ? "retirement of" : "end of");
+    RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand, what);
     Line(d, "}");
   }
   if (!in_recorder_block) CloseRecorderOnly(depth, kind);

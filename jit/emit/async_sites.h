@@ -180,9 +180,11 @@ class AsyncSites {
   // Groups issued and not yet ended are complete after a wait_group 0. With `pending`
   // groups left in flight, those are the thread's most recent ones: each site keeps as
   // many copies open as it has among them (the history's lowest `pending` entries).
-  // `in_recorder_block`: the caller opened RecorderOnly already.
+  // `in_recorder_block`: the caller opened RecorderOnly already. `wait`: the wait node
+  // (null before an exit): where GroupBounds bounds the ends a site can have there, they
+  // are that many conditional records instead of a loop.
   void EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending = 0,
-                      bool in_recorder_block = false);
+                      bool in_recorder_block = false, const KernelNode* wait = nullptr);
 
   static std::string IsIssuer(const CopySite& c);
 

@@ -66,7 +66,7 @@ extern "C" __global__ void tiled_gemm(const float* A, const float* B, float* C, 
     warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // exit store
   }
   warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit tiled_gemm (kernel end)
-  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW);
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

@@ -183,7 +183,7 @@ TEST(EmitterTest, EarlyReturnClosesOpenSitesInnermostFirstThenRunsTheEpilogue) {
                        "outer (early return)\n"
                        "        warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit "
                        "early (early return)\n"
-                       "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), warptrace::abi::kFlagEarlyReturn);\n"
+                       "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW, warptrace::abi::kFlagEarlyReturn);\n"
                        "        return;\n"));
   // The epilogue runs on both exits: the return and the end of the kernel, which sets no
   // early-return flag.
