@@ -109,6 +109,7 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
     cost.sass_instructions = CountSassInstructions(sass);
     cost.key_instructions = CountKeySassInstructions(sass);
     cost.clock_reads = CountClockReads(sass);
+    cost.loops = CountLoopSass(sass);
   }
   cost.cubin = std::move(cubin);
   if (!options.dump_dir.empty()) {
@@ -318,16 +319,83 @@ std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::str
   return counts;
 }
 
+namespace {
+
+// One instruction of a cuobjdump -sass listing: its address and its text after it.
+struct SassLine {
+  uint64_t address = 0;
+  absl::string_view text;
+};
+
+std::vector<SassLine> SassLines(absl::string_view sass) {
+  std::vector<SassLine> out;
+  for (absl::string_view line : absl::StrSplit(sass, '\n')) {
+    // "        /*0570*/                   CS2R.32 R9, SR_CLOCKLO ;   /* 0x...7805 */"
+    const size_t open = line.find("/*");
+    const size_t close = line.find("*/");
+    if (open == absl::string_view::npos || close == absl::string_view::npos || close < open) {
+      continue;
+    }
+    uint64_t address = 0;
+    if (!absl::SimpleHexAtoi(line.substr(open + 2, close - open - 2), &address)) continue;
+    absl::string_view text = line.substr(close + 2);
+    text = absl::StripAsciiWhitespace(text.substr(0, text.find(';')));  // no encoding
+    if (text.empty()) continue;
+    out.push_back({address, text});
+  }
+  return out;
+}
+
+// The target of a branch instruction ("@!P1 BRA 0x1c30 ;"), if `text` is one.
+std::optional<uint64_t> BranchTarget(absl::string_view text) {
+  std::vector<absl::string_view> tokens = absl::StrSplit(text, ' ', absl::SkipWhitespace());
+  size_t t = 0;
+  if (t < tokens.size() && absl::StartsWith(tokens[t], "@")) ++t;
+  if (t >= tokens.size() || !absl::StartsWith(tokens[t], "BRA")) return std::nullopt;
+  for (size_t i = tokens.size(); i-- > t + 1;) {
+    absl::string_view token = tokens[i];
+    absl::ConsumeSuffix(&token, ";");
+    if (absl::ConsumePrefix(&token, "0x")) {
+      uint64_t target = 0;
+      if (absl::SimpleHexAtoi(token, &target)) return target;
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsClockRead(absl::string_view text) {
+  return absl::StrContains(text, "SR_CLOCKLO") &&
+         (absl::StrContains(text, "S2R") || absl::StrContains(text, "S2UR") ||
+          absl::StrContains(text, "CS2R"));
+}
+
+}  // namespace
+
 uint64_t CountClockReads(absl::string_view sass) {
   uint64_t reads = 0;
   for (absl::string_view line : absl::StrSplit(sass, '\n')) {
-    if (absl::StrContains(line, "SR_CLOCKLO") &&
-        (absl::StrContains(line, "S2R") || absl::StrContains(line, "S2UR") ||
-         absl::StrContains(line, "CS2R"))) {
-      ++reads;
-    }
+    if (IsClockRead(line)) ++reads;
   }
   return reads;
+}
+
+LoopSass CountLoopSass(absl::string_view sass) {
+  const std::vector<SassLine> lines = SassLines(sass);
+  std::vector<std::pair<uint64_t, uint64_t>> loops;  // [target, branch]
+  for (const SassLine& line : lines) {
+    const std::optional<uint64_t> target = BranchTarget(line.text);
+    if (target.has_value() && *target < line.address) loops.push_back({*target, line.address});
+  }
+  LoopSass out;
+  for (const SassLine& line : lines) {
+    const bool in_loop = std::any_of(loops.begin(), loops.end(), [&](const auto& loop) {
+      return loop.first <= line.address && line.address <= loop.second;
+    });
+    if (!in_loop) continue;
+    ++out.instructions;
+    if (IsClockRead(line.text)) ++out.clock_reads;
+  }
+  return out;
 }
 
 namespace {
@@ -455,6 +523,11 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
                             static_cast<double>(*row.off.sass_instructions)) /
                            static_cast<double>(row.on.clock_reads - 2);
     }
+    if (row.on.loops.clock_reads > 0) {
+      row.sass_per_loop_event = (static_cast<double>(row.on.loops.instructions) -
+                                 static_cast<double>(row.off.loops.instructions)) /
+                                static_cast<double>(row.on.loops.clock_reads);
+    }
     const double off_s = absl::ToDoubleSeconds(row.off.compile_time);
     row.compile_ratio = off_s > 0 ? absl::ToDoubleSeconds(row.on.compile_time) / off_s : 0;
     rows.push_back(std::move(row));
@@ -475,9 +548,10 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                             options.policy.mma_groups ? "on" : "off",
                             options.policy.kernel ? "on" : "off"),
       options.repeats);
-  absl::StrAppendFormat(&out, "%-42s %-6s %9s %9s %15s %7s %11s %10s %7s %7s %9s %11s %5s\n",
+  absl::StrAppendFormat(&out, "%-42s %-6s %9s %9s %15s %7s %11s %10s %7s %7s %8s %9s %11s %5s\n",
                         "kernel", "arch", "regs", "blocks/SM", "spill st/ld", "stack", "SASS",
-                        "record pts", "SASS/pt", "SASS/ev", "+regs", "compile ms", "ratio");
+                        "record pts", "SASS/pt", "SASS/ev", "loop/ev", "+regs", "compile ms",
+                        "ratio");
   auto spills = [](const PtxasStats& s) {
     return absl::StrCat(s.spill_store_bytes, "/", s.spill_load_bytes);
   };
@@ -485,7 +559,8 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
     const int added = static_cast<int>(r.on.ptxas.registers) -
                       static_cast<int>(r.off.ptxas.registers);
     absl::StrAppendFormat(
-        &out, "%-42s %-6s %9s %9s %15s %7s %11s %10d %7s %7s %9s %11s %5.2f\n", r.name, r.arch,
+        &out, "%-42s %-6s %9s %9s %15s %7s %11s %10d %7s %7s %8s %9s %11s %5.2f\n", r.name,
+        r.arch,
         absl::StrCat(r.off.ptxas.registers, "/", r.on.ptxas.registers),
         // setmaxnreg kernels run one block per SM (their __launch_bounds__(threads, 1)).
         r.setmaxnreg ? std::string("1/1")
@@ -502,6 +577,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
         r.on.record_points,
         r.sass_per_record_point ? absl::StrFormat("%.1f", *r.sass_per_record_point) : "-",
         r.sass_per_event ? absl::StrFormat("%.1f", *r.sass_per_event) : "-",
+        r.sass_per_loop_event ? absl::StrFormat("%.1f", *r.sass_per_loop_event) : "-",
         absl::StrCat(added >= 0 ? "+" : "", added, r.setmaxnreg ? " (smr)" : ""),
         absl::StrFormat("%.0f/%.0f", absl::ToDoubleMilliseconds(r.off.compile_time),
                         absl::ToDoubleMilliseconds(r.on.compile_time)),
@@ -540,7 +616,9 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
       "Record/RecordWithPayload calls in the emitted source (static); SASS/ev = (SASS(on) - "
       "SASS(off)) / (clock reads(on) - 2), per record point instance in the compiled code "
-      "(prologue and epilogue instructions included: an upper bound); ratio = compile "
+      "(prologue and epilogue instructions included: an upper bound); loop/ev = the same "
+      "within the kernel's loops alone (backward branches' ranges, CountLoopSass: the "
+      "prologue and epilogue apart); ratio = compile "
       "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
       "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
       "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts. "

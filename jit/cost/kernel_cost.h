@@ -92,6 +92,16 @@ const std::vector<std::string>& KeySassOpcodes();
 // KeySassOpcodes() order (zeros included).
 std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::string_view sass);
 
+// The SASS inside the kernel's loops: instructions within the range of some backward
+// branch (a BRA whose target is at or before it, the final self-branch left out), and the
+// SM clock reads among them (CountClockReads' instructions). The prologue and epilogue are
+// outside every loop.
+struct LoopSass {
+  uint64_t instructions = 0;
+  uint64_t clock_reads = 0;
+};
+LoopSass CountLoopSass(absl::string_view sass);
+
 // One compile of one variant in one mode.
 struct KernelCompileCost {
   PtxasStats ptxas;
@@ -107,6 +117,7 @@ struct KernelCompileCost {
   // SASS instructions reading the SM clock (S2R / S2UR / CS2R of SR_CLOCKLO): one per
   // record point instance after unrolling, plus the prologue's and the epilogue's.
   uint64_t clock_reads = 0;
+  LoopSass loops;  // CountLoopSass(sass)
 };
 
 struct KernelCostRow {
@@ -121,6 +132,9 @@ struct KernelCostRow {
   // instance in the compiled code (the prologue's and epilogue's clock reads left out, their
   // instructions not: an upper bound). Unset without SASS.
   std::optional<double> sass_per_event;
+  // The same in the loops alone (CountLoopSass): (loop SASS(on) - loop SASS(off)) / loop
+  // clock reads(on); comparable where the loops unroll alike (no perturbation flagged).
+  std::optional<double> sass_per_loop_event;
   double compile_ratio = 0;  // on / off compile time
 };
 

@@ -211,6 +211,22 @@ TEST(CountClockReadsTest, CountsEachSmClockReadInstruction) {
   EXPECT_EQ(CountClockReads(kSass), 3u);
 }
 
+TEST(CountLoopSassTest, CountsWhatBackwardBranchesEncloseAndTheClockReadsAmongThem) {
+  constexpr char kSass[] =
+      "        /*0000*/                   S2R R0, SR_CLOCKLO ;\n"         // prologue
+      "        /*0010*/                   IADD3 R1, R1, 0x1, RZ ;\n"      // loop 0x10-0x30
+      "        /*0020*/                   CS2R.32 R9, SR_CLOCKLO ;\n"
+      "        /*0030*/              @!P1 BRA 0x10 ;\n"
+      "        /*0040*/               @P0 BRA 0x60 ;\n"                 // forward
+      "        /*0050*/                   S2R R2, SR_CLOCKLO ;\n"         // epilogue
+      "        /*0060*/                   EXIT ;\n"
+      "        /*0070*/                   BRA 0x70;\n";                   // the final self-branch
+  const LoopSass loops = CountLoopSass(kSass);
+  EXPECT_EQ(loops.instructions, 3u);
+  EXPECT_EQ(loops.clock_reads, 1u);
+  EXPECT_EQ(CountClockReads(kSass), 3u);
+}
+
 // Profiled variants ptxas spills in today, at the GPU size (4096^3) the default variants
 // use: every sm_90a one (hopper_gemm, flash_attention), at the 168 registers per thread 384 threads leave (setmaxnreg
 // raises the consumers to 232 at run time, but ptxas allocates the kernel at 168): the
