@@ -65,7 +65,8 @@ ABSL_FLAG(std::string, what_if, "",
           "profile, writes NAME.whatif.pftrace and NAME.whatif.json under --out");
 ABSL_FLAG(bool, cost, false,
           "do not run: print what the kernel costs, unprofiled and profiled (registers, "
-          "spills, stack, SASS counts, HGMMA/UTMALDG/..., recorder_cost's table; NVRTC for "
+          "spills, stack, SASS counts, HGMMA/UTMALDG/..., recorder_cost's table, and a "
+          "perturbation line: what profiling changed in the kernel's own code; NVRTC for "
           "--arch, default sm_90 or sm_90a; no GPU needed) and keep each mode's .cu, NVRTC "
           "log, cubin and SASS under --out/NAME.cost");
 ABSL_FLAG(int, repeat, 0,

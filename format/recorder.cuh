@@ -1,6 +1,7 @@
 // The device recorder: the code every profiled kernel includes. Generated kernels call
 //
 //   warptrace::recorder::UnitState wt;                     // one per thread, in registers
+//                                                          // (SharedUnitState: shared placement)
 //   warptrace::recorder::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
 //   warptrace::recorder::Record(wt, tag);                  // at each record point
 //   warptrace::recorder::RecordWithPayload(wt, tag, a, b); // an event with a payload slot
@@ -64,6 +65,20 @@ extern "C" __attribute__((noreturn)) void warptrace_host_trips_differ(
   if (warptrace_trips_##n != (declared)) warptrace_host_trips_differ(loop, declared, warptrace_trips_##n)
 #endif
 
+// The block's and the thread's linear indices (blockIdx.x + gridDim.x * (blockIdx.y +
+// gridDim.y * blockIdx.z), the same of threadIdx and blockDim), read again where they are
+// used: the emitted epilogue's arguments. On the device, volatile special-register reads,
+// so that the compiler recomputes them (a few instructions at each exit) instead of holding
+// the prologue's values in registers for the whole kernel.
+#if defined(__CUDA_ARCH__)
+#define WARPTRACE_BLOCK_LINEAR_NOW ::warptrace::recorder::ReadLinear<true>()
+#define WARPTRACE_THREAD_LINEAR_NOW ::warptrace::recorder::ReadLinear<false>()
+#else
+#define WARPTRACE_BLOCK_LINEAR_NOW (blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z))
+#define WARPTRACE_THREAD_LINEAR_NOW \
+  (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))
+#endif
+
 namespace warptrace {
 namespace recorder {
 
@@ -89,12 +104,23 @@ struct Config {
 // slots left (not an index), so that each event costs a clock read, a compare against an
 // immediate, and one predicated 64-bit store (STG.E.64 / STS.64): no address arithmetic,
 // no 64-bit multiply. A unit records fewer than 2^31 events past its capacity.
-struct UnitState {
+//
+// kShared: the events are staged in shared memory (Config::shared), stored with
+// st.shared through a 32-bit shared-window address; otherwise with generic stores (right
+// for either placement). The placement is in the type, a constant when the record code is
+// compiled: a record point spelled with a run-time choice of store (or one the compiler
+// folds only after its loop unroller ran) is weighed with both, and loops the unprofiled
+// kernel unrolls stay rolled (issue 51). The emitter declares SharedUnitState for shared
+// placement and UnitState for global.
+template <bool kShared>
+struct BasicUnitState {
   u64* next;  // where the next event goes (global or shared); advances on every Record.
               // Non-recorders point at the buffer and never store through it.
   int left;   // slots left: capacity - attempted; <= 0 once full (events then dropped);
               // 0 for every thread that does not record
 };
+using UnitState = BasicUnitState<false>;
+using SharedUnitState = BasicUnitState<true>;
 
 WARPTRACE_DEVICE_INLINE u32 ReadClock() {
 #if defined(__CUDA_ARCH__)
@@ -116,6 +142,28 @@ WARPTRACE_DEVICE_INLINE u64 ReadGlobaltimer() {
 #endif
 }
 
+#if defined(__CUDA_ARCH__)
+// kBlock: the block's linear index, else the thread's in its block (WARPTRACE_*_NOW).
+template <bool kBlock>
+WARPTRACE_DEVICE_INLINE u32 ReadLinear() {
+  u32 x, y, z, nx, ny;
+  if (kBlock) {
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+    asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
+    asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(z));
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(nx));
+    asm volatile("mov.u32 %0, %%nctaid.y;" : "=r"(ny));
+  } else {
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+    asm volatile("mov.u32 %0, %%tid.y;" : "=r"(y));
+    asm volatile("mov.u32 %0, %%tid.z;" : "=r"(z));
+    asm volatile("mov.u32 %0, %%ntid.x;" : "=r"(nx));
+    asm volatile("mov.u32 %0, %%ntid.y;" : "=r"(ny));
+  }
+  return x + nx * (y + ny * z);
+}
+#endif
+
 WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
 #if defined(__CUDA_ARCH__)
   u32 id;
@@ -127,13 +175,46 @@ WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
 }
 
 // Records one event: tag = site id | kExitFlag for a region's exit.
-WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
+//
+// On the device, the clock read, the bound check and the store are one inline-asm statement
+// (mov %clock, setp, a predicated st.v2.u32: three SASS instructions, plus the pointer and
+// count updates the compiler folds across record points). One statement, not C++ around an
+// asm clock read, because the kernel must compile as it does unprofiled: LLVM's unroller
+// weighs a loop by its IR, and a record point spelled as a branch and a store per event made
+// loops the unprofiled kernel unrolls stay rolled (issue 51: HGMMA 16 -> 4). The statement
+// is volatile (never removed or reordered against the kernel's own asm, so events keep
+// program order against wgmma, mbarrier and copy instructions) but has no "memory" clobber:
+// it fences none of the kernel's own loads and stores. The slots it writes are read only by
+// Epilogue, which opens with a compiler fence.
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void Record(BasicUnitState<kShared>& s, u32 tag) {
+#if defined(__CUDA_ARCH__)
+  // Shared: a 32-bit shared-window address (STS.64), as the compiler's own store would be.
+  if (kShared) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t.reg .u32 c;\n\t"
+        "mov.u32 c, %%clock;\n\t"
+        "setp.gt.s32 p, %1, 0;\n\t"
+        "@p st.shared.v2.u32 [%0], {%2, c};\n\t}"
+        :
+        : "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))), "r"(s.left), "r"(tag));
+  } else {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t.reg .u32 c;\n\t"
+        "mov.u32 c, %%clock;\n\t"
+        "setp.gt.s32 p, %1, 0;\n\t"
+        "@p st.v2.u32 [%0], {%2, c};\n\t}"
+        :
+        : "l"(s.next), "r"(s.left), "r"(tag));
+  }
+#else
   const u32 clock = ReadClock();
   if (s.left > 0) {
     // One 64-bit store, tag in the low word; slots are 8-byte aligned (64-byte header,
     // aligned buffer).
     *s.next = static_cast<u64>(tag) | (static_cast<u64>(clock) << 32);
   }
+#endif
   ++s.next;
   --s.left;
 }
@@ -144,15 +225,126 @@ WARPTRACE_DEVICE_INLINE void Record(UnitState& s, u32 tag) {
 // slot is left and its payload only while two are, so at the capacity edge the event's slot
 // may be written without its payload (the dump counts that event as dropped); a payload is
 // never written without its event.
-WARPTRACE_DEVICE_INLINE void RecordWithPayload(UnitState& s, u32 tag, u32 a, u32 b) {
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 tag, u32 a, u32 b) {
+#if defined(__CUDA_ARCH__)
+  // One statement per placement, no memory clobber: Record's comments say why.
+  if (kShared) {
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\t.reg .u32 c;\n\t"
+        "mov.u32 c, %%clock;\n\t"
+        "setp.gt.s32 p, %1, 0;\n\t"
+        "setp.gt.s32 q, %1, 1;\n\t"
+        "@p st.shared.v2.u32 [%0], {%2, c};\n\t"
+        "@q st.shared.v2.u32 [%0+8], {%3, %4};\n\t}"
+        :
+        : "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))), "r"(s.left),
+          "r"(tag | abi::kPayloadFlag), "r"(a), "r"(b));
+  } else {
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\t.reg .u32 c;\n\t"
+        "mov.u32 c, %%clock;\n\t"
+        "setp.gt.s32 p, %1, 0;\n\t"
+        "setp.gt.s32 q, %1, 1;\n\t"
+        "@p st.v2.u32 [%0], {%2, c};\n\t"
+        "@q st.v2.u32 [%0+8], {%3, %4};\n\t}"
+        :
+        : "l"(s.next), "r"(s.left), "r"(tag | abi::kPayloadFlag), "r"(a), "r"(b));
+  }
+#else
   const u32 clock = ReadClock();
   if (s.left > 0) {
     s.next[0] = static_cast<u64>(tag | abi::kPayloadFlag) | (static_cast<u64>(clock) << 32);
   }
   if (s.left > 1) s.next[1] = static_cast<u64>(a) | (static_cast<u64>(b) << 32);
+#endif
   s.next += 2;
   s.left -= 2;
 }
+
+#if defined(__CUDA_ARCH__)
+// The ends of asynchronous copies in flight on kCount elements of an mbarrier array,
+// recorded by their issuing thread (jit/emit/async_sites.cc; device only: the host
+// backend's emitted code does the same in C++ with its own mbarrier functions). For
+// element e < kCount, `pending[e]` holds the issue + 1 of the copy in flight (0: none) and
+// `pending[e + kStride]` the phase it completes (the issuer's words in shared memory),
+// `bar[e]` is the mbarrier. For each element with a copy in flight whose phase has
+// completed (kWait: once it has, waiting with mbarrier.try_wait; otherwise tested once with
+// mbarrier.test_wait), `pending[e]` is cleared and the event (kTag | kPayloadFlag, clock)
+// with payload (issue, first_id + e) recorded as RecordWithPayload would.
+//
+// One asm statement, its loop over the elements and its branches inside: LLVM weighs it as
+// one instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment).
+// Few registers (the tag, count and stride are immediates; the state is updated in place):
+// a producer warpgroup may run it at 40 registers (setmaxnreg). It clobbers memory: the
+// emitted C++ also writes `pending` (at the copy's issue).
+template <bool kWait, u32 kTag, u32 kCount, u32 kStride, bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pending, u64* bar,
+                                            u32 first_id) {
+  // %0 next (in-out: shared u32 or generic u64), %1 left (in-out), %2 pending and %3 bar
+  // (shared addresses, in-out: advanced per element), %4 first_id, %5 tag, %6 count,
+  // %7 the phase words' offset in bytes.
+#define WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS)                         \
+  "{\n\t.reg .pred p;\n\t.reg .u32 pend, ph, t, e;\n\t"                       \
+  "mov.u32 e, 0;\n\t"                                                      \
+  "WARPTRACE_COPY_ENDS_ELEMENT:\n\t"                                       \
+  "ld.shared.u32 pend, [%2];\n\t"                                          \
+  "setp.ne.u32 p, pend, 0;\n\t"                                            \
+  "@!p bra WARPTRACE_COPY_ENDS_NEXT;\n\t"                                  \
+  "ld.shared.u32 ph, [%2+%7];\n\t"                                         \
+  "and.b32 ph, ph, 1;\n\t"                                                 \
+  "WARPTRACE_COPY_ENDS_WAIT:\n\t"                                          \
+  "mbarrier." OP ".parity.shared.b64 p, [%3], ph;\n\t"                     \
+  "@!p bra WARPTRACE_COPY_ENDS_" MISS ";\n\t"                              \
+  "st.shared.u32 [%2], 0;\n\t"                                             \
+  "mov.u32 ph, %%clock;\n\t"                                               \
+  "sub.u32 pend, pend, 1;\n\t"                                             \
+  "mov.u32 t, %5;\n\t"                                                     \
+  "setp.gt.s32 p, %1, 0;\n\t"                                              \
+  "@p " STORE " [%0], {t, ph};\n\t"                                        \
+  "add.u32 t, %4, e;\n\t"                                                  \
+  "setp.gt.s32 p, %1, 1;\n\t"                                              \
+  "@p " STORE " [%0+8], {pend, t};\n\t"                                    \
+  "add." ADDR " %0, %0, 16;\n\t"                                           \
+  "sub.s32 %1, %1, 2;\n\t"                                                 \
+  "WARPTRACE_COPY_ENDS_NEXT:\n\t"                                          \
+  "add.u32 %2, %2, 4;\n\tadd.u32 %3, %3, 8;\n\tadd.u32 e, e, 1;\n\t"          \
+  "setp.lt.u32 p, e, %6;\n\t"                                              \
+  "@p bra WARPTRACE_COPY_ENDS_ELEMENT;\n\t}"
+#define WARPTRACE_COPY_ENDS(AT, STORE, OP, MISS)                                         \
+  asm volatile(WARPTRACE_COPY_ENDS_ASM(AT, STORE, OP, MISS)                              \
+               : "+" AT_CONSTRAINT(next), "+r"(s.left), "+r"(pa), "+r"(ba)              \
+               : "r"(first_id), "n"(kTag | abi::kPayloadFlag), "n"(kCount),             \
+                 "n"(kStride * 4u)                                                      \
+               : "memory")
+  u32 pa = static_cast<u32>(__cvta_generic_to_shared(pending));
+  u32 ba = static_cast<u32>(__cvta_generic_to_shared(bar));
+  if (kShared) {
+    const u32 before = static_cast<u32>(__cvta_generic_to_shared(s.next));
+    u32 next = before;
+#define AT_CONSTRAINT(x) "r"(x)
+    if (kWait) {
+      WARPTRACE_COPY_ENDS("u32", "st.shared.v2.u32", "try_wait", "WAIT");
+    } else {
+      WARPTRACE_COPY_ENDS("u32", "st.shared.v2.u32", "test_wait", "NEXT");
+    }
+#undef AT_CONSTRAINT
+    s.next += (next - before) / 8u;
+  } else {
+    u64 next = reinterpret_cast<u64>(s.next);
+#define AT_CONSTRAINT(x) "l"(x)
+    if (kWait) {
+      WARPTRACE_COPY_ENDS("u64", "st.v2.u32", "try_wait", "WAIT");
+    } else {
+      WARPTRACE_COPY_ENDS("u64", "st.v2.u32", "test_wait", "NEXT");
+    }
+#undef AT_CONSTRAINT
+    s.next = reinterpret_cast<u64*>(next);
+  }
+#undef WARPTRACE_COPY_ENDS
+#undef WARPTRACE_COPY_ENDS_ASM
+}
+#endif  // __CUDA_ARCH__
 
 // Writes header words i and i+1 (i even: records are 8-byte aligned) with one 64-bit store
 // on the device. Fewer, wider stores make the prologue and epilogue cheaper to run and to
@@ -191,13 +383,19 @@ WARPTRACE_DEVICE_INLINE u32* RecordOf(const Config& c, u32* buffer, u32 unit, u3
 // Sets up the thread's state and, for a recorder, writes the record's identity and start
 // stamps. `buffer` is the launch's trace buffer; `shared_slots` is the block's staging area
 // (units_per_block * capacity * 2 words, 8-byte aligned) or null for global placement.
-WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer,
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void Prologue(BasicUnitState<kShared>& s, const Config& c, u32* buffer,
                                       u32* shared_slots, u32 thread_linear,
                                       u32 block_linear) {
   // Shared placement: every thread points into the staging area, so the compiler sees one
   // address space and stores with STS.
   s.next = reinterpret_cast<u64*>(c.shared ? shared_slots : buffer);
   s.left = 0;
+#if defined(__CUDA_ARCH__)
+  // A SharedUnitState stores with st.shared: only for shared placement (folds: the emitted
+  // Config is a constant).
+  if (kShared && c.shared == 0u) __trap();
+#endif
   const u32 unit = RecordedUnit(c, thread_linear, block_linear);
   if (unit >= c.units_per_block) return;
   u32* const record = RecordOf(c, buffer, unit, block_linear);
@@ -228,9 +426,15 @@ WARPTRACE_DEVICE_INLINE void Prologue(UnitState& s, const Config& c, u32* buffer
 // thread; only recorders act, once: a second call (e.g. after an early return path) finds
 // its record complete and does nothing. `exit_flags` is 0 at the kernel's end and
 // abi::kFlagEarlyReturn on an early return's path; it is or-ed into the header's flags.
-WARPTRACE_DEVICE_INLINE void Epilogue(UnitState& s, const Config& c, u32* buffer,
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void Epilogue(BasicUnitState<kShared>& s, const Config& c, u32* buffer,
                                       u32 thread_linear, u32 block_linear,
                                       u32 exit_flags = 0u) {
+#if defined(__CUDA_ARCH__)
+  // Record's stores are asm the compiler does not see write memory: they come before the
+  // reads below (once per exit, after the kernel's last record point).
+  asm volatile("" ::: "memory");
+#endif
   const u32 unit = RecordedUnit(c, thread_linear, block_linear);
   if (unit >= c.units_per_block) return;
   u32* const record = RecordOf(c, buffer, unit, block_linear);

@@ -24,6 +24,9 @@
 #include "jit/kernels/ampere_gemm.h"
 #include "jit/kernels/flash_attention.h"
 #include "jit/kernels/hopper_gemm.h"
+#include "jit/kernels/reduction.h"
+#include "jit/kernels/tiled_gemm.h"
+#include "jit/kernels/warp_specialized_pipeline.h"
 #include "jit/plan/record_plan.h"
 
 namespace warptrace {
@@ -93,6 +96,7 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
     if (i == 0) {
       cost.log = std::move(compiled.log);
       cubin = std::move(compiled.cubin);
+      cost.ptx = std::move(compiled.ptx);
     }
   }
   std::sort(times.begin(), times.end());
@@ -104,6 +108,8 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
     cost.sass = std::string(sass);
     cost.sass_instructions = CountSassInstructions(sass);
     cost.key_instructions = CountKeySassInstructions(sass);
+    cost.clock_reads = CountClockReads(sass);
+    cost.loops = CountLoopSass(sass);
   }
   cost.cubin = std::move(cubin);
   if (!options.dump_dir.empty()) {
@@ -161,6 +167,32 @@ std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
   ampere("8 warps 3 stages", {.m = m, .n = n, .k = k, .warps = 8, .stages = 3});
   ampere("4 warps 2 stages", {.m = m, .n = n, .k = k, .warps = 4, .stages = 2});
   ampere("8 warps 4 stages", {.m = m, .n = n, .k = k, .warps = 8, .stages = 4});
+  return out;
+}
+
+std::vector<KernelCostVariant> ExampleKernelCostVariants() {
+  std::vector<KernelCostVariant> out;
+  const CudaTarget sm90 = CudaTarget::Default();
+  out.push_back({"tiled_gemm", sm90, /*setmaxnreg=*/false,
+                 [] { return TiledGemm({.m = 64, .n = 64, .k = 128, .tile = 16}); }});
+  out.push_back({"reduction", sm90, /*setmaxnreg=*/false,
+                 [] { return Reduction({.n = 4096, .blocks = 8, .threads = 256}); }});
+  // tools/gpu_bundle/run.sh's PIPELINE_VARIANTS, as warp_specialized_pipeline's flags make
+  // them (--persistent without --blocks: a third of the tiles, rounded up).
+  auto pipeline = [&](std::string name, PipelineShape shape, bool persistent) {
+    if (persistent) shape.persistent_blocks = std::max(1u, (PipelineTiles(shape) + 2) / 3);
+    out.push_back({"warp_specialized_pipeline " + std::move(name), sm90, /*setmaxnreg=*/false,
+                   [shape] { return WarpSpecializedPipeline(shape); }});
+  };
+  const CopyKind cp = CopyKind::kCpAsync, bulk = CopyKind::kBulk;
+  pipeline("cp_async stages 3", {.stages = 3, .copy = cp}, false);
+  pipeline("cp_async stages 4 persistent", {.stages = 4, .copy = cp}, true);
+  pipeline("bulk stages 3", {.stages = 3, .copy = bulk}, false);
+  pipeline("bulk stages 2 persistent", {.stages = 2, .copy = bulk}, true);
+  pipeline("bulk stages 4 persistent k1024 producer_delay",
+           {.k = 1024, .stages = 4, .copy = bulk, .producer_delay = 20000}, true);
+  pipeline("cp_async stages 4 persistent k1024 consumer_delay",
+           {.k = 1024, .stages = 4, .copy = cp, .consumer_delay = 20000}, true);
   return out;
 }
 
@@ -287,6 +319,159 @@ std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::str
   return counts;
 }
 
+namespace {
+
+// One instruction of a cuobjdump -sass listing: its address and its text after it.
+struct SassLine {
+  uint64_t address = 0;
+  absl::string_view text;
+};
+
+std::vector<SassLine> SassLines(absl::string_view sass) {
+  std::vector<SassLine> out;
+  for (absl::string_view line : absl::StrSplit(sass, '\n')) {
+    // "        /*0570*/                   CS2R.32 R9, SR_CLOCKLO ;   /* 0x...7805 */"
+    const size_t open = line.find("/*");
+    const size_t close = line.find("*/");
+    if (open == absl::string_view::npos || close == absl::string_view::npos || close < open) {
+      continue;
+    }
+    uint64_t address = 0;
+    if (!absl::SimpleHexAtoi(line.substr(open + 2, close - open - 2), &address)) continue;
+    absl::string_view text = line.substr(close + 2);
+    text = absl::StripAsciiWhitespace(text.substr(0, text.find(';')));  // no encoding
+    if (text.empty()) continue;
+    out.push_back({address, text});
+  }
+  return out;
+}
+
+// The target of a branch instruction ("@!P1 BRA 0x1c30 ;"), if `text` is one.
+std::optional<uint64_t> BranchTarget(absl::string_view text) {
+  std::vector<absl::string_view> tokens = absl::StrSplit(text, ' ', absl::SkipWhitespace());
+  size_t t = 0;
+  if (t < tokens.size() && absl::StartsWith(tokens[t], "@")) ++t;
+  if (t >= tokens.size() || !absl::StartsWith(tokens[t], "BRA")) return std::nullopt;
+  for (size_t i = tokens.size(); i-- > t + 1;) {
+    absl::string_view token = tokens[i];
+    absl::ConsumeSuffix(&token, ";");
+    if (absl::ConsumePrefix(&token, "0x")) {
+      uint64_t target = 0;
+      if (absl::SimpleHexAtoi(token, &target)) return target;
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsClockRead(absl::string_view text) {
+  return absl::StrContains(text, "SR_CLOCKLO") &&
+         (absl::StrContains(text, "S2R") || absl::StrContains(text, "S2UR") ||
+          absl::StrContains(text, "CS2R"));
+}
+
+}  // namespace
+
+uint64_t CountClockReads(absl::string_view sass) {
+  uint64_t reads = 0;
+  for (absl::string_view line : absl::StrSplit(sass, '\n')) {
+    if (IsClockRead(line)) ++reads;
+  }
+  return reads;
+}
+
+LoopSass CountLoopSass(absl::string_view sass) {
+  const std::vector<SassLine> lines = SassLines(sass);
+  std::vector<std::pair<uint64_t, uint64_t>> loops;  // [target, branch]
+  for (const SassLine& line : lines) {
+    const std::optional<uint64_t> target = BranchTarget(line.text);
+    if (target.has_value() && *target < line.address) loops.push_back({*target, line.address});
+  }
+  LoopSass out;
+  for (const SassLine& line : lines) {
+    const bool in_loop = std::any_of(loops.begin(), loops.end(), [&](const auto& loop) {
+      return loop.first <= line.address && line.address <= loop.second;
+    });
+    if (!in_loop) continue;
+    ++out.instructions;
+    if (IsClockRead(line.text)) ++out.clock_reads;
+  }
+  return out;
+}
+
+namespace {
+
+// The kernel construct a key SASS class comes from, for the perturbation report.
+absl::string_view ConstructOf(absl::string_view opcode) {
+  static constexpr std::pair<absl::string_view, absl::string_view> kConstructs[] = {
+      {"HGMMA", "wgmma groups (MmaGroup)"},
+      {"UTMALDG", "TMA loads (AsyncCopy with a tensor map)"},
+      {"UTMASTG", "TMA stores (TmaStore)"},
+      {"UBLKCP", "bulk copies (AsyncCopy on a phase barrier)"},
+      {"LDGSTS", "cp.async copies (AsyncCopy)"},
+      {"LDSM", "ldmatrix (the kernel's statements)"},
+      {"STSM", "stmatrix (the kernel's statements)"},
+      {"HMMA", "mma.sync (the kernel's statements)"},
+      {"SYNCS", "phase barriers (WaitPhase, Arrive, copies' completion)"},
+      {"BAR", "barriers (Barrier, NamedBarrier)"},
+      {"LDL", "local memory loads (spills, stack arrays)"},
+      {"STL", "local memory stores (spills, stack arrays)"},
+  };
+  for (const auto& [name, construct] : kConstructs) {
+    if (name == opcode) return construct;
+  }
+  return "the kernel's code";
+}
+
+// The key-class lines of Perturbations.
+void KeyClassPerturbations(const KernelCostRow& row, std::vector<std::string>& out) {
+  if (row.off.key_instructions.size() != row.on.key_instructions.size()) return;
+  for (size_t i = 0; i < row.on.key_instructions.size(); ++i) {
+    const std::string& opcode = row.on.key_instructions[i].first;
+    const uint64_t off = row.off.key_instructions[i].second;
+    const uint64_t on = row.on.key_instructions[i].second;
+    if (on == off) continue;
+    // The record code's own instructions: mbarrier test/try waits observing copies' ends
+    // (SYNCS). Local memory is never the record code's own.
+    if (opcode == "SYNCS" && on > off) continue;
+    if ((opcode == "LDL" || opcode == "STL") && on < off) continue;
+    const std::string why =
+        opcode == "LDL" || opcode == "STL" ? "local memory the unprofiled kernel does not use"
+        : on < off ? "fewer than unprofiled: a loop around them is unrolled less"
+                   : "more than unprofiled: a loop around them is unrolled more";
+    out.push_back(absl::StrFormat("%s %d -> %d: %s, %s", opcode, off, on, ConstructOf(opcode),
+                                  why));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Perturbations(const KernelCostRow& row) {
+  std::vector<std::string> out;
+  KeyClassPerturbations(row, out);
+  const PtxasStats& off = row.off.ptxas;
+  const PtxasStats& on = row.on.ptxas;
+  if (on.spill_store_bytes > off.spill_store_bytes || on.spill_load_bytes > off.spill_load_bytes) {
+    out.push_back(absl::StrFormat("spills %d/%d -> %d/%d bytes (stores/loads): registers the "
+                                  "record code holds",
+                                  off.spill_store_bytes, off.spill_load_bytes,
+                                  on.spill_store_bytes, on.spill_load_bytes));
+  }
+  if (on.stack_frame_bytes > off.stack_frame_bytes) {
+    out.push_back(absl::StrFormat("stack frame %d -> %d bytes", off.stack_frame_bytes,
+                                  on.stack_frame_bytes));
+  }
+  // setmaxnreg kernels run one block per SM whatever ptxas allocates.
+  if (!row.setmaxnreg) {
+    const uint32_t blocks_off = RegisterLimitedBlocksPerSm(off.registers, row.threads_per_block);
+    const uint32_t blocks_on = RegisterLimitedBlocksPerSm(on.registers, row.threads_per_block);
+    if (blocks_on < blocks_off) {
+      out.push_back(absl::StrFormat("blocks/SM %d -> %d: %d -> %d registers per thread",
+                                    blocks_off, blocks_on, off.registers, on.registers));
+    }
+  }
+  return out;
+}
+
 KernelCostVariant UserKernelCostVariant(std::string name, const Kernel& kernel,
                                         std::optional<CudaTarget> target) {
   KernelCostVariant variant;
@@ -333,6 +518,16 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
                                    static_cast<double>(*row.off.sass_instructions)) /
                                   row.on.record_points;
     }
+    if (row.on.sass_instructions && row.off.sass_instructions && row.on.clock_reads > 2) {
+      row.sass_per_event = (static_cast<double>(*row.on.sass_instructions) -
+                            static_cast<double>(*row.off.sass_instructions)) /
+                           static_cast<double>(row.on.clock_reads - 2);
+    }
+    if (row.on.loops.clock_reads > 0) {
+      row.sass_per_loop_event = (static_cast<double>(row.on.loops.instructions) -
+                                 static_cast<double>(row.off.loops.instructions)) /
+                                static_cast<double>(row.on.loops.clock_reads);
+    }
     const double off_s = absl::ToDoubleSeconds(row.off.compile_time);
     row.compile_ratio = off_s > 0 ? absl::ToDoubleSeconds(row.on.compile_time) / off_s : 0;
     rows.push_back(std::move(row));
@@ -353,9 +548,10 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                             options.policy.mma_groups ? "on" : "off",
                             options.policy.kernel ? "on" : "off"),
       options.repeats);
-  absl::StrAppendFormat(&out, "%-42s %-6s %9s %9s %15s %7s %11s %10s %7s %9s %11s %5s\n",
+  absl::StrAppendFormat(&out, "%-42s %-6s %9s %9s %15s %7s %11s %10s %7s %7s %8s %9s %11s %5s\n",
                         "kernel", "arch", "regs", "blocks/SM", "spill st/ld", "stack", "SASS",
-                        "record pts", "SASS/pt", "+regs", "compile ms", "ratio");
+                        "record pts", "SASS/pt", "SASS/ev", "loop/ev", "+regs", "compile ms",
+                        "ratio");
   auto spills = [](const PtxasStats& s) {
     return absl::StrCat(s.spill_store_bytes, "/", s.spill_load_bytes);
   };
@@ -363,7 +559,8 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
     const int added = static_cast<int>(r.on.ptxas.registers) -
                       static_cast<int>(r.off.ptxas.registers);
     absl::StrAppendFormat(
-        &out, "%-42s %-6s %9s %9s %15s %7s %11s %10d %7s %9s %11s %5.2f\n", r.name, r.arch,
+        &out, "%-42s %-6s %9s %9s %15s %7s %11s %10d %7s %7s %8s %9s %11s %5.2f\n", r.name,
+        r.arch,
         absl::StrCat(r.off.ptxas.registers, "/", r.on.ptxas.registers),
         // setmaxnreg kernels run one block per SM (their __launch_bounds__(threads, 1)).
         r.setmaxnreg ? std::string("1/1")
@@ -379,6 +576,8 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
             : "-",
         r.on.record_points,
         r.sass_per_record_point ? absl::StrFormat("%.1f", *r.sass_per_record_point) : "-",
+        r.sass_per_event ? absl::StrFormat("%.1f", *r.sass_per_event) : "-",
+        r.sass_per_loop_event ? absl::StrFormat("%.1f", *r.sass_per_loop_event) : "-",
         absl::StrCat(added >= 0 ? "+" : "", added, r.setmaxnreg ? " (smr)" : ""),
         absl::StrFormat("%.0f/%.0f", absl::ToDoubleMilliseconds(r.off.compile_time),
                         absl::ToDoubleMilliseconds(r.on.compile_time)),
@@ -402,6 +601,12 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                                     : absl::StrJoin(present, ", "),
                     "\n");
   }
+  for (const KernelCostRow& r : rows) {
+    const std::vector<std::string> flags = Perturbations(r);
+    absl::StrAppend(&out, "  ", r.name, " perturbation: ",
+                    flags.empty() ? "none" : absl::StrCat("FLAGGED: ", absl::StrJoin(flags, "; ")),
+                    "\n");
+  }
   absl::StrAppend(
       &out,
       "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
@@ -409,10 +614,17 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "count leaves room for (before shared memory's limit); spill st/ld: bytes of spill stores/loads, off then on; stack: "
       "bytes of stack frame (local memory); "
       "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
-      "Record/RecordWithPayload calls in the emitted source (static); ratio = compile "
+      "Record/RecordWithPayload calls in the emitted source (static); SASS/ev = (SASS(on) - "
+      "SASS(off)) / (clock reads(on) - 2), per record point instance in the compiled code "
+      "(prologue and epilogue instructions included: an upper bound); loop/ev = the same "
+      "within the kernel's loops alone (backward branches' ranges, CountLoopSass: the "
+      "prologue and epilogue apart); ratio = compile "
       "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
       "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
-      "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts.\n");
+      "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts. "
+      "perturbation: what profiling changed beyond the record code's own instructions "
+      "(jit/cost/kernel_cost.h, Perturbations): FLAGGED lines name the class, the construct "
+      "and why.\n");
   if (options.cuobjdump.empty()) {
     absl::StrAppend(&out, "SASS columns skipped: no cuobjdump.\n");
   } else {

@@ -92,6 +92,16 @@ const std::vector<std::string>& KeySassOpcodes();
 // KeySassOpcodes() order (zeros included).
 std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::string_view sass);
 
+// The SASS inside the kernel's loops: instructions within the range of some backward
+// branch (a BRA whose target is at or before it, the final self-branch left out), and the
+// SM clock reads among them (CountClockReads' instructions). The prologue and epilogue are
+// outside every loop.
+struct LoopSass {
+  uint64_t instructions = 0;
+  uint64_t clock_reads = 0;
+};
+LoopSass CountLoopSass(absl::string_view sass);
+
 // One compile of one variant in one mode.
 struct KernelCompileCost {
   PtxasStats ptxas;
@@ -103,6 +113,11 @@ struct KernelCompileCost {
   // CountKeySassInstructions(sass) when cuobjdump ran, else empty.
   std::vector<std::pair<std::string, uint64_t>> key_instructions;
   std::string cubin;                           // the plain ELF cubin NVRTC produced
+  std::string ptx;                             // the PTX it was assembled from
+  // SASS instructions reading the SM clock (S2R / S2UR / CS2R of SR_CLOCKLO): one per
+  // record point instance after unrolling, plus the prologue's and the epilogue's.
+  uint64_t clock_reads = 0;
+  LoopSass loops;  // CountLoopSass(sass)
 };
 
 struct KernelCostRow {
@@ -113,8 +128,31 @@ struct KernelCostRow {
   KernelCompileCost off;  // unprofiled
   KernelCompileCost on;   // profiled
   std::optional<double> sass_per_record_point;
+  // (SASS(on) - SASS(off)) / (clock reads(on) - 2): what profiling adds per record point
+  // instance in the compiled code (the prologue's and epilogue's clock reads left out, their
+  // instructions not: an upper bound). Unset without SASS.
+  std::optional<double> sass_per_event;
+  // The same in the loops alone (CountLoopSass): (loop SASS(on) - loop SASS(off)) / loop
+  // clock reads(on); comparable where the loops unroll alike (no perturbation flagged).
+  std::optional<double> sass_per_loop_event;
   double compile_ratio = 0;  // on / off compile time
 };
+
+// What profiling changed in a variant's code beyond the record code's own instructions,
+// one line each, empty when nothing did (the perturbation report of `--cost`, issue 51):
+//   * a KeySassOpcodes() class whose count differs (HGMMA, UTMALDG, UTMASTG, UBLKCP,
+//     LDGSTS, LDSM, STSM, HMMA, BAR: the record code has none of them; a lower count means
+//     a loop of the kernel's is unrolled less), or SYNCS lower than unprofiled (the
+//     record code's own copy-end observations only add SYNCS);
+//   * spills or stack profiled where unprofiled has none, LDL / STL added;
+//   * fewer register-limited blocks per SM (RegisterLimitedBlocksPerSm).
+// Each line names what changed and, where the class says it, the construct it comes from
+// ("UTMALDG 8 -> 2: TMA copies (AsyncCopy with a tensor map), their loop unrolled less").
+std::vector<std::string> Perturbations(const KernelCostRow& row);
+
+// The clock reads in `sass` (one function's cuobjdump -sass text): S2R, S2UR and CS2R
+// instructions naming SR_CLOCKLO.
+uint64_t CountClockReads(absl::string_view sass);
 
 struct KernelCostOptions {
   std::vector<KernelCostVariant> variants = DefaultKernelCostVariants();
@@ -131,6 +169,13 @@ struct KernelCostOptions {
   // The title's subject: "the kernels" (the project's), or a user kernel's name.
   std::string subject = "the kernels";
 };
+
+// The GPU bundle's other examples (tools/gpu_bundle/run.sh: EXAMPLES and
+// PIPELINE_VARIANTS) at their default shapes, on sm_90: tiled_gemm, reduction, and
+// warp_specialized_pipeline in each of the bundle's six variants (cp.async or bulk copies,
+// 2-4 stages, persistent, K = 1024 with producer or consumer delays). With
+// DefaultKernelCostVariants, every kernel the bundle runs.
+std::vector<KernelCostVariant> ExampleKernelCostVariants();
 
 // The variants whose name contains `filter` (all when empty); InvalidArgument naming the
 // known variants when none matches.

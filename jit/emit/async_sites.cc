@@ -1,6 +1,7 @@
 #include "jit/emit/async_sites.h"
 
 #include <algorithm>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -11,7 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "format/trace_abi.h"
 #include "jit/emit/emit_lines.h"
+#include "jit/emit/group_bounds.h"
 
 namespace warptrace {
 
@@ -49,13 +52,52 @@ std::vector<const AsyncSites::CopySite*> AsyncSites::Polled() const {
 
 bool AsyncSites::PollsWhileWaiting() const { return !Polled().empty(); }
 
+namespace {
+
+// A role that gives registers back (setmaxnreg.dec) to fewer than this many per thread
+// records its bulk copies' ends without polling on a GPU: each poll (RecordCopyEnds) holds
+// about eight registers in the wait loop, on top of the recorder's own, and at
+// flash_attention's 24-register producer that spilled (issue 51). The ends are recorded at
+// the copy's next issue on its element or before the kernel's exit instead: later, so the
+// copy's span is longer than it was, never missing. The host backend polls regardless.
+constexpr uint32_t kMinRegistersToPoll = 32;
+
+// The registers per thread `role` keeps after its setmaxnreg.dec, if it has one.
+std::optional<uint32_t> RoleRegisters(const KernelNode* role) {
+  if (role == nullptr) return std::nullopt;
+  std::optional<uint32_t> registers;
+  std::function<void(const std::vector<KernelNode>&)> walk =
+      [&](const std::vector<KernelNode>& body) {
+        for (const KernelNode& n : body) {
+          if (n.kind == KernelNode::Kind::kSetMaxRegisters &&
+              n.register_change == RegisterChange::kDecrease) {
+            registers = registers.has_value() ? std::min(*registers, n.registers) : n.registers;
+          }
+          walk(n.body);
+          walk(n.else_body);
+        }
+      };
+  walk(role->body);
+  return registers;
+}
+
+}  // namespace
+
 void AsyncSites::PollWhileWaiting(int depth) {
   const std::vector<const CopySite*> polled = Polled();
   if (polled.empty()) return;
+  const std::optional<uint32_t> registers = RoleRegisters(role_.node);
+  const bool device_polls = !registers.has_value() || *registers >= kMinRegistersToPoll;
   // Polled copies are the role's, issued by its first thread.
+  if (!device_polls) {
+    Line(0, absl::StrFormat("#if !defined(__CUDA_ARCH__)  // a GPU does not poll at %d "
+                            "registers (kMinRegistersToPoll)",
+                            *registers));
+  }
   Line(depth, absl::StrCat("if (", IsIssuer(*polled.front()), ") {"));
   for (const CopySite* c : polled) PollPending(depth + 1, *c);
   Line(depth, "}");
+  if (!device_polls) Line(0, "#endif");
 }
 
 void AsyncSites::EndCopiesOnWait(int depth, const std::string& barrier,
@@ -73,7 +115,7 @@ void AsyncSites::EndGroupsOfWait(int depth, const KernelNode& wait) {
   const GroupKind& kind = wait.kind == KernelNode::Kind::kAsyncWait ? kCpAsyncGroups
                           : wait.kind == KernelNode::Kind::kMmaWait ? kMmaGroups
                                                                     : kStoreGroups;
-  EndGroupCopies(depth, kind, wait.async_pending);
+  EndGroupCopies(depth, kind, wait.async_pending, /*in_recorder_block=*/false, &wait);
 }
 
 // InvalidArgument when a kind's history does not fit in 64 bits (over 511 recorded
@@ -150,7 +192,7 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
   const CopySite* tracked = Tracked(node);
   if (tracked != nullptr) {
     const std::string id = BarrierId(decl, "warptrace_bar");
-    ObservePending(d, *tracked, "warptrace_bar", id);
+    ObservePending(d, *tracked, "warptrace_bar", id, /*in_loop=*/true);
     RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), id,
                   "begin of");
     Line(d, absl::StrCat(tracked->var, "_pending[warptrace_bar] = ++", tracked->var,
@@ -236,11 +278,13 @@ void AsyncSites::RecordCopyEnd(int depth, const CopySite& c, const std::string& 
 }
 
 // Records the end of each of `c`'s copies in flight whose phase has completed, without
-// waiting (test_wait), by the issuing thread (the caller checks); the loop is not unrolled (it runs while the
-// thread waits, and unrolled copies of it cost compile time).
+// waiting (test_wait), by the issuing thread (the caller checks). On a GPU one recorder
+// call for all the elements (DeviceCopyEnds); the host backend's loop is not unrolled (it
+// runs while the thread waits, and unrolled copies of it cost compile time).
 void AsyncSites::PollPending(int depth, const CopySite& c) {
   const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
   const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
+  DeviceCopyEnds(depth, c, "0", absl::StrCat(decl.first_id, "u"), decl.size, /*wait=*/false);
   NoUnroll(out_, depth);
   ForEachElement(depth, decl);
   Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
@@ -249,18 +293,40 @@ void AsyncSites::PollPending(int depth, const CopySite& c) {
   RecordCopyEnd(depth + 2, c, pending, BarrierId(decl, "warptrace_e"));
   Line(depth + 1, "}");
   Line(depth, "}");
+  Line(0, "#endif");
 }
 
 // A bulk copy still pending on element `bar`: wait for its phase (complete already when
 // the kernel's protocol ordered it), then record its end.
 void AsyncSites::ObservePending(int depth, const CopySite& c, const std::string& bar,
-    const std::string& id) {
+    const std::string& id, bool in_loop) {
   const std::string pending = absl::StrCat(c.var, "_pending[", bar, "]");
+  if (in_loop) DeviceCopyEnds(depth, c, bar, id, 1, /*wait=*/true);
   Line(depth, absl::StrCat("if (", pending, " != 0u) {"));
   Line(depth + 1, absl::StrCat("warptrace_mbarrier_wait_parity(&", c.node->copy.barrier, "[",
                                bar, "], ", c.var, "_phase[", bar, "] & 1u);"));
   RecordCopyEnd(depth + 1, c, pending, id);
   Line(depth, "}");
+  if (in_loop) Line(0, "#endif");
+}
+
+// On a GPU, the ends of `c`'s copies in flight on elements `first` to `first` + `count` - 1
+// (`first_id`: the first one's barrier id) as one recorder call (recorder::RecordCopyEnds:
+// one asm statement, so that LLVM unrolls the kernel's loop around it as it does
+// unprofiled, issue 51); `wait`: waits for each one's phase, else tests it. Opens the
+// `#else` for the host backend's C++ of the same, which the caller writes and closes.
+void AsyncSites::DeviceCopyEnds(int depth, const CopySite& c, const std::string& first,
+                                const std::string& first_id, uint32_t count, bool wait) {
+  // The phase words follow the pending ones (CopyTracking's struct): their offset is the
+  // barrier array's size.
+  const uint32_t size = Decl(c.node->copy.barrier).size;
+  Line(0, "#if defined(__CUDA_ARCH__)");
+  Line(depth, absl::StrFormat(
+                  "warptrace::recorder::RecordCopyEnds<%s, 0x%08xu, %du, %du>(warptrace_unit, "
+                  "&%s_pending[%s], &%s[%s], %s);  // end of %s",
+                  wait ? "true" : "false", abi::MakeTag(c.site.id, true), count, size, c.var,
+                  first, c.node->copy.barrier, first, first_id, c.site.name));
+  Line(0, "#else");
 }
 
 // A group just committed: its site (none: not recorded) enters the kind's history.
@@ -284,7 +350,7 @@ void AsyncSites::PushHistory(int depth, const GroupKind& kind, const CopySite* t
 // many copies open as it has among them (the history's lowest `pending` entries).
 // `in_recorder_block`: the caller opened RecorderOnly already.
 void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending,
-    bool in_recorder_block) {
+    bool in_recorder_block, const KernelNode* wait) {
   const History& h = HistoryOf(kind);
   if (h.bits == 0) pending = 0;  // no history: the plan has no wait leaving groups in flight
   if (!std::any_of(copies_.begin(), copies_.end(),
@@ -304,10 +370,25 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
       }
       keep = absl::StrCat(" + (", absl::StrJoin(terms, " + "), ")");
     }
+    const char* what = c.mma() ? "retirement of" : "end of";
+    // At most `most` of the site's groups are in flight here: as many conditional records,
+    // no loop (group_bounds.h).
+    const std::optional<uint32_t> most =
+        wait == nullptr ? std::nullopt
+                        : GroupBounds(kernel_.body, c.node, wait->kind).AtWait(wait);
+    if (most.has_value()) {
+      for (uint32_t i = 0; i < *most; ++i) {
+        Line(d, absl::StrCat("if (", Done(c), keep, " < ", Issued(c), ") {  // ", i + 1, " of ",
+                             *most, " at most"));
+        RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand, what);
+        Line(d + 1, absl::StrCat("++", Done(c), ";"));
+        Line(d, "}");
+      }
+      continue;
+    }
     NoUnroll(out_, d);  // usually one or two iterations; unrolled, a lot of code
     Line(d, absl::StrCat("for (; ", Done(c), keep, " < ", Issued(c), "; ++", Done(c), ") {"));
-    RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand,
-                  c.mma() ? "retirement of" : "end of");
+    RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand, what);
     Line(d, "}");
   }
   if (!in_recorder_block) CloseRecorderOnly(depth, kind);
@@ -333,7 +414,8 @@ void AsyncSites::ObservePendingCopies(int depth) {
     Line(depth, absl::StrCat("if (", IsIssuer(c), ") {"));
     NoUnroll(out_, depth + 1);
     ForEachElement(depth + 1, decl);
-    ObservePending(depth + 2, c, "warptrace_e", BarrierId(decl, "warptrace_e"));
+    ObservePending(depth + 2, c, "warptrace_e", BarrierId(decl, "warptrace_e"),
+                   /*in_loop=*/false);
     Line(depth + 1, "}");
     Line(depth, "}");
   }

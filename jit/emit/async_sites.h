@@ -180,9 +180,11 @@ class AsyncSites {
   // Groups issued and not yet ended are complete after a wait_group 0. With `pending`
   // groups left in flight, those are the thread's most recent ones: each site keeps as
   // many copies open as it has among them (the history's lowest `pending` entries).
-  // `in_recorder_block`: the caller opened RecorderOnly already.
+  // `in_recorder_block`: the caller opened RecorderOnly already. `wait`: the wait node
+  // (null before an exit): where GroupBounds bounds the ends a site can have there, they
+  // are that many conditional records instead of a loop.
   void EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending = 0,
-                      bool in_recorder_block = false);
+                      bool in_recorder_block = false, const KernelNode* wait = nullptr);
 
   static std::string IsIssuer(const CopySite& c);
 
@@ -198,14 +200,18 @@ class AsyncSites {
                      const std::string& barrier_id);
 
   // Records the end of each of `c`'s copies in flight whose phase has completed, without
-  // waiting (test_wait), by the issuing thread (the caller checks); the loop is not unrolled (it runs while the
-  // thread waits, and unrolled copies of it cost compile time).
+  // waiting (test_wait), by the issuing thread (the caller checks).
   void PollPending(int depth, const CopySite& c);
 
   // A bulk copy still pending on element `bar`: wait for its phase (complete already when
-  // the kernel's protocol ordered it), then record its end.
+  // the kernel's protocol ordered it), then record its end. `in_loop`: in the kernel's
+  // code (on a GPU one recorder call, DeviceCopyEnds), not at its exits.
   void ObservePending(int depth, const CopySite& c, const std::string& bar,
-                      const std::string& id);
+                      const std::string& id, bool in_loop);
+  // On a GPU, the ends of `c`'s copies on `count` elements from `first` as one recorder
+  // call (recorder::RecordCopyEnds<wait>); opens the `#else` the caller fills for the host.
+  void DeviceCopyEnds(int depth, const CopySite& c, const std::string& first,
+                      const std::string& first_id, uint32_t count, bool wait);
 
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);

@@ -94,7 +94,10 @@ class Emitter {
     }
     Line(1, "const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + "
             "blockDim.y * threadIdx.z);");
-    Line(1, "warptrace::recorder::UnitState warptrace_unit;");
+    // The placement is in the state's type (format/recorder.cuh: the store each record
+    // point compiles to is then a constant).
+    Line(1, shared ? "warptrace::recorder::SharedUnitState warptrace_unit;"
+                   : "warptrace::recorder::UnitState warptrace_unit;");
     Line(1, absl::StrCat(
                 "warptrace::recorder::Prologue(warptrace_unit, warptrace_config, ", kTraceParam,
                 ", ",
@@ -128,8 +131,13 @@ class Emitter {
     for (auto it = open_sites_.rbegin(); it != open_sites_.rend(); ++it) {
       Exit(depth, *it, note.c_str());
     }
+    // The thread's and the block's indices read again (WARPTRACE_*_LINEAR_NOW), not kept
+    // in registers across the kernel from the prologue's: those registers raised the
+    // kernel's count (issue 51: warp_specialized_pipeline 40 -> 48, a block fewer per SM)
+    // or were spilled (flash_attention at 168 registers).
     Line(depth, absl::StrCat("warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, ",
-                             kTraceParam, ", warptrace_tid, ", kBlockLinear,
+                             kTraceParam,
+                             ", WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW",
                              early ? ", warptrace::abi::kFlagEarlyReturn);" : ");"));
   }
 

@@ -69,7 +69,7 @@ extern "C" __global__ void reduction(const float* x, float* out, unsigned int* w
     warptrace::recorder::Record(warptrace_unit, 0x80000005u);  // exit publish
   }
   warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit reduction (kernel end)
-  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW);
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

@@ -20,7 +20,7 @@ extern "C" __global__ void tiled_gemm(const float* A, const float* B, float* C, 
       /*sample_begin=*/0u, /*sample_end=*/16u, /*sample_stride=*/1u};
   __shared__ unsigned long long warptrace_staging[72];
   const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  warptrace::recorder::UnitState warptrace_unit;
+  warptrace::recorder::SharedUnitState warptrace_unit;
   warptrace::recorder::Prologue(warptrace_unit, warptrace_config, warptrace_trace, reinterpret_cast<unsigned int*>(warptrace_staging), warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
   warptrace::recorder::Record(warptrace_unit, 0u);  // enter tiled_gemm
 #line 1 "kernel tiled_gemm > statement `const int tx = threadIdx.x; c...`"
@@ -66,7 +66,7 @@ extern "C" __global__ void tiled_gemm(const float* A, const float* B, float* C, 
     warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // exit store
   }
   warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit tiled_gemm (kernel end)
-  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW);
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

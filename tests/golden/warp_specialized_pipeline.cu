@@ -33,7 +33,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       /*sample_begin=*/0u, /*sample_end=*/8u, /*sample_stride=*/1u};
   __shared__ unsigned long long warptrace_staging[1560];
   const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  warptrace::recorder::UnitState warptrace_unit;
+  warptrace::recorder::SharedUnitState warptrace_unit;
   warptrace::recorder::Prologue(warptrace_unit, warptrace_config, warptrace_trace, reinterpret_cast<unsigned int*>(warptrace_staging), warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
   warptrace::recorder::Record(warptrace_unit, 0u);  // enter warp_specialized_pipeline
   // phase barriers: thread 0 initializes them, visible to all (and to bulk copies) after the fence and barrier
@@ -120,17 +120,13 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           }
           warptrace_cp_async_wait_prior(0u);  // wait async copies
           if (warptrace_rec < 12u) {
-#if defined(__CUDACC__)
-            #pragma unroll 1
-#endif
-            for (; warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued; ++warptrace_track[warptrace_rec].warptrace_copy8_done) {
+            if (warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued) {  // 1 of 1 at most
               warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000003u, warptrace_track[warptrace_rec].warptrace_copy8_done, 0xffffffffu);  // end of A tile
+              ++warptrace_track[warptrace_rec].warptrace_copy8_done;
             }
-#if defined(__CUDACC__)
-            #pragma unroll 1
-#endif
-            for (; warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued; ++warptrace_track[warptrace_rec].warptrace_copy9_done) {
+            if (warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued) {  // 1 of 1 at most
               warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000004u, warptrace_track[warptrace_rec].warptrace_copy9_done, 0xffffffffu);  // end of B tile
+              ++warptrace_track[warptrace_rec].warptrace_copy9_done;
             }
           }
           {  // arrive full[stage], phase phase
@@ -160,7 +156,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       const int tile_iter = 0;
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `float acc = 0.0f;`"
       float acc = 0.0f;
-#line 162 "warp_specialized_pipeline.cu"
+#line 158 "warp_specialized_pipeline.cu"
       WARPTRACE_TRIPS_BEGIN(17);
       for (int kt = 0; kt < 8; ++kt) {
         WARPTRACE_TRIPS_STEP(17);
@@ -168,7 +164,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
         const unsigned int phase = it / 3u;
-#line 170 "warp_specialized_pipeline.cu"
+#line 166 "warp_specialized_pipeline.cu"
         {  // wait full[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
@@ -177,7 +173,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           warptrace_mbarrier_wait_parity(&full[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_check_phase(&full[warptrace_bar], warptrace_phase);
-#line 179 "warp_specialized_pipeline.cu"
+#line 175 "warp_specialized_pipeline.cu"
           warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
         }
         {  // region mma
@@ -190,7 +186,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           for (int kk = 0; kk < 32; ++kk) {
             acc = fmaf(sa[r * 32 + kk], sb[kk * 32 + c], acc);
           }
-#line 192 "warp_specialized_pipeline.cu"
+#line 188 "warp_specialized_pipeline.cu"
           warptrace::recorder::Record(warptrace_unit, 0x80000008u);  // exit mma
         }
         {  // arrive empty[stage], phase phase + 1
@@ -206,7 +202,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
         C[(block_row + cwg * 4 + (threadIdx.x % 128) / 32) * 64 + block_col + threadIdx.x % 32] = acc;
-#line 208 "warp_specialized_pipeline.cu"
+#line 204 "warp_specialized_pipeline.cu"
         warptrace::recorder::Record(warptrace_unit, 0x8000000au);  // exit store
       }
     }
@@ -227,7 +223,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
     }
   }
   warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit warp_specialized_pipeline (kernel end)
-  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW);
 }
 
 #ifdef WARPTRACE_HOST_BACKEND

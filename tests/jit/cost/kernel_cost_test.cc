@@ -10,6 +10,7 @@
 // Compile time is measured by the tool (bazel run //jit/cost:recorder_cost), not asserted.
 #include "jit/cost/kernel_cost.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -19,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/file.h"
 #include "base/testing/temp_path.h"
 #include "gmock/gmock.h"
@@ -151,6 +153,80 @@ TEST(LocateCuobjdumpTest, FindsTheWheelWhenTheFirstPython3OnPathLacksIt) {
   EXPECT_THAT(*found, HasSubstr("cuobjdump"));
 }
 
+// A row as MeasureKernelCost makes it, with the given key counts (KeySassOpcodes order:
+// HGMMA UTMALDG UTMASTG UBLKCP LDGSTS LDSM STSM HMMA SYNCS BAR LDL STL) and registers.
+KernelCostRow RowWith(std::vector<uint64_t> off, std::vector<uint64_t> on, uint32_t regs_off,
+                      uint32_t regs_on) {
+  KernelCostRow row;
+  row.name = "k";
+  row.threads_per_block = 256;
+  for (size_t i = 0; i < KeySassOpcodes().size(); ++i) {
+    row.off.key_instructions.push_back({KeySassOpcodes()[i], off[i]});
+    row.on.key_instructions.push_back({KeySassOpcodes()[i], on[i]});
+  }
+  row.off.ptxas.registers = regs_off;
+  row.on.ptxas.registers = regs_on;
+  return row;
+}
+
+TEST(PerturbationsTest, EqualClassesAndOccupancyAndTheRecordersOwnSyncsAreNoPerturbation) {
+  // 56 -> 64 registers: 4 blocks of 256 threads per SM either way.
+  EXPECT_THAT(Perturbations(RowWith({16, 8, 0, 0, 0, 0, 0, 0, 32, 1, 0, 0},
+                                    {16, 8, 0, 0, 0, 0, 0, 0, 40, 1, 0, 0}, 56, 64)),
+              ::testing::IsEmpty());
+}
+
+TEST(PerturbationsTest, FlagsFewerTensorCoreAndCopyInstructionsAsLessUnrolling) {
+  const std::vector<std::string> flags = Perturbations(
+      RowWith({16, 8, 0, 0, 0, 0, 0, 0, 40, 1, 0, 0}, {4, 2, 0, 0, 0, 0, 0, 0, 30, 1, 0, 0},
+              64, 64));
+  ASSERT_EQ(flags.size(), 3u);
+  EXPECT_THAT(flags[0], AllOf(HasSubstr("HGMMA 16 -> 4"), HasSubstr("MmaGroup"),
+                              HasSubstr("unrolled less")));
+  EXPECT_THAT(flags[1], AllOf(HasSubstr("UTMALDG 8 -> 2"), HasSubstr("tensor map")));
+  EXPECT_THAT(flags[2], HasSubstr("SYNCS 40 -> 30"));
+}
+
+TEST(PerturbationsTest, FlagsLostBlocksPerSmSpillsAndLocalMemory) {
+  KernelCostRow row = RowWith({0, 0, 0, 0, 14, 0, 0, 0, 15, 1, 0, 0},
+                              {0, 0, 0, 0, 14, 0, 0, 0, 15, 1, 0, 2}, 40, 48);
+  row.on.ptxas.spill_store_bytes = 8;
+  const std::vector<std::string> flags = Perturbations(row);
+  ASSERT_EQ(flags.size(), 3u);
+  EXPECT_THAT(flags[0], AllOf(HasSubstr("STL 0 -> 2"), HasSubstr("local memory")));
+  EXPECT_THAT(flags[1], HasSubstr("spills 0/0 -> 8/0"));
+  EXPECT_THAT(flags[2], HasSubstr("blocks/SM 6 -> 5: 40 -> 48 registers"));
+  // A setmaxnreg kernel runs one block per SM whatever ptxas allocates.
+  row.setmaxnreg = true;
+  EXPECT_EQ(Perturbations(row).size(), 2u);
+}
+
+TEST(CountClockReadsTest, CountsEachSmClockReadInstruction) {
+  constexpr char kSass[] =
+      "        /*0380*/                   S2UR UR6, SR_CLOCKLO ;\n"
+      "        /*0400*/                   CS2R.32 R15, SR_CLOCKLO ;\n"
+      "        /*0410*/                   S2R R3, SR_TID.X ;\n"
+      "        /*0420*/                   CS2R R4, SR_GLOBALTIMERLO ;\n"
+      "        /*0430*/                   S2R R9, SR_CLOCKLO ;\n";
+  EXPECT_EQ(CountClockReads(kSass), 3u);
+}
+
+TEST(CountLoopSassTest, CountsWhatBackwardBranchesEncloseAndTheClockReadsAmongThem) {
+  constexpr char kSass[] =
+      "        /*0000*/                   S2R R0, SR_CLOCKLO ;\n"         // prologue
+      "        /*0010*/                   IADD3 R1, R1, 0x1, RZ ;\n"      // loop 0x10-0x30
+      "        /*0020*/                   CS2R.32 R9, SR_CLOCKLO ;\n"
+      "        /*0030*/              @!P1 BRA 0x10 ;\n"
+      "        /*0040*/               @P0 BRA 0x60 ;\n"                 // forward
+      "        /*0050*/                   S2R R2, SR_CLOCKLO ;\n"         // epilogue
+      "        /*0060*/                   EXIT ;\n"
+      "        /*0070*/                   BRA 0x70;\n";                   // the final self-branch
+  const LoopSass loops = CountLoopSass(kSass);
+  EXPECT_EQ(loops.instructions, 3u);
+  EXPECT_EQ(loops.clock_reads, 1u);
+  EXPECT_EQ(CountClockReads(kSass), 3u);
+}
+
 // Profiled variants ptxas spills in today, at the GPU size (4096^3) the default variants
 // use: every sm_90a one (hopper_gemm, flash_attention), at the 168 registers per thread 384 threads leave (setmaxnreg
 // raises the consumers to 232 at run time, but ptxas allocates the kernel at 168): the
@@ -166,12 +242,26 @@ class KernelCostTest : public ::testing::Test {
     if (cuobjdump.ok()) options.cuobjdump = *cuobjdump;
     cuobjdump_status_ = new absl::Status(cuobjdump.status());
     rows_ = new absl::StatusOr<std::vector<KernelCostRow>>(MeasureKernelCost(options));
+    options.variants = ExampleKernelCostVariants();
+    example_rows_ = new absl::StatusOr<std::vector<KernelCostRow>>(MeasureKernelCost(options));
+  }
+  // Every variant the GPU bundle runs: DefaultKernelCostVariants' rows, then
+  // ExampleKernelCostVariants'.
+  static std::vector<const KernelCostRow*> AllRows() {
+    std::vector<const KernelCostRow*> all;
+    for (const auto* rows : {rows_, example_rows_}) {
+      if (!rows->ok()) continue;
+      for (const KernelCostRow& row : **rows) all.push_back(&row);
+    }
+    return all;
   }
   static absl::Status* cuobjdump_status_;
   static absl::StatusOr<std::vector<KernelCostRow>>* rows_;
+  static absl::StatusOr<std::vector<KernelCostRow>>* example_rows_;
 };
 absl::Status* KernelCostTest::cuobjdump_status_ = nullptr;
 absl::StatusOr<std::vector<KernelCostRow>>* KernelCostTest::rows_ = nullptr;
+absl::StatusOr<std::vector<KernelCostRow>>* KernelCostTest::example_rows_ = nullptr;
 
 TEST_F(KernelCostTest, EveryVariantCompilesWarningFreeToTensorCoreSass) {
   ASSERT_THAT(*cuobjdump_status_, IsOk());
@@ -208,6 +298,72 @@ TEST_F(KernelCostTest, NoVariantSpillsOrUsesLocalMemoryProfiledOrNot) {
       EXPECT_EQ(cost->ptxas.stack_frame_bytes, 0u) << mode;
     }
   }
+}
+
+// The parameters of the first .entry in `ptx` (its `.param` declarations).
+int EntryParams(const std::string& ptx) {
+  const size_t entry = ptx.find(".entry ");
+  const size_t body = ptx.find('{', entry);
+  if (entry == std::string::npos || body == std::string::npos) return -1;
+  int params = 0;
+  for (size_t at = ptx.find(".param", entry); at < body; at = ptx.find(".param", at + 1)) {
+    ++params;
+  }
+  return params;
+}
+
+// Off means off: an unprofiled build's PTX holds no recorder code at all, no clock,
+// globaltimer or SM id read and no trace buffer (the parameter the profiled entry adds);
+// the profiled one holds them. The recorder reads the 32-bit %clock ("%clock;" in its
+// asm); a kernel's own clock64() (the pipeline's busy work) reads %clock64.
+TEST_F(KernelCostTest, UnprofiledPtxHoldsNoRecorderCode) {
+  ASSERT_THAT(*rows_, IsOk());
+  ASSERT_THAT(*example_rows_, IsOk());
+  for (const KernelCostRow* row : AllRows()) {
+    SCOPED_TRACE(row->name);
+    ASSERT_THAT(row->off.ptx, HasSubstr(".entry "));
+    for (const char* read : {"%clock;", "%globaltimer", "%smid"}) {
+      EXPECT_THAT(row->off.ptx, Not(HasSubstr(read)));
+      EXPECT_THAT(row->on.ptx, HasSubstr(read));
+    }
+    EXPECT_EQ(EntryParams(row->on.ptx), EntryParams(row->off.ptx) + 1);
+    EXPECT_GT(EntryParams(row->off.ptx), 0);
+  }
+}
+
+// What profiling changes that issue 51 leaves open, by variant: the start of each flag
+// Perturbations prints for it. ampere_gemm at 4 warps and 2 stages has one more LDGSTS
+// profiled (its cp.async row loop is unrolled otherwise), as it had before issue 51.
+const std::vector<std::pair<std::string, std::string>>& OpenPerturbations() {
+  static const auto* open = new std::vector<std::pair<std::string, std::string>>{
+      {"ampere_gemm 4 warps 2 stages", "LDGSTS 29 -> 30"},
+  };
+  return *open;
+}
+
+// The perturbation report over every variant the GPU bundle runs: what profiling changes
+// beyond the record code's own instructions (Perturbations: key instruction classes,
+// unrolling, spills, blocks per SM). Fails on any flag but the open ones, and on an open one
+// that went away (so the list only shrinks).
+TEST_F(KernelCostTest, ProfilingPerturbsNoVariantBeyondTheOpenOnes) {
+  ASSERT_THAT(*cuobjdump_status_, IsOk());
+  ASSERT_THAT(*rows_, IsOk());
+  ASSERT_THAT(*example_rows_, IsOk());
+  size_t open_seen = 0;
+  for (const KernelCostRow* row : AllRows()) {
+    SCOPED_TRACE(row->name);
+    ASSERT_FALSE(row->on.key_instructions.empty()) << "no SASS counts (cuobjdump)";
+    for (const std::string& flag : Perturbations(*row)) {
+      const bool open = std::any_of(
+          OpenPerturbations().begin(), OpenPerturbations().end(), [&](const auto& known) {
+            return known.first == row->name && absl::StartsWith(flag, known.second);
+          });
+      open_seen += open ? 1 : 0;
+      EXPECT_TRUE(open) << "profiling changed the kernel's own code: " << flag;
+    }
+  }
+  EXPECT_EQ(open_seen, OpenPerturbations().size())
+      << "an open perturbation went away: remove it from OpenPerturbations";
 }
 
 }  // namespace

@@ -183,7 +183,7 @@ TEST(EmitterTest, EarlyReturnClosesOpenSitesInnermostFirstThenRunsTheEpilogue) {
                        "outer (early return)\n"
                        "        warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit "
                        "early (early return)\n"
-                       "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), warptrace::abi::kFlagEarlyReturn);\n"
+                       "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW, warptrace::abi::kFlagEarlyReturn);\n"
                        "        return;\n"));
   // The epilogue runs on both exits: the return and the end of the kernel, which sets no
   // early-return flag.
@@ -478,9 +478,17 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   EXPECT_THAT(src, HasSubstr("__shared__ warptrace_unit_track warptrace_track[2];"));
   EXPECT_THAT(src, HasSubstr("const unsigned int warptrace_rec = "
                              "warptrace::recorder::RecordedUnit(warptrace_config, warptrace_tid, "));
-  EXPECT_THAT(src, HasSubstr("if (warptrace_rec < 2u) {\n#if defined(__CUDACC__)\n"
-                             "        #pragma unroll 1\n#endif\n"
-                             "        for (; warptrace_track[warptrace_rec].warptrace_copy2_done < "
+  // At the wait, at most one fill group is in flight (GroupBounds): one conditional
+  // record, no loop (issue 51).
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);  // wait async copies\n"
+                             "      if (warptrace_rec < 2u) {\n"
+                             "        if (warptrace_track[warptrace_rec].warptrace_copy2_done < "
+                             "warptrace_track[warptrace_rec].warptrace_copy2_issued) {  // 1 of 1 "
+                             "at most\n"));
+  EXPECT_THAT(src, HasSubstr("          ++warptrace_track[warptrace_rec].warptrace_copy2_done;\n"
+                             "        }\n"));
+  // Before the exit, where nothing bounds them, the loop.
+  EXPECT_THAT(src, HasSubstr("    for (; warptrace_track[warptrace_rec].warptrace_copy2_done < "
                              "warptrace_track[warptrace_rec].warptrace_copy2_issued; "
                              "++warptrace_track[warptrace_rec].warptrace_copy2_done) {"));
   EXPECT_THAT(src, HasSubstr("0xffffffffu);  // begin of fill"));
