@@ -12,26 +12,26 @@ std::string DefaultUnitReason(uint64_t block_threads) {
   return "not a multiple of 32";
 }
 
-// Upper-bounded loops with a record site in or around their body, outermost first.
+// Upper-bounded loops with a record site in or around their body, outermost first (the loops
+// inside one are seen, or not, with it).
 void DataDependentLoops(const std::vector<KernelNode>& body,
                         const std::vector<std::optional<uint32_t>>& site_of_node,
                         std::vector<std::string>& out) {
-  for (const KernelNode& node : body) {
-    const bool recorded =
-        node.ordinal < site_of_node.size() &&
-        (site_of_node[node.ordinal].has_value() ||
-         FindNode(node.body, [&](const KernelNode& n) {
-           return n.ordinal < site_of_node.size() && site_of_node[n.ordinal].has_value();
-         }) != nullptr);
-    if (node.kind == KernelNode::Kind::kLoop &&
-        node.trip.kind() == TripCount::Kind::kUpperBound && recorded) {
-      out.push_back(node.path);
-      continue;  // the loops inside it are seen (or not) with it
-    }
-    DataDependentLoops(node.body, site_of_node, out);
-    DataDependentLoops(node.else_body, site_of_node, out);
-    DataDependentLoops(node.roles, site_of_node, out);
-  }
+  auto has_site = [&](const KernelNode& n) {
+    return n.ordinal < site_of_node.size() && site_of_node[n.ordinal].has_value();
+  };
+  auto reported = [&](const KernelNode& node) {
+    return node.kind == KernelNode::Kind::kLoop &&
+           node.trip.kind() == TripCount::Kind::kUpperBound &&
+           (has_site(node) || FindNode(node.body, has_site) != nullptr);
+  };
+  // The context: whether a reported loop encloses the node.
+  WalkNodes(
+      body, false,
+      [&](const KernelNode& node, bool inside) {
+        if (!inside && reported(node)) out.push_back(node.path);
+      },
+      [&](const NestedBody& nested, bool inside) { return inside || reported(*nested.parent); });
 }
 
 }  // namespace
