@@ -401,6 +401,10 @@ struct Kernel {
   std::vector<KernelParam> params;  // in signature order, without the trace buffer
   Dim3 grid;
   Dim3 block;
+  // The thread-block cluster shape (KernelBuilder::Cluster); 1x1x1 without clusters.
+  Dim3 cluster;
+  bool non_portable_cluster = false;  // ClusterSize::kNonPortable: up to 16 CTAs
+  std::string cluster_path;  // "kernel k > cluster 2x1x1", or empty without Cluster()
   std::vector<SharedArrayDecl> shared_arrays;
   DynamicSharedDecl dynamic_shared;
   std::vector<PhaseBarrierDecl> phase_barriers;

@@ -62,6 +62,11 @@ void AddPrimitiveRequirements(const std::string& code, const std::string& path,
                absl::EndsWith(name, "_expect_tx") || name == "warptrace_mbarrier_complete_tx" ||
                name == "warptrace_mbarrier_try_wait_parity") {
       requirements.Add(TargetFeature::kBulkCopy, path);
+    } else if (absl::StartsWith(name, "warptrace_cluster_") ||
+               absl::StrContains(name, "_shared_cluster_") ||
+               name == "warptrace_mbarrier_arrive_cluster" ||
+               name == "warptrace_fence_acq_rel_cluster") {
+      requirements.Add(TargetFeature::kClusters, path);
     } else if (absl::StartsWith(name, "warptrace_cp_async")) {
       requirements.Add(TargetFeature::kCpAsync, path);
     } else if (absl::StartsWith(name, "warptrace_mbarrier_")) {
@@ -276,6 +281,19 @@ KernelBuilder& KernelBuilder::Grid(Dim3 grid) {
 
 KernelBuilder& KernelBuilder::Block(Dim3 block) {
   kernel_.block = block;
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::Cluster(Dim3 shape, ClusterSize size) {
+  if (!kernel_.cluster_path.empty()) {
+    Fail(absl::StrCat(kernel_.cluster_path, ": Cluster() called a second time; a kernel has "
+                                            "one cluster shape"));
+    return *this;
+  }
+  kernel_.cluster = shape;
+  kernel_.non_portable_cluster = size == ClusterSize::kNonPortable;
+  kernel_.cluster_path =
+      absl::StrCat("kernel ", kernel_.name, " > cluster ", shape.x, "x", shape.y, "x", shape.z);
   return *this;
 }
 
@@ -732,6 +750,9 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   }
   Kernel kernel = kernel_;
   RETURN_IF_ERROR(ValidateKernel(kernel));
+  if (!kernel.cluster_path.empty()) {
+    kernel.requirements.Add(TargetFeature::kClusters, kernel.cluster_path);
+  }
   ForEachNode(kernel.body,
               [&](const KernelNode& node) { AddRequirements(node, kernel.requirements); });
   kernel.primitives_use = FindPrimitivesUse(kernel.body);

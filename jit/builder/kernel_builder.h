@@ -61,6 +61,12 @@ struct Role {
   std::function<void()> body;
 };
 
+// How many CTAs a cluster may have (KernelBuilder::Cluster).
+enum class ClusterSize {
+  kPortable,     // at most 8: every GPU with clusters runs it
+  kNonPortable,  // at most 16: the kernel opts in (H100 and H200 run 16; others may not)
+};
+
 class KernelBuilder {
  public:
   // `name` becomes the `extern "C"` kernel symbol: a C identifier, not a keyword, not
@@ -83,6 +89,16 @@ class KernelBuilder {
   // a bound ptxas picks its register count freely, and instrumentation can move it by tens
   // of registers either way. 1..32; a kernel using SetMaxRegisters must say 1 (or nothing).
   KernelBuilder& MinBlocksPerSm(uint32_t blocks);
+  // Launches the grid as thread-block clusters of `shape` CTAs (sm_90+; the kernel then
+  // requires TargetFeature::kClusters, and Resolve() on an older target fails naming this
+  // call's path, "kernel k > cluster 2x1x1", and the target). The CTAs of a cluster are
+  // co-scheduled, reach each other's shared memory and synchronize on the cluster barrier
+  // (jit/primitives/cluster_sm90.cuh). Build() checks that every dimension is >= 1 and
+  // divides the grid's, and that the cluster has at most 8 CTAs (the portable size), or 16
+  // with ClusterSize::kNonPortable (the launch then sets
+  // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED). At most one call.
+  //   b.Grid({132, 1, 1}).Block({384, 1, 1}).Cluster({2, 1, 1});
+  KernelBuilder& Cluster(Dim3 shape, ClusterSize size = ClusterSize::kPortable);
   // A static shared array `__shared__ <type> <name>[count];` at the top of the kernel,
   // counted in the plan's shared budget. `type` is one of the scalar types above or a CUDA
   // vector type (float2, int4, __half2, ...); see the overload for any other.

@@ -144,6 +144,35 @@ class Validator {
     return absl::OkStatus();
   }
 
+  // KernelBuilder::Cluster's shape: every dimension >= 1 and dividing the grid's, at most 8
+  // CTAs (CUDA's portable cluster size) or 16 with the non-portable opt-in (the most any
+  // GPU allows: CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+  absl::Status CheckCluster() const {
+    if (kernel_.cluster_path.empty()) return absl::OkStatus();
+    const Dim3& c = kernel_.cluster;
+    const Dim3& g = kernel_.grid;
+    const std::string& path = kernel_.cluster_path;
+    if (c.Count() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": every dimension of a cluster must be >= 1"));
+    }
+    if (g.x % c.x != 0 || g.y % c.y != 0 || g.z % c.z != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the cluster shape must divide the grid (%d,%d,%d) in every dimension", path,
+          g.x, g.y, g.z));
+    }
+    const uint64_t limit = kernel_.non_portable_cluster ? 16 : 8;
+    if (c.Count() > limit) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %d CTAs per cluster exceed %s", path, c.Count(),
+          kernel_.non_portable_cluster
+              ? "16, the most any GPU allows"
+              : "8, the portable cluster size (up to 16 run on H100/H200 with "
+                "Cluster(shape, ClusterSize::kNonPortable))"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckLaunchShape(const std::string& root) {
     const Dim3& g = kernel_.grid;
     const Dim3& b = kernel_.block;
@@ -157,6 +186,7 @@ class Validator {
           "%s: block (%d,%d,%d) has %d threads; CUDA allows at most %d", root, b.x, b.y, b.z,
           b.Count(), kMaxBlockThreads));
     }
+    RETURN_IF_ERROR(CheckCluster());
     const uint64_t static_bytes = kernel_.StaticSharedBytes();
     if (static_bytes > kMaxStaticSharedBytes) {
       return absl::InvalidArgumentError(absl::StrFormat(

@@ -425,6 +425,8 @@ KernelSource Common(const Kernel& kernel) {
     source.dynamic_shared_align = kernel.dynamic_shared.align;
   }
   source.requirements = kernel.requirements;
+  source.cluster = kernel.cluster;
+  source.non_portable_cluster = kernel.non_portable_cluster;
   return source;
 }
 

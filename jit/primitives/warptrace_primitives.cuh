@@ -386,5 +386,7 @@ __device__ __forceinline__ void warptrace_mbarrier_wait_parity(unsigned long lon
 // TMA and tensor maps (sm_90): warptrace_tma_load_2d/3d, warptrace_tma_store_2d, the bulk
 // groups, prefetch.tensormap, CUtensorMap.
 #include "tma_sm90.cuh"
+// Thread-block clusters (sm_90): the cluster barrier, mapa, peer shared memory and mbarriers.
+#include "cluster_sm90.cuh"
 
 #endif  // WARPTRACE_PRIMITIVES_CUH_

@@ -5,7 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "jit/host/runtime/block.h"
+#include "jit/host/runtime/cluster.h"
 #include "jit/host/runtime/virtual_clock.h"
 #include "jit/host/runtime/worker.h"
 
@@ -61,7 +63,12 @@ void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity,
 void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
   Fiber* f = Self(fiber);
   StopClock(f, NowNs(f));  // vtime is the arrival's time
-  f->block->MbarrierArrived(f, bar, completed != 0);
+  Block* owner = f->block;
+  if (const Cluster* cluster = owner->cluster(); cluster != nullptr) {
+    // A remote arrival (mbarrier.arrive...shared::cluster) wakes the peer's waiters.
+    if (Block* peer = cluster->OwnerOf(bar); peer != nullptr) owner = peer;
+  }
+  owner->MbarrierArrived(f, bar, completed != 0);
   // The thread runs on from its arrival: a completing arrival's release of the waiters
   // (any number of them) is the runtime's work, not the thread's, so its clock restarts
   // after it, as a completer's does at a barrier.
@@ -111,6 +118,43 @@ const void* AbiExchange(void* fiber, unsigned int group, const void* operands,
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(f->result));
 }
 
+void AbiClusterBarrier(void* fiber, int arrive, int wait, const char* what) {
+  Fiber* f = Self(fiber);
+  Worker& w = OwnerOf(f);
+  Cluster* cluster = f->block->cluster();
+  if (cluster == nullptr) {
+    // Without a cluster launch every CTA is a cluster of one (PTX ISA: a grid launched
+    // without clusters has 1x1x1 clusters): the barrier is the block's threads.
+    w.FailFromFiber(f, absl::StatusCode::kFailedPrecondition,
+                    absl::StrCat(what, ": the launch has no cluster shape (the host backend "
+                                       "needs KernelBuilder::Cluster for cluster barriers)"));
+  }
+  f->last_was_spin = false;
+  const int64_t now = NowNs(f);
+  StopClock(f, now);
+  w.FinishSync(f,
+               cluster->Barrier(f, f->block->cluster_rank(), arrive != 0, wait != 0, what,
+                                w.error()),
+               now);
+}
+
+void* AbiMapa(void* fiber, const void* address, unsigned int rank, const char* what) {
+  Fiber* f = Self(fiber);
+  Worker& w = OwnerOf(f);
+  Cluster* cluster = f->block->cluster();
+  if (cluster == nullptr) {
+    if (rank == 0) return const_cast<void*>(address);  // a cluster of one: rank 0 is itself
+    w.FailFromFiber(f, absl::StatusCode::kFailedPrecondition,
+                    absl::StrCat(what, ": CTA rank ", rank,
+                                 " is outside the cluster: the launch has no cluster shape "
+                                 "(each CTA is a cluster of one, rank 0)"));
+  }
+  void* mapped =
+      cluster->Map(f, f->block->cluster_rank(), address, rank, what, w.error());
+  if (mapped == nullptr) w.FailWithError(f, absl::StatusCode::kFailedPrecondition);
+  return mapped;
+}
+
 void AbiFail(void* fiber, const char* message) {
   Fiber* f = Self(fiber);
   OwnerOf(f).EndWithoutUnwinding(f, absl::StatusCode::kAborted, message);
@@ -120,7 +164,7 @@ constexpr WarptraceHostRuntime kAbi = {
     &AbiBarrier,       &AbiWarp,           &AbiActiveMask,   &AbiShared,
     &AbiMbarrierWait,  &AbiMbarrierArrived, &AbiSpin,        &AbiCpAsync,
     &AbiCpAsyncCommit, &AbiCpAsyncWaitPrior, &AbiClock,      &AbiFail,
-    &AbiExchange,
+    &AbiExchange,      &AbiClusterBarrier, &AbiMapa,
 };
 
 }  // namespace
