@@ -204,6 +204,15 @@ struct AsyncCopySpec {
   }
 };
 
+// What a cluster barrier construct executes (PTX ISA: "barrier.cluster.arrive{.sem}{.aligned};
+// .sem = {.release, .relaxed}" and "barrier.cluster.wait{.acquire}{.aligned}").
+enum class ClusterBarrierOp {
+  kSync,           // barrier.cluster.arrive.release, then barrier.cluster.wait.acquire
+  kArrive,         // barrier.cluster.arrive.release
+  kArriveRelaxed,  // barrier.cluster.arrive.relaxed (no memory ordering)
+  kWait,           // barrier.cluster.wait.acquire
+};
+
 // What SetMaxRegisters does to the warpgroup's register budget (setmaxnreg.inc / .dec).
 enum class RegisterChange { kIncrease, kDecrease };
 
@@ -233,6 +242,8 @@ enum class RegisterChange { kIncrease, kDecrease };
 //   kSetMaxRegisters  registers, register_change
 //   kTmaStore         text: store name; copy (tensor_map, src, coords)
 //   kTmaStoreWait     async_pending: cp.async.bulk.wait_group.read
+//   Thread-block clusters (sm_90):
+//   kClusterBarrier   text: barrier name; cluster_op; barrier_record
 #define WARPTRACE_KERNEL_NODE_KINDS(X)       \
   X(kStatement, "statement")                 \
   X(kRegion, "region")                       \
@@ -251,7 +262,8 @@ enum class RegisterChange { kIncrease, kDecrease };
   X(kMmaWait, "mma wait")                    \
   X(kSetMaxRegisters, "set max registers")   \
   X(kTmaStore, "tma store")                  \
-  X(kTmaStoreWait, "tma store wait")
+  X(kTmaStoreWait, "tma store wait")         \
+  X(kClusterBarrier, "cluster barrier")
 
 // ---------------------------------------------------------------------------------------
 // The built, validated kernel: what RecordPlan and the emitter walk.
@@ -299,6 +311,8 @@ struct KernelNode {
   // kAsyncWait, kMmaWait, kTmaStoreWait: the thread's most recent groups left in flight
   // (0..7)
   uint32_t async_pending = 0;
+  // kClusterBarrier
+  ClusterBarrierOp cluster_op = ClusterBarrierOp::kSync;
   // kSetMaxRegisters
   uint32_t registers = 0;
   RegisterChange register_change = RegisterChange::kIncrease;

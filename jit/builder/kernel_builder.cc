@@ -109,6 +109,9 @@ void AddRequirements(const KernelNode& node, TargetRequirements& requirements) {
     case KernelNode::Kind::kPhaseWait:
       requirements.Add(TargetFeature::kMbarrier, node.path);
       break;
+    case KernelNode::Kind::kClusterBarrier:
+      requirements.Add(TargetFeature::kClusters, node.path);
+      break;
     case KernelNode::Kind::kRegion:
     case KernelNode::Kind::kLoop:
     case KernelNode::Kind::kIf:
@@ -295,6 +298,33 @@ KernelBuilder& KernelBuilder::Cluster(Dim3 shape, ClusterSize size) {
   kernel_.cluster_path =
       absl::StrCat("kernel ", kernel_.name, " > cluster ", shape.x, "x", shape.y, "x", shape.z);
   return *this;
+}
+
+KernelBuilder& KernelBuilder::ClusterBarrier(std::string name, ClusterBarrierOp op,
+                                             BarrierRecord record) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kClusterBarrier;
+  node.text = std::move(name);
+  node.cluster_op = op;
+  node.barrier_record = record;
+  // An arrival does not wait: like bar.arrive it has no wait to record.
+  node.named_arrive = op == ClusterBarrierOp::kArrive || op == ClusterBarrierOp::kArriveRelaxed;
+  Append(std::move(node));
+  return *this;
+}
+
+KernelBuilder& KernelBuilder::ClusterSync(std::string name, BarrierRecord record) {
+  return ClusterBarrier(std::move(name), ClusterBarrierOp::kSync, record);
+}
+
+KernelBuilder& KernelBuilder::ClusterArrive(std::string name, bool relaxed) {
+  return ClusterBarrier(std::move(name),
+                        relaxed ? ClusterBarrierOp::kArriveRelaxed : ClusterBarrierOp::kArrive,
+                        BarrierRecord::kNever);
+}
+
+KernelBuilder& KernelBuilder::ClusterWait(std::string name, BarrierRecord record) {
+  return ClusterBarrier(std::move(name), ClusterBarrierOp::kWait, record);
 }
 
 KernelBuilder& KernelBuilder::MinBlocksPerSm(uint32_t blocks) {

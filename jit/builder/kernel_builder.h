@@ -295,6 +295,28 @@ class KernelBuilder {
   // memory of every TMA store it issued but its `pending` most recent ones may be reused.
   KernelBuilder& WaitTmaStores(uint32_t pending = 0);
 
+  // ---- Thread-block clusters (sm_90; the kernel needs Cluster()) ----
+  // The cluster barrier, every thread of every CTA of the cluster (PTX ISA barrier.cluster:
+  // a wait waits for every non-exited thread of the cluster to have arrived). ClusterSync is
+  // barrier.cluster.arrive.release + barrier.cluster.wait.acquire; it gets a barrier-wait
+  // record site (per `record`, like Barrier()) from the arrival to the release, so the
+  // timeline shows how long a CTA waited for its peers. The split form overlaps work with
+  // the barrier: ClusterArrive (.release, or .relaxed without memory ordering; no record,
+  // like NamedBarrierArrive), independent work, then ClusterWait (.acquire; recorded like a
+  // sync). Every thread arrives once before each wait. End a kernel whose CTAs read each
+  // other's shared memory with a ClusterSync, so that no CTA exits while a peer may still
+  // reach its shared memory (the host backend fails the launch otherwise, naming the CTAs).
+  //   b.Cluster({2, 1, 1});
+  //   b.Region("partials", ...);
+  //   b.ClusterSync("partials ready");
+  //   b.Region("reduce", [&] { b.Stmt("s += warptrace_cluster_map(part, peer)[i];"); });
+  //   b.ClusterSync("done reading");
+  KernelBuilder& ClusterSync(std::string name = "cluster barrier",
+                             BarrierRecord record = BarrierRecord::kByPolicy);
+  KernelBuilder& ClusterArrive(std::string name = "cluster barrier", bool relaxed = false);
+  KernelBuilder& ClusterWait(std::string name = "cluster barrier",
+                             BarrierRecord record = BarrierRecord::kByPolicy);
+
   // An early return of the thread. When profiled, the exits of every enclosing record site
   // and the profiler epilogue run first. It must be the last thing in its body. No Barrier
   // may run after a ReturnScope::kThread return (the threads that returned would never
@@ -334,6 +356,7 @@ class KernelBuilder {
 
  private:
   absl::StatusOr<Kernel> BuildUnmarked() const;
+  KernelBuilder& ClusterBarrier(std::string name, ClusterBarrierOp op, BarrierRecord record);
   // An open construct; moved into its parent's body when closed.
   struct Frame {
     KernelNode node;

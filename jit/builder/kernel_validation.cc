@@ -287,6 +287,14 @@ class Validator {
         return CheckTmaStore(node);
       case KernelNode::Kind::kTmaStoreWait:
         return CheckGroupWait(node, "WaitTmaStores", "cp.async.bulk.wait_group");
+      case KernelNode::Kind::kClusterBarrier:
+        if (kernel_.cluster_path.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": a cluster barrier needs the kernel's cluster shape: call "
+                         "Cluster({x, y, z}) on the builder"));
+        }
+        RETURN_IF_ERROR(CheckSiteName(node.text, "cluster barrier", node.path));
+        return CheckSiteKind(node.text, "cluster barrier", node.path);
       case KernelNode::Kind::kRoles:
         return CheckRoles(node);
       case KernelNode::Kind::kRole:

@@ -182,6 +182,9 @@ class Emitter {
       case KernelNode::Kind::kNamedBarrier:
         NamedBarrier(node, depth);
         return;
+      case KernelNode::Kind::kClusterBarrier:
+        ClusterBarrier(node, depth);
+        return;
       case KernelNode::Kind::kArrive:
         Arrive(node, depth);
         return;
@@ -257,6 +260,22 @@ class Emitter {
     Attributed(depth, node.path,
                absl::StrFormat("warptrace_named_barrier_sync(%du, %du);  // named barrier %s",
                                node.barrier_id, node.threads, node.text));
+    if (site != nullptr) Leave(depth);
+  }
+
+  // barrier.cluster (jit/primitives/cluster_sm90.cuh); a wait's record site spans the wait
+  // (a sync's: its arrival and wait).
+  void ClusterBarrier(const KernelNode& node, int depth) {
+    const char* call = "warptrace_cluster_sync();";
+    switch (node.cluster_op) {
+      case ClusterBarrierOp::kSync: break;
+      case ClusterBarrierOp::kArrive: call = "warptrace_cluster_arrive();"; break;
+      case ClusterBarrierOp::kArriveRelaxed: call = "warptrace_cluster_arrive_relaxed();"; break;
+      case ClusterBarrierOp::kWait: call = "warptrace_cluster_wait();"; break;
+    }
+    const SiteInfo* site = node.named_arrive ? nullptr : SiteOf(node);
+    if (site != nullptr) Enter(depth, *site);
+    Attributed(depth, node.path, absl::StrCat(call, "  // cluster barrier ", node.text));
     if (site != nullptr) Leave(depth);
   }
 

@@ -148,6 +148,7 @@ class SiteAssigner {
         return absl::OkStatus();
       case KernelNode::Kind::kBarrier:
       case KernelNode::Kind::kNamedBarrier:
+      case KernelNode::Kind::kClusterBarrier:
         return BarrierWait(node);
       case KernelNode::Kind::kArrive:
         AddHandoff(node, absl::StrCat("arrive ", node.text), SiteKind::kBarrierArrive);
@@ -264,6 +265,7 @@ void MarkLoopTrips(const std::vector<KernelNode>& body,
       case KernelNode::Kind::kSetMaxRegisters:
       case KernelNode::Kind::kTmaStore:
       case KernelNode::Kind::kTmaStoreWait:
+      case KernelNode::Kind::kClusterBarrier:
         break;
     }
   }

@@ -14,6 +14,7 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
 #include "jit/run/run.h"
+#include "jit/target/cuda_target.h"
 #include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
@@ -269,6 +270,109 @@ TEST_F(ClusterTest, ClusterDeadlockNamesEveryCta) {
                                        "32 of 64 non-exited threads of the cluster arrived)"),
                              HasSubstr("CTA rank 1 (block (1,0,0)): threads 0-31: wait at "
                                        "mbarrier"))));
+}
+
+// The constructs: ClusterSync / ClusterArrive / ClusterWait emit barrier.cluster and record
+// a barrier-wait span (SiteKind::kBarrierWait) for the sync and the split wait, none for the
+// arrival; the plan is exact and the trace of every CTA holds both spans.
+TEST_F(ClusterTest, ClusterBarrierConstructsRecordTheirWaits) {
+  KernelBuilder b("cluster_constructs");
+  b.Param("unsigned int*", "out").Grid({4, 1, 1}).Block({64, 1, 1}).Cluster({2, 1, 1});
+  b.SharedArray("unsigned int", "mine", 64);
+  b.Stmt("mine[threadIdx.x] = blockIdx.x * 100u + threadIdx.x;");
+  b.ClusterSync("written");
+  b.Stmt("const unsigned int v = warptrace_cluster_map(mine, warptrace_cluster_ctarank() ^ 1u)"
+         "[threadIdx.x];");
+  b.ClusterArrive("read");
+  b.Stmt("out[blockIdx.x * 64 + threadIdx.x] = v;");
+  b.ClusterWait("read");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  EXPECT_NE(kernel->requirements.FirstUse(TargetFeature::kClusters), nullptr);
+  std::vector<uint32_t> out(4 * 64, 0);
+  RunOptions options;
+  options.check_gpu_compile = true;
+  options.profile.unit = UnitSpec::Warp();
+  options.profile.policy.barrier_waits = true;  // as for Barrier(): recorded by policy
+  absl::StatusOr<RunResult> run =
+      RunKernel(device(), *kernel, {KernelArg::Out(absl::MakeSpan(out))}, options);
+  ASSERT_THAT(run, IsOk());
+  for (uint32_t block = 0; block < 4; ++block) {
+    for (uint32_t t = 0; t < 64; ++t) {
+      ASSERT_EQ(out[block * 64 + t], (block ^ 1u) * 100u + t) << block << " " << t;
+    }
+  }
+  ASSERT_NE(run->trace, nullptr);
+  EXPECT_TRUE(run->trace->report.ok());
+  // kernel 2 + sync wait 2 + split wait 2, exactly.
+  EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 6u);
+  const TraceLayout& layout = run->trace->layout;
+  ASSERT_EQ(run->trace->timeline.units.size(), 8u);  // 4 CTAs x 2 warps
+  for (const UnitTimeline& unit : run->trace->timeline.units) {
+    std::vector<std::string> waits;
+    for (const Slice& slice : unit.slices) {
+      if (layout.sites[slice.site].kind == SiteKind::kBarrierWait) {
+        waits.push_back(layout.sites[slice.site].name);
+      }
+    }
+    EXPECT_THAT(waits, ::testing::ElementsAre("written", "read"))
+        << "block " << unit.block_linear << " unit " << unit.unit_index;
+  }
+}
+
+TEST_F(ClusterTest, ClusterBarrierWithoutAClusterShapeFailsBuild) {
+  KernelBuilder b("no_shape");
+  b.Param("unsigned int*", "out").Grid({2, 1, 1}).Block({32, 1, 1});
+  b.ClusterSync("sync");
+  EXPECT_THAT(b.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  HasSubstr("kernel no_shape > cluster barrier sync: a cluster "
+                                            "barrier needs the kernel's cluster shape")));
+}
+
+KernelBuilder Shaped(Dim3 grid, Dim3 cluster, ClusterSize size = ClusterSize::kPortable) {
+  KernelBuilder b("shaped");
+  b.Param("unsigned int*", "out").Grid(grid).Block({32, 1, 1}).Cluster(cluster, size);
+  b.Stmt("out[0] = 1;");
+  return b;
+}
+
+TEST_F(ClusterTest, ClusterShapeIsChecked) {
+  EXPECT_THAT(Shaped({6, 1, 1}, {4, 1, 1}).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("kernel shaped > cluster 4x1x1: the cluster shape must divide "
+                                 "the grid (6,1,1) in every dimension")));
+  EXPECT_THAT(Shaped({16, 1, 1}, {0, 1, 1}).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("every dimension of a cluster must be >= 1")));
+  EXPECT_THAT(Shaped({16, 1, 1}, {16, 1, 1}).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("kernel shaped > cluster 16x1x1: 16 CTAs per cluster exceed 8, "
+                                 "the portable cluster size")));
+  absl::StatusOr<Kernel> sixteen =
+      Shaped({16, 2, 1}, {8, 2, 1}, ClusterSize::kNonPortable).Build();
+  ASSERT_THAT(sixteen, IsOk());
+  EXPECT_TRUE(sixteen->non_portable_cluster);
+  EXPECT_THAT(Shaped({32, 1, 1}, {32, 1, 1}, ClusterSize::kNonPortable).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("32 CTAs per cluster exceed 16, the most any GPU allows")));
+  KernelBuilder twice = Shaped({4, 1, 1}, {2, 1, 1});
+  twice.Cluster({4, 1, 1});
+  EXPECT_THAT(twice.Build(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      HasSubstr("Cluster() called a second time")));
+}
+
+// Clusters exist from sm_90 on (PTX ISA: barrier.cluster, mapa "Requires sm_90 or higher"):
+// resolving a cluster kernel for an older target names the builder path and the target.
+TEST_F(ClusterTest, ClusterKernelOnAPreHopperTargetFailsNamingPathAndTarget) {
+  absl::StatusOr<Kernel> kernel = Shaped({4, 1, 1}, {2, 1, 1}).Build();
+  ASSERT_THAT(kernel, IsOk());
+  ASSERT_NE(kernel->requirements.FirstUse(TargetFeature::kClusters), nullptr);
+  EXPECT_EQ(*kernel->requirements.FirstUse(TargetFeature::kClusters),
+            "kernel shaped > cluster 2x1x1");
+  EXPECT_THAT(kernel->requirements.Resolve(CudaTarget(8, 0)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("kernel shaped > cluster 2x1x1"), HasSubstr("sm_80"))));
+  EXPECT_THAT(kernel->requirements.Resolve(CudaTarget(9, 0)), IsOk());
 }
 
 }  // namespace
