@@ -610,9 +610,16 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.grid = kernel.grid;
   layout.block = kernel.block;
   layout.unit = options.unit.value_or(DefaultUnit(kernel.block.Count()));
+  layout.cluster = kernel.cluster;
   layout.sample = options.sample;
   layout.sample.end = static_cast<uint32_t>(
       std::min<uint64_t>(options.sample.end, kernel.grid.Count()));
+  if (LinkScopeOf(layout) == LinkScope::kCluster && layout.sample.stride == 1) {
+    // Sampling takes whole clusters: the bounds widen to the clusters they cut.
+    const uint32_t n = static_cast<uint32_t>(kernel.cluster.Count());
+    layout.sample.begin -= layout.sample.begin % n;
+    layout.sample.end = (layout.sample.end + n - 1) / n * n;
+  }
 
   plan.site_of_node_.assign(kernel.num_nodes, std::nullopt);
   if (options.policy.kernel) {
