@@ -49,10 +49,12 @@ bool ClusterIsContiguous(const TraceLayout& layout) {
   return (c.y == 1 && c.z == 1) || (c.x == g.x && c.z == 1) || (c.x == g.x && c.y == g.y);
 }
 
-LinkScope LinkScopeOf(const TraceLayout& layout) {
-  return layout.cluster.Count() > 1 && ClusterIsContiguous(layout) ? LinkScope::kCluster
-                                                                    : LinkScope::kBlock;
-}
+// The block, also with clusters, until hand-off payloads name cluster-wide barrier ids
+// (a remote arrival names the peer's barrier) and the linker's common clock spans the SMs
+// of a cluster (BlockLinker puts a scope's events on one SM's %clock, which a cluster's
+// CTAs on several SMs do not share): links stay within each CTA. Samples already take whole
+// clusters (ValidateClusterSample), so a trace is ready for the cluster scope.
+LinkScope LinkScopeOf(const TraceLayout&) { return LinkScope::kBlock; }
 
 ClusterPosition ClusterOfBlock(const TraceLayout& layout, const Dim3& b) {
   const Dim3& c = layout.cluster;
@@ -153,8 +155,9 @@ absl::Status ValidateShape(const TraceLayout& layout) {
   return absl::OkStatus();
 }
 
-// The cluster shape divides the grid, and a trace whose link scope is the cluster samples
-// whole clusters (the linker must see every CTA a hand-off link may reach).
+// The cluster shape divides the grid, and a trace of a cluster whose CTAs are consecutive
+// blocks samples whole clusters (a cluster link scope must see every CTA a hand-off link may
+// reach).
 absl::Status ValidateClusterSample(const TraceLayout& layout) {
   const Dim3& c = layout.cluster;
   const Dim3& g = layout.grid;
@@ -164,7 +167,7 @@ absl::Status ValidateClusterSample(const TraceLayout& layout) {
         "cluster (%d,%d,%d) must have 1 to 16 CTAs and divide the grid (%d,%d,%d)", c.x, c.y,
         c.z, g.x, g.y, g.z));
   }
-  if (LinkScopeOf(layout) != LinkScope::kCluster) return absl::OkStatus();
+  if (c.Count() == 1 || !ClusterIsContiguous(layout)) return absl::OkStatus();
   const uint64_t n = c.Count();
   const uint64_t end = std::min<uint64_t>(layout.sample.end, g.Count());
   if (layout.sample.stride != 1 || layout.sample.begin % n != 0 || end % n != 0) {

@@ -287,9 +287,8 @@ struct TraceLayout {
 uint32_t UnitThreads(const TraceLayout& layout);
 // Trace units per block.
 uint32_t UnitsPerBlock(const TraceLayout& layout);
-// The trace's link scope (format/links.h): the cluster when the layout has a cluster of
-// more than one CTA whose CTAs are consecutive in linear block order (ClusterIsContiguous),
-// else the block.
+// The trace's link scope (format/links.h): the block (also with clusters: see layout.cc
+// for what the cluster scope still needs).
 LinkScope LinkScopeOf(const TraceLayout& layout);
 // Records per instance of the link scope: records [k n, (k + 1) n) of the buffer belong to
 // one instance (a block: UnitsPerBlock, at least 1; a cluster: that times its CTAs).

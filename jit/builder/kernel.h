@@ -195,6 +195,13 @@ struct AsyncCopySpec {
   std::vector<std::string> coords;
   std::vector<uint32_t> box;
   uint32_t element_bytes = 2;
+  // TMA multicast (sm_90a; the kernel needs Cluster()): a C++ expression of the 16-bit CTA
+  // mask (bit r: CTA rank r of the cluster) whose CTAs all receive the box at `dst`'s offset
+  // in their shared memory, completing it on their `barrier` element at the same offset
+  // (PTX ISA .multicast::cluster). The construct expects Bytes() x popcount(mask) on its own
+  // barrier: CUTLASS's symmetric pattern, where every CTA of the mask multicasts one box of
+  // the same size to the same mask, so each receives one box from each. Empty: no multicast.
+  std::string multicast_mask;
   bool tma() const { return !tensor_map.empty(); }
   uint64_t Bytes() const {
     if (!tma()) return uint64_t{rows} * row_bytes;

@@ -55,6 +55,8 @@ void AddPrimitiveRequirements(const std::string& code, const std::string& path,
       requirements.Add(TargetFeature::kWgmma, path);
     } else if (absl::StartsWith(name, "warptrace_setmaxnreg_")) {
       requirements.Add(TargetFeature::kSetMaxNReg, path);
+    } else if (absl::StartsWith(name, "warptrace_tma_") && absl::EndsWith(name, "_multicast")) {
+      requirements.Add(TargetFeature::kMulticast, path);
     } else if (absl::StartsWith(name, "warptrace_tma_") ||
                name == "warptrace_prefetch_tensormap") {
       requirements.Add(TargetFeature::kTma, path);
@@ -94,6 +96,10 @@ void AddRequirements(const KernelNode& node, TargetRequirements& requirements) {
       requirements.Add(TargetFeature::kTma, node.path);
       break;
     case KernelNode::Kind::kAsyncCopy:
+      if (!node.copy.multicast_mask.empty()) {
+        requirements.Add(TargetFeature::kClusters, node.path);
+        requirements.Add(TargetFeature::kMulticast, node.path);
+      }
       requirements.Add(node.copy.tma()               ? TargetFeature::kTma
                        : !node.copy.barrier.empty() ? TargetFeature::kBulkCopy
                                                     : TargetFeature::kCpAsync,

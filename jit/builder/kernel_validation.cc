@@ -479,6 +479,19 @@ class Validator {
     const AsyncCopySpec& c = node.copy;
     RETURN_IF_ERROR(CheckSiteName(c.name, "async copy", node.path));
     RETURN_IF_ERROR(CheckSiteKind(c.name, "async copy", node.path));
+    if (!c.multicast_mask.empty()) {
+      if (!c.tma()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            node.path, ": async copy '", c.name,
+            "' has a multicast mask but no tensor map: only TMA loads multicast"));
+      }
+      if (kernel_.cluster_path.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            node.path, ": async copy '", c.name,
+            "' multicasts to a CTA mask but the kernel has no cluster shape: call "
+            "Cluster({x, y, z}) on the builder"));
+      }
+    }
     if (c.tma()) return CheckTmaCopy(node);
     if (c.dst.empty() || c.src.empty() || c.src_row_stride_bytes.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -614,7 +614,8 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.sample = options.sample;
   layout.sample.end = static_cast<uint32_t>(
       std::min<uint64_t>(options.sample.end, kernel.grid.Count()));
-  if (LinkScopeOf(layout) == LinkScope::kCluster && layout.sample.stride == 1) {
+  if (kernel.cluster.Count() > 1 && ClusterIsContiguous(layout) &&
+      layout.sample.stride == 1) {
     // Sampling takes whole clusters: the bounds widen to the clusters they cut.
     const uint32_t n = static_cast<uint32_t>(kernel.cluster.Count());
     layout.sample.begin -= layout.sample.begin % n;

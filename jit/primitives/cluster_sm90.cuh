@@ -40,6 +40,14 @@
 //                                             at the offset of `bar` (the way CUTLASS's
 //                                             consumers release a stage in every CTA)
 //   warptrace_fence_acq_rel_cluster()         fence.acq_rel.cluster
+// TMA multicast (sm_90a; PTX ISA cp.async.bulk.tensor ".multicast::cluster": the box is
+// copied into the same shared-memory offset of every CTA whose bit is set in the 16-bit
+// ctaMask, and each destination CTA's mbarrier at the offset of `bar` gets the box's bytes
+// as complete_tx):
+//   warptrace_tma_load_2d_multicast(smem_dst, map, c0, c1, bar, mask)
+//   warptrace_tma_load_3d_multicast(smem_dst, map, c0, c1, c2, bar, mask)
+// Each destination's barrier must expect every box it receives (all CTAs of the mask that
+// multicast to it).
 // (fence.mbarrier_init.release.cluster is warptrace_fence_mbarrier_init.)
 //
 // On the host a shared::cluster address is (rank + 1) << 20 | the window address of the
@@ -58,8 +66,8 @@ namespace warptrace_host {
 
 inline unsigned int ClusterCount(const WarptraceHostDim& d) { return d.x * d.y * d.z; }
 
-inline void* ClusterMap(const void* p, unsigned int rank, const char* what) {
-  return Rt().mapa(Fiber(), p, rank, what);
+inline void* ClusterMap(const void* p, unsigned int rank, const char* what, int track = 1) {
+  return Rt().mapa(Fiber(), p, rank, track, what);
 }
 
 // The generic address of a shared::cluster address (see above).
@@ -136,6 +144,46 @@ inline void warptrace_mbarrier_arrive_cluster(unsigned long long* bar, unsigned 
   ::warptrace_host::MbarUpdate(peer, 1, 0);
 }
 inline void warptrace_fence_acq_rel_cluster() {}
+
+namespace warptrace_host {
+inline void TmaMulticast(void* smem, const CUtensorMap* map, const int32_t* c, uint32_t dims,
+                         unsigned long long* bar, unsigned short mask, const char* what,
+                         const char* site) {
+  const unsigned int n = ClusterCount(Current().cluster_dim);
+  if (mask == 0 || (n < 16 && (mask >> n) != 0)) {
+    ::warptrace_host::wgmma::Fail(
+        "%s: ctaMask 0x%04x names %s of CTA rank %u's cluster of %u CTAs (ranks 0-%u)", what,
+        mask, mask == 0 ? "no CTA" : "CTAs outside", Current().cluster_rank, n, n - 1);
+  }
+  for (unsigned int r = 0; r < n; ++r) {
+    if (((mask >> r) & 1u) == 0) continue;
+    void* dst = ClusterMap(smem, r, what, /*track=*/0);
+    auto* peer_bar = static_cast<unsigned long long*>(ClusterMap(bar, r, what, 0));
+    TmaCopy(dst, map, c, dims, peer_bar, what, site);
+  }
+}
+}  // namespace warptrace_host
+
+inline void warptrace_tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, int c0,
+                                            int c1, unsigned long long* bar,
+                                            unsigned short mask,
+                                            const char* site = __builtin_FILE()) {
+  const int32_t c[2] = {c0, c1};
+  ::warptrace_host::TmaMulticast(smem_dst, map, c, 2, bar, mask,
+                                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                                 "complete_tx::bytes.multicast::cluster",
+                                 site);
+}
+inline void warptrace_tma_load_3d_multicast(void* smem_dst, const CUtensorMap* map, int c0,
+                                            int c1, int c2, unsigned long long* bar,
+                                            unsigned short mask,
+                                            const char* site = __builtin_FILE()) {
+  const int32_t c[3] = {c0, c1, c2};
+  ::warptrace_host::TmaMulticast(smem_dst, map, c, 3, bar, mask,
+                                 "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::"
+                                 "complete_tx::bytes.multicast::cluster",
+                                 site);
+}
 
 #else  // the GPU
 
@@ -220,6 +268,36 @@ __device__ __forceinline__ void warptrace_mbarrier_arrive_cluster(unsigned long 
 }
 __device__ __forceinline__ void warptrace_fence_acq_rel_cluster() {
   asm volatile("fence.acq_rel.cluster;" : : : "memory");
+}
+
+// .multicast::cluster is sm_90a (and later a/f targets); a kernel calling these requires
+// TargetFeature::kMulticast, so it is compiled for sm_90a.
+__device__ __forceinline__ void warptrace_tma_load_2d_multicast(void* smem_dst,
+                                                                const CUtensorMap* map, int c0,
+                                                                int c1, unsigned long long* bar,
+                                                                unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+      :
+      : "r"(static_cast<unsigned int>(__cvta_generic_to_shared(smem_dst))),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1),
+        "r"(static_cast<unsigned int>(__cvta_generic_to_shared(bar))), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ void warptrace_tma_load_3d_multicast(void* smem_dst,
+                                                                const CUtensorMap* map, int c0,
+                                                                int c1, int c2,
+                                                                unsigned long long* bar,
+                                                                unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;"
+      :
+      : "r"(static_cast<unsigned int>(__cvta_generic_to_shared(smem_dst))),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2),
+        "r"(static_cast<unsigned int>(__cvta_generic_to_shared(bar))), "h"(mask)
+      : "memory");
 }
 
 #endif  // __CUDA_ARCH__ >= 900: before it there are no clusters (the names are undeclared)

@@ -217,8 +217,11 @@ struct WarptraceHostRuntime {
   void (*cluster_barrier)(void* fiber, int arrive, int wait, const char* what);
   /* mapa: the address in the shared memory of the cluster's CTA `rank` that corresponds to
    * `address` in the caller's. Fails the launch for a rank outside the cluster, an address
-   * outside the caller's shared memory, or a CTA that has exited. */
-  void* (*mapa)(void* fiber, const void* address, unsigned int rank, const char* what);
+   * outside the caller's shared memory, or a CTA that has exited. `track`: the caller may
+   * keep using the address (mapa), so the peer must not exit before a later cluster barrier
+   * phase; 0 for a one-off access the instruction completes (a multicast copy's delivery). */
+  void* (*mapa)(void* fiber, const void* address, unsigned int rank, int track,
+                const char* what);
 };
 
 /* mbarrier words (an 8-byte object in shared memory, as on the GPU) hold, on the host

@@ -138,7 +138,8 @@ void AbiClusterBarrier(void* fiber, int arrive, int wait, const char* what) {
                now);
 }
 
-void* AbiMapa(void* fiber, const void* address, unsigned int rank, const char* what) {
+void* AbiMapa(void* fiber, const void* address, unsigned int rank, int track,
+              const char* what) {
   Fiber* f = Self(fiber);
   Worker& w = OwnerOf(f);
   Cluster* cluster = f->block->cluster();
@@ -150,7 +151,7 @@ void* AbiMapa(void* fiber, const void* address, unsigned int rank, const char* w
                                  "(each CTA is a cluster of one, rank 0)"));
   }
   void* mapped =
-      cluster->Map(f, f->block->cluster_rank(), address, rank, what, w.error());
+      cluster->Map(f, f->block->cluster_rank(), address, rank, track != 0, what, w.error());
   if (mapped == nullptr) w.FailWithError(f, absl::StatusCode::kFailedPrecondition);
   return mapped;
 }

@@ -159,8 +159,8 @@ bool Cluster::Locate(uint32_t rank, const void* p, uint64_t* offset, bool* in_st
   return false;
 }
 
-void* Cluster::Map(Fiber* f, uint32_t from, const void* p, uint32_t rank, const char* what,
-                   std::string* error) {
+void* Cluster::Map(Fiber* f, uint32_t from, const void* p, uint32_t rank, bool track,
+                   const char* what, std::string* error) {
   if (rank >= ctas_.size()) {
     *error = absl::StrFormat(
         "%s: thread %u of %s maps shared memory into CTA rank %u, outside its cluster of %u "
@@ -187,7 +187,7 @@ void* Cluster::Map(Fiber* f, uint32_t from, const void* p, uint32_t rank, const 
         what, f->abi.linear_tid, CtaName(from), CtaName(rank));
     return nullptr;
   }
-  if (rank != from) {
+  if (track && rank != from) {
     // Safe to outlive once a phase completes to which this thread arrives after the access.
     const int64_t safe_after =
         ctas_[from].arrival[f->abi.linear_tid] >= 0 ? phase_ + 1 : phase_;

@@ -62,9 +62,9 @@ class Cluster {
   bool Deadlocked() const;
 
   // mapa: `p` in the shared memory of CTA `from` mapped into CTA `rank`; null with *error
-  // set on a misuse.
-  void* Map(Fiber* f, uint32_t from, const void* p, uint32_t rank, const char* what,
-            std::string* error);
+  // set on a misuse. `track`: the mapping keeps the target reachable (the exit rule).
+  void* Map(Fiber* f, uint32_t from, const void* p, uint32_t rank, bool track,
+            const char* what, std::string* error);
   // The CTA whose shared memory holds `p`, or null.
   Block* OwnerOf(const void* p) const;
 
