@@ -141,7 +141,9 @@ inline void warptrace_red_shared_cluster_add_u32(unsigned int a, unsigned int v)
 inline void warptrace_mbarrier_arrive_cluster(unsigned long long* bar, unsigned int rank) {
   unsigned long long* peer = static_cast<unsigned long long*>(::warptrace_host::ClusterMap(
       bar, rank, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+  ::warptrace_host::MutableCurrent().cluster_op = 1;
   ::warptrace_host::MbarUpdate(peer, 1, 0);
+  ::warptrace_host::MutableCurrent().cluster_op = 0;
 }
 inline void warptrace_fence_acq_rel_cluster() {}
 
@@ -159,7 +161,9 @@ inline void TmaMulticast(void* smem, const CUtensorMap* map, const int32_t* c, u
     if (((mask >> r) & 1u) == 0) continue;
     void* dst = ClusterMap(smem, r, what, /*track=*/0);
     auto* peer_bar = static_cast<unsigned long long*>(ClusterMap(bar, r, what, 0));
+    MutableCurrent().cluster_op = 1;
     TmaCopy(dst, map, c, dims, peer_bar, what, site);
+    MutableCurrent().cluster_op = 0;
   }
 }
 }  // namespace warptrace_host

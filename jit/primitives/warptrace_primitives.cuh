@@ -141,6 +141,7 @@ inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arriv
 inline void warptrace_mbarrier_init(unsigned long long* bar, unsigned int count) {
   *bar = ::warptrace_host::MbarPack(count, count, 0, 0);
   ::warptrace_host::CompletedPhases()[bar] = 0;
+  ::warptrace_host::Rt().mbarrier_init(::warptrace_host::Fiber(), bar);
 }
 inline unsigned long long warptrace_mbarrier_arrive(unsigned long long* bar) {
   return ::warptrace_host::MbarUpdate(bar, 1, 0);

@@ -119,6 +119,10 @@ struct WarptraceHostThread {
    * (x fastest, as %cluster_ctarank). */
   struct WarptraceHostDim cluster_dim, cluster_idx;
   unsigned int cluster_rank;
+  /* Written by the kernel: nonzero while a cluster-scope primitive (a remote mbarrier
+   * arrival, a multicast copy's delivery) acts on a peer CTA's mbarrier, which a plain
+   * (shared::cta) mbarrier operation must not. */
+  int cluster_op;
 };
 
 /* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
@@ -222,6 +226,10 @@ struct WarptraceHostRuntime {
    * phase; 0 for a one-off access the instruction completes (a multicast copy's delivery). */
   void* (*mapa)(void* fiber, const void* address, unsigned int rank, int track,
                 const char* what);
+  /* mbarrier.init of the mbarrier at `bar` by the caller: in a cluster, peers may use it
+   * only after a cluster barrier phase that completes after the init (the init made visible
+   * with fence.mbarrier_init.release.cluster, then barrier.cluster arrive/wait). */
+  void (*mbarrier_init)(void* fiber, unsigned long long* bar);
 };
 
 /* mbarrier words (an 8-byte object in shared memory, as on the GPU) hold, on the host

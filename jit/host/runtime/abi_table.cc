@@ -55,9 +55,46 @@ void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity,
                      const char* what) {
   Fiber* f = Self(fiber);
   f->last_was_spin = false;
+  if (const Cluster* cluster = f->block->cluster(); cluster != nullptr) {
+    if (Block* owner = cluster->OwnerOf(bar); owner != nullptr && owner != f->block) {
+      OwnerOf(f).FailFromFiber(
+          f, absl::StatusCode::kFailedPrecondition,
+          absl::StrCat(what, ": ", cluster->CtaName(f->block->cluster_rank()),
+                       " waits on mbarrier ", owner->SharedName(reinterpret_cast<char*>(bar)),
+                       " of ", cluster->CtaName(owner->cluster_rank()),
+                       ": a CTA waits only on its own mbarriers (try_wait is shared::cta)"));
+    }
+  }
   const int64_t now = NowNs(f);
   StopClock(f, now);
   OwnerOf(f).FinishSync(f, f->block->MbarrierWait(f, bar, parity, what), now);
+}
+
+// A peer's mbarrier, reached by `f`: only through the cluster-scope primitives, and only
+// after its init was made visible to the cluster. Fails the launch otherwise.
+void CheckPeerMbarrier(Fiber* f, const Cluster& cluster, Block& owner,
+                       unsigned long long* bar) {
+  const std::string name = absl::StrCat("mbarrier ", owner.SharedName(reinterpret_cast<char*>(bar)),
+                                        " of ", cluster.CtaName(owner.cluster_rank()));
+  const std::string self = cluster.CtaName(f->block->cluster_rank());
+  if (f->abi.cluster_op == 0) {
+    OwnerOf(f).FailFromFiber(
+        f, absl::StatusCode::kFailedPrecondition,
+        absl::StrCat(self, " arrived on ", name,
+                     " through a local (shared::cta) mbarrier operation: a peer's barrier "
+                     "takes mbarrier.arrive.release.cluster.shared::cluster "
+                     "(warptrace_mbarrier_arrive_cluster(bar, rank)) with the address of the "
+                     "arriving CTA's own barrier and the peer's rank"));
+  }
+  if (!cluster.InitVisible(bar)) {
+    OwnerOf(f).FailFromFiber(
+        f, absl::StatusCode::kFailedPrecondition,
+        absl::StrCat(self, " used ", name,
+                     " before its init was made visible to the cluster: after mbarrier.init, "
+                     "fence.mbarrier_init.release.cluster (warptrace_fence_mbarrier_init) and "
+                     "a cluster barrier (arrive.release + wait.acquire) in every CTA, before "
+                     "any peer arrives on it or multicasts to it"));
+  }
 }
 
 void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
@@ -66,7 +103,10 @@ void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
   Block* owner = f->block;
   if (const Cluster* cluster = owner->cluster(); cluster != nullptr) {
     // A remote arrival (mbarrier.arrive...shared::cluster) wakes the peer's waiters.
-    if (Block* peer = cluster->OwnerOf(bar); peer != nullptr) owner = peer;
+    if (Block* peer = cluster->OwnerOf(bar); peer != nullptr && peer != owner) {
+      CheckPeerMbarrier(f, *cluster, *peer, bar);
+      owner = peer;
+    }
   }
   owner->MbarrierArrived(f, bar, completed != 0);
   // The thread runs on from its arrival: a completing arrival's release of the waiters
@@ -156,6 +196,13 @@ void* AbiMapa(void* fiber, const void* address, unsigned int rank, int track,
   return mapped;
 }
 
+void AbiMbarrierInit(void* fiber, unsigned long long* bar) {
+  Fiber* f = Self(fiber);
+  if (Cluster* cluster = f->block->cluster(); cluster != nullptr) {
+    cluster->Initialized(f, f->block->cluster_rank(), bar);
+  }
+}
+
 void AbiFail(void* fiber, const char* message) {
   Fiber* f = Self(fiber);
   OwnerOf(f).EndWithoutUnwinding(f, absl::StatusCode::kAborted, message);
@@ -165,7 +212,7 @@ constexpr WarptraceHostRuntime kAbi = {
     &AbiBarrier,       &AbiWarp,           &AbiActiveMask,   &AbiShared,
     &AbiMbarrierWait,  &AbiMbarrierArrived, &AbiSpin,        &AbiCpAsync,
     &AbiCpAsyncCommit, &AbiCpAsyncWaitPrior, &AbiClock,      &AbiFail,
-    &AbiExchange,      &AbiClusterBarrier, &AbiMapa,
+    &AbiExchange,      &AbiClusterBarrier, &AbiMapa,         &AbiMbarrierInit,
 };
 
 }  // namespace

@@ -103,6 +103,7 @@ Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
     a.cluster_dim = {1, 1, 1};
     a.cluster_idx = block_idx;
     a.cluster_rank = 0;
+    a.cluster_op = 0;
   }
   warps_.resize((num_threads + kWarpSize - 1) / kWarpSize);
   const uint32_t tail = num_threads % kWarpSize;

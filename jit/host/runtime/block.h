@@ -171,6 +171,8 @@ class Block {
 
   // "block (x,y,z)".
   std::string Name() const;
+  // "full[1] (static shared memory offset 24)" for an mbarrier at `bar`.
+  std::string SharedName(const char* bar) const;
   // One line per run of consecutive threads in the same state:
   // "threads 0-62: wait at __syncthreads (barrier 0: 63 of 64 threads arrived)".
   std::string Census() const;
@@ -262,8 +264,6 @@ class Block {
     uint64_t bytes = 0;
   };
   std::vector<SiteDecl> site_decls_;
-  // "full[1] (static shared memory offset 24)" for an mbarrier at `bar`.
-  std::string SharedName(const char* bar) const;
   uint32_t live_;
   uint32_t parked_ = 0;
   Cluster* cluster_ = nullptr;

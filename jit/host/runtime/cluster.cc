@@ -207,6 +207,17 @@ Block* Cluster::OwnerOf(const void* p) const {
   return nullptr;
 }
 
+void Cluster::Initialized(Fiber* f, uint32_t rank, const void* bar) {
+  // Visible once a phase completes that the initializing thread arrives at after the init.
+  init_visible_after_[bar] =
+      ctas_[rank].arrival[f->abi.linear_tid] >= 0 ? phase_ + 1 : phase_;
+}
+
+bool Cluster::InitVisible(const void* bar) const {
+  const auto it = init_visible_after_.find(bar);
+  return it == init_visible_after_.end() || phase_ > it->second;
+}
+
 void Cluster::DropWaiters() { first_waiter_ = last_waiter_ = nullptr; }
 
 std::string Cluster::DescribeWait() const {

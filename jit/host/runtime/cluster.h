@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "jit/host/device/host_abi.h"
@@ -67,6 +68,11 @@ class Cluster {
             const char* what, std::string* error);
   // The CTA whose shared memory holds `p`, or null.
   Block* OwnerOf(const void* p) const;
+  // mbarrier.init of `bar` by `f` of CTA `rank`.
+  void Initialized(Fiber* f, uint32_t rank, const void* bar);
+  // Whether a peer may use `bar`: a cluster barrier phase completed after its init (true for
+  // a barrier whose init the cluster did not see).
+  bool InitVisible(const void* bar) const;
 
   // Forgets the barrier's waiters (the launch failed).
   void DropWaiters();
@@ -107,6 +113,8 @@ class Cluster {
   int64_t latest_ = 0;     // the latest arrival's virtual time this phase
   Fiber* first_waiter_ = nullptr;
   Fiber* last_waiter_ = nullptr;
+  // By mbarrier: the phase whose completion makes its init visible to the cluster.
+  std::unordered_map<const void*, int64_t> init_visible_after_;
 };
 
 }  // namespace warptrace::host

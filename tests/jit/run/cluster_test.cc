@@ -272,6 +272,76 @@ TEST_F(ClusterTest, ClusterDeadlockNamesEveryCta) {
                                        "mbarrier"))));
 }
 
+// A peer's mbarrier is reached only by mbarrier.arrive.release.cluster.shared::cluster: a
+// plain arrive through a mapped pointer is the wrong instruction (on a GPU, a shared::cta
+// address of the wrong CTA).
+TEST_F(ClusterTest, PlainArriveOnAPeersBarrierFails) {
+  KernelBuilder b("local_arrive");
+  b.Param("unsigned int*", "out").Grid({2, 1, 1}).Block({32, 1, 1}).Cluster({2, 1, 1});
+  b.SharedArray("unsigned long long", "bar", 1);
+  b.Stmt("if (threadIdx.x == 0) { warptrace_mbarrier_init(bar, 1); "
+         "warptrace_fence_mbarrier_init(); }");
+  b.Stmt("warptrace_cluster_sync();");
+  b.Stmt("if (warptrace_cluster_ctarank() == 1 && threadIdx.x == 0) {\n"
+         "  warptrace_mbarrier_arrive(warptrace_cluster_map(bar, 0));\n"
+         "}\n"
+         "out[threadIdx.x] = 1;");
+  b.Stmt("warptrace_cluster_sync();");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<uint32_t> out(32, 0);
+  EXPECT_THAT(Run(*kernel, out),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("CTA rank 1 (block (1,0,0)) arrived on mbarrier bar (shared "
+                                 "memory offset 0) of CTA rank 0 (block (0,0,0)) through a "
+                                 "local (shared::cta) mbarrier operation")));
+}
+
+// fence.mbarrier_init.release.cluster and a cluster barrier must come between a barrier's
+// init and a peer's first use of it.
+TEST_F(ClusterTest, RemoteArrivalBeforeTheInitIsVisibleToTheClusterFails) {
+  KernelBuilder b("early_remote");
+  b.Param("unsigned int*", "out").Grid({2, 1, 1}).Block({32, 1, 1}).Cluster({2, 1, 1});
+  b.SharedArray("unsigned long long", "bar", 1);
+  b.Stmt("const unsigned int rank = warptrace_cluster_ctarank();\n"
+         "if (rank == 0 && threadIdx.x == 0) warptrace_mbarrier_init(bar, 1);\n"
+         "__syncthreads();\n"
+         "if (rank == 1 && threadIdx.x == 0) warptrace_mbarrier_arrive_cluster(bar, 0);\n"
+         "if (rank == 0) warptrace_mbarrier_wait_parity(bar, 0);\n"
+         "out[threadIdx.x] = 1;");
+  b.Stmt("warptrace_cluster_sync();");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<uint32_t> out(32, 0);
+  EXPECT_THAT(Run(*kernel, out),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("CTA rank 1 (block (1,0,0)) used mbarrier bar (shared memory "
+                                 "offset 0) of CTA rank 0 (block (0,0,0)) before its init was "
+                                 "made visible to the cluster")));
+}
+
+TEST_F(ClusterTest, WaitingOnAPeersBarrierFails) {
+  KernelBuilder b("peer_wait");
+  b.Param("unsigned int*", "out").Grid({2, 1, 1}).Block({32, 1, 1}).Cluster({2, 1, 1});
+  b.SharedArray("unsigned long long", "bar", 1);
+  b.Stmt("if (threadIdx.x == 0) { warptrace_mbarrier_init(bar, 1); "
+         "warptrace_fence_mbarrier_init(); }");
+  b.Stmt("warptrace_cluster_sync();");
+  b.Stmt("if (warptrace_cluster_ctarank() == 1) {\n"
+         "  warptrace_mbarrier_wait_parity(warptrace_cluster_map(bar, 0), 0);\n"
+         "}\n"
+         "out[threadIdx.x] = 1;");
+  b.Stmt("warptrace_cluster_sync();");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<uint32_t> out(32, 0);
+  EXPECT_THAT(Run(*kernel, out),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("CTA rank 1 (block (1,0,0)) waits on mbarrier bar (shared "
+                                 "memory offset 0) of CTA rank 0 (block (0,0,0)): a CTA waits "
+                                 "only on its own mbarriers")));
+}
+
 // The constructs: ClusterSync / ClusterArrive / ClusterWait emit barrier.cluster and record
 // a barrier-wait span (SiteKind::kBarrierWait) for the sync and the split wait, none for the
 // arrival; the plan is exact and the trace of every CTA holds both spans.
