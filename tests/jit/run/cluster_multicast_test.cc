@@ -24,6 +24,7 @@
 namespace warptrace {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
@@ -130,6 +131,44 @@ TEST_F(ClusterMulticastTest, MaskNamingACtaOutsideTheClusterFails) {
               StatusIs(absl::StatusCode::kAborted,
                        HasSubstr("multicast::cluster: ctaMask 0x0005 names CTAs outside of CTA "
                                  "rank 0's cluster of 2 CTAs (ranks 0-1)")));
+}
+
+// An expect-tx that counts only the CTA's own box, in a 2-CTA multicast where each CTA
+// receives both boxes: CTA 0's phase completes before its peer's box lands (a race on a
+// GPU), and CTA 1's barrier is left with more bytes completed than it expected, so its
+// phase never completes. The host backend reports the cluster's deadlock naming the
+// barrier's surplus bytes.
+TEST_F(ClusterMulticastTest, ExpectTxNotCountingEveryMulticastSliceFails) {
+  KernelBuilder b("short_expect");
+  b.Param("CUtensorMap", "tm_in").Param("unsigned int*", "out");
+  b.Grid({2, 1, 1}).Block({32, 1, 1}).Cluster({2, 1, 1});
+  b.SharedArray("unsigned long long", "bar", 1);
+  b.Stmt("__shared__ __align__(1024) unsigned char tile[4096];\n"
+         "const unsigned int rank = warptrace_cluster_ctarank();\n"
+         "if (threadIdx.x == 0) { warptrace_mbarrier_init(bar, 1); "
+         "warptrace_fence_mbarrier_init(); }");
+  b.Stmt("warptrace_cluster_sync();");
+  b.Stmt("if (threadIdx.x == 0) {\n"
+         "  warptrace_mbarrier_expect_tx(bar, 2048);  // its own box only: 1 of the 2 it gets\n"
+         "  warptrace_tma_load_2d_multicast(tile + rank * 2048, &tm_in, 0, rank * 16, bar, "
+         "0x3);\n"
+         "  warptrace_mbarrier_arrive(bar);\n"
+         "}\n"
+         "warptrace_mbarrier_wait_parity(bar, 0);\n"
+         "out[rank * 32 + threadIdx.x] = tile[threadIdx.x];");
+  b.Stmt("warptrace_cluster_sync();");
+  absl::StatusOr<Kernel> kernel = b.Build();
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<uint16_t> in(kCols * kRows, 1);
+  std::vector<uint32_t> out(64, 0);
+  const std::vector<KernelArg> args = {
+      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(in)), Map(kSliceRows)),
+      KernelArg::Out(absl::MakeSpan(out))};
+  EXPECT_THAT(RunKernel(device(), *kernel, args, RunOptions{}).status(),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       AllOf(HasSubstr("deadlock in the cluster of block"),
+                             HasSubstr("2048 bytes completed beyond those expected (expect_tx "
+                                       "counted fewer bytes than the copies completed)"))));
 }
 
 TEST_F(ClusterMulticastTest, BuildRejectsMulticastWithoutTmaOrCluster) {
