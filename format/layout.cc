@@ -43,18 +43,22 @@ uint32_t UnitsPerBlock(const TraceLayout& layout) {
   return static_cast<uint32_t>(layout.block.Count() / unit);
 }
 
-bool ClusterIsContiguous(const TraceLayout& layout) {
-  const Dim3& c = layout.cluster;
-  const Dim3& g = layout.grid;
+bool ClusterIsContiguous(const Dim3& g, const Dim3& c) {
   return (c.y == 1 && c.z == 1) || (c.x == g.x && c.z == 1) || (c.x == g.x && c.y == g.y);
 }
 
-// The block, also with clusters, until hand-off payloads name cluster-wide barrier ids
-// (a remote arrival names the peer's barrier) and the linker's common clock spans the SMs
-// of a cluster (BlockLinker puts a scope's events on one SM's %clock, which a cluster's
-// CTAs on several SMs do not share): links stay within each CTA. Samples already take whole
-// clusters (ValidateClusterSample), so a trace is ready for the cluster scope.
-LinkScope LinkScopeOf(const TraceLayout&) { return LinkScope::kBlock; }
+bool ClusterIsContiguous(const TraceLayout& layout) {
+  return ClusterIsContiguous(layout.grid, layout.cluster);
+}
+
+// The cluster when its CTAs are consecutive blocks (so a scope's records are consecutive):
+// payloads then name cluster-wide barrier ids (PhaseBarrierDecl::cluster_ids), and a remote
+// arrival links to the wait it released in the peer. Other cluster shapes (1x2 in a wider
+// grid) keep links within each CTA.
+LinkScope LinkScopeOf(const TraceLayout& layout) {
+  return layout.cluster.Count() > 1 && ClusterIsContiguous(layout) ? LinkScope::kCluster
+                                                                    : LinkScope::kBlock;
+}
 
 ClusterPosition ClusterOfBlock(const TraceLayout& layout, const Dim3& b) {
   const Dim3& c = layout.cluster;

@@ -287,8 +287,9 @@ struct TraceLayout {
 uint32_t UnitThreads(const TraceLayout& layout);
 // Trace units per block.
 uint32_t UnitsPerBlock(const TraceLayout& layout);
-// The trace's link scope (format/links.h): the block (also with clusters: see layout.cc
-// for what the cluster scope still needs).
+// The trace's link scope (format/links.h): the cluster when the layout has a cluster of
+// more than one CTA whose CTAs are consecutive in linear block order (ClusterIsContiguous),
+// else the block.
 LinkScope LinkScopeOf(const TraceLayout& layout);
 // Records per instance of the link scope: records [k n, (k + 1) n) of the buffer belong to
 // one instance (a block: UnitsPerBlock, at least 1; a cluster: that times its CTAs).
@@ -297,6 +298,7 @@ uint32_t RecordsPerLinkScope(const TraceLayout& layout);
 // shape (cx, 1, 1), (gx, cy, 1) or (gx, gy, cz) in a grid (gx, gy, gz); so its records are
 // consecutive in the buffer when whole clusters are sampled.
 bool ClusterIsContiguous(const TraceLayout& layout);
+bool ClusterIsContiguous(const Dim3& grid, const Dim3& cluster);
 // Where a block sits in its cluster: the cluster's index in the grid of clusters and the
 // block's rank in it (x fastest, as %cluster_ctarank); {block, 0} without clusters.
 struct ClusterPosition {

@@ -48,4 +48,23 @@ KernelBuilder& KernelBuilder::ClusterWait(std::string name, BarrierRecord record
   return ClusterBarrier(std::move(name), ClusterBarrierOp::kWait, record);
 }
 
+KernelBuilder& KernelBuilder::ArriveRemote(std::string barriers, Expr index, Expr phase,
+                                           Expr cta, ArriveBy by) {
+  KernelNode node;
+  node.kind = KernelNode::Kind::kArrive;
+  node.text = std::move(barriers);
+  node.index = index.text();
+  node.phase = phase.text();
+  node.arrive_by = by;
+  node.cta = cta.text();
+  if (node.cta.empty()) {
+    Fail(absl::StrCat("ArriveRemote on '", node.text,
+                      "' has an empty CTA rank; give the rank of the peer whose barrier it "
+                      "arrives on"));
+    return *this;
+  }
+  Append(std::move(node));
+  return *this;
+}
+
 }  // namespace warptrace

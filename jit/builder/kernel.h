@@ -238,7 +238,8 @@ enum class RegisterChange { kIncrease, kDecrease };
 //   kReturn           return_scope; early return (runs the profiler epilogue first)
 //   Warp specialization (all usable inside roles):
 //   kNamedBarrier     text: name; barrier_id, threads, named_arrive; barrier_record
-//   kArrive           text: barrier array; index, phase, tx_bytes ("" = none), arrive_by
+//   kArrive           text: barrier array; index, phase, tx_bytes ("" = none), arrive_by,
+//                     cta ("" = the own CTA's barrier; else a remote arrival's target rank)
 //   kPhaseWait        text: barrier array; index, phase
 //   kAsyncCopy        text: copy name; copy
 //   kAsyncWait        async_pending: waits until at most that many cp.async groups of the
@@ -313,6 +314,9 @@ struct KernelNode {
   std::string phase;
   std::string tx_bytes;
   ArriveBy arrive_by = ArriveBy::kEveryThread;
+  // kArrive: the rank of the cluster's CTA whose element it arrives on
+  // (KernelBuilder::ArriveRemote), or "" for the own CTA's.
+  std::string cta;
   // kAsyncCopy, kTmaStore
   AsyncCopySpec copy;
   // kAsyncWait, kMmaWait, kTmaStoreWait: the thread's most recent groups left in flight
@@ -384,6 +388,11 @@ struct PhaseBarrierDecl {
   uint32_t size = 0;
   uint32_t arrivals = 0;
   uint32_t first_id = 0;
+  // With a cluster link scope (a cluster whose CTAs are consecutive blocks,
+  // format/layout.h ClusterIsContiguous): the barrier ids each CTA has, so that element i of
+  // CTA rank r has the cluster-wide id r x cluster_ids + first_id + i in payloads and the
+  // layout's table. 0: ids are the block's own (first_id + i).
+  uint32_t cluster_ids = 0;
 };
 
 struct DynamicSharedDecl {

@@ -110,6 +110,7 @@ void AddRequirements(const KernelNode& node, TargetRequirements& requirements) {
       break;
     case KernelNode::Kind::kArrive:
       requirements.Add(TargetFeature::kMbarrier, node.path);
+      if (!node.cta.empty()) requirements.Add(TargetFeature::kClusters, node.path);
       if (!node.tx_bytes.empty()) requirements.Add(TargetFeature::kBulkCopy, node.path);
       break;
     case KernelNode::Kind::kPhaseWait:
@@ -748,6 +749,11 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   RETURN_IF_ERROR(ValidateKernel(kernel));
   if (!kernel.cluster_path.empty()) {
     kernel.requirements.Add(TargetFeature::kClusters, kernel.cluster_path);
+    if (kernel.cluster.Count() > 1 && ClusterIsContiguous(kernel.grid, kernel.cluster)) {
+      uint32_t ids = 0;
+      for (const PhaseBarrierDecl& decl : kernel.phase_barriers) ids += decl.size;
+      for (PhaseBarrierDecl& decl : kernel.phase_barriers) decl.cluster_ids = ids;
+    }
   }
   ForEachNode(kernel.body,
               [&](const KernelNode& node) { AddRequirements(node, kernel.requirements); });

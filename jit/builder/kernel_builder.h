@@ -316,6 +316,16 @@ class KernelBuilder {
   KernelBuilder& ClusterArrive(std::string name = "cluster barrier", bool relaxed = false);
   KernelBuilder& ClusterWait(std::string name = "cluster barrier",
                              BarrierRecord record = BarrierRecord::kByPolicy);
+  // An arrival on element `index` of the phase barrier array `barriers` of the cluster's CTA
+  // `cta` (a rank expression): mbarrier.arrive.release.cluster.shared::cluster on the peer's
+  // element at the same offset (the way CUTLASS's consumers release a multicast stage in
+  // every CTA that shares it). Recorded like Arrive, with the peer's barrier in the payload,
+  // so with a cluster link scope the timeline draws the arrow from this arrival to the wait
+  // it released in the peer CTA. The peer's init must be visible to the cluster first (a
+  // ClusterSync after the kernel start). Counted like Arrive by the array's phases in the
+  // peer; the layout does not check such an array's arrival counts.
+  KernelBuilder& ArriveRemote(std::string barriers, Expr index, Expr phase, Expr cta,
+                              ArriveBy by = ArriveBy::kOneThread);
 
   // An early return of the thread. When profiled, the exits of every enclosing record site
   // and the profiler epilogue run first. It must be the last thing in its body. No Barrier

@@ -378,6 +378,11 @@ class Validator {
     ASSIGN_OR_RETURN(const PhaseBarrierDecl* decl,
                      FindBarrierElement(node.text, node.index, node.path));
     RETURN_IF_ERROR(CheckPhaseGiven(node));
+    if (!node.cta.empty() && kernel_.cluster_path.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": a remote arrival on '", node.text,
+          "' needs the kernel's cluster shape: call Cluster({x, y, z}) on the builder"));
+    }
     const uint32_t stride = ArriveByStride(node.arrive_by);
     if (stride == 0) return absl::OkStatus();
     const uint64_t all = role_.empty() ? kernel_.ThreadsPerBlock() : role_threads_;

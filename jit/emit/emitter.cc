@@ -297,10 +297,15 @@ class Emitter {
     DeclareBar(d, node.index);
     const SiteInfo* site = SiteOf(node);
     if (site != nullptr) {
-      RecordPayload(d, *site, false, BarrierId(decl, "warptrace_bar"),
+      RecordPayload(d, *site, false,
+                    node.cta.empty() ? BarrierId(decl, "warptrace_bar")
+                                     : BarrierIdOfCta(decl, "warptrace_bar", node.cta),
                     absl::StrCat("static_cast<unsigned int>(", node.phase, ")"), "arrival");
     }
-    if (node.tx_bytes.empty()) {
+    if (!node.cta.empty()) {  // mbarrier.arrive.release.cluster.shared::cluster
+      Line(d, absl::StrCat("warptrace_mbarrier_arrive_cluster(&", node.text,
+                           "[warptrace_bar], static_cast<unsigned int>(", node.cta, "));"));
+    } else if (node.tx_bytes.empty()) {
       Line(d, absl::StrCat("(void)warptrace_mbarrier_arrive(&", node.text, "[warptrace_bar]);"));
     } else {
       Line(d, absl::StrCat("(void)warptrace_mbarrier_arrive_expect_tx(&", node.text,

@@ -225,20 +225,23 @@ TEST(LinkScopeTest, IsTheBlockWithOneRecordPerUnitOfIt) {
   EXPECT_EQ(RecordsPerLinkScope(layout), 1u);
 }
 
-// Links stay within a CTA also with clusters (the cluster scope needs cluster-wide barrier
-// ids and a cross-SM time base in the linker, not yet there); which clusters are consecutive
-// blocks decides whether a sample must take whole clusters.
-TEST(LinkScopeTest, StaysTheBlockWithClustersWhoseContiguityIsKnown) {
+// With a cluster whose CTAs are consecutive linear blocks, the link scope is the cluster and
+// one instance is all units of all its CTAs; a 1x2 cluster in a wider grid is not
+// consecutive, so links stay in the block.
+TEST(LinkScopeTest, IsTheClusterWhenItsBlocksAreConsecutive) {
   TraceLayout layout = Valid();
   layout.grid = {4, 2, 1};
   layout.cluster = {2, 1, 1};
   EXPECT_TRUE(ClusterIsContiguous(layout));
-  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kBlock);
-  EXPECT_EQ(RecordsPerLinkScope(layout), 2u);
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
+  EXPECT_EQ(RecordsPerLinkScope(layout), 4u);  // 2 CTAs x 2 warpgroups
   layout.cluster = {4, 2, 1};
-  EXPECT_TRUE(ClusterIsContiguous(layout));
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
+  EXPECT_EQ(RecordsPerLinkScope(layout), 16u);
   layout.cluster = {1, 2, 1};
   EXPECT_FALSE(ClusterIsContiguous(layout));
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kBlock);
+  EXPECT_EQ(RecordsPerLinkScope(layout), 2u);
 }
 
 TEST(ClusterOfBlockTest, RanksRunXFastest) {
