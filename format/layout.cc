@@ -43,14 +43,39 @@ uint32_t UnitsPerBlock(const TraceLayout& layout) {
   return static_cast<uint32_t>(layout.block.Count() / unit);
 }
 
-LinkScope LinkScopeOf(const TraceLayout&) { return LinkScope::kBlock; }
+bool ClusterIsContiguous(const Dim3& g, const Dim3& c) {
+  return (c.y == 1 && c.z == 1) || (c.x == g.x && c.z == 1) || (c.x == g.x && c.y == g.y);
+}
+
+bool ClusterIsContiguous(const TraceLayout& layout) {
+  return ClusterIsContiguous(layout.grid, layout.cluster);
+}
+
+// The cluster when its CTAs are consecutive blocks (so a scope's records are consecutive):
+// payloads then name cluster-wide barrier ids (PhaseBarrierDecl::cluster_ids), and a remote
+// arrival links to the wait it released in the peer. Other cluster shapes (1x2 in a wider
+// grid) keep links within each CTA.
+LinkScope LinkScopeOf(const TraceLayout& layout) {
+  return layout.cluster.Count() > 1 && ClusterIsContiguous(layout) ? LinkScope::kCluster
+                                                                    : LinkScope::kBlock;
+}
+
+ClusterPosition ClusterOfBlock(const TraceLayout& layout, const Dim3& b) {
+  const Dim3& c = layout.cluster;
+  if (c.x == 0 || c.y == 0 || c.z == 0) return {b, 0};
+  ClusterPosition p;
+  p.cluster = {b.x / c.x, b.y / c.y, b.z / c.z};
+  p.rank = b.x % c.x + c.x * (b.y % c.y + c.y * (b.z % c.z));
+  return p;
+}
 
 uint32_t RecordsPerLinkScope(const TraceLayout& layout) {
   switch (LinkScopeOf(layout)) {
     case LinkScope::kBlock:
       return std::max<uint32_t>(1, UnitsPerBlock(layout));
-    case LinkScope::kCluster:  // no layout has one yet: a cluster's blocks, each whole
-      return std::max<uint32_t>(1, UnitsPerBlock(layout));
+    case LinkScope::kCluster:  // a cluster's blocks, each whole, consecutive
+      return std::max<uint32_t>(1, UnitsPerBlock(layout)) *
+             static_cast<uint32_t>(layout.cluster.Count());
   }
   return std::max<uint32_t>(1, UnitsPerBlock(layout));
 }
@@ -134,6 +159,30 @@ absl::Status ValidateShape(const TraceLayout& layout) {
   return absl::OkStatus();
 }
 
+// The cluster shape divides the grid, and a trace of a cluster whose CTAs are consecutive
+// blocks samples whole clusters (a cluster link scope must see every CTA a hand-off link may
+// reach).
+absl::Status ValidateClusterSample(const TraceLayout& layout) {
+  const Dim3& c = layout.cluster;
+  const Dim3& g = layout.grid;
+  if (c.Count() == 0 || c.Count() > 16 || g.x % c.x != 0 || g.y % c.y != 0 ||
+      g.z % c.z != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cluster (%d,%d,%d) must have 1 to 16 CTAs and divide the grid (%d,%d,%d)", c.x, c.y,
+        c.z, g.x, g.y, g.z));
+  }
+  if (c.Count() == 1 || !ClusterIsContiguous(layout)) return absl::OkStatus();
+  const uint64_t n = c.Count();
+  const uint64_t end = std::min<uint64_t>(layout.sample.end, g.Count());
+  if (layout.sample.stride != 1 || layout.sample.begin % n != 0 || end % n != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "block sample [%d, %d) step %d does not take whole clusters of %d CTAs: with clusters "
+        "the sample's step must be 1 and its bounds multiples of %d",
+        layout.sample.begin, layout.sample.end, layout.sample.stride, n, n));
+  }
+  return absl::OkStatus();
+}
+
 // Capacity, sampling and the buffer's size.
 absl::Status ValidateCapacity(const TraceLayout& layout) {
   if (layout.capacity == 0) {
@@ -148,6 +197,7 @@ absl::Status ValidateCapacity(const TraceLayout& layout) {
         "block sample [%d, %d) step %d selects no block of the %d-block grid",
         layout.sample.begin, layout.sample.end, layout.sample.stride, layout.grid.Count()));
   }
+  if (absl::Status s = ValidateClusterSample(layout); !s.ok()) return s;
   const unsigned __int128 bytes = static_cast<unsigned __int128>(NumRecords(layout)) *
                                   abi::RecordBytes(layout.capacity);
   if (bytes > std::numeric_limits<uint64_t>::max() ||
@@ -292,11 +342,16 @@ std::string UnitTrackName(const TraceLayout& layout, const Dim3& block_index,
   const uint64_t linear =
       block_index.x + uint64_t{layout.grid.x} * (block_index.y + uint64_t{layout.grid.y} *
                                                                      block_index.z);
+  const size_t block_end =
+      absl::StrFormat("block (%d,%d,%d)", block_index.x, block_index.y, block_index.z).size();
   if (const std::string& label = BlockLabelOf(layout, static_cast<uint32_t>(linear));
       !label.empty()) {
-    const std::string block = absl::StrFormat("block (%d,%d,%d)", block_index.x,
-                                              block_index.y, block_index.z);
-    name.insert(block.size(), absl::StrCat(" [", label, "]"));
+    name.insert(block_end, absl::StrCat(" [", label, "]"));
+  }
+  if (layout.cluster.Count() > 1) {  // "block (3,0,0) cluster (1,0,0) rank 1 warp 0"
+    const ClusterPosition p = ClusterOfBlock(layout, block_index);
+    name.insert(block_end, absl::StrFormat(" cluster (%d,%d,%d) rank %d", p.cluster.x,
+                                           p.cluster.y, p.cluster.z, p.rank));
   }
   if (unit_index < layout.unit_roles.size() && !layout.unit_roles[unit_index].empty()) {
     absl::StrAppend(&name, " ", layout.unit_roles[unit_index]);

@@ -241,6 +241,10 @@ struct TraceLayout {
   std::string device_name;  // "NVIDIA H200", "host backend (4 virtual SMs)", ...
   Dim3 grid;
   Dim3 block;
+  // Optional: the thread-block cluster shape (1x1x1, the default and for sidecars written
+  // before it existed: no clusters). Sidecar field "cluster", written only for a cluster of
+  // more than one CTA. Each block's cluster and rank follow from it (ClusterOfBlock).
+  Dim3 cluster;
   UnitSpec unit;
   uint32_t capacity = 0;    // event slots per trace unit
   Placement placement = Placement::kGlobal;  // as run (never kAuto in a recorded layout)
@@ -283,11 +287,25 @@ struct TraceLayout {
 uint32_t UnitThreads(const TraceLayout& layout);
 // Trace units per block.
 uint32_t UnitsPerBlock(const TraceLayout& layout);
-// The trace's link scope (format/links.h): the block (no layout carries a cluster shape yet).
+// The trace's link scope (format/links.h): the cluster when the layout has a cluster of
+// more than one CTA whose CTAs are consecutive in linear block order (ClusterIsContiguous),
+// else the block.
 LinkScope LinkScopeOf(const TraceLayout& layout);
 // Records per instance of the link scope: records [k n, (k + 1) n) of the buffer belong to
-// one instance (a block: UnitsPerBlock, at least 1).
+// one instance (a block: UnitsPerBlock, at least 1; a cluster: that times its CTAs).
 uint32_t RecordsPerLinkScope(const TraceLayout& layout);
+// Whether every cluster's CTAs are consecutive linear block ids (x fastest): a cluster of
+// shape (cx, 1, 1), (gx, cy, 1) or (gx, gy, cz) in a grid (gx, gy, gz); so its records are
+// consecutive in the buffer when whole clusters are sampled.
+bool ClusterIsContiguous(const TraceLayout& layout);
+bool ClusterIsContiguous(const Dim3& grid, const Dim3& cluster);
+// Where a block sits in its cluster: the cluster's index in the grid of clusters and the
+// block's rank in it (x fastest, as %cluster_ctarank); {block, 0} without clusters.
+struct ClusterPosition {
+  Dim3 cluster;       // %clusterid
+  uint32_t rank = 0;  // %cluster_ctarank
+};
+ClusterPosition ClusterOfBlock(const TraceLayout& layout, const Dim3& block_index);
 // Number of blocks that record (the sample clamped to the grid).
 uint64_t SampledBlocks(const TraceLayout& layout);
 // Linear block id of the `ordinal`-th sampled block.
@@ -319,6 +337,8 @@ std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t 
 // A timeline track's name: UnitName with the block's label in brackets after the block when
 // the layout has labels, and the unit's role appended when the layout has a role table and
 // the unit has a role: "block (0,3,1) [seq 3 / partition 1] warpgroup 0 producer".
+// With a cluster shape the block's cluster and CTA rank follow the block:
+// "block (3,0,0) cluster (1,0,0) rank 1 [seq 3] warp 0".
 std::string UnitTrackName(const TraceLayout& layout, const Dim3& block_index,
                           uint32_t unit_index);
 

@@ -37,9 +37,9 @@ namespace warptrace {
 // (RecordsPerLinkScope in format/layout.h).
 //   kBlock    one CTA (a thread block): phase barriers, named barriers and async copies are
 //             the block's own; what every trace has today.
-//   kCluster  a thread-block cluster: a remote arrival on a peer CTA's barrier or a
-//             multicast copy landing in every CTA of a mask links CTAs of one cluster
-//             (reserved for cluster launches; no layout has it yet).
+//   kCluster  a thread-block cluster whose CTAs are consecutive blocks (LinkScopeOf): barrier
+//             ids are cluster-wide (CTA rank r's element i: r x ids per CTA + i), so a
+//             remote arrival on a peer CTA's barrier links to the wait it released there.
 enum class LinkScope : uint8_t { kBlock, kCluster };
 
 // The payload `barrier` of an async copy that completes on no phase barrier (an sm_80

@@ -150,6 +150,7 @@ void WriteLayoutJson(const TraceLayout& layout, llvm::raw_ostream& os) {
     j.attribute("device_name", ValidUtf8(layout.device_name));
     dims("grid", layout.grid);
     dims("block", layout.block);
+    if (layout.cluster.Count() > 1) dims("cluster", layout.cluster);
     j.attributeObject("unit", [&] {
       j.attribute("kind", UnitKindName(layout.unit.kind));
       j.attribute("first_thread", layout.unit.first_thread);
@@ -240,6 +241,9 @@ absl::StatusOr<TraceLayout> ParseLayoutJson(absl::string_view text) {
   ASSIGN_OR_RETURN(layout.device_name, root.String("device_name"));
   ASSIGN_OR_RETURN(layout.grid, root.Dims("grid"));
   ASSIGN_OR_RETURN(layout.block, root.Dims("block"));
+  if (root.Has("cluster")) {
+    ASSIGN_OR_RETURN(layout.cluster, root.Dims("cluster"));
+  }
 
   ASSIGN_OR_RETURN(JsonFields unit, root.Object("unit"));
   ASSIGN_OR_RETURN(layout.unit, ParseUnit(unit));

@@ -154,6 +154,8 @@ std::string KernelNodeLabel(const KernelNode& node, NodeLabelStyle style) {
       return node.async_pending == 0
                  ? "wait tma stores"
                  : absl::StrCat("wait tma stores (", node.async_pending, " in flight)");
+    case KernelNode::Kind::kClusterBarrier:
+      return absl::StrCat("cluster barrier ", node.text);
     case KernelNode::Kind::kSetMaxRegisters:
       if (!path) break;
       return absl::StrCat("setmaxnreg.", RegisterChangeName(node.register_change), " ",

@@ -195,6 +195,13 @@ struct AsyncCopySpec {
   std::vector<std::string> coords;
   std::vector<uint32_t> box;
   uint32_t element_bytes = 2;
+  // TMA multicast (sm_90a; the kernel needs Cluster()): a C++ expression of the 16-bit CTA
+  // mask (bit r: CTA rank r of the cluster) whose CTAs all receive the box at `dst`'s offset
+  // in their shared memory, completing it on their `barrier` element at the same offset
+  // (PTX ISA .multicast::cluster). The construct expects Bytes() x popcount(mask) on its own
+  // barrier: CUTLASS's symmetric pattern, where every CTA of the mask multicasts one box of
+  // the same size to the same mask, so each receives one box from each. Empty: no multicast.
+  std::string multicast_mask;
   bool tma() const { return !tensor_map.empty(); }
   uint64_t Bytes() const {
     if (!tma()) return uint64_t{rows} * row_bytes;
@@ -202,6 +209,15 @@ struct AsyncCopySpec {
     for (uint32_t extent : box) bytes *= extent;
     return bytes;
   }
+};
+
+// What a cluster barrier construct executes (PTX ISA: "barrier.cluster.arrive{.sem}{.aligned};
+// .sem = {.release, .relaxed}" and "barrier.cluster.wait{.acquire}{.aligned}").
+enum class ClusterBarrierOp {
+  kSync,           // barrier.cluster.arrive.release, then barrier.cluster.wait.acquire
+  kArrive,         // barrier.cluster.arrive.release
+  kArriveRelaxed,  // barrier.cluster.arrive.relaxed (no memory ordering)
+  kWait,           // barrier.cluster.wait.acquire
 };
 
 // What SetMaxRegisters does to the warpgroup's register budget (setmaxnreg.inc / .dec).
@@ -224,7 +240,8 @@ const char* RegisterChangeName(RegisterChange change);  // "inc", "dec" (the PTX
 //   kReturn           return_scope; early return (runs the profiler epilogue first)
 //   Warp specialization (all usable inside roles):
 //   kNamedBarrier     text: name; barrier_id, threads, named_arrive; barrier_record
-//   kArrive           text: barrier array; index, phase, tx_bytes ("" = none), arrive_by
+//   kArrive           text: barrier array; index, phase, tx_bytes ("" = none), arrive_by,
+//                     cta ("" = the own CTA's barrier; else a remote arrival's target rank)
 //   kPhaseWait        text: barrier array; index, phase
 //   kAsyncCopy        text: copy name; copy
 //   kAsyncWait        async_pending: waits until at most that many cp.async groups of the
@@ -235,6 +252,8 @@ const char* RegisterChangeName(RegisterChange change);  // "inc", "dec" (the PTX
 //   kSetMaxRegisters  registers, register_change
 //   kTmaStore         text: store name; copy (tensor_map, src, coords)
 //   kTmaStoreWait     async_pending: cp.async.bulk.wait_group.read
+//   Thread-block clusters (sm_90):
+//   kClusterBarrier   text: barrier name; cluster_op; barrier_record
 #define WARPTRACE_KERNEL_NODE_KINDS(X)       \
   X(kStatement, "statement")                 \
   X(kRegion, "region")                       \
@@ -253,7 +272,8 @@ const char* RegisterChangeName(RegisterChange change);  // "inc", "dec" (the PTX
   X(kMmaWait, "mma wait")                    \
   X(kSetMaxRegisters, "set max registers")   \
   X(kTmaStore, "tma store")                  \
-  X(kTmaStoreWait, "tma store wait")
+  X(kTmaStoreWait, "tma store wait")         \
+  X(kClusterBarrier, "cluster barrier")
 
 // ---------------------------------------------------------------------------------------
 // The built, validated kernel: what RecordPlan and the emitter walk.
@@ -299,11 +319,16 @@ struct KernelNode {
   std::string phase;
   std::string tx_bytes;
   ArriveBy arrive_by = ArriveBy::kEveryThread;
+  // kArrive: the rank of the cluster's CTA whose element it arrives on
+  // (KernelBuilder::ArriveRemote), or "" for the own CTA's.
+  std::string cta;
   // kAsyncCopy, kTmaStore
   AsyncCopySpec copy;
   // kAsyncWait, kMmaWait, kTmaStoreWait: the thread's most recent groups left in flight
   // (0..7)
   uint32_t async_pending = 0;
+  // kClusterBarrier
+  ClusterBarrierOp cluster_op = ClusterBarrierOp::kSync;
   // kSetMaxRegisters
   uint32_t registers = 0;
   RegisterChange register_change = RegisterChange::kIncrease;
@@ -404,6 +429,11 @@ struct PhaseBarrierDecl {
   uint32_t size = 0;
   uint32_t arrivals = 0;
   uint32_t first_id = 0;
+  // With a cluster link scope (a cluster whose CTAs are consecutive blocks,
+  // format/layout.h ClusterIsContiguous): the barrier ids each CTA has, so that element i of
+  // CTA rank r has the cluster-wide id r x cluster_ids + first_id + i in payloads and the
+  // layout's table. 0: ids are the block's own (first_id + i).
+  uint32_t cluster_ids = 0;
 };
 
 struct DynamicSharedDecl {
@@ -442,6 +472,10 @@ struct Kernel {
   std::vector<KernelParam> params;  // in signature order, without the trace buffer
   Dim3 grid;
   Dim3 block;
+  // The thread-block cluster shape (KernelBuilder::Cluster); 1x1x1 without clusters.
+  Dim3 cluster;
+  bool non_portable_cluster = false;  // ClusterSize::kNonPortable: up to 16 CTAs
+  std::string cluster_path;  // "kernel k > cluster 2x1x1", or empty without Cluster()
   std::vector<SharedArrayDecl> shared_arrays;
   DynamicSharedDecl dynamic_shared;
   std::vector<PhaseBarrierDecl> phase_barriers;

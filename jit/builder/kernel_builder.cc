@@ -55,6 +55,8 @@ void AddPrimitiveRequirements(const std::string& code, const std::string& path,
       requirements.Add(TargetFeature::kWgmma, path);
     } else if (absl::StartsWith(name, "warptrace_setmaxnreg_")) {
       requirements.Add(TargetFeature::kSetMaxNReg, path);
+    } else if (absl::StartsWith(name, "warptrace_tma_") && absl::EndsWith(name, "_multicast")) {
+      requirements.Add(TargetFeature::kMulticast, path);
     } else if (absl::StartsWith(name, "warptrace_tma_") ||
                name == "warptrace_prefetch_tensormap") {
       requirements.Add(TargetFeature::kTma, path);
@@ -62,6 +64,11 @@ void AddPrimitiveRequirements(const std::string& code, const std::string& path,
                absl::EndsWith(name, "_expect_tx") || name == "warptrace_mbarrier_complete_tx" ||
                name == "warptrace_mbarrier_try_wait_parity") {
       requirements.Add(TargetFeature::kBulkCopy, path);
+    } else if (absl::StartsWith(name, "warptrace_cluster_") ||
+               absl::StrContains(name, "_shared_cluster_") ||
+               name == "warptrace_mbarrier_arrive_cluster" ||
+               name == "warptrace_fence_acq_rel_cluster") {
+      requirements.Add(TargetFeature::kClusters, path);
     } else if (absl::StartsWith(name, "warptrace_cp_async")) {
       requirements.Add(TargetFeature::kCpAsync, path);
     } else if (absl::StartsWith(name, "warptrace_mbarrier_")) {
@@ -89,6 +96,10 @@ void AddRequirements(const KernelNode& node, TargetRequirements& requirements) {
       requirements.Add(TargetFeature::kTma, node.path);
       break;
     case KernelNode::Kind::kAsyncCopy:
+      if (!node.copy.multicast_mask.empty()) {
+        requirements.Add(TargetFeature::kClusters, node.path);
+        requirements.Add(TargetFeature::kMulticast, node.path);
+      }
       requirements.Add(node.copy.tma()               ? TargetFeature::kTma
                        : !node.copy.barrier.empty() ? TargetFeature::kBulkCopy
                                                     : TargetFeature::kCpAsync,
@@ -99,10 +110,14 @@ void AddRequirements(const KernelNode& node, TargetRequirements& requirements) {
       break;
     case KernelNode::Kind::kArrive:
       requirements.Add(TargetFeature::kMbarrier, node.path);
+      if (!node.cta.empty()) requirements.Add(TargetFeature::kClusters, node.path);
       if (!node.tx_bytes.empty()) requirements.Add(TargetFeature::kBulkCopy, node.path);
       break;
     case KernelNode::Kind::kPhaseWait:
       requirements.Add(TargetFeature::kMbarrier, node.path);
+      break;
+    case KernelNode::Kind::kClusterBarrier:
+      requirements.Add(TargetFeature::kClusters, node.path);
       break;
     case KernelNode::Kind::kRegion:
     case KernelNode::Kind::kLoop:
@@ -697,6 +712,14 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   }
   Kernel kernel = kernel_;
   RETURN_IF_ERROR(ValidateKernel(kernel));
+  if (!kernel.cluster_path.empty()) {
+    kernel.requirements.Add(TargetFeature::kClusters, kernel.cluster_path);
+    if (kernel.cluster.Count() > 1 && ClusterIsContiguous(kernel.grid, kernel.cluster)) {
+      uint32_t ids = 0;
+      for (const PhaseBarrierDecl& decl : kernel.phase_barriers) ids += decl.size;
+      for (PhaseBarrierDecl& decl : kernel.phase_barriers) decl.cluster_ids = ids;
+    }
+  }
   ForEachNode(kernel.body,
               [&](const KernelNode& node) { AddRequirements(node, kernel.requirements); });
   kernel.primitives_use = FindPrimitivesUse(kernel.body);

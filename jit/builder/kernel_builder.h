@@ -61,6 +61,12 @@ struct Role {
   std::function<void()> body;
 };
 
+// How many CTAs a cluster may have (KernelBuilder::Cluster).
+enum class ClusterSize {
+  kPortable,     // at most 8: every GPU with clusters runs it
+  kNonPortable,  // at most 16: the kernel opts in (H100 and H200 run 16; others may not)
+};
+
 class KernelBuilder {
  public:
   // `name` becomes the `extern "C"` kernel symbol: a C identifier, not a keyword, not
@@ -83,6 +89,16 @@ class KernelBuilder {
   // a bound ptxas picks its register count freely, and instrumentation can move it by tens
   // of registers either way. 1..32; a kernel using SetMaxRegisters must say 1 (or nothing).
   KernelBuilder& MinBlocksPerSm(uint32_t blocks);
+  // Launches the grid as thread-block clusters of `shape` CTAs (sm_90+; the kernel then
+  // requires TargetFeature::kClusters, and Resolve() on an older target fails naming this
+  // call's path, "kernel k > cluster 2x1x1", and the target). The CTAs of a cluster are
+  // co-scheduled, reach each other's shared memory and synchronize on the cluster barrier
+  // (jit/primitives/cluster_sm90.cuh). Build() checks that every dimension is >= 1 and
+  // divides the grid's, and that the cluster has at most 8 CTAs (the portable size), or 16
+  // with ClusterSize::kNonPortable (the launch then sets
+  // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED). At most one call.
+  //   b.Grid({132, 1, 1}).Block({384, 1, 1}).Cluster({2, 1, 1});
+  KernelBuilder& Cluster(Dim3 shape, ClusterSize size = ClusterSize::kPortable);
   // A static shared array `__shared__ <type> <name>[count];` at the top of the kernel,
   // counted in the plan's shared budget. `type` is one of the scalar types above or a CUDA
   // vector type (float2, int4, __half2, ...); see the overload for any other.
@@ -332,6 +348,38 @@ class KernelBuilder {
   // memory of every TMA store it issued but its `pending` most recent ones may be reused.
   KernelBuilder& WaitTmaStores(uint32_t pending = 0);
 
+  // ---- Thread-block clusters (sm_90; the kernel needs Cluster()) ----
+  // The cluster barrier, every thread of every CTA of the cluster (PTX ISA barrier.cluster:
+  // a wait waits for every non-exited thread of the cluster to have arrived). ClusterSync is
+  // barrier.cluster.arrive.release + barrier.cluster.wait.acquire; it gets a barrier-wait
+  // record site (per `record`, like Barrier()) from the arrival to the release, so the
+  // timeline shows how long a CTA waited for its peers. The split form overlaps work with
+  // the barrier: ClusterArrive (.release, or .relaxed without memory ordering; no record,
+  // like NamedBarrierArrive), independent work, then ClusterWait (.acquire; recorded like a
+  // sync). Every thread arrives once before each wait. End a kernel whose CTAs read each
+  // other's shared memory with a ClusterSync, so that no CTA exits while a peer may still
+  // reach its shared memory (the host backend fails the launch otherwise, naming the CTAs).
+  //   b.Cluster({2, 1, 1});
+  //   b.Region("partials", ...);
+  //   b.ClusterSync("partials ready");
+  //   b.Region("reduce", [&] { b.Stmt("s += warptrace_cluster_map(part, peer)[i];"); });
+  //   b.ClusterSync("done reading");
+  KernelBuilder& ClusterSync(std::string name = "cluster barrier",
+                             BarrierRecord record = BarrierRecord::kByPolicy);
+  KernelBuilder& ClusterArrive(std::string name = "cluster barrier", bool relaxed = false);
+  KernelBuilder& ClusterWait(std::string name = "cluster barrier",
+                             BarrierRecord record = BarrierRecord::kByPolicy);
+  // An arrival on element `index` of the phase barrier array `barriers` of the cluster's CTA
+  // `cta` (a rank expression): mbarrier.arrive.release.cluster.shared::cluster on the peer's
+  // element at the same offset (the way CUTLASS's consumers release a multicast stage in
+  // every CTA that shares it). Recorded like Arrive, with the peer's barrier in the payload,
+  // so with a cluster link scope the timeline draws the arrow from this arrival to the wait
+  // it released in the peer CTA. The peer's init must be visible to the cluster first (a
+  // ClusterSync after the kernel start). Counted like Arrive by the array's phases in the
+  // peer; the layout does not check such an array's arrival counts.
+  KernelBuilder& ArriveRemote(std::string barriers, Expr index, Expr phase, Expr cta,
+                              ArriveBy by = ArriveBy::kOneThread);
+
   // An early return of the thread. When profiled, the exits of every enclosing record site
   // and the profiler epilogue run first. It must be the last thing in its body. No Barrier
   // may run after a ReturnScope::kThread return (the threads that returned would never
@@ -371,6 +419,7 @@ class KernelBuilder {
 
  private:
   absl::StatusOr<Kernel> BuildUnmarked() const;
+  KernelBuilder& ClusterBarrier(std::string name, ClusterBarrierOp op, BarrierRecord record);
   // An open construct; moved into its parent's body when closed.
   struct Frame {
     KernelNode node;

@@ -71,6 +71,13 @@ struct KernelSource {
   // The dynamic shared memory base's alignment (DynamicSharedDecl::align for a built
   // kernel): the host backend places the base on it; a GPU gets it from the declaration.
   uint32_t dynamic_shared_align = 16;
+  // The thread-block cluster shape (Kernel::cluster; 1x1x1: no clusters). A device launches
+  // with it: CudaDevice through cuLaunchKernelEx's CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, the
+  // host backend by running each cluster's CTAs together.
+  Dim3 cluster;
+  // More than 8 CTAs per cluster: the kernel opts into non-portable cluster sizes
+  // (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+  bool non_portable_cluster = false;
   // What the kernel requires of its CUDA target (Kernel::requirements): a device compiles
   // for the target these resolve to (sm_90 -> sm_90a for wgmma) or fails naming the
   // construct and the target.

@@ -147,6 +147,35 @@ class Validator {
     return absl::OkStatus();
   }
 
+  // KernelBuilder::Cluster's shape: every dimension >= 1 and dividing the grid's, at most 8
+  // CTAs (CUDA's portable cluster size) or 16 with the non-portable opt-in (the most any
+  // GPU allows: CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+  absl::Status CheckCluster() const {
+    if (kernel_.cluster_path.empty()) return absl::OkStatus();
+    const Dim3& c = kernel_.cluster;
+    const Dim3& g = kernel_.grid;
+    const std::string& path = kernel_.cluster_path;
+    if (c.Count() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": every dimension of a cluster must be >= 1"));
+    }
+    if (g.x % c.x != 0 || g.y % c.y != 0 || g.z % c.z != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the cluster shape must divide the grid (%d,%d,%d) in every dimension", path,
+          g.x, g.y, g.z));
+    }
+    const uint64_t limit = kernel_.non_portable_cluster ? 16 : 8;
+    if (c.Count() > limit) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %d CTAs per cluster exceed %s", path, c.Count(),
+          kernel_.non_portable_cluster
+              ? "16, the most any GPU allows"
+              : "8, the portable cluster size (up to 16 run on H100/H200 with "
+                "Cluster(shape, ClusterSize::kNonPortable))"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckLaunchShape(const std::string& root) {
     const Dim3& g = kernel_.grid;
     const Dim3& b = kernel_.block;
@@ -160,6 +189,7 @@ class Validator {
           "%s: block (%d,%d,%d) has %d threads; CUDA allows at most %d", root, b.x, b.y, b.z,
           b.Count(), kMaxBlockThreads));
     }
+    RETURN_IF_ERROR(CheckCluster());
     const uint64_t static_bytes = kernel_.StaticSharedBytes();
     if (static_bytes > kMaxStaticSharedBytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -260,6 +290,14 @@ class Validator {
         return CheckTmaStore(node);
       case KernelNode::Kind::kTmaStoreWait:
         return CheckGroupWait(node, "WaitTmaStores", "cp.async.bulk.wait_group");
+      case KernelNode::Kind::kClusterBarrier:
+        if (kernel_.cluster_path.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              node.path, ": a cluster barrier needs the kernel's cluster shape: call "
+                         "Cluster({x, y, z}) on the builder"));
+        }
+        RETURN_IF_ERROR(CheckSiteName(node.text, "cluster barrier", node.path));
+        return CheckSiteKind(node.text, "cluster barrier", node.path);
       case KernelNode::Kind::kRoles:
         return CheckRoles(node);
       case KernelNode::Kind::kRole:
@@ -343,6 +381,11 @@ class Validator {
     ASSIGN_OR_RETURN(const PhaseBarrierDecl* decl,
                      FindBarrierElement(node.text, node.index, node.path));
     RETURN_IF_ERROR(CheckPhaseGiven(node));
+    if (!node.cta.empty() && kernel_.cluster_path.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.path, ": a remote arrival on '", node.text,
+          "' needs the kernel's cluster shape: call Cluster({x, y, z}) on the builder"));
+    }
     const uint32_t stride = ArriveByStride(node.arrive_by);
     if (stride == 0) return absl::OkStatus();
     const uint64_t all = role_.empty() ? kernel_.ThreadsPerBlock() : role_threads_;
@@ -444,6 +487,19 @@ class Validator {
     const AsyncCopySpec& c = node.copy;
     RETURN_IF_ERROR(CheckSiteName(c.name, "async copy", node.path));
     RETURN_IF_ERROR(CheckSiteKind(c.name, "async copy", node.path));
+    if (!c.multicast_mask.empty()) {
+      if (!c.tma()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            node.path, ": async copy '", c.name,
+            "' has a multicast mask but no tensor map: only TMA loads multicast"));
+      }
+      if (kernel_.cluster_path.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            node.path, ": async copy '", c.name,
+            "' multicasts to a CTA mask but the kernel has no cluster shape: call "
+            "Cluster({x, y, z}) on the builder"));
+      }
+    }
     if (c.tma()) return CheckTmaCopy(node);
     if (c.dst.empty() || c.src.empty() || c.src_row_stride_bytes.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(

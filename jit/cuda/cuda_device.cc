@@ -41,8 +41,9 @@ CUdeviceptr ToDevicePtr(const void* ptr) { return reinterpret_cast<uintptr_t>(pt
 class CudaKernel final : public LoadedKernel {
  public:
   CudaKernel(const CudaDevice* owner, const CudaDriver* driver, std::string name,
-             CUmodule module, CUfunction function)
-      : owner(owner), function(function), driver_(driver), name_(std::move(name)),
+             CUmodule module, CUfunction function, Dim3 cluster, bool non_portable_cluster)
+      : owner(owner), function(function), cluster(cluster),
+        non_portable_cluster(non_portable_cluster), driver_(driver), name_(std::move(name)),
         module_(module) {}
   ~CudaKernel() override { driver_->api().cuModuleUnload(module_); }
   const std::string& name() const override { return name_; }
@@ -50,12 +51,62 @@ class CudaKernel final : public LoadedKernel {
   const CudaDevice* const owner;
   const CUfunction function;
   uint32_t dynamic_shared_limit = kDefaultDynamicSharedLimit;  // guarded by launch_mu_
+  const Dim3 cluster;               // KernelSource::cluster
+  const bool non_portable_cluster;  // KernelSource::non_portable_cluster
+  bool non_portable_allowed = false;  // guarded by launch_mu_
 
  private:
   const CudaDriver* driver_;
   std::string name_;
   CUmodule module_;
 };
+
+// cuLaunchKernelEx with the kernel's cluster shape (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION),
+// after opting into a non-portable size where the kernel asked. A failure of the opt-in or
+// a driver without cuLaunchKernelEx sets *error (and returns its CUresult).
+CUresult LaunchCluster(const CudaDriverApi& cu, CudaKernel& kernel, Dim3 grid, Dim3 block,
+                       uint32_t dynamic_shared_bytes, void** args, const std::string& what,
+                       const std::string& device_name, absl::Status* error) {
+  const Dim3& c = kernel.cluster;
+  if (cu.cuLaunchKernelEx == nullptr) {
+    *error = absl::UnavailableError(absl::StrCat(
+        what, ": the driver of ", device_name,
+        " lacks cuLaunchKernelEx (CUDA 11.8+), which cluster launches need; update the "
+        "NVIDIA driver"));
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  // More than 8 CTAs per cluster needs the kernel's opt-in (CUDA programming guide: "a
+  // cluster size of 8 thread blocks is the maximum portable cluster size").
+  if (kernel.non_portable_cluster && !kernel.non_portable_allowed) {
+    const CUresult allowed = cu.cuFuncSetAttribute(
+        kernel.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (allowed != CUDA_SUCCESS) {
+      *error = ToStatus(allowed, absl::StrCat(what, ": allowing a non-portable "
+                                                            "cluster size"));
+      return allowed;
+    }
+    kernel.non_portable_allowed = true;
+  }
+  CUlaunchAttribute attribute;
+  std::memset(&attribute, 0, sizeof attribute);
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = c.x;
+  attribute.value.clusterDim.y = c.y;
+  attribute.value.clusterDim.z = c.z;
+  CUlaunchConfig config;
+  std::memset(&config, 0, sizeof config);
+  config.gridDimX = grid.x;
+  config.gridDimY = grid.y;
+  config.gridDimZ = grid.z;
+  config.blockDimX = block.x;
+  config.blockDimY = block.y;
+  config.blockDimZ = block.z;
+  config.sharedMemBytes = dynamic_shared_bytes;
+  config.hStream = nullptr;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cu.cuLaunchKernelEx(&config, kernel.function, args, /*extra=*/nullptr);
+}
 
 constexpr size_t kMaxPending = 8;
 
@@ -258,7 +309,8 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> CudaDevice::Load(const KernelSourc
     return found;
   }
   return std::unique_ptr<LoadedKernel>(
-      new CudaKernel(this, driver_->driver, source.kernel_name, module, function));
+      new CudaKernel(this, driver_->driver, source.kernel_name, module, function,
+                     source.cluster, source.non_portable_cluster));
 }
 
 absl::Status CudaDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
@@ -290,10 +342,15 @@ absl::Status CudaDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
         absl::StrCat(what, ": raising the dynamic shared memory limit")));
     cuda_kernel->dynamic_shared_limit = dynamic_shared_bytes;
   }
+  absl::Status cluster_error;
   const CUresult launched =
-      cu.cuLaunchKernel(cuda_kernel->function, grid.x, grid.y, grid.z, block.x, block.y,
-                        block.z, dynamic_shared_bytes, /*hStream=*/nullptr, args,
-                        /*extra=*/nullptr);
+      cuda_kernel->cluster.Count() > 1
+          ? LaunchCluster(cu, *cuda_kernel, grid, block, dynamic_shared_bytes, args, what,
+                          name_, &cluster_error)
+          : cu.cuLaunchKernel(cuda_kernel->function, grid.x, grid.y, grid.z, block.x,
+                              block.y, block.z, dynamic_shared_bytes, /*hStream=*/nullptr,
+                              args, /*extra=*/nullptr);
+  if (!cluster_error.ok()) return cluster_error;
   if (launched != CUDA_SUCCESS) {
     // A sticky error of an earlier kernel (an illegal address) shows up at the next launch.
     return ToStatus(launched, absl::StrCat(what, PendingKernels(pending_, pending_count_)));

@@ -47,7 +47,8 @@ namespace warptrace {
   X(cuMemcpyDtoH)                          \
   X(cuMemsetD8)
 
-// X(function): entry points only some features need (CUDA event timing, tensor maps).
+// X(function): entry points only some features need (CUDA event timing, tensor maps,
+// cluster launches).
 // Resolved from the versioned symbol, else the plain name (the same signature in older
 // drivers); a driver without one still loads, with that field left null
 // (CudaDevice::TimeLaunches and EncodeTensorMap then return Unavailable).
@@ -57,7 +58,8 @@ namespace warptrace {
   X(cuEventRecord)                                  \
   X(cuEventSynchronize)                             \
   X(cuEventElapsedTime)                             \
-  X(cuTensorMapEncodeTiled)
+  X(cuTensorMapEncodeTiled)                         \
+  X(cuLaunchKernelEx)
 
 struct CudaDriverApi {
 #define WARPTRACE_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;

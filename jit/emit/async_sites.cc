@@ -201,19 +201,34 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
                          c.barrier_phase, ");"));
   }
   if (c.tma()) {
-    // The box's bytes, expected before the copy can complete them.
-    Line(d, absl::StrFormat("warptrace_mbarrier_expect_tx(&%s[warptrace_bar], %du);",
-                            c.barrier, c.Bytes()));
+    // The box's bytes, expected before the copy can complete them (with multicast, one box
+    // from every CTA of the mask).
+    const std::string mask =
+        c.multicast_mask.empty()
+            ? ""
+            : absl::StrCat("static_cast<unsigned short>(", c.multicast_mask, ")");
+    Line(d, c.multicast_mask.empty()
+                ? absl::StrFormat("warptrace_mbarrier_expect_tx(&%s[warptrace_bar], %du);",
+                                  c.barrier, c.Bytes())
+                : absl::StrFormat("warptrace_mbarrier_expect_tx(&%s[warptrace_bar], %du * "
+                                  "static_cast<unsigned int>(__popc(%s)));",
+                                  c.barrier, c.Bytes(), mask));
     std::vector<std::string> coords;
     for (const std::string& x : c.coords) {
       coords.push_back(absl::StrCat("static_cast<int>(", x, ")"));
     }
     // Attributed: the host backend names the copy by its builder path (__builtin_FILE) when
     // a wgmma descriptor reads the box in another layout than the copy wrote.
-    out_.Attributed(d, node.path,
-                    absl::StrFormat("warptrace_tma_load_%dd(%s, &%s, %s, &%s[warptrace_bar]);",
-                                    c.coords.size(), Operand(c.dst), c.tensor_map,
-                                    absl::StrJoin(coords, ", "), c.barrier));
+    out_.Attributed(
+        d, node.path,
+        c.multicast_mask.empty()
+            ? absl::StrFormat("warptrace_tma_load_%dd(%s, &%s, %s, &%s[warptrace_bar]);",
+                              c.coords.size(), Operand(c.dst), c.tensor_map,
+                              absl::StrJoin(coords, ", "), c.barrier)
+            : absl::StrFormat(
+                  "warptrace_tma_load_%dd_multicast(%s, &%s, %s, &%s[warptrace_bar], %s);",
+                  c.coords.size(), Operand(c.dst), c.tensor_map, absl::StrJoin(coords, ", "),
+                  c.barrier, mask));
   } else {
     CopyPointers(d, c);
     Line(d, absl::StrFormat(

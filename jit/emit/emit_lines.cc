@@ -35,7 +35,15 @@ void RecordPayload(SourceWriter& out, int depth, const SiteInfo& site, bool exit
 }
 
 std::string BarrierId(const PhaseBarrierDecl& decl, const std::string& bar) {
-  return decl.first_id == 0 ? bar : absl::StrCat(decl.first_id, "u + ", bar);
+  return BarrierIdOfCta(decl, bar, "warptrace_cluster_ctarank()");
+}
+
+std::string BarrierIdOfCta(const PhaseBarrierDecl& decl, const std::string& bar,
+                           const std::string& cta) {
+  const std::string local = decl.first_id == 0 ? bar : absl::StrCat(decl.first_id, "u + ", bar);
+  if (decl.cluster_ids == 0) return local;
+  return absl::StrCat("static_cast<unsigned int>(", cta, ") * ", decl.cluster_ids, "u + ",
+                      local);
 }
 
 void DeclareBar(SourceWriter& out, int depth, const std::string& index) {

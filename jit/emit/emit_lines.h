@@ -27,8 +27,12 @@ std::string Operand(const std::string& text);
 void RecordPayload(SourceWriter& out, int depth, const SiteInfo& site, bool exit,
                    const std::string& a, const std::string& b, const std::string& what);
 
-// The block-local barrier id of element `bar` of `decl` (format/links.h).
+// The payload's barrier id of element `bar` of `decl` (format/links.h): block-local, or with a
+// cluster link scope (decl.cluster_ids) cluster-wide for the calling CTA (BarrierId) or for
+// CTA rank `cta` (BarrierIdOfCta: a remote arrival's target).
 std::string BarrierId(const PhaseBarrierDecl& decl, const std::string& bar);
+std::string BarrierIdOfCta(const PhaseBarrierDecl& decl, const std::string& bar,
+                           const std::string& cta);
 
 // `const unsigned int warptrace_bar = ...(index);`, the element of the barrier array a
 // construct works on.

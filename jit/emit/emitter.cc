@@ -190,6 +190,9 @@ class Emitter {
       case KernelNode::Kind::kNamedBarrier:
         NamedBarrier(node, depth);
         return;
+      case KernelNode::Kind::kClusterBarrier:
+        ClusterBarrier(node, depth);
+        return;
       case KernelNode::Kind::kArrive:
         Arrive(node, depth);
         return;
@@ -268,6 +271,22 @@ class Emitter {
     if (site != nullptr) Leave(depth);
   }
 
+  // barrier.cluster (jit/primitives/cluster_sm90.cuh); a wait's record site spans the wait
+  // (a sync's: its arrival and wait).
+  void ClusterBarrier(const KernelNode& node, int depth) {
+    const char* call = "warptrace_cluster_sync();";
+    switch (node.cluster_op) {
+      case ClusterBarrierOp::kSync: break;
+      case ClusterBarrierOp::kArrive: call = "warptrace_cluster_arrive();"; break;
+      case ClusterBarrierOp::kArriveRelaxed: call = "warptrace_cluster_arrive_relaxed();"; break;
+      case ClusterBarrierOp::kWait: call = "warptrace_cluster_wait();"; break;
+    }
+    const SiteInfo* site = node.named_arrive ? nullptr : SiteOf(node);
+    if (site != nullptr) Enter(depth, *site);
+    Attributed(depth, node.path, absl::StrCat(call, "  // cluster barrier ", node.text));
+    if (site != nullptr) Leave(depth);
+  }
+
   void Arrive(const KernelNode& node, int depth) {
     const PhaseBarrierDecl& decl = Decl(node.text);
     const uint32_t stride = ArriveByStride(node.arrive_by);
@@ -286,10 +305,15 @@ class Emitter {
     DeclareBar(d, node.index);
     const SiteInfo* site = SiteOf(node);
     if (site != nullptr) {
-      RecordPayload(d, *site, false, BarrierId(decl, "warptrace_bar"),
+      RecordPayload(d, *site, false,
+                    node.cta.empty() ? BarrierId(decl, "warptrace_bar")
+                                     : BarrierIdOfCta(decl, "warptrace_bar", node.cta),
                     absl::StrCat("static_cast<unsigned int>(", node.phase, ")"), "arrival");
     }
-    if (node.tx_bytes.empty()) {
+    if (!node.cta.empty()) {  // mbarrier.arrive.release.cluster.shared::cluster
+      Line(d, absl::StrCat("warptrace_mbarrier_arrive_cluster(&", node.text,
+                           "[warptrace_bar], static_cast<unsigned int>(", node.cta, "));"));
+    } else if (node.tx_bytes.empty()) {
       Line(d, absl::StrCat("(void)warptrace_mbarrier_arrive(&", node.text, "[warptrace_bar]);"));
     } else {
       Line(d, absl::StrCat("(void)warptrace_mbarrier_arrive_expect_tx(&", node.text,
@@ -437,6 +461,8 @@ KernelSource Common(const Kernel& kernel) {
     source.dynamic_shared_align = kernel.dynamic_shared.align;
   }
   source.requirements = kernel.requirements;
+  source.cluster = kernel.cluster;
+  source.non_portable_cluster = kernel.non_portable_cluster;
   return source;
 }
 

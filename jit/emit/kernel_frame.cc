@@ -28,7 +28,8 @@ bool UsesPrimitives(const Kernel& kernel) {
          kernel.requirements.Has(TargetFeature::kSetMaxNReg) ||
          Contains(kernel.body, {KernelNode::Kind::kNamedBarrier, KernelNode::Kind::kArrive,
                                 KernelNode::Kind::kPhaseWait, KernelNode::Kind::kAsyncCopy,
-                                KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore});
+                                KernelNode::Kind::kAsyncWait, KernelNode::Kind::kTmaStore,
+                                KernelNode::Kind::kClusterBarrier});
 }
 
 // The primitives header is included: for the primitives (constructs and raw statements

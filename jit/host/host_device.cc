@@ -22,14 +22,16 @@ constexpr uint64_t kAlignment = 256;
 class HostKernel final : public LoadedKernel {
  public:
   HostKernel(const HostDevice* owner, std::string name, std::unique_ptr<host::SharedObject> so,
-             WarptraceHostEntryFn entry, uint32_t dynamic_shared_align)
+             WarptraceHostEntryFn entry, uint32_t dynamic_shared_align, Dim3 cluster)
       : owner(owner), entry(entry), dynamic_shared_align(dynamic_shared_align),
+        cluster(cluster),
         name_(std::move(name)), so_(std::move(so)) {}
   const std::string& name() const override { return name_; }
 
   const HostDevice* const owner;
   const WarptraceHostEntryFn entry;
   const uint32_t dynamic_shared_align;  // KernelSource::dynamic_shared_align
+  const Dim3 cluster;                   // KernelSource::cluster
 
  private:
   std::string name_;
@@ -266,7 +268,7 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> HostDevice::Load(const KernelSourc
   }
   return std::unique_ptr<LoadedKernel>(
       new HostKernel(this, source.kernel_name, std::move(so), entry,
-                     std::max<uint32_t>(source.dynamic_shared_align, 16)));
+                     std::max<uint32_t>(source.dynamic_shared_align, 16), source.cluster));
 }
 
 absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
@@ -299,6 +301,8 @@ absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
   spec.block = {block.x, block.y, block.z};
   spec.dynamic_shared_bytes = dynamic_shared_bytes;
   spec.dynamic_shared_align = host_kernel->dynamic_shared_align;
+  const Dim3& c = host_kernel->cluster;
+  spec.cluster = {c.x, c.y, c.z};
   return runtime_->Launch(spec);
 }
 

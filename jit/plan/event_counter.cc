@@ -49,9 +49,10 @@ Flow Counter::Node(const KernelNode& node, int depth, std::string* label) {
       return Sites(0);
     case KernelNode::Kind::kReturn:
       return {{}, Range::Of(0)};
-    case KernelNode::Kind::kBarrier: {
+    case KernelNode::Kind::kBarrier:
+    case KernelNode::Kind::kClusterBarrier: {
       const uint64_t n = SiteEvents(node);
-      *label = absl::StrCat("barrier ", node.text, " ", n);
+      *label = absl::StrCat(KernelNodeLabel(node, NodeLabelStyle::kCount), " ", n);
       return Sites(n);
     }
     case KernelNode::Kind::kRegion: {

@@ -127,6 +127,7 @@ class Counter {
       case KernelNode::Kind::kRoles:
       case KernelNode::Kind::kRole:
       case KernelNode::Kind::kBarrier:
+      case KernelNode::Kind::kClusterBarrier:
       case KernelNode::Kind::kReturn:
       case KernelNode::Kind::kAsyncWait:
       case KernelNode::Kind::kMmaWait:

@@ -60,6 +60,9 @@ class SiteAssigner {
     for (const KernelNode& node : body) RETURN_IF_ERROR(Node(node));
     return absl::OkStatus();
   }
+  // Whether links reach across the cluster (LinkScope::kCluster): only then is a remote
+  // arrival recorded (in a block scope it would link to the issuing CTA's own barrier).
+  void set_cluster_links(bool on) { cluster_links_ = on; }
 
  private:
   void Add(const KernelNode& node, std::string name, SiteKind kind) {
@@ -148,8 +151,10 @@ class SiteAssigner {
         return absl::OkStatus();
       case KernelNode::Kind::kBarrier:
       case KernelNode::Kind::kNamedBarrier:
+      case KernelNode::Kind::kClusterBarrier:
         return BarrierWait(node);
       case KernelNode::Kind::kArrive:
+        if (!node.cta.empty() && !cluster_links_) return absl::OkStatus();
         AddHandoff(node, absl::StrCat("arrive ", node.text), SiteKind::kBarrierArrive);
         return absl::OkStatus();
       case KernelNode::Kind::kPhaseWait:
@@ -180,6 +185,7 @@ class SiteAssigner {
   std::vector<std::optional<uint32_t>>* site_of_node_;
   std::vector<SiteInfo>* sites_;
   std::string unbounded_loop_;  // path of the outermost enclosing unknown-trip loop
+  bool cluster_links_ = false;
 };
 
 bool ContainsReturn(const std::vector<KernelNode>& body) {
@@ -261,6 +267,7 @@ TripContext EnterTripContext(const NestedBody& nested,
     case KernelNode::Kind::kSetMaxRegisters:
     case KernelNode::Kind::kTmaStore:
     case KernelNode::Kind::kTmaStoreWait:
+    case KernelNode::Kind::kClusterBarrier:
       return at;
   }
   return at;
@@ -376,7 +383,27 @@ std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& l
                                   per_phase});
     }
   }
-  return table;
+  if (LinkScopeOf(layout) != LinkScope::kCluster || table.empty()) return table;
+  // Cluster-wide ids (PhaseBarrierDecl::cluster_ids): CTA rank r's element i is
+  // r x per_cta + i. An array that remote arrivals reach counts arrivals from several CTAs,
+  // which the per-phase count of one CTA's own arrivals does not describe: unchecked.
+  const uint32_t per_cta = static_cast<uint32_t>(table.size());
+  for (BarrierInfo& info : table) {
+    for (const ArriveSite& a : arrivals) {
+      if (!a.node->cta.empty() && absl::StartsWith(info.name, absl::StrCat(a.node->text, "["))) {
+        info.arrivals_per_phase = 0;
+      }
+    }
+  }
+  std::vector<BarrierInfo> cluster_table;
+  for (uint32_t rank = 0; rank < layout.cluster.Count(); ++rank) {
+    for (const BarrierInfo& info : table) {
+      cluster_table.push_back(BarrierInfo{rank * per_cta + info.id,
+                                          absl::StrCat(info.name, " of CTA rank ", rank),
+                                          info.arrivals_per_phase});
+    }
+  }
+  return cluster_table;
 }
 
 
@@ -616,9 +643,17 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.grid = kernel.grid;
   layout.block = kernel.block;
   layout.unit = options.unit.value_or(DefaultUnit(kernel.block.Count()));
+  layout.cluster = kernel.cluster;
   layout.sample = options.sample;
   layout.sample.end = static_cast<uint32_t>(
       std::min<uint64_t>(options.sample.end, kernel.grid.Count()));
+  if (kernel.cluster.Count() > 1 && ClusterIsContiguous(layout) &&
+      layout.sample.stride == 1) {
+    // Sampling takes whole clusters: the bounds widen to the clusters they cut.
+    const uint32_t n = static_cast<uint32_t>(kernel.cluster.Count());
+    layout.sample.begin -= layout.sample.begin % n;
+    layout.sample.end = (layout.sample.end + n - 1) / n * n;
+  }
 
   plan.site_of_node_.assign(kernel.num_nodes, std::nullopt);
   if (options.policy.kernel) {
@@ -626,6 +661,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
     layout.sites.push_back(SiteInfo{0, kernel.name, SiteKind::kKernel, where});
   }
   SiteAssigner assigner(options.policy, &plan.site_of_node_, &layout.sites);
+  assigner.set_cluster_links(LinkScopeOf(layout) == LinkScope::kCluster);
   RETURN_IF_ERROR(assigner.Body(kernel.body));
   DistinguishLoopSites(absl::StrCat(where, " > "), layout.sites);
   if (layout.sites.empty()) {

@@ -65,39 +65,49 @@ inline unsigned long long MbarPack(unsigned int pending, unsigned int expected, 
          ((static_cast<unsigned long long>(static_cast<unsigned int>(tx)) & 0x1fffffull) << 42) |
          (static_cast<unsigned long long>(phase & 1u) << 63);
 }
-// The phases each mbarrier of the block has completed since its init, for the phase check
-// of the builder's waits (the mbarrier word keeps the parity only). The fibers of a block
-// run on one worker thread: a worker-thread-local table keyed by the block's static shared
-// area, reset for a new block or launch.
-struct BlockPhases {
+// The phases each mbarrier has completed since its init, for the phase check of the
+// builder's waits (the mbarrier word keeps the parity only). The fibers of a block, and all
+// the CTAs of a cluster (whose peers complete each other's barriers: remote arrivals,
+// multicast copies), run on one worker thread: a worker-thread-local table keyed by the
+// mbarrier's address, each entry reset by its barrier's init and forgotten by a new launch.
+struct BarrierPhases {
   long long launch = 0;
-  WarptraceHostDim block{~0u, ~0u, ~0u};
-  std::unordered_map<const void*, unsigned long long> completed;
+  unsigned long long completed = 0;
 };
-inline std::unordered_map<const void*, unsigned long long>& CompletedPhases() {
-  static thread_local std::unordered_map<const void*, BlockPhases> all;
-  const WarptraceHostThread& t = Current();
-  BlockPhases& b = all[t.static_shared];
-  if (b.launch != t.clock->ns_base || b.block.x != t.block_idx.x ||
-      b.block.y != t.block_idx.y || b.block.z != t.block_idx.z) {
-    b.completed.clear();
-    b.launch = t.clock->ns_base;
-    b.block = t.block_idx;
+class CompletedPhaseTable {
+ public:
+  // The entry of `bar` in this launch (created at 0).
+  unsigned long long& operator[](const void* bar) {
+    BarrierPhases& p = all_[bar];
+    const long long launch = Current().clock->ns_base;
+    if (p.launch != launch) p = {launch, 0};
+    return p.completed;
   }
-  return b.completed;
+  // The completed phases of `bar` since its init in this launch, or null if none is known.
+  const unsigned long long* Find(const void* bar) const {
+    const auto it = all_.find(bar);
+    if (it == all_.end() || it->second.launch != Current().clock->ns_base) return nullptr;
+    return &it->second.completed;
+  }
+
+ private:
+  std::unordered_map<const void*, BarrierPhases> all_;
+};
+inline CompletedPhaseTable& CompletedPhases() {
+  static thread_local CompletedPhaseTable table;
+  return table;
 }
 // After a wait for phase `phase` of `bar` returned: the parity matched, but phase `phase`
 // itself must have completed (phases 0..phase), else the wait aliased phase - 2's parity.
 // `path`: the wait's builder path (__FILE__ under the emitter's #line).
 inline void MbarCheckPhase(unsigned long long* bar, unsigned int phase, const char* path) {
-  const std::unordered_map<const void*, unsigned long long>& completed = CompletedPhases();
-  const auto it = completed.find(bar);
-  if (it == completed.end() || it->second >= static_cast<unsigned long long>(phase) + 1) return;
+  const unsigned long long* completed = CompletedPhases().Find(bar);
+  if (completed == nullptr || *completed >= static_cast<unsigned long long>(phase) + 1) return;
   char aliased[96];
-  if (it->second == 0) {
+  if (*completed == 0) {
     snprintf(aliased, sizeof aliased, "the barrier's initial state (before phase 0)");
   } else {
-    snprintf(aliased, sizeof aliased, "phase %llu, already completed", it->second - 1);
+    snprintf(aliased, sizeof aliased, "phase %llu, already completed", *completed - 1);
   }
   char message[1024];
   snprintf(message, sizeof message,
@@ -105,7 +115,7 @@ inline void MbarCheckPhase(unsigned long long* bar, unsigned int phase, const ch
            "(the barrier has completed %llu phase(s); a wait sees only the parity, and "
            "phase %u's parity %u is that of %s; phase n of an element is its (n+1)-th "
            "completion, counted from 0, e.g. \"k / stages\" for use k of a ring of `stages`)",
-           path, phase, phase - 1, it->second, phase, phase & 1u, aliased);
+           path, phase, phase - 1, *completed, phase, phase & 1u, aliased);
   Rt().fail(Fiber(), message);
 }
 // Applies `arrivals` and `tx` to the mbarrier; completes the phase when both reach 0.
@@ -131,6 +141,7 @@ inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arriv
 inline void warptrace_mbarrier_init(unsigned long long* bar, unsigned int count) {
   *bar = ::warptrace_host::MbarPack(count, count, 0, 0);
   ::warptrace_host::CompletedPhases()[bar] = 0;
+  ::warptrace_host::Rt().mbarrier_init(::warptrace_host::Fiber(), bar);
 }
 inline unsigned long long warptrace_mbarrier_arrive(unsigned long long* bar) {
   return ::warptrace_host::MbarUpdate(bar, 1, 0);
@@ -386,5 +397,7 @@ __device__ __forceinline__ void warptrace_mbarrier_wait_parity(unsigned long lon
 // TMA and tensor maps (sm_90): warptrace_tma_load_2d/3d, warptrace_tma_store_2d, the bulk
 // groups, prefetch.tensormap, CUtensorMap.
 #include "tma_sm90.cuh"
+// Thread-block clusters (sm_90): the cluster barrier, mapa, peer shared memory and mbarriers.
+#include "cluster_sm90.cuh"
 
 #endif  // WARPTRACE_PRIMITIVES_CUH_

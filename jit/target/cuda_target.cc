@@ -34,6 +34,7 @@ absl::string_view TargetFeatureWhere(TargetFeature feature) {
     case TargetFeature::kWgmma:
       return "sm_90a only (Hopper; Blackwell has tcgen05 instead)";
     case TargetFeature::kSetMaxNReg:
+    case TargetFeature::kMulticast:
       return "sm_90a and the a/f variants of sm_100 and later";
     case TargetFeature::kTcgen05:
       return "the a/f variants of sm_100, sm_103 and sm_110";
@@ -85,6 +86,7 @@ bool CudaTarget::Has(TargetFeature feature) const {
     case TargetFeature::kWgmma:
       return cc == 90 && variant_ == Variant::kArchSpecific;
     case TargetFeature::kSetMaxNReg:
+    case TargetFeature::kMulticast:  // PTX ISA: .multicast::cluster "SM_90a, SM_100a, ..."
       return (cc == 90 && variant_ == Variant::kArchSpecific) ||
              (cc >= 100 && variant_ != Variant::kPortable);
     case TargetFeature::kTcgen05:

@@ -20,6 +20,7 @@
 //   bulk copies (cp.async.bulk, mbarrier expect-tx, fence.proxy.async)   sm_90 and later
 //   TMA (cp.async.bulk.tensor)    sm_90 and later
 //   clusters                      sm_90 and later
+//   TMA multicast (.multicast::cluster)  sm_90a, and the a/f variants of sm_100 and later
 //   wgmma                         sm_90a only (Blackwell has tcgen05 instead)
 //   setmaxnreg                    sm_90a, and the a/f variants of sm_100 and later
 //   tcgen05                       the a/f variants of sm_100, sm_103 and sm_110
@@ -46,6 +47,7 @@ namespace warptrace {
   X(kBulkCopy, "bulk copies")        \
   X(kTma, "TMA")                     \
   X(kClusters, "clusters")           \
+  X(kMulticast, "TMA multicast")     \
   X(kWgmma, "wgmma")                 \
   X(kSetMaxNReg, "setmaxnreg")       \
   X(kTcgen05, "tcgen05")

@@ -11,7 +11,16 @@
 namespace warptrace {
 namespace {
 
-using PhaseKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // block, barrier, phase
+// (scope instance, barrier, phase): the scope instance is the block, or with a cluster link
+// scope the cluster (its CTAs are consecutive blocks: block / CTAs per cluster), whose
+// barrier ids are cluster-wide.
+using PhaseKey = std::tuple<uint32_t, uint32_t, uint32_t>;
+
+uint32_t ScopeInstance(const TraceLayout& layout, uint32_t block_linear) {
+  return LinkScopeOf(layout) == LinkScope::kCluster
+             ? block_linear / static_cast<uint32_t>(layout.cluster.Count())
+             : block_linear;
+}
 
 struct AsyncOpen {
   EventRef begin;
@@ -33,8 +42,8 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
     const EventRef ref{record, i};
     const bool exit = abi::TagIsExit(tag);
     if (kind == SiteKind::kBarrierArrive || (kind == SiteKind::kPhaseWait && exit)) {
-      PhaseRecord& p = phases[{r.block_linear, payload->a, payload->b}];
-      p.block_linear = r.block_linear;
+      PhaseRecord& p = phases[{ScopeInstance(layout, r.block_linear), payload->a, payload->b}];
+      if (p.arrivals.empty() && p.releases.empty()) p.block_linear = r.block_linear;
       p.barrier = payload->a;
       p.phase = payload->b;
       (kind == SiteKind::kBarrierArrive ? p.arrivals : p.releases).push_back(ref);
@@ -132,6 +141,7 @@ ScopeLinker::ScopeLinker(const DecodedTrace& decoded)
     : decoded_(decoded), layout_(*decoded.layout) {
   active_ = HasHandoffSites(layout_);
   if (!active_) return;
+  // The records of one link scope instance: a block's units, or a cluster's CTAs' units.
   records_per_scope_ = RecordsPerLinkScope(layout_);
   kept_.assign(decoded.records.size(), 0);
   base_.resize(records_per_scope_);
@@ -157,6 +167,14 @@ bool ScopeLinker::Add(const DecodedRecord& r, const UnitWalk& walk, uint32_t kep
       has_ref_ = true;
       ref_gt_ = gt;
       ref_clock_ = r.start_clock;
+      ref_sm_ = r.sm_id;
+    } else if (r.sm_id != ref_sm_ && LinkScopeOf(layout_) == LinkScope::kCluster) {
+      // A cluster's CTAs run on several SMs, whose %clock counters are unrelated: the
+      // offset comes from the globaltimer at the nominal clock (to its resolution, not the
+      // cycle).
+      base_[slot] = static_cast<int64_t>(std::llround(
+          static_cast<double>(gt - ref_gt_) *
+          static_cast<double>(layout_.clock.nominal_sm_clock_khz) / 1e6));
     } else {
       // The start offset mod 2^32 is exact; the globaltimer (at the nominal clock) says
       // which of its 2^32-apart readings it is.

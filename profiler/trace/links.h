@@ -47,9 +47,10 @@ struct Link {
   bool completing = false;  // kArrivalToRelease: `from` is the phase's last arrival
 };
 
-// One (block, barrier, phase) with its events, for invariant checks.
+// One (block, barrier, phase) with its events, for invariant checks (with a cluster link
+// scope: one (cluster, cluster-wide barrier, phase)).
 struct PhaseRecord {
-  uint32_t block_linear = 0;
+  uint32_t block_linear = 0;  // the block (with a cluster scope: the first CTA seen on it)
   uint32_t barrier = 0;
   uint32_t phase = 0;
   std::vector<EventRef> arrivals;  // in buffer order
@@ -104,11 +105,16 @@ bool HasHandoffSites(const TraceLayout& layout);
 //     if (linker.Add(r, walk, v.kept_events)) { ... linker.links(), linker.Cycles(ref) ... }
 //   }
 //
+// Scope. The records of one instance of the link scope (format/links.h): a block's units, or
+// with a cluster scope all units of the cluster's CTAs ("block" below means the scope).
+//
 // Time. The units of a block run on one SM, so their %clock stamps are one counter: an
 // event's time is its unwrapped cycles (UnitWalk::cycles) plus its unit's start %clock
 // relative to the block's first unit with a record, the 2^32 ambiguity of that offset
 // resolved by the units' start globaltimers at the nominal clock. Exact to the cycle, which
-// ns from separately calibrated units are not; FindLinks' `completing` uses it.
+// ns from separately calibrated units are not; FindLinks' `completing` uses it. A cluster's
+// CTAs on other SMs than the first unit's are placed by their start globaltimer instead
+// (the SMs' %clock counters are unrelated).
 //
 // A layout without hand-off sites (every version-1 trace) makes it inert: Add returns false
 // and keeps nothing. Memory: one block's event cycles. Not thread-safe; `decoded` must
@@ -139,6 +145,7 @@ class ScopeLinker {
   uint32_t end_ = 0;
   int64_t ref_gt_ = 0;        // start globaltimer of the block's reference unit
   uint32_t ref_clock_ = 0;    // its start %clock
+  uint32_t ref_sm_ = 0;       // its SM
   bool has_ref_ = false;
   std::vector<uint32_t> kept_;                // per record of the buffer
   std::vector<int64_t> base_;                 // per record of the scope: start offset

@@ -225,5 +225,53 @@ TEST(LinkScopeTest, IsTheBlockWithOneRecordPerUnitOfIt) {
   EXPECT_EQ(RecordsPerLinkScope(layout), 1u);
 }
 
+// With a cluster whose CTAs are consecutive linear blocks, the link scope is the cluster and
+// one instance is all units of all its CTAs; a 1x2 cluster in a wider grid is not
+// consecutive, so links stay in the block.
+TEST(LinkScopeTest, IsTheClusterWhenItsBlocksAreConsecutive) {
+  TraceLayout layout = Valid();
+  layout.grid = {4, 2, 1};
+  layout.cluster = {2, 1, 1};
+  EXPECT_TRUE(ClusterIsContiguous(layout));
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
+  EXPECT_EQ(RecordsPerLinkScope(layout), 4u);  // 2 CTAs x 2 warpgroups
+  layout.cluster = {4, 2, 1};
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
+  EXPECT_EQ(RecordsPerLinkScope(layout), 16u);
+  layout.cluster = {1, 2, 1};
+  EXPECT_FALSE(ClusterIsContiguous(layout));
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kBlock);
+  EXPECT_EQ(RecordsPerLinkScope(layout), 2u);
+}
+
+TEST(ClusterOfBlockTest, RanksRunXFastest) {
+  TraceLayout layout = Valid();
+  layout.grid = {4, 4, 1};
+  layout.cluster = {2, 2, 1};
+  const ClusterPosition p = ClusterOfBlock(layout, {3, 2, 0});
+  EXPECT_EQ(p.cluster, (Dim3{1, 1, 0}));
+  EXPECT_EQ(p.rank, 1u);
+  EXPECT_EQ(ClusterOfBlock(layout, {2, 3, 0}).rank, 2u);
+  EXPECT_EQ(UnitTrackName(layout, {3, 3, 0}, 1), "block (3,3,0) cluster (1,1,0) rank 3 warpgroup 1");
+  layout.cluster = {1, 1, 1};
+  EXPECT_EQ(UnitTrackName(layout, {3, 3, 0}, 1), "block (3,3,0) warpgroup 1");
+}
+
+TEST(ValidateLayoutTest, RejectsAClusterThatDoesNotDivideTheGridOrASampleCuttingClusters) {
+  TraceLayout layout = Valid();
+  layout.cluster = {3, 1, 1};
+  EXPECT_THAT(ValidateLayout(layout, 0),
+              Rejected("cluster (3,1,1) must have 1 to 16 CTAs and divide the grid (4,1,1)"));
+  layout.cluster = {2, 1, 1};
+  EXPECT_THAT(ValidateLayout(layout, 0), IsOk());
+  layout.sample = {1, 4, 1};
+  EXPECT_THAT(ValidateLayout(layout, 0),
+              Rejected("block sample [1, 4) step 1 does not take whole clusters of 2 CTAs"));
+  layout.sample = {0, 4, 2};
+  EXPECT_THAT(ValidateLayout(layout, 0), Rejected("step 2 does not take whole clusters"));
+  layout.sample = {2, 4, 1};
+  EXPECT_THAT(ValidateLayout(layout, 0), IsOk());
+}
+
 }  // namespace
 }  // namespace warptrace

@@ -383,7 +383,7 @@ run_example() {  # run_example LABEL OUT_SUBDIR BINARY ARGS...
   return $rc
 }
 
-EXAMPLES=(tiled_gemm warp_specialized_pipeline reduction)
+EXAMPLES=(tiled_gemm warp_specialized_pipeline reduction cluster_reduction)
 # The pipeline's variants (after --unit=warp); "bulk" ones need sm_90.
 PIPELINE_VARIANTS=(
   "--copy=cp_async --stages=3"
@@ -424,6 +424,11 @@ dump_saved() {  # dump_saved LABEL PREFIX [FLAGS...]
 gpu_examples() {
   local example combo unit placement
   for example in "${EXAMPLES[@]}"; do
+    if [[ $example == cluster_reduction ]] && [[ -n $COMPUTE_CAP ]] &&
+       ! awk -v cc="${COMPUTE_CAP:-0}" 'BEGIN { exit !(cc + 0 >= 9.0) }'; then
+      record SKIPPED "example $example cuda" "thread-block clusters need sm_90 (compute capability $COMPUTE_CAP)"
+      continue
+    fi
     for combo in "warpgroup auto" "warp global" "warp shared" "block shared" "block global"; do
       read -r unit placement <<<"$combo"
       run_example "example $example cuda $unit/$placement" "cuda_${unit}_${placement}" \
@@ -492,6 +497,7 @@ timing() {
       tiled_gemm) flags="--m=$GEMM_SIZE --n=$GEMM_SIZE --k=$GEMM_SIZE --tile=16" ;;
       warp_specialized_pipeline) flags="--m=128 --n=256 --k=1024 --stages=4 --persistent --copy=auto" ;;
       reduction) flags="--n=1048576 --blocks=264 --threads=256" ;;
+      cluster_reduction) flags="--n=1048576 --blocks=264 --threads=256 --cluster=2" ;;
     esac
     on= off=
     for profile in true false; do

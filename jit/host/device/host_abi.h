@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 8u
+#define WARPTRACE_HOST_ABI_VERSION 9u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -114,6 +114,15 @@ struct WarptraceHostThread {
    * read right after it takes (cuda_on_cpu.h). */
   unsigned long long paired_globaltimer_ns;
   int has_paired_globaltimer;
+  /* Thread-block clusters (cluster_sm90.cuh): the launch's cluster shape in CTAs (1,1,1
+   * without clusters), this CTA's cluster in the grid of clusters and its rank in it
+   * (x fastest, as %cluster_ctarank). */
+  struct WarptraceHostDim cluster_dim, cluster_idx;
+  unsigned int cluster_rank;
+  /* Written by the kernel: nonzero while a cluster-scope primitive (a remote mbarrier
+   * arrival, a multicast copy's delivery) acts on a peer CTA's mbarrier, which a plain
+   * (shared::cta) mbarrier operation must not. */
+  int cluster_op;
 };
 
 /* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
@@ -205,6 +214,22 @@ struct WarptraceHostRuntime {
    * every member's, becomes the latest arrival's (as at a barrier). */
   const void* (*exchange)(void* fiber, unsigned int group, const void* operands,
                           unsigned int bytes, const char* what);
+  /* The cluster barrier (barrier.cluster): the caller arrives (arrive != 0) and/or waits
+   * (wait != 0) until every non-exited thread of the cluster has arrived for the phase of
+   * its own last arrival. A wait without an arrival, or a second arrival before the wait,
+   * fails the launch. */
+  void (*cluster_barrier)(void* fiber, int arrive, int wait, const char* what);
+  /* mapa: the address in the shared memory of the cluster's CTA `rank` that corresponds to
+   * `address` in the caller's. Fails the launch for a rank outside the cluster, an address
+   * outside the caller's shared memory, or a CTA that has exited. `track`: the caller may
+   * keep using the address (mapa), so the peer must not exit before a later cluster barrier
+   * phase; 0 for a one-off access the instruction completes (a multicast copy's delivery). */
+  void* (*mapa)(void* fiber, const void* address, unsigned int rank, int track,
+                const char* what);
+  /* mbarrier.init of the mbarrier at `bar` by the caller: in a cluster, peers may use it
+   * only after a cluster barrier phase that completes after the init (the init made visible
+   * with fence.mbarrier_init.release.cluster, then barrier.cluster arrive/wait). */
+  void (*mbarrier_init)(void* fiber, unsigned long long* bar);
 };
 
 /* mbarrier words (an 8-byte object in shared memory, as on the GPU) hold, on the host

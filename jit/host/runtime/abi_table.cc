@@ -5,7 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "jit/host/runtime/block.h"
+#include "jit/host/runtime/cluster.h"
 #include "jit/host/runtime/virtual_clock.h"
 #include "jit/host/runtime/worker.h"
 
@@ -53,15 +55,60 @@ void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity,
                      const char* what) {
   Fiber* f = Self(fiber);
   f->last_was_spin = false;
+  if (const Cluster* cluster = f->block->cluster(); cluster != nullptr) {
+    if (Block* owner = cluster->OwnerOf(bar); owner != nullptr && owner != f->block) {
+      OwnerOf(f).FailFromFiber(
+          f, absl::StatusCode::kFailedPrecondition,
+          absl::StrCat(what, ": ", cluster->CtaName(f->block->cluster_rank()),
+                       " waits on mbarrier ", owner->SharedName(reinterpret_cast<char*>(bar)),
+                       " of ", cluster->CtaName(owner->cluster_rank()),
+                       ": a CTA waits only on its own mbarriers (try_wait is shared::cta)"));
+    }
+  }
   const int64_t now = NowNs(f);
   StopClock(f, now);
   OwnerOf(f).FinishSync(f, f->block->MbarrierWait(f, bar, parity, what), now);
 }
 
+// A peer's mbarrier, reached by `f`: only through the cluster-scope primitives, and only
+// after its init was made visible to the cluster. Fails the launch otherwise.
+void CheckPeerMbarrier(Fiber* f, const Cluster& cluster, Block& owner,
+                       unsigned long long* bar) {
+  const std::string name = absl::StrCat("mbarrier ", owner.SharedName(reinterpret_cast<char*>(bar)),
+                                        " of ", cluster.CtaName(owner.cluster_rank()));
+  const std::string self = cluster.CtaName(f->block->cluster_rank());
+  if (f->abi.cluster_op == 0) {
+    OwnerOf(f).FailFromFiber(
+        f, absl::StatusCode::kFailedPrecondition,
+        absl::StrCat(self, " arrived on ", name,
+                     " through a local (shared::cta) mbarrier operation: a peer's barrier "
+                     "takes mbarrier.arrive.release.cluster.shared::cluster "
+                     "(warptrace_mbarrier_arrive_cluster(bar, rank)) with the address of the "
+                     "arriving CTA's own barrier and the peer's rank"));
+  }
+  if (!cluster.InitVisible(bar)) {
+    OwnerOf(f).FailFromFiber(
+        f, absl::StatusCode::kFailedPrecondition,
+        absl::StrCat(self, " used ", name,
+                     " before its init was made visible to the cluster: after mbarrier.init, "
+                     "fence.mbarrier_init.release.cluster (warptrace_fence_mbarrier_init) and "
+                     "a cluster barrier (arrive.release + wait.acquire) in every CTA, before "
+                     "any peer arrives on it or multicasts to it"));
+  }
+}
+
 void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
   Fiber* f = Self(fiber);
   StopClock(f, NowNs(f));  // vtime is the arrival's time
-  f->block->MbarrierArrived(f, bar, completed != 0);
+  Block* owner = f->block;
+  if (const Cluster* cluster = owner->cluster(); cluster != nullptr) {
+    // A remote arrival (mbarrier.arrive...shared::cluster) wakes the peer's waiters.
+    if (Block* peer = cluster->OwnerOf(bar); peer != nullptr && peer != owner) {
+      CheckPeerMbarrier(f, *cluster, *peer, bar);
+      owner = peer;
+    }
+  }
+  owner->MbarrierArrived(f, bar, completed != 0);
   // The thread runs on from its arrival: a completing arrival's release of the waiters
   // (any number of them) is the runtime's work, not the thread's, so its clock restarts
   // after it, as a completer's does at a barrier.
@@ -111,6 +158,51 @@ const void* AbiExchange(void* fiber, unsigned int group, const void* operands,
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(f->result));
 }
 
+void AbiClusterBarrier(void* fiber, int arrive, int wait, const char* what) {
+  Fiber* f = Self(fiber);
+  Worker& w = OwnerOf(f);
+  Cluster* cluster = f->block->cluster();
+  if (cluster == nullptr) {
+    // Without a cluster launch every CTA is a cluster of one (PTX ISA: a grid launched
+    // without clusters has 1x1x1 clusters): the barrier is the block's threads.
+    w.FailFromFiber(f, absl::StatusCode::kFailedPrecondition,
+                    absl::StrCat(what, ": the launch has no cluster shape (the host backend "
+                                       "needs KernelBuilder::Cluster for cluster barriers)"));
+  }
+  f->last_was_spin = false;
+  const int64_t now = NowNs(f);
+  StopClock(f, now);
+  w.FinishSync(f,
+               cluster->Barrier(f, f->block->cluster_rank(), arrive != 0, wait != 0, what,
+                                w.error()),
+               now);
+}
+
+void* AbiMapa(void* fiber, const void* address, unsigned int rank, int track,
+              const char* what) {
+  Fiber* f = Self(fiber);
+  Worker& w = OwnerOf(f);
+  Cluster* cluster = f->block->cluster();
+  if (cluster == nullptr) {
+    if (rank == 0) return const_cast<void*>(address);  // a cluster of one: rank 0 is itself
+    w.FailFromFiber(f, absl::StatusCode::kFailedPrecondition,
+                    absl::StrCat(what, ": CTA rank ", rank,
+                                 " is outside the cluster: the launch has no cluster shape "
+                                 "(each CTA is a cluster of one, rank 0)"));
+  }
+  void* mapped =
+      cluster->Map(f, f->block->cluster_rank(), address, rank, track != 0, what, w.error());
+  if (mapped == nullptr) w.FailWithError(f, absl::StatusCode::kFailedPrecondition);
+  return mapped;
+}
+
+void AbiMbarrierInit(void* fiber, unsigned long long* bar) {
+  Fiber* f = Self(fiber);
+  if (Cluster* cluster = f->block->cluster(); cluster != nullptr) {
+    cluster->Initialized(f, f->block->cluster_rank(), bar);
+  }
+}
+
 void AbiFail(void* fiber, const char* message) {
   Fiber* f = Self(fiber);
   OwnerOf(f).EndWithoutUnwinding(f, absl::StatusCode::kAborted, message);
@@ -120,7 +212,7 @@ constexpr WarptraceHostRuntime kAbi = {
     &AbiBarrier,       &AbiWarp,           &AbiActiveMask,   &AbiShared,
     &AbiMbarrierWait,  &AbiMbarrierArrived, &AbiSpin,        &AbiCpAsync,
     &AbiCpAsyncCommit, &AbiCpAsyncWaitPrior, &AbiClock,      &AbiFail,
-    &AbiExchange,
+    &AbiExchange,      &AbiClusterBarrier, &AbiMapa,         &AbiMbarrierInit,
 };
 
 }  // namespace

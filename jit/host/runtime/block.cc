@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "jit/host/runtime/cluster.h"
 
 namespace warptrace::host {
 namespace {
@@ -99,11 +100,17 @@ Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
     a.rt = rt;
     a.clock = clock;
     a.has_paired_globaltimer = 0;
+    a.cluster_dim = {1, 1, 1};
+    a.cluster_idx = block_idx;
+    a.cluster_rank = 0;
+    a.cluster_op = 0;
   }
   warps_.resize((num_threads + kWarpSize - 1) / kWarpSize);
   const uint32_t tail = num_threads % kWarpSize;
   if (tail != 0) warps_.back().absent = ~((1u << tail) - 1);
 }
+
+bool Block::ClusterDeadlocked() const { return cluster_->Deadlocked(); }
 
 std::string Block::Name() const {
   return absl::StrFormat("block (%u,%u,%u)", block_idx_.x, block_idx_.y, block_idx_.z);
@@ -472,6 +479,7 @@ Wait Block::MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity,
 void Block::Exit(Fiber* fiber, std::string* error) {
   fiber->wait = WaitKind::kExited;
   --live_;
+  if (cluster_ != nullptr) cluster_->ThreadExited(fiber, cluster_rank_);
   WarpState& warp = warps_[fiber->abi.warp];
   warp.exited |= 1u << fiber->abi.lane;
   for (const Collective& c : warp.pending) {
@@ -530,6 +538,12 @@ std::string Block::Describe(const Fiber& f) const {
     }
     case WaitKind::kExchange:
       return DescribeExchange(f);
+    case WaitKind::kClusterBarrier: {
+      const BarrierSite site = SplitBarrierWhat(f.wait_what);
+      return absl::StrFormat("wait at %s (%s)%s", site.op,
+                             cluster_ != nullptr ? cluster_->DescribeWait() : "no cluster",
+                             site.where.empty() ? "" : absl::StrCat(" at ", site.where));
+    }
     case WaitKind::kSpin:
       return absl::StrFormat("spin in %s on address %p (last value %u)", f.wait_what,
                              reinterpret_cast<void*>(f.wait_object), f.wait_detail);

@@ -21,6 +21,7 @@
 namespace warptrace::host {
 
 class Block;
+class Cluster;
 
 // What a fiber waits on, for scheduling and for deadlock reports.
 enum class WaitKind {
@@ -30,6 +31,7 @@ enum class WaitKind {
   kMbarrier,    // mbarrier try_wait
   kSpin,        // a spin-wait hook: runnable, but polling
   kExchange,    // a warp- or warpgroup-wide operand exchange (host_abi.h)
+  kClusterBarrier,  // barrier.cluster.wait (cluster.h)
   kExited,
 };
 
@@ -124,8 +126,19 @@ class Block {
   uint32_t live() const { return live_; }
   // Every live thread waits on a barrier, collective or mbarrier of this block: nothing can
   // release any of them.
-  bool Deadlocked() const { return live_ > 0 && parked_ == live_; }
+  // In a cluster: every live thread of every CTA of the cluster waits.
+  bool Deadlocked() const {
+    return live_ > 0 && parked_ == live_ && (cluster_ == nullptr || ClusterDeadlocked());
+  }
   bool Finished() const { return live_ == 0; }
+  uint32_t parked() const { return parked_; }
+  // The block's thread-block cluster (cluster.h) and its rank there; null without clusters.
+  void SetCluster(Cluster* cluster, uint32_t rank) {
+    cluster_ = cluster;
+    cluster_rank_ = rank;
+  }
+  Cluster* cluster() const { return cluster_; }
+  uint32_t cluster_rank() const { return cluster_rank_; }
 
   // The operations of WarptraceHostRuntime for `fiber` of this block. On an error they
   // set `*error` and return kDone (the caller fails the launch). `fiber->vtime` is the
@@ -158,6 +171,8 @@ class Block {
 
   // "block (x,y,z)".
   std::string Name() const;
+  // "full[1] (static shared memory offset 24)" for an mbarrier at `bar`.
+  std::string SharedName(const char* bar) const;
   // One line per run of consecutive threads in the same state:
   // "threads 0-62: wait at __syncthreads (barrier 0: 63 of 64 threads arrived)".
   std::string Census() const;
@@ -174,6 +189,7 @@ class Block {
     Fiber* first_waiter = nullptr;
     Fiber* last_waiter = nullptr;
   };
+  bool ClusterDeadlocked() const;
   // The cold paths of Barrier: set *error, return kDone.
   Wait BarrierIdError(uint32_t id, const char* what, std::string* error) const;
   Wait BarrierCountError(uint32_t id, uint32_t count, const char* what,
@@ -248,10 +264,10 @@ class Block {
     uint64_t bytes = 0;
   };
   std::vector<SiteDecl> site_decls_;
-  // "full[1] (static shared memory offset 24)" for an mbarrier at `bar`.
-  std::string SharedName(const char* bar) const;
   uint32_t live_;
   uint32_t parked_ = 0;
+  Cluster* cluster_ = nullptr;
+  uint32_t cluster_rank_ = 0;
   NamedBarrier barriers_[WARPTRACE_HOST_NUM_NAMED_BARRIERS];
   std::vector<WarpState> warps_;
   std::vector<Fiber*> mbarrier_waiters_;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "jit/host/runtime/fault_handler.h"
@@ -66,8 +67,20 @@ absl::Status Runtime::Launch(const LaunchSpec& spec) {
   if (absl::Status handler = KeepFaultHandlerFirst(); !handler.ok()) {
     return absl::Status(handler.code(), absl::StrCat(spec.what, ": ", handler.message()));
   }
+  const WarptraceHostDim& c = spec.cluster;
+  const uint32_t cluster_size = ClusterCount(c);
+  if (cluster_size == 0 || cluster_size > 16 || spec.grid.x % c.x != 0 ||
+      spec.grid.y % c.y != 0 || spec.grid.z % c.z != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a cluster of %ux%ux%u CTAs must have 1 to 16 CTAs and divide the grid "
+        "%ux%ux%u",
+        spec.what, c.x, c.y, c.z, spec.grid.x, spec.grid.y, spec.grid.z));
+  }
   LaunchState launch;
   launch.spec = spec;
+  launch.cluster_size = cluster_size;
+  launch.num_clusters =
+      uint64_t{spec.grid.x / c.x} * (spec.grid.y / c.y) * (spec.grid.z / c.z);
   launch.num_blocks = uint64_t{spec.grid.x} * spec.grid.y * spec.grid.z;
   launch.num_threads = spec.block.x * spec.block.y * spec.block.z;
   launch.deadline = std::chrono::steady_clock::now() +

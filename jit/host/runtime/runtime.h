@@ -89,6 +89,10 @@ struct LaunchSpec {
   WarptraceHostDim block{1, 1, 1};
   uint64_t dynamic_shared_bytes = 0;
   uint64_t dynamic_shared_align = 16;  // the base's alignment (a power of two, at most 4096)
+  // Thread-block clusters (cluster.h): the CTAs of each cluster of this shape (which must
+  // divide the grid; at most 16 CTAs) run together on one virtual SM, which keeps as many
+  // slots as the cluster has CTAs when blocks_per_sm is smaller. {1,1,1}: no clusters.
+  WarptraceHostDim cluster{1, 1, 1};
 };
 
 class Worker;

@@ -114,6 +114,7 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
   const WarptraceHostDim idx = {static_cast<uint32_t>(linear % spec.grid.x),
                                 static_cast<uint32_t>(linear / spec.grid.x % spec.grid.y),
                                 static_cast<uint32_t>(linear / spec.grid.x / spec.grid.y)};
+  slot.finished_in_cluster = false;
   Block& block = slot.block.emplace(&ready_, linear, idx, spec.block, spec.grid, index_,
                                     slot.fibers.data(), n, slot.static_shared.data(),
                                     slot.dynamic_shared.data(), &AbiTable(), &launch_->clock,
@@ -134,6 +135,10 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
 
 // Fills free slots with the next blocks of the grid. False when nothing is resident.
 bool Worker::Admit() {
+  if (launch_->cluster_size > 1) {
+    AdmitClusters();
+    return HasResident();
+  }
   if (!launch_->failed.load(std::memory_order_relaxed)) {
     for (Slot& slot : slots_) {
       if (slot.block.has_value()) continue;
@@ -149,6 +154,61 @@ bool Worker::Admit() {
     }
   }
   return HasResident();
+}
+
+void Worker::AdmitClusters() {
+  const LaunchSpec& spec = launch_->spec;
+  const WarptraceHostDim& c = spec.cluster;
+  const uint32_t size = launch_->cluster_size;
+  while (!launch_->failed.load(std::memory_order_relaxed)) {
+    std::vector<Slot*> free;
+    for (Slot& slot : slots_) {
+      if (!slot.block.has_value() && slot.cluster == nullptr) free.push_back(&slot);
+    }
+    if (free.size() < size) return;
+    const uint64_t index = NextBlock();
+    if (index >= launch_->num_clusters) return;
+    const uint32_t ncx = spec.grid.x / c.x;
+    const uint32_t ncy = spec.grid.y / c.y;
+    const WarptraceHostDim idx = {static_cast<uint32_t>(index % ncx),
+                                  static_cast<uint32_t>(index / ncx % ncy),
+                                  static_cast<uint32_t>(index / ncx / ncy)};
+    auto cluster = std::make_shared<Cluster>(&ready_, c, idx);
+    for (uint32_t rank = 0; rank < size; ++rank) {
+      const uint64_t bx = uint64_t{idx.x} * c.x + rank % c.x;
+      const uint64_t by = uint64_t{idx.y} * c.y + rank / c.x % c.y;
+      const uint64_t bz = uint64_t{idx.z} * c.z + rank / c.x / c.y;
+      const uint64_t linear = bx + spec.grid.x * (by + uint64_t{spec.grid.y} * bz);
+      Slot& slot = *free[rank];
+      absl::Status started = StartBlock(slot, linear);
+      if (!started.ok()) {
+        launch_->Fail(absl::Status(started.code(),
+                                   absl::StrCat("block ", linear, ": ", started.message())));
+        return;
+      }
+      slot.cluster = cluster;
+      cluster->Add(rank, &*slot.block, slot.static_shared.data(), slot.dynamic_shared.data(),
+                   spec.dynamic_shared_bytes);
+    }
+    if (idle_) BecomeBusy();
+  }
+}
+
+void Worker::FinishClusterBlock(Slot& slot) {
+  Block& block = *slot.block;
+  Cluster& cluster = *slot.cluster;
+  std::string error;
+  cluster.CtaFinished(block.cluster_rank(), &error);
+  if (!error.empty()) launch_->Fail(absl::FailedPreconditionError(error));
+  if (!cluster.Finished()) return;
+  // Every CTA exited: the cluster's slots (and the shared memory peers could reach) are free.
+  const Cluster* done = &cluster;
+  for (Slot& s : slots_) {
+    if (s.cluster.get() != done) continue;
+    s.end_vtime = s.block->EndVtime();
+    s.block.reset();
+    s.cluster.reset();
+  }
 }
 
 void Worker::Run(Fiber* f) {
@@ -167,18 +227,27 @@ void Worker::AfterRun(Fiber* f) {
   }
   if (block.Finished()) {
     for (Slot& slot : slots_) {
-      if (slot.block.has_value() && &*slot.block == &block) {
-        slot.end_vtime = block.EndVtime();
-        slot.block.reset();
+      if (!slot.block.has_value() || &*slot.block != &block) continue;
+      if (slot.cluster != nullptr) {
+        if (!slot.finished_in_cluster) {
+          slot.finished_in_cluster = true;
+          FinishClusterBlock(slot);
+        }
+        return;
       }
+      slot.end_vtime = block.EndVtime();
+      slot.block.reset();
     }
     return;
   }
   if (block.Deadlocked() && !launch_->failed.load()) {
+    const Cluster* cluster = block.cluster();
     launch_->Fail(absl::DeadlineExceededError(absl::StrFormat(
         "deadlock in %s (linear %u, virtual SM %u): every thread that has not exited waits on "
-        "a barrier, warp collective or mbarrier of the block that can no longer complete: %s",
-        block.Name(), block.linear(), index_, block.Census())));
+        "a barrier, warp collective or mbarrier of the %s that can no longer complete: %s",
+        cluster != nullptr ? absl::StrFormat("the cluster of %s", block.Name()) : block.Name(),
+        block.linear(), index_, cluster != nullptr ? "cluster" : "block",
+        cluster != nullptr ? cluster->Census() : block.Census())));
   }
 }
 
@@ -200,12 +269,14 @@ void Worker::AbortResident() {
     if (!slot.block.has_value()) continue;
     Block& block = *slot.block;
     block.DropWaiters();  // their chains are rebuilt below as one ready queue
+    if (slot.cluster != nullptr) slot.cluster->DropWaiters();
     for (uint32_t t = 0; t < block.num_threads(); ++t) {
       Fiber* f = block.fiber(t);
       if (f->wait == WaitKind::kExited) continue;
       f->aborted = true;
       if (f->wait == WaitKind::kBarrier || f->wait == WaitKind::kWarp ||
-          f->wait == WaitKind::kMbarrier || f->wait == WaitKind::kExchange) {
+          f->wait == WaitKind::kMbarrier || f->wait == WaitKind::kExchange ||
+          f->wait == WaitKind::kClusterBarrier) {
         f->wait = WaitKind::kNone;
         block.Unpark();
         MakeReady(f);
@@ -259,7 +330,12 @@ void Worker::RunLaunch(LaunchState& launch, std::vector<std::unique_ptr<Worker>>
   launch_ = &launch;
   all_ = &all;
   latest_.store(launch.start_ns);
-  for (Slot& slot : slots_) slot.end_vtime = launch.start_ns;
+  // A cluster's CTAs are resident together: at least as many slots as it has CTAs.
+  if (slots_.size() < launch.cluster_size) slots_.resize(launch.cluster_size);
+  for (Slot& slot : slots_) {
+    slot.end_vtime = launch.start_ns;
+    slot.cluster.reset();
+  }
   idle_ = false;
   have_snapshot_ = false;
   aborted_resident_ = false;

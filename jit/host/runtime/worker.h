@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "jit/host/runtime/block.h"
+#include "jit/host/runtime/cluster.h"
 #include "jit/host/runtime/fiber.h"
 #include "jit/host/runtime/guarded_memory.h"
 #include "jit/host/device/host_abi.h"
@@ -48,6 +49,10 @@ struct LaunchState {
   LaunchSpec spec;
   uint64_t num_blocks = 0;
   uint32_t num_threads = 0;
+  // CTAs per cluster (1 without clusters) and clusters in the grid: the workers take whole
+  // clusters, numbered like blocks (x fastest) in the grid of clusters.
+  uint32_t cluster_size = 1;
+  uint64_t num_clusters = 0;
   std::chrono::steady_clock::time_point deadline;
   WarptraceHostClock clock{};  // the steady clock of this launch (host_abi.h)
   bool deterministic = false;  // ClockMode::kDeterministic (virtual_clock.h)
@@ -80,6 +85,8 @@ struct LaunchState {
 // dynamic area, whose end abuts its upper guard.
 struct Slot {
   std::optional<Block> block;
+  std::shared_ptr<Cluster> cluster;  // the block's cluster, shared by its CTAs' slots
+  bool finished_in_cluster = false;  // the cluster saw this CTA finish
   std::vector<Fiber> fibers;
   std::vector<FiberStack> stacks;
   GuardedRegion static_shared;
@@ -207,7 +214,12 @@ class Worker {
 
  private:
   bool Admit();
+  // Admit for a clustered launch: whole clusters into free slots.
+  void AdmitClusters();
   absl::Status StartBlock(Slot& slot, uint64_t linear);
+  // A block of a cluster finished: checks the cluster's exit rule, and frees the cluster's
+  // slots once every CTA finished.
+  void FinishClusterBlock(Slot& slot);
   void Enter(Fiber* f, int64_t now) {
     running_ = f;
     warptrace_host_current = &f->abi;

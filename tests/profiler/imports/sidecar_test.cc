@@ -147,6 +147,24 @@ TEST(SidecarTest, RoleTableRoundTripsAndIsOmittedWhenEmpty) {
   EXPECT_EQ(parsed->unit_roles, layout.unit_roles);
 }
 
+// The cluster shape (issue 50) is optional: written only for a cluster of several CTAs, and
+// a sidecar without it (every older one) reads as 1x1x1.
+TEST(SidecarTest, ClusterShapeRoundTripsAndOlderSidecarsReadAsNoCluster) {
+  TraceLayout layout = SampleLayout();
+  EXPECT_FALSE(nlohmann::json::parse(ToJson(layout)).contains("cluster"));
+  absl::StatusOr<TraceLayout> old = ParseLayoutJson(ToJson(layout));
+  ASSERT_THAT(old, IsOk());
+  EXPECT_EQ(old->cluster, (Dim3{1, 1, 1}));
+  layout.cluster = {2, 1, 1};
+  layout.sample = {2, 8, 1};  // whole clusters, as a cluster trace's sample must be
+  const std::string json = ToJson(layout);
+  EXPECT_EQ(nlohmann::json::parse(json)["cluster"], nlohmann::json::array({2, 1, 1}));
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(json);
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(parsed->cluster, (Dim3{2, 1, 1}));
+  EXPECT_EQ(*parsed, layout);
+}
+
 TEST(SidecarTest, ParseRejectsARoleTableOfTheWrongSizeOrType) {
   nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
   j["unit_roles"] = {"producer"};  // the block has 2 warpgroups

@@ -95,7 +95,8 @@ results=$out/results.txt
 grep -q '^overall: PASS' "$results" || fail "results.txt does not say overall: PASS"
 ! grep -q '^FAIL' "$results" || fail "results.txt has FAIL lines"
 for host_part in "example tiled_gemm host" "example warp_specialized_pipeline host" \
-                 "example reduction host" "example first_kernel host" \
+                 "example reduction host" "example cluster_reduction host" \
+                 "example first_kernel host" \
                  "example hopper_gemm host" "example ampere_gemm host" \
                  "example flash_attention host" \
                  "big kernels vs vendor (vendor_compare.py)" \
