@@ -24,7 +24,9 @@
 #include "jit/kernels/ampere_gemm.h"
 #include "jit/kernels/flash_attention.h"
 #include "jit/kernels/hopper_gemm.h"
+#include "jit/kernels/cluster_reduction.h"
 #include "jit/kernels/reduction.h"
+#include "jit/kernels/split_softmax.h"
 #include "jit/kernels/tiled_gemm.h"
 #include "jit/kernels/warp_specialized_pipeline.h"
 #include "jit/plan/record_plan.h"
@@ -177,6 +179,14 @@ std::vector<KernelCostVariant> ExampleKernelCostVariants() {
                  [] { return TiledGemm({.m = 64, .n = 64, .k = 128, .tile = 16}); }});
   out.push_back({"reduction", sm90, /*setmaxnreg=*/false,
                  [] { return Reduction({.n = 4096, .blocks = 8, .threads = 256}); }});
+  out.push_back({"cluster_reduction", sm90, /*setmaxnreg=*/false, [] {
+                   return ClusterReduction({.n = 4096, .blocks = 8, .threads = 256, .cluster = 2});
+                 }});
+  // split_softmax: a program of two kernels.
+  out.push_back({"split_softmax partition", sm90, /*setmaxnreg=*/false,
+                 [] { return SplitSoftmaxPartition({.rows = 4, .max_len = 2048}); }});
+  out.push_back({"split_softmax reduce", sm90, /*setmaxnreg=*/false,
+                 [] { return SplitSoftmaxReduce({.rows = 4, .max_len = 2048}); }});
   // tools/gpu_bundle/run.sh's PIPELINE_VARIANTS, as warp_specialized_pipeline's flags make
   // them (--persistent without --blocks: a third of the tiles, rounded up).
   auto pipeline = [&](std::string name, PipelineShape shape, bool persistent) {

@@ -1,0 +1,26 @@
+// The record plan's barrier table (TraceLayout::barriers) and the recorder thread of a trace
+// unit; internal to //jit/plan:record_plan.
+#ifndef WARPTRACE_JIT_PLAN_PLAN_BARRIERS_H_
+#define WARPTRACE_JIT_PLAN_PLAN_BARRIERS_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "format/layout.h"
+#include "jit/builder/kernel.h"
+
+namespace warptrace::plan_internal {
+
+// The linear thread id that records trace unit `unit` of a block of `layout`.
+uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit);
+
+// Every element of every phase barrier array of `kernel`, by id, with the recorded arrivals
+// that complete one of its phases (0: unknown); with a cluster link scope, every CTA's
+// elements by cluster-wide id ("full[0] of CTA rank 1").
+std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& layout,
+                                      const std::vector<std::optional<uint32_t>>& site_of_node);
+
+}  // namespace warptrace::plan_internal
+
+#endif  // WARPTRACE_JIT_PLAN_PLAN_BARRIERS_H_
