@@ -670,37 +670,8 @@ class Validator {
         "write If(condition, body, Uniform::kBlock)"));
   }
 
-  // A loop head of its own (LoopHead): run when it is simple enough, else taken as declared.
-  absl::Status CheckLoopHeadCount(const KernelNode& node) {
-    if (node.condition.empty() || node.update.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": loop '", node.text, "' needs a condition and an update (`for (int ",
-          node.text, " = ", node.begin, "; ", node.condition, "; ", node.update, ")`)"));
-    }
-    if (node.trip.kind() != TripCount::Kind::kExact &&
-        node.trip.kind() != TripCount::Kind::kUpperBound) {
-      return absl::OkStatus();
-    }
-    constexpr uint64_t kLimit = uint64_t{1} << 24;
-    std::optional<absl::StatusOr<uint64_t>> ran =
-        RunLoopHead(node.text, node.begin, node.condition, node.update,
-                    std::max<uint64_t>(kLimit, node.trip.count()));
-    if (!ran.has_value()) return absl::OkStatus();
-    if (!ran->ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(node.path, ": ", ran->status().message()));
-    }
-    const bool exact = node.trip.kind() == TripCount::Kind::kExact;
-    if (exact ? **ran != node.trip.count() : **ran > node.trip.count()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          node.path, ": TripCount::", exact ? "Exact(" : "UpperBound(", node.trip.count(),
-          ") but `for (int ", node.text, " = ", node.begin, "; ", node.condition, "; ",
-          node.update, ")` runs ", **ran, " iterations"));
-    }
-    return absl::OkStatus();
-  }
-
   absl::Status CheckLoopCount(const KernelNode& node) {
-    if (!node.condition.empty() || !node.update.empty()) return CheckLoopHeadCount(node);
+    if (!node.condition.empty() || !node.update.empty()) return CheckLoopHeadTrips(node);
     if (node.trip.kind() == TripCount::Kind::kUnknown) return absl::OkStatus();
     // Only literal bounds can be checked.
     int64_t b = 0, e = 0, s = 0;

@@ -1,5 +1,6 @@
 #include "jit/builder/loop_head.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -150,6 +151,34 @@ std::optional<absl::StatusOr<uint64_t>> RunLoopHead(const std::string& var,
     v = *next;
   }
   return absl::StatusOr<uint64_t>(trips);
+}
+
+absl::Status CheckLoopHeadTrips(const KernelNode& node) {
+  if (node.condition.empty() || node.update.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        node.path, ": loop '", node.text, "' needs a condition and an update (`for (int ",
+        node.text, " = ", node.begin, "; ", node.condition, "; ", node.update, ")`)"));
+  }
+  if (node.trip.kind() != TripCount::Kind::kExact &&
+      node.trip.kind() != TripCount::Kind::kUpperBound) {
+    return absl::OkStatus();
+  }
+  constexpr uint64_t kLimit = uint64_t{1} << 24;
+  std::optional<absl::StatusOr<uint64_t>> ran =
+      RunLoopHead(node.text, node.begin, node.condition, node.update,
+                  std::max<uint64_t>(kLimit, node.trip.count()));
+  if (!ran.has_value()) return absl::OkStatus();
+  if (!ran->ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(node.path, ": ", ran->status().message()));
+  }
+  const bool exact = node.trip.kind() == TripCount::Kind::kExact;
+  if (exact ? **ran != node.trip.count() : **ran > node.trip.count()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        node.path, ": TripCount::", exact ? "Exact(" : "UpperBound(", node.trip.count(),
+        ") but `for (int ", node.text, " = ", node.begin, "; ", node.condition, "; ",
+        node.update, ")` runs ", **ran, " iterations"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace warptrace

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "jit/builder/kernel.h"
 
 namespace warptrace {
 
@@ -23,6 +24,12 @@ std::optional<absl::StatusOr<uint64_t>> RunLoopHead(const std::string& var,
                                                     const std::string& init,
                                                     const std::string& condition,
                                                     const std::string& update, uint64_t limit);
+
+// Build()'s check of a loop with a head of its own (KernelNode::condition): InvalidArgument
+// naming the loop's path when the head lacks a condition or an update, or runs (RunLoopHead)
+// a different number of times than its Exact count or more than its UpperBound; OK for a
+// head it cannot run (taken as declared) and for other trip counts.
+absl::Status CheckLoopHeadTrips(const KernelNode& loop);
 
 }  // namespace warptrace
 
