@@ -72,6 +72,10 @@ class OrderedPipeline {
         deliver_(std::move(deliver)),
         on_queued_(std::move(on_queued)),
         done_(max_in_flight_) {
+    // Room for every job that can exist, so that handing a delivered one back (Complete,
+    // on a worker's thread, outside its try) never allocates: under a memory limit that
+    // would throw there and terminate the process.
+    free_.reserve(max_in_flight_);
     threads_.reserve(static_cast<size_t>(std::max(workers, 0)));
     try {
       for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { Work(); });

@@ -316,9 +316,18 @@ Dim3 BlockIndex(const Dim3& grid, uint32_t block_linear) {
   return d;
 }
 
+// The names a dump makes per unit are StrCat's, not StrFormat's: Debian's absl terminates the
+// process when an allocation inside StrFormat fails (its formatting code lets no exception
+// through), and a dump under a memory limit must fail with a message instead
+// (//tests/profiler/cli:dump_out_of_memory_test).
+namespace {
+std::string BlockName(const Dim3& b) {
+  return absl::StrCat("block (", b.x, ",", b.y, ",", b.z, ")");
+}
+}  // namespace
+
 std::string UnitName(const Dim3& block_index, UnitKind kind, uint32_t unit_index) {
-  return absl::StrFormat("block (%d,%d,%d) %s %d", block_index.x, block_index.y, block_index.z,
-                         UnitKindName(kind), unit_index);
+  return absl::StrCat(BlockName(block_index), " ", UnitKindName(kind), " ", unit_index);
 }
 
 std::string UnitName(const TraceLayout& layout, uint32_t block_linear, uint32_t unit_index) {
@@ -342,16 +351,15 @@ std::string UnitTrackName(const TraceLayout& layout, const Dim3& block_index,
   const uint64_t linear =
       block_index.x + uint64_t{layout.grid.x} * (block_index.y + uint64_t{layout.grid.y} *
                                                                      block_index.z);
-  const size_t block_end =
-      absl::StrFormat("block (%d,%d,%d)", block_index.x, block_index.y, block_index.z).size();
+  const size_t block_end = BlockName(block_index).size();
   if (const std::string& label = BlockLabelOf(layout, static_cast<uint32_t>(linear));
       !label.empty()) {
     name.insert(block_end, absl::StrCat(" [", label, "]"));
   }
   if (layout.cluster.Count() > 1) {  // "block (3,0,0) cluster (1,0,0) rank 1 warp 0"
     const ClusterPosition p = ClusterOfBlock(layout, block_index);
-    name.insert(block_end, absl::StrFormat(" cluster (%d,%d,%d) rank %d", p.cluster.x,
-                                           p.cluster.y, p.cluster.z, p.rank));
+    name.insert(block_end, absl::StrCat(" cluster (", p.cluster.x, ",", p.cluster.y, ",",
+                                        p.cluster.z, ") rank ", p.rank));
   }
   if (unit_index < layout.unit_roles.size() && !layout.unit_roles[unit_index].empty()) {
     absl::StrAppend(&name, " ", layout.unit_roles[unit_index]);

@@ -6,6 +6,9 @@ namespace warptrace {
 
 UnitFeeder::UnitFeeder(Fn fn) : fn_(std::move(fn)) {
   filling_ = std::make_unique<Batch>();
+  // Room for every batch, so that returning one to free_ (Run, outside its try) never
+  // allocates: under a memory limit that would throw on the feeder's thread and terminate.
+  free_.reserve(kSpareBatches + 1);
   for (int i = 0; i < kSpareBatches; ++i) free_.push_back(std::make_unique<Batch>());
   thread_ = std::thread([this] { Run(); });
 }

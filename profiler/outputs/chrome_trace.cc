@@ -34,7 +34,8 @@ constexpr uint32_t kNoBarrierId = 0xffffffffu;
 // The process of units that have no record (has_record false): beyond any SM id.
 constexpr uint32_t kNoRecordPid = uint32_t{1} << 20;
 
-std::string DimString(const Dim3& d) { return absl::StrFormat("(%d,%d,%d)", d.x, d.y, d.z); }
+// StrCat, not StrFormat: see UnitName (format/layout.cc).
+std::string DimString(const Dim3& d) { return absl::StrCat("(", d.x, ",", d.y, ",", d.z, ")"); }
 
 // otherData "time_source": where the times come from.
 const char* TimeSource(const ClockInfo& clock) {
@@ -64,10 +65,11 @@ char* FormatMicros(int64_t ns, char* out) {
 std::string JsonString(llvm::StringRef text) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  llvm::json::OStream json(os);
+  AbandonableJson json(os);
   // json::Value's StringRef constructor repairs invalid UTF-8 itself; ValidUtf8 makes the
   // intent visible and the replacement the one every output uses.
-  json.value(ValidUtf8(absl::string_view(text.data(), text.size())));
+  json.get().value(ValidUtf8(absl::string_view(text.data(), text.size())));
+  json.MarkFinished();
   os.flush();
   return out;
 }
@@ -82,30 +84,6 @@ std::string JsonUint(uint64_t value) {
 // that json::OStream serialized (so every name, key and escape is still its work) and from
 // numbers formatted with std::to_chars. One template per (site, variant) for the whole
 // trace, so the per-event cost is a few memcpys and two integer conversions.
-// The JSON stream of a trace that may be abandoned half-written (a dump that stopped, or an
-// exception unwinding the writer): llvm::json::OStream's destructor asserts that every begin
-// was ended, and ending them would write, which a destructor must not. An abandoned stream
-// is therefore never destroyed: its nesting stack (a SmallVector of 16, deeper than this
-// writer nests) is inline, so nothing leaks. A finished one is destroyed as usual.
-class AbandonableJson {
- public:
-  explicit AbandonableJson(llvm::raw_ostream& os) { new (storage_) llvm::json::OStream(os); }
-  ~AbandonableJson() {
-    if (finished_) get().~OStream();
-  }
-  AbandonableJson(const AbandonableJson&) = delete;
-  AbandonableJson& operator=(const AbandonableJson&) = delete;
-
-  llvm::json::OStream& get() {
-    return *std::launder(reinterpret_cast<llvm::json::OStream*>(storage_));
-  }
-  void MarkFinished() { finished_ = true; }
-
- private:
-  alignas(llvm::json::OStream) unsigned char storage_[sizeof(llvm::json::OStream)];
-  bool finished_ = false;
-};
-
 class Writer {
  public:
   Writer(const TraceLayout& layout, int64_t origin_ns, uint64_t units_per_block,

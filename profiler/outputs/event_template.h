@@ -17,6 +17,7 @@
 #define WARPTRACE_PROFILER_OUTPUTS_EVENT_TEMPLATE_H_
 
 #include <cstddef>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,30 @@
 #include "llvm/Support/raw_ostream.h"
 
 namespace warptrace {
+
+// A json::OStream that may be abandoned half-written (a dump that stopped, or an exception
+// unwinding its writer): llvm::json::OStream's destructor asserts that every begin was
+// ended, and ending them would write, which a destructor must not. An abandoned stream is
+// therefore never destroyed: its nesting stack (a SmallVector of 16, deeper than the writers
+// nest) is inline, so nothing leaks. A finished one is destroyed as usual.
+class AbandonableJson {
+ public:
+  explicit AbandonableJson(llvm::raw_ostream& os) { new (storage_) llvm::json::OStream(os); }
+  ~AbandonableJson() {
+    if (finished_) get().~OStream();
+  }
+  AbandonableJson(const AbandonableJson&) = delete;
+  AbandonableJson& operator=(const AbandonableJson&) = delete;
+
+  llvm::json::OStream& get() {
+    return *std::launder(reinterpret_cast<llvm::json::OStream*>(storage_));
+  }
+  void MarkFinished() { finished_ = true; }
+
+ private:
+  alignas(llvm::json::OStream) unsigned char storage_[sizeof(llvm::json::OStream)];
+  bool finished_ = false;
+};
 
 // An event object serialized once by json::OStream with holes where per-unit and per-event
 // values go; writing an event fills the holes. A hole is a raw \x01 byte: json::OStream
@@ -40,8 +65,11 @@ class EventTemplate {
     std::string text;
     {
       llvm::raw_string_ostream os(text);
-      llvm::json::OStream json(os);
-      emit(json);
+      // An exception out of `emit` (an allocation failing under a memory limit) must not
+      // meet json::OStream's destructor, which asserts every begin was ended.
+      AbandonableJson json(os);
+      emit(json.get());
+      json.MarkFinished();
       os.flush();
     }
     EventTemplate t;

@@ -15,6 +15,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "llvm/Support/JSON.h"
 #include "profiler/outputs/chrome_trace.h"
+#include "profiler/outputs/event_template.h"
 #include "profiler/outputs/perfetto/perfetto_ids.h"
 #include "profiler/outputs/perfetto/perfetto_trace.pb.h"
 #include "profiler/outputs/perfetto/perfetto_writer.h"
@@ -183,7 +184,8 @@ absl::Status WritePipelineChromeTrace(absl::Span<const PipelineLaunchTimeline> l
     }
     traces.push_back(std::move(*parsed));
   }
-  llvm::json::OStream j(os);
+  AbandonableJson json(os);
+  llvm::json::OStream& j = json.get();
   j.object([&] {
     j.attribute("displayTimeUnit", "ns");
     j.attributeArray("traceEvents", [&] {
@@ -215,6 +217,7 @@ absl::Status WritePipelineChromeTrace(absl::Span<const PipelineLaunchTimeline> l
       });
     });
   });
+  json.MarkFinished();
   return absl::OkStatus();
 }
 
