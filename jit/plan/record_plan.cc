@@ -519,19 +519,9 @@ std::string ExplainTree(const Kernel& kernel,
 // "(6,0,0)", as messages name a block.
 std::string DimText(const Dim3& d) { return absl::StrFormat("(%d,%d,%d)", d.x, d.y, d.z); }
 
-}  // namespace
-
-absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
-                                              const ProfileOptions& options,
-                                              const LaunchScalars& scalars) {
-  const std::string where = absl::StrCat("kernel ", kernel.name);
-  if (!options.enabled) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": profiling is disabled, so there is nothing to plan"));
-  }
-  RecordPlan plan;
-  plan.host_trip_checks_ = options.host_trip_checks;
-  TraceLayout& layout = plan.layout_;
+// The layout's launch shape: kernel, grid, block, unit, cluster, and the block sample
+// clamped to the grid (and widened to whole clusters when a cluster is the link scope).
+void SetLaunchShape(const Kernel& kernel, const ProfileOptions& options, TraceLayout& layout) {
   layout.kernel_name = kernel.name;
   layout.grid = kernel.grid;
   layout.block = kernel.block;
@@ -547,6 +537,22 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
     layout.sample.begin -= layout.sample.begin % n;
     layout.sample.end = (layout.sample.end + n - 1) / n * n;
   }
+}
+
+}  // namespace
+
+absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
+                                              const ProfileOptions& options,
+                                              const LaunchScalars& scalars) {
+  const std::string where = absl::StrCat("kernel ", kernel.name);
+  if (!options.enabled) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": profiling is disabled, so there is nothing to plan"));
+  }
+  RecordPlan plan;
+  plan.host_trip_checks_ = options.host_trip_checks;
+  TraceLayout& layout = plan.layout_;
+  SetLaunchShape(kernel, options, layout);
 
   plan.site_of_node_.assign(kernel.num_nodes, std::nullopt);
   if (options.policy.kernel) {
