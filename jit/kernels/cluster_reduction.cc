@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/substitute.h"
+#include "jit/kernels/reduction.h"
 
 namespace warptrace {
 
@@ -23,31 +24,10 @@ absl::StatusOr<Kernel> ClusterReduction(const ClusterReductionShape& shape) {
         "cluster reduction: cluster ", shape.cluster, " must be in 1..8 and divide blocks (",
         shape.blocks, ")"));
   }
-  uint32_t steps = 0;
-  while ((1u << steps) < t) ++steps;
-  const uint64_t stride = uint64_t{shape.blocks} * t;
-  const uint64_t max_items = (shape.n + stride - 1) / stride;
-
   KernelBuilder b("cluster_reduction");
   b.Param("const float*", "x").Param("float*", "out");
   b.Grid({shape.blocks, 1, 1}).Block({t, 1, 1}).Cluster({shape.cluster, 1, 1});
-  b.SharedArray("float", "partial", t);
-  b.Stmt("const int tid = threadIdx.x;\nfloat acc = 0.0f;");
-  b.Region("accumulate", [&] {
-    b.For("i", "blockIdx.x * " + std::to_string(t) + " + tid", std::to_string(shape.n),
-          std::to_string(stride), TripCount::UpperBound(max_items),
-          [&] { b.Stmt("acc += x[i];"); });
-    b.Stmt("partial[tid] = acc;");
-  });
-  b.Barrier("partials written");
-  b.Region("tree", [&] {
-    b.For("step", 0, static_cast<int64_t>(steps), TripCount::Exact(steps), [&] {
-      b.Stmt(absl::Substitute("const int half = $0 >> (step + 1);\n"
-                              "if (tid < half) partial[tid] += partial[tid + half];",
-                              t));
-      b.Barrier("halved");
-    });
-  });
+  AddBlockPartialSum(b, {.n = shape.n, .blocks = shape.blocks, .threads = t});
   // barrier.cluster.arrive.release / wait.acquire: every CTA's partial[0] is visible.
   b.ClusterSync("partials ready");
   b.Region("cluster sum", [&] {

@@ -5,24 +5,12 @@
 
 namespace warptrace {
 
-absl::StatusOr<KernelBuilder> ReductionBuilder(const ReductionShape& shape) {
+void AddBlockPartialSum(KernelBuilder& b, const ReductionShape& shape) {
   const uint32_t t = shape.threads;
-  if (t < 32 || t > 1024 || (t & (t - 1)) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("reduction: threads ", t, " must be a power of two in 32..1024"));
-  }
-  if (shape.n == 0 || shape.blocks == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("reduction: n (", shape.n, ") and blocks (",
-                                                   shape.blocks, ") must be positive"));
-  }
   uint32_t steps = 0;
   while ((1u << steps) < t) ++steps;
   const uint64_t stride = uint64_t{shape.blocks} * t;
   const uint64_t max_items = (shape.n + stride - 1) / stride;
-
-  KernelBuilder b("reduction");
-  b.Param("const float*", "x").Param("float*", "out");
-  b.Grid({shape.blocks, 1, 1}).Block({t, 1, 1});
   b.SharedArray("float", "partial", t);
   b.Stmt("const int tid = threadIdx.x;\nfloat acc = 0.0f;");
   b.Region("accumulate", [&] {
@@ -42,6 +30,22 @@ absl::StatusOr<KernelBuilder> ReductionBuilder(const ReductionShape& shape) {
       b.Barrier("halved");
     });
   });
+}
+
+absl::StatusOr<KernelBuilder> ReductionBuilder(const ReductionShape& shape) {
+  const uint32_t t = shape.threads;
+  if (t < 32 || t > 1024 || (t & (t - 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("reduction: threads ", t, " must be a power of two in 32..1024"));
+  }
+  if (shape.n == 0 || shape.blocks == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("reduction: n (", shape.n, ") and blocks (",
+                                                   shape.blocks, ") must be positive"));
+  }
+  KernelBuilder b("reduction");
+  b.Param("const float*", "x").Param("float*", "out");
+  b.Grid({shape.blocks, 1, 1}).Block({t, 1, 1});
+  AddBlockPartialSum(b, shape);
   b.Region("publish", [&] { b.Stmt("if (tid == 0) atomicAdd(out, partial[0]);"); });
   return b;
 }

@@ -27,6 +27,13 @@ struct ReductionShape {
   uint32_t threads = 256;  // block size: a power of two, 32..1024
 };
 
+// The block's part of the reduction, on a builder that already has `x` and its grid: the
+// `partial` shared array, `tid` and `acc`, the "accumulate" region (a grid-stride slice of
+// x), the "partials written" barrier and the "tree" region (log2(threads) halving steps,
+// each with its "halved" barrier), leaving the block's sum in partial[0]. `shape` must be
+// valid (ReductionBuilder checks it). Shared by the reduction and cluster_reduction kernels.
+void AddBlockPartialSum(KernelBuilder& b, const ReductionShape& shape);
+
 // InvalidArgument when n or blocks is 0 or threads is not a power of two in 32..1024.
 absl::StatusOr<KernelBuilder> ReductionBuilder(const ReductionShape& shape);
 absl::StatusOr<Kernel> Reduction(const ReductionShape& shape);
