@@ -107,7 +107,7 @@ inline bool SiteKindNests(SiteKind kind) {
 inline bool IsWaitSite(SiteKind kind) {
   return kind == SiteKind::kBarrierWait || kind == SiteKind::kPhaseWait;
 }
-// Whether the kind's events carry a payload slot.
+// Whether the kind's events carry payload slots (some of them: format/links.h says which).
 inline bool SiteKindHasPayload(SiteKind kind) {
   return kind == SiteKind::kBarrierArrive || kind == SiteKind::kPhaseWait || IsAsyncSite(kind);
 }

@@ -6,11 +6,17 @@
 //
 //   site kind (format/layout.h)  events                          payload (a, b)
 //   kBarrierArrive        one event, no exit flag         (barrier, phase)
-//   kPhaseWait            enter = the wait starts,        (barrier, phase) on both
-//                         exit  = the wait is released
+//   kPhaseWait            enter = the wait starts,        (barrier, phase) on the exit;
+//                         exit  = the wait is released    version 4: none on the enter
 //   kAsyncCopy            begin (no exit flag) = issue,   (issue, barrier) on both
 //                         end (exit flag) = the completion
 //                         the unit observed
+//   kAsyncCopy without a barrier (cp.async, bulk store groups) and kMmaGroup (wgmma groups):
+//                         the same events; version 4:     none: the k-th begin and the k-th
+//                         (they complete in order)        end of the site in the unit are
+//                                                         issue k, barrier kNoBarrier
+//
+// An event recorded with a payload always uses it (versions 2 and 3 carry every one above).
 //
 //   barrier  the id of one phase barrier (an mbarrier; an element of a barrier array has
 //            its own id), local to the link scope (below): links never leave it.

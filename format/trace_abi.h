@@ -27,6 +27,12 @@
 // (the epilogue never ran) keeps the plain header checksum, as do versions 1 and 2, which
 // are still read (their events are covered by no check). Bytes on disk are unchanged.
 //
+// Version 4 leaves out the payloads the dump can derive (format/links.h): a phase wait's
+// enter, and the begins and ends of in-order async groups (cp.async groups, bulk store
+// groups, wgmma groups), whose issue numbers are their order in the unit. Fewer slots per
+// unit and a plain record (no second store, no payload registers) at those points. A
+// version-3 reader would find those spans unpaired, so the version says it.
+//
 // The header's `attempted` counts every event the unit tried to record, including those
 // past capacity: dropped = attempted - capacity when attempted > capacity. Events past
 // capacity are counted, never written.
@@ -65,7 +71,7 @@ static_assert(sizeof(u64) == 8, "u64 must be 8 bytes");
 
 // 'WTRC' read as a little-endian word.
 WARPTRACE_ABI_CONSTANT(kTraceMagic, 0x43525457u);
-WARPTRACE_ABI_CONSTANT(kTraceVersion, 3u);
+WARPTRACE_ABI_CONSTANT(kTraceVersion, 4u);
 // The first version whose complete records fold their events into the checksum word.
 WARPTRACE_ABI_CONSTANT(kEventChecksumVersion, 3u);
 // The oldest version the dump reads (version 1: no payload slots).

@@ -145,7 +145,7 @@ bool AsyncSites::MayRunOnIssuer(const CopySite& c) const {
 void AsyncSites::RecordGroupBegin(int depth, const CopySite& c) {
   const GroupKind& kind = KindOf(c);
   const int r = RecorderOnly(depth, kind);
-  RecordPayload(r, c.site, false, Issued(c), kNoBarrierOperand, "begin of");
+  RecordDerived(out_, r, c.site, false, "begin of");  // issue = Issued(c), by order
   Line(r, absl::StrCat("++", Issued(c), ";"));
   CloseRecorderOnly(depth, kind);
 }
@@ -270,7 +270,7 @@ void AsyncSites::MmaGroup(const KernelNode& node, int depth) {
   body_(node.body, d);
   const CopySite* tracked = Tracked(node);
   if (tracked != nullptr) {
-    RecordPayload(d, tracked->site, false, Issued(*tracked), kNoBarrierOperand, "commit of");
+    RecordDerived(out_, d, tracked->site, false, "commit of");  // issue: by order
     Line(d, absl::StrCat("++", Issued(*tracked), ";"));
   }
   Line(d, "warptrace_wgmma_commit_group();");
@@ -395,7 +395,7 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
       for (uint32_t i = 0; i < *most; ++i) {
         Line(d, absl::StrCat("if (", Done(c), keep, " < ", Issued(c), ") {  // ", i + 1, " of ",
                              *most, " at most"));
-        RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand, what);
+        RecordDerived(out_, d + 1, c.site, true, what);  // issue = Done(c), by order
         Line(d + 1, absl::StrCat("++", Done(c), ";"));
         Line(d, "}");
       }
@@ -403,7 +403,7 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
     }
     NoUnroll(out_, d);  // usually one or two iterations; unrolled, a lot of code
     Line(d, absl::StrCat("for (; ", Done(c), keep, " < ", Issued(c), "; ++", Done(c), ") {"));
-    RecordPayload(d + 1, c.site, true, Done(c), kNoBarrierOperand, what);
+    RecordDerived(out_, d + 1, c.site, true, what);  // issue = Done(c), by order
     Line(d, "}");
   }
   if (!in_recorder_block) CloseRecorderOnly(depth, kind);

@@ -4,13 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "format/links.h"
 #include "format/trace_abi.h"
 
 namespace warptrace {
 namespace {
-
-static_assert(kNoBarrier == 0xffffffffu, "kNoBarrierOperand spells format/links.h's kNoBarrier");
 
 bool IsSimpleOperand(const std::string& text) {
   if (text.empty()) return false;
@@ -32,6 +29,12 @@ void RecordPayload(SourceWriter& out, int depth, const SiteInfo& site, bool exit
                       "warptrace::recorder::RecordWithPayload(warptrace_unit, 0x%08xu, %s, %s);  "
                       "// %s %s",
                       abi::MakeTag(site.id, exit), a, b, what, site.name));
+}
+
+void RecordDerived(SourceWriter& out, int depth, const SiteInfo& site, bool exit,
+                   const std::string& what) {
+  out.Line(depth, absl::StrFormat("warptrace::recorder::Record(warptrace_unit, 0x%08xu);  // %s %s",
+                                  abi::MakeTag(site.id, exit), what, site.name));
 }
 
 std::string BarrierId(const PhaseBarrierDecl& decl, const std::string& bar) {

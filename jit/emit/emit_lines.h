@@ -17,15 +17,19 @@ namespace warptrace {
 inline constexpr char kBlockLinear[] =
     "blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)";
 
-// The payload of a cp.async copy's events: no barrier (format/links.h's kNoBarrier).
-inline constexpr char kNoBarrierOperand[] = "0xffffffffu";
-
 // `text` as an operand: itself when it is an identifier or a number, else parenthesized.
 std::string Operand(const std::string& text);
 
 // `warptrace::recorder::RecordWithPayload(warptrace_unit, <tag of site, exit>, a, b);  // what`.
 void RecordPayload(SourceWriter& out, int depth, const SiteInfo& site, bool exit,
                    const std::string& a, const std::string& b, const std::string& what);
+
+// `warptrace::recorder::Record(warptrace_unit, <tag of site, exit>);  // what`: a hand-off
+// event whose payload the dump derives (format/links.h, trace version 4): a phase wait's
+// enter, and the issues and completions of in-order async groups (cp.async and bulk store
+// groups, wgmma groups), numbered by their order in the unit.
+void RecordDerived(SourceWriter& out, int depth, const SiteInfo& site, bool exit,
+                   const std::string& what);
 
 // The payload's barrier id of element `bar` of `decl` (format/links.h): block-local, or with a
 // cluster link scope (decl.cluster_ids) cluster-wide for the calling CTA (BarrierId) or for

@@ -332,7 +332,8 @@ class Emitter {
                          node.phase, ");"));
     const SiteInfo* site = SiteOf(node);
     const std::string id = BarrierId(decl, "warptrace_bar");
-    if (site != nullptr) RecordPayload(d, *site, false, id, "warptrace_phase", "enter");
+    // The enter carries no payload: the dump links the exit (format/links.h).
+    if (site != nullptr) RecordDerived(out_, d, *site, false, "enter");
     if (!sites_.PollsWhileWaiting()) {
       Attributed(d, node.path,
                  absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,

@@ -112,14 +112,19 @@ class Counter {
         return 2;
       case KernelNode::Kind::kArrive:  // one event + payload
         return Arrives(node.arrive_by) ? 2 : 0;
-      case KernelNode::Kind::kPhaseWait:  // enter and exit, each + payload
-        return 4;
-      case KernelNode::Kind::kAsyncCopy:  // begin and end, each + payload
-        return node.copy.barrier.empty() || Elected() ? 4 : 0;
-      case KernelNode::Kind::kMmaGroup:  // commit and retirement, each + payload
-        return 4;
-      case KernelNode::Kind::kTmaStore:  // issue and retirement by the role's first thread
+      // Payloads as format/links.h says (trace version 4): a wait's enter and the events
+      // of in-order groups (cp.async, wgmma, bulk store groups) carry none.
+      case KernelNode::Kind::kPhaseWait:  // enter, exit + payload
+        return 3;
+      case KernelNode::Kind::kAsyncCopy:
+        // A bulk copy on a barrier, by its issuing thread: begin and end, each + payload; a
+        // cp.async group by every recorder: begin and end.
+        if (node.copy.barrier.empty()) return 2;
         return Elected() ? 4 : 0;
+      case KernelNode::Kind::kMmaGroup:  // commit and retirement
+        return 2;
+      case KernelNode::Kind::kTmaStore:  // issue and retirement by the role's first thread
+        return Elected() ? 2 : 0;
       case KernelNode::Kind::kStatement:
       case KernelNode::Kind::kRegion:
       case KernelNode::Kind::kLoop:

@@ -32,15 +32,25 @@ struct AsyncOpen {
 void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const TraceLayout& layout,
                 std::map<PhaseKey, PhaseRecord>& phases, Links& out) {
   std::map<std::pair<uint32_t, uint32_t>, AsyncOpen> open;  // (site, issue) -> begin
+  // In-order async events recorded without a payload (trace version 4): the k-th begin and
+  // the k-th end of a site in the unit are its copy or group k (format/links.h).
+  std::map<std::pair<uint32_t, bool>, uint32_t> ordinal;  // (site, exit) -> events so far
   const uint32_t n = std::min<uint32_t>(kept, static_cast<uint32_t>(r.events.size()));
   for (uint32_t i = 0; i < n; i = r.NextEvent(i)) {
     const uint32_t tag = r.events[i].tag;
     const uint32_t site = r.SiteOf(tag);
-    const abi::Payload* payload = r.PayloadOf(i);
-    if (site >= layout.sites.size() || payload == nullptr) continue;
+    if (site >= layout.sites.size()) continue;
     const SiteKind kind = layout.sites[site].kind;
-    const EventRef ref{record, i};
     const bool exit = abi::TagIsExit(tag);
+    abi::Payload derived;
+    const abi::Payload* payload = r.PayloadOf(i);
+    if (payload == nullptr) {
+      if (r.version < 4 || !IsAsyncSite(kind)) continue;
+      derived.a = ordinal[{site, exit}]++;
+      derived.b = kNoBarrier;
+      payload = &derived;
+    }
+    const EventRef ref{record, i};
     if (kind == SiteKind::kBarrierArrive || (kind == SiteKind::kPhaseWait && exit)) {
       PhaseRecord& p = phases[{ScopeInstance(layout, r.block_linear), payload->a, payload->b}];
       if (p.arrivals.empty() && p.releases.empty()) p.block_linear = r.block_linear;

@@ -239,15 +239,16 @@ TEST_F(E2eTest, PipelineRolesRecordExactlyThePlanPerUnitInEveryUnitKindAndPlacem
       options.profile.placement = placement;
       RunResult run = RunAndCheckExact(*pipeline, args, options);
       if (run.plan && unit.kind == UnitKind::kWarpgroup) {
-        // Producer warpgroup: kernel + per K-tile a wait on empty (2 events with payloads),
-        // a load region, two cp.async copies (begin and end with payloads) and an arrival
-        // on full (1 event with payload). Consumers: kernel, the first arrival on each
-        // empty[s], per K-tile a wait on full, an mma and an arrival on empty, a store.
+        // Producer warpgroup: kernel + per K-tile a wait on empty (an enter, an exit with
+        // its payload: 3 slots), a load region, two cp.async copies (begin and end, numbered
+        // by order: no payloads, trace version 4) and an arrival on full (1 event with
+        // payload). Consumers: kernel, the first arrival on each empty[s], per K-tile a wait
+        // on full, an mma and an arrival on empty, a store.
         const uint64_t kt = shape.k / 32;
         EXPECT_THAT(run.plan->ExactEventsForUnit(0),
-                    testing::IsOkAndHolds(2 + kt * (4 + 2 + 4 + 4 + 2)));
+                    testing::IsOkAndHolds(2 + kt * (3 + 2 + 2 + 2 + 2)));
         EXPECT_THAT(run.plan->ExactEventsForUnit(1),
-                    testing::IsOkAndHolds(2 + 2 * shape.stages + kt * (4 + 2 + 2) + 2));
+                    testing::IsOkAndHolds(2 + 2 * shape.stages + kt * (3 + 2 + 2) + 2));
       }
       for (size_t i = 0; i < c.size(); ++i) {
         ASSERT_NEAR(c[i], reference[i], 1e-3f * (1.0f + std::abs(reference[i]))) << i;
@@ -322,7 +323,7 @@ TEST_F(E2eTest, WarpSpecializedPipelineReleasesEveryWaitAfterTheArrivalsOfItsPha
       const uint64_t t = c.persistent_blocks > 0 ? (tiles - 1 - block) / blocks + 1 : 1;
       // A consumer unit's count by hand (the plan's by RunAndCheckExact).
       EXPECT_THAT(run.plan->ExactEventsForBlockUnit(block, producer_units),
-                  testing::IsOkAndHolds(2 + 2 * shape.stages + t * (kt * (4 + 2 + 2) + 2)))
+                  testing::IsOkAndHolds(2 + 2 * shape.stages + t * (kt * (3 + 2 + 2) + 2)))
           << "block " << block;
     }
 
@@ -400,7 +401,8 @@ TEST_F(E2eTest, CpAsyncWaitWithCopiesInFlightEndsEachCopyAtTheWaitThatCompletesI
   options.profile.unit = UnitSpec::Warp();
   RunResult run = RunAndCheckExact(*kernel, args, options);
   ASSERT_NE(run.trace, nullptr);
-  EXPECT_THAT(run.plan->ExactEventsForUnit(0), testing::IsOkAndHolds(2u + 4 * 4));
+  // kernel 2 + 4 copies x (begin + end, numbered by order: no payloads, trace version 4).
+  EXPECT_THAT(run.plan->ExactEventsForUnit(0), testing::IsOkAndHolds(2u + 4 * 2));
   for (int t = 0; t < 128; ++t) {
     int expected = 0;
     for (int k = 0; k < 4; ++k) expected += src[(t / 64) * 16 + k * 4 + t % 4];
@@ -988,8 +990,10 @@ void Simulate(const std::vector<RandomNode>& body, uint32_t tid, const RecordPol
   }
 }
 
-// The ring, per thread: payload events take 2 slots; an arrival by one thread is the
-// role's first thread's.
+// The ring, per thread: payload events take 2 slots, and a wait is 3 (its enter has no
+// payload), a bulk copy 4 (begin and end with payloads), a cp.async copy 2 (numbered by
+// order: no payloads; trace version 4); an arrival by one thread is the role's first
+// thread's.
 void SimulateRing(const RandomKernel& k, uint32_t tid, bool left, const RecordPolicy& policy,
                   ThreadModel& m) {
   const uint32_t right_first =
@@ -1001,14 +1005,15 @@ void SimulateRing(const RandomKernel& k, uint32_t tid, bool left, const RecordPo
     const bool arrives = !k.full_by_one || tid == 0;
     const bool copies = k.ring_copy && (!k.ring_bulk || tid == 0);
     for (int u = 0; u < k.ring_uses; ++u) {
-      m.events += loop + handoff * (4 + (copies ? 4 : 0) + (arrives ? 2 : 0));
+      const uint64_t copy = copies ? (k.ring_bulk ? 4 : 2) : 0;
+      m.events += loop + handoff * (3 + copy + (arrives ? 2 : 0));
     }
     return;
   }
   const bool arrives = !k.empty_by_one || tid == right_first;
   m.events += static_cast<uint64_t>(k.ring_stages) * (loop + handoff * (arrives ? 2 : 0));
   for (int u = 0; u < k.ring_uses; ++u) {
-    m.events += loop + handoff * (4 + (arrives ? 2 : 0));
+    m.events += loop + handoff * (3 + (arrives ? 2 : 0));
     m.acc += k.ring_copy ? RingSource(u * 4) : u + 1;
   }
 }

@@ -449,11 +449,12 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
                   "warptrace_bar, static_cast<unsigned int>(0));  // arrival arrive done\n"
                   "          (void)warptrace_mbarrier_arrive(&done[warptrace_bar]);\n",
                   site("arrive done"))));
-  // The wait itself under a #line naming it (the host's deadlock report names the path).
+  // The wait itself under a #line naming it (the host's deadlock report names the path);
+  // its enter carries no payload (trace version 4), its exit does.
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
-                  "warptrace::recorder::RecordWithPayload(warptrace_unit, 0x%08xu, warptrace_bar, "
-                  "warptrace_phase);  // enter wait ready\n"
+                  "warptrace::recorder::Record(warptrace_unit, 0x%08xu);  // enter wait "
+                  "ready\n"
                   "#line 1 \"kernel handoff > roles by warpgroup > role consumer > wait "
                   "ready[0]\"\n"
                   "        warptrace_mbarrier_wait_parity(&ready[warptrace_bar], warptrace_phase & "
@@ -491,7 +492,13 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   EXPECT_THAT(src, HasSubstr("    for (; warptrace_track[warptrace_rec].warptrace_copy2_done < "
                              "warptrace_track[warptrace_rec].warptrace_copy2_issued; "
                              "++warptrace_track[warptrace_rec].warptrace_copy2_done) {"));
-  EXPECT_THAT(src, HasSubstr("0xffffffffu);  // begin of fill"));
+  // A cp.async group's begin and end carry no payload (trace version 4): the dump numbers
+  // them by their order in the unit.
+  EXPECT_THAT(src, HasSubstr("warptrace::recorder::Record(warptrace_unit, 0x00000001u);  // begin "
+                             "of fill"));
+  EXPECT_THAT(src, HasSubstr("warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // end of "
+                             "fill"));
+  EXPECT_THAT(src, Not(HasSubstr("0xffffffffu")));
 }
 
 TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {

@@ -79,8 +79,8 @@ TEST_F(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) 
   for (float v : out) ASSERT_EQ(v, 32.0f * 2 * kIterations * 16);
   ASSERT_NE(run->trace, nullptr);
   EXPECT_TRUE(run->trace->report.ok());
-  // kernel 2 + 3 x (2 groups x 4).
-  EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 2u + kIterations * 8u);
+  // kernel 2 + 3 x (2 groups x (commit + retirement, no payload slots: trace version 4)).
+  EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 2u + kIterations * 4u);
   const TraceLayout& layout = run->trace->layout;
   for (const UnitTimeline& unit : run->trace->timeline.units) {
     std::vector<const AsyncSpan*> a, b;

@@ -35,14 +35,20 @@ TraceLayout TwoWarps() {
   return layout;
 }
 
-// A finished version-2 record of (block, unit) holding `slots` (2 words each).
+// A finished record of (block, unit) holding `slots` (2 words each), version 2 unless
+// `version` says otherwise (versions 3 and 4 then fold the slots into the checksum).
 void AppendRecord(std::vector<uint32_t>& words, uint32_t block, uint32_t unit,
-                  const std::vector<uint32_t>& slots) {
+                  const std::vector<uint32_t>& slots, uint32_t version = 2) {
   const uint32_t attempted = static_cast<uint32_t>(slots.size() / 2);
-  std::vector<uint32_t> r = {abi::kTraceMagic, 2, 1, block, unit, attempted, kCapacity,
+  uint32_t checksum = abi::HeaderChecksum(abi::kTraceMagic, version, 1, block, unit, kCapacity);
+  if (version >= abi::kEventChecksumVersion) {
+    for (size_t i = 0; i + 1 < slots.size(); i += 2) {
+      checksum = abi::EventChecksumStep(checksum, slots[i], slots[i + 1]);
+    }
+  }
+  std::vector<uint32_t> r = {abi::kTraceMagic, version, 1, block, unit, attempted, kCapacity,
                              abi::kFlagComplete, 0, 1000, 0x10, 0x1, 0x500, 0x1,
-                             abi::kHeaderWords,
-                             abi::HeaderChecksum(abi::kTraceMagic, 2, 1, block, unit, kCapacity)};
+                             abi::kHeaderWords, checksum};
   r.insert(r.end(), slots.begin(), slots.end());
   r.resize(abi::RecordWords(kCapacity), 0u);
   words.insert(words.end(), r.begin(), r.end());
@@ -117,6 +123,49 @@ TEST(LinksTest, AsyncEndWithoutBeginAndBeginNeverEndedAreUnpaired) {
   EXPECT_EQ(links.unpaired[0].event, (EventRef{0, 0}));
   EXPECT_TRUE(links.unpaired[1].is_begin);
   EXPECT_EQ(links.unpaired[1].issue, 4u);
+}
+
+// Trace version 4: in-order async groups (cp.async, wgmma) are recorded without payloads;
+// the k-th begin and the k-th end of a site in the unit are group k. In a version-3 record
+// the same payload-less events link nothing (that version always wrote the payload).
+TEST(LinksTest, InOrderAsyncEventsWithoutPayloadsAreNumberedByTheirOrderFromVersion4) {
+  const TraceLayout layout = TwoWarps();
+  auto plain = [](uint32_t site, bool exit) { return abi::MakeTag(site, exit); };
+  // Two groups in flight, then both retire; then a third, and an end with a payload (used
+  // as it is: issue 2).
+  const std::vector<uint32_t> slots = {plain(kCopy, false), 10, plain(kCopy, false), 20,
+                                       plain(kCopy, true), 30, plain(kCopy, true), 40,
+                                       plain(kCopy, false), 50, P(kCopy, true), 60, 2,
+                                       kNoBarrier};
+  for (uint32_t version : {3u, 4u}) {
+    SCOPED_TRACE(version);
+    std::vector<uint32_t> words;
+    AppendRecord(words, 0, 0, slots, version);
+    AppendRecord(words, 0, 1, {}, version);
+    AppendRecord(words, 1, 0, {}, version);
+    AppendRecord(words, 1, 1, {}, version);
+    absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+    ASSERT_THAT(decoded, IsOk());
+    const Links links = FindLinks(*decoded, layout, {}, [](const EventRef&) { return 0; });
+    if (version == 3) {
+      // Only the end with a payload: issue 2, never begun.
+      ASSERT_EQ(links.unpaired.size(), 1u);
+      EXPECT_EQ(links.unpaired[0].issue, 2u);
+      EXPECT_TRUE(links.links.empty());
+      continue;
+    }
+    EXPECT_TRUE(links.unpaired.empty());
+    ASSERT_EQ(links.links.size(), 3u);
+    const EventRef begins[] = {{0, 0}, {0, 1}, {0, 4}};
+    const EventRef ends[] = {{0, 2}, {0, 3}, {0, 5}};
+    for (uint32_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(links.links[k].kind, LinkKind::kIssueToCompletion);
+      EXPECT_EQ(links.links[k].issue, k);
+      EXPECT_EQ(links.links[k].from, begins[k]);
+      EXPECT_EQ(links.links[k].to, ends[k]);
+      EXPECT_EQ(links.links[k].barrier, kNoBarrier);
+    }
+  }
 }
 
 TEST(LinksTest, OnlyTheKeptPrefixIsRead) {

@@ -163,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
         HeaderCase{Corruption::kBadMagic, FindingKind::kBadMagic, Verdict::kCorrupt,
                    "header magic is 0xdeadbeef"},
         HeaderCase{Corruption::kBadVersion, FindingKind::kBadVersion, Verdict::kCorrupt,
-                   "trace ABI version 4, this build reads versions 1 to 3"},
+                   "trace ABI version 5, this build reads versions 1 to 4"},
         HeaderCase{Corruption::kBadHeaderWords, FindingKind::kBadHeaderWords, Verdict::kCorrupt,
                    "header says it is 17 words"},
         HeaderCase{Corruption::kBadChecksum, FindingKind::kBadChecksum, Verdict::kCorrupt,
