@@ -35,6 +35,13 @@ namespace warptrace::host {
 // one translation unit: pass the same counter for every file of it).
 std::string LowerForHost(absl::string_view source, uint32_t* next_site);
 
+// Sanitize mode: puts `WARPTRACE_HOST_STATEMENT() ` (cuda_on_cpu.h: stores the statement's
+// builder path, its #line file name, in the thread's WarptraceHostThread::statement) at the
+// start of the first line of each builder construct the emitter attributed (`#line 1
+// "kernel ..."`) inside a function body, when that line starts a statement; lines stay
+// where they were.
+std::string MarkStatements(absl::string_view source);
+
 }  // namespace warptrace::host
 
 #endif  // WARPTRACE_JIT_HOST_SOURCE_LOWERING_H_

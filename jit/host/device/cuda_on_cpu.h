@@ -159,7 +159,8 @@ using NonDeduced = typename Identity<T>::type;
 template <typename T, unsigned long long Align = alignof(T)>
 inline T& Shared(unsigned int site, const char* name) {
   constexpr unsigned long long kAlign = Align > alignof(T) ? Align : alignof(T);
-  return *static_cast<T*>(Rt().shared(Fiber(), site, sizeof(T), kAlign, name));
+  return *static_cast<T*>(Rt().shared(Fiber(), site, sizeof(T), kAlign,
+                                      sizeof(std::remove_all_extents_t<T>), name));
 }
 template <typename T>
 inline T* DynamicShared() {
@@ -360,28 +361,38 @@ inline unsigned int __activemask() {
   return ::warptrace_host::Rt().active_mask(::warptrace_host::Fiber());
 }
 
+// The shuffles name their call site like the barriers ("__shfl_xor_sync at <builder path>,
+// line <n>"), so a mismatch's deadlock report says which of the kernel's shuffles each lane
+// waits at.
+namespace warptrace_host {
 template <typename T>
-inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = 32) {
-  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflIdx,
-                                   static_cast<unsigned int>(src_lane), width, 0x1f,
-                                   "__shfl_sync");
+inline T ShflSync(const char* what, unsigned int mask, T var, int src_lane, int width = 32) {
+  return Shuffle(mask, var, kShflIdx, static_cast<unsigned int>(src_lane), width, 0x1f, what);
 }
 template <typename T>
-inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
-  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflUp, delta, width, 0,
-                                   "__shfl_up_sync");
+inline T ShflUpSync(const char* what, unsigned int mask, T var, unsigned int delta,
+                    int width = 32) {
+  return Shuffle(mask, var, kShflUp, delta, width, 0, what);
 }
 template <typename T>
-inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
-  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflDown, delta, width, 0x1f,
-                                   "__shfl_down_sync");
+inline T ShflDownSync(const char* what, unsigned int mask, T var, unsigned int delta,
+                      int width = 32) {
+  return Shuffle(mask, var, kShflDown, delta, width, 0x1f, what);
 }
 template <typename T>
-inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = 32) {
-  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflBfly,
-                                   static_cast<unsigned int>(lane_mask), width, 0x1f,
-                                   "__shfl_xor_sync");
+inline T ShflXorSync(const char* what, unsigned int mask, T var, int lane_mask,
+                     int width = 32) {
+  return Shuffle(mask, var, kShflBfly, static_cast<unsigned int>(lane_mask), width, 0x1f, what);
 }
+}  // namespace warptrace_host
+#define __shfl_sync(...) \
+  ::warptrace_host::ShflSync(WARPTRACE_HOST_AT("__shfl_sync"), __VA_ARGS__)
+#define __shfl_up_sync(...) \
+  ::warptrace_host::ShflUpSync(WARPTRACE_HOST_AT("__shfl_up_sync"), __VA_ARGS__)
+#define __shfl_down_sync(...) \
+  ::warptrace_host::ShflDownSync(WARPTRACE_HOST_AT("__shfl_down_sync"), __VA_ARGS__)
+#define __shfl_xor_sync(...) \
+  ::warptrace_host::ShflXorSync(WARPTRACE_HOST_AT("__shfl_xor_sync"), __VA_ARGS__)
 inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
   return static_cast<unsigned int>(
       ::warptrace_host::Warp(WARPTRACE_HOST_WARP_BALLOT, mask, predicate != 0, 0, "__ballot_sync"));
@@ -715,6 +726,57 @@ extern "C" __attribute__((visibility("hidden"), noreturn)) void __assert_fail(
     const char* assertion, const char* file, unsigned int line, const char* function) noexcept {
   warptrace_host_assert_fail(assertion, file, line, function);
 }
+
+// ---- The sanitizer (host_abi.h, WARPTRACE_HOST_SANITIZE_*) ----
+// Compiled with -fsanitize=kernel-address and the call threshold 0, every load and store
+// the optimizer keeps calls __asan_{load,store}{1,2,4,8,16,N}_noabort; no sanitizer runtime
+// is linked: these forward to the runtime, which checks the shared arrays and device
+// buffers (the fiber's own stack, most accesses, is skipped here). Not instrumented
+// themselves. The host compiler puts WARPTRACE_HOST_STATEMENT() before each builder
+// statement, so findings name it.
+#ifdef WARPTRACE_HOST_SANITIZE
+namespace warptrace_host {
+__attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
+    const void* p, unsigned long long bytes, int kind) {
+  const WarptraceHostThread* t = warptrace_host_current;
+  if (t == nullptr || reinterpret_cast<unsigned long long>(p) - t->stack_lo < t->stack_bytes) {
+    return;
+  }
+  t->rt->access(t->fiber, p, bytes, kind);
+}
+}  // namespace warptrace_host
+#define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);
+#define WARPTRACE_HOST_SANITIZE_CALLBACKS(n)                                                   \
+  extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
+      __asan_load##n##_noabort(void* p) {                                                      \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                      \
+  }                                                                                            \
+  extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
+      __asan_store##n##_noabort(void* p) {                                                     \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                     \
+  }
+WARPTRACE_HOST_SANITIZE_CALLBACKS(1)
+WARPTRACE_HOST_SANITIZE_CALLBACKS(2)
+WARPTRACE_HOST_SANITIZE_CALLBACKS(4)
+WARPTRACE_HOST_SANITIZE_CALLBACKS(8)
+WARPTRACE_HOST_SANITIZE_CALLBACKS(16)
+#undef WARPTRACE_HOST_SANITIZE_CALLBACKS
+extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
+__asan_loadN_noabort(void* p, size_t n) {
+  ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);
+}
+extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
+__asan_storeN_noabort(void* p, size_t n) {
+  ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);
+}
+extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
+__asan_handle_no_return(void) {}
+#define WARPTRACE_HOST_ASYNC_WRITE(p, n) \
+  ::warptrace_host::SanitizeAccess((p), (n), WARPTRACE_HOST_ACCESS_ASYNC_WRITE)
+#else
+#define WARPTRACE_HOST_STATEMENT()
+#define WARPTRACE_HOST_ASYNC_WRITE(p, n) ((void)0)
+#endif
 
 // The wgmma / setmaxnreg emulation warptrace_primitives.cuh (wgmma_sm90.cuh) calls.
 #include "wgmma_host.h"
