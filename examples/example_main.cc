@@ -60,7 +60,7 @@ ABSL_FLAG(int, host_sms, 0,
           "virtual SMs (worker threads) of the host backend: 0 for the machine's core count; "
           "at least 2");
 ABSL_FLAG(std::string, sanitize, "none",
-          "the host backend's sanitizer: bounds, races, init (comma-separated), all, or none; "
+          "the host backend's sanitizer: bounds, init (comma-separated), all, or none; "
           "a finding fails the run naming the array, index, thread and builder statement "
           "(docs/sanitizer.md; ignored on a GPU)");
 ABSL_FLAG(std::string, what_if, "",

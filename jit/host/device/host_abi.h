@@ -135,7 +135,7 @@ struct WarptraceHostThread {
  * -DWARPTRACE_HOST_SANITIZE=<mask> and every load and store it keeps calls
  * WarptraceHostRuntime::access). */
 #define WARPTRACE_HOST_SANITIZE_BOUNDS 1u /* shared arrays, dynamic shared, device buffers */
-#define WARPTRACE_HOST_SANITIZE_RACES 2u  /* reserved: not checked yet */
+/* 2u: reserved for races (not checked yet) */
 #define WARPTRACE_HOST_SANITIZE_INIT 4u   /* shared memory read before any write */
 
 /* WarptraceHostRuntime::access kinds. */

@@ -20,7 +20,7 @@
 // kInit, a read of shared-memory bytes no thread of the block wrote (warptrace's own
 // `warptrace_*` arrays excepted: the recorder copies out whole slots). A stray access that
 // lands inside another array is not seen (as with AddressSanitizer). Races are not checked
-// yet (WARPTRACE_HOST_SANITIZE_RACES is accepted and does nothing).
+// yet.
 #ifndef WARPTRACE_JIT_HOST_RUNTIME_SANITIZER_H_
 #define WARPTRACE_JIT_HOST_RUNTIME_SANITIZER_H_
 
