@@ -354,9 +354,15 @@ inline int SyncThreadsReduce(int op, int predicate, const char* what) {
 #define __syncthreads_or(predicate)                                                 \
   ::warptrace_host::SyncThreadsReduce(WARPTRACE_HOST_BARRIER_OR, (predicate),        \
                                       WARPTRACE_HOST_AT("__syncthreads_or"))
-inline void __syncwarp(unsigned int mask = 0xffffffffu) {
-  ::warptrace_host::Warp(WARPTRACE_HOST_WARP_SYNC, mask, 0, 0, "__syncwarp");
-}
+namespace warptrace_host {
+struct SyncWarp {  // SyncWarp(where)(mask): the macro below takes 0 or 1 arguments
+  const char* what;
+  void operator()(unsigned int mask = 0xffffffffu) const {
+    Warp(WARPTRACE_HOST_WARP_SYNC, mask, 0, 0, what);
+  }
+};
+}  // namespace warptrace_host
+#define __syncwarp(...) ::warptrace_host::SyncWarp{WARPTRACE_HOST_AT("__syncwarp")}(__VA_ARGS__)
 inline unsigned int __activemask() {
   return ::warptrace_host::Rt().active_mask(::warptrace_host::Fiber());
 }
