@@ -733,56 +733,8 @@ extern "C" __attribute__((visibility("hidden"), noreturn)) void __assert_fail(
   warptrace_host_assert_fail(assertion, file, line, function);
 }
 
-// ---- The sanitizer (host_abi.h, WARPTRACE_HOST_SANITIZE_*) ----
-// Compiled with -fsanitize=kernel-address and the call threshold 0, every load and store
-// the optimizer keeps calls __asan_{load,store}{1,2,4,8,16,N}_noabort; no sanitizer runtime
-// is linked: these forward to the runtime, which checks the shared arrays and device
-// buffers (the fiber's own stack, most accesses, is skipped here). Not instrumented
-// themselves. The host compiler puts WARPTRACE_HOST_STATEMENT() before each builder
-// statement, so findings name it.
-#ifdef WARPTRACE_HOST_SANITIZE
-namespace warptrace_host {
-__attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
-    const void* p, unsigned long long bytes, int kind) {
-  const WarptraceHostThread* t = warptrace_host_current;
-  if (t == nullptr || reinterpret_cast<unsigned long long>(p) - t->stack_lo < t->stack_bytes) {
-    return;
-  }
-  t->rt->access(t->fiber, p, bytes, kind);
-}
-}  // namespace warptrace_host
-#define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);
-#define WARPTRACE_HOST_SANITIZE_CALLBACKS(n)                                                   \
-  extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
-      __asan_load##n##_noabort(void* p) {                                                      \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                      \
-  }                                                                                            \
-  extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
-      __asan_store##n##_noabort(void* p) {                                                     \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                     \
-  }
-WARPTRACE_HOST_SANITIZE_CALLBACKS(1)
-WARPTRACE_HOST_SANITIZE_CALLBACKS(2)
-WARPTRACE_HOST_SANITIZE_CALLBACKS(4)
-WARPTRACE_HOST_SANITIZE_CALLBACKS(8)
-WARPTRACE_HOST_SANITIZE_CALLBACKS(16)
-#undef WARPTRACE_HOST_SANITIZE_CALLBACKS
-extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
-__asan_loadN_noabort(void* p, size_t n) {
-  ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);
-}
-extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
-__asan_storeN_noabort(void* p, size_t n) {
-  ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);
-}
-extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
-__asan_handle_no_return(void) {}
-#define WARPTRACE_HOST_ASYNC_WRITE(p, n) \
-  ::warptrace_host::SanitizeAccess((p), (n), WARPTRACE_HOST_ACCESS_ASYNC_WRITE)
-#else
-#define WARPTRACE_HOST_STATEMENT()
-#define WARPTRACE_HOST_ASYNC_WRITE(p, n) ((void)0)
-#endif
+// The sanitizer's access callbacks and statement marker (compiled in sanitize mode only).
+#include "sanitize_host.h"
 
 // The wgmma / setmaxnreg emulation warptrace_primitives.cuh (wgmma_sm90.cuh) calls.
 #include "wgmma_host.h"

@@ -39,16 +39,27 @@ const char* OutOfBounds(int kind) {
 
 uint64_t RoundUp(uint64_t x, uint64_t to) { return (x + to - 1) / to * to; }
 
+uint64_t Page() {
+  static const uint64_t page = GuardPageSize();
+  return page;
+}
+
 }  // namespace
 
 LaunchSanitizer::LaunchSanitizer(uint32_t checks, std::vector<SanitizeBuffer> buffers)
     : checks_(checks), buffers_(std::move(buffers)) {
   std::sort(buffers_.begin(), buffers_.end(),
             [](const SanitizeBuffer& a, const SanitizeBuffer& b) { return a.start < b.start; });
+  if (!buffers_.empty()) {
+    buffers_lo_ = buffers_.front().start / Page() * Page() - Page();
+    uintptr_t hi = 0;
+    for (const SanitizeBuffer& b : buffers_) hi = std::max(hi, RoundUp(b.start + b.bytes, Page()));
+    buffers_span_ = hi + Page() - buffers_lo_;
+  }
 }
 
 const SanitizeBuffer* LaunchSanitizer::BufferNear(uintptr_t address) const {
-  const uint64_t page = GuardPageSize();
+  const uint64_t page = Page();
   for (const SanitizeBuffer& b : buffers_) {  // a launch has a handful of buffers
     const uintptr_t low = b.start / page * page - page;
     const uintptr_t high = RoundUp(b.start + b.bytes, page) + page;
@@ -84,6 +95,7 @@ BlockShadow::BlockShadow(LaunchSanitizer* launch, const char* static_base,
       dynamic_base_(reinterpret_cast<uintptr_t>(dynamic_base)),
       dynamic_bytes_(dynamic_bytes),
       init_((launch->checks() & WARPTRACE_HOST_SANITIZE_INIT) != 0),
+      bounds_((launch->checks() & WARPTRACE_HOST_SANITIZE_BOUNDS) != 0),
       static_shadow_(WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES, kUnaddressable),
       dynamic_shadow_(dynamic_bytes, init_ ? kUnwritten : kWritten) {}
 
@@ -113,18 +125,27 @@ const BlockShadow::Array* BlockShadow::ArrayAt(uint64_t offset) const {
   return before;
 }
 
-std::string BlockShadow::Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind) {
+void BlockShadow::Attach(Fiber& f) const {
+  f.abi.shadow_static = static_shadow_.data();
+  f.abi.shadow_dynamic = dynamic_shadow_.data();
+  f.abi.buffers_lo = launch_->buffers_lo();
+  f.abi.buffers_span = launch_->buffers_span();
+  f.abi.ok_lo = f.abi.ok_hi = 0;
+}
+
+std::string BlockShadow::Check(Fiber& f, uintptr_t address, uint64_t bytes, int kind) {
   if (address - static_base_ < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
     CheckStatic(f, address - static_base_, bytes, kind);
     return "";
   }
-  const uint64_t page = GuardPageSize();
+  const uint64_t page = Page();
   if (address + page - dynamic_base_ < dynamic_bytes_ + 2 * page) {  // with its guard pages
     if (address - dynamic_base_ < dynamic_bytes_ &&
         address - dynamic_base_ + bytes <= dynamic_bytes_) {
       CheckDynamic(f, address - dynamic_base_, bytes, kind);
       return "";
     }
+    if (!bounds_) return "";
     const int64_t offset = static_cast<int64_t>(address - dynamic_base_);
     return absl::StrFormat(
         "sanitizer: %s: %s %s %u bytes at byte %d of the dynamic shared memory, outside its "
@@ -133,7 +154,12 @@ std::string BlockShadow::Check(const Fiber& f, uintptr_t address, uint64_t bytes
   }
   const SanitizeBuffer* buffer = launch_->BufferNear(address);
   if (buffer == nullptr) return "";
-  if (address >= buffer->start && address + bytes <= buffer->start + buffer->bytes) return "";
+  if (address >= buffer->start && address + bytes <= buffer->start + buffer->bytes) {
+    f.abi.ok_lo = buffer->start;
+    f.abi.ok_hi = buffer->start + buffer->bytes;
+    return "";
+  }
+  if (!bounds_) return "";
   const int64_t offset = static_cast<int64_t>(address - buffer->start);
   return absl::StrFormat(
       "sanitizer: %s: %s %s %u bytes at byte %d of %s, outside its %u bytes%s, %s",
@@ -155,6 +181,7 @@ void BlockShadow::CheckStatic(const Fiber& f, uint64_t offset, uint64_t bytes, i
     unwritten |= s == kUnwritten;
   }
   const Array* array = ArrayAt(offset);
+  if (unaddressable && !bounds_) return;
   if (unaddressable) {
     const uint64_t e = array == nullptr ? 1 : array->element_bytes;
     const int64_t rel = array == nullptr ? 0 : static_cast<int64_t>(offset - array->offset);

@@ -54,6 +54,9 @@ class LaunchSanitizer {
   // The buffer whose guard window ([page below its start, page after its end)) holds
   // `address`, or null.
   const SanitizeBuffer* BufferNear(uintptr_t address) const;
+  // The span of every buffer's guard window, for the kernel's inline filter.
+  uintptr_t buffers_lo() const { return buffers_lo_; }
+  uint64_t buffers_span() const { return buffers_span_; }
 
   // A finding of `kind` ("out-of-bounds write", ...) about `subject` (an array's name
   // literal, the same in every block, or a buffer) at `statement`: kept once per (kind, subject, statement), the lowest (block, thread)
@@ -78,6 +81,8 @@ class LaunchSanitizer {
   };
   const uint32_t checks_;
   std::vector<SanitizeBuffer> buffers_;  // by start
+  uintptr_t buffers_lo_ = 0;
+  uint64_t buffers_span_ = 0;
   mutable absl::Mutex mu_;
   std::map<std::tuple<const char*, const void*, const char*>, Finding> findings_
       ABSL_GUARDED_BY(mu_);
@@ -98,10 +103,13 @@ class BlockShadow {
   int64_t Place(const char* name, uint64_t bytes, uint64_t align, uint64_t element_bytes,
                 uint64_t* used);
 
+  // Points `f`'s inline filter (host_abi.h WarptraceHostThread::shadow_static, ...) here.
+  void Attach(Fiber& f) const;
   // Checks `f`'s access of `bytes` at `address` (a WARPTRACE_HOST_ACCESS_* kind). Returns ""
   // or, for an access that would fault (outside the dynamic shared memory or a device
-  // buffer), the message to fail the launch with at once.
-  std::string Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind);
+  // buffer), the message to fail the launch with at once. An access in bounds of a device
+  // buffer makes it `f`'s last checked buffer (checked inline from then on).
+  std::string Check(Fiber& f, uintptr_t address, uint64_t bytes, int kind);
 
  private:
   enum : uint8_t { kUnaddressable = 0, kUnwritten = 1, kWritten = 2 };
@@ -121,6 +129,7 @@ class BlockShadow {
   const uintptr_t dynamic_base_;
   const uint64_t dynamic_bytes_;
   const bool init_;
+  const bool bounds_;
   std::vector<Array> arrays_;  // by offset
   std::vector<uint8_t> static_shadow_;
   std::vector<uint8_t> dynamic_shadow_;

@@ -135,6 +135,7 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
     f->stack_hi = slot.stacks[t].bottom() + slot.stacks[t].size();
     f->abi.stack_lo = reinterpret_cast<uintptr_t>(f->stack_lo);
     f->abi.stack_bytes = slot.stacks[t].size();
+    if (block.shadow() != nullptr) block.shadow()->Attach(*f);
     f->context.Start(slot.stacks[t], &Worker::FiberMain, f);
     MakeReady(f);
   }
