@@ -131,13 +131,14 @@ struct WarptraceHostThread {
   unsigned long long stack_lo, stack_bytes;
   /* The sanitizer's inline filter (cuda_on_cpu.h SanitizeAccess), set by the runtime; the
    * kernel only reads them. Shadow bytes of the static and dynamic shared memory (2: written,
-   * so any access is fine; else the runtime decides), the span that holds every device
-   * buffer of the launch with its guard pages (nothing outside it is checked), and the last
-   * device buffer the thread accessed in bounds ([ok_lo, ok_hi)). */
+   * so any access is fine; else the runtime decides), and the launch's device buffers as
+   * quadruples (window start, window bytes, start, end): an access inside [start, end) is
+   * fine, one elsewhere in the window (the buffer with its slack and guard pages) goes to
+   * the runtime, one in no window is not checked. */
   const unsigned char* shadow_static;
   const unsigned char* shadow_dynamic;
-  unsigned long long buffers_lo, buffers_span;
-  unsigned long long ok_lo, ok_hi;
+  const unsigned long long* buffer_windows;
+  unsigned int num_buffers;
 };
 
 /* The sanitizer's checks (HostDeviceOptions::sanitize; the kernel is compiled with

@@ -23,7 +23,10 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
     const void* p, unsigned long long bytes, int kind) {
   const WarptraceHostThread* t = warptrace_host_current;
   const unsigned long long a = reinterpret_cast<unsigned long long>(p);
-  if (t == nullptr || a - t->stack_lo < t->stack_bytes) return;
+  if (t == nullptr || a - t->stack_lo < t->stack_bytes ||
+      a - reinterpret_cast<unsigned long long>(t) < sizeof(WarptraceHostThread)) {
+    return;  // its stack, its threadIdx, statement marker, ...
+  }
   unsigned long long off = a - reinterpret_cast<unsigned long long>(t->static_shared);
   if (off < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
     if (off + bytes <= WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES &&
@@ -35,9 +38,16 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
     if (off + bytes <= t->dynamic_shared_bytes && Written(t->shadow_dynamic + off, bytes)) {
       return;
     }
-  } else if (a - t->buffers_lo >= t->buffers_span ||
-             (a >= t->ok_lo && a + bytes <= t->ok_hi)) {
-    return;  // not a device buffer, or in the one last checked
+  } else {
+    const unsigned long long* w = t->buffer_windows;
+    unsigned int i = 0;
+    for (; i < t->num_buffers; ++i, w += 4) {
+      if (a - w[0] < w[1]) {
+        if (a >= w[2] && a + bytes <= w[3]) return;
+        break;
+      }
+    }
+    if (i == t->num_buffers) return;  // near no device buffer: not checked
   }
   t->rt->access(t->fiber, p, bytes, kind);
 }

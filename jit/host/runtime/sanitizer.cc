@@ -50,11 +50,10 @@ LaunchSanitizer::LaunchSanitizer(uint32_t checks, std::vector<SanitizeBuffer> bu
     : checks_(checks), buffers_(std::move(buffers)) {
   std::sort(buffers_.begin(), buffers_.end(),
             [](const SanitizeBuffer& a, const SanitizeBuffer& b) { return a.start < b.start; });
-  if (!buffers_.empty()) {
-    buffers_lo_ = buffers_.front().start / Page() * Page() - Page();
-    uintptr_t hi = 0;
-    for (const SanitizeBuffer& b : buffers_) hi = std::max(hi, RoundUp(b.start + b.bytes, Page()));
-    buffers_span_ = hi + Page() - buffers_lo_;
+  for (const SanitizeBuffer& b : buffers_) {
+    const uintptr_t low = b.start / Page() * Page() - Page();
+    const uintptr_t high = RoundUp(b.start + b.bytes, Page()) + Page();
+    windows_.insert(windows_.end(), {low, high - low, b.start, b.start + b.bytes});
   }
 }
 
@@ -128,12 +127,11 @@ const BlockShadow::Array* BlockShadow::ArrayAt(uint64_t offset) const {
 void BlockShadow::Attach(Fiber& f) const {
   f.abi.shadow_static = static_shadow_.data();
   f.abi.shadow_dynamic = dynamic_shadow_.data();
-  f.abi.buffers_lo = launch_->buffers_lo();
-  f.abi.buffers_span = launch_->buffers_span();
-  f.abi.ok_lo = f.abi.ok_hi = 0;
+  f.abi.buffer_windows = launch_->windows().data();
+  f.abi.num_buffers = static_cast<unsigned int>(launch_->windows().size() / 4);
 }
 
-std::string BlockShadow::Check(Fiber& f, uintptr_t address, uint64_t bytes, int kind) {
+std::string BlockShadow::Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind) {
   if (address - static_base_ < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
     CheckStatic(f, address - static_base_, bytes, kind);
     return "";
@@ -154,11 +152,7 @@ std::string BlockShadow::Check(Fiber& f, uintptr_t address, uint64_t bytes, int 
   }
   const SanitizeBuffer* buffer = launch_->BufferNear(address);
   if (buffer == nullptr) return "";
-  if (address >= buffer->start && address + bytes <= buffer->start + buffer->bytes) {
-    f.abi.ok_lo = buffer->start;
-    f.abi.ok_hi = buffer->start + buffer->bytes;
-    return "";
-  }
+  if (address >= buffer->start && address + bytes <= buffer->start + buffer->bytes) return "";
   if (!bounds_) return "";
   const int64_t offset = static_cast<int64_t>(address - buffer->start);
   return absl::StrFormat(

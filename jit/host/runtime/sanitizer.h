@@ -54,9 +54,9 @@ class LaunchSanitizer {
   // The buffer whose guard window ([page below its start, page after its end)) holds
   // `address`, or null.
   const SanitizeBuffer* BufferNear(uintptr_t address) const;
-  // The span of every buffer's guard window, for the kernel's inline filter.
-  uintptr_t buffers_lo() const { return buffers_lo_; }
-  uint64_t buffers_span() const { return buffers_span_; }
+  // Every buffer's (window start, window bytes, start, start + bytes), flattened, for the
+  // kernel's inline filter (host_abi.h WarptraceHostThread::buffer_windows).
+  const std::vector<unsigned long long>& windows() const { return windows_; }
 
   // A finding of `kind` ("out-of-bounds write", ...) about `subject` (an array's name
   // literal, the same in every block, or a buffer) at `statement`: kept once per (kind, subject, statement), the lowest (block, thread)
@@ -81,8 +81,7 @@ class LaunchSanitizer {
   };
   const uint32_t checks_;
   std::vector<SanitizeBuffer> buffers_;  // by start
-  uintptr_t buffers_lo_ = 0;
-  uint64_t buffers_span_ = 0;
+  std::vector<unsigned long long> windows_;
   mutable absl::Mutex mu_;
   std::map<std::tuple<const char*, const void*, const char*>, Finding> findings_
       ABSL_GUARDED_BY(mu_);
@@ -107,9 +106,8 @@ class BlockShadow {
   void Attach(Fiber& f) const;
   // Checks `f`'s access of `bytes` at `address` (a WARPTRACE_HOST_ACCESS_* kind). Returns ""
   // or, for an access that would fault (outside the dynamic shared memory or a device
-  // buffer), the message to fail the launch with at once. An access in bounds of a device
-  // buffer makes it `f`'s last checked buffer (checked inline from then on).
-  std::string Check(Fiber& f, uintptr_t address, uint64_t bytes, int kind);
+  // buffer), the message to fail the launch with at once.
+  std::string Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind);
 
  private:
   enum : uint8_t { kUnaddressable = 0, kUnwritten = 1, kWritten = 2 };
