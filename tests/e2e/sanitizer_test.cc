@@ -69,6 +69,18 @@ absl::StatusOr<Kernel> StageKernel(int written) {
   return b.Build();
 }
 
+// Stages 64 floats in dynamic shared memory of `floats` floats (64 fit: legal).
+absl::StatusOr<Kernel> DynamicStageKernel(uint32_t floats) {
+  KernelBuilder b("dynamic_stage");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.DynamicShared("float", "stage", floats * 4, 16);
+  b.Stmt("stage[threadIdx.x] = in[threadIdx.x];");
+  b.Barrier("staged");
+  b.Stmt("out[threadIdx.x] = stage[63 - threadIdx.x];");
+  return b.Build();
+}
+
 class SanitizerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -158,6 +170,17 @@ TEST_F(SanitizerTest, NamesAnUninitializedSharedRead) {
 
 TEST_F(SanitizerTest, PassesAFullyWrittenStage) {
   ASSERT_THAT(Run(StageKernel(64), 64, 64), IsOk());
+  EXPECT_EQ(out_, std::vector<float>(64, 1.0f));
+}
+
+TEST_F(SanitizerTest, NamesADynamicSharedWritePastItsExtent) {
+  EXPECT_THAT(Run(DynamicStageKernel(60), 64, 64).status(),
+              StatusIs(absl::StatusCode::kOutOfRange,
+                       AllOf(HasSubstr("out-of-bounds write: block (0,0,0) thread (60,0,0) "
+                                       "writes 4 bytes at byte 240 of the dynamic shared "
+                                       "memory, outside its 240 bytes"),
+                             HasSubstr("at kernel dynamic_stage > statement `stage[threadIdx.x]"))));
+  ASSERT_THAT(Run(DynamicStageKernel(64), 64, 64).status(), IsOk());
   EXPECT_EQ(out_, std::vector<float>(64, 1.0f));
 }
 

@@ -38,6 +38,9 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
     if (off + bytes <= t->dynamic_shared_bytes && Written(t->shadow_dynamic + off, bytes)) {
       return;
     }
+  } else if (a + 4096 - reinterpret_cast<unsigned long long>(t->dynamic_shared) <
+             t->dynamic_shared_bytes + 2 * 4096) {
+    // next to the dynamic shared memory (its slack, its guard pages): the runtime says
   } else {
     const unsigned long long* w = t->buffer_windows;
     unsigned int i = 0;
