@@ -14,7 +14,13 @@ namespace warptrace_host {
 // Fast path: nothing to check, or bytes already written (fine to read and to write again).
 __attribute__((no_sanitize_address, always_inline)) inline bool Written(
     const unsigned char* shadow, unsigned long long bytes) {
-  for (unsigned long long i = 0; i < bytes; ++i) {
+  unsigned long long i = 0;
+  for (; i + 8 <= bytes; i += 8) {  // eight shadow bytes at a time
+    unsigned long long word;
+    __builtin_memcpy(&word, shadow + i, 8);
+    if (word != 0x0202020202020202ull) return false;
+  }
+  for (; i < bytes; ++i) {
     if (shadow[i] != 2) return false;
   }
   return true;
