@@ -177,8 +177,9 @@ TEST_F(SanitizerTest, NamesADynamicSharedWritePastItsExtent) {
   EXPECT_THAT(Run(DynamicStageKernel(60), 64, 64).status(),
               StatusIs(absl::StatusCode::kOutOfRange,
                        AllOf(HasSubstr("out-of-bounds write: block (0,0,0) thread (60,0,0) "
-                                       "writes 4 bytes at byte 240 of the dynamic shared "
-                                       "memory, outside its 240 bytes"),
+                                       "writes 4 bytes at stage[60] (byte 240 of the dynamic "
+                                       "shared memory stage, elements of 4 bytes), outside its "
+                                       "240 bytes"),
                              HasSubstr("at kernel dynamic_stage > statement `stage[threadIdx.x]"))));
   ASSERT_THAT(Run(DynamicStageKernel(64), 64, 64).status(), IsOk());
   EXPECT_EQ(out_, std::vector<float>(64, 1.0f));

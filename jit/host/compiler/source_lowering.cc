@@ -172,7 +172,7 @@ bool LowerShared(absl::string_view s, size_t start, size_t keyword, bool is_exte
   const absl::string_view original = s.substr(start, semicolon + 1 - start);
   if (is_extern) {
     absl::StrAppend(out, d.type, "* const ", d.name, " = ::warptrace_host::DynamicShared<",
-                    d.type, ">();");
+                    d.type, ">(\"", d.name, "\");");
   } else {
     absl::StrAppend(out, "auto& ", d.name, " = ::warptrace_host::Shared<", d.type, d.dims,
                     d.align.empty() ? "" : absl::StrCat(", ", d.align), ">(", (*next_site)++,

@@ -4,7 +4,7 @@
 //   __shared__ [__align__(n)] T name[dims];   ->  auto& name =
 //       ::warptrace_host::Shared<T[dims], n>(<site>, "name");   (per-block storage)
 //   extern __shared__ [__align__(n)] T name[];  ->  T* const name =
-//       ::warptrace_host::DynamicShared<T>();
+//       ::warptrace_host::DynamicShared<T>("name");
 //   asm [volatile] (...)                      ->  a `#pragma GCC error` naming the inline
 //       PTX and saying that it needs a GPU (only where the preprocessor keeps the code)
 //   acc[i][j]  (a subscript expression of an identifier that some wgmma call in the source

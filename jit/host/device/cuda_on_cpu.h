@@ -140,11 +140,11 @@ struct dim3 {
 static constexpr int warpSize = 32;
 
 #define WARPTRACE_DYNAMIC_SHARED(type, name) \
-  type* const name = static_cast<type*>(::warptrace_host::Current().dynamic_shared)
+  type* const name = ::warptrace_host::DynamicShared<type>(#name)
 // The runtime places the base on KernelSource::dynamic_shared_align (the emitter sets it to
 // `align`), so the macro only names it.
 #define WARPTRACE_DYNAMIC_SHARED_ALIGNED(type, name, align) \
-  type* const name = static_cast<type*>(::warptrace_host::Current().dynamic_shared)
+  type* const name = ::warptrace_host::DynamicShared<type>(#name)
 
 namespace warptrace_host {
 
@@ -162,8 +162,15 @@ inline T& Shared(unsigned int site, const char* name) {
   return *static_cast<T*>(Rt().shared(Fiber(), site, sizeof(T), kAlign,
                                       sizeof(std::remove_all_extents_t<T>), name));
 }
+// `name`: the declaration's, for the sanitizer's messages (sanitize mode only).
 template <typename T>
-inline T* DynamicShared() {
+inline T* DynamicShared(const char* name) {
+#ifdef WARPTRACE_HOST_SANITIZE
+  MutableCurrent().dynamic_name = name;
+  MutableCurrent().dynamic_element_bytes = sizeof(T);
+#else
+  (void)name;
+#endif
   return static_cast<T*>(Current().dynamic_shared);
 }
 

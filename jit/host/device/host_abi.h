@@ -128,6 +128,10 @@ struct WarptraceHostThread {
    * stored by the marker the host compiler puts before each builder statement in sanitize
    * mode. Read-only to the kernel: the fiber's stack, whose accesses are never checked. */
   const char* statement;
+  /* Written by the kernel in sanitize mode: the dynamic shared memory's declared name and
+   * element size (null / 0 until the kernel declares it). */
+  const char* dynamic_name;
+  unsigned long long dynamic_element_bytes;
   unsigned long long stack_lo, stack_bytes;
   /* The sanitizer's inline filter (cuda_on_cpu.h SanitizeAccess), set by the runtime; the
    * kernel only reads them. Shadow bytes of the static and dynamic shared memory (2: written,

@@ -105,6 +105,8 @@ Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
     a.cluster_rank = 0;
     a.cluster_op = 0;
     a.statement = nullptr;
+    a.dynamic_name = nullptr;
+    a.dynamic_element_bytes = 0;
   }
   warps_.resize((num_threads + kWarpSize - 1) / kWarpSize);
   const uint32_t tail = num_threads % kWarpSize;

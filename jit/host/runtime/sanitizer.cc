@@ -39,6 +39,20 @@ const char* OutOfBounds(int kind) {
 
 uint64_t RoundUp(uint64_t x, uint64_t to) { return (x + to - 1) / to * to; }
 
+// "stage[60] (byte 240 of the dynamic shared memory stage, elements of 4 bytes)", by the
+// name and type the kernel declared it with (WarptraceHostThread::dynamic_name), if any.
+std::string DynamicAt(const Fiber& f, int64_t offset) {
+  const WarptraceHostThread& a = f.abi;
+  if (a.dynamic_name == nullptr || a.dynamic_element_bytes == 0) {
+    return absl::StrFormat("byte %d of the dynamic shared memory", offset);
+  }
+  const int64_t e = static_cast<int64_t>(a.dynamic_element_bytes);
+  const int64_t index = offset >= 0 ? offset / e : -((-offset + e - 1) / e);
+  return absl::StrFormat("%s[%d] (byte %d of the dynamic shared memory %s, elements of %d "
+                         "bytes)",
+                         a.dynamic_name, index, offset, a.dynamic_name, e);
+}
+
 uint64_t Page() {
   static const uint64_t page = GuardPageSize();
   return page;
@@ -146,9 +160,10 @@ std::string BlockShadow::Check(const Fiber& f, uintptr_t address, uint64_t bytes
     if (!bounds_) return "";
     const int64_t offset = static_cast<int64_t>(address - dynamic_base_);
     return absl::StrFormat(
-        "sanitizer: %s: %s %s %u bytes at byte %d of the dynamic shared memory, outside its "
-        "%u bytes (the launch's dynamic shared memory size), %s",
-        OutOfBounds(kind), Who(f), Verb(kind), bytes, offset, dynamic_bytes_, Where(f, kind));
+        "sanitizer: %s: %s %s %u bytes at %s, outside its %u bytes (the launch's dynamic "
+        "shared memory size), %s",
+        OutOfBounds(kind), Who(f), Verb(kind), bytes, DynamicAt(f, offset), dynamic_bytes_,
+        Where(f, kind));
   }
   const SanitizeBuffer* buffer = launch_->BufferNear(address);
   if (buffer == nullptr) return "";
@@ -229,7 +244,7 @@ void BlockShadow::ReportUninitialized(const Fiber& f, const Array* array, uint64
                   f.abi.linear_tid, [&] {
                     const std::string what =
                         array == nullptr
-                            ? absl::StrFormat("byte %u of the dynamic shared memory", offset)
+                            ? DynamicAt(f, static_cast<int64_t>(offset))
                             : absl::StrFormat("%s[%u] (byte offset %u of __shared__ %s, %u "
                                               "elements of %u bytes)",
                                               array->name, offset / array->element_bytes,
