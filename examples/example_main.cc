@@ -20,6 +20,7 @@
 #include "base/status_macros.h"
 #include "examples/launch_timing.h"
 #include "jit/builder/kernel_builder.h"
+#include "jit/platform/sanitize.h"
 #include "jit/run/device_select.h"
 #include "jit/target/cuda_target.h"
 #include "llvm/ADT/SmallString.h"
@@ -58,6 +59,10 @@ ABSL_FLAG(bool, barrier_waits, false, "record every barrier's wait, from arrival
 ABSL_FLAG(int, host_sms, 0,
           "virtual SMs (worker threads) of the host backend: 0 for the machine's core count; "
           "at least 2");
+ABSL_FLAG(std::string, sanitize, "none",
+          "the host backend's sanitizer: bounds, init (comma-separated), all, or none; "
+          "a finding fails the run naming the array, index, thread and builder statement "
+          "(docs/sanitizer.md; ignored on a GPU)");
 ABSL_FLAG(std::string, what_if, "",
           "predict the launch with this re-timing from its trace (warptrace whatif's --speedup: "
           "[ROLE:]NAME=FACTOR or [ROLE:]NAME=-DURATION, ';' between several, e.g. "
@@ -227,6 +232,12 @@ absl::StatusOr<ExampleOptions> OptionsFromFlags(absl::string_view name) {
     return bad("host_sms", absl::StrCat(host_sms), "expected 0 (the core count) to 1024");
   }
   options.run.device_options.host.num_virtual_sms = static_cast<uint32_t>(host_sms);
+
+  const std::string sanitize = absl::GetFlag(FLAGS_sanitize);
+  absl::StatusOr<SanitizeOptions> checks = ParseSanitize(sanitize);
+  if (!checks.ok()) return bad("sanitize", sanitize, checks.status().message());
+  options.run.sanitize = *checks;
+  options.run.device_options.host.sanitize = *checks;
 
   options.run.profile.enabled = absl::GetFlag(FLAGS_profile);
   options.run.profile.policy.loop_iterations = absl::GetFlag(FLAGS_loop_iterations);
@@ -420,6 +431,10 @@ int RunExample(const ExampleOptions& options, ExampleProblem& problem) {
       device.Kind() != DeviceKind::kCuda) {
     out << "  (--arch=" << options.run.device_options.cuda.target->ToString()
         << " applies to CUDA only; ignored on the host backend)\n";
+  }
+  if (options.run.sanitize.any() && device.Kind() != DeviceKind::kHost) {
+    out << "  (--sanitize=" << SanitizeName(options.run.sanitize)
+        << " is the host backend's; ignored on a GPU: run with --device=host)\n";
   }
   out.flush();
 

@@ -32,6 +32,7 @@ class HostKernel final : public LoadedKernel {
   const WarptraceHostEntryFn entry;
   const uint32_t dynamic_shared_align;  // KernelSource::dynamic_shared_align
   const Dim3 cluster;                   // KernelSource::cluster
+  std::vector<KernelParam> params;      // KernelSource::params: names the sanitizer's buffers
 
  private:
   std::string name_;
@@ -49,6 +50,11 @@ absl::StatusOr<host::ClockMode> ClockModeOf(const HostDeviceOptions& options) {
       "WARPTRACE_HOST_CLOCK=", value, ": use steady (the default) or deterministic"));
 }
 
+uint32_t SanitizeBits(const SanitizeOptions& options) {
+  return (options.bounds ? WARPTRACE_HOST_SANITIZE_BOUNDS : 0u) |
+         (options.init ? WARPTRACE_HOST_SANITIZE_INIT : 0u);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HostDevice>> HostDevice::Create(HostDeviceOptions options) {
@@ -57,6 +63,7 @@ absl::StatusOr<std::unique_ptr<HostDevice>> HostDevice::Create(HostDeviceOptions
   cxx_options.compiler = options.compiler;
   cxx_options.extra_flags = options.extra_flags;
   cxx_options.use_precompiled_header = options.use_precompiled_header;
+  cxx_options.sanitize = SanitizeBits(options.sanitize);
   if (options.use_disk_cache) {
     // Without a directory CachingCompiler::Create below reports why.
     absl::StatusOr<std::string> directory = options.cache_directory.empty()
@@ -105,7 +112,10 @@ HostDevice::~HostDevice() {
 std::string HostDevice::Name() const {
   return absl::StrCat(
       "host backend (", compiler_version_, ", ", runtime_->num_sms(), " virtual SMs",
-      clock_mode() == host::ClockMode::kDeterministic ? ", deterministic clock" : "", ")");
+      clock_mode() == host::ClockMode::kDeterministic ? ", deterministic clock" : "",
+      options_.sanitize.any() ? absl::StrCat(", sanitize=", SanitizeName(options_.sanitize))
+                              : "",
+      ")");
 }
 
 ClockInfo HostDevice::Clock() const {
@@ -266,9 +276,11 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> HostDevice::Load(const KernelSourc
         "`: the source must end with `#ifdef WARPTRACE_HOST_BACKEND extern \"C\" void ",
         source.host_entry, "(void** args) {...} #endif`"));
   }
-  return std::unique_ptr<LoadedKernel>(
-      new HostKernel(this, source.kernel_name, std::move(so), entry,
-                     std::max<uint32_t>(source.dynamic_shared_align, 16), source.cluster));
+  auto kernel = std::make_unique<HostKernel>(this, source.kernel_name, std::move(so), entry,
+                                             std::max<uint32_t>(source.dynamic_shared_align, 16),
+                                             source.cluster);
+  kernel->params = source.params;
+  return std::unique_ptr<LoadedKernel>(std::move(kernel));
 }
 
 absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
@@ -303,7 +315,33 @@ absl::Status HostDevice::Launch(LoadedKernel& kernel, Dim3 grid, Dim3 block,
   spec.dynamic_shared_align = host_kernel->dynamic_shared_align;
   const Dim3& c = host_kernel->cluster;
   spec.cluster = {c.x, c.y, c.z};
+  spec.sanitize = SanitizeBits(options_.sanitize);
+  if (spec.sanitize != 0) spec.sanitize_buffers = SanitizeBuffers(*host_kernel, args);
   return runtime_->Launch(spec);
+}
+
+std::vector<host::SanitizeBuffer> HostDevice::SanitizeBuffers(const LoadedKernel& kernel,
+                                                              void** args) const {
+  const auto& params = static_cast<const HostKernel&>(kernel).params;
+  absl::MutexLock lock(&memory_mu_);
+  std::vector<host::SanitizeBuffer> buffers;
+  for (const auto& [start, region] : allocations_) {
+    host::SanitizeBuffer& b = buffers.emplace_back();
+    b.start = start;
+    b.bytes = region.size();
+    b.name = absl::StrFormat("a device buffer (%u bytes at %p)", b.bytes,
+                             reinterpret_cast<void*>(start));
+    for (size_t i = 0; i < params.size() && args != nullptr; ++i) {
+      if (!params[i].is_pointer || params[i].size != sizeof(void*)) continue;
+      void* value = nullptr;
+      std::memcpy(&value, args[i], sizeof value);
+      if (reinterpret_cast<uintptr_t>(value) == start) {
+        b.name = absl::StrCat("argument `", params[i].name, "` (", params[i].type, ")");
+        break;
+      }
+    }
+  }
+  return buffers;
 }
 
 }  // namespace warptrace

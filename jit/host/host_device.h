@@ -61,6 +61,7 @@
 #include "jit/host/compiler/host_compiler.h"
 #include "jit/host/runtime/runtime.h"
 #include "jit/platform/device.h"
+#include "jit/platform/sanitize.h"
 
 namespace warptrace {
 
@@ -93,6 +94,13 @@ struct HostDeviceOptions {
   // Launch limits, as on an H100: 1024 threads per block, 227 KiB of dynamic shared memory.
   uint32_t max_threads_per_block = 1024;
   uint32_t max_dynamic_shared_bytes = 227 * 1024;
+  // The sanitizer (jit/platform/sanitize.h; docs/sanitizer.md): kernels are compiled with
+  // every load and store checked by the runtime, and a launch with findings fails when it
+  // ends (OutOfRange when any access was out of bounds, else FailedPrecondition) listing
+  // them, each once per array and statement, sorted: the same on every run. An access that
+  // would fault fails the launch at once with the sanitizer's message. Off by default
+  // (its cost: docs/sanitizer.md).
+  SanitizeOptions sanitize;
 };
 
 struct HostDeviceStats {
@@ -148,12 +156,17 @@ class HostDevice final : public Device {
   const std::string& compiler_version() const { return compiler_version_; }
   uint32_t num_virtual_sms() const { return runtime_->num_sms(); }
   host::ClockMode clock_mode() const { return runtime_->options().clock; }
+  const SanitizeOptions& sanitize() const { return options_.sanitize; }
   HostDeviceStats stats() const;
 
  private:
   HostDevice(HostDeviceOptions options, std::string compiler_path,
              std::string compiler_version, const host::HostCompiler* host_compiler,
              std::unique_ptr<CachingCompiler> compiler, std::unique_ptr<host::Runtime> runtime);
+  // The launch's device buffers for the sanitizer, each named by the argument pointing at
+  // its start, if any.
+  std::vector<host::SanitizeBuffer> SanitizeBuffers(const LoadedKernel& kernel,
+                                                    void** args) const;
   // The allocation containing [ptr, ptr + bytes), or an InvalidArgument naming `what`.
   absl::Status CheckRange(const void* ptr, uint64_t bytes, const char* what) const;
 

@@ -18,6 +18,8 @@
 #include "jit/compile/kernel_artifacts.h"
 #include "jit/cuda/cuda_device.h"
 #include "jit/emit/emitter.h"
+#include "jit/host/host_device.h"
+#include "jit/platform/sanitize.h"
 #include "jit/run/gpu_compile_check.h"
 
 namespace warptrace {
@@ -398,6 +400,13 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
                                     const RunOptions& options) {
   RETURN_IF_ERROR(CheckArgs(kernel, args));
   RETURN_IF_ERROR(CheckTmaBoxes(kernel, args));
+  if (const auto* host = dynamic_cast<const HostDevice*>(&device);
+      host != nullptr && options.sanitize.any() && host->sanitize() != options.sanitize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RunOptions::sanitize is ", SanitizeName(options.sanitize), " but the host device was "
+        "created with ", SanitizeName(host->sanitize()),
+        ": create it with HostDeviceOptions::sanitize (the kernels are compiled for it)"));
+  }
   for (const TraceOutput& output : options.dump.traces) {
     if (output.fd >= 0 && options.retry_on_dropped) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -457,9 +466,15 @@ absl::StatusOr<RunResult> RunKernel(Device& device, const Kernel& kernel,
 
 absl::StatusOr<RunResult> RunKernel(const Kernel& kernel, absl::Span<const KernelArg> args,
                                     const RunOptions& options) {
-  ASSIGN_OR_RETURN(SelectedDevice selected, SelectDevice(options.device, options.device_options));
+  DeviceSelectOptions device_options = options.device_options;
+  if (options.sanitize.any()) device_options.host.sanitize = options.sanitize;
+  ASSIGN_OR_RETURN(SelectedDevice selected, SelectDevice(options.device, device_options));
   ASSIGN_OR_RETURN(RunResult result, RunKernel(*selected.device, kernel, args, options));
   result.device_reason = std::move(selected.reason);
+  if (options.sanitize.any() && selected.device->Kind() != DeviceKind::kHost) {
+    absl::StrAppend(&result.device_reason, " (sanitize=", SanitizeName(options.sanitize),
+                    " ignored: the sanitizer is the host backend's)");
+  }
   return result;
 }
 

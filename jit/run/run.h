@@ -58,6 +58,7 @@
 #include "jit/builder/kernel_source.h"
 #include "jit/plan/record_plan.h"
 #include "jit/platform/device.h"
+#include "jit/platform/sanitize.h"
 #include "jit/platform/tensor_map.h"
 #include "jit/run/device_select.h"
 #include "profiler/dump/collector.h"
@@ -156,6 +157,11 @@ struct RunOptions {
   // jit/compile/kernel_artifacts.h. Compiled for device_options.cuda.target (else sm_90) on
   // either backend, so no GPU is needed; errors name the directory or carry NVRTC's log.
   std::string artifacts_dir;
+  // The host backend's sanitizer (jit/platform/sanitize.h, docs/sanitizer.md): the device
+  // RunKernel selects is created with it (HostDeviceOptions::sanitize); a HostDevice passed
+  // in must have been created with the same checks (InvalidArgument otherwise). Ignored on a
+  // GPU, which has no such mode (RunResult::device_reason says so).
+  SanitizeOptions sanitize;
 };
 
 struct RunResult {

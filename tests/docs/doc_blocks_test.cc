@@ -28,7 +28,8 @@ namespace {
 constexpr const char* kPages[] = {"README.md",       "docs/README.md",     "docs/builder.md",
                                   "docs/sm90.md",    "docs/python.md",     "docs/cli.md",
                                   "docs/gpu_bundle.md", "docs/architecture.md",
-                                  "docs/tables.md",     "docs/cmake.md"};
+                                  "docs/tables.md",     "docs/cmake.md",
+                                  "docs/sanitizer.md"};
 
 std::string ReadPage(const std::string& page) {
   std::ifstream in(absl::StrCat(std::getenv("TEST_SRCDIR"), "/warptrace/", page));

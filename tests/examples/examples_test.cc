@@ -246,6 +246,57 @@ INSTANTIATE_TEST_SUITE_P(Cases, EveryExampleTest, ::testing::Range<size_t>(0, Ca
                            return Cases()[info.param].label;
                          });
 
+// Every case above, and every host line of the GPU bundle (tools/gpu_bundle/run.sh
+// host_parts: the examples at their defaults, PIPELINE_VARIANTS with --unit=warp).
+const std::vector<Case>& SanitizeCases() {
+  static const auto* cases = [] {
+    auto* all = new std::vector<Case>(Cases());
+    for (const char* example : {"tiled_gemm", "warp_specialized_pipeline", "reduction",
+                                "cluster_reduction", "hopper_gemm", "ampere_gemm",
+                                "flash_attention", "first_kernel", "split_softmax"}) {
+      all->push_back({absl::StrCat("bundle_", example), example, {}});
+    }
+    const std::vector<std::vector<std::string>> pipeline_variants = {
+        {"--copy=cp_async", "--stages=3"},
+        {"--copy=cp_async", "--stages=4", "--persistent"},
+        {"--copy=bulk", "--stages=3", "--arch=sm_90"},
+        {"--copy=bulk", "--stages=2", "--persistent", "--arch=sm_90"},
+        {"--copy=bulk", "--stages=4", "--persistent", "--k=1024", "--producer_delay=20000",
+         "--arch=sm_90"},
+        {"--copy=cp_async", "--stages=4", "--persistent", "--k=1024", "--consumer_delay=20000"},
+    };
+    for (size_t i = 0; i < pipeline_variants.size(); ++i) {
+      std::vector<std::string> flags = {"--unit=warp"};
+      flags.insert(flags.end(), pipeline_variants[i].begin(), pipeline_variants[i].end());
+      all->push_back({absl::StrCat("bundle_pipeline_", i + 1), "warp_specialized_pipeline",
+                      std::move(flags)});
+    }
+    return all;
+  }();
+  return *cases;
+}
+
+class SanitizedExampleTest : public ExamplesTest,
+                             public ::testing::WithParamInterface<size_t> {};
+
+// No false alarm: the sanitizer (docs/sanitizer.md) with every check finds nothing in legal
+// kernels, whose results still match the CPU reference.
+TEST_P(SanitizedExampleTest, FindsNothingWithEveryCheck) {
+  const Case& c = SanitizeCases()[GetParam()];
+  std::vector<std::string> args = c.sizes;
+  args.insert(args.end(), {"--device=host", "--sanitize=all", "--out=" + FreshDir(c.binary)});
+  const Ran ran = RunExample(c.binary, args);
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("sanitize=all)"));  // the device's name says it checks
+  EXPECT_THAT(ran.err, Not(HasSubstr("sanitizer")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, SanitizedExampleTest,
+                         ::testing::Range<size_t>(0, SanitizeCases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return SanitizeCases()[info.param].label;
+                         });
+
 TEST_F(ExamplesTest, TheTmaRingsAnalysisGivesTheProducersCopyBandwidthAsHostTime) {
   const std::string dir = FreshDir("tma_wgmma_ring");
   const Ran ran = RunExample("tma_wgmma_ring", {"--m=128", "--n=128", "--k=256",

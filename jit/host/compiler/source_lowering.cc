@@ -172,7 +172,7 @@ bool LowerShared(absl::string_view s, size_t start, size_t keyword, bool is_exte
   const absl::string_view original = s.substr(start, semicolon + 1 - start);
   if (is_extern) {
     absl::StrAppend(out, d.type, "* const ", d.name, " = ::warptrace_host::DynamicShared<",
-                    d.type, ">();");
+                    d.type, ">(\"", d.name, "\");");
   } else {
     absl::StrAppend(out, "auto& ", d.name, " = ::warptrace_host::Shared<", d.type, d.dims,
                     d.align.empty() ? "" : absl::StrCat(", ", d.align), ">(", (*next_site)++,
@@ -482,6 +482,68 @@ std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
   while (!closes.empty()) {  // a wrap that ends with the text (no code after it)
     out += closes.back().text;
     closes.pop_back();
+  }
+  return out;
+}
+
+namespace {
+
+// Whether a line of a builder statement can take a statement before it: it starts a
+// statement (not a label's continuation, an else, a closing brace or a directive).
+bool StartsStatement(absl::string_view line) {
+  if (line.empty()) return false;
+  const char c = line[0];
+  if (!IsIdentStart(c) && c != '(' && c != '*' && c != '{' && c != ':' && c != '+' &&
+      c != '-' && c != '&' && c != '[') {
+    return false;
+  }
+  size_t end = 0;
+  while (end < line.size() && IsIdent(line[end])) ++end;
+  const absl::string_view word = line.substr(0, end);
+  return word != "else" && word != "case" && word != "default" && word != "public" &&
+         word != "private" && word != "protected" && word != "while" && word != "catch";
+}
+
+}  // namespace
+
+std::string MarkStatements(absl::string_view s) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 4);
+  int depth = 0;  // braces: a statement is inside a function body
+  bool line_start = true;
+  bool after_line_directive = false;
+  for (size_t i = 0; i < s.size();) {
+    if (line_start && after_line_directive && s[i] != '\n') {
+      size_t j = i;
+      while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
+      absl::StrAppend(&out, s.substr(i, j - i));
+      i = j;
+      after_line_directive = false;
+      const size_t eol = std::min(s.find('\n', i), s.size());
+      if (depth > 0 && StartsStatement(s.substr(i, eol - i))) {
+        out += "WARPTRACE_HOST_STATEMENT() ";
+      }
+      if (i >= s.size()) break;
+    }
+    if (line_start && s[i] == '#') {
+      after_line_directive = absl::StartsWith(s.substr(i), "#line 1 \"kernel ");
+    }
+    const size_t skipped = SkipNonCode(s, i, line_start);
+    if (skipped != i) {
+      absl::StrAppend(&out, s.substr(i, skipped - i));
+      i = skipped;
+      continue;
+    }
+    const char c = s[i];
+    if (c == '{') ++depth;
+    if (c == '}' && depth > 0) --depth;
+    if (c == '\n') {
+      line_start = true;
+    } else if (!std::isspace(static_cast<unsigned char>(c))) {
+      line_start = false;
+    }
+    out += c;
+    ++i;
   }
   return out;
 }

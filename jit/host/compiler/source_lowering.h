@@ -4,7 +4,7 @@
 //   __shared__ [__align__(n)] T name[dims];   ->  auto& name =
 //       ::warptrace_host::Shared<T[dims], n>(<site>, "name");   (per-block storage)
 //   extern __shared__ [__align__(n)] T name[];  ->  T* const name =
-//       ::warptrace_host::DynamicShared<T>();
+//       ::warptrace_host::DynamicShared<T>("name");
 //   asm [volatile] (...)                      ->  a `#pragma GCC error` naming the inline
 //       PTX and saying that it needs a GPU (only where the preprocessor keeps the code)
 //   acc[i][j]  (a subscript expression of an identifier that some wgmma call in the source
@@ -34,6 +34,13 @@ namespace warptrace::host {
 // Lowers `source`. `*next_site` numbers the static __shared__ declarations (unique within
 // one translation unit: pass the same counter for every file of it).
 std::string LowerForHost(absl::string_view source, uint32_t* next_site);
+
+// Sanitize mode: puts `WARPTRACE_HOST_STATEMENT() ` (cuda_on_cpu.h: stores the statement's
+// builder path, its #line file name, in the thread's WarptraceHostThread::statement) at the
+// start of the first line of each builder construct the emitter attributed (`#line 1
+// "kernel ..."`) inside a function body, when that line starts a statement; lines stay
+// where they were.
+std::string MarkStatements(absl::string_view source);
 
 }  // namespace warptrace::host
 

@@ -140,11 +140,11 @@ struct dim3 {
 static constexpr int warpSize = 32;
 
 #define WARPTRACE_DYNAMIC_SHARED(type, name) \
-  type* const name = static_cast<type*>(::warptrace_host::Current().dynamic_shared)
+  type* const name = ::warptrace_host::DynamicShared<type>(#name)
 // The runtime places the base on KernelSource::dynamic_shared_align (the emitter sets it to
 // `align`), so the macro only names it.
 #define WARPTRACE_DYNAMIC_SHARED_ALIGNED(type, name, align) \
-  type* const name = static_cast<type*>(::warptrace_host::Current().dynamic_shared)
+  type* const name = ::warptrace_host::DynamicShared<type>(#name)
 
 namespace warptrace_host {
 
@@ -159,10 +159,18 @@ using NonDeduced = typename Identity<T>::type;
 template <typename T, unsigned long long Align = alignof(T)>
 inline T& Shared(unsigned int site, const char* name) {
   constexpr unsigned long long kAlign = Align > alignof(T) ? Align : alignof(T);
-  return *static_cast<T*>(Rt().shared(Fiber(), site, sizeof(T), kAlign, name));
+  return *static_cast<T*>(Rt().shared(Fiber(), site, sizeof(T), kAlign,
+                                      sizeof(std::remove_all_extents_t<T>), name));
 }
+// `name`: the declaration's, for the sanitizer's messages (sanitize mode only).
 template <typename T>
-inline T* DynamicShared() {
+inline T* DynamicShared(const char* name) {
+#ifdef WARPTRACE_HOST_SANITIZE
+  MutableCurrent().dynamic_name = name;
+  MutableCurrent().dynamic_element_bytes = sizeof(T);
+#else
+  (void)name;
+#endif
   return static_cast<T*>(Current().dynamic_shared);
 }
 
@@ -353,35 +361,51 @@ inline int SyncThreadsReduce(int op, int predicate, const char* what) {
 #define __syncthreads_or(predicate)                                                 \
   ::warptrace_host::SyncThreadsReduce(WARPTRACE_HOST_BARRIER_OR, (predicate),        \
                                       WARPTRACE_HOST_AT("__syncthreads_or"))
-inline void __syncwarp(unsigned int mask = 0xffffffffu) {
-  ::warptrace_host::Warp(WARPTRACE_HOST_WARP_SYNC, mask, 0, 0, "__syncwarp");
-}
+namespace warptrace_host {
+struct SyncWarp {  // SyncWarp(where)(mask): the macro below takes 0 or 1 arguments
+  const char* what;
+  void operator()(unsigned int mask = 0xffffffffu) const {
+    Warp(WARPTRACE_HOST_WARP_SYNC, mask, 0, 0, what);
+  }
+};
+}  // namespace warptrace_host
+#define __syncwarp(...) ::warptrace_host::SyncWarp{WARPTRACE_HOST_AT("__syncwarp")}(__VA_ARGS__)
 inline unsigned int __activemask() {
   return ::warptrace_host::Rt().active_mask(::warptrace_host::Fiber());
 }
 
+// The shuffles name their call site like the barriers ("__shfl_xor_sync at <builder path>,
+// line <n>"), so a mismatch's deadlock report says which of the kernel's shuffles each lane
+// waits at.
+namespace warptrace_host {
 template <typename T>
-inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = 32) {
-  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflIdx,
-                                   static_cast<unsigned int>(src_lane), width, 0x1f,
-                                   "__shfl_sync");
+inline T ShflSync(const char* what, unsigned int mask, T var, int src_lane, int width = 32) {
+  return Shuffle(mask, var, kShflIdx, static_cast<unsigned int>(src_lane), width, 0x1f, what);
 }
 template <typename T>
-inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
-  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflUp, delta, width, 0,
-                                   "__shfl_up_sync");
+inline T ShflUpSync(const char* what, unsigned int mask, T var, unsigned int delta,
+                    int width = 32) {
+  return Shuffle(mask, var, kShflUp, delta, width, 0, what);
 }
 template <typename T>
-inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
-  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflDown, delta, width, 0x1f,
-                                   "__shfl_down_sync");
+inline T ShflDownSync(const char* what, unsigned int mask, T var, unsigned int delta,
+                      int width = 32) {
+  return Shuffle(mask, var, kShflDown, delta, width, 0x1f, what);
 }
 template <typename T>
-inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = 32) {
-  return ::warptrace_host::Shuffle(mask, var, ::warptrace_host::kShflBfly,
-                                   static_cast<unsigned int>(lane_mask), width, 0x1f,
-                                   "__shfl_xor_sync");
+inline T ShflXorSync(const char* what, unsigned int mask, T var, int lane_mask,
+                     int width = 32) {
+  return Shuffle(mask, var, kShflBfly, static_cast<unsigned int>(lane_mask), width, 0x1f, what);
 }
+}  // namespace warptrace_host
+#define __shfl_sync(...) \
+  ::warptrace_host::ShflSync(WARPTRACE_HOST_AT("__shfl_sync"), __VA_ARGS__)
+#define __shfl_up_sync(...) \
+  ::warptrace_host::ShflUpSync(WARPTRACE_HOST_AT("__shfl_up_sync"), __VA_ARGS__)
+#define __shfl_down_sync(...) \
+  ::warptrace_host::ShflDownSync(WARPTRACE_HOST_AT("__shfl_down_sync"), __VA_ARGS__)
+#define __shfl_xor_sync(...) \
+  ::warptrace_host::ShflXorSync(WARPTRACE_HOST_AT("__shfl_xor_sync"), __VA_ARGS__)
 inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
   return static_cast<unsigned int>(
       ::warptrace_host::Warp(WARPTRACE_HOST_WARP_BALLOT, mask, predicate != 0, 0, "__ballot_sync"));
@@ -715,6 +739,9 @@ extern "C" __attribute__((visibility("hidden"), noreturn)) void __assert_fail(
     const char* assertion, const char* file, unsigned int line, const char* function) noexcept {
   warptrace_host_assert_fail(assertion, file, line, function);
 }
+
+// The sanitizer's access callbacks and statement marker (compiled in sanitize mode only).
+#include "sanitize_host.h"
 
 // The wgmma / setmaxnreg emulation warptrace_primitives.cuh (wgmma_sm90.cuh) calls.
 #include "wgmma_host.h"

@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 9u
+#define WARPTRACE_HOST_ABI_VERSION 10u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -123,7 +123,39 @@ struct WarptraceHostThread {
    * arrival, a multicast copy's delivery) acts on a peer CTA's mbarrier, which a plain
    * (shared::cta) mbarrier operation must not. */
   int cluster_op;
+  /* The sanitizer (WARPTRACE_HOST_SANITIZE_*, below). Written by the kernel: the builder
+   * path of the statement the thread runs (its #line file name; null before the first),
+   * stored by the marker the host compiler puts before each builder statement in sanitize
+   * mode. Read-only to the kernel: the fiber's stack, whose accesses are never checked. */
+  const char* statement;
+  /* Written by the kernel in sanitize mode: the dynamic shared memory's declared name and
+   * element size (null / 0 until the kernel declares it). */
+  const char* dynamic_name;
+  unsigned long long dynamic_element_bytes;
+  unsigned long long stack_lo, stack_bytes;
+  /* The sanitizer's inline filter (cuda_on_cpu.h SanitizeAccess), set by the runtime; the
+   * kernel only reads them. Shadow bytes of the static and dynamic shared memory (2: written,
+   * so any access is fine; else the runtime decides), and the launch's device buffers as
+   * quadruples (window start, window bytes, start, end): an access inside [start, end) is
+   * fine, one elsewhere in the window (the buffer with its slack and guard pages) goes to
+   * the runtime, one in no window is not checked. */
+  const unsigned char* shadow_static;
+  const unsigned char* shadow_dynamic;
+  const unsigned long long* buffer_windows;
+  unsigned int num_buffers;
 };
+
+/* The sanitizer's checks (HostDeviceOptions::sanitize; the kernel is compiled with
+ * -DWARPTRACE_HOST_SANITIZE=<mask> and every load and store it keeps calls
+ * WarptraceHostRuntime::access). */
+#define WARPTRACE_HOST_SANITIZE_BOUNDS 1u /* shared arrays, dynamic shared, device buffers */
+/* 2u: reserved for races (not checked yet) */
+#define WARPTRACE_HOST_SANITIZE_INIT 4u   /* shared memory read before any write */
+
+/* WarptraceHostRuntime::access kinds. */
+#define WARPTRACE_HOST_ACCESS_READ 0
+#define WARPTRACE_HOST_ACCESS_WRITE 1
+#define WARPTRACE_HOST_ACCESS_ASYNC_WRITE 2 /* an emulated TMA or cp.async delivery */
 
 /* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
  * fiber). Defined by the runtime, which is part of the program (never dlopen'ed), so it lives
@@ -168,9 +200,11 @@ struct WarptraceHostRuntime {
   /* The lanes of the caller's warp that have not exited. */
   unsigned int (*active_mask)(void* fiber);
   /* The block's storage for static __shared__ declaration `site` (numbered per translation
-   * unit), `bytes` long and `align`-aligned; fails the launch past the 48 KiB limit. */
+   * unit), `bytes` long and `align`-aligned, of elements of `element_bytes` (for the
+   * sanitizer's indices); fails the launch past the 48 KiB limit. */
   void* (*shared)(void* fiber, unsigned int site, unsigned long long bytes,
-                  unsigned long long align, const char* name);
+                  unsigned long long align, unsigned long long element_bytes,
+                  const char* name);
   /* Parks the caller until the mbarrier at `bar` leaves the phase of parity `parity`
    * (woken by mbarrier_arrived); at once when it already has. `what`: the operation and
    * place for the deadlock report ("mbarrier wait at <file>, line <n>"). */
@@ -230,6 +264,12 @@ struct WarptraceHostRuntime {
    * only after a cluster barrier phase that completes after the init (the init made visible
    * with fence.mbarrier_init.release.cluster, then barrier.cluster arrive/wait). */
   void (*mbarrier_init)(void* fiber, unsigned long long* bar);
+  /* Sanitize mode only (never called otherwise): the caller accesses `bytes` bytes at
+   * `address` (a WARPTRACE_HOST_ACCESS_* kind). Checks them against the block's shared
+   * arrays and the launch's device buffers (anything else is not checked); a finding is
+   * recorded (the launch fails when it ends), or fails the launch at once when the access
+   * would fault. */
+  void (*access)(void* fiber, const void* address, unsigned long long bytes, int kind);
 };
 
 /* mbarrier words (an 8-byte object in shared memory, as on the GPU) hold, on the host

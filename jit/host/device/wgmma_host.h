@@ -623,9 +623,13 @@ inline void DecodeShares(MmaOperands& mine, unsigned int position, unsigned int 
   }
 }
 
-inline void MmaAsync(float* d, int n, unsigned long long desc_a, const unsigned int* a,
-                     unsigned long long desc_b, int trans_a, int trans_b, int scale_d,
-                     const char* what, const char* site = nullptr) {
+// Not instrumented in sanitize mode (sanitize_host.h): its arithmetic on the exchanged
+// operands and its own stack would be most of a sanitized GEMM's time; the shared-memory
+// operand reads are Element's, which is instrumented (and not inlined here).
+__attribute__((no_sanitize_address)) inline void MmaAsync(
+    float* d, int n, unsigned long long desc_a, const unsigned int* a,
+    unsigned long long desc_b, int trans_a, int trans_b, int scale_d, const char* what,
+    const char* site = nullptr) {
   const bool rs = a != nullptr;
   const unsigned int position = Current().linear_tid % kWarpgroup;
   const unsigned int b_per_thread = static_cast<unsigned int>(n) / 8;  // N x 16 / 128

@@ -41,10 +41,10 @@ unsigned int AbiActiveMask(void* fiber) {
 }
 
 void* AbiShared(void* fiber, unsigned int site, unsigned long long bytes,
-                unsigned long long align, const char* name) {
+                unsigned long long align, unsigned long long element_bytes, const char* name) {
   Fiber* f = Self(fiber);
   std::string error;
-  void* p = f->block->Shared(site, bytes, align == 0 ? 1 : align, name, &error);
+  void* p = f->block->Shared(site, bytes, align == 0 ? 1 : align, element_bytes, name, &error);
   if (!error.empty()) {
     OwnerOf(f).FailFromFiber(f, absl::StatusCode::kResourceExhausted, error);
   }
@@ -126,8 +126,22 @@ void FlushCopies(std::vector<Fiber::Copy>& copies) {
   copies.clear();
 }
 
+// Sanitize mode only (host_abi.h): checks the access; fails the launch when it would fault.
+void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int kind) {
+  Fiber* f = Self(fiber);
+  BlockShadow* shadow = f->block->shadow();
+  if (shadow == nullptr) return;
+  std::string fatal = shadow->Check(*f, reinterpret_cast<uintptr_t>(address), bytes, kind);
+  if (!fatal.empty()) OwnerOf(f).FailFromFiber(f, absl::StatusCode::kOutOfRange, fatal);
+}
+
 void AbiCpAsync(void* fiber, void* dst, const void* src, unsigned int bytes) {
-  Self(fiber)->open_copies.push_back({dst, src, bytes});
+  Fiber* f = Self(fiber);
+  if (f->block->shadow() != nullptr) {  // checked at issue, delivered at the wait
+    AbiAccess(fiber, src, bytes, WARPTRACE_HOST_ACCESS_READ);
+    AbiAccess(fiber, dst, bytes, WARPTRACE_HOST_ACCESS_ASYNC_WRITE);
+  }
+  f->open_copies.push_back({dst, src, bytes});
 }
 
 void AbiCpAsyncCommit(void* fiber) {
@@ -213,6 +227,7 @@ constexpr WarptraceHostRuntime kAbi = {
     &AbiMbarrierWait,  &AbiMbarrierArrived, &AbiSpin,        &AbiCpAsync,
     &AbiCpAsyncCommit, &AbiCpAsyncWaitPrior, &AbiClock,      &AbiFail,
     &AbiExchange,      &AbiClusterBarrier, &AbiMapa,         &AbiMbarrierInit,
+    &AbiAccess,
 };
 
 }  // namespace

@@ -104,6 +104,9 @@ Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
     a.cluster_idx = block_idx;
     a.cluster_rank = 0;
     a.cluster_op = 0;
+    a.statement = nullptr;
+    a.dynamic_name = nullptr;
+    a.dynamic_element_bytes = 0;
   }
   warps_.resize((num_threads + kWarpSize - 1) / kWarpSize);
   const uint32_t tail = num_threads % kWarpSize;
@@ -407,11 +410,16 @@ uint32_t Block::ActiveMask(const Fiber* fiber) const {
   return ~(warps_[fiber->abi.warp].exited | warps_[fiber->abi.warp].absent);
 }
 
-void* Block::Shared(uint32_t site, uint64_t bytes, uint64_t align, const char* name,
-                    std::string* error) {
+void* Block::Shared(uint32_t site, uint64_t bytes, uint64_t align, uint64_t element_bytes,
+                    const char* name, std::string* error) {
   if (site >= site_offsets_.size()) site_offsets_.resize(site + 1, -1);
   if (site_offsets_[site] < 0) {
-    const uint64_t offset = (static_shared_bytes_ + align - 1) / align * align;
+    uint64_t offset = (static_shared_bytes_ + align - 1) / align * align;
+    if (shadow_ != nullptr) {  // with redzones, when they fit
+      uint64_t used = static_shared_bytes_;
+      const int64_t placed = shadow_->Place(name, bytes, align, element_bytes, &used);
+      if (placed >= 0) offset = static_cast<uint64_t>(placed);
+    }
     if (offset + bytes > WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
       *error = absl::StrFormat(
           "static shared memory: __shared__ %s (%u bytes) brings the block's static shared "

@@ -13,9 +13,11 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jit/host/runtime/fiber.h"
+#include "jit/host/runtime/sanitizer.h"
 #include "jit/host/device/host_abi.h"
 
 namespace warptrace::host {
@@ -153,8 +155,12 @@ class Block {
   // the address of the group's contributions.
   Wait Exchange(Fiber* fiber, uint32_t group, const void* operands, uint32_t bytes,
                 const char* what, std::string* error);
-  void* Shared(uint32_t site, uint64_t bytes, uint64_t align, const char* name,
-               std::string* error);
+  void* Shared(uint32_t site, uint64_t bytes, uint64_t align, uint64_t element_bytes,
+               const char* name, std::string* error);
+  // Sanitize mode (sanitizer.h): the block's shadow, set before its threads run; null
+  // otherwise (then Shared places arrays without redzones).
+  void SetShadow(std::unique_ptr<BlockShadow> shadow) { shadow_ = std::move(shadow); }
+  BlockShadow* shadow() const { return shadow_.get(); }
   Wait MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity, const char* what);
   void MbarrierArrived(Fiber* fiber, unsigned long long* bar, bool completed);
   // The latest virtual time any thread of the block reached.
@@ -274,6 +280,7 @@ class Block {
   std::vector<MbarrierTimes> mbarrier_times_;
   // Exchanges by group: [0] per warp, [1] per warpgroup (sized on first use).
   std::vector<ExchangeGroup> exchanges_[2];
+  std::unique_ptr<BlockShadow> shadow_;
 };
 
 // Inline: the hot path of every __syncthreads of every thread.

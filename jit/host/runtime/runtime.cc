@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -88,6 +89,9 @@ absl::Status Runtime::Launch(const LaunchSpec& spec) {
   launch.clock = LaunchClock(options_.clock);
   launch.deterministic = options_.clock == ClockMode::kDeterministic;
   launch.start_ns = launch.clock.ns_base;
+  if (spec.sanitize != 0) {
+    launch.sanitizer = std::make_unique<LaunchSanitizer>(spec.sanitize, spec.sanitize_buffers);
+  }
   {
     absl::MutexLock lock(&mu_);
     launch_ = &launch;
@@ -98,6 +102,14 @@ absl::Status Runtime::Launch(const LaunchSpec& spec) {
     launch_ = nullptr;
   }
   absl::MutexLock lock(&launch.mu);
+  if (launch.failure.ok() && launch.sanitizer != nullptr) {
+    if (std::string report = launch.sanitizer->Report(); !report.empty()) {
+      const bool bounds = absl::StrContains(report, "out-of-bounds");
+      return absl::Status(
+          bounds ? absl::StatusCode::kOutOfRange : absl::StatusCode::kFailedPrecondition,
+          absl::StrCat(spec.what, ": ", report));
+    }
+  }
   if (launch.failure.ok()) return absl::OkStatus();
   std::string message = absl::StrCat(spec.what, ": ", launch.failure.message());
   if (!launch.census.empty()) {

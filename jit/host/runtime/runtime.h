@@ -53,6 +53,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "jit/host/device/host_abi.h"
+#include "jit/host/runtime/sanitizer.h"
 
 namespace warptrace::host {
 
@@ -93,6 +94,13 @@ struct LaunchSpec {
   // divide the grid; at most 16 CTAs) run together on one virtual SM, which keeps as many
   // slots as the cluster has CTAs when blocks_per_sm is smaller. {1,1,1}: no clusters.
   WarptraceHostDim cluster{1, 1, 1};
+  // The sanitizer's checks (WARPTRACE_HOST_SANITIZE_* bits; sanitizer.h), for a kernel
+  // compiled in sanitize mode (0: none; a kernel compiled without it is not checked), and
+  // the device buffers it checks global accesses against. Findings fail the launch when it
+  // ends: OutOfRange when any is out of bounds, else FailedPrecondition, the message
+  // listing them (sorted, each once per array and statement).
+  uint32_t sanitize = 0;
+  std::vector<SanitizeBuffer> sanitize_buffers;
 };
 
 class Worker;

@@ -119,6 +119,12 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
                                     slot.fibers.data(), n, slot.static_shared.data(),
                                     slot.dynamic_shared.data(), &AbiTable(), &launch_->clock,
                                     slot.end_vtime);
+  if (launch_->sanitizer != nullptr) {
+    block.SetShadow(std::make_unique<BlockShadow>(launch_->sanitizer.get(),
+                                                  slot.static_shared.data(),
+                                                  slot.dynamic_shared.data(),
+                                                  spec.dynamic_shared_bytes));
+  }
   for (uint32_t t = 0; t < n; ++t) {
     Fiber* f = block.fiber(t);
     f->owner = this;
@@ -127,6 +133,9 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
     f->abi.dynamic_shared_bytes = spec.dynamic_shared_bytes;
     f->stack_lo = slot.stacks[t].bottom();
     f->stack_hi = slot.stacks[t].bottom() + slot.stacks[t].size();
+    f->abi.stack_lo = reinterpret_cast<uintptr_t>(f->stack_lo);
+    f->abi.stack_bytes = slot.stacks[t].size();
+    if (block.shadow() != nullptr) block.shadow()->Attach(*f);
     f->context.Start(slot.stacks[t], &Worker::FiberMain, f);
     MakeReady(f);
   }

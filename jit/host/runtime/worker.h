@@ -29,6 +29,7 @@
 #include "jit/host/runtime/guarded_memory.h"
 #include "jit/host/device/host_abi.h"
 #include "jit/host/runtime/runtime.h"
+#include "jit/host/runtime/sanitizer.h"
 #include "jit/host/runtime/virtual_clock.h"
 
 namespace warptrace::host {
@@ -62,6 +63,8 @@ struct LaunchState {
   // Global deadlock detection among spinning workers.
   std::atomic<uint32_t> idle_workers{0};
   std::atomic<uint64_t> busy_transitions{0};
+  // Sanitize mode (LaunchSpec::sanitize): the launch's buffers and findings; else null.
+  std::unique_ptr<LaunchSanitizer> sanitizer;
 
   absl::Mutex mu;
   absl::Status failure ABSL_GUARDED_BY(mu);

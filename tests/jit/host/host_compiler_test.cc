@@ -1,4 +1,5 @@
 #include "jit/host/compiler/host_compiler.h"
+#include "jit/host/device/host_abi.h"
 
 #include <memory>
 #include <string>
@@ -91,6 +92,35 @@ TEST(HostCompilerTest, LinksWithGoldUnlessAskedForTheDefaultLinker) {
   EXPECT_NE(a->cubin.find(".note.gnu.gold-version"), std::string::npos);
   EXPECT_EQ(b->cubin.find(".note.gnu.gold-version"), std::string::npos);
   EXPECT_EQ(a->log, "");
+}
+
+// Sanitize mode (docs/sanitizer.md): every load and store calls the kernel's own
+// __asan_*_noabort callbacks, no sanitizer runtime is linked, and the mode is part of the
+// version (so of the cache key); off, nothing of it is in the shared object.
+TEST(HostCompilerTest, SanitizeModeInstrumentsWithoutASanitizerRuntime) {
+  for (const char* cxx : {"g++", "clang++"}) {
+    SCOPED_TRACE(cxx);
+    HostCompilerOptions options;
+    options.compiler = cxx;
+    options.use_precompiled_header = false;
+    absl::StatusOr<std::unique_ptr<HostCompiler>> plain = HostCompiler::Create(options);
+    if (!plain.ok() && std::string(cxx) == "clang++") continue;  // no clang++ here
+    options.sanitize = WARPTRACE_HOST_SANITIZE_BOUNDS | WARPTRACE_HOST_SANITIZE_INIT;
+    absl::StatusOr<std::unique_ptr<HostCompiler>> sanitized = HostCompiler::Create(options);
+    ASSERT_THAT(plain, IsOk());
+    ASSERT_THAT(sanitized, IsOk());
+    EXPECT_THAT((*sanitized)->Version(),
+                AllOf(HasSubstr("-DWARPTRACE_HOST_SANITIZE=5 -fsanitize=kernel-address"),
+                      HasSubstr("asan-instrumentation-with-call-threshold=0")));
+    EXPECT_THAT((*plain)->Version(), Not(HasSubstr("sanitize")));
+    absl::StatusOr<CompiledKernel> a = (*sanitized)->Compile(Request("checked", kBody));
+    absl::StatusOr<CompiledKernel> b = (*plain)->Compile(Request("checked", kBody));
+    ASSERT_THAT(a, IsOk());
+    ASSERT_THAT(b, IsOk());
+    EXPECT_NE(a->cubin.find("__asan_store4_noabort"), std::string::npos);
+    EXPECT_EQ(a->cubin.find("libasan"), std::string::npos);
+    EXPECT_EQ(b->cubin.find("__asan"), std::string::npos);
+  }
 }
 
 TEST(HostCompilerTest, TheSecondCompileReusesThePchTheFirstBuilt) {

@@ -184,8 +184,9 @@ TEST(HostDeviceTest, LanesOfAWarpInDifferentBarriersAreADeadlock) {
   std::vector<int> out;
   EXPECT_THAT(RunSimpleKernel(*device, source, {1, 1, 1}, {64, 1, 1}, 64, &out),
               StatusIs(absl::StatusCode::kDeadlineExceeded,
-                       AllOf(HasSubstr("thread 0: wait at __syncwarp in warp 0 (mask "
-                                       "0xffffffff, lanes 0x00000001 arrived)"),
+                       AllOf(HasSubstr("thread 0: wait at __syncwarp at mixed.cc, line 4 "
+                                       "in warp 0 (mask 0xffffffff, lanes 0x00000001 "
+                                       "arrived)"),
                              HasSubstr("threads 1-63: wait at __syncthreads (barrier 0: 63 "
                                        "of 64 threads arrived)"))));
 }

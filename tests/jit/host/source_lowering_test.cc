@@ -105,5 +105,37 @@ TEST(SourceLoweringTest, KeepsEveryLineWhereItWas) {
   EXPECT_THAT(lowered, HasSubstr(Access("d", "d[1]")));
 }
 
+TEST(SourceLoweringTest, MarkStatementsPutsAMarkerBeforeEachBuilderStatementInABody) {
+  const std::string source =
+      "#line 1 \"kernel k > preamble\"\n"
+      "__device__ int twice(int x) { return 2 * x; }\n"
+      "#line 4 \"k.cu\"\n"
+      "extern \"C\" __global__ void k(int* out) {\n"
+      "#line 1 \"kernel k > statement `int v = 1;`\"\n"
+      "  int v = 1;\n"
+      "#line 1 \"kernel k > if (v) > statement `out[0] = v;`\"\n"
+      "    out[0] = v;  // {\n"
+      "#line 1 \"kernel k > statement `} else {`\"\n"
+      "  } else {\n"
+      "#line 1 \"kernel k > statement `#pragma unroll ...`\"\n"
+      "#pragma unroll\n"
+      "}\n";
+  const std::string marked = MarkStatements(source);
+  EXPECT_EQ(std::count(marked.begin(), marked.end(), '\n'),
+            std::count(source.begin(), source.end(), '\n'));
+  EXPECT_THAT(marked, HasSubstr("\n  WARPTRACE_HOST_STATEMENT() int v = 1;\n"));
+  EXPECT_THAT(marked, HasSubstr("\n    WARPTRACE_HOST_STATEMENT() out[0] = v;  // {\n"));
+  // Not at file scope (a preamble), not before `}`, `else` or a directive.
+  EXPECT_THAT(marked, HasSubstr("\n__device__ int twice"));
+  EXPECT_THAT(marked, HasSubstr("\n  } else {\n"));
+  EXPECT_THAT(marked, HasSubstr("\n#pragma unroll\n"));
+  size_t markers = 0;
+  for (size_t at = marked.find("WARPTRACE_HOST_STATEMENT"); at != std::string::npos;
+       at = marked.find("WARPTRACE_HOST_STATEMENT", at + 1)) {
+    ++markers;
+  }
+  EXPECT_EQ(markers, 2u);
+}
+
 }  // namespace
 }  // namespace warptrace::host

@@ -1,0 +1,97 @@
+// The host backend's sanitizer, kernel side (included by cuda_on_cpu.h; host_abi.h
+// WARPTRACE_HOST_SANITIZE_*; the runtime side: jit/host/runtime/sanitizer.h).
+#ifndef WARPTRACE_JIT_HOST_SANITIZE_HOST_H_
+#define WARPTRACE_JIT_HOST_SANITIZE_HOST_H_
+
+// Compiled with -fsanitize=kernel-address and the call threshold 0, every load and store
+// the optimizer keeps calls __asan_{load,store}{1,2,4,8,16,N}_noabort; no sanitizer runtime
+// is linked: these forward to the runtime, which checks the shared arrays and device
+// buffers (the fiber's own stack, most accesses, is skipped here). Not instrumented
+// themselves. The host compiler puts WARPTRACE_HOST_STATEMENT() before each builder
+// statement, so findings name it.
+#ifdef WARPTRACE_HOST_SANITIZE
+namespace warptrace_host {
+// Fast path: nothing to check, or bytes already written (fine to read and to write again).
+__attribute__((no_sanitize_address, always_inline)) inline bool Written(
+    const unsigned char* shadow, unsigned long long bytes) {
+  unsigned long long i = 0;
+  for (; i + 8 <= bytes; i += 8) {  // eight shadow bytes at a time
+    unsigned long long word;
+    __builtin_memcpy(&word, shadow + i, 8);
+    if (word != 0x0202020202020202ull) return false;
+  }
+  for (; i < bytes; ++i) {
+    if (shadow[i] != 2) return false;
+  }
+  return true;
+}
+__attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
+    const void* p, unsigned long long bytes, int kind) {
+  const WarptraceHostThread* t = warptrace_host_current;
+  const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+  if (t == nullptr || a - t->stack_lo < t->stack_bytes ||
+      a - reinterpret_cast<unsigned long long>(t) < sizeof(WarptraceHostThread)) {
+    return;  // its stack, its threadIdx, statement marker, ...
+  }
+  unsigned long long off = a - reinterpret_cast<unsigned long long>(t->static_shared);
+  if (off < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
+    if (off + bytes <= WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES &&
+        Written(t->shadow_static + off, bytes)) {
+      return;
+    }
+  } else if ((off = a - reinterpret_cast<unsigned long long>(t->dynamic_shared)) <
+             t->dynamic_shared_bytes) {
+    if (off + bytes <= t->dynamic_shared_bytes && Written(t->shadow_dynamic + off, bytes)) {
+      return;
+    }
+  } else if (a + 4096 - reinterpret_cast<unsigned long long>(t->dynamic_shared) <
+             t->dynamic_shared_bytes + 2 * 4096) {
+    // next to the dynamic shared memory (its slack, its guard pages): the runtime says
+  } else {
+    const unsigned long long* w = t->buffer_windows;
+    unsigned int i = 0;
+    for (; i < t->num_buffers; ++i, w += 4) {
+      if (a - w[0] < w[1]) {
+        if (a >= w[2] && a + bytes <= w[3]) return;
+        break;
+      }
+    }
+    if (i == t->num_buffers) return;  // near no device buffer: not checked
+  }
+  t->rt->access(t->fiber, p, bytes, kind);
+}
+}  // namespace warptrace_host
+#define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);
+#define WARPTRACE_HOST_SANITIZE_CALLBACKS(n)                                                   \
+  extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
+      __asan_load##n##_noabort(void* p) {                                                      \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                      \
+  }                                                                                            \
+  extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
+      __asan_store##n##_noabort(void* p) {                                                     \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                     \
+  }
+WARPTRACE_HOST_SANITIZE_CALLBACKS(1)
+WARPTRACE_HOST_SANITIZE_CALLBACKS(2)
+WARPTRACE_HOST_SANITIZE_CALLBACKS(4)
+WARPTRACE_HOST_SANITIZE_CALLBACKS(8)
+WARPTRACE_HOST_SANITIZE_CALLBACKS(16)
+#undef WARPTRACE_HOST_SANITIZE_CALLBACKS
+extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
+__asan_loadN_noabort(void* p, size_t n) {
+  ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);
+}
+extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
+__asan_storeN_noabort(void* p, size_t n) {
+  ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);
+}
+extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
+__asan_handle_no_return(void) {}
+#define WARPTRACE_HOST_ASYNC_WRITE(p, n) \
+  ::warptrace_host::SanitizeAccess((p), (n), WARPTRACE_HOST_ACCESS_ASYNC_WRITE)
+#else
+#define WARPTRACE_HOST_STATEMENT()
+#define WARPTRACE_HOST_ASYNC_WRITE(p, n) ((void)0)
+#endif
+
+#endif  // WARPTRACE_JIT_HOST_SANITIZE_HOST_H_
