@@ -143,7 +143,10 @@ std::vector<std::tuple<std::string, CopyEngine, uint64_t>> CopySites(
   EXPECT_THAT(kernel, IsOk());
   std::vector<std::tuple<std::string, CopyEngine, uint64_t>> copies;
   if (!kernel.ok()) return copies;
-  for (const SiteInfo& site : MustPlan(*kernel, {}).sites()) {
+  // The plan outlives the loop: sites() of a temporary would dangle (ASan: stack use after
+  // scope).
+  const RecordPlan plan = MustPlan(*kernel, {});
+  for (const SiteInfo& site : plan.sites()) {
     if (site.kind == SiteKind::kAsyncCopy) {
       copies.emplace_back(site.name, site.copy_engine, site.copy_bytes);
     } else {
