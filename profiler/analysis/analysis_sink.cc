@@ -21,6 +21,13 @@ uint64_t Key(uint32_t hi, uint32_t lo) { return (uint64_t{hi} << 32) | lo; }
 }  // namespace
 
 std::string WaitFamily(absl::string_view name) {
+  // A cluster-wide barrier id names the CTA rank ("full[0] of CTA rank 1"): every CTA's
+  // element is one family.
+  if (const size_t rank = name.rfind(" of CTA rank "); rank != absl::string_view::npos &&
+      rank + 13 < name.size() &&
+      name.find_first_not_of("0123456789", rank + 13) == absl::string_view::npos) {
+    name = name.substr(0, rank);
+  }
   std::string out;
   out.reserve(name.size());
   for (size_t i = 0; i < name.size(); ++i) {
@@ -152,15 +159,16 @@ absl::Status AnalysisSink::CollectLinks(const UnitTimeline& t) {
           t.block_linear, t.unit_index, f.id, f.to.ns));
     }
     const uint32_t slice = f.to.released_wait;
+    wait_barriers_.push_back({slice, BarrierSlotOf(f.barrier)});
     if (f.from.record_index < block_first ||
         f.from.record_index >= block_first + units_per_block_) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "block %d unit %d: flow %d comes from record %d, outside the block", t.block_linear,
-          t.unit_index, f.id, f.from.record_index));
+      // An arrival of another CTA of the cluster (LinkScope::kCluster): the block's path
+      // does not follow it; the cross-CTA waits are counted below.
+      ++cross_cta_links_;
+      continue;
     }
     const uint32_t from_unit = static_cast<uint32_t>(f.from.record_index - block_first);
     resolved_links_.push_back({t.block_linear, from_unit, f.from.ns, t.unit_index, slice});
-    wait_barriers_.push_back({slice, BarrierSlotOf(f.barrier)});
     ++resolved_total_;
   }
   std::sort(wait_barriers_.begin(), wait_barriers_.end(),

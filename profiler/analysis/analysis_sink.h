@@ -73,7 +73,8 @@ struct AnalysisOptions {
   size_t max_outliers = 5;
 };
 
-// "full[2]" -> "full[*]": every run of digits inside brackets becomes "*".
+// "full[2]" -> "full[*]": every run of digits inside brackets becomes "*"; a trailing
+// " of CTA rank N" (a peer CTA's element under a cluster link scope) goes.
 std::string WaitFamily(absl::string_view site_name);
 
 class AnalysisSink : public TraceSink {
@@ -229,6 +230,7 @@ class AnalysisSink : public TraceSink {
   // Hand-off links resolved from the units' flows (trace v2), this block's; the explicit
   // and resolved links of the block together (scratch); the unit's linked waits.
   std::vector<HandoffLink> resolved_links_;
+  uint64_t cross_cta_links_ = 0;  // arrival -> release flows from another CTA
   std::vector<HandoffLink> block_links_;
   std::vector<WaitBarrier> wait_barriers_;
   uint64_t resolved_total_ = 0;

@@ -203,6 +203,11 @@ const std::vector<Case>& Cases() {
         "--out_type=f32"}},
       {"hopper_gemm_bn256", "hopper_gemm",
        {"--m=128", "--n=256", "--k=128", "--bn=256", "--stages=2", "--consumer_delay=100"}},
+      // 2-CTA clusters: B multicast (2x1) and A multicast (1x2), one cluster each.
+      {"hopper_gemm_cluster_2x1", "hopper_gemm",
+       {"--m=256", "--n=128", "--k=128", "--stages=2", "--cluster=2x1"}},
+      {"hopper_gemm_cluster_1x2", "hopper_gemm",
+       {"--m=128", "--n=256", "--k=128", "--stages=2", "--cluster=1x2"}},
       // FlashAttention-3-style forward: TMA producer, wgmma qk (SS) and pv (RS, V MN-major),
       // online softmax; head_dim 64 and 128, causal, ping-pong consumers, intra-warpgroup
       // overlap.
