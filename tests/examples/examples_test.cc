@@ -569,6 +569,45 @@ INSTANTIATE_TEST_SUITE_P(
                                                                      : std::string("consumer");
     });
 
+// The cluster GEMM with one CTA's consumers slowed (--consumer_delay_rank): the peer's
+// producer cannot refill a multicast stage until both CTAs released it, so the diagnosis
+// names the cross-CTA stall first, with the slowed CTA as the one that held the other.
+TEST_F(DeterministicExamplesTest, ClusterGemmWithOneCtasConsumerSlowedNamesTheCrossCtaStall) {
+  for (const char* cluster : {"2x1", "1x2"}) {
+    for (const int slowed : {1, 0}) {
+      SCOPED_TRACE(absl::StrCat(cluster, " slowed rank ", slowed));
+      const Ran ran = RunExample(
+          "hopper_gemm", {"--device=host", "--k=512", absl::StrCat("--cluster=", cluster),
+                          "--consumer_delay=60000",
+                          absl::StrCat("--consumer_delay_rank=", slowed),
+                          absl::StrCat("--out=", FreshDir("hopper_cluster_slow"))});
+      ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+      EXPECT_THAT(ran.out, HasSubstr("C matches the CPU reference"));
+      const int held = 1 - slowed;
+      EXPECT_EQ(FirstDiagnosis(ran.out),
+                absl::StrCat("  1. cross-CTA stall: CTA ", slowed, "'s consumer held CTA ", held,
+                             "'s producer: the shared stage (empty[*]) waited for both CTAs to "
+                             "release it; CTA rank ",
+                             held, "'s producer units spent 50% of their time waiting for CTA "
+                             "rank ",
+                             slowed, "'s consumer after their own CTA's release (16 empty[*] "
+                             "phases completed by its remote arrivals)"))
+          << ran.out;
+    }
+  }
+}
+
+// Without a slowed CTA, no cross-CTA stall is named: the equal consumers release each stage
+// together, so the peer's (last) arrival holds the producer no longer than its own CTA's.
+TEST_F(DeterministicExamplesTest, ClusterGemmWithEqualCtasNamesNoCrossCtaStall) {
+  const Ran ran = RunExample("hopper_gemm", {"--device=host", "--k=512", "--cluster=2x1",
+                                             "--consumer_delay=60000",
+                                             absl::StrCat("--out=", FreshDir("hopper_cluster"))});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("C matches the CPU reference"));
+  EXPECT_THAT(ran.out, Not(HasSubstr("cross-CTA stall")));
+}
+
 // FlashAttention with --pingpong: the consumers' wgmma issues take turns through named
 // barriers, so while one consumer runs its softmax the other's wgmma group is in flight. The
 // analysis reports, per consumer role, the share of its time with a wgmma group in flight,
