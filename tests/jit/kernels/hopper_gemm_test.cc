@@ -82,7 +82,8 @@ class HopperGemmClusterRunTest : public testing::HostRunTest,
 // M = N = 256 (4 tiles of 128 x 128, 2 clusters), K = 256 on 2 stages: 4 K-blocks, so each
 // producer waits on empty[s] for phases 0 and 1 of both stages. Each such phase completes
 // after 4 arrivals (2 consumer warpgroups x 2 CTAs), 2 of them remote: 4 waits x 2 remote
-// arrivals = 8 arrows into each CTA from its peer, 32 over the grid.
+// arrivals = 8 arrows into each CTA from its peer, 32 over the grid. And each multicast
+// half lands in the peer: an arrow from the copy to each consumer's wait it released there.
 TEST_P(HopperGemmClusterRunTest, MatchesTheReferenceAndLinksTheCtas) {
   const ClusterCase& c = GetParam();
   HopperGemmShape shape{.m = 256, .n = 256, .k = 256, .bn = 128, .stages = 2,
@@ -131,20 +132,42 @@ TEST_P(HopperGemmClusterRunTest, MatchesTheReferenceAndLinksTheCtas) {
   EXPECT_EQ(layout.cluster, (Dim3{2, 1, 1}));
   EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
   std::set<uint64_t> seen;
-  uint32_t cross = 0, local = 0;
+  uint32_t cross = 0, local = 0, landings = 0;
   const std::vector<UnitTimeline>& units = run->trace->timeline.units;
   for (const UnitTimeline& unit : units) {
     for (const Flow& flow : unit.flows) {
-      if (flow.kind != FlowKind::kArrivalToRelease || !seen.insert(flow.id).second) continue;
+      if (!seen.insert(flow.id).second) continue;
       const UnitTimeline& from = units[flow.from.record_index];
       const UnitTimeline& to = units[flow.to.record_index];
       EXPECT_EQ(from.block_linear / 2, to.block_linear / 2) << "links stay in the cluster";
-      (from.block_linear != to.block_linear ? cross : local) += 1;
+      switch (flow.kind) {
+        case FlowKind::kArrivalToRelease:
+          (from.block_linear != to.block_linear ? cross : local) += 1;
+          break;
+        case FlowKind::kIssueToCompletion:
+          EXPECT_EQ(from.block_linear, to.block_linear);
+          break;
+        case FlowKind::kMulticastLanding:
+          // From the producer's copy to a consumer's wait on full[s] in the peer.
+          ++landings;
+          EXPECT_NE(from.block_linear, to.block_linear);
+          EXPECT_EQ(from.unit_index, 0u);
+          EXPECT_NE(to.unit_index, 0u);
+          EXPECT_TRUE(flow.from.on_async);
+          ASSERT_LT(flow.to.released_wait, to.slices.size());
+          EXPECT_EQ(layout.sites[to.slices[flow.to.released_wait].site].name, "wait full");
+          EXPECT_EQ(BarrierName(layout, flow.barrier).substr(0, 5), "full[");
+          break;
+      }
     }
   }
-  std::printf("cluster %ux%u: %u cross-CTA and %u local arrival -> release arrows\n",
-              c.cluster_m, c.cluster_n, cross, local);
+  std::printf("cluster %ux%u: %u cross-CTA and %u local arrival -> release arrows, %u "
+              "multicast landing arrows\n",
+              c.cluster_m, c.cluster_n, cross, local, landings);
   EXPECT_EQ(cross, 32u) << "the consumers' remote releases of the peer's empty[s]";
+  // Each CTA's 4 multicast halves land in its peer, where 2 consumer warpgroups wait on
+  // that full[s] phase: 4 CTAs x 4 copies x 2 waits.
+  EXPECT_EQ(landings, 32u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Clusters, HopperGemmClusterRunTest,
