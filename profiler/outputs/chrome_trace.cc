@@ -319,6 +319,13 @@ class Writer {
         if (unit.verdict != Verdict::kComplete) {
           json_.attribute("reason", ValidUtf8(unit.verdict_reason));
         }
+        if (layout_.cluster.Count() > 1) {  // the unit's cluster (%clusterid) and CTA rank
+          const ClusterPosition p = ClusterOfBlock(layout_, unit.block_index);
+          json_.attributeArray("cluster", [&] {
+            for (uint32_t c : {p.cluster.x, p.cluster.y, p.cluster.z}) json_.value(c);
+          });
+          json_.attribute("cluster_rank", p.rank);
+        }
       });
     });
     json_.object([&] {

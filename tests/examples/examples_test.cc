@@ -576,13 +576,25 @@ TEST_F(DeterministicExamplesTest, ClusterGemmWithOneCtasConsumerSlowedNamesTheCr
   for (const char* cluster : {"2x1", "1x2"}) {
     for (const int slowed : {1, 0}) {
       SCOPED_TRACE(absl::StrCat(cluster, " slowed rank ", slowed));
+      const std::string dir = FreshDir("hopper_cluster_slow");
       const Ran ran = RunExample(
           "hopper_gemm", {"--device=host", "--k=512", absl::StrCat("--cluster=", cluster),
                           "--consumer_delay=60000",
-                          absl::StrCat("--consumer_delay_rank=", slowed),
-                          absl::StrCat("--out=", FreshDir("hopper_cluster_slow"))});
+                          absl::StrCat("--consumer_delay_rank=", slowed), "--out=" + dir});
       ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
       EXPECT_THAT(ran.out, HasSubstr("C matches the CPU reference"));
+      // The Chrome JSON's thread metadata carries each unit's cluster and CTA rank.
+      const nlohmann::json trace = nlohmann::json::parse(ReadFile(dir + "/hopper_gemm.trace.json"));
+      int ranked = 0;
+      for (const nlohmann::json& e : trace["traceEvents"]) {
+        if (e["name"] != "thread_name" || !e["args"].contains("cluster_rank")) continue;
+        const std::string name = e["args"]["name"];
+        EXPECT_THAT(name, HasSubstr(absl::StrCat(" rank ", e["args"]["cluster_rank"].get<int>(),
+                                                 " ")));
+        EXPECT_EQ(e["args"]["cluster"].size(), 3u);
+        ++ranked;
+      }
+      EXPECT_EQ(ranked, 12) << "4 CTAs x 3 warpgroups";
       const int held = 1 - slowed;
       EXPECT_EQ(FirstDiagnosis(ran.out),
                 absl::StrCat("  1. cross-CTA stall: CTA ", slowed, "'s consumer held CTA ", held,
