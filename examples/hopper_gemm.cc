@@ -1,6 +1,7 @@
 // bazel run //examples:hopper_gemm -- [--m=256 --n=256 --k=256 --bn=128 --stages=4]
 //     [--pingpong] [--persistent [--blocks=N]] [--out_type=bf16|f32]
-//     [--producer_delay=CYCLES] [--consumer_delay=CYCLES] [common flags]
+//     [--producer_delay=CYCLES] [--consumer_delay=CYCLES] [--cluster=2x1|1x2
+//     [--consumer_delay_rank=R]] [common flags]
 //
 // A Hopper warp-specialized bf16 GEMM (jit/kernels/hopper_gemm.h), C = A x B^T: one
 // producer warpgroup whose first thread issues TMA loads (128B swizzle) into an S-stage
@@ -10,7 +11,10 @@
 // two named barriers). The timeline shows the TMA copies running ahead of the consumers by
 // up to S stages, each consumer's wgmma groups as async spans, the waits on full[s] /
 // empty[s] with arrows from the arrivals that released them, and, with --pingpong, the two
-// consumers' mainloops alternating. Checks C against a CPU reference.
+// consumers' mainloops alternating. With --cluster=2x1 (1x2), 2-CTA clusters share the B (A)
+// tile: each CTA's producer multicasts its half of it to both CTAs, and each consumer
+// releases a stage in both CTAs (remote mbarrier arrivals), CUTLASS's sm90 shape; the
+// timeline draws the arrows across the CTAs. Checks C against a CPU reference.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -37,6 +41,11 @@ ABSL_FLAG(uint32_t, blocks, 0,
 ABSL_FLAG(std::string, out_type, "bf16", "C's element type: bf16 or f32");
 ABSL_FLAG(uint32_t, producer_delay, 0, "cycles of busy work the producer adds to every load");
 ABSL_FLAG(uint32_t, consumer_delay, 0, "cycles of busy work each consumer adds to every mma");
+ABSL_FLAG(std::string, cluster, "1x1",
+          "CUTLASS's cluster shape over the tiles: 1x1, 2x1 (2-CTA clusters sharing B, "
+          "multicast) or 1x2 (sharing A)");
+ABSL_FLAG(int32_t, consumer_delay_rank, -1,
+          "with --cluster: --consumer_delay only in the CTA of this rank (0 or 1)");
 
 namespace warptrace::examples {
 namespace {
@@ -46,7 +55,8 @@ constexpr char kUsage[] =
     "or the host backend.\n"
     "  bazel run //examples:hopper_gemm -- [--m=256 --n=256 --k=256 --bn=128 --stages=4] "
     "[--pingpong] [--persistent [--blocks=N]] [--out_type=bf16|f32] "
-    "[--producer_delay=CYCLES] [--consumer_delay=CYCLES]\n"
+    "[--producer_delay=CYCLES] [--consumer_delay=CYCLES] [--cluster=2x1|1x2 "
+    "[--consumer_delay_rank=R]]\n"
     "  [--device=host] [--unit=warp|warpgroup|block] [--placement=global|shared|auto] "
     "[--profile=false]";
 
@@ -60,6 +70,16 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
   shape.pingpong = absl::GetFlag(FLAGS_pingpong);
   shape.producer_delay = absl::GetFlag(FLAGS_producer_delay);
   shape.consumer_delay = absl::GetFlag(FLAGS_consumer_delay);
+  const std::string cluster = absl::GetFlag(FLAGS_cluster);
+  if (cluster == "2x1") {
+    shape.cluster_m = 2;
+  } else if (cluster == "1x2") {
+    shape.cluster_n = 2;
+  } else if (cluster != "1x1") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cluster=", cluster, ": use 1x1, 2x1 or 1x2"));
+  }
+  shape.consumer_delay_rank = absl::GetFlag(FLAGS_consumer_delay_rank);
   const std::string out_type = absl::GetFlag(FLAGS_out_type);
   if (out_type != "bf16" && out_type != "f32") {
     return absl::InvalidArgumentError(absl::StrCat("--out_type=", out_type, ": use bf16 or f32"));
@@ -83,14 +103,18 @@ absl::StatusOr<ExampleProblem> MakeProblem() {
     absl::StrAppendFormat(&description, ", persistent: %u blocks for %u tiles",
                           shape.persistent_blocks, HopperGemmTiles(shape));
   }
+  if (HopperGemmClustered(shape)) {
+    absl::StrAppendFormat(&description, ", cluster %ux%u (%s multicast, halves per CTA)",
+                          shape.cluster_m, shape.cluster_n, shape.cluster_m == 2 ? "B" : "A");
+  }
   if (shape.producer_delay > 0 || shape.consumer_delay > 0) {
     absl::StrAppendFormat(&description, ", delays: producer %u, consumer %u cycles",
                           shape.producer_delay, shape.consumer_delay);
   }
   Bf16Operands operands;
   operands.tensor_maps = true;
-  operands.box_a = {kHopperGemmBk, HopperGemmTileRows(shape)};
-  operands.box_b = {kHopperGemmBk, shape.bn};
+  operands.box_a = {kHopperGemmBk, HopperGemmBoxRowsA(shape)};
+  operands.box_b = {kHopperGemmBk, HopperGemmBoxRowsB(shape)};
   return Bf16GemmProblem(*std::move(kernel), {shape.m, shape.n, shape.k, shape.out_f32},
                          operands, /*seed=*/7, std::move(description));
 }

@@ -233,6 +233,11 @@ absl::Status ValidateTables(const TraceLayout& layout) {
           site.id, site.name, SiteKindName(site.kind), CopyEngineName(site.copy_engine),
           site.copy_bytes));
     }
+    if (site.multicast && site.kind != SiteKind::kAsyncCopy) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "site %d (\"%s\") is a %s site marked multicast; only async_copy sites are",
+          site.id, site.name, SiteKindName(site.kind)));
+    }
   }
   if (!layout.site_trips.empty() && layout.site_trips.size() != layout.sites.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -188,6 +188,11 @@ struct SiteInfo {
   // "copy_engine" (CopyEngineName) and "copy_bytes", written only for a known engine.
   CopyEngine copy_engine = CopyEngine::kNone;
   uint64_t copy_bytes = 0;
+  // kAsyncCopy sites of a TMA load with .multicast::cluster: the begin's payload carries the
+  // phase and the CTA mask instead of the barrier (format/links.h), so the dump links the
+  // copy to the waits it released in every destination CTA. Sidecar field "multicast",
+  // written only when true (older sidecars: false).
+  bool multicast = false;
   friend bool operator==(const SiteInfo&, const SiteInfo&) = default;
 };
 

@@ -23,6 +23,7 @@ void WriteSitesJson(const std::vector<SiteInfo>& sites, llvm::json::OStream& j) 
         j.attribute("copy_engine", CopyEngineName(site.copy_engine));
         j.attribute("copy_bytes", site.copy_bytes);
       }
+      if (site.multicast) j.attribute("multicast", true);
     });
   }
 }
@@ -70,6 +71,9 @@ absl::StatusOr<std::vector<SiteInfo>> ReadSitesJson(const JsonFields& object,
       }
       site.copy_engine = *parsed_engine;
       ASSIGN_OR_RETURN(site.copy_bytes, fields.Unsigned("copy_bytes"));
+    }
+    if (fields.Has("multicast")) {
+      ASSIGN_OR_RETURN(site.multicast, fields.Bool("multicast"));
     }
     sites.push_back(std::move(site));
   }

@@ -28,6 +28,12 @@
 //            site; the end with the same (site, issue) is that copy's completion.
 //            `barrier` is the phase barrier the copy completes on, or kNoBarrier (sm_80
 //            cp.async groups).
+//   A TMA load with .multicast::cluster (SiteInfo::multicast): its begin's payload is
+//            (issue, phase & 0xffff | ctaMask << 16), its end's (issue, barrier): the copy
+//            completes bytes of phase `phase` on the barrier at the same offset in every CTA
+//            of the mask, so the dump links its issue to the waits that phase released in
+//            each other CTA of the mask (LinkKind::kMulticastLanding; the phase is matched
+//            modulo 2^16).
 #ifndef WARPTRACE_FORMAT_LINKS_H_
 #define WARPTRACE_FORMAT_LINKS_H_
 

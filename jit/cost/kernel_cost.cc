@@ -142,6 +142,9 @@ std::vector<KernelCostVariant> DefaultKernelCostVariants(uint32_t size) {
          {.m = m, .n = n, .k = k, .bn = 128, .persistent_blocks = blocks});
   hopper("pingpong persistent bn128 bf16",
          {.m = m, .n = n, .k = k, .bn = 128, .pingpong = true, .persistent_blocks = blocks});
+  // 2-CTA clusters, the shared operand multicast (the bundle's --cluster=2x1 / 1x2 rows).
+  hopper("cluster 2x1 bn128 bf16", {.m = m, .n = n, .k = k, .bn = 128, .cluster_m = 2});
+  hopper("cluster 1x2 bn128 bf16", {.m = m, .n = n, .k = k, .bn = 128, .cluster_n = 2});
   auto attention = [&out](std::string name, FlashAttentionShape shape) {
     out.push_back({"flash_attention " + std::move(name), CudaTarget(9, 0, CudaTarget::Variant::kArchSpecific), /*setmaxnreg=*/true,
                    [shape]() { return FlashAttention(shape); }});

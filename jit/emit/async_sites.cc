@@ -193,7 +193,16 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
   if (tracked != nullptr) {
     const std::string id = BarrierId(decl, "warptrace_bar");
     ObservePending(d, *tracked, "warptrace_bar", id, /*in_loop=*/true);
-    RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), id,
+    // A multicast copy's begin carries its phase and CTA mask instead of the barrier
+    // (format/links.h): the dump links it into every destination CTA.
+    const std::string begin_b =
+        c.multicast_mask.empty()
+            ? id
+            : absl::StrCat("((static_cast<unsigned int>(", c.barrier_phase,
+                           ") & 0xffffu) | (static_cast<unsigned int>(static_cast<unsigned "
+                           "short>(",
+                           c.multicast_mask, ")) << 16))");
+    RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), begin_b,
                   "begin of");
     Line(d, absl::StrCat(tracked->var, "_pending[warptrace_bar] = ++", tracked->var,
                          "_issued;"));

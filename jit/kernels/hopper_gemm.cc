@@ -17,6 +17,36 @@ constexpr uint32_t kMmaK = 16;                      // K of one wgmma
 constexpr uint64_t kMaxSharedBytes = 227 * 1024;
 constexpr uint32_t kAlignSlack = 1024;              // 128B swizzle: 1024-byte aligned stages
 
+absl::Status CheckCluster(const HopperGemmShape& shape) {
+  const uint32_t cm = shape.cluster_m, cn = shape.cluster_n;
+  if (shape.consumer_delay_rank >= 0 && (cm * cn == 1 || shape.consumer_delay_rank >= 2)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hopper_gemm: consumer delay in CTA rank %d of a %dx%d cluster; the rank needs a "
+        "2x1 or 1x2 cluster and is 0 or 1",
+        shape.consumer_delay_rank, cm, cn));
+  }
+  if (cm == 1 && cn == 1) return absl::OkStatus();
+  if (!((cm == 2 && cn == 1) || (cm == 1 && cn == 2))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hopper_gemm: cluster %dx%d; use 1x1, 2x1 (B multicast) or 1x2 (A multicast)", cm, cn));
+  }
+  if (shape.pingpong || shape.persistent_blocks > 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hopper_gemm: cluster %dx%d is built for the cooperative, one-tile-per-block kernel; "
+        "drop --pingpong and --persistent",
+        cm, cn));
+  }
+  const uint32_t tiles_m = shape.m / HopperGemmTileRows(shape), tiles_n = shape.n / shape.bn;
+  if (tiles_m % cm != 0 || tiles_n % cn != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hopper_gemm: cluster %dx%d pairs the tiles along %s, but there are %d tiles along it "
+        "(M=%d / %d, N=%d / BN=%d); make it even",
+        cm, cn, cm == 2 ? "M" : "N", cm == 2 ? tiles_m : tiles_n, shape.m,
+        HopperGemmTileRows(shape), shape.n, shape.bn));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckShape(const HopperGemmShape& shape) {
   const uint32_t bm = HopperGemmTileRows(shape);
   if (shape.bn != 64 && shape.bn != 128 && shape.bn != 256) {
@@ -49,6 +79,7 @@ absl::Status CheckShape(const HopperGemmShape& shape) {
         "tile count",
         shape.persistent_blocks, tiles));
   }
+  RETURN_IF_ERROR(CheckCluster(shape));
   if (shape.pingpong && shape.persistent_blocks == 0 && tiles % 2 != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "hopper_gemm: ping-pong without --persistent gives each block two tiles, one per "
@@ -71,6 +102,16 @@ uint32_t HopperGemmSharedBytes(const HopperGemmShape& shape) {
   return shape.stages * (HopperGemmTileRows(shape) + shape.bn) * kBk * 2 + kAlignSlack;
 }
 
+bool HopperGemmClustered(const HopperGemmShape& shape) {
+  return shape.cluster_m * shape.cluster_n > 1;
+}
+
+uint32_t HopperGemmBoxRowsA(const HopperGemmShape& shape) {
+  return HopperGemmTileRows(shape) / shape.cluster_n;
+}
+
+uint32_t HopperGemmBoxRowsB(const HopperGemmShape& shape) { return shape.bn / shape.cluster_m; }
+
 namespace {
 
 // Writes the GEMM into a KernelBuilder.
@@ -84,7 +125,8 @@ class HopperGemmWriter {
         a_bytes_(bm_ * kBk * 2),
         stage_bytes_((bm_ + shape.bn) * kBk * 2),
         tiles_(HopperGemmTiles(shape)),
-        tiles_n_(shape.n / shape.bn) {}
+        tiles_n_(shape.n / shape.bn),
+        clustered_(HopperGemmClustered(shape)) {}
 
   void Declarations() {
     b_.Preamble("#include <cuda_bf16.h>");
@@ -98,7 +140,22 @@ class HopperGemmWriter {
     b_.Block({384, 1, 1});
     b_.DynamicShared("unsigned char", "smem", HopperGemmSharedBytes(shape_));
     b_.PhaseBarriers("full", shape_.stages, 1);
-    b_.PhaseBarriers("empty", shape_.stages, shape_.pingpong ? 128 : 256);
+    // With a cluster: one arrival per consumer warpgroup of both CTAs.
+    b_.PhaseBarriers("empty", shape_.stages,
+                     clustered_ ? 4 : (shape_.pingpong ? 128 : 256));
+    if (clustered_) {
+      b_.Cluster({2, 1, 1});
+      b_.Stmt("const unsigned int cta_rank = warptrace_cluster_ctarank();");
+      // Every CTA's barriers are initialized (and fenced by the frame) before a peer's
+      // multicast completes bytes on them or its consumers arrive on them.
+      b_.ClusterSync("barriers ready");
+    }
+  }
+
+  // After the roles: no CTA exits while its peer may still multicast into its shared memory
+  // or arrive on its barriers.
+  void Exit() {
+    if (clustered_) b_.ClusterSync("peers done");
   }
 
   void Roles() {
@@ -135,18 +192,35 @@ class HopperGemmWriter {
     return "static_cast<int>(blockIdx.x)";
   }
 
+  // The tile of CTA rank `cta_rank` of cluster blockIdx.x / 2 (see the header).
+  std::string ClusterTile() const {
+    const uint32_t clusters_n = tiles_n_ / shape_.cluster_n;
+    const std::string m = shape_.cluster_m == 2 ? " * 2 + static_cast<int>(cta_rank)" : "";
+    const std::string n = shape_.cluster_n == 2 ? " * 2 + static_cast<int>(cta_rank)" : "";
+    return absl::Substitute(
+        "const int j = jj;\n"
+        "const int cluster = static_cast<int>(blockIdx.x / 2u);\n"
+        "const int tile_m = (cluster / $0)$1;\n"
+        "const int tile_n = (cluster % $0)$2;",
+        clusters_n, m, n);
+  }
+
   // Runs `body` for the block's j-th tiles, j = first, first + step, ...: `j`, `tile`,
   // `tile_m` and `tile_n` in scope.
   void ForEachTile(uint32_t first, uint32_t step, const std::function<void()>& body) {
     const std::string count =
         absl::Substitute("($0 + $1) / $2", BlockTiles(), step - 1 - first, step);
     auto tile_body = [&] {
-      b_.Stmt(absl::Substitute(
-          "const int j = $0 + $1 * jj;\n"
-          "const int tile = $2;\n"
-          "const int tile_m = tile / $3;\n"
-          "const int tile_n = tile % $3;",
-          first, step, TileOf("j"), tiles_n_));
+      if (clustered_) {
+        b_.Stmt(ClusterTile());
+      } else {
+        b_.Stmt(absl::Substitute(
+            "const int j = $0 + $1 * jj;\n"
+            "const int tile = $2;\n"
+            "const int tile_m = tile / $3;\n"
+            "const int tile_n = tile % $3;",
+            first, step, TileOf("j"), tiles_n_));
+      }
       body();
     };
     if (shape_.persistent_blocks == 0) {
@@ -180,22 +254,34 @@ class HopperGemmWriter {
         b_.WaitPhase("empty", "stage", "phase");
         b_.Region("load", [&] {
           if (shape_.producer_delay > 0) b_.Stmt(BusyWork(shape_.producer_delay));
-          Load("A tile", "tmA", "stage_a", absl::StrCat("tile_m * ", bm_), bm_);
-          Load("B tile", "tmB", "stage_b", absl::StrCat("tile_n * ", shape_.bn), shape_.bn);
+          Load("A tile", "tmA", "stage_a", "tile_m", bm_, shape_.cluster_n == 2);
+          Load("B tile", "tmB", "stage_b", "tile_n", shape_.bn, shape_.cluster_m == 2);
           b_.Arrive("full", "stage", "phase", ArriveBy::kOneThread);
         });
       });
     });
   }
 
-  void Load(const char* name, const char* map, const char* dst, const std::string& row,
-            uint32_t rows) {
+  // Loads the operand's rows [tile * rows, + rows) into `dst`; `multicast`: this CTA's half
+  // of them, into the same half of both CTAs' stage (ctaMask 0b11).
+  void Load(const char* name, const char* map, const char* dst, const char* tile,
+            uint32_t rows, bool multicast) {
     AsyncCopySpec spec;
-    spec.name = name;
     spec.tensor_map = map;
-    spec.dst = dst;
-    spec.coords = {"kt * 64", row};
-    spec.box = {kBk, rows};
+    if (multicast) {
+      const uint32_t half = rows / 2;
+      spec.name = absl::StrCat(name, " half - multicast");
+      spec.dst = absl::StrCat(dst, " + cta_rank * ", half * kBk * 2, "u");
+      spec.coords = {"kt * 64", absl::StrCat(tile, " * ", rows, " + static_cast<int>(cta_rank) * ",
+                                             half)};
+      spec.box = {kBk, half};
+      spec.multicast_mask = "0x3";
+    } else {
+      spec.name = name;
+      spec.dst = dst;
+      spec.coords = {"kt * 64", absl::StrCat(tile, " * ", rows)};
+      spec.box = {kBk, rows};
+    }
     spec.element_bytes = 2;
     spec.barrier = "full";
     spec.barrier_index = "stage";
@@ -211,7 +297,7 @@ class HopperGemmWriter {
     const uint32_t s = shape_.stages;
     if (consumer <= 0) {  // the first lap's empty phases (ping-pong: one consumer's arrivals)
       b_.For("first", 0, static_cast<int64_t>(s), TripCount::Exact(s),
-             [&] { b_.Arrive("empty", "first", 0); });
+             [&] { Release("first", "0"); });
     }
     if (consumer == 1) {  // consumer 0 takes the first turn
       b_.NamedBarrierArrive("turn0", 1, 256);
@@ -228,7 +314,7 @@ class HopperGemmWriter {
       ForEachKBlock([&] {
         b_.WaitPhase("full", "stage", "phase");
         b_.Region("mma", [&] {
-          if (shape_.consumer_delay > 0) b_.Stmt(BusyWork(shape_.consumer_delay));
+          if (shape_.consumer_delay > 0) b_.Stmt(ConsumerDelay());
           b_.MmaGroup("wgmma", [&] {
             b_.Stmt(absl::Substitute(
                 "for (int kk = 0; kk < $0; ++kk) {\n"
@@ -243,13 +329,30 @@ class HopperGemmWriter {
           });
           b_.WaitMmaGroups(0);
         });
-        b_.Arrive("empty", "stage", "phase + 1");
+        Release("stage", "phase + 1");
       });
       if (consumer >= 0) {  // the other consumer's turn
         b_.NamedBarrierArrive(absl::StrCat("turn", 1 - consumer), 2 - consumer, 256);
       }
       b_.Region("epilogue", [&] { b_.Stmt(Epilogue(rows)); });
     });
+  }
+
+  // The consumer's release of a stage: every thread on empty[stage], or with a cluster one
+  // thread per warpgroup on empty[stage] of both CTAs (both producers refill it).
+  void Release(const char* stage, const char* phase) {
+    if (!clustered_) {
+      b_.Arrive("empty", stage, phase);
+      return;
+    }
+    b_.Arrive("empty", stage, phase, ArriveBy::kOneThreadPerWarpgroup);
+    b_.ArriveRemote("empty", stage, phase, "cta_rank ^ 1u", ArriveBy::kOneThreadPerWarpgroup);
+  }
+
+  std::string ConsumerDelay() const {
+    if (shape_.consumer_delay_rank < 0) return BusyWork(shape_.consumer_delay);
+    return absl::StrCat("if (cta_rank == ", shape_.consumer_delay_rank, "u) {\n",
+                        BusyWork(shape_.consumer_delay), "\n}");
   }
 
   // Thread T of the warpgroup holds d_i at row 16w + g + 8((i >> 1) & 1), column
@@ -277,6 +380,7 @@ class HopperGemmWriter {
   const uint32_t stage_bytes_;
   const uint32_t tiles_;
   const uint32_t tiles_n_;
+  const bool clustered_;
 };
 
 }  // namespace
@@ -287,6 +391,7 @@ absl::StatusOr<KernelBuilder> HopperGemmBuilder(const HopperGemmShape& shape) {
   HopperGemmWriter writer(shape, b);
   writer.Declarations();
   writer.Roles();
+  writer.Exit();
   return b;
 }
 

@@ -22,6 +22,22 @@
 // consumers pre-arrive on every empty[s] for phase 0).
 // Persistent (`persistent_blocks` > 0): that many blocks loop over the tiles (blockIdx.x,
 // + gridDim.x, ...), planned exactly per block (TripCount::PerBlock).
+// Cluster (`cluster_m` x `cluster_n` = 2x1 or 1x2, CUTLASS's ClusterShape over the tiles;
+// cooperative, one tile per block): the grid is launched with 2-CTA clusters (Cluster({2, 1,
+// 1}), consecutive blocks), CTA rank r of cluster c computing tile (2 (c / (N / BN)) + r,
+// c % (N / BN)) for 2x1 (the pair shares B's tile) or (c / (N / 2BN), 2 (c % (N / 2BN)) + r)
+// for 1x2 (the pair shares A's tile). The shared operand is multicast the way CUTLASS's
+// sm90 collective splits it: each CTA's producer loads half of the shared box (rank r the
+// rows [r h, r h + h), h = BN / 2 for B, 128 / 2 for A) with ctaMask 0b11, so each CTA's
+// full[s] receives its own operand's box plus both halves (the construct expects box x
+// popcount(mask) for the multicast copy: the same bytes as without a cluster). A stage of
+// one CTA is refilled by both producers, so each consumer warpgroup releases it in both CTAs
+// (a local arrival and ArriveRemote on the peer's empty[s], one thread per warpgroup, as
+// CUTLASS's ClusterBarrier::arrive(cta_id) does): empty[s] counts 2 warpgroups x 2 CTAs.
+// The barriers' init is made visible to the cluster (fence.mbarrier_init.release.cluster by
+// the frame, then a ClusterSync "barriers ready") before any copy or remote arrival, and a
+// ClusterSync "peers done" ends the kernel, so that no CTA exits while its peer may still
+// arrive on its barriers or multicast into its shared memory.
 //
 // Kernel parameters, in order: CUtensorMap tmA (box 64 x BM rows of A, 128B swizzle),
 // CUtensorMap tmB (box 64 x BN rows of B, 128B swizzle), C (`__nv_bfloat16*` or `float*`).
@@ -47,6 +63,13 @@ struct HopperGemmShape {
   uint32_t persistent_blocks = 0;  // 0: one tile per block
   uint32_t producer_delay = 0;     // cycles of busy work per load
   uint32_t consumer_delay = 0;     // cycles of busy work per mma
+  // CUTLASS's cluster shape over the tiles: 1x1 (no cluster), 2x1 (B multicast) or 1x2 (A
+  // multicast); cooperative and non-persistent only.
+  uint32_t cluster_m = 1;
+  uint32_t cluster_n = 1;
+  // With a cluster: the consumer delay only in the CTA of this rank (-1: every CTA), to
+  // make one CTA's consumers hold both CTAs' producers.
+  int32_t consumer_delay_rank = -1;
 };
 
 inline constexpr uint32_t kHopperGemmBk = 64;  // K per stage: one 128-byte swizzle row
@@ -57,9 +80,17 @@ uint32_t HopperGemmTileRows(const HopperGemmShape& shape);
 uint32_t HopperGemmTiles(const HopperGemmShape& shape);
 // Dynamic shared memory: the ring plus 1024 bytes of alignment slack.
 uint32_t HopperGemmSharedBytes(const HopperGemmShape& shape);
+// True for a 2x1 or 1x2 cluster.
+bool HopperGemmClustered(const HopperGemmShape& shape);
+// Rows of the TMA boxes to encode in tmA and tmB: the tile's rows, or half of them for the
+// operand a cluster multicasts (each CTA of the pair loads one half).
+uint32_t HopperGemmBoxRowsA(const HopperGemmShape& shape);
+uint32_t HopperGemmBoxRowsB(const HopperGemmShape& shape);
 
 // InvalidArgument when M is not a positive multiple of the tile rows, N of BN, K of 64, BN
-// not 64/128/256, stages < 2, the ring over 227 KiB, or more persistent blocks than tiles.
+// not 64/128/256, stages < 2, the ring over 227 KiB, or more persistent blocks than tiles;
+// a cluster other than 1x1, 2x1, 1x2, with ping-pong or persistent, or whose tiles do not
+// pair up (M / 128 even for 2x1, N / BN even for 1x2).
 absl::StatusOr<KernelBuilder> HopperGemmBuilder(const HopperGemmShape& shape);
 absl::StatusOr<Kernel> HopperGemm(const HopperGemmShape& shape);
 

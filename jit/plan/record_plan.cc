@@ -111,6 +111,7 @@ class SiteAssigner {
     } else if (copy.tma()) {
       site.copy_engine = TmaCopyEngine(copy.coords.size(), /*store=*/false);
       site.copy_bytes = copy.Bytes();
+      site.multicast = !copy.multicast_mask.empty();
     } else {
       site.copy_engine = copy.barrier.empty() ? CopyEngine::kCpAsync : CopyEngine::kBulk;
       site.copy_bytes = copy.Bytes();

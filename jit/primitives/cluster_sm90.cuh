@@ -148,6 +148,23 @@ inline void warptrace_mbarrier_arrive_cluster(unsigned long long* bar, unsigned 
 inline void warptrace_fence_acq_rel_cluster() {}
 
 namespace warptrace_host {
+// Notes a multicast delivery on CTA rank `r`'s barrier `peer_bar` (the caller's own `bar`
+// at the same offset) for MbarCheckMulticastTx, before its bytes complete on it.
+inline void NoteMulticastLanding(unsigned long long* peer_bar, unsigned long long* bar,
+                                 unsigned int r, unsigned short mask, const CUtensorMap* map,
+                                 const char* site) {
+  MulticastLanding& m = MulticastLandings()[peer_bar];
+  const unsigned long long phase = CompletedPhases()[peer_bar];
+  const long long launch = Current().clock->ns_base;
+  if (m.launch != launch || m.phase != phase) m = MulticastLanding{launch, phase};
+  m.sources |= 1u << Current().cluster_rank;
+  m.dest_rank = r;
+  m.offset = static_cast<unsigned int>(__cvta_generic_to_shared(bar));
+  m.mask = mask;
+  m.bytes = static_cast<unsigned int>(::warptrace_host_tma::BoxBytes(
+      *reinterpret_cast<const WarptraceHostTensorMap*>(map)));
+  m.site = site;
+}
 inline void TmaMulticast(void* smem, const CUtensorMap* map, const int32_t* c, uint32_t dims,
                          unsigned long long* bar, unsigned short mask, const char* what,
                          const char* site) {
@@ -161,6 +178,7 @@ inline void TmaMulticast(void* smem, const CUtensorMap* map, const int32_t* c, u
     if (((mask >> r) & 1u) == 0) continue;
     void* dst = ClusterMap(smem, r, what, /*track=*/0);
     auto* peer_bar = static_cast<unsigned long long*>(ClusterMap(bar, r, what, 0));
+    NoteMulticastLanding(peer_bar, bar, r, mask, map, site);
     MutableCurrent().cluster_op = 1;
     TmaCopy(dst, map, c, dims, peer_bar, what, site);
     MutableCurrent().cluster_op = 0;

@@ -118,6 +118,55 @@ inline void MbarCheckPhase(unsigned long long* bar, unsigned int phase, const ch
            path, phase, phase - 1, *completed, phase, phase & 1u, aliased);
   Rt().fail(Fiber(), message);
 }
+// The multicast copies that landed on an mbarrier in its current phase (cluster_sm90.cuh's
+// TmaMulticast notes each delivery before it completes its bytes), for the expect-tx check
+// below. Worker-thread-local like CompletedPhases (a cluster's CTAs share the thread).
+struct MulticastLanding {
+  long long launch = 0;
+  unsigned long long phase = 0;  // the barrier's completed phases at the deliveries
+  unsigned int sources = 0;      // bit r: CTA rank r multicast onto it in this phase
+  unsigned int dest_rank = 0;    // the CTA that owns the barrier
+  unsigned int offset = 0;       // the barrier's shared memory offset (the same in each CTA)
+  unsigned short mask = 0;       // the last delivery's ctaMask
+  unsigned int bytes = 0;        // its bytes (one box)
+  const char* site = nullptr;    // its builder path
+};
+inline std::unordered_map<const void*, MulticastLanding>& MulticastLandings() {
+  static thread_local std::unordered_map<const void*, MulticastLanding> table;
+  return table;
+}
+// Every arrival of `bar`'s phase is in (so every expect_tx of legal code is too) and yet its
+// copies completed `surplus` bytes more than expected: the phase can never complete. When
+// multicast copies landed on it in this phase, the expect_tx missed slices the CTA receives
+// from its peers: say so now, with the ranks and the copy, instead of a later deadlock.
+inline void MbarCheckMulticastTx(unsigned long long* bar, unsigned int arrivals, int surplus) {
+  const auto it = MulticastLandings().find(bar);
+  if (it == MulticastLandings().end()) return;
+  const MulticastLanding& m = it->second;
+  const unsigned long long* completed = CompletedPhases().Find(bar);
+  if (m.launch != Current().clock->ns_base || completed == nullptr || *completed != m.phase) {
+    return;
+  }
+  char sources[64] = "";
+  unsigned int count = 0;
+  for (unsigned int r = 0; r < 16; ++r) {
+    if (((m.sources >> r) & 1u) == 0) continue;
+    const size_t used = strlen(sources);
+    snprintf(sources + used, sizeof sources - used, "%s%u", count == 0 ? "" : ", ", r);
+    ++count;
+  }
+  char message[1024];
+  snprintf(message, sizeof message,
+           "%s: multicast expect-tx: the mbarrier at shared memory offset %u of CTA rank %u "
+           "has all %u arrivals of its phase %llu, but its copies completed %d bytes more than "
+           "its expect_tx counted, so the phase can never complete. Multicast copies from CTA "
+           "rank(s) %s landed on it in this phase (ctaMask 0x%04x, %u bytes to each CTA of the "
+           "mask): a CTA receives one slice from every CTA that multicasts to it, so its "
+           "expect_tx must count them all (%u x %u = %u bytes from these), not only its own",
+           m.site == nullptr ? "multicast copy" : m.site, m.offset, m.dest_rank, arrivals,
+           m.phase, surplus, sources, m.mask, m.bytes, count, m.bytes, count * m.bytes);
+  Rt().fail(Fiber(), message);
+}
 // Applies `arrivals` and `tx` to the mbarrier; completes the phase when both reach 0.
 inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arrivals, int tx) {
   const unsigned long long w = *bar;
@@ -129,6 +178,7 @@ inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arriv
     Rt().fail(Fiber(), "mbarrier arrive: more arrivals than the phase expects");
   }
   pending -= arrivals;
+  if (pending == 0 && count < 0) MbarCheckMulticastTx(bar, expected, -count);
   const bool completed = pending == 0 && count == 0;
   *bar = completed ? MbarPack(expected, expected, 0, phase ^ 1u)
                    : MbarPack(pending, expected, count, phase);

@@ -244,8 +244,9 @@ inline const char* HostClockSupportName(HostClockSupport support) {
 
 // One ranked finding: a sentence with numbers and coordinates.
 struct Diagnosis {
-  std::string kind;   // "early_return", "bound", "waiting", "tail", "sm_imbalance",
-                      // "outlier_blocks", "dim_imbalance", "unit_imbalance", "overhead"
+  std::string kind;   // "early_return", "bound", "waiting", "cross_cta", "tail",
+                      // "sm_imbalance", "outlier_blocks", "dim_imbalance", "unit_imbalance",
+                      // "overhead"
   double score = 0;   // ranking weight: the fraction of kernel time it concerns (0..1)
   std::string text;
   HostClockSupport host_clock = HostClockSupport::kHostOnly;
@@ -272,6 +273,24 @@ struct CausalProfile {
   std::vector<std::string> limitations;  // what the prediction could not know
 };
 
+// Waits released from another CTA of the cluster (a cluster link scope, format/links.h):
+// the waits of `waiter_role` in the CTAs of rank `waiter_rank` whose phase's last arrival
+// (the one that released them) came from `releaser_role` in CTA rank `releaser_rank`, e.g.
+// a producer's wait on a multicast stage's empty barrier, completed by the peer's consumer.
+struct CrossCtaWait {
+  std::string waiter_role;
+  uint32_t waiter_rank = 0;
+  std::string releaser_role;
+  uint32_t releaser_rank = 0;
+  std::string family;      // the barrier family waited on ("empty[*]")
+  uint64_t waits = 0;
+  // The time those waits were held by the remote arrival alone: from the later of the
+  // wait's begin and the waiter CTA's own last arrival on the phase, to the remote
+  // arrival; summed.
+  int64_t waited_ns = 0;
+  double share = 0;        // of the waiter role's unit time in CTAs of waiter_rank
+};
+
 struct Analysis {
   std::string kernel_name;
   std::string device_name;
@@ -284,6 +303,10 @@ struct Analysis {
   CriticalPathAnalysis critical_path;
   GridAnalysis grid;
   OverheadAnalysis overhead;
+  // With clusters: CTAs per cluster, and the waits released across CTAs, most waited first
+  // (empty without a cluster link scope).
+  uint32_t cluster_size = 1;
+  std::vector<CrossCtaWait> cross_cta_waits;
   std::vector<Diagnosis> diagnosis;  // ranked, most important first
   // Filled by the dump front end when asked (DumpRequest::causal_profile); empty otherwise,
   // and then not in the JSON.

@@ -250,6 +250,23 @@ void WriteAnalysisJson(const Analysis& a, llvm::raw_ostream& os) {
       for (const RoleAnalysis& r : a.roles) Role(j, r);
     });
     CriticalPathJson(j, a.critical_path);
+    if (!a.cross_cta_waits.empty()) {  // clusters only: older readers never see it
+      j.attribute("cluster_size", a.cluster_size);
+      j.attributeArray("cross_cta_waits", [&] {
+        for (const CrossCtaWait& w : a.cross_cta_waits) {
+          j.object([&] {
+            j.attribute("waiter_role", ValidUtf8(w.waiter_role));
+            j.attribute("waiter_rank", w.waiter_rank);
+            j.attribute("releaser_role", ValidUtf8(w.releaser_role));
+            j.attribute("releaser_rank", w.releaser_rank);
+            j.attribute("family", ValidUtf8(w.family));
+            j.attribute("waits", w.waits);
+            j.attribute("waited_ns", w.waited_ns);
+            j.attribute("share", w.share);
+          });
+        }
+      });
+    }
     GridJson(j, a.grid);
     const OverheadAnalysis& o = a.overhead;
     j.attributeObject("overhead", [&] {

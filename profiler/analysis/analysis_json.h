@@ -26,6 +26,10 @@
 //                          "waiting_share": 0.38,
 //                          "waits": [{"family": "full[*]", "wait_ns": N, "share": 0.38}]},
 //                         ...]}, ...],
+//    (with clusters whose CTAs released each other's waits, after "critical_path":
+//     "cluster_size": 2, "cross_cta_waits": [{"waiter_role": "producer", "waiter_rank": 0,
+//       "releaser_role": "consumer", "releaser_rank": 1, "family": "empty[*]", "waits": N,
+//       "waited_ns": N, "share": 0.38}, ...], most waited first: analysis.h CrossCtaWait)
 //    "critical_path": {"per_unit_only": false, "blocks": N, "handoffs": N,
 //                      "trace_links": N,  (hand-off links resolved from the trace)
 //                      "regions": [{"role": "producer", "site": 1, "name": "load",

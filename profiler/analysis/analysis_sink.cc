@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "format/links.h"
 #include "profiler/analysis/diagnosis.h"
 #include "profiler/analysis/stats.h"
 #include "profiler/timeline/timeline.h"
@@ -21,6 +22,13 @@ uint64_t Key(uint32_t hi, uint32_t lo) { return (uint64_t{hi} << 32) | lo; }
 }  // namespace
 
 std::string WaitFamily(absl::string_view name) {
+  // A cluster-wide barrier id names the CTA rank ("full[0] of CTA rank 1"): every CTA's
+  // element is one family.
+  if (const size_t rank = name.rfind(" of CTA rank "); rank != absl::string_view::npos &&
+      rank + 13 < name.size() &&
+      name.find_first_not_of("0123456789", rank + 13) == absl::string_view::npos) {
+    name = name.substr(0, rank);
+  }
   std::string out;
   out.reserve(name.size());
   for (size_t i = 0; i < name.size(); ++i) {
@@ -152,20 +160,76 @@ absl::Status AnalysisSink::CollectLinks(const UnitTimeline& t) {
           t.block_linear, t.unit_index, f.id, f.to.ns));
     }
     const uint32_t slice = f.to.released_wait;
+    wait_barriers_.push_back({slice, BarrierSlotOf(f.barrier)});
     if (f.from.record_index < block_first ||
         f.from.record_index >= block_first + units_per_block_) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "block %d unit %d: flow %d comes from record %d, outside the block", t.block_linear,
-          t.unit_index, f.id, f.from.record_index));
+      // An arrival of another CTA of the cluster (LinkScope::kCluster): the block's path
+      // does not follow it; who released the wait is counted (AddCrossCta).
+      ++cross_cta_links_;
+      if (f.completing) cross_completing_.push_back(&f);
+      continue;
     }
     const uint32_t from_unit = static_cast<uint32_t>(f.from.record_index - block_first);
     resolved_links_.push_back({t.block_linear, from_unit, f.from.ns, t.unit_index, slice});
-    wait_barriers_.push_back({slice, BarrierSlotOf(f.barrier)});
+    local_arrivals_.push_back({slice, f.from.ns});
     ++resolved_total_;
   }
+  for (const Flow* f : cross_completing_) AddCrossCta(t, *f);
+  cross_completing_.clear();
+  local_arrivals_.clear();
   std::sort(wait_barriers_.begin(), wait_barriers_.end(),
             [](const WaitBarrier& a, const WaitBarrier& b) { return a.slice < b.slice; });
   return absl::OkStatus();
+}
+
+// A record's CTA rank: its place in its link scope instance (a cluster's CTAs are
+// consecutive blocks in rank order under LinkScope::kCluster; 0 otherwise).
+uint32_t AnalysisSink::RankOfRecord(uint64_t record) const {
+  if (LinkScopeOf(*layout_) != LinkScope::kCluster || units_per_block_ == 0) return 0;
+  return static_cast<uint32_t>((record % RecordsPerLinkScope(*layout_)) / units_per_block_);
+}
+
+// `f` released one of t's waits with its phase's last arrival, from another CTA: the wait
+// is held by the peer from the later of its begin and the CTA's own last arrival on the
+// phase (local_arrivals_) until that remote arrival; arrivals about together hold nothing.
+void AnalysisSink::AddCrossCta(const UnitTimeline& t, const Flow& f) {
+  const Slice& wait = t.slices[f.to.released_wait];
+  int64_t from = wait.begin_ns;
+  for (const auto& [slice, ns] : local_arrivals_) {
+    if (slice == f.to.released_wait) from = std::max(from, ns);
+  }
+  const int64_t held = std::clamp<int64_t>(f.from.ns - from, 0, wait.end_ns - wait.begin_ns);
+  const uint32_t from_unit = static_cast<uint32_t>(f.from.record_index % units_per_block_);
+  const uint32_t family = barrier_slots_[BarrierSlotOf(f.barrier)].family;
+  CrossAcc& acc = cross_[{RoleOf(t.unit_index), RankOfRecord(t.record_index), RoleOf(from_unit),
+                          RankOfRecord(f.from.record_index), family}];
+  ++acc.waits;
+  acc.ns += held;
+}
+
+void AnalysisSink::FillCrossCta() {
+  result_.cluster_size = static_cast<uint32_t>(layout_->cluster.Count());
+  result_.cross_cta_waits.clear();
+  for (const auto& [key, acc] : cross_) {
+    const auto& [waiter, waiter_rank, releaser, releaser_rank, family] = key;
+    CrossCtaWait w;
+    w.waiter_role = roles_[waiter].name;
+    w.waiter_rank = waiter_rank;
+    w.releaser_role = roles_[releaser].name;
+    w.releaser_rank = releaser_rank;
+    w.family = families_[family];
+    w.waits = acc.waits;
+    w.waited_ns = acc.ns;
+    auto time = role_rank_ns_.find({waiter, waiter_rank});
+    w.share = time == role_rank_ns_.end()
+                  ? 0
+                  : Ratio(static_cast<double>(acc.ns), static_cast<double>(time->second));
+    result_.cross_cta_waits.push_back(std::move(w));
+  }
+  std::stable_sort(result_.cross_cta_waits.begin(), result_.cross_cta_waits.end(),
+                   [](const CrossCtaWait& a, const CrossCtaWait& b) {
+                     return a.waited_ns > b.waited_ns;
+                   });
 }
 
 absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
@@ -214,6 +278,9 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
                     t.returned_early});
   ++acc.units;
   acc.unit_time_ns += t.end_ns - t.start_ns;
+  if (LinkScopeOf(*layout_) == LinkScope::kCluster) {
+    role_rank_ns_[{role, RankOfRecord(t.record_index)}] += t.end_ns - t.start_ns;
+  }
   // Tensor-core time: the union of the unit's wgmma group spans (sorted by begin).
   int64_t covered_end = t.start_ns;
   for (const AsyncSpan& span : t.async_spans) {
@@ -402,6 +469,7 @@ absl::Status AnalysisSink::End(const TraceEnd& /*end*/) {
                                          static_cast<double>(result_.grid.span_ns));
   }
   FillOverhead();
+  FillCrossCta();
   result_.diagnosis = Diagnose(result_);
   return absl::OkStatus();
 }

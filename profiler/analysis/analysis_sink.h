@@ -46,8 +46,11 @@
 #define WARPTRACE_PROFILER_ANALYSIS_ANALYSIS_SINK_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -73,7 +76,8 @@ struct AnalysisOptions {
   size_t max_outliers = 5;
 };
 
-// "full[2]" -> "full[*]": every run of digits inside brackets becomes "*".
+// "full[2]" -> "full[*]": every run of digits inside brackets becomes "*"; a trailing
+// " of CTA rank N" (a peer CTA's element under a cluster link scope) goes.
 std::string WaitFamily(absl::string_view site_name);
 
 class AnalysisSink : public TraceSink {
@@ -229,6 +233,20 @@ class AnalysisSink : public TraceSink {
   // Hand-off links resolved from the units' flows (trace v2), this block's; the explicit
   // and resolved links of the block together (scratch); the unit's linked waits.
   std::vector<HandoffLink> resolved_links_;
+  uint64_t cross_cta_links_ = 0;  // arrival -> release flows from another CTA
+  // Waits released from another CTA, by (waiter role, waiter rank, releaser role, releaser
+  // rank, family); unit time by (role, rank). Ranks: the record's place in its link scope.
+  struct CrossAcc {
+    uint64_t waits = 0;
+    int64_t ns = 0;
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>, CrossAcc> cross_;
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> role_rank_ns_;
+  std::vector<const Flow*> cross_completing_;                // scratch, per unit
+  std::vector<std::pair<uint32_t, int64_t>> local_arrivals_;  // scratch: (slice, arrival ns)
+  uint32_t RankOfRecord(uint64_t record) const;
+  void AddCrossCta(const UnitTimeline& t, const Flow& f);
+  void FillCrossCta();
   std::vector<HandoffLink> block_links_;
   std::vector<WaitBarrier> wait_barriers_;
   uint64_t resolved_total_ = 0;

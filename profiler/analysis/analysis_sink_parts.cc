@@ -82,6 +82,11 @@ absl::Status AnalysisSink::MergePart(AnalysisSink& part) {
   }
   for (size_t r = 0; r < roles_.size(); ++r) roles_[r].Add(part.roles_[r]);
   result_.units_without_record += part.result_.units_without_record;
+  for (const auto& [key, ns] : part.role_rank_ns_) role_rank_ns_[key] += ns;
+  for (const auto& [key, acc] : part.cross_) {
+    cross_[key].waits += acc.waits;
+    cross_[key].ns += acc.ns;
+  }
   path_blocks_ += part.path_blocks_;
   handoffs_ += part.handoffs_;
   if (path_.size() < part.path_.size()) path_.resize(part.path_.size());

@@ -108,6 +108,29 @@ void AddBound(const Analysis& a, std::vector<Diagnosis>& out) {
   out.push_back(std::move(d));
 }
 
+// The largest share of a role's time spent waiting for another CTA of its cluster: e.g. a
+// producer whose multicast stage (empty[s]) was last released by the peer's consumer.
+void AddCrossCta(const Analysis& a, std::vector<Diagnosis>& out) {
+  const CrossCtaWait* top = nullptr;
+  for (const CrossCtaWait& w : a.cross_cta_waits) {
+    if (top == nullptr || w.share > top->share) top = &w;
+  }
+  if (top == nullptr || top->share < kMinWaitShare) return;
+  Diagnosis d;
+  d.kind = "cross_cta";
+  d.score = top->share;
+  const std::string all =
+      a.cluster_size == 2 ? "both CTAs" : absl::StrCat("the ", a.cluster_size, " CTAs");
+  d.text = absl::StrCat(
+      "cross-CTA stall: CTA ", top->releaser_rank, "'s ", top->releaser_role, " held CTA ",
+      top->waiter_rank, "'s ", top->waiter_role, ": the shared stage (", top->family,
+      ") waited for ", all, " to release it; CTA rank ", top->waiter_rank, "'s ",
+      top->waiter_role, " units spent ", Pct(top->share), " of their time waiting for CTA rank ",
+      top->releaser_rank, "'s ", top->releaser_role, " after their own CTA's release (",
+      top->waits, " ", top->family, " phases completed by its remote arrivals)");
+  out.push_back(std::move(d));
+}
+
 // "working block" where early-return blocks were set apart, else "block".
 const char* BlockWord(const GridAnalysis& g) {
   return g.early_return_blocks > 0 && g.working_blocks > 0 ? "working block" : "block";
@@ -300,9 +323,21 @@ void PrintHostClockSupport(const std::vector<Diagnosis>& findings, llvm::raw_ost
 std::vector<Diagnosis> Diagnose(const Analysis& analysis) {
   std::vector<Diagnosis> ranked;
   AddBound(analysis, ranked);
+  AddCrossCta(analysis, ranked);
   AddGrid(analysis, ranked);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const Diagnosis& a, const Diagnosis& b) { return a.score > b.score; });
+  // A cross-CTA stall that accounts for at least half of the waiting role's waits is why
+  // that role waits: it goes right before the bound (or waiting) finding.
+  auto cross = std::find_if(ranked.begin(), ranked.end(),
+                            [](const Diagnosis& d) { return d.kind == "cross_cta"; });
+  auto bound = std::find_if(ranked.begin(), ranked.end(), [](const Diagnosis& d) {
+    return d.kind == "bound" || d.kind == "waiting";
+  });
+  if (cross != ranked.end() && bound != ranked.end() && bound < cross &&
+      cross->score >= 0.5 * bound->score) {
+    std::rotate(bound, cross, cross + 1);
+  }
   std::vector<Diagnosis> out;
   AddEarlyReturn(analysis.grid, out);
   for (Diagnosis& d : ranked) out.push_back(std::move(d));

@@ -13,6 +13,10 @@
 //                  region leads the critical path (with hand-off links), or, per unit only,
 //                  the other role of a two-role kernel and its busiest region. Score: the
 //                  waiting share. Kind "waiting" when no other role can be named.
+//   cross_cta      with clusters: the (role, CTA rank) whose waits were released most by
+//                  another CTA's role (the phase's last arrival a remote one), when that is
+//                  >= kMinWaitShare of its time: "CTA 1's consumer held CTA 0's producer".
+//                  Score: that share.
 //   tail           tail_share >= kMinTailShare. Score: tail_share.
 //   sm_imbalance   busiest SM >= kMinImbalance x the mean SM. Score: excess / span.
 //   outlier_blocks a block >= outlier_ratio x the median block. Score: excess / span.
@@ -22,7 +26,8 @@
 //   unit_imbalance per role, a unit >= outlier_ratio x the role's median unit.
 //   overhead       always last (score 0): measured cost per event and how much of the
 //                  reported waits it could account for.
-// Ties keep the order above.
+// Ties keep the order above. A cross_cta finding whose score is at least half the bound (or
+// waiting) finding's goes right before it: the peer CTA is why that role waits.
 #ifndef WARPTRACE_PROFILER_ANALYSIS_DIAGNOSIS_H_
 #define WARPTRACE_PROFILER_ANALYSIS_DIAGNOSIS_H_
 

@@ -145,7 +145,17 @@ void SummaryBuilder::Count(const UnitTimeline& unit) {
   for (const AsyncSpan& a : unit.async_spans) summary_.async_never_completed += !a.completed;
   for (const Flow& f : unit.flows) {
     if (f.from.record_index != unit.record_index) continue;  // counted once, at its source
-    ++(f.kind == FlowKind::kArrivalToRelease ? summary_.arrival_flows : summary_.copy_flows);
+    switch (f.kind) {
+      case FlowKind::kArrivalToRelease:
+        ++summary_.arrival_flows;
+        break;
+      case FlowKind::kIssueToCompletion:
+        ++summary_.copy_flows;
+        break;
+      case FlowKind::kMulticastLanding:
+        ++summary_.landing_flows;
+        break;
+    }
   }
 }
 
@@ -164,6 +174,7 @@ void SummaryBuilder::Merge(const SummaryBuilder& other) {
   s.async_never_completed += o.async_never_completed;
   s.arrival_flows += o.arrival_flows;
   s.copy_flows += o.copy_flows;
+  s.landing_flows += o.landing_flows;
   hz_sum_ += other.hz_sum_;
   for (size_t row = 0; row < durations_.size() && row < other.durations_.size(); ++row) {
     for (const auto& [ns, n] : other.durations_[row]) durations_[row][ns] += n;
@@ -326,6 +337,11 @@ void PrintSummary(const Summary& summary, llvm::raw_ostream& os) {
         "release flows, %d issue -> completion flows\n",
         summary.arrivals, summary.async_copies, summary.async_never_completed,
         summary.arrival_flows, summary.copy_flows);
+    if (summary.landing_flows > 0) {  // clusters: a multicast copy's landing in each peer
+      os << absl::StrFormat("  multicast landings: %d flows from a multicast copy's issue to "
+                            "the waits it released in the other CTAs of its mask\n",
+                            summary.landing_flows);
+    }
   }
 }
 

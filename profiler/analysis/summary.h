@@ -88,6 +88,7 @@ struct Summary {
   uint64_t async_never_completed = 0;  // ... of which never observed complete
   uint64_t arrival_flows = 0;          // arrival -> released wait links
   uint64_t copy_flows = 0;             // issue -> completion links
+  uint64_t landing_flows = 0;          // multicast issue -> released wait in a peer CTA
   friend bool operator==(const Summary&, const Summary&) = default;
 };
 

@@ -319,6 +319,13 @@ class Writer {
         if (unit.verdict != Verdict::kComplete) {
           json_.attribute("reason", ValidUtf8(unit.verdict_reason));
         }
+        if (layout_.cluster.Count() > 1) {  // the unit's cluster (%clusterid) and CTA rank
+          const ClusterPosition p = ClusterOfBlock(layout_, unit.block_index);
+          json_.attributeArray("cluster", [&] {
+            for (uint32_t c : {p.cluster.x, p.cluster.y, p.cluster.z}) json_.value(c);
+          });
+          json_.attribute("cluster_rank", p.rank);
+        }
       });
     });
     json_.object([&] {
@@ -429,7 +436,7 @@ class Writer {
     const int64_t at = std::clamp(end.ns, begin + 1, std::max(begin + 1, finish - 1));
     const bool arrival = flow.kind == FlowKind::kArrivalToRelease;
     const bool barrier = flow.barrier != kNoBarrierId;
-    const EventTemplate& t = FlowTemplate(arrival, start, barrier);
+    const EventTemplate& t = FlowTemplate(flow.kind, start, barrier);
     char id[24], ts[24], num[24];
     llvm::StringRef values[7];
     size_t n = 0;
@@ -511,15 +518,27 @@ class Writer {
   }
 
   // Holes: id, ts, then for "s": [barrier,] phase or issue, [completing,]; pid, tid.
-  const EventTemplate& FlowTemplate(bool arrival, bool start, bool barrier) {
+  static const char* FlowName(FlowKind kind) {
+    switch (kind) {
+      case FlowKind::kArrivalToRelease:
+        return "hand-off";
+      case FlowKind::kIssueToCompletion:
+        return "async copy";
+      case FlowKind::kMulticastLanding:
+        return "multicast landing";
+    }
+    return "?";
+  }
+
+  const EventTemplate& FlowTemplate(FlowKind kind, bool start, bool barrier) {
+    const bool arrival = kind == FlowKind::kArrivalToRelease;
     std::optional<EventTemplate>& slot =
-        flow_templates_[(arrival ? 4 : 0) + (start ? 2 : 0) + (barrier ? 1 : 0)];
+        flow_templates_[static_cast<size_t>(kind) * 4 + (start ? 2 : 0) + (barrier ? 1 : 0)];
     if (!slot.has_value()) {
       slot = EventTemplate::Build([&](llvm::json::OStream& json) {
         json.object([&] {
-          json.attribute("name", arrival ? "hand-off" : "async copy");
-          json.attribute("cat", FlowKindName(arrival ? FlowKind::kArrivalToRelease
-                                                     : FlowKind::kIssueToCompletion));
+          json.attribute("name", FlowName(kind));
+          json.attribute("cat", FlowKindName(kind));
           json.attribute("ph", start ? "s" : "f");
           if (!start) json.attribute("bp", "e");
           Holes(json, "id");
@@ -650,7 +669,7 @@ class Writer {
   std::vector<SiteTemplate> templates_;  // [site * kVariants + variant]
   std::vector<std::optional<EventTemplate>> instant_templates_;  // [site]
   std::vector<std::optional<EventTemplate>> async_templates_;    // [site * 4 + variant]
-  std::optional<EventTemplate> flow_templates_[8];  // [arrival * 4 + start * 2 + barrier]
+  std::optional<EventTemplate> flow_templates_[12];  // [kind * 4 + start * 2 + barrier]
   std::map<uint32_t, std::string> barrier_json_;    // barrier id -> its name as JSON
   uint64_t generation_ = 0;              // counts units written
   EventTemplate end_template_;

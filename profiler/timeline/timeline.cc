@@ -171,6 +171,18 @@ void UnitTimelineBuilder::PlaceSlices(const DecodedRecord& r, const UnitVerdict&
 
 namespace {
 
+FlowKind FlowKindOf(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::kArrivalToRelease:
+      return FlowKind::kArrivalToRelease;
+    case LinkKind::kIssueToCompletion:
+      return FlowKind::kIssueToCompletion;
+    case LinkKind::kMulticastLanding:
+      return FlowKind::kMulticastLanding;
+  }
+  return FlowKind::kArrivalToRelease;
+}
+
 // Async spans of one block from its links: each issue with its completion, each issue never
 // completed to its unit's end; sorted by begin and given lanes.
 void PlaceAsyncSpans(const Links& links, uint64_t first_record, absl::Span<UnitTimeline> units,
@@ -294,8 +306,7 @@ void AddScopeLinks(const TraceLayout& layout, const Links& links, uint64_t first
   for (const Link& link : usable.links) {
     Flow flow;
     flow.id = next_flow_id++;
-    flow.kind = link.kind == LinkKind::kIssueToCompletion ? FlowKind::kIssueToCompletion
-                                                          : FlowKind::kArrivalToRelease;
+    flow.kind = FlowKindOf(link.kind);
     flow.from = {link.from.record, link.from.slot, ns(link.from)};
     flow.to = {link.to.record, link.to.slot, ns(link.to)};
     flow.barrier = link.barrier;
@@ -314,7 +325,7 @@ void AddScopeLinks(const TraceLayout& layout, const Links& links, uint64_t first
     std::sort(by_issue[i].begin(), by_issue[i].end());
   }
   for (Flow& flow : flows) {
-    if (flow.kind == FlowKind::kIssueToCompletion) {
+    if (FlowStartsAtIssue(flow.kind)) {
       const size_t i = flow.from.record_index - first_record;
       const auto& index = by_issue[i];
       auto it = std::lower_bound(index.begin(), index.end(),
@@ -326,6 +337,8 @@ void AddScopeLinks(const TraceLayout& layout, const Links& links, uint64_t first
       }
     } else {
       on_slices[flow.from.record_index - first_record].push_back(&flow.from);
+    }
+    if (FlowEndsAtRelease(flow.kind)) {
       releases[flow.to.record_index - first_record].push_back(&flow.to);
     }
     on_slices[flow.to.record_index - first_record].push_back(&flow.to);

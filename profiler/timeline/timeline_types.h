@@ -63,8 +63,16 @@ struct AsyncSpan {
 enum class FlowKind : uint8_t {
   kArrivalToRelease,   // a barrier arrival -> the release (end) of a wait on its phase
   kIssueToCompletion,  // an async copy's issue -> its completion
+  // A multicast copy's issue -> the release of a wait it completed bytes for in another CTA
+  // of the cluster (its landing there).
+  kMulticastLanding,
 };
-const char* FlowKindName(FlowKind kind);  // "arrival_to_release", "issue_to_completion"
+// "arrival_to_release", "issue_to_completion", "multicast_landing"
+const char* FlowKindName(FlowKind kind);
+// Where a flow's ends attach: from an async copy's issue (its AsyncSpan) or an arrival
+// instant; to a released wait slice (FlowEnd::released_wait) or an async span's end.
+bool FlowStartsAtIssue(FlowKind kind);
+bool FlowEndsAtRelease(FlowKind kind);
 
 // One end of a flow: an event of some unit of the same block, and what it attaches to.
 struct FlowEnd {
@@ -95,8 +103,8 @@ struct Flow {
   FlowEnd from;        // the arrival / the issue
   FlowEnd to;          // the wait's release / the completion
   uint32_t barrier = 0xffffffffu;
-  uint32_t phase = 0;       // kArrivalToRelease
-  uint32_t issue = 0;       // kIssueToCompletion
+  uint32_t phase = 0;       // kArrivalToRelease, kMulticastLanding
+  uint32_t issue = 0;       // kIssueToCompletion, kMulticastLanding
   bool completing = false;  // kArrivalToRelease: `from` is its phase's last arrival
   friend bool operator==(const Flow&, const Flow&) = default;
 };

@@ -5,7 +5,9 @@
 #include <map>
 #include <tuple>
 #include <utility>
+#include <vector>
 
+#include "format/links.h"
 #include "format/trace_abi.h"
 
 namespace warptrace {
@@ -25,12 +27,25 @@ uint32_t ScopeInstance(const TraceLayout& layout, uint32_t block_linear) {
 struct AsyncOpen {
   EventRef begin;
   uint32_t barrier = kNoBarrier;
+  uint32_t landing = 0;  // a multicast copy's begin payload b: phase & 0xffff | mask << 16
+};
+
+// A multicast copy paired in its unit: its issue lands on `barrier`'s offset in each CTA
+// of the mask, completing bytes of the phase whose low 16 bits are `landing`'s.
+struct MulticastIssue {
+  EventRef begin;
+  uint32_t block_linear = 0;
+  uint32_t site = 0;
+  uint32_t issue = 0;
+  uint32_t barrier = 0;  // cluster-wide id of the issuer's element
+  uint32_t landing = 0;
 };
 
 // Reads one record's payload events: arrivals and releases into `phases`, async copies
 // paired within the unit into `out`.
 void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const TraceLayout& layout,
-                std::map<PhaseKey, PhaseRecord>& phases, Links& out) {
+                std::map<PhaseKey, PhaseRecord>& phases, std::vector<MulticastIssue>& landings,
+                Links& out) {
   std::map<std::pair<uint32_t, uint32_t>, AsyncOpen> open;  // (site, issue) -> begin
   // In-order async events recorded without a payload (trace version 4): the k-th begin and
   // the k-th end of a site in the unit are its copy or group k (format/links.h).
@@ -59,12 +74,14 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
       (kind == SiteKind::kBarrierArrive ? p.arrivals : p.releases).push_back(ref);
     } else if (IsAsyncSite(kind)) {
       const std::pair<uint32_t, uint32_t> key{site, payload->a};
+      const bool multicast = layout.sites[site].multicast;
       if (!exit) {
         if (auto it = open.find(key); it != open.end()) {
           // Issued again before its completion: the first begin is never completed.
           out.unpaired.push_back({it->second.begin, site, payload->a, it->second.barrier, true});
         }
-        open[key] = {ref, payload->b};
+        open[key] = multicast ? AsyncOpen{ref, kNoBarrier, payload->b}
+                              : AsyncOpen{ref, payload->b, 0};
         continue;
       }
       auto it = open.find(key);
@@ -77,14 +94,61 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
       link.from = it->second.begin;
       link.to = ref;
       link.site = site;
-      link.barrier = it->second.barrier;
+      link.barrier = multicast ? payload->b : it->second.barrier;
       link.issue = payload->a;
       out.links.push_back(link);
+      if (multicast) {
+        landings.push_back(
+            {it->second.begin, r.block_linear, site, payload->a, payload->b, it->second.landing});
+      }
       open.erase(it);
     }
   }
   for (const auto& [key, begin] : open) {
     out.unpaired.push_back({begin.begin, key.first, key.second, begin.barrier, true});
+  }
+}
+
+// Each multicast copy's issue to every release, in each other CTA of its mask, of the
+// phase it completes bytes of on the barrier at its offset there: barrier ids are
+// cluster-wide (rank r's element i is r x ids per CTA + i), the phase matched modulo 2^16
+// (the latest such phase the destination recorded, if several).
+void AddMulticastLandings(const TraceLayout& layout, const std::vector<MulticastIssue>& issues,
+                          const std::map<PhaseKey, PhaseRecord>& phases, Links& out) {
+  const uint32_t ctas = static_cast<uint32_t>(layout.cluster.Count());
+  if (issues.empty() || LinkScopeOf(layout) != LinkScope::kCluster || ctas < 2 ||
+      layout.barriers.size() % ctas != 0) {
+    return;
+  }
+  const uint32_t per_cta = static_cast<uint32_t>(layout.barriers.size()) / ctas;
+  if (per_cta == 0) return;
+  for (const MulticastIssue& m : issues) {
+    const uint32_t rank = m.barrier / per_cta, element = m.barrier % per_cta;
+    const uint32_t mask = m.landing >> 16, phase_low = m.landing & 0xffffu;
+    const uint32_t scope = ScopeInstance(layout, m.block_linear);
+    for (uint32_t d = 0; d < ctas && d < 16; ++d) {
+      if (d == rank || ((mask >> d) & 1u) == 0) continue;
+      const uint32_t barrier = d * per_cta + element;
+      const PhaseRecord* landed = nullptr;
+      for (auto it = phases.lower_bound({scope, barrier, 0});
+           it != phases.end() && std::get<0>(it->first) == scope &&
+           std::get<1>(it->first) == barrier;
+           ++it) {
+        if ((std::get<2>(it->first) & 0xffffu) == phase_low) landed = &it->second;
+      }
+      if (landed == nullptr) continue;
+      for (const EventRef& release : landed->releases) {
+        Link link;
+        link.kind = LinkKind::kMulticastLanding;
+        link.from = m.begin;
+        link.to = release;
+        link.site = m.site;
+        link.barrier = barrier;
+        link.phase = landed->phase;
+        link.issue = m.issue;
+        out.links.push_back(link);
+      }
+    }
   }
 }
 
@@ -100,13 +164,15 @@ Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout, uint32_t
                 uint32_t end, const std::vector<uint32_t>& kept, const EventTime& time) {
   Links out;
   std::map<PhaseKey, PhaseRecord> phases;
+  std::vector<MulticastIssue> multicast;
   end = std::min<uint32_t>(end, static_cast<uint32_t>(decoded.records.size()));
   for (uint32_t record = first; record < end; ++record) {
     const DecodedRecord& r = decoded.records[record];
     if (r.header_problem != HeaderProblem::kNone || r.version < 2) continue;
     const uint32_t limit = record < kept.size() ? kept[record] : UINT32_MAX;
-    ReadRecord(r, record, limit, layout, phases, out);
+    ReadRecord(r, record, limit, layout, phases, multicast, out);
   }
+  AddMulticastLandings(layout, multicast, phases, out);
   for (auto& [key, p] : phases) {
     if (!p.arrivals.empty()) {
       size_t last = 0;

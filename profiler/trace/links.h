@@ -7,7 +7,9 @@
 // Resolution, per block: the arrivals of (barrier, phase) from any unit of the block complete
 // that phase; every wait released on (barrier, phase) gets a link from each of them, and the
 // arrival with the latest time is the one that completed the phase (`completing`). Within a
-// unit, an async copy's begin links to the end with the same (site, issue).
+// unit, an async copy's begin links to the end with the same (site, issue). A multicast
+// copy's begin (format/links.h) also links to every release of its phase on the barrier at
+// the same offset of each other CTA of its mask (kMulticastLanding).
 //
 // Coordinates are (record index in the buffer, event slot in the record), as DecodedRecord
 // and the event walker (walk.h) index them.
@@ -34,16 +36,20 @@ struct EventRef {
 enum class LinkKind : uint8_t {
   kArrivalToRelease,   // a barrier arrival -> the release (exit) of a wait on its phase
   kIssueToCompletion,  // an async copy's begin -> its end
+  // A multicast copy's begin -> the release of a wait in another CTA of its mask, on the
+  // phase the copy completes bytes of there (format/links.h; cluster link scope only).
+  kMulticastLanding,
 };
 
 struct Link {
   LinkKind kind = LinkKind::kArrivalToRelease;
   EventRef from;
   EventRef to;
-  uint32_t site = 0;        // kIssueToCompletion: the async copy's site; else the arrival's
+  uint32_t site = 0;        // the async copy's site (kIssueToCompletion, kMulticastLanding);
+                            // else the arrival's
   uint32_t barrier = kNoBarrier;
-  uint32_t phase = 0;       // kArrivalToRelease
-  uint32_t issue = 0;       // kIssueToCompletion
+  uint32_t phase = 0;       // kArrivalToRelease, kMulticastLanding (the destination's)
+  uint32_t issue = 0;       // kIssueToCompletion, kMulticastLanding
   bool completing = false;  // kArrivalToRelease: `from` is the phase's last arrival
 };
 

@@ -203,6 +203,11 @@ const std::vector<Case>& Cases() {
         "--out_type=f32"}},
       {"hopper_gemm_bn256", "hopper_gemm",
        {"--m=128", "--n=256", "--k=128", "--bn=256", "--stages=2", "--consumer_delay=100"}},
+      // 2-CTA clusters: B multicast (2x1) and A multicast (1x2), one cluster each.
+      {"hopper_gemm_cluster_2x1", "hopper_gemm",
+       {"--m=256", "--n=128", "--k=128", "--stages=2", "--cluster=2x1"}},
+      {"hopper_gemm_cluster_1x2", "hopper_gemm",
+       {"--m=128", "--n=256", "--k=128", "--stages=2", "--cluster=1x2"}},
       // FlashAttention-3-style forward: TMA producer, wgmma qk (SS) and pv (RS, V MN-major),
       // online softmax; head_dim 64 and 128, causal, ping-pong consumers, intra-warpgroup
       // overlap.
@@ -614,6 +619,57 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.delay.find("producer") != std::string::npos ? std::string("producer")
                                                                      : std::string("consumer");
     });
+
+// The cluster GEMM with one CTA's consumers slowed (--consumer_delay_rank): the peer's
+// producer cannot refill a multicast stage until both CTAs released it, so the diagnosis
+// names the cross-CTA stall first, with the slowed CTA as the one that held the other.
+TEST_F(DeterministicExamplesTest, ClusterGemmWithOneCtasConsumerSlowedNamesTheCrossCtaStall) {
+  for (const char* cluster : {"2x1", "1x2"}) {
+    for (const int slowed : {1, 0}) {
+      SCOPED_TRACE(absl::StrCat(cluster, " slowed rank ", slowed));
+      const std::string dir = FreshDir("hopper_cluster_slow");
+      const Ran ran = RunExample(
+          "hopper_gemm", {"--device=host", "--k=512", absl::StrCat("--cluster=", cluster),
+                          "--consumer_delay=60000",
+                          absl::StrCat("--consumer_delay_rank=", slowed), "--out=" + dir});
+      ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+      EXPECT_THAT(ran.out, HasSubstr("C matches the CPU reference"));
+      // The Chrome JSON's thread metadata carries each unit's cluster and CTA rank.
+      const nlohmann::json trace = nlohmann::json::parse(ReadFile(dir + "/hopper_gemm.trace.json"));
+      int ranked = 0;
+      for (const nlohmann::json& e : trace["traceEvents"]) {
+        if (e["name"] != "thread_name" || !e["args"].contains("cluster_rank")) continue;
+        const std::string name = e["args"]["name"];
+        EXPECT_THAT(name, HasSubstr(absl::StrCat(" rank ", e["args"]["cluster_rank"].get<int>(),
+                                                 " ")));
+        EXPECT_EQ(e["args"]["cluster"].size(), 3u);
+        ++ranked;
+      }
+      EXPECT_EQ(ranked, 12) << "4 CTAs x 3 warpgroups";
+      const int held = 1 - slowed;
+      EXPECT_EQ(FirstDiagnosis(ran.out),
+                absl::StrCat("  1. cross-CTA stall: CTA ", slowed, "'s consumer held CTA ", held,
+                             "'s producer: the shared stage (empty[*]) waited for both CTAs to "
+                             "release it; CTA rank ",
+                             held, "'s producer units spent 50% of their time waiting for CTA "
+                             "rank ",
+                             slowed, "'s consumer after their own CTA's release (16 empty[*] "
+                             "phases completed by its remote arrivals)"))
+          << ran.out;
+    }
+  }
+}
+
+// Without a slowed CTA, no cross-CTA stall is named: the equal consumers release each stage
+// together, so the peer's (last) arrival holds the producer no longer than its own CTA's.
+TEST_F(DeterministicExamplesTest, ClusterGemmWithEqualCtasNamesNoCrossCtaStall) {
+  const Ran ran = RunExample("hopper_gemm", {"--device=host", "--k=512", "--cluster=2x1",
+                                             "--consumer_delay=60000",
+                                             absl::StrCat("--out=", FreshDir("hopper_cluster"))});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("C matches the CPU reference"));
+  EXPECT_THAT(ran.out, Not(HasSubstr("cross-CTA stall")));
+}
 
 // FlashAttention with --pingpong: the consumers' wgmma issues take turns through named
 // barriers, so while one consumer runs its softmax the other's wgmma group is in flight. The

@@ -9,8 +9,9 @@
 #   2. every example with --device=cuda over unit/placement combinations, unprofiled, the
 #      warp-specialized pipeline's variants (bulk copies where the GPU is sm_90+), and one
 #      saved trace re-read by the warptrace CLI; every result is checked by the example;
-#   3. the big kernels at GPU sizes (big_kernels below): hopper_gemm cooperative and
-#      --pingpong --persistent --blocks=<SM count>, ampere_gemm (GEMM BIG_SIZE^3, default
+#   3. the big kernels at GPU sizes (big_kernels below): hopper_gemm cooperative,
+#      --pingpong --persistent --blocks=<SM count> and the 2-CTA cluster GEMMs --cluster=2x1
+#      (B multicast) and --cluster=1x2 (A multicast), ampere_gemm (GEMM BIG_SIZE^3, default
 #      4096^3) and flash_attention (sequence 4096, 16 heads, head dim 128) where the bundle
 #      has it, each unprofiled and profiled with --repeat=BIG_REPEAT (the median launch, CUDA
 #      events), its result checked by the example; vendor_compare.py times PyTorch's bf16
@@ -656,6 +657,14 @@ big_kernels() {
       else
         record FAIL "big hopper_gemm pingpong persistent" "no SM count for --blocks: $sms"
       fi
+      # 2-CTA clusters sharing an operand by TMA multicast (CUTLASS's sm90 2x1 and 1x2):
+      # cuLaunchKernelEx's cluster launch, multicast and remote mbarrier arrivals on the GPU.
+      local shape
+      for shape in 2x1 1x2; do
+        # shellcheck disable=SC2086
+        big_row "hopper_gemm cluster $shape" gemm "${s}x${s}x${s}:bt" hopper_gemm $gemm \
+          --cluster="$shape"
+      done
     fi
     # shellcheck disable=SC2086
     big_row "ampere_gemm" gemm "${s}x${s}x${s}" ampere_gemm $gemm
@@ -702,6 +711,10 @@ host_parts() {
   done
   # The tensor-core kernels at their host defaults (the GPU sizes are the GPU's: big_kernels).
   run_example "example hopper_gemm host" "host" hopper_gemm --device=host
+  run_example "example hopper_gemm cluster 2x1 host" "host_cluster_2x1" hopper_gemm \
+    --device=host --cluster=2x1
+  run_example "example hopper_gemm cluster 1x2 host" "host_cluster_1x2" hopper_gemm \
+    --device=host --cluster=1x2
   run_example "example ampere_gemm host" "host" ampere_gemm --device=host
   run_example "example flash_attention host" "host" flash_attention --device=host
   run_pipeline_variants host

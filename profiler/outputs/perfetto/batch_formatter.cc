@@ -157,9 +157,49 @@ void BatchFormatter::Finish() {
   out_.Flush();
 }
 
+uint64_t ClusterTrackId(const TraceLayout& layout, const UnitTimeline& unit) {
+  const Dim3& shape = layout.cluster;
+  if (shape.Count() <= 1) return 0;
+  const ClusterPosition p = ClusterOfBlock(layout, unit.block_index);
+  const uint64_t clusters_x = layout.grid.x / shape.x, clusters_y = layout.grid.y / shape.y;
+  return p.cluster.x + clusters_x * (p.cluster.y + clusters_y * p.cluster.z);
+}
+
+// With clusters: the unit's cluster group ("cluster (1,0,0)") and its CTA's track ("CTA rank
+// 1: block (3,0,0)"), when the writer says this unit is the first under them.
+void BatchFormatter::DeclareClusterParents(const UnitTimeline& unit, uint8_t declare) {
+  const uint64_t cluster = ClusterTrackId(t_.layout, unit);
+  const ClusterPosition p = ClusterOfBlock(t_.layout, unit.block_index);
+  if ((declare & kDeclareCluster) != 0) {
+    pb::TrackDescriptor group;
+    group.set_uuid(kClusterUuidBase + cluster);
+    group.set_parent_uuid(kRootUuid);
+    group.set_name(absl::StrCat("cluster (", p.cluster.x, ",", p.cluster.y, ",", p.cluster.z,
+                                ")"));
+    group.set_description(absl::StrCat("thread-block cluster ", cluster, " of ",
+                                       t_.layout.cluster.Count(), " CTAs"));
+    group.set_child_ordering(pb::TrackDescriptor::EXPLICIT);
+    group.set_sibling_order_rank(static_cast<int32_t>(
+        std::min<uint64_t>(cluster, std::numeric_limits<int32_t>::max() - 1)));
+    out_.WriteDescriptor(group);
+  }
+  if ((declare & kDeclareCta) != 0) {
+    pb::TrackDescriptor cta;
+    cta.set_uuid(kCtaUuidBase + unit.block_linear);
+    cta.set_parent_uuid(kClusterUuidBase + cluster);
+    cta.set_name(absl::StrCat("CTA rank ", p.rank, ": block (", unit.block_index.x, ",",
+                              unit.block_index.y, ",", unit.block_index.z, ")"));
+    cta.set_description(absl::StrCat("linear block ", unit.block_linear));
+    cta.set_child_ordering(pb::TrackDescriptor::EXPLICIT);
+    cta.set_sibling_order_rank(static_cast<int32_t>(p.rank));
+    out_.WriteDescriptor(cta);
+  }
+}
+
 // The unit's SM track and its counter track, or the "no record" group, when the writer says
 // this unit is the first under it.
 void BatchFormatter::DeclareParents(const UnitTimeline& unit, uint8_t declare) {
+  DeclareClusterParents(unit, declare);
   if ((declare & kDeclareNoRecord) != 0) {
     pb::TrackDescriptor group;
     group.set_uuid(kNoRecordUuid);
@@ -201,7 +241,10 @@ void BatchFormatter::WriteUnitTrack(const UnitTimeline& unit, uint64_t track) {
     absl::StrAppend(&name, " [", VerdictName(unit.verdict), "]");
   }
   d.set_uuid(track);
-  d.set_parent_uuid(unit.has_record ? kSmUuidBase + unit.sm_id : kNoRecordUuid);
+  // Under its CTA (with clusters) or its SM; "no record" without a usable record.
+  d.set_parent_uuid(!unit.has_record              ? kNoRecordUuid
+                    : t_.layout.cluster.Count() > 1 ? kCtaUuidBase + unit.block_linear
+                                                    : kSmUuidBase + unit.sm_id);
   std::string& description = *d.mutable_description();
   description.clear();
   absl::StrAppend(&description, "linear block ", unit.block_linear, ", ",

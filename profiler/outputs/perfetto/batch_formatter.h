@@ -41,6 +41,10 @@
 namespace warptrace {
 namespace perfetto_internal {
 
+// With clusters, the linear id of the unit's cluster in the grid of clusters (x fastest),
+// which names its group track (kClusterUuidBase + id); 0 without clusters.
+uint64_t ClusterTrackId(const TraceLayout& layout, const UnitTimeline& unit);
+
 // What every batch shares, made once at Begin: the clocks, and per site the encoded
 // TrackEvent of its slice begins (name and category interned), the same with the site's debug
 // annotations for its first begin in a batch, and the InternedData field that interns its
@@ -73,6 +77,8 @@ enum DeclareFlags : uint8_t {
   kDeclareNone = 0,
   kDeclareSm = 1,        // the unit's SM track and its counter track
   kDeclareNoRecord = 2,  // the "no record" group
+  kDeclareCta = 4,       // with clusters: the unit's CTA track
+  kDeclareCluster = 8,   // with clusters: its cluster's group track
 };
 
 // Where a unit's SM-counter span goes (perfetto_writer.h, counters).
@@ -105,6 +111,7 @@ class BatchFormatter {
 
  private:
   void DeclareParents(const UnitTimeline& unit, uint8_t declare);
+  void DeclareClusterParents(const UnitTimeline& unit, uint8_t declare);
   void WriteUnitTrack(const UnitTimeline& unit, uint64_t track);
   void WriteAsyncTracks(const UnitTimeline& unit, uint64_t track);
   void StartUnitSequence(uint64_t track);

@@ -28,6 +28,11 @@ inline constexpr uint64_t kLanesPerUnit = 256;
 // A block's stage-ring counters: kRingUuidBase + block_linear * kMaxRings + ring.
 inline constexpr uint64_t kRingUuidBase = uint64_t{6} << 40;
 inline constexpr uint32_t kMaxRings = 64;
+// With thread-block clusters (TraceLayout::cluster of more than one CTA): a cluster's group
+// track (kClusterUuidBase + its linear id) holds one track per CTA (kCtaUuidBase + the
+// block's linear id), which holds the CTA's unit tracks.
+inline constexpr uint64_t kClusterUuidBase = uint64_t{7} << 40;
+inline constexpr uint64_t kCtaUuidBase = uint64_t{8} << 40;
 
 // Interned debug annotation names (per unit, re-declared with the unit's state).
 inline constexpr uint64_t kSiteAnnotationIid = 1;

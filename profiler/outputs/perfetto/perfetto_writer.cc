@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/file.h"
@@ -295,10 +296,21 @@ class PerfettoWriter::Impl {
   uint8_t Declarations(const UnitTimeline& unit) const {
     if (!unit.has_record) return no_record_declared_ ? kDeclareNone : kDeclareNoRecord;
     const bool seen = unit.sm_id < sm_declared_.size() && sm_declared_[unit.sm_id];
-    return seen ? kDeclareNone : kDeclareSm;
+    uint8_t declare = seen ? kDeclareNone : kDeclareSm;
+    if (templates_->layout.cluster.Count() > 1) {
+      if (!cta_declared_.contains(unit.block_linear)) declare |= kDeclareCta;
+      if (!cluster_declared_.contains(ClusterTrackId(templates_->layout, unit))) {
+        declare |= kDeclareCluster;
+      }
+    }
+    return declare;
   }
   void Declared(const UnitTimeline& unit, uint8_t declare) {
     if ((declare & kDeclareNoRecord) != 0) no_record_declared_ = true;
+    if ((declare & kDeclareCta) != 0) cta_declared_.insert(unit.block_linear);
+    if ((declare & kDeclareCluster) != 0) {
+      cluster_declared_.insert(ClusterTrackId(templates_->layout, unit));
+    }
     if ((declare & kDeclareSm) != 0) {
       if (unit.sm_id >= sm_declared_.size()) sm_declared_.resize(uint64_t{unit.sm_id} + 1, false);
       sm_declared_[unit.sm_id] = true;
@@ -338,6 +350,8 @@ class PerfettoWriter::Impl {
   std::optional<TimelineChecker::Position> last_;  // the last unit added
   bool no_record_declared_ = false;
   std::vector<bool> sm_declared_;  // by SM id
+  absl::flat_hash_set<uint32_t> cta_declared_;      // with clusters: by linear block id
+  absl::flat_hash_set<uint64_t> cluster_declared_;  // by ClusterTrackId
   bool batch_open_ = false;        // threads = 1: formatters_[0] holds a batch
   Batch filling_;                  // threads > 1
   // Delivered batches' (Deliver, in order; read by the producer after Drain).

@@ -73,9 +73,10 @@ absl::Status UnitOps::AttachFlows(const UnitTimeline& unit, const TraceLayout& l
   std::sort(async_begins_.begin(), async_begins_.end());
   std::sort(async_ends_.begin(), async_ends_.end());
   for (const Flow& f : unit.flows) {
-    const bool arrival = f.kind == FlowKind::kArrivalToRelease;
+    const bool from_issue = FlowStartsAtIssue(f.kind);
+    const bool to_release = FlowEndsAtRelease(f.kind);
     if (f.from.record_index == unit.record_index) {
-      if (arrival) {
+      if (!from_issue) {
         auto it = std::lower_bound(unit.instants.begin(), unit.instants.end(), f.from.event,
                                    [](const Instant& in, uint32_t event) { return in.event < event; });
         if (it == unit.instants.end() || it->event != f.from.event) {
@@ -90,7 +91,7 @@ absl::Status UnitOps::AttachFlows(const UnitTimeline& unit, const TraceLayout& l
       }
     }
     if (f.to.record_index == unit.record_index) {
-      if (arrival) {
+      if (to_release) {
         // The released wait (FlowEnd::released_wait, found by the timeline).
         if (f.to.released_wait >= unit.slices.size()) {
           return fail(f, absl::StrCat("releases no wait slice (none ends at ", f.to.ns, " ns)"));

@@ -26,7 +26,8 @@ const std::map<std::string, std::vector<ColumnSpec>>& Schemas() {
   static const auto* schemas = new std::map<std::string, std::vector<ColumnSpec>>{
       {"launches",
        Keyed({{"kernel", S}, {"device", S}, {"grid_x", I}, {"grid_y", I}, {"grid_z", I},
-              {"block_x", I}, {"block_y", I}, {"block_z", I}, {"unit_kind", S},
+              {"block_x", I}, {"block_y", I}, {"block_z", I}, {"cluster_x", I},
+              {"cluster_y", I}, {"cluster_z", I}, {"unit_kind", S},
               {"units_per_block", I}, {"capacity", I}, {"placement", S},
               {"host_backend", B}, {"host_realtime_ns", I, kNull},
               {"host_boottime_ns", I, kNull}, {"globaltimer_origin_ns", I},
@@ -34,7 +35,7 @@ const std::map<std::string, std::vector<ColumnSpec>>& Schemas() {
               {"tags", S}})},
       {"units",
        Keyed({{"record", I}, {"block", I}, {"block_x", I}, {"block_y", I}, {"block_z", I},
-              {"unit", I}, {"sm", I, kNull}, {"role", S, kNull}, {"verdict", S},
+              {"cluster", I}, {"cluster_rank", I}, {"unit", I}, {"sm", I, kNull}, {"role", S, kNull}, {"verdict", S},
               {"reason", S}, {"events", I}, {"dropped", I}, {"start_ns", I, kNull},
               {"end_ns", I, kNull}, {"duration_ns", I, kNull}})},
       {"slices",

@@ -4,16 +4,17 @@
 // them: (launch_id, record) names a trace unit, (launch_id, record, slice) one of its slices,
 // (launch_id, site) a record site.
 //
-//   launches  one row: kernel, device, grid, block, unit kind, placement, host time, the
-//             caller's tags (a JSON object of strings), counts.
-//   units     one row per trace unit (record): block, unit, SM, role, verdict, events,
-//             dropped, start/end ns.
+//   launches  one row: kernel, device, grid, block, cluster shape, unit kind, placement,
+//             host time, the caller's tags (a JSON object of strings), counts.
+//   units     one row per trace unit (record): block, cluster and CTA rank, unit, SM, role,
+//             verdict, events, dropped, start/end ns.
 //   slices    one row per slice of the timeline (regions, loop iterations, the kernel,
 //             waits): unit, site, name, kind, depth, start ns, duration ns.
 //   waits     one row per wait slice (barrier and phase waits): barrier, phase, wait
 //             start/end, and the unit whose arrival released it, with the arrival's time
 //             (null where the trace records no hand-off).
-//   links     one row per hand-off of the timeline (arrival -> release, issue -> completion).
+//   links     one row per hand-off of the timeline (arrival -> release, issue -> completion,
+//             a multicast copy's landing in a peer CTA).
 //   copies    one row per async span (async copies and wgmma groups): engine and bytes where
 //             the site table knows them (null otherwise), issue and completion.
 //   sites     the site table: id, name, kind, builder path.

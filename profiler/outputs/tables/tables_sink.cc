@@ -52,7 +52,14 @@ absl::Status TablesSink::AddUnit(const UnitView& view) {
   if (u.unit_index < layout_->unit_roles.size()) role = layout_->unit_roles[u.unit_index];
   Table::Row row = T("units").AddRow();
   row.Int(kTablesSchemaVersion).Str(options_.launch_id).Int(static_cast<int64_t>(u.record_index))
-      .Int(u.block_linear).Int(u.block_index.x).Int(u.block_index.y).Int(u.block_index.z)
+      .Int(u.block_linear).Int(u.block_index.x).Int(u.block_index.y).Int(u.block_index.z);
+  // Without clusters every block is a cluster of one: its own id, rank 0.
+  const ClusterPosition cluster = ClusterOfBlock(*layout_, u.block_index);
+  const Dim3& shape = layout_->cluster;
+  const int64_t clusters_x = shape.x == 0 ? 1 : layout_->grid.x / shape.x;
+  const int64_t clusters_y = shape.y == 0 ? 1 : layout_->grid.y / shape.y;
+  row.Int(cluster.cluster.x + clusters_x * (cluster.cluster.y + clusters_y * cluster.cluster.z))
+      .Int(cluster.rank)
       .Int(u.unit_index);
   if (u.has_record) row.Int(u.sm_id); else row.Null();
   if (role.has_value()) row.Str(ValidUtf8(*role)); else row.Null();
@@ -159,7 +166,8 @@ absl::Status TablesSink::End(const TraceEnd& end) {
   Table::Row row = T("launches").AddRow();
   row.Int(kTablesSchemaVersion).Str(options_.launch_id).Str(ValidUtf8(l.kernel_name))
       .Str(ValidUtf8(l.device_name)).Int(l.grid.x).Int(l.grid.y).Int(l.grid.z).Int(l.block.x)
-      .Int(l.block.y).Int(l.block.z).Str(UnitKindName(l.unit.kind)).Int(UnitsPerBlock(l))
+      .Int(l.block.y).Int(l.block.z).Int(l.cluster.x).Int(l.cluster.y).Int(l.cluster.z)
+      .Str(UnitKindName(l.unit.kind)).Int(UnitsPerBlock(l))
       .Int(l.capacity).Str(PlacementName(l.placement)).Bool(l.clock.host_backend);
   if (l.host_anchor.known) {
     const int64_t delta = end.origin_ns - l.host_anchor.globaltimer_ns;

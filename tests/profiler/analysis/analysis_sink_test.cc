@@ -654,5 +654,12 @@ TEST(WaitFamilyTest, ReplacesBracketedStageNumbers) {
   EXPECT_EQ(WaitFamily("x[a1]"), "x[a1]");
 }
 
+TEST(WaitFamilyTest, PutsEveryCtaRanksElementInOneFamily) {
+  EXPECT_EQ(WaitFamily("full[0] of CTA rank 1"), "full[*]");
+  EXPECT_EQ(WaitFamily("empty[3] of CTA rank 12"), "empty[*]");
+  EXPECT_EQ(WaitFamily("full[0] of CTA rank x"), "full[*] of CTA rank x");
+  EXPECT_EQ(WaitFamily("of CTA rank "), "of CTA rank ");
+}
+
 }  // namespace
 }  // namespace warptrace

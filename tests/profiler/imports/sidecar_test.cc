@@ -295,6 +295,30 @@ TEST(SidecarTest, ParseRejectsAnUnknownCopyEngineNamingTheField) {
                              HasSubstr("unknown copy engine \"tma_6d\""))));
 }
 
+TEST(SidecarTest, MulticastFlagRoundTripsAndOlderSidecarsReadAsNoMulticast) {
+  TraceLayout layout = LayoutWithCopies();
+  layout.sites[3].multicast = true;
+  nlohmann::json j = nlohmann::json::parse(ToJson(layout));
+  EXPECT_EQ(j["sites"][3]["multicast"], true);
+  EXPECT_FALSE(j["sites"][4].contains("multicast")) << "written only when true";
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(j.dump());
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(*parsed, layout);
+  j["sites"][3].erase("multicast");
+  parsed = ParseLayoutJson(j.dump());
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_FALSE(parsed->sites[3].multicast);
+}
+
+TEST(SidecarTest, ParseRejectsAMulticastFlagOnASiteThatIsNotACopy) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
+  j["sites"][1]["multicast"] = true;
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is a region site marked multicast; only async_copy sites "
+                                 "are")));
+}
+
 TEST(SidecarTest, ParseRejectsACopyEngineOnASiteThatIsNotACopy) {
   nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
   j["sites"][1]["copy_engine"] = "bulk";

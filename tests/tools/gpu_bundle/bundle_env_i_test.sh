@@ -61,7 +61,8 @@ for part in 'big_row "hopper_gemm cooperative" gemm' '--pingpong --persistent --
             'big_row "ampere_gemm" gemm' 'big_row "flash_attention" attention' \
             '--heads="$heads" --seq="$seq" --head_dim=128' 'BIG_SEQ=${BIG_SEQ:-4096}' \
             'vendor_compare.py" sms' 'vendor_compare.py" \' '--json="$OUTDIR/big_kernels.json"' \
-            'BIG_SIZE=${BIG_SIZE:-4096}' '--profile="$profile" --repeat="$BIG_REPEAT"'; do
+            'BIG_SIZE=${BIG_SIZE:-4096}' '--profile="$profile" --repeat="$BIG_REPEAT"' \
+            'big_row "hopper_gemm cluster $shape" gemm' '--cluster="$shape"'; do
   grep -qF -- "$part" "$bundle/run.sh" || fail "run.sh lacks the big-kernel part '$part'"
 done
 have_driver=0
@@ -98,6 +99,7 @@ for host_part in "example tiled_gemm host" "example warp_specialized_pipeline ho
                  "example reduction host" "example cluster_reduction host" \
                  "example first_kernel host" \
                  "example hopper_gemm host" "example ampere_gemm host" \
+                 "example hopper_gemm cluster 2x1 host" "example hopper_gemm cluster 1x2 host" \
                  "example flash_attention host" \
                  "big kernels vs vendor (vendor_compare.py)" \
                  "warptrace dump of a host trace" "warptrace dump of the synthetic Mosaic buffer" \

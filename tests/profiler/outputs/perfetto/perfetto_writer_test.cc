@@ -165,6 +165,50 @@ TEST_F(PerfettoWriterTest, UnitTracksCarryTheirRoleWhenTheLayoutHasRoles) {
   EXPECT_TRUE(named);
 }
 
+// With 2-CTA clusters the unit tracks group cluster -> CTA -> unit; without, under their SM.
+TEST_F(PerfettoWriterTest, UnitTracksGroupByClusterThenCtaWhenTheLayoutHasClusters) {
+  layout_.grid = {4, 1, 1};
+  layout_.cluster = {2, 1, 1};
+  std::map<uint64_t, pb::TrackDescriptor> tracks;
+  for (const pb::TracePacket& p : Write({NestedUnit(0, 0, 0, kOrigin), NestedUnit(1, 0, 1, kOrigin),
+                                         NestedUnit(2, 0, 0, kOrigin), NestedUnit(3, 0, 1, kOrigin)})) {
+    if (p.has_track_descriptor()) tracks[p.track_descriptor().uuid()] = p.track_descriptor();
+  }
+  // The chain of names from a unit's track up to the root's child.
+  auto chain = [&](const std::string& unit) {
+    std::vector<std::string> names;
+    for (const auto& [uuid, d] : tracks) {
+      if (d.name() != unit) continue;
+      for (const pb::TrackDescriptor* t = &d; t->has_parent_uuid();) {
+        names.push_back(t->name());
+        auto parent = tracks.find(t->parent_uuid());
+        if (parent == tracks.end()) break;
+        t = &parent->second;
+      }
+    }
+    return names;
+  };
+  EXPECT_THAT(chain("block (3,0,0) cluster (1,0,0) rank 1 warpgroup 0"),
+              ElementsAre("block (3,0,0) cluster (1,0,0) rank 1 warpgroup 0",
+                          "CTA rank 1: block (3,0,0)", "cluster (1,0,0)"));
+  EXPECT_THAT(chain("block (0,0,0) cluster (0,0,0) rank 0 warpgroup 0"),
+              ElementsAre("block (0,0,0) cluster (0,0,0) rank 0 warpgroup 0",
+                          "CTA rank 0: block (0,0,0)", "cluster (0,0,0)"));
+  size_t clusters = 0, ctas = 0;
+  for (const auto& [uuid, d] : tracks) {
+    clusters += d.name().rfind("cluster (", 0) == 0;
+    ctas += d.name().rfind("CTA rank ", 0) == 0;
+  }
+  EXPECT_EQ(clusters, 2u);
+  EXPECT_EQ(ctas, 4u);
+  layout_.cluster = {1, 1, 1};  // an older trace: under the SM
+  for (const pb::TracePacket& p : Write({NestedUnit(1, 0, 1, kOrigin)})) {
+    if (p.has_track_descriptor() && p.track_descriptor().name() == "block (1,0,0) warpgroup 0") {
+      EXPECT_EQ(p.track_descriptor().parent_uuid(), perfetto_internal::kSmUuidBase + 1);
+    }
+  }
+}
+
 // Perfetto's trace processor drops a clock snapshot whose CLOCK_BOOTTIME is earlier than the
 // previous snapshot of the same clocks; units come in block order, not start order.
 TEST_F(PerfettoWriterTest, UnitSnapshotsNeverGoBackInTimeWhateverTheUnitOrder) {

@@ -69,6 +69,32 @@ TEST(TablesSink, SlicesAreTheTimelinesSlicesOneRowEach) {
   EXPECT_EQ(static_cast<uint64_t>(slices.rows()), o.result.slices);
 }
 
+// Units carry their cluster and CTA rank, the launch the cluster shape; a trace without
+// clusters (every older one) gives each block a cluster of its own, rank 0.
+TEST(TablesSink, UnitsCarryTheirClusterAndRank) {
+  testing::PipelineSpec spec;
+  spec.blocks = 4;
+  spec.iterations = 2;
+  absl::StatusOr<testing::PipelineTrace> p = testing::SynthesizePipeline(spec);
+  ASSERT_THAT(p.status(), IsOk());
+  for (const uint32_t cx : {1u, 2u}) {
+    SCOPED_TRACE(cx);
+    p->layout.cluster = {cx, 1, 1};
+    const DumpOutcome o = DumpWithTables(*p);
+    ASSERT_THAT(o.status, IsOk());
+    const Table& launches = *o.tables->Get("launches");
+    EXPECT_EQ(IntAt(launches, "cluster_x", 0), cx);
+    EXPECT_EQ(IntAt(launches, "cluster_y", 0), 1);
+    const Table& units = *o.tables->Get("units");
+    ASSERT_GT(units.rows(), 0);
+    for (int64_t row = 0; row < units.rows(); ++row) {
+      const int64_t block = IntAt(units, "block", row);
+      EXPECT_EQ(IntAt(units, "cluster", row), block / cx);
+      EXPECT_EQ(IntAt(units, "cluster_rank", row), block % cx);
+    }
+  }
+}
+
 TEST(TablesSink, LinksAreEveryFlowOnceAndWaitsNameTheirReleasingArrival) {
   const DumpOutcome o = DumpWithTables(Pipeline());
   ASSERT_THAT(o.status, IsOk());

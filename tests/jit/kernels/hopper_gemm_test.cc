@@ -1,0 +1,181 @@
+// The Hopper GEMM (jit/kernels/hopper_gemm.h) with 2-CTA clusters: the shape checks, and
+// runs on the host backend (NVRTC compiles each for sm_90a too) whose C matches the exact
+// reference, whose trace holds the arrows across the cluster's CTAs, and whose plan is
+// exact. Inputs are multiples of 1/4 in [-2, 2] and C is f32, so every product and sum is
+// exact in fp32: C must equal the reference bit for bit.
+#include "jit/kernels/hopper_gemm.h"
+
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "format/layout.h"
+#include "format/links.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/platform/tensor_map.h"
+#include "jit/plan/record_plan.h"
+#include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+TEST(HopperGemmClusterShapeTest, RejectsClustersItDoesNotBuild) {
+  EXPECT_THAT(HopperGemm({.cluster_m = 2, .cluster_n = 2}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("cluster 2x2; use 1x1, 2x1 (B multicast) or 1x2 (A multicast)")));
+  EXPECT_THAT(HopperGemm({.pingpong = true, .cluster_m = 2}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("cluster 2x1 is built for the cooperative, one-tile-per-block "
+                                 "kernel; drop --pingpong and --persistent")));
+  EXPECT_THAT(HopperGemm({.m = 384, .cluster_m = 2}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("cluster 2x1 pairs the tiles along M, but there are 3 tiles "
+                                 "along it (M=384 / 128, N=256 / BN=128); make it even")));
+  EXPECT_THAT(HopperGemm({.consumer_delay = 10, .consumer_delay_rank = 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("consumer delay in CTA rank 1 of a 1x1 cluster; the rank "
+                                 "needs a 2x1 or 1x2 cluster and is 0 or 1")));
+}
+
+TEST(HopperGemmClusterShapeTest, BoxesHalveTheMulticastOperand) {
+  EXPECT_EQ(HopperGemmBoxRowsA({.bn = 128, .cluster_m = 2}), 128u);
+  EXPECT_EQ(HopperGemmBoxRowsB({.bn = 128, .cluster_m = 2}), 64u);
+  EXPECT_EQ(HopperGemmBoxRowsA({.bn = 128, .cluster_n = 2}), 64u);
+  EXPECT_EQ(HopperGemmBoxRowsB({.bn = 128, .cluster_n = 2}), 128u);
+}
+
+uint16_t Bf16(float x) {  // exact for the multiples of 1/4 used here
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+TensorMapSpec OperandMap(uint32_t rows, uint32_t k, uint32_t box_rows) {
+  TensorMapSpec spec;
+  spec.type = TensorMapDataType::kBFloat16;
+  spec.dims = {k, rows};
+  spec.strides_bytes = {uint64_t{k} * 2};
+  spec.box = {kHopperGemmBk, box_rows};
+  spec.swizzle = TensorMapSwizzle::k128B;
+  return spec;
+}
+
+struct ClusterCase {
+  const char* label;
+  uint32_t cluster_m, cluster_n;
+};
+
+class HopperGemmClusterRunTest : public testing::HostRunTest,
+                                 public ::testing::WithParamInterface<ClusterCase> {};
+
+// M = N = 256 (4 tiles of 128 x 128, 2 clusters), K = 256 on 2 stages: 4 K-blocks, so each
+// producer waits on empty[s] for phases 0 and 1 of both stages. Each such phase completes
+// after 4 arrivals (2 consumer warpgroups x 2 CTAs), 2 of them remote: 4 waits x 2 remote
+// arrivals = 8 arrows into each CTA from its peer, 32 over the grid. And each multicast
+// half lands in the peer: an arrow from the copy to each consumer's wait it released there.
+TEST_P(HopperGemmClusterRunTest, MatchesTheReferenceAndLinksTheCtas) {
+  const ClusterCase& c = GetParam();
+  HopperGemmShape shape{.m = 256, .n = 256, .k = 256, .bn = 128, .stages = 2,
+                        .out_f32 = true, .cluster_m = c.cluster_m, .cluster_n = c.cluster_n};
+  absl::StatusOr<Kernel> kernel = HopperGemm(shape);
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<uint16_t> a(size_t{shape.m} * shape.k), b(size_t{shape.n} * shape.k);
+  std::vector<float> fa(a.size()), fb(b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    fa[i] = static_cast<float>(static_cast<int>(i * 2654435761u >> 7) % 17 - 8) / 4;
+    a[i] = Bf16(fa[i]);
+  }
+  for (size_t i = 0; i < b.size(); ++i) {
+    fb[i] = static_cast<float>(static_cast<int>(i * 40503u >> 3) % 13 - 6) / 4;
+    b[i] = Bf16(fb[i]);
+  }
+  std::vector<float> out(size_t{shape.m} * shape.n, -1.0f);
+  const std::vector<KernelArg> args = {
+      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(a)),
+                           OperandMap(shape.m, shape.k, HopperGemmBoxRowsA(shape))),
+      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(b)),
+                           OperandMap(shape.n, shape.k, HopperGemmBoxRowsB(shape))),
+      KernelArg::Out(absl::MakeSpan(out))};
+  RunOptions options;
+  options.check_gpu_compile = true;  // NVRTC, sm_90a (wgmma, multicast)
+  options.profile.unit = UnitSpec::Warpgroup();
+  absl::StatusOr<RunResult> run = RunKernel(device(), *kernel, args, options);
+  ASSERT_THAT(run, IsOk());
+  size_t wrong = 0;
+  for (uint32_t i = 0; i < shape.m; ++i) {
+    for (uint32_t j = 0; j < shape.n; ++j) {
+      float ref = 0;
+      for (uint32_t kk = 0; kk < shape.k; ++kk) {
+        ref += fa[size_t{i} * shape.k + kk] * fb[size_t{j} * shape.k + kk];
+      }
+      if (out[size_t{i} * shape.n + j] != ref && ++wrong <= 5) {
+        ADD_FAILURE() << "C[" << i << "][" << j << "] = " << out[size_t{i} * shape.n + j]
+                      << ", reference " << ref;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0u);
+  ASSERT_NE(run->trace, nullptr);
+  EXPECT_TRUE(run->trace->report.ok()) << run->trace->report.findings.size() << " findings";
+  const TraceLayout& layout = run->trace->layout;
+  EXPECT_EQ(layout.cluster, (Dim3{2, 1, 1}));
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
+  std::set<uint64_t> seen;
+  uint32_t cross = 0, local = 0, landings = 0;
+  const std::vector<UnitTimeline>& units = run->trace->timeline.units;
+  for (const UnitTimeline& unit : units) {
+    for (const Flow& flow : unit.flows) {
+      if (!seen.insert(flow.id).second) continue;
+      const UnitTimeline& from = units[flow.from.record_index];
+      const UnitTimeline& to = units[flow.to.record_index];
+      EXPECT_EQ(from.block_linear / 2, to.block_linear / 2) << "links stay in the cluster";
+      switch (flow.kind) {
+        case FlowKind::kArrivalToRelease:
+          (from.block_linear != to.block_linear ? cross : local) += 1;
+          break;
+        case FlowKind::kIssueToCompletion:
+          EXPECT_EQ(from.block_linear, to.block_linear);
+          break;
+        case FlowKind::kMulticastLanding:
+          // From the producer's copy to a consumer's wait on full[s] in the peer.
+          ++landings;
+          EXPECT_NE(from.block_linear, to.block_linear);
+          EXPECT_EQ(from.unit_index, 0u);
+          EXPECT_NE(to.unit_index, 0u);
+          EXPECT_TRUE(flow.from.on_async);
+          ASSERT_LT(flow.to.released_wait, to.slices.size());
+          EXPECT_EQ(layout.sites[to.slices[flow.to.released_wait].site].name, "wait full");
+          EXPECT_EQ(BarrierName(layout, flow.barrier).substr(0, 5), "full[");
+          break;
+      }
+    }
+  }
+  std::printf("cluster %ux%u: %u cross-CTA and %u local arrival -> release arrows, %u "
+              "multicast landing arrows\n",
+              c.cluster_m, c.cluster_n, cross, local, landings);
+  EXPECT_EQ(cross, 32u) << "the consumers' remote releases of the peer's empty[s]";
+  // Each CTA's 4 multicast halves land in its peer, where 2 consumer warpgroups wait on
+  // that full[s] phase: 4 CTAs x 4 copies x 2 waits.
+  EXPECT_EQ(landings, 32u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Clusters, HopperGemmClusterRunTest,
+                         ::testing::Values(ClusterCase{"b_multicast_2x1", 2, 1},
+                                           ClusterCase{"a_multicast_1x2", 1, 2}),
+                         [](const ::testing::TestParamInfo<ClusterCase>& info) {
+                           return std::string(info.param.label);
+                         });
+
+}  // namespace
+}  // namespace warptrace
