@@ -56,7 +56,12 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
         break;
       }
     }
-    if (i == t->num_buffers) return;  // near no device buffer: not checked
+    // Near no device buffer: not checked, except in a cluster, where it may be a peer
+    // CTA's shared memory (a multicast delivery, a mapa pointer): the runtime finds the
+    // peer and checks and marks the access in its shadow.
+    if (i == t->num_buffers && t->cluster_dim.x * t->cluster_dim.y * t->cluster_dim.z <= 1) {
+      return;
+    }
   }
   t->rt->access(t->fiber, p, bytes, kind);
 }

@@ -131,6 +131,14 @@ void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int k
   Fiber* f = Self(fiber);
   BlockShadow* shadow = f->block->shadow();
   if (shadow == nullptr) return;
+  // A peer CTA's shared memory (a multicast TMA delivery, a mapa pointer) is checked and
+  // marked in the peer's shadow: its bytes are the peer's.
+  if (const Cluster* cluster = f->block->cluster(); cluster != nullptr) {
+    Block* owner = cluster->OwnerOf(address);
+    if (owner != nullptr && owner != f->block && owner->shadow() != nullptr) {
+      shadow = owner->shadow();
+    }
+  }
   std::string fatal = shadow->Check(*f, reinterpret_cast<uintptr_t>(address), bytes, kind);
   if (!fatal.empty()) OwnerOf(f).FailFromFiber(f, absl::StatusCode::kOutOfRange, fatal);
 }
