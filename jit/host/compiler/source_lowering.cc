@@ -51,6 +51,16 @@ size_t SkipNonCode(absl::string_view s, size_t i, bool line_start) {
   return i;
 }
 
+// Copies the comment, literal or directive starting at `*i` to `out` and moves `*i` past
+// it; false (nothing copied) when code starts there.
+bool CopyNonCode(absl::string_view s, bool line_start, size_t* i, std::string* out) {
+  const size_t skipped = SkipNonCode(s, *i, line_start);
+  if (skipped == *i) return false;
+  absl::StrAppend(out, s.substr(*i, skipped - *i));
+  *i = skipped;
+  return true;
+}
+
 // From `open` (an opening parenthesis or bracket) to just past its match, or npos.
 size_t MatchClose(absl::string_view s, size_t open) {
   int depth = 0;
@@ -412,12 +422,7 @@ std::string LowerForHost(absl::string_view s, uint32_t* next_site) {
       out += closes.back().text;
       closes.pop_back();
     }
-    const size_t skipped = SkipNonCode(s, i, line_start);
-    if (skipped != i) {
-      absl::StrAppend(&out, s.substr(i, skipped - i));
-      i = skipped;
-      continue;
-    }
+    if (CopyNonCode(s, line_start, &i, &out)) continue;
     const char c = s[i];
     if (!IsIdentStart(c)) {
       if (c == '\n') line_start = true;
@@ -528,12 +533,7 @@ std::string MarkStatements(absl::string_view s) {
     if (line_start && s[i] == '#') {
       after_line_directive = absl::StartsWith(s.substr(i), "#line 1 \"kernel ");
     }
-    const size_t skipped = SkipNonCode(s, i, line_start);
-    if (skipped != i) {
-      absl::StrAppend(&out, s.substr(i, skipped - i));
-      i = skipped;
-      continue;
-    }
+    if (CopyNonCode(s, line_start, &i, &out)) continue;
     const char c = s[i];
     if (c == '{') ++depth;
     if (c == '}' && depth > 0) --depth;
