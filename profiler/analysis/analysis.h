@@ -130,9 +130,11 @@ struct RoleAnalysis {
   std::vector<UnitRef> outlier_units;  // slowest first, at most AnalysisOptions::max_outliers
 };
 
-// One (role, site) on the critical path, over all blocks.
+// One (role, site) on the critical path, over all blocks (of a cluster-scoped path: one
+// (CTA rank, role, site), over all clusters).
 struct PathRegion {
   std::string role;
+  uint32_t cta_rank = 0;     // CriticalPathAnalysis::cluster_scope: the units' CTA rank; else 0
   uint32_t site = 0;         // a site id, or kPathUntracked / kPathHandoff (critical_path.h)
   std::string name;
   uint64_t blocks = 0;       // blocks whose critical path passes through it
@@ -144,24 +146,47 @@ struct PathRegion {
 // One step of a block's critical path.
 struct PathStepRef {
   std::string role;
-  uint32_t unit_index = 0;
+  uint32_t cta_rank = 0;     // CriticalPathAnalysis::cluster_scope: the unit's CTA rank; else 0
+  uint32_t unit_index = 0;   // in its block
   std::string name;
   int64_t ns = 0;
   double share = 0;  // of the block's time
+};
+
+// A hand-off edge of a cluster-scoped path from one CTA into another: the arrival (a remote
+// arrival, a multicast copy's issue) and the wait it released in the peer.
+struct PathCrossing {
+  uint32_t from_rank = 0;
+  std::string from_role;
+  uint32_t from_unit = 0;    // in its block
+  uint32_t to_rank = 0;
+  std::string to_role;
+  uint32_t to_unit = 0;
+  std::string wait;          // the released wait's site name
+  int64_t at_ns = 0;         // the wait's end, from the path's start
 };
 
 struct CriticalPathAnalysis {
   // True when no hand-off link was followed in any block: each block's path is the program
   // order of the unit that finished last ("per unit only").
   bool per_unit_only = true;
+  // The link scope is the cluster (LinkScope::kCluster): one path per cluster, over the units
+  // of all its CTAs, following remote arrivals and multicast landings from CTA to CTA.
+  // `blocks`, PathRegion::blocks and slowest_block then count and name clusters (the slowest
+  // cluster by its rank-0 block), and ranks name each region's and step's CTA. False: one
+  // path per block, as without clusters.
+  bool cluster_scope = false;
   uint64_t blocks = 0;
   uint64_t handoffs = 0;             // hand-off edges followed, over all blocks
+  uint64_t cross_cta_handoffs = 0;   // of them, from one CTA into another (cluster_scope)
   uint64_t trace_links = 0;          // hand-off links resolved from the trace's payloads
   std::vector<PathRegion> regions;   // by path_ns, largest first
   // The slowest block's path (the sequence of regions), at most kMaxPathSteps steps.
   UnitRef slowest_block;
   std::vector<PathStepRef> slowest_block_path;
   bool slowest_block_path_truncated = false;
+  // The slowest path's edges from one CTA into another, in time order (cluster_scope).
+  std::vector<PathCrossing> slowest_block_crossings;
   static constexpr size_t kMaxPathSteps = 256;
 };
 

@@ -101,13 +101,16 @@ void Role(json::OStream& j, const RoleAnalysis& r) {
 void CriticalPathJson(json::OStream& j, const CriticalPathAnalysis& c) {
   j.attributeObject("critical_path", [&] {
     j.attribute("per_unit_only", c.per_unit_only);
+    if (c.cluster_scope) j.attribute("scope", "cluster");  // absent: one path per block
     j.attribute("blocks", c.blocks);
     j.attribute("handoffs", c.handoffs);
+    if (c.cluster_scope) j.attribute("cross_cta_handoffs", c.cross_cta_handoffs);
     j.attribute("trace_links", c.trace_links);
     j.attributeArray("regions", [&] {
       for (const PathRegion& r : c.regions) {
         j.object([&] {
           j.attribute("role", ValidUtf8(r.role));
+          if (c.cluster_scope) j.attribute("cta_rank", r.cta_rank);
           j.attribute("site", r.site);
           j.attribute("name", ValidUtf8(r.name));
           j.attribute("blocks", r.blocks);
@@ -124,6 +127,7 @@ void CriticalPathJson(json::OStream& j, const CriticalPathAnalysis& c) {
       for (const PathStepRef& s : c.slowest_block_path) {
         j.object([&] {
           j.attribute("role", ValidUtf8(s.role));
+          if (c.cluster_scope) j.attribute("cta_rank", s.cta_rank);
           j.attribute("unit", s.unit_index);
           j.attribute("name", ValidUtf8(s.name));
           j.attribute("ns", s.ns);
@@ -132,6 +136,21 @@ void CriticalPathJson(json::OStream& j, const CriticalPathAnalysis& c) {
       }
     });
     j.attribute("slowest_block_path_truncated", c.slowest_block_path_truncated);
+    if (!c.cluster_scope) return;
+    j.attributeArray("slowest_block_crossings", [&] {
+      for (const PathCrossing& x : c.slowest_block_crossings) {
+        j.object([&] {
+          j.attribute("from_rank", x.from_rank);
+          j.attribute("from_role", ValidUtf8(x.from_role));
+          j.attribute("from_unit", x.from_unit);
+          j.attribute("to_rank", x.to_rank);
+          j.attribute("to_role", ValidUtf8(x.to_role));
+          j.attribute("to_unit", x.to_unit);
+          j.attribute("wait", ValidUtf8(x.wait));
+          j.attribute("at_ns", x.at_ns);
+        });
+      }
+    });
   });
 }
 

@@ -39,6 +39,12 @@
 //                      "slowest_block_path": [{"role": "producer", "unit": 0,
 //                                              "name": "load", "ns": N, "share": 0.1}, ...],
 //                      "slowest_block_path_truncated": false},
+//    (with a cluster link scope, one path per cluster across its CTAs: "critical_path" adds
+//     "scope": "cluster" and "cross_cta_handoffs": N after "blocks" / "handoffs" (blocks
+//     then counts clusters), "cta_rank" to each region and path step, and after the
+//     truncation flag "slowest_block_crossings": [{"from_rank": 0, "from_role": "producer",
+//       "from_unit": 0, "to_rank": 1, "to_role": "consumer", "to_unit": 1,
+//       "wait": "wait full", "at_ns": N}, ...]: the slowest path's CTA-to-CTA edges)
 //    "grid": {"blocks": N, "early_return_blocks": N, "working_blocks": N,
 //             "median_early_return_ns": N, "span_ns": N,
 //             "sms": [{"sm": 0, "blocks": N, "busy_ns": N}, ...],

@@ -89,6 +89,9 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
     role_of_unit_[u] = static_cast<uint32_t>(it - roles_.begin());
   }
   units_per_block_ = units_per_block;
+  cluster_scope_ = LinkScopeOf(*layout_) == LinkScope::kCluster && units_per_block > 0;
+  records_per_scope_ = RecordsPerLinkScope(*layout_);
+  scope_ranks_ = cluster_scope_ ? static_cast<uint32_t>(layout_->cluster.Count()) : 1;
   units_.reserve(begin.units);
   result_.kernel_name = layout_->kernel_name;
   result_.device_name = layout_->device_name;
@@ -96,7 +99,7 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
   return absl::OkStatus();
 }
 
-uint32_t AnalysisSink::RoleOf(uint32_t unit_index) {
+uint32_t AnalysisSink::RoleOf(uint32_t unit_index) const {
   return unit_index < role_of_unit_.size() ? role_of_unit_[unit_index] : 0;
 }
 
@@ -161,19 +164,23 @@ absl::Status AnalysisSink::CollectLinks(const UnitTimeline& t) {
     }
     const uint32_t slice = f.to.released_wait;
     wait_barriers_.push_back({slice, BarrierSlotOf(f.barrier)});
-    if (f.from.record_index < block_first ||
-        f.from.record_index >= block_first + units_per_block_) {
-      // An arrival of another CTA of the cluster (LinkScope::kCluster): the block's path
-      // does not follow it; who released the wait is counted (AddCrossCta).
+    const bool local = f.from.record_index >= block_first &&
+                       f.from.record_index < block_first + units_per_block_;
+    if (!local) {
+      // An arrival of another CTA of the cluster (LinkScope::kCluster): who released the
+      // wait is counted (AddCrossCta), and the cluster's path follows it.
       ++cross_cta_links_;
       if (f.completing) cross_completing_.push_back(&f);
-      continue;
+      if (!InScope(f.from.record_index)) continue;
+    } else {
+      local_arrivals_.push_back({slice, f.from.ns});
     }
     const uint32_t from_unit = static_cast<uint32_t>(f.from.record_index - block_first);
-    resolved_links_.push_back({t.block_linear, from_unit, f.from.ns, t.unit_index, slice});
-    local_arrivals_.push_back({slice, f.from.ns});
+    resolved_links_.push_back({t.block_linear, PathUnitOf(f.from.record_index, from_unit),
+                               f.from.ns, PathUnitOf(t.record_index, t.unit_index), slice});
     ++resolved_total_;
   }
+  if (cluster_scope_) RETURN_IF_ERROR(CollectLandings(t));
   for (const Flow* f : cross_completing_) AddCrossCta(t, *f);
   cross_completing_.clear();
   local_arrivals_.clear();
@@ -245,10 +252,21 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
           "units of block %d do not arrive consecutively (unit %d comes after another block)",
           t.block_linear, t.unit_index));
     }
+    // A new link scope instance: every block without clusters, a cluster's first block
+    // under the cluster scope.
+    const uint64_t scope = cluster_scope_ ? t.record_index / records_per_scope_ : 0;
+    if (in_scope_ && (!cluster_scope_ || scope != scope_)) RETURN_IF_ERROR(FinishScope());
+    if (!in_scope_) {
+      in_scope_ = true;
+      scope_ = scope;
+      scope_first_record_ = t.record_index;
+      scope_first_block_ = t.block_linear;
+      finder_.StartBlock();
+    }
     in_block_ = true;
     block_ = t.block_linear;
     block_first_record_ = t.record_index;
-    finder_.StartBlock();
+    block_has_span_ = false;
   }
   if (block_unit_count_ >= units_per_block_) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -268,9 +286,15 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
                        layout_->sites.size(),
                        wait_barriers_,
                        barrier_slots_};
-  if (absl::Status s = finder_.AddUnit(t.unit_index, t.slices, layout_->sites, counter);
+  if (absl::Status s = finder_.AddUnit(PathUnitOf(t.record_index, t.unit_index), t.slices,
+                                       layout_->sites, counter);
       !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("block ", t.block_linear, ": ", s.message()));
+  }
+  if (int64_t begin = 0, end = 0; cluster_scope_ && finder_.LastUnitSpan(begin, end)) {
+    block_begin_ns_ = block_has_span_ ? std::min(block_begin_ns_, begin) : begin;
+    block_end_ns_ = block_has_span_ ? std::max(block_end_ns_, end) : end;
+    block_has_span_ = true;
   }
   units_.push_back({t.block_linear, t.unit_index, t.sm_id, role, t.start_ns, t.end_ns,
                     static_cast<float>(ns_per_event),
@@ -352,12 +376,6 @@ void AnalysisSink::SliceCounter::OnWait(const Slice& slice,
   }
 }
 
-size_t AnalysisSink::PathIndex(uint32_t role, uint32_t site) const {
-  const size_t sites = layout_->sites.size();
-  const size_t column = site < sites ? site : site == kPathUntracked ? sites : sites + 1;
-  return role * (sites + 2) + column;
-}
-
 // Explicit links are checked for order as the cursor passes them (each once, no pass of its
 // own over them): a link of an earlier block than the one before it is an error.
 absl::Status AnalysisSink::AdvanceLinks(uint32_t block, size_t& end) {
@@ -382,30 +400,30 @@ absl::Status AnalysisSink::AdvanceLinks(uint32_t block, size_t& end) {
   return absl::OkStatus();
 }
 
+// The block's explicit links go to its scope (FinishScope walks them) and its record.
 absl::Status AnalysisSink::FinishBlock() {
-  const absl::Span<const HandoffLink> all = options_.handoffs;
   size_t end = 0;
   RETURN_IF_ERROR(AdvanceLinks(block_, end));
-  absl::Span<const HandoffLink> links = all.subspan(handoff_cursor_, end - handoff_cursor_);
+  const absl::Span<const HandoffLink> links =
+      options_.handoffs.subspan(handoff_cursor_, end - handoff_cursor_);
   handoff_cursor_ = end;
-  if (!resolved_links_.empty()) {
-    if (links.empty()) {
-      links = resolved_links_;
-    } else {
-      block_links_.assign(links.begin(), links.end());
-      block_links_.insert(block_links_.end(), resolved_links_.begin(), resolved_links_.end());
-      links = block_links_;
+  if (cluster_scope_) {
+    for (HandoffLink link : links) {  // block-local unit indexes, renumbered in the cluster
+      const uint32_t base = PathUnitOf(block_first_record_, 0) / units_per_block_ *
+                            static_cast<uint32_t>(units_per_block_);
+      link.from_unit += base;
+      link.to_unit += base;
+      scope_explicit_.push_back(link);
     }
-  }
-  const absl::Status walked = finder_.Walk(links);
-  resolved_links_.clear();
-  if (!walked.ok()) {
-    return absl::Status(walked.code(), absl::StrCat("block ", block_, ": ", walked.message()));
+  } else {
+    block_explicit_ = links;
   }
 
   const size_t first = units_.size() - block_unit_count_;
-  BlockRec rec{block_, 0, 0, 0, finder_.end_ns() - finder_.begin_ns(), block_first_record_,
-               first, block_unit_count_, true};
+  const int64_t span = !cluster_scope_    ? finder_.end_ns() - finder_.begin_ns()
+                       : block_has_span_ ? block_end_ns_ - block_begin_ns_
+                                         : 0;
+  BlockRec rec{block_, 0, 0, 0, span, block_first_record_, first, block_unit_count_, true};
   rec.sm_id = units_[first].sm_id;
   rec.start_ns = units_[first].start_ns;
   rec.end_ns = units_[first].end_ns;
@@ -415,49 +433,14 @@ absl::Status AnalysisSink::FinishBlock() {
     rec.returned_early &= units_[i].returned_early;
   }
   blocks_.push_back(rec);
-
-  if (finder_.has_path()) {
-    ++path_blocks_;
-    handoffs_ += finder_.handoffs();
-    AccumulatePath(rec.path_ns);
-    if (rec.path_ns > slowest_path_span_) {
-      slowest_path_span_ = rec.path_ns;
-      slowest_path_block_ = block_;
-      slowest_path_record_ = block_first_record_;
-      finder_.Steps(slowest_path_);
-    }
-  }
   in_block_ = false;
   block_unit_count_ = 0;
   return absl::OkStatus();
 }
 
-// This block's path time per (role, site), added to the totals over blocks.
-void AnalysisSink::AccumulatePath(int64_t span) {
-  if (block_path_ns_.empty()) {
-    block_path_ns_.assign(roles_.size() * (layout_->sites.size() + 2), 0);
-    path_.resize(block_path_ns_.size());
-  }
-  touched_.clear();
-  finder_.PathTimes(path_times_);
-  for (const CriticalPathFinder::PathTime& time : path_times_) {
-    const size_t index = PathIndex(RoleOf(time.unit_index), time.site);
-    if (block_path_ns_[index] == 0) touched_.push_back(static_cast<uint32_t>(index));
-    block_path_ns_[index] += time.ns;
-  }
-  for (uint32_t index : touched_) {
-    PathAcc& acc = path_[index];
-    ++acc.blocks;
-    acc.path_ns += block_path_ns_[index];
-    const double share =
-        Ratio(static_cast<double>(block_path_ns_[index]), static_cast<double>(span));
-    acc.share_sum += std::llround(std::min(share, 4.0) * static_cast<double>(kShareOne));
-    block_path_ns_[index] = 0;
-  }
-}
-
 absl::Status AnalysisSink::End(const TraceEnd& /*end*/) {
   if (in_block_) RETURN_IF_ERROR(FinishBlock());
+  if (in_scope_) RETURN_IF_ERROR(FinishScope());
   size_t end = 0;
   RETURN_IF_ERROR(AdvanceLinks(UINT32_MAX, end));  // the links after the last block
   result_.units = units_.size();
@@ -587,63 +570,6 @@ void AnalysisSink::FillRoles() {
     out.sites = SiteTimes(acc, unit_time);
     FillUnitTimes(r, acc, out);
     result_.roles.push_back(std::move(out));
-  }
-}
-
-void AnalysisSink::FillCriticalPath() {
-  CriticalPathAnalysis& out = result_.critical_path;
-  out = CriticalPathAnalysis();
-  out.per_unit_only = handoffs_ == 0;
-  out.blocks = path_blocks_;
-  out.handoffs = handoffs_;
-  out.trace_links = resolved_total_;
-  const size_t columns = layout_->sites.size() + 2;
-  for (size_t index = 0; index < path_.size(); ++index) {
-    const PathAcc& acc = path_[index];
-    if (acc.blocks == 0) continue;
-    const size_t column = index % columns;
-    PathRegion region;
-    region.role = roles_[index / columns].name;
-    region.site = column < layout_->sites.size()
-                      ? static_cast<uint32_t>(column)
-                      : column == layout_->sites.size() ? kPathUntracked : kPathHandoff;
-    region.name = PathSiteName(region.site, layout_->sites);
-    region.blocks = acc.blocks;
-    region.block_fraction = Ratio(static_cast<double>(acc.blocks), static_cast<double>(path_blocks_));
-    region.path_ns = acc.path_ns;
-    region.mean_share = Ratio(static_cast<double>(acc.share_sum) / static_cast<double>(kShareOne),
-                              static_cast<double>(path_blocks_));
-    out.regions.push_back(std::move(region));
-  }
-  std::sort(out.regions.begin(), out.regions.end(), [](const PathRegion& a, const PathRegion& b) {
-    if (a.path_ns != b.path_ns) return a.path_ns > b.path_ns;
-    if (a.role != b.role) return a.role < b.role;
-    return a.site < b.site;
-  });
-  if (slowest_path_span_ < 0) return;
-  std::vector<int64_t> spans;
-  for (const BlockRec& b : blocks_) {
-    if (b.path_ns > 0) spans.push_back(b.path_ns);
-  }
-  std::sort(spans.begin(), spans.end());
-  const int64_t median = PercentileSorted(absl::MakeConstSpan(spans), 50);
-  auto block = std::find_if(blocks_.begin(), blocks_.end(), [&](const BlockRec& b) {
-    return b.block_linear == slowest_path_block_;
-  });
-  out.slowest_block = UnitRef{slowest_path_block_, BlockIndex(layout_->grid, slowest_path_block_),
-                              0, block->sm_id, "", slowest_path_span_,
-                              Ratio(static_cast<double>(slowest_path_span_),
-                                    static_cast<double>(median)),
-                              BlockLabelOf(*layout_, slowest_path_block_)};
-  for (const PathStep& step : slowest_path_.steps) {
-    if (out.slowest_block_path.size() >= CriticalPathAnalysis::kMaxPathSteps) {
-      out.slowest_block_path_truncated = true;
-      break;
-    }
-    out.slowest_block_path.push_back(
-        {roles_[RoleOf(step.unit_index)].name, step.unit_index,
-         PathSiteName(step.site, layout_->sites), step.ns(),
-         Ratio(static_cast<double>(step.ns()), static_cast<double>(slowest_path_span_))});
   }
 }
 

@@ -194,13 +194,25 @@ class AnalysisSink : public TraceSink {
     void OnSelf(uint32_t site, int64_t ns) { role.sites[site].self_ns += ns; }
   };
 
-  uint32_t RoleOf(uint32_t unit_index);
+  uint32_t RoleOf(uint32_t unit_index) const;
   uint32_t FamilyIndex(const std::string& family);
   uint32_t BarrierSlotOf(uint32_t barrier);
   absl::Status CollectLinks(const UnitTimeline& unit);
   absl::Status AdvanceLinks(uint32_t block, size_t& end);
   absl::Status FinishBlock();
+  absl::Status FinishScope();
   void AccumulatePath(int64_t span);
+  // The finder's number of a unit: unit_index (block scope), or the record's place in its
+  // cluster, CTA rank x units_per_block_ + unit (cluster scope; `unit_index` unused there).
+  uint32_t PathUnitOf(uint64_t record, uint32_t unit_index) const {
+    return cluster_scope_ ? static_cast<uint32_t>(record % records_per_scope_) : unit_index;
+  }
+  // Whether a record belongs to the cluster being read (cluster scope).
+  bool InScope(uint64_t record) const {
+    return cluster_scope_ && record / records_per_scope_ == scope_;
+  }
+  absl::Status CollectLandings(const UnitTimeline& t);
+  void FillPathSteps(CriticalPathAnalysis& out) const;
   absl::Status MergePart(AnalysisSink& part);
   absl::Status MergeBlocks(absl::Span<AnalysisSink* const> parts);
   void AddCopies(const UnitTimeline& t, RoleAcc& acc) const;
@@ -253,8 +265,29 @@ class AnalysisSink : public TraceSink {
   std::vector<BarrierSlot> barrier_slots_;
   absl::flat_hash_map<uint32_t, uint32_t> slot_of_barrier_;  // barrier id -> slot
 
-  // Critical path, over blocks. Dense by PathIndex(role, site).
-  size_t PathIndex(uint32_t role, uint32_t site) const;
+  // The link scope instance being read: one critical path each (critical_path.h). Without
+  // clusters (LinkScope::kBlock) the block itself; under LinkScope::kCluster the cluster's
+  // consecutive blocks, whose units the finder knows as CTA rank x units_per_block_ + unit
+  // (PathUnitOf) so that remote arrivals and multicast landings are edges of one path.
+  bool cluster_scope_ = false;
+  uint32_t records_per_scope_ = 1;  // RecordsPerLinkScope
+  uint32_t scope_ranks_ = 1;        // CTAs per instance
+  bool in_scope_ = false;
+  uint64_t scope_ = 0;              // record_index / records_per_scope_ (cluster scope)
+  uint64_t scope_first_record_ = 0; // its first unit's record
+  uint32_t scope_first_block_ = 0;  // its first block
+  absl::Span<const HandoffLink> block_explicit_;  // block scope: the block's explicit links
+  std::vector<HandoffLink> scope_explicit_;       // cluster scope: renumbered (PathUnitOf)
+  bool block_has_span_ = false;     // cluster scope: the block's own path span
+  int64_t block_begin_ns_ = 0;
+  int64_t block_end_ns_ = 0;
+  std::vector<int64_t> scope_spans_;  // cluster scope: each cluster's path span
+  uint64_t cross_cta_handoffs_ = 0;
+  std::vector<CriticalPathFinder::PathHandoff> path_handoffs_;     // scratch
+  std::vector<CriticalPathFinder::PathHandoff> slowest_handoffs_;  // the slowest path's
+
+  // Critical path, over blocks. Dense by PathIndex(rank, role, site).
+  size_t PathIndex(uint32_t rank, uint32_t role, uint32_t site) const;
   CriticalPathFinder finder_;
   std::vector<CriticalPathFinder::PathTime> path_times_;  // scratch
   std::vector<int64_t> block_path_ns_;    // this block's path time, dense

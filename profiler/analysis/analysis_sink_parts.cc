@@ -76,6 +76,7 @@ void AnalysisSink::RoleAcc::Add(const RoleAcc& other) {
 // A part's counters, added to this sink's (the blocks and units: MergeBlocks).
 absl::Status AnalysisSink::MergePart(AnalysisSink& part) {
   if (part.in_block_) RETURN_IF_ERROR(part.FinishBlock());
+  if (part.in_scope_) RETURN_IF_ERROR(part.FinishScope());
   if (part.families_ != families_ || part.roles_.size() != roles_.size() ||
       !part.barrier_slots_.empty()) {
     return absl::InternalError("a part's wait families or roles differ from the sink's");
@@ -89,6 +90,8 @@ absl::Status AnalysisSink::MergePart(AnalysisSink& part) {
   }
   path_blocks_ += part.path_blocks_;
   handoffs_ += part.handoffs_;
+  cross_cta_handoffs_ += part.cross_cta_handoffs_;
+  scope_spans_.insert(scope_spans_.end(), part.scope_spans_.begin(), part.scope_spans_.end());
   if (path_.size() < part.path_.size()) path_.resize(part.path_.size());
   for (size_t i = 0; i < part.path_.size(); ++i) {
     path_[i].blocks += part.path_[i].blocks;
@@ -103,6 +106,7 @@ absl::Status AnalysisSink::MergePart(AnalysisSink& part) {
     slowest_path_block_ = part.slowest_path_block_;
     slowest_path_record_ = part.slowest_path_record_;
     slowest_path_ = std::move(part.slowest_path_);
+    slowest_handoffs_ = std::move(part.slowest_handoffs_);
   }
   return absl::OkStatus();
 }

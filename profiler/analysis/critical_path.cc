@@ -118,7 +118,7 @@ absl::Status CriticalPathFinder::AddLinks(absl::Span<const HandoffLink> links) {
     for (const Wait& w : unit.waits) {
       if (w.from_position < 0) continue;
       unit.linked.push_back(
-          {w.end_ns, static_cast<uint32_t>(w.from_position), w.from_ns, false});
+          {w.end_ns, static_cast<uint32_t>(w.from_position), w.from_ns, false, w.site});
     }
     auto by_end = [](const LinkedWait& a, const LinkedWait& b) { return a.end_ns < b.end_ns; };
     if (!std::is_sorted(unit.linked.begin(), unit.linked.end(), by_end)) {
@@ -154,13 +154,14 @@ absl::Status CriticalPathFinder::Walk(absl::Span<const HandoffLink> links) {
     }
     const int64_t unit_begin = unit.leaf_count == 0 ? t : unit.leaves[0].begin_ns;
     if (wait == nullptr || wait->end_ns <= unit_begin) {
-      segments_.push_back({static_cast<uint32_t>(cur), false, std::min(unit_begin, t), t});
+      segments_.push_back(
+          {static_cast<uint32_t>(cur), false, std::min(unit_begin, t), t, kPathUntracked});
       break;
     }
     wait->used = true;
-    segments_.push_back({static_cast<uint32_t>(cur), false, wait->end_ns, t});
+    segments_.push_back({static_cast<uint32_t>(cur), false, wait->end_ns, t, kPathUntracked});
     const int64_t from = std::max(begin_ns_, std::min(wait->from_ns, wait->end_ns));
-    segments_.push_back({static_cast<uint32_t>(cur), true, from, wait->end_ns});
+    segments_.push_back({static_cast<uint32_t>(cur), true, from, wait->end_ns, wait->site});
     ++handoffs_;
     cur = wait->from_position;
     t = from;
@@ -192,6 +193,26 @@ void CriticalPathFinder::Steps(BlockPath& path) const {
       append(unit.unit_index, site, b, e);
     });
   }
+}
+
+void CriticalPathFinder::Handoffs(std::vector<PathHandoff>& out) const {
+  out.clear();
+  // segments_ are latest first; a hand-off segment of unit `cur` is followed by the
+  // segment of the unit it came from.
+  for (size_t i = segments_.size(); i-- > 0;) {
+    const Segment& s = segments_[i];
+    if (!s.handoff || i + 1 >= segments_.size()) continue;
+    out.push_back({work_[segments_[i + 1].position].unit_index, s.begin_ns,
+                   work_[s.position].unit_index, s.end_ns, s.wait_site});
+  }
+}
+
+bool CriticalPathFinder::LastUnitSpan(int64_t& begin, int64_t& end) const {
+  if (units_ == 0 || work_[units_ - 1].leaf_count == 0) return false;
+  const UnitWork& unit = work_[units_ - 1];
+  begin = unit.leaves[0].begin_ns;
+  end = unit.leaves[unit.leaf_count - 1].end_ns;
+  return true;
 }
 
 void CriticalPathFinder::PathTimes(std::vector<PathTime>& out) {

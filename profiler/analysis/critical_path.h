@@ -1,6 +1,9 @@
 // CriticalPath: the longest chain of work through one block's trace units, from the block's
 // first event to its last, following program order within a unit and hand-off edges
-// (handoff.h) across units.
+// (handoff.h) across units. "Block" here is one instance of the trace's link scope
+// (format/links.h): a thread block, or under LinkScope::kCluster a whole cluster, whose
+// units the caller numbers uniquely (AnalysisSink: CTA rank x units per block + unit) so
+// that a remote arrival's link is one more edge.
 //
 //   std::vector<PathUnit> units = {{0, producer.slices}, {1, consumer.slices}};
 //   ASSIGN_OR_RETURN(BlockPath path, CriticalPath(units, links, layout.sites));
@@ -118,6 +121,9 @@ class CriticalPathFinder {
   int64_t end_ns() const { return end_ns_; }
   // Whether the block has a path at all (some unit has a slice of non-zero length).
   bool has_path() const { return last_ >= 0; }
+  // The span of the unit added last (its first slice's begin to its last slice's end);
+  // false when it has no time (no slice of non-zero length).
+  bool LastUnitSpan(int64_t& begin, int64_t& end) const;
   // Walks back from the block's last event through `links` (this block's). Errors as
   // CriticalPath (a link to a unit never added "names a unit the block does not have").
   absl::Status Walk(absl::Span<const HandoffLink> links);
@@ -134,6 +140,17 @@ class CriticalPathFinder {
   void PathTimes(std::vector<PathTime>& out);
   // The walked path as BlockPath (steps in time order, merged as BlockPath says).
   void Steps(BlockPath& path) const;
+  // The hand-off edges the last Walk followed, in time order (`out` is replaced): the
+  // arriving unit and its arrival, the waiting unit, the end of the wait it released and
+  // that wait's site.
+  struct PathHandoff {
+    uint32_t from_unit;
+    int64_t from_ns;
+    uint32_t to_unit;
+    int64_t to_ns;
+    uint32_t wait_site;
+  };
+  void Handoffs(std::vector<PathHandoff>& out) const;
 
   // Does both, for one block: StartBlock, AddUnit for each unit, Walk, Steps.
   absl::Status Find(absl::Span<const PathUnit> units, absl::Span<const HandoffLink> links,
@@ -150,12 +167,14 @@ class CriticalPathFinder {
     int64_t end_ns;
     int32_t from_position;   // the releasing arrival's unit (position), -1 when unlinked
     int64_t from_ns;         // and its time
+    uint32_t site;           // the wait slice's site
   };
   struct LinkedWait {
     int64_t end_ns;
     uint32_t from_position;  // index into the block's units (in AddUnit order)
     int64_t from_ns;
     bool used;
+    uint32_t site;           // the wait's site
   };
   struct UnitWork {
     uint32_t unit_index = 0;
@@ -175,6 +194,7 @@ class CriticalPathFinder {
     bool handoff;
     int64_t begin_ns;
     int64_t end_ns;
+    uint32_t wait_site;  // handoff: the released wait's site
   };
 
  private:
@@ -240,7 +260,8 @@ absl::Status CriticalPathFinder::AddUnit(uint32_t unit_index, absl::Span<const S
     }
     visitor.OnSlice(slice, absl::MakeConstSpan(open_));
     if (IsWaitSite(sites[slice.site].kind)) {
-      unit.waits.push_back({static_cast<uint32_t>(i), slice.begin_ns, slice.end_ns, -1, 0});
+      unit.waits.push_back(
+          {static_cast<uint32_t>(i), slice.begin_ns, slice.end_ns, -1, 0, slice.site});
     }
     open_.push_back(&slice);
   }

@@ -54,6 +54,37 @@ const PathRegion* TopPathRegion(const Analysis& a) {
   return nullptr;
 }
 
+// "the consumer's `mma` is on the critical path in 50% of blocks (25% of block time)"; with
+// one path per cluster, the region's CTA rank, clusters, and the slowest path's CTA crossings.
+std::string PathRegionText(const CriticalPathAnalysis& c, const PathRegion& top) {
+  if (!c.cluster_scope) {
+    return absl::StrCat("the ", top.role, "'s `", top.name, "` is on the critical path in ",
+                        Pct(top.block_fraction), " of blocks (", Pct(top.mean_share),
+                        " of block time)");
+  }
+  std::string text = absl::StrCat("CTA rank ", top.cta_rank, "'s ", top.role, " `", top.name,
+                                  "` is on the cluster's critical path in ",
+                                  Pct(top.block_fraction), " of clusters (",
+                                  Pct(top.mean_share), " of cluster time)");
+  const std::vector<PathCrossing>& x = c.slowest_block_crossings;
+  if (x.empty()) return text;
+  absl::StrAppend(&text, "; the slowest cluster's path crosses CTAs ", x.size(),
+                  x.size() == 1 ? " time" : " times", ", from CTA rank ", x.front().from_rank,
+                  "'s ", x.front().from_role, " into CTA rank ", x.front().to_rank, "'s ",
+                  x.front().to_role, " (`", x.front().wait, "`)");
+  for (size_t i = 1; i < x.size(); ++i) {
+    if (x[i].from_rank == x.front().from_rank && x[i].to_rank == x.front().to_rank &&
+        x[i].from_role == x.front().from_role && x[i].to_role == x.front().to_role) {
+      continue;
+    }
+    absl::StrAppend(&text, " and from CTA rank ", x[i].from_rank, "'s ", x[i].from_role,
+                    " into CTA rank ", x[i].to_rank, "'s ", x[i].to_role, " (`", x[i].wait,
+                    "`)");
+    break;
+  }
+  return text;
+}
+
 void AddBound(const Analysis& a, std::vector<Diagnosis>& out) {
   const RoleAnalysis* waiter = nullptr;
   for (const RoleAnalysis& role : a.roles) {
@@ -74,9 +105,7 @@ void AddBound(const Analysis& a, std::vector<Diagnosis>& out) {
       for (const RoleAnalysis& role : a.roles) {
         if (role.role == top->role) bound = &role;
       }
-      region_text = absl::StrCat("the ", top->role, "'s `", top->name,
-                                 "` is on the critical path in ", Pct(top->block_fraction),
-                                 " of blocks (", Pct(top->mean_share), " of block time)");
+      region_text = PathRegionText(a.critical_path, *top);
     }
   } else if (a.roles.size() == 2) {
     bound = &a.roles[&a.roles[0] == waiter ? 1 : 0];
