@@ -134,23 +134,23 @@ struct RoleAnalysis {
 // (CTA rank, role, site), over all clusters).
 struct PathRegion {
   std::string role;
-  uint32_t cta_rank = 0;     // CriticalPathAnalysis::cluster_scope: the units' CTA rank; else 0
   uint32_t site = 0;         // a site id, or kPathUntracked / kPathHandoff (critical_path.h)
   std::string name;
   uint64_t blocks = 0;       // blocks whose critical path passes through it
   double block_fraction = 0; // blocks / CriticalPathAnalysis::blocks
   int64_t path_ns = 0;       // its time on the critical paths, summed over blocks
   double mean_share = 0;     // mean over all blocks of (its path time / block time)
+  uint32_t cta_rank = 0;     // CriticalPathAnalysis::cluster_scope: the units' CTA rank; else 0
 };
 
 // One step of a block's critical path.
 struct PathStepRef {
   std::string role;
-  uint32_t cta_rank = 0;     // CriticalPathAnalysis::cluster_scope: the unit's CTA rank; else 0
   uint32_t unit_index = 0;   // in its block
   std::string name;
   int64_t ns = 0;
   double share = 0;  // of the block's time
+  uint32_t cta_rank = 0;     // CriticalPathAnalysis::cluster_scope: the unit's CTA rank; else 0
 };
 
 // A hand-off edge of a cluster-scoped path from one CTA into another: the arrival (a remote

@@ -191,9 +191,9 @@ void AnalysisSink::FillPathSteps(CriticalPathAnalysis& out) const {
     }
     const uint32_t unit = unit_of(step.unit_index);
     out.slowest_block_path.push_back(
-        {roles_[RoleOf(unit)].name, rank_of(step.unit_index), unit,
-         PathSiteName(step.site, layout_->sites), step.ns(),
-         Ratio(static_cast<double>(step.ns()), static_cast<double>(slowest_path_span_))});
+        {roles_[RoleOf(unit)].name, unit, PathSiteName(step.site, layout_->sites), step.ns(),
+         Ratio(static_cast<double>(step.ns()), static_cast<double>(slowest_path_span_)),
+         rank_of(step.unit_index)});
   }
   for (const CriticalPathFinder::PathHandoff& h : slowest_handoffs_) {
     if (rank_of(h.from_unit) == rank_of(h.to_unit)) continue;

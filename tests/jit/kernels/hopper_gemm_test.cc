@@ -6,7 +6,9 @@
 #include "jit/kernels/hopper_gemm.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,9 +17,11 @@
 #include "absl/types/span.h"
 #include "format/layout.h"
 #include "format/links.h"
+#include "profiler/analysis/analysis.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/platform/tensor_map.h"
+#include "jit/host/host_device.h"
 #include "jit/plan/record_plan.h"
 #include "jit/run/run.h"
 #include "tests/jit/run/host_run_fixture.h"
@@ -176,6 +180,119 @@ INSTANTIATE_TEST_SUITE_P(Clusters, HopperGemmClusterRunTest,
                          [](const ::testing::TestParamInfo<ClusterCase>& info) {
                            return std::string(info.param.label);
                          });
+
+// The critical path across CTAs: CTA rank 1's consumer slowed (busy work per mma) on the
+// deterministic host clock, so CTA 0's producer waits on the shared stage (empty[s]) for the
+// peer's remote release. One path per cluster walks that remote arrival: it runs in CTA 1's
+// consumer, then crosses into CTA 0's producer at the wait it released.
+class HopperGemmClusterPathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HostDeviceOptions options;
+    options.clock = host::ClockMode::kDeterministic;
+    absl::StatusOr<std::unique_ptr<HostDevice>> device =
+        testing::CreateSandboxedHostDevice(options);
+    ASSERT_THAT(device, IsOk());
+    device_ = *std::move(device);
+  }
+
+  // The analysis of a 2-cluster GEMM (4 tiles), CTA rank `slow_rank`'s consumers slowed
+  // (none: -1), with clusters of cluster_m x cluster_n (1x1: no cluster).
+  CriticalPathAnalysis Path(uint32_t cluster_m, uint32_t cluster_n, int32_t slow_rank) {
+    HopperGemmShape shape{.m = 256, .n = 256, .k = 256, .bn = 128, .stages = 2,
+                          .out_f32 = true, .cluster_m = cluster_m, .cluster_n = cluster_n};
+    shape.consumer_delay = 20000;
+    shape.consumer_delay_rank = slow_rank;
+    absl::StatusOr<Kernel> kernel = HopperGemm(shape);
+    EXPECT_THAT(kernel, IsOk());
+    if (!kernel.ok()) return {};
+    std::vector<uint16_t> a(size_t{shape.m} * shape.k, 0), b(size_t{shape.n} * shape.k, 0);
+    std::vector<float> out(size_t{shape.m} * shape.n, -1.0f);
+    const std::vector<KernelArg> args = {
+        KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(a)),
+                             OperandMap(shape.m, shape.k, HopperGemmBoxRowsA(shape))),
+        KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(b)),
+                             OperandMap(shape.n, shape.k, HopperGemmBoxRowsB(shape))),
+        KernelArg::Out(absl::MakeSpan(out))};
+    RunOptions options;
+    options.check_gpu_compile = false;  // the run above compiles the cluster GEMM with NVRTC
+    options.profile.unit = UnitSpec::Warpgroup();
+    options.dump.analysis = true;
+    absl::StatusOr<RunResult> run = RunKernel(*device_, *kernel, args, options);
+    EXPECT_THAT(run, IsOk());
+    if (!run.ok() || !run->dump.analysis.has_value()) {
+      ADD_FAILURE() << "no analysis";
+      return {};
+    }
+    return run->dump.analysis->critical_path;
+  }
+
+  std::unique_ptr<HostDevice> device_;
+};
+
+std::vector<std::string> Describe(const CriticalPathAnalysis& c) {
+  std::vector<std::string> out;
+  for (const PathRegion& r : c.regions) {
+    out.push_back(absl::StrCat("region CTA ", r.cta_rank, " ", r.role, " ", r.name, " ",
+                               r.path_ns, " ns in ", r.blocks));
+  }
+  for (const PathStepRef& s : c.slowest_block_path) {
+    out.push_back(absl::StrCat("step CTA ", s.cta_rank, " ", s.role, " ", s.name, " ", s.ns));
+  }
+  for (const PathCrossing& x : c.slowest_block_crossings) {
+    out.push_back(absl::StrCat("crossing CTA ", x.from_rank, " ", x.from_role, " -> CTA ",
+                               x.to_rank, " ", x.to_role, " ", x.wait, " at ", x.at_ns));
+  }
+  return out;
+}
+
+TEST_F(HopperGemmClusterPathTest, TheSlowPeersPathCrossesCtasTheSameOnEveryRun) {
+  const CriticalPathAnalysis c = Path(2, 1, /*slow_rank=*/1);
+  EXPECT_TRUE(c.cluster_scope);
+  EXPECT_EQ(c.blocks, 2u) << "one path per cluster";
+  EXPECT_FALSE(c.per_unit_only);
+  std::printf("cluster 2x1, CTA 1's consumer slowed: %llu cross-CTA edges on the clusters' "
+              "paths (%llu hand-offs)\n",
+              static_cast<unsigned long long>(c.cross_cta_handoffs),
+              static_cast<unsigned long long>(c.handoffs));
+  for (const std::string& line : Describe(c)) std::printf("  %s\n", line.c_str());
+  // Per cluster: the first stage's release by CTA 0's consumer into CTA 1's producer (the
+  // kernel's start), then the slowed consumer's release of CTA 0's stage that held CTA 0's
+  // producer: 2 crossings a cluster, each a consumer's remote arrival on a peer's empty[s].
+  EXPECT_EQ(c.cross_cta_handoffs, 4u);
+  ASSERT_EQ(c.slowest_block_crossings.size(), 2u);
+  for (const PathCrossing& x : c.slowest_block_crossings) {
+    EXPECT_EQ(x.from_role, "consumer");
+    EXPECT_EQ(x.to_role, "producer");
+    EXPECT_NE(x.from_rank, x.to_rank);
+    EXPECT_EQ(x.wait, "wait empty");
+  }
+  const PathCrossing& held = c.slowest_block_crossings.back();
+  EXPECT_EQ(held.from_rank, 1u) << "the slowed CTA's consumer";
+  EXPECT_EQ(held.to_rank, 0u);
+  EXPECT_GT(held.at_ns, c.slowest_block.ns / 3) << "after the slowed mma";
+  std::set<uint32_t> ranks;
+  for (const PathStepRef& s : c.slowest_block_path) ranks.insert(s.cta_rank);
+  EXPECT_EQ(ranks, (std::set<uint32_t>{0, 1})) << "the path runs in both CTAs";
+  // The slowed work itself is on every cluster's path.
+  bool slow_mma = false;
+  for (const PathRegion& r : c.regions) {
+    slow_mma |= r.cta_rank == 1 && r.role == "consumer" && r.name == "mma" && r.blocks == 2;
+  }
+  EXPECT_TRUE(slow_mma);
+  // Deterministic: the same path, to the ns, on a second run.
+  EXPECT_EQ(Describe(Path(2, 1, 1)), Describe(c));
+}
+
+TEST_F(HopperGemmClusterPathTest, WithoutAClusterEachBlockKeepsItsOwnPath) {
+  const CriticalPathAnalysis c = Path(1, 1, /*slow_rank=*/-1);
+  EXPECT_FALSE(c.cluster_scope);
+  EXPECT_EQ(c.blocks, 4u);
+  EXPECT_EQ(c.cross_cta_handoffs, 0u);
+  EXPECT_TRUE(c.slowest_block_crossings.empty());
+  for (const PathRegion& r : c.regions) EXPECT_EQ(r.cta_rank, 0u);
+  for (const PathStepRef& s : c.slowest_block_path) EXPECT_EQ(s.cta_rank, 0u);
+}
 
 }  // namespace
 }  // namespace warptrace
