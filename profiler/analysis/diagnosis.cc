@@ -328,6 +328,38 @@ void PrintCopyBandwidth(const Analysis& analysis, llvm::raw_ostream& os) {
   }
 }
 
+// Not a finding: the slowest cluster's critical path CTA by CTA (a cluster link scope only):
+// each stretch on one unit, "CTA 1 consumer 26.70 us", joined at the hand-offs.
+void PrintClusterPath(const Analysis& analysis, llvm::raw_ostream& os) {
+  const CriticalPathAnalysis& c = analysis.critical_path;
+  if (!c.cluster_scope || c.slowest_block_path.empty()) return;
+  struct Stretch {
+    uint32_t rank;
+    const std::string* role;
+    uint32_t unit;
+    int64_t ns;
+  };
+  std::vector<Stretch> stretches;
+  for (const PathStepRef& s : c.slowest_block_path) {
+    if (stretches.empty() || stretches.back().rank != s.cta_rank ||
+        stretches.back().unit != s.unit_index) {
+      stretches.push_back({s.cta_rank, &s.role, s.unit_index, 0});
+    }
+    stretches.back().ns += s.ns;
+  }
+  std::vector<std::string> parts;
+  for (const Stretch& s : stretches) {
+    parts.push_back(absl::StrCat("CTA ", s.rank, " ", *s.role, " (unit ", s.unit, ") ",
+                                 FormatNs(static_cast<double>(s.ns))));
+  }
+  os << "  critical path of the slowest cluster (block " << c.slowest_block.block_linear
+     << ", " << FormatNs(static_cast<double>(c.slowest_block.ns)) << "; "
+     << c.slowest_block_crossings.size() << " of its hand-offs cross CTAs, "
+     << c.cross_cta_handoffs << " over all " << c.blocks << " clusters): "
+     << absl::StrJoin(parts, " -> ")
+     << (c.slowest_block_path_truncated ? " (truncated)" : "") << "\n";
+}
+
 // On the host backend: which findings a host clock supports, by number.
 void PrintHostClockSupport(const std::vector<Diagnosis>& findings, llvm::raw_ostream& os) {
   std::vector<std::string> numbers[3];
@@ -381,6 +413,7 @@ void PrintDiagnosis(const Analysis& analysis, llvm::raw_ostream& os) {
     os << "  " << (i + 1) << ". " << analysis.diagnosis[i].text << "\n";
   }
   if (analysis.host_backend) PrintHostClockSupport(analysis.diagnosis, os);
+  PrintClusterPath(analysis, os);
   // Not a finding: how busy each role kept the tensor cores. On the host backend the wgmma
   // groups are emulated on the CPU, and the share is of host time: it says nothing of a GPU.
   for (const RoleAnalysis& role : analysis.roles) {
