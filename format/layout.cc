@@ -51,13 +51,31 @@ bool ClusterIsContiguous(const TraceLayout& layout) {
   return ClusterIsContiguous(layout.grid, layout.cluster);
 }
 
-// The cluster when its CTAs are consecutive blocks (so a scope's records are consecutive):
-// payloads then name cluster-wide barrier ids (PhaseBarrierDecl::cluster_ids), and a remote
-// arrival links to the wait it released in the peer. Other cluster shapes (1x2 in a wider
-// grid) keep links within each CTA.
+// The cluster whenever it has more than one CTA: payloads then name cluster-wide barrier
+// ids (PhaseBarrierDecl::cluster_ids), and a remote arrival links to the wait it released in
+// the peer. A scope instance is the shortest run of consecutive blocks that holds whole
+// clusters (BlocksPerLinkScope), so that its records are consecutive.
 LinkScope LinkScopeOf(const TraceLayout& layout) {
-  return layout.cluster.Count() > 1 && ClusterIsContiguous(layout) ? LinkScope::kCluster
-                                                                    : LinkScope::kBlock;
+  return layout.cluster.Count() > 1 ? LinkScope::kCluster : LinkScope::kBlock;
+}
+
+uint32_t BlocksPerLinkScope(const TraceLayout& layout) {
+  const Dim3& c = layout.cluster;
+  const Dim3& g = layout.grid;
+  if (LinkScopeOf(layout) != LinkScope::kCluster) return 1;
+  if (ClusterIsContiguous(layout)) return static_cast<uint32_t>(c.Count());
+  // Clusters span cy rows of the grid (cz == 1), else cz planes: every cluster of those
+  // rows (planes) is whole in them.
+  if (c.z == 1) return g.x * c.y;
+  return g.x * g.y * c.z;
+}
+
+uint32_t ClusterLinear(const TraceLayout& layout, const Dim3& block_index) {
+  const Dim3& c = layout.cluster;
+  if (c.x == 0 || c.y == 0 || c.z == 0) return 0;
+  const ClusterPosition p = ClusterOfBlock(layout, block_index);
+  const uint32_t clusters_x = layout.grid.x / c.x, clusters_y = layout.grid.y / c.y;
+  return p.cluster.x + clusters_x * (p.cluster.y + clusters_y * p.cluster.z);
 }
 
 ClusterPosition ClusterOfBlock(const TraceLayout& layout, const Dim3& b) {
@@ -73,9 +91,8 @@ uint32_t RecordsPerLinkScope(const TraceLayout& layout) {
   switch (LinkScopeOf(layout)) {
     case LinkScope::kBlock:
       return std::max<uint32_t>(1, UnitsPerBlock(layout));
-    case LinkScope::kCluster:  // a cluster's blocks, each whole, consecutive
-      return std::max<uint32_t>(1, UnitsPerBlock(layout)) *
-             static_cast<uint32_t>(layout.cluster.Count());
+    case LinkScope::kCluster:  // whole clusters' blocks, consecutive
+      return std::max<uint32_t>(1, UnitsPerBlock(layout)) * BlocksPerLinkScope(layout);
   }
   return std::max<uint32_t>(1, UnitsPerBlock(layout));
 }
@@ -159,8 +176,8 @@ absl::Status ValidateShape(const TraceLayout& layout) {
   return absl::OkStatus();
 }
 
-// The cluster shape divides the grid, and a trace of a cluster whose CTAs are consecutive
-// blocks samples whole clusters (a cluster link scope must see every CTA a hand-off link may
+// The cluster shape divides the grid, and a trace of clusters samples whole link scope
+// instances (BlocksPerLinkScope: a cluster link scope must see every CTA a hand-off link may
 // reach).
 absl::Status ValidateClusterSample(const TraceLayout& layout) {
   const Dim3& c = layout.cluster;
@@ -171,14 +188,22 @@ absl::Status ValidateClusterSample(const TraceLayout& layout) {
         "cluster (%d,%d,%d) must have 1 to 16 CTAs and divide the grid (%d,%d,%d)", c.x, c.y,
         c.z, g.x, g.y, g.z));
   }
-  if (c.Count() == 1 || !ClusterIsContiguous(layout)) return absl::OkStatus();
-  const uint64_t n = c.Count();
+  if (c.Count() == 1) return absl::OkStatus();
+  const uint64_t n = BlocksPerLinkScope(layout);
   const uint64_t end = std::min<uint64_t>(layout.sample.end, g.Count());
   if (layout.sample.stride != 1 || layout.sample.begin % n != 0 || end % n != 0) {
+    if (n == c.Count()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "block sample [%d, %d) step %d does not take whole clusters of %d CTAs: with "
+          "clusters the sample's step must be 1 and its bounds multiples of %d",
+          layout.sample.begin, layout.sample.end, layout.sample.stride, n, n));
+    }
     return absl::InvalidArgumentError(absl::StrFormat(
-        "block sample [%d, %d) step %d does not take whole clusters of %d CTAs: with clusters "
-        "the sample's step must be 1 and its bounds multiples of %d",
-        layout.sample.begin, layout.sample.end, layout.sample.stride, n, n));
+        "block sample [%d, %d) step %d does not take whole clusters of %d CTAs: a cluster "
+        "(%d,%d,%d) spans rows of the grid (%d,%d,%d), so the sample's step must be 1 and its "
+        "bounds multiples of %d blocks (the rows or planes that hold whole clusters)",
+        layout.sample.begin, layout.sample.end, layout.sample.stride, c.Count(), c.x, c.y,
+        c.z, g.x, g.y, g.z, n));
   }
   return absl::OkStatus();
 }

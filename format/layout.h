@@ -293,11 +293,16 @@ uint32_t UnitThreads(const TraceLayout& layout);
 // Trace units per block.
 uint32_t UnitsPerBlock(const TraceLayout& layout);
 // The trace's link scope (format/links.h): the cluster when the layout has a cluster of
-// more than one CTA whose CTAs are consecutive in linear block order (ClusterIsContiguous),
-// else the block.
+// more than one CTA, else the block.
 LinkScope LinkScopeOf(const TraceLayout& layout);
+// Blocks per instance of the link scope: the shortest run of consecutive linear block ids
+// that holds whole clusters. 1 without clusters; a cluster's CTAs when they are consecutive
+// (ClusterIsContiguous); else the grid rows (cluster (cx, cy, 1): gx x cy) or planes
+// (gx x gy x cz) its clusters span, so one instance may hold several clusters, their CTAs
+// interleaved (ClusterLinear tells them apart).
+uint32_t BlocksPerLinkScope(const TraceLayout& layout);
 // Records per instance of the link scope: records [k n, (k + 1) n) of the buffer belong to
-// one instance (a block: UnitsPerBlock, at least 1; a cluster: that times its CTAs).
+// one instance (UnitsPerBlock, at least 1, times BlocksPerLinkScope).
 uint32_t RecordsPerLinkScope(const TraceLayout& layout);
 // Whether every cluster's CTAs are consecutive linear block ids (x fastest): a cluster of
 // shape (cx, 1, 1), (gx, cy, 1) or (gx, gy, cz) in a grid (gx, gy, gz); so its records are
@@ -311,6 +316,9 @@ struct ClusterPosition {
   uint32_t rank = 0;  // %cluster_ctarank
 };
 ClusterPosition ClusterOfBlock(const TraceLayout& layout, const Dim3& block_index);
+// The linear id of the block's cluster in the grid of clusters (x fastest); the block's own
+// linear id without clusters.
+uint32_t ClusterLinear(const TraceLayout& layout, const Dim3& block_index);
 // Number of blocks that record (the sample clamped to the grid).
 uint64_t SampledBlocks(const TraceLayout& layout);
 // Linear block id of the `ordinal`-th sampled block.

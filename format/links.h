@@ -49,9 +49,12 @@ namespace warptrace {
 // (RecordsPerLinkScope in format/layout.h).
 //   kBlock    one CTA (a thread block): phase barriers, named barriers and async copies are
 //             the block's own; what every trace has today.
-//   kCluster  a thread-block cluster whose CTAs are consecutive blocks (LinkScopeOf): barrier
-//             ids are cluster-wide (CTA rank r's element i: r x ids per CTA + i), so a
-//             remote arrival on a peer CTA's barrier links to the wait it released there.
+//   kCluster  a thread-block cluster (LinkScopeOf): barrier ids are cluster-wide (CTA rank r's
+//             element i: r x ids per CTA + i, r the %cluster_ctarank, x fastest), so a remote
+//             arrival on a peer CTA's barrier links to the wait it released there. Where a
+//             cluster's CTAs are not consecutive blocks (1x2 in a grid wider than 1) an
+//             instance's records are the rows of the grid that hold whole clusters
+//             (BlocksPerLinkScope), and links stay within each cluster (ClusterLinear).
 enum class LinkScope : uint8_t { kBlock, kCluster };
 
 // The payload `barrier` of an async copy that completes on no phase barrier (an sm_80

@@ -429,8 +429,8 @@ struct PhaseBarrierDecl {
   uint32_t size = 0;
   uint32_t arrivals = 0;
   uint32_t first_id = 0;
-  // With a cluster link scope (a cluster whose CTAs are consecutive blocks,
-  // format/layout.h ClusterIsContiguous): the barrier ids each CTA has, so that element i of
+  // With a cluster link scope (a cluster of more than one CTA, format/layout.h
+  // LinkScopeOf): the barrier ids each CTA has, so that element i of
   // CTA rank r has the cluster-wide id r x cluster_ids + first_id + i in payloads and the
   // layout's table. 0: ids are the block's own (first_id + i).
   uint32_t cluster_ids = 0;

@@ -714,7 +714,7 @@ absl::StatusOr<Kernel> KernelBuilder::BuildUnmarked() const {
   RETURN_IF_ERROR(ValidateKernel(kernel));
   if (!kernel.cluster_path.empty()) {
     kernel.requirements.Add(TargetFeature::kClusters, kernel.cluster_path);
-    if (kernel.cluster.Count() > 1 && ClusterIsContiguous(kernel.grid, kernel.cluster)) {
+    if (kernel.cluster.Count() > 1) {  // a cluster link scope (format/links.h)
       uint32_t ids = 0;
       for (const PhaseBarrierDecl& decl : kernel.phase_barriers) ids += decl.size;
       for (PhaseBarrierDecl& decl : kernel.phase_barriers) decl.cluster_ids = ids;

@@ -531,10 +531,10 @@ void SetLaunchShape(const Kernel& kernel, const ProfileOptions& options, TraceLa
   layout.sample = options.sample;
   layout.sample.end = static_cast<uint32_t>(
       std::min<uint64_t>(options.sample.end, kernel.grid.Count()));
-  if (kernel.cluster.Count() > 1 && ClusterIsContiguous(layout) &&
-      layout.sample.stride == 1) {
-    // Sampling takes whole clusters: the bounds widen to the clusters they cut.
-    const uint32_t n = static_cast<uint32_t>(kernel.cluster.Count());
+  if (kernel.cluster.Count() > 1 && layout.sample.stride == 1) {
+    // Sampling takes whole clusters: the bounds widen to the link scope instances (runs of
+    // blocks holding whole clusters) they cut.
+    const uint32_t n = BlocksPerLinkScope(layout);
     layout.sample.begin -= layout.sample.begin % n;
     layout.sample.end = (layout.sample.end + n - 1) / n * n;
   }

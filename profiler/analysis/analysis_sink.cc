@@ -92,6 +92,9 @@ absl::Status AnalysisSink::Begin(const TraceBegin& begin) {
   cluster_scope_ = LinkScopeOf(*layout_) == LinkScope::kCluster && units_per_block > 0;
   records_per_scope_ = RecordsPerLinkScope(*layout_);
   scope_ranks_ = cluster_scope_ ? static_cast<uint32_t>(layout_->cluster.Count()) : 1;
+  const size_t clusters = cluster_scope_ ? BlocksPerLinkScope(*layout_) / scope_ranks_ : 1;
+  finders_.resize(std::max<size_t>(1, clusters));
+  slots_.resize(finders_.size());
   units_.reserve(begin.units);
   result_.kernel_name = layout_->kernel_name;
   result_.device_name = layout_->device_name;
@@ -171,13 +174,15 @@ absl::Status AnalysisSink::CollectLinks(const UnitTimeline& t) {
       // wait is counted (AddCrossCta), and the cluster's path follows it.
       ++cross_cta_links_;
       if (f.completing) cross_completing_.push_back(&f);
-      if (!InScope(f.from.record_index)) continue;
+      if (!InCluster(f.from.record_index)) continue;
     } else {
       local_arrivals_.push_back({slice, f.from.ns});
     }
-    const uint32_t from_unit = static_cast<uint32_t>(f.from.record_index - block_first);
-    resolved_links_.push_back({t.block_linear, PathUnitOf(f.from.record_index, from_unit),
-                               f.from.ns, PathUnitOf(t.record_index, t.unit_index), slice});
+    const uint32_t from_unit = static_cast<uint32_t>(
+        local ? f.from.record_index - block_first : f.from.record_index % units_per_block_);
+    (cluster_scope_ ? slots_[slot_].links : resolved_links_)
+        .push_back({t.block_linear, PathUnitOf(f.from.record_index, from_unit), f.from.ns,
+                    PathUnitOf(t.record_index, t.unit_index), slice});
     ++resolved_total_;
   }
   if (cluster_scope_) RETURN_IF_ERROR(CollectLandings(t));
@@ -189,11 +194,11 @@ absl::Status AnalysisSink::CollectLinks(const UnitTimeline& t) {
   return absl::OkStatus();
 }
 
-// A record's CTA rank: its place in its link scope instance (a cluster's CTAs are
-// consecutive blocks in rank order under LinkScope::kCluster; 0 otherwise).
-uint32_t AnalysisSink::RankOfRecord(uint64_t record) const {
-  if (LinkScopeOf(*layout_) != LinkScope::kCluster || units_per_block_ == 0) return 0;
-  return static_cast<uint32_t>((record % RecordsPerLinkScope(*layout_)) / units_per_block_);
+AnalysisSink::ClusterPlace AnalysisSink::PlaceOfRecord(uint64_t record) const {
+  const uint64_t block = SampledBlockId(*layout_, record / std::max<size_t>(1, units_per_block_));
+  const Dim3 index = BlockIndex(layout_->grid, static_cast<uint32_t>(block));
+  return {static_cast<uint32_t>(ClusterLinear(*layout_, index) % finders_.size()),
+          ClusterOfBlock(*layout_, index).rank};
 }
 
 // `f` released one of t's waits with its phase's last arrival, from another CTA: the wait
@@ -260,8 +265,17 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
       in_scope_ = true;
       scope_ = scope;
       scope_first_record_ = t.record_index;
-      scope_first_block_ = t.block_linear;
-      finder_.StartBlock();
+      for (size_t s = 0; s < finders_.size(); ++s) {
+        finders_[s].StartBlock();
+        slots_[s].used = false;
+        slots_[s].links.clear();
+      }
+    }
+    slot_ = cluster_scope_ ? PlaceOfRecord(t.record_index).slot : 0;
+    if (ClusterSlot& slot = slots_[slot_]; !slot.used) {
+      slot.used = true;
+      slot.first_block = t.block_linear;
+      slot.first_record = t.record_index;
     }
     in_block_ = true;
     block_ = t.block_linear;
@@ -286,12 +300,13 @@ absl::Status AnalysisSink::AddUnit(const UnitView& unit) {
                        layout_->sites.size(),
                        wait_barriers_,
                        barrier_slots_};
-  if (absl::Status s = finder_.AddUnit(PathUnitOf(t.record_index, t.unit_index), t.slices,
-                                       layout_->sites, counter);
+  CriticalPathFinder& finder = finders_[slot_];
+  if (absl::Status s = finder.AddUnit(PathUnitOf(t.record_index, t.unit_index), t.slices,
+                                      layout_->sites, counter);
       !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("block ", t.block_linear, ": ", s.message()));
   }
-  if (int64_t begin = 0, end = 0; cluster_scope_ && finder_.LastUnitSpan(begin, end)) {
+  if (int64_t begin = 0, end = 0; cluster_scope_ && finder.LastUnitSpan(begin, end)) {
     block_begin_ns_ = block_has_span_ ? std::min(block_begin_ns_, begin) : begin;
     block_end_ns_ = block_has_span_ ? std::max(block_end_ns_, end) : end;
     block_has_span_ = true;
@@ -409,18 +424,17 @@ absl::Status AnalysisSink::FinishBlock() {
   handoff_cursor_ = end;
   if (cluster_scope_) {
     for (HandoffLink link : links) {  // block-local unit indexes, renumbered in the cluster
-      const uint32_t base = PathUnitOf(block_first_record_, 0) / units_per_block_ *
-                            static_cast<uint32_t>(units_per_block_);
+      const uint32_t base = PathUnitOf(block_first_record_, 0);
       link.from_unit += base;
       link.to_unit += base;
-      scope_explicit_.push_back(link);
+      slots_[slot_].links.push_back(link);
     }
   } else {
     block_explicit_ = links;
   }
 
   const size_t first = units_.size() - block_unit_count_;
-  const int64_t span = !cluster_scope_    ? finder_.end_ns() - finder_.begin_ns()
+  const int64_t span = !cluster_scope_    ? finders_[0].end_ns() - finders_[0].begin_ns()
                        : block_has_span_ ? block_end_ns_ - block_begin_ns_
                                          : 0;
   BlockRec rec{block_, 0, 0, 0, span, block_first_record_, first, block_unit_count_, true};

@@ -201,17 +201,28 @@ class AnalysisSink : public TraceSink {
   absl::Status AdvanceLinks(uint32_t block, size_t& end);
   absl::Status FinishBlock();
   absl::Status FinishScope();
-  void AccumulatePath(int64_t span);
-  // The finder's number of a unit: unit_index (block scope), or the record's place in its
-  // cluster, CTA rank x units_per_block_ + unit (cluster scope; `unit_index` unused there).
+  void AccumulatePath(CriticalPathFinder& finder, int64_t span);
+  // Where a record's block sits (cluster scope): its cluster's slot in the scope instance
+  // (ClusterLinear modulo the clusters an instance holds) and its CTA rank.
+  struct ClusterPlace {
+    uint32_t slot = 0;
+    uint32_t rank = 0;
+  };
+  ClusterPlace PlaceOfRecord(uint64_t record) const;
+  // The finder's number of a unit: unit_index (block scope), or its place in its cluster,
+  // CTA rank x units_per_block_ + unit_index (cluster scope).
   uint32_t PathUnitOf(uint64_t record, uint32_t unit_index) const {
-    return cluster_scope_ ? static_cast<uint32_t>(record % records_per_scope_) : unit_index;
+    if (!cluster_scope_) return unit_index;
+    return PlaceOfRecord(record).rank * static_cast<uint32_t>(units_per_block_) + unit_index;
   }
-  // Whether a record belongs to the cluster being read (cluster scope).
-  bool InScope(uint64_t record) const {
-    return cluster_scope_ && record / records_per_scope_ == scope_;
+  // Whether a record belongs to the cluster of the block being read (cluster scope).
+  bool InCluster(uint64_t record) const {
+    return cluster_scope_ && record / records_per_scope_ == scope_ &&
+           PlaceOfRecord(record).slot == slot_;
   }
   absl::Status CollectLandings(const UnitTimeline& t);
+  absl::Status WalkPath(CriticalPathFinder& finder, absl::Span<const HandoffLink> links,
+                        uint32_t first_block, uint64_t first_record);
   void FillPathSteps(CriticalPathAnalysis& out) const;
   absl::Status MergePart(AnalysisSink& part);
   absl::Status MergeBlocks(absl::Span<AnalysisSink* const> parts);
@@ -234,7 +245,7 @@ class AnalysisSink : public TraceSink {
   std::vector<UnitRec> units_;
   std::vector<BlockRec> blocks_;
 
-  // The block being read: its units' leaves and waits live in finder_ until FinishBlock.
+  // The block being read: its units' leaves and waits live in finders_ until FinishScope.
   bool in_block_ = false;
   uint32_t block_ = 0;
   uint64_t block_first_record_ = 0;
@@ -256,7 +267,9 @@ class AnalysisSink : public TraceSink {
   std::map<std::pair<uint32_t, uint32_t>, int64_t> role_rank_ns_;
   std::vector<const Flow*> cross_completing_;                // scratch, per unit
   std::vector<std::pair<uint32_t, int64_t>> local_arrivals_;  // scratch: (slice, arrival ns)
-  uint32_t RankOfRecord(uint64_t record) const;
+  uint32_t RankOfRecord(uint64_t record) const {
+    return cluster_scope_ ? PlaceOfRecord(record).rank : 0;
+  }
   void AddCrossCta(const UnitTimeline& t, const Flow& f);
   void FillCrossCta();
   std::vector<HandoffLink> block_links_;
@@ -265,19 +278,28 @@ class AnalysisSink : public TraceSink {
   std::vector<BarrierSlot> barrier_slots_;
   absl::flat_hash_map<uint32_t, uint32_t> slot_of_barrier_;  // barrier id -> slot
 
-  // The link scope instance being read: one critical path each (critical_path.h). Without
-  // clusters (LinkScope::kBlock) the block itself; under LinkScope::kCluster the cluster's
-  // consecutive blocks, whose units the finder knows as CTA rank x units_per_block_ + unit
-  // (PathUnitOf) so that remote arrivals and multicast landings are edges of one path.
+  // The link scope instance being read, and one critical path per block or cluster of it
+  // (critical_path.h). Without clusters (LinkScope::kBlock) the instance is the block, its
+  // path finders_[0]'s. Under LinkScope::kCluster it is the run of blocks that holds whole
+  // clusters (BlocksPerLinkScope: one cluster when its CTAs are consecutive blocks, else
+  // several, interleaved), a finder and links per cluster (by slot, PlaceOfRecord), whose
+  // units the finder knows as CTA rank x units_per_block_ + unit (PathUnitOf) so that remote
+  // arrivals and multicast landings are edges of one path.
   bool cluster_scope_ = false;
   uint32_t records_per_scope_ = 1;  // RecordsPerLinkScope
-  uint32_t scope_ranks_ = 1;        // CTAs per instance
+  uint32_t scope_ranks_ = 1;        // CTAs per cluster
   bool in_scope_ = false;
   uint64_t scope_ = 0;              // record_index / records_per_scope_ (cluster scope)
-  uint64_t scope_first_record_ = 0; // its first unit's record
-  uint32_t scope_first_block_ = 0;  // its first block
+  uint64_t scope_first_record_ = 0; // its first unit's record (block scope)
+  uint32_t slot_ = 0;               // the cluster of the block being read (cluster scope)
+  struct ClusterSlot {
+    bool used = false;
+    uint32_t first_block = 0;
+    uint64_t first_record = 0;
+    std::vector<HandoffLink> links;  // explicit (renumbered) and resolved
+  };
+  std::vector<ClusterSlot> slots_;  // cluster scope: by slot
   absl::Span<const HandoffLink> block_explicit_;  // block scope: the block's explicit links
-  std::vector<HandoffLink> scope_explicit_;       // cluster scope: renumbered (PathUnitOf)
   bool block_has_span_ = false;     // cluster scope: the block's own path span
   int64_t block_begin_ns_ = 0;
   int64_t block_end_ns_ = 0;
@@ -288,7 +310,7 @@ class AnalysisSink : public TraceSink {
 
   // Critical path, over blocks. Dense by PathIndex(rank, role, site).
   size_t PathIndex(uint32_t rank, uint32_t role, uint32_t site) const;
-  CriticalPathFinder finder_;
+  std::vector<CriticalPathFinder> finders_;  // by slot (block scope: one)
   std::vector<CriticalPathFinder::PathTime> path_times_;  // scratch
   std::vector<int64_t> block_path_ns_;    // this block's path time, dense
   std::vector<uint32_t> touched_;         // indexes of block_path_ns_ set this block

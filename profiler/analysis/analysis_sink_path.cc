@@ -25,7 +25,7 @@ double Ratio(double num, double den) { return den > 0 ? num / den : 0; }
 absl::Status AnalysisSink::CollectLandings(const UnitTimeline& t) {
   for (const Flow& f : t.flows) {
     if (f.kind != FlowKind::kMulticastLanding || f.to.record_index != t.record_index ||
-        !InScope(f.from.record_index)) {
+        !InCluster(f.from.record_index)) {
       continue;
     }
     if (f.to.released_wait >= t.slices.size()) {
@@ -34,18 +34,29 @@ absl::Status AnalysisSink::CollectLandings(const UnitTimeline& t) {
           "ends at %d ns)",
           t.block_linear, t.unit_index, f.id, f.to.ns));
     }
-    resolved_links_.push_back({t.block_linear, PathUnitOf(f.from.record_index, 0), f.from.ns,
-                               PathUnitOf(t.record_index, t.unit_index), f.to.released_wait});
+    slots_[slot_].links.push_back(
+        {t.block_linear,
+         PathUnitOf(f.from.record_index, static_cast<uint32_t>(f.from.record_index %
+                                                               units_per_block_)),
+         f.from.ns, PathUnitOf(t.record_index, t.unit_index), f.to.released_wait});
     ++resolved_total_;
   }
   return absl::OkStatus();
 }
 
-// Walks the scope's path (its explicit and resolved links) and adds it to the totals.
+// Walks the scope instance's paths: the block's (its explicit and resolved links), or each
+// cluster's of the instance.
 absl::Status AnalysisSink::FinishScope() {
   in_scope_ = false;
-  absl::Span<const HandoffLink> links =
-      cluster_scope_ ? absl::MakeConstSpan(scope_explicit_) : block_explicit_;
+  if (cluster_scope_) {
+    for (size_t s = 0; s < finders_.size(); ++s) {
+      if (!slots_[s].used) continue;
+      RETURN_IF_ERROR(
+          WalkPath(finders_[s], slots_[s].links, slots_[s].first_block, slots_[s].first_record));
+    }
+    return absl::OkStatus();
+  }
+  absl::Span<const HandoffLink> links = block_explicit_;
   if (!resolved_links_.empty()) {
     if (links.empty()) {
       links = resolved_links_;
@@ -55,33 +66,38 @@ absl::Status AnalysisSink::FinishScope() {
       links = block_links_;
     }
   }
-  const absl::Status walked = finder_.Walk(links);
+  const absl::Status walked = WalkPath(finders_[0], links, block_, scope_first_record_);
   resolved_links_.clear();
-  scope_explicit_.clear();
   block_explicit_ = {};
-  if (!walked.ok()) {
+  return walked;
+}
+
+// One block's or cluster's path, added to the totals (and kept when it is the slowest).
+absl::Status AnalysisSink::WalkPath(CriticalPathFinder& finder,
+                                    absl::Span<const HandoffLink> links, uint32_t first_block,
+                                    uint64_t first_record) {
+  if (absl::Status walked = finder.Walk(links); !walked.ok()) {
     return absl::Status(walked.code(),
-                        cluster_scope_ ? absl::StrCat("cluster of block ", scope_first_block_,
-                                                      ": ", walked.message())
-                                       : absl::StrCat("block ", block_, ": ", walked.message()));
+                        absl::StrCat(cluster_scope_ ? "cluster of block " : "block ",
+                                     first_block, ": ", walked.message()));
   }
-  if (!finder_.has_path()) return absl::OkStatus();
-  const int64_t span = finder_.end_ns() - finder_.begin_ns();
+  if (!finder.has_path()) return absl::OkStatus();
+  const int64_t span = finder.end_ns() - finder.begin_ns();
   ++path_blocks_;
-  handoffs_ += finder_.handoffs();
+  handoffs_ += finder.handoffs();
   if (cluster_scope_) {
     scope_spans_.push_back(span);
-    finder_.Handoffs(path_handoffs_);
+    finder.Handoffs(path_handoffs_);
     for (const CriticalPathFinder::PathHandoff& h : path_handoffs_) {
       if (h.from_unit / units_per_block_ != h.to_unit / units_per_block_) ++cross_cta_handoffs_;
     }
   }
-  AccumulatePath(span);
+  AccumulatePath(finder, span);
   if (span > slowest_path_span_) {
     slowest_path_span_ = span;
-    slowest_path_block_ = scope_first_block_;
-    slowest_path_record_ = scope_first_record_;
-    finder_.Steps(slowest_path_);
+    slowest_path_block_ = first_block;
+    slowest_path_record_ = first_record;
+    finder.Steps(slowest_path_);
     if (cluster_scope_) slowest_handoffs_ = path_handoffs_;
   }
   return absl::OkStatus();
@@ -94,13 +110,13 @@ size_t AnalysisSink::PathIndex(uint32_t rank, uint32_t role, uint32_t site) cons
 }
 
 // This scope's path time per (rank, role, site), added to the totals over scopes.
-void AnalysisSink::AccumulatePath(int64_t span) {
+void AnalysisSink::AccumulatePath(CriticalPathFinder& finder, int64_t span) {
   if (block_path_ns_.empty()) {
     block_path_ns_.assign(scope_ranks_ * roles_.size() * (layout_->sites.size() + 2), 0);
     path_.resize(block_path_ns_.size());
   }
   touched_.clear();
-  finder_.PathTimes(path_times_);
+  finder.PathTimes(path_times_);
   for (const CriticalPathFinder::PathTime& time : path_times_) {
     const uint32_t rank =
         cluster_scope_ ? time.unit_index / static_cast<uint32_t>(units_per_block_) : 0;

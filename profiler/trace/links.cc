@@ -14,13 +14,13 @@ namespace warptrace {
 namespace {
 
 // (scope instance, barrier, phase): the scope instance is the block, or with a cluster link
-// scope the cluster (its CTAs are consecutive blocks: block / CTAs per cluster), whose
-// barrier ids are cluster-wide.
+// scope the cluster (ClusterLinear: its CTAs need not be consecutive blocks), whose barrier
+// ids are cluster-wide.
 using PhaseKey = std::tuple<uint32_t, uint32_t, uint32_t>;
 
 uint32_t ScopeInstance(const TraceLayout& layout, uint32_t block_linear) {
   return LinkScopeOf(layout) == LinkScope::kCluster
-             ? block_linear / static_cast<uint32_t>(layout.cluster.Count())
+             ? ClusterLinear(layout, BlockIndex(layout.grid, block_linear))
              : block_linear;
 }
 

@@ -226,22 +226,46 @@ TEST(LinkScopeTest, IsTheBlockWithOneRecordPerUnitOfIt) {
 }
 
 // With a cluster whose CTAs are consecutive linear blocks, the link scope is the cluster and
-// one instance is all units of all its CTAs; a 1x2 cluster in a wider grid is not
-// consecutive, so links stay in the block.
+// one instance is all units of all its CTAs.
 TEST(LinkScopeTest, IsTheClusterWhenItsBlocksAreConsecutive) {
   TraceLayout layout = Valid();
   layout.grid = {4, 2, 1};
   layout.cluster = {2, 1, 1};
   EXPECT_TRUE(ClusterIsContiguous(layout));
   EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
+  EXPECT_EQ(BlocksPerLinkScope(layout), 2u);
   EXPECT_EQ(RecordsPerLinkScope(layout), 4u);  // 2 CTAs x 2 warpgroups
   layout.cluster = {4, 2, 1};
   EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
   EXPECT_EQ(RecordsPerLinkScope(layout), 16u);
+}
+
+// A 1x2 cluster in a wider grid is not consecutive blocks: the link scope is still the
+// cluster, an instance the grid rows that hold whole clusters (several clusters, their CTAs
+// interleaved), and ClusterLinear tells the clusters apart.
+TEST(LinkScopeTest, IsTheClusterTooWhenItsBlocksAreNotConsecutive) {
+  TraceLayout layout = Valid();
+  layout.grid = {4, 2, 1};
   layout.cluster = {1, 2, 1};
   EXPECT_FALSE(ClusterIsContiguous(layout));
+  EXPECT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
+  EXPECT_EQ(BlocksPerLinkScope(layout), 8u);   // both rows: 4 clusters
+  EXPECT_EQ(RecordsPerLinkScope(layout), 16u);
+  EXPECT_EQ(ClusterLinear(layout, {3, 0, 0}), 3u);
+  EXPECT_EQ(ClusterLinear(layout, {3, 1, 0}), 3u);
+  EXPECT_EQ(ClusterOfBlock(layout, {3, 1, 0}).rank, 1u);
+  layout.grid = {4, 4, 1};
+  layout.cluster = {2, 2, 1};
+  EXPECT_EQ(BlocksPerLinkScope(layout), 8u);   // two rows at a time: 2 clusters
+  EXPECT_EQ(ClusterLinear(layout, {3, 3, 0}), 3u);
+  EXPECT_EQ(ClusterLinear(layout, {0, 2, 0}), 2u);
+  layout.grid = {2, 2, 2};
+  layout.cluster = {1, 1, 2};
+  EXPECT_EQ(BlocksPerLinkScope(layout), 8u);   // both planes
+  layout.cluster = {1, 1, 1};
   EXPECT_EQ(LinkScopeOf(layout), LinkScope::kBlock);
-  EXPECT_EQ(RecordsPerLinkScope(layout), 2u);
+  EXPECT_EQ(BlocksPerLinkScope(layout), 1u);
+  EXPECT_EQ(ClusterLinear(layout, {1, 1, 1}), 7u);  // the block's own id
 }
 
 TEST(ClusterOfBlockTest, RanksRunXFastest) {
@@ -270,6 +294,14 @@ TEST(ValidateLayoutTest, RejectsAClusterThatDoesNotDivideTheGridOrASampleCutting
   layout.sample = {0, 4, 2};
   EXPECT_THAT(ValidateLayout(layout, 0), Rejected("step 2 does not take whole clusters"));
   layout.sample = {2, 4, 1};
+  EXPECT_THAT(ValidateLayout(layout, 0), IsOk());
+  // A 1x2 cluster spans both rows of a (2,2,1) grid: only the whole grid is whole clusters.
+  layout.grid = {2, 2, 1};
+  layout.cluster = {1, 2, 1};
+  layout.sample = {0, 2, 1};
+  EXPECT_THAT(ValidateLayout(layout, 0),
+              Rejected("so the sample's step must be 1 and its bounds multiples of 4 blocks"));
+  layout.sample = {0, 4, 1};
   EXPECT_THAT(ValidateLayout(layout, 0), IsOk());
 }
 

@@ -1,6 +1,7 @@
 // The critical path under a cluster link scope (AnalysisSink, analysis_sink.h): one path per
 // cluster over the units of all its CTAs, following a remote arrival from one CTA into the
 // wait it released in another; and the same units without a cluster keep one path per block.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,11 +30,11 @@ struct ClusterTrace {
   std::vector<UnitTimeline> units;
 };
 
-UnitTimeline Unit(uint64_t record, std::vector<Slice> slices) {
+UnitTimeline Unit(uint64_t record, std::vector<Slice> slices, const Dim3& grid = {2, 1, 1}) {
   UnitTimeline u;
   u.record_index = record;
   u.block_linear = static_cast<uint32_t>(record / 2);
-  u.block_index = {u.block_linear, 0, 0};
+  u.block_index = BlockIndex(grid, u.block_linear);
   u.unit_index = static_cast<uint32_t>(record % 2);
   u.sm_id = u.block_linear;
   u.start_ns = 0;
@@ -179,6 +180,65 @@ TEST(ClusterPathTest, WithoutAClusterEachBlockKeepsItsOwnPath) {
   EXPECT_FALSE(j.contains("slowest_block_crossings"));
   for (const nlohmann::json& r : j["regions"]) EXPECT_FALSE(r.contains("cta_rank"));
   for (const nlohmann::json& s : j["slowest_block_path"]) EXPECT_FALSE(s.contains("cta_rank"));
+}
+
+// Two 1x2 clusters in a (2,2,1) grid: cluster 0 is blocks 0 (rank 0) and 2 (rank 1), cluster
+// 1 blocks 1 and 3, so the buffer interleaves them (records 0-1, 2-3, 4-5, 6-7 are blocks
+// 0..3). In each, rank 1's consumer (mma 0..m) releases rank 0's producer's wait on empty
+// (10..m+1), which then loads for 59 ns; cluster 1's consumer is the slower (m 300 vs 200).
+ClusterTrace InterleavedClusters() {
+  ClusterTrace t = SlowPeerConsumer(/*cluster=*/true);
+  const Dim3 grid{2, 2, 1};
+  t.layout.grid = grid;
+  t.layout.cluster = {1, 2, 1};
+  t.units.clear();
+  for (uint32_t c = 0; c < 2; ++c) {
+    const int64_t m = c == 0 ? 200 : 300;
+    const uint64_t producer = 2 * c, consumer = 2 * (c + 2) + 1;
+    Flow flow;
+    flow.id = c;
+    flow.kind = FlowKind::kArrivalToRelease;
+    flow.from = {consumer, 3, m};
+    flow.to = {producer, 2, m + 1};
+    flow.to.released_wait = 1;
+    flow.barrier = 0;
+    flow.completing = true;
+    t.units.push_back(Unit(producer, {{0, 0, 0, m + 60}, {1, 1, 10, m + 1}, {2, 1, m + 1, m + 60}},
+                           grid));
+    t.units.back().flows = {flow};
+    t.units.push_back(Unit(producer + 1, {{0, 0, 0, 100}, {3, 1, 0, 100}}, grid));
+    t.units.push_back(Unit(consumer - 1, {{0, 0, 0, 50}, {2, 1, 0, 50}}, grid));
+    t.units.push_back(Unit(consumer, {{0, 0, 0, m}, {3, 1, 0, m}}, grid));
+    t.units.back().flows = {flow};
+  }
+  std::sort(t.units.begin(), t.units.end(), [](const UnitTimeline& a, const UnitTimeline& b) {
+    return a.record_index < b.record_index;
+  });
+  return t;
+}
+
+TEST(ClusterPathTest, ClustersWhoseCtasAreNotConsecutiveBlocksEachGetTheirOwnPath) {
+  const Analysis a = Analyze(InterleavedClusters());
+  const CriticalPathAnalysis& c = a.critical_path;
+  EXPECT_TRUE(c.cluster_scope);
+  EXPECT_EQ(c.blocks, 2u) << "one path per cluster, not per row or per block";
+  EXPECT_EQ(c.handoffs, 2u);
+  EXPECT_EQ(c.cross_cta_handoffs, 2u);
+  EXPECT_EQ(c.slowest_block.block_linear, 1u) << "cluster 1, by its rank-0 block";
+  EXPECT_EQ(c.slowest_block.ns, 360);
+  EXPECT_THAT(Steps(a), ElementsAre(Step("CTA 1 consumer mma", 300),
+                                    Step("CTA 0 producer (hand-off)", 1),
+                                    Step("CTA 0 producer load", 59)));
+  ASSERT_EQ(c.slowest_block_crossings.size(), 1u);
+  EXPECT_EQ(c.slowest_block_crossings[0].from_rank, 1u);
+  EXPECT_EQ(c.slowest_block_crossings[0].to_rank, 0u);
+  // Each cluster's consumer mma of rank 1 is on its path: 200 + 300 ns.
+  bool mma = false;
+  for (const PathRegion& r : c.regions) {
+    mma |= r.role == "consumer" && r.name == "mma" && r.cta_rank == 1 && r.path_ns == 500 &&
+           r.blocks == 2;
+  }
+  EXPECT_TRUE(mma);
 }
 
 }  // namespace
