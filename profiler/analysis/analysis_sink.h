@@ -25,6 +25,15 @@
 // its critical path across units and its waits broken down by barrier ("full[2]": the
 // barrier table's names, BarrierName) with no help from the caller.
 //
+// Clusters: under a cluster link scope (LinkScopeOf, format/links.h) the critical path is the
+// cluster's, not the block's: one path per cluster over the units of all its CTAs (the
+// finder numbers them CTA rank x units per block + unit), following remote arrivals and
+// multicast landings (FlowKind::kMulticastLanding) from CTA to CTA. CriticalPathAnalysis
+// then counts clusters, names each region's and step's CTA rank and lists the slowest
+// path's crossings (analysis.h). A scope instance may hold several clusters whose CTAs are
+// interleaved (BlocksPerLinkScope): each has its own finder until the instance ends. Blocks
+// keep their own records (grid, outliers) either way.
+//
 // Errors (from the sink calls): InvalidArgument when Begin's layout has a role table of the
 // wrong size, when the explicit hand-off links are not sorted by block_linear (found as the
 // blocks pass, at the latest by End), when a flow into a unit names no wait slice of it or
