@@ -263,7 +263,7 @@ inline void __pipeline_wait_prior(size_t prior) {
 inline void warptrace_bulk_copy_g2s(void* smem_dst, const void* gmem_src, unsigned int bytes,
                                     unsigned long long* bar) {
   std::memcpy(smem_dst, gmem_src, bytes);
-  WARPTRACE_HOST_ASYNC_WRITE(smem_dst, bytes);
+  WARPTRACE_HOST_ASYNC_WRITE(smem_dst, bytes, bar);
   warptrace_mbarrier_complete_tx(bar, bytes);
 }
 

@@ -1,0 +1,174 @@
+// The races check's reports (races.h): both accesses, by thread or async agent and builder
+// statement, and the ordering that was missing between them.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "jit/host/runtime/block.h"
+#include "jit/host/runtime/races.h"
+#include "jit/host/runtime/sanitizer.h"
+
+namespace warptrace::host {
+namespace {
+
+constexpr int kClockBits = 40;
+uint32_t ComponentOf(uint64_t epoch) { return static_cast<uint32_t>(epoch >> kClockBits); }
+uint32_t ClockOf(uint64_t epoch) {
+  return static_cast<uint32_t>(epoch & ((uint64_t{1} << kClockBits) - 1));
+}
+const char* At(const char* statement) {
+  return statement != nullptr ? statement : "generated code before the first builder statement";
+}
+
+}  // namespace
+
+std::string RaceDomain::ThreadName(uint32_t rank, uint32_t tid) const {
+  const Block& b = *ctas_[rank];
+  const WarptraceHostThread& a = const_cast<Block&>(b).fiber(tid)->abi;
+  return absl::StrFormat("block (%u,%u,%u) thread (%u,%u,%u)", a.block_idx.x, a.block_idx.y,
+                         a.block_idx.z, a.thread_idx.x, a.thread_idx.y, a.thread_idx.z);
+}
+
+std::string RaceDomain::BarrierName(const void* bar) const {
+  auto it = mbarriers_.find(bar);
+  if (it == mbarriers_.end()) return "an mbarrier";
+  const Block& owner = *ctas_[it->second.rank];
+  std::string name = absl::StrCat("mbarrier ", owner.SharedName(static_cast<const char*>(bar)));
+  if (ctas_.size() > 1) absl::StrAppend(&name, " of CTA rank ", it->second.rank);
+  return name;
+}
+
+// "the TMA load issued at P (delivered on mbarrier full[1] ... phase 4)", "thread T's write
+// at P", ...
+std::string RaceDomain::DescribeEarlier(const Hit& hit) const {
+  const Component& c = components_[ComponentOf(hit.epoch)];
+  const uint32_t clock = ClockOf(hit.epoch);
+  const char* access = hit.write ? "write" : "read";
+  switch (c.agent) {
+    case Agent::kThread:
+      return absl::StrCat(ThreadName(c.rank, c.index), "'s ", access, " at ", At(hit.at));
+    case Agent::kMbarrier:
+      return absl::StrCat("the TMA load issued at ", At(hit.at), " (delivered on ",
+                          BarrierName(c.bar), ", phase ", clock - 1, ")");
+    case Agent::kMma:
+      return absl::StrFormat(
+          "the shared-memory operand read of wgmma group %u of warpgroup %u (threads %u-%u) "
+          "of %s, issued at %s (it reads until a wgmma.wait_group retires the group)",
+          clock, c.index, c.index * 128, c.index * 128 + 127,
+          ctas_[c.rank]->Name(), At(hit.at));
+    case Agent::kCpAsync:
+      return absl::StrFormat("the cp.async (group %u) of %s issued at %s", clock,
+                             ThreadName(c.rank, c.index), At(hit.at));
+    case Agent::kBulk:
+      return absl::StrFormat(
+          "the TMA store (bulk group %u) of %s issued at %s (it reads until "
+          "cp.async.bulk.wait_group.read covers the group)",
+          clock, ThreadName(c.rank, c.index), At(hit.at));
+  }
+  return "an access";
+}
+
+// What would have ordered the earlier access `hit` before an access whose thread has clock
+// `later`.
+std::string RaceDomain::Missing(const Hit& hit, const VectorClock& later) const {
+  const uint32_t component = ComponentOf(hit.epoch);
+  const Component& c = components_[component];
+  const uint32_t clock = ClockOf(hit.epoch);
+  const uint32_t seen = later.Get(component);
+  switch (c.agent) {
+    case Agent::kMbarrier:
+      return absl::StrCat(
+          "no wait on ", BarrierName(c.bar), " for phase ", clock - 1,
+          " between them (the second access's thread ",
+          seen == 0 ? "never observed a phase of it"
+                    : absl::StrCat("has observed its phases up to ", seen - 1),
+          ")");
+    case Agent::kMma:
+      return absl::StrFormat(
+          "the wgmma.wait_group that retires group %u is not ordered before the second "
+          "access (it is ordered after that warpgroup's groups up to %u only): the warpgroup "
+          "released the memory (an mbarrier arrival, a barrier) before the wait_group that "
+          "retires the wgmma reading it",
+          clock, seen);
+    case Agent::kCpAsync:
+      return absl::StrFormat(
+          "no cp.async.wait_group of %s covering group %u, then a barrier, before the "
+          "second access",
+          ThreadName(c.rank, c.index), clock);
+    case Agent::kBulk:
+      return absl::StrFormat(
+          "no cp.async.bulk.wait_group.read of %s covering bulk group %u before the second "
+          "access",
+          ThreadName(c.rank, c.index), clock);
+    case Agent::kThread:
+      break;
+  }
+  // A thread's own access: which phase released it, if one did, that the later access did
+  // not wait for.
+  const Mbarrier* best = nullptr;
+  uint64_t best_phase = 0;
+  for (const auto& [bar, m] : mbarriers_) {
+    for (uint64_t k = m.completed > 4 ? m.completed - 4 : 0; k < m.completed; ++k) {
+      if (m.done[(k + 1) % 4].Get(component) < clock) continue;
+      if (later.Get(m.component) >= k + 1) break;
+      if (best == nullptr || k < best_phase) {
+        best = &m;
+        best_phase = k;
+      }
+      break;
+    }
+  }
+  if (best != nullptr) {
+    const uint32_t observed = later.Get(best->component);
+    return absl::StrCat(
+        ThreadName(c.rank, c.index), " released ",
+        BarrierName(components_[best->component].bar), " phase ", best_phase,
+        " after its access, but the second access's thread did not wait for that phase (",
+        observed == 0 ? "it never observed a phase of it"
+                      : absl::StrCat("it has observed its phases up to ", observed - 1),
+        ")");
+  }
+  return "no barrier (__syncthreads, bar.sync), mbarrier phase wait or async completion "
+         "orders them";
+}
+
+void RaceDomain::Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
+                        int kind, const Hit& hit) {
+  const bool write = kind == WARPTRACE_HOST_ACCESS_WRITE ||
+                     kind == WARPTRACE_HOST_ACCESS_ASYNC_WRITE || kind == kCpAsyncWrite;
+  const char* label = hit.write ? (write ? "data race (write after write)"
+                                         : "data race (read after write)")
+                                : "data race (write after read)";
+  const VectorClock& later = ThreadOf(f).vc;
+  launch_->Record(label, hit.at, f.abi.statement, f.block->linear(), f.abi.linear_tid, [&] {
+    const std::string who = ThreadName(f.block->cluster_rank(), f.abi.linear_tid);
+    const std::string where = owner.shadow()->Locate(f, area, offset);
+    const char* at = At(f.abi.statement);
+    std::string second;
+    switch (kind) {
+      case WARPTRACE_HOST_ACCESS_ASYNC_WRITE:
+        second = absl::StrCat("the TMA load issued by ", who, " at ", at, " writes ", bytes,
+                              " bytes at ", where);
+        break;
+      case WARPTRACE_HOST_ACCESS_MMA_READ:
+        second = absl::StrCat("a wgmma of ", who, " at ", at, " reads its operand at ", where);
+        break;
+      case WARPTRACE_HOST_ACCESS_BULK_READ:
+        second = absl::StrCat("the TMA store issued by ", who, " at ", at, " reads ", bytes,
+                              " bytes at ", where);
+        break;
+      case kCpAsyncWrite:
+        second = absl::StrCat("the cp.async issued by ", who, " at ", at, " writes ", bytes,
+                              " bytes at ", where);
+        break;
+      default:
+        second = absl::StrCat(who, write ? " writes " : " reads ", bytes, " bytes at ", where,
+                              " at ", at);
+        break;
+    }
+    return absl::StrCat(label, ": ", second, "; ", DescribeEarlier(hit),
+                        " is not ordered before it: ", Missing(hit, later));
+  });
+}
+
+}  // namespace warptrace::host

@@ -1,0 +1,171 @@
+// The sanitizer's races check (docs/sanitizer.md, jit/host/runtime/races.h): builder kernels
+// with a missing barrier, a cp.async read before its wait, and legal patterns (a barrier, a
+// wait then a barrier, shared-memory atomics, __syncwarp between lanes) run end to end on
+// HostDevice with --sanitize=races: each race named with both accesses, the legal ones pass.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/host/host_device.h"
+#include "jit/platform/sanitize.h"
+#include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+// Stages 64 floats in shared memory and reads them back reversed; `barrier`: a
+// __syncthreads between the write and the read (without it the read races).
+absl::StatusOr<Kernel> ReverseKernel(bool barrier) {
+  KernelBuilder b("reverse");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({2, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ float tile[64];");
+  b.Stmt("tile[threadIdx.x] = in[threadIdx.x];");
+  if (barrier) b.Barrier("staged");
+  b.Stmt("out[blockIdx.x * 64 + threadIdx.x] = tile[63 - threadIdx.x];");
+  return b.Build();
+}
+
+// The same through cp.async: `wait` 0 omits the cp.async.wait_group, 1 waits without a
+// barrier after it (other threads' copies are still unordered), 2 waits and then syncs.
+absl::StatusOr<Kernel> CpAsyncReverseKernel(int wait) {
+  KernelBuilder b("cp_async_reverse");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ __align__(16) float tile[64];");
+  b.Stmt("warptrace_cp_async(&tile[threadIdx.x], &in[threadIdx.x], 4);");
+  b.Stmt("warptrace_cp_async_commit();");
+  if (wait >= 1) b.Stmt("warptrace_cp_async_wait_prior(0);");
+  if (wait >= 2) b.Barrier("landed");
+  b.Stmt("out[threadIdx.x] = tile[63 - threadIdx.x];");
+  return b.Build();
+}
+
+// A shared-memory histogram: every thread atomicAdds into one of 4 bins, then thread 0
+// reads them after a barrier (legal: atomics do not race with each other).
+absl::StatusOr<Kernel> HistogramKernel() {
+  KernelBuilder b("histogram");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("__shared__ unsigned int bins[4];");
+  b.Stmt("if (threadIdx.x < 4) bins[threadIdx.x] = 0u;");
+  b.Barrier("cleared");
+  b.Stmt("atomicAdd(&bins[threadIdx.x % 4], 1u);");
+  b.Barrier("counted");
+  b.Stmt("if (threadIdx.x < 4) out[threadIdx.x] = static_cast<float>(bins[threadIdx.x]);");
+  return b.Build();
+}
+
+// Lane 0 of each warp writes a value that the warp's lanes read after `sync` (__syncwarp:
+// legal; nothing: a race between lanes).
+absl::StatusOr<Kernel> WarpBroadcastKernel(bool sync) {
+  KernelBuilder b("warp_broadcast");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ float lead[2];");
+  b.Stmt("if (threadIdx.x % 32 == 0) lead[threadIdx.x / 32] = in[threadIdx.x];");
+  if (sync) b.Stmt("__syncwarp();");
+  b.Stmt("out[threadIdx.x] = lead[threadIdx.x / 32];");
+  return b.Build();
+}
+
+class RacesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HostDeviceOptions options;
+    options.num_virtual_sms = 2;
+    options.sanitize.races = true;
+    absl::StatusOr<std::unique_ptr<HostDevice>> device =
+        testing::CreateSandboxedHostDevice(options);
+    ASSERT_THAT(device, IsOk());
+    device_ = *std::move(device);
+  }
+
+  absl::StatusOr<RunResult> Run(const absl::StatusOr<Kernel>& kernel, size_t in_floats,
+                                size_t out_floats, bool profile = true) {
+    if (!kernel.ok()) return kernel.status();
+    in_.assign(in_floats, 1.0f);
+    out_.assign(out_floats, 0.0f);
+    std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(in_)),
+                                   KernelArg::Out(absl::MakeSpan(out_))};
+    RunOptions options;
+    options.profile.enabled = profile;
+    options.sanitize = device_->sanitize();
+    return RunKernel(*device_, *kernel, args, options);
+  }
+
+  std::unique_ptr<HostDevice> device_;
+  std::vector<float> in_, out_;
+};
+
+TEST_F(RacesTest, NamesAReadWithoutTheBarrierAfterAnotherThreadsWrite) {
+  // The threads run in order, each to its end: thread 32 is the first to read a byte that
+  // another thread (31) wrote, and thread 32's write is the first after another's read.
+  const absl::Status status = Run(ReverseKernel(false), 64, 128).status();
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("sanitizer: 2 distinct findings (128 faulty accesses):\n"),
+                     HasSubstr("data race (read after write): block (0,0,0) thread (32,0,0) "
+                               "reads 4 bytes at tile[31] (byte offset 124 of __shared__ tile, "
+                               "64 elements of 4 bytes) at kernel reverse > statement `out["),
+                     HasSubstr("; block (0,0,0) thread (31,0,0)'s write at kernel reverse > "
+                               "statement `tile[threadIdx.x] = in[thread...` is not ordered "
+                               "before it: no barrier (__syncthreads, bar.sync), mbarrier "
+                               "phase wait or async completion orders them"),
+                     HasSubstr("data race (write after read): block (0,0,0) thread (32,0,0) "
+                               "writes 4 bytes at tile[32]"))))
+      << status;
+}
+
+TEST_F(RacesTest, ABarrierOrdersThem) {
+  EXPECT_THAT(Run(ReverseKernel(true), 64, 128), IsOk());
+  EXPECT_THAT(Run(ReverseKernel(true), 64, 128, /*profile=*/false), IsOk());
+}
+
+TEST_F(RacesTest, NamesAReadOfACpAsyncCopyBeforeItsWait) {
+  const absl::Status status = Run(CpAsyncReverseKernel(0), 64, 64).status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition,
+                               AllOf(HasSubstr("data race (read after write)"),
+                                     HasSubstr("; the cp.async (group 1) of block (0,0,0) "
+                                               "thread (31,0,0) issued at"),
+                                     HasSubstr("is not ordered before it: no "
+                                               "cp.async.wait_group of block (0,0,0) thread "
+                                               "(31,0,0) covering group 1, then a barrier"))))
+      << status;
+}
+
+TEST_F(RacesTest, ACpAsyncWaitWithoutABarrierOrdersOnlyTheThreadsOwnCopies) {
+  const absl::Status status = Run(CpAsyncReverseKernel(1), 64, 64).status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition,
+                               HasSubstr("data race (read after write)")))
+      << status;
+  EXPECT_THAT(Run(CpAsyncReverseKernel(2), 64, 64), IsOk());
+}
+
+TEST_F(RacesTest, SharedMemoryAtomicsDoNotRace) {
+  ASSERT_THAT(Run(HistogramKernel(), 1, 4), IsOk());
+  EXPECT_EQ(out_, (std::vector<float>{32.0f, 32.0f, 32.0f, 32.0f}));
+}
+
+TEST_F(RacesTest, SyncwarpOrdersTheLanesOfAWarp) {
+  EXPECT_THAT(Run(WarpBroadcastKernel(true), 64, 64), IsOk());
+  EXPECT_THAT(Run(WarpBroadcastKernel(false), 64, 64).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("data race (read after write)")));
+}
+
+}  // namespace
+}  // namespace warptrace
