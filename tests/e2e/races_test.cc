@@ -2,6 +2,7 @@
 // with a missing barrier, a cp.async read before its wait, and legal patterns (a barrier, a
 // wait then a barrier, shared-memory atomics, __syncwarp between lanes) run end to end on
 // HostDevice with --sanitize=races: each race named with both accesses, the legal ones pass.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,6 +13,8 @@
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
+#include "jit/kernels/hopper_gemm.h"
+#include "jit/platform/tensor_map.h"
 #include "jit/platform/sanitize.h"
 #include "jit/run/run.h"
 #include "tests/jit/run/host_run_fixture.h"
@@ -165,6 +168,118 @@ TEST_F(RacesTest, SyncwarpOrdersTheLanesOfAWarp) {
   EXPECT_THAT(Run(WarpBroadcastKernel(false), 64, 64).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("data race (read after write)")));
+}
+
+// The Hopper GEMM (one 128 x 128 tile, K = 256: 4 uses of a 2-stage ring) with a planted
+// bug, on the host with the races check.
+absl::Status RunHopperGemm(HostDevice& device, HopperGemmRaceBug bug) {
+  HopperGemmShape shape{.m = 128, .n = 128, .k = 256, .bn = 128, .stages = 2,
+                        .out_f32 = true};
+  shape.planted_bug = bug;
+  absl::StatusOr<Kernel> kernel = HopperGemm(shape);
+  if (!kernel.ok()) return kernel.status();
+  std::vector<uint16_t> a(size_t{shape.m} * shape.k, 0x3f80), b(size_t{shape.n} * shape.k, 0x3f80);
+  std::vector<float> out(size_t{shape.m} * shape.n);
+  auto map = [&](uint32_t rows) {
+    TensorMapSpec spec;
+    spec.type = TensorMapDataType::kBFloat16;
+    spec.dims = {shape.k, rows};
+    spec.strides_bytes = {uint64_t{shape.k} * 2};
+    spec.box = {kHopperGemmBk, rows};
+    spec.swizzle = TensorMapSwizzle::k128B;
+    return spec;
+  };
+  const std::vector<KernelArg> args = {
+      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(a)), map(shape.m)),
+      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(b)), map(shape.n)),
+      KernelArg::Out(absl::MakeSpan(out))};
+  RunOptions options;
+  options.sanitize = device.sanitize();
+  options.profile.unit = UnitSpec::Warpgroup();
+  return RunKernel(device, *kernel, args, options).status();
+}
+
+TEST_F(RacesTest, TheHopperGemmWithoutABugHasNoRace) {
+  EXPECT_THAT(RunHopperGemm(*device_, HopperGemmRaceBug::kNone), IsOk());
+}
+
+constexpr char kConsumerMma[] =
+    "kernel hopper_gemm > roles by warpgroup > role consumer > loop jj > loop kt > region mma "
+    "> mma group wgmma > statement `for (int kk = 0; kk < 4; ++kk...`";
+constexpr char kProducerLoad[] =
+    "kernel hopper_gemm > roles by warpgroup > role producer > loop jj > loop kt > region load "
+    "> copy A tile";
+
+// Use 2 of the ring reads stage 0 without the wait on full[0] for phase 1: the consumers'
+// wgmma reads the stage the producer's TMA refilled.
+TEST_F(RacesTest, NamesAConsumerThatReadsAStageWithoutWaitingOnFull) {
+  const absl::Status status = RunHopperGemm(*device_, HopperGemmRaceBug::kConsumerSkipsFullWait);
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr(absl::StrCat(
+                                 "data race (read after write): a wgmma of block (0,0,0) "
+                                 "thread (128,0,0) at ",
+                                 kConsumerMma,
+                                 " reads its operand at smem[0] (byte 0 of the dynamic shared "
+                                 "memory smem, elements of 1 bytes); the TMA load issued at ",
+                                 kProducerLoad,
+                                 " (delivered on mbarrier full[0] (shared memory offset 32), "
+                                 "phase 1) is not ordered before it: no wait on mbarrier "
+                                 "full[0] (shared memory offset 32) for phase 1 between them "
+                                 "(the second access's thread has observed its phases up to "
+                                 "0)")))))
+      << status;
+}
+
+// Use 3 refills stage 1 without the wait on empty[1]: the TMA overwrites the stage while
+// use 1's wgmma group (group 2 of each consumer warpgroup) still reads it. On the host the
+// consumers then read the refilled stage, which the wgmma layout check also reports; the
+// races are said with it.
+TEST_F(RacesTest, NamesAProducerThatRefillsAStageBeforeEmpty) {
+  const absl::Status status =
+      RunHopperGemm(*device_, HopperGemmRaceBug::kProducerSkipsEmptyWait);
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kAborted,
+               AllOf(HasSubstr("before the failure, the sanitizer: "),
+                     HasSubstr(absl::StrCat(
+                         "data race (write after read): the TMA load issued by block (0,0,0) "
+                         "thread (0,0,0) at ",
+                         kProducerLoad,
+                         " writes 16384 bytes at smem[32768] (byte 32768 of the dynamic shared "
+                         "memory smem, elements of 1 bytes); the shared-memory operand read of "
+                         "wgmma group 2 of warpgroup 1 (threads 128-255) of block (0,0,0), "
+                         "issued at ",
+                         kConsumerMma,
+                         " (it reads until a wgmma.wait_group retires the group) is not ordered "
+                         "before it: nothing orders the second access after the "
+                         "wgmma.wait_group that retires group 2 (it is ordered after warpgroup "
+                         "1's groups up to 1 only)")))))
+      << status;
+}
+
+// Every use arrives on empty[s] before the wgmma.wait_group: the producer's refill of stage
+// 0 waited for that arrival, but the wgmma of group 1 still read the stage.
+TEST_F(RacesTest, NamesAReleaseBeforeTheWgmmaReadingTheStageRetired) {
+  const absl::Status status =
+      RunHopperGemm(*device_, HopperGemmRaceBug::kReleaseBeforeMmaRetires);
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr(absl::StrCat(
+                   "data race (write after read): the TMA load issued by block (0,0,0) thread "
+                   "(0,0,0) at ",
+                   kProducerLoad,
+                   " writes 16384 bytes at smem[0] (byte 0 of the dynamic shared memory smem, "
+                   "elements of 1 bytes); the shared-memory operand read of wgmma group 1 of "
+                   "warpgroup 1 (threads 128-255) of block (0,0,0), issued at ",
+                   kConsumerMma,
+                   " (it reads until a wgmma.wait_group retires the group) is not ordered "
+                   "before it: the second access's thread waited for mbarrier empty[0] (shared "
+                   "memory offset 80) phase 1, which warpgroup 1 released before its "
+                   "wgmma.wait_group retired group 1 (the arrival must come after the "
+                   "wait_group that retires the wgmma reading the memory)"))))
+      << status;
 }
 
 }  // namespace

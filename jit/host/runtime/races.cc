@@ -93,8 +93,12 @@ uint64_t RaceDomain::EpochOf(Fiber& f, int kind) {
       if (it == mbarriers_.end()) break;  // no barrier: the issuing thread's write
       return Epoch(it->second.component, it->second.completed + 1);
     }
-    case WARPTRACE_HOST_ACCESS_MMA_READ:
-      return Epoch(MmaComponent(f), t.mma_commits + 1);
+    case WARPTRACE_HOST_ACCESS_MMA_READ: {
+      const uint64_t epoch = Epoch(MmaComponent(f), t.mma_commits + 1);
+      const uint32_t self = Self(f);
+      mma_issues_.try_emplace(epoch, Epoch(self, t.vc.Get(self)));
+      return epoch;
+    }
     case kCpAsyncWrite:
       if (t.cp_async < 0) {
         t.cp_async = NewComponent({Agent::kCpAsync, f.block->cluster_rank(), f.abi.linear_tid,

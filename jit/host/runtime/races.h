@@ -183,6 +183,10 @@ class RaceDomain {
               const Hit& hit);
   std::string DescribeEarlier(const Hit& hit) const;
   std::string Missing(const Hit& hit, const VectorClock& later) const;
+  std::string MissingRetire(const Hit& hit, const VectorClock& later) const;
+  // The earliest completed phase of an mbarrier whose release holds `epoch` (a thread's or a
+  // wgmma group's retirement), and that `later` did not observe; null if none.
+  const Mbarrier* ReleasedPhase(uint64_t epoch, const VectorClock& later, uint64_t* phase) const;
   std::string ThreadName(uint32_t rank, uint32_t tid) const;
   std::string BarrierName(const void* bar) const;
 
@@ -194,6 +198,8 @@ class RaceDomain {
   std::vector<NamedBarrier> named_;  // rank x 16
   std::unordered_map<const void*, Mbarrier> mbarriers_;
   std::unordered_map<uint64_t, uint32_t> mma_components_;  // rank << 32 | warpgroup
+  // By a wgmma group's epoch: the epoch of the thread that first read for it (for reports).
+  std::unordered_map<uint64_t, uint64_t> mma_issues_;
   VectorClock cluster_acc_;
   VectorClock cluster_done_[2];
   uint64_t cluster_phase_ = 0;

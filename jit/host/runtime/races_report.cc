@@ -12,6 +12,10 @@ namespace warptrace::host {
 namespace {
 
 constexpr int kClockBits = 40;
+uint64_t Epoch(uint32_t component, uint64_t clock) {
+  return (static_cast<uint64_t>(component) << kClockBits) |
+         (clock & ((uint64_t{1} << kClockBits) - 1));
+}
 uint32_t ComponentOf(uint64_t epoch) { return static_cast<uint32_t>(epoch >> kClockBits); }
 uint32_t ClockOf(uint64_t epoch) {
   return static_cast<uint32_t>(epoch & ((uint64_t{1} << kClockBits) - 1));
@@ -84,12 +88,7 @@ std::string RaceDomain::Missing(const Hit& hit, const VectorClock& later) const 
                     : absl::StrCat("has observed its phases up to ", seen - 1),
           ")");
     case Agent::kMma:
-      return absl::StrFormat(
-          "the wgmma.wait_group that retires group %u is not ordered before the second "
-          "access (it is ordered after that warpgroup's groups up to %u only): the warpgroup "
-          "released the memory (an mbarrier arrival, a barrier) before the wait_group that "
-          "retires the wgmma reading it",
-          clock, seen);
+      return MissingRetire(hit, later);
     case Agent::kCpAsync:
       return absl::StrFormat(
           "no cp.async.wait_group of %s covering group %u, then a barrier, before the "
@@ -105,24 +104,12 @@ std::string RaceDomain::Missing(const Hit& hit, const VectorClock& later) const 
   }
   // A thread's own access: which phase released it, if one did, that the later access did
   // not wait for.
-  const Mbarrier* best = nullptr;
-  uint64_t best_phase = 0;
-  for (const auto& [bar, m] : mbarriers_) {
-    for (uint64_t k = m.completed > 4 ? m.completed - 4 : 0; k < m.completed; ++k) {
-      if (m.done[(k + 1) % 4].Get(component) < clock) continue;
-      if (later.Get(m.component) >= k + 1) break;
-      if (best == nullptr || k < best_phase) {
-        best = &m;
-        best_phase = k;
-      }
-      break;
-    }
-  }
-  if (best != nullptr) {
-    const uint32_t observed = later.Get(best->component);
+  uint64_t phase = 0;
+  if (const Mbarrier* m = ReleasedPhase(hit.epoch, later, &phase); m != nullptr) {
+    const uint32_t observed = later.Get(m->component);
     return absl::StrCat(
-        ThreadName(c.rank, c.index), " released ",
-        BarrierName(components_[best->component].bar), " phase ", best_phase,
+        ThreadName(c.rank, c.index), " released ", BarrierName(components_[m->component].bar),
+        " phase ", phase,
         " after its access, but the second access's thread did not wait for that phase (",
         observed == 0 ? "it never observed a phase of it"
                       : absl::StrCat("it has observed its phases up to ", observed - 1),
@@ -130,6 +117,70 @@ std::string RaceDomain::Missing(const Hit& hit, const VectorClock& later) const 
   }
   return "no barrier (__syncthreads, bar.sync), mbarrier phase wait or async completion "
          "orders them";
+}
+
+const RaceDomain::Mbarrier* RaceDomain::ReleasedPhase(uint64_t epoch, const VectorClock& later,
+                                                      uint64_t* phase) const {
+  const uint32_t component = ComponentOf(epoch);
+  const uint32_t clock = ClockOf(epoch);
+  const Mbarrier* best = nullptr;
+  for (const auto& [bar, m] : mbarriers_) {
+    for (uint64_t k = m.completed > 4 ? m.completed - 4 : 0; k < m.completed; ++k) {
+      if (m.done[(k + 1) % 4].Get(component) < clock) continue;
+      if (later.Get(m.component) < k + 1 && (best == nullptr || k < *phase)) {
+        best = &m;
+        *phase = k;
+      }
+      break;
+    }
+  }
+  return best;
+}
+
+// The earlier access is a wgmma group's operand read: which release was too early, or which
+// phase after its retirement the later access did not wait for.
+std::string RaceDomain::MissingRetire(const Hit& hit, const VectorClock& later) const {
+  const uint32_t component = ComponentOf(hit.epoch);
+  const uint32_t group = ClockOf(hit.epoch);
+  const Component& c = components_[component];
+  const std::string warpgroup = absl::StrFormat("warpgroup %u", c.index);
+  // A phase the later access observed, released by the warpgroup after the read was issued
+  // but before the group retired: the release came too early.
+  auto issue = mma_issues_.find(hit.epoch);
+  if (issue != mma_issues_.end()) {
+    for (const auto& [bar, m] : mbarriers_) {
+      const uint64_t observed = later.Get(m.component);  // phases 0 .. observed - 1
+      for (uint64_t k = m.completed > 4 ? m.completed - 4 : 0; k < m.completed && k < observed;
+           ++k) {
+        const VectorClock& done = m.done[(k + 1) % 4];
+        if (done.Get(ComponentOf(issue->second)) < ClockOf(issue->second) ||
+            done.Get(component) >= group) {
+          continue;
+        }
+        return absl::StrFormat(
+            "the second access's thread waited for %s phase %u, which %s released before its "
+            "wgmma.wait_group retired group %u (the arrival must come after the wait_group "
+            "that retires the wgmma reading the memory)",
+            BarrierName(bar), k, warpgroup, group);
+      }
+    }
+  }
+  uint64_t phase = 0;
+  if (const Mbarrier* m = ReleasedPhase(Epoch(component, group), later, &phase); m != nullptr) {
+    const uint32_t observed = later.Get(m->component);
+    return absl::StrCat(
+        warpgroup, " released ", BarrierName(components_[m->component].bar), " phase ", phase,
+        " after the wgmma.wait_group that retired group ", group,
+        ", but the second access's thread did not wait for that phase (",
+        observed == 0 ? "it never observed a phase of it"
+                      : absl::StrCat("it has observed its phases up to ", observed - 1),
+        ")");
+  }
+  return absl::StrFormat(
+      "nothing orders the second access after the wgmma.wait_group that retires group %u "
+      "(it is ordered after %s's groups up to %u only): an arrival after that wait_group and "
+      "a wait for it would",
+      group, warpgroup, later.Get(component));
 }
 
 void RaceDomain::Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
