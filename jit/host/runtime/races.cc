@@ -11,27 +11,107 @@
 namespace warptrace::host {
 namespace {
 
-constexpr int kClockBits = 40;
-constexpr uint64_t kClockMask = (uint64_t{1} << kClockBits) - 1;
 constexpr uint64_t kExempt = ~uint64_t{0};
-constexpr uint64_t kReadSet = ~uint64_t{0} - 1;
+constexpr uint64_t kReadSetBit = uint64_t{1} << 63;  // no epoch has it (components < 2^23)
 
-uint64_t Epoch(uint32_t component, uint64_t clock) {
-  return (static_cast<uint64_t>(component) << kClockBits) | (clock & kClockMask);
-}
-uint32_t ComponentOf(uint64_t epoch) { return static_cast<uint32_t>(epoch >> kClockBits); }
-uint32_t ClockOf(uint64_t epoch) { return static_cast<uint32_t>(epoch & kClockMask); }
 
 bool IsWrite(int kind) {
   return kind == WARPTRACE_HOST_ACCESS_WRITE || kind == WARPTRACE_HOST_ACCESS_ASYNC_WRITE ||
          kind == RaceDomain::kCpAsyncWrite;
 }
 
+// A write of the bytes `mask` of the word whose cells are `w`: every read of them must be
+// ordered before it; they now hold only the write.
+template <typename IsOrdered, typename Report>
+void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t epoch,
+               const char* at, IsOrdered& is_ordered, Report& report) {
+  if (set) {
+    const uint64_t index = w[0].read & ~kReadSetBit;
+    std::vector<RaceShadow::Read>& reads = shadow->Set(index);
+    size_t kept = 0;
+    for (RaceShadow::Read r : reads) {
+      if ((r.mask & mask) != 0 && !is_ordered(r.epoch)) report({false, r.epoch, r.at});
+      r.mask &= ~mask;
+      if (r.mask != 0) reads[kept++] = r;
+    }
+    reads.resize(kept);
+    if (kept == 0) {  // no read left: back to single reads
+      shadow->FreeSet(index);
+      for (uint32_t k = 0; k < 4; ++k) w[k].read = 0;
+    }
+  }
+  for (uint32_t k = 0; k < 4; ++k) {
+    if ((mask >> k & 1u) == 0) continue;
+    if (!set && !is_ordered(w[k].read)) report({false, w[k].read, w[k].read_at});
+    w[k].write = epoch;
+    w[k].write_at = at;
+    if ((w[k].read & kReadSetBit) == 0) {
+      w[k].read = 0;
+      w[k].read_at = nullptr;
+    }
+  }
+}
+
+// A read of the bytes `mask` of the word: it replaces the reads ordered before it; reads
+// unordered with it are kept beside it in the word's read set.
+template <typename IsOrdered>
+void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t epoch,
+              const char* at, IsOrdered& is_ordered) {
+  if (!set) {
+    bool covers = true;
+    for (uint32_t k = 0; k < 4; ++k) {
+      if ((mask >> k & 1u) != 0 && w[k].read != epoch && !is_ordered(w[k].read)) {
+        covers = false;
+      }
+    }
+    if (covers) {
+      for (uint32_t k = 0; k < 4; ++k) {
+        if ((mask >> k & 1u) == 0) continue;
+        w[k].read = epoch;
+        w[k].read_at = at;
+      }
+      return;
+    }
+    // Two unordered reads: the word's single reads become its read set.
+    const uint64_t index = shadow->NewSet();
+    std::vector<RaceShadow::Read>& reads = shadow->Set(index);
+    for (uint32_t k = 0; k < 4; ++k) {
+      if (w[k].read == 0) continue;
+      bool merged = false;
+      for (RaceShadow::Read& r : reads) {
+        if (r.epoch == w[k].read) {
+          r.mask |= 1u << k;
+          merged = true;
+        }
+      }
+      if (!merged) reads.push_back({w[k].read, w[k].read_at, 1u << k});
+    }
+    for (uint32_t k = 0; k < 4; ++k) w[k].read = kReadSetBit | index;
+  }
+  std::vector<RaceShadow::Read>& reads = shadow->Set(w[0].read & ~kReadSetBit);
+  bool present = false;
+  size_t kept = 0;
+  for (RaceShadow::Read r : reads) {
+    if (r.epoch == epoch) {
+      r.mask |= mask;
+      present = true;
+    } else if ((r.mask & mask) != 0 && is_ordered(r.epoch)) {
+      r.mask &= ~mask;  // covered by this read
+    }
+    if (r.mask != 0) reads[kept++] = r;
+  }
+  reads.resize(kept);
+  if (!present) reads.push_back({epoch, at, mask});
+}
+
 }  // namespace
 
 void VectorClock::Join(const VectorClock& o) {
   if (o.v_.size() > v_.size()) v_.resize(o.v_.size(), 0u);
-  for (size_t i = 0; i < o.v_.size(); ++i) v_[i] = std::max(v_[i], o.v_[i]);
+  uint32_t* __restrict a = v_.data();
+  const uint32_t* __restrict b = o.v_.data();
+  const size_t n = o.v_.size();
+  for (size_t i = 0; i < n; ++i) a[i] = a[i] > b[i] ? a[i] : b[i];  // vectorized
 }
 
 RaceShadow::RaceShadow(uint64_t dynamic_bytes) {
@@ -91,12 +171,12 @@ uint64_t RaceDomain::EpochOf(Fiber& f, int kind) {
     case WARPTRACE_HOST_ACCESS_ASYNC_WRITE: {
       auto it = mbarriers_.find(f.abi.async_barrier);
       if (it == mbarriers_.end()) break;  // no barrier: the issuing thread's write
-      return Epoch(it->second.component, it->second.completed + 1);
+      return RaceEpoch(it->second.component, it->second.completed + 1);
     }
     case WARPTRACE_HOST_ACCESS_MMA_READ: {
-      const uint64_t epoch = Epoch(MmaComponent(f), t.mma_commits + 1);
+      const uint64_t epoch = RaceEpoch(MmaComponent(f), t.mma_commits + 1);
       const uint32_t self = Self(f);
-      mma_issues_.try_emplace(epoch, Epoch(self, t.vc.Get(self)));
+      mma_issues_.try_emplace(epoch, RaceEpoch(self, t.vc.Get(self)));
       return epoch;
     }
     case kCpAsyncWrite:
@@ -104,22 +184,18 @@ uint64_t RaceDomain::EpochOf(Fiber& f, int kind) {
         t.cp_async = NewComponent({Agent::kCpAsync, f.block->cluster_rank(), f.abi.linear_tid,
                                    nullptr});
       }
-      return Epoch(static_cast<uint32_t>(t.cp_async), t.cp_async_commits + 1);
+      return RaceEpoch(static_cast<uint32_t>(t.cp_async), t.cp_async_commits + 1);
     case WARPTRACE_HOST_ACCESS_BULK_READ:
       if (t.bulk < 0) {
         t.bulk = NewComponent({Agent::kBulk, f.block->cluster_rank(), f.abi.linear_tid,
                                nullptr});
       }
-      return Epoch(static_cast<uint32_t>(t.bulk), t.bulk_commits + 1);
+      return RaceEpoch(static_cast<uint32_t>(t.bulk), t.bulk_commits + 1);
     default:
       break;
   }
   const uint32_t self = Self(f);
-  return Epoch(self, t.vc.Get(self));
-}
-
-bool RaceDomain::Ordered(uint64_t epoch, const VectorClock& vc) const {
-  return ClockOf(epoch) <= vc.Get(ComponentOf(epoch));
+  return RaceEpoch(self, t.vc.Get(self));
 }
 
 void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
@@ -137,35 +213,35 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
     reported = true;
     Report(f, owner, area, offset, bytes, kind, hit);
   };
-  for (uint64_t i = 0; i < bytes; ++i) {
-    RaceCell& c = shadow->Cell(area, offset + i);
-    if (c.write == kExempt) continue;
-    if (c.write != 0 && !Ordered(c.write, vc)) report({true, c.write, c.write_at});
-    if (write) {
-      if (c.read == kReadSet) {
-        for (const RaceShadow::Read& r : shadow->ReadSet(area, offset + i)) {
-          if (!Ordered(r.epoch, vc)) report({false, r.epoch, r.at});
-        }
-        shadow->DropReadSet(area, offset + i);
-      } else if (c.read != 0 && !Ordered(c.read, vc)) {
-        report({false, c.read, c.read_at});
+  uint64_t ordered = 0;  // an epoch found ordered before this access (most bytes share one)
+  auto is_ordered = [&](uint64_t e) {
+    if (e == ordered || e == 0) return true;
+    if (!Ordered(e, vc)) return false;
+    ordered = e;
+    return true;
+  };
+  // Word by word (4 aligned bytes): the cells of a word share one read set.
+  for (uint64_t byte = offset; byte < offset + bytes;) {
+    const uint64_t word = byte & ~uint64_t{3};
+    const uint64_t end = std::min(word + 4, offset + bytes);
+    RaceCell* w = &shadow->Cell(area, word);  // the word's 4 cells are on one page
+    uint32_t mask = 0;
+    for (uint64_t b = byte; b < end; ++b) {
+      if (w[b - word].write != kExempt) mask |= 1u << (b - word);
+    }
+    byte = end;
+    if (mask == 0) continue;
+    for (uint32_t k = 0; k < 4; ++k) {
+      if ((mask >> k & 1u) != 0 && !is_ordered(w[k].write)) {
+        report({true, w[k].write, w[k].write_at});
       }
-      c = {epoch, 0, at, nullptr};
-      continue;
     }
-    if (c.read == epoch) continue;
-    if (c.read == 0 || (c.read != kReadSet && Ordered(c.read, vc))) {
-      c.read = epoch;  // the earlier read is ordered before this one: this one covers it
-      c.read_at = at;
-      continue;
+    const bool set = (w[0].read & kReadSetBit) != 0;
+    if (write) {
+      WriteWord(shadow, w, mask, set, epoch, at, is_ordered, report);
+    } else {
+      ReadWord(shadow, w, mask, set, epoch, at, is_ordered);
     }
-    std::vector<RaceShadow::Read>& set = shadow->ReadSet(area, offset + i);
-    if (c.read != kReadSet) set = {{c.read, c.read_at}};
-    set.erase(std::remove_if(set.begin(), set.end(),
-                             [&](const RaceShadow::Read& r) { return Ordered(r.epoch, vc); }),
-              set.end());
-    set.push_back({epoch, at});
-    c.read = kReadSet;
   }
 }
 

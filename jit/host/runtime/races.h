@@ -46,6 +46,20 @@ class Block;
 class LaunchSanitizer;
 struct Fiber;
 
+// An access's epoch: the component (thread or async agent) that made it and that
+// component's clock then.
+inline constexpr int kRaceClockBits = 40;
+inline uint64_t RaceEpoch(uint32_t component, uint64_t clock) {
+  return (static_cast<uint64_t>(component) << kRaceClockBits) |
+         (clock & ((uint64_t{1} << kRaceClockBits) - 1));
+}
+inline uint32_t RaceComponent(uint64_t epoch) {
+  return static_cast<uint32_t>(epoch >> kRaceClockBits);
+}
+inline uint32_t RaceClock(uint64_t epoch) {
+  return static_cast<uint32_t>(epoch & ((uint64_t{1} << kRaceClockBits) - 1));
+}
+
 class VectorClock {
  public:
   uint32_t Get(uint32_t c) const { return c < v_.size() ? v_[c] : 0u; }
@@ -65,7 +79,7 @@ class VectorClock {
 // clock; 0: none), with the statements that made them.
 struct RaceCell {
   uint64_t write = 0;
-  uint64_t read = 0;  // kReadSet: several unordered reads, in RaceShadow's read sets
+  uint64_t read = 0;  // with kReadSetBit: the index of a RaceShadow read set
   const char* write_at = nullptr;
   const char* read_at = nullptr;
 };
@@ -81,18 +95,30 @@ class RaceShadow {
   struct Read {
     uint64_t epoch;
     const char* at;
+    uint32_t mask;  // the bytes of the word it read (bit k: byte k)
   };
-  std::vector<Read>& ReadSet(int area, uint64_t offset) {
-    return read_sets_[(static_cast<uint64_t>(area) << 40) | offset];
+  // The read set of a word (4 aligned bytes) with several unordered reads: each of its
+  // cells' `read` holds kReadSetBit | the set's index.
+  std::vector<Read>& Set(uint64_t index) { return sets_[index]; }
+  uint64_t NewSet() {
+    if (!free_.empty()) {
+      const uint64_t index = free_.back();
+      free_.pop_back();
+      return index;
+    }
+    sets_.emplace_back();
+    return sets_.size() - 1;
   }
-  void DropReadSet(int area, uint64_t offset) {
-    read_sets_.erase((static_cast<uint64_t>(area) << 40) | offset);
+  void FreeSet(uint64_t index) {
+    sets_[index].clear();
+    free_.push_back(index);
   }
 
  private:
   static constexpr uint64_t kPageCells = 4096;
   std::vector<std::unique_ptr<RaceCell[]>> pages_[2];
-  std::unordered_map<uint64_t, std::vector<Read>> read_sets_;
+  std::vector<std::vector<Read>> sets_;
+  std::vector<uint64_t> free_;
 };
 
 class RaceDomain {
@@ -178,7 +204,11 @@ class RaceDomain {
   uint32_t MmaComponent(const Fiber& f);
   // The epoch `f`'s access of `kind` is recorded with.
   uint64_t EpochOf(Fiber& f, int kind);
-  bool Ordered(uint64_t epoch, const VectorClock& vc) const;
+  // The access of `epoch` happens before a thread whose clock is
+  // `vc`.
+  static bool Ordered(uint64_t epoch, const VectorClock& vc) {
+    return RaceClock(epoch) <= vc.Get(RaceComponent(epoch));
+  }
   void Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind,
               const Hit& hit);
   std::string DescribeEarlier(const Hit& hit) const;

@@ -11,15 +11,6 @@
 namespace warptrace::host {
 namespace {
 
-constexpr int kClockBits = 40;
-uint64_t Epoch(uint32_t component, uint64_t clock) {
-  return (static_cast<uint64_t>(component) << kClockBits) |
-         (clock & ((uint64_t{1} << kClockBits) - 1));
-}
-uint32_t ComponentOf(uint64_t epoch) { return static_cast<uint32_t>(epoch >> kClockBits); }
-uint32_t ClockOf(uint64_t epoch) {
-  return static_cast<uint32_t>(epoch & ((uint64_t{1} << kClockBits) - 1));
-}
 const char* At(const char* statement) {
   return statement != nullptr ? statement : "generated code before the first builder statement";
 }
@@ -45,8 +36,8 @@ std::string RaceDomain::BarrierName(const void* bar) const {
 // "the TMA load issued at P (delivered on mbarrier full[1] ... phase 4)", "thread T's write
 // at P", ...
 std::string RaceDomain::DescribeEarlier(const Hit& hit) const {
-  const Component& c = components_[ComponentOf(hit.epoch)];
-  const uint32_t clock = ClockOf(hit.epoch);
+  const Component& c = components_[RaceComponent(hit.epoch)];
+  const uint32_t clock = RaceClock(hit.epoch);
   const char* access = hit.write ? "write" : "read";
   switch (c.agent) {
     case Agent::kThread:
@@ -75,9 +66,9 @@ std::string RaceDomain::DescribeEarlier(const Hit& hit) const {
 // What would have ordered the earlier access `hit` before an access whose thread has clock
 // `later`.
 std::string RaceDomain::Missing(const Hit& hit, const VectorClock& later) const {
-  const uint32_t component = ComponentOf(hit.epoch);
+  const uint32_t component = RaceComponent(hit.epoch);
   const Component& c = components_[component];
-  const uint32_t clock = ClockOf(hit.epoch);
+  const uint32_t clock = RaceClock(hit.epoch);
   const uint32_t seen = later.Get(component);
   switch (c.agent) {
     case Agent::kMbarrier:
@@ -121,8 +112,8 @@ std::string RaceDomain::Missing(const Hit& hit, const VectorClock& later) const 
 
 const RaceDomain::Mbarrier* RaceDomain::ReleasedPhase(uint64_t epoch, const VectorClock& later,
                                                       uint64_t* phase) const {
-  const uint32_t component = ComponentOf(epoch);
-  const uint32_t clock = ClockOf(epoch);
+  const uint32_t component = RaceComponent(epoch);
+  const uint32_t clock = RaceClock(epoch);
   const Mbarrier* best = nullptr;
   for (const auto& [bar, m] : mbarriers_) {
     for (uint64_t k = m.completed > 4 ? m.completed - 4 : 0; k < m.completed; ++k) {
@@ -140,8 +131,8 @@ const RaceDomain::Mbarrier* RaceDomain::ReleasedPhase(uint64_t epoch, const Vect
 // The earlier access is a wgmma group's operand read: which release was too early, or which
 // phase after its retirement the later access did not wait for.
 std::string RaceDomain::MissingRetire(const Hit& hit, const VectorClock& later) const {
-  const uint32_t component = ComponentOf(hit.epoch);
-  const uint32_t group = ClockOf(hit.epoch);
+  const uint32_t component = RaceComponent(hit.epoch);
+  const uint32_t group = RaceClock(hit.epoch);
   const Component& c = components_[component];
   const std::string warpgroup = absl::StrFormat("warpgroup %u", c.index);
   // A phase the later access observed, released by the warpgroup after the read was issued
@@ -153,7 +144,7 @@ std::string RaceDomain::MissingRetire(const Hit& hit, const VectorClock& later) 
       for (uint64_t k = m.completed > 4 ? m.completed - 4 : 0; k < m.completed && k < observed;
            ++k) {
         const VectorClock& done = m.done[(k + 1) % 4];
-        if (done.Get(ComponentOf(issue->second)) < ClockOf(issue->second) ||
+        if (done.Get(RaceComponent(issue->second)) < RaceClock(issue->second) ||
             done.Get(component) >= group) {
           continue;
         }
@@ -166,7 +157,7 @@ std::string RaceDomain::MissingRetire(const Hit& hit, const VectorClock& later) 
     }
   }
   uint64_t phase = 0;
-  if (const Mbarrier* m = ReleasedPhase(Epoch(component, group), later, &phase); m != nullptr) {
+  if (const Mbarrier* m = ReleasedPhase(RaceEpoch(component, group), later, &phase); m != nullptr) {
     const uint32_t observed = later.Get(m->component);
     return absl::StrCat(
         warpgroup, " released ", BarrierName(components_[m->component].bar), " phase ", phase,
