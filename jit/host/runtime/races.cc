@@ -86,22 +86,41 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t
       }
       if (!merged) reads.push_back({w[k].read, w[k].read_at, 1u << k});
     }
+    std::sort(reads.begin(), reads.end(),
+              [](const RaceShadow::Read& a, const RaceShadow::Read& b) {
+                return RaceComponent(a.epoch) < RaceComponent(b.epoch);
+              });
     for (uint32_t k = 0; k < 4; ++k) w[k].read = kReadSetBit | index;
   }
+  // The set is sorted by component: a read replaces its own component's older reads of the
+  // same bytes (program order, or in-order retirement for an async agent); reads of other
+  // components stay (a write checks them all), so a read costs a search, not a scan.
   std::vector<RaceShadow::Read>& reads = shadow->Set(w[0].read & ~kReadSetBit);
+  const uint32_t component = RaceComponent(epoch);
+  const size_t lo = static_cast<size_t>(
+      std::lower_bound(reads.begin(), reads.end(), component,
+                       [](const RaceShadow::Read& r, uint32_t c) {
+                         return RaceComponent(r.epoch) < c;
+                       }) -
+      reads.begin());
+  size_t hi = lo;
   bool present = false;
-  size_t kept = 0;
-  for (RaceShadow::Read r : reads) {
-    if (r.epoch == epoch) {
-      r.mask |= mask;
+  for (; hi < reads.size() && RaceComponent(reads[hi].epoch) == component; ++hi) {
+    if (reads[hi].epoch == epoch) {
+      reads[hi].mask |= mask;
       present = true;
-    } else if ((r.mask & mask) != 0 && is_ordered(r.epoch)) {
-      r.mask &= ~mask;  // covered by this read
+    } else {
+      reads[hi].mask &= ~mask;  // an older read of these bytes by the same component
     }
-    if (r.mask != 0) reads[kept++] = r;
   }
-  reads.resize(kept);
-  if (!present) reads.push_back({epoch, at, mask});
+  if (!present) {
+    reads.insert(reads.begin() + static_cast<std::ptrdiff_t>(lo), {epoch, at, mask});
+    ++hi;
+  }
+  const auto begin = reads.begin() + static_cast<std::ptrdiff_t>(lo);
+  const auto end = reads.begin() + static_cast<std::ptrdiff_t>(hi);
+  reads.erase(std::remove_if(begin, end, [](const RaceShadow::Read& r) { return r.mask == 0; }),
+              end);
 }
 
 }  // namespace
