@@ -84,6 +84,26 @@ absl::StatusOr<Kernel> WarpBroadcastKernel(bool sync) {
   return b.Build();
 }
 
+// Every thread writes its 16 bf16 of a 64 x 32 tile through the generic proxy, then (with
+// `fence`) fence.proxy.async, a barrier, and thread 0 TMA-stores the tile.
+absl::StatusOr<Kernel> GenericThenTmaStoreKernel(bool fence) {
+  KernelBuilder b("store_tile");
+  b.Param("CUtensorMap", "tm_out");
+  b.Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("__shared__ __align__(1024) unsigned short tile[2048];");
+  b.Stmt("for (int i = 0; i < 16; ++i) tile[threadIdx.x * 16 + i] = 0x3f80;");
+  if (fence) b.Stmt("warptrace_fence_proxy_async();");
+  b.Barrier("written");
+  AsyncCopySpec store;
+  store.name = "store tile";
+  store.tensor_map = "tm_out";
+  store.src = "tile";
+  store.coords = {"0", "0"};
+  b.TmaStore(store);
+  b.WaitTmaStores(0);
+  return b.Build();
+}
+
 class RacesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -279,6 +299,39 @@ TEST_F(RacesTest, NamesAReleaseBeforeTheWgmmaReadingTheStageRetired) {
                    "memory offset 80) phase 1, which warpgroup 1 released before its "
                    "wgmma.wait_group retired group 1 (the arrival must come after the "
                    "wait_group that retires the wgmma reading the memory)"))))
+      << status;
+}
+
+TEST_F(RacesTest, NamesATmaStoreOfGenericWritesWithoutAProxyFence) {
+  std::vector<uint16_t> out(64 * 32);
+  TensorMapSpec spec;
+  spec.type = TensorMapDataType::kBFloat16;
+  spec.dims = {64, 32};
+  spec.strides_bytes = {128};
+  spec.box = {64, 32};
+  spec.swizzle = TensorMapSwizzle::k128B;
+  auto run = [&](bool fence) -> absl::Status {
+    absl::StatusOr<Kernel> kernel = GenericThenTmaStoreKernel(fence);
+    if (!kernel.ok()) return kernel.status();
+    const std::vector<KernelArg> args = {
+        KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), spec)};
+    RunOptions options;
+    options.sanitize = device_->sanitize();
+    return RunKernel(*device_, *kernel, args, options).status();
+  };
+  EXPECT_THAT(run(true), IsOk());
+  const absl::Status status = run(false);
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("missing fence.proxy.async: the TMA store of block "
+                                       "(0,0,0) thread (0,0,0) at kernel store_tile > tma store "
+                                       "store tile reads through the async proxy tile[0] "
+                                       "(byte offset 0 of __shared__ tile, 2048 elements of 2 "
+                                       "bytes)"),
+                             HasSubstr("which block (0,0,0) thread (0,0,0) wrote through the "
+                                       "generic proxy at kernel store_tile > statement `for "
+                                       "(int i = 0; i < 16; ++i) ...` with no "
+                                       "fence.proxy.async after the write"))))
       << status;
 }
 

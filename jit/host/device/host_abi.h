@@ -170,6 +170,7 @@ struct WarptraceHostThread {
 #define WARPTRACE_HOST_EVENT_MMA_WAIT 17    /* wgmma.wait_group `bytes` */
 #define WARPTRACE_HOST_EVENT_BULK_COMMIT 18 /* cp.async.bulk.commit_group */
 #define WARPTRACE_HOST_EVENT_BULK_WAIT 19   /* cp.async.bulk.wait_group.read `bytes` */
+#define WARPTRACE_HOST_EVENT_PROXY_FENCE 20 /* fence.proxy.async */
 
 /* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
  * fiber). Defined by the runtime, which is part of the program (never dlopen'ed), so it lives

@@ -232,6 +232,9 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
     reported = true;
     Report(f, owner, area, offset, bytes, kind, hit);
   };
+  const bool async_read =
+      kind == WARPTRACE_HOST_ACCESS_MMA_READ || kind == WARPTRACE_HOST_ACCESS_BULK_READ;
+  bool unfenced_reported = false;
   uint64_t ordered = 0;  // an epoch found ordered before this access (most bytes share one)
   auto is_ordered = [&](uint64_t e) {
     if (e == ordered || e == 0) return true;
@@ -253,6 +256,18 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
     for (uint32_t k = 0; k < 4; ++k) {
       if ((mask >> k & 1u) != 0 && !is_ordered(w[k].write)) {
         report({true, w[k].write, w[k].write_at});
+      }
+    }
+    if (async_read && !unfenced_reported) {  // the async proxy reads a generic write
+      for (uint32_t k = 0; k < 4; ++k) {
+        const uint64_t e = w[k].write;
+        if ((mask >> k & 1u) == 0 || e == 0 || RaceComponent(e) >= threads_.size() ||
+            RaceClock(e) <= threads_[RaceComponent(e)].proxy_fence) {
+          continue;
+        }
+        unfenced_reported = true;
+        ReportUnfenced(f, owner, area, word + k, kind, {true, e, w[k].write_at});
+        break;
       }
     }
     const bool set = (w[0].read & kReadSetBit) != 0;
@@ -281,6 +296,12 @@ void RaceDomain::Event(Fiber& f, int event, uint64_t n) {
         t.vc.Raise(static_cast<uint32_t>(t.bulk), t.bulk_commits - static_cast<uint32_t>(n));
       }
       break;
+    case WARPTRACE_HOST_EVENT_PROXY_FENCE: {  // its writes so far; later ones get a new clock
+      const uint32_t self = Self(f);
+      t.proxy_fence = t.vc.Get(self);
+      t.vc.Tick(self);
+      break;
+    }
     default:
       break;
   }

@@ -170,6 +170,7 @@ class RaceDomain {
     int64_t bulk = -1;  // its bulk store component
     uint32_t bulk_commits = 0;
     uint32_t mma_commits = 0;
+    uint32_t proxy_fence = 0;  // its clock at its last fence.proxy.async (its writes up to it)
     uint64_t barrier_gen[16] = {};  // the generation of each named barrier it arrived at
     uint64_t cluster_phase = 0;
   };
@@ -211,6 +212,10 @@ class RaceDomain {
   }
   void Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind,
               const Hit& hit);
+  // An async-proxy read (`kind`) of a thread's generic write `hit` that the writer did not
+  // fence (fence.proxy.async) before.
+  void ReportUnfenced(Fiber& f, Block& owner, int area, uint64_t offset, int kind,
+                      const Hit& hit);
   std::string DescribeEarlier(const Hit& hit) const;
   std::string Missing(const Hit& hit, const VectorClock& later) const;
   std::string MissingRetire(const Hit& hit, const VectorClock& later) const;

@@ -213,4 +213,22 @@ void RaceDomain::Report(Fiber& f, Block& owner, int area, uint64_t offset, uint6
   });
 }
 
+void RaceDomain::ReportUnfenced(Fiber& f, Block& owner, int area, uint64_t offset, int kind,
+                                const Hit& hit) {
+  const char* label = "missing fence.proxy.async";
+  launch_->Record(label, hit.at, f.abi.statement, f.block->linear(), f.abi.linear_tid, [&] {
+    const Component& writer = components_[RaceComponent(hit.epoch)];
+    return absl::StrCat(
+        label, ": ", kind == WARPTRACE_HOST_ACCESS_MMA_READ ? "a wgmma of " : "the TMA store of ",
+        ThreadName(f.block->cluster_rank(), f.abi.linear_tid), " at ", At(f.abi.statement),
+        " reads through the async proxy ", owner.shadow()->Locate(f, area, offset), ", which ",
+        ThreadName(writer.rank, writer.index), " wrote through the generic proxy at ",
+        At(hit.at),
+        " with no fence.proxy.async after the write: the async proxy may not see it (PTX ISA: "
+        "a write through the generic proxy must be fenced with fence.proxy.async before the "
+        "async proxy reads it; warptrace_fence_proxy_async() after the writes, then the "
+        "barrier)");
+  });
+}
+
 }  // namespace warptrace::host
