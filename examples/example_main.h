@@ -29,7 +29,7 @@
 //                        recorder_cost's: registers, spills, stack, SASS and the instructions
 //                        that matter, unprofiled/profiled; NVRTC, no GPU) and keep each
 //                        mode's .cu, NVRTC log, cubin and SASS in DIR/NAME.cost
-//   --sanitize=bounds,init|all|none   the host backend's sanitizer (docs/sanitizer.md)
+//   --sanitize=bounds,races,init|all|none   the host backend's sanitizer (docs/sanitizer.md)
 //   --repeat=N           after the checked run, time N more launches and print the median
 //                        (CUDA events on a GPU, the wall clock on the host backend)
 //

@@ -264,8 +264,10 @@ void AsyncSites::TmaStore(const KernelNode& node, int depth) {
   if (tracked != nullptr) RecordGroupBegin(d, *tracked);
   std::vector<std::string> coords;
   for (const std::string& x : c.coords) coords.push_back(absl::StrCat("static_cast<int>(", x, ")"));
-  Line(d, absl::StrFormat("warptrace_tma_store_2d(&%s, %s, %s);", c.tensor_map, Operand(c.src),
-                          absl::StrJoin(coords, ", ")));
+  // Attributed: the host backend's sanitizer names the store by its builder path.
+  out_.Attributed(d, node.path,
+                  absl::StrFormat("warptrace_tma_store_2d(&%s, %s, %s);", c.tensor_map,
+                                  Operand(c.src), absl::StrJoin(coords, ", ")));
   Line(d, "warptrace_bulk_commit_group();");
   PushHistory(d, kStoreGroups, tracked);
   Line(depth, "}");

@@ -52,6 +52,7 @@ absl::StatusOr<host::ClockMode> ClockModeOf(const HostDeviceOptions& options) {
 
 uint32_t SanitizeBits(const SanitizeOptions& options) {
   return (options.bounds ? WARPTRACE_HOST_SANITIZE_BOUNDS : 0u) |
+         (options.races ? WARPTRACE_HOST_SANITIZE_RACES : 0u) |
          (options.init ? WARPTRACE_HOST_SANITIZE_INIT : 0u);
 }
 

@@ -251,7 +251,12 @@ class HopperGemmWriter {
     b_.Stmt(Ring());
     ForEachTile(0, 1, [&] {
       ForEachKBlock([&] {
-        b_.WaitPhase("empty", "stage", "phase");
+        if (shape_.planted_bug == HopperGemmRaceBug::kProducerSkipsEmptyWait) {
+          b_.If(absl::StrCat("it != ", shape_.stages + 1, "u"),
+                [&] { b_.WaitPhase("empty", "stage", "phase"); }, Uniform::kBlock);
+        } else {
+          b_.WaitPhase("empty", "stage", "phase");
+        }
         b_.Region("load", [&] {
           if (shape_.producer_delay > 0) b_.Stmt(BusyWork(shape_.producer_delay));
           Load("A tile", "tmA", "stage_a", "tile_m", bm_, shape_.cluster_n == 2);
@@ -312,7 +317,12 @@ class HopperGemmWriter {
                             BarrierRecord::kAlways);
       }
       ForEachKBlock([&] {
-        b_.WaitPhase("full", "stage", "phase");
+        if (shape_.planted_bug == HopperGemmRaceBug::kConsumerSkipsFullWait) {
+          b_.If(absl::StrCat("it != ", shape_.stages, "u"),
+                [&] { b_.WaitPhase("full", "stage", "phase"); }, Uniform::kBlock);
+        } else {
+          b_.WaitPhase("full", "stage", "phase");
+        }
         b_.Region("mma", [&] {
           if (shape_.consumer_delay > 0) b_.Stmt(ConsumerDelay());
           b_.MmaGroup("wgmma", [&] {
@@ -327,9 +337,14 @@ class HopperGemmWriter {
                 "}",
                 kBk / kMmaK, rows, shape_.bn));
           });
+          if (shape_.planted_bug == HopperGemmRaceBug::kReleaseBeforeMmaRetires) {
+            Release("stage", "phase + 1");
+          }
           b_.WaitMmaGroups(0);
         });
-        Release("stage", "phase + 1");
+        if (shape_.planted_bug != HopperGemmRaceBug::kReleaseBeforeMmaRetires) {
+          Release("stage", "phase + 1");
+        }
       });
       if (consumer >= 0) {  // the other consumer's turn
         b_.NamedBarrierArrive(absl::StrCat("turn", 1 - consumer), 2 - consumer, 256);

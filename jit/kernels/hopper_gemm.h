@@ -52,6 +52,20 @@
 
 namespace warptrace {
 
+// Bugs a test plants in the kernel for the sanitizer's races check (docs/sanitizer.md):
+//   kConsumerSkipsFullWait    in use `stages` of the ring (the first reuse of stage 0), the
+//                             consumers read the stage without waiting on full[0]
+//   kProducerSkipsEmptyWait   in use `stages` + 1 (the first reuse of stage 1), the producer
+//                             refills the stage without waiting on empty[1]
+//   kReleaseBeforeMmaRetires  (every use) the consumers arrive on empty[s] before the
+//                             wgmma.wait_group that retires the group reading the stage
+enum class HopperGemmRaceBug {
+  kNone,
+  kConsumerSkipsFullWait,
+  kProducerSkipsEmptyWait,
+  kReleaseBeforeMmaRetires,
+};
+
 struct HopperGemmShape {
   uint32_t m = 256;
   uint32_t n = 256;
@@ -70,6 +84,7 @@ struct HopperGemmShape {
   // With a cluster: the consumer delay only in the CTA of this rank (-1: every CTA), to
   // make one CTA's consumers hold both CTAs' producers.
   int32_t consumer_delay_rank = -1;
+  HopperGemmRaceBug planted_bug = HopperGemmRaceBug::kNone;  // tests only
 };
 
 inline constexpr uint32_t kHopperGemmBk = 64;  // K per stage: one 128-byte swizzle row

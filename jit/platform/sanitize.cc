@@ -13,21 +13,19 @@ absl::StatusOr<SanitizeOptions> ParseSanitize(absl::string_view text) {
   SanitizeOptions options;
   const absl::string_view trimmed = absl::StripAsciiWhitespace(text);
   if (trimmed.empty() || trimmed == "none") return options;
-  if (trimmed == "all") return SanitizeOptions{true, true};
+  if (trimmed == "all") return SanitizeOptions{true, true, true};
   for (absl::string_view check : absl::StrSplit(trimmed, ',')) {
     check = absl::StripAsciiWhitespace(check);
     if (check == "bounds") {
       options.bounds = true;
     } else if (check == "races") {
-      return absl::InvalidArgumentError(
-          "races: the happens-before check is not implemented yet (issue 53); bounds and "
-          "init are (docs/sanitizer.md)");
+      options.races = true;
     } else if (check == "init") {
       options.init = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown sanitizer check '", check,
-          "': expected bounds or init (comma-separated), all, or none"));
+          "': expected bounds, races or init (comma-separated), all, or none"));
     }
   }
   return options;
@@ -35,9 +33,10 @@ absl::StatusOr<SanitizeOptions> ParseSanitize(absl::string_view text) {
 
 std::string SanitizeName(const SanitizeOptions& options) {
   if (!options.any()) return "none";
-  if (options.bounds && options.init) return "all";
+  if (options.bounds && options.init && options.races) return "all";
   std::vector<const char*> names;
   if (options.bounds) names.push_back("bounds");
+  if (options.races) names.push_back("races");
   if (options.init) names.push_back("init");
   return absl::StrJoin(names, ",");
 }

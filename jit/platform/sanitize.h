@@ -9,8 +9,9 @@
 //         message names the array or kernel argument, the index, its extent, the thread
 //         and the builder statement.
 // init:   a read of shared memory no thread of the block wrote.
-// Races (a happens-before model over barriers, phases and async completions) are not
-// checked yet: "races" is refused with a message saying so (docs/sanitizer.md).
+// races:  two accesses of a shared-memory byte, at least one a write, that no barrier,
+//         mbarrier phase or async completion (TMA, cp.async, wgmma, bulk store) orders
+//         (jit/host/runtime/races.h): both accesses and the missing ordering named.
 // On a GPU (CudaDevice) sanitizing is not available: RunKernel ignores it there and says so
 // in RunResult::device_reason.
 #ifndef WARPTRACE_JIT_PLATFORM_SANITIZE_H_
@@ -26,17 +27,17 @@ namespace warptrace {
 struct SanitizeOptions {
   bool bounds = false;
   bool init = false;
+  bool races = false;
 
-  bool any() const { return bounds || init; }
+  bool any() const { return bounds || init || races; }
   bool operator==(const SanitizeOptions& o) const {
-    return bounds == o.bounds && init == o.init;
+    return bounds == o.bounds && init == o.init && races == o.races;
   }
   bool operator!=(const SanitizeOptions& o) const { return !(*this == o); }
 };
 
-// "bounds,init" (either or both, comma-separated, in any order), "all" (both), or "none" /
-// "". InvalidArgument naming the accepted values otherwise, and for "races" (not checked
-// yet).
+// "bounds,races,init" (any of them, comma-separated, in any order), "all" (every check), or
+// "none" / "". InvalidArgument naming the accepted values otherwise.
 absl::StatusOr<SanitizeOptions> ParseSanitize(absl::string_view text);
 
 // The checks as ParseSanitize reads them: "none", "all", or e.g. "bounds,init".

@@ -67,6 +67,12 @@ inline void TmaCopy(void* smem, const CUtensorMap* map, const int32_t* c, uint32
     Rt().fail(Fiber(), message);
   }
   ::warptrace_host_tma::CopyBox(m, smem, c, bar == nullptr);
+  const unsigned long long box_bytes = ::warptrace_host_tma::BoxBytes(m);
+  if (bar == nullptr) {  // a store: the async proxy read the box (until its bulk group)
+    WARPTRACE_HOST_ACCESS(smem, box_bytes, WARPTRACE_HOST_ACCESS_BULK_READ);
+  } else {  // a load: delivered, visible once its phase of `bar` completes
+    WARPTRACE_HOST_ASYNC_WRITE(smem, box_bytes, bar);
+  }
   if (bar != nullptr) {
     ::warptrace_host::wgmma::RecordTmaBox(smem, m.box, c, rank, m.element_bytes, m.swizzle,
                                           m.global_address, site);
@@ -98,8 +104,15 @@ inline void warptrace_tma_store_2d(const CUtensorMap* map, const void* smem_src,
                             "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group");
 }
 // The stores completed at issue: nothing is pending.
-inline void warptrace_bulk_commit_group() {}
-inline void warptrace_bulk_wait_group_read(unsigned int n) { (void)n; }
+// The stores' shared-memory reads stay in flight for the races check until their group
+// is waited for (sanitize mode).
+inline void warptrace_bulk_commit_group() {
+  WARPTRACE_HOST_SANITIZE_EVENT(WARPTRACE_HOST_EVENT_BULK_COMMIT, 0);
+}
+inline void warptrace_bulk_wait_group_read(unsigned int n) {
+  WARPTRACE_HOST_SANITIZE_EVENT(WARPTRACE_HOST_EVENT_BULK_WAIT, n);
+  (void)n;
+}
 inline void warptrace_prefetch_tensormap(const CUtensorMap* map) { (void)map; }
 
 #else  // the GPU

@@ -263,12 +263,16 @@ inline void __pipeline_wait_prior(size_t prior) {
 inline void warptrace_bulk_copy_g2s(void* smem_dst, const void* gmem_src, unsigned int bytes,
                                     unsigned long long* bar) {
   std::memcpy(smem_dst, gmem_src, bytes);
-  WARPTRACE_HOST_ASYNC_WRITE(smem_dst, bytes);
+  WARPTRACE_HOST_ASYNC_WRITE(smem_dst, bytes, bar);
   warptrace_mbarrier_complete_tx(bar, bytes);
 }
 
 inline void warptrace_fence_mbarrier_init() {}
-inline void warptrace_fence_proxy_async() {}
+// The races check: the thread's generic-proxy shared-memory writes so far may be read by
+// the async proxy (a TMA store, a wgmma operand).
+inline void warptrace_fence_proxy_async() {
+  WARPTRACE_HOST_SANITIZE_EVENT(WARPTRACE_HOST_EVENT_PROXY_FENCE, 0);
+}
 
 template <typename T>
 inline T warptrace_poll(const volatile T* p) {

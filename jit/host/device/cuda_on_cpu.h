@@ -302,8 +302,19 @@ inline T Shuffle(unsigned int mask, T value, ShflMode mode, unsigned int b, int 
                                 src == 32u ? t.lane : src, what));
 }
 
+// Atomics (CasLoop and the atomic* functions below). In sanitize mode they are not
+// instrumented: each reports itself as an atomic access (sanitize_host.h), which the races
+// check never counts against another atomic.
+#ifdef WARPTRACE_HOST_SANITIZE
+inline void NoteAtomic(const void* p, unsigned long long bytes);
+#define WARPTRACE_HOST_ATOMIC_FN __attribute__((no_sanitize_address))
+#define WARPTRACE_HOST_NOTE_ATOMIC(p) ::warptrace_host::NoteAtomic((p), sizeof(*(p)))
+#else
+#define WARPTRACE_HOST_ATOMIC_FN
+#define WARPTRACE_HOST_NOTE_ATOMIC(p) ((void)0)
+#endif
 template <typename T, typename F>
-inline T CasLoop(T* address, F update) {
+WARPTRACE_HOST_ATOMIC_FN inline T CasLoop(T* address, F update) {
   T old = *address;
   T desired;
   do {
@@ -436,7 +447,8 @@ inline unsigned int __match_all_sync(unsigned int mask, T value, int* pred) {
 // ---- Atomics ----
 
 template <typename T>
-inline T atomicAdd(T* address, ::warptrace_host::NonDeduced<T> value) {
+WARPTRACE_HOST_ATOMIC_FN inline T atomicAdd(T* address, ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   if constexpr (std::is_integral<T>::value) {
     const T old = __atomic_fetch_add(address, value, __ATOMIC_SEQ_CST);
     return value == 0 ? ::warptrace_host::PollResult(address, old, "atomicAdd") : old;
@@ -445,27 +457,32 @@ inline T atomicAdd(T* address, ::warptrace_host::NonDeduced<T> value) {
   }
 }
 template <typename T>
-inline T atomicSub(T* address, ::warptrace_host::NonDeduced<T> value) {
+WARPTRACE_HOST_ATOMIC_FN inline T atomicSub(T* address, ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   const T old = __atomic_fetch_sub(address, value, __ATOMIC_SEQ_CST);
   return value == 0 ? ::warptrace_host::PollResult(address, old, "atomicSub") : old;
 }
 template <typename T>
-inline T atomicExch(T* address, ::warptrace_host::NonDeduced<T> value) {
+WARPTRACE_HOST_ATOMIC_FN inline T atomicExch(T* address, ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   T old;
   __atomic_exchange(address, &value, &old, __ATOMIC_SEQ_CST);
   return old;
 }
 template <typename T>
-inline T atomicMax(T* address, ::warptrace_host::NonDeduced<T> value) {
+WARPTRACE_HOST_ATOMIC_FN inline T atomicMax(T* address, ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   return ::warptrace_host::CasLoop(address, [&](T old) { return old < value ? value : old; });
 }
 template <typename T>
-inline T atomicMin(T* address, ::warptrace_host::NonDeduced<T> value) {
+WARPTRACE_HOST_ATOMIC_FN inline T atomicMin(T* address, ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   return ::warptrace_host::CasLoop(address, [&](T old) { return value < old ? value : old; });
 }
 template <typename T>
-inline T atomicCAS(T* address, ::warptrace_host::NonDeduced<T> compare,
+WARPTRACE_HOST_ATOMIC_FN inline T atomicCAS(T* address, ::warptrace_host::NonDeduced<T> compare,
                    ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   const T expected = compare;
   __atomic_compare_exchange(address, &compare, &value, false, __ATOMIC_SEQ_CST,
                             __ATOMIC_SEQ_CST);
@@ -477,18 +494,21 @@ inline T atomicCAS(T* address, ::warptrace_host::NonDeduced<T> compare,
   return compare;
 }
 template <typename T>
-inline T atomicAnd(T* address, ::warptrace_host::NonDeduced<T> value) {
+WARPTRACE_HOST_ATOMIC_FN inline T atomicAnd(T* address, ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   const T old = __atomic_fetch_and(address, value, __ATOMIC_SEQ_CST);
   return value == static_cast<T>(~T{0}) ? ::warptrace_host::PollResult(address, old, "atomicAnd")
                                         : old;
 }
 template <typename T>
-inline T atomicOr(T* address, ::warptrace_host::NonDeduced<T> value) {
+WARPTRACE_HOST_ATOMIC_FN inline T atomicOr(T* address, ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   const T old = __atomic_fetch_or(address, value, __ATOMIC_SEQ_CST);
   return value == 0 ? ::warptrace_host::PollResult(address, old, "atomicOr") : old;
 }
 template <typename T>
-inline T atomicXor(T* address, ::warptrace_host::NonDeduced<T> value) {
+WARPTRACE_HOST_ATOMIC_FN inline T atomicXor(T* address, ::warptrace_host::NonDeduced<T> value) {
+  WARPTRACE_HOST_NOTE_ATOMIC(address);
   const T old = __atomic_fetch_xor(address, value, __ATOMIC_SEQ_CST);
   return value == 0 ? ::warptrace_host::PollResult(address, old, "atomicXor") : old;
 }

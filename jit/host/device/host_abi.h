@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 10u
+#define WARPTRACE_HOST_ABI_VERSION 11u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -143,19 +143,34 @@ struct WarptraceHostThread {
   const unsigned char* shadow_dynamic;
   const unsigned long long* buffer_windows;
   unsigned int num_buffers;
+  /* Written by the kernel in sanitize mode, just before it reports a TMA load's delivery
+   * (WARPTRACE_HOST_ACCESS_ASYNC_WRITE): the mbarrier the copy completes on (null for a
+   * delivery that completes on no barrier). */
+  const void* async_barrier;
 };
 
 /* The sanitizer's checks (HostDeviceOptions::sanitize; the kernel is compiled with
  * -DWARPTRACE_HOST_SANITIZE=<mask> and every load and store it keeps calls
  * WarptraceHostRuntime::access). */
 #define WARPTRACE_HOST_SANITIZE_BOUNDS 1u /* shared arrays, dynamic shared, device buffers */
-/* 2u: reserved for races (not checked yet) */
+#define WARPTRACE_HOST_SANITIZE_RACES 2u  /* shared-memory accesses not ordered by
+                                            * happens-before (sanitizer.h, races.h) */
 #define WARPTRACE_HOST_SANITIZE_INIT 4u   /* shared memory read before any write */
 
 /* WarptraceHostRuntime::access kinds. */
 #define WARPTRACE_HOST_ACCESS_READ 0
 #define WARPTRACE_HOST_ACCESS_WRITE 1
 #define WARPTRACE_HOST_ACCESS_ASYNC_WRITE 2 /* an emulated TMA or cp.async delivery */
+#define WARPTRACE_HOST_ACCESS_MMA_READ 3    /* a wgmma's shared-memory operand read */
+#define WARPTRACE_HOST_ACCESS_BULK_READ 4   /* a TMA (bulk) store's shared-memory read */
+#define WARPTRACE_HOST_ACCESS_ATOMIC 5      /* an atomic read-modify-write */
+/* Events (address null, `bytes` the argument): the async groups whose completion orders
+ * the accesses above (the races check). */
+#define WARPTRACE_HOST_EVENT_MMA_COMMIT 16  /* wgmma.commit_group */
+#define WARPTRACE_HOST_EVENT_MMA_WAIT 17    /* wgmma.wait_group `bytes` */
+#define WARPTRACE_HOST_EVENT_BULK_COMMIT 18 /* cp.async.bulk.commit_group */
+#define WARPTRACE_HOST_EVENT_BULK_WAIT 19   /* cp.async.bulk.wait_group.read `bytes` */
+#define WARPTRACE_HOST_EVENT_PROXY_FENCE 20 /* fence.proxy.async */
 
 /* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
  * fiber). Defined by the runtime, which is part of the program (never dlopen'ed), so it lives

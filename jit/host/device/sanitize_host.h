@@ -33,15 +33,19 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
       a - reinterpret_cast<unsigned long long>(t) < sizeof(WarptraceHostThread)) {
     return;  // its stack, its threadIdx, statement marker, ...
   }
+  // With the races check every shared-memory access goes to the runtime (its happens-before
+  // shadow); else written bytes need nothing more.
+  constexpr bool kRaces = (WARPTRACE_HOST_SANITIZE & WARPTRACE_HOST_SANITIZE_RACES) != 0;
   unsigned long long off = a - reinterpret_cast<unsigned long long>(t->static_shared);
   if (off < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
-    if (off + bytes <= WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES &&
+    if (!kRaces && off + bytes <= WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES &&
         Written(t->shadow_static + off, bytes)) {
       return;
     }
   } else if ((off = a - reinterpret_cast<unsigned long long>(t->dynamic_shared)) <
              t->dynamic_shared_bytes) {
-    if (off + bytes <= t->dynamic_shared_bytes && Written(t->shadow_dynamic + off, bytes)) {
+    if (!kRaces && off + bytes <= t->dynamic_shared_bytes &&
+        Written(t->shadow_dynamic + off, bytes)) {
       return;
     }
   } else if (a + 4096 - reinterpret_cast<unsigned long long>(t->dynamic_shared) <
@@ -64,6 +68,11 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
     }
   }
   t->rt->access(t->fiber, p, bytes, kind);
+}
+}  // namespace warptrace_host
+namespace warptrace_host {
+inline void NoteAtomic(const void* p, unsigned long long bytes) {
+  SanitizeAccess(p, bytes, WARPTRACE_HOST_ACCESS_ATOMIC);
 }
 }  // namespace warptrace_host
 #define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);
@@ -92,11 +101,25 @@ __asan_storeN_noabort(void* p, size_t n) {
 }
 extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
 __asan_handle_no_return(void) {}
-#define WARPTRACE_HOST_ASYNC_WRITE(p, n) \
-  ::warptrace_host::SanitizeAccess((p), (n), WARPTRACE_HOST_ACCESS_ASYNC_WRITE)
+// An async delivery of `n` bytes at `p` (a TMA load, a bulk copy) completing on the mbarrier
+// `bar` (null: none).
+#define WARPTRACE_HOST_ASYNC_WRITE(p, n, bar)                 \
+  do {                                                        \
+    ::warptrace_host::MutableCurrent().async_barrier = (bar); \
+    ::warptrace_host::SanitizeAccess((p), (n), WARPTRACE_HOST_ACCESS_ASYNC_WRITE); \
+  } while (0)
+// Another access of `n` bytes at `p` of kind WARPTRACE_HOST_ACCESS_* (a wgmma's operand
+// read, a bulk store's read, an atomic), made by code that is not instrumented.
+#define WARPTRACE_HOST_ACCESS(p, n, kind) ::warptrace_host::SanitizeAccess((p), (n), (kind))
+// An async-group event (WARPTRACE_HOST_EVENT_*) with its argument.
+#define WARPTRACE_HOST_SANITIZE_EVENT(kind, n)                                        \
+  (::warptrace_host::Current().rt->access(::warptrace_host::Current().fiber, nullptr, \
+                                          (n), (kind)))
 #else
 #define WARPTRACE_HOST_STATEMENT()
-#define WARPTRACE_HOST_ASYNC_WRITE(p, n) ((void)0)
+#define WARPTRACE_HOST_ASYNC_WRITE(p, n, bar) ((void)0)
+#define WARPTRACE_HOST_ACCESS(p, n, kind) ((void)0)
+#define WARPTRACE_HOST_SANITIZE_EVENT(kind, n) ((void)0)
 #endif
 
 #endif  // WARPTRACE_JIT_HOST_SANITIZE_HOST_H_

@@ -422,6 +422,7 @@ inline void CommitGroup() {
   ThreadState& s = State();
   s.groups.push_back(std::move(s.open));
   s.open.clear();
+  WARPTRACE_HOST_SANITIZE_EVENT(WARPTRACE_HOST_EVENT_MMA_COMMIT, 0);
 }
 
 inline void Retire(PendingMma& p, const char* what) {
@@ -442,6 +443,7 @@ inline void WaitGroup(unsigned int n) {
            what, first, first + kWarpgroup - 1, first + i, all[i], first, all[0]);
     }
   }
+  WARPTRACE_HOST_SANITIZE_EVENT(WARPTRACE_HOST_EVENT_MMA_WAIT, n);
   ThreadState& s = State();
   if (s.groups.size() <= n) return;
   const size_t retire = s.groups.size() - n;
@@ -510,8 +512,10 @@ inline void CheckUniform(const MmaOperands* all, const char* what, const char* f
        get(all[0]));
 }
 
-// The bf16 bits of element (mn, k) of the operand `d` describes.
-inline unsigned short Element(const Window& window, const Desc& d, unsigned long long raw,
+// The bf16 bits of element (mn, k) of the operand `d` describes. Not instrumented in
+// sanitize mode: the read is the wgmma's (async proxy), in flight until the wait_group that
+// retires its group, and reported so.
+__attribute__((no_sanitize_address)) inline unsigned short Element(const Window& window, const Desc& d, unsigned long long raw,
                      unsigned int mn, unsigned int k, bool mn_major, const char* what,
                      const char* operand, LayoutCheck* layout) {
   const unsigned long long address =
@@ -524,6 +528,7 @@ inline unsigned short Element(const Window& window, const Desc& d, unsigned long
          SwizzleName(d.swizzle), d.lbo, d.sbo, address);
   }
   CheckElementLayout(*layout, p, mn, k, mn_major);
+  WARPTRACE_HOST_ACCESS(p, 2, WARPTRACE_HOST_ACCESS_MMA_READ);
   unsigned short bits;
   std::memcpy(&bits, p, 2);
   return bits;

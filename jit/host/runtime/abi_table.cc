@@ -20,8 +20,13 @@ int AbiBarrier(void* fiber, unsigned int id, unsigned int count, int wait, int o
   Worker& w = OwnerOf(f);
   const int64_t now = NowNs(f);
   StopClock(f, now);
-  w.FinishSync(f, f->block->Barrier(f, id, count, wait != 0, op, predicate != 0, what, w.error()),
-               now);
+  RaceDomain* races = id < WARPTRACE_HOST_NUM_NAMED_BARRIERS ? f->block->races() : nullptr;
+  if (races != nullptr) races->BarrierArrive(*f, id);
+  const Wait result = f->block->Barrier(f, id, count, wait != 0, op, predicate != 0, what,
+                                        w.error());
+  if (races != nullptr) races->BarrierDone(*f, id, f->block->BarrierArrived(id) == 0);
+  w.FinishSync(f, result, now);
+  if (races != nullptr && wait != 0) races->BarrierPassed(*f, id);
   return static_cast<int>(f->result);
 }
 
@@ -68,6 +73,10 @@ void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity,
   const int64_t now = NowNs(f);
   StopClock(f, now);
   OwnerOf(f).FinishSync(f, f->block->MbarrierWait(f, bar, parity, what), now);
+  if (RaceDomain* races = f->block->races();
+      races != nullptr && WARPTRACE_HOST_MBAR_PHASE(*bar) != (parity & 1u)) {
+    races->MbarrierObserved(*f, bar);
+  }
 }
 
 // A peer's mbarrier, reached by `f`: only through the cluster-scope primitives, and only
@@ -108,6 +117,9 @@ void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
       owner = peer;
     }
   }
+  if (RaceDomain* races = f->block->races(); races != nullptr) {
+    races->MbarrierArrived(*f, bar, completed != 0);
+  }
   owner->MbarrierArrived(f, bar, completed != 0);
   // The thread runs on from its arrival: a completing arrival's release of the waiters
   // (any number of them) is the runtime's work, not the thread's, so its clock restarts
@@ -121,6 +133,34 @@ void AbiSpin(void* fiber, const volatile void* address, unsigned long long value
   OwnerOf(f).Spin(f, address, value, what);
 }
 
+// The block (`f`'s or a cluster peer's) whose shared memory holds `address`, with its area
+// and offset there; null when none does.
+Block* SharedOwner(Fiber* f, const void* address, int* area, uint64_t* offset) {
+  Block* owner = f->block;
+  if (const Cluster* cluster = owner->cluster(); cluster != nullptr) {
+    if (Block* peer = cluster->OwnerOf(address); peer != nullptr) owner = peer;
+  }
+  if (owner->shadow() == nullptr ||
+      !owner->shadow()->SharedArea(reinterpret_cast<uintptr_t>(address), area, offset)) {
+    return nullptr;
+  }
+  return owner;
+}
+
+// The races check of an access already checked for bounds (within its area).
+void CheckRace(Fiber* f, const void* address, unsigned long long bytes, int kind) {
+  RaceDomain* races = f->block->races();
+  if (races == nullptr) return;
+  int area = 0;
+  uint64_t offset = 0;
+  Block* owner = SharedOwner(f, address, &area, &offset);
+  if (owner == nullptr) return;
+  const uint64_t size =
+      area == 0 ? WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES : f->abi.dynamic_shared_bytes;
+  if (offset + bytes > size) return;  // out of bounds: reported as such
+  races->Access(*f, *owner, area, offset, bytes, kind);
+}
+
 void FlushCopies(std::vector<Fiber::Copy>& copies) {
   for (const Fiber::Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
   copies.clear();
@@ -131,6 +171,10 @@ void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int k
   Fiber* f = Self(fiber);
   BlockShadow* shadow = f->block->shadow();
   if (shadow == nullptr) return;
+  if (address == nullptr && kind >= WARPTRACE_HOST_EVENT_MMA_COMMIT) {  // an async-group event
+    if (RaceDomain* races = f->block->races(); races != nullptr) races->Event(*f, kind, bytes);
+    return;
+  }
   // A peer CTA's shared memory (a multicast TMA delivery, a mapa pointer) is checked and
   // marked in the peer's shadow: its bytes are the peer's.
   if (const Cluster* cluster = f->block->cluster(); cluster != nullptr) {
@@ -139,15 +183,26 @@ void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int k
       shadow = owner->shadow();
     }
   }
-  std::string fatal = shadow->Check(*f, reinterpret_cast<uintptr_t>(address), bytes, kind);
+  // The bounds and init checks know reads and writes only.
+  const int plain = kind == WARPTRACE_HOST_ACCESS_MMA_READ || kind == WARPTRACE_HOST_ACCESS_BULK_READ
+                        ? WARPTRACE_HOST_ACCESS_READ
+                        : kind == WARPTRACE_HOST_ACCESS_ATOMIC ? WARPTRACE_HOST_ACCESS_WRITE
+                                                                : kind;
+  std::string fatal = shadow->Check(*f, reinterpret_cast<uintptr_t>(address), bytes, plain);
   if (!fatal.empty()) OwnerOf(f).FailFromFiber(f, absl::StatusCode::kOutOfRange, fatal);
+  CheckRace(f, address, bytes, kind);
 }
 
 void AbiCpAsync(void* fiber, void* dst, const void* src, unsigned int bytes) {
   Fiber* f = Self(fiber);
-  if (f->block->shadow() != nullptr) {  // checked at issue, delivered at the wait
+  if (BlockShadow* shadow = f->block->shadow(); shadow != nullptr) {
+    // Checked at issue, delivered at the wait; the races check records the delivery as
+    // the thread's cp.async group, visible after the wait that covers it.
     AbiAccess(fiber, src, bytes, WARPTRACE_HOST_ACCESS_READ);
-    AbiAccess(fiber, dst, bytes, WARPTRACE_HOST_ACCESS_ASYNC_WRITE);
+    std::string fatal = shadow->Check(*f, reinterpret_cast<uintptr_t>(dst), bytes,
+                                      WARPTRACE_HOST_ACCESS_ASYNC_WRITE);
+    if (!fatal.empty()) OwnerOf(f).FailFromFiber(f, absl::StatusCode::kOutOfRange, fatal);
+    CheckRace(f, dst, bytes, RaceDomain::kCpAsyncWrite);
   }
   f->open_copies.push_back({dst, src, bytes});
 }
@@ -156,6 +211,7 @@ void AbiCpAsyncCommit(void* fiber) {
   Fiber* f = Self(fiber);
   f->copy_groups.push_back(std::move(f->open_copies));
   f->open_copies.clear();
+  if (RaceDomain* races = f->block->races(); races != nullptr) races->CpAsyncCommit(*f);
 }
 
 void AbiCpAsyncWaitPrior(void* fiber, unsigned int groups) {
@@ -164,6 +220,7 @@ void AbiCpAsyncWaitPrior(void* fiber, unsigned int groups) {
     FlushCopies(f->copy_groups.front());
     f->copy_groups.pop_front();
   }
+  if (RaceDomain* races = f->block->races(); races != nullptr) races->CpAsyncWait(*f, groups);
 }
 
 unsigned long long AbiClock(void* fiber) {
@@ -194,10 +251,13 @@ void AbiClusterBarrier(void* fiber, int arrive, int wait, const char* what) {
   f->last_was_spin = false;
   const int64_t now = NowNs(f);
   StopClock(f, now);
-  w.FinishSync(f,
-               cluster->Barrier(f, f->block->cluster_rank(), arrive != 0, wait != 0, what,
-                                w.error()),
-               now);
+  RaceDomain* races = f->block->races();
+  if (races != nullptr && arrive != 0) races->ClusterArrive(*f, cluster->barrier_phase());
+  const Wait result = cluster->Barrier(f, f->block->cluster_rank(), arrive != 0, wait != 0,
+                                       what, w.error());
+  if (races != nullptr) races->ClusterDone(cluster->barrier_phase());
+  w.FinishSync(f, result, now);
+  if (races != nullptr && wait != 0) races->ClusterPassed(*f, cluster->barrier_phase());
 }
 
 void* AbiMapa(void* fiber, const void* address, unsigned int rank, int track,
@@ -222,6 +282,13 @@ void AbiMbarrierInit(void* fiber, unsigned long long* bar) {
   Fiber* f = Self(fiber);
   if (Cluster* cluster = f->block->cluster(); cluster != nullptr) {
     cluster->Initialized(f, f->block->cluster_rank(), bar);
+  }
+  if (RaceDomain* races = f->block->races(); races != nullptr) {
+    int area = 0;
+    uint64_t offset = 0;
+    if (Block* owner = SharedOwner(f, bar, &area, &offset); owner != nullptr) {
+      races->MbarrierInit(bar, *owner, area, offset);
+    }
   }
 }
 

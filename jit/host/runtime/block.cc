@@ -361,6 +361,14 @@ Wait Block::WarpCollective(Fiber* fiber, int op, uint32_t mask, uint64_t value, 
 }
 
 void Block::Complete(Collective& c) {
+  if (races_ != nullptr && c.op == WARPTRACE_HOST_WARP_SYNC) {  // orders the lanes' memory
+    Fiber* lanes[kWarpSize];
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < kWarpSize; ++l) {
+      if (Names(c.mask, l) && c.fibers[l] != nullptr) lanes[n++] = c.fibers[l];
+    }
+    races_->WarpSync(lanes, n);
+  }
   uint32_t ballot = 0;
   for (uint32_t l = 0; l < kWarpSize; ++l) {
     if (Names(c.mask, l) && c.values[l] != 0) ballot |= 1u << l;

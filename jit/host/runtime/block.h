@@ -161,6 +161,12 @@ class Block {
   // otherwise (then Shared places arrays without redzones).
   void SetShadow(std::unique_ptr<BlockShadow> shadow) { shadow_ = std::move(shadow); }
   BlockShadow* shadow() const { return shadow_.get(); }
+  // The races check (sanitizer.h, races.h): the domain of the block, or of its cluster
+  // (shared by its CTAs); null otherwise.
+  void SetRaces(std::shared_ptr<RaceDomain> races) { races_ = std::move(races); }
+  RaceDomain* races() const { return races_.get(); }
+  // Arrivals at named barrier `id` in its current phase (0 right after it completed).
+  uint32_t BarrierArrived(uint32_t id) const { return barriers_[id].arrived; }
   Wait MbarrierWait(Fiber* fiber, unsigned long long* bar, uint32_t parity, const char* what);
   void MbarrierArrived(Fiber* fiber, unsigned long long* bar, bool completed);
   // The latest virtual time any thread of the block reached.
@@ -281,6 +287,7 @@ class Block {
   // Exchanges by group: [0] per warp, [1] per warpgroup (sized on first use).
   std::vector<ExchangeGroup> exchanges_[2];
   std::unique_ptr<BlockShadow> shadow_;
+  std::shared_ptr<RaceDomain> races_;
 };
 
 // Inline: the hot path of every __syncthreads of every thread.

@@ -48,6 +48,8 @@ class Cluster {
            uint64_t dynamic_shared_bytes);
 
   uint32_t size() const { return static_cast<uint32_t>(ctas_.size()); }
+  // The cluster barrier's phase in progress (the number of phases completed).
+  uint64_t barrier_phase() const { return static_cast<uint64_t>(phase_); }
   const WarptraceHostDim& dim() const { return dim_; }
   const WarptraceHostDim& idx() const { return idx_; }
 

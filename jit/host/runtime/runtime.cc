@@ -116,6 +116,13 @@ absl::Status Runtime::Launch(const LaunchSpec& spec) {
     std::sort(launch.census.begin(), launch.census.end());
     absl::StrAppend(&message, "\n  ", absl::StrJoin(launch.census, "\n  "));
   }
+  // What the sanitizer found before the failure is often its cause (a race that corrupted
+  // a stage, an out-of-bounds write): said with it.
+  if (launch.sanitizer != nullptr) {
+    if (std::string report = launch.sanitizer->Report(); !report.empty()) {
+      absl::StrAppend(&message, "\nbefore the failure, the ", report);
+    }
+  }
   return absl::Status(launch.failure.code(), message);
 }
 

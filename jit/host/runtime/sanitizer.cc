@@ -110,7 +110,11 @@ BlockShadow::BlockShadow(LaunchSanitizer* launch, const char* static_base,
       init_((launch->checks() & WARPTRACE_HOST_SANITIZE_INIT) != 0),
       bounds_((launch->checks() & WARPTRACE_HOST_SANITIZE_BOUNDS) != 0),
       static_shadow_(WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES, kUnaddressable),
-      dynamic_shadow_(dynamic_bytes, init_ ? kUnwritten : kWritten) {}
+      dynamic_shadow_(dynamic_bytes, init_ ? kUnwritten : kWritten) {
+  if ((launch->checks() & WARPTRACE_HOST_SANITIZE_RACES) != 0) {
+    races_ = std::make_unique<RaceShadow>(dynamic_bytes);
+  }
+}
 
 int64_t BlockShadow::Place(const char* name, uint64_t bytes, uint64_t align,
                            uint64_t element_bytes, uint64_t* used) {
@@ -123,6 +127,7 @@ int64_t BlockShadow::Place(const char* name, uint64_t bytes, uint64_t align,
   // warptrace's own arrays (the recorder's staging, its copy tracks) are read whole.
   const bool own = absl::StartsWith(name, "warptrace_");
   std::memset(static_shadow_.data() + offset, init_ && !own ? kUnwritten : kWritten, bytes);
+  if (own && races_ != nullptr) races_->Exempt(0, offset, bytes);
   arrays_.push_back({name, offset, bytes, element_bytes == 0 ? 1 : element_bytes});
   std::sort(arrays_.begin(), arrays_.end(),
             [](const Array& a, const Array& b) { return a.offset < b.offset; });
@@ -136,6 +141,32 @@ const BlockShadow::Array* BlockShadow::ArrayAt(uint64_t offset) const {
     before = &a;
   }
   return before;
+}
+
+bool BlockShadow::SharedArea(uintptr_t address, int* area, uint64_t* offset) const {
+  if (address - static_base_ < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
+    *area = 0;
+    *offset = address - static_base_;
+    return true;
+  }
+  if (address - dynamic_base_ < dynamic_bytes_) {
+    *area = 1;
+    *offset = address - dynamic_base_;
+    return true;
+  }
+  return false;
+}
+
+std::string BlockShadow::Locate(const Fiber& f, int area, uint64_t offset) const {
+  if (area == 1) return DynamicAt(f, static_cast<int64_t>(offset));
+  const Array* array = ArrayAt(offset);
+  if (array == nullptr || offset < array->offset || offset >= array->offset + array->bytes) {
+    return absl::StrFormat("static shared memory offset %u", offset);
+  }
+  const uint64_t rel = offset - array->offset;
+  return absl::StrFormat("%s[%u] (byte offset %u of __shared__ %s, %u elements of %u bytes)",
+                         array->name, rel / array->element_bytes, rel, array->name,
+                         array->bytes / array->element_bytes, array->element_bytes);
 }
 
 void BlockShadow::Attach(Fiber& f) const {

@@ -19,19 +19,21 @@
 // device buffer's requested bytes (its alignment slack, or the guard pages around it); with
 // kInit, a read of shared-memory bytes no thread of the block wrote (warptrace's own
 // `warptrace_*` arrays excepted: the recorder copies out whole slots). A stray access that
-// lands inside another array is not seen (as with AddressSanitizer). Races are not checked
-// yet.
+// lands inside another array is not seen (as with AddressSanitizer). With kRaces the block
+// also has a RaceShadow (races.h), which its cluster's RaceDomain checks.
 #ifndef WARPTRACE_JIT_HOST_RUNTIME_SANITIZER_H_
 #define WARPTRACE_JIT_HOST_RUNTIME_SANITIZER_H_
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "jit/host/device/host_abi.h"
+#include "jit/host/runtime/races.h"
 
 namespace warptrace::host {
 
@@ -108,6 +110,15 @@ class BlockShadow {
   // or, for an access that would fault (outside the dynamic shared memory or a device
   // buffer), the message to fail the launch with at once.
   std::string Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind);
+  // The races check's shadow (null unless WARPTRACE_HOST_SANITIZE_RACES).
+  RaceShadow* races() const { return races_.get(); }
+  // Whether `address` is in the block's static (area 0) or dynamic (area 1) shared memory,
+  // and where.
+  bool SharedArea(uintptr_t address, int* area, uint64_t* offset) const;
+  // "red_smem[3] (byte offset 12 of __shared__ red_smem, 8 elements of 4 bytes)" or
+  // "stage[60] (byte 240 of the dynamic shared memory stage, ...)" for byte `offset` of
+  // `area`, named as `f`'s kernel declares it.
+  std::string Locate(const Fiber& f, int area, uint64_t offset) const;
 
  private:
   enum : uint8_t { kUnaddressable = 0, kUnwritten = 1, kWritten = 2 };
@@ -131,6 +142,7 @@ class BlockShadow {
   std::vector<Array> arrays_;  // by offset
   std::vector<uint8_t> static_shadow_;
   std::vector<uint8_t> dynamic_shadow_;
+  std::unique_ptr<RaceShadow> races_;
 };
 
 }  // namespace warptrace::host

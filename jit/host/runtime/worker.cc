@@ -125,6 +125,12 @@ absl::Status Worker::StartBlock(Slot& slot, uint64_t linear) {
                                                   slot.dynamic_shared.data(),
                                                   spec.dynamic_shared_bytes));
   }
+  if (launch_->sanitizer != nullptr &&
+      (launch_->sanitizer->checks() & WARPTRACE_HOST_SANITIZE_RACES) != 0 &&
+      launch_->cluster_size <= 1) {  // a cluster's CTAs share one (AdmitClusters)
+    block.SetRaces(std::make_shared<RaceDomain>(launch_->sanitizer.get(),
+                                                std::vector<Block*>{&block}, n));
+  }
   for (uint32_t t = 0; t < n; ++t) {
     Fiber* f = block.fiber(t);
     f->owner = this;
@@ -183,6 +189,7 @@ void Worker::AdmitClusters() {
                                   static_cast<uint32_t>(index / ncx % ncy),
                                   static_cast<uint32_t>(index / ncx / ncy)};
     auto cluster = std::make_shared<Cluster>(&ready_, c, idx);
+    std::vector<Block*> ctas;
     for (uint32_t rank = 0; rank < size; ++rank) {
       const uint64_t bx = uint64_t{idx.x} * c.x + rank % c.x;
       const uint64_t by = uint64_t{idx.y} * c.y + rank / c.x % c.y;
@@ -198,6 +205,13 @@ void Worker::AdmitClusters() {
       slot.cluster = cluster;
       cluster->Add(rank, &*slot.block, slot.static_shared.data(), slot.dynamic_shared.data(),
                    spec.dynamic_shared_bytes);
+      ctas.push_back(&*slot.block);
+    }
+    if (launch_->sanitizer != nullptr &&
+        (launch_->sanitizer->checks() & WARPTRACE_HOST_SANITIZE_RACES) != 0) {
+      auto races =
+          std::make_shared<RaceDomain>(launch_->sanitizer.get(), ctas, launch_->num_threads);
+      for (Block* cta : ctas) cta->SetRaces(races);
     }
     if (idle_) BecomeBusy();
   }

@@ -1,0 +1,411 @@
+#include "jit/host/runtime/races.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "jit/host/runtime/block.h"
+#include "jit/host/runtime/sanitizer.h"
+
+namespace warptrace::host {
+namespace {
+
+constexpr uint64_t kExempt = ~uint64_t{0};
+constexpr uint64_t kReadSetBit = uint64_t{1} << 63;  // no epoch has it (components < 2^23)
+
+
+bool IsWrite(int kind) {
+  return kind == WARPTRACE_HOST_ACCESS_WRITE || kind == WARPTRACE_HOST_ACCESS_ASYNC_WRITE ||
+         kind == RaceDomain::kCpAsyncWrite;
+}
+
+// A write of the bytes `mask` of the word whose cells are `w`: every read of them must be
+// ordered before it; they now hold only the write.
+template <typename IsOrdered, typename Report>
+void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t epoch,
+               const char* at, IsOrdered& is_ordered, Report& report) {
+  if (set) {
+    const uint64_t index = w[0].read & ~kReadSetBit;
+    std::vector<RaceShadow::Read>& reads = shadow->Set(index);
+    size_t kept = 0;
+    for (RaceShadow::Read r : reads) {
+      if ((r.mask & mask) != 0 && !is_ordered(r.epoch)) report({false, r.epoch, r.at});
+      r.mask &= ~mask;
+      if (r.mask != 0) reads[kept++] = r;
+    }
+    reads.resize(kept);
+    if (kept == 0) {  // no read left: back to single reads
+      shadow->FreeSet(index);
+      for (uint32_t k = 0; k < 4; ++k) w[k].read = 0;
+    }
+  }
+  for (uint32_t k = 0; k < 4; ++k) {
+    if ((mask >> k & 1u) == 0) continue;
+    if (!set && !is_ordered(w[k].read)) report({false, w[k].read, w[k].read_at});
+    w[k].write = epoch;
+    w[k].write_at = at;
+    if ((w[k].read & kReadSetBit) == 0) {
+      w[k].read = 0;
+      w[k].read_at = nullptr;
+    }
+  }
+}
+
+// A read of the bytes `mask` of the word: it replaces the reads ordered before it; reads
+// unordered with it are kept beside it in the word's read set.
+template <typename IsOrdered>
+void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t epoch,
+              const char* at, IsOrdered& is_ordered) {
+  if (!set) {
+    bool covers = true;
+    for (uint32_t k = 0; k < 4; ++k) {
+      if ((mask >> k & 1u) != 0 && w[k].read != epoch && !is_ordered(w[k].read)) {
+        covers = false;
+      }
+    }
+    if (covers) {
+      for (uint32_t k = 0; k < 4; ++k) {
+        if ((mask >> k & 1u) == 0) continue;
+        w[k].read = epoch;
+        w[k].read_at = at;
+      }
+      return;
+    }
+    // Two unordered reads: the word's single reads become its read set.
+    const uint64_t index = shadow->NewSet();
+    std::vector<RaceShadow::Read>& reads = shadow->Set(index);
+    for (uint32_t k = 0; k < 4; ++k) {
+      if (w[k].read == 0) continue;
+      bool merged = false;
+      for (RaceShadow::Read& r : reads) {
+        if (r.epoch == w[k].read) {
+          r.mask |= 1u << k;
+          merged = true;
+        }
+      }
+      if (!merged) reads.push_back({w[k].read, w[k].read_at, 1u << k});
+    }
+    std::sort(reads.begin(), reads.end(),
+              [](const RaceShadow::Read& a, const RaceShadow::Read& b) {
+                return RaceComponent(a.epoch) < RaceComponent(b.epoch);
+              });
+    for (uint32_t k = 0; k < 4; ++k) w[k].read = kReadSetBit | index;
+  }
+  // The set is sorted by component: a read replaces its own component's older reads of the
+  // same bytes (program order, or in-order retirement for an async agent); reads of other
+  // components stay (a write checks them all), so a read costs a search, not a scan.
+  std::vector<RaceShadow::Read>& reads = shadow->Set(w[0].read & ~kReadSetBit);
+  const uint32_t component = RaceComponent(epoch);
+  const size_t lo = static_cast<size_t>(
+      std::lower_bound(reads.begin(), reads.end(), component,
+                       [](const RaceShadow::Read& r, uint32_t c) {
+                         return RaceComponent(r.epoch) < c;
+                       }) -
+      reads.begin());
+  size_t hi = lo;
+  bool present = false;
+  for (; hi < reads.size() && RaceComponent(reads[hi].epoch) == component; ++hi) {
+    if (reads[hi].epoch == epoch) {
+      reads[hi].mask |= mask;
+      present = true;
+    } else {
+      reads[hi].mask &= ~mask;  // an older read of these bytes by the same component
+    }
+  }
+  if (!present) {
+    reads.insert(reads.begin() + static_cast<std::ptrdiff_t>(lo), {epoch, at, mask});
+    ++hi;
+  }
+  const auto begin = reads.begin() + static_cast<std::ptrdiff_t>(lo);
+  const auto end = reads.begin() + static_cast<std::ptrdiff_t>(hi);
+  reads.erase(std::remove_if(begin, end, [](const RaceShadow::Read& r) { return r.mask == 0; }),
+              end);
+}
+
+}  // namespace
+
+void VectorClock::Join(const VectorClock& o) {
+  if (o.v_.size() > v_.size()) v_.resize(o.v_.size(), 0u);
+  uint32_t* __restrict a = v_.data();
+  const uint32_t* __restrict b = o.v_.data();
+  const size_t n = o.v_.size();
+  for (size_t i = 0; i < n; ++i) a[i] = a[i] > b[i] ? a[i] : b[i];  // vectorized
+}
+
+RaceShadow::RaceShadow(uint64_t dynamic_bytes) {
+  pages_[0].resize((WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES + kPageCells - 1) / kPageCells);
+  pages_[1].resize((dynamic_bytes + kPageCells - 1) / kPageCells);
+}
+
+RaceCell& RaceShadow::Cell(int area, uint64_t offset) {
+  std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageCells];
+  if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageCells);
+  return page[offset % kPageCells];
+}
+
+void RaceShadow::Exempt(int area, uint64_t offset, uint64_t bytes) {
+  for (uint64_t i = 0; i < bytes; ++i) {
+    if ((offset + i) / kPageCells >= pages_[area].size()) return;
+    Cell(area, offset + i).write = kExempt;
+  }
+}
+
+RaceDomain::RaceDomain(LaunchSanitizer* launch, std::vector<Block*> ctas, uint32_t threads)
+    : launch_(launch),
+      ctas_(std::move(ctas)),
+      threads_per_cta_(threads),
+      threads_(ctas_.size() * threads),
+      named_(ctas_.size() * WARPTRACE_HOST_NUM_NAMED_BARRIERS) {
+  components_.resize(threads_.size());
+  for (uint32_t i = 0; i < threads_.size(); ++i) {
+    components_[i] = {Agent::kThread, i / threads, i % threads, nullptr};
+    threads_[i].vc.Raise(i, 1);
+  }
+}
+
+uint32_t RaceDomain::Self(const Fiber& f) const {
+  return f.block->cluster_rank() * threads_per_cta_ + f.abi.linear_tid;
+}
+
+uint32_t RaceDomain::NewComponent(Component c) {
+  components_.push_back(c);
+  return static_cast<uint32_t>(components_.size() - 1);
+}
+
+uint32_t RaceDomain::MmaComponent(const Fiber& f) {
+  const uint32_t rank = f.block->cluster_rank();
+  const uint32_t warpgroup = f.abi.linear_tid / WARPTRACE_HOST_GROUP_WARPGROUP;
+  const uint64_t key = (uint64_t{rank} << 32) | warpgroup;
+  auto it = mma_components_.find(key);
+  if (it != mma_components_.end()) return it->second;
+  const uint32_t c = NewComponent({Agent::kMma, rank, warpgroup, nullptr});
+  mma_components_.emplace(key, c);
+  return c;
+}
+
+uint64_t RaceDomain::EpochOf(Fiber& f, int kind) {
+  Thread& t = ThreadOf(f);
+  switch (kind) {
+    case WARPTRACE_HOST_ACCESS_ASYNC_WRITE: {
+      auto it = mbarriers_.find(f.abi.async_barrier);
+      if (it == mbarriers_.end()) break;  // no barrier: the issuing thread's write
+      return RaceEpoch(it->second.component, it->second.completed + 1);
+    }
+    case WARPTRACE_HOST_ACCESS_MMA_READ: {
+      const uint64_t epoch = RaceEpoch(MmaComponent(f), t.mma_commits + 1);
+      const uint32_t self = Self(f);
+      mma_issues_.try_emplace(epoch, RaceEpoch(self, t.vc.Get(self)));
+      return epoch;
+    }
+    case kCpAsyncWrite:
+      if (t.cp_async < 0) {
+        t.cp_async = NewComponent({Agent::kCpAsync, f.block->cluster_rank(), f.abi.linear_tid,
+                                   nullptr});
+      }
+      return RaceEpoch(static_cast<uint32_t>(t.cp_async), t.cp_async_commits + 1);
+    case WARPTRACE_HOST_ACCESS_BULK_READ:
+      if (t.bulk < 0) {
+        t.bulk = NewComponent({Agent::kBulk, f.block->cluster_rank(), f.abi.linear_tid,
+                               nullptr});
+      }
+      return RaceEpoch(static_cast<uint32_t>(t.bulk), t.bulk_commits + 1);
+    default:
+      break;
+  }
+  const uint32_t self = Self(f);
+  return RaceEpoch(self, t.vc.Get(self));
+}
+
+void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
+                        int kind) {
+  if (kind == WARPTRACE_HOST_ACCESS_ATOMIC || owner.shadow() == nullptr) return;
+  RaceShadow* shadow = owner.shadow()->races();
+  if (shadow == nullptr) return;
+  const uint64_t epoch = EpochOf(f, kind);
+  const VectorClock& vc = ThreadOf(f).vc;
+  const bool write = IsWrite(kind);
+  const char* at = f.abi.statement;
+  bool reported = false;
+  auto report = [&](const Hit& hit) {
+    if (reported) return;
+    reported = true;
+    Report(f, owner, area, offset, bytes, kind, hit);
+  };
+  const bool async_read =
+      kind == WARPTRACE_HOST_ACCESS_MMA_READ || kind == WARPTRACE_HOST_ACCESS_BULK_READ;
+  bool unfenced_reported = false;
+  uint64_t ordered = 0;  // an epoch found ordered before this access (most bytes share one)
+  auto is_ordered = [&](uint64_t e) {
+    if (e == ordered || e == 0) return true;
+    if (!Ordered(e, vc)) return false;
+    ordered = e;
+    return true;
+  };
+  // Word by word (4 aligned bytes): the cells of a word share one read set.
+  for (uint64_t byte = offset; byte < offset + bytes;) {
+    const uint64_t word = byte & ~uint64_t{3};
+    const uint64_t end = std::min(word + 4, offset + bytes);
+    RaceCell* w = &shadow->Cell(area, word);  // the word's 4 cells are on one page
+    uint32_t mask = 0;
+    for (uint64_t b = byte; b < end; ++b) {
+      if (w[b - word].write != kExempt) mask |= 1u << (b - word);
+    }
+    byte = end;
+    if (mask == 0) continue;
+    for (uint32_t k = 0; k < 4; ++k) {
+      if ((mask >> k & 1u) != 0 && !is_ordered(w[k].write)) {
+        report({true, w[k].write, w[k].write_at});
+      }
+    }
+    if (async_read && !unfenced_reported) {  // the async proxy reads a generic write
+      for (uint32_t k = 0; k < 4; ++k) {
+        const uint64_t e = w[k].write;
+        if ((mask >> k & 1u) == 0 || e == 0 || RaceComponent(e) >= threads_.size() ||
+            RaceClock(e) <= threads_[RaceComponent(e)].proxy_fence) {
+          continue;
+        }
+        unfenced_reported = true;
+        ReportUnfenced(f, owner, area, word + k, kind, {true, e, w[k].write_at});
+        break;
+      }
+    }
+    const bool set = (w[0].read & kReadSetBit) != 0;
+    if (write) {
+      WriteWord(shadow, w, mask, set, epoch, at, is_ordered, report);
+    } else {
+      ReadWord(shadow, w, mask, set, epoch, at, is_ordered);
+    }
+  }
+}
+
+void RaceDomain::Event(Fiber& f, int event, uint64_t n) {
+  Thread& t = ThreadOf(f);
+  switch (event) {
+    case WARPTRACE_HOST_EVENT_MMA_COMMIT:
+      ++t.mma_commits;
+      break;
+    case WARPTRACE_HOST_EVENT_MMA_WAIT:
+      if (t.mma_commits > n) t.vc.Raise(MmaComponent(f), t.mma_commits - static_cast<uint32_t>(n));
+      break;
+    case WARPTRACE_HOST_EVENT_BULK_COMMIT:
+      ++t.bulk_commits;
+      break;
+    case WARPTRACE_HOST_EVENT_BULK_WAIT:
+      if (t.bulk >= 0 && t.bulk_commits > n) {
+        t.vc.Raise(static_cast<uint32_t>(t.bulk), t.bulk_commits - static_cast<uint32_t>(n));
+      }
+      break;
+    case WARPTRACE_HOST_EVENT_PROXY_FENCE: {  // its writes so far; later ones get a new clock
+      const uint32_t self = Self(f);
+      t.proxy_fence = t.vc.Get(self);
+      t.vc.Tick(self);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void RaceDomain::BarrierArrive(Fiber& f, uint32_t id) {
+  NamedBarrier& b = named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
+  Thread& t = ThreadOf(f);
+  b.acc.Join(t.vc);
+  t.barrier_gen[id] = b.gen;
+  t.vc.Tick(Self(f));
+}
+
+void RaceDomain::BarrierDone(Fiber& f, uint32_t id, bool completed) {
+  if (!completed) return;
+  NamedBarrier& b = named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
+  b.done[b.gen & 1] = std::move(b.acc);
+  b.acc.Clear();
+  ++b.gen;
+}
+
+void RaceDomain::BarrierPassed(Fiber& f, uint32_t id) {
+  const NamedBarrier& b =
+      named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
+  Thread& t = ThreadOf(f);
+  t.vc.Join(b.done[t.barrier_gen[id] & 1]);
+}
+
+void RaceDomain::WarpSync(Fiber* const* lanes, uint32_t count) {
+  VectorClock all;
+  for (uint32_t i = 0; i < count; ++i) all.Join(ThreadOf(*lanes[i]).vc);
+  for (uint32_t i = 0; i < count; ++i) {
+    Thread& t = ThreadOf(*lanes[i]);
+    t.vc.Join(all);
+    t.vc.Tick(Self(*lanes[i]));
+  }
+}
+
+void RaceDomain::MbarrierInit(const void* bar, Block& owner, int area, uint64_t offset) {
+  auto [it, added] = mbarriers_.try_emplace(bar);
+  Mbarrier& m = it->second;
+  if (added) {
+    m.component = NewComponent({Agent::kMbarrier, owner.cluster_rank(), 0, bar});
+  }
+  const uint32_t component = m.component;
+  m = Mbarrier{};
+  m.component = component;
+  m.rank = owner.cluster_rank();
+  if (owner.shadow() != nullptr && owner.shadow()->races() != nullptr) {
+    owner.shadow()->races()->Exempt(area, offset, 8);
+  }
+}
+
+void RaceDomain::MbarrierArrived(Fiber& f, const void* bar, bool completed) {
+  auto it = mbarriers_.find(bar);
+  if (it == mbarriers_.end()) return;
+  Mbarrier& m = it->second;
+  Thread& t = ThreadOf(f);
+  m.acc.Join(t.vc);
+  t.vc.Tick(Self(f));
+  if (!completed) return;
+  ++m.completed;
+  m.acc.Raise(m.component, static_cast<uint32_t>(m.completed));
+  m.done[m.completed % 4] = m.acc;
+}
+
+void RaceDomain::MbarrierObserved(Fiber& f, const void* bar) {
+  auto it = mbarriers_.find(bar);
+  if (it == mbarriers_.end() || it->second.completed == 0) return;
+  ThreadOf(f).vc.Join(it->second.done[it->second.completed % 4]);
+}
+
+void RaceDomain::ClusterArrive(Fiber& f, uint64_t phase) {
+  Thread& t = ThreadOf(f);
+  cluster_acc_.Join(t.vc);
+  t.cluster_phase = phase;
+  t.vc.Tick(Self(f));
+}
+
+void RaceDomain::ClusterDone(uint64_t phase) {
+  if (phase == cluster_phase_) return;
+  cluster_done_[cluster_phase_ & 1] = std::move(cluster_acc_);
+  cluster_acc_.Clear();
+  cluster_phase_ = phase;
+}
+
+void RaceDomain::ClusterPassed(Fiber& f, uint64_t phase) {
+  ClusterDone(phase);  // a phase that threads exiting completed
+  Thread& t = ThreadOf(f);
+  t.vc.Join(cluster_done_[t.cluster_phase & 1]);
+}
+
+void RaceDomain::CpAsyncIssue(Fiber& f, Block& owner, int area, uint64_t offset,
+                              uint64_t bytes) {
+  Access(f, owner, area, offset, bytes, kCpAsyncWrite);
+}
+
+void RaceDomain::CpAsyncCommit(Fiber& f) { ++ThreadOf(f).cp_async_commits; }
+
+void RaceDomain::CpAsyncWait(Fiber& f, uint32_t n) {
+  Thread& t = ThreadOf(f);
+  if (t.cp_async >= 0 && t.cp_async_commits > n) {
+    t.vc.Raise(static_cast<uint32_t>(t.cp_async), t.cp_async_commits - n);
+  }
+}
+
+}  // namespace warptrace::host

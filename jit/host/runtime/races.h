@@ -1,0 +1,245 @@
+// The sanitizer's races check (WARPTRACE_HOST_SANITIZE_RACES): a happens-before model over
+// everything the host backend executes, and a shadow of every shared-memory byte's last
+// write and the reads since, so that two accesses of the same byte, at least one a write,
+// that nothing orders are reported with both accesses' threads and builder statements and
+// the ordering that was missing.
+//
+//   RaceDomain  one per cluster (one per block without clusters): a vector clock per thread
+//               and per synchronization object (block and named barriers, mbarriers, the
+//               cluster barrier), and the async agents' components.
+//   RaceShadow  one per block: the shadow cells of its static and dynamic shared memory.
+//
+// Components of a vector clock: one per thread of the domain (CTA rank x threads per CTA +
+// linear thread id), then, as they are first used, one per mbarrier (a TMA load's delivery
+// is that barrier's phase: it becomes visible to the threads that observe the phase it
+// completes on), one per warpgroup for its wgmma groups (a wgmma's shared-memory operand
+// reads last until the wgmma.wait_group that retires its group), one per thread for its
+// cp.async groups (visible after the cp.async.wait_group that covers the group) and one per
+// thread for its bulk (TMA) store groups (reading until cp.async.bulk.wait_group.read).
+//
+// Edges: a barrier (bar.sync, __syncthreads, __syncwarp, barrier.cluster) orders every
+// arrival before every participant's continuation; bar.arrive and mbarrier arrivals
+// (local or remote) release the arriving thread's clock into the barrier; a wait that
+// observes an mbarrier phase acquires every arrival of that phase and the phases before it.
+// Atomics are never counted against each other or against plain accesses, and mbarrier
+// words and warptrace's own arrays (warptrace_*) are not checked.
+//
+// Determinism: the fibers of a block (and of a cluster) run in an order fixed by the
+// kernel (the ready queue is first in, first out; virtual time does not reorder it), so a
+// report is the same every run; each finding is kept once per (statement pair).
+//
+// Internal to the runtime; touched only by the worker thread that runs the domain's CTAs.
+#ifndef WARPTRACE_JIT_HOST_RUNTIME_RACES_H_
+#define WARPTRACE_JIT_HOST_RUNTIME_RACES_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "jit/host/device/host_abi.h"
+
+namespace warptrace::host {
+
+class Block;
+class LaunchSanitizer;
+struct Fiber;
+
+// An access's epoch: the component (thread or async agent) that made it and that
+// component's clock then.
+inline constexpr int kRaceClockBits = 40;
+inline uint64_t RaceEpoch(uint32_t component, uint64_t clock) {
+  return (static_cast<uint64_t>(component) << kRaceClockBits) |
+         (clock & ((uint64_t{1} << kRaceClockBits) - 1));
+}
+inline uint32_t RaceComponent(uint64_t epoch) {
+  return static_cast<uint32_t>(epoch >> kRaceClockBits);
+}
+inline uint32_t RaceClock(uint64_t epoch) {
+  return static_cast<uint32_t>(epoch & ((uint64_t{1} << kRaceClockBits) - 1));
+}
+
+class VectorClock {
+ public:
+  uint32_t Get(uint32_t c) const { return c < v_.size() ? v_[c] : 0u; }
+  void Raise(uint32_t c, uint32_t x) {
+    if (c >= v_.size()) v_.resize(c + 1, 0u);
+    if (v_[c] < x) v_[c] = x;
+  }
+  void Tick(uint32_t c) { Raise(c, Get(c) + 1); }
+  void Join(const VectorClock& o);
+  void Clear() { v_.clear(); }
+
+ private:
+  std::vector<uint32_t> v_;
+};
+
+// One byte of shared memory: its last write and the reads since (epochs: component << 40 |
+// clock; 0: none), with the statements that made them.
+struct RaceCell {
+  uint64_t write = 0;
+  uint64_t read = 0;  // with kReadSetBit: the index of a RaceShadow read set
+  const char* write_at = nullptr;
+  const char* read_at = nullptr;
+};
+
+class RaceShadow {
+ public:
+  // The cells of the static area (48 KiB) and of the dynamic area (`dynamic_bytes`).
+  explicit RaceShadow(uint64_t dynamic_bytes);
+  // The cell of byte `offset` of area 0 (static) or 1 (dynamic), created on first use.
+  RaceCell& Cell(int area, uint64_t offset);
+  // The byte is never checked (an mbarrier word, warptrace's own arrays).
+  void Exempt(int area, uint64_t offset, uint64_t bytes);
+  struct Read {
+    uint64_t epoch;
+    const char* at;
+    uint32_t mask;  // the bytes of the word it read (bit k: byte k)
+  };
+  // The read set of a word (4 aligned bytes) with several unordered reads: each of its
+  // cells' `read` holds kReadSetBit | the set's index.
+  std::vector<Read>& Set(uint64_t index) { return sets_[index]; }
+  uint64_t NewSet() {
+    if (!free_.empty()) {
+      const uint64_t index = free_.back();
+      free_.pop_back();
+      return index;
+    }
+    sets_.emplace_back();
+    return sets_.size() - 1;
+  }
+  void FreeSet(uint64_t index) {
+    sets_[index].clear();
+    free_.push_back(index);
+  }
+
+ private:
+  static constexpr uint64_t kPageCells = 4096;
+  std::vector<std::unique_ptr<RaceCell[]>> pages_[2];
+  std::vector<std::vector<Read>> sets_;
+  std::vector<uint64_t> free_;
+};
+
+class RaceDomain {
+ public:
+  // Access kind (beside WARPTRACE_HOST_ACCESS_*): a cp.async's delivery, recorded at issue.
+  static constexpr int kCpAsyncWrite = 100;
+
+  // A domain of `ctas` CTAs (their blocks, by rank) of `threads` threads each.
+  RaceDomain(LaunchSanitizer* launch, std::vector<Block*> ctas, uint32_t threads);
+
+  // ---- Accesses ----
+  // `f`'s access of `bytes` at byte `offset` of area `area` (0 static, 1 dynamic) of the
+  // shared memory of CTA `owner`, of WARPTRACE_HOST_ACCESS_* `kind`.
+  void Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind);
+  // An async-group event (WARPTRACE_HOST_EVENT_*) of `f` with argument `n`.
+  void Event(Fiber& f, int event, uint64_t n);
+
+  // ---- Synchronization ----
+  // bar.sync / bar.arrive on barrier `id` of `f`'s CTA, before the block's barrier runs;
+  // after it, BarrierDone (completed: that call completed the phase); after the wait,
+  // BarrierPassed.
+  void BarrierArrive(Fiber& f, uint32_t id);
+  void BarrierDone(Fiber& f, uint32_t id, bool completed);
+  void BarrierPassed(Fiber& f, uint32_t id);
+  // A warp collective that orders memory (__syncwarp) completed with these lanes.
+  void WarpSync(Fiber* const* lanes, uint32_t count);
+  // mbarrier.init of `bar` (a byte of CTA `owner`'s shared memory at `area`/`offset`).
+  void MbarrierInit(const void* bar, Block& owner, int area, uint64_t offset);
+  // `f` arrived on (or completed transactions of) `bar`; `completed`: the phase completed.
+  void MbarrierArrived(Fiber& f, const void* bar, bool completed);
+  // `f`'s wait on `bar` returned having observed its latest completed phase.
+  void MbarrierObserved(Fiber& f, const void* bar);
+  // barrier.cluster: `phase` the cluster barrier's phase at the arrival; Done after the
+  // call (the barrier's phase now); Passed after the wait for the phase of `f`'s arrival.
+  void ClusterArrive(Fiber& f, uint64_t phase);
+  void ClusterDone(uint64_t phase);
+  void ClusterPassed(Fiber& f, uint64_t phase);
+  // cp.async: an issue (checked and marked now, visible after its group's wait), a commit,
+  // a wait_group `n`.
+  void CpAsyncIssue(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes);
+  void CpAsyncCommit(Fiber& f);
+  void CpAsyncWait(Fiber& f, uint32_t n);
+
+ private:
+  struct Thread {
+    VectorClock vc;
+    int64_t cp_async = -1;  // its cp.async component (-1: none yet)
+    uint32_t cp_async_commits = 0;
+    int64_t bulk = -1;  // its bulk store component
+    uint32_t bulk_commits = 0;
+    uint32_t mma_commits = 0;
+    uint32_t proxy_fence = 0;  // its clock at its last fence.proxy.async (its writes up to it)
+    uint64_t barrier_gen[16] = {};  // the generation of each named barrier it arrived at
+    uint64_t cluster_phase = 0;
+  };
+  struct NamedBarrier {
+    VectorClock acc;
+    uint64_t gen = 0;
+    VectorClock done[2];  // by generation parity
+  };
+  enum class Agent : uint8_t { kThread, kMbarrier, kMma, kCpAsync, kBulk };
+  struct Component {
+    Agent agent = Agent::kThread;
+    uint32_t rank = 0;
+    uint32_t index = 0;  // thread id (kThread, kCpAsync, kBulk), warpgroup (kMma)
+    const void* bar = nullptr;  // kMbarrier
+  };
+  struct Mbarrier {
+    uint32_t component = 0;
+    uint64_t completed = 0;
+    VectorClock acc;
+    VectorClock done[4];  // by completed phase % 4
+    uint32_t rank = 0;    // its CTA
+  };
+  struct Hit {  // a conflicting earlier access
+    bool write = false;
+    uint64_t epoch = 0;
+    const char* at = nullptr;
+  };
+
+  uint32_t Self(const Fiber& f) const;
+  Thread& ThreadOf(const Fiber& f) { return threads_[Self(f)]; }
+  uint32_t NewComponent(Component c);
+  uint32_t MmaComponent(const Fiber& f);
+  // The epoch `f`'s access of `kind` is recorded with.
+  uint64_t EpochOf(Fiber& f, int kind);
+  // The access of `epoch` happens before a thread whose clock is
+  // `vc`.
+  static bool Ordered(uint64_t epoch, const VectorClock& vc) {
+    return RaceClock(epoch) <= vc.Get(RaceComponent(epoch));
+  }
+  void Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind,
+              const Hit& hit);
+  // An async-proxy read (`kind`) of a thread's generic write `hit` that the writer did not
+  // fence (fence.proxy.async) before.
+  void ReportUnfenced(Fiber& f, Block& owner, int area, uint64_t offset, int kind,
+                      const Hit& hit);
+  std::string DescribeEarlier(const Hit& hit) const;
+  std::string Missing(const Hit& hit, const VectorClock& later) const;
+  std::string MissingRetire(const Hit& hit, const VectorClock& later) const;
+  // The earliest completed phase of an mbarrier whose release holds `epoch` (a thread's or a
+  // wgmma group's retirement), and that `later` did not observe; null if none.
+  const Mbarrier* ReleasedPhase(uint64_t epoch, const VectorClock& later, uint64_t* phase) const;
+  std::string ThreadName(uint32_t rank, uint32_t tid) const;
+  std::string BarrierName(const void* bar) const;
+
+  LaunchSanitizer* const launch_;
+  const std::vector<Block*> ctas_;
+  const uint32_t threads_per_cta_;
+  std::vector<Thread> threads_;
+  std::vector<Component> components_;
+  std::vector<NamedBarrier> named_;  // rank x 16
+  std::unordered_map<const void*, Mbarrier> mbarriers_;
+  std::unordered_map<uint64_t, uint32_t> mma_components_;  // rank << 32 | warpgroup
+  // By a wgmma group's epoch: the epoch of the thread that first read for it (for reports).
+  std::unordered_map<uint64_t, uint64_t> mma_issues_;
+  VectorClock cluster_acc_;
+  VectorClock cluster_done_[2];
+  uint64_t cluster_phase_ = 0;
+};
+
+}  // namespace warptrace::host
+
+#endif  // WARPTRACE_JIT_HOST_RUNTIME_RACES_H_

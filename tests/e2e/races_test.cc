@@ -1,0 +1,339 @@
+// The sanitizer's races check (docs/sanitizer.md, jit/host/runtime/races.h): builder kernels
+// with a missing barrier, a cp.async read before its wait, and legal patterns (a barrier, a
+// wait then a barrier, shared-memory atomics, __syncwarp between lanes) run end to end on
+// HostDevice with --sanitize=races: each race named with both accesses, the legal ones pass.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/host/host_device.h"
+#include "jit/kernels/hopper_gemm.h"
+#include "jit/platform/tensor_map.h"
+#include "jit/platform/sanitize.h"
+#include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::warptrace::testing::IsOk;
+using ::warptrace::testing::StatusIs;
+
+// Stages 64 floats in shared memory and reads them back reversed; `barrier`: a
+// __syncthreads between the write and the read (without it the read races).
+absl::StatusOr<Kernel> ReverseKernel(bool barrier) {
+  KernelBuilder b("reverse");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({2, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ float tile[64];");
+  b.Stmt("tile[threadIdx.x] = in[threadIdx.x];");
+  if (barrier) b.Barrier("staged");
+  b.Stmt("out[blockIdx.x * 64 + threadIdx.x] = tile[63 - threadIdx.x];");
+  return b.Build();
+}
+
+// The same through cp.async: `wait` 0 omits the cp.async.wait_group, 1 waits without a
+// barrier after it (other threads' copies are still unordered), 2 waits and then syncs.
+absl::StatusOr<Kernel> CpAsyncReverseKernel(int wait) {
+  KernelBuilder b("cp_async_reverse");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ __align__(16) float tile[64];");
+  b.Stmt("warptrace_cp_async(&tile[threadIdx.x], &in[threadIdx.x], 4);");
+  b.Stmt("warptrace_cp_async_commit();");
+  if (wait >= 1) b.Stmt("warptrace_cp_async_wait_prior(0);");
+  if (wait >= 2) b.Barrier("landed");
+  b.Stmt("out[threadIdx.x] = tile[63 - threadIdx.x];");
+  return b.Build();
+}
+
+// A shared-memory histogram: every thread atomicAdds into one of 4 bins, then thread 0
+// reads them after a barrier (legal: atomics do not race with each other).
+absl::StatusOr<Kernel> HistogramKernel() {
+  KernelBuilder b("histogram");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("__shared__ unsigned int bins[4];");
+  b.Stmt("if (threadIdx.x < 4) bins[threadIdx.x] = 0u;");
+  b.Barrier("cleared");
+  b.Stmt("atomicAdd(&bins[threadIdx.x % 4], 1u);");
+  b.Barrier("counted");
+  b.Stmt("if (threadIdx.x < 4) out[threadIdx.x] = static_cast<float>(bins[threadIdx.x]);");
+  return b.Build();
+}
+
+// Lane 0 of each warp writes a value that the warp's lanes read after `sync` (__syncwarp:
+// legal; nothing: a race between lanes).
+absl::StatusOr<Kernel> WarpBroadcastKernel(bool sync) {
+  KernelBuilder b("warp_broadcast");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ float lead[2];");
+  b.Stmt("if (threadIdx.x % 32 == 0) lead[threadIdx.x / 32] = in[threadIdx.x];");
+  if (sync) b.Stmt("__syncwarp();");
+  b.Stmt("out[threadIdx.x] = lead[threadIdx.x / 32];");
+  return b.Build();
+}
+
+// Every thread writes its 16 bf16 of a 64 x 32 tile through the generic proxy, then (with
+// `fence`) fence.proxy.async, a barrier, and thread 0 TMA-stores the tile.
+absl::StatusOr<Kernel> GenericThenTmaStoreKernel(bool fence) {
+  KernelBuilder b("store_tile");
+  b.Param("CUtensorMap", "tm_out");
+  b.Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("__shared__ __align__(1024) unsigned short tile[2048];");
+  b.Stmt("for (int i = 0; i < 16; ++i) tile[threadIdx.x * 16 + i] = 0x3f80;");
+  if (fence) b.Stmt("warptrace_fence_proxy_async();");
+  b.Barrier("written");
+  AsyncCopySpec store;
+  store.name = "store tile";
+  store.tensor_map = "tm_out";
+  store.src = "tile";
+  store.coords = {"0", "0"};
+  b.TmaStore(store);
+  b.WaitTmaStores(0);
+  return b.Build();
+}
+
+class RacesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HostDeviceOptions options;
+    options.num_virtual_sms = 2;
+    options.sanitize.races = true;
+    absl::StatusOr<std::unique_ptr<HostDevice>> device =
+        testing::CreateSandboxedHostDevice(options);
+    ASSERT_THAT(device, IsOk());
+    device_ = *std::move(device);
+  }
+
+  absl::StatusOr<RunResult> Run(const absl::StatusOr<Kernel>& kernel, size_t in_floats,
+                                size_t out_floats, bool profile = true) {
+    if (!kernel.ok()) return kernel.status();
+    in_.assign(in_floats, 1.0f);
+    out_.assign(out_floats, 0.0f);
+    std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(in_)),
+                                   KernelArg::Out(absl::MakeSpan(out_))};
+    RunOptions options;
+    options.profile.enabled = profile;
+    options.sanitize = device_->sanitize();
+    return RunKernel(*device_, *kernel, args, options);
+  }
+
+  std::unique_ptr<HostDevice> device_;
+  std::vector<float> in_, out_;
+};
+
+TEST_F(RacesTest, NamesAReadWithoutTheBarrierAfterAnotherThreadsWrite) {
+  // The threads run in order, each to its end: thread 32 is the first to read a byte that
+  // another thread (31) wrote, and thread 32's write is the first after another's read.
+  const absl::Status status = Run(ReverseKernel(false), 64, 128).status();
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("sanitizer: 2 distinct findings (128 faulty accesses):\n"),
+                     HasSubstr("data race (read after write): block (0,0,0) thread (32,0,0) "
+                               "reads 4 bytes at tile[31] (byte offset 124 of __shared__ tile, "
+                               "64 elements of 4 bytes) at kernel reverse > statement `out["),
+                     HasSubstr("; block (0,0,0) thread (31,0,0)'s write at kernel reverse > "
+                               "statement `tile[threadIdx.x] = in[thread...` is not ordered "
+                               "before it: no barrier (__syncthreads, bar.sync), mbarrier "
+                               "phase wait or async completion orders them"),
+                     HasSubstr("data race (write after read): block (0,0,0) thread (32,0,0) "
+                               "writes 4 bytes at tile[32]"))))
+      << status;
+}
+
+TEST_F(RacesTest, ABarrierOrdersThem) {
+  EXPECT_THAT(Run(ReverseKernel(true), 64, 128), IsOk());
+  EXPECT_THAT(Run(ReverseKernel(true), 64, 128, /*profile=*/false), IsOk());
+}
+
+TEST_F(RacesTest, NamesAReadOfACpAsyncCopyBeforeItsWait) {
+  const absl::Status status = Run(CpAsyncReverseKernel(0), 64, 64).status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition,
+                               AllOf(HasSubstr("data race (read after write)"),
+                                     HasSubstr("; the cp.async (group 1) of block (0,0,0) "
+                                               "thread (31,0,0) issued at"),
+                                     HasSubstr("is not ordered before it: no "
+                                               "cp.async.wait_group of block (0,0,0) thread "
+                                               "(31,0,0) covering group 1, then a barrier"))))
+      << status;
+}
+
+TEST_F(RacesTest, ACpAsyncWaitWithoutABarrierOrdersOnlyTheThreadsOwnCopies) {
+  const absl::Status status = Run(CpAsyncReverseKernel(1), 64, 64).status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition,
+                               HasSubstr("data race (read after write)")))
+      << status;
+  EXPECT_THAT(Run(CpAsyncReverseKernel(2), 64, 64), IsOk());
+}
+
+TEST_F(RacesTest, SharedMemoryAtomicsDoNotRace) {
+  ASSERT_THAT(Run(HistogramKernel(), 1, 4), IsOk());
+  EXPECT_EQ(out_, (std::vector<float>{32.0f, 32.0f, 32.0f, 32.0f}));
+}
+
+TEST_F(RacesTest, SyncwarpOrdersTheLanesOfAWarp) {
+  EXPECT_THAT(Run(WarpBroadcastKernel(true), 64, 64), IsOk());
+  EXPECT_THAT(Run(WarpBroadcastKernel(false), 64, 64).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("data race (read after write)")));
+}
+
+// The Hopper GEMM (one 128 x 128 tile, K = 256: 4 uses of a 2-stage ring) with a planted
+// bug, on the host with the races check.
+absl::Status RunHopperGemm(HostDevice& device, HopperGemmRaceBug bug) {
+  HopperGemmShape shape{.m = 128, .n = 128, .k = 256, .bn = 128, .stages = 2,
+                        .out_f32 = true};
+  shape.planted_bug = bug;
+  absl::StatusOr<Kernel> kernel = HopperGemm(shape);
+  if (!kernel.ok()) return kernel.status();
+  std::vector<uint16_t> a(size_t{shape.m} * shape.k, 0x3f80), b(size_t{shape.n} * shape.k, 0x3f80);
+  std::vector<float> out(size_t{shape.m} * shape.n);
+  auto map = [&](uint32_t rows) {
+    TensorMapSpec spec;
+    spec.type = TensorMapDataType::kBFloat16;
+    spec.dims = {shape.k, rows};
+    spec.strides_bytes = {uint64_t{shape.k} * 2};
+    spec.box = {kHopperGemmBk, rows};
+    spec.swizzle = TensorMapSwizzle::k128B;
+    return spec;
+  };
+  const std::vector<KernelArg> args = {
+      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(a)), map(shape.m)),
+      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(b)), map(shape.n)),
+      KernelArg::Out(absl::MakeSpan(out))};
+  RunOptions options;
+  options.sanitize = device.sanitize();
+  options.profile.unit = UnitSpec::Warpgroup();
+  return RunKernel(device, *kernel, args, options).status();
+}
+
+TEST_F(RacesTest, TheHopperGemmWithoutABugHasNoRace) {
+  EXPECT_THAT(RunHopperGemm(*device_, HopperGemmRaceBug::kNone), IsOk());
+}
+
+constexpr char kConsumerMma[] =
+    "kernel hopper_gemm > roles by warpgroup > role consumer > loop jj > loop kt > region mma "
+    "> mma group wgmma > statement `for (int kk = 0; kk < 4; ++kk...`";
+constexpr char kProducerLoad[] =
+    "kernel hopper_gemm > roles by warpgroup > role producer > loop jj > loop kt > region load "
+    "> copy A tile";
+
+// Use 2 of the ring reads stage 0 without the wait on full[0] for phase 1: the consumers'
+// wgmma reads the stage the producer's TMA refilled.
+TEST_F(RacesTest, NamesAConsumerThatReadsAStageWithoutWaitingOnFull) {
+  const absl::Status status = RunHopperGemm(*device_, HopperGemmRaceBug::kConsumerSkipsFullWait);
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr(absl::StrCat(
+                                 "data race (read after write): a wgmma of block (0,0,0) "
+                                 "thread (128,0,0) at ",
+                                 kConsumerMma,
+                                 " reads its operand at smem[0] (byte 0 of the dynamic shared "
+                                 "memory smem, elements of 1 bytes); the TMA load issued at ",
+                                 kProducerLoad,
+                                 " (delivered on mbarrier full[0] (shared memory offset 32), "
+                                 "phase 1) is not ordered before it: no wait on mbarrier "
+                                 "full[0] (shared memory offset 32) for phase 1 between them "
+                                 "(the second access's thread has observed its phases up to "
+                                 "0)")))))
+      << status;
+}
+
+// Use 3 refills stage 1 without the wait on empty[1]: the TMA overwrites the stage while
+// use 1's wgmma group (group 2 of each consumer warpgroup) still reads it. On the host the
+// consumers then read the refilled stage, which the wgmma layout check also reports; the
+// races are said with it.
+TEST_F(RacesTest, NamesAProducerThatRefillsAStageBeforeEmpty) {
+  const absl::Status status =
+      RunHopperGemm(*device_, HopperGemmRaceBug::kProducerSkipsEmptyWait);
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kAborted,
+               AllOf(HasSubstr("before the failure, the sanitizer: "),
+                     HasSubstr(absl::StrCat(
+                         "data race (write after read): the TMA load issued by block (0,0,0) "
+                         "thread (0,0,0) at ",
+                         kProducerLoad,
+                         " writes 16384 bytes at smem[32768] (byte 32768 of the dynamic shared "
+                         "memory smem, elements of 1 bytes); the shared-memory operand read of "
+                         "wgmma group 2 of warpgroup 1 (threads 128-255) of block (0,0,0), "
+                         "issued at ",
+                         kConsumerMma,
+                         " (it reads until a wgmma.wait_group retires the group) is not ordered "
+                         "before it: nothing orders the second access after the "
+                         "wgmma.wait_group that retires group 2 (it is ordered after warpgroup "
+                         "1's groups up to 1 only)")))))
+      << status;
+}
+
+// Every use arrives on empty[s] before the wgmma.wait_group: the producer's refill of stage
+// 0 waited for that arrival, but the wgmma of group 1 still read the stage.
+TEST_F(RacesTest, NamesAReleaseBeforeTheWgmmaReadingTheStageRetired) {
+  const absl::Status status =
+      RunHopperGemm(*device_, HopperGemmRaceBug::kReleaseBeforeMmaRetires);
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr(absl::StrCat(
+                   "data race (write after read): the TMA load issued by block (0,0,0) thread "
+                   "(0,0,0) at ",
+                   kProducerLoad,
+                   " writes 16384 bytes at smem[0] (byte 0 of the dynamic shared memory smem, "
+                   "elements of 1 bytes); the shared-memory operand read of wgmma group 1 of "
+                   "warpgroup 1 (threads 128-255) of block (0,0,0), issued at ",
+                   kConsumerMma,
+                   " (it reads until a wgmma.wait_group retires the group) is not ordered "
+                   "before it: the second access's thread waited for mbarrier empty[0] (shared "
+                   "memory offset 80) phase 1, which warpgroup 1 released before its "
+                   "wgmma.wait_group retired group 1 (the arrival must come after the "
+                   "wait_group that retires the wgmma reading the memory)"))))
+      << status;
+}
+
+TEST_F(RacesTest, NamesATmaStoreOfGenericWritesWithoutAProxyFence) {
+  std::vector<uint16_t> out(64 * 32);
+  TensorMapSpec spec;
+  spec.type = TensorMapDataType::kBFloat16;
+  spec.dims = {64, 32};
+  spec.strides_bytes = {128};
+  spec.box = {64, 32};
+  spec.swizzle = TensorMapSwizzle::k128B;
+  auto run = [&](bool fence) -> absl::Status {
+    absl::StatusOr<Kernel> kernel = GenericThenTmaStoreKernel(fence);
+    if (!kernel.ok()) return kernel.status();
+    const std::vector<KernelArg> args = {
+        KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), spec)};
+    RunOptions options;
+    options.sanitize = device_->sanitize();
+    return RunKernel(*device_, *kernel, args, options).status();
+  };
+  EXPECT_THAT(run(true), IsOk());
+  const absl::Status status = run(false);
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("missing fence.proxy.async: the TMA store of block "
+                                       "(0,0,0) thread (0,0,0) at kernel store_tile > tma store "
+                                       "store tile reads through the async proxy tile[0] "
+                                       "(byte offset 0 of __shared__ tile, 2048 elements of 2 "
+                                       "bytes)"),
+                             HasSubstr("which block (0,0,0) thread (0,0,0) wrote through the "
+                                       "generic proxy at kernel store_tile > statement `for "
+                                       "(int i = 0; i < 16; ++i) ...` with no "
+                                       "fence.proxy.async after the write"))))
+      << status;
+}
+
+}  // namespace
+}  // namespace warptrace
