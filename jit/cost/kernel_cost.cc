@@ -294,7 +294,8 @@ std::string NonInfoLogLines(absl::string_view log) {
 uint32_t CountRecordPoints(absl::string_view source) {
   uint32_t count = 0;
   for (absl::string_view call :
-       {"warptrace::recorder::Record(", "warptrace::recorder::RecordWithPayload("}) {
+       {"warptrace::recorder::Record(", "warptrace::recorder::RecordWithPayload(",
+        "warptrace::recorder::RecordAt<", "warptrace::recorder::RecordWithPayloadAt<"}) {
     for (size_t at = source.find(call); at != absl::string_view::npos;
          at = source.find(call, at + call.size())) {
       ++count;

@@ -80,17 +80,18 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         {  // wait empty[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
-          warptrace::recorder::Record(warptrace_unit, 0x00000001u);  // enter wait empty
+          warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x00000001u);  // enter wait empty
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_wait_parity(&empty[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_check_phase(&empty[warptrace_bar], warptrace_phase);
 #line 87 "warp_specialized_pipeline.cu"
-          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
+          warptrace::recorder::RecordWithPayloadAt<1u>(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
         }
         {  // region load
-          warptrace::recorder::Record(warptrace_unit, 2u);  // enter load
+          warptrace::recorder::RecordAt<3u>(warptrace_unit, 2u);  // enter load
           {  // copy A tile: 8 rows x 128 bytes, cp.async by 128 threads
+            warptrace::recorder::Advance<4u>(warptrace_unit);  // past the run's 4 slots
             if (warptrace_rec < 12u) {
               warptrace::recorder::Record(warptrace_unit, 0x00000003u);  // begin of A tile
               ++warptrace_track[warptrace_rec].warptrace_copy8_issued;
@@ -131,11 +132,12 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           }
           {  // arrive full[stage], phase phase
             const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
-            warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000005u, warptrace_bar, static_cast<unsigned int>(phase));  // arrival arrive full
+            warptrace::recorder::RecordWithPayloadAt<0u>(warptrace_unit, 0x00000005u, warptrace_bar, static_cast<unsigned int>(phase));  // arrival arrive full
             (void)warptrace_mbarrier_arrive(&full[warptrace_bar]);
           }
-          warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit load
+          warptrace::recorder::RecordAt<2u>(warptrace_unit, 0x80000002u);  // exit load
         }
+        warptrace::recorder::Advance<3u>(warptrace_unit);  // past the run's 3 slots
       }
       WARPTRACE_TRIPS_END(3, 8ull, "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt");
     } else {
@@ -156,7 +158,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       const int tile_iter = 0;
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `float acc = 0.0f;`"
       float acc = 0.0f;
-#line 158 "warp_specialized_pipeline.cu"
+#line 160 "warp_specialized_pipeline.cu"
       WARPTRACE_TRIPS_BEGIN(17);
       for (int kt = 0; kt < 8; ++kt) {
         WARPTRACE_TRIPS_STEP(17);
@@ -164,20 +166,20 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
         const unsigned int phase = it / 3u;
-#line 166 "warp_specialized_pipeline.cu"
+#line 168 "warp_specialized_pipeline.cu"
         {  // wait full[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
-          warptrace::recorder::Record(warptrace_unit, 0x00000007u);  // enter wait full
+          warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x00000007u);  // enter wait full
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_wait_parity(&full[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_check_phase(&full[warptrace_bar], warptrace_phase);
-#line 175 "warp_specialized_pipeline.cu"
-          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
+#line 177 "warp_specialized_pipeline.cu"
+          warptrace::recorder::RecordWithPayloadAt<1u>(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
         }
         {  // region mma
-          warptrace::recorder::Record(warptrace_unit, 8u);  // enter mma
+          warptrace::recorder::RecordAt<3u>(warptrace_unit, 8u);  // enter mma
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > region mma > statement `const float* sa = stages + st...`"
           const float* sa = stages + stage * 1280;
           const float* sb = sa + 256;
@@ -186,25 +188,27 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           for (int kk = 0; kk < 32; ++kk) {
             acc = fmaf(sa[r * 32 + kk], sb[kk * 32 + c], acc);
           }
-#line 188 "warp_specialized_pipeline.cu"
-          warptrace::recorder::Record(warptrace_unit, 0x80000008u);  // exit mma
+#line 190 "warp_specialized_pipeline.cu"
+          warptrace::recorder::RecordAt<4u>(warptrace_unit, 0x80000008u);  // exit mma
         }
         {  // arrive empty[stage], phase phase + 1
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
-          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000009u, 3u + warptrace_bar, static_cast<unsigned int>(phase + 1));  // arrival arrive empty
+          warptrace::recorder::RecordWithPayloadAt<5u>(warptrace_unit, 0x00000009u, 3u + warptrace_bar, static_cast<unsigned int>(phase + 1));  // arrival arrive empty
           (void)warptrace_mbarrier_arrive(&empty[warptrace_bar]);
         }
+        warptrace::recorder::Advance<7u>(warptrace_unit);  // past the run's 7 slots
       }
       WARPTRACE_TRIPS_END(17, 8ull, "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt");
       {  // region store
-        warptrace::recorder::Record(warptrace_unit, 10u);  // enter store
+        warptrace::recorder::RecordAt<0u>(warptrace_unit, 10u);  // enter store
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > region store > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
         C[(block_row + cwg * 4 + (threadIdx.x % 128) / 32) * 64 + block_col + threadIdx.x % 32] = acc;
-#line 204 "warp_specialized_pipeline.cu"
-        warptrace::recorder::Record(warptrace_unit, 0x8000000au);  // exit store
+#line 207 "warp_specialized_pipeline.cu"
+        warptrace::recorder::RecordAt<1u>(warptrace_unit, 0x8000000au);  // exit store
       }
+      warptrace::recorder::Advance<2u>(warptrace_unit);  // past the run's 2 slots
     }
   }
   if (warptrace_rec < 12u) {

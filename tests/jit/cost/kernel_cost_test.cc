@@ -88,12 +88,16 @@ TEST(NonInfoLogLinesTest, KeepsWarningsAndDropsPtxasInfo) {
             "k.cu(3): warning #177-D: variable \"x\" was declared but never referenced");
 }
 
-TEST(CountRecordPointsTest, CountsRecordAndRecordWithPayloadCalls) {
+TEST(CountRecordPointsTest, CountsPlainAndGroupedRecordCalls) {
   EXPECT_EQ(CountRecordPoints("int x;"), 0u);
   EXPECT_EQ(CountRecordPoints("  warptrace::recorder::Record(warptrace_unit, 1u);  // enter\n"
                               "  warptrace::recorder::RecordWithPayload(warptrace_unit, 2u, a, b);\n"
-                              "  warptrace::recorder::Record(warptrace_unit, 0x80000001u);\n"),
-            3u);
+                              "  warptrace::recorder::Record(warptrace_unit, 0x80000001u);\n"
+                              "  warptrace::recorder::RecordAt<0u>(warptrace_unit, 3u);\n"
+                              "  warptrace::recorder::RecordWithPayloadAt<1u>(warptrace_unit, 4u, "
+                              "a, b);\n"
+                              "  warptrace::recorder::Advance<3u>(warptrace_unit);\n"),
+            5u);
 }
 
 TEST(RegisterLimitedBlocksPerSmTest, FollowsTheWarpAllocationUnit) {

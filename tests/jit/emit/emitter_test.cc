@@ -177,12 +177,14 @@ TEST(EmitterTest, EarlyReturnClosesOpenSitesInnermostFirstThenRunsTheEpilogue) {
   const std::string src = MustEmit(MustBuild(b.Build()), options).source;
   EXPECT_THAT(src, HasSubstr(
                        "      if (flag[0] != 0) {\n"
-                       "        warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit "
-                       "inner (early return)\n"
-                       "        warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // exit "
-                       "outer (early return)\n"
-                       "        warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit "
-                       "early (early return)\n"
+                       "        warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x80000002u);  // "
+                       "exit inner (early return)\n"
+                       "        warptrace::recorder::RecordAt<1u>(warptrace_unit, 0x80000001u);  // "
+                       "exit outer (early return)\n"
+                       "        warptrace::recorder::RecordAt<2u>(warptrace_unit, 0x80000000u);  // "
+                       "exit early (early return)\n"
+                       "        warptrace::recorder::Advance<3u>(warptrace_unit);  // past the run's "
+                       "3 slots\n"
                        "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW, warptrace::abi::kFlagEarlyReturn);\n"
                        "        return;\n"));
   // The epilogue runs on both exits: the return and the end of the kernel, which sets no
@@ -453,7 +455,7 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
   // its enter carries no payload (trace version 4), its exit does.
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
-                  "warptrace::recorder::Record(warptrace_unit, 0x%08xu);  // enter wait "
+                  "warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x%08xu);  // enter wait "
                   "ready\n"
                   "#line 1 \"kernel handoff > roles by warpgroup > role consumer > wait "
                   "ready[0]\"\n"
@@ -463,7 +465,7 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
                   " \"handoff.cu\"\n"
-                  "        warptrace::recorder::RecordWithPayload(warptrace_unit, 0x%08xu, "
+                  "        warptrace::recorder::RecordWithPayloadAt<1u>(warptrace_unit, 0x%08xu, "
                   "warptrace_bar, warptrace_phase);  // exit wait ready\n",
                   site("wait ready") | abi::kExitFlag)));
 }
