@@ -393,21 +393,62 @@ uint64_t CountClockReads(absl::string_view sass) {
   return reads;
 }
 
+namespace {
+
+bool IsGlobaltimerRead(absl::string_view text) {
+  return absl::StrContains(text, "SR_GLOBALTIMER");
+}
+
+// Whether the loop starting at line `first` is the recorder epilogue's (LoopSass).
+bool IsEpilogueLoop(const std::vector<SassLine>& lines, size_t first, size_t last) {
+  for (size_t i = first; i <= last; ++i) {
+    if (IsClockRead(lines[i].text)) return false;
+  }
+  size_t first_timer = lines.size();  // the prologue's globaltimer read
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (IsGlobaltimerRead(lines[i].text)) {
+      first_timer = i;
+      break;
+    }
+  }
+  std::vector<size_t> reads;  // the last two timer reads before the loop, latest first
+  for (size_t i = first; i-- > 0 && reads.size() < 2;) {
+    if (IsClockRead(lines[i].text) || IsGlobaltimerRead(lines[i].text)) reads.push_back(i);
+  }
+  return reads.size() == 2 && IsClockRead(lines[reads[0]].text) &&
+         IsGlobaltimerRead(lines[reads[1]].text) && reads[1] != first_timer;
+}
+
+}  // namespace
+
 LoopSass CountLoopSass(absl::string_view sass) {
   const std::vector<SassLine> lines = SassLines(sass);
-  std::vector<std::pair<uint64_t, uint64_t>> loops;  // [target, branch]
-  for (const SassLine& line : lines) {
-    const std::optional<uint64_t> target = BranchTarget(line.text);
-    if (target.has_value() && *target < line.address) loops.push_back({*target, line.address});
+  struct Loop {
+    uint64_t target, branch;
+    bool epilogue;
+  };
+  std::vector<Loop> loops;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::optional<uint64_t> target = BranchTarget(lines[i].text);
+    if (!target.has_value() || *target >= lines[i].address) continue;
+    size_t first = i;
+    while (first > 0 && lines[first - 1].address >= *target) --first;
+    loops.push_back({*target, lines[i].address, IsEpilogueLoop(lines, first, i)});
   }
   LoopSass out;
   for (const SassLine& line : lines) {
-    const bool in_loop = std::any_of(loops.begin(), loops.end(), [&](const auto& loop) {
-      return loop.first <= line.address && line.address <= loop.second;
-    });
-    if (!in_loop) continue;
-    ++out.instructions;
-    if (IsClockRead(line.text)) ++out.clock_reads;
+    bool in_loop = false;
+    bool in_epilogue = false;
+    for (const Loop& loop : loops) {
+      if (loop.target > line.address || line.address > loop.branch) continue;
+      (loop.epilogue ? in_epilogue : in_loop) = true;
+    }
+    if (in_loop) {
+      ++out.instructions;
+      if (IsClockRead(line.text)) ++out.clock_reads;
+    } else if (in_epilogue) {
+      ++out.epilogue_instructions;
+    }
   }
   return out;
 }
@@ -632,7 +673,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "SASS(off)) / (clock reads(on) - 2), per record point instance in the compiled code "
       "(prologue and epilogue instructions included: an upper bound); loop/ev = the same "
       "within the kernel's loops alone (backward branches' ranges, CountLoopSass: the "
-      "prologue and epilogue apart); ratio = compile "
+      "prologue and epilogue apart, the epilogue's own slot loop too); ratio = compile "
       "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
       "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
       "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts. "

@@ -95,10 +95,14 @@ std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::str
 // The SASS inside the kernel's loops: instructions within the range of some backward
 // branch (a BRA whose target is at or before it, the final self-branch left out), and the
 // SM clock reads among them (CountClockReads' instructions). The prologue and epilogue are
-// outside every loop.
+// apart: the recorder epilogue's own loop (it copies and checksums the unit's slots) is
+// counted in epilogue_instructions, not in instructions. It is the loop without a clock
+// read whose last two timer reads before it are a globaltimer read, not the first one (the
+// prologue's), then a clock read: the epilogue's end stamps.
 struct LoopSass {
   uint64_t instructions = 0;
   uint64_t clock_reads = 0;
+  uint64_t epilogue_instructions = 0;
 };
 LoopSass CountLoopSass(absl::string_view sass);
 

@@ -231,6 +231,26 @@ TEST(CountLoopSassTest, CountsWhatBackwardBranchesEncloseAndTheClockReadsAmongTh
   EXPECT_EQ(CountClockReads(kSass), 3u);
 }
 
+TEST(CountLoopSassTest, CountsTheRecorderEpiloguesLoopApart) {
+  constexpr char kSass[] =
+      "        /*0000*/                   CS2R R4, SR_GLOBALTIMERLO ;\n"  // prologue stamps
+      "        /*0010*/                   S2R R0, SR_CLOCKLO ;\n"
+      "        /*0020*/                   IADD3 R1, R1, 0x1, RZ ;\n"      // a loop without a
+      "        /*0030*/              @!P1 BRA 0x20 ;\n"                   // record point
+      "        /*0040*/                   CS2R.32 R9, SR_CLOCKLO ;\n"      // a record point
+      "        /*0050*/                   CS2R R6, SR_GLOBALTIMERLO ;\n"  // epilogue stamps
+      "        /*0060*/                   CS2R.32 R7, SR_CLOCKLO ;\n"
+      "        /*0070*/                   LDS.64 R2, [R5] ;\n"            // its slot loop
+      "        /*0080*/                   IADD3 R5, R5, 0x8, RZ ;\n"
+      "        /*0090*/              @!P0 BRA 0x70 ;\n"
+      "        /*00a0*/                   EXIT ;\n"
+      "        /*00b0*/                   BRA 0xb0;\n";
+  const LoopSass loops = CountLoopSass(kSass);
+  EXPECT_EQ(loops.instructions, 2u);  // the first loop: after the prologue's stamps
+  EXPECT_EQ(loops.clock_reads, 0u);
+  EXPECT_EQ(loops.epilogue_instructions, 3u);
+}
+
 // Profiled variants ptxas spills in today, at the GPU size (4096^3) the default variants
 // use: every sm_90a one (hopper_gemm, flash_attention), at the 168 registers per thread 384 threads leave (setmaxnreg
 // raises the consumers to 232 at run time, but ptxas allocates the kernel at 168): the
