@@ -399,9 +399,11 @@ bool IsGlobaltimerRead(absl::string_view text) {
   return absl::StrContains(text, "SR_GLOBALTIMER");
 }
 
-// Whether the loop starting at line `first` is the recorder epilogue's (LoopSass).
-bool IsEpilogueLoop(const std::vector<SassLine>& lines, size_t first, size_t last) {
-  for (size_t i = first; i <= last; ++i) {
+// Whether the loop `body` (indices into `lines`, its header `header`) is the recorder
+// epilogue's (LoopSass).
+bool IsEpilogueLoop(const std::vector<SassLine>& lines, const std::vector<size_t>& body,
+                    size_t header) {
+  for (size_t i : body) {
     if (IsClockRead(lines[i].text)) return false;
   }
   size_t first_timer = lines.size();  // the prologue's globaltimer read
@@ -412,41 +414,97 @@ bool IsEpilogueLoop(const std::vector<SassLine>& lines, size_t first, size_t las
     }
   }
   std::vector<size_t> reads;  // the last two timer reads before the loop, latest first
-  for (size_t i = first; i-- > 0 && reads.size() < 2;) {
+  for (size_t i = header; i-- > 0 && reads.size() < 2;) {
     if (IsClockRead(lines[i].text) || IsGlobaltimerRead(lines[i].text)) reads.push_back(i);
   }
   return reads.size() == 2 && IsClockRead(lines[reads[0]].text) &&
          IsGlobaltimerRead(lines[reads[1]].text) && reads[1] != first_timer;
 }
 
+// The instructions control may go to after each one: the next (unless an unpredicated
+// BRA, EXIT or RET) and a branch's target.
+std::vector<std::vector<size_t>> Successors(const std::vector<SassLine>& lines) {
+  std::vector<std::vector<size_t>> next(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::vector<absl::string_view> tokens =
+        absl::StrSplit(lines[i].text, ' ', absl::SkipWhitespace());
+    const bool predicated = !tokens.empty() && absl::StartsWith(tokens[0], "@");
+    const absl::string_view op = tokens.size() > (predicated ? 1u : 0u)
+                                     ? tokens[predicated ? 1 : 0]
+                                     : absl::string_view();
+    const bool jumps = absl::StartsWith(op, "BRA") || absl::StartsWith(op, "EXIT") ||
+                       absl::StartsWith(op, "RET");
+    if (const std::optional<uint64_t> target = BranchTarget(lines[i].text)) {
+      const auto it = std::lower_bound(
+          lines.begin(), lines.end(), *target,
+          [](const SassLine& l, uint64_t address) { return l.address < address; });
+      if (it != lines.end()) next[i].push_back(static_cast<size_t>(it - lines.begin()));
+    }
+    if ((predicated || !jumps) && i + 1 < lines.size()) next[i].push_back(i + 1);
+  }
+  return next;
+}
+
+// The natural loop of the backward branch at `latch` to `header`: the instructions that
+// reach the latch without passing the header, and the header; empty when the header does
+// not dominate the latch (a jump back from code placed out of line, e.g. the retry of an
+// mbarrier wait ptxas moves to the function's end, is no loop).
+std::vector<size_t> NaturalLoop(const std::vector<std::vector<size_t>>& next,
+                                const std::vector<std::vector<size_t>>& prev, size_t header,
+                                size_t latch) {
+  // Every instruction `from` reaches along `edges` without passing the header.
+  const auto reach = [&](const std::vector<std::vector<size_t>>& edges, size_t from) {
+    std::vector<bool> seen(edges.size(), false);
+    seen[header] = true;
+    std::vector<size_t> work = {from}, out;
+    seen[from] = true;
+    while (!work.empty()) {
+      const size_t i = work.back();
+      work.pop_back();
+      out.push_back(i);
+      for (size_t j : edges[i]) {
+        if (seen[j]) continue;
+        seen[j] = true;
+        work.push_back(j);
+      }
+    }
+    return out;
+  };
+  if (header != 0) {  // the entry is the first instruction
+    const std::vector<size_t> from_entry = reach(next, 0);
+    if (std::find(from_entry.begin(), from_entry.end(), latch) != from_entry.end()) return {};
+  }
+  std::vector<size_t> body = reach(prev, latch);
+  if (latch != header) body.push_back(header);
+  return body;
+}
+
 }  // namespace
 
 LoopSass CountLoopSass(absl::string_view sass) {
   const std::vector<SassLine> lines = SassLines(sass);
-  struct Loop {
-    uint64_t target, branch;
-    bool epilogue;
-  };
-  std::vector<Loop> loops;
+  const std::vector<std::vector<size_t>> next = Successors(lines);
+  std::vector<std::vector<size_t>> prev(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    for (size_t j : next[i]) prev[j].push_back(i);
+  }
+  // 1: in a kernel loop, 2: only in the epilogue's.
+  std::vector<int> where(lines.size(), 0);
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::optional<uint64_t> target = BranchTarget(lines[i].text);
-    if (!target.has_value() || *target >= lines[i].address) continue;
-    size_t first = i;
-    while (first > 0 && lines[first - 1].address >= *target) --first;
-    loops.push_back({*target, lines[i].address, IsEpilogueLoop(lines, first, i)});
+    if (!target.has_value() || *target >= lines[i].address || next[i].empty()) continue;
+    const size_t header = next[i].front();  // the target (Successors puts it first)
+    const std::vector<size_t> body = NaturalLoop(next, prev, header, i);
+    if (body.empty()) continue;
+    const int mark = IsEpilogueLoop(lines, body, header) ? 2 : 1;
+    for (size_t j : body) where[j] = where[j] == 1 ? 1 : mark;
   }
   LoopSass out;
-  for (const SassLine& line : lines) {
-    bool in_loop = false;
-    bool in_epilogue = false;
-    for (const Loop& loop : loops) {
-      if (loop.target > line.address || line.address > loop.branch) continue;
-      (loop.epilogue ? in_epilogue : in_loop) = true;
-    }
-    if (in_loop) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (where[i] == 1) {
       ++out.instructions;
-      if (IsClockRead(line.text)) ++out.clock_reads;
-    } else if (in_epilogue) {
+      if (IsClockRead(lines[i].text)) ++out.clock_reads;
+    } else if (where[i] == 2) {
       ++out.epilogue_instructions;
     }
   }

@@ -92,10 +92,12 @@ const std::vector<std::string>& KeySassOpcodes();
 // KeySassOpcodes() order (zeros included).
 std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::string_view sass);
 
-// The SASS inside the kernel's loops: instructions within the range of some backward
-// branch (a BRA whose target is at or before it, the final self-branch left out), and the
-// SM clock reads among them (CountClockReads' instructions). The prologue and epilogue are
-// apart: the recorder epilogue's own loop (it copies and checksums the unit's slots) is
+// The SASS inside the kernel's loops: instructions in the natural loop of some backward
+// branch (a BRA to an instruction before it that dominates it: the instructions that reach
+// the branch without passing its target; a jump back from code ptxas placed out of line,
+// such as an mbarrier wait's retry at the function's end, is no loop, and neither is the
+// code between its two ends), and the SM clock reads among them (CountClockReads'
+// instructions). The prologue and epilogue are apart: the recorder epilogue's own loop (it copies and checksums the unit's slots) is
 // counted in epilogue_instructions, not in instructions. It is the loop without a clock
 // read whose last two timer reads before it are a globaltimer read, not the first one (the
 // prologue's), then a clock read: the epilogue's end stamps.

@@ -231,6 +231,23 @@ TEST(CountLoopSassTest, CountsWhatBackwardBranchesEncloseAndTheClockReadsAmongTh
   EXPECT_EQ(CountClockReads(kSass), 3u);
 }
 
+TEST(CountLoopSassTest, JumpBackFromOutOfLineRetryIsNoLoop) {
+  // ptxas moves an mbarrier wait's retry to the function's end and jumps back after it:
+  // the jump back is a backward branch, but only the retry's own spin is a loop.
+  constexpr char kSass[] =
+      "        /*0000*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2], R3 ;\n"
+      "        /*0010*/              @!P0 BRA 0x50 ;\n"
+      "        /*0020*/                   CS2R.32 R9, SR_CLOCKLO ;\n"  // after the wait
+      "        /*0030*/                   EXIT ;\n"
+      "        /*0040*/                   BRA 0x40;\n"
+      "        /*0050*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2], R3 ;\n"
+      "        /*0060*/              @!P0 BRA 0x50 ;\n"               // the spin: a loop
+      "        /*0070*/                   BRA 0x20 ;\n";              // back: no loop
+  const LoopSass loops = CountLoopSass(kSass);
+  EXPECT_EQ(loops.instructions, 2u);
+  EXPECT_EQ(loops.clock_reads, 0u);
+}
+
 TEST(CountLoopSassTest, CountsTheRecorderEpiloguesLoopApart) {
   constexpr char kSass[] =
       "        /*0000*/                   CS2R R4, SR_GLOBALTIMERLO ;\n"  // prologue stamps
