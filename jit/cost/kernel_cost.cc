@@ -730,7 +730,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "Record/RecordWithPayload calls in the emitted source (static); SASS/ev = (SASS(on) - "
       "SASS(off)) / (clock reads(on) - 2), per record point instance in the compiled code "
       "(prologue and epilogue instructions included: an upper bound); loop/ev = the same "
-      "within the kernel's loops alone (backward branches' ranges, CountLoopSass: the "
+      "within the kernel's loops alone (natural loops of backward branches, CountLoopSass: the "
       "prologue and epilogue apart, the epilogue's own slot loop too); ratio = compile "
       "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
       "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "

@@ -359,7 +359,9 @@ TEST(EmitterTest, ProfilingErrorsComeFromThePlan) {
 
 // ---- Warp specialization ----
 
-Kernel HandoffKernel(bool bulk) {
+// `conditional`: the cp.async copy is issued under an if, so the number of its groups in
+// flight at the wait is not the same on every path (the emitter counts them).
+Kernel HandoffKernel(bool bulk, bool conditional = false) {
   KernelBuilder b("handoff");
   b.Param("const float*", "in").Param("float*", "out").Grid({1, 1, 1}).Block({256, 1, 1});
   b.SharedArray("float", "tile", 64);
@@ -379,6 +381,10 @@ Kernel HandoffKernel(bool bulk) {
                 copy.barrier_phase = "0";
                 b.ArriveExpectTx("ready", 0, 0, 256);
                 b.AsyncCopy(copy);
+              } else if (conditional) {
+                b.If("in != nullptr", [&] { b.AsyncCopy(copy); });
+                b.WaitAsyncCopies();
+                b.Arrive("ready", 0, 0);
               } else {
                 b.AsyncCopy(copy);
                 b.WaitAsyncCopies();
@@ -471,12 +477,12 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
 }
 
 TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
-  const std::string src = MustEmit(HandoffKernel(false), {}).source;
+  const std::string src = MustEmit(HandoffKernel(false, /*conditional=*/true), {}).source;
   EXPECT_THAT(src, HasSubstr("for (unsigned int warptrace_i = warptrace_tid - 0u; warptrace_i < "
                              "16u; warptrace_i += 128u) {"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_commit();"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);  // wait async copies\n"));
-  // The copy (node 2 of the tree) keeps its issue numbers in warptrace_copy2_*, per trace
+  // The copy (node 3 of the tree, under its if) keeps its issue numbers in warptrace_copy3_*, per trace
   // unit in shared memory, kept by the unit's recorder alone (no register of any thread).
   EXPECT_THAT(src, HasSubstr("__shared__ warptrace_unit_track warptrace_track[2];"));
   EXPECT_THAT(src, HasSubstr("const unsigned int warptrace_rec = "
@@ -485,15 +491,15 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   // record, no loop (issue 51).
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);  // wait async copies\n"
                              "      if (warptrace_rec < 2u) {\n"
-                             "        if (warptrace_track[warptrace_rec].warptrace_copy2_done < "
-                             "warptrace_track[warptrace_rec].warptrace_copy2_issued) {  // 1 of 1 "
+                             "        if (warptrace_track[warptrace_rec].warptrace_copy3_done < "
+                             "warptrace_track[warptrace_rec].warptrace_copy3_issued) {  // 1 of 1 "
                              "at most\n"));
-  EXPECT_THAT(src, HasSubstr("          ++warptrace_track[warptrace_rec].warptrace_copy2_done;\n"
+  EXPECT_THAT(src, HasSubstr("          ++warptrace_track[warptrace_rec].warptrace_copy3_done;\n"
                              "        }\n"));
   // Before the exit, where nothing bounds them, the loop.
-  EXPECT_THAT(src, HasSubstr("    for (; warptrace_track[warptrace_rec].warptrace_copy2_done < "
-                             "warptrace_track[warptrace_rec].warptrace_copy2_issued; "
-                             "++warptrace_track[warptrace_rec].warptrace_copy2_done) {"));
+  EXPECT_THAT(src, HasSubstr("    for (; warptrace_track[warptrace_rec].warptrace_copy3_done < "
+                             "warptrace_track[warptrace_rec].warptrace_copy3_issued; "
+                             "++warptrace_track[warptrace_rec].warptrace_copy3_done) {"));
   // A cp.async group's begin and end carry no payload (trace version 4): the dump numbers
   // them by their order in the unit.
   EXPECT_THAT(src, HasSubstr("warptrace::recorder::Record(warptrace_unit, 0x00000001u);  // begin "
@@ -501,6 +507,22 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   EXPECT_THAT(src, HasSubstr("warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // end of "
                              "fill"));
   EXPECT_THAT(src, Not(HasSubstr("0xffffffffu")));
+}
+
+TEST(EmitterTest, GroupsInFlightInAKnownNumberAreRecordedWithoutCounters) {
+  // One group committed and waited for on every path: its begin and its end are plain
+  // record points (no issue or retirement counter, no recorder-only guard, no loop before
+  // the exit), so they join the runs around them (issue 51). The same events, in the same
+  // order, as the counted code records.
+  const std::string src = MustEmit(HandoffKernel(false), {}).source;
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_unit_track")));
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_copy2_issued")));
+  EXPECT_THAT(src, HasSubstr("      {  // copy fill: 2 rows x 128 bytes, cp.async by 128 threads\n"
+                             "        warptrace::recorder::RecordAt<0u>(warptrace_unit, "
+                             "0x00000001u);  // begin of fill\n"));
+  EXPECT_THAT(src, HasSubstr("      warptrace_cp_async_wait_prior(0u);  // wait async copies\n"
+                             "      warptrace::recorder::RecordAt<1u>(warptrace_unit, "
+                             "0x80000001u);  // end of fill\n"));
 }
 
 TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
