@@ -78,31 +78,25 @@ absl::Status DumpMode(const KernelCostOptions& options, absl::string_view varian
   return absl::OkStatus();
 }
 
+// One compile of `kernel` in one mode, with everything measured but the median compile
+// time (MeasureKernelCost alternates the further compiles); `request` gets what it compiled.
 absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTarget& target,
                                               bool profiled, const KernelCostOptions& options,
-                                              absl::string_view variant) {
+                                              absl::string_view variant,
+                                              CompileRequest& request) {
   ProfileOptions profile;
   profile.enabled = profiled;
   profile.policy = options.policy;
   ASSIGN_OR_RETURN(KernelSource source, EmitKernel(kernel, profile));
   KernelCompileCost cost;
   cost.record_points = CountRecordPoints(source.source);
-  std::vector<absl::Duration> times;
-  std::string cubin;
   NvrtcCompiler compiler;
-  ASSIGN_OR_RETURN(const CompileRequest request,
-                   CudaCompileRequest(source, target, VerboseFlags()));
-  for (int i = 0; i < std::max(1, options.repeats); ++i) {
-    ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(request));
-    times.push_back(compiled.compile_time);
-    if (i == 0) {
-      cost.log = std::move(compiled.log);
-      cubin = std::move(compiled.cubin);
-      cost.ptx = std::move(compiled.ptx);
-    }
-  }
-  std::sort(times.begin(), times.end());
-  cost.compile_time = times[times.size() / 2];
+  ASSIGN_OR_RETURN(request, CudaCompileRequest(source, target, VerboseFlags()));
+  ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(request));
+  cost.compile_time = compiled.compile_time;
+  cost.log = std::move(compiled.log);
+  std::string cubin = std::move(compiled.cubin);
+  cost.ptx = std::move(compiled.ptx);
   ASSIGN_OR_RETURN(cost.ptxas, ParsePtxasInfo(cost.log, source.kernel_name));
   if (!options.cuobjdump.empty()) {
     ASSIGN_OR_RETURN(CubinListing listing, DisassembleCubin(cubin, options.cuobjdump));
@@ -118,6 +112,29 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
     RETURN_IF_ERROR(DumpMode(options, variant, profiled, source, cost));
   }
   return cost;
+}
+
+}  // namespace
+
+namespace {
+
+// Compiles the unprofiled and the profiled request in alternation until each mode has
+// `repeats` compile times (its first is MeasureMode's), and keeps each mode's median.
+absl::Status MedianCompileTimes(const CompileRequest (&requests)[2], int repeats,
+                                KernelCostRow& row) {
+  std::vector<absl::Duration> times[2] = {{row.off.compile_time}, {row.on.compile_time}};
+  NvrtcCompiler compiler;
+  for (int r = 1; r < repeats; ++r) {
+    for (int mode : {0, 1}) {
+      ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(requests[mode]));
+      times[mode].push_back(compiled.compile_time);
+    }
+  }
+  for (int mode : {0, 1}) {
+    std::sort(times[mode].begin(), times[mode].end());
+    (mode == 0 ? row.off : row.on).compile_time = times[mode][times[mode].size() / 2];
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -617,15 +634,19 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
     row.arch = variant.target.ToString();
     row.setmaxnreg = variant.setmaxnreg;
     row.threads_per_block = static_cast<uint32_t>(kernel->ThreadsPerBlock());
+    CompileRequest requests[2];
     for (bool profiled : {false, true}) {
       absl::StatusOr<KernelCompileCost> cost =
-          MeasureMode(*kernel, variant.target, profiled, options, variant.name);
+          MeasureMode(*kernel, variant.target, profiled, options, variant.name,
+                      requests[profiled ? 1 : 0]);
       if (!cost.ok()) {
         return WithContext(cost.status(), absl::StrCat(variant.name, profiled ? ", profiled"
                                                                               : ", unprofiled"));
       }
       (profiled ? row.on : row.off) = *std::move(cost);
     }
+    absl::Status timed = MedianCompileTimes(requests, options.repeats, row);
+    if (!timed.ok()) return WithContext(timed, variant.name);
     if (row.on.sass_instructions && row.off.sass_instructions && row.on.record_points > 0) {
       row.sass_per_record_point = (static_cast<double>(*row.on.sass_instructions) -
                                    static_cast<double>(*row.off.sass_instructions)) /
@@ -652,7 +673,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                              const KernelCostOptions& options) {
   std::string out = absl::StrFormat(
       "What recording costs %s (off = unprofiled, on = profiled%s; NVRTC "
-      "--ptxas-options=-v --no-cache; compile time = median of %d):\n",
+      "--ptxas-options=-v --no-cache; compile time = median of %d, the modes alternated):\n",
       options.subject,
       options.policy == RecordPolicy{}
           ? " with default options"

@@ -16,7 +16,10 @@
 //                                    per-point code, unrolled copies of it) spread over the
 //                                    points the emitter wrote; an upper bound of the marginal
 //                                    per-event cost recorder_cost measures
-//   compile time                     the median wall time of `repeats` NVRTC compiles
+//   compile time                     the median wall time of `repeats` NVRTC compiles,
+//                                    the two modes compiled in alternation (off, on, off,
+//                                    on, ...) so that a slow spell of a shared machine
+//                                    weighs on both alike
 //
 // setmaxnreg: the Hopper GEMM's warpgroups set their own register counts (40 / 232) at run
 // time, so ptxas's count is the kernel's launch-time allocation, not what each role gets.
@@ -162,7 +165,7 @@ uint64_t CountClockReads(absl::string_view sass);
 
 struct KernelCostOptions {
   std::vector<KernelCostVariant> variants = DefaultKernelCostVariants();
-  int repeats = 3;        // compiles per variant and mode; the median is reported
+  int repeats = 3;        // compiles per variant and mode, alternated; the median is reported
   // What the profiled mode records (the default: everything the examples record). Fewer
   // record points cost less code, registers and compile time.
   RecordPolicy policy;
