@@ -306,8 +306,8 @@ WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 t
 // mbarrier.test_wait), `pending[e]` is cleared and the event (kTag | kPayloadFlag, clock)
 // with payload (issue, first_id + e) recorded as RecordWithPayload would.
 //
-// One asm statement, its loop over the elements and its branches inside: LLVM weighs it as
-// one instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment).
+// One asm statement, its loop over the elements (none for one element: straight-line
+// code, issue 51) and its branches inside: LLVM weighs it as one instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment).
 // The element loop carries `.pragma "nounroll"`: ptxas would otherwise unroll it (about 25
 // SASS per element, kCount elements, in every unrolled copy of the kernel's loop around the
 // wait): hopper_gemm's profiled SASS 2530 -> 2167, SYNCS 93 -> 69, for the same checks.
@@ -320,10 +320,10 @@ WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pen
   // %0 next (in-out: shared u32 or generic u64), %1 left (in-out), %2 pending and %3 bar
   // (shared addresses, in-out: advanced per element), %4 first_id, %5 tag, %6 count,
   // %7 the phase words' offset in bytes.
-#define WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS)                         \
+#define WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS, HEAD, TAIL)             \
   "{\n\t.reg .pred p;\n\t.reg .u32 pend, ph, t, e;\n\t"                       \
   "mov.u32 e, 0;\n\t"                                                      \
-  "WARPTRACE_COPY_ENDS_ELEMENT:\n\t.pragma \"nounroll\";\n\t"             \
+  HEAD                                                                     \
   "ld.shared.u32 pend, [%2];\n\t"                                          \
   "setp.ne.u32 p, pend, 0;\n\t"                                            \
   "@!p bra WARPTRACE_COPY_ENDS_NEXT;\n\t"                                  \
@@ -345,14 +345,25 @@ WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pen
   "sub.s32 %1, %1, 2;\n\t"                                                 \
   "WARPTRACE_COPY_ENDS_NEXT:\n\t"                                          \
   "add.u32 %2, %2, 4;\n\tadd.u32 %3, %3, 8;\n\tadd.u32 e, e, 1;\n\t"          \
-  "setp.lt.u32 p, e, %6;\n\t"                                              \
-  "@p bra WARPTRACE_COPY_ENDS_ELEMENT;\n\t}"
-#define WARPTRACE_COPY_ENDS(AT, STORE, OP, MISS)                                         \
-  asm volatile(WARPTRACE_COPY_ENDS_ASM(AT, STORE, OP, MISS)                              \
+  TAIL "}"
+// The element loop (HEAD, TAIL), or for one element (kCount 1: a copy's wait at its next
+// issue) straight-line code with no backward branch.
+#define WARPTRACE_COPY_ENDS_LOOP_HEAD "WARPTRACE_COPY_ENDS_ELEMENT:\n\t.pragma \"nounroll\";\n\t"
+#define WARPTRACE_COPY_ENDS_LOOP_TAIL \
+  "setp.lt.u32 p, e, %6;\n\t@p bra WARPTRACE_COPY_ENDS_ELEMENT;\n\t"
+#define WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, HEAD, TAIL)                  \
+  asm volatile(WARPTRACE_COPY_ENDS_ASM(AT, STORE, OP, MISS, HEAD, TAIL)                 \
                : "+" AT_CONSTRAINT(next), "+r"(s.left), "+r"(pa), "+r"(ba)              \
                : "r"(first_id), "n"(kTag | abi::kPayloadFlag), "n"(kCount),             \
                  "n"(kStride * 4u)                                                      \
                : "memory")
+#define WARPTRACE_COPY_ENDS(AT, STORE, OP, MISS)                                         \
+  if (kCount == 1u) {                                                                    \
+    WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, "", "");                          \
+  } else {                                                                               \
+    WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, WARPTRACE_COPY_ENDS_LOOP_HEAD,    \
+                                  WARPTRACE_COPY_ENDS_LOOP_TAIL);                        \
+  }
   u32 pa = static_cast<u32>(__cvta_generic_to_shared(pending));
   u32 ba = static_cast<u32>(__cvta_generic_to_shared(bar));
   if (kShared) {
@@ -378,6 +389,9 @@ WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pen
     s.next = reinterpret_cast<u64*>(next);
   }
 #undef WARPTRACE_COPY_ENDS
+#undef WARPTRACE_COPY_ENDS_STATEMENT
+#undef WARPTRACE_COPY_ENDS_LOOP_TAIL
+#undef WARPTRACE_COPY_ENDS_LOOP_HEAD
 #undef WARPTRACE_COPY_ENDS_ASM
 }
 #endif  // __CUDA_ARCH__
