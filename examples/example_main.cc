@@ -1,5 +1,6 @@
 #include "examples/example_main.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -74,6 +75,9 @@ ABSL_FLAG(bool, cost, false,
           "perturbation line: what profiling changed in the kernel's own code; NVRTC for "
           "--arch, default sm_90 or sm_90a; no GPU needed) and keep each mode's .cu, NVRTC "
           "log, cubin and SASS under --out/NAME.cost");
+ABSL_FLAG(int, cost_repeats, 3,
+          "with --cost: NVRTC compiles per mode, the two modes alternated; the median "
+          "compile time of each is reported (its ratio is the compile ratio)");
 ABSL_FLAG(int, repeat, 0,
           "after the checked run, time this many launches and print the median (CUDA events "
           "on a GPU)");
@@ -496,7 +500,7 @@ int PrintExampleCost(const ExampleOptions& options, const ExampleProblem& proble
                                                   launch.kernel,
                                                   options.run.device_options.cuda.target));
   }
-  cost.repeats = 1;
+  cost.repeats = std::max(1, absl::GetFlag(FLAGS_cost_repeats));
   cost.policy = options.run.profile.policy;
   cost.cuobjdump = FindCuobjdump("");
   cost.subject = problem.then.empty()

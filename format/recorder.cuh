@@ -5,6 +5,9 @@
 //   warptrace::recorder::Prologue(wt, kWtConfig, wt_trace, wt_smem, tid_linear, block_linear);
 //   warptrace::recorder::Record(wt, tag);                  // at each record point
 //   warptrace::recorder::RecordWithPayload(wt, tag, a, b); // an event with a payload slot
+//   warptrace::recorder::RecordAt<k>(wt, tag);             // a straight-line run of record
+//   warptrace::recorder::RecordWithPayloadAt<k>(wt, ...);  //   points at immediate offsets,
+//   warptrace::recorder::Advance<n>(wt);                   //   then one state update
 //   warptrace::recorder::Epilogue(wt, kWtConfig, wt_trace, tid_linear, block_linear);
 //                                                        // before every exit of the kernel
 //
@@ -174,92 +177,122 @@ WARPTRACE_DEVICE_INLINE u32 ReadSmId() {
 #endif
 }
 
-// Records one event: tag = site id | kExitFlag for a region's exit.
+// Records one event at slot kAt past the state's pointer (checked against kAt slots
+// past its count of slots left) and leaves the state alone: the emitter groups the record
+// points of a straight-line run (jit/emit/record_runs.h) as RecordAt<0>, RecordAt<1>, ...
+// then one Advance<n>, so that each event costs a clock read, a compare against an
+// immediate, the tag and one predicated store at an immediate offset (four SASS), and the
+// run one pointer and one count update (issue 51: the per-event pointer and count copies
+// were two more per event). The same slots, in the same order, as n Record calls.
 //
 // On the device, the clock read, the bound check and the store are one inline-asm statement
-// (mov %clock, setp, a predicated st.v2.u32: three SASS instructions, plus the pointer and
-// count updates the compiler folds across record points). One statement, not C++ around an
-// asm clock read, because the kernel must compile as it does unprofiled: LLVM's unroller
-// weighs a loop by its IR, and a record point spelled as a branch and a store per event made
-// loops the unprofiled kernel unrolls stay rolled (issue 51: HGMMA 16 -> 4). The statement
-// is volatile (never removed or reordered against the kernel's own asm, so events keep
-// program order against wgmma, mbarrier and copy instructions) but has no "memory" clobber:
-// it fences none of the kernel's own loads and stores. The slots it writes are read only by
+// (mov %clock, setp, a predicated st.v2.u32). One statement, not C++ around an asm clock
+// read, because the kernel must compile as it does unprofiled: LLVM's unroller weighs a
+// loop by its IR, and a record point spelled as a branch and a store per event made loops
+// the unprofiled kernel unrolls stay rolled (issue 51: HGMMA 16 -> 4). The statement is
+// volatile (never removed or reordered against the kernel's own asm, so events keep program
+// order against wgmma, mbarrier and copy instructions) but has no "memory" clobber: it
+// fences none of the kernel's own loads and stores. The slots it writes are read only by
 // Epilogue, which opens with a compiler fence.
-template <bool kShared>
-WARPTRACE_DEVICE_INLINE void Record(BasicUnitState<kShared>& s, u32 tag) {
+template <u32 kAt, bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordAt(BasicUnitState<kShared>& s, u32 tag) {
 #if defined(__CUDA_ARCH__)
   // Shared: a 32-bit shared-window address (STS.64), as the compiler's own store would be.
   if (kShared) {
     asm volatile(
         "{\n\t.reg .pred p;\n\t.reg .u32 c;\n\t"
         "mov.u32 c, %%clock;\n\t"
-        "setp.gt.s32 p, %1, 0;\n\t"
-        "@p st.shared.v2.u32 [%0], {%2, c};\n\t}"
+        "setp.gt.s32 p, %1, %3;\n\t"
+        "@p st.shared.v2.u32 [%0+%4], {%2, c};\n\t}"
         :
-        : "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))), "r"(s.left), "r"(tag));
+        : "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))), "r"(s.left), "r"(tag),
+          "n"(kAt), "n"(kAt * 8u));
   } else {
     asm volatile(
         "{\n\t.reg .pred p;\n\t.reg .u32 c;\n\t"
         "mov.u32 c, %%clock;\n\t"
-        "setp.gt.s32 p, %1, 0;\n\t"
-        "@p st.v2.u32 [%0], {%2, c};\n\t}"
+        "setp.gt.s32 p, %1, %3;\n\t"
+        "@p st.v2.u32 [%0+%4], {%2, c};\n\t}"
         :
-        : "l"(s.next), "r"(s.left), "r"(tag));
+        : "l"(s.next), "r"(s.left), "r"(tag), "n"(kAt), "n"(kAt * 8u));
   }
 #else
   const u32 clock = ReadClock();
-  if (s.left > 0) {
+  if (s.left > static_cast<int>(kAt)) {
     // One 64-bit store, tag in the low word; slots are 8-byte aligned (64-byte header,
     // aligned buffer).
-    *s.next = static_cast<u64>(tag) | (static_cast<u64>(clock) << 32);
+    s.next[kAt] = static_cast<u64>(tag) | (static_cast<u64>(clock) << 32);
   }
 #endif
-  ++s.next;
-  --s.left;
 }
 
-// Records one event followed by its payload slot (trace version 2): the tag gets
-// abi::kPayloadFlag, the next slot holds (a, b) (format/links.h says what they
-// mean per site kind). Both slots count towards `attempted`. The event is stored while a
-// slot is left and its payload only while two are, so at the capacity edge the event's slot
-// may be written without its payload (the dump counts that event as dropped); a payload is
-// never written without its event.
+// Moves the state past the kCount slots its run's RecordAt calls used.
+template <u32 kCount, bool kShared>
+WARPTRACE_DEVICE_INLINE void Advance(BasicUnitState<kShared>& s) {
+  s.next += kCount;
+  s.left -= static_cast<int>(kCount);
+}
+
+// Records one event: tag = site id | kExitFlag for a region's exit (RecordAt<0>, then
+// Advance<1>: three SASS for the event, plus the pointer and count updates).
 template <bool kShared>
-WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 tag, u32 a, u32 b) {
+WARPTRACE_DEVICE_INLINE void Record(BasicUnitState<kShared>& s, u32 tag) {
+  RecordAt<0>(s, tag);
+  Advance<1>(s);
+}
+
+// Records one event followed by its payload slot (trace version 2) at slots kAt and kAt + 1
+// past the state's pointer, leaving the state alone (RecordAt says why): the tag gets
+// abi::kPayloadFlag, the next slot holds (a, b) (format/links.h says what they mean per site
+// kind). Both slots count towards `attempted`. The event is stored while a slot is left and
+// its payload only while two are, so at the capacity edge the event's slot may be written
+// without its payload (the dump counts that event as dropped); a payload is never written
+// without its event.
+template <u32 kAt, bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordWithPayloadAt(BasicUnitState<kShared>& s, u32 tag, u32 a,
+                                                 u32 b) {
 #if defined(__CUDA_ARCH__)
-  // One statement per placement, no memory clobber: Record's comments say why.
+  // One statement per placement, no memory clobber: RecordAt's comments say why.
   if (kShared) {
     asm volatile(
         "{\n\t.reg .pred p, q;\n\t.reg .u32 c;\n\t"
         "mov.u32 c, %%clock;\n\t"
-        "setp.gt.s32 p, %1, 0;\n\t"
-        "setp.gt.s32 q, %1, 1;\n\t"
-        "@p st.shared.v2.u32 [%0], {%2, c};\n\t"
-        "@q st.shared.v2.u32 [%0+8], {%3, %4};\n\t}"
+        "setp.gt.s32 p, %1, %5;\n\t"
+        "setp.gt.s32 q, %1, %6;\n\t"
+        "@p st.shared.v2.u32 [%0+%7], {%2, c};\n\t"
+        "@q st.shared.v2.u32 [%0+%8], {%3, %4};\n\t}"
         :
         : "r"(static_cast<u32>(__cvta_generic_to_shared(s.next))), "r"(s.left),
-          "r"(tag | abi::kPayloadFlag), "r"(a), "r"(b));
+          "r"(tag | abi::kPayloadFlag), "r"(a), "r"(b), "n"(kAt), "n"(kAt + 1u),
+          "n"(kAt * 8u), "n"(kAt * 8u + 8u));
   } else {
     asm volatile(
         "{\n\t.reg .pred p, q;\n\t.reg .u32 c;\n\t"
         "mov.u32 c, %%clock;\n\t"
-        "setp.gt.s32 p, %1, 0;\n\t"
-        "setp.gt.s32 q, %1, 1;\n\t"
-        "@p st.v2.u32 [%0], {%2, c};\n\t"
-        "@q st.v2.u32 [%0+8], {%3, %4};\n\t}"
+        "setp.gt.s32 p, %1, %5;\n\t"
+        "setp.gt.s32 q, %1, %6;\n\t"
+        "@p st.v2.u32 [%0+%7], {%2, c};\n\t"
+        "@q st.v2.u32 [%0+%8], {%3, %4};\n\t}"
         :
-        : "l"(s.next), "r"(s.left), "r"(tag | abi::kPayloadFlag), "r"(a), "r"(b));
+        : "l"(s.next), "r"(s.left), "r"(tag | abi::kPayloadFlag), "r"(a), "r"(b), "n"(kAt),
+          "n"(kAt + 1u), "n"(kAt * 8u), "n"(kAt * 8u + 8u));
   }
 #else
   const u32 clock = ReadClock();
-  if (s.left > 0) {
-    s.next[0] = static_cast<u64>(tag | abi::kPayloadFlag) | (static_cast<u64>(clock) << 32);
+  if (s.left > static_cast<int>(kAt)) {
+    s.next[kAt] = static_cast<u64>(tag | abi::kPayloadFlag) | (static_cast<u64>(clock) << 32);
   }
-  if (s.left > 1) s.next[1] = static_cast<u64>(a) | (static_cast<u64>(b) << 32);
+  if (s.left > static_cast<int>(kAt + 1u)) {
+    s.next[kAt + 1u] = static_cast<u64>(a) | (static_cast<u64>(b) << 32);
+  }
 #endif
-  s.next += 2;
-  s.left -= 2;
+}
+
+// Records one event and its payload slot (RecordWithPayloadAt<0>, then Advance<2>).
+template <bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 tag, u32 a, u32 b) {
+  RecordWithPayloadAt<0>(s, tag, a, b);
+  Advance<2>(s);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -273,8 +306,8 @@ WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 t
 // mbarrier.test_wait), `pending[e]` is cleared and the event (kTag | kPayloadFlag, clock)
 // with payload (issue, first_id + e) recorded as RecordWithPayload would.
 //
-// One asm statement, its loop over the elements and its branches inside: LLVM weighs it as
-// one instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment).
+// One asm statement, its loop over the elements (none for one element: straight-line
+// code, issue 51) and its branches inside: LLVM weighs it as one instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment).
 // The element loop carries `.pragma "nounroll"`: ptxas would otherwise unroll it (about 25
 // SASS per element, kCount elements, in every unrolled copy of the kernel's loop around the
 // wait): hopper_gemm's profiled SASS 2530 -> 2167, SYNCS 93 -> 69, for the same checks.
@@ -287,10 +320,10 @@ WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pen
   // %0 next (in-out: shared u32 or generic u64), %1 left (in-out), %2 pending and %3 bar
   // (shared addresses, in-out: advanced per element), %4 first_id, %5 tag, %6 count,
   // %7 the phase words' offset in bytes.
-#define WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS)                         \
+#define WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS, HEAD, TAIL)             \
   "{\n\t.reg .pred p;\n\t.reg .u32 pend, ph, t, e;\n\t"                       \
   "mov.u32 e, 0;\n\t"                                                      \
-  "WARPTRACE_COPY_ENDS_ELEMENT:\n\t.pragma \"nounroll\";\n\t"             \
+  HEAD                                                                     \
   "ld.shared.u32 pend, [%2];\n\t"                                          \
   "setp.ne.u32 p, pend, 0;\n\t"                                            \
   "@!p bra WARPTRACE_COPY_ENDS_NEXT;\n\t"                                  \
@@ -312,14 +345,25 @@ WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pen
   "sub.s32 %1, %1, 2;\n\t"                                                 \
   "WARPTRACE_COPY_ENDS_NEXT:\n\t"                                          \
   "add.u32 %2, %2, 4;\n\tadd.u32 %3, %3, 8;\n\tadd.u32 e, e, 1;\n\t"          \
-  "setp.lt.u32 p, e, %6;\n\t"                                              \
-  "@p bra WARPTRACE_COPY_ENDS_ELEMENT;\n\t}"
-#define WARPTRACE_COPY_ENDS(AT, STORE, OP, MISS)                                         \
-  asm volatile(WARPTRACE_COPY_ENDS_ASM(AT, STORE, OP, MISS)                              \
+  TAIL "}"
+// The element loop (HEAD, TAIL), or for one element (kCount 1: a copy's wait at its next
+// issue) straight-line code with no backward branch.
+#define WARPTRACE_COPY_ENDS_LOOP_HEAD "WARPTRACE_COPY_ENDS_ELEMENT:\n\t.pragma \"nounroll\";\n\t"
+#define WARPTRACE_COPY_ENDS_LOOP_TAIL \
+  "setp.lt.u32 p, e, %6;\n\t@p bra WARPTRACE_COPY_ENDS_ELEMENT;\n\t"
+#define WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, HEAD, TAIL)                  \
+  asm volatile(WARPTRACE_COPY_ENDS_ASM(AT, STORE, OP, MISS, HEAD, TAIL)                 \
                : "+" AT_CONSTRAINT(next), "+r"(s.left), "+r"(pa), "+r"(ba)              \
                : "r"(first_id), "n"(kTag | abi::kPayloadFlag), "n"(kCount),             \
                  "n"(kStride * 4u)                                                      \
                : "memory")
+#define WARPTRACE_COPY_ENDS(AT, STORE, OP, MISS)                                         \
+  if (kCount == 1u) {                                                                    \
+    WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, "", "");                          \
+  } else {                                                                               \
+    WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, WARPTRACE_COPY_ENDS_LOOP_HEAD,    \
+                                  WARPTRACE_COPY_ENDS_LOOP_TAIL);                        \
+  }
   u32 pa = static_cast<u32>(__cvta_generic_to_shared(pending));
   u32 ba = static_cast<u32>(__cvta_generic_to_shared(bar));
   if (kShared) {
@@ -345,6 +389,9 @@ WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pen
     s.next = reinterpret_cast<u64*>(next);
   }
 #undef WARPTRACE_COPY_ENDS
+#undef WARPTRACE_COPY_ENDS_STATEMENT
+#undef WARPTRACE_COPY_ENDS_LOOP_TAIL
+#undef WARPTRACE_COPY_ENDS_LOOP_HEAD
 #undef WARPTRACE_COPY_ENDS_ASM
 }
 #endif  // __CUDA_ARCH__

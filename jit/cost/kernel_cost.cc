@@ -78,31 +78,25 @@ absl::Status DumpMode(const KernelCostOptions& options, absl::string_view varian
   return absl::OkStatus();
 }
 
+// One compile of `kernel` in one mode, with everything measured but the median compile
+// time (MeasureKernelCost alternates the further compiles); `request` gets what it compiled.
 absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTarget& target,
                                               bool profiled, const KernelCostOptions& options,
-                                              absl::string_view variant) {
+                                              absl::string_view variant,
+                                              CompileRequest& request) {
   ProfileOptions profile;
   profile.enabled = profiled;
   profile.policy = options.policy;
   ASSIGN_OR_RETURN(KernelSource source, EmitKernel(kernel, profile));
   KernelCompileCost cost;
   cost.record_points = CountRecordPoints(source.source);
-  std::vector<absl::Duration> times;
-  std::string cubin;
   NvrtcCompiler compiler;
-  ASSIGN_OR_RETURN(const CompileRequest request,
-                   CudaCompileRequest(source, target, VerboseFlags()));
-  for (int i = 0; i < std::max(1, options.repeats); ++i) {
-    ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(request));
-    times.push_back(compiled.compile_time);
-    if (i == 0) {
-      cost.log = std::move(compiled.log);
-      cubin = std::move(compiled.cubin);
-      cost.ptx = std::move(compiled.ptx);
-    }
-  }
-  std::sort(times.begin(), times.end());
-  cost.compile_time = times[times.size() / 2];
+  ASSIGN_OR_RETURN(request, CudaCompileRequest(source, target, VerboseFlags()));
+  ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(request));
+  cost.compile_time = compiled.compile_time;
+  cost.log = std::move(compiled.log);
+  std::string cubin = std::move(compiled.cubin);
+  cost.ptx = std::move(compiled.ptx);
   ASSIGN_OR_RETURN(cost.ptxas, ParsePtxasInfo(cost.log, source.kernel_name));
   if (!options.cuobjdump.empty()) {
     ASSIGN_OR_RETURN(CubinListing listing, DisassembleCubin(cubin, options.cuobjdump));
@@ -118,6 +112,29 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
     RETURN_IF_ERROR(DumpMode(options, variant, profiled, source, cost));
   }
   return cost;
+}
+
+}  // namespace
+
+namespace {
+
+// Compiles the unprofiled and the profiled request in alternation until each mode has
+// `repeats` compile times (its first is MeasureMode's), and keeps each mode's median.
+absl::Status MedianCompileTimes(const CompileRequest (&requests)[2], int repeats,
+                                KernelCostRow& row) {
+  std::vector<absl::Duration> times[2] = {{row.off.compile_time}, {row.on.compile_time}};
+  NvrtcCompiler compiler;
+  for (int r = 1; r < repeats; ++r) {
+    for (int mode : {0, 1}) {
+      ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(requests[mode]));
+      times[mode].push_back(compiled.compile_time);
+    }
+  }
+  for (int mode : {0, 1}) {
+    std::sort(times[mode].begin(), times[mode].end());
+    (mode == 0 ? row.off : row.on).compile_time = times[mode][times[mode].size() / 2];
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -294,7 +311,8 @@ std::string NonInfoLogLines(absl::string_view log) {
 uint32_t CountRecordPoints(absl::string_view source) {
   uint32_t count = 0;
   for (absl::string_view call :
-       {"warptrace::recorder::Record(", "warptrace::recorder::RecordWithPayload("}) {
+       {"warptrace::recorder::Record(", "warptrace::recorder::RecordWithPayload(",
+        "warptrace::recorder::RecordAt<", "warptrace::recorder::RecordWithPayloadAt<"}) {
     for (size_t at = source.find(call); at != absl::string_view::npos;
          at = source.find(call, at + call.size())) {
       ++count;
@@ -392,21 +410,120 @@ uint64_t CountClockReads(absl::string_view sass) {
   return reads;
 }
 
+namespace {
+
+bool IsGlobaltimerRead(absl::string_view text) {
+  return absl::StrContains(text, "SR_GLOBALTIMER");
+}
+
+// Whether the loop `body` (indices into `lines`, its header `header`) is the recorder
+// epilogue's (LoopSass).
+bool IsEpilogueLoop(const std::vector<SassLine>& lines, const std::vector<size_t>& body,
+                    size_t header) {
+  for (size_t i : body) {
+    if (IsClockRead(lines[i].text)) return false;
+  }
+  size_t first_timer = lines.size();  // the prologue's globaltimer read
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (IsGlobaltimerRead(lines[i].text)) {
+      first_timer = i;
+      break;
+    }
+  }
+  std::vector<size_t> reads;  // the last two timer reads before the loop, latest first
+  for (size_t i = header; i-- > 0 && reads.size() < 2;) {
+    if (IsClockRead(lines[i].text) || IsGlobaltimerRead(lines[i].text)) reads.push_back(i);
+  }
+  return reads.size() == 2 && IsClockRead(lines[reads[0]].text) &&
+         IsGlobaltimerRead(lines[reads[1]].text) && reads[1] != first_timer;
+}
+
+// The instructions control may go to after each one: the next (unless an unpredicated
+// BRA, EXIT or RET) and a branch's target.
+std::vector<std::vector<size_t>> Successors(const std::vector<SassLine>& lines) {
+  std::vector<std::vector<size_t>> next(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::vector<absl::string_view> tokens =
+        absl::StrSplit(lines[i].text, ' ', absl::SkipWhitespace());
+    const bool predicated = !tokens.empty() && absl::StartsWith(tokens[0], "@");
+    const absl::string_view op = tokens.size() > (predicated ? 1u : 0u)
+                                     ? tokens[predicated ? 1 : 0]
+                                     : absl::string_view();
+    const bool jumps = absl::StartsWith(op, "BRA") || absl::StartsWith(op, "EXIT") ||
+                       absl::StartsWith(op, "RET");
+    if (const std::optional<uint64_t> target = BranchTarget(lines[i].text)) {
+      const auto it = std::lower_bound(
+          lines.begin(), lines.end(), *target,
+          [](const SassLine& l, uint64_t address) { return l.address < address; });
+      if (it != lines.end()) next[i].push_back(static_cast<size_t>(it - lines.begin()));
+    }
+    if ((predicated || !jumps) && i + 1 < lines.size()) next[i].push_back(i + 1);
+  }
+  return next;
+}
+
+// The natural loop of the backward branch at `latch` to `header`: the instructions that
+// reach the latch without passing the header, and the header; empty when the header does
+// not dominate the latch (a jump back from code placed out of line, e.g. the retry of an
+// mbarrier wait ptxas moves to the function's end, is no loop).
+std::vector<size_t> NaturalLoop(const std::vector<std::vector<size_t>>& next,
+                                const std::vector<std::vector<size_t>>& prev, size_t header,
+                                size_t latch) {
+  // Every instruction `from` reaches along `edges` without passing the header.
+  const auto reach = [&](const std::vector<std::vector<size_t>>& edges, size_t from) {
+    std::vector<bool> seen(edges.size(), false);
+    seen[header] = true;
+    std::vector<size_t> work = {from}, out;
+    seen[from] = true;
+    while (!work.empty()) {
+      const size_t i = work.back();
+      work.pop_back();
+      out.push_back(i);
+      for (size_t j : edges[i]) {
+        if (seen[j]) continue;
+        seen[j] = true;
+        work.push_back(j);
+      }
+    }
+    return out;
+  };
+  if (header != 0) {  // the entry is the first instruction
+    const std::vector<size_t> from_entry = reach(next, 0);
+    if (std::find(from_entry.begin(), from_entry.end(), latch) != from_entry.end()) return {};
+  }
+  std::vector<size_t> body = reach(prev, latch);
+  if (latch != header) body.push_back(header);
+  return body;
+}
+
+}  // namespace
+
 LoopSass CountLoopSass(absl::string_view sass) {
   const std::vector<SassLine> lines = SassLines(sass);
-  std::vector<std::pair<uint64_t, uint64_t>> loops;  // [target, branch]
-  for (const SassLine& line : lines) {
-    const std::optional<uint64_t> target = BranchTarget(line.text);
-    if (target.has_value() && *target < line.address) loops.push_back({*target, line.address});
+  const std::vector<std::vector<size_t>> next = Successors(lines);
+  std::vector<std::vector<size_t>> prev(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    for (size_t j : next[i]) prev[j].push_back(i);
+  }
+  // 1: in a kernel loop, 2: only in the epilogue's.
+  std::vector<int> where(lines.size(), 0);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::optional<uint64_t> target = BranchTarget(lines[i].text);
+    if (!target.has_value() || *target >= lines[i].address || next[i].empty()) continue;
+    const size_t header = next[i].front();  // the target (Successors puts it first)
+    const std::vector<size_t> body = NaturalLoop(next, prev, header, i);
+    if (body.empty()) continue;
+    const int mark = IsEpilogueLoop(lines, body, header) ? 2 : 1;
+    for (size_t j : body) where[j] = where[j] == 1 ? 1 : mark;
   }
   LoopSass out;
-  for (const SassLine& line : lines) {
-    const bool in_loop = std::any_of(loops.begin(), loops.end(), [&](const auto& loop) {
-      return loop.first <= line.address && line.address <= loop.second;
-    });
-    if (!in_loop) continue;
-    ++out.instructions;
-    if (IsClockRead(line.text)) ++out.clock_reads;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (where[i] == 1) {
+      ++out.instructions;
+      if (IsClockRead(lines[i].text)) ++out.clock_reads;
+    } else if (where[i] == 2) {
+      ++out.epilogue_instructions;
+    }
   }
   return out;
 }
@@ -517,15 +634,19 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
     row.arch = variant.target.ToString();
     row.setmaxnreg = variant.setmaxnreg;
     row.threads_per_block = static_cast<uint32_t>(kernel->ThreadsPerBlock());
+    CompileRequest requests[2];
     for (bool profiled : {false, true}) {
       absl::StatusOr<KernelCompileCost> cost =
-          MeasureMode(*kernel, variant.target, profiled, options, variant.name);
+          MeasureMode(*kernel, variant.target, profiled, options, variant.name,
+                      requests[profiled ? 1 : 0]);
       if (!cost.ok()) {
         return WithContext(cost.status(), absl::StrCat(variant.name, profiled ? ", profiled"
                                                                               : ", unprofiled"));
       }
       (profiled ? row.on : row.off) = *std::move(cost);
     }
+    absl::Status timed = MedianCompileTimes(requests, options.repeats, row);
+    if (!timed.ok()) return WithContext(timed, variant.name);
     if (row.on.sass_instructions && row.off.sass_instructions && row.on.record_points > 0) {
       row.sass_per_record_point = (static_cast<double>(*row.on.sass_instructions) -
                                    static_cast<double>(*row.off.sass_instructions)) /
@@ -552,7 +673,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                              const KernelCostOptions& options) {
   std::string out = absl::StrFormat(
       "What recording costs %s (off = unprofiled, on = profiled%s; NVRTC "
-      "--ptxas-options=-v --no-cache; compile time = median of %d):\n",
+      "--ptxas-options=-v --no-cache; compile time = median of %d, the modes alternated):\n",
       options.subject,
       options.policy == RecordPolicy{}
           ? " with default options"
@@ -630,8 +751,8 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "Record/RecordWithPayload calls in the emitted source (static); SASS/ev = (SASS(on) - "
       "SASS(off)) / (clock reads(on) - 2), per record point instance in the compiled code "
       "(prologue and epilogue instructions included: an upper bound); loop/ev = the same "
-      "within the kernel's loops alone (backward branches' ranges, CountLoopSass: the "
-      "prologue and epilogue apart); ratio = compile "
+      "within the kernel's loops alone (natural loops of backward branches, CountLoopSass: the "
+      "prologue and epilogue apart, the epilogue's own slot loop too); ratio = compile "
       "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
       "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
       "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts. "

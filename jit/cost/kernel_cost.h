@@ -16,7 +16,10 @@
 //                                    per-point code, unrolled copies of it) spread over the
 //                                    points the emitter wrote; an upper bound of the marginal
 //                                    per-event cost recorder_cost measures
-//   compile time                     the median wall time of `repeats` NVRTC compiles
+//   compile time                     the median wall time of `repeats` NVRTC compiles,
+//                                    the two modes compiled in alternation (off, on, off,
+//                                    on, ...) so that a slow spell of a shared machine
+//                                    weighs on both alike
 //
 // setmaxnreg: the Hopper GEMM's warpgroups set their own register counts (40 / 232) at run
 // time, so ptxas's count is the kernel's launch-time allocation, not what each role gets.
@@ -92,13 +95,19 @@ const std::vector<std::string>& KeySassOpcodes();
 // KeySassOpcodes() order (zeros included).
 std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::string_view sass);
 
-// The SASS inside the kernel's loops: instructions within the range of some backward
-// branch (a BRA whose target is at or before it, the final self-branch left out), and the
-// SM clock reads among them (CountClockReads' instructions). The prologue and epilogue are
-// outside every loop.
+// The SASS inside the kernel's loops: instructions in the natural loop of some backward
+// branch (a BRA to an instruction before it that dominates it: the instructions that reach
+// the branch without passing its target; a jump back from code ptxas placed out of line,
+// such as an mbarrier wait's retry at the function's end, is no loop, and neither is the
+// code between its two ends), and the SM clock reads among them (CountClockReads'
+// instructions). The prologue and epilogue are apart: the recorder epilogue's own loop (it copies and checksums the unit's slots) is
+// counted in epilogue_instructions, not in instructions. It is the loop without a clock
+// read whose last two timer reads before it are a globaltimer read, not the first one (the
+// prologue's), then a clock read: the epilogue's end stamps.
 struct LoopSass {
   uint64_t instructions = 0;
   uint64_t clock_reads = 0;
+  uint64_t epilogue_instructions = 0;
 };
 LoopSass CountLoopSass(absl::string_view sass);
 
@@ -156,7 +165,7 @@ uint64_t CountClockReads(absl::string_view sass);
 
 struct KernelCostOptions {
   std::vector<KernelCostVariant> variants = DefaultKernelCostVariants();
-  int repeats = 3;        // compiles per variant and mode; the median is reported
+  int repeats = 3;        // compiles per variant and mode, alternated; the median is reported
   // What the profiled mode records (the default: everything the examples record). Fewer
   // record points cost less code, registers and compile time.
   RecordPolicy policy;

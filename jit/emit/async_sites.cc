@@ -31,6 +31,40 @@ AsyncSites::AsyncSites(const Kernel& kernel, const RecordPlan* plan, SourceWrite
     h.bits = 1;
     while ((uint64_t{1} << h.bits) - 1 < sites) ++h.bits;  // all ones stays free: none
   }
+  FindExactSites();
+}
+
+namespace {
+
+bool HasReturn(const std::vector<KernelNode>& body) {
+  for (const KernelNode& n : body) {
+    if (n.kind == KernelNode::Kind::kReturn || HasReturn(n.body) || HasReturn(n.else_body)) {
+      return true;
+    }
+    for (const KernelNode& role : n.roles) {
+      if (HasReturn(role.body)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+KernelNode::Kind AsyncSites::WaitKindOf(const CopySite& c) {
+  return c.mma() ? KernelNode::Kind::kMmaWait
+         : c.store() ? KernelNode::Kind::kTmaStoreWait
+                     : KernelNode::Kind::kAsyncWait;
+}
+
+// A site is exact when its kind keeps no history (every wait of the kind waits for all),
+// the kernel has no early return (whose exit would need the count in flight there), and
+// GroupBounds finds the count exact at every wait and zero at the end.
+void AsyncSites::FindExactSites() {
+  if (HasReturn(kernel_.body)) return;
+  for (CopySite& c : copies_) {
+    if (c.bulk() || HistoryOf(KindOf(c)).bits != 0) continue;
+    c.exact = GroupBounds(kernel_.body, c.node, WaitKindOf(c)).ExactEverywhere();
+  }
 }
 
 void AsyncSites::RecordPayload(int depth, const SiteInfo& site, bool exit, const std::string& a,
@@ -143,6 +177,10 @@ bool AsyncSites::MayRunOnIssuer(const CopySite& c) const {
 }
 
 void AsyncSites::RecordGroupBegin(int depth, const CopySite& c) {
+  if (c.exact) {  // no counter: the ends at the waits are a known number
+    RecordDerived(out_, depth, c.site, false, "begin of");
+    return;
+  }
   const GroupKind& kind = KindOf(c);
   const int r = RecorderOnly(depth, kind);
   RecordDerived(out_, r, c.site, false, "begin of");  // issue = Issued(c), by order
@@ -282,7 +320,7 @@ void AsyncSites::MmaGroup(const KernelNode& node, int depth) {
   const CopySite* tracked = Tracked(node);
   if (tracked != nullptr) {
     RecordDerived(out_, d, tracked->site, false, "commit of");  // issue: by order
-    Line(d, absl::StrCat("++", Issued(*tracked), ";"));
+    if (!tracked->exact) Line(d, absl::StrCat("++", Issued(*tracked), ";"));
   }
   Line(d, "warptrace_wgmma_commit_group();");
   PushHistory(d, kMmaGroups, tracked);
@@ -379,13 +417,26 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
     bool in_recorder_block, const KernelNode* wait) {
   const History& h = HistoryOf(kind);
   if (h.bits == 0) pending = 0;  // no history: the plan has no wait leaving groups in flight
-  if (!std::any_of(copies_.begin(), copies_.end(),
-                   [&](const CopySite& c) { return (c.*kind.member)(); })) {
-    return;
-  }
-  const int d = in_recorder_block ? depth : RecorderOnly(depth, kind);
+  bool counted = false;
   for (const CopySite& c : copies_) {
     if (!(c.*kind.member)()) continue;
+    if (!c.exact) {
+      counted = true;
+      continue;
+    }
+    // Exactly n in flight here on every path: n records, no condition (none at an exit).
+    const uint32_t n =
+        wait == nullptr
+            ? 0
+            : GroupBounds(kernel_.body, c.node, wait->kind).ExactlyAtWait(wait).value_or(0);
+    for (uint32_t i = 0; i < n; ++i) {
+      RecordDerived(out_, depth, c.site, true, c.mma() ? "retirement of" : "end of");
+    }
+  }
+  if (!counted) return;
+  const int d = in_recorder_block ? depth : RecorderOnly(depth, kind);
+  for (const CopySite& c : copies_) {
+    if (!(c.*kind.member)() || c.exact) continue;
     std::string keep;
     if (pending > 0) {
       std::vector<std::string> terms;
@@ -425,8 +476,10 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
 void AsyncSites::ObservePendingCopies(int depth) {
   for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
     std::vector<std::string> open;
-    for (const CopySite& c : copies_) {
-      if ((c.*kind->member)()) open.push_back(absl::StrCat(Done(c), " < ", Issued(c)));
+    for (const CopySite& c : copies_) {  // exact sites have none in flight here
+      if ((c.*kind->member)() && !c.exact) {
+        open.push_back(absl::StrCat(Done(c), " < ", Issued(c)));
+      }
     }
     if (open.empty()) continue;
     const int d = RecorderOnly(depth, *kind);
@@ -472,6 +525,7 @@ void AsyncSites::CopyTracking() {
     }
   }
   for (const CopySite& c : copies_) {
+    if (c.exact) continue;  // no counters
     if (!c.bulk() && !KindOf(c).per_unit) {  // wgmma groups: registers
       Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
       Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
@@ -559,7 +613,7 @@ void AsyncSites::CollectCopy(const KernelNode& n, const KernelNode* role, uint64
                                  absl::StrCat(bulk ? kCopiesPrefix : "",
                                               mma ? "warptrace_mma" : "warptrace_copy",
                                               n.ordinal),
-                                 role, group_index, issuer});
+                                 role, group_index, issuer, /*exact=*/false});
     }
   }
   const GroupKind* kind = n.kind == KernelNode::Kind::kAsyncWait      ? &kCpAsyncGroups

@@ -88,6 +88,11 @@ class AsyncSites {
     const KernelNode* role;   // the role it is issued in (null outside roles)
     uint32_t group_index;     // among the sites of its group kind (bulk: unused)
     uint64_t issuer;          // bulk, TMA and store copies: the one thread issuing them
+    // A group site whose groups in flight are the same number at each of its kind's waits
+    // on every path, and none at the kernel's end (GroupBounds::ExactEverywhere, no wait
+    // leaving groups in flight, no early return): its begins and ends are recorded with no
+    // issue or retirement counter and no recorder-only guard (issue 51).
+    bool exact;
     bool mma() const { return node->kind == KernelNode::Kind::kMmaGroup; }
     bool store() const { return node->kind == KernelNode::Kind::kTmaStore; }
     bool bulk() const { return !mma() && !store() && !node->copy.barrier.empty(); }
@@ -215,6 +220,11 @@ class AsyncSites {
 
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);
+
+  // Marks the group sites that need no counters (CopySite::exact).
+  void FindExactSites();
+  // The wait kind that retires `c`'s groups.
+  static KernelNode::Kind WaitKindOf(const CopySite& c);
 
   // Every recorded copy, mma group and TMA store of `body` into copies_ (in preorder, with
   // the role that issues it), and each group kind's deepest wait into its history.

@@ -22,6 +22,7 @@
 #include "jit/emit/async_sites.h"
 #include "jit/emit/emit_lines.h"
 #include "jit/emit/kernel_frame.h"
+#include "jit/emit/record_runs.h"
 #include "jit/emit/source_writer.h"
 #include "jit/primitives/embedded_primitives.h"
 
@@ -59,7 +60,8 @@ class Emitter {
     if (plan_ != nullptr && !ends_with_return) Exits(1, "kernel end");
     Line(0, "}");
     WriteHostEntry(out_, kernel_, plan_ != nullptr);
-    return out_.Take();
+    // Record points in straight-line runs at immediate offsets (issue 51).
+    return plan_ == nullptr ? out_.Take() : out_.Take(GroupRecordRuns);
   }
 
  private:

@@ -5,14 +5,14 @@
 namespace warptrace {
 namespace {
 
-using Bound = std::optional<uint32_t>;
+using Most = std::optional<uint32_t>;
 
-Bound Max(Bound a, Bound b) {
+Most Max(Most a, Most b) {
   if (!a.has_value() || !b.has_value()) return std::nullopt;
   return std::max(*a, *b);
 }
 
-Bound PlusOne(Bound a) {
+Most PlusOne(Most a) {
   if (!a.has_value() || *a >= GroupBounds::kMaxBound) return std::nullopt;
   return *a + 1;
 }
@@ -22,13 +22,37 @@ Bound PlusOne(Bound a) {
 GroupBounds::GroupBounds(const std::vector<KernelNode>& body, const KernelNode* site,
                          KernelNode::Kind wait_kind)
     : site_(site), wait_kind_(wait_kind) {
-  Walk(body, 0u);
+  at_end_ = Walk(body, Bound{});
 }
 
 std::optional<uint32_t> GroupBounds::AtWait(const KernelNode* wait) const {
   const auto it = at_wait_.find(wait);
-  return it == at_wait_.end() ? std::nullopt : it->second;
+  return it == at_wait_.end() ? std::nullopt : it->second.most;
 }
+
+std::optional<uint32_t> GroupBounds::ExactlyAtWait(const KernelNode* wait) const {
+  const auto it = at_wait_.find(wait);
+  if (it == at_wait_.end() || it->second.most != it->second.least) return std::nullopt;
+  return it->second.least;
+}
+
+bool GroupBounds::ExactEverywhere() const {
+  if (at_end_.most != 0u) return false;
+  for (const auto& [wait, bound] : at_wait_) {
+    if (bound.most != bound.least) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Either of two paths: the least of the least, the most of the most.
+template <typename B>
+B Either(const B& a, const B& b) {
+  return B{std::min(a.least, b.least), Max(a.most, b.most)};
+}
+
+}  // namespace
 
 GroupBounds::Bound GroupBounds::Walk(const std::vector<KernelNode>& body, Bound in) {
   for (const KernelNode& n : body) in = Node(n, in);
@@ -38,19 +62,22 @@ GroupBounds::Bound GroupBounds::Walk(const std::vector<KernelNode>& body, Bound 
 GroupBounds::Bound GroupBounds::Node(const KernelNode& n, Bound in) {
   if (n.kind == wait_kind_) {
     const auto [it, inserted] = at_wait_.emplace(&n, in);
-    if (!inserted) it->second = Max(it->second, in);
-    // What the wait leaves in flight: at most its count, and no more than there were.
-    return in.has_value() ? std::min(*in, n.async_pending) : n.async_pending;
+    if (!inserted) it->second = Either(it->second, in);
+    // What the wait leaves in flight: at most its count, and no more than there were; with
+    // a count, possibly none of this site's.
+    const uint32_t most = in.most.has_value() ? std::min(*in.most, n.async_pending)
+                                              : n.async_pending;
+    return Bound{0, most};
   }
   switch (n.kind) {
     case KernelNode::Kind::kLoop:
       return Loop(n, in);
     case KernelNode::Kind::kIf:
-      return Max(Walk(n.body, in), n.has_else ? Walk(n.else_body, in) : in);
+      return Either(Walk(n.body, in), n.has_else ? Walk(n.else_body, in) : in);
     case KernelNode::Kind::kRoles: {
-      // Each role's threads take one path: the most over the roles.
+      // Each role's threads take one path: the least and most over the roles.
       Bound out = in;
-      for (const KernelNode& role : n.roles) out = Max(out, Walk(role.body, in));
+      for (const KernelNode& role : n.roles) out = Either(out, Walk(role.body, in));
       return out;
     }
     default:
@@ -58,22 +85,23 @@ GroupBounds::Bound GroupBounds::Node(const KernelNode& n, Bound in) {
   }
   // A construct's own body (a region's, an MMA group's instructions), then its commit.
   Bound out = Walk(n.body, in);
-  return &n == site_ ? PlusOne(out) : out;
+  if (&n == site_) out = Bound{out.least + 1, PlusOne(out.most)};
+  return out;
 }
 
 // A loop runs its body any number of times: the bound after it is the least fixpoint of
 // in, body(in), body(body(in)) ... which, if it grows past kMaxBound, is none. The waits
-// inside see every iteration's bound (Node takes the most).
+// inside see every iteration's bound (Node merges them).
 GroupBounds::Bound GroupBounds::Loop(const KernelNode& n, Bound in) {
   Bound cur = in;
   for (uint32_t i = 0; i <= kMaxBound + 1; ++i) {
-    const Bound next = Max(cur, Walk(n.body, cur));
+    const Bound next = Either(cur, Walk(n.body, cur));
     if (next == cur) return cur;
     cur = next;
-    if (!cur.has_value()) break;
+    if (!cur.most.has_value()) break;
   }
-  Walk(n.body, std::nullopt);  // no bound holds: every wait inside sees none
-  return std::nullopt;
+  Walk(n.body, Bound{0, std::nullopt});  // no bound holds: every wait inside sees none
+  return Bound{0, std::nullopt};
 }
 
 }  // namespace warptrace

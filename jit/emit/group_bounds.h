@@ -36,8 +36,22 @@ class GroupBounds {
   // of the kind's waits in the body.
   std::optional<uint32_t> AtWait(const KernelNode* wait) const;
 
+  // The number of the site's groups in flight at `wait` when it is the same on every path
+  // and in every iteration (the least equals the most), else nullopt. A wait leaving groups
+  // in flight (n > 0) may leave any of its kind's, so the least after it is 0.
+  std::optional<uint32_t> ExactlyAtWait(const KernelNode* wait) const;
+
+  // Whether every wait of the kind in the body sees an exact number of the site's groups
+  // and none is in flight at the body's end: the emitter then records the site's begins
+  // and ends with no issue or retirement counters (issue 51).
+  bool ExactEverywhere() const;
+
  private:
-  using Bound = std::optional<uint32_t>;  // nullopt: unbounded
+  struct Bound {
+    uint32_t least = 0;
+    std::optional<uint32_t> most = 0u;  // nullopt: unbounded
+    bool operator==(const Bound& o) const { return least == o.least && most == o.most; }
+  };
   Bound Walk(const std::vector<KernelNode>& body, Bound in);
   Bound Node(const KernelNode& n, Bound in);
   Bound Loop(const KernelNode& n, Bound in);
@@ -45,6 +59,7 @@ class GroupBounds {
   const KernelNode* site_;
   KernelNode::Kind wait_kind_;
   std::map<const KernelNode*, Bound> at_wait_;
+  Bound at_end_;
 };
 
 }  // namespace warptrace

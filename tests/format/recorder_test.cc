@@ -100,6 +100,11 @@ extern "C" __global__ void __launch_bounds__(%u) scale(float* data, float a, int
                                          static_cast<unsigned int>(j));
     data[i] = data[i] * a + 1.0f;
     warptrace::recorder::Record(wt, warptrace::abi::MakeTag(1u, true));
+    // A grouped run, as jit/emit/record_runs.h writes one.
+    warptrace::recorder::RecordAt<0>(wt, warptrace::abi::MakeTag(3u, false));
+    warptrace::recorder::RecordWithPayloadAt<1>(wt, warptrace::abi::MakeTag(4u, false), 5u, 6u);
+    warptrace::recorder::RecordAt<3>(wt, warptrace::abi::MakeTag(3u, true));
+    warptrace::recorder::Advance<4>(wt);
   }
   warptrace::recorder::Record(wt, warptrace::abi::MakeTag(0u, true));
   warptrace::recorder::Epilogue(wt, kWtConfig, warptrace_trace, tid, bid);
@@ -486,6 +491,48 @@ TEST(RecorderHostTest, PayloadSlotFollowsItsEventAndIsNeverStoredWithoutIt) {
       EXPECT_EQ(slot[1], want1) << "slot " << k;
     }
     EXPECT_EQ(buffer[abi::RecordWords(capacity)], kGuardWord);
+  }
+}
+
+// The slots of a unit that records plain, payload, payload exit (5 slots) at `capacity`,
+// with the plain calls or (grouped) as one run at immediate offsets and one Advance.
+std::vector<uint32_t> RecordFiveSlots(uint32_t capacity, bool grouped, int* left) {
+  const Config c{32, 0, 0, 1, capacity, 0, 0, 0xffffffffu, 1};
+  std::vector<uint32_t> buffer(abi::RecordWords(capacity) + kGuardWords, 0u);
+  for (uint32_t g = 0; g < kGuardWords; ++g) buffer[buffer.size() - 1 - g] = kGuardWord;
+  g_clock_base = 0;
+  g_clock_calls = 0;
+  g_gt_base = GtBase(0, 0);
+  g_gt_calls = 0;
+  UnitState s;
+  recorder::Prologue(s, c, buffer.data(), nullptr, 0, 0);
+  if (grouped) {
+    recorder::RecordAt<0>(s, abi::MakeTag(0, false));
+    recorder::RecordWithPayloadAt<1>(s, abi::MakeTag(1, false), 11, 12);
+    recorder::RecordWithPayloadAt<3>(s, abi::MakeTag(1, true), 13, 14);
+    recorder::Advance<5>(s);
+  } else {
+    recorder::Record(s, abi::MakeTag(0, false));
+    recorder::RecordWithPayload(s, abi::MakeTag(1, false), 11, 12);
+    recorder::RecordWithPayload(s, abi::MakeTag(1, true), 13, 14);
+  }
+  *left = s.left;
+  recorder::Epilogue(s, c, buffer.data(), 0, 0);
+  return buffer;
+}
+
+TEST(RecorderHostTest, GroupedRunWritesTheSlotsThePlainCallsWrite) {
+  // Byte for byte the same record (slots, attempted count, checksum, guard) at every
+  // capacity, the edge included: the grouped run checks each slot against its offset.
+  for (uint32_t capacity : {1u, 2u, 3u, 4u, 5u, 6u}) {
+    SCOPED_TRACE(absl::StrCat("capacity ", capacity));
+    int plain_left = 0;
+    int grouped_left = 0;
+    const std::vector<uint32_t> plain = RecordFiveSlots(capacity, false, &plain_left);
+    const std::vector<uint32_t> grouped = RecordFiveSlots(capacity, true, &grouped_left);
+    EXPECT_EQ(grouped, plain);
+    EXPECT_EQ(grouped_left, plain_left);
+    EXPECT_EQ(grouped_left, static_cast<int>(capacity) - 5);
   }
 }
 

@@ -22,53 +22,58 @@ extern "C" __global__ void reduction(const float* x, float* out, unsigned int* w
   const unsigned int warptrace_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   warptrace::recorder::UnitState warptrace_unit;
   warptrace::recorder::Prologue(warptrace_unit, warptrace_config, warptrace_trace, nullptr, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-  warptrace::recorder::Record(warptrace_unit, 0u);  // enter reduction
+  warptrace::recorder::RecordAt<0u>(warptrace_unit, 0u);  // enter reduction
 #line 1 "kernel reduction > statement `const int tid = threadIdx.x; ...`"
   const int tid = threadIdx.x;
   float acc = 0.0f;
 #line 28 "reduction.cu"
   {  // region accumulate
-    warptrace::recorder::Record(warptrace_unit, 1u);  // enter accumulate
+    warptrace::recorder::RecordAt<1u>(warptrace_unit, 1u);  // enter accumulate
+    warptrace::recorder::Advance<2u>(warptrace_unit);  // past the run's 2 slots
     for (int i = (blockIdx.x * 256 + tid); i < 4096; i += 2048) {
-      warptrace::recorder::Record(warptrace_unit, 2u);  // enter loop i
+      warptrace::recorder::RecordAt<0u>(warptrace_unit, 2u);  // enter loop i
 #line 1 "kernel reduction > region accumulate > loop i > statement `acc += x[i];`"
       acc += x[i];
-#line 35 "reduction.cu"
-      warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit loop i
+#line 36 "reduction.cu"
+      warptrace::recorder::RecordAt<1u>(warptrace_unit, 0x80000002u);  // exit loop i
+      warptrace::recorder::Advance<2u>(warptrace_unit);  // past the run's 2 slots
     }
 #line 1 "kernel reduction > region accumulate > statement `partial[tid] = acc;`"
     partial[tid] = acc;
-#line 40 "reduction.cu"
-    warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // exit accumulate
+#line 42 "reduction.cu"
+    warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x80000001u);  // exit accumulate
   }
 #line 1 "kernel reduction > barrier partials written"
   __syncthreads();  // barrier partials written
-#line 45 "reduction.cu"
+#line 47 "reduction.cu"
   {  // region tree
-    warptrace::recorder::Record(warptrace_unit, 3u);  // enter tree
+    warptrace::recorder::RecordAt<1u>(warptrace_unit, 3u);  // enter tree
     WARPTRACE_TRIPS_BEGIN(7);
+    warptrace::recorder::Advance<2u>(warptrace_unit);  // past the run's 2 slots
     for (int step = 0; step < 8; ++step) {
       WARPTRACE_TRIPS_STEP(7);
-      warptrace::recorder::Record(warptrace_unit, 4u);  // enter loop step
+      warptrace::recorder::RecordAt<0u>(warptrace_unit, 4u);  // enter loop step
 #line 1 "kernel reduction > region tree > loop step > statement `const int half = 256 >> (step...`"
       const int half = 256 >> (step + 1);
       if (tid < half) partial[tid] += partial[tid + half];
 #line 1 "kernel reduction > region tree > loop step > barrier halved"
       __syncthreads();  // barrier halved
-#line 57 "reduction.cu"
-      warptrace::recorder::Record(warptrace_unit, 0x80000004u);  // exit loop step
+#line 60 "reduction.cu"
+      warptrace::recorder::RecordAt<1u>(warptrace_unit, 0x80000004u);  // exit loop step
+      warptrace::recorder::Advance<2u>(warptrace_unit);  // past the run's 2 slots
     }
     WARPTRACE_TRIPS_END(7, 8ull, "kernel reduction > region tree > loop step");
-    warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // exit tree
+    warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x80000003u);  // exit tree
   }
   {  // region publish
-    warptrace::recorder::Record(warptrace_unit, 5u);  // enter publish
+    warptrace::recorder::RecordAt<1u>(warptrace_unit, 5u);  // enter publish
 #line 1 "kernel reduction > region publish > statement `if (tid == 0) atomicAdd(out, ...`"
     if (tid == 0) atomicAdd(out, partial[0]);
-#line 67 "reduction.cu"
-    warptrace::recorder::Record(warptrace_unit, 0x80000005u);  // exit publish
+#line 71 "reduction.cu"
+    warptrace::recorder::RecordAt<2u>(warptrace_unit, 0x80000005u);  // exit publish
   }
-  warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit reduction (kernel end)
+  warptrace::recorder::RecordAt<3u>(warptrace_unit, 0x80000000u);  // exit reduction (kernel end)
+  warptrace::recorder::Advance<4u>(warptrace_unit);  // past the run's 4 slots
   warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW);
 }
 

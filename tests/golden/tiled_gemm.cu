@@ -34,38 +34,40 @@ extern "C" __global__ void tiled_gemm(const float* A, const float* B, float* C, 
   for (int kt = 0; kt < 8; ++kt) {
     WARPTRACE_TRIPS_STEP(1);
     {  // region load
-      warptrace::recorder::Record(warptrace_unit, 1u);  // enter load
+      warptrace::recorder::RecordAt<0u>(warptrace_unit, 1u);  // enter load
 #line 1 "kernel tiled_gemm > loop kt > region load > statement `As[ty * 16 + tx] = A[row * 12...`"
       As[ty * 16 + tx] = A[row * 128 + kt * 16 + tx];
       Bs[ty * 16 + tx] = B[(kt * 16 + ty) * 64 + col];
 #line 40 "tiled_gemm.cu"
-      warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // exit load
+      warptrace::recorder::RecordAt<1u>(warptrace_unit, 0x80000001u);  // exit load
     }
 #line 1 "kernel tiled_gemm > loop kt > barrier tile loaded"
     __syncthreads();  // barrier tile loaded
 #line 45 "tiled_gemm.cu"
     {  // region compute
-      warptrace::recorder::Record(warptrace_unit, 2u);  // enter compute
+      warptrace::recorder::RecordAt<2u>(warptrace_unit, 2u);  // enter compute
 #line 1 "kernel tiled_gemm > loop kt > region compute > statement `for (int kk = 0; kk < 16; ++k...`"
       for (int kk = 0; kk < 16; ++kk) {
         acc = fmaf(As[ty * 16 + kk], Bs[kk * 16 + tx], acc);
       }
 #line 52 "tiled_gemm.cu"
-      warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit compute
+      warptrace::recorder::RecordAt<3u>(warptrace_unit, 0x80000002u);  // exit compute
     }
 #line 1 "kernel tiled_gemm > loop kt > barrier tile consumed"
     __syncthreads();  // barrier tile consumed
 #line 57 "tiled_gemm.cu"
+    warptrace::recorder::Advance<4u>(warptrace_unit);  // past the run's 4 slots
   }
   WARPTRACE_TRIPS_END(1, 8ull, "kernel tiled_gemm > loop kt");
   {  // region store
-    warptrace::recorder::Record(warptrace_unit, 3u);  // enter store
+    warptrace::recorder::RecordAt<0u>(warptrace_unit, 3u);  // enter store
 #line 1 "kernel tiled_gemm > region store > statement `C[row * 64 + col] = acc;`"
     C[row * 64 + col] = acc;
-#line 64 "tiled_gemm.cu"
-    warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // exit store
+#line 65 "tiled_gemm.cu"
+    warptrace::recorder::RecordAt<1u>(warptrace_unit, 0x80000003u);  // exit store
   }
-  warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit tiled_gemm (kernel end)
+  warptrace::recorder::RecordAt<2u>(warptrace_unit, 0x80000000u);  // exit tiled_gemm (kernel end)
+  warptrace::recorder::Advance<3u>(warptrace_unit);  // past the run's 3 slots
   warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW);
 }
 

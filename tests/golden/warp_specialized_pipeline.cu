@@ -43,21 +43,6 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
     warptrace_fence_mbarrier_init();
   }
   __syncthreads();
-  struct warptrace_unit_track {  // a trace unit's group bookkeeping, its recorder's
-    unsigned int warptrace_copy8_issued;  // copy A tile
-    unsigned int warptrace_copy8_done;
-    unsigned int warptrace_copy9_issued;  // copy B tile
-    unsigned int warptrace_copy9_done;
-  };
-  __shared__ warptrace_unit_track warptrace_track[12];
-  // the trace unit this thread records (12: none; only a recorder keeps the state above)
-  const unsigned int warptrace_rec = warptrace::recorder::RecordedUnit(warptrace_config, warptrace_tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-  if (warptrace_rec < 12u) {
-    warptrace_track[warptrace_rec].warptrace_copy8_issued = 0u;
-    warptrace_track[warptrace_rec].warptrace_copy8_done = 0u;
-    warptrace_track[warptrace_rec].warptrace_copy9_issued = 0u;
-    warptrace_track[warptrace_rec].warptrace_copy9_done = 0u;
-  }
   {  // roles by warpgroup: producer 0, consumer 1-2
     const unsigned int warptrace_role = warptrace_tid / 128u;
     if (warptrace_role < 1u) {
@@ -65,7 +50,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > statement `const int tile = blockIdx.x +...`"
       const int tile = blockIdx.x + blockIdx.y * gridDim.x;
       const int tile_iter = 0;
-#line 67 "warp_specialized_pipeline.cu"
+#line 52 "warp_specialized_pipeline.cu"
       WARPTRACE_TRIPS_BEGIN(3);
       for (int kt = 0; kt < 8; ++kt) {
         WARPTRACE_TRIPS_STEP(3);
@@ -76,25 +61,22 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
-#line 78 "warp_specialized_pipeline.cu"
+#line 63 "warp_specialized_pipeline.cu"
         {  // wait empty[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
-          warptrace::recorder::Record(warptrace_unit, 0x00000001u);  // enter wait empty
+          warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x00000001u);  // enter wait empty
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_wait_parity(&empty[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt > wait empty[stage]"
           warptrace_mbarrier_check_phase(&empty[warptrace_bar], warptrace_phase);
-#line 87 "warp_specialized_pipeline.cu"
-          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
+#line 72 "warp_specialized_pipeline.cu"
+          warptrace::recorder::RecordWithPayloadAt<1u>(warptrace_unit, 0x80000001u, 3u + warptrace_bar, warptrace_phase);  // exit wait empty
         }
         {  // region load
-          warptrace::recorder::Record(warptrace_unit, 2u);  // enter load
+          warptrace::recorder::RecordAt<3u>(warptrace_unit, 2u);  // enter load
           {  // copy A tile: 8 rows x 128 bytes, cp.async by 128 threads
-            if (warptrace_rec < 12u) {
-              warptrace::recorder::Record(warptrace_unit, 0x00000003u);  // begin of A tile
-              ++warptrace_track[warptrace_rec].warptrace_copy8_issued;
-            }
+            warptrace::recorder::RecordAt<4u>(warptrace_unit, 0x00000003u);  // begin of A tile
             const char* warptrace_src = reinterpret_cast<const char*>(A + block_row * 256 + kt * 32);
             char* warptrace_dst = reinterpret_cast<char*>(stages + stage * 1280);
             for (unsigned int warptrace_i = warptrace_tid - 0u; warptrace_i < 64u; warptrace_i += 128u) {
@@ -105,10 +87,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
             warptrace_cp_async_commit();
           }
           {  // copy B tile: 32 rows x 128 bytes, cp.async by 128 threads
-            if (warptrace_rec < 12u) {
-              warptrace::recorder::Record(warptrace_unit, 0x00000004u);  // begin of B tile
-              ++warptrace_track[warptrace_rec].warptrace_copy9_issued;
-            }
+            warptrace::recorder::RecordAt<5u>(warptrace_unit, 0x00000004u);  // begin of B tile
             const char* warptrace_src = reinterpret_cast<const char*>(B + kt * 2048 + block_col);
             char* warptrace_dst = reinterpret_cast<char*>(stages + stage * 1280 + 256);
             for (unsigned int warptrace_i = warptrace_tid - 0u; warptrace_i < 256u; warptrace_i += 128u) {
@@ -119,23 +98,16 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
             warptrace_cp_async_commit();
           }
           warptrace_cp_async_wait_prior(0u);  // wait async copies
-          if (warptrace_rec < 12u) {
-            if (warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued) {  // 1 of 1 at most
-              warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // end of A tile
-              ++warptrace_track[warptrace_rec].warptrace_copy8_done;
-            }
-            if (warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued) {  // 1 of 1 at most
-              warptrace::recorder::Record(warptrace_unit, 0x80000004u);  // end of B tile
-              ++warptrace_track[warptrace_rec].warptrace_copy9_done;
-            }
-          }
+          warptrace::recorder::RecordAt<6u>(warptrace_unit, 0x80000003u);  // end of A tile
+          warptrace::recorder::RecordAt<7u>(warptrace_unit, 0x80000004u);  // end of B tile
           {  // arrive full[stage], phase phase
             const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
-            warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000005u, warptrace_bar, static_cast<unsigned int>(phase));  // arrival arrive full
+            warptrace::recorder::RecordWithPayloadAt<8u>(warptrace_unit, 0x00000005u, warptrace_bar, static_cast<unsigned int>(phase));  // arrival arrive full
             (void)warptrace_mbarrier_arrive(&full[warptrace_bar]);
           }
-          warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit load
+          warptrace::recorder::RecordAt<10u>(warptrace_unit, 0x80000002u);  // exit load
         }
+        warptrace::recorder::Advance<11u>(warptrace_unit);  // past the run's 11 slots
       }
       WARPTRACE_TRIPS_END(3, 8ull, "kernel warp_specialized_pipeline > roles by warpgroup > role producer > loop kt");
     } else {
@@ -156,7 +128,7 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
       const int tile_iter = 0;
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > statement `float acc = 0.0f;`"
       float acc = 0.0f;
-#line 158 "warp_specialized_pipeline.cu"
+#line 130 "warp_specialized_pipeline.cu"
       WARPTRACE_TRIPS_BEGIN(17);
       for (int kt = 0; kt < 8; ++kt) {
         WARPTRACE_TRIPS_STEP(17);
@@ -164,20 +136,20 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
         const unsigned int it = static_cast<unsigned int>(tile_iter * 8 + kt);
         const unsigned int stage = it % 3u;
         const unsigned int phase = it / 3u;
-#line 166 "warp_specialized_pipeline.cu"
+#line 138 "warp_specialized_pipeline.cu"
         {  // wait full[stage], phase phase
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
           const unsigned int warptrace_phase = static_cast<unsigned int>(phase);
-          warptrace::recorder::Record(warptrace_unit, 0x00000007u);  // enter wait full
+          warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x00000007u);  // enter wait full
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_wait_parity(&full[warptrace_bar], warptrace_phase & 1u);
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > wait full[stage]"
           warptrace_mbarrier_check_phase(&full[warptrace_bar], warptrace_phase);
-#line 175 "warp_specialized_pipeline.cu"
-          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
+#line 147 "warp_specialized_pipeline.cu"
+          warptrace::recorder::RecordWithPayloadAt<1u>(warptrace_unit, 0x80000007u, warptrace_bar, warptrace_phase);  // exit wait full
         }
         {  // region mma
-          warptrace::recorder::Record(warptrace_unit, 8u);  // enter mma
+          warptrace::recorder::RecordAt<3u>(warptrace_unit, 8u);  // enter mma
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt > region mma > statement `const float* sa = stages + st...`"
           const float* sa = stages + stage * 1280;
           const float* sb = sa + 256;
@@ -186,40 +158,27 @@ extern "C" __global__ void warp_specialized_pipeline(const float* A, const float
           for (int kk = 0; kk < 32; ++kk) {
             acc = fmaf(sa[r * 32 + kk], sb[kk * 32 + c], acc);
           }
-#line 188 "warp_specialized_pipeline.cu"
-          warptrace::recorder::Record(warptrace_unit, 0x80000008u);  // exit mma
+#line 160 "warp_specialized_pipeline.cu"
+          warptrace::recorder::RecordAt<4u>(warptrace_unit, 0x80000008u);  // exit mma
         }
         {  // arrive empty[stage], phase phase + 1
           const unsigned int warptrace_bar = static_cast<unsigned int>(stage);
-          warptrace::recorder::RecordWithPayload(warptrace_unit, 0x00000009u, 3u + warptrace_bar, static_cast<unsigned int>(phase + 1));  // arrival arrive empty
+          warptrace::recorder::RecordWithPayloadAt<5u>(warptrace_unit, 0x00000009u, 3u + warptrace_bar, static_cast<unsigned int>(phase + 1));  // arrival arrive empty
           (void)warptrace_mbarrier_arrive(&empty[warptrace_bar]);
         }
+        warptrace::recorder::Advance<7u>(warptrace_unit);  // past the run's 7 slots
       }
       WARPTRACE_TRIPS_END(17, 8ull, "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > loop kt");
       {  // region store
-        warptrace::recorder::Record(warptrace_unit, 10u);  // enter store
+        warptrace::recorder::RecordAt<0u>(warptrace_unit, 10u);  // enter store
 #line 1 "kernel warp_specialized_pipeline > roles by warpgroup > role consumer > region store > statement `const int block_row = tile / ...`"
         const int block_row = tile / 2 * 8;
         const int block_col = tile % 2 * 32;
         C[(block_row + cwg * 4 + (threadIdx.x % 128) / 32) * 64 + block_col + threadIdx.x % 32] = acc;
-#line 204 "warp_specialized_pipeline.cu"
-        warptrace::recorder::Record(warptrace_unit, 0x8000000au);  // exit store
+#line 177 "warp_specialized_pipeline.cu"
+        warptrace::recorder::RecordAt<1u>(warptrace_unit, 0x8000000au);  // exit store
       }
-    }
-  }
-  if (warptrace_rec < 12u) {
-    if (warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued || warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued) warptrace_cp_async_wait_prior(0u);
-#if defined(__CUDACC__)
-    #pragma unroll 1
-#endif
-    for (; warptrace_track[warptrace_rec].warptrace_copy8_done < warptrace_track[warptrace_rec].warptrace_copy8_issued; ++warptrace_track[warptrace_rec].warptrace_copy8_done) {
-      warptrace::recorder::Record(warptrace_unit, 0x80000003u);  // end of A tile
-    }
-#if defined(__CUDACC__)
-    #pragma unroll 1
-#endif
-    for (; warptrace_track[warptrace_rec].warptrace_copy9_done < warptrace_track[warptrace_rec].warptrace_copy9_issued; ++warptrace_track[warptrace_rec].warptrace_copy9_done) {
-      warptrace::recorder::Record(warptrace_unit, 0x80000004u);  // end of B tile
+      warptrace::recorder::Advance<2u>(warptrace_unit);  // past the run's 2 slots
     }
   }
   warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit warp_specialized_pipeline (kernel end)

@@ -88,12 +88,16 @@ TEST(NonInfoLogLinesTest, KeepsWarningsAndDropsPtxasInfo) {
             "k.cu(3): warning #177-D: variable \"x\" was declared but never referenced");
 }
 
-TEST(CountRecordPointsTest, CountsRecordAndRecordWithPayloadCalls) {
+TEST(CountRecordPointsTest, CountsPlainAndGroupedRecordCalls) {
   EXPECT_EQ(CountRecordPoints("int x;"), 0u);
   EXPECT_EQ(CountRecordPoints("  warptrace::recorder::Record(warptrace_unit, 1u);  // enter\n"
                               "  warptrace::recorder::RecordWithPayload(warptrace_unit, 2u, a, b);\n"
-                              "  warptrace::recorder::Record(warptrace_unit, 0x80000001u);\n"),
-            3u);
+                              "  warptrace::recorder::Record(warptrace_unit, 0x80000001u);\n"
+                              "  warptrace::recorder::RecordAt<0u>(warptrace_unit, 3u);\n"
+                              "  warptrace::recorder::RecordWithPayloadAt<1u>(warptrace_unit, 4u, "
+                              "a, b);\n"
+                              "  warptrace::recorder::Advance<3u>(warptrace_unit);\n"),
+            5u);
 }
 
 TEST(RegisterLimitedBlocksPerSmTest, FollowsTheWarpAllocationUnit) {
@@ -225,6 +229,43 @@ TEST(CountLoopSassTest, CountsWhatBackwardBranchesEncloseAndTheClockReadsAmongTh
   EXPECT_EQ(loops.instructions, 3u);
   EXPECT_EQ(loops.clock_reads, 1u);
   EXPECT_EQ(CountClockReads(kSass), 3u);
+}
+
+TEST(CountLoopSassTest, JumpBackFromOutOfLineRetryIsNoLoop) {
+  // ptxas moves an mbarrier wait's retry to the function's end and jumps back after it:
+  // the jump back is a backward branch, but only the retry's own spin is a loop.
+  constexpr char kSass[] =
+      "        /*0000*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2], R3 ;\n"
+      "        /*0010*/              @!P0 BRA 0x50 ;\n"
+      "        /*0020*/                   CS2R.32 R9, SR_CLOCKLO ;\n"  // after the wait
+      "        /*0030*/                   EXIT ;\n"
+      "        /*0040*/                   BRA 0x40;\n"
+      "        /*0050*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2], R3 ;\n"
+      "        /*0060*/              @!P0 BRA 0x50 ;\n"               // the spin: a loop
+      "        /*0070*/                   BRA 0x20 ;\n";              // back: no loop
+  const LoopSass loops = CountLoopSass(kSass);
+  EXPECT_EQ(loops.instructions, 2u);
+  EXPECT_EQ(loops.clock_reads, 0u);
+}
+
+TEST(CountLoopSassTest, CountsTheRecorderEpiloguesLoopApart) {
+  constexpr char kSass[] =
+      "        /*0000*/                   CS2R R4, SR_GLOBALTIMERLO ;\n"  // prologue stamps
+      "        /*0010*/                   S2R R0, SR_CLOCKLO ;\n"
+      "        /*0020*/                   IADD3 R1, R1, 0x1, RZ ;\n"      // a loop without a
+      "        /*0030*/              @!P1 BRA 0x20 ;\n"                   // record point
+      "        /*0040*/                   CS2R.32 R9, SR_CLOCKLO ;\n"      // a record point
+      "        /*0050*/                   CS2R R6, SR_GLOBALTIMERLO ;\n"  // epilogue stamps
+      "        /*0060*/                   CS2R.32 R7, SR_CLOCKLO ;\n"
+      "        /*0070*/                   LDS.64 R2, [R5] ;\n"            // its slot loop
+      "        /*0080*/                   IADD3 R5, R5, 0x8, RZ ;\n"
+      "        /*0090*/              @!P0 BRA 0x70 ;\n"
+      "        /*00a0*/                   EXIT ;\n"
+      "        /*00b0*/                   BRA 0xb0;\n";
+  const LoopSass loops = CountLoopSass(kSass);
+  EXPECT_EQ(loops.instructions, 2u);  // the first loop: after the prologue's stamps
+  EXPECT_EQ(loops.clock_reads, 0u);
+  EXPECT_EQ(loops.epilogue_instructions, 3u);
 }
 
 // Profiled variants ptxas spills in today, at the GPU size (4096^3) the default variants

@@ -177,12 +177,14 @@ TEST(EmitterTest, EarlyReturnClosesOpenSitesInnermostFirstThenRunsTheEpilogue) {
   const std::string src = MustEmit(MustBuild(b.Build()), options).source;
   EXPECT_THAT(src, HasSubstr(
                        "      if (flag[0] != 0) {\n"
-                       "        warptrace::recorder::Record(warptrace_unit, 0x80000002u);  // exit "
-                       "inner (early return)\n"
-                       "        warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // exit "
-                       "outer (early return)\n"
-                       "        warptrace::recorder::Record(warptrace_unit, 0x80000000u);  // exit "
-                       "early (early return)\n"
+                       "        warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x80000002u);  // "
+                       "exit inner (early return)\n"
+                       "        warptrace::recorder::RecordAt<1u>(warptrace_unit, 0x80000001u);  // "
+                       "exit outer (early return)\n"
+                       "        warptrace::recorder::RecordAt<2u>(warptrace_unit, 0x80000000u);  // "
+                       "exit early (early return)\n"
+                       "        warptrace::recorder::Advance<3u>(warptrace_unit);  // past the run's "
+                       "3 slots\n"
                        "        warptrace::recorder::Epilogue(warptrace_unit, warptrace_config, warptrace_trace, WARPTRACE_THREAD_LINEAR_NOW, WARPTRACE_BLOCK_LINEAR_NOW, warptrace::abi::kFlagEarlyReturn);\n"
                        "        return;\n"));
   // The epilogue runs on both exits: the return and the end of the kernel, which sets no
@@ -357,7 +359,9 @@ TEST(EmitterTest, ProfilingErrorsComeFromThePlan) {
 
 // ---- Warp specialization ----
 
-Kernel HandoffKernel(bool bulk) {
+// `conditional`: the cp.async copy is issued under an if, so the number of its groups in
+// flight at the wait is not the same on every path (the emitter counts them).
+Kernel HandoffKernel(bool bulk, bool conditional = false) {
   KernelBuilder b("handoff");
   b.Param("const float*", "in").Param("float*", "out").Grid({1, 1, 1}).Block({256, 1, 1});
   b.SharedArray("float", "tile", 64);
@@ -377,6 +381,10 @@ Kernel HandoffKernel(bool bulk) {
                 copy.barrier_phase = "0";
                 b.ArriveExpectTx("ready", 0, 0, 256);
                 b.AsyncCopy(copy);
+              } else if (conditional) {
+                b.If("in != nullptr", [&] { b.AsyncCopy(copy); });
+                b.WaitAsyncCopies();
+                b.Arrive("ready", 0, 0);
               } else {
                 b.AsyncCopy(copy);
                 b.WaitAsyncCopies();
@@ -453,7 +461,7 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
   // its enter carries no payload (trace version 4), its exit does.
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
-                  "warptrace::recorder::Record(warptrace_unit, 0x%08xu);  // enter wait "
+                  "warptrace::recorder::RecordAt<0u>(warptrace_unit, 0x%08xu);  // enter wait "
                   "ready\n"
                   "#line 1 \"kernel handoff > roles by warpgroup > role consumer > wait "
                   "ready[0]\"\n"
@@ -463,18 +471,18 @@ TEST(EmitterTest, ArrivalsAreRecordedBeforeAndWaitReleasesAfterWithTheirPayloads
   EXPECT_THAT(source.source,
               HasSubstr(absl::StrFormat(
                   " \"handoff.cu\"\n"
-                  "        warptrace::recorder::RecordWithPayload(warptrace_unit, 0x%08xu, "
+                  "        warptrace::recorder::RecordWithPayloadAt<1u>(warptrace_unit, 0x%08xu, "
                   "warptrace_bar, warptrace_phase);  // exit wait ready\n",
                   site("wait ready") | abi::kExitFlag)));
 }
 
 TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
-  const std::string src = MustEmit(HandoffKernel(false), {}).source;
+  const std::string src = MustEmit(HandoffKernel(false, /*conditional=*/true), {}).source;
   EXPECT_THAT(src, HasSubstr("for (unsigned int warptrace_i = warptrace_tid - 0u; warptrace_i < "
                              "16u; warptrace_i += 128u) {"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_commit();"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);  // wait async copies\n"));
-  // The copy (node 2 of the tree) keeps its issue numbers in warptrace_copy2_*, per trace
+  // The copy (node 3 of the tree, under its if) keeps its issue numbers in warptrace_copy3_*, per trace
   // unit in shared memory, kept by the unit's recorder alone (no register of any thread).
   EXPECT_THAT(src, HasSubstr("__shared__ warptrace_unit_track warptrace_track[2];"));
   EXPECT_THAT(src, HasSubstr("const unsigned int warptrace_rec = "
@@ -483,15 +491,15 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   // record, no loop (issue 51).
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);  // wait async copies\n"
                              "      if (warptrace_rec < 2u) {\n"
-                             "        if (warptrace_track[warptrace_rec].warptrace_copy2_done < "
-                             "warptrace_track[warptrace_rec].warptrace_copy2_issued) {  // 1 of 1 "
+                             "        if (warptrace_track[warptrace_rec].warptrace_copy3_done < "
+                             "warptrace_track[warptrace_rec].warptrace_copy3_issued) {  // 1 of 1 "
                              "at most\n"));
-  EXPECT_THAT(src, HasSubstr("          ++warptrace_track[warptrace_rec].warptrace_copy2_done;\n"
+  EXPECT_THAT(src, HasSubstr("          ++warptrace_track[warptrace_rec].warptrace_copy3_done;\n"
                              "        }\n"));
   // Before the exit, where nothing bounds them, the loop.
-  EXPECT_THAT(src, HasSubstr("    for (; warptrace_track[warptrace_rec].warptrace_copy2_done < "
-                             "warptrace_track[warptrace_rec].warptrace_copy2_issued; "
-                             "++warptrace_track[warptrace_rec].warptrace_copy2_done) {"));
+  EXPECT_THAT(src, HasSubstr("    for (; warptrace_track[warptrace_rec].warptrace_copy3_done < "
+                             "warptrace_track[warptrace_rec].warptrace_copy3_issued; "
+                             "++warptrace_track[warptrace_rec].warptrace_copy3_done) {"));
   // A cp.async group's begin and end carry no payload (trace version 4): the dump numbers
   // them by their order in the unit.
   EXPECT_THAT(src, HasSubstr("warptrace::recorder::Record(warptrace_unit, 0x00000001u);  // begin "
@@ -499,6 +507,22 @@ TEST(EmitterTest, CpAsyncCopiesShareChunksOverTheRoleAndEndAtTheWait) {
   EXPECT_THAT(src, HasSubstr("warptrace::recorder::Record(warptrace_unit, 0x80000001u);  // end of "
                              "fill"));
   EXPECT_THAT(src, Not(HasSubstr("0xffffffffu")));
+}
+
+TEST(EmitterTest, GroupsInFlightInAKnownNumberAreRecordedWithoutCounters) {
+  // One group committed and waited for on every path: its begin and its end are plain
+  // record points (no issue or retirement counter, no recorder-only guard, no loop before
+  // the exit), so they join the runs around them (issue 51). The same events, in the same
+  // order, as the counted code records.
+  const std::string src = MustEmit(HandoffKernel(false), {}).source;
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_unit_track")));
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_copy2_issued")));
+  EXPECT_THAT(src, HasSubstr("      {  // copy fill: 2 rows x 128 bytes, cp.async by 128 threads\n"
+                             "        warptrace::recorder::RecordAt<0u>(warptrace_unit, "
+                             "0x00000001u);  // begin of fill\n"));
+  EXPECT_THAT(src, HasSubstr("      warptrace_cp_async_wait_prior(0u);  // wait async copies\n"
+                             "      warptrace::recorder::RecordAt<1u>(warptrace_unit, "
+                             "0x80000001u);  // end of fill\n"));
 }
 
 TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {

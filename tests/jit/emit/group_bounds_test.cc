@@ -52,11 +52,28 @@ class GroupBoundsTest : public ::testing::Test {
     b_.AsyncCopy(spec);
   }
   // The bound of the `copy`-th copy (program order) at the `wait`-th wait.
-  std::optional<uint32_t> Bound(size_t copy, size_t wait) {
+  std::optional<uint32_t> Bound(size_t copy, size_t wait) { return Get(copy, wait, false); }
+  // Its exact count there (GroupBounds::ExactlyAtWait).
+  std::optional<uint32_t> Exactly(size_t copy, size_t wait) { return Get(copy, wait, true); }
+  // GroupBounds::ExactEverywhere of the `copy`-th copy.
+  bool ExactEverywhere(size_t copy) {
+    if (!Built()) return false;
+    const std::vector<const KernelNode*> copies =
+        NodesOf(kernel_.body, KernelNode::Kind::kAsyncCopy);
+    EXPECT_LT(copy, copies.size());
+    if (copy >= copies.size()) return false;
+    return GroupBounds(kernel_.body, copies[copy], KernelNode::Kind::kAsyncWait)
+        .ExactEverywhere();
+  }
+  bool Built() {
     absl::StatusOr<Kernel> kernel = b_.Build();
     EXPECT_THAT(kernel, IsOk());
-    if (!kernel.ok()) return 0u;
+    if (!kernel.ok()) return false;
     kernel_ = *std::move(kernel);
+    return true;
+  }
+  std::optional<uint32_t> Get(size_t copy, size_t wait, bool exactly) {
+    if (!Built()) return 0u;
     const std::vector<const KernelNode*> copies =
         NodesOf(kernel_.body, KernelNode::Kind::kAsyncCopy);
     const std::vector<const KernelNode*> waits =
@@ -64,8 +81,8 @@ class GroupBoundsTest : public ::testing::Test {
     EXPECT_LT(copy, copies.size());
     EXPECT_LT(wait, waits.size());
     if (copy >= copies.size() || wait >= waits.size()) return 0u;
-    return GroupBounds(kernel_.body, copies[copy], KernelNode::Kind::kAsyncWait)
-        .AtWait(waits[wait]);
+    const GroupBounds bounds(kernel_.body, copies[copy], KernelNode::Kind::kAsyncWait);
+    return exactly ? bounds.ExactlyAtWait(waits[wait]) : bounds.AtWait(waits[wait]);
   }
   KernelBuilder b_;
   Kernel kernel_;
@@ -112,6 +129,40 @@ TEST_F(GroupBoundsTest, AWaitLeavingMoreThanTheLimitInFlightHasNoBound) {
     b_.WaitAsyncCopies(GroupBounds::kMaxBound);
   });
   EXPECT_EQ(Bound(0, 0), std::nullopt);
+}
+
+TEST_F(GroupBoundsTest, ALoopThatCommitsAndWaitsAllIsExactEverywhere) {
+  b_.For("k", 0, 8, TripCount::Exact(8), [&] {
+    Copy();
+    b_.WaitAsyncCopies(0);
+  });
+  EXPECT_EQ(Exactly(0, 0), 1u);
+  EXPECT_TRUE(ExactEverywhere(0));
+}
+
+TEST_F(GroupBoundsTest, ACommitOnOneSideOfAnIfIsNotExact) {
+  b_.If("threadIdx.x < 64", [&] { Copy(); });
+  b_.WaitAsyncCopies(0);
+  EXPECT_EQ(Bound(0, 0), 1u);
+  EXPECT_EQ(Exactly(0, 0), std::nullopt);
+  EXPECT_FALSE(ExactEverywhere(0));
+}
+
+TEST_F(GroupBoundsTest, AWaitLeavingGroupsInFlightIsNotExact) {
+  b_.For("k", 0, 8, TripCount::Exact(8), [&] {
+    Copy();
+    b_.WaitAsyncCopies(1);
+  });
+  b_.WaitAsyncCopies(0);
+  EXPECT_EQ(Exactly(0, 0), std::nullopt);  // 1 in the first iteration, 2 after
+  EXPECT_FALSE(ExactEverywhere(0));
+}
+
+TEST_F(GroupBoundsTest, GroupsLeftInFlightAtTheEndAreNotExactEverywhere) {
+  Copy();
+  b_.If("threadIdx.x < 64", [&] { b_.WaitAsyncCopies(0); });
+  EXPECT_EQ(Exactly(0, 0), 1u);
+  EXPECT_FALSE(ExactEverywhere(0));  // the other threads end with it in flight
 }
 
 }  // namespace
