@@ -68,7 +68,7 @@ const std::map<std::string, std::vector<ColumnSpec>>& Schemas() {
               {"share", F}})},
       {"critical_path",
        Keyed({{"role", S}, {"site", I}, {"name", S}, {"blocks", I}, {"block_fraction", F},
-              {"path_ns", I}, {"mean_share", F}})},
+              {"path_ns", I}, {"mean_share", F}, {"cta_rank", I, kNull}})},
       {"diagnosis",
        Keyed({{"position", I}, {"kind", S}, {"score", F}, {"bound_role", S, kNull},
               {"text", S}})},

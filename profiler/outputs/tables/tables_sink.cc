@@ -197,9 +197,16 @@ void TablesSink::AddAnalysis(const Analysis& a) {
     }
   }
   for (const PathRegion& p : a.critical_path.regions) {
-    T("critical_path").AddRow().Int(kTablesSchemaVersion).Str(id).Str(ValidUtf8(p.role))
-        .Int(p.site).Str(ValidUtf8(p.name)).Int(static_cast<int64_t>(p.blocks))
-        .Double(p.block_fraction).Int(p.path_ns).Double(p.mean_share);
+    Table::Row row = T("critical_path").AddRow();
+    row.Int(kTablesSchemaVersion).Str(id).Str(ValidUtf8(p.role)).Int(p.site)
+        .Str(ValidUtf8(p.name)).Int(static_cast<int64_t>(p.blocks)).Double(p.block_fraction)
+        .Int(p.path_ns).Double(p.mean_share);
+    // Under the cluster link scope the same role and site in two CTAs are two rows.
+    if (a.critical_path.cluster_scope) {
+      row.Int(p.cta_rank);
+    } else {
+      row.Null();
+    }
   }
   for (size_t i = 0; i < a.diagnosis.size(); ++i) {
     const Diagnosis& d = a.diagnosis[i];

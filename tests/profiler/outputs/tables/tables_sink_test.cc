@@ -92,6 +92,18 @@ TEST(TablesSink, UnitsCarryTheirClusterAndRank) {
       EXPECT_EQ(IntAt(units, "cluster", row), block / cx);
       EXPECT_EQ(IntAt(units, "cluster_rank", row), block % cx);
     }
+    // The critical path is one per cluster under the cluster link scope: its regions say
+    // which CTA's units they are; without clusters the column is null.
+    const Table& path = *o.tables->Get("critical_path");
+    ASSERT_GT(path.rows(), 0);
+    for (int64_t row = 0; row < path.rows(); ++row) {
+      if (cx == 1) {
+        EXPECT_TRUE(IsNull(path, "cta_rank", row)) << row;
+      } else {
+        ASSERT_FALSE(IsNull(path, "cta_rank", row)) << row;
+        EXPECT_LT(IntAt(path, "cta_rank", row), cx) << row;
+      }
+    }
   }
 }
 
