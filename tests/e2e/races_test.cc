@@ -17,6 +17,7 @@
 #include "jit/platform/tensor_map.h"
 #include "jit/platform/sanitize.h"
 #include "jit/run/run.h"
+#include "tests/e2e/sanitized_run.h"
 #include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
@@ -104,33 +105,9 @@ absl::StatusOr<Kernel> GenericThenTmaStoreKernel(bool fence) {
   return b.Build();
 }
 
-class RacesTest : public ::testing::Test {
+class RacesTest : public testing::SanitizedRunTest {
  protected:
-  void SetUp() override {
-    HostDeviceOptions options;
-    options.num_virtual_sms = 2;
-    options.sanitize.races = true;
-    absl::StatusOr<std::unique_ptr<HostDevice>> device =
-        testing::CreateSandboxedHostDevice(options);
-    ASSERT_THAT(device, IsOk());
-    device_ = *std::move(device);
-  }
-
-  absl::StatusOr<RunResult> Run(const absl::StatusOr<Kernel>& kernel, size_t in_floats,
-                                size_t out_floats, bool profile = true) {
-    if (!kernel.ok()) return kernel.status();
-    in_.assign(in_floats, 1.0f);
-    out_.assign(out_floats, 0.0f);
-    std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(in_)),
-                                   KernelArg::Out(absl::MakeSpan(out_))};
-    RunOptions options;
-    options.profile.enabled = profile;
-    options.sanitize = device_->sanitize();
-    return RunKernel(*device_, *kernel, args, options);
-  }
-
-  std::unique_ptr<HostDevice> device_;
-  std::vector<float> in_, out_;
+  RacesTest() : SanitizedRunTest(SanitizeOptions{false, false, true}) {}
 };
 
 TEST_F(RacesTest, NamesAReadWithoutTheBarrierAfterAnotherThreadsWrite) {

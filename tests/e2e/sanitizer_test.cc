@@ -14,6 +14,7 @@
 #include "jit/host/host_device.h"
 #include "jit/platform/sanitize.h"
 #include "jit/run/run.h"
+#include "tests/e2e/sanitized_run.h"
 #include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
@@ -81,33 +82,9 @@ absl::StatusOr<Kernel> DynamicStageKernel(uint32_t floats) {
   return b.Build();
 }
 
-class SanitizerTest : public ::testing::Test {
+class SanitizerTest : public testing::SanitizedRunTest {
  protected:
-  void SetUp() override {
-    HostDeviceOptions options;
-    options.num_virtual_sms = 2;
-    options.sanitize = SanitizeOptions{true, true};
-    absl::StatusOr<std::unique_ptr<HostDevice>> device =
-        testing::CreateSandboxedHostDevice(options);
-    ASSERT_THAT(device, IsOk());
-    device_ = *std::move(device);
-  }
-
-  absl::StatusOr<RunResult> Run(const absl::StatusOr<Kernel>& kernel, size_t in_floats,
-                                size_t out_floats, bool profile = true) {
-    if (!kernel.ok()) return kernel.status();
-    in_.assign(in_floats, 1.0f);
-    out_.assign(out_floats, 0.0f);
-    std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(in_)),
-                                   KernelArg::Out(absl::MakeSpan(out_))};
-    RunOptions options;
-    options.profile.enabled = profile;
-    options.sanitize = device_->sanitize();
-    return RunKernel(*device_, *kernel, args, options);
-  }
-
-  std::unique_ptr<HostDevice> device_;
-  std::vector<float> in_, out_;
+  SanitizerTest() : SanitizedRunTest(SanitizeOptions{true, true}) {}
 };
 
 TEST_F(SanitizerTest, NamesAOnePastSharedWriteBelowTheRecordersStaging) {
