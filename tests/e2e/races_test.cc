@@ -130,6 +130,9 @@ TEST_F(RacesTest, NamesAReadWithoutTheBarrierAfterAnotherThreadsWrite) {
       << status;
 }
 
+// Legal: bar.sync orders memory (PTX ISA, bar.sync: "guarantees that all prior memory
+// accesses requested by threads are performed relative to all threads participating in the
+// barrier").
 TEST_F(RacesTest, ABarrierOrdersThem) {
   EXPECT_THAT(Run(ReverseKernel(true), 64, 128), IsOk());
   EXPECT_THAT(Run(ReverseKernel(true), 64, 128, /*profile=*/false), IsOk());
@@ -147,6 +150,9 @@ TEST_F(RacesTest, NamesAReadOfACpAsyncCopyBeforeItsWait) {
       << status;
 }
 
+// cp.async.wait_group makes a thread's completed copies visible to that thread only (PTX
+// ISA, cp.async.wait_group: it "waits for the completion of ... cp.async-groups" of the
+// executing thread); other threads need a barrier after it. Legal: wait, then barrier.
 TEST_F(RacesTest, ACpAsyncWaitWithoutABarrierOrdersOnlyTheThreadsOwnCopies) {
   const absl::Status status = Run(CpAsyncReverseKernel(1), 64, 64).status();
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -155,11 +161,16 @@ TEST_F(RacesTest, ACpAsyncWaitWithoutABarrierOrdersOnlyTheThreadsOwnCopies) {
   EXPECT_THAT(Run(CpAsyncReverseKernel(2), 64, 64), IsOk());
 }
 
+// Legal: atomic operations on the same address are performed one at a time (PTX ISA,
+// atom: "atomic read-modify-write"); the barrier orders them before the read.
 TEST_F(RacesTest, SharedMemoryAtomicsDoNotRace) {
   ASSERT_THAT(Run(HistogramKernel(), 1, 4), IsOk());
   EXPECT_EQ(out_, (std::vector<float>{32.0f, 32.0f, 32.0f, 32.0f}));
 }
 
+// Legal: __syncwarp (bar.warp.sync) "guarantees memory ordering among threads
+// participating in the barrier" (CUDA programming guide, __syncwarp); without it the lanes
+// of a warp are not ordered (independent thread scheduling).
 TEST_F(RacesTest, SyncwarpOrdersTheLanesOfAWarp) {
   EXPECT_THAT(Run(WarpBroadcastKernel(true), 64, 64), IsOk());
   EXPECT_THAT(Run(WarpBroadcastKernel(false), 64, 64).status(),
@@ -279,6 +290,9 @@ TEST_F(RacesTest, NamesAReleaseBeforeTheWgmmaReadingTheStageRetired) {
       << status;
 }
 
+// Generic writes to shared memory read by the async proxy (a TMA store, a wgmma) need
+// fence.proxy.async after them (PTX ISA, "Async proxy"; CUTLASS's tma_store_fence() before
+// its TMA stores; ../shared/reference/tensor-cores-and-tma.md). Legal: the fenced store.
 TEST_F(RacesTest, NamesATmaStoreOfGenericWritesWithoutAProxyFence) {
   std::vector<uint16_t> out(64 * 32);
   TensorMapSpec spec;
