@@ -133,13 +133,19 @@ void AbiSpin(void* fiber, const volatile void* address, unsigned long long value
   OwnerOf(f).Spin(f, address, value, what);
 }
 
-// The block (`f`'s or a cluster peer's) whose shared memory holds `address`, with its area
-// and offset there; null when none does.
-Block* SharedOwner(Fiber* f, const void* address, int* area, uint64_t* offset) {
-  Block* owner = f->block;
-  if (const Cluster* cluster = owner->cluster(); cluster != nullptr) {
-    if (Block* peer = cluster->OwnerOf(address); peer != nullptr) owner = peer;
+// The block whose shared memory `address` may be: a cluster peer that holds it (a multicast
+// TMA delivery, a mapa pointer: its bytes are the peer's), else `f`'s own.
+Block* OwnerBlock(Fiber* f, const void* address) {
+  if (const Cluster* cluster = f->block->cluster(); cluster != nullptr) {
+    if (Block* peer = cluster->OwnerOf(address); peer != nullptr) return peer;
   }
+  return f->block;
+}
+
+// The block whose shared memory holds `address`, with its area and offset there; null when
+// none does (or it has no sanitizer shadow).
+Block* SharedOwner(Fiber* f, const void* address, int* area, uint64_t* offset) {
+  Block* owner = OwnerBlock(f, address);
   if (owner->shadow() == nullptr ||
       !owner->shadow()->SharedArea(reinterpret_cast<uintptr_t>(address), area, offset)) {
     return nullptr;
@@ -167,42 +173,39 @@ void FlushCopies(std::vector<Fiber::Copy>& copies) {
 }
 
 // Sanitize mode only (host_abi.h): checks the access; fails the launch when it would fault.
+// The bounds and init checks of an access as `plain` (a read or a write) in the shadow of
+// the block that holds it, then the races check as `kind`. Fails the launch when the access
+// would fault.
+void CheckAccess(Fiber* f, const void* address, unsigned long long bytes, int plain, int kind) {
+  BlockShadow* shadow = OwnerBlock(f, address)->shadow();
+  if (shadow == nullptr) shadow = f->block->shadow();
+  std::string fatal = shadow->Check(*f, reinterpret_cast<uintptr_t>(address), bytes, plain);
+  if (!fatal.empty()) OwnerOf(f).FailFromFiber(f, absl::StatusCode::kOutOfRange, fatal);
+  CheckRace(f, address, bytes, kind);
+}
+
 void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int kind) {
   Fiber* f = Self(fiber);
-  BlockShadow* shadow = f->block->shadow();
-  if (shadow == nullptr) return;
+  if (f->block->shadow() == nullptr) return;
   if (address == nullptr && kind >= WARPTRACE_HOST_EVENT_MMA_COMMIT) {  // an async-group event
     if (RaceDomain* races = f->block->races(); races != nullptr) races->Event(*f, kind, bytes);
     return;
-  }
-  // A peer CTA's shared memory (a multicast TMA delivery, a mapa pointer) is checked and
-  // marked in the peer's shadow: its bytes are the peer's.
-  if (const Cluster* cluster = f->block->cluster(); cluster != nullptr) {
-    Block* owner = cluster->OwnerOf(address);
-    if (owner != nullptr && owner != f->block && owner->shadow() != nullptr) {
-      shadow = owner->shadow();
-    }
   }
   // The bounds and init checks know reads and writes only.
   const int plain = kind == WARPTRACE_HOST_ACCESS_MMA_READ || kind == WARPTRACE_HOST_ACCESS_BULK_READ
                         ? WARPTRACE_HOST_ACCESS_READ
                         : kind == WARPTRACE_HOST_ACCESS_ATOMIC ? WARPTRACE_HOST_ACCESS_WRITE
                                                                 : kind;
-  std::string fatal = shadow->Check(*f, reinterpret_cast<uintptr_t>(address), bytes, plain);
-  if (!fatal.empty()) OwnerOf(f).FailFromFiber(f, absl::StatusCode::kOutOfRange, fatal);
-  CheckRace(f, address, bytes, kind);
+  CheckAccess(f, address, bytes, plain, kind);
 }
 
 void AbiCpAsync(void* fiber, void* dst, const void* src, unsigned int bytes) {
   Fiber* f = Self(fiber);
-  if (BlockShadow* shadow = f->block->shadow(); shadow != nullptr) {
+  if (f->block->shadow() != nullptr) {
     // Checked at issue, delivered at the wait; the races check records the delivery as
     // the thread's cp.async group, visible after the wait that covers it.
-    AbiAccess(fiber, src, bytes, WARPTRACE_HOST_ACCESS_READ);
-    std::string fatal = shadow->Check(*f, reinterpret_cast<uintptr_t>(dst), bytes,
-                                      WARPTRACE_HOST_ACCESS_ASYNC_WRITE);
-    if (!fatal.empty()) OwnerOf(f).FailFromFiber(f, absl::StatusCode::kOutOfRange, fatal);
-    CheckRace(f, dst, bytes, RaceDomain::kCpAsyncWrite);
+    CheckAccess(f, src, bytes, WARPTRACE_HOST_ACCESS_READ, WARPTRACE_HOST_ACCESS_READ);
+    CheckAccess(f, dst, bytes, WARPTRACE_HOST_ACCESS_ASYNC_WRITE, RaceDomain::kCpAsyncWrite);
   }
   f->open_copies.push_back({dst, src, bytes});
 }

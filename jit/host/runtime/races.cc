@@ -15,11 +15,6 @@ constexpr uint64_t kExempt = ~uint64_t{0};
 constexpr uint64_t kReadSetBit = uint64_t{1} << 63;  // no epoch has it (components < 2^23)
 
 
-bool IsWrite(int kind) {
-  return kind == WARPTRACE_HOST_ACCESS_WRITE || kind == WARPTRACE_HOST_ACCESS_ASYNC_WRITE ||
-         kind == RaceDomain::kCpAsyncWrite;
-}
-
 // A write of the bytes `mask` of the word whose cells are `w`: every read of them must be
 // ordered before it; they now hold only the write.
 template <typename IsOrdered, typename Report>
@@ -224,7 +219,7 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
   if (shadow == nullptr) return;
   const uint64_t epoch = EpochOf(f, kind);
   const VectorClock& vc = ThreadOf(f).vc;
-  const bool write = IsWrite(kind);
+  const bool write = RaceDomain::IsWrite(kind);
   const char* at = f.abi.statement;
   bool reported = false;
   auto report = [&](const Hit& hit) {

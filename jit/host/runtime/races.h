@@ -125,6 +125,11 @@ class RaceDomain {
  public:
   // Access kind (beside WARPTRACE_HOST_ACCESS_*): a cp.async's delivery, recorded at issue.
   static constexpr int kCpAsyncWrite = 100;
+  // Whether an access of `kind` writes (a plain write, a TMA or cp.async delivery).
+  static bool IsWrite(int kind) {
+    return kind == WARPTRACE_HOST_ACCESS_WRITE || kind == WARPTRACE_HOST_ACCESS_ASYNC_WRITE ||
+           kind == kCpAsyncWrite;
+  }
 
   // A domain of `ctas` CTAs (their blocks, by rank) of `threads` threads each.
   RaceDomain(LaunchSanitizer* launch, std::vector<Block*> ctas, uint32_t threads);
@@ -223,6 +228,10 @@ class RaceDomain {
   // wgmma group's retirement), and that `later` did not observe; null if none.
   const Mbarrier* ReleasedPhase(uint64_t epoch, const VectorClock& later, uint64_t* phase) const;
   std::string ThreadName(uint32_t rank, uint32_t tid) const;
+  // "<who> released <barrier> phase <phase> <when>, but the second access's thread did not
+  // wait for that phase (...)".
+  std::string NotWaitedFor(const std::string& who, const Mbarrier& m, uint64_t phase,
+                           const char* when, const VectorClock& later) const;
   std::string BarrierName(const void* bar) const;
 
   LaunchSanitizer* const launch_;

@@ -97,14 +97,7 @@ std::string RaceDomain::Missing(const Hit& hit, const VectorClock& later) const 
   // not wait for.
   uint64_t phase = 0;
   if (const Mbarrier* m = ReleasedPhase(hit.epoch, later, &phase); m != nullptr) {
-    const uint32_t observed = later.Get(m->component);
-    return absl::StrCat(
-        ThreadName(c.rank, c.index), " released ", BarrierName(components_[m->component].bar),
-        " phase ", phase,
-        " after its access, but the second access's thread did not wait for that phase (",
-        observed == 0 ? "it never observed a phase of it"
-                      : absl::StrCat("it has observed its phases up to ", observed - 1),
-        ")");
+    return NotWaitedFor(ThreadName(c.rank, c.index), *m, phase, "after its access", later);
   }
   return "no barrier (__syncthreads, bar.sync), mbarrier phase wait or async completion "
          "orders them";
@@ -126,6 +119,17 @@ const RaceDomain::Mbarrier* RaceDomain::ReleasedPhase(uint64_t epoch, const Vect
     }
   }
   return best;
+}
+
+std::string RaceDomain::NotWaitedFor(const std::string& who, const Mbarrier& m, uint64_t phase,
+                                     const char* when, const VectorClock& later) const {
+  const uint32_t observed = later.Get(m.component);
+  return absl::StrCat(
+      who, " released ", BarrierName(components_[m.component].bar), " phase ", phase, " ",
+      when, ", but the second access's thread did not wait for that phase (",
+      observed == 0 ? "it never observed a phase of it"
+                    : absl::StrCat("it has observed its phases up to ", observed - 1),
+      ")");
 }
 
 // The earlier access is a wgmma group's operand read: which release was too early, or which
@@ -158,14 +162,9 @@ std::string RaceDomain::MissingRetire(const Hit& hit, const VectorClock& later) 
   }
   uint64_t phase = 0;
   if (const Mbarrier* m = ReleasedPhase(RaceEpoch(component, group), later, &phase); m != nullptr) {
-    const uint32_t observed = later.Get(m->component);
-    return absl::StrCat(
-        warpgroup, " released ", BarrierName(components_[m->component].bar), " phase ", phase,
-        " after the wgmma.wait_group that retired group ", group,
-        ", but the second access's thread did not wait for that phase (",
-        observed == 0 ? "it never observed a phase of it"
-                      : absl::StrCat("it has observed its phases up to ", observed - 1),
-        ")");
+    return NotWaitedFor(
+        warpgroup, *m, phase,
+        absl::StrCat("after the wgmma.wait_group that retired group ", group).c_str(), later);
   }
   return absl::StrFormat(
       "nothing orders the second access after the wgmma.wait_group that retires group %u "
@@ -176,8 +175,7 @@ std::string RaceDomain::MissingRetire(const Hit& hit, const VectorClock& later) 
 
 void RaceDomain::Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
                         int kind, const Hit& hit) {
-  const bool write = kind == WARPTRACE_HOST_ACCESS_WRITE ||
-                     kind == WARPTRACE_HOST_ACCESS_ASYNC_WRITE || kind == kCpAsyncWrite;
+  const bool write = IsWrite(kind);
   const char* label = hit.write ? (write ? "data race (write after write)"
                                          : "data race (read after write)")
                                 : "data race (write after read)";

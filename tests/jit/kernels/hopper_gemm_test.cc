@@ -75,6 +75,16 @@ TensorMapSpec OperandMap(uint32_t rows, uint32_t k, uint32_t box_rows) {
   return spec;
 }
 
+// The GEMM's arguments: A and B through their tensor maps (the boxes the shape loads), C.
+std::vector<KernelArg> GemmArgs(const HopperGemmShape& shape, const std::vector<uint16_t>& a,
+                                const std::vector<uint16_t>& b, std::vector<float>& out) {
+  return {KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(a)),
+                               OperandMap(shape.m, shape.k, HopperGemmBoxRowsA(shape))),
+          KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(b)),
+                               OperandMap(shape.n, shape.k, HopperGemmBoxRowsB(shape))),
+          KernelArg::Out(absl::MakeSpan(out))};
+}
+
 struct ClusterCase {
   const char* label;
   uint32_t cluster_m, cluster_n;
@@ -105,12 +115,7 @@ TEST_P(HopperGemmClusterRunTest, MatchesTheReferenceAndLinksTheCtas) {
     b[i] = Bf16(fb[i]);
   }
   std::vector<float> out(size_t{shape.m} * shape.n, -1.0f);
-  const std::vector<KernelArg> args = {
-      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(a)),
-                           OperandMap(shape.m, shape.k, HopperGemmBoxRowsA(shape))),
-      KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(b)),
-                           OperandMap(shape.n, shape.k, HopperGemmBoxRowsB(shape))),
-      KernelArg::Out(absl::MakeSpan(out))};
+  const std::vector<KernelArg> args = GemmArgs(shape, a, b, out);
   RunOptions options;
   options.check_gpu_compile = true;  // NVRTC, sm_90a (wgmma, multicast)
   options.profile.unit = UnitSpec::Warpgroup();
@@ -208,12 +213,7 @@ class HopperGemmClusterPathTest : public ::testing::Test {
     if (!kernel.ok()) return {};
     std::vector<uint16_t> a(size_t{shape.m} * shape.k, 0), b(size_t{shape.n} * shape.k, 0);
     std::vector<float> out(size_t{shape.m} * shape.n, -1.0f);
-    const std::vector<KernelArg> args = {
-        KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(a)),
-                             OperandMap(shape.m, shape.k, HopperGemmBoxRowsA(shape))),
-        KernelArg::TensorMap(KernelArg::In(absl::MakeConstSpan(b)),
-                             OperandMap(shape.n, shape.k, HopperGemmBoxRowsB(shape))),
-        KernelArg::Out(absl::MakeSpan(out))};
+    const std::vector<KernelArg> args = GemmArgs(shape, a, b, out);
     RunOptions options;
     options.check_gpu_compile = false;  // the run above compiles the cluster GEMM with NVRTC
     options.profile.unit = UnitSpec::Warpgroup();
