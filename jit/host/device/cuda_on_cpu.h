@@ -309,8 +309,14 @@ inline T Shuffle(unsigned int mask, T value, ShflMode mode, unsigned int b, int 
 inline void NoteAtomic(const void* p, unsigned long long bytes);
 #define WARPTRACE_HOST_ATOMIC_FN __attribute__((no_sanitize_address))
 #define WARPTRACE_HOST_NOTE_ATOMIC(p) ::warptrace_host::NoteAtomic((p), sizeof(*(p)))
+// The emulation's own bookkeeping (wgmma_host.h, wgmma_layout_host.h: layout checks, pending
+// groups, exchanges): it touches warptrace's own state and the thread's registers, never
+// the kernel's shared or global memory except through reported accesses, so it is not
+// instrumented (the layout check alone made 100 million checked loads per hopper_gemm launch).
+#define WARPTRACE_HOST_OWN_FN __attribute__((no_sanitize_address))
 #else
 #define WARPTRACE_HOST_ATOMIC_FN
+#define WARPTRACE_HOST_OWN_FN
 #define WARPTRACE_HOST_NOTE_ATOMIC(p) ((void)0)
 #endif
 template <typename T, typename F>

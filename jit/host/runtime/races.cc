@@ -11,15 +11,16 @@
 namespace warptrace::host {
 namespace {
 
-constexpr uint64_t kExempt = ~uint64_t{0};
-constexpr uint64_t kReadSetBit = uint64_t{1} << 63;  // no epoch has it (components < 2^23)
+constexpr uint64_t kExempt = RaceShadow::kExempt;
+constexpr uint64_t kReadSetBit = RaceShadow::kReadSetBit;
 
 
-// A write of the bytes `mask` of the word whose cells are `w`: every read of them must be
-// ordered before it; they now hold only the write.
+// A write of the cells `mask` of the word whose `n` cells (1: a word cell, 4: a split
+// word's bytes) are `w`: every read of them must be ordered before it; they now hold only
+// the write.
 template <typename IsOrdered, typename Report>
-void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t epoch,
-               const char* at, IsOrdered& is_ordered, Report& report) {
+void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool set,
+               uint64_t epoch, const char* at, IsOrdered& is_ordered, Report& report) {
   if (set) {
     const uint64_t index = w[0].read & ~kReadSetBit;
     std::vector<RaceShadow::Read>& reads = shadow->Set(index);
@@ -32,10 +33,10 @@ void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_
     reads.resize(kept);
     if (kept == 0) {  // no read left: back to single reads
       shadow->FreeSet(index);
-      for (uint32_t k = 0; k < 4; ++k) w[k].read = 0;
+      for (uint32_t k = 0; k < n; ++k) w[k].read = 0;
     }
   }
-  for (uint32_t k = 0; k < 4; ++k) {
+  for (uint32_t k = 0; k < n; ++k) {
     if ((mask >> k & 1u) == 0) continue;
     if (!set && !is_ordered(w[k].read)) report({false, w[k].read, w[k].read_at});
     w[k].write = epoch;
@@ -47,20 +48,20 @@ void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_
   }
 }
 
-// A read of the bytes `mask` of the word: it replaces the reads ordered before it; reads
-// unordered with it are kept beside it in the word's read set.
+// A read of the cells `mask` of the word (`n` cells, as WriteWord): it replaces the reads
+// ordered before it; reads unordered with it are kept beside it in the word's read set.
 template <typename IsOrdered>
-void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t epoch,
-              const char* at, IsOrdered& is_ordered) {
+void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool set,
+              uint64_t epoch, const char* at, IsOrdered& is_ordered) {
   if (!set) {
     bool covers = true;
-    for (uint32_t k = 0; k < 4; ++k) {
+    for (uint32_t k = 0; k < n; ++k) {
       if ((mask >> k & 1u) != 0 && w[k].read != epoch && !is_ordered(w[k].read)) {
         covers = false;
       }
     }
     if (covers) {
-      for (uint32_t k = 0; k < 4; ++k) {
+      for (uint32_t k = 0; k < n; ++k) {
         if ((mask >> k & 1u) == 0) continue;
         w[k].read = epoch;
         w[k].read_at = at;
@@ -70,7 +71,7 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t
     // Two unordered reads: the word's single reads become its read set.
     const uint64_t index = shadow->NewSet();
     std::vector<RaceShadow::Read>& reads = shadow->Set(index);
-    for (uint32_t k = 0; k < 4; ++k) {
+    for (uint32_t k = 0; k < n; ++k) {
       if (w[k].read == 0) continue;
       bool merged = false;
       for (RaceShadow::Read& r : reads) {
@@ -85,13 +86,17 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t
               [](const RaceShadow::Read& a, const RaceShadow::Read& b) {
                 return RaceComponent(a.epoch) < RaceComponent(b.epoch);
               });
-    for (uint32_t k = 0; k < 4; ++k) w[k].read = kReadSetBit | index;
+    for (uint32_t k = 0; k < n; ++k) w[k].read = kReadSetBit | index;
   }
   // The set is sorted by component: a read replaces its own component's older reads of the
   // same bytes (program order, or in-order retirement for an async agent); reads of other
   // components stay (a write checks them all), so a read costs a search, not a scan.
   std::vector<RaceShadow::Read>& reads = shadow->Set(w[0].read & ~kReadSetBit);
   const uint32_t component = RaceComponent(epoch);
+  if (reads.empty() || RaceComponent(reads.back().epoch) < component) {
+    reads.push_back({epoch, at, mask});  // threads mostly read in order: no search
+    return;
+  }
   const size_t lo = static_cast<size_t>(
       std::lower_bound(reads.begin(), reads.end(), component,
                        [](const RaceShadow::Read& r, uint32_t c) {
@@ -129,20 +134,33 @@ void VectorClock::Join(const VectorClock& o) {
 }
 
 RaceShadow::RaceShadow(uint64_t dynamic_bytes) {
-  pages_[0].resize((WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES + kPageCells - 1) / kPageCells);
-  pages_[1].resize((dynamic_bytes + kPageCells - 1) / kPageCells);
+  pages_[0].resize((WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES + kPageBytes - 1) / kPageBytes);
+  pages_[1].resize((dynamic_bytes + kPageBytes - 1) / kPageBytes);
 }
 
-RaceCell& RaceShadow::Cell(int area, uint64_t offset) {
-  std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageCells];
-  if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageCells);
-  return page[offset % kPageCells];
+RaceCell* RaceShadow::Split(RaceCell& word) {
+  if ((word.read & kReadSetBit) != 0) {  // a word cell's reads (mask 1) read every byte
+    for (Read& r : sets_[word.read & ~kReadSetBit]) r.mask = 0xF;
+  }
+  split_.push_back({word, word, word, word});
+  word.read = kSplitBit | (split_.size() - 1);
+  word.write = 0;
+  return split_.back().data();
 }
 
 void RaceShadow::Exempt(int area, uint64_t offset, uint64_t bytes) {
-  for (uint64_t i = 0; i < bytes; ++i) {
-    if ((offset + i) / kPageCells >= pages_[area].size()) return;
-    Cell(area, offset + i).write = kExempt;
+  const uint64_t size = pages_[area].size() * kPageBytes;
+  for (uint64_t byte = offset; byte < offset + bytes && byte < size;) {
+    const uint64_t word = byte & ~uint64_t{3};
+    const uint64_t end = std::min(word + 4, offset + bytes);
+    RaceCell& w = Word(area, word);
+    if (end - byte == 4) {
+      w.write = kExempt;
+    } else {
+      RaceCell* cells = IsSplit(w) ? Bytes(w) : Split(w);
+      for (uint64_t b = byte; b < end; ++b) cells[b - word].write = kExempt;
+    }
+    byte = end;
   }
 }
 
@@ -217,8 +235,12 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
   if (kind == WARPTRACE_HOST_ACCESS_ATOMIC || owner.shadow() == nullptr) return;
   RaceShadow* shadow = owner.shadow()->races();
   if (shadow == nullptr) return;
-  const uint64_t epoch = EpochOf(f, kind);
-  const VectorClock& vc = ThreadOf(f).vc;
+  const uint32_t self = Self(f);
+  const VectorClock& vc = threads_[self].vc;
+  const uint64_t epoch =
+      kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE
+          ? RaceEpoch(self, vc.Get(self))
+          : EpochOf(f, kind);
   const bool write = RaceDomain::IsWrite(kind);
   const char* at = f.abi.statement;
   bool reported = false;
@@ -237,39 +259,52 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
     ordered = e;
     return true;
   };
-  // Word by word (4 aligned bytes): the cells of a word share one read set.
+  // Word by word (4 aligned bytes): a word cell, or a split word's byte cells, which
+  // share one read set.
   for (uint64_t byte = offset; byte < offset + bytes;) {
     const uint64_t word = byte & ~uint64_t{3};
     const uint64_t end = std::min(word + 4, offset + bytes);
-    RaceCell* w = &shadow->Cell(area, word);  // the word's 4 cells are on one page
-    uint32_t mask = 0;
-    for (uint64_t b = byte; b < end; ++b) {
-      if (w[b - word].write != kExempt) mask |= 1u << (b - word);
-    }
+    uint32_t mask = ((1u << (end - byte)) - 1u) << (byte - word);
     byte = end;
-    if (mask == 0) continue;
-    for (uint32_t k = 0; k < 4; ++k) {
-      if ((mask >> k & 1u) != 0 && !is_ordered(w[k].write)) {
+    RaceCell* w = &shadow->Word(area, word);
+    uint32_t n = 4;
+    if (RaceShadow::IsSplit(*w)) {
+      w = shadow->Bytes(*w);
+    } else if (w->write == kExempt) {
+      continue;
+    } else if (mask != 0xF) {
+      w = shadow->Split(*w);
+    } else {
+      n = 1;
+      mask = 1;
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      if ((mask >> k & 1u) == 0) continue;
+      if (w[k].write == kExempt) {
+        mask &= ~(1u << k);
+      } else if (!is_ordered(w[k].write)) {
         report({true, w[k].write, w[k].write_at});
       }
     }
+    if (mask == 0) continue;
     if (async_read && !unfenced_reported) {  // the async proxy reads a generic write
-      for (uint32_t k = 0; k < 4; ++k) {
+      for (uint32_t k = 0; k < n; ++k) {
         const uint64_t e = w[k].write;
         if ((mask >> k & 1u) == 0 || e == 0 || RaceComponent(e) >= threads_.size() ||
             RaceClock(e) <= threads_[RaceComponent(e)].proxy_fence) {
           continue;
         }
         unfenced_reported = true;
-        ReportUnfenced(f, owner, area, word + k, kind, {true, e, w[k].write_at});
+        ReportUnfenced(f, owner, area, word + (n == 4 ? k : 0), kind,
+                       {true, e, w[k].write_at});
         break;
       }
     }
     const bool set = (w[0].read & kReadSetBit) != 0;
     if (write) {
-      WriteWord(shadow, w, mask, set, epoch, at, is_ordered, report);
+      WriteWord(shadow, w, n, mask, set, epoch, at, is_ordered, report);
     } else {
-      ReadWord(shadow, w, mask, set, epoch, at, is_ordered);
+      ReadWord(shadow, w, n, mask, set, epoch, at, is_ordered);
     }
   }
 }

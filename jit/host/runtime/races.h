@@ -32,6 +32,7 @@
 #ifndef WARPTRACE_JIT_HOST_RUNTIME_RACES_H_
 #define WARPTRACE_JIT_HOST_RUNTIME_RACES_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -75,30 +76,48 @@ class VectorClock {
   std::vector<uint32_t> v_;
 };
 
-// One byte of shared memory: its last write and the reads since (epochs: component << 40 |
-// clock; 0: none), with the statements that made them.
+// A word (4 aligned bytes) of shared memory, or one byte of a split word: its last write
+// and the reads since (epochs: component << 40 | clock; 0: none), with the statements that
+// made them. A word stays one cell while every access covers all of it; a narrower access
+// splits it into four byte cells (RaceShadow::Split), for good.
 struct RaceCell {
   uint64_t write = 0;
-  uint64_t read = 0;  // with kReadSetBit: the index of a RaceShadow read set
+  uint64_t read = 0;  // kReadSetBit | a read set's index; in a word cell, kSplitBit | index
   const char* write_at = nullptr;
   const char* read_at = nullptr;
 };
 
 class RaceShadow {
  public:
+  static constexpr uint64_t kExempt = ~uint64_t{0};
+  static constexpr uint64_t kReadSetBit = uint64_t{1} << 63;  // components < 2^22
+  static constexpr uint64_t kSplitBit = uint64_t{1} << 62;
+
   // The cells of the static area (48 KiB) and of the dynamic area (`dynamic_bytes`).
   explicit RaceShadow(uint64_t dynamic_bytes);
-  // The cell of byte `offset` of area 0 (static) or 1 (dynamic), created on first use.
-  RaceCell& Cell(int area, uint64_t offset);
-  // The byte is never checked (an mbarrier word, warptrace's own arrays).
+  // The cell of the word at byte `offset` (a multiple of 4) of area 0 (static) or 1
+  // (dynamic), created on first use.
+  RaceCell& Word(int area, uint64_t offset) {
+    std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageBytes];
+    if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageBytes / 4);
+    return page[offset % kPageBytes / 4];
+  }
+  static bool IsSplit(const RaceCell& word) {
+    return (word.read & (kReadSetBit | kSplitBit)) == kSplitBit;
+  }
+  // The four byte cells of a split word.
+  RaceCell* Bytes(const RaceCell& word) { return split_[word.read & ~kSplitBit].data(); }
+  // Splits `word` (not split yet) into four byte cells with its state; returns them.
+  RaceCell* Split(RaceCell& word);
+  // The bytes are never checked (an mbarrier word, warptrace's own arrays).
   void Exempt(int area, uint64_t offset, uint64_t bytes);
   struct Read {
     uint64_t epoch;
     const char* at;
-    uint32_t mask;  // the bytes of the word it read (bit k: byte k)
+    uint32_t mask;  // the bytes of the word it read (bit k: byte k; a word cell's: 1)
   };
-  // The read set of a word (4 aligned bytes) with several unordered reads: each of its
-  // cells' `read` holds kReadSetBit | the set's index.
+  // The read set of a word with several unordered reads: its cell's `read` (each of its
+  // byte cells' when split) holds kReadSetBit | the set's index.
   std::vector<Read>& Set(uint64_t index) { return sets_[index]; }
   uint64_t NewSet() {
     if (!free_.empty()) {
@@ -115,8 +134,9 @@ class RaceShadow {
   }
 
  private:
-  static constexpr uint64_t kPageCells = 4096;
+  static constexpr uint64_t kPageBytes = 16384;
   std::vector<std::unique_ptr<RaceCell[]>> pages_[2];
+  std::vector<std::array<RaceCell, 4>> split_;
   std::vector<std::vector<Read>> sets_;
   std::vector<uint64_t> free_;
 };
