@@ -135,7 +135,8 @@ struct WarptraceHostThread {
   unsigned long long stack_lo, stack_bytes;
   /* The sanitizer's inline filter (cuda_on_cpu.h SanitizeAccess), set by the runtime; the
    * kernel only reads them. Shadow bytes of the static and dynamic shared memory (2: written,
-   * so any access is fine; else the runtime decides), and the launch's device buffers as
+   * so any access is fine unless the races check is on; 3: warptrace's own arrays, fine in
+   * every mode; else the runtime decides), and the launch's device buffers as
    * quadruples (window start, window bytes, start, end): an access inside [start, end) is
    * fine, one elsewhere in the window (the buffer with its slack and guard pages) goes to
    * the runtime, one in no window is not checked. */

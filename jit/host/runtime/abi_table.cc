@@ -191,6 +191,18 @@ void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int k
     if (RaceDomain* races = f->block->races(); races != nullptr) races->Event(*f, kind, bytes);
     return;
   }
+  // Bytes the kernel wrote, in bounds: only the races check has work (most accesses).
+  if (RaceDomain* races = f->block->races(); races != nullptr) {
+    Block* owner = OwnerBlock(f, address);
+    int area = 0;
+    uint64_t offset = 0;
+    if (owner->shadow() != nullptr &&
+        owner->shadow()->SharedArea(reinterpret_cast<uintptr_t>(address), &area, &offset) &&
+        owner->shadow()->Written(area, offset, bytes)) {
+      races->Access(*f, *owner, area, offset, bytes, kind);
+      return;
+    }
+  }
   // The bounds and init checks know reads and writes only.
   const int plain = kind == WARPTRACE_HOST_ACCESS_MMA_READ || kind == WARPTRACE_HOST_ACCESS_BULK_READ
                         ? WARPTRACE_HOST_ACCESS_READ

@@ -123,6 +123,46 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool s
               end);
 }
 
+// A plain read or write of a whole word cell that finds nothing to report: its common
+// cases done in place (the last write ordered before it; for a read, the word's reads
+// ordered before it or a read set it joins at the end; for a write, every read ordered
+// before it). Returns false, having changed nothing, for everything else.
+bool PlainWord(RaceShadow* shadow, RaceCell& w, bool write, uint64_t epoch, const char* at,
+               const VectorClock& vc) {
+  const uint64_t last = w.write;
+  if (last == RaceShadow::kExempt || RaceShadow::IsSplit(w)) return false;
+  auto ordered = [&](uint64_t e) { return e == 0 || RaceClock(e) <= vc.Get(RaceComponent(e)); };
+  if (!ordered(last)) return false;
+  if (!write) {
+    if ((w.read & kReadSetBit) != 0) {
+      std::vector<RaceShadow::Read>& reads = shadow->Set(w.read & ~kReadSetBit);
+      if (!reads.empty() && RaceComponent(reads.back().epoch) >= RaceComponent(epoch)) {
+        return false;
+      }
+      reads.push_back({epoch, at, 1u});
+      return true;
+    }
+    if (w.read != epoch && !ordered(w.read)) return false;
+    w.read = epoch;
+    w.read_at = at;
+    return true;
+  }
+  if ((w.read & kReadSetBit) != 0) {
+    const uint64_t index = w.read & ~kReadSetBit;
+    for (const RaceShadow::Read& r : shadow->Set(index)) {
+      if (!ordered(r.epoch)) return false;
+    }
+    shadow->FreeSet(index);
+  } else if (!ordered(w.read)) {
+    return false;
+  }
+  w.write = epoch;
+  w.write_at = at;
+  w.read = 0;
+  w.read_at = nullptr;
+  return true;
+}
+
 }  // namespace
 
 void VectorClock::Join(const VectorClock& o) {
@@ -242,6 +282,7 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
           ? RaceEpoch(self, vc.Get(self))
           : EpochOf(f, kind);
   const bool write = RaceDomain::IsWrite(kind);
+  const bool plain = kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE;
   const char* at = f.abi.statement;
   bool reported = false;
   auto report = [&](const Hit& hit) {
@@ -267,6 +308,7 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
     uint32_t mask = ((1u << (end - byte)) - 1u) << (byte - word);
     byte = end;
     RaceCell* w = &shadow->Word(area, word);
+    if (mask == 0xF && plain && PlainWord(shadow, *w, write, epoch, at, vc)) continue;
     uint32_t n = 4;
     if (RaceShadow::IsSplit(*w)) {
       w = shadow->Bytes(*w);
@@ -316,14 +358,16 @@ void RaceDomain::Event(Fiber& f, int event, uint64_t n) {
       ++t.mma_commits;
       break;
     case WARPTRACE_HOST_EVENT_MMA_WAIT:
-      if (t.mma_commits > n) t.vc.Raise(MmaComponent(f), t.mma_commits - static_cast<uint32_t>(n));
+      if (t.mma_commits > n) {
+        t.RaiseOther(MmaComponent(f), t.mma_commits - static_cast<uint32_t>(n));
+      }
       break;
     case WARPTRACE_HOST_EVENT_BULK_COMMIT:
       ++t.bulk_commits;
       break;
     case WARPTRACE_HOST_EVENT_BULK_WAIT:
       if (t.bulk >= 0 && t.bulk_commits > n) {
-        t.vc.Raise(static_cast<uint32_t>(t.bulk), t.bulk_commits - static_cast<uint32_t>(n));
+        t.RaiseOther(static_cast<uint32_t>(t.bulk), t.bulk_commits - static_cast<uint32_t>(n));
       }
       break;
     case WARPTRACE_HOST_EVENT_PROXY_FENCE: {  // its writes so far; later ones get a new clock
@@ -340,16 +384,26 @@ void RaceDomain::Event(Fiber& f, int event, uint64_t n) {
 void RaceDomain::BarrierArrive(Fiber& f, uint32_t id) {
   NamedBarrier& b = named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
   Thread& t = ThreadOf(f);
-  b.acc.Join(t.vc);
+  const uint32_t self = Self(f);
+  // A thread whose clock is a barrier's snapshot but for its own component adds only that
+  // component once the snapshot is in (n threads cost n, not n^2, between plain barriers).
+  if (t.base != 0 && t.base == b.acc_base) {
+    b.acc.Raise(self, t.vc.Get(self));
+  } else {
+    b.acc.Join(t.vc);
+    if (b.acc_base == 0) b.acc_base = t.base;  // the snapshot is in `acc` now
+  }
   t.barrier_gen[id] = b.gen;
-  t.vc.Tick(Self(f));
+  t.vc.Tick(self);
 }
 
 void RaceDomain::BarrierDone(Fiber& f, uint32_t id, bool completed) {
   if (!completed) return;
   NamedBarrier& b = named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
   b.done[b.gen & 1] = std::move(b.acc);
+  b.done_id[b.gen & 1] = ++snapshots_;
   b.acc.Clear();
+  b.acc_base = 0;
   ++b.gen;
 }
 
@@ -357,7 +411,14 @@ void RaceDomain::BarrierPassed(Fiber& f, uint32_t id) {
   const NamedBarrier& b =
       named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
   Thread& t = ThreadOf(f);
-  t.vc.Join(b.done[t.barrier_gen[id] & 1]);
+  // Parked since its arrival, the thread's clock is what it joined into the barrier plus
+  // its own tick: the join is the barrier's clock with its own component.
+  const uint32_t self = Self(f);
+  const uint32_t own = t.vc.Get(self);
+  const uint32_t parity = t.barrier_gen[id] & 1;
+  t.vc = b.done[parity];
+  t.vc.Raise(self, own);
+  t.base = b.done_id[parity];
 }
 
 void RaceDomain::WarpSync(Fiber* const* lanes, uint32_t count) {
@@ -365,7 +426,7 @@ void RaceDomain::WarpSync(Fiber* const* lanes, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) all.Join(ThreadOf(*lanes[i]).vc);
   for (uint32_t i = 0; i < count; ++i) {
     Thread& t = ThreadOf(*lanes[i]);
-    t.vc.Join(all);
+    t.Acquire(all);
     t.vc.Tick(Self(*lanes[i]));
   }
 }
@@ -401,7 +462,7 @@ void RaceDomain::MbarrierArrived(Fiber& f, const void* bar, bool completed) {
 void RaceDomain::MbarrierObserved(Fiber& f, const void* bar) {
   auto it = mbarriers_.find(bar);
   if (it == mbarriers_.end() || it->second.completed == 0) return;
-  ThreadOf(f).vc.Join(it->second.done[it->second.completed % 4]);
+  ThreadOf(f).Acquire(it->second.done[it->second.completed % 4]);
 }
 
 void RaceDomain::ClusterArrive(Fiber& f, uint64_t phase) {
@@ -421,7 +482,7 @@ void RaceDomain::ClusterDone(uint64_t phase) {
 void RaceDomain::ClusterPassed(Fiber& f, uint64_t phase) {
   ClusterDone(phase);  // a phase that threads exiting completed
   Thread& t = ThreadOf(f);
-  t.vc.Join(cluster_done_[t.cluster_phase & 1]);
+  t.Acquire(cluster_done_[t.cluster_phase & 1]);
 }
 
 void RaceDomain::CpAsyncIssue(Fiber& f, Block& owner, int area, uint64_t offset,
@@ -434,7 +495,7 @@ void RaceDomain::CpAsyncCommit(Fiber& f) { ++ThreadOf(f).cp_async_commits; }
 void RaceDomain::CpAsyncWait(Fiber& f, uint32_t n) {
   Thread& t = ThreadOf(f);
   if (t.cp_async >= 0 && t.cp_async_commits > n) {
-    t.vc.Raise(static_cast<uint32_t>(t.cp_async), t.cp_async_commits - n);
+    t.RaiseOther(static_cast<uint32_t>(t.cp_async), t.cp_async_commits - n);
   }
 }
 

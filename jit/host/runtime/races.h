@@ -198,11 +198,23 @@ class RaceDomain {
     uint32_t proxy_fence = 0;  // its clock at its last fence.proxy.async (its writes up to it)
     uint64_t barrier_gen[16] = {};  // the generation of each named barrier it arrived at
     uint64_t cluster_phase = 0;
+    // Nonzero: `vc` is the barrier snapshot of this id but for the thread's own component.
+    uint64_t base = 0;
+    void Acquire(const VectorClock& o) {
+      vc.Join(o);
+      base = 0;
+    }
+    void RaiseOther(uint32_t c, uint32_t x) {
+      vc.Raise(c, x);
+      base = 0;
+    }
   };
   struct NamedBarrier {
     VectorClock acc;
+    uint64_t acc_base = 0;  // the snapshot joined into `acc` whole (0: none)
     uint64_t gen = 0;
     VectorClock done[2];  // by generation parity
+    uint64_t done_id[2] = {};  // their snapshot ids
   };
   enum class Agent : uint8_t { kThread, kMbarrier, kMma, kCpAsync, kBulk };
   struct Component {
@@ -264,6 +276,7 @@ class RaceDomain {
   std::unordered_map<uint64_t, uint32_t> mma_components_;  // rank << 32 | warpgroup
   // By a wgmma group's epoch: the epoch of the thread that first read for it (for reports).
   std::unordered_map<uint64_t, uint64_t> mma_issues_;
+  uint64_t snapshots_ = 0;  // barrier snapshots taken (their ids: 1, 2, ...)
   VectorClock cluster_acc_;
   VectorClock cluster_done_[2];
   uint64_t cluster_phase_ = 0;

@@ -126,7 +126,7 @@ int64_t BlockShadow::Place(const char* name, uint64_t bytes, uint64_t align,
   *used = offset + bytes;
   // warptrace's own arrays (the recorder's staging, its copy tracks) are read whole.
   const bool own = absl::StartsWith(name, "warptrace_");
-  std::memset(static_shadow_.data() + offset, init_ && !own ? kUnwritten : kWritten, bytes);
+  std::memset(static_shadow_.data() + offset, own ? kOwn : init_ ? kUnwritten : kWritten, bytes);
   if (own && races_ != nullptr) races_->Exempt(0, offset, bytes);
   arrays_.push_back({name, offset, bytes, element_bytes == 0 ? 1 : element_bytes});
   std::sort(arrays_.begin(), arrays_.end(),
@@ -220,6 +220,7 @@ void BlockShadow::CheckStatic(const Fiber& f, uint64_t offset, uint64_t bytes, i
     unaddressable |= s == kUnaddressable;
     unwritten |= s == kUnwritten;
   }
+  if (!unaddressable && !unwritten) return;  // written bytes: nothing to say or to mark
   const Array* array = ArrayAt(offset);
   if (unaddressable && !bounds_) return;
   if (unaddressable) {
@@ -247,7 +248,9 @@ void BlockShadow::CheckStatic(const Fiber& f, uint64_t offset, uint64_t bytes, i
     return;
   }
   if (kind != WARPTRACE_HOST_ACCESS_READ) {
-    std::memset(static_shadow_.data() + offset, kWritten, bytes);
+    for (uint64_t i = offset; i < offset + bytes; ++i) {
+      if (static_shadow_[i] == kUnwritten) static_shadow_[i] = kWritten;  // kOwn stays
+    }
   } else if (unwritten) {
     ReportUninitialized(f, array, offset - (array != nullptr ? array->offset : 0), bytes);
   }

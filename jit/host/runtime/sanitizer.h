@@ -115,13 +115,28 @@ class BlockShadow {
   // Whether `address` is in the block's static (area 0) or dynamic (area 1) shared memory,
   // and where.
   bool SharedArea(uintptr_t address, int* area, uint64_t* offset) const;
+  // Whether the `bytes` at `offset` of `area` are in bounds and written by the kernel:
+  // then the bounds and init checks have nothing to say or to mark (the races check's fast
+  // path skips them).
+  bool Written(int area, uint64_t offset, uint64_t bytes) const {
+    const std::vector<uint8_t>& shadow = area == 0 ? static_shadow_ : dynamic_shadow_;
+    if (offset + bytes > shadow.size()) return false;
+    const uint8_t* s = shadow.data() + offset;
+    for (uint64_t i = 0; i < bytes; ++i) {
+      if (s[i] < kWritten) return false;
+    }
+    return true;
+  }
   // "red_smem[3] (byte offset 12 of __shared__ red_smem, 8 elements of 4 bytes)" or
   // "stage[60] (byte 240 of the dynamic shared memory stage, ...)" for byte `offset` of
   // `area`, named as `f`'s kernel declares it.
   std::string Locate(const Fiber& f, int area, uint64_t offset) const;
 
  private:
-  enum : uint8_t { kUnaddressable = 0, kUnwritten = 1, kWritten = 2 };
+  // Per shared byte (host_abi.h WarptraceHostThread::shadow_static): kOwn marks warptrace's
+  // own arrays (the recorder's staging, copy tracks): written, exempt from the races check,
+  // so the kernel-side filter skips their accesses in every mode.
+  enum : uint8_t { kUnaddressable = 0, kUnwritten = 1, kWritten = 2, kOwn = 3 };
   struct Array {
     const char* name;
     uint64_t offset, bytes, element_bytes;
