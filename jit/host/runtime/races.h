@@ -125,7 +125,7 @@ class RaceShadow {
       free_.pop_back();
       return index;
     }
-    sets_.emplace_back();
+    sets_.emplace_back().reserve(16);  // a warp's or half-warp's readers without regrowing
     return sets_.size() - 1;
   }
   void FreeSet(uint64_t index) {
