@@ -58,7 +58,12 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
     unsigned int i = 0;
     for (; i < t->num_buffers; ++i, w += 4) {
       if (a - w[0] < w[1]) {
-        if (a >= w[2] && a + bytes <= w[3]) return;
+        // In bounds: fine, unless the races check follows this buffer's accesses (or the
+        // access is an atomic, which may order other blocks' accesses).
+        if (a >= w[2] && a + bytes <= w[3] &&
+            !(kRaces && (t->buffer_races[i] != 0 || kind == WARPTRACE_HOST_ACCESS_ATOMIC))) {
+          return;
+        }
         break;
       }
     }
@@ -75,6 +80,12 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
 namespace warptrace_host {
 inline void NoteAtomic(const void* p, unsigned long long bytes) {
   SanitizeAccess(p, bytes, WARPTRACE_HOST_ACCESS_ATOMIC);
+}
+inline void NoteFence() {
+  if constexpr ((WARPTRACE_HOST_SANITIZE & WARPTRACE_HOST_SANITIZE_RACES) != 0) {
+    const WarptraceHostThread& t = Current();
+    t.rt->access(t.fiber, nullptr, 0, WARPTRACE_HOST_EVENT_FENCE);
+  }
 }
 }  // namespace warptrace_host
 #define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);

@@ -277,8 +277,10 @@ uint64_t RaceDomain::EpochOf(Fiber& f, int kind) {
 
 void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
                         int kind) {
-  if (kind == WARPTRACE_HOST_ACCESS_ATOMIC || owner.shadow() == nullptr) return;
-  RaceShadow* shadow = owner.shadow()->races();
+  if (kind == WARPTRACE_HOST_ACCESS_ATOMIC) return;
+  RaceShadow* shadow = area == RaceShadow::kGlobalArea ? &global_shadow_
+                       : owner.shadow() != nullptr ? owner.shadow()->races()
+                                                   : nullptr;
   if (shadow == nullptr) return;
   const uint32_t self = Self(f);
   const VectorClock& vc = threads_[self].vc;
@@ -356,9 +358,57 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
   }
 }
 
+void RaceDomain::GlobalAccess(Fiber& f, uintptr_t address, uint64_t bytes, int kind) {
+  if (kind == WARPTRACE_HOST_ACCESS_ATOMIC) {
+    ++sync_ops_;
+    return;
+  }
+  Access(f, *f.block, RaceShadow::kGlobalArea, address, bytes, kind);
+  const bool write = IsWrite(kind);
+  if (!global_log_.empty()) {  // extends the last run: a thread's, or a warp's, next bytes
+    GlobalRun& last = global_log_.back();
+    if (last.end == address && last.write == write && last.at == f.abi.statement &&
+        global_seq_.back() == sync_ops_) {
+      last.end = address + bytes;
+      return;
+    }
+  }
+  GlobalRun& run = global_log_.emplace_back();
+  run.start = address;
+  run.end = address + bytes;
+  run.write = write;
+  run.acquired = sync_ops_ > 0;
+  run.at = f.abi.statement;
+  run.domain = ctas_.front()->linear();
+  run.block = f.block->linear();
+  run.thread = f.abi.linear_tid;
+  global_seq_.push_back(sync_ops_);
+}
+
+void RaceDomain::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (global_log_.empty()) return;
+  for (size_t i = 0; i < global_log_.size(); ++i) {
+    GlobalRun& run = global_log_[i];
+    run.released = global_seq_[i] < sync_ops_;
+    run.who = ThreadName(static_cast<uint32_t>(
+                             std::find_if(ctas_.begin(), ctas_.end(),
+                                          [&](const Block* b) { return b->linear() == run.block; }) -
+                             ctas_.begin()),
+                         run.thread);
+  }
+  launch_->global_races().Add(CoalesceGlobalRuns(std::move(global_log_)));
+  global_log_.clear();
+  global_seq_.clear();
+}
+
 void RaceDomain::Event(Fiber& f, int event, uint64_t n) {
   Thread& t = ThreadOf(f);
   switch (event) {
+    case WARPTRACE_HOST_EVENT_FENCE:
+      ++sync_ops_;
+      break;
     case WARPTRACE_HOST_EVENT_MMA_COMMIT:
       ++t.mma_commits;
       break;

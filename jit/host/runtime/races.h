@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "jit/host/device/host_abi.h"
+#include "jit/host/runtime/global_races.h"
 
 namespace warptrace::host {
 
@@ -96,8 +97,10 @@ class RaceShadow {
   // The cells of the static area (48 KiB) and of the dynamic area (`dynamic_bytes`).
   explicit RaceShadow(uint64_t dynamic_bytes);
   // The cell of the word at byte `offset` (a multiple of 4) of area 0 (static) or 1
-  // (dynamic), created on first use.
+  // (dynamic), or at global address `offset` (kGlobalArea), created on first use.
+  static constexpr int kGlobalArea = 2;
   RaceCell& Word(int area, uint64_t offset) {
+    if (area == kGlobalArea) return global_[offset];
     std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageBytes];
     if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageBytes / 4);
     return page[offset % kPageBytes / 4];
@@ -136,6 +139,7 @@ class RaceShadow {
  private:
   static constexpr uint64_t kPageBytes = 16384;
   std::vector<std::unique_ptr<RaceCell[]>> pages_[2];
+  std::unordered_map<uint64_t, RaceCell> global_;  // by word address (a domain's own)
   std::vector<std::array<RaceCell, 4>> split_;
   std::vector<std::vector<Read>> sets_;
   std::vector<uint64_t> free_;
@@ -156,8 +160,15 @@ class RaceDomain {
 
   // ---- Accesses ----
   // `f`'s access of `bytes` at byte `offset` of area `area` (0 static, 1 dynamic) of the
-  // shared memory of CTA `owner`, of WARPTRACE_HOST_ACCESS_* `kind`.
+  // shared memory of CTA `owner`, of WARPTRACE_HOST_ACCESS_* `kind`; with area
+  // RaceShadow::kGlobalArea, at global address `offset` (GlobalAccess).
   void Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind);
+  // `f`'s access of `bytes` at `address` of a buffer the races check follows: checked
+  // against the domain's other threads as shared memory is, and logged for the check
+  // between blocks (global_races.h). A global atomic is a fence-and-atomic protocol's step.
+  void GlobalAccess(Fiber& f, uintptr_t address, uint64_t bytes, int kind);
+  // The domain's blocks finished: its global accesses go to the launch's log.
+  void Finish();
   // An async-group event (WARPTRACE_HOST_EVENT_*) of `f` with argument `n`.
   void Event(Fiber& f, int event, uint64_t n);
 
@@ -266,8 +277,16 @@ class RaceDomain {
                            const char* when, const VectorClock& later) const;
   std::string BarrierName(const void* bar) const;
 
+  // Where byte `offset` of `area` is, for a report.
+  std::string Where(Fiber& f, Block& owner, int area, uint64_t offset) const;
+
   LaunchSanitizer* const launch_;
   const std::vector<Block*> ctas_;
+  RaceShadow global_shadow_{0};
+  uint64_t sync_ops_ = 0;  // global atomics and fences so far (global_races.h)
+  std::vector<GlobalRun> global_log_;  // `released` unset; `who` empty until Finish
+  std::vector<uint64_t> global_seq_;   // per run: sync_ops_ at its first access
+  bool finished_ = false;
   const uint32_t threads_per_cta_;
   std::vector<Thread> threads_;
   std::vector<Component> components_;

@@ -68,6 +68,7 @@ LaunchSanitizer::LaunchSanitizer(uint32_t checks, std::vector<SanitizeBuffer> bu
     const uintptr_t low = b.start / Page() * Page() - Page();
     const uintptr_t high = RoundUp(b.start + b.bytes, Page()) + Page();
     windows_.insert(windows_.end(), {low, high - low, b.start, b.start + b.bytes});
+    buffer_races_.push_back(b.races && (checks_ & WARPTRACE_HOST_SANITIZE_RACES) != 0 ? 1 : 0);
   }
 }
 
@@ -173,6 +174,7 @@ void BlockShadow::Attach(Fiber& f) const {
   f.abi.shadow_static = static_shadow_.data();
   f.abi.shadow_dynamic = dynamic_shadow_.data();
   f.abi.buffer_windows = launch_->windows().data();
+  f.abi.buffer_races = launch_->buffer_races().data();
   f.abi.num_buffers = static_cast<unsigned int>(launch_->windows().size() / 4);
 }
 
