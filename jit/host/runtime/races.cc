@@ -127,22 +127,45 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool s
 // cases done in place (the last write ordered before it; for a read, the word's reads
 // ordered before it or a read set it joins at the end; for a write, every read ordered
 // before it). Returns false, having changed nothing, for everything else.
-bool PlainWord(RaceShadow* shadow, RaceCell& w, bool write, uint64_t epoch, const char* at,
-               const VectorClock& vc) {
+inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCell& w,
+                                                     bool write, uint64_t epoch,
+                                                     const char* at, const VectorClock& vc) {
   const uint64_t last = w.write;
   if (last == RaceShadow::kExempt || RaceShadow::IsSplit(w)) return false;
   auto ordered = [&](uint64_t e) { return e == 0 || RaceClock(e) <= vc.Get(RaceComponent(e)); };
   if (!ordered(last)) return false;
   if (!write) {
     if ((w.read & kReadSetBit) != 0) {
+      // Sorted by component; threads mostly read in order, but the thread that completes a
+      // barrier runs on first: found by a short scan from the end.
       std::vector<RaceShadow::Read>& reads = shadow->Set(w.read & ~kReadSetBit);
-      if (!reads.empty() && RaceComponent(reads.back().epoch) >= RaceComponent(epoch)) {
-        return false;
+      const uint32_t component = RaceComponent(epoch);
+      size_t at_end = reads.size();
+      for (int steps = 0; at_end > 0 && RaceComponent(reads[at_end - 1].epoch) > component;
+           --at_end) {
+        if (++steps > 4) return false;
       }
-      reads.push_back({epoch, at, 1u});
+      if (at_end > 0 && RaceComponent(reads[at_end - 1].epoch) == component) {
+        reads[at_end - 1] = {epoch, at, 1u};  // its own older read of the word
+      } else if (at_end == reads.size()) {
+        reads.push_back({epoch, at, 1u});
+      } else {
+        reads.insert(reads.begin() + static_cast<std::ptrdiff_t>(at_end), {epoch, at, 1u});
+      }
       return true;
     }
-    if (w.read != epoch && !ordered(w.read)) return false;
+    if (w.read != epoch && !ordered(w.read)) {  // two unordered reads: a read set
+      if (RaceComponent(w.read) == RaceComponent(epoch)) return false;
+      const uint64_t index = shadow->NewSet();
+      std::vector<RaceShadow::Read>& reads = shadow->Set(index);
+      const RaceShadow::Read first{w.read, w.read_at, 1u};
+      const RaceShadow::Read second{epoch, at, 1u};
+      const bool in_order = RaceComponent(first.epoch) < RaceComponent(epoch);
+      reads.push_back(in_order ? first : second);
+      reads.push_back(in_order ? second : first);
+      w.read = kReadSetBit | index;
+      return true;
+    }
     w.read = epoch;
     w.read_at = at;
     return true;
@@ -284,6 +307,20 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
   if (shadow == nullptr) return;
   const uint32_t self = Self(f);
   const VectorClock& vc = threads_[self].vc;
+  // Most accesses: a plain load or store of whole aligned words with nothing to report.
+  if ((kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE) &&
+      ((offset | bytes) & 3) == 0 && bytes <= 16) {
+    const uint64_t plain_epoch = RaceEpoch(self, vc.Get(self));
+    const bool plain_write = kind == WARPTRACE_HOST_ACCESS_WRITE;
+    uint64_t word = offset;
+    while (word < offset + bytes &&
+           PlainWord(shadow, shadow->Word(area, word), plain_write, plain_epoch,
+                     f.abi.statement, vc)) {
+      word += 4;
+    }
+    if (word == offset + bytes) return;
+    // Else the general path below (the words done here are done again, to the same effect).
+  }
   const uint64_t epoch =
       kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE
           ? RaceEpoch(self, vc.Get(self))
