@@ -100,7 +100,7 @@ class RaceShadow {
   // (dynamic), or at global address `offset` (kGlobalArea), created on first use.
   static constexpr int kGlobalArea = 2;
   RaceCell& Word(int area, uint64_t offset) {
-    if (area == kGlobalArea) return global_[offset];
+    if (area == kGlobalArea) return GlobalWord(offset);
     std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageBytes];
     if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageBytes / 4);
     return page[offset % kPageBytes / 4];
@@ -139,7 +139,22 @@ class RaceShadow {
  private:
   static constexpr uint64_t kPageBytes = 16384;
   std::vector<std::unique_ptr<RaceCell[]>> pages_[2];
-  std::unordered_map<uint64_t, RaceCell> global_;  // by word address (a domain's own)
+  // Global memory (a domain's own shadow): pages of kGlobalPageBytes by address, the last
+  // one used at hand (a thread's accesses mostly stay on a page).
+  static constexpr uint64_t kGlobalPageBytes = 1024;
+  RaceCell& GlobalWord(uint64_t address) {
+    const uint64_t page = address / kGlobalPageBytes;
+    if (page != last_global_page_ || last_global_cells_ == nullptr) {
+      std::unique_ptr<RaceCell[]>& cells = global_[page];
+      if (cells == nullptr) cells = std::make_unique<RaceCell[]>(kGlobalPageBytes / 4);
+      last_global_page_ = page;
+      last_global_cells_ = cells.get();
+    }
+    return last_global_cells_[address % kGlobalPageBytes / 4];
+  }
+  std::unordered_map<uint64_t, std::unique_ptr<RaceCell[]>> global_;
+  uint64_t last_global_page_ = 0;
+  RaceCell* last_global_cells_ = nullptr;
   std::vector<std::array<RaceCell, 4>> split_;
   std::vector<std::vector<Read>> sets_;
   std::vector<uint64_t> free_;
