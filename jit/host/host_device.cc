@@ -347,6 +347,19 @@ std::vector<host::SanitizeBuffer> HostDevice::SanitizeBuffers(const LoadedKernel
     b.name = absl::StrFormat("a device buffer (%u bytes at %p)", b.bytes,
                              reinterpret_cast<void*>(start));
     for (size_t i = 0; i < params.size() && args != nullptr; ++i) {
+      // A tensor map's tensor: its TMA stores are followed (its loads read it, never race).
+      if (params[i].size == sizeof(WarptraceHostTensorMap) &&
+          absl::StrContains(params[i].type, "CUtensorMap")) {
+        WarptraceHostTensorMap map;
+        std::memcpy(&map, args[i], sizeof map);
+        if (map.magic == WARPTRACE_HOST_TMA_MAGIC && map.global_address == start) {
+          b.name = absl::StrCat("the tensor of argument `", params[i].name, "` (",
+                                params[i].type, ")");
+          b.races = true;
+          break;
+        }
+        continue;
+      }
       if (!params[i].is_pointer || params[i].size != sizeof(void*)) continue;
       void* value = nullptr;
       std::memcpy(&value, args[i], sizeof value);

@@ -4,6 +4,7 @@
 // blocks writing the same output, and a block reading others' partial results without a
 // protocol are named; the legal patterns (a barrier, atomics from every block, CUDA's
 // threadFenceReduction "last block" pattern) pass, with their results checked.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
 #include "jit/platform/sanitize.h"
+#include "jit/platform/tensor_map.h"
 #include "jit/run/run.h"
 #include "tests/e2e/sanitized_run.h"
 #include "tests/status_matchers.h"
@@ -74,6 +76,26 @@ absl::StatusOr<Kernel> AtomicSumKernel() {
   b.Param("const float*", "in").Param("float*", "out");
   b.Grid({2, 1, 1}).Block({64, 1, 1});
   b.Stmt("atomicAdd(&out[0], in[blockIdx.x * 64 + threadIdx.x]);");
+  return b.Build();
+}
+
+// Each block fills a 64 x 32 bf16 tile (fenced for the async proxy) and thread 0 TMA-stores
+// it at rows `same_tile` ? 0 : 32 x blockIdx.x of a 64 x 64 tensor.
+absl::StatusOr<Kernel> TmaStoreTilesKernel(bool same_tile) {
+  KernelBuilder b("store_tiles");
+  b.Param("CUtensorMap", "tm_out");
+  b.Grid({2, 1, 1}).Block({128, 1, 1});
+  b.Stmt("__shared__ __align__(1024) unsigned short tile[2048];");
+  b.Stmt("for (int i = 0; i < 16; ++i) tile[threadIdx.x * 16 + i] = 0x3f80;");
+  b.Stmt("warptrace_fence_proxy_async();");
+  b.Barrier("written");
+  AsyncCopySpec store;
+  store.name = "store tile";
+  store.tensor_map = "tm_out";
+  store.src = "tile";
+  store.coords = {"0", same_tile ? "0" : "32 * blockIdx.x"};
+  b.TmaStore(store);
+  b.WaitTmaStores(0);
   return b.Build();
 }
 
@@ -151,6 +173,39 @@ TEST_F(GlobalRacesTest, TheLastBlockPatternWithFenceAndAtomicDoesNotRace) {
 TEST_F(GlobalRacesTest, GlobalAtomicsFromEveryBlockDoNotRace) {
   ASSERT_THAT(Run(AtomicSumKernel(), 128, 1), IsOk());
   EXPECT_EQ(out_[0], 128.0f);
+}
+
+// TMA stores write global memory too: two blocks storing one tile race; storing their own
+// tiles they do not.
+TEST_F(GlobalRacesTest, NamesTwoBlocksTmaStoringTheSameTile) {
+  std::vector<uint16_t> out(64 * 64);
+  TensorMapSpec spec;
+  spec.type = TensorMapDataType::kBFloat16;
+  spec.dims = {64, 64};
+  spec.strides_bytes = {128};
+  spec.box = {64, 32};
+  spec.swizzle = TensorMapSwizzle::k128B;
+  auto run = [&](bool same_tile) -> absl::Status {
+    absl::StatusOr<Kernel> kernel = TmaStoreTilesKernel(same_tile);
+    if (!kernel.ok()) return kernel.status();
+    const std::vector<KernelArg> args = {
+        KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), spec)};
+    RunOptions options;
+    options.sanitize = device_->sanitize();
+    return RunKernel(*device_, *kernel, args, options).status();
+  };
+  ASSERT_THAT(run(false), IsOk());
+  for (uint16_t v : out) ASSERT_EQ(v, 0x3f80);
+  const absl::Status status = run(true);
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("data race between blocks (two writes): block (1,0,0) "
+                                       "thread (0,0,0) writes bytes 0-4095 of the tensor of "
+                                       "argument `tm_out` (CUtensorMap) at kernel store_tiles > "
+                                       "tma store store tile"),
+                             HasSubstr("; block (0,0,0) thread (0,0,0) writes them at kernel "
+                                       "store_tiles > tma store store tile"))))
+      << status;
 }
 
 }  // namespace

@@ -158,6 +158,15 @@ __attribute__((no_sanitize_address)) inline void CopyBox(const WarptraceHostTens
           const int64_t g0 = c[0];
           const bool chunks_in = row_in && g0 >= 0 &&
                                  static_cast<uint64_t>(g0) + m.box[0] <= m.dims[0];
+#if defined(WARPTRACE_HOST_SANITIZE)
+          // A store's global row, reported as the issuing thread's write (the races check
+          // between blocks; global_races.h). Rows the tensor's edge cuts are not reported.
+          if (store && chunks_in) {
+            WARPTRACE_HOST_ACCESS(reinterpret_cast<unsigned char*>(m.global_address) +
+                                      row_offset + static_cast<uint64_t>(g0) * elem,
+                                  row_bytes, WARPTRACE_HOST_ACCESS_WRITE);
+          }
+#endif
           for (uint64_t o = 0; o < row_bytes; o += 16) {
             unsigned char* s = box + Swizzled(row * row_bytes + o, mask);
             if (chunks_in) {  // the whole row inside: 16-byte chunks
