@@ -217,6 +217,9 @@ class AsyncSites {
   // call (recorder::RecordCopyEnds<wait>); opens the `#else` the caller fills for the host.
   void DeviceCopyEnds(int depth, const CopySite& c, const std::string& first,
                       const std::string& first_id, uint32_t count, bool wait);
+  // The recorder call alone (device code; the caller writes the `#if`).
+  void DeviceCopyEndsCall(int depth, const CopySite& c, const std::string& first,
+                          const std::string& first_id, uint32_t count, bool wait);
 
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);
