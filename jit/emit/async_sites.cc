@@ -468,7 +468,8 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
     const std::optional<uint32_t> most =
         wait == nullptr ? std::nullopt
                         : GroupBounds(kernel_.body, c.node, wait->kind).AtWait(wait);
-    if (most == 0u) continue;
+    const uint32_t at_most = most.value_or(0);
+    if (most.has_value() && at_most == 0) continue;
     // The site's counts are read into registers once and its done count written back once:
     // read and written in shared memory at every test, they made ampere_gemm's waits the
     // bulk of its record code (issue 51). `warptrace_ended`: the groups retired by now.
@@ -476,9 +477,9 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
     Line(d + 1, absl::StrCat("unsigned int warptrace_done = ", Done(c), ";"));
     Line(d + 1, absl::StrCat("const unsigned int warptrace_ended = ", Issued(c), keep, ";"));
     if (most.has_value()) {
-      for (uint32_t i = 0; i < *most; ++i) {
+      for (uint32_t i = 0; i < at_most; ++i) {
         Line(d + 1, absl::StrCat("if (warptrace_done < warptrace_ended) {  // ", i + 1, " of ",
-                                 *most, " at most"));
+                                 at_most, " at most"));
         RecordDerived(out_, d + 2, c.site, true, what);  // issue = warptrace_done, by order
         Line(d + 2, "++warptrace_done;");
         Line(d + 1, "}");
