@@ -30,6 +30,10 @@ AsyncSites::AsyncSites(const Kernel& kernel, const RecordPlan* plan, SourceWrite
     if (h.depth == 0) continue;
     h.bits = 1;
     while ((uint64_t{1} << h.bits) - 1 < sites) ++h.bits;  // all ones stays free: none
+    if (sites * h.depth <= (h.wide() ? 64u : 32u)) {
+      h.one_hot = true;
+      h.bits = sites;
+    }
   }
   FindExactSites();
 }
@@ -412,7 +416,7 @@ void AsyncSites::DeviceCopyEndsCall(int depth, const CopySite& c, const std::str
 void AsyncSites::PushHistory(int depth, const GroupKind& kind, const CopySite* tracked) {
   const History& h = HistoryOf(kind);
   if (h.bits == 0) return;
-  const uint64_t site = tracked != nullptr ? tracked->group_index : h.none();
+  const uint64_t site = tracked != nullptr ? h.Entry(tracked->group_index) : h.none();
   const std::string var = HistoryVar(kind);
   const std::string push = absl::StrFormat("%s = (%s << %d) | %d%s;", var, var, h.bits, site,
                                            h.wide() ? "ull" : "u");
@@ -453,7 +457,13 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
   for (const CopySite& c : copies_) {
     if (!(c.*kind.member)() || c.exact) continue;
     std::string keep;
-    if (pending > 0) {
+    if (pending > 0 && h.one_hot) {
+      uint64_t mask = 0;
+      for (uint32_t j = 0; j < pending; ++j) mask |= h.Entry(c.group_index) << (j * h.bits);
+      keep = absl::StrFormat(" - static_cast<unsigned int>(%s(%s & 0x%x%s))",
+                             h.wide() ? "__popcll" : "__popc", HistoryVar(kind), mask,
+                             h.wide() ? "ull" : "u");
+    } else if (pending > 0) {
       std::vector<std::string> terms;
       for (uint32_t j = 0; j < pending; ++j) {
         terms.push_back(absl::StrFormat("(((%s >> %du) & %d%s) == %du ? 1u : 0u)",
@@ -547,9 +557,11 @@ void AsyncSites::CopyTracking() {
     const History& h = HistoryOf(*kind);
     if (h.bits == 0) continue;
     const std::string comment =
-        absl::StrFormat("  // sites of the last %d %s, %d bits each", h.depth, kind->what, h.bits);
+        absl::StrFormat("  // sites of the last %d %s, %d bits each%s", h.depth, kind->what,
+                        h.bits, h.one_hot ? ", one-hot" : "");
     const char* type = h.wide() ? "unsigned long long" : "unsigned int";
-    const char* all_ones = h.wide() ? "~0ull" : "~0u";
+    // Every entry "none" (History).
+    const char* all_ones = h.one_hot ? (h.wide() ? "0ull" : "0u") : h.wide() ? "~0ull" : "~0u";
     if (!kind->per_unit) {
       Line(1, absl::StrCat(type, " ", kind->history, " = ", all_ones, ";", comment));
     } else {

@@ -531,6 +531,35 @@ TEST(EmitterTest, GroupsInFlightInAKnownNumberAreRecordedWithoutCounters) {
                              "0x80000001u);  // end of fill\n"));
 }
 
+TEST(EmitterTest, AHistoryTooWideForOneHotKeepsBinarySiteIndices) {
+  // Five recorded cp.async sites and a wait leaving seven groups in flight: one-hot entries
+  // would take 35 bits, binary ones 3 x 7 = 21, so the history stays binary (all ones:
+  // "no recorded site") in a 32-bit word, each site's open groups counted by compares.
+  KernelBuilder b("five_sites");
+  b.Param("const float*", "in").Grid({1, 1, 1}).Block({128, 1, 1});
+  b.SharedArray("float", "tile", 64);
+  b.For("k", 0, 4, TripCount::Exact(4), [&] {
+    for (int i = 0; i < 5; ++i) {
+      AsyncCopySpec copy;
+      copy.name = absl::StrCat("fill", i);
+      copy.dst = "tile + (k % 2) * 32";
+      copy.src = "in + k * 32";
+      copy.row_bytes = 128;
+      b.AsyncCopy(copy);
+    }
+    b.WaitAsyncCopies(7);
+  });
+  b.WaitAsyncCopies();
+  const std::string src = MustEmit(MustBuild(b.Build()), {}).source;
+  EXPECT_THAT(src, HasSubstr("unsigned int warptrace_group_sites;  // sites of the last 7 "
+                             "cp.async groups, 3 bits each\n"));
+  EXPECT_THAT(src, HasSubstr("warptrace_track[warptrace_rec].warptrace_group_sites = ~0u;"));
+  EXPECT_THAT(src, HasSubstr("warptrace_group_sites << 3) | 4u;\n"));
+  EXPECT_THAT(src, HasSubstr("(((warptrace_track[warptrace_rec].warptrace_group_sites >> 18u) "
+                             "& 7u) == 4u ? 1u : 0u))"));
+  EXPECT_THAT(src, Not(HasSubstr("__popc")));
+}
+
 TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
   KernelBuilder b("pipelined");
   b.Param("const float*", "in").Grid({1, 1, 1}).Block({128, 1, 1});
@@ -546,18 +575,19 @@ TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
   });
   b.WaitAsyncCopies();
   const std::string src = MustEmit(MustBuild(b.Build()), {}).source;
-  // The history is a shift register of 1-bit site indices (one recorded cp.async site; all
-  // ones is "no recorded site"), one entry deep: the most this kernel's waits leave in
-  // flight. No array indexed at run time (local memory).
+  // The history is a shift register of one-hot site entries (one recorded cp.async site:
+  // 1 bit, 0 is "no recorded site"), one entry deep: the most this kernel's waits leave in
+  // flight. The groups a wait keeps open are one popcount of a mask. No array indexed at
+  // run time (local memory).
   EXPECT_THAT(src, HasSubstr("unsigned int warptrace_group_sites;  // sites of the last 1 "
-                             "cp.async groups, 1 bits each"));
-  EXPECT_THAT(src, HasSubstr("warptrace_track[warptrace_rec].warptrace_group_sites = ~0u;"));
+                             "cp.async groups, 1 bits each, one-hot"));
+  EXPECT_THAT(src, HasSubstr("warptrace_track[warptrace_rec].warptrace_group_sites = 0u;"));
   EXPECT_THAT(src, HasSubstr("if (warptrace_rec < 1u) warptrace_track[warptrace_rec]."
                              "warptrace_group_sites = (warptrace_track[warptrace_rec]."
-                             "warptrace_group_sites << 1) | 0u;\n"));
+                             "warptrace_group_sites << 1) | 1u;\n"));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(1u);  // wait async copies\n"));
-  EXPECT_THAT(src, HasSubstr("_issued - ((((warptrace_track[warptrace_rec].warptrace_group_sites "
-                             ">> 0u) & 1u) == 0u ? 1u : 0u));"));
+  EXPECT_THAT(src, HasSubstr("_issued - static_cast<unsigned int>(__popc(warptrace_track["
+                             "warptrace_rec].warptrace_group_sites & 0x1u));"));
   EXPECT_THAT(src, Not(HasSubstr("[8]")));
   // Without such a wait, no history.
   EXPECT_THAT(MustEmit(HandoffKernel(false), {}).source, Not(HasSubstr("warptrace_group_site")));
