@@ -6,7 +6,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 #include "jit/compile/disk_cache.h"
 #include "jit/host/device/host_abi.h"
@@ -16,6 +19,17 @@
 
 namespace warptrace {
 namespace {
+
+// Whether a pointer parameter of C++ type `type` ("const float*", "float const* __restrict__",
+// "float* const") points to const: "const" among the words before its last '*'.
+bool PointsToConst(absl::string_view type) {
+  const size_t star = type.rfind('*');
+  if (star == absl::string_view::npos) return false;
+  for (absl::string_view word : absl::StrSplit(type.substr(0, star), absl::ByAnyChar(" \t*&"))) {
+    if (word == "const") return true;
+  }
+  return false;
+}
 
 constexpr uint64_t kAlignment = 256;
 
@@ -338,6 +352,8 @@ std::vector<host::SanitizeBuffer> HostDevice::SanitizeBuffers(const LoadedKernel
       std::memcpy(&value, args[i], sizeof value);
       if (reinterpret_cast<uintptr_t>(value) == start) {
         b.name = absl::StrCat("argument `", params[i].name, "` (", params[i].type, ")");
+        b.races = !PointsToConst(params[i].type) &&
+                  !absl::StartsWith(params[i].name, "warptrace_");  // the recorder's own
         break;
       }
     }

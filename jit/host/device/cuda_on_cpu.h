@@ -307,10 +307,19 @@ inline T Shuffle(unsigned int mask, T value, ShflMode mode, unsigned int b, int 
 // check never counts against another atomic.
 #ifdef WARPTRACE_HOST_SANITIZE
 inline void NoteAtomic(const void* p, unsigned long long bytes);
+inline void NoteFence();
 #define WARPTRACE_HOST_ATOMIC_FN __attribute__((no_sanitize_address))
 #define WARPTRACE_HOST_NOTE_ATOMIC(p) ::warptrace_host::NoteAtomic((p), sizeof(*(p)))
+#define WARPTRACE_HOST_NOTE_FENCE() ::warptrace_host::NoteFence()
+// The emulation's own bookkeeping (wgmma_host.h, wgmma_layout_host.h: layout checks, pending
+// groups, exchanges): it touches warptrace's own state and the thread's registers, never
+// the kernel's shared or global memory except through reported accesses, so it is not
+// instrumented (the layout check alone made 100 million checked loads per hopper_gemm launch).
+#define WARPTRACE_HOST_OWN_FN __attribute__((no_sanitize_address))
 #else
 #define WARPTRACE_HOST_ATOMIC_FN
+#define WARPTRACE_HOST_OWN_FN
+#define WARPTRACE_HOST_NOTE_FENCE() ((void)0)
 #define WARPTRACE_HOST_NOTE_ATOMIC(p) ((void)0)
 #endif
 template <typename T, typename F>
@@ -515,9 +524,17 @@ WARPTRACE_HOST_ATOMIC_FN inline T atomicXor(T* address, ::warptrace_host::NonDed
 
 // ---- Fences, sleeps, clocks ----
 
-inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+// In sanitize mode a fence is reported (NoteFence): the races check counts it as what may
+// order one block's global accesses before another's.
+inline void __threadfence() {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  WARPTRACE_HOST_NOTE_FENCE();
+}
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_system() {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  WARPTRACE_HOST_NOTE_FENCE();
+}
 inline void __nanosleep(unsigned int ns) { ::warptrace_host::Spin(nullptr, ns, "__nanosleep"); }
 
 inline long long int clock64() {

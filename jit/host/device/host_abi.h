@@ -23,7 +23,7 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 11u
+#define WARPTRACE_HOST_ABI_VERSION 12u
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -135,13 +135,17 @@ struct WarptraceHostThread {
   unsigned long long stack_lo, stack_bytes;
   /* The sanitizer's inline filter (cuda_on_cpu.h SanitizeAccess), set by the runtime; the
    * kernel only reads them. Shadow bytes of the static and dynamic shared memory (2: written,
-   * so any access is fine; else the runtime decides), and the launch's device buffers as
+   * so any access is fine unless the races check is on; 3: warptrace's own arrays, fine in
+   * every mode; else the runtime decides), and the launch's device buffers as
    * quadruples (window start, window bytes, start, end): an access inside [start, end) is
    * fine, one elsewhere in the window (the buffer with its slack and guard pages) goes to
-   * the runtime, one in no window is not checked. */
+   * the runtime, one in no window is not checked. With the races check, accesses of a
+   * buffer whose buffer_races byte is 1 (a kernel argument not pointing to const) go to the
+   * runtime too, and every atomic does. */
   const unsigned char* shadow_static;
   const unsigned char* shadow_dynamic;
   const unsigned long long* buffer_windows;
+  const unsigned char* buffer_races;
   unsigned int num_buffers;
   /* Written by the kernel in sanitize mode, just before it reports a TMA load's delivery
    * (WARPTRACE_HOST_ACCESS_ASYNC_WRITE): the mbarrier the copy completes on (null for a
@@ -153,8 +157,9 @@ struct WarptraceHostThread {
  * -DWARPTRACE_HOST_SANITIZE=<mask> and every load and store it keeps calls
  * WarptraceHostRuntime::access). */
 #define WARPTRACE_HOST_SANITIZE_BOUNDS 1u /* shared arrays, dynamic shared, device buffers */
-#define WARPTRACE_HOST_SANITIZE_RACES 2u  /* shared-memory accesses not ordered by
-                                            * happens-before (sanitizer.h, races.h) */
+#define WARPTRACE_HOST_SANITIZE_RACES 2u  /* shared- and global-memory accesses not
+                                            * ordered by happens-before (sanitizer.h,
+                                            * races.h, global_races.h) */
 #define WARPTRACE_HOST_SANITIZE_INIT 4u   /* shared memory read before any write */
 
 /* WarptraceHostRuntime::access kinds. */
@@ -171,6 +176,7 @@ struct WarptraceHostThread {
 #define WARPTRACE_HOST_EVENT_BULK_COMMIT 18 /* cp.async.bulk.commit_group */
 #define WARPTRACE_HOST_EVENT_BULK_WAIT 19   /* cp.async.bulk.wait_group.read `bytes` */
 #define WARPTRACE_HOST_EVENT_PROXY_FENCE 20 /* fence.proxy.async */
+#define WARPTRACE_HOST_EVENT_FENCE 21       /* __threadfence(), a fence.sc / fence.acq_rel */
 
 /* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
  * fiber). Defined by the runtime, which is part of the program (never dlopen'ed), so it lives

@@ -11,17 +11,19 @@
 // statement, so findings name it.
 #ifdef WARPTRACE_HOST_SANITIZE
 namespace warptrace_host {
-// Fast path: nothing to check, or bytes already written (fine to read and to write again).
+// Fast path: bytes already written (2) or warptrace's own (3): fine to read and to write
+// again; with the races check (`races`), only warptrace's own bytes are.
 __attribute__((no_sanitize_address, always_inline)) inline bool Written(
-    const unsigned char* shadow, unsigned long long bytes) {
+    const unsigned char* shadow, unsigned long long bytes, bool races) {
+  const unsigned long long all = races ? 0x0303030303030303ull : 0x0202020202020202ull;
   unsigned long long i = 0;
   for (; i + 8 <= bytes; i += 8) {  // eight shadow bytes at a time
     unsigned long long word;
     __builtin_memcpy(&word, shadow + i, 8);
-    if (word != 0x0202020202020202ull) return false;
+    if ((word & all) != all) return false;
   }
   for (; i < bytes; ++i) {
-    if (shadow[i] != 2) return false;
+    if ((shadow[i] & all) != (all & 0xff)) return false;
   }
   return true;
 }
@@ -33,19 +35,19 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
       a - reinterpret_cast<unsigned long long>(t) < sizeof(WarptraceHostThread)) {
     return;  // its stack, its threadIdx, statement marker, ...
   }
-  // With the races check every shared-memory access goes to the runtime (its happens-before
-  // shadow); else written bytes need nothing more.
+  // With the races check every access of the kernel's shared memory goes to the runtime
+  // (its happens-before shadow); else written bytes need nothing more.
   constexpr bool kRaces = (WARPTRACE_HOST_SANITIZE & WARPTRACE_HOST_SANITIZE_RACES) != 0;
   unsigned long long off = a - reinterpret_cast<unsigned long long>(t->static_shared);
   if (off < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
-    if (!kRaces && off + bytes <= WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES &&
-        Written(t->shadow_static + off, bytes)) {
+    if (off + bytes <= WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES &&
+        Written(t->shadow_static + off, bytes, kRaces)) {
       return;
     }
   } else if ((off = a - reinterpret_cast<unsigned long long>(t->dynamic_shared)) <
              t->dynamic_shared_bytes) {
-    if (!kRaces && off + bytes <= t->dynamic_shared_bytes &&
-        Written(t->shadow_dynamic + off, bytes)) {
+    if (off + bytes <= t->dynamic_shared_bytes &&
+        Written(t->shadow_dynamic + off, bytes, kRaces)) {
       return;
     }
   } else if (a + 4096 - reinterpret_cast<unsigned long long>(t->dynamic_shared) <
@@ -56,7 +58,12 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
     unsigned int i = 0;
     for (; i < t->num_buffers; ++i, w += 4) {
       if (a - w[0] < w[1]) {
-        if (a >= w[2] && a + bytes <= w[3]) return;
+        // In bounds: fine, unless the races check follows this buffer's accesses (or the
+        // access is an atomic, which may order other blocks' accesses).
+        if (a >= w[2] && a + bytes <= w[3] &&
+            !(kRaces && (t->buffer_races[i] != 0 || kind == WARPTRACE_HOST_ACCESS_ATOMIC))) {
+          return;
+        }
         break;
       }
     }
@@ -73,6 +80,12 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
 namespace warptrace_host {
 inline void NoteAtomic(const void* p, unsigned long long bytes) {
   SanitizeAccess(p, bytes, WARPTRACE_HOST_ACCESS_ATOMIC);
+}
+inline void NoteFence() {
+  if constexpr ((WARPTRACE_HOST_SANITIZE & WARPTRACE_HOST_SANITIZE_RACES) != 0) {
+    const WarptraceHostThread& t = Current();
+    t.rt->access(t.fiber, nullptr, 0, WARPTRACE_HOST_EVENT_FENCE);
+  }
 }
 }  // namespace warptrace_host
 #define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);

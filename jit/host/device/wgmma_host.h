@@ -89,7 +89,7 @@ inline constexpr unsigned int kWarpgroup = WARPTRACE_HOST_GROUP_WARPGROUP;
 
 // Fails the launch for the calling thread (the runtime prefixes block and thread).
 [[noreturn]] inline void Fail(const char* format, ...) __attribute__((format(printf, 1, 2)));
-inline void Fail(const char* format, ...) {
+WARPTRACE_HOST_OWN_FN inline void Fail(const char* format, ...) {
   char message[2048];
   va_list args;
   va_start(args, format);
@@ -109,7 +109,7 @@ struct Window {
   const char* static_begin;
 };
 
-inline Window CurrentWindow() {
+WARPTRACE_HOST_OWN_FN inline Window CurrentWindow() {
   const WarptraceHostThread& t = Current();
   Window w;
   w.dynamic_begin = static_cast<const char*>(t.dynamic_shared);
@@ -123,7 +123,7 @@ inline Window CurrentWindow() {
 }
 
 // The window address of `p`; -1 when it is in neither area.
-inline long long WindowAddress(const Window& w, const void* p) {
+WARPTRACE_HOST_OWN_FN inline long long WindowAddress(const Window& w, const void* p) {
   const char* c = static_cast<const char*>(p);
   if (c >= w.dynamic_begin && c < w.dynamic_end) return c - w.origin;
   if (c >= w.static_begin && c < w.static_begin + WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
@@ -133,7 +133,8 @@ inline long long WindowAddress(const Window& w, const void* p) {
 }
 
 // The host pointer of the `bytes` at window address `a`; null unless all are in one area.
-inline const char* WindowPointer(const Window& w, unsigned long long a, unsigned int bytes) {
+WARPTRACE_HOST_OWN_FN inline const char* WindowPointer(const Window& w, unsigned long long a,
+                                                       unsigned int bytes) {
   const unsigned long long dynamic_lo = static_cast<unsigned long long>(w.dynamic_begin - w.origin);
   const unsigned long long dynamic_hi = static_cast<unsigned long long>(w.dynamic_end - w.origin);
   if (a >= dynamic_lo && a + bytes <= dynamic_hi) return w.origin + a;
@@ -152,24 +153,24 @@ struct Desc {
   int swizzle;  // WARPTRACE_SWIZZLE_*: 0 none, 1 128B, 2 64B, 3 32B
 };
 
-inline Desc Decode(unsigned long long d) {
+WARPTRACE_HOST_OWN_FN inline Desc Decode(unsigned long long d) {
   return {(d & 0x3fffull) << 4, ((d >> 16) & 0x3fffull) << 4, ((d >> 32) & 0x3fffull) << 4,
           static_cast<unsigned int>((d >> 49) & 7u), static_cast<int>(d >> 62)};
 }
 
-inline const char* SwizzleName(int swizzle) {
+WARPTRACE_HOST_OWN_FN inline const char* SwizzleName(int swizzle) {
   static const char* const kNames[] = {"no swizzle", "128B swizzle", "64B swizzle",
                                        "32B swizzle"};
   return kNames[swizzle & 3];
 }
 
 // Bytes per row of the swizzle atom: 128, 64, 32 (16 without a swizzle: one core-matrix row).
-inline unsigned long long RowBytes(int swizzle) {
+WARPTRACE_HOST_OWN_FN inline unsigned long long RowBytes(int swizzle) {
   return swizzle == 1 ? 128 : swizzle == 2 ? 64 : swizzle == 3 ? 32 : 16;
 }
 
 // CuTe Swizzle<b,4,3> on a byte address: bits [4, 4+b) ^= bits [7, 7+b).
-inline unsigned long long Swizzle(unsigned long long a, int swizzle) {
+WARPTRACE_HOST_OWN_FN inline unsigned long long Swizzle(unsigned long long a, int swizzle) {
   if (swizzle == 0) return a;
   const unsigned long long mask = swizzle == 1 ? 7 : swizzle == 2 ? 3 : 1;
   return a ^ (((a >> 7) & mask) << 4);
@@ -177,8 +178,8 @@ inline unsigned long long Swizzle(unsigned long long a, int swizzle) {
 
 // The byte offset (before the swizzle) of element (mn, k) of an MN x 16 bf16 operand in the
 // canonical layout (CuTe make_gmma_desc; PTX ISA "Shared Memory Matrix Layout").
-inline unsigned long long CanonicalOffset(unsigned int mn, unsigned int k, const Desc& d,
-                                          bool mn_major) {
+WARPTRACE_HOST_OWN_FN inline unsigned long long CanonicalOffset(unsigned int mn, unsigned int k,
+                                                                const Desc& d, bool mn_major) {
   const unsigned long long row = RowBytes(d.swizzle);
   if (!mn_major) {
     // ((8,m),(8,2)) elements: rows of a core matrix `row` bytes apart, core matrices SBO
@@ -198,8 +199,8 @@ inline unsigned long long CanonicalOffset(unsigned int mn, unsigned int k, const
          (k / 8) * d.sbo;
 }
 
-inline unsigned long long Descriptor(const void* smem, unsigned int lbo, unsigned int sbo,
-                                     int swizzle) {
+WARPTRACE_HOST_OWN_FN inline unsigned long long Descriptor(const void* smem, unsigned int lbo,
+                                                           unsigned int sbo, int swizzle) {
   const char* what = "warptrace_wgmma_desc";
   const long long a = WindowAddress(CurrentWindow(), smem);
   if (a < 0) {
@@ -267,7 +268,7 @@ struct ThreadState {
 // The calling CUDA thread's state. The fibers of a block run on one worker thread, so a
 // worker-thread-local table keyed by the thread's ABI record needs no lock; an entry left by
 // an earlier block or launch in the same fiber is reset.
-inline ThreadState& State() {
+WARPTRACE_HOST_OWN_FN inline ThreadState& State() {
   static thread_local std::unordered_map<const WarptraceHostThread*, ThreadState> states;
   const WarptraceHostThread& t = Current();
   ThreadState& s = states[&t];
@@ -285,14 +286,14 @@ inline ThreadState& State() {
   return s;
 }
 
-inline bool IsPoison(const float& f) {
+WARPTRACE_HOST_OWN_FN inline bool IsPoison(const float& f) {
   unsigned int bits;
   std::memcpy(&bits, &f, 4);
   return bits == kPoison;
 }
 
 // Fails unless every register of `p`'s accumulator still holds the poison.
-inline void CheckUntouched(const PendingMma& p, const char* at) {
+WARPTRACE_HOST_OWN_FN inline void CheckUntouched(const PendingMma& p, const char* at) {
   for (unsigned int i = 0; i < p.count; ++i) {
     if (IsPoison(p.d[i])) continue;
     unsigned int bits;
@@ -305,14 +306,15 @@ inline void CheckUntouched(const PendingMma& p, const char* at) {
 }
 
 // Whether [lo, hi) and [p_lo, p_hi) share a byte.
-inline bool Overlaps(const char* lo, const char* hi, const char* p_lo, const char* p_hi) {
+WARPTRACE_HOST_OWN_FN inline bool Overlaps(const char* lo, const char* hi, const char* p_lo,
+                                           const char* p_hi) {
   return lo < p_hi && p_lo < hi;
 }
 
 // Records that ordinary code accessed [lo, hi) (for the wgmma.fence rule), merging it with
 // an adjacent or overlapping range (an element loop grows one range).
-inline void NoteAccess(ThreadState& s, const char* lo, const char* hi, const char* name,
-                       const char* site) {
+WARPTRACE_HOST_OWN_FN inline void NoteAccess(ThreadState& s, const char* lo, const char* hi,
+                                             const char* name, const char* site) {
   for (RegisterRange& r : s.accessed) {
     if (lo <= r.hi && r.lo <= hi) {
       if (lo < r.lo) r.lo = lo;
@@ -329,8 +331,8 @@ inline void NoteAccess(ThreadState& s, const char* lo, const char* hi, const cha
 
 // Fails when [lo, hi), an element `name` that ordinary code reads or writes at `site`,
 // holds registers of a wgmma of this thread that no wgmma.wait_group retired yet.
-inline void CheckElementAccess(const char* lo, const char* hi, const char* name,
-                               const char* site) {
+WARPTRACE_HOST_OWN_FN inline void CheckElementAccess(const char* lo, const char* hi,
+                                                     const char* name, const char* site) {
   ThreadState& s = State();
   auto check = [&](const std::vector<PendingMma>& ops) {
     for (const PendingMma& p : ops) {
@@ -369,7 +371,7 @@ inline void CheckElementAccess(const char* lo, const char* hi, const char* name,
 // as registers (to a wgmma, whose rules are MmaAsync's, or to a helper, whose own accesses
 // are checked), not accessed.
 template <typename T>
-inline T& Access(T& x, const char* name, const char* site) {
+WARPTRACE_HOST_OWN_FN inline T& Access(T& x, const char* name, const char* site) {
   if constexpr (!std::is_array_v<T>) {
     const char* lo = reinterpret_cast<const char*>(&x);
     CheckElementAccess(lo, lo + sizeof(T), name, site);
@@ -383,7 +385,7 @@ struct Nothing {
   char unused;
 };
 
-inline void Fence() {
+WARPTRACE_HOST_OWN_FN inline void Fence() {
   Exchange(kWarpgroup, Nothing{0}, "wgmma.fence.sync.aligned");
   ThreadState& s = State();
   s.fenced = true;
@@ -394,8 +396,9 @@ inline void Fence() {
 
 // The wgmma.fence rule for registers [lo, hi) of the wgmma `what` at `site` (`operand`:
 // "accumulator" or "A fragment").
-inline void CheckFenced(const ThreadState& s, const char* lo, const char* hi, const char* what,
-                        const char* site, const char* operand) {
+WARPTRACE_HOST_OWN_FN inline void CheckFenced(const ThreadState& s, const char* lo, const char* hi,
+                                              const char* what, const char* site,
+                                              const char* operand) {
   if (!s.fenced) {
     Fail("%s at %s: no wgmma.fence.sync.aligned before this thread's first wgmma.mma_async; "
          "the PTX ISA requires one before the first wgmma of a warpgroup (and after the "
@@ -417,7 +420,7 @@ inline void CheckFenced(const ThreadState& s, const char* lo, const char* hi, co
   }
 }
 
-inline void CommitGroup() {
+WARPTRACE_HOST_OWN_FN inline void CommitGroup() {
   Exchange(kWarpgroup, Nothing{0}, "wgmma.commit_group.sync.aligned");
   ThreadState& s = State();
   s.groups.push_back(std::move(s.open));
@@ -425,13 +428,13 @@ inline void CommitGroup() {
   WARPTRACE_HOST_SANITIZE_EVENT(WARPTRACE_HOST_EVENT_MMA_COMMIT, 0);
 }
 
-inline void Retire(PendingMma& p, const char* what) {
+WARPTRACE_HOST_OWN_FN inline void Retire(PendingMma& p, const char* what) {
   if (p.superseded) return;
   CheckUntouched(p, what);
   std::memcpy(p.d, p.result, p.count * sizeof(float));
 }
 
-inline void WaitGroup(unsigned int n) {
+WARPTRACE_HOST_OWN_FN inline void WaitGroup(unsigned int n) {
   const char* what = "wgmma.wait_group.sync.aligned";
   if (n > 7) Fail("%s %u: the group count must be 0..7 (an immediate)", what, n);
   const unsigned int* all = Exchange(kWarpgroup, n, what);
@@ -467,9 +470,11 @@ struct MmaOperands {
 
 // The operand's layout, checked over the warpgroup: fails in the first thread whose share
 // disagrees (with itself, or with the first thread that read a TMA box).
-inline void CheckOperandLayout(const MmaOperands* all, LayoutCheck MmaOperands::*field,
-                               unsigned long long raw, bool mn_major, const char* what,
-                               const char* site, const char* operand) {
+WARPTRACE_HOST_OWN_FN inline void CheckOperandLayout(const MmaOperands* all,
+                                                     LayoutCheck MmaOperands::*field,
+                                                     unsigned long long raw, bool mn_major,
+                                                     const char* what, const char* site,
+                                                     const char* operand) {
   const unsigned int position = Current().linear_tid % kWarpgroup;
   const LayoutCheck* first = nullptr;
   for (unsigned int i = 0; i < kWarpgroup; ++i) {
@@ -498,8 +503,9 @@ inline void CheckOperandLayout(const MmaOperands* all, LayoutCheck MmaOperands::
 // Fails when the calling thread's `field` differs from position 0's: the first differing
 // thread reports it (the others are stopped when the launch fails), so the check costs one
 // comparison per thread when all agree.
-inline void CheckUniform(const MmaOperands* all, const char* what, const char* field,
-                         unsigned long long (*get)(const MmaOperands&)) {
+WARPTRACE_HOST_OWN_FN inline void CheckUniform(const MmaOperands* all, const char* what,
+                                               const char* field,
+                                               unsigned long long (*get)(const MmaOperands&)) {
   const unsigned int position = Current().linear_tid % kWarpgroup;
   if (get(all[position]) == get(all[0])) return;
   unsigned int i = 1;
@@ -515,9 +521,10 @@ inline void CheckUniform(const MmaOperands* all, const char* what, const char* f
 // The bf16 bits of element (mn, k) of the operand `d` describes. Not instrumented in
 // sanitize mode: the read is the wgmma's (async proxy), in flight until the wait_group that
 // retires its group, and reported so.
-__attribute__((no_sanitize_address)) inline unsigned short Element(const Window& window, const Desc& d, unsigned long long raw,
-                     unsigned int mn, unsigned int k, bool mn_major, const char* what,
-                     const char* operand, LayoutCheck* layout) {
+WARPTRACE_HOST_OWN_FN inline unsigned short Element(const Window& window, const Desc& d,
+                                                    unsigned long long raw, unsigned int mn,
+                                                    unsigned int k, bool mn_major, const char* what,
+                                                    const char* operand, LayoutCheck* layout) {
   const unsigned long long address =
       Swizzle(d.start + CanonicalOffset(mn, k, d, mn_major), d.swizzle);
   const char* p = WindowPointer(window, address, 2);
@@ -534,7 +541,8 @@ __attribute__((no_sanitize_address)) inline unsigned short Element(const Window&
   return bits;
 }
 
-inline Desc CheckedDesc(unsigned long long raw, const char* what, const char* operand) {
+WARPTRACE_HOST_OWN_FN inline Desc CheckedDesc(unsigned long long raw, const char* what,
+                                              const char* operand) {
   const Desc d = Decode(raw);
   if (d.base_offset != 0) {
     Fail("%s: %s descriptor 0x%016llx has base offset %u: the host backend emulates base "
@@ -545,7 +553,8 @@ inline Desc CheckedDesc(unsigned long long raw, const char* what, const char* op
 }
 
 // The operands that must agree across the warpgroup do (else the launch fails).
-inline void CheckMmaUniform(const MmaOperands* all, bool rs, const char* what) {
+WARPTRACE_HOST_OWN_FN inline void CheckMmaUniform(const MmaOperands* all, bool rs,
+                                                  const char* what) {
   CheckUniform(all, what, "N", [](const MmaOperands& o) { return (unsigned long long)o.n; });
   if (!rs) {
     CheckUniform(all, what, "the A descriptor",
@@ -564,7 +573,7 @@ inline void CheckMmaUniform(const MmaOperands* all, bool rs, const char* what) {
 // pending wgmma's result on the same registers of the same shape (which this one
 // supersedes: ordered by the ISA), or the registers themselves. Any other overlap with a
 // pending wgmma's registers fails.
-inline const float* MmaInput(ThreadState& s, float* d, unsigned int count,
+WARPTRACE_HOST_OWN_FN inline const float* MmaInput(ThreadState& s, float* d, unsigned int count,
                              const unsigned int* a, const char* what) {
   const float* input = d;
   const char* lo = reinterpret_cast<const char*>(d);
@@ -609,8 +618,8 @@ inline const float* MmaInput(ThreadState& s, float* d, unsigned int count,
 
 // Decodes the calling thread's share of the shared-memory operands into `mine` (its
 // position's 8 elements of A unless RS, and `b_per_thread` of B's transpose).
-inline void DecodeShares(MmaOperands& mine, unsigned int position, unsigned int b_per_thread,
-                         const char* what) {
+WARPTRACE_HOST_OWN_FN inline void DecodeShares(MmaOperands& mine, unsigned int position,
+                                               unsigned int b_per_thread, const char* what) {
   const Window window = CurrentWindow();
   if (!mine.rs) {
     const Desc da = CheckedDesc(mine.desc_a, what, "A");
@@ -721,7 +730,7 @@ __attribute__((no_sanitize_address)) inline void MmaAsync(
   s.open.push_back(p);
 }
 
-inline void SetMaxNReg(unsigned int regs, bool inc) {
+WARPTRACE_HOST_OWN_FN inline void SetMaxNReg(unsigned int regs, bool inc) {
   const char* what = inc ? "setmaxnreg.inc.sync.aligned.u32" : "setmaxnreg.dec.sync.aligned.u32";
   if (regs < 24 || regs > 256 || regs % 8 != 0) {
     Fail("%s %u: the register count must be in 24..256 and a multiple of 8", what, regs);
@@ -742,7 +751,7 @@ inline void SetMaxNReg(unsigned int regs, bool inc) {
 
 // The shared-memory window address of `p` (see above); fails the launch for a pointer that
 // is not in the block's shared memory.
-inline size_t __cvta_generic_to_shared(const void* p) {
+WARPTRACE_HOST_OWN_FN inline size_t __cvta_generic_to_shared(const void* p) {
   const long long a =
       ::warptrace_host::wgmma::WindowAddress(::warptrace_host::wgmma::CurrentWindow(), p);
   if (a < 0) {

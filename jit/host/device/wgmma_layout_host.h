@@ -38,7 +38,7 @@ struct BlockBoxes {
 
 // The block's boxes (the fibers of a block run on one worker thread; keyed by the block's
 // static shared area, reset for a new block or launch).
-inline std::vector<TmaBox>& Boxes() {
+WARPTRACE_HOST_OWN_FN inline std::vector<TmaBox>& Boxes() {
   static thread_local std::unordered_map<const void*, BlockBoxes> all;
   const WarptraceHostThread& t = Current();
   BlockBoxes& b = all[t.static_shared];
@@ -51,9 +51,10 @@ inline std::vector<TmaBox>& Boxes() {
   return b.boxes;
 }
 
-inline void RecordTmaBox(const void* smem, const unsigned int* box, const int* c,
-                         unsigned int rank, unsigned int element_bytes, unsigned int swizzle,
-                         unsigned long long tensor, const char* site) {
+WARPTRACE_HOST_OWN_FN inline void RecordTmaBox(const void* smem, const unsigned int* box,
+                                               const int* c, unsigned int rank,
+                                               unsigned int element_bytes, unsigned int swizzle,
+                                               unsigned long long tensor, const char* site) {
   TmaBox r{};
   r.begin = static_cast<const char*>(smem);
   r.rank = rank;
@@ -83,13 +84,13 @@ inline void RecordTmaBox(const void* smem, const unsigned int* box, const int* c
 }
 
 // "128B swizzle" for a tensor map's CUtensorMapSwizzle code.
-inline const char* MapSwizzleName(unsigned int swizzle) {
+WARPTRACE_HOST_OWN_FN inline const char* MapSwizzleName(unsigned int swizzle) {
   static const char* const kNames[] = {"no swizzle", "32B swizzle", "64B swizzle",
                                        "128B swizzle"};
   return kNames[swizzle & 3];
 }
 // The descriptor's WARPTRACE_SWIZZLE_* mode with a tensor map's swizzle.
-inline int DescSwizzleOfMap(unsigned int swizzle) {
+WARPTRACE_HOST_OWN_FN inline int DescSwizzleOfMap(unsigned int swizzle) {
   return swizzle == 3 ? 1 : swizzle == 2 ? 2 : swizzle == 1 ? 3 : 0;
 }
 
@@ -110,8 +111,9 @@ struct LayoutCheck {
 };
 
 // Adds element (mn, k), read at host address `p`, to `check`.
-inline void CheckElementLayout(LayoutCheck& check, const char* p, unsigned int mn,
-                               unsigned int k, bool mn_major) {
+WARPTRACE_HOST_OWN_FN inline void CheckElementLayout(LayoutCheck& check, const char* p,
+                                                     unsigned int mn, unsigned int k,
+                                                     bool mn_major) {
   if (check.state == 2) return;
   const TmaBox* box = nullptr;
   if (check.state != 0 && p >= check.box.begin && p < check.box.begin + check.box.bytes) {

@@ -160,7 +160,17 @@ void CheckRace(Fiber* f, const void* address, unsigned long long bytes, int kind
   int area = 0;
   uint64_t offset = 0;
   Block* owner = SharedOwner(f, address, &area, &offset);
-  if (owner == nullptr) return;
+  if (owner == nullptr) {  // global: a buffer the races check follows, in bounds
+    const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+    const SanitizeBuffer* buffer = f->block->shadow() != nullptr
+                                       ? f->block->shadow()->launch()->BufferNear(a)
+                                       : nullptr;
+    if (buffer != nullptr && (buffer->races || kind == WARPTRACE_HOST_ACCESS_ATOMIC) &&
+        a >= buffer->start && a + bytes <= buffer->start + buffer->bytes) {
+      races->GlobalAccess(*f, a, bytes, kind);
+    }
+    return;
+  }
   const uint64_t size =
       area == 0 ? WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES : f->abi.dynamic_shared_bytes;
   if (offset + bytes > size) return;  // out of bounds: reported as such
@@ -190,6 +200,18 @@ void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int k
   if (address == nullptr && kind >= WARPTRACE_HOST_EVENT_MMA_COMMIT) {  // an async-group event
     if (RaceDomain* races = f->block->races(); races != nullptr) races->Event(*f, kind, bytes);
     return;
+  }
+  // Bytes the kernel wrote, in bounds: only the races check has work (most accesses).
+  if (RaceDomain* races = f->block->races(); races != nullptr) {
+    Block* owner = OwnerBlock(f, address);
+    int area = 0;
+    uint64_t offset = 0;
+    if (owner->shadow() != nullptr &&
+        owner->shadow()->SharedArea(reinterpret_cast<uintptr_t>(address), &area, &offset) &&
+        owner->shadow()->Written(area, offset, bytes)) {
+      races->Access(*f, *owner, area, offset, bytes, kind);
+      return;
+    }
   }
   // The bounds and init checks know reads and writes only.
   const int plain = kind == WARPTRACE_HOST_ACCESS_MMA_READ || kind == WARPTRACE_HOST_ACCESS_BULK_READ

@@ -11,15 +11,16 @@
 namespace warptrace::host {
 namespace {
 
-constexpr uint64_t kExempt = ~uint64_t{0};
-constexpr uint64_t kReadSetBit = uint64_t{1} << 63;  // no epoch has it (components < 2^23)
+constexpr uint64_t kExempt = RaceShadow::kExempt;
+constexpr uint64_t kReadSetBit = RaceShadow::kReadSetBit;
 
 
-// A write of the bytes `mask` of the word whose cells are `w`: every read of them must be
-// ordered before it; they now hold only the write.
+// A write of the cells `mask` of the word whose `n` cells (1: a word cell, 4: a split
+// word's bytes) are `w`: every read of them must be ordered before it; they now hold only
+// the write.
 template <typename IsOrdered, typename Report>
-void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t epoch,
-               const char* at, IsOrdered& is_ordered, Report& report) {
+void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool set,
+               uint64_t epoch, const char* at, IsOrdered& is_ordered, Report& report) {
   if (set) {
     const uint64_t index = w[0].read & ~kReadSetBit;
     std::vector<RaceShadow::Read>& reads = shadow->Set(index);
@@ -32,10 +33,10 @@ void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_
     reads.resize(kept);
     if (kept == 0) {  // no read left: back to single reads
       shadow->FreeSet(index);
-      for (uint32_t k = 0; k < 4; ++k) w[k].read = 0;
+      for (uint32_t k = 0; k < n; ++k) w[k].read = 0;
     }
   }
-  for (uint32_t k = 0; k < 4; ++k) {
+  for (uint32_t k = 0; k < n; ++k) {
     if ((mask >> k & 1u) == 0) continue;
     if (!set && !is_ordered(w[k].read)) report({false, w[k].read, w[k].read_at});
     w[k].write = epoch;
@@ -47,20 +48,20 @@ void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_
   }
 }
 
-// A read of the bytes `mask` of the word: it replaces the reads ordered before it; reads
-// unordered with it are kept beside it in the word's read set.
+// A read of the cells `mask` of the word (`n` cells, as WriteWord): it replaces the reads
+// ordered before it; reads unordered with it are kept beside it in the word's read set.
 template <typename IsOrdered>
-void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t epoch,
-              const char* at, IsOrdered& is_ordered) {
+void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool set,
+              uint64_t epoch, const char* at, IsOrdered& is_ordered) {
   if (!set) {
     bool covers = true;
-    for (uint32_t k = 0; k < 4; ++k) {
+    for (uint32_t k = 0; k < n; ++k) {
       if ((mask >> k & 1u) != 0 && w[k].read != epoch && !is_ordered(w[k].read)) {
         covers = false;
       }
     }
     if (covers) {
-      for (uint32_t k = 0; k < 4; ++k) {
+      for (uint32_t k = 0; k < n; ++k) {
         if ((mask >> k & 1u) == 0) continue;
         w[k].read = epoch;
         w[k].read_at = at;
@@ -70,7 +71,7 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t
     // Two unordered reads: the word's single reads become its read set.
     const uint64_t index = shadow->NewSet();
     std::vector<RaceShadow::Read>& reads = shadow->Set(index);
-    for (uint32_t k = 0; k < 4; ++k) {
+    for (uint32_t k = 0; k < n; ++k) {
       if (w[k].read == 0) continue;
       bool merged = false;
       for (RaceShadow::Read& r : reads) {
@@ -85,13 +86,17 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t
               [](const RaceShadow::Read& a, const RaceShadow::Read& b) {
                 return RaceComponent(a.epoch) < RaceComponent(b.epoch);
               });
-    for (uint32_t k = 0; k < 4; ++k) w[k].read = kReadSetBit | index;
+    for (uint32_t k = 0; k < n; ++k) w[k].read = kReadSetBit | index;
   }
   // The set is sorted by component: a read replaces its own component's older reads of the
   // same bytes (program order, or in-order retirement for an async agent); reads of other
   // components stay (a write checks them all), so a read costs a search, not a scan.
   std::vector<RaceShadow::Read>& reads = shadow->Set(w[0].read & ~kReadSetBit);
   const uint32_t component = RaceComponent(epoch);
+  if (reads.empty() || RaceComponent(reads.back().epoch) < component) {
+    reads.push_back({epoch, at, mask});  // threads mostly read in order: no search
+    return;
+  }
   const size_t lo = static_cast<size_t>(
       std::lower_bound(reads.begin(), reads.end(), component,
                        [](const RaceShadow::Read& r, uint32_t c) {
@@ -118,8 +123,76 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t mask, bool set, uint64_t
               end);
 }
 
+// A plain read or write of a whole word cell that finds nothing to report: its common
+// cases done in place (the last write ordered before it; for a read, the word's reads
+// ordered before it or a read set it joins at the end; for a write, every read ordered
+// before it). Returns false, having changed nothing, for everything else.
+inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCell& w,
+                                                     bool write, uint64_t epoch,
+                                                     const char* at, const VectorClock& vc) {
+  const uint64_t last = w.write;
+  if (last == RaceShadow::kExempt || RaceShadow::IsSplit(w)) return false;
+  auto ordered = [&](uint64_t e) { return e == 0 || RaceClock(e) <= vc.Get(RaceComponent(e)); };
+  if (!ordered(last)) return false;
+  if (!write) {
+    if ((w.read & kReadSetBit) != 0) {
+      // Sorted by component; threads mostly read in order, but the thread that completes a
+      // barrier runs on first: found by a short scan from the end.
+      std::vector<RaceShadow::Read>& reads = shadow->Set(w.read & ~kReadSetBit);
+      const uint32_t component = RaceComponent(epoch);
+      size_t at_end = reads.size();
+      for (int steps = 0; at_end > 0 && RaceComponent(reads[at_end - 1].epoch) > component;
+           --at_end) {
+        if (++steps > 4) return false;
+      }
+      if (at_end > 0 && RaceComponent(reads[at_end - 1].epoch) == component) {
+        reads[at_end - 1] = {epoch, at, 1u};  // its own older read of the word
+      } else if (at_end == reads.size()) {
+        reads.push_back({epoch, at, 1u});
+      } else {
+        reads.insert(reads.begin() + static_cast<std::ptrdiff_t>(at_end), {epoch, at, 1u});
+      }
+      return true;
+    }
+    if (w.read != epoch && !ordered(w.read)) {  // two unordered reads: a read set
+      if (RaceComponent(w.read) == RaceComponent(epoch)) return false;
+      const uint64_t index = shadow->NewSet();
+      std::vector<RaceShadow::Read>& reads = shadow->Set(index);
+      const RaceShadow::Read first{w.read, w.read_at, 1u};
+      const RaceShadow::Read second{epoch, at, 1u};
+      const bool in_order = RaceComponent(first.epoch) < RaceComponent(epoch);
+      reads.push_back(in_order ? first : second);
+      reads.push_back(in_order ? second : first);
+      w.read = kReadSetBit | index;
+      return true;
+    }
+    w.read = epoch;
+    w.read_at = at;
+    return true;
+  }
+  if ((w.read & kReadSetBit) != 0) {
+    const uint64_t index = w.read & ~kReadSetBit;
+    for (const RaceShadow::Read& r : shadow->Set(index)) {
+      if (!ordered(r.epoch)) return false;
+    }
+    shadow->FreeSet(index);
+  } else if (!ordered(w.read)) {
+    return false;
+  }
+  w.write = epoch;
+  w.write_at = at;
+  w.read = 0;
+  w.read_at = nullptr;
+  return true;
+}
+
 }  // namespace
 
+// Barrier and phase joins are most of the races check's time outside accesses: AVX2's
+// unsigned 32-bit max where the CPU has it (baseline x86-64 has no pmaxud).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 void VectorClock::Join(const VectorClock& o) {
   if (o.v_.size() > v_.size()) v_.resize(o.v_.size(), 0u);
   uint32_t* __restrict a = v_.data();
@@ -129,20 +202,33 @@ void VectorClock::Join(const VectorClock& o) {
 }
 
 RaceShadow::RaceShadow(uint64_t dynamic_bytes) {
-  pages_[0].resize((WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES + kPageCells - 1) / kPageCells);
-  pages_[1].resize((dynamic_bytes + kPageCells - 1) / kPageCells);
+  pages_[0].resize((WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES + kPageBytes - 1) / kPageBytes);
+  pages_[1].resize((dynamic_bytes + kPageBytes - 1) / kPageBytes);
 }
 
-RaceCell& RaceShadow::Cell(int area, uint64_t offset) {
-  std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageCells];
-  if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageCells);
-  return page[offset % kPageCells];
+RaceCell* RaceShadow::Split(RaceCell& word) {
+  if ((word.read & kReadSetBit) != 0) {  // a word cell's reads (mask 1) read every byte
+    for (Read& r : sets_[word.read & ~kReadSetBit]) r.mask = 0xF;
+  }
+  split_.push_back({word, word, word, word});
+  word.read = kSplitBit | (split_.size() - 1);
+  word.write = 0;
+  return split_.back().data();
 }
 
 void RaceShadow::Exempt(int area, uint64_t offset, uint64_t bytes) {
-  for (uint64_t i = 0; i < bytes; ++i) {
-    if ((offset + i) / kPageCells >= pages_[area].size()) return;
-    Cell(area, offset + i).write = kExempt;
+  const uint64_t size = pages_[area].size() * kPageBytes;
+  for (uint64_t byte = offset; byte < offset + bytes && byte < size;) {
+    const uint64_t word = byte & ~uint64_t{3};
+    const uint64_t end = std::min(word + 4, offset + bytes);
+    RaceCell& w = Word(area, word);
+    if (end - byte == 4) {
+      w.write = kExempt;
+    } else {
+      RaceCell* cells = IsSplit(w) ? Bytes(w) : Split(w);
+      for (uint64_t b = byte; b < end; ++b) cells[b - word].write = kExempt;
+    }
+    byte = end;
   }
 }
 
@@ -214,12 +300,33 @@ uint64_t RaceDomain::EpochOf(Fiber& f, int kind) {
 
 void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
                         int kind) {
-  if (kind == WARPTRACE_HOST_ACCESS_ATOMIC || owner.shadow() == nullptr) return;
-  RaceShadow* shadow = owner.shadow()->races();
+  if (kind == WARPTRACE_HOST_ACCESS_ATOMIC) return;
+  RaceShadow* shadow = area == RaceShadow::kGlobalArea ? &global_shadow_
+                       : owner.shadow() != nullptr ? owner.shadow()->races()
+                                                   : nullptr;
   if (shadow == nullptr) return;
-  const uint64_t epoch = EpochOf(f, kind);
-  const VectorClock& vc = ThreadOf(f).vc;
+  const uint32_t self = Self(f);
+  const VectorClock& vc = threads_[self].vc;
+  // Most accesses: a plain load or store of whole aligned words with nothing to report.
+  if ((kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE) &&
+      ((offset | bytes) & 3) == 0 && bytes <= 16) {
+    const uint64_t plain_epoch = RaceEpoch(self, vc.Get(self));
+    const bool plain_write = kind == WARPTRACE_HOST_ACCESS_WRITE;
+    uint64_t word = offset;
+    while (word < offset + bytes &&
+           PlainWord(shadow, shadow->Word(area, word), plain_write, plain_epoch,
+                     f.abi.statement, vc)) {
+      word += 4;
+    }
+    if (word == offset + bytes) return;
+    // Else the general path below (the words done here are done again, to the same effect).
+  }
+  const uint64_t epoch =
+      kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE
+          ? RaceEpoch(self, vc.Get(self))
+          : EpochOf(f, kind);
   const bool write = RaceDomain::IsWrite(kind);
+  const bool plain = kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE;
   const char* at = f.abi.statement;
   bool reported = false;
   auto report = [&](const Hit& hit) {
@@ -237,58 +344,122 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
     ordered = e;
     return true;
   };
-  // Word by word (4 aligned bytes): the cells of a word share one read set.
+  // Word by word (4 aligned bytes): a word cell, or a split word's byte cells, which
+  // share one read set.
   for (uint64_t byte = offset; byte < offset + bytes;) {
     const uint64_t word = byte & ~uint64_t{3};
     const uint64_t end = std::min(word + 4, offset + bytes);
-    RaceCell* w = &shadow->Cell(area, word);  // the word's 4 cells are on one page
-    uint32_t mask = 0;
-    for (uint64_t b = byte; b < end; ++b) {
-      if (w[b - word].write != kExempt) mask |= 1u << (b - word);
-    }
+    uint32_t mask = ((1u << (end - byte)) - 1u) << (byte - word);
     byte = end;
-    if (mask == 0) continue;
-    for (uint32_t k = 0; k < 4; ++k) {
-      if ((mask >> k & 1u) != 0 && !is_ordered(w[k].write)) {
+    RaceCell* w = &shadow->Word(area, word);
+    if (mask == 0xF && plain && PlainWord(shadow, *w, write, epoch, at, vc)) continue;
+    uint32_t n = 4;
+    if (RaceShadow::IsSplit(*w)) {
+      w = shadow->Bytes(*w);
+    } else if (w->write == kExempt) {
+      continue;
+    } else if (mask != 0xF) {
+      w = shadow->Split(*w);
+    } else {
+      n = 1;
+      mask = 1;
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      if ((mask >> k & 1u) == 0) continue;
+      if (w[k].write == kExempt) {
+        mask &= ~(1u << k);
+      } else if (!is_ordered(w[k].write)) {
         report({true, w[k].write, w[k].write_at});
       }
     }
+    if (mask == 0) continue;
     if (async_read && !unfenced_reported) {  // the async proxy reads a generic write
-      for (uint32_t k = 0; k < 4; ++k) {
+      for (uint32_t k = 0; k < n; ++k) {
         const uint64_t e = w[k].write;
         if ((mask >> k & 1u) == 0 || e == 0 || RaceComponent(e) >= threads_.size() ||
             RaceClock(e) <= threads_[RaceComponent(e)].proxy_fence) {
           continue;
         }
         unfenced_reported = true;
-        ReportUnfenced(f, owner, area, word + k, kind, {true, e, w[k].write_at});
+        ReportUnfenced(f, owner, area, word + (n == 4 ? k : 0), kind,
+                       {true, e, w[k].write_at});
         break;
       }
     }
     const bool set = (w[0].read & kReadSetBit) != 0;
     if (write) {
-      WriteWord(shadow, w, mask, set, epoch, at, is_ordered, report);
+      WriteWord(shadow, w, n, mask, set, epoch, at, is_ordered, report);
     } else {
-      ReadWord(shadow, w, mask, set, epoch, at, is_ordered);
+      ReadWord(shadow, w, n, mask, set, epoch, at, is_ordered);
     }
   }
+}
+
+void RaceDomain::GlobalAccess(Fiber& f, uintptr_t address, uint64_t bytes, int kind) {
+  if (kind == WARPTRACE_HOST_ACCESS_ATOMIC) {
+    ++sync_ops_;
+    return;
+  }
+  Access(f, *f.block, RaceShadow::kGlobalArea, address, bytes, kind);
+  const bool write = IsWrite(kind);
+  if (!global_log_.empty()) {  // extends the last run: a thread's, or a warp's, next bytes
+    GlobalRun& last = global_log_.back();
+    if (last.end == address && last.write == write && last.at == f.abi.statement &&
+        global_seq_.back() == sync_ops_) {
+      last.end = address + bytes;
+      return;
+    }
+  }
+  GlobalRun& run = global_log_.emplace_back();
+  run.start = address;
+  run.end = address + bytes;
+  run.write = write;
+  run.acquired = sync_ops_ > 0;
+  run.at = f.abi.statement;
+  run.domain = ctas_.front()->linear();
+  run.block = f.block->linear();
+  run.thread = f.abi.linear_tid;
+  global_seq_.push_back(sync_ops_);
+}
+
+void RaceDomain::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (global_log_.empty()) return;
+  for (size_t i = 0; i < global_log_.size(); ++i) {
+    GlobalRun& run = global_log_[i];
+    run.released = global_seq_[i] < sync_ops_;
+    run.who = ThreadName(static_cast<uint32_t>(
+                             std::find_if(ctas_.begin(), ctas_.end(),
+                                          [&](const Block* b) { return b->linear() == run.block; }) -
+                             ctas_.begin()),
+                         run.thread);
+  }
+  launch_->global_races().Add(CoalesceGlobalRuns(std::move(global_log_)));
+  global_log_.clear();
+  global_seq_.clear();
 }
 
 void RaceDomain::Event(Fiber& f, int event, uint64_t n) {
   Thread& t = ThreadOf(f);
   switch (event) {
+    case WARPTRACE_HOST_EVENT_FENCE:
+      ++sync_ops_;
+      break;
     case WARPTRACE_HOST_EVENT_MMA_COMMIT:
       ++t.mma_commits;
       break;
     case WARPTRACE_HOST_EVENT_MMA_WAIT:
-      if (t.mma_commits > n) t.vc.Raise(MmaComponent(f), t.mma_commits - static_cast<uint32_t>(n));
+      if (t.mma_commits > n) {
+        t.RaiseOther(MmaComponent(f), t.mma_commits - static_cast<uint32_t>(n));
+      }
       break;
     case WARPTRACE_HOST_EVENT_BULK_COMMIT:
       ++t.bulk_commits;
       break;
     case WARPTRACE_HOST_EVENT_BULK_WAIT:
       if (t.bulk >= 0 && t.bulk_commits > n) {
-        t.vc.Raise(static_cast<uint32_t>(t.bulk), t.bulk_commits - static_cast<uint32_t>(n));
+        t.RaiseOther(static_cast<uint32_t>(t.bulk), t.bulk_commits - static_cast<uint32_t>(n));
       }
       break;
     case WARPTRACE_HOST_EVENT_PROXY_FENCE: {  // its writes so far; later ones get a new clock
@@ -305,16 +476,26 @@ void RaceDomain::Event(Fiber& f, int event, uint64_t n) {
 void RaceDomain::BarrierArrive(Fiber& f, uint32_t id) {
   NamedBarrier& b = named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
   Thread& t = ThreadOf(f);
-  b.acc.Join(t.vc);
+  const uint32_t self = Self(f);
+  // A thread whose clock is a barrier's snapshot but for its own component adds only that
+  // component once the snapshot is in (n threads cost n, not n^2, between plain barriers).
+  if (t.base != 0 && t.base == b.acc_base) {
+    b.acc.Raise(self, t.vc.Get(self));
+  } else {
+    b.acc.Join(t.vc);
+    if (b.acc_base == 0) b.acc_base = t.base;  // the snapshot is in `acc` now
+  }
   t.barrier_gen[id] = b.gen;
-  t.vc.Tick(Self(f));
+  t.vc.Tick(self);
 }
 
 void RaceDomain::BarrierDone(Fiber& f, uint32_t id, bool completed) {
   if (!completed) return;
   NamedBarrier& b = named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
   b.done[b.gen & 1] = std::move(b.acc);
+  b.done_id[b.gen & 1] = ++snapshots_;
   b.acc.Clear();
+  b.acc_base = 0;
   ++b.gen;
 }
 
@@ -322,7 +503,14 @@ void RaceDomain::BarrierPassed(Fiber& f, uint32_t id) {
   const NamedBarrier& b =
       named_[f.block->cluster_rank() * WARPTRACE_HOST_NUM_NAMED_BARRIERS + id];
   Thread& t = ThreadOf(f);
-  t.vc.Join(b.done[t.barrier_gen[id] & 1]);
+  // Parked since its arrival, the thread's clock is what it joined into the barrier plus
+  // its own tick: the join is the barrier's clock with its own component.
+  const uint32_t self = Self(f);
+  const uint32_t own = t.vc.Get(self);
+  const uint32_t parity = t.barrier_gen[id] & 1;
+  t.vc = b.done[parity];
+  t.vc.Raise(self, own);
+  t.base = b.done_id[parity];
 }
 
 void RaceDomain::WarpSync(Fiber* const* lanes, uint32_t count) {
@@ -330,7 +518,7 @@ void RaceDomain::WarpSync(Fiber* const* lanes, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) all.Join(ThreadOf(*lanes[i]).vc);
   for (uint32_t i = 0; i < count; ++i) {
     Thread& t = ThreadOf(*lanes[i]);
-    t.vc.Join(all);
+    t.Acquire(all);
     t.vc.Tick(Self(*lanes[i]));
   }
 }
@@ -366,7 +554,7 @@ void RaceDomain::MbarrierArrived(Fiber& f, const void* bar, bool completed) {
 void RaceDomain::MbarrierObserved(Fiber& f, const void* bar) {
   auto it = mbarriers_.find(bar);
   if (it == mbarriers_.end() || it->second.completed == 0) return;
-  ThreadOf(f).vc.Join(it->second.done[it->second.completed % 4]);
+  ThreadOf(f).Acquire(it->second.done[it->second.completed % 4]);
 }
 
 void RaceDomain::ClusterArrive(Fiber& f, uint64_t phase) {
@@ -386,7 +574,7 @@ void RaceDomain::ClusterDone(uint64_t phase) {
 void RaceDomain::ClusterPassed(Fiber& f, uint64_t phase) {
   ClusterDone(phase);  // a phase that threads exiting completed
   Thread& t = ThreadOf(f);
-  t.vc.Join(cluster_done_[t.cluster_phase & 1]);
+  t.Acquire(cluster_done_[t.cluster_phase & 1]);
 }
 
 void RaceDomain::CpAsyncIssue(Fiber& f, Block& owner, int area, uint64_t offset,
@@ -399,7 +587,7 @@ void RaceDomain::CpAsyncCommit(Fiber& f) { ++ThreadOf(f).cp_async_commits; }
 void RaceDomain::CpAsyncWait(Fiber& f, uint32_t n) {
   Thread& t = ThreadOf(f);
   if (t.cp_async >= 0 && t.cp_async_commits > n) {
-    t.vc.Raise(static_cast<uint32_t>(t.cp_async), t.cp_async_commits - n);
+    t.RaiseOther(static_cast<uint32_t>(t.cp_async), t.cp_async_commits - n);
   }
 }
 

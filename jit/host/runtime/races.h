@@ -32,6 +32,7 @@
 #ifndef WARPTRACE_JIT_HOST_RUNTIME_RACES_H_
 #define WARPTRACE_JIT_HOST_RUNTIME_RACES_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "jit/host/device/host_abi.h"
+#include "jit/host/runtime/global_races.h"
 
 namespace warptrace::host {
 
@@ -75,30 +77,50 @@ class VectorClock {
   std::vector<uint32_t> v_;
 };
 
-// One byte of shared memory: its last write and the reads since (epochs: component << 40 |
-// clock; 0: none), with the statements that made them.
+// A word (4 aligned bytes) of shared memory, or one byte of a split word: its last write
+// and the reads since (epochs: component << 40 | clock; 0: none), with the statements that
+// made them. A word stays one cell while every access covers all of it; a narrower access
+// splits it into four byte cells (RaceShadow::Split), for good.
 struct RaceCell {
   uint64_t write = 0;
-  uint64_t read = 0;  // with kReadSetBit: the index of a RaceShadow read set
+  uint64_t read = 0;  // kReadSetBit | a read set's index; in a word cell, kSplitBit | index
   const char* write_at = nullptr;
   const char* read_at = nullptr;
 };
 
 class RaceShadow {
  public:
+  static constexpr uint64_t kExempt = ~uint64_t{0};
+  static constexpr uint64_t kReadSetBit = uint64_t{1} << 63;  // components < 2^22
+  static constexpr uint64_t kSplitBit = uint64_t{1} << 62;
+
   // The cells of the static area (48 KiB) and of the dynamic area (`dynamic_bytes`).
   explicit RaceShadow(uint64_t dynamic_bytes);
-  // The cell of byte `offset` of area 0 (static) or 1 (dynamic), created on first use.
-  RaceCell& Cell(int area, uint64_t offset);
-  // The byte is never checked (an mbarrier word, warptrace's own arrays).
+  // The cell of the word at byte `offset` (a multiple of 4) of area 0 (static) or 1
+  // (dynamic), or at global address `offset` (kGlobalArea), created on first use.
+  static constexpr int kGlobalArea = 2;
+  RaceCell& Word(int area, uint64_t offset) {
+    if (area == kGlobalArea) return GlobalWord(offset);
+    std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageBytes];
+    if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageBytes / 4);
+    return page[offset % kPageBytes / 4];
+  }
+  static bool IsSplit(const RaceCell& word) {
+    return (word.read & (kReadSetBit | kSplitBit)) == kSplitBit;
+  }
+  // The four byte cells of a split word.
+  RaceCell* Bytes(const RaceCell& word) { return split_[word.read & ~kSplitBit].data(); }
+  // Splits `word` (not split yet) into four byte cells with its state; returns them.
+  RaceCell* Split(RaceCell& word);
+  // The bytes are never checked (an mbarrier word, warptrace's own arrays).
   void Exempt(int area, uint64_t offset, uint64_t bytes);
   struct Read {
     uint64_t epoch;
     const char* at;
-    uint32_t mask;  // the bytes of the word it read (bit k: byte k)
+    uint32_t mask;  // the bytes of the word it read (bit k: byte k; a word cell's: 1)
   };
-  // The read set of a word (4 aligned bytes) with several unordered reads: each of its
-  // cells' `read` holds kReadSetBit | the set's index.
+  // The read set of a word with several unordered reads: its cell's `read` (each of its
+  // byte cells' when split) holds kReadSetBit | the set's index.
   std::vector<Read>& Set(uint64_t index) { return sets_[index]; }
   uint64_t NewSet() {
     if (!free_.empty()) {
@@ -106,7 +128,7 @@ class RaceShadow {
       free_.pop_back();
       return index;
     }
-    sets_.emplace_back();
+    sets_.emplace_back().reserve(16);  // a warp's or half-warp's readers without regrowing
     return sets_.size() - 1;
   }
   void FreeSet(uint64_t index) {
@@ -115,8 +137,25 @@ class RaceShadow {
   }
 
  private:
-  static constexpr uint64_t kPageCells = 4096;
+  static constexpr uint64_t kPageBytes = 16384;
   std::vector<std::unique_ptr<RaceCell[]>> pages_[2];
+  // Global memory (a domain's own shadow): pages of kGlobalPageBytes by address, the last
+  // one used at hand (a thread's accesses mostly stay on a page).
+  static constexpr uint64_t kGlobalPageBytes = 1024;
+  RaceCell& GlobalWord(uint64_t address) {
+    const uint64_t page = address / kGlobalPageBytes;
+    if (page != last_global_page_ || last_global_cells_ == nullptr) {
+      std::unique_ptr<RaceCell[]>& cells = global_[page];
+      if (cells == nullptr) cells = std::make_unique<RaceCell[]>(kGlobalPageBytes / 4);
+      last_global_page_ = page;
+      last_global_cells_ = cells.get();
+    }
+    return last_global_cells_[address % kGlobalPageBytes / 4];
+  }
+  std::unordered_map<uint64_t, std::unique_ptr<RaceCell[]>> global_;
+  uint64_t last_global_page_ = 0;
+  RaceCell* last_global_cells_ = nullptr;
+  std::vector<std::array<RaceCell, 4>> split_;
   std::vector<std::vector<Read>> sets_;
   std::vector<uint64_t> free_;
 };
@@ -136,8 +175,15 @@ class RaceDomain {
 
   // ---- Accesses ----
   // `f`'s access of `bytes` at byte `offset` of area `area` (0 static, 1 dynamic) of the
-  // shared memory of CTA `owner`, of WARPTRACE_HOST_ACCESS_* `kind`.
+  // shared memory of CTA `owner`, of WARPTRACE_HOST_ACCESS_* `kind`; with area
+  // RaceShadow::kGlobalArea, at global address `offset` (GlobalAccess).
   void Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind);
+  // `f`'s access of `bytes` at `address` of a buffer the races check follows: checked
+  // against the domain's other threads as shared memory is, and logged for the check
+  // between blocks (global_races.h). A global atomic is a fence-and-atomic protocol's step.
+  void GlobalAccess(Fiber& f, uintptr_t address, uint64_t bytes, int kind);
+  // The domain's blocks finished: its global accesses go to the launch's log.
+  void Finish();
   // An async-group event (WARPTRACE_HOST_EVENT_*) of `f` with argument `n`.
   void Event(Fiber& f, int event, uint64_t n);
 
@@ -178,11 +224,23 @@ class RaceDomain {
     uint32_t proxy_fence = 0;  // its clock at its last fence.proxy.async (its writes up to it)
     uint64_t barrier_gen[16] = {};  // the generation of each named barrier it arrived at
     uint64_t cluster_phase = 0;
+    // Nonzero: `vc` is the barrier snapshot of this id but for the thread's own component.
+    uint64_t base = 0;
+    void Acquire(const VectorClock& o) {
+      vc.Join(o);
+      base = 0;
+    }
+    void RaiseOther(uint32_t c, uint32_t x) {
+      vc.Raise(c, x);
+      base = 0;
+    }
   };
   struct NamedBarrier {
     VectorClock acc;
+    uint64_t acc_base = 0;  // the snapshot joined into `acc` whole (0: none)
     uint64_t gen = 0;
     VectorClock done[2];  // by generation parity
+    uint64_t done_id[2] = {};  // their snapshot ids
   };
   enum class Agent : uint8_t { kThread, kMbarrier, kMma, kCpAsync, kBulk };
   struct Component {
@@ -234,8 +292,16 @@ class RaceDomain {
                            const char* when, const VectorClock& later) const;
   std::string BarrierName(const void* bar) const;
 
+  // Where byte `offset` of `area` is, for a report.
+  std::string Where(Fiber& f, Block& owner, int area, uint64_t offset) const;
+
   LaunchSanitizer* const launch_;
   const std::vector<Block*> ctas_;
+  RaceShadow global_shadow_{0};
+  uint64_t sync_ops_ = 0;  // global atomics and fences so far (global_races.h)
+  std::vector<GlobalRun> global_log_;  // `released` unset; `who` empty until Finish
+  std::vector<uint64_t> global_seq_;   // per run: sync_ops_ at its first access
+  bool finished_ = false;
   const uint32_t threads_per_cta_;
   std::vector<Thread> threads_;
   std::vector<Component> components_;
@@ -244,6 +310,7 @@ class RaceDomain {
   std::unordered_map<uint64_t, uint32_t> mma_components_;  // rank << 32 | warpgroup
   // By a wgmma group's epoch: the epoch of the thread that first read for it (for reports).
   std::unordered_map<uint64_t, uint64_t> mma_issues_;
+  uint64_t snapshots_ = 0;  // barrier snapshots taken (their ids: 1, 2, ...)
   VectorClock cluster_acc_;
   VectorClock cluster_done_[2];
   uint64_t cluster_phase_ = 0;

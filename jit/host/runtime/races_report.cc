@@ -173,6 +173,14 @@ std::string RaceDomain::MissingRetire(const Hit& hit, const VectorClock& later) 
       group, warpgroup, later.Get(component));
 }
 
+std::string RaceDomain::Where(Fiber& f, Block& owner, int area, uint64_t offset) const {
+  if (area != RaceShadow::kGlobalArea) return owner.shadow()->Locate(f, area, offset);
+  const SanitizeBuffer* buffer = launch_->BufferNear(offset);
+  if (buffer == nullptr) return absl::StrFormat("global address %#x", offset);
+  return absl::StrFormat("byte %d of %s", static_cast<int64_t>(offset - buffer->start),
+                         buffer->name);
+}
+
 void RaceDomain::Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
                         int kind, const Hit& hit) {
   const bool write = IsWrite(kind);
@@ -182,7 +190,7 @@ void RaceDomain::Report(Fiber& f, Block& owner, int area, uint64_t offset, uint6
   const VectorClock& later = ThreadOf(f).vc;
   launch_->Record(label, hit.at, f.abi.statement, f.block->linear(), f.abi.linear_tid, [&] {
     const std::string who = ThreadName(f.block->cluster_rank(), f.abi.linear_tid);
-    const std::string where = owner.shadow()->Locate(f, area, offset);
+    const std::string where = Where(f, owner, area, offset);
     const char* at = At(f.abi.statement);
     std::string second;
     switch (kind) {
@@ -219,7 +227,7 @@ void RaceDomain::ReportUnfenced(Fiber& f, Block& owner, int area, uint64_t offse
     return absl::StrCat(
         label, ": ", kind == WARPTRACE_HOST_ACCESS_MMA_READ ? "a wgmma of " : "the TMA store of ",
         ThreadName(f.block->cluster_rank(), f.abi.linear_tid), " at ", At(f.abi.statement),
-        " reads through the async proxy ", owner.shadow()->Locate(f, area, offset), ", which ",
+        " reads through the async proxy ", Where(f, owner, area, offset), ", which ",
         ThreadName(writer.rank, writer.index), " wrote through the generic proxy at ",
         At(hit.at),
         " with no fence.proxy.async after the write: the async proxy may not see it (PTX ISA: "

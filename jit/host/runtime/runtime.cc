@@ -101,6 +101,8 @@ absl::Status Runtime::Launch(const LaunchSpec& spec) {
     while (finished_ < num_sms()) done_cv_.Wait(&mu_);
     launch_ = nullptr;
   }
+  // Every block finished and logged its global accesses: the check between blocks.
+  if (launch.sanitizer != nullptr) launch.sanitizer->global_races().Check(*launch.sanitizer);
   absl::MutexLock lock(&launch.mu);
   if (launch.failure.ok() && launch.sanitizer != nullptr) {
     if (std::string report = launch.sanitizer->Report(); !report.empty()) {

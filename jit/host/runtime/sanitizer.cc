@@ -68,6 +68,7 @@ LaunchSanitizer::LaunchSanitizer(uint32_t checks, std::vector<SanitizeBuffer> bu
     const uintptr_t low = b.start / Page() * Page() - Page();
     const uintptr_t high = RoundUp(b.start + b.bytes, Page()) + Page();
     windows_.insert(windows_.end(), {low, high - low, b.start, b.start + b.bytes});
+    buffer_races_.push_back(b.races && (checks_ & WARPTRACE_HOST_SANITIZE_RACES) != 0 ? 1 : 0);
   }
 }
 
@@ -126,7 +127,7 @@ int64_t BlockShadow::Place(const char* name, uint64_t bytes, uint64_t align,
   *used = offset + bytes;
   // warptrace's own arrays (the recorder's staging, its copy tracks) are read whole.
   const bool own = absl::StartsWith(name, "warptrace_");
-  std::memset(static_shadow_.data() + offset, init_ && !own ? kUnwritten : kWritten, bytes);
+  std::memset(static_shadow_.data() + offset, own ? kOwn : init_ ? kUnwritten : kWritten, bytes);
   if (own && races_ != nullptr) races_->Exempt(0, offset, bytes);
   arrays_.push_back({name, offset, bytes, element_bytes == 0 ? 1 : element_bytes});
   std::sort(arrays_.begin(), arrays_.end(),
@@ -173,6 +174,7 @@ void BlockShadow::Attach(Fiber& f) const {
   f.abi.shadow_static = static_shadow_.data();
   f.abi.shadow_dynamic = dynamic_shadow_.data();
   f.abi.buffer_windows = launch_->windows().data();
+  f.abi.buffer_races = launch_->buffer_races().data();
   f.abi.num_buffers = static_cast<unsigned int>(launch_->windows().size() / 4);
 }
 
@@ -220,6 +222,7 @@ void BlockShadow::CheckStatic(const Fiber& f, uint64_t offset, uint64_t bytes, i
     unaddressable |= s == kUnaddressable;
     unwritten |= s == kUnwritten;
   }
+  if (!unaddressable && !unwritten) return;  // written bytes: nothing to say or to mark
   const Array* array = ArrayAt(offset);
   if (unaddressable && !bounds_) return;
   if (unaddressable) {
@@ -247,7 +250,9 @@ void BlockShadow::CheckStatic(const Fiber& f, uint64_t offset, uint64_t bytes, i
     return;
   }
   if (kind != WARPTRACE_HOST_ACCESS_READ) {
-    std::memset(static_shadow_.data() + offset, kWritten, bytes);
+    for (uint64_t i = offset; i < offset + bytes; ++i) {
+      if (static_shadow_[i] == kUnwritten) static_shadow_[i] = kWritten;  // kOwn stays
+    }
   } else if (unwritten) {
     ReportUninitialized(f, array, offset - (array != nullptr ? array->offset : 0), bytes);
   }

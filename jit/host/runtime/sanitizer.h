@@ -33,6 +33,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "jit/host/device/host_abi.h"
+#include "jit/host/runtime/global_races.h"
 #include "jit/host/runtime/races.h"
 
 namespace warptrace::host {
@@ -44,6 +45,9 @@ struct SanitizeBuffer {
   uintptr_t start = 0;
   uint64_t bytes = 0;  // as allocated (requested)
   std::string name;    // "argument `out` (float*)", or "a device buffer"
+  // The races check follows its accesses: a kernel argument that does not point to const
+  // (global_races.h).
+  bool races = false;
 };
 
 class LaunchSanitizer {
@@ -59,6 +63,11 @@ class LaunchSanitizer {
   // Every buffer's (window start, window bytes, start, start + bytes), flattened, for the
   // kernel's inline filter (host_abi.h WarptraceHostThread::buffer_windows).
   const std::vector<unsigned long long>& windows() const { return windows_; }
+  // Per buffer, in windows() order: 1 when the races check follows its accesses
+  // (host_abi.h WarptraceHostThread::buffer_races).
+  const std::vector<unsigned char>& buffer_races() const { return buffer_races_; }
+  // The cross-block half of the races check for global memory.
+  GlobalRaceLog& global_races() { return global_races_; }
 
   // A finding of `kind` ("out-of-bounds write", ...) about `subject` (an array's name
   // literal, the same in every block, or a buffer) at `statement`: kept once per (kind, subject, statement), the lowest (block, thread)
@@ -84,6 +93,8 @@ class LaunchSanitizer {
   const uint32_t checks_;
   std::vector<SanitizeBuffer> buffers_;  // by start
   std::vector<unsigned long long> windows_;
+  std::vector<unsigned char> buffer_races_;
+  GlobalRaceLog global_races_;
   mutable absl::Mutex mu_;
   std::map<std::tuple<const char*, const void*, const char*>, Finding> findings_
       ABSL_GUARDED_BY(mu_);
@@ -110,18 +121,34 @@ class BlockShadow {
   // or, for an access that would fault (outside the dynamic shared memory or a device
   // buffer), the message to fail the launch with at once.
   std::string Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind);
+  LaunchSanitizer* launch() const { return launch_; }
   // The races check's shadow (null unless WARPTRACE_HOST_SANITIZE_RACES).
   RaceShadow* races() const { return races_.get(); }
   // Whether `address` is in the block's static (area 0) or dynamic (area 1) shared memory,
   // and where.
   bool SharedArea(uintptr_t address, int* area, uint64_t* offset) const;
+  // Whether the `bytes` at `offset` of `area` are in bounds and written by the kernel:
+  // then the bounds and init checks have nothing to say or to mark (the races check's fast
+  // path skips them).
+  bool Written(int area, uint64_t offset, uint64_t bytes) const {
+    const std::vector<uint8_t>& shadow = area == 0 ? static_shadow_ : dynamic_shadow_;
+    if (offset + bytes > shadow.size()) return false;
+    const uint8_t* s = shadow.data() + offset;
+    for (uint64_t i = 0; i < bytes; ++i) {
+      if (s[i] < kWritten) return false;
+    }
+    return true;
+  }
   // "red_smem[3] (byte offset 12 of __shared__ red_smem, 8 elements of 4 bytes)" or
   // "stage[60] (byte 240 of the dynamic shared memory stage, ...)" for byte `offset` of
   // `area`, named as `f`'s kernel declares it.
   std::string Locate(const Fiber& f, int area, uint64_t offset) const;
 
  private:
-  enum : uint8_t { kUnaddressable = 0, kUnwritten = 1, kWritten = 2 };
+  // Per shared byte (host_abi.h WarptraceHostThread::shadow_static): kOwn marks warptrace's
+  // own arrays (the recorder's staging, copy tracks): written, exempt from the races check,
+  // so the kernel-side filter skips their accesses in every mode.
+  enum : uint8_t { kUnaddressable = 0, kUnwritten = 1, kWritten = 2, kOwn = 3 };
   struct Array {
     const char* name;
     uint64_t offset, bytes, element_bytes;

@@ -224,6 +224,7 @@ void Worker::FinishClusterBlock(Slot& slot) {
   cluster.CtaFinished(block.cluster_rank(), &error);
   if (!error.empty()) launch_->Fail(absl::FailedPreconditionError(error));
   if (!cluster.Finished()) return;
+  if (block.races() != nullptr) block.races()->Finish();
   // Every CTA exited: the cluster's slots (and the shared memory peers could reach) are free.
   const Cluster* done = &cluster;
   for (Slot& s : slots_) {
@@ -258,6 +259,7 @@ void Worker::AfterRun(Fiber* f) {
         }
         return;
       }
+      if (block.races() != nullptr) block.races()->Finish();
       slot.end_vtime = block.EndVtime();
       slot.block.reset();
     }
