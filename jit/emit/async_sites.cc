@@ -30,6 +30,10 @@ AsyncSites::AsyncSites(const Kernel& kernel, const RecordPlan* plan, SourceWrite
     if (h.depth == 0) continue;
     h.bits = 1;
     while ((uint64_t{1} << h.bits) - 1 < sites) ++h.bits;  // all ones stays free: none
+    if (sites * h.depth <= (h.wide() ? 64u : 32u)) {
+      h.one_hot = true;
+      h.bits = sites;
+    }
   }
   FindExactSites();
 }
@@ -95,6 +99,16 @@ namespace {
 // the copy's next issue on its element or before the kernel's exit instead: later, so the
 // copy's span is longer than it was, never missing. The host backend polls regardless.
 constexpr uint32_t kMinRegistersToPoll = 32;
+
+// Before the kernel's exit, the issuer observes its copies still in flight on a barrier
+// array of at most this many elements with straight-line code on a GPU (one waiting
+// RecordCopyEnds per element, about 20 SASS each, run once), not a loop over the elements
+// (about 40 SASS, run once per element): exit code is no loop of the kernel's (issue 51:
+// flash_attention's two 2-element exit drains were its only loops besides the main loop,
+// 12.3 -> 7.1 SASS per event in its loops, 36 SASS more in all). Larger arrays keep the
+// loop: at hopper_gemm's 4 elements the straight-line drains cost 155 more SASS (1949 ->
+// 2104) for the same ends.
+constexpr uint32_t kStraightDrainElements = 2;
 
 // The registers per thread `role` keeps after its setmaxnreg.dec, if it has one.
 std::optional<uint32_t> RoleRegisters(const KernelNode* role) {
@@ -383,21 +397,26 @@ void AsyncSites::DeviceCopyEnds(int depth, const CopySite& c, const std::string&
                                 const std::string& first_id, uint32_t count, bool wait) {
   // The phase words follow the pending ones (CopyTracking's struct): their offset is the
   // barrier array's size.
-  const uint32_t size = Decl(c.node->copy.barrier).size;
   Line(0, "#if defined(__CUDA_ARCH__)");
+  DeviceCopyEndsCall(depth, c, first, first_id, count, wait);
+  Line(0, "#else");
+}
+
+void AsyncSites::DeviceCopyEndsCall(int depth, const CopySite& c, const std::string& first,
+                                    const std::string& first_id, uint32_t count, bool wait) {
+  const uint32_t size = Decl(c.node->copy.barrier).size;
   Line(depth, absl::StrFormat(
                   "warptrace::recorder::RecordCopyEnds<%s, 0x%08xu, %du, %du>(warptrace_unit, "
                   "&%s_pending[%s], &%s[%s], %s);  // end of %s",
                   wait ? "true" : "false", abi::MakeTag(c.site.id, true), count, size, c.var,
                   first, c.node->copy.barrier, first, first_id, c.site.name));
-  Line(0, "#else");
 }
 
 // A group just committed: its site (none: not recorded) enters the kind's history.
 void AsyncSites::PushHistory(int depth, const GroupKind& kind, const CopySite* tracked) {
   const History& h = HistoryOf(kind);
   if (h.bits == 0) return;
-  const uint64_t site = tracked != nullptr ? tracked->group_index : h.none();
+  const uint64_t site = tracked != nullptr ? h.Entry(tracked->group_index) : h.none();
   const std::string var = HistoryVar(kind);
   const std::string push = absl::StrFormat("%s = (%s << %d) | %d%s;", var, var, h.bits, site,
                                            h.wide() ? "ull" : "u");
@@ -438,34 +457,50 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
   for (const CopySite& c : copies_) {
     if (!(c.*kind.member)() || c.exact) continue;
     std::string keep;
-    if (pending > 0) {
+    if (pending > 0 && h.one_hot) {
+      uint64_t mask = 0;
+      for (uint32_t j = 0; j < pending; ++j) mask |= h.Entry(c.group_index) << (j * h.bits);
+      keep = absl::StrFormat(" - static_cast<unsigned int>(%s(%s & 0x%x%s))",
+                             h.wide() ? "__popcll" : "__popc", HistoryVar(kind), mask,
+                             h.wide() ? "ull" : "u");
+    } else if (pending > 0) {
       std::vector<std::string> terms;
       for (uint32_t j = 0; j < pending; ++j) {
         terms.push_back(absl::StrFormat("(((%s >> %du) & %d%s) == %du ? 1u : 0u)",
                                         HistoryVar(kind), j * h.bits, h.none(),
                                         h.wide() ? "ull" : "u", c.group_index));
       }
-      keep = absl::StrCat(" + (", absl::StrJoin(terms, " + "), ")");
+      keep = absl::StrCat(" - (", absl::StrJoin(terms, " + "), ")");
     }
     const char* what = c.mma() ? "retirement of" : "end of";
     // At most `most` of the site's groups are in flight here: as many conditional records,
-    // no loop (group_bounds.h).
+    // no loop (group_bounds.h); none, no code.
     const std::optional<uint32_t> most =
         wait == nullptr ? std::nullopt
                         : GroupBounds(kernel_.body, c.node, wait->kind).AtWait(wait);
+    const uint32_t at_most = most.value_or(0);
+    if (most.has_value() && at_most == 0) continue;
+    // The site's counts are read into registers once and its done count written back once:
+    // read and written in shared memory at every test, they made ampere_gemm's waits the
+    // bulk of its record code (issue 51). `warptrace_ended`: the groups retired by now.
+    Line(d, absl::StrCat("{  // ", what, " ", c.site.name));
+    Line(d + 1, absl::StrCat("unsigned int warptrace_done = ", Done(c), ";"));
+    Line(d + 1, absl::StrCat("const unsigned int warptrace_ended = ", Issued(c), keep, ";"));
     if (most.has_value()) {
-      for (uint32_t i = 0; i < *most; ++i) {
-        Line(d, absl::StrCat("if (", Done(c), keep, " < ", Issued(c), ") {  // ", i + 1, " of ",
-                             *most, " at most"));
-        RecordDerived(out_, d + 1, c.site, true, what);  // issue = Done(c), by order
-        Line(d + 1, absl::StrCat("++", Done(c), ";"));
-        Line(d, "}");
+      for (uint32_t i = 0; i < at_most; ++i) {
+        Line(d + 1, absl::StrCat("if (warptrace_done < warptrace_ended) {  // ", i + 1, " of ",
+                                 at_most, " at most"));
+        RecordDerived(out_, d + 2, c.site, true, what);  // issue = warptrace_done, by order
+        Line(d + 2, "++warptrace_done;");
+        Line(d + 1, "}");
       }
-      continue;
+    } else {
+      NoUnroll(out_, d + 1);  // usually one or two iterations; unrolled, a lot of code
+      Line(d + 1, "for (; warptrace_done < warptrace_ended; ++warptrace_done) {");
+      RecordDerived(out_, d + 2, c.site, true, what);  // issue = warptrace_done, by order
+      Line(d + 1, "}");
     }
-    NoUnroll(out_, d);  // usually one or two iterations; unrolled, a lot of code
-    Line(d, absl::StrCat("for (; ", Done(c), keep, " < ", Issued(c), "; ++", Done(c), ") {"));
-    RecordDerived(out_, d + 1, c.site, true, what);  // issue = Done(c), by order
+    Line(d + 1, absl::StrCat(Done(c), " = warptrace_done;"));
     Line(d, "}");
   }
   if (!in_recorder_block) CloseRecorderOnly(depth, kind);
@@ -491,11 +526,21 @@ void AsyncSites::ObservePendingCopies(int depth) {
     if (!c.bulk() || !MayRunOnIssuer(c)) continue;
     const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
     Line(depth, absl::StrCat("if (", IsIssuer(c), ") {"));
+    const bool straight = decl.size <= kStraightDrainElements;
+    if (straight) {  // on a GPU, straight-line code: one waiting recorder call per element
+      Line(0, "#if defined(__CUDA_ARCH__)");
+      for (uint32_t e = 0; e < decl.size; ++e) {
+        const std::string bar = absl::StrCat(e, "u");
+        DeviceCopyEndsCall(depth + 1, c, bar, BarrierId(decl, bar), 1, /*wait=*/true);
+      }
+      Line(0, "#else");
+    }
     NoUnroll(out_, depth + 1);
     ForEachElement(depth + 1, decl);
     ObservePending(depth + 2, c, "warptrace_e", BarrierId(decl, "warptrace_e"),
                    /*in_loop=*/false);
     Line(depth + 1, "}");
+    if (straight) Line(0, "#endif");
     Line(depth, "}");
   }
 }
@@ -512,9 +557,11 @@ void AsyncSites::CopyTracking() {
     const History& h = HistoryOf(*kind);
     if (h.bits == 0) continue;
     const std::string comment =
-        absl::StrFormat("  // sites of the last %d %s, %d bits each", h.depth, kind->what, h.bits);
+        absl::StrFormat("  // sites of the last %d %s, %d bits each%s", h.depth, kind->what,
+                        h.bits, h.one_hot ? ", one-hot" : "");
     const char* type = h.wide() ? "unsigned long long" : "unsigned int";
-    const char* all_ones = h.wide() ? "~0ull" : "~0u";
+    // Every entry "none" (History).
+    const char* all_ones = h.one_hot ? (h.wide() ? "0ull" : "0u") : h.wide() ? "~0ull" : "~0u";
     if (!kind->per_unit) {
       Line(1, absl::StrCat(type, " ", kind->history, " = ", all_ones, ";", comment));
     } else {

@@ -156,11 +156,19 @@ class AsyncSites {
   // `bits`-wide site indices (all ones: no recorded site, also what it starts with), as
   // deep as the most groups a wait of the kind leaves in flight. In one register (two when
   // over 32 bits), never an array indexed at run time (local memory).
+  // The sites of a kind's most recent groups, `bits` per group, the newest lowest. Binary:
+  // the site's index, all ones for a group of no recorded site. One-hot (where it needs no
+  // wider word than binary): bit i for site i, 0 for none, so that a site's count among
+  // the last n groups is one popcount of a mask (issue 51: the binary compares were the
+  // bulk of ampere_gemm's waits).
   struct History {
     uint32_t bits = 0;   // 0: no history (no wait leaves groups in flight)
     uint32_t depth = 0;  // the most groups a wait leaves in flight (<= 7)
+    bool one_hot = false;
     bool wide() const { return bits * depth > 32; }
-    uint64_t none() const { return (uint64_t{1} << bits) - 1; }
+    uint64_t none() const { return one_hot ? 0 : (uint64_t{1} << bits) - 1; }
+    // What a group of site index `index` pushes.
+    uint64_t Entry(uint32_t index) const { return one_hot ? uint64_t{1} << index : index; }
   };
 
 
@@ -217,6 +225,9 @@ class AsyncSites {
   // call (recorder::RecordCopyEnds<wait>); opens the `#else` the caller fills for the host.
   void DeviceCopyEnds(int depth, const CopySite& c, const std::string& first,
                       const std::string& first_id, uint32_t count, bool wait);
+  // The recorder call alone (device code; the caller writes the `#if`).
+  void DeviceCopyEndsCall(int depth, const CopySite& c, const std::string& first,
+                          const std::string& first_id, uint32_t count, bool wait);
 
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);

@@ -89,8 +89,9 @@ TEST(MmaGroupTest, EmitsFenceCommitWaitAndTheSpanRecords) {
   EXPECT_LT(mma, commit_record);
   EXPECT_LT(commit_record, commit);
   EXPECT_THAT(s, HasSubstr("warptrace_wgmma_wait_group(1u);"));
-  // WaitMmaGroups(1) keeps the most recent group open: the thread remembers its groups.
-  EXPECT_THAT(s, HasSubstr("warptrace_mma_group_sites = (warptrace_mma_group_sites << 1) | 0u;"));
+  // WaitMmaGroups(1) keeps the most recent group open: the thread remembers its groups
+  // (a one-hot entry per group, the site's bit set).
+  EXPECT_THAT(s, HasSubstr("warptrace_mma_group_sites = (warptrace_mma_group_sites << 1) | 1u;"));
   EXPECT_THAT(s, HasSubstr("// retirement of qk"));
   EXPECT_THAT(s, HasSubstr("#include \"warptrace_primitives.cuh\""));
   ASSERT_NE(source->requirements.FirstUse(TargetFeature::kWgmma), nullptr);
