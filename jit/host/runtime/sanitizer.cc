@@ -144,19 +144,6 @@ const BlockShadow::Array* BlockShadow::ArrayAt(uint64_t offset) const {
   return before;
 }
 
-bool BlockShadow::SharedArea(uintptr_t address, int* area, uint64_t* offset) const {
-  if (address - static_base_ < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
-    *area = 0;
-    *offset = address - static_base_;
-    return true;
-  }
-  if (address - dynamic_base_ < dynamic_bytes_) {
-    *area = 1;
-    *offset = address - dynamic_base_;
-    return true;
-  }
-  return false;
-}
 
 std::string BlockShadow::Locate(const Fiber& f, int area, uint64_t offset) const {
   if (area == 1) return DynamicAt(f, static_cast<int64_t>(offset));

@@ -126,7 +126,19 @@ class BlockShadow {
   RaceShadow* races() const { return races_.get(); }
   // Whether `address` is in the block's static (area 0) or dynamic (area 1) shared memory,
   // and where.
-  bool SharedArea(uintptr_t address, int* area, uint64_t* offset) const;
+  bool SharedArea(uintptr_t address, int* area, uint64_t* offset) const {
+    if (address - static_base_ < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
+      *area = 0;
+      *offset = address - static_base_;
+      return true;
+    }
+    if (address - dynamic_base_ < dynamic_bytes_) {
+      *area = 1;
+      *offset = address - dynamic_base_;
+      return true;
+    }
+    return false;
+  }
   // Whether the `bytes` at `offset` of `area` are in bounds and written by the kernel:
   // then the bounds and init checks have nothing to say or to mark (the races check's fast
   // path skips them).
