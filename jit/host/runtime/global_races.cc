@@ -84,7 +84,8 @@ std::vector<GlobalRun> CoalesceGlobalRuns(std::vector<GlobalRun> runs) {
 void GlobalRaceLog::Check(LaunchSanitizer& launch) {
   absl::MutexLock lock(&mu_);
   std::sort(runs_.begin(), runs_.end(), [](const GlobalRun& a, const GlobalRun& b) {
-    return std::tie(a.start, a.domain, a.write, a.end) < std::tie(b.start, b.domain, b.write, b.end);
+    return std::tie(a.start, a.domain, a.write, a.end) <
+           std::tie(b.start, b.domain, b.write, b.end);
   });
   // A sweep in address order: each run against the earlier runs still open at its start
   // (writes against everything open, reads against open writes).

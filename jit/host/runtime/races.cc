@@ -429,11 +429,9 @@ void RaceDomain::Finish() {
   for (size_t i = 0; i < global_log_.size(); ++i) {
     GlobalRun& run = global_log_[i];
     run.released = global_seq_[i] < sync_ops_;
-    run.who = ThreadName(static_cast<uint32_t>(
-                             std::find_if(ctas_.begin(), ctas_.end(),
-                                          [&](const Block* b) { return b->linear() == run.block; }) -
-                             ctas_.begin()),
-                         run.thread);
+    const auto cta = std::find_if(ctas_.begin(), ctas_.end(),
+                                  [&](const Block* b) { return b->linear() == run.block; });
+    run.who = ThreadName(static_cast<uint32_t>(cta - ctas_.begin()), run.thread);
   }
   launch_->global_races().Add(CoalesceGlobalRuns(std::move(global_log_)));
   global_log_.clear();
