@@ -68,8 +68,10 @@ struct MmaM16n8k16Operands {
 //   C, D c_i (i = 0..3): row g + 8 (i / 2), col 2t + (i % 2)
 // So A(row, k) is in lane 4 (row % 8) + (k % 8) / 2, register (row / 8) + 2 (k / 8); B(k, n)
 // in lane 4n + (k % 8) / 2, register k / 8; the half is k % 2 for both.
+// Not instrumented in sanitize mode (WARPTRACE_HOST_OWN_FN): it reads the warp's exchanged
+// registers only.
 template <float (*Low)(unsigned int), float (*High)(unsigned int)>
-inline void MmaM16n8k16(float (&d)[4], const unsigned int (&a)[4], const unsigned int (&b)[2],
+WARPTRACE_HOST_OWN_FN inline void MmaM16n8k16(float (&d)[4], const unsigned int (&a)[4], const unsigned int (&b)[2],
                         const float (&c)[4], const char* what) {
   const MmaM16n8k16Operands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
   const MmaM16n8k16Operands* all = Exchange(WARPTRACE_HOST_GROUP_WARP, mine, what);

@@ -147,6 +147,9 @@ struct WarptraceHostThread {
   const unsigned long long* buffer_windows;
   const unsigned char* buffer_races;
   unsigned int num_buffers;
+  /* [the lowest window start, the highest window end): an address outside is near no
+   * buffer (most of the emulation's own memory), found without a look at each window. */
+  unsigned long long buffers_lo, buffers_hi;
   /* Written by the kernel in sanitize mode, just before it reports a TMA load's delivery
    * (WARPTRACE_HOST_ACCESS_ASYNC_WRITE): the mbarrier the copy completes on (null for a
    * delivery that completes on no barrier). */

@@ -55,7 +55,7 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
     // next to the dynamic shared memory (its slack, its guard pages): the runtime says
   } else {
     const unsigned long long* w = t->buffer_windows;
-    unsigned int i = 0;
+    unsigned int i = a - t->buffers_lo < t->buffers_hi - t->buffers_lo ? 0 : t->num_buffers;
     for (; i < t->num_buffers; ++i, w += 4) {
       if (a - w[0] < w[1]) {
         // In bounds: fine, unless the races check follows this buffer's accesses (or the

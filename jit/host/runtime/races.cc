@@ -427,13 +427,15 @@ void RaceDomain::Finish() {
   finished_ = true;
   if (global_log_.empty()) return;
   for (size_t i = 0; i < global_log_.size(); ++i) {
-    GlobalRun& run = global_log_[i];
-    run.released = global_seq_[i] < sync_ops_;
+    global_log_[i].released = global_seq_[i] < sync_ops_;
+  }
+  std::vector<GlobalRun> runs = CoalesceGlobalRuns(std::move(global_log_));
+  for (GlobalRun& run : runs) {  // named once coalesced: a block has few runs
     const auto cta = std::find_if(ctas_.begin(), ctas_.end(),
                                   [&](const Block* b) { return b->linear() == run.block; });
     run.who = ThreadName(static_cast<uint32_t>(cta - ctas_.begin()), run.thread);
   }
-  launch_->global_races().Add(CoalesceGlobalRuns(std::move(global_log_)));
+  launch_->global_races().Add(std::move(runs));
   global_log_.clear();
   global_seq_.clear();
 }

@@ -69,7 +69,10 @@ LaunchSanitizer::LaunchSanitizer(uint32_t checks, std::vector<SanitizeBuffer> bu
     const uintptr_t high = RoundUp(b.start + b.bytes, Page()) + Page();
     windows_.insert(windows_.end(), {low, high - low, b.start, b.start + b.bytes});
     buffer_races_.push_back(b.races && (checks_ & WARPTRACE_HOST_SANITIZE_RACES) != 0 ? 1 : 0);
+    buffers_lo_ = std::min<uint64_t>(buffers_lo_, low);
+    buffers_hi_ = std::max<uint64_t>(buffers_hi_, high);
   }
+  if (buffers_hi_ == 0) buffers_lo_ = 0;  // no buffer: the empty range
 }
 
 const SanitizeBuffer* LaunchSanitizer::BufferNear(uintptr_t address) const {
@@ -163,6 +166,8 @@ void BlockShadow::Attach(Fiber& f) const {
   f.abi.buffer_windows = launch_->windows().data();
   f.abi.buffer_races = launch_->buffer_races().data();
   f.abi.num_buffers = static_cast<unsigned int>(launch_->windows().size() / 4);
+  f.abi.buffers_lo = launch_->buffers_lo();
+  f.abi.buffers_hi = launch_->buffers_hi();
 }
 
 std::string BlockShadow::Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind) {

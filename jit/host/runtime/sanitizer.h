@@ -66,6 +66,9 @@ class LaunchSanitizer {
   // Per buffer, in windows() order: 1 when the races check follows its accesses
   // (host_abi.h WarptraceHostThread::buffer_races).
   const std::vector<unsigned char>& buffer_races() const { return buffer_races_; }
+  // [the lowest window start, the highest window end) (host_abi.h buffers_lo, buffers_hi).
+  uint64_t buffers_lo() const { return buffers_lo_; }
+  uint64_t buffers_hi() const { return buffers_hi_; }
   // The cross-block half of the races check for global memory.
   GlobalRaceLog& global_races() { return global_races_; }
 
@@ -94,6 +97,8 @@ class LaunchSanitizer {
   std::vector<SanitizeBuffer> buffers_;  // by start
   std::vector<unsigned long long> windows_;
   std::vector<unsigned char> buffer_races_;
+  uint64_t buffers_lo_ = ~uint64_t{0};
+  uint64_t buffers_hi_ = 0;
   GlobalRaceLog global_races_;
   mutable absl::Mutex mu_;
   std::map<std::tuple<const char*, const void*, const char*>, Finding> findings_
