@@ -185,18 +185,9 @@ TEST_F(GlobalRacesTest, NamesTwoBlocksTmaStoringTheSameTile) {
   spec.strides_bytes = {128};
   spec.box = {64, 32};
   spec.swizzle = TensorMapSwizzle::k128B;
-  auto run = [&](bool same_tile) -> absl::Status {
-    absl::StatusOr<Kernel> kernel = TmaStoreTilesKernel(same_tile);
-    if (!kernel.ok()) return kernel.status();
-    const std::vector<KernelArg> args = {
-        KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), spec)};
-    RunOptions options;
-    options.sanitize = device_->sanitize();
-    return RunKernel(*device_, *kernel, args, options).status();
-  };
-  ASSERT_THAT(run(false), IsOk());
+  ASSERT_THAT(RunTensorMapOut(TmaStoreTilesKernel(false), out, spec), IsOk());
   for (uint16_t v : out) ASSERT_EQ(v, 0x3f80);
-  const absl::Status status = run(true);
+  const absl::Status status = RunTensorMapOut(TmaStoreTilesKernel(true), out, spec);
   EXPECT_THAT(status,
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        AllOf(HasSubstr("data race between blocks (two writes): block (1,0,0) "

@@ -301,17 +301,8 @@ TEST_F(RacesTest, NamesATmaStoreOfGenericWritesWithoutAProxyFence) {
   spec.strides_bytes = {128};
   spec.box = {64, 32};
   spec.swizzle = TensorMapSwizzle::k128B;
-  auto run = [&](bool fence) -> absl::Status {
-    absl::StatusOr<Kernel> kernel = GenericThenTmaStoreKernel(fence);
-    if (!kernel.ok()) return kernel.status();
-    const std::vector<KernelArg> args = {
-        KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), spec)};
-    RunOptions options;
-    options.sanitize = device_->sanitize();
-    return RunKernel(*device_, *kernel, args, options).status();
-  };
-  EXPECT_THAT(run(true), IsOk());
-  const absl::Status status = run(false);
+  EXPECT_THAT(RunTensorMapOut(GenericThenTmaStoreKernel(true), out, spec), IsOk());
+  const absl::Status status = RunTensorMapOut(GenericThenTmaStoreKernel(false), out, spec);
   EXPECT_THAT(status,
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        AllOf(HasSubstr("missing fence.proxy.async: the TMA store of block "

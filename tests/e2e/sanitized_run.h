@@ -5,6 +5,7 @@
 #define WARPTRACE_TESTS_E2E_SANITIZED_RUN_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "jit/host/host_device.h"
 #include "jit/platform/sanitize.h"
+#include "jit/platform/tensor_map.h"
 #include "jit/run/run.h"
 #include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
@@ -43,6 +45,18 @@ class SanitizedRunTest : public ::testing::Test {
     options.profile.enabled = profile;
     options.sanitize = device_->sanitize();
     return RunKernel(*device_, *kernel, args, options);
+  }
+
+  // Runs `kernel` with one argument: a tensor map described by `spec` over `out` (bf16
+  // bits), with the device's checks.
+  absl::Status RunTensorMapOut(const absl::StatusOr<Kernel>& kernel, std::vector<uint16_t>& out,
+                               const TensorMapSpec& spec) {
+    if (!kernel.ok()) return kernel.status();
+    const std::vector<KernelArg> args = {
+        KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), spec)};
+    RunOptions options;
+    options.sanitize = device_->sanitize();
+    return RunKernel(*device_, *kernel, args, options).status();
   }
 
   const SanitizeOptions checks_;
