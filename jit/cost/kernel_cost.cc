@@ -324,7 +324,7 @@ uint32_t CountRecordPoints(absl::string_view source) {
 const std::vector<std::string>& KeySassOpcodes() {
   static const std::vector<std::string>* opcodes = new std::vector<std::string>{
       "HGMMA", "UTMALDG", "UTMASTG", "UBLKCP", "LDGSTS", "LDSM",
-      "STSM",  "HMMA",    "SYNCS",   "BAR",    "LDL",    "STL"};
+      "STSM",  "HMMA",    "SYNCS",   "SYNCS.ARRIVE", "BAR", "LDL", "STL"};
   return *opcodes;
 }
 
@@ -342,7 +342,13 @@ std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::str
     size_t t = 0;
     if (t < tokens.size() && absl::StartsWith(tokens[t], "@")) ++t;  // predicate
     if (t >= tokens.size()) continue;
-    const absl::string_view opcode = tokens[t].substr(0, tokens[t].find('.'));
+    absl::string_view opcode = tokens[t].substr(0, tokens[t].find('.'));
+    // Phase-barrier arrivals (and expect_tx) apart from waits: the record code waits (its
+    // copy-end polls) but never arrives, so arrivals must match exactly (issue 51: a record
+    // point between two expect_tx kept ptxas from merging them).
+    if (opcode == "SYNCS" && absl::StartsWith(tokens[t], "SYNCS.ARRIVE")) {
+      opcode = "SYNCS.ARRIVE";
+    }
     for (auto& [name, count] : counts) {
       if (opcode == name) ++count;
     }
@@ -541,7 +547,9 @@ absl::string_view ConstructOf(absl::string_view opcode) {
       {"LDSM", "ldmatrix (the kernel's statements)"},
       {"STSM", "stmatrix (the kernel's statements)"},
       {"HMMA", "mma.sync (the kernel's statements)"},
-      {"SYNCS", "phase barriers (WaitPhase, Arrive, copies' completion)"},
+      {"SYNCS", "phase barrier waits and inits (WaitPhase, copies' completion)"},
+      {"SYNCS.ARRIVE", "phase barrier arrivals and expect_tx (Arrive, AsyncCopy on a phase "
+                       "barrier)"},
       {"BAR", "barriers (Barrier, NamedBarrier)"},
       {"LDL", "local memory loads (spills, stack arrays)"},
       {"STL", "local memory stores (spills, stack arrays)"},
@@ -561,13 +569,16 @@ void KeyClassPerturbations(const KernelCostRow& row, std::vector<std::string>& o
     const uint64_t on = row.on.key_instructions[i].second;
     if (on == off) continue;
     // The record code's own instructions: mbarrier test/try waits observing copies' ends
-    // (SYNCS). Local memory is never the record code's own.
+    // (SYNCS, never SYNCS.ARRIVE). Local memory is never the record code's own.
     if (opcode == "SYNCS" && on > off) continue;
     if ((opcode == "LDL" || opcode == "STL") && on < off) continue;
     const std::string why =
         opcode == "LDL" || opcode == "STL" ? "local memory the unprofiled kernel does not use"
         : on < off ? "fewer than unprofiled: a loop around them is unrolled less"
-                   : "more than unprofiled: a loop around them is unrolled more";
+        : opcode == "SYNCS.ARRIVE"
+            ? "more than unprofiled: arrivals ptxas merges unprofiled (a record point between "
+              "two expect_tx), or a loop around them unrolled more"
+            : "more than unprofiled: a loop around them is unrolled more";
     out.push_back(absl::StrFormat("%s %d -> %d: %s, %s", opcode, off, on, ConstructOf(opcode),
                                   why));
   }
@@ -755,7 +766,8 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "prologue and epilogue apart, the epilogue's own slot loop too); ratio = compile "
       "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
       "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
-      "HMMA mma.sync, SYNCS mbarrier, BAR barriers, LDL/STL local memory), static counts. "
+      "HMMA mma.sync, SYNCS mbarrier waits and inits, SYNCS.ARRIVE mbarrier arrivals and "
+      "expect_tx, BAR barriers, LDL/STL local memory), static counts. "
       "perturbation: what profiling changed beyond the record code's own instructions "
       "(jit/cost/kernel_cost.h, Perturbations): FLAGGED lines name the class, the construct "
       "and why.\n");

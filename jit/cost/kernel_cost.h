@@ -150,9 +150,10 @@ struct KernelCostRow {
 // What profiling changed in a variant's code beyond the record code's own instructions,
 // one line each, empty when nothing did (the perturbation report of `--cost`, issue 51):
 //   * a KeySassOpcodes() class whose count differs (HGMMA, UTMALDG, UTMASTG, UBLKCP,
-//     LDGSTS, LDSM, STSM, HMMA, BAR: the record code has none of them; a lower count means
-//     a loop of the kernel's is unrolled less), or SYNCS lower than unprofiled (the
-//     record code's own copy-end observations only add SYNCS);
+//     LDGSTS, LDSM, STSM, HMMA, SYNCS.ARRIVE, BAR: the record code has none of them; a
+//     lower count means a loop of the kernel's is unrolled less), or SYNCS (the other
+//     phase-barrier instructions: waits) lower than unprofiled (the record code's own
+//     copy-end observations only add waits);
 //   * spills or stack profiled where unprofiled has none, LDL / STL added;
 //   * fewer register-limited blocks per SM (RegisterLimitedBlocksPerSm).
 // Each line names what changed and, where the class says it, the construct it comes from

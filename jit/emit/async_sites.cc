@@ -227,40 +227,8 @@ void AsyncSites::GroupCopy(const KernelNode& node, int depth) {
   Line(depth, "}");
 }
 
-void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
-  const AsyncCopySpec& c = node.copy;
-  const PhaseBarrierDecl& decl = Decl(c.barrier);
-  Line(depth, c.tma() ? absl::StrFormat("{  // copy %s: TMA box of %s (%d bytes) on %s[%s], "
-                                        "phase %s",
-                                        c.name, c.tensor_map, c.Bytes(), c.barrier,
-                                        c.barrier_index, c.barrier_phase)
-                      : absl::StrFormat("{  // copy %s: %d rows x %d bytes, bulk on %s[%s], "
-                                        "phase %s",
-                                        c.name, c.rows, c.row_bytes, c.barrier,
-                                        c.barrier_index, c.barrier_phase));
-  int d = depth + 1;
-  Line(d++, absl::StrCat("if (", Elected(), ") {"));
-  DeclareBar(d, c.barrier_index);
-  const CopySite* tracked = Tracked(node);
-  if (tracked != nullptr) {
-    const std::string id = BarrierId(decl, "warptrace_bar");
-    ObservePending(d, *tracked, "warptrace_bar", id, /*in_loop=*/true);
-    // A multicast copy's begin carries its phase and CTA mask instead of the barrier
-    // (format/links.h): the dump links it into every destination CTA.
-    const std::string begin_b =
-        c.multicast_mask.empty()
-            ? id
-            : absl::StrCat("((static_cast<unsigned int>(", c.barrier_phase,
-                           ") & 0xffffu) | (static_cast<unsigned int>(static_cast<unsigned "
-                           "short>(",
-                           c.multicast_mask, ")) << 16))");
-    RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), begin_b,
-                  "begin of");
-    Line(d, absl::StrCat(tracked->var, "_pending[warptrace_bar] = ++", tracked->var,
-                         "_issued;"));
-    Line(d, absl::StrCat(tracked->var, "_phase[warptrace_bar] = static_cast<unsigned int>(",
-                         c.barrier_phase, ");"));
-  }
+// The expect_tx and the copy of BulkCopy (by the elected thread, `warptrace_bar` declared).
+void AsyncSites::IssueBulkCopy(const AsyncCopySpec& c, const std::string& path, int d) {
   if (c.tma()) {
     // The box's bytes, expected before the copy can complete them (with multicast, one box
     // from every CTA of the mask).
@@ -281,7 +249,7 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
     // Attributed: the host backend names the copy by its builder path (__builtin_FILE) when
     // a wgmma descriptor reads the box in another layout than the copy wrote.
     out_.Attributed(
-        d, node.path,
+        d, path,
         c.multicast_mask.empty()
             ? absl::StrFormat("warptrace_tma_load_%dd(%s, &%s, %s, &%s[warptrace_bar]);",
                               c.coords.size(), Operand(c.dst), c.tensor_map,
@@ -302,6 +270,50 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth) {
                     c.row_bytes, c.src_row_stride_bytes, c.row_bytes, c.barrier));
     Line(d, "}");
   }
+}
+
+void AsyncSites::BulkCopy(const KernelNode& node, int depth, CopyPart part) {
+  const AsyncCopySpec& c = node.copy;
+  const PhaseBarrierDecl& decl = Decl(c.barrier);
+  const CopySite* tracked = Tracked(node);
+  const bool begin = part != CopyPart::kIssue;
+  const bool issue = part != CopyPart::kBegin;
+  if (!issue && tracked == nullptr) return;  // no begin to record
+  if (part == CopyPart::kBegin) {
+    Line(depth, absl::StrFormat("{  // begin of copy %s on %s[%s]", c.name, c.barrier,
+                                c.barrier_index));
+  } else if (c.tma()) {
+    Line(depth, absl::StrFormat("{  // copy %s: TMA box of %s (%d bytes) on %s[%s], phase %s",
+                                c.name, c.tensor_map, c.Bytes(), c.barrier, c.barrier_index,
+                                c.barrier_phase));
+  } else {
+    Line(depth, absl::StrFormat("{  // copy %s: %d rows x %d bytes, bulk on %s[%s], phase %s",
+                                c.name, c.rows, c.row_bytes, c.barrier, c.barrier_index,
+                                c.barrier_phase));
+  }
+  int d = depth + 1;
+  Line(d++, absl::StrCat("if (", Elected(), ") {"));
+  DeclareBar(d, c.barrier_index);
+  if (begin && tracked != nullptr) {
+    const std::string id = BarrierId(decl, "warptrace_bar");
+    ObservePending(d, *tracked, "warptrace_bar", id, /*in_loop=*/true);
+    // A multicast copy's begin carries its phase and CTA mask instead of the barrier
+    // (format/links.h): the dump links it into every destination CTA.
+    const std::string begin_b =
+        c.multicast_mask.empty()
+            ? id
+            : absl::StrCat("((static_cast<unsigned int>(", c.barrier_phase,
+                           ") & 0xffffu) | (static_cast<unsigned int>(static_cast<unsigned "
+                           "short>(",
+                           c.multicast_mask, ")) << 16))");
+    RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), begin_b,
+                  "begin of");
+    Line(d, absl::StrCat(tracked->var, "_pending[warptrace_bar] = ++", tracked->var,
+                         "_issued;"));
+    Line(d, absl::StrCat(tracked->var, "_phase[warptrace_bar] = static_cast<unsigned int>(",
+                         c.barrier_phase, ");"));
+  }
+  if (issue) IssueBulkCopy(c, node.path, d);
   Line(depth + 1, "}");
   Line(depth, "}");
 }

@@ -51,7 +51,14 @@ class AsyncSites {
 
   void GroupCopy(const KernelNode& node, int depth);
 
-  void BulkCopy(const KernelNode& node, int depth);
+  // A copy on a phase barrier: its begin record (kBegin: the poll of its site's previous
+  // copy, the begin, the pending state), its issue (kIssue: expect_tx and the copy), or both.
+  // The emitter records the begins of consecutive copies before the first one's issue, so
+  // that no record point sits between their expect_tx (ptxas merges a stage's expect_tx
+  // into one arrive when nothing stands between them; issue 51).
+  enum class CopyPart { kAll, kBegin, kIssue };
+  void BulkCopy(const KernelNode& node, int depth, CopyPart part = CopyPart::kAll);
+  void IssueBulkCopy(const AsyncCopySpec& c, const std::string& path, int d);
 
   // By the role's first thread: the begin of the store's async span, the store, its commit.
   void TmaStore(const KernelNode& node, int depth);

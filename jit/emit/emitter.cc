@@ -147,8 +147,29 @@ class Emitter {
     return plan_ == nullptr ? nullptr : plan_->SiteInfoOf(node.ordinal);
   }
 
+  // A copy on a phase barrier (AsyncSites::BulkCopy).
+  static bool IsBarrierCopy(const KernelNode& node) {
+    return node.kind == KernelNode::Kind::kAsyncCopy && !node.copy.barrier.empty();
+  }
+
   void Body(const std::vector<KernelNode>& body, int depth) {
-    for (const KernelNode& node : body) Node(node, depth);
+    for (size_t i = 0; i < body.size();) {
+      size_t run = i;
+      while (run < body.size() && IsBarrierCopy(body[run])) ++run;
+      if (run - i < 2) {
+        Node(body[i++], depth);
+        continue;
+      }
+      // Consecutive copies on phase barriers: every begin, then every issue (no record
+      // point between their expect_tx: AsyncSites::CopyPart).
+      for (size_t k = i; k < run; ++k) {
+        sites_.BulkCopy(body[k], depth, AsyncSites::CopyPart::kBegin);
+      }
+      for (size_t k = i; k < run; ++k) {
+        sites_.BulkCopy(body[k], depth, AsyncSites::CopyPart::kIssue);
+      }
+      i = run;
+    }
   }
 
   void Node(const KernelNode& node, int depth) {

@@ -158,7 +158,8 @@ TEST(LocateCuobjdumpTest, FindsTheWheelWhenTheFirstPython3OnPathLacksIt) {
 }
 
 // A row as MeasureKernelCost makes it, with the given key counts (KeySassOpcodes order:
-// HGMMA UTMALDG UTMASTG UBLKCP LDGSTS LDSM STSM HMMA SYNCS BAR LDL STL) and registers.
+// HGMMA UTMALDG UTMASTG UBLKCP LDGSTS LDSM STSM HMMA SYNCS SYNCS.ARRIVE BAR LDL STL) and
+// registers.
 KernelCostRow RowWith(std::vector<uint64_t> off, std::vector<uint64_t> on, uint32_t regs_off,
                       uint32_t regs_on) {
   KernelCostRow row;
@@ -175,15 +176,15 @@ KernelCostRow RowWith(std::vector<uint64_t> off, std::vector<uint64_t> on, uint3
 
 TEST(PerturbationsTest, EqualClassesAndOccupancyAndTheRecordersOwnSyncsAreNoPerturbation) {
   // 56 -> 64 registers: 4 blocks of 256 threads per SM either way.
-  EXPECT_THAT(Perturbations(RowWith({16, 8, 0, 0, 0, 0, 0, 0, 32, 1, 0, 0},
-                                    {16, 8, 0, 0, 0, 0, 0, 0, 40, 1, 0, 0}, 56, 64)),
+  EXPECT_THAT(Perturbations(RowWith({16, 8, 0, 0, 0, 0, 0, 0, 32, 0, 1, 0, 0},
+                                    {16, 8, 0, 0, 0, 0, 0, 0, 40, 0, 1, 0, 0}, 56, 64)),
               ::testing::IsEmpty());
 }
 
 TEST(PerturbationsTest, FlagsFewerTensorCoreAndCopyInstructionsAsLessUnrolling) {
   const std::vector<std::string> flags = Perturbations(
-      RowWith({16, 8, 0, 0, 0, 0, 0, 0, 40, 1, 0, 0}, {4, 2, 0, 0, 0, 0, 0, 0, 30, 1, 0, 0},
-              64, 64));
+      RowWith({16, 8, 0, 0, 0, 0, 0, 0, 40, 0, 1, 0, 0},
+              {4, 2, 0, 0, 0, 0, 0, 0, 30, 0, 1, 0, 0}, 64, 64));
   ASSERT_EQ(flags.size(), 3u);
   EXPECT_THAT(flags[0], AllOf(HasSubstr("HGMMA 16 -> 4"), HasSubstr("MmaGroup"),
                               HasSubstr("unrolled less")));
@@ -191,9 +192,36 @@ TEST(PerturbationsTest, FlagsFewerTensorCoreAndCopyInstructionsAsLessUnrolling) 
   EXPECT_THAT(flags[2], HasSubstr("SYNCS 40 -> 30"));
 }
 
+// The record code waits on phase barriers (its copy-end polls) but never arrives: an extra
+// arrival is the kernel's own changed (a record point between a stage's two expect_tx kept
+// ptxas from merging them into one arrive: 4 -> 8 in hopper_gemm before issue 51's fix).
+TEST(PerturbationsTest, FlagsExtraPhaseBarrierArrivalsButNotTheRecordersOwnWaits) {
+  const std::vector<std::string> flags = Perturbations(
+      RowWith({16, 8, 0, 0, 0, 0, 0, 0, 24, 16, 1, 0, 0},
+              {16, 8, 0, 0, 0, 0, 0, 0, 40, 20, 1, 0, 0}, 168, 168));
+  ASSERT_EQ(flags.size(), 1u);
+  EXPECT_THAT(flags[0], AllOf(HasSubstr("SYNCS.ARRIVE 16 -> 20"),
+                              HasSubstr("phase barrier arrivals and expect_tx")));
+}
+
+TEST(CountKeySassInstructionsTest, CountsPhaseBarrierArrivalsApartFromWaits) {
+  constexpr char kSass[] =
+      "        /*0000*/                   SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR4], RZ ;\n"
+      "        /*0010*/                   SYNCS.ARRIVE.TRANS64.A1T0 R2, [R3], RZ ;\n"
+      "        /*0020*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2], R3 ;\n"
+      "        /*0030*/                   SYNCS.EXCH.64 URZ, [UR4], UR6 ;\n";
+  uint64_t waits = 0, arrivals = 0;
+  for (const auto& [opcode, count] : CountKeySassInstructions(kSass)) {
+    if (opcode == "SYNCS") waits = count;
+    if (opcode == "SYNCS.ARRIVE") arrivals = count;
+  }
+  EXPECT_EQ(arrivals, 2u);
+  EXPECT_EQ(waits, 2u);  // the wait and the init (EXCH)
+}
+
 TEST(PerturbationsTest, FlagsLostBlocksPerSmSpillsAndLocalMemory) {
-  KernelCostRow row = RowWith({0, 0, 0, 0, 14, 0, 0, 0, 15, 1, 0, 0},
-                              {0, 0, 0, 0, 14, 0, 0, 0, 15, 1, 0, 2}, 40, 48);
+  KernelCostRow row = RowWith({0, 0, 0, 0, 14, 0, 0, 0, 15, 0, 1, 0, 0},
+                              {0, 0, 0, 0, 14, 0, 0, 0, 15, 0, 1, 0, 2}, 40, 48);
   row.on.ptxas.spill_store_bytes = 8;
   const std::vector<std::string> flags = Perturbations(row);
   ASSERT_EQ(flags.size(), 3u);
