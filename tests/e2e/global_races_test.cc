@@ -5,16 +5,20 @@
 // protocol are named; the legal patterns (a barrier, atomics from every block, CUDA's
 // threadFenceReduction "last block" pattern) pass, with their results checked.
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/builder/kernel_builder.h"
+#include "jit/host/host_device.h"
 #include "jit/platform/sanitize.h"
 #include "jit/platform/tensor_map.h"
 #include "jit/run/run.h"
 #include "tests/e2e/sanitized_run.h"
+#include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -173,6 +177,33 @@ TEST_F(GlobalRacesTest, TheLastBlockPatternWithFenceAndAtomicDoesNotRace) {
 TEST_F(GlobalRacesTest, GlobalAtomicsFromEveryBlockDoNotRace) {
   ASSERT_THAT(Run(AtomicSumKernel(), 128, 1), IsOk());
   EXPECT_EQ(out_[0], 128.0f);
+}
+
+// The verdict does not depend on the schedule: the same report every run, on 1 virtual SM
+// (blocks one after the other) as on 2 (blocks side by side), for a race between blocks and
+// one within a block.
+TEST_F(GlobalRacesTest, TheReportIsTheSameEveryRunOnAnyNumberOfVirtualSms) {
+  HostDeviceOptions options;
+  options.num_virtual_sms = 1;
+  options.sanitize = checks_;
+  absl::StatusOr<std::unique_ptr<HostDevice>> one_sm =
+      testing::CreateSandboxedHostDevice(options);
+  ASSERT_THAT(one_sm, IsOk());
+  for (const bool between_blocks : {true, false}) {
+    const absl::Status first = between_blocks ? Run(LastBlockSumKernel(false), 4, 16).status()
+                                              : Run(GlobalReverseKernel(false), 64, 128).status();
+    ASSERT_THAT(first, StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("data race")));
+    for (int run = 0; run < 3; ++run) {
+      EXPECT_EQ(between_blocks ? Run(LastBlockSumKernel(false), 4, 16).status()
+                               : Run(GlobalReverseKernel(false), 64, 128).status(),
+                first);
+    }
+    std::swap(device_, *one_sm);  // the same kernels on one virtual SM
+    EXPECT_EQ(between_blocks ? Run(LastBlockSumKernel(false), 4, 16).status()
+                             : Run(GlobalReverseKernel(false), 64, 128).status(),
+              first);
+    std::swap(device_, *one_sm);
+  }
 }
 
 // TMA stores write global memory too: two blocks storing one tile race; storing their own
