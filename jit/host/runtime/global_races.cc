@@ -21,10 +21,6 @@ bool MayBeOrdered(const GlobalRun& a, const GlobalRun& b) {
   return (a.released && b.acquired) || (b.released && a.acquired);
 }
 
-const char* At(const char* statement) {
-  return statement != nullptr ? statement : "generated code before the first builder statement";
-}
-
 // "bytes 0-63 of argument `C` (float*)".
 std::string Bytes(const LaunchSanitizer& launch, uintptr_t start, uintptr_t end) {
   const SanitizeBuffer* buffer = launch.BufferNear(start);
@@ -46,8 +42,8 @@ void Report(LaunchSanitizer& launch, const GlobalRun& earlier, const GlobalRun& 
   launch.Record(label, earlier.at, later.at, later.block, later.thread, [&] {
     return absl::StrCat(
         label, ": ", later.who, later.write ? " writes " : " reads ",
-        Bytes(launch, start, end), " at ", At(later.at), "; ", earlier.who,
-        earlier.write ? " writes " : " reads ", "them at ", At(earlier.at),
+        Bytes(launch, start, end), " at ", RaceStatement(later.at), "; ", earlier.who,
+        earlier.write ? " writes " : " reads ", "them at ", RaceStatement(earlier.at),
         ", and nothing orders the two blocks' accesses: the blocks of a launch run in no set "
         "order, and only a fence-and-atomic protocol orders one block's global accesses "
         "before another's (the writer's __threadfence() and then an atomic flag, which the "

@@ -61,6 +61,11 @@ class GlobalRaceLog {
   std::vector<GlobalRun> runs_ ABSL_GUARDED_BY(mu_);
 };
 
+// A builder statement for a report: `statement`, or what runs before the first one.
+inline const char* RaceStatement(const char* statement) {
+  return statement != nullptr ? statement : "generated code before the first builder statement";
+}
+
 // Coalesces `runs` (one domain's, in any order): sorted by address, adjacent or overlapping
 // runs alike (write, released, acquired, statement) become one, keeping the first access.
 std::vector<GlobalRun> CoalesceGlobalRuns(std::vector<GlobalRun> runs);

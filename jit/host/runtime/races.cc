@@ -326,7 +326,6 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
           ? RaceEpoch(self, vc.Get(self))
           : EpochOf(f, kind);
   const bool write = RaceDomain::IsWrite(kind);
-  const bool plain = kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE;
   const char* at = f.abi.statement;
   bool reported = false;
   auto report = [&](const Hit& hit) {
@@ -352,7 +351,6 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
     uint32_t mask = ((1u << (end - byte)) - 1u) << (byte - word);
     byte = end;
     RaceCell* w = &shadow->Word(area, word);
-    if (mask == 0xF && plain && PlainWord(shadow, *w, write, epoch, at, vc)) continue;
     uint32_t n = 4;
     if (RaceShadow::IsSplit(*w)) {
       w = shadow->Bytes(*w);

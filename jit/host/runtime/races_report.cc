@@ -9,13 +9,6 @@
 #include "jit/host/runtime/sanitizer.h"
 
 namespace warptrace::host {
-namespace {
-
-const char* At(const char* statement) {
-  return statement != nullptr ? statement : "generated code before the first builder statement";
-}
-
-}  // namespace
 
 std::string RaceDomain::ThreadName(uint32_t rank, uint32_t tid) const {
   const Block& b = *ctas_[rank];
@@ -41,24 +34,25 @@ std::string RaceDomain::DescribeEarlier(const Hit& hit) const {
   const char* access = hit.write ? "write" : "read";
   switch (c.agent) {
     case Agent::kThread:
-      return absl::StrCat(ThreadName(c.rank, c.index), "'s ", access, " at ", At(hit.at));
+      return absl::StrCat(ThreadName(c.rank, c.index), "'s ", access, " at ",
+                          RaceStatement(hit.at));
     case Agent::kMbarrier:
-      return absl::StrCat("the TMA load issued at ", At(hit.at), " (delivered on ",
+      return absl::StrCat("the TMA load issued at ", RaceStatement(hit.at), " (delivered on ",
                           BarrierName(c.bar), ", phase ", clock - 1, ")");
     case Agent::kMma:
       return absl::StrFormat(
           "the shared-memory operand read of wgmma group %u of warpgroup %u (threads %u-%u) "
           "of %s, issued at %s (it reads until a wgmma.wait_group retires the group)",
-          clock, c.index, c.index * 128, c.index * 128 + 127,
-          ctas_[c.rank]->Name(), At(hit.at));
+          clock, c.index, c.index * 128, c.index * 128 + 127, ctas_[c.rank]->Name(),
+          RaceStatement(hit.at));
     case Agent::kCpAsync:
       return absl::StrFormat("the cp.async (group %u) of %s issued at %s", clock,
-                             ThreadName(c.rank, c.index), At(hit.at));
+                             ThreadName(c.rank, c.index), RaceStatement(hit.at));
     case Agent::kBulk:
       return absl::StrFormat(
           "the TMA store (bulk group %u) of %s issued at %s (it reads until "
           "cp.async.bulk.wait_group.read covers the group)",
-          clock, ThreadName(c.rank, c.index), At(hit.at));
+          clock, ThreadName(c.rank, c.index), RaceStatement(hit.at));
   }
   return "an access";
 }
@@ -72,12 +66,11 @@ std::string RaceDomain::Missing(const Hit& hit, const VectorClock& later) const 
   const uint32_t seen = later.Get(component);
   switch (c.agent) {
     case Agent::kMbarrier:
-      return absl::StrCat(
-          "no wait on ", BarrierName(c.bar), " for phase ", clock - 1,
-          " between them (the second access's thread ",
-          seen == 0 ? "never observed a phase of it"
-                    : absl::StrCat("has observed its phases up to ", seen - 1),
-          ")");
+      return absl::StrCat("no wait on ", BarrierName(c.bar), " for phase ", clock - 1,
+                          " between them (the second access's thread ",
+                          seen == 0 ? "never observed a phase of it"
+                                    : absl::StrCat("has observed its phases up to ", seen - 1),
+                          ")");
     case Agent::kMma:
       return MissingRetire(hit, later);
     case Agent::kCpAsync:
@@ -125,8 +118,8 @@ std::string RaceDomain::NotWaitedFor(const std::string& who, const Mbarrier& m, 
                                      const char* when, const VectorClock& later) const {
   const uint32_t observed = later.Get(m.component);
   return absl::StrCat(
-      who, " released ", BarrierName(components_[m.component].bar), " phase ", phase, " ",
-      when, ", but the second access's thread did not wait for that phase (",
+      who, " released ", BarrierName(components_[m.component].bar), " phase ", phase, " ", when,
+      ", but the second access's thread did not wait for that phase (",
       observed == 0 ? "it never observed a phase of it"
                     : absl::StrCat("it has observed its phases up to ", observed - 1),
       ")");
@@ -181,17 +174,17 @@ std::string RaceDomain::Where(Fiber& f, Block& owner, int area, uint64_t offset)
                          buffer->name);
 }
 
-void RaceDomain::Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes,
-                        int kind, const Hit& hit) {
+void RaceDomain::Report(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind,
+                        const Hit& hit) {
   const bool write = IsWrite(kind);
-  const char* label = hit.write ? (write ? "data race (write after write)"
-                                         : "data race (read after write)")
-                                : "data race (write after read)";
+  const char* label =
+      hit.write ? (write ? "data race (write after write)" : "data race (read after write)")
+                : "data race (write after read)";
   const VectorClock& later = ThreadOf(f).vc;
   launch_->Record(label, hit.at, f.abi.statement, f.block->linear(), f.abi.linear_tid, [&] {
     const std::string who = ThreadName(f.block->cluster_rank(), f.abi.linear_tid);
     const std::string where = Where(f, owner, area, offset);
-    const char* at = At(f.abi.statement);
+    const char* at = RaceStatement(f.abi.statement);
     std::string second;
     switch (kind) {
       case WARPTRACE_HOST_ACCESS_ASYNC_WRITE:
@@ -226,10 +219,10 @@ void RaceDomain::ReportUnfenced(Fiber& f, Block& owner, int area, uint64_t offse
     const Component& writer = components_[RaceComponent(hit.epoch)];
     return absl::StrCat(
         label, ": ", kind == WARPTRACE_HOST_ACCESS_MMA_READ ? "a wgmma of " : "the TMA store of ",
-        ThreadName(f.block->cluster_rank(), f.abi.linear_tid), " at ", At(f.abi.statement),
-        " reads through the async proxy ", Where(f, owner, area, offset), ", which ",
-        ThreadName(writer.rank, writer.index), " wrote through the generic proxy at ",
-        At(hit.at),
+        ThreadName(f.block->cluster_rank(), f.abi.linear_tid), " at ",
+        RaceStatement(f.abi.statement), " reads through the async proxy ",
+        Where(f, owner, area, offset), ", which ", ThreadName(writer.rank, writer.index),
+        " wrote through the generic proxy at ", RaceStatement(hit.at),
         " with no fence.proxy.async after the write: the async proxy may not see it (PTX ISA: "
         "a write through the generic proxy must be fenced with fence.proxy.async before the "
         "async proxy reads it; warptrace_fence_proxy_async() after the writes, then the "
