@@ -95,7 +95,7 @@ std::string LaunchSanitizer::Report() const {
   });
   std::string out = absl::StrCat("sanitizer: ", findings_.size(),
                                  findings_.size() == 1 ? " finding" : " distinct findings",
-                                 " (", total_, " faulty accesses):");
+                                 " (", total_, total_ == 1 ? " faulty access):" : " faulty accesses):");
   for (size_t i = 0; i < sorted.size() && i < kMaxReported; ++i) {
     absl::StrAppend(&out, "\n  ", sorted[i]->message);
   }
