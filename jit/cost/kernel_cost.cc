@@ -321,218 +321,6 @@ uint32_t CountRecordPoints(absl::string_view source) {
   return count;
 }
 
-const std::vector<std::string>& KeySassOpcodes() {
-  static const std::vector<std::string>* opcodes = new std::vector<std::string>{
-      "HGMMA", "UTMALDG", "UTMASTG", "UBLKCP", "LDGSTS", "LDSM",
-      "STSM",  "HMMA",    "SYNCS",   "SYNCS.ARRIVE", "BAR", "LDL", "STL"};
-  return *opcodes;
-}
-
-std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::string_view sass) {
-  std::vector<std::pair<std::string, uint64_t>> counts;
-  for (const std::string& opcode : KeySassOpcodes()) counts.push_back({opcode, 0});
-  for (absl::string_view line : absl::StrSplit(sass, '\n')) {
-    // "        /*0090*/                   @!P0 HGMMA.64x128x16.F32.BF16 gdesc[UR4], ... ;"
-    const size_t address_end = line.find("*/");
-    if (line.find("/*") == absl::string_view::npos || address_end == absl::string_view::npos) {
-      continue;
-    }
-    std::vector<absl::string_view> tokens =
-        absl::StrSplit(line.substr(address_end + 2), ' ', absl::SkipWhitespace());
-    size_t t = 0;
-    if (t < tokens.size() && absl::StartsWith(tokens[t], "@")) ++t;  // predicate
-    if (t >= tokens.size()) continue;
-    absl::string_view opcode = tokens[t].substr(0, tokens[t].find('.'));
-    // Phase-barrier arrivals (and expect_tx) apart from waits: the record code waits (its
-    // copy-end polls) but never arrives, so arrivals must match exactly (issue 51: a record
-    // point between two expect_tx kept ptxas from merging them).
-    if (opcode == "SYNCS" && absl::StartsWith(tokens[t], "SYNCS.ARRIVE")) {
-      opcode = "SYNCS.ARRIVE";
-    }
-    for (auto& [name, count] : counts) {
-      if (opcode == name) ++count;
-    }
-  }
-  return counts;
-}
-
-namespace {
-
-// One instruction of a cuobjdump -sass listing: its address and its text after it.
-struct SassLine {
-  uint64_t address = 0;
-  absl::string_view text;
-};
-
-std::vector<SassLine> SassLines(absl::string_view sass) {
-  std::vector<SassLine> out;
-  for (absl::string_view line : absl::StrSplit(sass, '\n')) {
-    // "        /*0570*/                   CS2R.32 R9, SR_CLOCKLO ;   /* 0x...7805 */"
-    const size_t open = line.find("/*");
-    const size_t close = line.find("*/");
-    if (open == absl::string_view::npos || close == absl::string_view::npos || close < open) {
-      continue;
-    }
-    uint64_t address = 0;
-    if (!absl::SimpleHexAtoi(line.substr(open + 2, close - open - 2), &address)) continue;
-    absl::string_view text = line.substr(close + 2);
-    text = absl::StripAsciiWhitespace(text.substr(0, text.find(';')));  // no encoding
-    if (text.empty()) continue;
-    out.push_back({address, text});
-  }
-  return out;
-}
-
-// The target of a branch instruction ("@!P1 BRA 0x1c30 ;"), if `text` is one.
-std::optional<uint64_t> BranchTarget(absl::string_view text) {
-  std::vector<absl::string_view> tokens = absl::StrSplit(text, ' ', absl::SkipWhitespace());
-  size_t t = 0;
-  if (t < tokens.size() && absl::StartsWith(tokens[t], "@")) ++t;
-  if (t >= tokens.size() || !absl::StartsWith(tokens[t], "BRA")) return std::nullopt;
-  for (size_t i = tokens.size(); i-- > t + 1;) {
-    absl::string_view token = tokens[i];
-    absl::ConsumeSuffix(&token, ";");
-    if (absl::ConsumePrefix(&token, "0x")) {
-      uint64_t target = 0;
-      if (absl::SimpleHexAtoi(token, &target)) return target;
-    }
-  }
-  return std::nullopt;
-}
-
-bool IsClockRead(absl::string_view text) {
-  return absl::StrContains(text, "SR_CLOCKLO") &&
-         (absl::StrContains(text, "S2R") || absl::StrContains(text, "S2UR") ||
-          absl::StrContains(text, "CS2R"));
-}
-
-}  // namespace
-
-uint64_t CountClockReads(absl::string_view sass) {
-  uint64_t reads = 0;
-  for (absl::string_view line : absl::StrSplit(sass, '\n')) {
-    if (IsClockRead(line)) ++reads;
-  }
-  return reads;
-}
-
-namespace {
-
-bool IsGlobaltimerRead(absl::string_view text) {
-  return absl::StrContains(text, "SR_GLOBALTIMER");
-}
-
-// Whether the loop `body` (indices into `lines`, its header `header`) is the recorder
-// epilogue's (LoopSass).
-bool IsEpilogueLoop(const std::vector<SassLine>& lines, const std::vector<size_t>& body,
-                    size_t header) {
-  for (size_t i : body) {
-    if (IsClockRead(lines[i].text)) return false;
-  }
-  size_t first_timer = lines.size();  // the prologue's globaltimer read
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (IsGlobaltimerRead(lines[i].text)) {
-      first_timer = i;
-      break;
-    }
-  }
-  std::vector<size_t> reads;  // the last two timer reads before the loop, latest first
-  for (size_t i = header; i-- > 0 && reads.size() < 2;) {
-    if (IsClockRead(lines[i].text) || IsGlobaltimerRead(lines[i].text)) reads.push_back(i);
-  }
-  return reads.size() == 2 && IsClockRead(lines[reads[0]].text) &&
-         IsGlobaltimerRead(lines[reads[1]].text) && reads[1] != first_timer;
-}
-
-// The instructions control may go to after each one: the next (unless an unpredicated
-// BRA, EXIT or RET) and a branch's target.
-std::vector<std::vector<size_t>> Successors(const std::vector<SassLine>& lines) {
-  std::vector<std::vector<size_t>> next(lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::vector<absl::string_view> tokens =
-        absl::StrSplit(lines[i].text, ' ', absl::SkipWhitespace());
-    const bool predicated = !tokens.empty() && absl::StartsWith(tokens[0], "@");
-    const absl::string_view op = tokens.size() > (predicated ? 1u : 0u)
-                                     ? tokens[predicated ? 1 : 0]
-                                     : absl::string_view();
-    const bool jumps = absl::StartsWith(op, "BRA") || absl::StartsWith(op, "EXIT") ||
-                       absl::StartsWith(op, "RET");
-    if (const std::optional<uint64_t> target = BranchTarget(lines[i].text)) {
-      const auto it = std::lower_bound(
-          lines.begin(), lines.end(), *target,
-          [](const SassLine& l, uint64_t address) { return l.address < address; });
-      if (it != lines.end()) next[i].push_back(static_cast<size_t>(it - lines.begin()));
-    }
-    if ((predicated || !jumps) && i + 1 < lines.size()) next[i].push_back(i + 1);
-  }
-  return next;
-}
-
-// The natural loop of the backward branch at `latch` to `header`: the instructions that
-// reach the latch without passing the header, and the header; empty when the header does
-// not dominate the latch (a jump back from code placed out of line, e.g. the retry of an
-// mbarrier wait ptxas moves to the function's end, is no loop).
-std::vector<size_t> NaturalLoop(const std::vector<std::vector<size_t>>& next,
-                                const std::vector<std::vector<size_t>>& prev, size_t header,
-                                size_t latch) {
-  // Every instruction `from` reaches along `edges` without passing the header.
-  const auto reach = [&](const std::vector<std::vector<size_t>>& edges, size_t from) {
-    std::vector<bool> seen(edges.size(), false);
-    seen[header] = true;
-    std::vector<size_t> work = {from}, out;
-    seen[from] = true;
-    while (!work.empty()) {
-      const size_t i = work.back();
-      work.pop_back();
-      out.push_back(i);
-      for (size_t j : edges[i]) {
-        if (seen[j]) continue;
-        seen[j] = true;
-        work.push_back(j);
-      }
-    }
-    return out;
-  };
-  if (header != 0) {  // the entry is the first instruction
-    const std::vector<size_t> from_entry = reach(next, 0);
-    if (std::find(from_entry.begin(), from_entry.end(), latch) != from_entry.end()) return {};
-  }
-  std::vector<size_t> body = reach(prev, latch);
-  if (latch != header) body.push_back(header);
-  return body;
-}
-
-}  // namespace
-
-LoopSass CountLoopSass(absl::string_view sass) {
-  const std::vector<SassLine> lines = SassLines(sass);
-  const std::vector<std::vector<size_t>> next = Successors(lines);
-  std::vector<std::vector<size_t>> prev(lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    for (size_t j : next[i]) prev[j].push_back(i);
-  }
-  // 1: in a kernel loop, 2: only in the epilogue's.
-  std::vector<int> where(lines.size(), 0);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::optional<uint64_t> target = BranchTarget(lines[i].text);
-    if (!target.has_value() || *target >= lines[i].address || next[i].empty()) continue;
-    const size_t header = next[i].front();  // the target (Successors puts it first)
-    const std::vector<size_t> body = NaturalLoop(next, prev, header, i);
-    if (body.empty()) continue;
-    const int mark = IsEpilogueLoop(lines, body, header) ? 2 : 1;
-    for (size_t j : body) where[j] = where[j] == 1 ? 1 : mark;
-  }
-  LoopSass out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (where[i] == 1) {
-      ++out.instructions;
-      if (IsClockRead(lines[i].text)) ++out.clock_reads;
-    } else if (where[i] == 2) {
-      ++out.epilogue_instructions;
-    }
-  }
-  return out;
-}
 
 namespace {
 
@@ -547,9 +335,13 @@ absl::string_view ConstructOf(absl::string_view opcode) {
       {"LDSM", "ldmatrix (the kernel's statements)"},
       {"STSM", "stmatrix (the kernel's statements)"},
       {"HMMA", "mma.sync (the kernel's statements)"},
-      {"SYNCS", "phase barrier waits and inits (WaitPhase, copies' completion)"},
-      {"SYNCS.ARRIVE", "phase barrier arrivals and expect_tx (Arrive, AsyncCopy on a phase "
-                       "barrier)"},
+      {"SYNCS.EXCH", "phase barrier inits (PhaseBarriers)"},
+      {"SYNCS.ARRIVE", "phase barrier arrivals (Arrive)"},
+      {"SYNCS.ARRIVE.RED", "phase barrier expect_tx and remote arrivals (AsyncCopy on a phase "
+                           "barrier, Arrive to another CTA)"},
+      {"SYNCS.TRYWAIT", "phase barrier waits (WaitPhase)"},
+      {"SYNCS.PHASECHK", "phase barrier tests (test_wait)"},
+      {"SYNCS", "other phase barrier instructions"},
       {"BAR", "barriers (Barrier, NamedBarrier)"},
       {"LDL", "local memory loads (spills, stack arrays)"},
       {"STL", "local memory stores (spills, stack arrays)"},
@@ -568,15 +360,15 @@ void KeyClassPerturbations(const KernelCostRow& row, std::vector<std::string>& o
     const uint64_t off = row.off.key_instructions[i].second;
     const uint64_t on = row.on.key_instructions[i].second;
     if (on == off) continue;
-    // The record code's own instructions: mbarrier test/try waits observing copies' ends
-    // (SYNCS, never SYNCS.ARRIVE). Local memory is never the record code's own.
-    if (opcode == "SYNCS" && on > off) continue;
+    // The record code's own instructions: the trace version 4 copy-end polls test and
+    // try-wait on phase barriers (never arrive). Local memory is never the record code's own.
+    if ((opcode == "SYNCS.TRYWAIT" || opcode == "SYNCS.PHASECHK") && on > off) continue;
     if ((opcode == "LDL" || opcode == "STL") && on < off) continue;
     const std::string why =
         opcode == "LDL" || opcode == "STL" ? "local memory the unprofiled kernel does not use"
         : on < off ? "fewer than unprofiled: a loop around them is unrolled less"
-        : opcode == "SYNCS.ARRIVE"
-            ? "more than unprofiled: arrivals ptxas merges unprofiled (a record point between "
+        : opcode == "SYNCS.ARRIVE.RED"
+            ? "more than unprofiled: expect_tx ptxas merges unprofiled (a record point between "
               "two expect_tx), or a loop around them unrolled more"
             : "more than unprofiled: a loop around them is unrolled more";
     out.push_back(absl::StrFormat("%s %d -> %d: %s, %s", opcode, off, on, ConstructOf(opcode),
@@ -766,8 +558,9 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "prologue and epilogue apart, the epilogue's own slot loop too); ratio = compile "
       "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
       "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
-      "HMMA mma.sync, SYNCS mbarrier waits and inits, SYNCS.ARRIVE mbarrier arrivals and "
-      "expect_tx, BAR barriers, LDL/STL local memory), static counts. "
+      "HMMA mma.sync, mbarrier SYNCS.EXCH inits, SYNCS.ARRIVE arrivals, SYNCS.ARRIVE.RED "
+      "expect_tx and remote arrivals, SYNCS.TRYWAIT waits (an out-of-line retry block is the "
+      "same wait), SYNCS.PHASECHK tests, BAR barriers, LDL/STL local memory), static counts. "
       "perturbation: what profiling changed beyond the record code's own instructions "
       "(jit/cost/kernel_cost.h, Perturbations): FLAGGED lines name the class, the construct "
       "and why.\n");

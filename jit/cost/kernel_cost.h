@@ -42,6 +42,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "jit/builder/kernel.h"
+#include "jit/cost/sass_counts.h"
 #include "jit/plan/record_plan.h"
 #include "jit/target/cuda_target.h"
 
@@ -85,32 +86,6 @@ std::string NonInfoLogLines(absl::string_view log);
 // Record / RecordWithPayload calls in emitted CUDA source.
 uint32_t CountRecordPoints(absl::string_view source);
 
-// The SASS opcodes that say what a kernel got, in this order: HGMMA (wgmma), UTMALDG /
-// UTMASTG (TMA load / store), UBLKCP (bulk copy), LDGSTS (cp.async), LDSM / STSM
-// (ldmatrix / stmatrix), HMMA (mma.sync), SYNCS (mbarrier), BAR, LDL / STL (local memory:
-// spills and stack).
-const std::vector<std::string>& KeySassOpcodes();
-// How many instructions of each KeySassOpcodes() opcode `sass` (one function's cuobjdump
-// -sass text) holds, by the opcode before its first '.' (predicates skipped), in
-// KeySassOpcodes() order (zeros included).
-std::vector<std::pair<std::string, uint64_t>> CountKeySassInstructions(absl::string_view sass);
-
-// The SASS inside the kernel's loops: instructions in the natural loop of some backward
-// branch (a BRA to an instruction before it that dominates it: the instructions that reach
-// the branch without passing its target; a jump back from code ptxas placed out of line,
-// such as an mbarrier wait's retry at the function's end, is no loop, and neither is the
-// code between its two ends), and the SM clock reads among them (CountClockReads'
-// instructions). The prologue and epilogue are apart: the recorder epilogue's own loop (it copies and checksums the unit's slots) is
-// counted in epilogue_instructions, not in instructions. It is the loop without a clock
-// read whose last two timer reads before it are a globaltimer read, not the first one (the
-// prologue's), then a clock read: the epilogue's end stamps.
-struct LoopSass {
-  uint64_t instructions = 0;
-  uint64_t clock_reads = 0;
-  uint64_t epilogue_instructions = 0;
-};
-LoopSass CountLoopSass(absl::string_view sass);
-
 // One compile of one variant in one mode.
 struct KernelCompileCost {
   PtxasStats ptxas;
@@ -150,19 +125,16 @@ struct KernelCostRow {
 // What profiling changed in a variant's code beyond the record code's own instructions,
 // one line each, empty when nothing did (the perturbation report of `--cost`, issue 51):
 //   * a KeySassOpcodes() class whose count differs (HGMMA, UTMALDG, UTMASTG, UBLKCP,
-//     LDGSTS, LDSM, STSM, HMMA, SYNCS.ARRIVE, BAR: the record code has none of them; a
-//     lower count means a loop of the kernel's is unrolled less), or SYNCS (the other
-//     phase-barrier instructions: waits) lower than unprofiled (the record code's own
-//     copy-end observations only add waits);
+//     LDGSTS, LDSM, STSM, HMMA, every SYNCS class, BAR: the record code has none of them;
+//     a lower count means a loop of the kernel's is unrolled less), except SYNCS.TRYWAIT
+//     and SYNCS.PHASECHK above unprofiled (the trace version 4 record code's own copy-end
+//     polls wait on phase barriers);
 //   * spills or stack profiled where unprofiled has none, LDL / STL added;
 //   * fewer register-limited blocks per SM (RegisterLimitedBlocksPerSm).
 // Each line names what changed and, where the class says it, the construct it comes from
 // ("UTMALDG 8 -> 2: TMA copies (AsyncCopy with a tensor map), their loop unrolled less").
 std::vector<std::string> Perturbations(const KernelCostRow& row);
 
-// The clock reads in `sass` (one function's cuobjdump -sass text): S2R, S2UR and CS2R
-// instructions naming SR_CLOCKLO.
-uint64_t CountClockReads(absl::string_view sass);
 
 struct KernelCostOptions {
   std::vector<KernelCostVariant> variants = DefaultKernelCostVariants();

@@ -158,14 +158,16 @@ TEST(LocateCuobjdumpTest, FindsTheWheelWhenTheFirstPython3OnPathLacksIt) {
 }
 
 // A row as MeasureKernelCost makes it, with the given key counts (KeySassOpcodes order:
-// HGMMA UTMALDG UTMASTG UBLKCP LDGSTS LDSM STSM HMMA SYNCS SYNCS.ARRIVE BAR LDL STL) and
-// registers.
+// HGMMA UTMALDG UTMASTG UBLKCP LDGSTS LDSM STSM HMMA SYNCS.EXCH SYNCS.ARRIVE
+// SYNCS.ARRIVE.RED SYNCS.TRYWAIT SYNCS.PHASECHK SYNCS BAR LDL STL) and registers.
 KernelCostRow RowWith(std::vector<uint64_t> off, std::vector<uint64_t> on, uint32_t regs_off,
                       uint32_t regs_on) {
   KernelCostRow row;
   row.name = "k";
   row.threads_per_block = 256;
-  for (size_t i = 0; i < KeySassOpcodes().size(); ++i) {
+  EXPECT_EQ(off.size(), KeySassOpcodes().size());
+  EXPECT_EQ(on.size(), KeySassOpcodes().size());
+  for (size_t i = 0; i < KeySassOpcodes().size() && i < off.size() && i < on.size(); ++i) {
     row.off.key_instructions.push_back({KeySassOpcodes()[i], off[i]});
     row.on.key_instructions.push_back({KeySassOpcodes()[i], on[i]});
   }
@@ -175,53 +177,108 @@ KernelCostRow RowWith(std::vector<uint64_t> off, std::vector<uint64_t> on, uint3
 }
 
 TEST(PerturbationsTest, EqualClassesAndOccupancyAndTheRecordersOwnSyncsAreNoPerturbation) {
-  // 56 -> 64 registers: 4 blocks of 256 threads per SM either way.
-  EXPECT_THAT(Perturbations(RowWith({16, 8, 0, 0, 0, 0, 0, 0, 32, 0, 1, 0, 0},
-                                    {16, 8, 0, 0, 0, 0, 0, 0, 40, 0, 1, 0, 0}, 56, 64)),
+  // 56 -> 64 registers: 4 blocks of 256 threads per SM either way. The trace version 4
+  // copy-end polls add waits (TRYWAIT) and tests (PHASECHK) of their own.
+  EXPECT_THAT(Perturbations(RowWith({16, 8, 0, 0, 0, 0, 0, 0, 8, 12, 4, 8, 0, 0, 1, 0, 0},
+                                    {16, 8, 0, 0, 0, 0, 0, 0, 8, 12, 4, 16, 8, 0, 1, 0, 0},
+                                    56, 64)),
               ::testing::IsEmpty());
 }
 
 TEST(PerturbationsTest, FlagsFewerTensorCoreAndCopyInstructionsAsLessUnrolling) {
   const std::vector<std::string> flags = Perturbations(
-      RowWith({16, 8, 0, 0, 0, 0, 0, 0, 40, 0, 1, 0, 0},
-              {4, 2, 0, 0, 0, 0, 0, 0, 30, 0, 1, 0, 0}, 64, 64));
-  ASSERT_EQ(flags.size(), 3u);
+      RowWith({16, 8, 0, 0, 0, 0, 0, 0, 8, 12, 8, 40, 0, 0, 1, 0, 0},
+              {4, 2, 0, 0, 0, 0, 0, 0, 8, 12, 2, 30, 0, 0, 1, 0, 0}, 64, 64));
+  ASSERT_EQ(flags.size(), 4u);
   EXPECT_THAT(flags[0], AllOf(HasSubstr("HGMMA 16 -> 4"), HasSubstr("MmaGroup"),
                               HasSubstr("unrolled less")));
   EXPECT_THAT(flags[1], AllOf(HasSubstr("UTMALDG 8 -> 2"), HasSubstr("tensor map")));
-  EXPECT_THAT(flags[2], HasSubstr("SYNCS 40 -> 30"));
+  EXPECT_THAT(flags[2], AllOf(HasSubstr("SYNCS.ARRIVE.RED 8 -> 2"), HasSubstr("expect_tx")));
+  EXPECT_THAT(flags[3], AllOf(HasSubstr("SYNCS.TRYWAIT 40 -> 30"), HasSubstr("WaitPhase")));
 }
 
-// The record code waits on phase barriers (its copy-end polls) but never arrives: an extra
-// arrival is the kernel's own changed (a record point between a stage's two expect_tx kept
-// ptxas from merging them into one arrive: 4 -> 8 in hopper_gemm before issue 51's fix).
-TEST(PerturbationsTest, FlagsExtraPhaseBarrierArrivalsButNotTheRecordersOwnWaits) {
+// The record code waits on phase barriers (trace version 4: its copy-end polls) but never
+// arrives: an extra expect_tx is the kernel's own changed (a record point between a stage's
+// two expect_tx kept ptxas from merging them into one: 4 -> 8 in hopper_gemm).
+TEST(PerturbationsTest, FlagsExtraExpectTxButNotTheRecordersOwnWaits) {
   const std::vector<std::string> flags = Perturbations(
-      RowWith({16, 8, 0, 0, 0, 0, 0, 0, 24, 16, 1, 0, 0},
-              {16, 8, 0, 0, 0, 0, 0, 0, 40, 20, 1, 0, 0}, 168, 168));
+      RowWith({16, 8, 0, 0, 0, 0, 0, 0, 8, 12, 4, 16, 0, 0, 1, 0, 0},
+              {16, 8, 0, 0, 0, 0, 0, 0, 8, 12, 8, 32, 8, 0, 1, 0, 0}, 168, 168));
   ASSERT_EQ(flags.size(), 1u);
-  EXPECT_THAT(flags[0], AllOf(HasSubstr("SYNCS.ARRIVE 16 -> 20"),
-                              HasSubstr("phase barrier arrivals and expect_tx")));
+  EXPECT_THAT(flags[0], AllOf(HasSubstr("SYNCS.ARRIVE.RED 4 -> 8"),
+                              HasSubstr("phase barrier expect_tx"), HasSubstr("merges")));
 }
 
-TEST(CountKeySassInstructionsTest, CountsPhaseBarrierArrivalsApartFromWaits) {
-  constexpr char kSass[] =
-      "        /*0000*/                   SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR4], RZ ;\n"
-      "        /*0010*/                   SYNCS.ARRIVE.TRANS64.A1T0 R2, [R3], RZ ;\n"
-      "        /*0020*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2], R3 ;\n"
-      "        /*0030*/                   SYNCS.EXCH.64 URZ, [UR4], UR6 ;\n";
-  uint64_t waits = 0, arrivals = 0;
-  for (const auto& [opcode, count] : CountKeySassInstructions(kSass)) {
-    if (opcode == "SYNCS") waits = count;
-    if (opcode == "SYNCS.ARRIVE") arrivals = count;
+// The count of `opcode` in CountKeySassInstructions(sass).
+uint64_t KeyCount(absl::string_view sass, absl::string_view opcode) {
+  for (const auto& [name, count] : CountKeySassInstructions(sass)) {
+    if (name == opcode) return count;
   }
-  EXPECT_EQ(arrivals, 2u);
-  EXPECT_EQ(waits, 2u);  // the wait and the init (EXCH)
+  ADD_FAILURE() << "no class " << opcode;
+  return 0;
+}
+
+// cuobjdump -sass of sm_90a code as ptxas writes it (hopper_gemm): an mbarrier.init, the
+// producer's arrive and merged expect_tx, a remote (cluster) arrival, a test_wait.
+TEST(CountKeySassInstructionsTest, CountsPhaseBarrierInstructionsBySubOpcode) {
+  constexpr char kSass[] =
+      "        /*0000*/                   SYNCS.EXCH.64 URZ, [UR4], UR6 ;\n"
+      "        /*0010*/                   SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR13], RZ ;\n"
+      "        /*0020*/                   SYNCS.ARRIVE.TRANS64.RED.A0TR RZ, [UR8], R5 ;\n"
+      "        /*0030*/                   SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR4], RZ ;\n"
+      "        /*0040*/                   SYNCS.PHASECHK.TRANS64 P0, [UR6], R2 ;\n"
+      "        /*0050*/              @!P0 BRA 0x80 ;\n"
+      "        /*0060*/                   EXIT ;\n"
+      "        /*0070*/                   BRA 0x70;\n";
+  EXPECT_EQ(KeyCount(kSass, "SYNCS.EXCH"), 1u);
+  EXPECT_EQ(KeyCount(kSass, "SYNCS.ARRIVE"), 1u);
+  EXPECT_EQ(KeyCount(kSass, "SYNCS.ARRIVE.RED"), 2u);
+  EXPECT_EQ(KeyCount(kSass, "SYNCS.PHASECHK"), 1u);
+  EXPECT_EQ(KeyCount(kSass, "SYNCS.TRYWAIT"), 0u);
+  EXPECT_EQ(KeyCount(kSass, "SYNCS"), 0u);
+}
+
+// ptxas lays out one mbarrier wait either as an inline spin or as a try plus an out-of-line
+// retry block after EXIT that jumps back (hopper_gemm's unprofiled SASS, 0x0930 and 0x28a0):
+// both are one wait each.
+TEST(CountKeySassInstructionsTest, CountsAnOutOfLineRetryBlockAsTheSameWait) {
+  constexpr char kSass[] =
+      // a wait with its retry out of line
+      "        /*0930*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR7], R4 ;\n"
+      "        /*0940*/              @!P0 BRA 0x28a0 ;\n"
+      "        /*0950*/                   IADD3 R1, R1, 0x1, RZ ;\n"
+      // a wait spinning inline
+      "        /*0960*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR5], R4 ;\n"
+      "        /*0970*/              @!P1 BRA 0x960 ;\n"
+      "        /*0980*/                   EXIT ;\n"
+      // the first wait's retry block
+      "        /*28a0*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR7], R4 ;\n"
+      "        /*28b0*/              @!P0 BRA 0x28a0 ;\n"
+      "        /*28c0*/                   BRA 0x950 ;\n"
+      "        /*28d0*/                   BRA 0x28d0;\n";
+  EXPECT_EQ(KeyCount(kSass, "SYNCS.TRYWAIT"), 2u);
+}
+
+// A try_wait in a loop of the kernel's own (a spin that does more than branch back, or
+// one followed by other code) is a wait of its own, not a retry block.
+TEST(CountKeySassInstructionsTest, CountsATryWaitThatIsNoRetryBlockAsAWait) {
+  constexpr char kSass[] =
+      "        /*0000*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR7], R4 ;\n"
+      "        /*0010*/              @!P0 BRA 0x0 ;\n"
+      "        /*0020*/                   IADD3 R1, R1, 0x1, RZ ;\n"  // not a jump back
+      "        /*0030*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR7], R4 ;\n"
+      "        /*0040*/              @!P0 BRA 0x200 ;\n"            // forward: no spin
+      "        /*0050*/                   BRA 0x0 ;\n"
+      "        /*0060*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR7], R4 ;\n"
+      "        /*0070*/              @!P0 BRA 0x60 ;\n"
+      "        /*0080*/              @P1 BRA 0x0 ;\n"              // a predicated jump back
+      "        /*0090*/                   EXIT ;\n";
+  EXPECT_EQ(KeyCount(kSass, "SYNCS.TRYWAIT"), 3u);
 }
 
 TEST(PerturbationsTest, FlagsLostBlocksPerSmSpillsAndLocalMemory) {
-  KernelCostRow row = RowWith({0, 0, 0, 0, 14, 0, 0, 0, 15, 0, 1, 0, 0},
-                              {0, 0, 0, 0, 14, 0, 0, 0, 15, 0, 1, 0, 2}, 40, 48);
+  KernelCostRow row = RowWith({0, 0, 0, 0, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0},
+                              {0, 0, 0, 0, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2}, 40, 48);
   row.on.ptxas.spill_store_bytes = 8;
   const std::vector<std::string> flags = Perturbations(row);
   ASSERT_EQ(flags.size(), 3u);
