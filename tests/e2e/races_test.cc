@@ -102,6 +102,22 @@ absl::StatusOr<Kernel> BroadcastThenOverwriteKernel(bool barrier) {
   return b.Build();
 }
 
+// Lane 5 of each of the four warps reads a word thread 0 staged (threads 5, 37, 69, 101:
+// one read-set entry of stride 32); thread 100 overwrites it a statement later, between
+// the third and the fourth reader: a race with the first three reads, and the fourth
+// read races with the write.
+absl::StatusOr<Kernel> LaneOfEachWarpThenOverwriteKernel() {
+  KernelBuilder b("lane_reads");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("__shared__ float v[1];");
+  b.Stmt("if (threadIdx.x == 0) v[0] = in[0];");
+  b.Barrier("staged");
+  b.Stmt("if (threadIdx.x % 32 == 5) out[threadIdx.x / 32] = v[0];");
+  b.Stmt("if (threadIdx.x == 100) v[0] = 2.0f;");
+  return b.Build();
+}
+
 // Threads 0 and 1 each write a row of 100 words (more than a batch of the races check's
 // plain accesses, host_abi.h WARPTRACE_HOST_RACE_BATCH), then read the other's row with no
 // barrier between: every one of thread 1's 200 accesses races with one of thread 0's,
@@ -210,6 +226,22 @@ TEST_F(RacesTest, NamesTheFirstOfAWarpsReadsThatAWriteRacesWith) {
       << status;
   // Legal: the barrier orders every lane's read before the write (PTX ISA, bar.sync).
   EXPECT_THAT(Run(BroadcastThenOverwriteKernel(true), 1, 64), IsOk());
+}
+
+TEST_F(RacesTest, NamesTheFirstOfOneLaneOfEachWarpsReadsThatAWriteRacesWith) {
+  const absl::Status status = Run(LaneOfEachWarpThenOverwriteKernel(), 1, 4).status();
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("sanitizer: 2 distinct findings (2 faulty accesses):"),
+                     HasSubstr("data race (write after read): block (0,0,0) thread (100,0,0) "
+                               "writes 4 bytes at v[0]"),
+                     HasSubstr("; block (0,0,0) thread (5,0,0)'s read at kernel lane_reads > "
+                               "statement `if (threadIdx.x % 32 == 5) ou...` is not "
+                               "ordered before it"),
+                     HasSubstr("data race (read after write): block (0,0,0) thread (101,0,0) "
+                               "reads 4 bytes at v[0]"))))
+      << status;
 }
 
 TEST_F(RacesTest, ChecksEveryAccessOfALongRunAndAThreadsLastBeforeItExits) {

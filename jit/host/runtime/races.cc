@@ -17,7 +17,7 @@ constexpr uint64_t kReadSetBit = RaceShadow::kReadSetBit;
 
 // Whether every component of read `r` happened before a thread whose clock is `vc`.
 inline bool SpanOrdered(const RaceShadow::Read& r, ClockView vc) {
-  return vc.AllAtLeast(RaceComponent(r.epoch), r.span + 1, RaceClock(r.epoch));
+  return vc.AllAtLeast(r.First(), uint32_t{r.span} + 1, r.stride, RaceClock(r.epoch));
 }
 
 // A write of the cells `mask` of the word whose `n` cells (1: a word cell, 4: a split
@@ -36,9 +36,8 @@ void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool 
     size_t kept = 0;
     for (RaceShadow::Read r : reads) {
       if ((r.mask & mask) != 0 && !is_ordered_span(r)) {
-        for (uint32_t c = 0; c <= r.span; ++c) {
-          const uint64_t e = r.epoch + (uint64_t{c} << kRaceClockBits);
-          if (!is_ordered(e)) report({false, e, r.at});
+        for (uint32_t k = 0; k <= r.span; ++k) {
+          if (!is_ordered(r.Epoch(k))) report({false, r.Epoch(k), r.at});
         }
       }
       r.mask &= ~mask;
@@ -155,21 +154,14 @@ inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCel
       // barrier runs on first: found by a short scan from the end.
       std::vector<RaceShadow::Read>& reads = shadow->Set(w.read & ~kReadSetBit);
       const uint32_t component = RaceComponent(epoch);
-      if (!reads.empty()) {  // the next lane of the warp that read it last: one entry more
-        RaceShadow::Read& last = reads.back();
-        if (RaceComponent(last.epoch) + last.span + 1 == component &&
-            RaceClock(last.epoch) == RaceClock(epoch) && last.at == at && last.mask == 1u) {
-          ++last.span;
-          return true;
-        }
-      }
+      // The next lane of the warp, or warp of the block, that read it last: one entry more.
+      if (!reads.empty() && reads.back().Extend(component, epoch, at)) return true;
       size_t at_end = reads.size();
       for (int steps = 0; at_end > 0 && RaceComponent(reads[at_end - 1].epoch) > component;
            --at_end) {
         if (++steps > 4) return false;
       }
-      if (at_end > 0 && RaceComponent(reads[at_end - 1].epoch) + reads[at_end - 1].span >=
-                            component) {  // its own older read, alone or among its warp's
+      if (at_end > 0 && reads[at_end - 1].Last() >= component) {  // maybe its own older read
         if (reads[at_end - 1].span != 0) return false;
         reads[at_end - 1] = {epoch, at, 1u};  // its own older read of the word
       } else if (at_end == reads.size()) {
@@ -225,13 +217,8 @@ inline __attribute__((always_inline)) bool BatchRead(RaceShadow* shadow, RaceCel
     std::vector<RaceShadow::Read>& reads = shadow->Set(read & ~kReadSetBit);
     if (reads.empty()) return false;
     RaceShadow::Read& end = reads.back();
-    const uint32_t end_component = RaceComponent(end.epoch) + end.span;
-    if (end_component + 1 == component && RaceClock(end.epoch) == RaceClock(epoch) &&
-        end.at == at && end.mask == 1u) {
-      ++end.span;
-      return true;
-    }
-    if (end_component >= component) return false;
+    if (end.Last() >= component) return false;
+    if (end.Extend(component, epoch, at)) return true;
     reads.push_back({epoch, at, 1u});
     return true;
   }
@@ -271,10 +258,11 @@ void RaceShadow::Unfold(std::vector<Read>& reads) {
   std::vector<Read> one;
   one.reserve(n);
   for (const Read& r : reads) {
-    for (uint32_t c = 0; c <= r.span; ++c) {
-      one.push_back({r.epoch + (uint64_t{c} << kRaceClockBits), r.at, r.mask, 0});
-    }
+    for (uint32_t k = 0; k <= r.span; ++k) one.push_back({r.Epoch(k), r.at, r.mask});
   }
+  std::stable_sort(one.begin(), one.end(), [](const Read& a, const Read& b) {
+    return RaceComponent(a.epoch) < RaceComponent(b.epoch);
+  });
   reads.swap(one);
 }
 

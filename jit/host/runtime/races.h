@@ -68,12 +68,19 @@ struct ClockView {
   const uint32_t* v;
   uint32_t n;
   uint32_t Get(uint32_t c) const { return c < n ? v[c] : 0u; }
-  // Whether components first .. first + count - 1 are all at least `x`.
-  bool AllAtLeast(uint32_t first, uint32_t count, uint32_t x) const {
+  // Whether components first + k * stride, k < count, are all at least `x`.
+  bool AllAtLeast(uint32_t first, uint32_t count, uint32_t stride, uint32_t x) const {
     if (x == 0) return true;
-    if (first + count > n) return false;
+    if (first + (count - 1) * stride >= n) return false;
     uint32_t low = ~0u;
-    for (uint32_t i = 0; i < count; ++i) low = v[first + i] < low ? v[first + i] : low;
+    if (stride == 1) {
+      for (uint32_t i = 0; i < count; ++i) low = v[first + i] < low ? v[first + i] : low;
+    } else {
+      for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t c = v[first + i * stride];
+        low = c < low ? c : low;
+      }
+    }
     return low >= x;
   }
 };
@@ -87,9 +94,6 @@ class VectorClock {
     if (v_[c] < x) v_[c] = x;
   }
   void Tick(uint32_t c) { Raise(c, Get(c) + 1); }
-  bool AllAtLeast(uint32_t first, uint32_t count, uint32_t x) const {
-    return View().AllAtLeast(first, count, x);
-  }
   void Join(const VectorClock& o);
   void Clear() { v_.clear(); }
 
@@ -142,14 +146,37 @@ class RaceShadow {
   RaceCell* Split(RaceCell& word);
   // The bytes are never checked (an mbarrier word, warptrace's own arrays).
   void Exempt(int area, uint64_t offset, uint64_t bytes);
-  // Reads of the same bytes by the components RaceComponent(epoch) .. + `span`, all at the
-  // clock RaceClock(epoch) and statement `at`: the lanes of a warp (consecutive threads at
-  // the same clock) reading one word, kept as one entry.
+  // Reads of the same bytes by the components RaceComponent(epoch) + k * `stride`,
+  // k = 0 .. `span`, all at the clock RaceClock(epoch) and statement `at`: the lanes of a
+  // warp reading one word (stride 1), or one lane of each of a block's warps (stride 32),
+  // kept as one entry.
   struct Read {
     uint64_t epoch;
     const char* at;
-    uint32_t mask;      // the bytes of the word it read (bit k: byte k; a word cell's: 1)
-    uint32_t span = 0;  // the components after the first (0: one component)
+    uint32_t mask;          // the bytes of the word it read (bit k: byte k; a word cell's: 1)
+    uint16_t stride = 1;
+    uint16_t span = 0;      // the components after the first (0: one component)
+    uint32_t First() const { return RaceComponent(epoch); }
+    uint32_t Last() const { return First() + uint32_t{span} * stride; }
+    uint64_t Epoch(uint32_t k) const {
+      return epoch + (uint64_t{k * uint32_t{stride}} << kRaceClockBits);
+    }
+    // Takes in a whole-word read by `component` (past Last()) at `epoch` and `at` when it
+    // continues the entry's components.
+    bool Extend(uint32_t component, uint64_t read_epoch, const char* read_at) {
+      if (RaceClock(epoch) != RaceClock(read_epoch) || at != read_at || mask != 1u ||
+          span == 0xffff) {
+        return false;
+      }
+      if (span == 0) {
+        if (component <= First() || component - First() > 0xffff) return false;
+        stride = static_cast<uint16_t>(component - First());
+      } else if (component != Last() + stride) {
+        return false;
+      }
+      ++span;
+      return true;
+    }
   };
   // Replaces each read of several components by one read per component.
   static void Unfold(std::vector<Read>& reads);
