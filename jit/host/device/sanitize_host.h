@@ -11,24 +11,8 @@
 // statement, so findings name it.
 #ifdef WARPTRACE_HOST_SANITIZE
 namespace warptrace_host {
-// Fast path without the races check: bytes already written (2) or warptrace's own (3),
-// fine to read and to write again.
-__attribute__((no_sanitize_address, always_inline)) inline bool Written(
-    const unsigned char* shadow, unsigned long long bytes) {
-  const unsigned long long all = 0x0202020202020202ull;
-  unsigned long long i = 0;
-  for (; i + 8 <= bytes; i += 8) {  // eight shadow bytes at a time
-    unsigned long long word;
-    __builtin_memcpy(&word, shadow + i, 8);
-    if ((word & all) != all) return false;
-  }
-  for (; i < bytes; ++i) {
-    if ((shadow[i] & 2u) == 0) return false;
-  }
-  return true;
-}
-// With the races check: the AND of the shadow bytes (3: all warptrace's own; bit 1 set:
-// all written or own, so only the races check has work).
+// The AND of the shadow bytes: 3, all warptrace's own; bit 1 set, all written or own (no
+// bounds or init check has work; with the races check, only it has).
 __attribute__((no_sanitize_address, always_inline)) inline unsigned int ShadowAnd(
     const unsigned char* shadow, unsigned long long bytes) {
   unsigned long long all = ~0ull;
@@ -49,6 +33,12 @@ __attribute__((no_sanitize_address, always_inline)) inline unsigned int ShadowAn
   all &= all >> 16;
   all &= all >> 8;
   return static_cast<unsigned int>(all & 0xff);
+}
+// Fast path without the races check: bytes already written (2) or warptrace's own (3),
+// fine to read and to write again.
+__attribute__((no_sanitize_address, always_inline)) inline bool Written(
+    const unsigned char* shadow, unsigned long long bytes) {
+  return (ShadowAnd(shadow, bytes) & 2u) != 0;
 }
 // The races check of an in-bounds access at `off` of the CTA's own shared `area` whose
 // bytes are all written: a plain read or write joins the thread's batch (the runtime

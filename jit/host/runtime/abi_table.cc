@@ -333,9 +333,9 @@ void AbiMbarrierInit(void* fiber, unsigned long long* bar) {
     int area = 0;
     uint64_t offset = 0;
     if (Block* owner = SharedOwner(f, bar, &area, &offset); owner != nullptr) {
-      races->MbarrierInit(bar, *owner, area, offset);
-      // Its word is the emulation's from now on (the races check never checks it): its
-      // many reads and updates no longer reach the runtime.
+      races->MbarrierInit(bar, *owner);
+      // Its word is the emulation's from now on, exempt from the races check: its many
+      // reads and updates no longer reach the runtime.
       owner->shadow()->Unchecked(area, offset, 8);
     }
   }

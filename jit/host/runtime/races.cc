@@ -638,7 +638,7 @@ void RaceDomain::WarpSync(Fiber* const* lanes, uint32_t count) {
   }
 }
 
-void RaceDomain::MbarrierInit(const void* bar, Block& owner, int area, uint64_t offset) {
+void RaceDomain::MbarrierInit(const void* bar, Block& owner) {
   auto [it, added] = mbarriers_.try_emplace(bar);
   Mbarrier& m = it->second;
   if (added) {
@@ -648,9 +648,6 @@ void RaceDomain::MbarrierInit(const void* bar, Block& owner, int area, uint64_t 
   m = Mbarrier{};
   m.component = component;
   m.rank = owner.cluster_rank();
-  if (owner.shadow() != nullptr && owner.shadow()->races() != nullptr) {
-    owner.shadow()->races()->Exempt(area, offset, 8);
-  }
 }
 
 void RaceDomain::MbarrierArrived(Fiber& f, const void* bar, bool completed) {

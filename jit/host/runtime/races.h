@@ -125,9 +125,7 @@ class RaceShadow {
   static constexpr int kGlobalArea = 2;
   RaceCell& Word(int area, uint64_t offset) {
     if (area == kGlobalArea) return GlobalWord(offset);
-    std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageBytes];
-    if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageBytes / 4);
-    return page[offset % kPageBytes / 4];
+    return SharedPage(area, offset - offset % kPageBytes)[offset % kPageBytes / 4];
   }
   // Shared memory's cells come in pages of this many bytes' words.
   static constexpr uint32_t kPageBytes = 16384;
@@ -259,8 +257,9 @@ class RaceDomain {
   void BarrierPassed(Fiber& f, uint32_t id);
   // A warp collective that orders memory (__syncwarp) completed with these lanes.
   void WarpSync(Fiber* const* lanes, uint32_t count);
-  // mbarrier.init of `bar` (a byte of CTA `owner`'s shared memory at `area`/`offset`).
-  void MbarrierInit(const void* bar, Block& owner, int area, uint64_t offset);
+  // mbarrier.init of `bar` (in CTA `owner`'s shared memory; BlockShadow::Unchecked exempts
+  // its word).
+  void MbarrierInit(const void* bar, Block& owner);
   // `f` arrived on (or completed transactions of) `bar`; `completed`: the phase completed.
   void MbarrierArrived(Fiber& f, const void* bar, bool completed);
   // `f`'s wait on `bar` returned having observed its latest completed phase.

@@ -170,6 +170,13 @@ void BlockShadow::Attach(Fiber& f) const {
   f.abi.buffers_hi = launch_->buffers_hi();
 }
 
+void BlockShadow::Unchecked(int area, uint64_t offset, uint64_t bytes) {
+  std::vector<uint8_t>& shadow = area == 0 ? static_shadow_ : dynamic_shadow_;
+  if (offset + bytes > shadow.size()) return;
+  std::memset(shadow.data() + offset, kOwn, bytes);
+  if (races_ != nullptr) races_->Exempt(area, offset, bytes);
+}
+
 std::string BlockShadow::Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind) {
   if (address - static_base_ < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
     CheckStatic(f, address - static_base_, bytes, kind);
