@@ -141,18 +141,18 @@ inline void Ldmatrix(unsigned int* r, const void* row, const char* what,
                      const char* site = nullptr) {
   CheckMatrixRow(row, Num, what, site);
   MatrixRow mine = {};
-  if (Current().lane < 8 * Num) std::memcpy(mine.bytes, row, 16);
+  if (Current().lane < 8 * Num) __builtin_memcpy(mine.bytes, row, 16);
   const MatrixRow* all = Exchange(WARPTRACE_HOST_GROUP_WARP, mine, what);
   const unsigned int lane = Current().lane;
   for (unsigned int m = 0; m < Num; ++m) {
     unsigned short lo = 0, hi = 0;
     if (!Trans) {
       const unsigned char* p = all[8 * m + lane / 4].bytes + 4 * (lane % 4);
-      std::memcpy(&lo, p, 2);
-      std::memcpy(&hi, p + 2, 2);
+      __builtin_memcpy(&lo, p, 2);
+      __builtin_memcpy(&hi, p + 2, 2);
     } else {
-      std::memcpy(&lo, all[8 * m + 2 * (lane % 4)].bytes + 2 * (lane / 4), 2);
-      std::memcpy(&hi, all[8 * m + 2 * (lane % 4) + 1].bytes + 2 * (lane / 4), 2);
+      __builtin_memcpy(&lo, all[8 * m + 2 * (lane % 4)].bytes + 2 * (lane / 4), 2);
+      __builtin_memcpy(&hi, all[8 * m + 2 * (lane % 4) + 1].bytes + 2 * (lane / 4), 2);
     }
     r[m] = static_cast<unsigned int>(lo) | (static_cast<unsigned int>(hi) << 16);
   }
@@ -181,7 +181,7 @@ inline void Stmatrix(void* row, const unsigned int* r, const char* what,
     const unsigned int half = Trans ? rr % 2 : c % 2;
     out[c] = static_cast<unsigned short>(reg >> (16 * half));
   }
-  std::memcpy(row, out, 16);
+  __builtin_memcpy(row, out, 16);
 }
 
 }  // namespace warptrace_host

@@ -72,6 +72,28 @@ absl::StatusOr<Kernel> HistogramKernel() {
   return b.Build();
 }
 
+// Every thread adds 1 to one shared counter with a plain `+=` (one statement: a read and a
+// write of the same word), the lost update of a histogram written without atomics; with
+// `atomic`, through the host compiler's own builtin where the kernel is compiled for the
+// host backend (legal, as atomicAdd).
+absl::StatusOr<Kernel> CounterKernel(bool atomic) {
+  KernelBuilder b("counter");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ unsigned int count[1];");
+  b.Stmt("if (threadIdx.x == 0) count[0] = 0u;");
+  b.Barrier("cleared");
+  b.Stmt(atomic ? "\n#ifdef WARPTRACE_HOST_BACKEND\n"
+                  "__atomic_fetch_add(&count[0], 1u, __ATOMIC_RELAXED);\n"
+                  "#else\n"
+                  "atomicAdd(&count[0], 1u);\n"
+                  "#endif\n"
+                : "count[0] += 1u;");
+  b.Barrier("counted");
+  b.Stmt("if (threadIdx.x == 0) out[0] = static_cast<float>(count[0]);");
+  return b.Build();
+}
+
 // Lane 0 of each warp writes a value that the warp's lanes read after `sync` (__syncwarp:
 // legal; nothing: a race between lanes).
 absl::StatusOr<Kernel> WarpBroadcastKernel(bool sync) {
@@ -261,6 +283,29 @@ TEST_F(RacesTest, ChecksEveryAccessOfALongRunAndAThreadsLastBeforeItExits) {
 TEST_F(RacesTest, SharedMemoryAtomicsDoNotRace) {
   ASSERT_THAT(Run(HistogramKernel(), 1, 4), IsOk());
   EXPECT_EQ(out_, (std::vector<float>{32.0f, 32.0f, 32.0f, 32.0f}));
+}
+
+// `count[0] += 1u` by every thread: the write of thread 0's read-modify-write is a write
+// (the compiler checked only the load of such a statement before host ABI 14, so the
+// other threads' increments were read against read and not found).
+TEST_F(RacesTest, NamesANonAtomicIncrementOfOneCounterByEveryThread) {
+  const absl::Status status = Run(CounterKernel(false), 1, 1).status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition,
+                               AllOf(HasSubstr("sanitizer: 2 distinct findings (126 faulty "
+                                               "accesses)"),
+                                     HasSubstr("data race (read after write): block (0,0,0) "
+                                               "thread (0,0,0) reads 4 bytes at count[0]"),
+                                     HasSubstr("data race (write after write): block (0,0,0) "
+                                               "thread (0,0,0) writes 4 bytes at count[0]"),
+                                     HasSubstr("statement `count[0] += 1u;`"))))
+      << status;
+}
+
+// Legal: the compiler's atomic builtins are atomic operations too (sanitize_host.h's
+// __tsan_atomic32_fetch_add reports an atomic access and performs it).
+TEST_F(RacesTest, TheCompilersAtomicBuiltinsDoNotRace) {
+  ASSERT_THAT(Run(CounterKernel(true), 1, 1), IsOk());
+  EXPECT_EQ(out_, (std::vector<float>{64.0f}));
 }
 
 // Legal: __syncwarp (bar.warp.sync) "guarantees memory ordering among threads

@@ -70,6 +70,20 @@ absl::StatusOr<Kernel> StageKernel(int written) {
   return b.Build();
 }
 
+// Thread 0 copies 64 + `extra` floats into a 64-float shared array with one memcpy whose
+// length the compiler does not know (it comes from the input), then every thread reads one.
+absl::StatusOr<Kernel> MemcpyStageKernel(int extra) {
+  KernelBuilder b("memcpy_stage");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ float tile[64];");
+  b.Stmt(absl::StrCat("const int n = 64 + ", extra, " * static_cast<int>(in[0]);"));
+  b.Stmt("if (threadIdx.x == 0) memcpy(tile, in, n * sizeof(float));");
+  b.Barrier("staged");
+  b.Stmt("out[threadIdx.x] = tile[63 - threadIdx.x];");
+  return b.Build();
+}
+
 // Stages 64 floats in dynamic shared memory of `floats` floats (64 fit: legal).
 absl::StatusOr<Kernel> DynamicStageKernel(uint32_t floats) {
   KernelBuilder b("dynamic_stage");
@@ -159,6 +173,20 @@ TEST_F(SanitizerTest, NamesADynamicSharedWritePastItsExtent) {
                                        "240 bytes"),
                              HasSubstr("at kernel dynamic_stage > statement `stage[threadIdx.x]"))));
   ASSERT_THAT(Run(DynamicStageKernel(64), 64, 64).status(), IsOk());
+  EXPECT_EQ(out_, std::vector<float>(64, 1.0f));
+}
+
+// A memcpy whose length is known only at run time is a call the compiler keeps: the host
+// compiler links the kernel with --wrap=memcpy, so it is checked as one read and one write.
+TEST_F(SanitizerTest, NamesAMemcpyPastASharedArray) {
+  EXPECT_THAT(Run(MemcpyStageKernel(1), 65, 64).status(),
+              StatusIs(absl::StatusCode::kOutOfRange,
+                       AllOf(HasSubstr("out-of-bounds write: block (0,0,0) thread (0,0,0) "
+                                       "writes 260 bytes at tile[0] (byte offset 0), past the "
+                                       "end of __shared__ tile (64 elements of 4 bytes)"),
+                             HasSubstr("at kernel memcpy_stage > statement `if (threadIdx.x "
+                                       "== 0) memcpy(...`"))));
+  ASSERT_THAT(Run(MemcpyStageKernel(0), 64, 64).status(), IsOk());
   EXPECT_EQ(out_, std::vector<float>(64, 1.0f));
 }
 

@@ -55,10 +55,10 @@ struct HostCompilerOptions {
   // Appended to every command line (e.g. {"-O2"}, {"-fsanitize=thread"}).
   std::vector<std::string> extra_flags;
   // The sanitizer's checks (host_abi.h WARPTRACE_HOST_SANITIZE_* bits; 0: off): compiles
-  // with -fsanitize=kernel-address (every load and store calls the runtime, no sanitizer
-  // runtime linked), -DWARPTRACE_HOST_SANITIZE=<checks> and a statement marker before
-  // each builder statement (source_lowering.h MarkStatements). Part of the flags, so of the
-  // cache key and the precompiled header's.
+  // with -fsanitize=thread's instrumentation (every load and store calls the runtime; the
+  // object is linked apart, with no sanitizer runtime), -DWARPTRACE_HOST_SANITIZE=<checks>
+  // and a statement marker before each builder statement (source_lowering.h
+  // MarkStatements). Part of the flags, so of the cache key and the precompiled header's.
   uint32_t sanitize = 0;
   // Precompile cuda_on_cpu.h (g++ and clang++, see above). Results are the same either way.
   bool use_precompiled_header = true;

@@ -97,6 +97,11 @@
 #include <type_traits>
 
 #include "host_abi.h"
+#ifdef WARPTRACE_HOST_SANITIZE
+// The C library's memcpy, which the kernel's memcpy calls reach only through their check
+// (sanitize_host.h __wrap_memcpy; the link's --wrap=memcpy).
+extern "C" void* __real_memcpy(void*, const void*, size_t);
+#endif
 // What every kernel sees on both backends (fixed-width integers, <climits>, <cfloat>).
 #include "warptrace_device_prelude.cuh"
 
@@ -228,8 +233,8 @@ inline T Uniform(unsigned int group, const T& value, const char* what, const cha
     // go on to be stopped at their next synchronization point.
     if (GroupPosition(group) == i) {
       unsigned long long mine = 0, first_value = 0;
-      std::memcpy(&mine, &all[i], sizeof(T) < 8 ? sizeof(T) : 8);
-      std::memcpy(&first_value, &all[0], sizeof(T) < 8 ? sizeof(T) : 8);
+      __builtin_memcpy(&mine, &all[i], sizeof(T) < 8 ? sizeof(T) : 8);
+      __builtin_memcpy(&first_value, &all[0], sizeof(T) < 8 ? sizeof(T) : 8);
       char message[512];
       snprintf(message, sizeof message,
                "%s: operand %s must be the same in every thread of the %s (threads %u-%u), "
@@ -249,13 +254,13 @@ inline unsigned long long Bits(T value) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
                 "warp collectives exchange values of at most 8 bytes");
   unsigned long long bits = 0;
-  std::memcpy(&bits, &value, sizeof(T));
+  __builtin_memcpy(&bits, &value, sizeof(T));
   return bits;
 }
 template <typename T>
 inline T FromBits(unsigned long long bits) {
   T out;
-  std::memcpy(&out, &bits, sizeof(T));
+  __builtin_memcpy(&out, &bits, sizeof(T));
   return out;
 }
 
@@ -308,15 +313,20 @@ inline T Shuffle(unsigned int mask, T value, ShflMode mode, unsigned int b, int 
 #ifdef WARPTRACE_HOST_SANITIZE
 inline void NoteAtomic(const void* p, unsigned long long bytes);
 inline void NoteFence();
-#define WARPTRACE_HOST_ATOMIC_FN __attribute__((no_sanitize_address))
+#define WARPTRACE_HOST_ATOMIC_FN __attribute__((no_sanitize_thread))
 #define WARPTRACE_HOST_NOTE_ATOMIC(p) ::warptrace_host::NoteAtomic((p), sizeof(*(p)))
 #define WARPTRACE_HOST_NOTE_FENCE() ::warptrace_host::NoteFence()
 // The emulation's own bookkeeping (wgmma_host.h, wgmma_layout_host.h: layout checks, pending
 // groups, exchanges): it touches warptrace's own state and the thread's registers, never
 // the kernel's shared or global memory except through reported accesses, so it is not
 // instrumented (the layout check alone made 100 million checked loads per hopper_gemm launch).
-#define WARPTRACE_HOST_OWN_FN __attribute__((no_sanitize_address))
+#define WARPTRACE_HOST_OWN_FN __attribute__((no_sanitize_thread))
+// A copy of a length only known at run time in the emulation's own code: the C library's
+// memcpy itself, not the checked one every memcpy call of the kernel goes to
+// (sanitize_host.h __wrap_memcpy).
+#define WARPTRACE_HOST_RAW_COPY(d, s, n) __real_memcpy((d), (s), (n))
 #else
+#define WARPTRACE_HOST_RAW_COPY(d, s, n) __builtin_memcpy((d), (s), (n))
 #define WARPTRACE_HOST_ATOMIC_FN
 #define WARPTRACE_HOST_OWN_FN
 #define WARPTRACE_HOST_NOTE_FENCE() ((void)0)
@@ -666,12 +676,12 @@ inline int __double2int_rn(double x) { return static_cast<int>(nearbyint(x)); }
 inline int __double2int_rz(double x) { return static_cast<int>(x); }
 inline float __double2float_rn(double x) { return static_cast<float>(x); }
 // Reinterpretation (the bits unchanged).
-inline float __int_as_float(int x) { float f; memcpy(&f, &x, sizeof f); return f; }
-inline int __float_as_int(float x) { int i; memcpy(&i, &x, sizeof i); return i; }
-inline float __uint_as_float(unsigned int x) { float f; memcpy(&f, &x, sizeof f); return f; }
-inline unsigned int __float_as_uint(float x) { unsigned int u; memcpy(&u, &x, sizeof u); return u; }
-inline double __longlong_as_double(long long x) { double d; memcpy(&d, &x, sizeof d); return d; }
-inline long long __double_as_longlong(double x) { long long l; memcpy(&l, &x, sizeof l); return l; }
+inline float __int_as_float(int x) { float f; __builtin_memcpy(&f, &x, sizeof f); return f; }
+inline int __float_as_int(float x) { int i; __builtin_memcpy(&i, &x, sizeof i); return i; }
+inline float __uint_as_float(unsigned int x) { float f; __builtin_memcpy(&f, &x, sizeof f); return f; }
+inline unsigned int __float_as_uint(float x) { unsigned int u; __builtin_memcpy(&u, &x, sizeof u); return u; }
+inline double __longlong_as_double(long long x) { double d; __builtin_memcpy(&d, &x, sizeof d); return d; }
+inline long long __double_as_longlong(double x) { long long l; __builtin_memcpy(&l, &x, sizeof l); return l; }
 inline int __double2hiint(double x) { return static_cast<int>(__double_as_longlong(x) >> 32); }
 inline int __double2loint(double x) { return static_cast<int>(__double_as_longlong(x)); }
 inline double __hiloint2double(int hi, int lo) {

@@ -21,12 +21,12 @@ namespace warptrace_host {
 
 inline unsigned int FloatBits(float f) {
   unsigned int u;
-  std::memcpy(&u, &f, 4);
+  __builtin_memcpy(&u, &f, 4);
   return u;
 }
 inline float BitsFloat(unsigned int u) {
   float f;
-  std::memcpy(&f, &u, 4);
+  __builtin_memcpy(&f, &u, 4);
   return f;
 }
 

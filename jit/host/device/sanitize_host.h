@@ -3,17 +3,17 @@
 #ifndef WARPTRACE_JIT_HOST_SANITIZE_HOST_H_
 #define WARPTRACE_JIT_HOST_SANITIZE_HOST_H_
 
-// Compiled with -fsanitize=kernel-address and the call threshold 0, every load and store
-// the optimizer keeps calls __asan_{load,store}{1,2,4,8,16,N}_noabort; no sanitizer runtime
-// is linked: these forward to the runtime, which checks the shared arrays and device
-// buffers (the fiber's own stack, most accesses, is skipped here). Not instrumented
-// themselves. The host compiler puts WARPTRACE_HOST_STATEMENT() before each builder
-// statement, so findings name it.
+// Compiled with the compiler's ThreadSanitizer instrumentation (the host compiler's
+// SanitizeFlags), every load and store the optimizer keeps calls __tsan_{read,write}N (a
+// read-modify-write both); no sanitizer runtime is linked: these forward to the runtime,
+// which checks the shared arrays and device buffers (the fiber's own stack, most accesses,
+// is skipped here). Not instrumented themselves. The host compiler puts
+// WARPTRACE_HOST_STATEMENT() before each builder statement, so findings name it.
 #ifdef WARPTRACE_HOST_SANITIZE
 namespace warptrace_host {
 // The AND of the shadow bytes: 3, all warptrace's own; bit 1 set, all written or own (no
 // bounds or init check has work; with the races check, only it has).
-__attribute__((no_sanitize_address, always_inline)) inline unsigned int ShadowAnd(
+__attribute__((no_sanitize_thread, always_inline)) inline unsigned int ShadowAnd(
     const unsigned char* shadow, unsigned long long bytes) {
   unsigned long long all = ~0ull;
   unsigned long long i = 0;
@@ -36,7 +36,7 @@ __attribute__((no_sanitize_address, always_inline)) inline unsigned int ShadowAn
 }
 // Fast path without the races check: bytes already written (2) or warptrace's own (3),
 // fine to read and to write again.
-__attribute__((no_sanitize_address, always_inline)) inline bool Written(
+__attribute__((no_sanitize_thread, always_inline)) inline bool Written(
     const unsigned char* shadow, unsigned long long bytes) {
   return (ShadowAnd(shadow, bytes) & 2u) != 0;
 }
@@ -46,7 +46,7 @@ __attribute__((no_sanitize_address, always_inline)) inline bool Written(
 // thread runs), another kind goes to the runtime's races entry at once; nothing for
 // warptrace's own bytes. False when a byte is not written: the runtime's access entry
 // decides.
-__attribute__((no_sanitize_address, always_inline)) inline bool RaceOnly(
+__attribute__((no_sanitize_thread, always_inline)) inline bool RaceOnly(
     WarptraceHostThread* t, const unsigned char* shadow, int area, unsigned long long off,
     unsigned long long bytes, int kind) {
   const unsigned int state = ShadowAnd(shadow + off, bytes);
@@ -66,7 +66,7 @@ __attribute__((no_sanitize_address, always_inline)) inline bool RaceOnly(
   t->rt->race(t->fiber, area, off, bytes, kind);
   return true;
 }
-__attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
+__attribute__((no_sanitize_thread, always_inline)) inline void SanitizeAccess(
     const void* p, unsigned long long bytes, int kind) {
   WarptraceHostThread* t = warptrace_host_current;
   const unsigned long long a = reinterpret_cast<unsigned long long>(p);
@@ -119,32 +119,43 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
 }
 }  // namespace warptrace_host
 namespace warptrace_host {
-inline void NoteAtomic(const void* p, unsigned long long bytes) {
+__attribute__((no_sanitize_thread)) inline void NoteAtomic(const void* p, unsigned long long bytes) {
   SanitizeAccess(p, bytes, WARPTRACE_HOST_ACCESS_ATOMIC);
 }
-inline void NoteFence() {
+__attribute__((no_sanitize_thread)) inline void NoteFence() {
   if constexpr ((WARPTRACE_HOST_SANITIZE & WARPTRACE_HOST_SANITIZE_RACES) != 0) {
     const WarptraceHostThread& t = Current();
     t.rt->access(t.fiber, nullptr, 0, WARPTRACE_HOST_EVENT_FENCE);
   }
 }
 }  // namespace warptrace_host
-// The empty volatile asm ends GCC's removal of "redundant" sanitizer checks (its sanopt
-// pass drops a check of an address that a dominating check of the same address covers, with
-// no call or volatile asm between): for the bounds check a load's check covers a later store
-// of the same bytes, but the races check must see the store too. So no access of one builder
-// statement hides an access of another (within one statement, `x[i] += 1`, GCC still checks
-// only the load: docs/sanitizer.md "What it does not see").
-#define WARPTRACE_HOST_STATEMENT() \
-  (::warptrace_host::MutableCurrent().statement = __FILE__); __asm__ volatile("");
-#define WARPTRACE_HOST_SANITIZE_CALLBACKS(n)                                                   \
-  extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
-      __asan_load##n##_noabort(void* p) {                                                      \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                      \
-  }                                                                                            \
-  extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
-      __asan_store##n##_noabort(void* p) {                                                     \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                     \
+// Which builder statement the thread runs (findings name it).
+#define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);
+// The compiler's ThreadSanitizer instrumentation (-fsanitize=thread, no function entry/exit
+// hooks) calls these for every load and store of memory the kernel can share, a
+// read-modify-write (`x[i] += 1`) as a read and then a write; no sanitizer runtime is
+// linked (the host compiler links the object without -fsanitize): they forward to
+// warptrace's runtime. Not instrumented themselves.
+#define WARPTRACE_HOST_UNCHECKED_C \
+  extern "C" __attribute__((visibility("hidden"), no_sanitize_thread))
+#define WARPTRACE_HOST_SANITIZE_CALLBACKS(n)                                            \
+  WARPTRACE_HOST_UNCHECKED_C void __tsan_read##n(void* p) {                             \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                 \
+  }                                                                                     \
+  WARPTRACE_HOST_UNCHECKED_C void __tsan_write##n(void* p) {                            \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                \
+  }                                                                                     \
+  WARPTRACE_HOST_UNCHECKED_C void __tsan_unaligned_read##n(void* p) {                   \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                 \
+  }                                                                                     \
+  WARPTRACE_HOST_UNCHECKED_C void __tsan_unaligned_write##n(void* p) {                  \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                \
+  }                                                                                     \
+  WARPTRACE_HOST_UNCHECKED_C void __tsan_volatile_read##n(void* p) {                    \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                 \
+  }                                                                                     \
+  WARPTRACE_HOST_UNCHECKED_C void __tsan_volatile_write##n(void* p) {                   \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                \
   }
 WARPTRACE_HOST_SANITIZE_CALLBACKS(1)
 WARPTRACE_HOST_SANITIZE_CALLBACKS(2)
@@ -152,16 +163,115 @@ WARPTRACE_HOST_SANITIZE_CALLBACKS(4)
 WARPTRACE_HOST_SANITIZE_CALLBACKS(8)
 WARPTRACE_HOST_SANITIZE_CALLBACKS(16)
 #undef WARPTRACE_HOST_SANITIZE_CALLBACKS
-extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
-__asan_loadN_noabort(void* p, size_t n) {
+WARPTRACE_HOST_UNCHECKED_C void __tsan_read_range(void* p, unsigned long n) {
   ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);
 }
-extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
-__asan_storeN_noabort(void* p, size_t n) {
+WARPTRACE_HOST_UNCHECKED_C void __tsan_write_range(void* p, unsigned long n) {
   ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);
 }
-extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void
-__asan_handle_no_return(void) {}
+// A store or load of an object's vtable pointer (a class with virtual functions constructed
+// in shared memory).
+WARPTRACE_HOST_UNCHECKED_C void __tsan_vptr_update(void** p, void*) {
+  ::warptrace_host::SanitizeAccess(p, sizeof(void*), WARPTRACE_HOST_ACCESS_WRITE);
+}
+WARPTRACE_HOST_UNCHECKED_C void __tsan_vptr_read(void** p) {
+  ::warptrace_host::SanitizeAccess(p, sizeof(void*), WARPTRACE_HOST_ACCESS_READ);
+}
+// The kernel's memcpy, memmove and memset: compiled as calls (-fno-builtin-*) and linked
+// with --wrap for each (host_compiler.cc SanitizeFlags, LinkArgv), they come here, are
+// checked as the read and the write they make and then go to the C library's.
+extern "C" void* __real_memmove(void*, const void*, size_t);
+extern "C" void* __real_memset(void*, int, size_t);
+WARPTRACE_HOST_UNCHECKED_C void* __wrap_memcpy(void* d, const void* s, size_t n) {
+  if (n != 0) {
+    ::warptrace_host::SanitizeAccess(s, n, WARPTRACE_HOST_ACCESS_READ);
+    ::warptrace_host::SanitizeAccess(d, n, WARPTRACE_HOST_ACCESS_WRITE);
+  }
+  return __real_memcpy(d, s, n);
+}
+WARPTRACE_HOST_UNCHECKED_C void* __wrap_memmove(void* d, const void* s, size_t n) {
+  if (n != 0) {
+    ::warptrace_host::SanitizeAccess(s, n, WARPTRACE_HOST_ACCESS_READ);
+    ::warptrace_host::SanitizeAccess(d, n, WARPTRACE_HOST_ACCESS_WRITE);
+  }
+  return __real_memmove(d, s, n);
+}
+WARPTRACE_HOST_UNCHECKED_C void* __wrap_memset(void* d, int c, size_t n) {
+  if (n != 0) ::warptrace_host::SanitizeAccess(d, n, WARPTRACE_HOST_ACCESS_WRITE);
+  return __real_memset(d, c, n);
+}
+// The module constructor's call, and the function hooks a compiler that ignores
+// tsan-instrument-func-entry-exit=0 would still emit: nothing to do.
+WARPTRACE_HOST_UNCHECKED_C void __tsan_init(void) {}
+WARPTRACE_HOST_UNCHECKED_C void __tsan_func_entry(void*) {}
+WARPTRACE_HOST_UNCHECKED_C void __tsan_func_exit(void) {}
+// The instrumentation's atomic entries: the compiler turns each __atomic_* / __sync_*
+// builtin (std::atomic, cuda::atomic_ref, a raw builtin in a kernel) into a call of
+// __tsan_atomicN_OP. Each reports itself as an atomic access (which the races check never
+// counts against another atomic) and then does the operation, sequentially consistent (at
+// least as strong as the order the kernel asked for). No 128-bit atomics (the library
+// they would need is not linked either).
+namespace warptrace_host {
+template <typename T>
+__attribute__((no_sanitize_thread, always_inline)) inline volatile T* NoteAtomicAt(
+    const volatile T* p) {
+  SanitizeAccess(const_cast<const T*>(p), sizeof(T), WARPTRACE_HOST_ACCESS_ATOMIC);
+  return const_cast<volatile T*>(p);
+}
+}  // namespace warptrace_host
+
+#define WARPTRACE_HOST_TSAN_ATOMICS(n, T)                                                    \
+  WARPTRACE_HOST_UNCHECKED_C T __tsan_atomic##n##_load(const volatile T* a, int) {          \
+    return __atomic_load_n(::warptrace_host::NoteAtomicAt(a), __ATOMIC_SEQ_CST);            \
+  }                                                                                          \
+  WARPTRACE_HOST_UNCHECKED_C void __tsan_atomic##n##_store(volatile T* a, T v, int) {       \
+    __atomic_store_n(::warptrace_host::NoteAtomicAt(a), v, __ATOMIC_SEQ_CST);               \
+  }                                                                                          \
+  WARPTRACE_HOST_UNCHECKED_C T __tsan_atomic##n##_exchange(volatile T* a, T v, int) {       \
+    return __atomic_exchange_n(::warptrace_host::NoteAtomicAt(a), v, __ATOMIC_SEQ_CST);     \
+  }                                                                                          \
+  WARPTRACE_HOST_TSAN_RMW(n, T, fetch_add)                                                   \
+  WARPTRACE_HOST_TSAN_RMW(n, T, fetch_sub)                                                   \
+  WARPTRACE_HOST_TSAN_RMW(n, T, fetch_and)                                                   \
+  WARPTRACE_HOST_TSAN_RMW(n, T, fetch_or)                                                    \
+  WARPTRACE_HOST_TSAN_RMW(n, T, fetch_xor)                                                   \
+  WARPTRACE_HOST_TSAN_RMW(n, T, fetch_nand)                                                  \
+  WARPTRACE_HOST_UNCHECKED_C int __tsan_atomic##n##_compare_exchange_strong(                \
+      volatile T* a, T* c, T v, int, int) {                                                  \
+    return __atomic_compare_exchange_n(::warptrace_host::NoteAtomicAt(a), c, v, false,      \
+                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                 \
+  }                                                                                          \
+  WARPTRACE_HOST_UNCHECKED_C int __tsan_atomic##n##_compare_exchange_weak(                  \
+      volatile T* a, T* c, T v, int, int) {                                                  \
+    return __atomic_compare_exchange_n(::warptrace_host::NoteAtomicAt(a), c, v, true,       \
+                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                 \
+  }                                                                                          \
+  WARPTRACE_HOST_UNCHECKED_C T __tsan_atomic##n##_compare_exchange_val(volatile T* a, T c,  \
+                                                                       T v, int, int) {     \
+    __atomic_compare_exchange_n(::warptrace_host::NoteAtomicAt(a), &c, v, false,            \
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                        \
+    return c;                                                                                \
+  }
+#define WARPTRACE_HOST_TSAN_RMW(n, T, op)                                                    \
+  WARPTRACE_HOST_UNCHECKED_C T __tsan_atomic##n##_##op(volatile T* a, T v, int) {           \
+    return __atomic_##op(::warptrace_host::NoteAtomicAt(a), v, __ATOMIC_SEQ_CST);           \
+  }
+WARPTRACE_HOST_TSAN_ATOMICS(8, char)
+WARPTRACE_HOST_TSAN_ATOMICS(16, short)
+WARPTRACE_HOST_TSAN_ATOMICS(32, int)
+WARPTRACE_HOST_TSAN_ATOMICS(64, long long)
+#undef WARPTRACE_HOST_TSAN_RMW
+#undef WARPTRACE_HOST_TSAN_ATOMICS
+// A fence the kernel wrote as a builtin (__sync_synchronize, std::atomic_thread_fence): a
+// __threadfence() to the races check.
+WARPTRACE_HOST_UNCHECKED_C void __tsan_atomic_thread_fence(int) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  ::warptrace_host::NoteFence();
+}
+WARPTRACE_HOST_UNCHECKED_C void __tsan_atomic_signal_fence(int) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 // An async delivery of `n` bytes at `p` (a TMA load, a bulk copy) completing on the mbarrier
 // `bar` (null: none).
 #define WARPTRACE_HOST_ASYNC_WRITE(p, n, bar)                 \

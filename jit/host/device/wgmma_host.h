@@ -288,7 +288,7 @@ WARPTRACE_HOST_OWN_FN inline ThreadState& State() {
 
 WARPTRACE_HOST_OWN_FN inline bool IsPoison(const float& f) {
   unsigned int bits;
-  std::memcpy(&bits, &f, 4);
+  __builtin_memcpy(&bits, &f, 4);
   return bits == kPoison;
 }
 
@@ -297,7 +297,7 @@ WARPTRACE_HOST_OWN_FN inline void CheckUntouched(const PendingMma& p, const char
   for (unsigned int i = 0; i < p.count; ++i) {
     if (IsPoison(p.d[i])) continue;
     unsigned int bits;
-    std::memcpy(&bits, &p.d[i], 4);
+    __builtin_memcpy(&bits, &p.d[i], 4);
     Fail("%s: accumulator register d[%u] of a pending %s was written (0x%08x) before the "
          "wgmma.wait_group that retires its group: on a GPU that races with the tensor core "
          "(touch the accumulator only after the wait)",
@@ -431,7 +431,7 @@ WARPTRACE_HOST_OWN_FN inline void CommitGroup() {
 WARPTRACE_HOST_OWN_FN inline void Retire(PendingMma& p, const char* what) {
   if (p.superseded) return;
   CheckUntouched(p, what);
-  std::memcpy(p.d, p.result, p.count * sizeof(float));
+  WARPTRACE_HOST_RAW_COPY(p.d, p.result, p.count * sizeof(float));
 }
 
 WARPTRACE_HOST_OWN_FN inline void WaitGroup(unsigned int n) {
@@ -537,7 +537,7 @@ WARPTRACE_HOST_OWN_FN inline unsigned short Element(const Window& window, const 
   CheckElementLayout(*layout, p, mn, k, mn_major);
   WARPTRACE_HOST_ACCESS(p, 2, WARPTRACE_HOST_ACCESS_MMA_READ);
   unsigned short bits;
-  std::memcpy(&bits, p, 2);
+  __builtin_memcpy(&bits, p, 2);
   return bits;
 }
 
@@ -640,7 +640,7 @@ WARPTRACE_HOST_OWN_FN inline void DecodeShares(MmaOperands& mine, unsigned int p
 // Not instrumented in sanitize mode (sanitize_host.h): its arithmetic on the exchanged
 // operands and its own stack would be most of a sanitized GEMM's time; the shared-memory
 // operand reads are Element's, which is instrumented (and not inlined here).
-__attribute__((no_sanitize_address)) inline void MmaAsync(
+__attribute__((no_sanitize_thread)) inline void MmaAsync(
     float* d, int n, unsigned long long desc_a, const unsigned int* a,
     unsigned long long desc_b, int trans_a, int trans_b, int scale_d, const char* what,
     const char* site = nullptr) {
@@ -649,7 +649,7 @@ __attribute__((no_sanitize_address)) inline void MmaAsync(
   const unsigned int b_per_thread = static_cast<unsigned int>(n) / 8;  // N x 16 / 128
   MmaOperands mine{desc_a, desc_b, {0, 0, 0, 0}, n, trans_a, trans_b, scale_d != 0, rs,
                    {},     {},     {},           {}};
-  if (rs) std::memcpy(mine.a, a, sizeof mine.a);
+  if (rs) __builtin_memcpy(mine.a, a, sizeof mine.a);
   DecodeShares(mine, position, b_per_thread, what);
   const MmaOperands* all = Exchange(kWarpgroup, mine, what);
   CheckMmaUniform(all, rs, what);
@@ -717,7 +717,7 @@ __attribute__((no_sanitize_address)) inline void MmaAsync(
   // k, each lane a separate fp32 multiply and add, in k order (k outermost).
   V4 acc[32];
   if (scale_d != 0) {
-    std::memcpy(acc, input, count * sizeof(float));
+    WARPTRACE_HOST_RAW_COPY(acc, input, count * sizeof(float));
   } else {
     for (unsigned int j = 0; j < count / 4; ++j) acc[j] = V4{0.0f, 0.0f, 0.0f, 0.0f};
   }
@@ -725,8 +725,8 @@ __attribute__((no_sanitize_address)) inline void MmaAsync(
     const V4 a = {av[0][k], av[0][k], av[1][k], av[1][k]};
     for (unsigned int j = 0; j < count / 4; ++j) acc[j] += a * bv[k][j];
   }
-  std::memcpy(p.result, acc, count * sizeof(float));
-  for (unsigned int i = 0; i < count; ++i) std::memcpy(&d[i], &kPoison, 4);
+  WARPTRACE_HOST_RAW_COPY(p.result, acc, count * sizeof(float));
+  for (unsigned int i = 0; i < count; ++i) __builtin_memcpy(&d[i], &kPoison, 4);
   s.open.push_back(p);
 }
 

@@ -95,8 +95,9 @@ TEST(HostCompilerTest, LinksWithGoldUnlessAskedForTheDefaultLinker) {
 }
 
 // Sanitize mode (docs/sanitizer.md): every load and store calls the kernel's own
-// __asan_*_noabort callbacks, no sanitizer runtime is linked, and the mode is part of the
-// version (so of the cache key); off, nothing of it is in the shared object.
+// __tsan_{read,write}N callbacks (a read-modify-write both), no sanitizer runtime is linked,
+// and the mode is part of the version (so of the cache key); off, nothing of it is in the
+// shared object.
 TEST(HostCompilerTest, SanitizeModeInstrumentsWithoutASanitizerRuntime) {
   for (const char* cxx : {"g++", "clang++"}) {
     SCOPED_TRACE(cxx);
@@ -110,16 +111,17 @@ TEST(HostCompilerTest, SanitizeModeInstrumentsWithoutASanitizerRuntime) {
     ASSERT_THAT(plain, IsOk());
     ASSERT_THAT(sanitized, IsOk());
     EXPECT_THAT((*sanitized)->Version(),
-                AllOf(HasSubstr("-DWARPTRACE_HOST_SANITIZE=5 -fsanitize=kernel-address"),
-                      HasSubstr("asan-instrumentation-with-call-threshold=0")));
+                AllOf(HasSubstr("-DWARPTRACE_HOST_SANITIZE=5 -fsanitize=thread"),
+                      HasSubstr("tsan-instrument-func-entry-exit=0")));
     EXPECT_THAT((*plain)->Version(), Not(HasSubstr("sanitize")));
     absl::StatusOr<CompiledKernel> a = (*sanitized)->Compile(Request("checked", kBody));
     absl::StatusOr<CompiledKernel> b = (*plain)->Compile(Request("checked", kBody));
     ASSERT_THAT(a, IsOk());
     ASSERT_THAT(b, IsOk());
-    EXPECT_NE(a->cubin.find("__asan_store4_noabort"), std::string::npos);
-    EXPECT_EQ(a->cubin.find("libasan"), std::string::npos);
-    EXPECT_EQ(b->cubin.find("__asan"), std::string::npos);
+    EXPECT_NE(a->cubin.find("__tsan_write4"), std::string::npos);
+    EXPECT_NE(a->cubin.find("__tsan_read4"), std::string::npos);
+    EXPECT_EQ(a->cubin.find("libtsan"), std::string::npos);
+    EXPECT_EQ(b->cubin.find("__tsan"), std::string::npos);
   }
 }
 
