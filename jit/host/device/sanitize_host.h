@@ -200,6 +200,16 @@ WARPTRACE_HOST_UNCHECKED_C void* __wrap_memset(void* d, int c, size_t n) {
   if (n != 0) ::warptrace_host::SanitizeAccess(d, n, WARPTRACE_HOST_ACCESS_WRITE);
   return __real_memset(d, c, n);
 }
+// clang 15 and later call these for the copies it would otherwise expand inline.
+WARPTRACE_HOST_UNCHECKED_C void* __tsan_memcpy(void* d, const void* s, size_t n) {
+  return __wrap_memcpy(d, s, n);
+}
+WARPTRACE_HOST_UNCHECKED_C void* __tsan_memmove(void* d, const void* s, size_t n) {
+  return __wrap_memmove(d, s, n);
+}
+WARPTRACE_HOST_UNCHECKED_C void* __tsan_memset(void* d, int c, size_t n) {
+  return __wrap_memset(d, c, n);
+}
 // The module constructor's call, and the function hooks a compiler that ignores
 // tsan-instrument-func-entry-exit=0 would still emit: nothing to do.
 WARPTRACE_HOST_UNCHECKED_C void __tsan_init(void) {}
