@@ -205,8 +205,16 @@ struct WarptraceHostThread {
  * in the static thread-local block and a kernel's shared object reaches it with the
  * initial-exec model: one load from %fs, not a __tls_get_addr call per threadIdx read (a
  * thread-local of the shared object itself would need one; measured 11% of a barrier). */
+#if defined(WARPTRACE_HOST_SANITIZE)
+/* A sanitize-mode kernel sees it const: the instrumentation then checks no read of it (a
+ * call per threadIdx read and per runtime call). The runtime changes it only between
+ * fibers, and each fiber sees its own thread whenever it runs. */
+extern __thread struct WarptraceHostThread* const warptrace_host_current
+    __attribute__((tls_model("initial-exec")));
+#else
 extern __thread struct WarptraceHostThread* warptrace_host_current
     __attribute__((tls_model("initial-exec")));
+#endif
 
 /* Warp collectives (WarptraceHostRuntime::warp). */
 enum WarptraceHostWarpOp {

@@ -129,8 +129,11 @@ __attribute__((no_sanitize_thread)) inline void NoteFence() {
   }
 }
 }  // namespace warptrace_host
-// Which builder statement the thread runs (findings name it).
-#define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);
+// Which builder statement the thread runs (findings name it). A volatile store: the
+// compiler takes the instrumentation's calls for leaf calls that read no memory of the
+// kernel's, so a plain store would be merged into the next statement's.
+#define WARPTRACE_HOST_STATEMENT() \
+  (*static_cast<const char* volatile*>(&::warptrace_host::MutableCurrent().statement) = __FILE__);
 // The compiler's ThreadSanitizer instrumentation (-fsanitize=thread, no function entry/exit
 // hooks) calls these for every load and store of memory the kernel can share, a
 // read-modify-write (`x[i] += 1`) as a read and then a write; no sanitizer runtime is
