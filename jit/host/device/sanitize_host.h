@@ -141,31 +141,24 @@ __attribute__((no_sanitize_thread)) inline void NoteFence() {
 // warptrace's runtime. Not instrumented themselves.
 #define WARPTRACE_HOST_UNCHECKED_C \
   extern "C" __attribute__((visibility("hidden"), no_sanitize_thread))
-#define WARPTRACE_HOST_SANITIZE_CALLBACKS(n)                                            \
-  WARPTRACE_HOST_UNCHECKED_C void __tsan_read##n(void* p) {                             \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                 \
-  }                                                                                     \
-  WARPTRACE_HOST_UNCHECKED_C void __tsan_write##n(void* p) {                            \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                \
-  }                                                                                     \
-  WARPTRACE_HOST_UNCHECKED_C void __tsan_unaligned_read##n(void* p) {                   \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                 \
-  }                                                                                     \
-  WARPTRACE_HOST_UNCHECKED_C void __tsan_unaligned_write##n(void* p) {                  \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                \
-  }                                                                                     \
-  WARPTRACE_HOST_UNCHECKED_C void __tsan_volatile_read##n(void* p) {                    \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);                 \
-  }                                                                                     \
-  WARPTRACE_HOST_UNCHECKED_C void __tsan_volatile_write##n(void* p) {                   \
-    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_WRITE);                \
+#define WARPTRACE_HOST_SANITIZE_CALLBACK(name, n, kind)                                \
+  WARPTRACE_HOST_UNCHECKED_C void name(void* p) {                                        \
+    ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_##kind);                \
   }
+#define WARPTRACE_HOST_SANITIZE_CALLBACKS(n)                                           \
+  WARPTRACE_HOST_SANITIZE_CALLBACK(__tsan_read##n, n, READ)                            \
+  WARPTRACE_HOST_SANITIZE_CALLBACK(__tsan_write##n, n, WRITE)                          \
+  WARPTRACE_HOST_SANITIZE_CALLBACK(__tsan_unaligned_read##n, n, READ)                  \
+  WARPTRACE_HOST_SANITIZE_CALLBACK(__tsan_unaligned_write##n, n, WRITE)                \
+  WARPTRACE_HOST_SANITIZE_CALLBACK(__tsan_volatile_read##n, n, READ)                   \
+  WARPTRACE_HOST_SANITIZE_CALLBACK(__tsan_volatile_write##n, n, WRITE)
 WARPTRACE_HOST_SANITIZE_CALLBACKS(1)
 WARPTRACE_HOST_SANITIZE_CALLBACKS(2)
 WARPTRACE_HOST_SANITIZE_CALLBACKS(4)
 WARPTRACE_HOST_SANITIZE_CALLBACKS(8)
 WARPTRACE_HOST_SANITIZE_CALLBACKS(16)
 #undef WARPTRACE_HOST_SANITIZE_CALLBACKS
+#undef WARPTRACE_HOST_SANITIZE_CALLBACK
 WARPTRACE_HOST_UNCHECKED_C void __tsan_read_range(void* p, unsigned long n) {
   ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_READ);
 }
