@@ -81,7 +81,7 @@ class CompletedPhaseTable {
   CompletedPhaseTable& operator=(const CompletedPhaseTable&) = delete;
   ~CompletedPhaseTable() { delete[] slots_; }
   // The entry of `bar` in this launch (created at 0).
-  __attribute__((no_sanitize_thread)) unsigned long long& operator[](const void* bar) {
+  WARPTRACE_HOST_UNINSTRUMENTED unsigned long long& operator[](const void* bar) {
     if (2 * (used_ + 1) > capacity_) Grow();
     Slot* s = Probe(bar);
     if (s->key == nullptr) {
@@ -93,7 +93,7 @@ class CompletedPhaseTable {
     return s->phases.completed;
   }
   // The completed phases of `bar` since its init in this launch, or null if none is known.
-  __attribute__((no_sanitize_thread)) const unsigned long long* Find(const void* bar) const {
+  WARPTRACE_HOST_UNINSTRUMENTED const unsigned long long* Find(const void* bar) const {
     if (capacity_ == 0) return nullptr;
     const Slot* s = Probe(bar);
     if (s->key == nullptr || s->phases.launch != warptrace_host_current->clock->ns_base) {
@@ -110,14 +110,14 @@ class CompletedPhaseTable {
     const void* key;
     BarrierPhases phases;
   };
-  __attribute__((no_sanitize_thread)) Slot* Probe(const void* bar) const {
+  WARPTRACE_HOST_UNINSTRUMENTED Slot* Probe(const void* bar) const {
     unsigned long long i = (reinterpret_cast<unsigned long long>(bar) >> 3) * 0x9E3779B97F4A7C15ull;
     for (i >>= 32;; ++i) {
       Slot* s = &slots_[i & (capacity_ - 1)];
       if (s->key == bar || s->key == nullptr) return s;
     }
   }
-  __attribute__((no_sanitize_thread)) void Grow() {
+  WARPTRACE_HOST_UNINSTRUMENTED void Grow() {
     Slot* old = slots_;
     const unsigned long long old_capacity = capacity_;
     capacity_ = capacity_ == 0 ? 64 : 2 * capacity_;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,10 +23,13 @@ namespace warptrace::testing {
 
 class SanitizedRunTest : public ::testing::Test {
  protected:
-  explicit SanitizedRunTest(SanitizeOptions checks) : checks_(checks) {}
+  // `compiler`: the host compiler (empty: the default, g++).
+  explicit SanitizedRunTest(SanitizeOptions checks, std::string compiler = "")
+      : checks_(checks), compiler_(std::move(compiler)) {}
 
   void SetUp() override {
     HostDeviceOptions options;
+    options.compiler = compiler_;
     options.num_virtual_sms = 2;
     options.sanitize = checks_;
     absl::StatusOr<std::unique_ptr<HostDevice>> device = CreateSandboxedHostDevice(options);
@@ -60,6 +64,7 @@ class SanitizedRunTest : public ::testing::Test {
   }
 
   const SanitizeOptions checks_;
+  const std::string compiler_;
   std::unique_ptr<HostDevice> device_;
   std::vector<float> in_, out_;
 };

@@ -313,14 +313,14 @@ inline T Shuffle(unsigned int mask, T value, ShflMode mode, unsigned int b, int 
 #ifdef WARPTRACE_HOST_SANITIZE
 inline void NoteAtomic(const void* p, unsigned long long bytes);
 inline void NoteFence();
-#define WARPTRACE_HOST_ATOMIC_FN __attribute__((no_sanitize_thread))
+#define WARPTRACE_HOST_ATOMIC_FN WARPTRACE_HOST_UNINSTRUMENTED
 #define WARPTRACE_HOST_NOTE_ATOMIC(p) ::warptrace_host::NoteAtomic((p), sizeof(*(p)))
 #define WARPTRACE_HOST_NOTE_FENCE() ::warptrace_host::NoteFence()
 // The emulation's own bookkeeping (wgmma_host.h, wgmma_layout_host.h: layout checks, pending
 // groups, exchanges): it touches warptrace's own state and the thread's registers, never
 // the kernel's shared or global memory except through reported accesses, so it is not
 // instrumented (the layout check alone made 100 million checked loads per hopper_gemm launch).
-#define WARPTRACE_HOST_OWN_FN __attribute__((no_sanitize_thread))
+#define WARPTRACE_HOST_OWN_FN WARPTRACE_HOST_UNINSTRUMENTED
 // A copy of a length only known at run time in the emulation's own code: the C library's
 // memcpy itself, not the checked one every memcpy call of the kernel goes to
 // (sanitize_host.h __wrap_memcpy).

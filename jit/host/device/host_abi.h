@@ -205,6 +205,20 @@ struct WarptraceHostThread {
  * in the static thread-local block and a kernel's shared object reaches it with the
  * initial-exec model: one load from %fs, not a __tls_get_addr call per threadIdx read (a
  * thread-local of the shared object itself would need one; measured 11% of a barrier). */
+/* Code of the kernel's shared object that the sanitizer's instrumentation must not see (its
+ * callbacks, the emulation's own bookkeeping). clang's no_sanitize("thread") still
+ * instruments atomics (so a callback's own atomic would call itself):
+ * disable_sanitizer_instrumentation turns that off too. */
+#if defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(disable_sanitizer_instrumentation)
+#define WARPTRACE_HOST_UNINSTRUMENTED \
+  __attribute__((no_sanitize_thread)) __attribute__((disable_sanitizer_instrumentation))
+#endif
+#endif
+#ifndef WARPTRACE_HOST_UNINSTRUMENTED
+#define WARPTRACE_HOST_UNINSTRUMENTED __attribute__((no_sanitize_thread))
+#endif
+
 #if defined(WARPTRACE_HOST_SANITIZE)
 /* A sanitize-mode kernel sees it const: the instrumentation then checks no read of it (a
  * call per threadIdx read and per runtime call). The runtime changes it only between

@@ -29,6 +29,10 @@
 #include <cstdio>
 #include <cstring>
 
+#ifndef WARPTRACE_HOST_UNINSTRUMENTED  // the runtime's side (host_abi.h defines it for kernels)
+#define WARPTRACE_HOST_UNINSTRUMENTED
+#endif
+
 // 'WTMA'; the version word changes with the layout below.
 #define WARPTRACE_HOST_TMA_MAGIC 0x414d5457u
 #define WARPTRACE_HOST_TMA_VERSION 1u
@@ -140,7 +144,7 @@ inline void NanBits(uint32_t bytes, uint32_t type, unsigned char* out) {
 // at `smem`: a load (store == false) fills out-of-bounds elements; a store skips them.
 // Assumes Check passed. Not instrumented in sanitize mode: the caller reports the box's
 // shared-memory bytes as the async proxy's access (tma_sm90.cuh TmaCopy).
-__attribute__((no_sanitize_thread)) inline void CopyBox(const WarptraceHostTensorMap& m, void* smem, const int32_t* c,
+WARPTRACE_HOST_UNINSTRUMENTED inline void CopyBox(const WarptraceHostTensorMap& m, void* smem, const int32_t* c,
                     bool store) {
   const uint32_t elem = m.element_bytes;
   const uint32_t mask = SwizzleMask(m.swizzle);

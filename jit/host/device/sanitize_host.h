@@ -13,7 +13,7 @@
 namespace warptrace_host {
 // The AND of the shadow bytes: 3, all warptrace's own; bit 1 set, all written or own (no
 // bounds or init check has work; with the races check, only it has).
-__attribute__((no_sanitize_thread, always_inline)) inline unsigned int ShadowAnd(
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline unsigned int ShadowAnd(
     const unsigned char* shadow, unsigned long long bytes) {
   unsigned long long all = ~0ull;
   unsigned long long i = 0;
@@ -36,7 +36,7 @@ __attribute__((no_sanitize_thread, always_inline)) inline unsigned int ShadowAnd
 }
 // Fast path without the races check: bytes already written (2) or warptrace's own (3),
 // fine to read and to write again.
-__attribute__((no_sanitize_thread, always_inline)) inline bool Written(
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool Written(
     const unsigned char* shadow, unsigned long long bytes) {
   return (ShadowAnd(shadow, bytes) & 2u) != 0;
 }
@@ -46,7 +46,7 @@ __attribute__((no_sanitize_thread, always_inline)) inline bool Written(
 // thread runs), another kind goes to the runtime's races entry at once; nothing for
 // warptrace's own bytes. False when a byte is not written: the runtime's access entry
 // decides.
-__attribute__((no_sanitize_thread, always_inline)) inline bool RaceOnly(
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool RaceOnly(
     WarptraceHostThread* t, const unsigned char* shadow, int area, unsigned long long off,
     unsigned long long bytes, int kind) {
   const unsigned int state = ShadowAnd(shadow + off, bytes);
@@ -66,7 +66,7 @@ __attribute__((no_sanitize_thread, always_inline)) inline bool RaceOnly(
   t->rt->race(t->fiber, area, off, bytes, kind);
   return true;
 }
-__attribute__((no_sanitize_thread, always_inline)) inline void SanitizeAccess(
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline void SanitizeAccess(
     const void* p, unsigned long long bytes, int kind) {
   WarptraceHostThread* t = warptrace_host_current;
   const unsigned long long a = reinterpret_cast<unsigned long long>(p);
@@ -119,10 +119,10 @@ __attribute__((no_sanitize_thread, always_inline)) inline void SanitizeAccess(
 }
 }  // namespace warptrace_host
 namespace warptrace_host {
-__attribute__((no_sanitize_thread)) inline void NoteAtomic(const void* p, unsigned long long bytes) {
+WARPTRACE_HOST_UNINSTRUMENTED inline void NoteAtomic(const void* p, unsigned long long bytes) {
   SanitizeAccess(p, bytes, WARPTRACE_HOST_ACCESS_ATOMIC);
 }
-__attribute__((no_sanitize_thread)) inline void NoteFence() {
+WARPTRACE_HOST_UNINSTRUMENTED inline void NoteFence() {
   if constexpr ((WARPTRACE_HOST_SANITIZE & WARPTRACE_HOST_SANITIZE_RACES) != 0) {
     const WarptraceHostThread& t = Current();
     t.rt->access(t.fiber, nullptr, 0, WARPTRACE_HOST_EVENT_FENCE);
@@ -140,7 +140,7 @@ __attribute__((no_sanitize_thread)) inline void NoteFence() {
 // linked (the host compiler links the object without -fsanitize): they forward to
 // warptrace's runtime. Not instrumented themselves.
 #define WARPTRACE_HOST_UNCHECKED_C \
-  extern "C" __attribute__((visibility("hidden"), no_sanitize_thread))
+  extern "C" __attribute__((visibility("hidden"))) WARPTRACE_HOST_UNINSTRUMENTED
 #define WARPTRACE_HOST_SANITIZE_CALLBACK(name, n, kind)                                \
   WARPTRACE_HOST_UNCHECKED_C void name(void* p) {                                        \
     ::warptrace_host::SanitizeAccess(p, n, WARPTRACE_HOST_ACCESS_##kind);                \
@@ -219,7 +219,7 @@ WARPTRACE_HOST_UNCHECKED_C void __tsan_func_exit(void) {}
 // they would need is not linked either).
 namespace warptrace_host {
 template <typename T>
-__attribute__((no_sanitize_thread, always_inline)) inline volatile T* NoteAtomicAt(
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline volatile T* NoteAtomicAt(
     const volatile T* p) {
   SanitizeAccess(const_cast<const T*>(p), sizeof(T), WARPTRACE_HOST_ACCESS_ATOMIC);
   return const_cast<volatile T*>(p);

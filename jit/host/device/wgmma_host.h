@@ -640,7 +640,7 @@ WARPTRACE_HOST_OWN_FN inline void DecodeShares(MmaOperands& mine, unsigned int p
 // Not instrumented in sanitize mode (sanitize_host.h): its arithmetic on the exchanged
 // operands and its own stack would be most of a sanitized GEMM's time; the shared-memory
 // operand reads are Element's, which is instrumented (and not inlined here).
-__attribute__((no_sanitize_thread)) inline void MmaAsync(
+WARPTRACE_HOST_UNINSTRUMENTED inline void MmaAsync(
     float* d, int n, unsigned long long desc_a, const unsigned int* a,
     unsigned long long desc_b, int trans_a, int trans_b, int scale_d, const char* what,
     const char* site = nullptr) {
