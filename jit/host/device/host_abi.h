@@ -200,11 +200,6 @@ struct WarptraceHostThread {
 #define WARPTRACE_HOST_EVENT_PROXY_FENCE 20 /* fence.proxy.async */
 #define WARPTRACE_HOST_EVENT_FENCE 21       /* __threadfence(), a fence.sc / fence.acq_rel */
 
-/* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
- * fiber). Defined by the runtime, which is part of the program (never dlopen'ed), so it lives
- * in the static thread-local block and a kernel's shared object reaches it with the
- * initial-exec model: one load from %fs, not a __tls_get_addr call per threadIdx read (a
- * thread-local of the shared object itself would need one; measured 11% of a barrier). */
 /* Code of the kernel's shared object that the sanitizer's instrumentation must not see (its
  * callbacks, the emulation's own bookkeeping). clang's no_sanitize("thread") still
  * instruments atomics (so a callback's own atomic would call itself):
@@ -219,6 +214,11 @@ struct WarptraceHostThread {
 #define WARPTRACE_HOST_UNINSTRUMENTED __attribute__((no_sanitize_thread))
 #endif
 
+/* The CUDA thread the calling worker thread runs (set by the runtime before it resumes a
+ * fiber). Defined by the runtime, which is part of the program (never dlopen'ed), so it lives
+ * in the static thread-local block and a kernel's shared object reaches it with the
+ * initial-exec model: one load from %fs, not a __tls_get_addr call per threadIdx read (a
+ * thread-local of the shared object itself would need one; measured 11% of a barrier). */
 #if defined(WARPTRACE_HOST_SANITIZE)
 /* A sanitize-mode kernel sees it const: the instrumentation then checks no read of it (a
  * call per threadIdx read and per runtime call). The runtime changes it only between
