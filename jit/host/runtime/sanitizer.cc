@@ -225,6 +225,11 @@ void BlockShadow::CheckStatic(const Fiber& f, uint64_t offset, uint64_t bytes, i
   const Array* array = ArrayAt(offset);
   if (unaddressable && !bounds_) return;
   if (unaddressable) {
+    if (kind != WARPTRACE_HOST_ACCESS_READ) {  // the bytes it did write in an array count
+      for (uint64_t i = offset; i < end; ++i) {
+        if (static_shadow_[i] == kUnwritten) static_shadow_[i] = kWritten;
+      }
+    }
     const uint64_t e = array == nullptr ? 1 : array->element_bytes;
     const int64_t rel = array == nullptr ? 0 : static_cast<int64_t>(offset - array->offset);
     launch_->Record(OutOfBounds(kind), array != nullptr ? array->name : nullptr, f.abi.statement, f.block->linear(),
