@@ -176,6 +176,30 @@ inline CopyEngine TmaCopyEngine(size_t dims, bool store) {
   return static_cast<CopyEngine>(first + static_cast<int>(dims) - 1);
 }
 
+// Whether a copy of this engine completes on a phase barrier (a bulk copy, a TMA load):
+// from trace version 5 it records its begin alone, and the dump derives its end
+// (format/links.h).
+inline bool CompletesOnBarrier(CopyEngine e) {
+  switch (e) {
+    case CopyEngine::kBulk:
+    case CopyEngine::kTma1d:
+    case CopyEngine::kTma2d:
+    case CopyEngine::kTma3d:
+    case CopyEngine::kTma4d:
+    case CopyEngine::kTma5d:
+      return true;
+    case CopyEngine::kNone:
+    case CopyEngine::kCpAsync:
+    case CopyEngine::kTmaStore1d:
+    case CopyEngine::kTmaStore2d:
+    case CopyEngine::kTmaStore3d:
+    case CopyEngine::kTmaStore4d:
+    case CopyEngine::kTmaStore5d:
+      return false;
+  }
+  return false;
+}
+
 // One record site: the tag's site id resolves here.
 struct SiteInfo {
   uint32_t id = 0;

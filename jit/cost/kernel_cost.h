@@ -125,10 +125,9 @@ struct KernelCostRow {
 // What profiling changed in a variant's code beyond the record code's own instructions,
 // one line each, empty when nothing did (the perturbation report of `--cost`, issue 51):
 //   * a KeySassOpcodes() class whose count differs (HGMMA, UTMALDG, UTMASTG, UBLKCP,
-//     LDGSTS, LDSM, STSM, HMMA, every SYNCS class, BAR: the record code has none of them;
-//     a lower count means a loop of the kernel's is unrolled less), except SYNCS.TRYWAIT
-//     and SYNCS.PHASECHK above unprofiled (the trace version 4 record code's own copy-end
-//     polls wait on phase barriers);
+//     LDGSTS, LDSM, STSM, HMMA, every SYNCS class, BAR: the record code has none of them
+//     since trace version 5 dropped the copy-end polls; a lower count means a loop of the
+//     kernel's is unrolled less);
 //   * spills or stack profiled where unprofiled has none, LDL / STL added;
 //   * fewer register-limited blocks per SM (RegisterLimitedBlocksPerSm).
 // Each line names what changed and, where the class says it, the construct it comes from

@@ -112,15 +112,16 @@ class Counter {
         return 2;
       case KernelNode::Kind::kArrive:  // one event + payload
         return Arrives(node.arrive_by) ? 2 : 0;
-      // Payloads as format/links.h says (trace version 4): a wait's enter and the events
-      // of in-order groups (cp.async, wgmma, bulk store groups) carry none.
+      // Payloads as format/links.h says (trace version 5): a wait's enter and the events
+      // of in-order groups (cp.async, wgmma, bulk store groups) carry none; a copy on a
+      // phase barrier records its begin alone (the dump derives its end).
       case KernelNode::Kind::kPhaseWait:  // enter, exit + payload
         return 3;
       case KernelNode::Kind::kAsyncCopy:
-        // A bulk copy on a barrier, by its issuing thread: begin and end, each + payload; a
-        // cp.async group by every recorder: begin and end.
+        // A bulk copy on a barrier, by its issuing thread: begin + payload; a cp.async
+        // group by every recorder: begin and end.
         if (node.copy.barrier.empty()) return 2;
-        return Elected() ? 4 : 0;
+        return Elected() ? 2 : 0;
       case KernelNode::Kind::kMmaGroup:  // commit and retirement
         return 2;
       case KernelNode::Kind::kTmaStore:  // issue and retirement by the role's first thread

@@ -163,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
         HeaderCase{Corruption::kBadMagic, FindingKind::kBadMagic, Verdict::kCorrupt,
                    "header magic is 0xdeadbeef"},
         HeaderCase{Corruption::kBadVersion, FindingKind::kBadVersion, Verdict::kCorrupt,
-                   "trace ABI version 5, this build reads versions 1 to 4"},
+                   "trace ABI version 6, this build reads versions 1 to 5"},
         HeaderCase{Corruption::kBadHeaderWords, FindingKind::kBadHeaderWords, Verdict::kCorrupt,
                    "header says it is 17 words"},
         HeaderCase{Corruption::kBadChecksum, FindingKind::kBadChecksum, Verdict::kCorrupt,
@@ -524,6 +524,53 @@ class VerifyHandoffTest : public ::testing::Test {
   }
   testing::HandoffTrace trace_;
 };
+
+// Trace version 5: the copies on a barrier record their begins alone. A clean trace has
+// every copy's phase released somewhere in the block: no finding.
+TEST_F(VerifyHandoffTest, CleanDerivedCopyEndsHaveNoFindings) {
+  testing::HandoffSpec spec;
+  spec.derived_copy_ends = true;
+  Make(spec);
+  const VerifyReport report = Run(trace_.words);
+  EXPECT_TRUE(report.ok()) << report.findings.size() << " findings";
+}
+
+// A version-5 copy whose phase no unit of the block recorded a release of: its end cannot
+// be derived, which is its own finding (with what to record), not "never completed".
+TEST(VerifyDerivedCopyTest, ACopyWhosePhaseIsNeverWaitedOnIsReportedAsNotDerivable) {
+  TraceLayout layout;
+  layout.kernel_name = "k";
+  layout.grid = {1, 1, 1};
+  layout.block = {64, 1, 1};
+  layout.unit = UnitSpec::Warp();
+  layout.capacity = 16;
+  layout.sites = {{0, "k", SiteKind::kKernel, ""},
+                  {1, "load", SiteKind::kAsyncCopy, "k > load"},
+                  {2, "wait full", SiteKind::kPhaseWait, "k > wait full"}};
+  layout.sites[1].copy_engine = CopyEngine::kTma2d;  // no barrier table: counts unchecked
+  testing::UnitScript producer;
+  producer.Begin(0).CopyBegin(1, 0, 0).Work(10).CopyBegin(1, 0, 1).Work(10).End(0);
+  testing::UnitScript consumer;
+  consumer.Begin(0).WaitPhase(2, 0, 0, 100).End(0);  // phase 1 is never waited on
+  testing::TraceSynthesizer synth(layout);
+  synth.SetUnitScript(0, producer);
+  synth.SetUnitScript(1, consumer);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
+  ASSERT_THAT(decoded, IsOk());
+  const VerifyReport report = Verify(*decoded);
+  EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncEndNotDerivable)], 1u);
+  EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncNeverCompleted)], 0u);
+  ASSERT_THAT(report.findings, SizeIs(1));
+  EXPECT_EQ(report.findings[0].record_index, 0u);
+  EXPECT_EQ(report.findings[0].event_index, 3) << "the second copy's begin";
+  EXPECT_THAT(report.findings[0].message,
+              AllOf(HasSubstr("async copy 1 of \"load\" completes phase 1 of "),
+                    HasSubstr("its end cannot be derived"), HasSubstr("record a wait")));
+  EXPECT_EQ(FindingKindName(FindingKind::kAsyncEndNotDerivable),
+            std::string("async_end_not_derivable"));
+}
 
 TEST_F(VerifyHandoffTest, CleanHandoffTraceHasNoFindings) {
   const VerifyReport report = Run(trace_.words);
