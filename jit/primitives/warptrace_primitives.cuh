@@ -76,22 +76,61 @@ struct BarrierPhases {
 };
 class CompletedPhaseTable {
  public:
+  CompletedPhaseTable() = default;
+  CompletedPhaseTable(const CompletedPhaseTable&) = delete;
+  CompletedPhaseTable& operator=(const CompletedPhaseTable&) = delete;
+  ~CompletedPhaseTable() { delete[] slots_; }
   // The entry of `bar` in this launch (created at 0).
-  unsigned long long& operator[](const void* bar) {
-    BarrierPhases& p = all_[bar];
-    const long long launch = Current().clock->ns_base;
-    if (p.launch != launch) p = {launch, 0};
-    return p.completed;
+  __attribute__((no_sanitize_address)) unsigned long long& operator[](const void* bar) {
+    if (2 * (used_ + 1) > capacity_) Grow();
+    Slot* s = Probe(bar);
+    if (s->key == nullptr) {
+      s->key = bar;
+      ++used_;
+    }
+    const long long launch = warptrace_host_current->clock->ns_base;
+    if (s->phases.launch != launch) s->phases = {launch, 0};
+    return s->phases.completed;
   }
   // The completed phases of `bar` since its init in this launch, or null if none is known.
-  const unsigned long long* Find(const void* bar) const {
-    const auto it = all_.find(bar);
-    if (it == all_.end() || it->second.launch != Current().clock->ns_base) return nullptr;
-    return &it->second.completed;
+  __attribute__((no_sanitize_address)) const unsigned long long* Find(const void* bar) const {
+    if (capacity_ == 0) return nullptr;
+    const Slot* s = Probe(bar);
+    if (s->key == nullptr || s->phases.launch != warptrace_host_current->clock->ns_base) {
+      return nullptr;
+    }
+    return &s->phases.completed;
   }
 
  private:
-  std::unordered_map<const void*, BarrierPhases> all_;
+  // Open addressing by the barrier's address, at most half full: a wait's phase check is a
+  // few loads, none of them a sanitizer callback (the table is the emulation's memory, not
+  // the kernel's).
+  struct Slot {
+    const void* key;
+    BarrierPhases phases;
+  };
+  __attribute__((no_sanitize_address)) Slot* Probe(const void* bar) const {
+    unsigned long long i = (reinterpret_cast<unsigned long long>(bar) >> 3) * 0x9E3779B97F4A7C15ull;
+    for (i >>= 32;; ++i) {
+      Slot* s = &slots_[i & (capacity_ - 1)];
+      if (s->key == bar || s->key == nullptr) return s;
+    }
+  }
+  __attribute__((no_sanitize_address)) void Grow() {
+    Slot* old = slots_;
+    const unsigned long long old_capacity = capacity_;
+    capacity_ = capacity_ == 0 ? 64 : 2 * capacity_;
+    slots_ = new Slot[capacity_];
+    for (unsigned long long i = 0; i < capacity_; ++i) slots_[i] = Slot{nullptr, {}};
+    for (unsigned long long i = 0; i < old_capacity; ++i) {
+      if (old[i].key != nullptr) *Probe(old[i].key) = old[i];
+    }
+    delete[] old;
+  }
+  Slot* slots_ = nullptr;
+  unsigned long long capacity_ = 0;  // a power of two
+  unsigned long long used_ = 0;
 };
 inline CompletedPhaseTable& CompletedPhases() {
   static thread_local CompletedPhaseTable table;

@@ -85,6 +85,58 @@ absl::StatusOr<Kernel> WarpBroadcastKernel(bool sync) {
   return b.Build();
 }
 
+// Every thread reads one word that thread 0 staged; then thread 62 overwrites it, after a
+// barrier when `barrier` (legal) or right after its own read, a statement later: a race with
+// the reads of the threads that ran before it (63, which completed the barrier, then 0..61,
+// which the races check keeps as one read of threads 0..61).
+absl::StatusOr<Kernel> BroadcastThenOverwriteKernel(bool barrier) {
+  KernelBuilder b("overwrite");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ float v[1];");
+  b.Stmt("if (threadIdx.x == 0) v[0] = in[0];");
+  b.Barrier("staged");
+  b.Stmt("out[threadIdx.x] = v[0];");
+  if (barrier) b.Barrier("read");
+  b.Stmt("if (threadIdx.x == 62) v[0] = 2.0f;");
+  return b.Build();
+}
+
+// Lane 5 of each of the four warps reads a word thread 0 staged (threads 5, 37, 69, 101:
+// one read-set entry of stride 32); thread 100 overwrites it a statement later, between
+// the third and the fourth reader: a race with the first three reads, and the fourth
+// read races with the write.
+absl::StatusOr<Kernel> LaneOfEachWarpThenOverwriteKernel() {
+  KernelBuilder b("lane_reads");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt("__shared__ float v[1];");
+  b.Stmt("if (threadIdx.x == 0) v[0] = in[0];");
+  b.Barrier("staged");
+  b.Stmt("if (threadIdx.x % 32 == 5) out[threadIdx.x / 32] = v[0];");
+  b.Stmt("if (threadIdx.x == 100) v[0] = 2.0f;");
+  return b.Build();
+}
+
+// Threads 0 and 1 each write a row of 100 words (more than a batch of the races check's
+// plain accesses, host_abi.h WARPTRACE_HOST_RACE_BATCH), then read the other's row with no
+// barrier between: every one of thread 1's 200 accesses races with one of thread 0's,
+// including those that thread 0 made last before it exited.
+absl::StatusOr<Kernel> SwapRowsKernel() {
+  KernelBuilder b("swap_rows");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({32, 1, 1});
+  b.Stmt("__shared__ float rows[200];");
+  b.Stmt(
+      "if (threadIdx.x < 2) {\n"
+      "  for (int i = 0; i < 100; ++i) rows[threadIdx.x * 100 + i] = in[i];\n"
+      "  float sum = 0.0f;\n"
+      "  for (int i = 0; i < 100; ++i) sum += rows[(1 - threadIdx.x) * 100 + i];\n"
+      "  out[threadIdx.x] = sum;\n"
+      "}");
+  return b.Build();
+}
+
 // Every thread writes its 16 bf16 of a 64 x 32 tile through the generic proxy, then (with
 // `fence`) fence.proxy.async, a barrier, and thread 0 TMA-stores the tile.
 absl::StatusOr<Kernel> GenericThenTmaStoreKernel(bool fence) {
@@ -159,6 +211,49 @@ TEST_F(RacesTest, ACpAsyncWaitWithoutABarrierOrdersOnlyTheThreadsOwnCopies) {
                                HasSubstr("data race (read after write)")))
       << status;
   EXPECT_THAT(Run(CpAsyncReverseKernel(2), 64, 64), IsOk());
+}
+
+TEST_F(RacesTest, NamesTheFirstOfAWarpsReadsThatAWriteRacesWith) {
+  const absl::Status status = Run(BroadcastThenOverwriteKernel(false), 1, 64).status();
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("sanitizer: 1 finding (1 faulty access):"),
+                     HasSubstr("data race (write after read): block (0,0,0) thread (62,0,0) "
+                               "writes 4 bytes at v[0]"),
+                     HasSubstr("; block (0,0,0) thread (0,0,0)'s read at kernel overwrite > "
+                               "statement `out[threadIdx.x] = v[0];` is not ordered before it"))))
+      << status;
+  // Legal: the barrier orders every lane's read before the write (PTX ISA, bar.sync).
+  EXPECT_THAT(Run(BroadcastThenOverwriteKernel(true), 1, 64), IsOk());
+}
+
+TEST_F(RacesTest, NamesTheFirstOfOneLaneOfEachWarpsReadsThatAWriteRacesWith) {
+  const absl::Status status = Run(LaneOfEachWarpThenOverwriteKernel(), 1, 4).status();
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("sanitizer: 2 distinct findings (2 faulty accesses):"),
+                     HasSubstr("data race (write after read): block (0,0,0) thread (100,0,0) "
+                               "writes 4 bytes at v[0]"),
+                     HasSubstr("; block (0,0,0) thread (5,0,0)'s read at kernel lane_reads > "
+                               "statement `if (threadIdx.x % 32 == 5) ou...` is not "
+                               "ordered before it"),
+                     HasSubstr("data race (read after write): block (0,0,0) thread (101,0,0) "
+                               "reads 4 bytes at v[0]"))))
+      << status;
+}
+
+TEST_F(RacesTest, ChecksEveryAccessOfALongRunAndAThreadsLastBeforeItExits) {
+  const absl::Status status = Run(SwapRowsKernel(), 100, 32).status();
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("sanitizer: 2 distinct findings (200 faulty accesses):"),
+                             HasSubstr("data race (write after read): block (0,0,0) thread "
+                                       "(1,0,0) writes 4 bytes at rows[100]"),
+                             HasSubstr("data race (read after write): block (0,0,0) thread "
+                                       "(1,0,0) reads 4 bytes at rows[0]"))))
+      << status;
 }
 
 // Legal: atomic operations on the same address are performed one at a time (PTX ISA,

@@ -23,7 +23,19 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 12u
+#define WARPTRACE_HOST_ABI_VERSION 13u
+
+/* The most plain shared-memory accesses a thread holds for the races check before the
+ * runtime checks them (WarptraceHostThread::race_batch). */
+#define WARPTRACE_HOST_RACE_BATCH 64u
+struct WarptraceHostRaceAccess {
+  unsigned int offset;    /* byte offset in the area */
+  unsigned short bytes;
+  unsigned short flags;   /* WARPTRACE_HOST_RACE_* */
+  const char* statement;  /* the statement marker's builder path then */
+};
+#define WARPTRACE_HOST_RACE_DYNAMIC 1u /* in the dynamic shared memory (else the static) */
+#define WARPTRACE_HOST_RACE_WRITE 2u   /* a write (else a read) */
 
 /* The host backend's nominal "SM clock": %clock reads return the thread's virtual
  * nanoseconds (below) times this rate, so cycles and globaltimer nanoseconds calibrate to
@@ -154,6 +166,13 @@ struct WarptraceHostThread {
    * (WARPTRACE_HOST_ACCESS_ASYNC_WRITE): the mbarrier the copy completes on (null for a
    * delivery that completes on no barrier). */
   const void* async_barrier;
+  /* Sanitize mode with the races check (sanitize_host.h RaceOnly): the thread's plain reads
+   * and writes of its own CTA's written shared memory since its last runtime call, checked
+   * in program order by the runtime at its next call (any WarptraceHostRuntime entry, which
+   * all come before anything that orders memory or switches threads) or when the batch is
+   * full (race_flush). Kernel-written; `race_pending` reset by the runtime. */
+  struct WarptraceHostRaceAccess race_batch[WARPTRACE_HOST_RACE_BATCH];
+  unsigned int race_pending;
 };
 
 /* The sanitizer's checks (HostDeviceOptions::sanitize; the kernel is compiled with
@@ -294,6 +313,15 @@ struct WarptraceHostRuntime {
    * recorded (the launch fails when it ends), or fails the launch at once when the access
    * would fault. */
   void (*access)(void* fiber, const void* address, unsigned long long bytes, int kind);
+  /* Sanitize mode with the races check only: the caller's access of `bytes` bytes at byte
+   * `offset` of its own CTA's static (area 0) or dynamic (area 1) shared memory, in bounds
+   * and every byte written (shadow 2 or 3, so the bounds and init checks have nothing to
+   * say), of a kind other than a plain read or write (those join race_batch): the races
+   * check alone, without `access`'s look-up of the address. */
+  void (*race)(void* fiber, int area, unsigned long long offset, unsigned long long bytes,
+               int kind);
+  /* The races check of the caller's full race_batch (every entry does it first). */
+  void (*race_flush)(void* fiber);
 };
 
 /* mbarrier words (an 8-byte object in shared memory, as on the GPU) hold, on the host

@@ -11,25 +11,64 @@
 // statement, so findings name it.
 #ifdef WARPTRACE_HOST_SANITIZE
 namespace warptrace_host {
-// Fast path: bytes already written (2) or warptrace's own (3): fine to read and to write
-// again; with the races check (`races`), only warptrace's own bytes are.
-__attribute__((no_sanitize_address, always_inline)) inline bool Written(
-    const unsigned char* shadow, unsigned long long bytes, bool races) {
-  const unsigned long long all = races ? 0x0303030303030303ull : 0x0202020202020202ull;
+// The AND of the shadow bytes: 3, all warptrace's own; bit 1 set, all written or own (no
+// bounds or init check has work; with the races check, only it has).
+__attribute__((no_sanitize_address, always_inline)) inline unsigned int ShadowAnd(
+    const unsigned char* shadow, unsigned long long bytes) {
+  unsigned long long all = ~0ull;
   unsigned long long i = 0;
-  for (; i + 8 <= bytes; i += 8) {  // eight shadow bytes at a time
+  for (; i + 8 <= bytes; i += 8) {
     unsigned long long word;
     __builtin_memcpy(&word, shadow + i, 8);
-    if ((word & all) != all) return false;
+    all &= word;
   }
-  for (; i < bytes; ++i) {
-    if ((shadow[i] & all) != (all & 0xff)) return false;
+  if (i + 4 <= bytes) {
+    unsigned int word;
+    __builtin_memcpy(&word, shadow + i, 4);
+    all &= 0xffffffff00000000ull | word;
+    i += 4;
   }
+  for (; i < bytes; ++i) all &= 0xffffffffffffff00ull | shadow[i];
+  all &= all >> 32;
+  all &= all >> 16;
+  all &= all >> 8;
+  return static_cast<unsigned int>(all & 0xff);
+}
+// Fast path without the races check: bytes already written (2) or warptrace's own (3),
+// fine to read and to write again.
+__attribute__((no_sanitize_address, always_inline)) inline bool Written(
+    const unsigned char* shadow, unsigned long long bytes) {
+  return (ShadowAnd(shadow, bytes) & 2u) != 0;
+}
+// The races check of an in-bounds access at `off` of the CTA's own shared `area` whose
+// bytes are all written: a plain read or write joins the thread's batch (the runtime
+// checks it at the thread's next runtime call, before anything orders memory or another
+// thread runs), another kind goes to the runtime's races entry at once; nothing for
+// warptrace's own bytes. False when a byte is not written: the runtime's access entry
+// decides.
+__attribute__((no_sanitize_address, always_inline)) inline bool RaceOnly(
+    WarptraceHostThread* t, const unsigned char* shadow, int area, unsigned long long off,
+    unsigned long long bytes, int kind) {
+  const unsigned int state = ShadowAnd(shadow + off, bytes);
+  if ((state & 2u) == 0) return false;
+  if (state == 3u) return true;
+  if ((kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE) &&
+      bytes <= 0xffffu) {
+    if (t->race_pending == WARPTRACE_HOST_RACE_BATCH) t->rt->race_flush(t->fiber);
+    WarptraceHostRaceAccess& e = t->race_batch[t->race_pending++];
+    e.offset = static_cast<unsigned int>(off);
+    e.bytes = static_cast<unsigned short>(bytes);
+    e.flags = static_cast<unsigned short>(
+        area | (kind == WARPTRACE_HOST_ACCESS_WRITE ? WARPTRACE_HOST_RACE_WRITE : 0u));
+    e.statement = t->statement;
+    return true;
+  }
+  t->rt->race(t->fiber, area, off, bytes, kind);
   return true;
 }
 __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
     const void* p, unsigned long long bytes, int kind) {
-  const WarptraceHostThread* t = warptrace_host_current;
+  WarptraceHostThread* t = warptrace_host_current;
   const unsigned long long a = reinterpret_cast<unsigned long long>(p);
   if (t == nullptr || a - t->stack_lo < t->stack_bytes ||
       a - reinterpret_cast<unsigned long long>(t) < sizeof(WarptraceHostThread)) {
@@ -41,13 +80,15 @@ __attribute__((no_sanitize_address, always_inline)) inline void SanitizeAccess(
   unsigned long long off = a - reinterpret_cast<unsigned long long>(t->static_shared);
   if (off < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
     if (off + bytes <= WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES &&
-        Written(t->shadow_static + off, bytes, kRaces)) {
+        (kRaces ? RaceOnly(t, t->shadow_static, 0, off, bytes, kind)
+                : Written(t->shadow_static + off, bytes))) {
       return;
     }
   } else if ((off = a - reinterpret_cast<unsigned long long>(t->dynamic_shared)) <
              t->dynamic_shared_bytes) {
     if (off + bytes <= t->dynamic_shared_bytes &&
-        Written(t->shadow_dynamic + off, bytes, kRaces)) {
+        (kRaces ? RaceOnly(t, t->shadow_dynamic, 1, off, bytes, kind)
+                : Written(t->shadow_dynamic + off, bytes))) {
       return;
     }
   } else if (a + 4096 - reinterpret_cast<unsigned long long>(t->dynamic_shared) <
@@ -88,7 +129,14 @@ inline void NoteFence() {
   }
 }
 }  // namespace warptrace_host
-#define WARPTRACE_HOST_STATEMENT() (::warptrace_host::MutableCurrent().statement = __FILE__);
+// The empty volatile asm ends GCC's removal of "redundant" sanitizer checks (its sanopt
+// pass drops a check of an address that a dominating check of the same address covers, with
+// no call or volatile asm between): for the bounds check a load's check covers a later store
+// of the same bytes, but the races check must see the store too. So no access of one builder
+// statement hides an access of another (within one statement, `x[i] += 1`, GCC still checks
+// only the load: docs/sanitizer.md "What it does not see").
+#define WARPTRACE_HOST_STATEMENT() \
+  (::warptrace_host::MutableCurrent().statement = __FILE__); __asm__ volatile("");
 #define WARPTRACE_HOST_SANITIZE_CALLBACKS(n)                                                   \
   extern "C" __attribute__((visibility("hidden"), no_sanitize_address)) void                 \
       __asan_load##n##_noabort(void* p) {                                                      \

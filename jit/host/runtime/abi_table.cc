@@ -8,15 +8,24 @@
 #include "absl/strings/str_cat.h"
 #include "jit/host/runtime/block.h"
 #include "jit/host/runtime/cluster.h"
+#include "jit/host/runtime/races.h"
 #include "jit/host/runtime/virtual_clock.h"
 #include "jit/host/runtime/worker.h"
 
 namespace warptrace::host {
 namespace {
 
+// Every runtime entry of a kernel thread: its batched shared-memory accesses are checked
+// first (host_abi.h race_batch), before anything the call orders or another thread runs.
+Fiber* Enter(void* fiber) {
+  Fiber* f = Self(fiber);
+  if (f->abi.race_pending != 0) FlushRaceBatch(*f);
+  return f;
+}
+
 int AbiBarrier(void* fiber, unsigned int id, unsigned int count, int wait, int op,
                int predicate, const char* what) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   Worker& w = OwnerOf(f);
   const int64_t now = NowNs(f);
   StopClock(f, now);
@@ -32,7 +41,7 @@ int AbiBarrier(void* fiber, unsigned int id, unsigned int count, int wait, int o
 
 unsigned long long AbiWarp(void* fiber, int op, unsigned int mask, unsigned long long value,
                            unsigned int arg, const char* what) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   Worker& w = OwnerOf(f);
   const int64_t now = NowNs(f);
   StopClock(f, now);
@@ -41,13 +50,13 @@ unsigned long long AbiWarp(void* fiber, int op, unsigned int mask, unsigned long
 }
 
 unsigned int AbiActiveMask(void* fiber) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   return f->block->ActiveMask(f);
 }
 
 void* AbiShared(void* fiber, unsigned int site, unsigned long long bytes,
                 unsigned long long align, unsigned long long element_bytes, const char* name) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   std::string error;
   void* p = f->block->Shared(site, bytes, align == 0 ? 1 : align, element_bytes, name, &error);
   if (!error.empty()) {
@@ -58,7 +67,7 @@ void* AbiShared(void* fiber, unsigned int site, unsigned long long bytes,
 
 void AbiMbarrierWait(void* fiber, unsigned long long* bar, unsigned int parity,
                      const char* what) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   f->last_was_spin = false;
   if (const Cluster* cluster = f->block->cluster(); cluster != nullptr) {
     if (Block* owner = cluster->OwnerOf(bar); owner != nullptr && owner != f->block) {
@@ -107,7 +116,7 @@ void CheckPeerMbarrier(Fiber* f, const Cluster& cluster, Block& owner,
 }
 
 void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   StopClock(f, NowNs(f));  // vtime is the arrival's time
   Block* owner = f->block;
   if (const Cluster* cluster = owner->cluster(); cluster != nullptr) {
@@ -129,7 +138,7 @@ void AbiMbarrierArrived(void* fiber, unsigned long long* bar, int completed) {
 
 void AbiSpin(void* fiber, const volatile void* address, unsigned long long value,
              const char* what) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   OwnerOf(f).Spin(f, address, value, what);
 }
 
@@ -195,7 +204,7 @@ void CheckAccess(Fiber* f, const void* address, unsigned long long bytes, int pl
 }
 
 void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int kind) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   if (f->block->shadow() == nullptr) return;
   if (address == nullptr && kind >= WARPTRACE_HOST_EVENT_MMA_COMMIT) {  // an async-group event
     if (RaceDomain* races = f->block->races(); races != nullptr) races->Event(*f, kind, bytes);
@@ -221,8 +230,20 @@ void AbiAccess(void* fiber, const void* address, unsigned long long bytes, int k
   CheckAccess(f, address, bytes, plain, kind);
 }
 
+// The kernel found the access in its own CTA's shared memory, in bounds and written: only
+// the races check has work.
+void AbiRace(void* fiber, int area, unsigned long long offset, unsigned long long bytes,
+             int kind) {
+  Fiber* f = Enter(fiber);
+  if (RaceDomain* races = f->block->races(); races != nullptr) {
+    races->Access(*f, *f->block, area, offset, bytes, kind);
+  }
+}
+
+void AbiRaceFlush(void* fiber) { Enter(fiber); }
+
 void AbiCpAsync(void* fiber, void* dst, const void* src, unsigned int bytes) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   if (f->block->shadow() != nullptr) {
     // Checked at issue, delivered at the wait; the races check records the delivery as
     // the thread's cp.async group, visible after the wait that covers it.
@@ -233,14 +254,14 @@ void AbiCpAsync(void* fiber, void* dst, const void* src, unsigned int bytes) {
 }
 
 void AbiCpAsyncCommit(void* fiber) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   f->copy_groups.push_back(std::move(f->open_copies));
   f->open_copies.clear();
   if (RaceDomain* races = f->block->races(); races != nullptr) races->CpAsyncCommit(*f);
 }
 
 void AbiCpAsyncWaitPrior(void* fiber, unsigned int groups) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   while (f->copy_groups.size() > groups) {
     FlushCopies(f->copy_groups.front());
     f->copy_groups.pop_front();
@@ -254,7 +275,7 @@ unsigned long long AbiClock(void* fiber) {
 
 const void* AbiExchange(void* fiber, unsigned int group, const void* operands,
                         unsigned int bytes, const char* what) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   Worker& w = OwnerOf(f);
   const int64_t now = NowNs(f);
   StopClock(f, now);
@@ -263,7 +284,7 @@ const void* AbiExchange(void* fiber, unsigned int group, const void* operands,
 }
 
 void AbiClusterBarrier(void* fiber, int arrive, int wait, const char* what) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   Worker& w = OwnerOf(f);
   Cluster* cluster = f->block->cluster();
   if (cluster == nullptr) {
@@ -287,7 +308,7 @@ void AbiClusterBarrier(void* fiber, int arrive, int wait, const char* what) {
 
 void* AbiMapa(void* fiber, const void* address, unsigned int rank, int track,
               const char* what) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   Worker& w = OwnerOf(f);
   Cluster* cluster = f->block->cluster();
   if (cluster == nullptr) {
@@ -304,7 +325,7 @@ void* AbiMapa(void* fiber, const void* address, unsigned int rank, int track,
 }
 
 void AbiMbarrierInit(void* fiber, unsigned long long* bar) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   if (Cluster* cluster = f->block->cluster(); cluster != nullptr) {
     cluster->Initialized(f, f->block->cluster_rank(), bar);
   }
@@ -312,13 +333,16 @@ void AbiMbarrierInit(void* fiber, unsigned long long* bar) {
     int area = 0;
     uint64_t offset = 0;
     if (Block* owner = SharedOwner(f, bar, &area, &offset); owner != nullptr) {
-      races->MbarrierInit(bar, *owner, area, offset);
+      races->MbarrierInit(bar, *owner);
+      // Its word is the emulation's from now on, exempt from the races check: its many
+      // reads and updates no longer reach the runtime.
+      owner->shadow()->Unchecked(area, offset, 8);
     }
   }
 }
 
 void AbiFail(void* fiber, const char* message) {
-  Fiber* f = Self(fiber);
+  Fiber* f = Enter(fiber);
   OwnerOf(f).EndWithoutUnwinding(f, absl::StatusCode::kAborted, message);
 }
 
@@ -327,7 +351,7 @@ constexpr WarptraceHostRuntime kAbi = {
     &AbiMbarrierWait,  &AbiMbarrierArrived, &AbiSpin,        &AbiCpAsync,
     &AbiCpAsyncCommit, &AbiCpAsyncWaitPrior, &AbiClock,      &AbiFail,
     &AbiExchange,      &AbiClusterBarrier, &AbiMapa,         &AbiMbarrierInit,
-    &AbiAccess,
+    &AbiAccess,        &AbiRace,           &AbiRaceFlush,
 };
 
 }  // namespace

@@ -107,6 +107,7 @@ Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
     a.statement = nullptr;
     a.dynamic_name = nullptr;
     a.dynamic_element_bytes = 0;
+    a.race_pending = 0;
   }
   warps_.resize((num_threads + kWarpSize - 1) / kWarpSize);
   const uint32_t tail = num_threads % kWarpSize;

@@ -15,18 +15,31 @@ constexpr uint64_t kExempt = RaceShadow::kExempt;
 constexpr uint64_t kReadSetBit = RaceShadow::kReadSetBit;
 
 
+// Whether every component of read `r` happened before a thread whose clock is `vc`.
+inline bool SpanOrdered(const RaceShadow::Read& r, ClockView vc) {
+  return vc.AllAtLeast(r.First(), uint32_t{r.span} + 1, r.stride, RaceClock(r.epoch));
+}
+
 // A write of the cells `mask` of the word whose `n` cells (1: a word cell, 4: a split
 // word's bytes) are `w`: every read of them must be ordered before it; they now hold only
 // the write.
 template <typename IsOrdered, typename Report>
 void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool set,
-               uint64_t epoch, const char* at, IsOrdered& is_ordered, Report& report) {
+               uint64_t epoch, const char* at, IsOrdered& is_ordered, const VectorClock& vc,
+               Report& report) {
+  auto is_ordered_span = [&](const RaceShadow::Read& r) {
+    return r.span == 0 ? is_ordered(r.epoch) : SpanOrdered(r, vc.View());
+  };
   if (set) {
     const uint64_t index = w[0].read & ~kReadSetBit;
     std::vector<RaceShadow::Read>& reads = shadow->Set(index);
     size_t kept = 0;
     for (RaceShadow::Read r : reads) {
-      if ((r.mask & mask) != 0 && !is_ordered(r.epoch)) report({false, r.epoch, r.at});
+      if ((r.mask & mask) != 0 && !is_ordered_span(r)) {
+        for (uint32_t k = 0; k <= r.span; ++k) {
+          if (!is_ordered(r.Epoch(k))) report({false, r.Epoch(k), r.at});
+        }
+      }
       r.mask &= ~mask;
       if (r.mask != 0) reads[kept++] = r;
     }
@@ -92,6 +105,7 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool s
   // same bytes (program order, or in-order retirement for an async agent); reads of other
   // components stay (a write checks them all), so a read costs a search, not a scan.
   std::vector<RaceShadow::Read>& reads = shadow->Set(w[0].read & ~kReadSetBit);
+  RaceShadow::Unfold(reads);
   const uint32_t component = RaceComponent(epoch);
   if (reads.empty() || RaceComponent(reads.back().epoch) < component) {
     reads.push_back({epoch, at, mask});  // threads mostly read in order: no search
@@ -129,7 +143,7 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool s
 // before it). Returns false, having changed nothing, for everything else.
 inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCell& w,
                                                      bool write, uint64_t epoch,
-                                                     const char* at, const VectorClock& vc) {
+                                                     const char* at, ClockView vc) {
   const uint64_t last = w.write;
   if (last == RaceShadow::kExempt || RaceShadow::IsSplit(w)) return false;
   auto ordered = [&](uint64_t e) { return e == 0 || RaceClock(e) <= vc.Get(RaceComponent(e)); };
@@ -140,12 +154,15 @@ inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCel
       // barrier runs on first: found by a short scan from the end.
       std::vector<RaceShadow::Read>& reads = shadow->Set(w.read & ~kReadSetBit);
       const uint32_t component = RaceComponent(epoch);
+      // The next lane of the warp, or warp of the block, that read it last: one entry more.
+      if (!reads.empty() && reads.back().Extend(component, epoch, at)) return true;
       size_t at_end = reads.size();
       for (int steps = 0; at_end > 0 && RaceComponent(reads[at_end - 1].epoch) > component;
            --at_end) {
         if (++steps > 4) return false;
       }
-      if (at_end > 0 && RaceComponent(reads[at_end - 1].epoch) == component) {
+      if (at_end > 0 && reads[at_end - 1].Last() >= component) {  // maybe its own older read
+        if (reads[at_end - 1].span != 0) return false;
         reads[at_end - 1] = {epoch, at, 1u};  // its own older read of the word
       } else if (at_end == reads.size()) {
         reads.push_back({epoch, at, 1u});
@@ -173,7 +190,7 @@ inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCel
   if ((w.read & kReadSetBit) != 0) {
     const uint64_t index = w.read & ~kReadSetBit;
     for (const RaceShadow::Read& r : shadow->Set(index)) {
-      if (!ordered(r.epoch)) return false;
+      if (r.span == 0 ? !ordered(r.epoch) : !SpanOrdered(r, vc)) return false;
     }
     shadow->FreeSet(index);
   } else if (!ordered(w.read)) {
@@ -184,6 +201,34 @@ inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCel
   w.read = 0;
   w.read_at = nullptr;
   return true;
+}
+
+// A plain read of a whole word cell in a batch, its commonest cases only: the last write
+// ordered before it (an exempt cell's kExempt never is), and the word's reads ordered
+// before it, or a read set that the read extends (the next lane of a warp) or ends. False,
+// having changed nothing, for everything else (PlainWord, then the general path).
+inline __attribute__((always_inline)) bool BatchRead(RaceShadow* shadow, RaceCell& w,
+                                                     uint64_t epoch, uint32_t component,
+                                                     const char* at, ClockView vc) {
+  const uint64_t last = w.write;
+  if (last != 0 && RaceClock(last) > vc.Get(RaceComponent(last))) return false;
+  const uint64_t read = w.read;
+  if ((read & kReadSetBit) != 0) {
+    std::vector<RaceShadow::Read>& reads = shadow->Set(read & ~kReadSetBit);
+    if (reads.empty()) return false;
+    RaceShadow::Read& end = reads.back();
+    if (end.Last() >= component) return false;
+    if (end.Extend(component, epoch, at)) return true;
+    reads.push_back({epoch, at, 1u});
+    return true;
+  }
+  if (read == epoch || read == 0 ||
+      ((read & RaceShadow::kSplitBit) == 0 && RaceClock(read) <= vc.Get(RaceComponent(read)))) {
+    w.read = epoch;
+    w.read_at = at;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -204,6 +249,21 @@ void VectorClock::Join(const VectorClock& o) {
 RaceShadow::RaceShadow(uint64_t dynamic_bytes) {
   pages_[0].resize((WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES + kPageBytes - 1) / kPageBytes);
   pages_[1].resize((dynamic_bytes + kPageBytes - 1) / kPageBytes);
+}
+
+void RaceShadow::Unfold(std::vector<Read>& reads) {
+  size_t n = 0;
+  for (const Read& r : reads) n += r.span + 1;
+  if (n == reads.size()) return;
+  std::vector<Read> one;
+  one.reserve(n);
+  for (const Read& r : reads) {
+    for (uint32_t k = 0; k <= r.span; ++k) one.push_back({r.Epoch(k), r.at, r.mask});
+  }
+  std::stable_sort(one.begin(), one.end(), [](const Read& a, const Read& b) {
+    return RaceComponent(a.epoch) < RaceComponent(b.epoch);
+  });
+  reads.swap(one);
 }
 
 RaceCell* RaceShadow::Split(RaceCell& word) {
@@ -307,15 +367,19 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
   if (shadow == nullptr) return;
   const uint32_t self = Self(f);
   const VectorClock& vc = threads_[self].vc;
-  // Most accesses: a plain load or store of whole aligned words with nothing to report.
-  if ((kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE) &&
-      ((offset | bytes) & 3) == 0 && bytes <= 16) {
-    const uint64_t plain_epoch = RaceEpoch(self, vc.Get(self));
-    const bool plain_write = kind == WARPTRACE_HOST_ACCESS_WRITE;
+  // Most accesses: a plain load or store (or an async delivery: a write by its agent) of
+  // whole aligned words with nothing to report.
+  if ((kind == WARPTRACE_HOST_ACCESS_READ || IsWrite(kind)) && ((offset | bytes) & 3) == 0 &&
+      bytes <= 16) {
+    const uint64_t plain_epoch = kind == WARPTRACE_HOST_ACCESS_READ ||
+                                         kind == WARPTRACE_HOST_ACCESS_WRITE
+                                     ? RaceEpoch(self, vc.Get(self))
+                                     : EpochOf(f, kind);
+    const bool plain_write = kind != WARPTRACE_HOST_ACCESS_READ;
     uint64_t word = offset;
     while (word < offset + bytes &&
            PlainWord(shadow, shadow->Word(area, word), plain_write, plain_epoch,
-                     f.abi.statement, vc)) {
+                     f.abi.statement, vc.View())) {
       word += 4;
     }
     if (word == offset + bytes) return;
@@ -386,10 +450,63 @@ void RaceDomain::Access(Fiber& f, Block& owner, int area, uint64_t offset, uint6
     }
     const bool set = (w[0].read & kReadSetBit) != 0;
     if (write) {
-      WriteWord(shadow, w, n, mask, set, epoch, at, is_ordered, report);
+      WriteWord(shadow, w, n, mask, set, epoch, at, is_ordered, vc, report);
     } else {
       ReadWord(shadow, w, n, mask, set, epoch, at, is_ordered);
     }
+  }
+}
+
+void RaceDomain::SharedBatch(Fiber& f, const WarptraceHostRaceAccess* batch, uint32_t n) {
+  Block& owner = *f.block;
+  RaceShadow* shadow = owner.shadow() != nullptr ? owner.shadow()->races() : nullptr;
+  if (shadow == nullptr) return;
+  // No synchronization between the batch's accesses: one clock for all of them.
+  const uint32_t self = owner.cluster_rank() * threads_per_cta_ + f.abi.linear_tid;
+  const ClockView vc = threads_[self].vc.View();
+  const uint64_t epoch = RaceEpoch(self, vc.Get(self));
+  const char* const statement = f.abi.statement;
+  // The page of the last access (a thread's accesses mostly stay on one).
+  uint32_t page_key = ~0u;
+  RaceCell* page = nullptr;
+  for (uint32_t i = 0; i < n; ++i) {
+    const WarptraceHostRaceAccess& a = batch[i];
+    const int area = (a.flags & WARPTRACE_HOST_RACE_DYNAMIC) != 0 ? 1 : 0;
+    const bool write = (a.flags & WARPTRACE_HOST_RACE_WRITE) != 0;
+    const uint32_t bytes = a.bytes;
+    const uint32_t in_page = a.offset % RaceShadow::kPageBytes;
+    if (((a.offset | bytes) & 3u) == 0 && in_page + bytes <= RaceShadow::kPageBytes) {
+      const uint32_t key = a.offset / RaceShadow::kPageBytes * 2u + static_cast<uint32_t>(area);
+      if (key != page_key) {
+        page = shadow->SharedPage(area, a.offset - in_page);
+        page_key = key;
+      }
+      RaceCell* cells = page + in_page / 4u;
+      const uint32_t words = bytes / 4u;
+      uint32_t k = 0;
+      if (!write) {
+        while (k < words && (BatchRead(shadow, cells[k], epoch, self, a.statement, vc) ||
+                             PlainWord(shadow, cells[k], false, epoch, a.statement, vc))) {
+          ++k;
+        }
+      } else {
+        while (k < words && PlainWord(shadow, cells[k], true, epoch, a.statement, vc)) ++k;
+      }
+      if (k == words) continue;
+    }
+    // The general path (the words the fast path did are done again, to the same effect).
+    f.abi.statement = a.statement;  // what a report names
+    Access(f, owner, area, a.offset, bytes,
+           write ? WARPTRACE_HOST_ACCESS_WRITE : WARPTRACE_HOST_ACCESS_READ);
+  }
+  f.abi.statement = statement;
+}
+
+void FlushRaceBatch(Fiber& f) {
+  const uint32_t n = f.abi.race_pending;
+  f.abi.race_pending = 0;
+  if (RaceDomain* races = f.block->races(); races != nullptr && n != 0) {
+    races->SharedBatch(f, f.abi.race_batch, n);
   }
 }
 
@@ -521,7 +638,7 @@ void RaceDomain::WarpSync(Fiber* const* lanes, uint32_t count) {
   }
 }
 
-void RaceDomain::MbarrierInit(const void* bar, Block& owner, int area, uint64_t offset) {
+void RaceDomain::MbarrierInit(const void* bar, Block& owner) {
   auto [it, added] = mbarriers_.try_emplace(bar);
   Mbarrier& m = it->second;
   if (added) {
@@ -531,9 +648,6 @@ void RaceDomain::MbarrierInit(const void* bar, Block& owner, int area, uint64_t 
   m = Mbarrier{};
   m.component = component;
   m.rank = owner.cluster_rank();
-  if (owner.shadow() != nullptr && owner.shadow()->races() != nullptr) {
-    owner.shadow()->races()->Exempt(area, offset, 8);
-  }
 }
 
 void RaceDomain::MbarrierArrived(Fiber& f, const void* bar, bool completed) {

@@ -62,8 +62,32 @@ inline uint32_t RaceClock(uint64_t epoch) {
   return static_cast<uint32_t>(epoch & ((uint64_t{1} << kRaceClockBits) - 1));
 }
 
+// A vector clock's components, read-only, as locals the compiler keeps in registers (a
+// batch of accesses checks against one clock).
+struct ClockView {
+  const uint32_t* v;
+  uint32_t n;
+  uint32_t Get(uint32_t c) const { return c < n ? v[c] : 0u; }
+  // Whether components first + k * stride, k < count, are all at least `x`.
+  bool AllAtLeast(uint32_t first, uint32_t count, uint32_t stride, uint32_t x) const {
+    if (x == 0) return true;
+    if (first + (count - 1) * stride >= n) return false;
+    uint32_t low = ~0u;
+    if (stride == 1) {
+      for (uint32_t i = 0; i < count; ++i) low = v[first + i] < low ? v[first + i] : low;
+    } else {
+      for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t c = v[first + i * stride];
+        low = c < low ? c : low;
+      }
+    }
+    return low >= x;
+  }
+};
+
 class VectorClock {
  public:
+  ClockView View() const { return {v_.data(), static_cast<uint32_t>(v_.size())}; }
   uint32_t Get(uint32_t c) const { return c < v_.size() ? v_[c] : 0u; }
   void Raise(uint32_t c, uint32_t x) {
     if (c >= v_.size()) v_.resize(c + 1, 0u);
@@ -101,9 +125,15 @@ class RaceShadow {
   static constexpr int kGlobalArea = 2;
   RaceCell& Word(int area, uint64_t offset) {
     if (area == kGlobalArea) return GlobalWord(offset);
+    return SharedPage(area, offset - offset % kPageBytes)[offset % kPageBytes / 4];
+  }
+  // Shared memory's cells come in pages of this many bytes' words.
+  static constexpr uint32_t kPageBytes = 16384;
+  // The cells of the page at byte `offset` (a multiple of kPageBytes) of shared area 0 or 1.
+  RaceCell* SharedPage(int area, uint64_t offset) {
     std::unique_ptr<RaceCell[]>& page = pages_[area][offset / kPageBytes];
     if (page == nullptr) page = std::make_unique<RaceCell[]>(kPageBytes / 4);
-    return page[offset % kPageBytes / 4];
+    return page.get();
   }
   static bool IsSplit(const RaceCell& word) {
     return (word.read & (kReadSetBit | kSplitBit)) == kSplitBit;
@@ -114,11 +144,40 @@ class RaceShadow {
   RaceCell* Split(RaceCell& word);
   // The bytes are never checked (an mbarrier word, warptrace's own arrays).
   void Exempt(int area, uint64_t offset, uint64_t bytes);
+  // Reads of the same bytes by the components RaceComponent(epoch) + k * `stride`,
+  // k = 0 .. `span`, all at the clock RaceClock(epoch) and statement `at`: the lanes of a
+  // warp reading one word (stride 1), or one lane of each of a block's warps (stride 32),
+  // kept as one entry.
   struct Read {
     uint64_t epoch;
     const char* at;
-    uint32_t mask;  // the bytes of the word it read (bit k: byte k; a word cell's: 1)
+    uint32_t mask;          // the bytes of the word it read (bit k: byte k; a word cell's: 1)
+    uint16_t stride = 1;
+    uint16_t span = 0;      // the components after the first (0: one component)
+    uint32_t First() const { return RaceComponent(epoch); }
+    uint32_t Last() const { return First() + uint32_t{span} * stride; }
+    uint64_t Epoch(uint32_t k) const {
+      return epoch + (uint64_t{k * uint32_t{stride}} << kRaceClockBits);
+    }
+    // Takes in a whole-word read by `component` (past Last()) at `epoch` and `at` when it
+    // continues the entry's components.
+    bool Extend(uint32_t component, uint64_t read_epoch, const char* read_at) {
+      if (RaceClock(epoch) != RaceClock(read_epoch) || at != read_at || mask != 1u ||
+          span == 0xffff) {
+        return false;
+      }
+      if (span == 0) {
+        if (component <= First() || component - First() > 0xffff) return false;
+        stride = static_cast<uint16_t>(component - First());
+      } else if (component != Last() + stride) {
+        return false;
+      }
+      ++span;
+      return true;
+    }
   };
+  // Replaces each read of several components by one read per component.
+  static void Unfold(std::vector<Read>& reads);
   // The read set of a word with several unordered reads: its cell's `read` (each of its
   // byte cells' when split) holds kReadSetBit | the set's index.
   std::vector<Read>& Set(uint64_t index) { return sets_[index]; }
@@ -137,7 +196,6 @@ class RaceShadow {
   }
 
  private:
-  static constexpr uint64_t kPageBytes = 16384;
   std::vector<std::unique_ptr<RaceCell[]>> pages_[2];
   // Global memory (a domain's own shadow): pages of kGlobalPageBytes by address, the last
   // one used at hand (a thread's accesses mostly stay on a page).
@@ -178,6 +236,9 @@ class RaceDomain {
   // shared memory of CTA `owner`, of WARPTRACE_HOST_ACCESS_* `kind`; with area
   // RaceShadow::kGlobalArea, at global address `offset` (GlobalAccess).
   void Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind);
+  // `f`'s batched plain accesses of its own CTA's shared memory (host_abi.h race_batch),
+  // in program order.
+  void SharedBatch(Fiber& f, const WarptraceHostRaceAccess* batch, uint32_t n);
   // `f`'s access of `bytes` at `address` of a buffer the races check follows: checked
   // against the domain's other threads as shared memory is, and logged for the check
   // between blocks (global_races.h). A global atomic is a fence-and-atomic protocol's step.
@@ -196,8 +257,9 @@ class RaceDomain {
   void BarrierPassed(Fiber& f, uint32_t id);
   // A warp collective that orders memory (__syncwarp) completed with these lanes.
   void WarpSync(Fiber* const* lanes, uint32_t count);
-  // mbarrier.init of `bar` (a byte of CTA `owner`'s shared memory at `area`/`offset`).
-  void MbarrierInit(const void* bar, Block& owner, int area, uint64_t offset);
+  // mbarrier.init of `bar` (in CTA `owner`'s shared memory; BlockShadow::Unchecked exempts
+  // its word).
+  void MbarrierInit(const void* bar, Block& owner);
   // `f` arrived on (or completed transactions of) `bar`; `completed`: the phase completed.
   void MbarrierArrived(Fiber& f, const void* bar, bool completed);
   // `f`'s wait on `bar` returned having observed its latest completed phase.
@@ -315,6 +377,10 @@ class RaceDomain {
   VectorClock cluster_done_[2];
   uint64_t cluster_phase_ = 0;
 };
+
+// Checks and empties `f`'s race_batch (host_abi.h): every runtime entry of a kernel thread
+// and its exit call it first.
+void FlushRaceBatch(Fiber& f);
 
 }  // namespace warptrace::host
 

@@ -95,7 +95,7 @@ std::string LaunchSanitizer::Report() const {
   });
   std::string out = absl::StrCat("sanitizer: ", findings_.size(),
                                  findings_.size() == 1 ? " finding" : " distinct findings",
-                                 " (", total_, " faulty accesses):");
+                                 " (", total_, total_ == 1 ? " faulty access):" : " faulty accesses):");
   for (size_t i = 0; i < sorted.size() && i < kMaxReported; ++i) {
     absl::StrAppend(&out, "\n  ", sorted[i]->message);
   }
@@ -168,6 +168,13 @@ void BlockShadow::Attach(Fiber& f) const {
   f.abi.num_buffers = static_cast<unsigned int>(launch_->windows().size() / 4);
   f.abi.buffers_lo = launch_->buffers_lo();
   f.abi.buffers_hi = launch_->buffers_hi();
+}
+
+void BlockShadow::Unchecked(int area, uint64_t offset, uint64_t bytes) {
+  std::vector<uint8_t>& shadow = area == 0 ? static_shadow_ : dynamic_shadow_;
+  if (offset + bytes > shadow.size()) return;
+  std::memset(shadow.data() + offset, kOwn, bytes);
+  if (races_ != nullptr) races_->Exempt(area, offset, bytes);
 }
 
 std::string BlockShadow::Check(const Fiber& f, uintptr_t address, uint64_t bytes, int kind) {

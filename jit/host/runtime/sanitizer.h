@@ -156,6 +156,10 @@ class BlockShadow {
     }
     return true;
   }
+  // The `bytes` at `offset` of `area` (an mbarrier's word, once initialized) are checked no
+  // more, as warptrace's own arrays: the kernel-side filter skips their accesses, the races
+  // check exempts them.
+  void Unchecked(int area, uint64_t offset, uint64_t bytes);
   // "red_smem[3] (byte offset 12 of __shared__ red_smem, 8 elements of 4 bytes)" or
   // "stage[60] (byte 240 of the dynamic shared memory stage, ...)" for byte `offset` of
   // `area`, named as `f`'s kernel declares it.

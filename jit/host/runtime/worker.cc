@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "jit/host/runtime/abi_table.h"
+#include "jit/host/runtime/races.h"
 
 namespace warptrace::host {
 
@@ -66,6 +67,7 @@ void Worker::FiberMain(void* arg) {
   if (!f->aborted) {
     try {
       w.launch_->spec.entry(w.launch_->spec.args);
+      FlushRaceBatch(*f);  // its last accesses, before its exit ends what they raced with
     } catch (const FiberAborted&) {
       // The launch failed; the reason is in the launch state.
     } catch (const std::exception& e) {
