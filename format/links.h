@@ -40,6 +40,11 @@
 //            whose phase has no recorded release has no end (the verifier says so).
 //            Versions 1 to 4 recorded the end the issuing thread observed (polling while it
 //            waited, or at its next issue on the element): an event of its own unit.
+//   observed end (version 5, SiteInfo::end_observed): a copy site on a phase barrier whose
+//            barrier no trace unit's recorder waits on (the plan decides: e.g. block units,
+//            whose one recorder is the producer while the waits run in consumers) records
+//            begin and end as version 4 did, (issue, barrier) on both, the end observed by
+//            the issuing thread (CopyEndDerived in format/layout.h tells the two apart).
 //   A TMA load with .multicast::cluster (SiteInfo::multicast): its begin's payload is
 //            (issue, phase & 0xffff | ctaMask << 16) (version 5: (barrier, phase & 0xffff |
 //            ctaMask << 16), its end derived on its own CTA's barrier), its end's (issue,

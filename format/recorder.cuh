@@ -295,6 +295,107 @@ WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 t
   Advance<2>(s);
 }
 
+#if defined(__CUDA_ARCH__)
+// The ends of asynchronous copies in flight on kCount elements of an mbarrier array,
+// recorded by their issuing thread (jit/emit/async_sites.cc; device only: the host
+// backend's emitted code does the same in C++ with its own mbarrier functions). For
+// element e < kCount, `pending[e]` holds the issue + 1 of the copy in flight (0: none) and
+// `pending[e + kStride]` the phase it completes (the issuer's words in shared memory),
+// `bar[e]` is the mbarrier. For each element with a copy in flight whose phase has
+// completed (kWait: once it has, waiting with mbarrier.try_wait; otherwise tested once with
+// mbarrier.test_wait), `pending[e]` is cleared and the event (kTag | kPayloadFlag, clock)
+// with payload (issue, first_id + e) recorded as RecordWithPayload would.
+//
+// One asm statement, its loop over the elements (none for one element: straight-line
+// code, issue 51) and its branches inside: LLVM weighs it as one instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment).
+// The element loop carries `.pragma "nounroll"`: ptxas would otherwise unroll it (about 25
+// SASS per element, kCount elements, in every unrolled copy of the kernel's loop around the
+// wait): hopper_gemm's profiled SASS 2530 -> 2167, SYNCS 93 -> 69, for the same checks.
+// Few registers (the tag, count and stride are immediates; the state is updated in place):
+// a producer warpgroup may run it at 40 registers (setmaxnreg). It clobbers memory: the
+// emitted C++ also writes `pending` (at the copy's issue).
+template <bool kWait, u32 kTag, u32 kCount, u32 kStride, bool kShared>
+WARPTRACE_DEVICE_INLINE void RecordCopyEnds(BasicUnitState<kShared>& s, u32* pending, u64* bar,
+                                            u32 first_id) {
+  // %0 next (in-out: shared u32 or generic u64), %1 left (in-out), %2 pending and %3 bar
+  // (shared addresses, in-out: advanced per element), %4 first_id, %5 tag, %6 count,
+  // %7 the phase words' offset in bytes.
+#define WARPTRACE_COPY_ENDS_ASM(ADDR, STORE, OP, MISS, HEAD, TAIL)             \
+  "{\n\t.reg .pred p;\n\t.reg .u32 pend, ph, t, e;\n\t"                       \
+  "mov.u32 e, 0;\n\t"                                                      \
+  HEAD                                                                     \
+  "ld.shared.u32 pend, [%2];\n\t"                                          \
+  "setp.ne.u32 p, pend, 0;\n\t"                                            \
+  "@!p bra WARPTRACE_COPY_ENDS_NEXT;\n\t"                                  \
+  "ld.shared.u32 ph, [%2+%7];\n\t"                                         \
+  "and.b32 ph, ph, 1;\n\t"                                                 \
+  "WARPTRACE_COPY_ENDS_WAIT:\n\t"                                          \
+  "mbarrier." OP ".parity.shared.b64 p, [%3], ph;\n\t"                     \
+  "@!p bra WARPTRACE_COPY_ENDS_" MISS ";\n\t"                              \
+  "st.shared.u32 [%2], 0;\n\t"                                             \
+  "mov.u32 ph, %%clock;\n\t"                                               \
+  "sub.u32 pend, pend, 1;\n\t"                                             \
+  "mov.u32 t, %5;\n\t"                                                     \
+  "setp.gt.s32 p, %1, 0;\n\t"                                              \
+  "@p " STORE " [%0], {t, ph};\n\t"                                        \
+  "add.u32 t, %4, e;\n\t"                                                  \
+  "setp.gt.s32 p, %1, 1;\n\t"                                              \
+  "@p " STORE " [%0+8], {pend, t};\n\t"                                    \
+  "add." ADDR " %0, %0, 16;\n\t"                                           \
+  "sub.s32 %1, %1, 2;\n\t"                                                 \
+  "WARPTRACE_COPY_ENDS_NEXT:\n\t"                                          \
+  "add.u32 %2, %2, 4;\n\tadd.u32 %3, %3, 8;\n\tadd.u32 e, e, 1;\n\t"          \
+  TAIL "}"
+// The element loop (HEAD, TAIL), or for one element (kCount 1: a copy's wait at its next
+// issue) straight-line code with no backward branch.
+#define WARPTRACE_COPY_ENDS_LOOP_HEAD "WARPTRACE_COPY_ENDS_ELEMENT:\n\t.pragma \"nounroll\";\n\t"
+#define WARPTRACE_COPY_ENDS_LOOP_TAIL \
+  "setp.lt.u32 p, e, %6;\n\t@p bra WARPTRACE_COPY_ENDS_ELEMENT;\n\t"
+#define WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, HEAD, TAIL)                  \
+  asm volatile(WARPTRACE_COPY_ENDS_ASM(AT, STORE, OP, MISS, HEAD, TAIL)                 \
+               : "+" AT_CONSTRAINT(next), "+r"(s.left), "+r"(pa), "+r"(ba)              \
+               : "r"(first_id), "n"(kTag | abi::kPayloadFlag), "n"(kCount),             \
+                 "n"(kStride * 4u)                                                      \
+               : "memory")
+#define WARPTRACE_COPY_ENDS(AT, STORE, OP, MISS)                                         \
+  if (kCount == 1u) {                                                                    \
+    WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, "", "");                          \
+  } else {                                                                               \
+    WARPTRACE_COPY_ENDS_STATEMENT(AT, STORE, OP, MISS, WARPTRACE_COPY_ENDS_LOOP_HEAD,    \
+                                  WARPTRACE_COPY_ENDS_LOOP_TAIL);                        \
+  }
+  u32 pa = static_cast<u32>(__cvta_generic_to_shared(pending));
+  u32 ba = static_cast<u32>(__cvta_generic_to_shared(bar));
+  if (kShared) {
+    const u32 before = static_cast<u32>(__cvta_generic_to_shared(s.next));
+    u32 next = before;
+#define AT_CONSTRAINT(x) "r"(x)
+    if (kWait) {
+      WARPTRACE_COPY_ENDS("u32", "st.shared.v2.u32", "try_wait", "WAIT");
+    } else {
+      WARPTRACE_COPY_ENDS("u32", "st.shared.v2.u32", "test_wait", "NEXT");
+    }
+#undef AT_CONSTRAINT
+    s.next += (next - before) / 8u;
+  } else {
+    u64 next = reinterpret_cast<u64>(s.next);
+#define AT_CONSTRAINT(x) "l"(x)
+    if (kWait) {
+      WARPTRACE_COPY_ENDS("u64", "st.v2.u32", "try_wait", "WAIT");
+    } else {
+      WARPTRACE_COPY_ENDS("u64", "st.v2.u32", "test_wait", "NEXT");
+    }
+#undef AT_CONSTRAINT
+    s.next = reinterpret_cast<u64*>(next);
+  }
+#undef WARPTRACE_COPY_ENDS
+#undef WARPTRACE_COPY_ENDS_STATEMENT
+#undef WARPTRACE_COPY_ENDS_LOOP_TAIL
+#undef WARPTRACE_COPY_ENDS_LOOP_HEAD
+#undef WARPTRACE_COPY_ENDS_ASM
+}
+#endif  // __CUDA_ARCH__
+
 // Writes header words i and i+1 (i even: records are 8-byte aligned) with one 64-bit store
 // on the device. Fewer, wider stores make the prologue and epilogue cheaper to run and to
 // compile: NVRTC's time grows with every memory operation in the kernel.

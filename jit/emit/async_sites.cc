@@ -206,7 +206,9 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth, CopyPart part) {
   int d = depth + 1;
   Line(d++, absl::StrCat("if (", Elected(), ") {"));
   DeclareBar(d, c.barrier_index);
-  if (begin && tracked != nullptr) {
+  if (begin && tracked != nullptr && tracked->observed()) {
+    ObservedCopyBegin(d, *tracked);
+  } else if (begin && tracked != nullptr) {
     // The begin alone, with the barrier and phase the copy completes: the dump derives its
     // end from the first recorded wait exit on that phase (format/links.h, version 5). A
     // multicast copy's b holds its phase and CTA mask: the dump links it into every
@@ -378,6 +380,7 @@ void AsyncSites::ObservePendingCopies(int depth) {
     EndGroupCopies(d, *kind, 0, /*in_recorder_block=*/true);
     CloseRecorderOnly(depth, *kind);
   }
+  DrainObservedCopies(depth);
 }
 
 // Declares and initializes the state of each recorded group site: issue numbers, and which
@@ -408,7 +411,7 @@ void AsyncSites::CopyTracking() {
   }
   for (const CopySite& c : copies_) {
     // No counters: exact sites, and bulk copies on a barrier (their begins carry what the
-    // dump needs to derive their ends, format/links.h).
+    // dump needs to derive their ends, format/links.h; observed ones: ObservedCopyTracking).
     if (c.exact || c.bulk()) continue;
     if (!KindOf(c).per_unit) {  // wgmma groups: registers
       Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
@@ -421,6 +424,7 @@ void AsyncSites::CopyTracking() {
     recorder_init.push_back(absl::StrCat(Issued(c), " = 0u;"));
     recorder_init.push_back(absl::StrCat(Done(c), " = 0u;"));
   }
+  ObservedCopyTracking();
   if (recorder_init.empty()) return;
   Line(1, "struct warptrace_unit_track {  // a trace unit's group bookkeeping, its recorder's");
   for (const std::string& field : fields) Line(2, field);
@@ -437,11 +441,28 @@ void AsyncSites::CopyTracking() {
   Line(1, "}");
 }
 
+namespace {
+
+// Where a copy is issued: its role (null outside roles) and the role's first thread.
+struct IssuerContext {
+  const KernelNode* role = nullptr;
+  uint64_t issuer = 0;
+};
+
+}  // namespace
+
 void AsyncSites::CollectCopies(const std::vector<KernelNode>& body) {
-  ForEachNode(body, [this](const KernelNode& n) { CollectCopy(n); });
+  WalkNodes(
+      body, IssuerContext{},
+      [this](const KernelNode& n, const IssuerContext& at) { CollectCopy(n, at.role, at.issuer); },
+      [](const NestedBody& nested, const IssuerContext& at) {
+        if (nested.which != NestedBody::kRoleBody) return at;
+        return IssuerContext{nested.role,
+                             uint64_t{nested.role->first} * RoleAxisThreads(nested.parent->axis)};
+      });
 }
 
-void AsyncSites::CollectCopy(const KernelNode& n) {
+void AsyncSites::CollectCopy(const KernelNode& n, const KernelNode* role, uint64_t issuer) {
   if (n.kind == KernelNode::Kind::kAsyncCopy || n.kind == KernelNode::Kind::kMmaGroup ||
       n.kind == KernelNode::Kind::kTmaStore) {
     if (const SiteInfo* site = SiteOf(n)) {
@@ -452,10 +473,14 @@ void AsyncSites::CollectCopy(const KernelNode& n) {
       for (const CopySite& c : copies_) {
         group_index += mma ? c.mma() : store ? c.store() : (!bulk && c.cp_async());
       }
+      // An observed copy's state is a member of the block's warptrace_copies
+      // (ObservedCopyTracking).
+      const bool observed = bulk && site->end_observed;
       copies_.push_back(CopySite{&n, *site,
-                                 absl::StrCat(mma ? "warptrace_mma" : "warptrace_copy",
+                                 absl::StrCat(observed ? kCopiesPrefix : "",
+                                              mma ? "warptrace_mma" : "warptrace_copy",
                                               n.ordinal),
-                                 group_index, /*exact=*/false});
+                                 role, group_index, issuer, /*exact=*/false});
     }
   }
   const GroupKind* kind = n.kind == KernelNode::Kind::kAsyncWait      ? &kCpAsyncGroups

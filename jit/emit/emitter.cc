@@ -357,9 +357,20 @@ class Emitter {
     const std::string id = BarrierId(decl, "warptrace_bar");
     // The enter carries no payload: the dump links the exit (format/links.h).
     if (site != nullptr) RecordDerived(out_, d, *site, false, "enter");
-    Attributed(d, node.path,
-               absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
-                            "[warptrace_bar], warptrace_phase & 1u);"));
+    if (!sites_.PollsWhileWaiting()) {
+      Attributed(d, node.path,
+                 absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
+                              "[warptrace_bar], warptrace_phase & 1u);"));
+    } else {
+      // While it waits, the issuer of copies whose ends it observes (SiteInfo::end_observed)
+      // looks at them in flight and records each completion it sees (on the host, try_wait
+      // returns only when the phase completed).
+      Attributed(d, node.path,
+                 absl::StrCat("while (!warptrace_mbarrier_try_wait_parity(&", node.text,
+                              "[warptrace_bar], warptrace_phase & 1u)) {"));
+      sites_.PollWhileWaiting(d + 1);
+      Line(d, "}");
+    }
     // The host backend knows how many phases completed: a wait whose parity aliased an
     // older phase fails there, naming this path (a no-op on the GPU).
     Attributed(d, node.path,
@@ -368,6 +379,8 @@ class Emitter {
     // The first exit of a phase is also the derived end of the copies completing it
     // (format/links.h, version 5).
     if (site != nullptr) RecordPayload(d, *site, true, id, "warptrace_phase", "exit");
+    // The issuing thread's observed copies on the element are complete now.
+    sites_.EndCopiesOnWait(d, node.text, id);
     Line(depth, "}");
   }
 

@@ -72,9 +72,9 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
     const bool exit = abi::TagIsExit(tag);
     abi::Payload derived;
     const abi::Payload* payload = r.PayloadOf(i);
-    if (r.version >= 5 && kind == SiteKind::kAsyncCopy &&
-        CompletesOnBarrier(layout.sites[site].copy_engine)) {
-      // Version 5: the begin alone, (barrier, phase); an end is none of this site's.
+    if (CopyEndDerived(layout.sites[site], r.version)) {
+      // Version 5: the begin alone, (barrier, phase); an end is none of this site's. A site
+      // marked end_observed records (issue, barrier) on both, as version 4 did (below).
       const uint32_t issue = exit ? 0 : issued[site]++;
       if (exit || payload == nullptr) continue;
       derived_copies.push_back({{record, i}, r.block_linear, site, issue, payload->a,

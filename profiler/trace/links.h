@@ -10,7 +10,9 @@
 // unit, an async copy's begin links to the end with the same (site, issue). From trace
 // version 5 a copy that completes on a phase barrier (CompletesOnBarrier) records its begin
 // alone, with (barrier, phase): its end is derived, the earliest release (by the scope's
-// clock) of that (barrier, phase) in any unit of the scope (Link::derived). A multicast
+// clock) of that (barrier, phase) in any unit of the scope (Link::derived), unless its site
+// keeps an observed end (SiteInfo::end_observed: no recorder waits on its barrier), whose
+// begin and end pair by (site, issue) as in version 4 (CopyEndDerived). A multicast
 // copy's begin (format/links.h) also links to every release of its phase on the barrier at
 // the same offset of each other CTA of its mask (kMulticastLanding).
 //
