@@ -102,6 +102,9 @@ struct KernelCompileCost {
   // record point instance after unrolling, plus the prologue's and the epilogue's.
   uint64_t clock_reads = 0;
   LoopSass loops;  // CountLoopSass(sass)
+  // Profiled: the copy sites that keep an observed end (SiteInfo::end_observed: no unit's
+  // recorder waits on their barrier), whose issuer polls their phase barriers.
+  uint32_t observed_copy_sites = 0;
 };
 
 struct KernelCostRow {
@@ -132,7 +135,14 @@ struct KernelCostRow {
 //   * fewer register-limited blocks per SM (RegisterLimitedBlocksPerSm).
 // Each line names what changed and, where the class says it, the construct it comes from
 // ("UTMALDG 8 -> 2: TMA copies (AsyncCopy with a tensor map), their loop unrolled less").
+// One exemption, only for a profiled kernel with copy sites that keep an observed end
+// (KernelCompileCost::observed_copy_sites > 0): SYNCS.TRYWAIT and SYNCS.PHASECHK above
+// unprofiled are the record code's own (those copies' end polls and waits), listed by
+// ExemptPerturbations instead.
 std::vector<std::string> Perturbations(const KernelCostRow& row);
+// The differences Perturbations exempts, one line each (empty for every kernel without
+// copy sites that keep an observed end), so the report says what it did not flag.
+std::vector<std::string> ExemptPerturbations(const KernelCostRow& row);
 
 
 struct KernelCostOptions {
@@ -149,6 +159,8 @@ struct KernelCostOptions {
   std::string dump_dir;
   // The title's subject: "the kernels" (the project's), or a user kernel's name.
   std::string subject = "the kernels";
+  // The profiled mode's trace unit (ProfileOptions::unit); unset: the plan's choice.
+  std::optional<UnitSpec> unit;
 };
 
 // The GPU bundle's other examples (tools/gpu_bundle/run.sh: EXAMPLES and

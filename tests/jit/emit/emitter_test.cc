@@ -626,6 +626,53 @@ TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndRecordOnlyTheirBegi
                              "warptrace_phase & 1u);"));
 }
 
+// With block units the one recorder is the producer (thread 0), and the waits on `ready`
+// run in the consumer: no recorded wait gives the copy's end, so the plan marks the site
+// end_observed and its issuer observes the end as trace version 4 did.
+TEST(EmitterTest, ABulkCopyNoRecorderWaitsOnIsObservedByItsIssuer) {
+  ProfileOptions options;
+  options.unit = UnitSpec::Block();
+  const KernelSource source = MustEmit(HandoffKernel(true), options);
+  ASSERT_TRUE(source.layout.has_value());
+  const std::string& src = source.source;
+  for (const SiteInfo& site : source.layout->sites) {
+    EXPECT_EQ(site.end_observed, site.name == "fill") << site.name;
+  }
+  // The begin carries (issue, barrier), the end the same (format/links.h).
+  EXPECT_THAT(src, HasSubstr("warptrace::recorder::RecordWithPayload(warptrace_unit, "
+                             "0x00000002u, warptrace_copies.warptrace_copy3_issued, "
+                             "warptrace_bar);  // begin of fill"));
+  // While the producer waits on `done`, it polls its copy in flight (test_wait) and records
+  // the end as soon as it sees the phase complete.
+  EXPECT_THAT(src, HasSubstr("while (!warptrace_mbarrier_try_wait_parity(&done[warptrace_bar], "
+                             "warptrace_phase & 1u)) {"));
+  // Its state is in shared memory, one struct for the block's observed copies, touched by
+  // the issuing thread only.
+  EXPECT_THAT(src, HasSubstr("__shared__ warptrace_copy_track warptrace_copies;"));
+  EXPECT_THAT(src, HasSubstr("if (warptrace_copies.warptrace_copy3_pending[warptrace_e] != 0u && "
+                             "warptrace_mbarrier_test_wait_parity(&ready[warptrace_e], "
+                             "warptrace_copies.warptrace_copy3_phase[warptrace_e] & 1u)) {"));
+  // The consumer, which issues no copy, waits plainly.
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_bar], "
+                             "warptrace_phase & 1u);"));
+  // Still in flight at the end: the copy ends before the kernel's exits, after a wait for
+  // its phase. On a GPU, straight-line code for a barrier array this small.
+  EXPECT_THAT(src, HasSubstr("  if (warptrace_tid == 0u) {\n#if defined(__CUDA_ARCH__)\n"
+                             "    warptrace::recorder::RecordCopyEnds<true, 0x80000002u, 1u, 1u>("
+                             "warptrace_unit, &warptrace_copies.warptrace_copy3_pending[0u], "
+                             "&ready[0u], 0u);  // end of fill"));
+  // The consumer's wait does not look at the producer's copies.
+  const size_t consumer = src.find("// role consumer");
+  ASSERT_NE(consumer, std::string::npos);
+  const size_t kernel_exit = src.find("  if (warptrace_tid == 0u) {\n#if", consumer);
+  ASSERT_NE(kernel_exit, std::string::npos);
+  EXPECT_THAT(src.substr(consumer, kernel_exit - consumer), Not(HasSubstr("warptrace_copies.")));
+  // The plan counts its begin and its end, each with a payload.
+  const absl::StatusOr<RecordPlan> plan = RecordPlan::Create(HandoffKernel(true), options);
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_THAT(plan->Explain(), HasSubstr("copy fill 4"));
+}
+
 TEST(EmitterTest, RolesBecomeAnIfChainOnTheWarpgroupIndex) {
   const std::string src = MustEmit(MustBuild(WarpSpecializedPipeline({})), {}).source;
   EXPECT_THAT(src, HasSubstr("const unsigned int warptrace_role = warptrace_tid / 128u;\n"));
