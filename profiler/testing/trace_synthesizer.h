@@ -81,8 +81,9 @@ class UnitScript {
   // an async copy's issue and its observed completion (kAsyncCopy site), paired by
   // (site, issue); `barrier` is the phase barrier it completes on or kNoBarrier. From
   // version 5 a copy whose site's engine completes on a phase barrier (CompletesOnBarrier)
-  // is read by CopyBegin's payload instead: write such traces with CopyBegin, or with
-  // SynthOptions::version 4 to keep these events' meaning;
+  // is read by CopyBegin's payload instead unless the site keeps an observed end
+  // (SiteInfo::end_observed; CopyEndDerived): write such traces with CopyBegin, or with
+  // SynthOptions::version 4 or an end_observed site to keep these events' meaning;
   UnitScript& AsyncBegin(uint32_t site, uint32_t issue, uint32_t barrier);
   UnitScript& AsyncEnd(uint32_t site, uint32_t issue, uint32_t barrier);
   // the begin of a version-5 copy on a phase barrier (format/links.h): it completes `phase`

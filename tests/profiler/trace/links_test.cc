@@ -244,6 +244,34 @@ TEST(LinksTest, CopiesOnABarrierInAVersion4TraceStillPairTheirRecordedEnds) {
   EXPECT_EQ(links.links[0].barrier, 5u);
 }
 
+// A version-5 copy site marked end_observed (no recorder waits on its barrier) records its
+// begin and its end as version 4 did: they pair by issue, and the earlier release of the
+// phase in another unit is not its end.
+TEST(LinksTest, ACopySiteThatKeepsAnObservedEndPairsItsRecordedEndInVersion5) {
+  TraceLayout layout = TwoWarpsTma();
+  layout.sites[kCopy].end_observed = true;
+  std::vector<uint32_t> words;
+  AppendRecord(words, 0, 0,
+               {P(kCopy, false), 10, 0, 5, P(kCopy, true), 60, 0, 5, P(kWait, true), 70, 5, 0},
+               5);
+  AppendRecord(words, 0, 1, {P(kWait, true), 40, 5, 0}, 5);
+  AppendRecord(words, 1, 0, {}, 5);
+  AppendRecord(words, 1, 1, {}, 5);
+  const Links links = LinksByClock(layout, words);
+  EXPECT_TRUE(links.unpaired.empty());
+  ASSERT_EQ(links.links.size(), 1u);
+  EXPECT_EQ(links.links[0].kind, LinkKind::kIssueToCompletion);
+  EXPECT_EQ(links.links[0].from, (EventRef{0, 0}));
+  EXPECT_EQ(links.links[0].to, (EventRef{0, 2}));  // its own observation at 60
+  EXPECT_FALSE(links.links[0].derived);
+  EXPECT_EQ(links.links[0].barrier, 5u);
+  // Unmarked, the same words mean (barrier 0, phase 5) on the begin: a phase never released.
+  layout.sites[kCopy].end_observed = false;
+  const Links unmarked = LinksByClock(layout, words);
+  ASSERT_EQ(unmarked.unpaired.size(), 1u);
+  EXPECT_TRUE(unmarked.unpaired[0].no_release);
+}
+
 // A version-5 copy whose phase no unit of the block recorded a release of has no end: it
 // is unpaired, saying so (the verifier's kAsyncEndNotDerivable), with the phase.
 TEST(LinksTest, ACopyWhosePhaseHasNoRecordedReleaseIsUnpairedWithNoRelease) {

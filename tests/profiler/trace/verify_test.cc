@@ -572,6 +572,44 @@ TEST(VerifyDerivedCopyTest, ACopyWhosePhaseIsNeverWaitedOnIsReportedAsNotDerivab
             std::string("async_end_not_derivable"));
 }
 
+// The same producer and consumer with the copy site marked end_observed (the plan found no
+// recorder waiting on its barrier): each copy's end is the one its issuer recorded, so no
+// wait is needed to derive it; a copy whose recorded end is missing never completed, which
+// is not a derivation finding.
+TEST(VerifyDerivedCopyTest, ACopySiteThatKeepsAnObservedEndNeedsNoRecordedWait) {
+  TraceLayout layout;
+  layout.kernel_name = "k";
+  layout.grid = {1, 1, 1};
+  layout.block = {64, 1, 1};
+  layout.unit = UnitSpec::Warp();
+  layout.capacity = 16;
+  layout.sites = {{0, "k", SiteKind::kKernel, ""},
+                  {1, "load", SiteKind::kAsyncCopy, "k > load"},
+                  {2, "wait full", SiteKind::kPhaseWait, "k > wait full"}};
+  layout.sites[1].copy_engine = CopyEngine::kTma2d;
+  layout.sites[1].end_observed = true;
+  for (const bool second_end : {true, false}) {
+    testing::UnitScript producer;
+    producer.Begin(0).AsyncBegin(1, 0, 0).Work(10).AsyncEnd(1, 0, 0).AsyncBegin(1, 1, 0);
+    if (second_end) producer.Work(10).AsyncEnd(1, 1, 0);
+    producer.End(0);
+    testing::UnitScript consumer;
+    consumer.Begin(0).WaitPhase(2, 0, 0, 100).End(0);  // phase 1 is never waited on
+    testing::TraceSynthesizer synth(layout);
+    synth.SetUnitScript(0, producer);
+    synth.SetUnitScript(1, consumer);
+    absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+    ASSERT_THAT(words, IsOk());
+    absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
+    ASSERT_THAT(decoded, IsOk());
+    const VerifyReport report = Verify(*decoded);
+    EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncEndNotDerivable)], 0u);
+    EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncNeverCompleted)],
+              second_end ? 0u : 1u);
+    EXPECT_EQ(report.findings.size(), second_end ? 0u : 1u);
+  }
+}
+
 TEST_F(VerifyHandoffTest, CleanHandoffTraceHasNoFindings) {
   const VerifyReport report = Run(trace_.words);
   EXPECT_TRUE(report.ok());
