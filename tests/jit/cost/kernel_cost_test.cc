@@ -196,6 +196,28 @@ TEST(PerturbationsTest, FlagsExtraPhaseBarrierWaitsAndTests) {
   EXPECT_THAT(flags[1], AllOf(HasSubstr("SYNCS.PHASECHK 0 -> 8"), HasSubstr("test_wait")));
 }
 
+// A kernel with copy sites that keep an observed end (no recorder waits on their barrier,
+// e.g. block units): their issuer's polls and waits are the record code's own, so extra
+// SYNCS.TRYWAIT and SYNCS.PHASECHK are exempt there, listed apart, and nothing else is.
+TEST(PerturbationsTest, ExemptsPollsOnlyWhereCopySitesKeepAnObservedEnd) {
+  KernelCostRow row = RowWith({16, 8, 0, 0, 0, 0, 0, 0, 8, 12, 4, 8, 0, 0, 1, 0, 0},
+                              {16, 8, 0, 0, 0, 0, 0, 0, 8, 12, 4, 16, 8, 0, 2, 0, 0}, 168, 168);
+  EXPECT_THAT(ExemptPerturbations(row), ::testing::IsEmpty());
+  EXPECT_EQ(Perturbations(row).size(), 3u) << "no observed copy site: all flagged";
+  row.on.observed_copy_sites = 2;
+  const std::vector<std::string> flags = Perturbations(row);
+  ASSERT_EQ(flags.size(), 1u);
+  EXPECT_THAT(flags[0], HasSubstr("BAR 1 -> 2"));
+  const std::vector<std::string> exempt = ExemptPerturbations(row);
+  ASSERT_EQ(exempt.size(), 2u);
+  EXPECT_THAT(exempt[0], AllOf(HasSubstr("SYNCS.TRYWAIT 8 -> 16"),
+                               HasSubstr("copy-end polls of 2 copy sites")));
+  EXPECT_THAT(exempt[1], HasSubstr("SYNCS.PHASECHK 0 -> 8"));
+  // Fewer waits profiled are never the polls'.
+  row.on.key_instructions[11].second = 4;
+  EXPECT_THAT(Perturbations(row), ::testing::Contains(HasSubstr("SYNCS.TRYWAIT 8 -> 4")));
+}
+
 TEST(PerturbationsTest, FlagsFewerTensorCoreAndCopyInstructionsAsLessUnrolling) {
   const std::vector<std::string> flags = Perturbations(
       RowWith({16, 8, 0, 0, 0, 0, 0, 0, 8, 12, 8, 40, 0, 0, 1, 0, 0},
