@@ -380,10 +380,7 @@ void KeyClassPerturbations(const KernelCostRow& row, std::vector<std::string>& o
     // kernel's own. Local memory is never the record code's own.
     if (ExemptKeyClass(row, opcode, off, on) != exempt) continue;
     if (exempt) {
-      out.push_back(absl::StrFormat(
-          "%s %d -> %d: the copy-end polls of %d copy sites that keep an observed end (no "
-          "trace unit's recorder waits on their barrier)",
-          opcode, off, on, row.on.observed_copy_sites));
+      out.push_back(absl::StrFormat("%s %d -> %d", opcode, off, on));
       continue;
     }
     if ((opcode == "LDL" || opcode == "STL") && on < off) continue;
@@ -574,7 +571,11 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                     flags.empty() ? "none" : absl::StrCat("FLAGGED: ", absl::StrJoin(flags, "; ")),
                     exempt.empty()
                         ? ""
-                        : absl::StrCat(" (exempt: ", absl::StrJoin(exempt, "; "), ")"),
+                        : absl::StrFormat(" (exempt: %s: the copy-end polls of %d copy sites "
+                                          "that keep an observed end, no trace unit's "
+                                          "recorder waiting on their barrier)",
+                                          absl::StrJoin(exempt, ", "),
+                                          r.on.observed_copy_sites),
                     "\n");
   }
   absl::StrAppend(

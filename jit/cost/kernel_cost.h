@@ -140,8 +140,9 @@ struct KernelCostRow {
 // unprofiled are the record code's own (those copies' end polls and waits), listed by
 // ExemptPerturbations instead.
 std::vector<std::string> Perturbations(const KernelCostRow& row);
-// The differences Perturbations exempts, one line each (empty for every kernel without
-// copy sites that keep an observed end), so the report says what it did not flag.
+// The differences Perturbations exempts, one line each ("SYNCS.TRYWAIT 8 -> 22"; empty for
+// every kernel without copy sites that keep an observed end), so that FormatKernelCost's
+// perturbation line says what it did not flag, and why.
 std::vector<std::string> ExemptPerturbations(const KernelCostRow& row);
 
 

@@ -216,16 +216,19 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth, CopyPart part) {
     const std::string begin_b =
         c.multicast_mask.empty()
             ? absl::StrCat("static_cast<unsigned int>(", c.barrier_phase, ")")
-            : absl::StrCat("((static_cast<unsigned int>(", c.barrier_phase,
-                           ") & 0xffffu) | (static_cast<unsigned int>(static_cast<unsigned "
-                           "short>(",
-                           c.multicast_mask, ")) << 16))");
+            : MulticastLanding(c);
     RecordPayload(d, tracked->site, false, BarrierId(decl, "warptrace_bar"), begin_b,
                   "begin of");
   }
   if (issue) IssueBulkCopy(c, node.path, d);
   Line(depth + 1, "}");
   Line(depth, "}");
+}
+
+std::string AsyncSites::MulticastLanding(const AsyncCopySpec& c) {
+  return absl::StrCat("((static_cast<unsigned int>(", c.barrier_phase,
+                      ") & 0xffffu) | (static_cast<unsigned int>(static_cast<unsigned short>(",
+                      c.multicast_mask, ")) << 16))");
 }
 
 // By the role's first thread: the begin of the store's async span, the store, its commit.

@@ -220,6 +220,8 @@ class AsyncSites {
 
   // `warptrace_src` and `warptrace_dst`, the copy's pointers as bytes.
   void CopyPointers(int depth, const AsyncCopySpec& c);
+  // A multicast copy's begin payload b: phase & 0xffff | ctaMask << 16 (format/links.h).
+  static std::string MulticastLanding(const AsyncCopySpec& c);
 
   // Observed copy ends (observed_copy_ends.cc, trace version 4's observation kept for the
   // sites marked SiteInfo::end_observed).

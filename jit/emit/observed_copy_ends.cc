@@ -37,8 +37,8 @@ bool AsyncSites::PollsWhileWaiting() const { return !Polled().empty(); }
 namespace {
 
 // A role that gives registers back (setmaxnreg.dec) to fewer than this many per thread
-// records its observed copies' ends without polling on a GPU: each poll (RecordCopyEnds) holds
-// about eight registers in the wait loop, on top of the recorder's own, and at
+// records its observed copies' ends without polling on a GPU: each poll (RecordCopyEnds)
+// holds about eight registers in the wait loop, on top of the recorder's own, and at
 // flash_attention's 24-register producer that spilled (issue 51). The ends are recorded at
 // the copy's next issue on its element or before the kernel's exit instead: later, so the
 // copy's span is longer than it was, never missing. The host backend polls regardless.
@@ -119,20 +119,15 @@ void AsyncSites::ObservedCopyBegin(int depth, const CopySite& c) {
   ObservePending(depth, c, "warptrace_bar", id, /*in_loop=*/true);
   // A multicast copy's begin carries its phase and CTA mask instead of the barrier
   // (format/links.h): the dump links it into every destination CTA.
-  const std::string begin_b =
-      copy.multicast_mask.empty()
-          ? id
-          : absl::StrCat("((static_cast<unsigned int>(", copy.barrier_phase,
-                         ") & 0xffffu) | (static_cast<unsigned int>(static_cast<unsigned "
-                         "short>(",
-                         copy.multicast_mask, ")) << 16))");
+  const std::string begin_b = copy.multicast_mask.empty() ? id : MulticastLanding(copy);
   RecordPayload(depth, c.site, false, absl::StrCat(c.var, "_issued"), begin_b, "begin of");
   Line(depth, absl::StrCat(c.var, "_pending[warptrace_bar] = ++", c.var, "_issued;"));
   Line(depth, absl::StrCat(c.var, "_phase[warptrace_bar] = static_cast<unsigned int>(",
                            copy.barrier_phase, ");"));
 }
 
-// Records the end of the observed copy in flight whose issue + 1 is in `pending`, and clears it.
+// Records the end of the observed copy in flight whose issue + 1 is in `pending`, and
+// clears it.
 void AsyncSites::RecordCopyEnd(int depth, const CopySite& c, const std::string& pending,
     const std::string& barrier_id) {
   RecordPayload(depth, c.site, true, absl::StrCat(pending, " - 1u"), barrier_id, "end of");

@@ -535,9 +535,9 @@ TEST_F(VerifyHandoffTest, CleanDerivedCopyEndsHaveNoFindings) {
   EXPECT_TRUE(report.ok()) << report.findings.size() << " findings";
 }
 
-// A version-5 copy whose phase no unit of the block recorded a release of: its end cannot
-// be derived, which is its own finding (with what to record), not "never completed".
-TEST(VerifyDerivedCopyTest, ACopyWhosePhaseIsNeverWaitedOnIsReportedAsNotDerivable) {
+// Two warps: a TMA load site ("load", site 1) and a phase wait site ("wait full", site 2);
+// no barrier table, so arrival counts are unchecked.
+TraceLayout ProducerConsumerLayout() {
   TraceLayout layout;
   layout.kernel_name = "k";
   layout.grid = {1, 1, 1};
@@ -547,19 +547,33 @@ TEST(VerifyDerivedCopyTest, ACopyWhosePhaseIsNeverWaitedOnIsReportedAsNotDerivab
   layout.sites = {{0, "k", SiteKind::kKernel, ""},
                   {1, "load", SiteKind::kAsyncCopy, "k > load"},
                   {2, "wait full", SiteKind::kPhaseWait, "k > wait full"}};
-  layout.sites[1].copy_engine = CopyEngine::kTma2d;  // no barrier table: counts unchecked
-  testing::UnitScript producer;
-  producer.Begin(0).CopyBegin(1, 0, 0).Work(10).CopyBegin(1, 0, 1).Work(10).End(0);
+  layout.sites[1].copy_engine = CopyEngine::kTma2d;
+  return layout;
+}
+
+// The verdict on ProducerConsumerLayout's trace of `producer` (warp 0) and a consumer (warp
+// 1) that waits on phase 0 of barrier 0 alone.
+VerifyReport VerifyWithConsumer(const TraceLayout& layout, const testing::UnitScript& producer) {
   testing::UnitScript consumer;
   consumer.Begin(0).WaitPhase(2, 0, 0, 100).End(0);  // phase 1 is never waited on
   testing::TraceSynthesizer synth(layout);
   synth.SetUnitScript(0, producer);
   synth.SetUnitScript(1, consumer);
   absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
-  ASSERT_THAT(words, IsOk());
+  EXPECT_THAT(words, IsOk());
+  if (!words.ok()) return {};
   absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
-  ASSERT_THAT(decoded, IsOk());
-  const VerifyReport report = Verify(*decoded);
+  EXPECT_THAT(decoded, IsOk());
+  return decoded.ok() ? Verify(*decoded) : VerifyReport{};
+}
+
+// A version-5 copy whose phase no unit of the block recorded a release of: its end cannot
+// be derived, which is its own finding (with what to record), not "never completed".
+TEST(VerifyDerivedCopyTest, ACopyWhosePhaseIsNeverWaitedOnIsReportedAsNotDerivable) {
+  const TraceLayout layout = ProducerConsumerLayout();
+  testing::UnitScript producer;
+  producer.Begin(0).CopyBegin(1, 0, 0).Work(10).CopyBegin(1, 0, 1).Work(10).End(0);
+  const VerifyReport report = VerifyWithConsumer(layout, producer);
   EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncEndNotDerivable)], 1u);
   EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncNeverCompleted)], 0u);
   ASSERT_THAT(report.findings, SizeIs(1));
@@ -577,32 +591,14 @@ TEST(VerifyDerivedCopyTest, ACopyWhosePhaseIsNeverWaitedOnIsReportedAsNotDerivab
 // wait is needed to derive it; a copy whose recorded end is missing never completed, which
 // is not a derivation finding.
 TEST(VerifyDerivedCopyTest, ACopySiteThatKeepsAnObservedEndNeedsNoRecordedWait) {
-  TraceLayout layout;
-  layout.kernel_name = "k";
-  layout.grid = {1, 1, 1};
-  layout.block = {64, 1, 1};
-  layout.unit = UnitSpec::Warp();
-  layout.capacity = 16;
-  layout.sites = {{0, "k", SiteKind::kKernel, ""},
-                  {1, "load", SiteKind::kAsyncCopy, "k > load"},
-                  {2, "wait full", SiteKind::kPhaseWait, "k > wait full"}};
-  layout.sites[1].copy_engine = CopyEngine::kTma2d;
+  TraceLayout layout = ProducerConsumerLayout();
   layout.sites[1].end_observed = true;
   for (const bool second_end : {true, false}) {
     testing::UnitScript producer;
     producer.Begin(0).AsyncBegin(1, 0, 0).Work(10).AsyncEnd(1, 0, 0).AsyncBegin(1, 1, 0);
     if (second_end) producer.Work(10).AsyncEnd(1, 1, 0);
     producer.End(0);
-    testing::UnitScript consumer;
-    consumer.Begin(0).WaitPhase(2, 0, 0, 100).End(0);  // phase 1 is never waited on
-    testing::TraceSynthesizer synth(layout);
-    synth.SetUnitScript(0, producer);
-    synth.SetUnitScript(1, consumer);
-    absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
-    ASSERT_THAT(words, IsOk());
-    absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
-    ASSERT_THAT(decoded, IsOk());
-    const VerifyReport report = Verify(*decoded);
+    const VerifyReport report = VerifyWithConsumer(layout, producer);
     EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncEndNotDerivable)], 0u);
     EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncNeverCompleted)],
               second_end ? 0u : 1u);
