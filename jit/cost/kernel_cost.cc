@@ -498,6 +498,25 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
   return rows;
 }
 
+namespace {
+
+// FormatKernelCost's "  NAME perturbation: ..." line of `r`, its exemptions named.
+std::string PerturbationLine(const KernelCostRow& r) {
+  const std::vector<std::string> flags = Perturbations(r);
+  const std::vector<std::string> exempt = ExemptPerturbations(r);
+  return absl::StrCat(
+      "  ", r.name, " perturbation: ",
+      flags.empty() ? "none" : absl::StrCat("FLAGGED: ", absl::StrJoin(flags, "; ")),
+      exempt.empty() ? ""
+                     : absl::StrFormat(" (exempt: %s: the copy-end polls of %d copy sites "
+                                       "that keep an observed end, no trace unit's recorder "
+                                       "waiting on their barrier)",
+                                       absl::StrJoin(exempt, ", "), r.on.observed_copy_sites),
+      "\n");
+}
+
+}  // namespace
+
 std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                              const KernelCostOptions& options) {
   std::string out = absl::StrFormat(
@@ -564,20 +583,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                                     : absl::StrJoin(present, ", "),
                     "\n");
   }
-  for (const KernelCostRow& r : rows) {
-    const std::vector<std::string> flags = Perturbations(r);
-    const std::vector<std::string> exempt = ExemptPerturbations(r);
-    absl::StrAppend(&out, "  ", r.name, " perturbation: ",
-                    flags.empty() ? "none" : absl::StrCat("FLAGGED: ", absl::StrJoin(flags, "; ")),
-                    exempt.empty()
-                        ? ""
-                        : absl::StrFormat(" (exempt: %s: the copy-end polls of %d copy sites "
-                                          "that keep an observed end, no trace unit's "
-                                          "recorder waiting on their barrier)",
-                                          absl::StrJoin(exempt, ", "),
-                                          r.on.observed_copy_sites),
-                    "\n");
-  }
+  for (const KernelCostRow& r : rows) absl::StrAppend(&out, PerturbationLine(r));
   absl::StrAppend(
       &out,
       "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "

@@ -94,13 +94,13 @@ TEST_F(ObservedCopyEndsMixedTest, OneSiteDerivedOneObservedInOneKernel) {
   ASSERT_NE(run->trace, nullptr);
   EXPECT_TRUE(run->trace->report.ok()) << run->trace->report.findings.size() << " findings";
   const TraceLayout& layout = run->trace->layout;
-  std::set<std::string> observed, derived;
+  std::set<std::string> observed_sites, derived_sites;
   for (const SiteInfo& site : layout.sites) {
     if (site.kind != SiteKind::kAsyncCopy) continue;
-    (site.end_observed ? observed : derived).insert(site.name);
+    (site.end_observed ? observed_sites : derived_sites).insert(site.name);
   }
-  EXPECT_EQ(observed, std::set<std::string>{"fill b"});
-  EXPECT_EQ(derived, std::set<std::string>{"fill a"});
+  EXPECT_EQ(observed_sites, std::set<std::string>{"fill b"});
+  EXPECT_EQ(derived_sites, std::set<std::string>{"fill a"});
   // kernel 2 + fill a 2 + fill b 4 + arrivals (expect_tx) 2 x 2 + wait a 3.
   EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 15u);
   ASSERT_EQ(run->trace->timeline.units.size(), 2u);
