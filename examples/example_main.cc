@@ -502,6 +502,7 @@ int PrintExampleCost(const ExampleOptions& options, const ExampleProblem& proble
   }
   cost.repeats = std::max(1, absl::GetFlag(FLAGS_cost_repeats));
   cost.policy = options.run.profile.policy;
+  cost.unit = options.run.profile.unit;
   cost.cuobjdump = FindCuobjdump("");
   cost.subject = problem.then.empty()
                      ? absl::StrCat("kernel ", problem.kernel.name)

@@ -263,6 +263,13 @@ absl::Status ValidateTables(const TraceLayout& layout) {
           "site %d (\"%s\") is a %s site marked multicast; only async_copy sites are",
           site.id, site.name, SiteKindName(site.kind)));
     }
+    if (site.end_observed &&
+        (site.kind != SiteKind::kAsyncCopy || !CompletesOnBarrier(site.copy_engine))) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "site %d (\"%s\") is a %s site (copy engine %s) marked end_observed; only "
+          "async_copy sites of a copy on a phase barrier (bulk, TMA load) are",
+          site.id, site.name, SiteKindName(site.kind), CopyEngineName(site.copy_engine)));
+    }
   }
   if (!layout.site_trips.empty() && layout.site_trips.size() != layout.sites.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -176,6 +176,30 @@ inline CopyEngine TmaCopyEngine(size_t dims, bool store) {
   return static_cast<CopyEngine>(first + static_cast<int>(dims) - 1);
 }
 
+// Whether a copy of this engine completes on a phase barrier (a bulk copy, a TMA load):
+// from trace version 5 it records its begin alone, and the dump derives its end
+// (format/links.h).
+inline bool CompletesOnBarrier(CopyEngine e) {
+  switch (e) {
+    case CopyEngine::kBulk:
+    case CopyEngine::kTma1d:
+    case CopyEngine::kTma2d:
+    case CopyEngine::kTma3d:
+    case CopyEngine::kTma4d:
+    case CopyEngine::kTma5d:
+      return true;
+    case CopyEngine::kNone:
+    case CopyEngine::kCpAsync:
+    case CopyEngine::kTmaStore1d:
+    case CopyEngine::kTmaStore2d:
+    case CopyEngine::kTmaStore3d:
+    case CopyEngine::kTmaStore4d:
+    case CopyEngine::kTmaStore5d:
+      return false;
+  }
+  return false;
+}
+
 // One record site: the tag's site id resolves here.
 struct SiteInfo {
   uint32_t id = 0;
@@ -193,8 +217,23 @@ struct SiteInfo {
   // copy to the waits it released in every destination CTA. Sidecar field "multicast",
   // written only when true (older sidecars: false).
   bool multicast = false;
+  // kAsyncCopy sites of a copy on a phase barrier (CompletesOnBarrier) whose end the dump
+  // cannot derive because no trace unit's recorder runs a wait on its barrier (e.g. block
+  // units: the one recorder is the producer, the waits run in consumers): from trace
+  // version 5 such a site still records the end its issuing thread observed, with the
+  // version-4 payloads (format/links.h). Sidecar field "end_observed", written only when
+  // true (older sidecars: false).
+  bool end_observed = false;
   friend bool operator==(const SiteInfo&, const SiteInfo&) = default;
 };
+
+// Whether a trace of `version` records the begin alone of `site`'s copies, the dump deriving
+// their ends (format/links.h): a copy on a phase barrier, from version 5, unless the site
+// keeps an observed end (SiteInfo::end_observed).
+inline bool CopyEndDerived(const SiteInfo& site, uint32_t version) {
+  return version >= 5 && site.kind == SiteKind::kAsyncCopy &&
+         CompletesOnBarrier(site.copy_engine) && !site.end_observed;
+}
 
 // One phase barrier of a block (an mbarrier; each element of a barrier array is its own
 // barrier): what the payloads of kBarrierArrive / kPhaseWait events (links.h) name by id.

@@ -24,6 +24,7 @@ void WriteSitesJson(const std::vector<SiteInfo>& sites, llvm::json::OStream& j) 
         j.attribute("copy_bytes", site.copy_bytes);
       }
       if (site.multicast) j.attribute("multicast", true);
+      if (site.end_observed) j.attribute("end_observed", true);
     });
   }
 }
@@ -74,6 +75,9 @@ absl::StatusOr<std::vector<SiteInfo>> ReadSitesJson(const JsonFields& object,
     }
     if (fields.Has("multicast")) {
       ASSIGN_OR_RETURN(site.multicast, fields.Bool("multicast"));
+    }
+    if (fields.Has("end_observed")) {
+      ASSIGN_OR_RETURN(site.end_observed, fields.Bool("end_observed"));
     }
     sites.push_back(std::move(site));
   }

@@ -11,6 +11,10 @@
 //   kAsyncCopy            begin (no exit flag) = issue,   (issue, barrier) on both
 //                         end (exit flag) = the completion
 //                         the unit observed
+//   kAsyncCopy on a phase barrier (CompletesOnBarrier: bulk and TMA loads), version 5:
+//                         begin only (no end is           (barrier, phase) on the begin;
+//                         recorded): the dump derives     the k-th begin of the site in
+//                         the end, below                  the unit is issue k
 //   kAsyncCopy without a barrier (cp.async, bulk store groups) and kMmaGroup (wgmma groups):
 //                         the same events; version 4:     none: the k-th begin and the k-th
 //                         (they complete in order)        end of the site in the unit are
@@ -28,8 +32,23 @@
 //            site; the end with the same (site, issue) is that copy's completion.
 //            `barrier` is the phase barrier the copy completes on, or kNoBarrier (sm_80
 //            cp.async groups).
+//   derived end (version 5) of a copy on a phase barrier: the earliest recorded release
+//            (a kPhaseWait exit, by the link scope's clock) of the (barrier, phase) its
+//            begin names, in any unit of the scope. The copy's bytes had landed by then: an
+//            upper bound on its completion (a wait returns only once the phase's
+//            transactions are complete), not an observation by the issuing unit. A copy
+//            whose phase has no recorded release has no end (the verifier says so).
+//            Versions 1 to 4 recorded the end the issuing thread observed (polling while it
+//            waited, or at its next issue on the element): an event of its own unit.
+//   observed end (version 5, SiteInfo::end_observed): a copy site on a phase barrier whose
+//            barrier no trace unit's recorder waits on (the plan decides: e.g. block units,
+//            whose one recorder is the producer while the waits run in consumers) records
+//            begin and end as version 4 did, (issue, barrier) on both, the end observed by
+//            the issuing thread (CopyEndDerived in format/layout.h tells the two apart).
 //   A TMA load with .multicast::cluster (SiteInfo::multicast): its begin's payload is
-//            (issue, phase & 0xffff | ctaMask << 16), its end's (issue, barrier): the copy
+//            (issue, phase & 0xffff | ctaMask << 16) (version 5: (barrier, phase & 0xffff |
+//            ctaMask << 16), its end derived on its own CTA's barrier), its end's (issue,
+//            barrier) before version 5: the copy
 //            completes bytes of phase `phase` on the barrier at the same offset in every CTA
 //            of the mask, so the dump links its issue to the waits that phase released in
 //            each other CTA of the mask (LinkKind::kMulticastLanding; the phase is matched

@@ -297,7 +297,7 @@ WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 t
 
 #if defined(__CUDA_ARCH__)
 // The ends of asynchronous copies in flight on kCount elements of an mbarrier array,
-// recorded by their issuing thread (jit/emit/async_sites.cc; device only: the host
+// recorded by their issuing thread (jit/emit/observed_copy_ends.cc; device only: the host
 // backend's emitted code does the same in C++ with its own mbarrier functions). For
 // element e < kCount, `pending[e]` holds the issue + 1 of the copy in flight (0: none) and
 // `pending[e + kStride]` the phase it completes (the issuer's words in shared memory),
@@ -306,8 +306,11 @@ WARPTRACE_DEVICE_INLINE void RecordWithPayload(BasicUnitState<kShared>& s, u32 t
 // mbarrier.test_wait), `pending[e]` is cleared and the event (kTag | kPayloadFlag, clock)
 // with payload (issue, first_id + e) recorded as RecordWithPayload would.
 //
+// Used only for copy sites that keep an observed end (SiteInfo::end_observed; trace
+// version 5 derives the others' ends in the dump).
 // One asm statement, its loop over the elements (none for one element: straight-line
-// code, issue 51) and its branches inside: LLVM weighs it as one instruction, so the kernel's loop around it unrolls as unprofiled (Record's comment).
+// code, issue 51) and its branches inside: LLVM weighs it as one instruction, so the
+// kernel's loop around it unrolls as unprofiled (Record's comment).
 // The element loop carries `.pragma "nounroll"`: ptxas would otherwise unroll it (about 25
 // SASS per element, kCount elements, in every unrolled copy of the kernel's loop around the
 // wait): hopper_gemm's profiled SASS 2530 -> 2167, SYNCS 93 -> 69, for the same checks.

@@ -71,7 +71,7 @@ static_assert(sizeof(u64) == 8, "u64 must be 8 bytes");
 
 // 'WTRC' read as a little-endian word.
 WARPTRACE_ABI_CONSTANT(kTraceMagic, 0x43525457u);
-WARPTRACE_ABI_CONSTANT(kTraceVersion, 4u);
+WARPTRACE_ABI_CONSTANT(kTraceVersion, 5u);
 // The first version whose complete records fold their events into the checksum word.
 WARPTRACE_ABI_CONSTANT(kEventChecksumVersion, 3u);
 // The oldest version the dump reads (version 1: no payload slots).

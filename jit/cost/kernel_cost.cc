@@ -87,9 +87,15 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
   ProfileOptions profile;
   profile.enabled = profiled;
   profile.policy = options.policy;
+  if (profiled) profile.unit = options.unit;
   ASSIGN_OR_RETURN(KernelSource source, EmitKernel(kernel, profile));
   KernelCompileCost cost;
   cost.record_points = CountRecordPoints(source.source);
+  if (source.layout.has_value()) {
+    for (const SiteInfo& site : source.layout->sites) {
+      cost.observed_copy_sites += site.end_observed ? 1 : 0;
+    }
+  }
   NvrtcCompiler compiler;
   ASSIGN_OR_RETURN(request, CudaCompileRequest(source, target, VerboseFlags()));
   ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(request));
@@ -352,17 +358,31 @@ absl::string_view ConstructOf(absl::string_view opcode) {
   return "the kernel's code";
 }
 
-// The key-class lines of Perturbations.
-void KeyClassPerturbations(const KernelCostRow& row, std::vector<std::string>& out) {
+// Whether Perturbations exempts key class `opcode` going from `off` to `on`: the waits and
+// tests of the copy-end polls, in a kernel whose copy sites keep an observed end.
+bool ExemptKeyClass(const KernelCostRow& row, absl::string_view opcode, uint64_t off,
+                    uint64_t on) {
+  return row.on.observed_copy_sites > 0 && on > off &&
+         (opcode == "SYNCS.TRYWAIT" || opcode == "SYNCS.PHASECHK");
+}
+
+// The key-class lines of Perturbations (`exempt`: the lines it exempts instead).
+void KeyClassPerturbations(const KernelCostRow& row, std::vector<std::string>& out,
+                           bool exempt = false) {
   if (row.off.key_instructions.size() != row.on.key_instructions.size()) return;
   for (size_t i = 0; i < row.on.key_instructions.size(); ++i) {
     const std::string& opcode = row.on.key_instructions[i].first;
     const uint64_t off = row.off.key_instructions[i].second;
     const uint64_t on = row.on.key_instructions[i].second;
     if (on == off) continue;
-    // The record code's own instructions: the trace version 4 copy-end polls test and
-    // try-wait on phase barriers (never arrive). Local memory is never the record code's own.
-    if ((opcode == "SYNCS.TRYWAIT" || opcode == "SYNCS.PHASECHK") && on > off) continue;
+    // The record code has no instruction of these classes (trace version 5: no copy-end
+    // polls) but where copy sites keep an observed end, so any other difference is the
+    // kernel's own. Local memory is never the record code's own.
+    if (ExemptKeyClass(row, opcode, off, on) != exempt) continue;
+    if (exempt) {
+      out.push_back(absl::StrFormat("%s %d -> %d", opcode, off, on));
+      continue;
+    }
     if ((opcode == "LDL" || opcode == "STL") && on < off) continue;
     const std::string why =
         opcode == "LDL" || opcode == "STL" ? "local memory the unprofiled kernel does not use"
@@ -377,6 +397,12 @@ void KeyClassPerturbations(const KernelCostRow& row, std::vector<std::string>& o
 }
 
 }  // namespace
+
+std::vector<std::string> ExemptPerturbations(const KernelCostRow& row) {
+  std::vector<std::string> out;
+  KeyClassPerturbations(row, out, /*exempt=*/true);
+  return out;
+}
 
 std::vector<std::string> Perturbations(const KernelCostRow& row) {
   std::vector<std::string> out;
@@ -472,6 +498,25 @@ absl::StatusOr<std::vector<KernelCostRow>> MeasureKernelCost(const KernelCostOpt
   return rows;
 }
 
+namespace {
+
+// FormatKernelCost's "  NAME perturbation: ..." line of `r`, its exemptions named.
+std::string PerturbationLine(const KernelCostRow& r) {
+  const std::vector<std::string> flags = Perturbations(r);
+  const std::vector<std::string> exempt = ExemptPerturbations(r);
+  return absl::StrCat(
+      "  ", r.name, " perturbation: ",
+      flags.empty() ? "none" : absl::StrCat("FLAGGED: ", absl::StrJoin(flags, "; ")),
+      exempt.empty() ? ""
+                     : absl::StrFormat(" (exempt: %s: the copy-end polls of %d copy sites "
+                                       "that keep an observed end, no trace unit's recorder "
+                                       "waiting on their barrier)",
+                                       absl::StrJoin(exempt, ", "), r.on.observed_copy_sites),
+      "\n");
+}
+
+}  // namespace
+
 std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                              const KernelCostOptions& options) {
   std::string out = absl::StrFormat(
@@ -538,12 +583,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                                     : absl::StrJoin(present, ", "),
                     "\n");
   }
-  for (const KernelCostRow& r : rows) {
-    const std::vector<std::string> flags = Perturbations(r);
-    absl::StrAppend(&out, "  ", r.name, " perturbation: ",
-                    flags.empty() ? "none" : absl::StrCat("FLAGGED: ", absl::StrJoin(flags, "; ")),
-                    "\n");
-  }
+  for (const KernelCostRow& r : rows) absl::StrAppend(&out, PerturbationLine(r));
   absl::StrAppend(
       &out,
       "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "

@@ -102,6 +102,9 @@ struct KernelCompileCost {
   // record point instance after unrolling, plus the prologue's and the epilogue's.
   uint64_t clock_reads = 0;
   LoopSass loops;  // CountLoopSass(sass)
+  // Profiled: the copy sites that keep an observed end (SiteInfo::end_observed: no unit's
+  // recorder waits on their barrier), whose issuer polls their phase barriers.
+  uint32_t observed_copy_sites = 0;
 };
 
 struct KernelCostRow {
@@ -125,15 +128,22 @@ struct KernelCostRow {
 // What profiling changed in a variant's code beyond the record code's own instructions,
 // one line each, empty when nothing did (the perturbation report of `--cost`, issue 51):
 //   * a KeySassOpcodes() class whose count differs (HGMMA, UTMALDG, UTMASTG, UBLKCP,
-//     LDGSTS, LDSM, STSM, HMMA, every SYNCS class, BAR: the record code has none of them;
-//     a lower count means a loop of the kernel's is unrolled less), except SYNCS.TRYWAIT
-//     and SYNCS.PHASECHK above unprofiled (the trace version 4 record code's own copy-end
-//     polls wait on phase barriers);
+//     LDGSTS, LDSM, STSM, HMMA, every SYNCS class, BAR: the record code has none of them
+//     since trace version 5 dropped the copy-end polls; a lower count means a loop of the
+//     kernel's is unrolled less);
 //   * spills or stack profiled where unprofiled has none, LDL / STL added;
 //   * fewer register-limited blocks per SM (RegisterLimitedBlocksPerSm).
 // Each line names what changed and, where the class says it, the construct it comes from
 // ("UTMALDG 8 -> 2: TMA copies (AsyncCopy with a tensor map), their loop unrolled less").
+// One exemption, only for a profiled kernel with copy sites that keep an observed end
+// (KernelCompileCost::observed_copy_sites > 0): SYNCS.TRYWAIT and SYNCS.PHASECHK above
+// unprofiled are the record code's own (those copies' end polls and waits), listed by
+// ExemptPerturbations instead.
 std::vector<std::string> Perturbations(const KernelCostRow& row);
+// The differences Perturbations exempts, one line each ("SYNCS.TRYWAIT 8 -> 22"; empty for
+// every kernel without copy sites that keep an observed end), so that FormatKernelCost's
+// perturbation line says what it did not flag, and why.
+std::vector<std::string> ExemptPerturbations(const KernelCostRow& row);
 
 
 struct KernelCostOptions {
@@ -150,6 +160,8 @@ struct KernelCostOptions {
   std::string dump_dir;
   // The title's subject: "the kernels" (the project's), or a user kernel's name.
   std::string subject = "the kernels";
+  // The profiled mode's trace unit (ProfileOptions::unit); unset: the plan's choice.
+  std::optional<UnitSpec> unit;
 };
 
 // The GPU bundle's other examples (tools/gpu_bundle/run.sh: EXAMPLES and

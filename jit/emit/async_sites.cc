@@ -80,85 +80,6 @@ const SiteInfo* AsyncSites::SiteOf(const KernelNode& node) const {
   return plan_ == nullptr ? nullptr : plan_->SiteInfoOf(node.ordinal);
 }
 
-std::vector<const AsyncSites::CopySite*> AsyncSites::Polled() const {
-  std::vector<const CopySite*> polled;
-  for (const CopySite& c : copies_) {
-    if (c.bulk() && c.role == role_.node && MayRunOnIssuer(c)) polled.push_back(&c);
-  }
-  return polled;
-}
-
-bool AsyncSites::PollsWhileWaiting() const { return !Polled().empty(); }
-
-namespace {
-
-// A role that gives registers back (setmaxnreg.dec) to fewer than this many per thread
-// records its bulk copies' ends without polling on a GPU: each poll (RecordCopyEnds) holds
-// about eight registers in the wait loop, on top of the recorder's own, and at
-// flash_attention's 24-register producer that spilled (issue 51). The ends are recorded at
-// the copy's next issue on its element or before the kernel's exit instead: later, so the
-// copy's span is longer than it was, never missing. The host backend polls regardless.
-constexpr uint32_t kMinRegistersToPoll = 32;
-
-// Before the kernel's exit, the issuer observes its copies still in flight on a barrier
-// array of at most this many elements with straight-line code on a GPU (one waiting
-// RecordCopyEnds per element, about 20 SASS each, run once), not a loop over the elements
-// (about 40 SASS, run once per element): exit code is no loop of the kernel's (issue 51:
-// flash_attention's two 2-element exit drains were its only loops besides the main loop,
-// 12.3 -> 7.1 SASS per event in its loops, 36 SASS more in all). Larger arrays keep the
-// loop: at hopper_gemm's 4 elements the straight-line drains cost 155 more SASS (1949 ->
-// 2104) for the same ends.
-constexpr uint32_t kStraightDrainElements = 2;
-
-// The registers per thread `role` keeps after its setmaxnreg.dec, if it has one.
-std::optional<uint32_t> RoleRegisters(const KernelNode* role) {
-  if (role == nullptr) return std::nullopt;
-  std::optional<uint32_t> registers;
-  std::function<void(const std::vector<KernelNode>&)> walk =
-      [&](const std::vector<KernelNode>& body) {
-        for (const KernelNode& n : body) {
-          if (n.kind == KernelNode::Kind::kSetMaxRegisters &&
-              n.register_change == RegisterChange::kDecrease) {
-            registers = registers.has_value() ? std::min(*registers, n.registers) : n.registers;
-          }
-          walk(n.body);
-          walk(n.else_body);
-        }
-      };
-  walk(role->body);
-  return registers;
-}
-
-}  // namespace
-
-void AsyncSites::PollWhileWaiting(int depth) {
-  const std::vector<const CopySite*> polled = Polled();
-  if (polled.empty()) return;
-  const std::optional<uint32_t> registers = RoleRegisters(role_.node);
-  const bool device_polls = !registers.has_value() || *registers >= kMinRegistersToPoll;
-  // Polled copies are the role's, issued by its first thread.
-  if (!device_polls) {
-    Line(0, absl::StrFormat("#if !defined(__CUDA_ARCH__)  // a GPU does not poll at %d "
-                            "registers (kMinRegistersToPoll)",
-                            *registers));
-  }
-  Line(depth, absl::StrCat("if (", IsIssuer(*polled.front()), ") {"));
-  for (const CopySite* c : polled) PollPending(depth + 1, *c);
-  Line(depth, "}");
-  if (!device_polls) Line(0, "#endif");
-}
-
-void AsyncSites::EndCopiesOnWait(int depth, const std::string& barrier,
-                                 const std::string& barrier_id) {
-  for (const CopySite& c : copies_) {
-    if (c.node->copy.barrier != barrier || !MayRunOnIssuer(c)) continue;
-    Line(depth, absl::StrCat("if (", IsIssuer(c), " && ", c.var,
-                             "_pending[warptrace_bar] != 0u) {"));
-    RecordCopyEnd(depth + 1, c, absl::StrCat(c.var, "_pending[warptrace_bar]"), barrier_id);
-    Line(depth, "}");
-  }
-}
-
 void AsyncSites::EndGroupsOfWait(int depth, const KernelNode& wait) {
   const GroupKind& kind = wait.kind == KernelNode::Kind::kAsyncWait ? kCpAsyncGroups
                           : wait.kind == KernelNode::Kind::kMmaWait ? kMmaGroups
@@ -179,15 +100,6 @@ absl::Status AsyncSites::Check() const {
         kernel_.name, kind->what, h.bits, h.depth));
   }
   return absl::OkStatus();
-}
-
-std::string AsyncSites::IsIssuer(const CopySite& c) { return IsThread(c.issuer); }
-
-// Whether the code being emitted may run on `c`'s issuing thread: outside roles, or in a
-// role holding that thread.
-bool AsyncSites::MayRunOnIssuer(const CopySite& c) const {
-  if (role_.node == nullptr) return true;
-  return c.issuer >= role_.first && c.issuer < role_.first + role_.threads;
 }
 
 void AsyncSites::RecordGroupBegin(int depth, const CopySite& c) {
@@ -294,28 +206,29 @@ void AsyncSites::BulkCopy(const KernelNode& node, int depth, CopyPart part) {
   int d = depth + 1;
   Line(d++, absl::StrCat("if (", Elected(), ") {"));
   DeclareBar(d, c.barrier_index);
-  if (begin && tracked != nullptr) {
-    const std::string id = BarrierId(decl, "warptrace_bar");
-    ObservePending(d, *tracked, "warptrace_bar", id, /*in_loop=*/true);
-    // A multicast copy's begin carries its phase and CTA mask instead of the barrier
-    // (format/links.h): the dump links it into every destination CTA.
+  if (begin && tracked != nullptr && tracked->observed()) {
+    ObservedCopyBegin(d, *tracked);
+  } else if (begin && tracked != nullptr) {
+    // The begin alone, with the barrier and phase the copy completes: the dump derives its
+    // end from the first recorded wait exit on that phase (format/links.h, version 5). A
+    // multicast copy's b holds its phase and CTA mask: the dump links it into every
+    // destination CTA.
     const std::string begin_b =
         c.multicast_mask.empty()
-            ? id
-            : absl::StrCat("((static_cast<unsigned int>(", c.barrier_phase,
-                           ") & 0xffffu) | (static_cast<unsigned int>(static_cast<unsigned "
-                           "short>(",
-                           c.multicast_mask, ")) << 16))");
-    RecordPayload(d, tracked->site, false, absl::StrCat(tracked->var, "_issued"), begin_b,
+            ? absl::StrCat("static_cast<unsigned int>(", c.barrier_phase, ")")
+            : MulticastLanding(c);
+    RecordPayload(d, tracked->site, false, BarrierId(decl, "warptrace_bar"), begin_b,
                   "begin of");
-    Line(d, absl::StrCat(tracked->var, "_pending[warptrace_bar] = ++", tracked->var,
-                         "_issued;"));
-    Line(d, absl::StrCat(tracked->var, "_phase[warptrace_bar] = static_cast<unsigned int>(",
-                         c.barrier_phase, ");"));
   }
   if (issue) IssueBulkCopy(c, node.path, d);
   Line(depth + 1, "}");
   Line(depth, "}");
+}
+
+std::string AsyncSites::MulticastLanding(const AsyncCopySpec& c) {
+  return absl::StrCat("((static_cast<unsigned int>(", c.barrier_phase,
+                      ") & 0xffffu) | (static_cast<unsigned int>(static_cast<unsigned short>(",
+                      c.multicast_mask, ")) << 16))");
 }
 
 // By the role's first thread: the begin of the store's async span, the store, its commit.
@@ -358,70 +271,6 @@ void AsyncSites::CopyPointers(int depth, const AsyncCopySpec& c) {
   Line(depth, absl::StrCat("const char* warptrace_src = reinterpret_cast<const char*>(",
                            c.src, ");"));
   Line(depth, absl::StrCat("char* warptrace_dst = reinterpret_cast<char*>(", c.dst, ");"));
-}
-
-// Records the end of the bulk copy in flight whose issue + 1 is in `pending`, and clears it.
-void AsyncSites::RecordCopyEnd(int depth, const CopySite& c, const std::string& pending,
-    const std::string& barrier_id) {
-  RecordPayload(depth, c.site, true, absl::StrCat(pending, " - 1u"), barrier_id, "end of");
-  Line(depth, absl::StrCat(pending, " = 0u;"));
-}
-
-// Records the end of each of `c`'s copies in flight whose phase has completed, without
-// waiting (test_wait), by the issuing thread (the caller checks). On a GPU one recorder
-// call for all the elements (DeviceCopyEnds); the host backend's loop is not unrolled (it
-// runs while the thread waits, and unrolled copies of it cost compile time).
-void AsyncSites::PollPending(int depth, const CopySite& c) {
-  const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
-  const std::string pending = absl::StrCat(c.var, "_pending[warptrace_e]");
-  DeviceCopyEnds(depth, c, "0", absl::StrCat(decl.first_id, "u"), decl.size, /*wait=*/false);
-  NoUnroll(out_, depth);
-  ForEachElement(depth, decl);
-  Line(depth + 1, absl::StrCat("if (", pending, " != 0u && warptrace_mbarrier_test_wait_parity(&",
-                               c.node->copy.barrier, "[warptrace_e], ", c.var,
-                               "_phase[warptrace_e] & 1u)) {"));
-  RecordCopyEnd(depth + 2, c, pending, BarrierId(decl, "warptrace_e"));
-  Line(depth + 1, "}");
-  Line(depth, "}");
-  Line(0, "#endif");
-}
-
-// A bulk copy still pending on element `bar`: wait for its phase (complete already when
-// the kernel's protocol ordered it), then record its end.
-void AsyncSites::ObservePending(int depth, const CopySite& c, const std::string& bar,
-    const std::string& id, bool in_loop) {
-  const std::string pending = absl::StrCat(c.var, "_pending[", bar, "]");
-  if (in_loop) DeviceCopyEnds(depth, c, bar, id, 1, /*wait=*/true);
-  Line(depth, absl::StrCat("if (", pending, " != 0u) {"));
-  Line(depth + 1, absl::StrCat("warptrace_mbarrier_wait_parity(&", c.node->copy.barrier, "[",
-                               bar, "], ", c.var, "_phase[", bar, "] & 1u);"));
-  RecordCopyEnd(depth + 1, c, pending, id);
-  Line(depth, "}");
-  if (in_loop) Line(0, "#endif");
-}
-
-// On a GPU, the ends of `c`'s copies in flight on elements `first` to `first` + `count` - 1
-// (`first_id`: the first one's barrier id) as one recorder call (recorder::RecordCopyEnds:
-// one asm statement, so that LLVM unrolls the kernel's loop around it as it does
-// unprofiled, issue 51); `wait`: waits for each one's phase, else tests it. Opens the
-// `#else` for the host backend's C++ of the same, which the caller writes and closes.
-void AsyncSites::DeviceCopyEnds(int depth, const CopySite& c, const std::string& first,
-                                const std::string& first_id, uint32_t count, bool wait) {
-  // The phase words follow the pending ones (CopyTracking's struct): their offset is the
-  // barrier array's size.
-  Line(0, "#if defined(__CUDA_ARCH__)");
-  DeviceCopyEndsCall(depth, c, first, first_id, count, wait);
-  Line(0, "#else");
-}
-
-void AsyncSites::DeviceCopyEndsCall(int depth, const CopySite& c, const std::string& first,
-                                    const std::string& first_id, uint32_t count, bool wait) {
-  const uint32_t size = Decl(c.node->copy.barrier).size;
-  Line(depth, absl::StrFormat(
-                  "warptrace::recorder::RecordCopyEnds<%s, 0x%08xu, %du, %du>(warptrace_unit, "
-                  "&%s_pending[%s], &%s[%s], %s);  // end of %s",
-                  wait ? "true" : "false", abi::MakeTag(c.site.id, true), count, size, c.var,
-                  first, c.node->copy.barrier, first, first_id, c.site.name));
 }
 
 // A group just committed: its site (none: not recorded) enters the kind's history.
@@ -534,37 +383,17 @@ void AsyncSites::ObservePendingCopies(int depth) {
     EndGroupCopies(d, *kind, 0, /*in_recorder_block=*/true);
     CloseRecorderOnly(depth, *kind);
   }
-  for (const CopySite& c : copies_) {
-    if (!c.bulk() || !MayRunOnIssuer(c)) continue;
-    const PhaseBarrierDecl& decl = Decl(c.node->copy.barrier);
-    Line(depth, absl::StrCat("if (", IsIssuer(c), ") {"));
-    const bool straight = decl.size <= kStraightDrainElements;
-    if (straight) {  // on a GPU, straight-line code: one waiting recorder call per element
-      Line(0, "#if defined(__CUDA_ARCH__)");
-      for (uint32_t e = 0; e < decl.size; ++e) {
-        const std::string bar = absl::StrCat(e, "u");
-        DeviceCopyEndsCall(depth + 1, c, bar, BarrierId(decl, bar), 1, /*wait=*/true);
-      }
-      Line(0, "#else");
-    }
-    NoUnroll(out_, depth + 1);
-    ForEachElement(depth + 1, decl);
-    ObservePending(depth + 2, c, "warptrace_e", BarrierId(decl, "warptrace_e"),
-                   /*in_loop=*/false);
-    Line(depth + 1, "}");
-    if (straight) Line(0, "#endif");
-    Line(depth, "}");
-  }
+  DrainObservedCopies(depth);
 }
 
-// Declares and initializes the state of each recorded copy site: issue numbers, and which
-// copies are still to be observed complete (where each kind's lives: the file comment).
+// Declares and initializes the state of each recorded group site: issue numbers, and which
+// groups are still to be observed complete (where each kind's lives: the file comment).
 // Only the threads that use a piece of it touch it, so no barrier orders it.
 void AsyncSites::CopyTracking() {
   const uint32_t units = plan_ == nullptr ? 0 : plan_->units_per_block();
   // The per-unit state: one struct per trace unit in one shared array, so that the
   // recorder reaches all of it from one base address.
-  std::vector<std::string> fields, recorder_init, copy_fields, copy_init;
+  std::vector<std::string> fields, recorder_init;
   for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
     const History& h = HistoryOf(*kind);
     if (h.bits == 0) continue;
@@ -584,41 +413,21 @@ void AsyncSites::CopyTracking() {
     }
   }
   for (const CopySite& c : copies_) {
-    if (c.exact) continue;  // no counters
-    if (!c.bulk() && !KindOf(c).per_unit) {  // wgmma groups: registers
+    // No counters: exact sites, and bulk copies on a barrier (their begins carry what the
+    // dump needs to derive their ends, format/links.h; observed ones: ObservedCopyTracking).
+    if (c.exact || c.bulk()) continue;
+    if (!KindOf(c).per_unit) {  // wgmma groups: registers
       Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
       Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
       continue;
     }
-    if (!c.bulk()) {  // cp.async and TMA store groups: the recorder's, in shared memory
-      fields.push_back(absl::StrCat("unsigned int ", c.var, "_issued;  // copy ", c.site.name));
-      fields.push_back(absl::StrCat("unsigned int ", c.var, "_done;"));
-      recorder_init.push_back(absl::StrCat(Issued(c), " = 0u;"));
-      recorder_init.push_back(absl::StrCat(Done(c), " = 0u;"));
-      continue;
-    }
-    const uint32_t size = Decl(c.node->copy.barrier).size;
-    const std::string bare(absl::StripPrefix(c.var, kCopiesPrefix));
-    copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_issued;  // copy ", c.site.name,
-                                       ", by thread ", c.issuer));
-    copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_pending[", size,
-                                       "];  // issue + 1 of the copy in flight per element, or 0"));
-    copy_fields.push_back(absl::StrCat("unsigned int ", bare, "_phase[", size, "];"));
-    copy_init.push_back(absl::StrCat("if (", IsIssuer(c), ") {"));
-    copy_init.push_back(absl::StrCat("  ", c.var, "_issued = 0u;"));
-    copy_init.push_back(absl::StrFormat("  for (unsigned int warptrace_e = 0; warptrace_e < %du; "
-                                        "++warptrace_e) %s_pending[warptrace_e] = 0u;",
-                                        size, c.var));
-    copy_init.push_back("}");
+    // cp.async and TMA store groups: the recorder's, in shared memory
+    fields.push_back(absl::StrCat("unsigned int ", c.var, "_issued;  // copy ", c.site.name));
+    fields.push_back(absl::StrCat("unsigned int ", c.var, "_done;"));
+    recorder_init.push_back(absl::StrCat(Issued(c), " = 0u;"));
+    recorder_init.push_back(absl::StrCat(Done(c), " = 0u;"));
   }
-  if (!copy_fields.empty()) {
-    Line(1, "struct warptrace_copy_track {  // the bulk copies' state, their issuers'");
-    for (const std::string& field : copy_fields) Line(2, field);
-    Line(1, "};");
-    Line(1, absl::StrCat("__shared__ warptrace_copy_track ",
-                         absl::StripSuffix(kCopiesPrefix, "."), ";"));
-    for (const std::string& line : copy_init) Line(1, line);
-  }
+  ObservedCopyTracking();
   if (recorder_init.empty()) return;
   Line(1, "struct warptrace_unit_track {  // a trace unit's group bookkeeping, its recorder's");
   for (const std::string& field : fields) Line(2, field);
@@ -667,9 +476,11 @@ void AsyncSites::CollectCopy(const KernelNode& n, const KernelNode* role, uint64
       for (const CopySite& c : copies_) {
         group_index += mma ? c.mma() : store ? c.store() : (!bulk && c.cp_async());
       }
-      // A bulk copy's state is a member of the block's warptrace_copies (CopyTracking).
+      // An observed copy's state is a member of the block's warptrace_copies
+      // (ObservedCopyTracking).
+      const bool observed = bulk && site->end_observed;
       copies_.push_back(CopySite{&n, *site,
-                                 absl::StrCat(bulk ? kCopiesPrefix : "",
+                                 absl::StrCat(observed ? kCopiesPrefix : "",
                                               mma ? "warptrace_mma" : "warptrace_copy",
                                               n.ordinal),
                                  role, group_index, issuer, /*exact=*/false});

@@ -1,11 +1,17 @@
 // The recorded async sites of one kernel being emitted: cp.async groups, bulk and TMA copies
 // on phase barriers, TMA stores and wgmma groups. Their issue and completion record points
-// with the links payloads of format/links.h, and the bookkeeping that finds each completion:
-// issue counters, group histories, the copies still in flight per barrier element.
+// with the links payloads of format/links.h, and the bookkeeping that finds each group's
+// completion: issue counters and group histories. A copy on a phase barrier records only
+// its begin, with the barrier and phase it completes: the dump derives its end from the
+// waits on that phase (trace version 5), so it keeps no state and no code observes it.
+// Where no unit's recorder waits on its barrier (SiteInfo::end_observed, the plan decides),
+// the issuing thread observes the end as trace version 4 did (observed_copy_ends.cc): it
+// polls while it waits on a phase barrier, at its next issue on the element and before the
+// kernel's exit.
 // Internal to jit/emit: the emitter (emitter.cc) owns one and calls it for those constructs,
 // for the waits that complete them, and before every exit of the kernel.
 //
-// Where the state lives (what it costs the kernel): bulk/TMA copies' per-element state in
+// Where the state lives (what it costs the kernel): observed copies' per-element state in
 // one shared struct touched only by the issuing thread; cp.async and TMA-store groups' in a
 // shared slot per trace unit kept by the unit's recorder alone; wgmma groups' (collective)
 // in registers; group histories as shift registers of site indices, never a local array.
@@ -51,8 +57,10 @@ class AsyncSites {
 
   void GroupCopy(const KernelNode& node, int depth);
 
-  // A copy on a phase barrier: its begin record (kBegin: the poll of its site's previous
-  // copy, the begin, the pending state), its issue (kIssue: expect_tx and the copy), or both.
+  // A copy on a phase barrier: its begin record (kBegin: one record with the barrier and
+  // phase as payload; for an observed end, the wait for its site's previous copy on the
+  // element, the begin with (issue, barrier), the pending state), its issue (kIssue:
+  // expect_tx and the copy), or both.
   // The emitter records the begins of consecutive copies before the first one's issue, so
   // that no record point sits between their expect_tx (ptxas merges a stage's expect_tx
   // into one arrive when nothing stands between them; issue 51).
@@ -66,18 +74,21 @@ class AsyncSites {
   // wgmma.fence, the group's instructions, the begin of its async span, wgmma.commit_group.
   void MmaGroup(const KernelNode& node, int depth);
 
-  // Before leaving the kernel: every copy of this thread still in flight completes and is
-  // recorded, so each copy records exactly its begin and its end.
+  // Before leaving the kernel: every group and observed copy of this thread still in flight
+  // completes and is recorded, so each records exactly its begin and its end (other copies
+  // on a phase barrier record no end: the dump derives it).
   void ObservePendingCopies(int depth);
 
-  // Declares and initializes the state of each recorded copy site: issue numbers, and which
-  // copies are still to be observed complete (where each kind's lives: the file comment).
-  // Only the threads that use a piece of it touch it, so no barrier orders it.
+  // Declares and initializes the state of each recorded group site and observed copy site:
+  // issue numbers, and which are still to be observed complete (where each kind's lives:
+  // the file comment). Only the threads that use a piece of it touch it, so no barrier
+  // orders it.
   void CopyTracking();
 
-  // A phase wait on barrier array `barrier`: whether the thread polls its bulk copies in
-  // flight while it waits (then PollWhileWaiting goes inside the try_wait loop), and
-  // EndCopiesOnWait after the wait (the issuing thread's copies on the element are done).
+  // A phase wait on barrier array `barrier`: whether the thread polls its observed copies
+  // in flight while it waits (then PollWhileWaiting goes inside the try_wait loop), and
+  // EndCopiesOnWait after the wait (the issuing thread's observed copies on the element are
+  // done). Without observed copies: false, and both emit nothing.
   bool PollsWhileWaiting() const;
   void PollWhileWaiting(int depth);
   void EndCopiesOnWait(int depth, const std::string& barrier, const std::string& barrier_id);
@@ -104,6 +115,8 @@ class AsyncSites {
     bool store() const { return node->kind == KernelNode::Kind::kTmaStore; }
     bool bulk() const { return !mma() && !store() && !node->copy.barrier.empty(); }
     bool cp_async() const { return !mma() && !store() && !bulk(); }
+    // A copy on a phase barrier whose end its issuer observes (SiteInfo::end_observed).
+    bool observed() const { return bulk() && site.end_observed; }
   };
   // The per-thread group bookkeeping of cp.async groups and of wgmma groups (the same
   // scheme: completion in commit order, the most recent `pending` groups left in flight).
@@ -131,10 +144,10 @@ class AsyncSites {
                                              "warptrace_bulk_wait_group_read", "TMA store groups",
                                              &CopySite::store, true};
   static constexpr char kRecorderUnit[] = "warptrace_rec";
-  // The bulk copies' state: one struct in shared memory, so that the issuing thread reaches
-  // all of it from one base address (separate arrays each cost an address register).
-  static constexpr char kCopiesPrefix[] = "warptrace_copies.";
   static constexpr char kTrack[] = "warptrace_track";  // the per-unit state, in shared memory
+  // The observed copies' state: one struct in shared memory, so that the issuing thread
+  // reaches all of it from one base address (separate arrays each cost an address register).
+  static constexpr char kCopiesPrefix[] = "warptrace_copies.";
   const GroupKind& KindOf(const CopySite& c) const {
     return c.mma() ? kMmaGroups : c.store() ? kStoreGroups : kCpAsyncGroups;
   }
@@ -187,7 +200,6 @@ class AsyncSites {
   }
   std::string Elected() const { return IsThread(role_.first); }
   const SiteInfo* SiteOf(const KernelNode& node) const;
-  std::vector<const CopySite*> Polled() const;
   // The begin of a cp.async or TMA store group site's async span, and its issue count.
   void RecordGroupBegin(int depth, const CopySite& c);
   void DeclareBar(int depth, const std::string& index) {
@@ -206,26 +218,32 @@ class AsyncSites {
   void EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending = 0,
                       bool in_recorder_block = false, const KernelNode* wait = nullptr);
 
-  static std::string IsIssuer(const CopySite& c);
+  // `warptrace_src` and `warptrace_dst`, the copy's pointers as bytes.
+  void CopyPointers(int depth, const AsyncCopySpec& c);
+  // A multicast copy's begin payload b: phase & 0xffff | ctaMask << 16 (format/links.h).
+  static std::string MulticastLanding(const AsyncCopySpec& c);
 
+  // Observed copy ends (observed_copy_ends.cc, trace version 4's observation kept for the
+  // sites marked SiteInfo::end_observed).
+  // The observed copies the thread running the code being emitted may have issued.
+  std::vector<const CopySite*> Polled() const;
+  static std::string IsIssuer(const CopySite& c);
   // Whether the code being emitted may run on `c`'s issuing thread: outside roles, or in a
   // role holding that thread.
   bool MayRunOnIssuer(const CopySite& c) const;
-
-  // `warptrace_src` and `warptrace_dst`, the copy's pointers as bytes.
-  void CopyPointers(int depth, const AsyncCopySpec& c);
-
-  // Records the end of the bulk copy in flight whose issue + 1 is in `pending`, and clears it.
+  // The begin of an observed copy (the issuer's `warptrace_bar` declared): the wait for the
+  // site's previous copy on the element, the begin with (issue, barrier or multicast
+  // landing), the pending state.
+  void ObservedCopyBegin(int depth, const CopySite& c);
+  // Records the end of the copy in flight whose issue + 1 is in `pending`, and clears it.
   void RecordCopyEnd(int depth, const CopySite& c, const std::string& pending,
                      const std::string& barrier_id);
-
   // Records the end of each of `c`'s copies in flight whose phase has completed, without
   // waiting (test_wait), by the issuing thread (the caller checks).
   void PollPending(int depth, const CopySite& c);
-
-  // A bulk copy still pending on element `bar`: wait for its phase (complete already when
-  // the kernel's protocol ordered it), then record its end. `in_loop`: in the kernel's
-  // code (on a GPU one recorder call, DeviceCopyEnds), not at its exits.
+  // A copy still pending on element `bar`: wait for its phase (complete already when the
+  // kernel's protocol ordered it), then record its end. `in_loop`: in the kernel's code (on
+  // a GPU one recorder call, DeviceCopyEnds), not at its exits.
   void ObservePending(int depth, const CopySite& c, const std::string& bar,
                       const std::string& id, bool in_loop);
   // On a GPU, the ends of `c`'s copies on `count` elements from `first` as one recorder
@@ -235,6 +253,11 @@ class AsyncSites {
   // The recorder call alone (device code; the caller writes the `#if`).
   void DeviceCopyEndsCall(int depth, const CopySite& c, const std::string& first,
                           const std::string& first_id, uint32_t count, bool wait);
+  // Before the kernel's exit: the issuer's observed copies still in flight, waited for and
+  // recorded.
+  void DrainObservedCopies(int depth);
+  // CopyTracking's part for observed copies: their issuers' struct in shared memory.
+  void ObservedCopyTracking();
 
   // A group just committed: its site (none: not recorded) enters the kind's history.
   void PushHistory(int depth, const GroupKind& kind, const CopySite* tracked);

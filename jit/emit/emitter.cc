@@ -362,8 +362,9 @@ class Emitter {
                  absl::StrCat("warptrace_mbarrier_wait_parity(&", node.text,
                               "[warptrace_bar], warptrace_phase & 1u);"));
     } else {
-      // While it waits, the thread looks at its bulk copies in flight and records each
-      // completion it sees (on the host, try_wait returns only when the phase completed).
+      // While it waits, the issuer of copies whose ends it observes (SiteInfo::end_observed)
+      // looks at them in flight and records each completion it sees (on the host, try_wait
+      // returns only when the phase completed).
       Attributed(d, node.path,
                  absl::StrCat("while (!warptrace_mbarrier_try_wait_parity(&", node.text,
                               "[warptrace_bar], warptrace_phase & 1u)) {"));
@@ -375,8 +376,10 @@ class Emitter {
     Attributed(d, node.path,
                absl::StrCat("warptrace_mbarrier_check_phase(&", node.text,
                             "[warptrace_bar], warptrace_phase);"));
+    // The first exit of a phase is also the derived end of the copies completing it
+    // (format/links.h, version 5).
     if (site != nullptr) RecordPayload(d, *site, true, id, "warptrace_phase", "exit");
-    // The issuing thread's bulk copies on the element are complete now.
+    // The issuing thread's observed copies on the element are complete now.
     sites_.EndCopiesOnWait(d, node.text, id);
     Line(depth, "}");
   }

@@ -52,7 +52,7 @@ bool HasWord(absl::string_view text, absl::string_view word) {
 }
 
 // A line that is not a record point but needs the unit state up to date before it: it
-// reads or updates it (the epilogue, RecordCopyEnds), or it may leave the run's block.
+// reads or updates it (the epilogue), or it may leave the run's block.
 bool EndsRun(const SourceLine& line) {
   if (Slots(line) != 0) return false;
   const absl::string_view text = line.text;

@@ -12,7 +12,7 @@
 //
 // A run is the record points of one block (bare `{ // ... }` blocks, straight-line, are
 // looked through) up to the first of: a line that uses the unit state otherwise (the
-// epilogue, RecordCopyEnds), a jump (return, break, continue, goto), a preprocessor
+// epilogue), a jump (return, break, continue, goto), a preprocessor
 // conditional, the end of its block, or a construct (if, for, while, ...) whose body holds
 // any of these or a record point. A construct without them (a barrier, the kernel's own
 // loops and branches) does not end the run. A run of one record point is left as it is.

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "format/layout.h"
 #include "jit/builder/kernel.h"
 #include "jit/builder/trip_expr.h"
 
@@ -82,6 +83,9 @@ class Counter {
   // The first construct on the path whose count depends on data.
   const std::string& data_dependent() const { return data_dependent_; }
   const std::string& role() const { return role_; }
+  // The site table (SiteInfo::end_observed: a copy that keeps an observed end records 4
+  // slots, not 2); unset, every copy on a barrier has its end derived.
+  void set_sites(const std::vector<SiteInfo>* sites) { sites_ = sites; }
 
  private:
   void NoteDataDependent(const KernelNode& node, const Flow& f);
@@ -112,15 +116,17 @@ class Counter {
         return 2;
       case KernelNode::Kind::kArrive:  // one event + payload
         return Arrives(node.arrive_by) ? 2 : 0;
-      // Payloads as format/links.h says (trace version 4): a wait's enter and the events
-      // of in-order groups (cp.async, wgmma, bulk store groups) carry none.
+      // Payloads as format/links.h says (trace version 5): a wait's enter and the events
+      // of in-order groups (cp.async, wgmma, bulk store groups) carry none; a copy on a
+      // phase barrier records its begin alone (the dump derives its end).
       case KernelNode::Kind::kPhaseWait:  // enter, exit + payload
         return 3;
       case KernelNode::Kind::kAsyncCopy:
-        // A bulk copy on a barrier, by its issuing thread: begin and end, each + payload; a
-        // cp.async group by every recorder: begin and end.
+        // A bulk copy on a barrier, by its issuing thread: begin + payload (and, where its
+        // end is observed, the end + payload); a cp.async group by every recorder: begin
+        // and end.
         if (node.copy.barrier.empty()) return 2;
-        return Elected() ? 4 : 0;
+        return !Elected() ? 0 : EndObserved(node) ? 4 : 2;
       case KernelNode::Kind::kMmaGroup:  // commit and retirement
         return 2;
       case KernelNode::Kind::kTmaStore:  // issue and retirement by the role's first thread
@@ -143,6 +149,12 @@ class Counter {
     return 0;
   }
 
+  bool EndObserved(const KernelNode& node) const {
+    const std::optional<uint32_t> site = site_of_node_[node.ordinal];
+    return sites_ != nullptr && site.has_value() && *site < sites_->size() &&
+           (*sites_)[*site].end_observed;
+  }
+
   Flow Node(const KernelNode& node, int depth, std::string* label);
 
   Flow Loop(const KernelNode& node, int depth, std::string* label);
@@ -150,6 +162,7 @@ class Counter {
   Flow Roles(const KernelNode& node, int depth, std::string* label);
 
   const std::vector<std::optional<uint32_t>>& site_of_node_;
+  const std::vector<SiteInfo>* sites_ = nullptr;
   std::optional<uint64_t> thread_;
   const PerBlockTrips& per_block_;
   std::vector<std::string>* lines_;

@@ -13,26 +13,26 @@
 namespace warptrace::plan_internal {
 namespace {
 
-// An arrival on a phase barrier array, with who runs it.
-struct ArriveSite {
+// A node of the kernel (an arrival, a phase wait), with who runs it.
+struct RunSite {
   const KernelNode* node = nullptr;
   uint64_t role_first = 0;    // first thread of its role (0 outside roles)
   uint64_t role_threads = 0;  // threads of its role (the block outside roles)
   bool in_if = false;         // who arrives depends on data
 };
 
-// Every arrival in the kernel, with who runs it.
-std::vector<ArriveSite> CollectArrivals(const Kernel& kernel) {
-  std::vector<ArriveSite> out;
+// Every node of `kind` in the kernel, with who runs it.
+std::vector<RunSite> CollectRunSites(const Kernel& kernel, KernelNode::Kind kind) {
+  std::vector<RunSite> out;
   WalkNodes(
-      kernel.body, ArriveSite{nullptr, 0, kernel.ThreadsPerBlock(), false},
-      [&](const KernelNode& node, const ArriveSite& at) {
-        if (node.kind != KernelNode::Kind::kArrive) return;
+      kernel.body, RunSite{nullptr, 0, kernel.ThreadsPerBlock(), false},
+      [&](const KernelNode& node, const RunSite& at) {
+        if (node.kind != kind) return;
         out.push_back(at);
         out.back().node = &node;
       },
-      [](const NestedBody& nested, const ArriveSite& at) {
-        ArriveSite inner = at;
+      [](const NestedBody& nested, const RunSite& at) {
+        RunSite inner = at;
         if (nested.parent->kind == KernelNode::Kind::kIf) inner.in_if = true;
         if (nested.which == NestedBody::kRoleBody) {
           const uint64_t axis = RoleAxisThreads(nested.parent->axis);
@@ -49,11 +49,11 @@ std::vector<ArriveSite> CollectArrivals(const Kernel& kernel) {
 // recorded by the units whose recorder runs it. 0 (unknown) when an arrival is not recorded,
 // depends on data, or the sites disagree.
 uint32_t RecordedArrivalsPerPhase(const PhaseBarrierDecl& decl,
-                                  const std::vector<ArriveSite>& arrivals,
+                                  const std::vector<RunSite>& arrivals,
                                   const std::vector<std::optional<uint32_t>>& site_of_node,
                                   const TraceLayout& layout) {
   std::optional<uint64_t> per_phase;
-  for (const ArriveSite& a : arrivals) {
+  for (const RunSite& a : arrivals) {
     if (a.node->text != decl.name) continue;
     if (a.in_if || !site_of_node[a.node->ordinal].has_value()) return 0;
     // The threads one execution of the site brings, and which of them arrive.
@@ -92,7 +92,7 @@ uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit) {
 // The layout's barrier table: every element of every phase barrier array, by id.
 std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& layout,
                                       const std::vector<std::optional<uint32_t>>& site_of_node) {
-  const std::vector<ArriveSite> arrivals = CollectArrivals(kernel);
+  const std::vector<RunSite> arrivals = CollectRunSites(kernel, KernelNode::Kind::kArrive);
   std::vector<BarrierInfo> table;
   for (const PhaseBarrierDecl& decl : kernel.phase_barriers) {
     const uint32_t per_phase = RecordedArrivalsPerPhase(decl, arrivals, site_of_node, layout);
@@ -107,7 +107,7 @@ std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& l
   // which the per-phase count of one CTA's own arrivals does not describe: unchecked.
   const uint32_t per_cta = static_cast<uint32_t>(table.size());
   for (BarrierInfo& info : table) {
-    for (const ArriveSite& a : arrivals) {
+    for (const RunSite& a : arrivals) {
       if (!a.node->cta.empty() && absl::StartsWith(info.name, absl::StrCat(a.node->text, "["))) {
         info.arrivals_per_phase = 0;
       }
@@ -124,5 +124,31 @@ std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& l
   return cluster_table;
 }
 
+// A copy site whose end no recorded wait gives (SiteInfo::end_observed): the plan looks for
+// a recorded phase wait on the copy's barrier array run by a role (or the block) holding
+// some unit's recorder thread. One in a branch counts: whether it runs depends on data, and
+// where it does not, the verifier says so (async_end_not_derivable).
+void MarkObservedCopyEnds(const Kernel& kernel,
+                          const std::vector<std::optional<uint32_t>>& site_of_node,
+                          TraceLayout& layout) {
+  const std::vector<RunSite> waits = CollectRunSites(kernel, KernelNode::Kind::kPhaseWait);
+  auto recorded_wait_on = [&](const std::string& barrier) {
+    for (const RunSite& w : waits) {
+      if (w.node->text != barrier || !site_of_node[w.node->ordinal].has_value()) continue;
+      for (uint32_t u = 0; u < UnitsPerBlock(layout); ++u) {
+        const uint64_t r = RecorderThread(layout, u);
+        if (r >= w.role_first && r < w.role_first + w.role_threads) return true;
+      }
+    }
+    return false;
+  };
+  ForEachNode(kernel.body, [&](const KernelNode& node) {
+    const std::optional<uint32_t> site = site_of_node[node.ordinal];
+    if (node.kind != KernelNode::Kind::kAsyncCopy || !site.has_value()) return;
+    SiteInfo& info = layout.sites[*site];
+    info.end_observed =
+        CompletesOnBarrier(info.copy_engine) && !recorded_wait_on(node.copy.barrier);
+  });
+}
 
 }  // namespace warptrace::plan_internal

@@ -21,6 +21,14 @@ uint64_t RecorderThread(const TraceLayout& layout, uint32_t unit);
 std::vector<BarrierInfo> PlanBarriers(const Kernel& kernel, const TraceLayout& layout,
                                       const std::vector<std::optional<uint32_t>>& site_of_node);
 
+// Sets SiteInfo::end_observed on each recorded copy on a phase barrier (layout.sites, by
+// `site_of_node`) whose barrier no recorded phase wait of a unit's recorder thread waits
+// on: its end cannot be derived from the trace (format/links.h), so its issuer observes it.
+// `layout`'s unit and block must be set (ValidateLayout).
+void MarkObservedCopyEnds(const Kernel& kernel,
+                          const std::vector<std::optional<uint32_t>>& site_of_node,
+                          TraceLayout& layout);
+
 }  // namespace warptrace::plan_internal
 
 #endif  // WARPTRACE_JIT_PLAN_PLAN_BARRIERS_H_

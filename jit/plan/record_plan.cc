@@ -438,6 +438,7 @@ absl::StatusOr<UnitCounts> CountUnits(const Kernel& kernel, const TraceLayout& l
     for (size_t c = 0; c < classes.size(); ++c) {
       trips.trip = classes[c];
       Counter counter(site_of_node, RecorderThread(layout, u), trips, nullptr);
+      counter.set_sites(&layout.sites);
       const Range any = counter.Body(kernel.body, 0, nullptr).Any();
       const EventRange r{SatAdd(any.min, kernel_events), SatAdd(any.max, kernel_events)};
       out.class_events[c][u] = r;
@@ -501,11 +502,12 @@ absl::StatusOr<std::string> ChoosePlacement(const Kernel& kernel, const ProfileO
 }
 
 // The derivation tree, with the largest role of each split.
-std::string ExplainTree(const Kernel& kernel,
+std::string ExplainTree(const Kernel& kernel, const TraceLayout& layout,
                         const std::vector<std::optional<uint32_t>>& site_of_node,
                         const PerBlockTrips& trips, uint64_t kernel_events) {
   std::vector<std::string> lines;
   Counter counter(site_of_node, std::nullopt, trips, &lines);
+  counter.set_sites(&layout.sites);
   std::vector<std::string> terms;
   if (kernel_events > 0) terms.push_back(absl::StrCat("kernel ", kernel_events));
   const Range any = counter.Body(kernel.body, 1, &terms).Any();
@@ -576,6 +578,8 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   layout.capacity = 1;
   layout.placement = Placement::kGlobal;
   RETURN_IF_ERROR(ValidateLayout(layout));
+  // Copies whose ends no recorded wait gives keep an observed end (format/links.h).
+  plan_internal::MarkObservedCopyEnds(kernel, plan.site_of_node_, layout);
   ASSIGN_OR_RETURN(UnitCounts counts,
                    CountUnits(kernel, layout, plan.site_of_node_, scalars, kernel_events));
   plan.unit_events_ = std::move(counts.unit_events);
@@ -618,7 +622,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   RETURN_IF_ERROR(ValidateLayout(layout));
 
   plan.explanation_ = absl::StrCat(
-      ExplainTree(kernel, plan.site_of_node_, counts.explain, kernel_events),
+      ExplainTree(kernel, layout, plan.site_of_node_, counts.explain, kernel_events),
       plan.ExplainNumbers(options, counts.per_block_note, placement_note),
       ExplainUnit(kernel, layout, plan.site_of_node_, options.unit.has_value()));
   // The default target's variant the kernel needs (sm_90 -> sm_90a for wgmma), and why.

@@ -71,7 +71,9 @@ void BuildPoints(const UnitTimeline& u, UnitGraph& ug, uint64_t& completion_edge
   for (uint32_t i = 0; i < u.async_spans.size(); ++i) {
     const AsyncSpan& a = u.async_spans[i];
     ug.points.push_back({a.begin_ns, 3, static_cast<int32_t>(i), PointKind::kAsyncBegin, i});
-    if (a.completed) {
+    // A derived end (trace version 5) is another wait's release, not a point of this unit's
+    // program: BuildPredicted moves it with that release.
+    if (a.completed && !a.end_derived) {
       ug.points.push_back({a.end_ns, 2, static_cast<int32_t>(i), PointKind::kAsyncEnd, i});
       ++completion_edges;
     }

@@ -349,6 +349,37 @@ absl::StatusOr<Retimed> Retime(const Graph& g, const Factors& f) {
   return r;
 }
 
+namespace {
+
+// `u`'s derived copy ends (AsyncSpan::end_derived) at their releases' new times (the wait
+// slices of `out`, retimed already), then its async lanes again, greedily in begin order.
+void PlaceDerivedEndsAndLanes(const absl::flat_hash_map<uint64_t, uint32_t>& position_of_record,
+                              const Timeline& out, UnitTimeline& u) {
+  for (const Flow& f : u.flows) {
+    if (!f.derived || f.from.record_index != u.record_index) continue;
+    auto to_pos = position_of_record.find(f.to.record_index);
+    if (to_pos == position_of_record.end()) continue;
+    const UnitTimeline& to = out.units[to_pos->second];
+    if (f.to.released_wait >= to.slices.size()) continue;
+    for (AsyncSpan& a : u.async_spans) {
+      if (a.end_derived && a.begin_event == f.from.event) {
+        a.end_ns = std::max(a.begin_ns, to.slices[f.to.released_wait].end_ns);
+      }
+    }
+  }
+  std::vector<int64_t> lane_end;
+  for (AsyncSpan& a : u.async_spans) {
+    size_t lane = 0;
+    while (lane < lane_end.size() && lane_end[lane] > a.begin_ns) ++lane;
+    if (lane == lane_end.size()) lane_end.push_back(0);
+    lane_end[lane] = a.end_ns;
+    a.lane = static_cast<uint32_t>(lane);
+  }
+  u.async_lanes = static_cast<uint32_t>(lane_end.size());
+}
+
+}  // namespace
+
 Timeline BuildPredicted(const Graph& g, const Retimed& r) {
   Timeline out = *g.timeline;
   absl::flat_hash_map<uint64_t, uint32_t> position_of_record;
@@ -384,21 +415,14 @@ Timeline BuildPredicted(const Graph& g, const Retimed& r) {
     for (AsyncSpan& a : u.async_spans) {
       if (!a.completed) a.end_ns = r.end_ns[p];
     }
-    // Lanes again, greedily in begin order (the order is kept: times are monotone).
-    std::vector<int64_t> lane_end;
-    for (AsyncSpan& a : u.async_spans) {
-      size_t lane = 0;
-      while (lane < lane_end.size() && lane_end[lane] > a.begin_ns) ++lane;
-      if (lane == lane_end.size()) lane_end.push_back(0);
-      lane_end[lane] = a.end_ns;
-      a.lane = static_cast<uint32_t>(lane);
-    }
-    u.async_lanes = static_cast<uint32_t>(lane_end.size());
     (void)delta_start;
     u.start_ns = r.start_ns[p];
     u.end_ns = std::max(r.end_ns[p], u.start_ns);
     origin = std::min(origin, u.start_ns);
     end = std::max(end, u.end_ns);
+  }
+  for (UnitTimeline& u : out.units) {
+    if (u.has_record) PlaceDerivedEndsAndLanes(position_of_record, out, u);
   }
   for (size_t p = 0; p < out.units.size(); ++p) {
     UnitTimeline& u = out.units[p];
@@ -406,7 +430,7 @@ Timeline BuildPredicted(const Graph& g, const Retimed& r) {
       auto from = event_ns.find({f.from.record_index, f.from.event});
       if (from != event_ns.end()) f.from.ns = from->second;
       auto to_pos = position_of_record.find(f.to.record_index);
-      if (f.kind == FlowKind::kArrivalToRelease && to_pos != position_of_record.end() &&
+      if (FlowEndsAtRelease(f) && to_pos != position_of_record.end() &&
           f.to.released_wait != FlowEnd::kNone &&
           f.to.released_wait < out.units[to_pos->second].slices.size()) {
         f.to.ns = out.units[to_pos->second].slices[f.to.released_wait].end_ns;

@@ -49,6 +49,7 @@ absl::StatusOr<HandoffTrace> SynthesizeHandoffs(const HandoffSpec& spec) {
                   {kHandoffWaitEmptySite, "wait empty", SiteKind::kPhaseWait, "p/wait"},
                   {kHandoffCopySite, "copy", SiteKind::kAsyncCopy, "p/copy"},
                   {kHandoffMmaSite, "mma", SiteKind::kRegion, "c/mma"}};
+  if (spec.derived_copy_ends) layout.sites[kHandoffCopySite].copy_engine = CopyEngine::kTma2d;
   if (spec.barrier_table) {
     for (uint32_t s = 0; s < S; ++s) layout.barriers.push_back({s, absl::StrCat("full[", s, "]"), 1});
     for (uint32_t s = 0; s < S; ++s) {
@@ -67,9 +68,14 @@ absl::StatusOr<HandoffTrace> SynthesizeHandoffs(const HandoffSpec& spec) {
           .WaitEnd(kHandoffWaitEmptySite, S + s, k - 1);
       ++out.arrival_links_per_block;
     }
-    producer.At(producer.Next()).AsyncBegin(kHandoffCopySite, i, s);
-    producer.At(producer.Next(producer.now() + spec.load_cycles))
-        .AsyncEnd(kHandoffCopySite, i, s);
+    if (spec.derived_copy_ends) {
+      producer.At(producer.Next()).CopyBegin(kHandoffCopySite, s, k);
+      producer.At(producer.Next(producer.now() + spec.load_cycles));
+    } else {
+      producer.At(producer.Next()).AsyncBegin(kHandoffCopySite, i, s);
+      producer.At(producer.Next(producer.now() + spec.load_cycles))
+          .AsyncEnd(kHandoffCopySite, i, s);
+    }
     ++out.copy_links_per_block;
     full_arrival[i] = producer.Next();
     producer.At(full_arrival[i]).Arrive(kHandoffArriveFullSite, s, k);

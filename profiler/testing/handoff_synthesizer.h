@@ -49,6 +49,10 @@ struct HandoffSpec {
   uint64_t mma_cycles = 100;
   uint64_t step_cycles = 20;
   bool barrier_table = true;  // fill TraceLayout::barriers (else empty: counts unchecked)
+  // Trace version 5's copies on a barrier: the copy site is a TMA load (kTma2d) whose
+  // begin carries (full[s], phase) and which records no end; the dump derives it from the
+  // consumer's release of that phase. Else each copy records its end after load_cycles.
+  bool derived_copy_ends = false;
   SynthOptions synth;         // event_cost_cycles is forced to 0 (steps are simulated)
 };
 

@@ -257,6 +257,7 @@ absl::StatusOr<PipelineTrace> SynthesizePipeline(const PipelineSpec& spec) {
   options.prologue_cycles = 0;
   options.epilogue_cycles = 0;
   options.num_virtual_sms = spec.num_virtual_sms;
+  options.version = spec.version;
   out.start_ns = options.start_globaltimer_ns;
   TraceSynthesizer synth(out.layout, options);
   const uint32_t units = 1 + spec.consumers;

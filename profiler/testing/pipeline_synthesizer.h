@@ -79,6 +79,10 @@ struct PipelineSpec {
   // table names full[s] (id s) and empty[s] (id stages + s). Sites: PipelineSitesOf.
   // `links` still lists the links the trace's payloads resolve to (the expected answer).
   bool handoff_payloads = false;
+  // The header's version (SynthOptions::version). The copies record their ends (paired by
+  // issue): a version-5 trace reads them so only while their site's engine does not complete
+  // on a phase barrier (CopyEngine::kNone, as synthesized); 4 keeps that meaning for any.
+  uint32_t version = abi::kTraceVersion;
 };
 
 // Where the pipeline's layout puts its wait, arrive and loop sites.

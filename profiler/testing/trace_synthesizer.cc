@@ -79,6 +79,9 @@ UnitScript& UnitScript::AsyncBegin(uint32_t site, uint32_t issue, uint32_t barri
 UnitScript& UnitScript::AsyncEnd(uint32_t site, uint32_t issue, uint32_t barrier) {
   return PayloadTag(abi::MakeTag(site, true), issue, barrier);
 }
+UnitScript& UnitScript::CopyBegin(uint32_t site, uint32_t barrier, uint32_t phase) {
+  return PayloadTag(abi::MakeTag(site, false), barrier, phase);
+}
 
 UnitScript& UnitScript::Work(uint64_t cycles) {
   pending_ += cycles;
@@ -189,7 +192,7 @@ absl::Status TraceSynthesizer::WriteRecord(uint64_t record_index,
   const uint64_t end_gt = Quantize(end_ns, options_.globaltimer_tick_ns);
 
   h.magic = abi::kTraceMagic;
-  h.version = abi::kTraceVersion;
+  h.version = options_.version;
   h.sm_id = options_.num_virtual_sms == 0 ? 0 : block % options_.num_virtual_sms;
   h.block_linear = block;
   h.unit_index = unit;

@@ -45,6 +45,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "format/layout.h"
+#include "format/trace_abi.h"
 
 namespace warptrace::testing {
 
@@ -78,9 +79,17 @@ class UnitScript {
   UnitScript& WaitEnd(uint32_t site, uint32_t barrier, uint32_t phase);
   UnitScript& WaitPhase(uint32_t site, uint32_t barrier, uint32_t phase, uint64_t cycles);
   // an async copy's issue and its observed completion (kAsyncCopy site), paired by
-  // (site, issue); `barrier` is the phase barrier it completes on or kNoBarrier.
+  // (site, issue); `barrier` is the phase barrier it completes on or kNoBarrier. From
+  // version 5 a copy whose site's engine completes on a phase barrier (CompletesOnBarrier)
+  // is read by CopyBegin's payload instead unless the site keeps an observed end
+  // (SiteInfo::end_observed; CopyEndDerived): write such traces with CopyBegin, or with
+  // SynthOptions::version 4 or an end_observed site to keep these events' meaning;
   UnitScript& AsyncBegin(uint32_t site, uint32_t issue, uint32_t barrier);
   UnitScript& AsyncEnd(uint32_t site, uint32_t issue, uint32_t barrier);
+  // the begin of a version-5 copy on a phase barrier (format/links.h): it completes `phase`
+  // of `barrier` (a multicast copy: phase & 0xffff | ctaMask << 16 as `phase`), and records
+  // no end (the dump derives it from the releases of that phase).
+  UnitScript& CopyBegin(uint32_t site, uint32_t barrier, uint32_t phase);
   // `cycles` pass before the next event (or before the epilogue when none follows).
   UnitScript& Work(uint64_t cycles);
   // Begin(site), Work(cycles), End(site).
@@ -111,6 +120,10 @@ struct SynthOptions {
   uint32_t prologue_cycles = 10;           // start stamp -> first event
   uint32_t epilogue_cycles = 10;           // last event -> end stamp
   uint32_t num_virtual_sms = 4;            // sm_id = block_linear % num_virtual_sms
+  // The header's version (abi::kMinTraceVersion .. abi::kTraceVersion): older versions
+  // read some events differently (format/links.h), e.g. 4 for copies on a phase barrier
+  // that record their ends.
+  uint32_t version = abi::kTraceVersion;
 };
 
 class TraceSynthesizer {

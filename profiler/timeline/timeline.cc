@@ -193,9 +193,16 @@ void PlaceAsyncSpans(const Links& links, uint64_t first_record, absl::Span<UnitT
     AsyncSpan span;
     span.site = link.site;
     span.begin_event = link.from.slot;
-    span.end_event = link.to.slot;
     span.begin_ns = ns(link.from);
-    span.end_ns = ns(link.to);
+    if (link.derived) {  // a release in any unit of the scope (links.h)
+      span.end_derived = true;
+      span.derived_record = link.to.record;
+      span.derived_event = link.to.slot;
+      span.end_ns = std::max(span.begin_ns, ns(link.to));
+    } else {
+      span.end_event = link.to.slot;
+      span.end_ns = ns(link.to);
+    }
     span.issue = link.issue;
     span.barrier = link.barrier;
     units[link.from.record - first_record].async_spans.push_back(span);
@@ -313,6 +320,7 @@ void AddScopeLinks(const TraceLayout& layout, const Links& links, uint64_t first
     flow.phase = link.phase;
     flow.issue = link.issue;
     flow.completing = link.completing;
+    flow.derived = link.derived;
     flows.push_back(flow);
   }
   // Anchors: an issue on its async span, every other end on its unit's slices.
@@ -338,7 +346,7 @@ void AddScopeLinks(const TraceLayout& layout, const Links& links, uint64_t first
     } else {
       on_slices[flow.from.record_index - first_record].push_back(&flow.from);
     }
-    if (FlowEndsAtRelease(flow.kind)) {
+    if (FlowEndsAtRelease(flow)) {
       releases[flow.to.record_index - first_record].push_back(&flow.to);
     }
     on_slices[flow.to.record_index - first_record].push_back(&flow.to);

@@ -50,13 +50,22 @@ struct AsyncSpan {
   static constexpr uint32_t kNoEvent = 0xffffffffu;
   uint32_t site = 0;
   uint32_t begin_event = 0;          // the issue's event slot
-  uint32_t end_event = kNoEvent;     // the completion's slot; kNoEvent: never completed
+  // The completion's slot in this unit's record; kNoEvent: never completed, or derived.
+  uint32_t end_event = kNoEvent;
   int64_t begin_ns = 0;
   int64_t end_ns = 0;                // completion; the unit's end when never completed
   uint32_t issue = 0;                // payload: the unit's issue number
   uint32_t barrier = 0xffffffffu;    // payload: the barrier it completes on, or kNoBarrier
   bool completed = true;             // false: issued, never observed complete
   uint32_t lane = 0;                 // 0 .. UnitTimeline::async_lanes - 1
+  // Trace version 5: a copy on a phase barrier records no end; its end is derived
+  // (links.h's Link::derived): the earliest recorded release of the phase it completes,
+  // event `derived_event` of record `derived_record` (any unit of the link scope, this one
+  // included), and end_ns is that release's time (at least begin_ns). An upper bound on
+  // when the bytes landed, not something this unit observed.
+  bool end_derived = false;
+  uint64_t derived_record = 0;
+  uint32_t derived_event = kNoEvent;
   friend bool operator==(const AsyncSpan&, const AsyncSpan&) = default;
 };
 
@@ -106,8 +115,16 @@ struct Flow {
   uint32_t phase = 0;       // kArrivalToRelease, kMulticastLanding
   uint32_t issue = 0;       // kIssueToCompletion, kMulticastLanding
   bool completing = false;  // kArrivalToRelease: `from` is its phase's last arrival
+  // kIssueToCompletion of a copy whose end is derived (AsyncSpan::end_derived): `to` is the
+  // release of a wait (FlowEnd::released_wait set), in any unit of the scope.
+  bool derived = false;
   friend bool operator==(const Flow&, const Flow&) = default;
 };
+// Whether `flow`'s `to` end is a wait's release: its kind's (FlowEndsAtRelease), or a
+// derived copy end.
+inline bool FlowEndsAtRelease(const Flow& flow) {
+  return flow.derived || FlowEndsAtRelease(flow.kind);
+}
 
 struct UnitTimeline {
   uint64_t record_index = 0;

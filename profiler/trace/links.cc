@@ -41,11 +41,24 @@ struct MulticastIssue {
   uint32_t landing = 0;
 };
 
+// A version-5 copy that completes on a phase barrier: its begin alone, with what its payload
+// says; DeriveCopyEnds finds its end.
+struct DerivedCopy {
+  EventRef begin;
+  uint32_t block_linear = 0;
+  uint32_t site = 0;
+  uint32_t issue = 0;    // the k-th begin of its site in the unit is issue k
+  uint32_t barrier = 0;  // the issuer's barrier element (cluster-wide id with clusters)
+  uint32_t b = 0;        // phase, or phase & 0xffff | ctaMask << 16 (multicast)
+  bool multicast = false;
+};
+
 // Reads one record's payload events: arrivals and releases into `phases`, async copies
 // paired within the unit into `out`.
 void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const TraceLayout& layout,
                 std::map<PhaseKey, PhaseRecord>& phases, std::vector<MulticastIssue>& landings,
-                Links& out) {
+                std::vector<DerivedCopy>& derived_copies, Links& out) {
+  std::map<uint32_t, uint32_t> issued;  // version 5: site -> copies on a barrier so far
   std::map<std::pair<uint32_t, uint32_t>, AsyncOpen> open;  // (site, issue) -> begin
   // In-order async events recorded without a payload (trace version 4): the k-th begin and
   // the k-th end of a site in the unit are its copy or group k (format/links.h).
@@ -59,6 +72,15 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
     const bool exit = abi::TagIsExit(tag);
     abi::Payload derived;
     const abi::Payload* payload = r.PayloadOf(i);
+    if (CopyEndDerived(layout.sites[site], r.version)) {
+      // Version 5: the begin alone, (barrier, phase); an end is none of this site's. A site
+      // marked end_observed records (issue, barrier) on both, as version 4 did (below).
+      const uint32_t issue = exit ? 0 : issued[site]++;
+      if (exit || payload == nullptr) continue;
+      derived_copies.push_back({{record, i}, r.block_linear, site, issue, payload->a,
+                                payload->b, layout.sites[site].multicast});
+      continue;
+    }
     if (payload == nullptr) {
       if (r.version < 4 || !IsAsyncSite(kind)) continue;
       derived.a = ordinal[{site, exit}]++;
@@ -152,6 +174,62 @@ void AddMulticastLandings(const TraceLayout& layout, const std::vector<Multicast
   }
 }
 
+// The phase a version-5 copy completes, if recorded: (barrier, phase) exactly, or for a
+// multicast copy the latest phase of the barrier matching its phase modulo 2^16.
+const PhaseRecord* PhaseOfCopy(const TraceLayout& layout, const DerivedCopy& c,
+                               const std::map<PhaseKey, PhaseRecord>& phases) {
+  const uint32_t scope = ScopeInstance(layout, c.block_linear);
+  if (!c.multicast) {
+    auto it = phases.find({scope, c.barrier, c.b});
+    return it != phases.end() ? &it->second : nullptr;
+  }
+  const PhaseRecord* p = nullptr;
+  for (auto it = phases.lower_bound({scope, c.barrier, 0});
+       it != phases.end() && std::get<0>(it->first) == scope &&
+       std::get<1>(it->first) == c.barrier;
+       ++it) {
+    if ((std::get<2>(it->first) & 0xffffu) == (c.b & 0xffffu)) p = &it->second;
+  }
+  return p;
+}
+
+// Each version-5 copy's end: the earliest release (by `time`) of the phase it completes,
+// linked as a derived kIssueToCompletion; a copy whose phase has no recorded release is
+// unpaired (no_release). Multicast copies go on to AddMulticastLandings from their begin.
+void DeriveCopyEnds(const TraceLayout& layout, const std::vector<DerivedCopy>& copies,
+                    const std::map<PhaseKey, PhaseRecord>& phases, const EventTime& time,
+                    std::vector<MulticastIssue>& landings, Links& out) {
+  for (const DerivedCopy& c : copies) {
+    const PhaseRecord* p = PhaseOfCopy(layout, c, phases);
+    const EventRef* first = nullptr;
+    if (p != nullptr) {
+      for (const EventRef& release : p->releases) {
+        if (first == nullptr || time(release) < time(*first)) first = &release;
+      }
+    }
+    if (c.multicast) {
+      landings.push_back({c.begin, c.block_linear, c.site, c.issue, c.barrier, c.b});
+    }
+    if (first == nullptr) {
+      UnpairedAsync u{c.begin, c.site, c.issue, c.barrier, /*is_begin=*/true};
+      u.no_release = true;
+      u.phase = c.multicast ? c.b & 0xffffu : c.b;
+      out.unpaired.push_back(u);
+      continue;
+    }
+    Link link;
+    link.kind = LinkKind::kIssueToCompletion;
+    link.from = c.begin;
+    link.to = *first;
+    link.site = c.site;
+    link.barrier = c.barrier;
+    link.phase = p->phase;
+    link.issue = c.issue;
+    link.derived = true;
+    out.links.push_back(link);
+  }
+}
+
 }  // namespace
 
 Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout,
@@ -165,13 +243,15 @@ Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout, uint32_t
   Links out;
   std::map<PhaseKey, PhaseRecord> phases;
   std::vector<MulticastIssue> multicast;
+  std::vector<DerivedCopy> derived_copies;
   end = std::min<uint32_t>(end, static_cast<uint32_t>(decoded.records.size()));
   for (uint32_t record = first; record < end; ++record) {
     const DecodedRecord& r = decoded.records[record];
     if (r.header_problem != HeaderProblem::kNone || r.version < 2) continue;
     const uint32_t limit = record < kept.size() ? kept[record] : UINT32_MAX;
-    ReadRecord(r, record, limit, layout, phases, multicast, out);
+    ReadRecord(r, record, limit, layout, phases, multicast, derived_copies, out);
   }
+  DeriveCopyEnds(layout, derived_copies, phases, time, multicast, out);
   AddMulticastLandings(layout, multicast, phases, out);
   for (auto& [key, p] : phases) {
     if (!p.arrivals.empty()) {

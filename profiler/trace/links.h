@@ -7,7 +7,12 @@
 // Resolution, per block: the arrivals of (barrier, phase) from any unit of the block complete
 // that phase; every wait released on (barrier, phase) gets a link from each of them, and the
 // arrival with the latest time is the one that completed the phase (`completing`). Within a
-// unit, an async copy's begin links to the end with the same (site, issue). A multicast
+// unit, an async copy's begin links to the end with the same (site, issue). From trace
+// version 5 a copy that completes on a phase barrier (CompletesOnBarrier) records its begin
+// alone, with (barrier, phase): its end is derived, the earliest release (by the scope's
+// clock) of that (barrier, phase) in any unit of the scope (Link::derived), unless its site
+// keeps an observed end (SiteInfo::end_observed: no recorder waits on its barrier), whose
+// begin and end pair by (site, issue) as in version 4 (CopyEndDerived). A multicast
 // copy's begin (format/links.h) also links to every release of its phase on the barrier at
 // the same offset of each other CTA of its mask (kMulticastLanding).
 //
@@ -51,6 +56,11 @@ struct Link {
   uint32_t phase = 0;       // kArrivalToRelease, kMulticastLanding (the destination's)
   uint32_t issue = 0;       // kIssueToCompletion, kMulticastLanding
   bool completing = false;  // kArrivalToRelease: `from` is the phase's last arrival
+  // kIssueToCompletion of a version-5 copy on a phase barrier: `to` is no event of the
+  // copy's unit but the earliest recorded release of the (barrier, `phase`) it completes,
+  // a wait exit of any unit of the scope. The copy's bytes had landed by then: an upper
+  // bound on its completion, not an observation by the issuing unit.
+  bool derived = false;
 };
 
 // One (block, barrier, phase) with its events, for invariant checks (with a cluster link
@@ -70,6 +80,10 @@ struct UnpairedAsync {
   uint32_t issue = 0;
   uint32_t barrier = kNoBarrier;  // the payload's barrier
   bool is_begin = false;  // true: issued, never observed complete
+  // A version-5 copy on a phase barrier (is_begin) whose (barrier, `phase`) has no recorded
+  // release in the scope: its end cannot be derived.
+  bool no_release = false;
+  uint32_t phase = 0;     // no_release: the phase the copy completes (multicast: its low 16 bits)
 };
 
 struct Links {

@@ -1,6 +1,7 @@
 #include "profiler/trace/verify.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -175,7 +176,7 @@ const char* SeverityName(Severity severity) { return kSeverities.Name(severity);
 
 namespace {
 
-constexpr EnumTable<FindingKind, 29> kFindingKinds{"finding kind", {{
+constexpr EnumTable<FindingKind, 30> kFindingKinds{"finding kind", {{
     {FindingKind::kMissingRecord, "missing_record"},
     {FindingKind::kBadMagic, "bad_magic"},
     {FindingKind::kBadVersion, "bad_version"},
@@ -200,6 +201,7 @@ constexpr EnumTable<FindingKind, 29> kFindingKinds{"finding kind", {{
     {FindingKind::kArrivalCountMismatch, "arrival_count_mismatch"},
     {FindingKind::kAsyncEndWithoutBegin, "async_end_without_begin"},
     {FindingKind::kAsyncNeverCompleted, "async_never_completed"},
+    {FindingKind::kAsyncEndNotDerivable, "async_end_not_derivable"},
     {FindingKind::kTripCountExceeded, "trip_count_exceeded"},
     {FindingKind::kTripCountShort, "trip_count_short"},
     {FindingKind::kEventCountMismatch, "event_count_mismatch"},
@@ -606,6 +608,43 @@ void UnitVerifier::VerifyEvents(const DecodedRecord& r, const UnitWalk& walk,
   report_.kept_events += v.kept_events;
 }
 
+namespace {
+
+// The findings of a scope's unpaired async events (UnitVerifier::AddScope), through `add`.
+void UnpairedFindings(const TraceLayout& layout, const Links& links, bool block_complete,
+                      const std::function<bool(uint32_t)>& complete,
+                      const std::function<void(const EventRef&, FindingKind, std::string)>& add) {
+  for (const UnpairedAsync& u : links.unpaired) {
+    const std::string site =
+        u.site < layout.sites.size() ? absl::StrCat("\"", layout.sites[u.site].name, "\"")
+                                     : absl::StrCat("#", u.site);
+    if (!u.is_begin) {
+      add(u.event, FindingKind::kAsyncEndWithoutBegin, absl::StrFormat(
+          "completion of async copy %d of %s without its issue earlier in the unit: the "
+          "issue was not recorded, or the completion records another copy's issue number",
+          u.issue, site));
+    } else if (u.no_release) {
+      if (!block_complete) continue;  // a cut unit may have lost the release
+      add(u.event, FindingKind::kAsyncEndNotDerivable, absl::StrFormat(
+          "async copy %d of %s completes phase %d of %s, but no wait on that phase is "
+          "recorded in the %s, so its end cannot be derived (trace version 5 records a copy "
+          "on a phase barrier by its begin alone): record a wait on the phase (WaitPhase on "
+          "that barrier element, with a record policy that keeps waits), or wait for the "
+          "phase before the kernel exits",
+          u.issue, site, u.phase, BarrierName(layout, u.barrier),
+          LinkScopeOf(layout) == LinkScope::kCluster ? "cluster" : "block"));
+    } else if (complete(u.event.record)) {
+      add(u.event, FindingKind::kAsyncNeverCompleted, absl::StrFormat(
+          "async copy %d of %s is issued but the unit never observes its completion before "
+          "it ends: wait for the copy (its group or its barrier phase) before exiting, or "
+          "record the wait that observes it",
+          u.issue, site));
+    }
+  }
+}
+
+}  // namespace
+
 void UnitVerifier::AddScope(const ScopeLinker& linker) {
   Collector collect(report_, layout_, options_, suppressed_);
   const DecodedTrace* decoded = linker.decoded();
@@ -669,23 +708,10 @@ void UnitVerifier::AddScope(const ScopeLinker& linker) {
                                          "would hang (or arrivals went unrecorded)")});
     }
   }
-  for (const UnpairedAsync& u : links.unpaired) {
-    const std::string site =
-        u.site < layout_.sites.size() ? absl::StrCat("\"", layout_.sites[u.site].name, "\"")
-                                      : absl::StrCat("#", u.site);
-    if (!u.is_begin) {
-      pending.push_back({u.event, FindingKind::kAsyncEndWithoutBegin, absl::StrFormat(
-          "completion of async copy %d of %s without its issue earlier in the unit: the "
-          "issue was not recorded, or the completion records another copy's issue number",
-          u.issue, site)});
-    } else if (complete(u.event.record)) {
-      pending.push_back({u.event, FindingKind::kAsyncNeverCompleted, absl::StrFormat(
-          "async copy %d of %s is issued but the unit never observes its completion before "
-          "it ends: wait for the copy (its group or its barrier phase) before exiting, or "
-          "record the wait that observes it",
-          u.issue, site)});
-    }
-  }
+  UnpairedFindings(layout_, links, block_complete, complete,
+                   [&](const EventRef& at, FindingKind kind, std::string message) {
+                     pending.push_back({at, kind, std::move(message)});
+                   });
   std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
     return std::tie(a.at.record, a.at.slot) < std::tie(b.at.record, b.at.slot);
   });

@@ -38,7 +38,11 @@
 //   kAsyncEndWithoutBegin   an async copy's completion with no issue of that (site, issue)
 //                           before it in its unit;
 //   kAsyncNeverCompleted    an async copy issued and never observed complete by its unit
-//                           (only for complete units).
+//                           (only for complete units);
+//   kAsyncEndNotDerivable   a copy on a phase barrier (trace version 5: its end is derived
+//                           from the waits on the phase it completes) whose phase has no
+//                           recorded release in the scope (only when every unit of the
+//                           scope is complete).
 // They are errors (warnings with allow_truncated) but do not change any unit's verdict: each
 // unit's own events are well formed; their relation is what is wrong.
 //
@@ -119,6 +123,7 @@ enum class FindingKind : uint8_t {
   kArrivalCountMismatch,   // a phase's arrival count is not the barrier table's
   kAsyncEndWithoutBegin,   // an async copy completion without its issue
   kAsyncNeverCompleted,    // an async copy issue its unit never saw complete
+  kAsyncEndNotDerivable,   // a v5 copy on a barrier whose phase has no recorded release
   kTripCountExceeded,   // a loop ran past its declared trip count (plan_check.h)
   kTripCountShort,      // an Exact loop ran fewer iterations than declared
   kEventCountMismatch,  // a unit the plan counted exactly recorded another count

@@ -991,7 +991,8 @@ void Simulate(const std::vector<RandomNode>& body, uint32_t tid, const RecordPol
 }
 
 // The ring, per thread: payload events take 2 slots, and a wait is 3 (its enter has no
-// payload), a bulk copy 4 (begin and end with payloads), a cp.async copy 2 (numbered by
+// payload), a bulk copy 2 (its begin with a payload: trace version 5 derives its end), a
+// cp.async copy 2 (numbered by
 // order: no payloads; trace version 4); an arrival by one thread is the role's first
 // thread's.
 void SimulateRing(const RandomKernel& k, uint32_t tid, bool left, const RecordPolicy& policy,
@@ -1005,7 +1006,7 @@ void SimulateRing(const RandomKernel& k, uint32_t tid, bool left, const RecordPo
     const bool arrives = !k.full_by_one || tid == 0;
     const bool copies = k.ring_copy && (!k.ring_bulk || tid == 0);
     for (int u = 0; u < k.ring_uses; ++u) {
-      const uint64_t copy = copies ? (k.ring_bulk ? 4 : 2) : 0;
+      const uint64_t copy = copies ? 2 : 0;  // bulk: begin + payload; cp.async: begin, end
       m.events += loop + handoff * (3 + copy + (arrives ? 2 : 0));
     }
     return;

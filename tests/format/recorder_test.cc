@@ -292,7 +292,7 @@ std::vector<uint32_t> ExpectedBuffer(const Launch& l) {
       const uint32_t end_clock = ClockBase(b, t) + kClockStep * (l.events + 1);
       const uint32_t words[abi::kHeaderWords] = {
           0x43525457u,  // 'WTRC'
-          4u,           // version
+          5u,           // version
           SmOf(b),
           b,
           unit,
@@ -306,7 +306,7 @@ std::vector<uint32_t> ExpectedBuffer(const Launch& l) {
           static_cast<uint32_t>(end_gt),
           static_cast<uint32_t>(end_gt >> 32),
           16u,
-          0x43525457u ^ 4u ^ SmOf(b) ^ b ^ unit ^ c.capacity,
+          0x43525457u ^ 5u ^ SmOf(b) ^ b ^ unit ^ c.capacity,
       };
       std::memcpy(r, words, sizeof(words));
       // Version 3: the checksum word folds the stored slots in, FNV-1a over their words.
@@ -481,7 +481,7 @@ TEST(RecorderHostTest, PayloadSlotFollowsItsEventAndIsNeverStoredWithoutIt) {
     recorder::Epilogue(s, c, buffer.data(), 0, 0);
     abi::RecordHeader h;
     std::memcpy(&h, buffer.data(), sizeof(h));
-    EXPECT_EQ(h.version, 4u);
+    EXPECT_EQ(h.version, 5u);
     EXPECT_EQ(h.attempted, 5u);
     for (uint32_t k = 0; k < capacity; ++k) {
       const uint32_t* slot = buffer.data() + abi::kHeaderWords + 2 * k;

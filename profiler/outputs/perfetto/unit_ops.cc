@@ -74,7 +74,7 @@ absl::Status UnitOps::AttachFlows(const UnitTimeline& unit, const TraceLayout& l
   std::sort(async_ends_.begin(), async_ends_.end());
   for (const Flow& f : unit.flows) {
     const bool from_issue = FlowStartsAtIssue(f.kind);
-    const bool to_release = FlowEndsAtRelease(f.kind);
+    const bool to_release = FlowEndsAtRelease(f);  // a derived copy end is a release too
     if (f.from.record_index == unit.record_index) {
       if (!from_issue) {
         auto it = std::lower_bound(unit.instants.begin(), unit.instants.end(), f.from.event,

@@ -599,19 +599,55 @@ TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
                                   HasSubstr("WaitAsyncCopies(8) leaves more groups in flight")));
 }
 
-TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndEndWhenItSeesThePhaseComplete) {
+TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndRecordOnlyTheirBegin) {
   const std::string src = MustEmit(HandoffKernel(true), {}).source;
   EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_arrive_expect_tx(&ready[warptrace_bar], "
                              "static_cast<unsigned int>(256));"));
   EXPECT_THAT(src, HasSubstr("warptrace_bulk_copy_g2s(warptrace_dst + warptrace_r * 128u, "
                              "warptrace_src + warptrace_r * static_cast<unsigned long "
                              "long>(256), 128u, &ready[warptrace_bar]);"));
+  // Trace version 5: the begin carries the barrier and the phase the copy completes, and
+  // that is all the copy records (format/links.h): the dump derives its end from the first
+  // recorded wait exit on that phase.
+  EXPECT_THAT(src, HasSubstr("warptrace::recorder::RecordWithPayload(warptrace_unit, "
+                             "0x00000002u, warptrace_bar, static_cast<unsigned int>(0));  "
+                             "// begin of fill"));
+  EXPECT_THAT(src, Not(HasSubstr("0x80000002u")));  // no end of the copy's site
+  // No state, no polls, no drains: every wait is the plain primitive, the producer's too.
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_copies")));
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_copy_track")));
+  EXPECT_THAT(src, Not(HasSubstr("_pending")));
+  EXPECT_THAT(src, Not(HasSubstr("RecordCopyEnds")));
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_mbarrier_try_wait_parity")));
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_mbarrier_test_wait_parity")));
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&done[warptrace_bar], "
+                             "warptrace_phase & 1u);"));
+  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_bar], "
+                             "warptrace_phase & 1u);"));
+}
+
+// With block units the one recorder is the producer (thread 0), and the waits on `ready`
+// run in the consumer: no recorded wait gives the copy's end, so the plan marks the site
+// end_observed and its issuer observes the end as trace version 4 did.
+TEST(EmitterTest, ABulkCopyNoRecorderWaitsOnIsObservedByItsIssuer) {
+  ProfileOptions options;
+  options.unit = UnitSpec::Block();
+  const KernelSource source = MustEmit(HandoffKernel(true), options);
+  ASSERT_TRUE(source.layout.has_value());
+  const std::string& src = source.source;
+  for (const SiteInfo& site : source.layout->sites) {
+    EXPECT_EQ(site.end_observed, site.name == "fill") << site.name;
+  }
+  // The begin carries (issue, barrier), the end the same (format/links.h).
+  EXPECT_THAT(src, HasSubstr("warptrace::recorder::RecordWithPayload(warptrace_unit, "
+                             "0x00000002u, warptrace_copies.warptrace_copy3_issued, "
+                             "warptrace_bar);  // begin of fill"));
   // While the producer waits on `done`, it polls its copy in flight (test_wait) and records
   // the end as soon as it sees the phase complete.
   EXPECT_THAT(src, HasSubstr("while (!warptrace_mbarrier_try_wait_parity(&done[warptrace_bar], "
                              "warptrace_phase & 1u)) {"));
-  // Its state is in shared memory, one struct for the block's bulk copies, touched by the
-  // issuing thread only.
+  // Its state is in shared memory, one struct for the block's observed copies, touched by
+  // the issuing thread only.
   EXPECT_THAT(src, HasSubstr("__shared__ warptrace_copy_track warptrace_copies;"));
   EXPECT_THAT(src, HasSubstr("if (warptrace_copies.warptrace_copy3_pending[warptrace_e] != 0u && "
                              "warptrace_mbarrier_test_wait_parity(&ready[warptrace_e], "
@@ -620,22 +656,21 @@ TEST(EmitterTest, BulkCopiesAreIssuedByTheRolesFirstThreadAndEndWhenItSeesThePha
   EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_bar], "
                              "warptrace_phase & 1u);"));
   // Still in flight at the end: the copy ends before the kernel's exits, after a wait for
-  // its phase. On a GPU, straight-line code for a barrier array this small (one waiting
-  // recorder call per element: no loop at the exit); the host backend's loop is not unrolled.
+  // its phase. On a GPU, straight-line code for a barrier array this small.
   EXPECT_THAT(src, HasSubstr("  if (warptrace_tid == 0u) {\n#if defined(__CUDA_ARCH__)\n"
                              "    warptrace::recorder::RecordCopyEnds<true, 0x80000002u, 1u, 1u>("
                              "warptrace_unit, &warptrace_copies.warptrace_copy3_pending[0u], "
                              "&ready[0u], 0u);  // end of fill"));
-  EXPECT_THAT(src, HasSubstr("#else\n#if defined(__CUDACC__)\n    #pragma unroll 1\n#endif\n"
-                             "    for (unsigned int warptrace_e = 0; warptrace_e < 1u;"));
-  EXPECT_THAT(src, HasSubstr("warptrace_mbarrier_wait_parity(&ready[warptrace_e], "
-                             "warptrace_copies.warptrace_copy3_phase[warptrace_e] & 1u);"));
   // The consumer's wait does not look at the producer's copies.
   const size_t consumer = src.find("// role consumer");
   ASSERT_NE(consumer, std::string::npos);
   const size_t kernel_exit = src.find("  if (warptrace_tid == 0u) {\n#if", consumer);
   ASSERT_NE(kernel_exit, std::string::npos);
   EXPECT_THAT(src.substr(consumer, kernel_exit - consumer), Not(HasSubstr("warptrace_copies.")));
+  // The plan counts its begin and its end, each with a payload.
+  const absl::StatusOr<RecordPlan> plan = RecordPlan::Create(HandoffKernel(true), options);
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_THAT(plan->Explain(), HasSubstr("copy fill 4"));
 }
 
 TEST(EmitterTest, RolesBecomeAnIfChainOnTheWarpgroupIndex) {

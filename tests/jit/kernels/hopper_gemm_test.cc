@@ -1,8 +1,9 @@
 // The Hopper GEMM (jit/kernels/hopper_gemm.h) with 2-CTA clusters: the shape checks, and
 // runs on the host backend (NVRTC compiles each for sm_90a too) whose C matches the exact
 // reference, whose trace holds the arrows across the cluster's CTAs, and whose plan is
-// exact. Inputs are multiples of 1/4 in [-2, 2] and C is f32, so every product and sum is
-// exact in fp32: C must equal the reference bit for bit.
+// exact; with block units, whose loads keep the ends their producer observed (trace version
+// 5: no recorder waits on `full`). Inputs are multiples of 1/4 in [-2, 2] and C is f32,
+// so every product and sum is exact in fp32: C must equal the reference bit for bit.
 #include "jit/kernels/hopper_gemm.h"
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "absl/types/span.h"
 #include "format/layout.h"
 #include "format/links.h"
+#include "format/trace_abi.h"
 #include "profiler/analysis/analysis.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -85,6 +87,49 @@ std::vector<KernelArg> GemmArgs(const HopperGemmShape& shape, const std::vector<
           KernelArg::Out(absl::MakeSpan(out))};
 }
 
+// Inputs that are multiples of 1/4 in [-2, 2]: exact in bf16, and every product and sum of
+// the GEMM exact in fp32. `fa` and `fb` are their values, `a` and `b` their bf16 bits.
+struct GemmInputs {
+  std::vector<uint16_t> a, b;
+  std::vector<float> fa, fb;
+};
+
+GemmInputs MakeInputs(const HopperGemmShape& shape) {
+  GemmInputs in;
+  in.a.resize(size_t{shape.m} * shape.k);
+  in.b.resize(size_t{shape.n} * shape.k);
+  in.fa.resize(in.a.size());
+  in.fb.resize(in.b.size());
+  for (size_t i = 0; i < in.a.size(); ++i) {
+    in.fa[i] = static_cast<float>(static_cast<int>(i * 2654435761u >> 7) % 17 - 8) / 4;
+    in.a[i] = Bf16(in.fa[i]);
+  }
+  for (size_t i = 0; i < in.b.size(); ++i) {
+    in.fb[i] = static_cast<float>(static_cast<int>(i * 40503u >> 3) % 13 - 6) / 4;
+    in.b[i] = Bf16(in.fb[i]);
+  }
+  return in;
+}
+
+// The entries of C (f32) that differ from the exact reference A x B^T, the first 5 reported.
+size_t WrongEntries(const HopperGemmShape& shape, const GemmInputs& in,
+                    const std::vector<float>& out) {
+  size_t wrong = 0;
+  for (uint32_t i = 0; i < shape.m; ++i) {
+    for (uint32_t j = 0; j < shape.n; ++j) {
+      float ref = 0;
+      for (uint32_t kk = 0; kk < shape.k; ++kk) {
+        ref += in.fa[size_t{i} * shape.k + kk] * in.fb[size_t{j} * shape.k + kk];
+      }
+      if (out[size_t{i} * shape.n + j] != ref && ++wrong <= 5) {
+        ADD_FAILURE() << "C[" << i << "][" << j << "] = " << out[size_t{i} * shape.n + j]
+                      << ", reference " << ref;
+      }
+    }
+  }
+  return wrong;
+}
+
 struct ClusterCase {
   const char* label;
   uint32_t cluster_m, cluster_n;
@@ -104,37 +149,15 @@ TEST_P(HopperGemmClusterRunTest, MatchesTheReferenceAndLinksTheCtas) {
                         .out_f32 = true, .cluster_m = c.cluster_m, .cluster_n = c.cluster_n};
   absl::StatusOr<Kernel> kernel = HopperGemm(shape);
   ASSERT_THAT(kernel, IsOk());
-  std::vector<uint16_t> a(size_t{shape.m} * shape.k), b(size_t{shape.n} * shape.k);
-  std::vector<float> fa(a.size()), fb(b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    fa[i] = static_cast<float>(static_cast<int>(i * 2654435761u >> 7) % 17 - 8) / 4;
-    a[i] = Bf16(fa[i]);
-  }
-  for (size_t i = 0; i < b.size(); ++i) {
-    fb[i] = static_cast<float>(static_cast<int>(i * 40503u >> 3) % 13 - 6) / 4;
-    b[i] = Bf16(fb[i]);
-  }
+  const GemmInputs in = MakeInputs(shape);
   std::vector<float> out(size_t{shape.m} * shape.n, -1.0f);
-  const std::vector<KernelArg> args = GemmArgs(shape, a, b, out);
+  const std::vector<KernelArg> args = GemmArgs(shape, in.a, in.b, out);
   RunOptions options;
   options.check_gpu_compile = true;  // NVRTC, sm_90a (wgmma, multicast)
   options.profile.unit = UnitSpec::Warpgroup();
   absl::StatusOr<RunResult> run = RunKernel(device(), *kernel, args, options);
   ASSERT_THAT(run, IsOk());
-  size_t wrong = 0;
-  for (uint32_t i = 0; i < shape.m; ++i) {
-    for (uint32_t j = 0; j < shape.n; ++j) {
-      float ref = 0;
-      for (uint32_t kk = 0; kk < shape.k; ++kk) {
-        ref += fa[size_t{i} * shape.k + kk] * fb[size_t{j} * shape.k + kk];
-      }
-      if (out[size_t{i} * shape.n + j] != ref && ++wrong <= 5) {
-        ADD_FAILURE() << "C[" << i << "][" << j << "] = " << out[size_t{i} * shape.n + j]
-                      << ", reference " << ref;
-      }
-    }
-  }
-  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(WrongEntries(shape, in, out), 0u);
   ASSERT_NE(run->trace, nullptr);
   EXPECT_TRUE(run->trace->report.ok()) << run->trace->report.findings.size() << " findings";
   const TraceLayout& layout = run->trace->layout;
@@ -182,6 +205,72 @@ TEST_P(HopperGemmClusterRunTest, MatchesTheReferenceAndLinksTheCtas) {
 INSTANTIATE_TEST_SUITE_P(Clusters, HopperGemmClusterRunTest,
                          ::testing::Values(ClusterCase{"b_multicast_2x1", 2, 1},
                                            ClusterCase{"a_multicast_1x2", 1, 2}),
+                         [](const ::testing::TestParamInfo<ClusterCase>& info) {
+                           return std::string(info.param.label);
+                         });
+
+// Block units (trace version 5): the one recorder per block is thread 0, the producer,
+// which waits on `empty` but never on `full`, the barrier its TMA loads complete on. No
+// recorded wait gives their ends, so the plan keeps an observed end for both load sites:
+// every load's span ends at an event of the producer's own record and its flow is recorded,
+// not derived; the trace verifies clean and C matches the reference. With and without
+// multicast clusters (a multicast half has no recorded landing: no unit records `full`).
+class HopperGemmBlockUnitTest : public testing::HostRunTest,
+                                public ::testing::WithParamInterface<ClusterCase> {};
+
+TEST_P(HopperGemmBlockUnitTest, ObservesEveryLoadsEndWhereNoRecorderWaitsOnFull) {
+  HopperGemmShape shape{.m = 256, .n = 256, .k = 256, .bn = 128, .stages = 2,
+                        .out_f32 = true, .cluster_m = GetParam().cluster_m,
+                        .cluster_n = GetParam().cluster_n};
+  absl::StatusOr<Kernel> kernel = HopperGemm(shape);
+  ASSERT_THAT(kernel, IsOk());
+  const GemmInputs in = MakeInputs(shape);
+  std::vector<float> out(size_t{shape.m} * shape.n, -1.0f);
+  RunOptions options;
+  options.check_gpu_compile = true;  // NVRTC, sm_90a: the polls' PTX compiles
+  options.profile.unit = UnitSpec::Block();
+  absl::StatusOr<RunResult> run =
+      RunKernel(device(), *kernel, GemmArgs(shape, in.a, in.b, out), options);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_EQ(WrongEntries(shape, in, out), 0u);
+  ASSERT_NE(run->trace, nullptr);
+  EXPECT_TRUE(run->trace->report.ok()) << run->trace->report.findings.size() << " findings";
+  const TraceLayout& layout = run->trace->layout;
+  std::set<std::string> observed;
+  for (const SiteInfo& site : layout.sites) {
+    if (site.kind != SiteKind::kAsyncCopy || !CompletesOnBarrier(site.copy_engine)) continue;
+    EXPECT_FALSE(CopyEndDerived(site, abi::kTraceVersion)) << site.name;
+    if (site.end_observed) observed.insert(site.name);
+  }
+  EXPECT_EQ(observed.size(), 2u) << "the A and the B load";
+  // Every block's producer issues an A and a B load per K-block.
+  const uint32_t loads = HopperGemmTiles(shape) * (shape.k / kHopperGemmBk) * 2;
+  uint32_t spans = 0, recorded = 0, derived = 0, landings = 0;
+  std::set<uint64_t> seen;
+  for (const UnitTimeline& unit : run->trace->timeline.units) {
+    for (const AsyncSpan& span : unit.async_spans) {
+      if (!CompletesOnBarrier(layout.sites[span.site].copy_engine)) continue;
+      ++spans;
+      EXPECT_TRUE(span.completed);
+      EXPECT_FALSE(span.end_derived);
+      EXPECT_NE(span.end_event, AsyncSpan::kNoEvent);
+      EXPECT_LE(span.begin_ns, span.end_ns);
+    }
+    for (const Flow& flow : unit.flows) {
+      if (!seen.insert(flow.id).second) continue;
+      landings += flow.kind == FlowKind::kMulticastLanding ? 1 : 0;
+      if (flow.kind == FlowKind::kIssueToCompletion) (flow.derived ? derived : recorded) += 1;
+    }
+  }
+  EXPECT_EQ(spans, loads);
+  EXPECT_EQ(recorded, loads);
+  EXPECT_EQ(derived, 0u);
+  EXPECT_EQ(landings, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Clusters, HopperGemmBlockUnitTest,
+                         ::testing::Values(ClusterCase{"no_cluster", 1, 1},
+                                           ClusterCase{"b_multicast_2x1", 2, 1}),
                          [](const ::testing::TestParamInfo<ClusterCase>& info) {
                            return std::string(info.param.label);
                          });

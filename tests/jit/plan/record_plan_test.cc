@@ -760,12 +760,12 @@ TEST(RecordPlanTest, HandoffsCountTheirSlotsOnlyWhereTheRecorderRunsThem) {
   ASSERT_THAT(plan, IsOk());
   // Tiles per block: 3, 2, 2. Warp 0 (the producer's first thread): per K-step a wait (3:
   // its enter without a payload, its exit with one, trace version 4), an arrival (2) and a
-  // bulk copy's begin and end (4). Warps 1-3: only the wait. Consumer warps: 2 first
+  // bulk copy's begin (2: trace version 5 derives its end). Warps 1-3: only the wait. Consumer warps: 2 first
   // arrivals, per K-step a wait (3) and an arrival (2).
   const uint64_t tiles[] = {3, 2, 2};
   for (uint32_t block = 0; block < 3; ++block) {
     EXPECT_THAT(plan->ExactEventsForBlockUnit(block, 0),
-                IsOkAndHolds(2 + tiles[block] * 4 * (3 + 2 + 4)));
+                IsOkAndHolds(2 + tiles[block] * 4 * (3 + 2 + 2)));
     for (uint32_t warp = 1; warp < 4; ++warp) {
       EXPECT_THAT(plan->ExactEventsForBlockUnit(block, warp),
                   IsOkAndHolds(2 + tiles[block] * 4 * 3));
@@ -775,7 +775,7 @@ TEST(RecordPlanTest, HandoffsCountTheirSlotsOnlyWhereTheRecorderRunsThem) {
                   IsOkAndHolds(2 + 2 * 2 + tiles[block] * 4 * (3 + 2)));
     }
   }
-  EXPECT_EQ(plan->capacity(), 2u + 3 * 4 * 9);
+  EXPECT_EQ(plan->capacity(), 2u + 3 * 4 * 7);
   std::vector<std::string> kinds;
   for (const SiteInfo& site : plan->sites()) {
     kinds.push_back(absl::StrCat(site.name, ":", SiteKindName(site.kind)));
@@ -844,7 +844,7 @@ TEST(RecordPlanTest, ExplainShowsHandoffSlots) {
       RecordPlan::Create(HandoffPipeline(), options, {{"tiles", 7}});
   ASSERT_THAT(plan, IsOk());
   EXPECT_THAT(plan->Explain(), AllOf(HasSubstr("wait empty 3"), HasSubstr("arrive full 2"),
-                                     HasSubstr("copy load 4")));
+                                     HasSubstr("copy load 2")));
 }
 
 TEST(RecordPlanTest, NamedBarrierSyncsGetBarrierWaitSitesByPolicyAndArrivesNone) {

@@ -319,6 +319,29 @@ TEST(SidecarTest, ParseRejectsAMulticastFlagOnASiteThatIsNotACopy) {
                                  "are")));
 }
 
+// SiteInfo::end_observed (trace version 5: the copy site keeps the end its issuer observed):
+// written only when true, absent in older sidecars, and only on a copy that completes on a
+// phase barrier (a cp.async group's end is always recorded).
+TEST(SidecarTest, EndObservedRoundTripsAndOnlyACopyOnABarrierMayCarryIt) {
+  TraceLayout layout = LayoutWithCopies();
+  layout.sites[3].end_observed = true;
+  nlohmann::json j = nlohmann::json::parse(ToJson(layout));
+  EXPECT_EQ(j["sites"][3]["end_observed"], true);
+  EXPECT_FALSE(j["sites"][4].contains("end_observed")) << "written only when true";
+  absl::StatusOr<TraceLayout> parsed = ParseLayoutJson(j.dump());
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(*parsed, layout);
+  j["sites"][3].erase("end_observed");
+  parsed = ParseLayoutJson(j.dump());
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_FALSE(parsed->sites[3].end_observed);
+  j["sites"][4]["end_observed"] = true;  // cp.async
+  EXPECT_THAT(ParseLayoutJson(j.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("(copy engine cp.async) marked end_observed; only async_copy "
+                                 "sites of a copy on a phase barrier")));
+}
+
 TEST(SidecarTest, ParseRejectsACopyEngineOnASiteThatIsNotACopy) {
   nlohmann::json j = nlohmann::json::parse(ToJson(SampleLayout()));
   j["sites"][1]["copy_engine"] = "bulk";

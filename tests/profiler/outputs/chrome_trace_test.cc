@@ -609,9 +609,12 @@ TEST(ChromeTraceWriterTest, RejectsAUnitIndexPastTheLayoutsUnitsPerBlock) {
 
 // ---- Hand-offs: instants, async lanes, flows --------------------------------------------
 
-// The hand-off synthesizer's trace (2 blocks x producer/consumer warps) through the dump.
-Timeline HandoffTimeline() {
-  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs({});
+// The hand-off synthesizer's trace (2 blocks x producer/consumer warps) through the dump;
+// `derived`: its copies record their begins alone (trace version 5).
+Timeline HandoffTimeline(bool derived = false) {
+  testing::HandoffSpec spec;
+  spec.derived_copy_ends = derived;
+  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs(spec);
   EXPECT_THAT(trace, IsOk());
   absl::StatusOr<std::unique_ptr<Trace>> collected =
       CollectTrace(trace->layout, std::move(trace->words));
@@ -697,6 +700,32 @@ TEST(ChromeTraceHandoffTest, EveryLinkIsAFlowBoundInsideItsSlicesOnBothEnds) {
     }
     EXPECT_EQ(handoffs, 12);
   }
+}
+
+// Trace version 5: every copy's flow is kept, from its async span to the consumer's wait
+// that released the copy's phase (the derived end).
+TEST(ChromeTraceHandoffTest, ADerivedCopyEndsFlowIsDrawnToTheReleasedWait) {
+  const Timeline t = HandoffTimeline(/*derived=*/true);
+  absl::StatusOr<std::string> text = Render(t, ChromeEventStyle::kComplete);
+  ASSERT_THAT(text, IsOk());
+  const nlohmann::json trace = Parse(*text);
+  EXPECT_THAT(ChromeTraceViolations(trace), IsEmpty());
+  EXPECT_EQ(trace["otherData"]["flows"], 20);  // per block: 6 hand-offs + 4 copies
+  EXPECT_EQ(trace["otherData"]["flows_unanchored"], 0);
+  const std::vector<nlohmann::json> finishes = EventsWithPhase(trace, "f");
+  int copies = 0;
+  for (const nlohmann::json& s : EventsWithPhase(trace, "s")) {
+    if (s["cat"] != "issue_to_completion") continue;
+    ++copies;
+    EXPECT_GE(s["tid"].get<int>(), 4) << "starts on the producer's async lane";
+    for (const nlohmann::json& f : finishes) {
+      if (f["id"] != s["id"]) continue;
+      EXPECT_LT(f["tid"].get<int>(), 4) << "ends on a unit's own track: the consumer's wait";
+      EXPECT_EQ(f["tid"].get<int>() % 2, 1) << "the consumer warp";
+      EXPECT_LT(MicrosToNs(s["ts"]), MicrosToNs(f["ts"]));
+    }
+  }
+  EXPECT_EQ(copies, 8);
 }
 
 TEST(ChromeTraceHandoffTest, AFlowWithAnEndOutsideEverySliceIsLeftOutAndCounted) {

@@ -461,6 +461,62 @@ TEST(TimelineHandoffTest, ArrivalsAreInstantsCopiesAreAsyncSpansAndEveryLinkIsAF
   EXPECT_EQ(*ids.rbegin(), 19u);
 }
 
+// Trace version 5: the producer's TMA loads record their begins alone; each span ends at
+// the consumer's release of the phase it completes (derived, in another unit), and its flow
+// runs from the issue to that wait's end, anchored on both sides.
+TEST(TimelineHandoffTest, ACopysDerivedEndIsTheReleaseOfItsPhaseAndItsFlowEndsAtThatWait) {
+  testing::HandoffSpec spec;  // 2 blocks, 2 stages, 4 iterations
+  spec.derived_copy_ends = true;
+  absl::StatusOr<testing::HandoffTrace> trace = testing::SynthesizeHandoffs(spec);
+  ASSERT_THAT(trace, IsOk());
+  absl::StatusOr<Timeline> timeline = HandoffTimeline(trace->layout, trace->words);
+  ASSERT_THAT(timeline, IsOk());
+  uint32_t copy_flows = 0;
+  for (const UnitTimeline& u : timeline->units) {
+    if (u.unit_index != 0) {
+      EXPECT_THAT(u.async_spans, SizeIs(0));
+      continue;
+    }
+    ASSERT_THAT(u.async_spans, SizeIs(4));
+    for (uint32_t i = 0; i < 4; ++i) {
+      const AsyncSpan& a = u.async_spans[i];
+      EXPECT_EQ(a.issue, i);
+      EXPECT_EQ(a.barrier, i % 2);
+      EXPECT_TRUE(a.completed);
+      EXPECT_TRUE(a.end_derived);
+      EXPECT_EQ(a.end_event, AsyncSpan::kNoEvent) << "no end in the producer's record";
+      EXPECT_EQ(a.derived_record, u.record_index + 1) << "the consumer's release";
+      const UnitTimeline& consumer = timeline->units[a.derived_record];
+      bool is_a_wait_end = false;
+      for (const Slice& s : consumer.slices) {
+        is_a_wait_end = is_a_wait_end ||
+                        (s.site == testing::kHandoffWaitFullSite && s.end_ns == a.end_ns);
+      }
+      EXPECT_TRUE(is_a_wait_end) << "copy " << i << " ends where a full wait was released";
+      EXPECT_GT(a.end_ns, a.begin_ns);
+    }
+    for (const Flow& f : u.flows) {
+      if (f.kind != FlowKind::kIssueToCompletion) continue;
+      ++copy_flows;
+      EXPECT_TRUE(f.derived);
+      EXPECT_EQ(f.from.record_index, u.record_index);
+      EXPECT_EQ(f.to.record_index, u.record_index + 1);
+      EXPECT_TRUE(f.from.on_async);
+      EXPECT_NE(f.from.anchor, FlowEnd::kNone);
+      EXPECT_NE(f.to.anchor, FlowEnd::kNone);
+      const UnitTimeline& to = timeline->units[f.to.record_index];
+      ASSERT_LT(f.to.released_wait, to.slices.size());
+      EXPECT_EQ(to.slices[f.to.released_wait].end_ns, f.to.ns);
+      EXPECT_TRUE(FlowEndsAtRelease(f));
+      // Listed on the consumer too, as a hand-off is.
+      bool listed = false;
+      for (const Flow& g : to.flows) listed = listed || g.id == f.id;
+      EXPECT_TRUE(listed);
+    }
+  }
+  EXPECT_EQ(copy_flows, 2 * 4u);
+}
+
 TEST(TimelineHandoffTest, OverlappingCopiesGoOnSeparateLanesAndAnUncompletedOneSpansToTheEnd) {
   TraceLayout layout = SmallLayout();
   layout.grid = {1, 1, 1};

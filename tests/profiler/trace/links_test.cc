@@ -168,6 +168,168 @@ TEST(LinksTest, InOrderAsyncEventsWithoutPayloadsAreNumberedByTheirOrderFromVers
   }
 }
 
+// TwoWarps with the copy site a TMA load (it completes on a phase barrier: from version 5
+// its begin alone is recorded, with (barrier, phase)).
+TraceLayout TwoWarpsTma() {
+  TraceLayout layout = TwoWarps();
+  layout.sites[kCopy].copy_engine = CopyEngine::kTma2d;
+  return layout;
+}
+
+// The links of `words` (4 records of TwoWarps' shape), ordered by the events' %clock.
+Links LinksByClock(const TraceLayout& layout, const std::vector<uint32_t>& words) {
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, words);
+  EXPECT_THAT(decoded, IsOk());
+  if (!decoded.ok()) return {};
+  const DecodedTrace d = *std::move(decoded);
+  return FindLinks(d, layout, {}, [&](const EventRef& e) {
+    return int64_t{d.records[e.record].events[e.slot].clock};
+  });
+}
+
+// Version 5: each copy on a barrier ends at the earliest recorded release of its
+// (barrier, phase), in whichever unit of the block waited first; issues are numbered by
+// order. The release's own links are unchanged.
+TEST(LinksTest, CopiesOnABarrierEndAtTheEarliestReleaseOfTheirPhaseFromVersion5) {
+  const TraceLayout layout = TwoWarpsTma();
+  std::vector<uint32_t> words;
+  // Block 0 producer: copies on (5, 0) and (5, 1), then its own wait on (5, 0) at 70.
+  AppendRecord(words, 0, 0,
+               {P(kCopy, false), 10, 5, 0, P(kCopy, false), 20, 5, 1, P(kWait, true), 70, 5, 0},
+               5);
+  // Block 0 consumer: released on (5, 0) at 40 (the earliest) and on (5, 1) at 90.
+  AppendRecord(words, 0, 1, {P(kWait, true), 40, 5, 0, P(kWait, true), 90, 5, 1}, 5);
+  AppendRecord(words, 1, 0, {P(kCopy, false), 10, 5, 0}, 5);  // block 1: its own phase
+  AppendRecord(words, 1, 1, {P(kWait, true), 30, 5, 0}, 5);
+  const Links links = LinksByClock(layout, words);
+  EXPECT_TRUE(links.unpaired.empty());
+  std::vector<Link> copies;
+  for (const Link& l : links.links) {
+    if (l.kind == LinkKind::kIssueToCompletion) copies.push_back(l);
+  }
+  ASSERT_EQ(copies.size(), 3u);  // in buffer order of their ends
+  EXPECT_EQ(copies[0].from, (EventRef{0, 0}));
+  EXPECT_EQ(copies[0].to, (EventRef{1, 0}));  // the consumer's, not the producer's later one
+  EXPECT_EQ(copies[0].issue, 0u);
+  EXPECT_EQ(copies[1].from, (EventRef{0, 2}));
+  EXPECT_EQ(copies[1].to, (EventRef{1, 2}));
+  EXPECT_EQ(copies[1].issue, 1u);
+  EXPECT_EQ(copies[1].phase, 1u);
+  EXPECT_EQ(copies[2].from, (EventRef{2, 0}));
+  EXPECT_EQ(copies[2].to, (EventRef{3, 0}));
+  for (const Link& l : copies) {
+    EXPECT_TRUE(l.derived);
+    EXPECT_EQ(l.barrier, 5u);
+    EXPECT_EQ(l.site, static_cast<uint32_t>(kCopy));
+  }
+}
+
+// A version-4 trace of the same layout still pairs each copy's recorded end by its issue.
+TEST(LinksTest, CopiesOnABarrierInAVersion4TraceStillPairTheirRecordedEnds) {
+  const TraceLayout layout = TwoWarpsTma();
+  std::vector<uint32_t> words;
+  AppendRecord(words, 0, 0,
+               {P(kCopy, false), 10, 0, 5, P(kCopy, true), 60, 0, 5, P(kWait, true), 70, 5, 0},
+               4);
+  AppendRecord(words, 0, 1, {P(kWait, true), 40, 5, 0}, 4);
+  AppendRecord(words, 1, 0, {}, 4);
+  AppendRecord(words, 1, 1, {}, 4);
+  const Links links = LinksByClock(layout, words);
+  EXPECT_TRUE(links.unpaired.empty());
+  ASSERT_EQ(links.links.size(), 1u);
+  EXPECT_EQ(links.links[0].kind, LinkKind::kIssueToCompletion);
+  EXPECT_EQ(links.links[0].from, (EventRef{0, 0}));
+  EXPECT_EQ(links.links[0].to, (EventRef{0, 2}));  // its own observation, not the release
+  EXPECT_FALSE(links.links[0].derived);
+  EXPECT_EQ(links.links[0].barrier, 5u);
+}
+
+// A version-5 copy site marked end_observed (no recorder waits on its barrier) records its
+// begin and its end as version 4 did: they pair by issue, and the earlier release of the
+// phase in another unit is not its end.
+TEST(LinksTest, ACopySiteThatKeepsAnObservedEndPairsItsRecordedEndInVersion5) {
+  TraceLayout layout = TwoWarpsTma();
+  layout.sites[kCopy].end_observed = true;
+  std::vector<uint32_t> words;
+  AppendRecord(words, 0, 0,
+               {P(kCopy, false), 10, 0, 5, P(kCopy, true), 60, 0, 5, P(kWait, true), 70, 5, 0},
+               5);
+  AppendRecord(words, 0, 1, {P(kWait, true), 40, 5, 0}, 5);
+  AppendRecord(words, 1, 0, {}, 5);
+  AppendRecord(words, 1, 1, {}, 5);
+  const Links links = LinksByClock(layout, words);
+  EXPECT_TRUE(links.unpaired.empty());
+  ASSERT_EQ(links.links.size(), 1u);
+  EXPECT_EQ(links.links[0].kind, LinkKind::kIssueToCompletion);
+  EXPECT_EQ(links.links[0].from, (EventRef{0, 0}));
+  EXPECT_EQ(links.links[0].to, (EventRef{0, 2}));  // its own observation at 60
+  EXPECT_FALSE(links.links[0].derived);
+  EXPECT_EQ(links.links[0].barrier, 5u);
+  // Unmarked, the same words mean (barrier 0, phase 5) on the begin: a phase never released.
+  layout.sites[kCopy].end_observed = false;
+  const Links unmarked = LinksByClock(layout, words);
+  ASSERT_EQ(unmarked.unpaired.size(), 1u);
+  EXPECT_TRUE(unmarked.unpaired[0].no_release);
+}
+
+// A version-5 copy whose phase no unit of the block recorded a release of has no end: it
+// is unpaired, saying so (the verifier's kAsyncEndNotDerivable), with the phase.
+TEST(LinksTest, ACopyWhosePhaseHasNoRecordedReleaseIsUnpairedWithNoRelease) {
+  const TraceLayout layout = TwoWarpsTma();
+  std::vector<uint32_t> words;
+  AppendRecord(words, 0, 0, {P(kCopy, false), 10, 5, 0, P(kCopy, false), 20, 5, 1}, 5);
+  AppendRecord(words, 0, 1, {P(kWait, true), 40, 5, 0}, 5);  // phase 1 is never waited on
+  AppendRecord(words, 1, 0, {}, 5);
+  AppendRecord(words, 1, 1, {}, 5);
+  const Links links = LinksByClock(layout, words);
+  ASSERT_EQ(links.links.size(), 1u);
+  EXPECT_TRUE(links.links[0].derived);
+  ASSERT_EQ(links.unpaired.size(), 1u);
+  const UnpairedAsync& u = links.unpaired[0];
+  EXPECT_EQ(u.event, (EventRef{0, 2}));
+  EXPECT_TRUE(u.is_begin);
+  EXPECT_TRUE(u.no_release);
+  EXPECT_EQ(u.issue, 1u);
+  EXPECT_EQ(u.barrier, 5u);
+  EXPECT_EQ(u.phase, 1u);
+}
+
+// A multicast TMA load of version 5 (cluster 2x1, barrier ids 0 in CTA 0 and 1 in CTA 1):
+// its end is the earliest release of its phase on the issuer's own barrier, and it lands on
+// the barrier at the same offset of the other CTA of its mask (kMulticastLanding), the
+// phase matched modulo 2^16.
+TEST(LinksTest, AMulticastCopyEndsInItsOwnCtaAndLandsInTheOthersFromVersion5) {
+  TraceLayout layout = TwoWarpsTma();
+  layout.cluster = {2, 1, 1};
+  layout.sites[kCopy].multicast = true;
+  layout.barriers = {BarrierInfo{0, "full[0]@0", 1}, BarrierInfo{1, "full[0]@1", 1}};
+  ASSERT_EQ(LinkScopeOf(layout), LinkScope::kCluster);
+  std::vector<uint32_t> words;
+  const uint32_t phase = 0x10003;  // recorded modulo 2^16 in the begin
+  AppendRecord(words, 0, 0, {P(kCopy, false), 10, 0, (phase & 0xffffu) | (0x3u << 16)}, 5);
+  AppendRecord(words, 0, 1, {P(kWait, true), 40, 0, phase}, 5);
+  AppendRecord(words, 1, 0, {}, 5);
+  AppendRecord(words, 1, 1, {P(kWait, true), 50, 1, phase}, 5);
+  const Links links = LinksByClock(layout, words);
+  EXPECT_TRUE(links.unpaired.empty());
+  const Link* end = nullptr;
+  const Link* landing = nullptr;
+  for (const Link& l : links.links) {
+    if (l.kind == LinkKind::kIssueToCompletion) end = &l;
+    if (l.kind == LinkKind::kMulticastLanding) landing = &l;
+  }
+  ASSERT_NE(end, nullptr);
+  EXPECT_TRUE(end->derived);
+  EXPECT_EQ(end->from, (EventRef{0, 0}));
+  EXPECT_EQ(end->to, (EventRef{1, 0}));
+  EXPECT_EQ(end->barrier, 0u);
+  EXPECT_EQ(end->phase, phase);
+  ASSERT_NE(landing, nullptr);
+  EXPECT_EQ(landing->from, (EventRef{0, 0}));
+  EXPECT_EQ(landing->to, (EventRef{3, 0}));
+  EXPECT_EQ(landing->barrier, 1u);
+}
+
 TEST(LinksTest, OnlyTheKeptPrefixIsRead) {
   const TraceLayout layout = TwoWarps();
   std::vector<uint32_t> words;

@@ -163,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
         HeaderCase{Corruption::kBadMagic, FindingKind::kBadMagic, Verdict::kCorrupt,
                    "header magic is 0xdeadbeef"},
         HeaderCase{Corruption::kBadVersion, FindingKind::kBadVersion, Verdict::kCorrupt,
-                   "trace ABI version 5, this build reads versions 1 to 4"},
+                   "trace ABI version 6, this build reads versions 1 to 5"},
         HeaderCase{Corruption::kBadHeaderWords, FindingKind::kBadHeaderWords, Verdict::kCorrupt,
                    "header says it is 17 words"},
         HeaderCase{Corruption::kBadChecksum, FindingKind::kBadChecksum, Verdict::kCorrupt,
@@ -524,6 +524,87 @@ class VerifyHandoffTest : public ::testing::Test {
   }
   testing::HandoffTrace trace_;
 };
+
+// Trace version 5: the copies on a barrier record their begins alone. A clean trace has
+// every copy's phase released somewhere in the block: no finding.
+TEST_F(VerifyHandoffTest, CleanDerivedCopyEndsHaveNoFindings) {
+  testing::HandoffSpec spec;
+  spec.derived_copy_ends = true;
+  Make(spec);
+  const VerifyReport report = Run(trace_.words);
+  EXPECT_TRUE(report.ok()) << report.findings.size() << " findings";
+}
+
+// Two warps: a TMA load site ("load", site 1) and a phase wait site ("wait full", site 2);
+// no barrier table, so arrival counts are unchecked.
+TraceLayout ProducerConsumerLayout() {
+  TraceLayout layout;
+  layout.kernel_name = "k";
+  layout.grid = {1, 1, 1};
+  layout.block = {64, 1, 1};
+  layout.unit = UnitSpec::Warp();
+  layout.capacity = 16;
+  layout.sites = {{0, "k", SiteKind::kKernel, ""},
+                  {1, "load", SiteKind::kAsyncCopy, "k > load"},
+                  {2, "wait full", SiteKind::kPhaseWait, "k > wait full"}};
+  layout.sites[1].copy_engine = CopyEngine::kTma2d;
+  return layout;
+}
+
+// The verdict on ProducerConsumerLayout's trace of `producer` (warp 0) and a consumer (warp
+// 1) that waits on phase 0 of barrier 0 alone.
+VerifyReport VerifyWithConsumer(const TraceLayout& layout, const testing::UnitScript& producer) {
+  testing::UnitScript consumer;
+  consumer.Begin(0).WaitPhase(2, 0, 0, 100).End(0);  // phase 1 is never waited on
+  testing::TraceSynthesizer synth(layout);
+  synth.SetUnitScript(0, producer);
+  synth.SetUnitScript(1, consumer);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  EXPECT_THAT(words, IsOk());
+  if (!words.ok()) return {};
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
+  EXPECT_THAT(decoded, IsOk());
+  return decoded.ok() ? Verify(*decoded) : VerifyReport{};
+}
+
+// A version-5 copy whose phase no unit of the block recorded a release of: its end cannot
+// be derived, which is its own finding (with what to record), not "never completed".
+TEST(VerifyDerivedCopyTest, ACopyWhosePhaseIsNeverWaitedOnIsReportedAsNotDerivable) {
+  const TraceLayout layout = ProducerConsumerLayout();
+  testing::UnitScript producer;
+  producer.Begin(0).CopyBegin(1, 0, 0).Work(10).CopyBegin(1, 0, 1).Work(10).End(0);
+  const VerifyReport report = VerifyWithConsumer(layout, producer);
+  EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncEndNotDerivable)], 1u);
+  EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncNeverCompleted)], 0u);
+  ASSERT_THAT(report.findings, SizeIs(1));
+  EXPECT_EQ(report.findings[0].record_index, 0u);
+  EXPECT_EQ(report.findings[0].event_index, 3) << "the second copy's begin";
+  EXPECT_THAT(report.findings[0].message,
+              AllOf(HasSubstr("async copy 1 of \"load\" completes phase 1 of "),
+                    HasSubstr("its end cannot be derived"), HasSubstr("record a wait")));
+  EXPECT_EQ(FindingKindName(FindingKind::kAsyncEndNotDerivable),
+            std::string("async_end_not_derivable"));
+}
+
+// The same producer and consumer with the copy site marked end_observed (the plan found no
+// recorder waiting on its barrier): each copy's end is the one its issuer recorded, so no
+// wait is needed to derive it; a copy whose recorded end is missing never completed, which
+// is not a derivation finding.
+TEST(VerifyDerivedCopyTest, ACopySiteThatKeepsAnObservedEndNeedsNoRecordedWait) {
+  TraceLayout layout = ProducerConsumerLayout();
+  layout.sites[1].end_observed = true;
+  for (const bool second_end : {true, false}) {
+    testing::UnitScript producer;
+    producer.Begin(0).AsyncBegin(1, 0, 0).Work(10).AsyncEnd(1, 0, 0).AsyncBegin(1, 1, 0);
+    if (second_end) producer.Work(10).AsyncEnd(1, 1, 0);
+    producer.End(0);
+    const VerifyReport report = VerifyWithConsumer(layout, producer);
+    EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncEndNotDerivable)], 0u);
+    EXPECT_EQ(report.kind_counts[static_cast<int>(FindingKind::kAsyncNeverCompleted)],
+              second_end ? 0u : 1u);
+    EXPECT_EQ(report.findings.size(), second_end ? 0u : 1u);
+  }
+}
 
 TEST_F(VerifyHandoffTest, CleanHandoffTraceHasNoFindings) {
   const VerifyReport report = Run(trace_.words);

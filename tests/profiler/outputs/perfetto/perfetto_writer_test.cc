@@ -578,6 +578,49 @@ TEST_F(PerfettoWriterTest, AsyncSpansGoOnALaneTrackUnderTheirUnitWithTheirFlow) 
                                    std::tuple(pb::TrackEvent::TYPE_SLICE_END, 0u, 9u)));
 }
 
+// Trace version 5: the copy records no end; its end is derived, the consumer's release of
+// the phase it completes (full[1] at 31). Its flow ends at that wait's end, like a hand-off,
+// and its lane span ends there with no flow.
+TEST_F(PerfettoWriterTest, ADerivedCopyEndsFlowEndsAtTheWaitReleasingItsPhase) {
+  layout_ = HandoffLayout();
+  std::vector<UnitTimeline> units = HandoffUnits();
+  UnitTimeline& p = units[0];
+  AsyncSpan& span = p.async_spans[0];
+  span.end_event = AsyncSpan::kNoEvent;
+  span.end_derived = true;
+  span.derived_record = 1;
+  span.derived_event = 5;
+  span.end_ns = kOrigin + 31;
+  Flow& copy = p.flows[1];
+  copy.derived = true;
+  copy.to = {1, 5, kOrigin + 31};
+  copy.to.released_wait = 1;
+  units[1].flows.push_back(copy);
+  const std::vector<pb::TracePacket> packets = Write(units);
+  uint64_t lane = 0;
+  for (const pb::TracePacket& packet : packets) {
+    if (packet.has_track_descriptor() && packet.track_descriptor().name() == "async 0") {
+      lane = packet.track_descriptor().uuid();
+    }
+  }
+  ASSERT_NE(lane, 0u);
+  std::vector<std::tuple<int, uint64_t, uint64_t>> on_lane;  // type, flow id, terminating id
+  std::vector<uint64_t> terminated;  // by the consumer's unit track
+  for (const pb::TracePacket* e : Events(packets)) {
+    const pb::TrackEvent& t = e->track_event();
+    if (t.track_uuid() == lane) {
+      on_lane.push_back({t.type(), t.flow_ids_size() ? t.flow_ids(0) : 0,
+                         t.terminating_flow_ids_size() ? t.terminating_flow_ids(0) : 0});
+    } else {
+      terminated.insert(terminated.end(), t.terminating_flow_ids().begin(),
+                        t.terminating_flow_ids().end());
+    }
+  }
+  EXPECT_THAT(on_lane, ElementsAre(std::tuple(pb::TrackEvent::TYPE_SLICE_BEGIN, 9u, 0u),
+                                   std::tuple(pb::TrackEvent::TYPE_SLICE_END, 0u, 0u)));
+  EXPECT_THAT(terminated, ::testing::UnorderedElementsAre(8u, 9u));
+}
+
 TEST_F(PerfettoWriterTest, ABlocksStageRingCountsStagesReadyUntilTheirWaitIsReleased) {
   layout_ = HandoffLayout();
   const std::vector<pb::TracePacket> packets = Write(HandoffUnits());
