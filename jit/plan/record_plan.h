@@ -16,14 +16,14 @@
 // bounded, i.e. not inside a loop of TripCount::Unknown(); a named region (or a barrier
 // with BarrierRecord::kAlways) there is an error.
 // Each span site records 2 events (enter, exit) per execution; an arrival 1 event and its
-// payload (2 slots); a phase wait 2 events with payloads (4 slots); a copy on a phase
-// barrier its begin with payload (2 slots: the dump derives its end from the recorded waits
-// on its phase), or, where no unit's recorder runs a recorded wait on its barrier
-// (SiteInfo::end_observed, e.g. block units), its begin and the end its issuer observes,
-// each with payload (4 slots; counted where it is issued: every copy is awaited, which
-// Build() checks); a cp.async group its begin and end (2 slots). Arrivals by
-// ArriveBy::kOneThread and bulk copies (issued by the role's first thread) count only for
-// the unit whose recorder is that thread.
+// payload (2 slots); a phase wait 2 events, only the exit with a payload (3 slots: the
+// enter's is derived, format/links.h); a copy on a phase barrier its begin with payload
+// (2 slots: the dump derives its end from the recorded waits on its phase), or, where no
+// unit's recorder runs a recorded wait on its barrier (SiteInfo::end_observed, e.g. block
+// units), its begin and the end its issuer observes, each with payload (4 slots; counted
+// where it is issued: every copy is awaited, which Build() checks); a cp.async group its
+// begin and end (2 slots). Arrivals by ArriveBy::kOneThread and bulk copies (issued by the
+// role's first thread) count only for the unit whose recorder is that thread.
 //
 // Counting. The plan follows the path of each trace unit's recorder thread (the thread
 // that writes the unit's events): a region adds 2, a loop multiplies its body by its trip
