@@ -189,22 +189,48 @@ bool PchTroubled(const absl::StatusOr<ProgramResult>& result) {
 // gold when the system has it (binutils ships it beside ld): it links a kernel's shared
 // object in 0.02 s against the default ld's 0.07 s (of a 0.21 s compile with the PCH; perf:
 // ld was 27% of the e2e host suite's CPU). Empty: the compiler's default linker.
+// The major version in a compiler's --version output ("g++ (Debian 12.2.0-14) 12.2.0": 12;
+// "Debian clang version 14.0.6": 14); 0 when none is found.
+int CompilerMajor(absl::string_view version) {
+  absl::string_view first = version.substr(0, version.find('\n'));
+  size_t at = first.find("clang version ");
+  if (at != absl::string_view::npos) {
+    first.remove_prefix(at + 14);
+  } else if (const size_t space = first.rfind(' '); space != absl::string_view::npos) {
+    first.remove_prefix(space + 1);  // GCC: the last word
+  }
+  int major = 0;
+  for (const char c : first) {
+    if (c < '0' || c > '9') break;
+    major = major * 10 + (c - '0');
+  }
+  return major;
+}
+
 // Sanitize mode: the compiler's ThreadSanitizer instrumentation without function entry/exit
 // hooks, so every load and store the optimizer keeps (a read-modify-write as a read and a
 // write) calls a __tsan_{read,write}N callback, which sanitize_host.h defines; the object is
-// linked without -fsanitize (Compile), so no sanitizer runtime comes with it. clang keeps
-// the read of a read-modify-write too (by default it checks only the write).
-std::vector<std::string> SanitizeFlags(uint32_t checks, bool clang) {
-  // memcpy, memmove and memset stay calls, which the link sends to their checks (LinkArgv):
-  // the instrumentation does not see the copies the compiler would expand inline (the
-  // emulation's own copies are __builtin_memcpy).
+// linked without -fsanitize (Compile), so no sanitizer runtime comes with it. memcpy,
+// memmove and memset stay calls, which the link sends to their checks (LinkArgv): the
+// instrumentation does not see the copies the compiler would expand inline (the emulation's
+// own copies are __builtin_memcpy). Older compilers lack some switches: GCC before 10 has no
+// tsan-instrument-func-entry-exit (its hooks then call sanitize_host.h's no-ops); clang
+// before 12 drops the read of a read-modify-write (no -tsan-instrument-read-before-write);
+// clang before 14 has no disable_sanitizer_instrumentation, which keeps the atomic
+// callbacks' own atomics uninstrumented, so its atomics are not instrumented at all (the
+// CUDA atomics report themselves; a compiler builtin in a kernel then goes unseen).
+std::vector<std::string> SanitizeFlags(uint32_t checks, absl::string_view version) {
   std::vector<std::string> flags = {absl::StrCat("-DWARPTRACE_HOST_SANITIZE=", checks),
                                     "-fsanitize=thread", "-fno-builtin-memcpy",
                                     "-fno-builtin-memmove", "-fno-builtin-memset"};
-  if (clang) {
-    flags.insert(flags.end(), {"-mllvm", "-tsan-instrument-func-entry-exit=0", "-mllvm",
-                               "-tsan-instrument-read-before-write=1"});
-  } else {
+  const int major = CompilerMajor(version);
+  if (absl::StrContains(version, "clang")) {
+    flags.insert(flags.end(), {"-mllvm", "-tsan-instrument-func-entry-exit=0"});
+    if (major >= 12) {
+      flags.insert(flags.end(), {"-mllvm", "-tsan-instrument-read-before-write=1"});
+    }
+    if (major < 14) flags.insert(flags.end(), {"-mllvm", "-tsan-instrument-atomics=0"});
+  } else if (major >= 10) {
     flags.insert(flags.end(), {"--param", "tsan-instrument-func-entry-exit=0"});
   }
   return flags;
@@ -233,7 +259,7 @@ absl::StatusOr<std::unique_ptr<HostCompiler>> HostCompiler::Create(HostCompilerO
   std::string linker = options.fast_linker ? FastLinker() : "";
   if (options.sanitize != 0) {
     const std::vector<std::string> flags =
-        SanitizeFlags(options.sanitize, absl::StrContains(version.output, "clang"));
+        SanitizeFlags(options.sanitize, version.output);
     options.extra_flags.insert(options.extra_flags.end(), flags.begin(), flags.end());
   }
   return std::unique_ptr<HostCompiler>(

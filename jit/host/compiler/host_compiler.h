@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "jit/builder/kernel_source.h"
 #include "jit/compile/compiler.h"
 #include "jit/host/compiler/precompiled_header.h"
@@ -124,6 +125,10 @@ class HostCompiler final : public Compiler {
 // followed by the host backend's (cuda_on_cpu.h, host_abi.h, warptrace_primitives.cuh, and
 // the CUDA header names they stand in for), C++17.
 CompileRequest HostCompileRequest(const KernelSource& source);
+
+// The flags sanitize mode adds for the checks `checks` (HostCompilerOptions::sanitize) with
+// the compiler whose --version printed `version` (the switches it has: host_compiler.cc).
+std::vector<std::string> SanitizeFlags(uint32_t checks, absl::string_view version);
 
 }  // namespace warptrace::host
 

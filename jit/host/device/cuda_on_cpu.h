@@ -97,9 +97,7 @@
 #include <type_traits>
 
 #include "host_abi.h"
-#ifdef WARPTRACE_HOST_SANITIZE
-// The C library's memcpy, which the kernel's memcpy calls reach only through their check
-// (sanitize_host.h __wrap_memcpy; the link's --wrap=memcpy).
+#ifdef WARPTRACE_HOST_SANITIZE  // the C library's memcpy (sanitize_host.h __wrap_memcpy)
 extern "C" void* __real_memcpy(void*, const void*, size_t);
 #endif
 // What every kernel sees on both backends (fixed-width integers, <climits>, <cfloat>).
@@ -321,9 +319,7 @@ inline void NoteFence();
 // the kernel's shared or global memory except through reported accesses, so it is not
 // instrumented (the layout check alone made 100 million checked loads per hopper_gemm launch).
 #define WARPTRACE_HOST_OWN_FN WARPTRACE_HOST_UNINSTRUMENTED
-// A copy of a length only known at run time in the emulation's own code: the C library's
-// memcpy itself, not the checked one every memcpy call of the kernel goes to
-// (sanitize_host.h __wrap_memcpy).
+// The emulation's own copy of a run-time length: not checked as the kernel's memcpy calls are.
 #define WARPTRACE_HOST_RAW_COPY(d, s, n) __real_memcpy((d), (s), (n))
 #else
 #define WARPTRACE_HOST_RAW_COPY(d, s, n) __builtin_memcpy((d), (s), (n))
@@ -676,12 +672,16 @@ inline int __double2int_rn(double x) { return static_cast<int>(nearbyint(x)); }
 inline int __double2int_rz(double x) { return static_cast<int>(x); }
 inline float __double2float_rn(double x) { return static_cast<float>(x); }
 // Reinterpretation (the bits unchanged).
-inline float __int_as_float(int x) { float f; __builtin_memcpy(&f, &x, sizeof f); return f; }
-inline int __float_as_int(float x) { int i; __builtin_memcpy(&i, &x, sizeof i); return i; }
-inline float __uint_as_float(unsigned int x) { float f; __builtin_memcpy(&f, &x, sizeof f); return f; }
-inline unsigned int __float_as_uint(float x) { unsigned int u; __builtin_memcpy(&u, &x, sizeof u); return u; }
-inline double __longlong_as_double(long long x) { double d; __builtin_memcpy(&d, &x, sizeof d); return d; }
-inline long long __double_as_longlong(double x) { long long l; __builtin_memcpy(&l, &x, sizeof l); return l; }
+namespace warptrace_host {  // __builtin_memcpy: in sanitize mode a memcpy is a call
+template <typename To, typename From>
+inline To BitCast(From x) { To t; __builtin_memcpy(&t, &x, sizeof t); return t; }
+}  // namespace warptrace_host
+inline float __int_as_float(int x) { return ::warptrace_host::BitCast<float>(x); }
+inline int __float_as_int(float x) { return ::warptrace_host::BitCast<int>(x); }
+inline float __uint_as_float(unsigned int x) { return ::warptrace_host::BitCast<float>(x); }
+inline unsigned int __float_as_uint(float x) { return ::warptrace_host::BitCast<unsigned int>(x); }
+inline double __longlong_as_double(long long x) { return ::warptrace_host::BitCast<double>(x); }
+inline long long __double_as_longlong(double x) { return ::warptrace_host::BitCast<long long>(x); }
 inline int __double2hiint(double x) { return static_cast<int>(__double_as_longlong(x) >> 32); }
 inline int __double2loint(double x) { return static_cast<int>(__double_as_longlong(x)); }
 inline double __hiloint2double(int hi, int lo) {

@@ -144,8 +144,8 @@ inline void NanBits(uint32_t bytes, uint32_t type, unsigned char* out) {
 // at `smem`: a load (store == false) fills out-of-bounds elements; a store skips them.
 // Assumes Check passed. Not instrumented in sanitize mode: the caller reports the box's
 // shared-memory bytes as the async proxy's access (tma_sm90.cuh TmaCopy).
-WARPTRACE_HOST_UNINSTRUMENTED inline void CopyBox(const WarptraceHostTensorMap& m, void* smem, const int32_t* c,
-                    bool store) {
+WARPTRACE_HOST_UNINSTRUMENTED inline void CopyBox(const WarptraceHostTensorMap& m, void* smem,
+                                                  const int32_t* c, bool store) {
   const uint32_t elem = m.element_bytes;
   const uint32_t mask = SwizzleMask(m.swizzle);
   unsigned char fill[8] = {};

@@ -1,6 +1,7 @@
 #include "jit/host/compiler/host_compiler.h"
 #include "jit/host/device/host_abi.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -123,6 +124,32 @@ TEST(HostCompilerTest, SanitizeModeInstrumentsWithoutASanitizerRuntime) {
     EXPECT_EQ(a->cubin.find("libtsan"), std::string::npos);
     EXPECT_EQ(b->cubin.find("__tsan"), std::string::npos);
   }
+}
+
+// Older compilers get only the switches they have (an unknown one fails every compile):
+// GCC 8 (RHEL 8, which the wheel's glibc 2.28 admits) has no
+// tsan-instrument-func-entry-exit; clang 11 no read-before-write; clang before 14 no
+// disable_sanitizer_instrumentation, so its atomics are left uninstrumented.
+TEST(HostCompilerTest, SanitizeFlagsFollowTheCompilersVersion) {
+  const auto has = [](const std::vector<std::string>& flags, const std::string& flag) {
+    return std::find(flags.begin(), flags.end(), flag) != flags.end();
+  };
+  const std::vector<std::string> gcc12 =
+      SanitizeFlags(7, "g++ (Debian 12.2.0-14+deb12u1) 12.2.0\nCopyright (C) 2022\n");
+  EXPECT_TRUE(has(gcc12, "-fsanitize=thread"));
+  EXPECT_TRUE(has(gcc12, "-DWARPTRACE_HOST_SANITIZE=7"));
+  EXPECT_TRUE(has(gcc12, "tsan-instrument-func-entry-exit=0"));
+  const std::vector<std::string> gcc8 =
+      SanitizeFlags(7, "g++ (GCC) 8.5.0 20210514 (Red Hat 8.5.0-18)\n");
+  EXPECT_TRUE(has(gcc8, "-fsanitize=thread"));
+  EXPECT_FALSE(has(gcc8, "--param"));
+  const std::vector<std::string> clang14 = SanitizeFlags(7, "Debian clang version 14.0.6\n");
+  EXPECT_TRUE(has(clang14, "-tsan-instrument-read-before-write=1"));
+  EXPECT_FALSE(has(clang14, "-tsan-instrument-atomics=0"));
+  EXPECT_FALSE(has(clang14, "--param"));
+  const std::vector<std::string> clang11 = SanitizeFlags(7, "clang version 11.1.0\n");
+  EXPECT_FALSE(has(clang11, "-tsan-instrument-read-before-write=1"));
+  EXPECT_TRUE(has(clang11, "-tsan-instrument-atomics=0"));
 }
 
 TEST(HostCompilerTest, TheSecondCompileReusesThePchTheFirstBuilt) {
