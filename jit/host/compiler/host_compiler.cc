@@ -190,14 +190,15 @@ bool PchTroubled(const absl::StatusOr<ProgramResult>& result) {
 // object in 0.02 s against the default ld's 0.07 s (of a 0.21 s compile with the PCH; perf:
 // ld was 27% of the e2e host suite's CPU). Empty: the compiler's default linker.
 // The major version in a compiler's --version output ("g++ (Debian 12.2.0-14) 12.2.0": 12;
-// "Debian clang version 14.0.6": 14); 0 when none is found.
+// "g++ (GCC) 8.5.0 20210514 (Red Hat 8.5.0-18)": 8; "Debian clang version 14.0.6": 14); 0
+// when none is found.
 int CompilerMajor(absl::string_view version) {
   absl::string_view first = version.substr(0, version.find('\n'));
   size_t at = first.find("clang version ");
   if (at != absl::string_view::npos) {
     first.remove_prefix(at + 14);
-  } else if (const size_t space = first.rfind(' '); space != absl::string_view::npos) {
-    first.remove_prefix(space + 1);  // GCC: the last word
+  } else if (const size_t paren = first.find(") "); paren != absl::string_view::npos) {
+    first.remove_prefix(paren + 2);  // GCC: the word after "(<vendor> <package version>)"
   }
   int major = 0;
   for (const char c : first) {

@@ -143,6 +143,9 @@ TEST(HostCompilerTest, SanitizeFlagsFollowTheCompilersVersion) {
       SanitizeFlags(7, "g++ (GCC) 8.5.0 20210514 (Red Hat 8.5.0-18)\n");
   EXPECT_TRUE(has(gcc8, "-fsanitize=thread"));
   EXPECT_FALSE(has(gcc8, "--param"));
+  EXPECT_TRUE(has(SanitizeFlags(7, "g++ (Debian 10.2.1-6) 10.2.1 20210110\n"),
+                  "tsan-instrument-func-entry-exit=0"));
+  EXPECT_FALSE(has(SanitizeFlags(7, "g++ (Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0\n"), "--param"));
   const std::vector<std::string> clang14 = SanitizeFlags(7, "Debian clang version 14.0.6\n");
   EXPECT_TRUE(has(clang14, "-tsan-instrument-read-before-write=1"));
   EXPECT_FALSE(has(clang14, "-tsan-instrument-atomics=0"));
