@@ -155,7 +155,7 @@ inline void MbarCheckPhase(unsigned long long* bar, unsigned int phase, const ch
            "phase %u's parity %u is that of %s; phase n of an element is its (n+1)-th "
            "completion, counted from 0, e.g. \"k / stages\" for use k of a ring of `stages`)",
            path, phase, phase - 1, *completed, phase, phase & 1u, aliased);
-  Rt().fail(Fiber(), message);
+  WARPTRACE_HOST_RT(fail)(Fiber(), message);
 }
 // The multicast copies that landed on an mbarrier in its current phase (cluster_sm90.cuh's
 // TmaMulticast notes each delivery before it completes its bytes), for the expect-tx check
@@ -204,7 +204,7 @@ inline void MbarCheckMulticastTx(unsigned long long* bar, unsigned int arrivals,
            "expect_tx must count them all (%u x %u = %u bytes from these), not only its own",
            m.site == nullptr ? "multicast copy" : m.site, m.offset, m.dest_rank, arrivals,
            m.phase, surplus, sources, m.mask, m.bytes, count, m.bytes, count * m.bytes);
-  Rt().fail(Fiber(), message);
+  WARPTRACE_HOST_RT(fail)(Fiber(), message);
 }
 // Applies `arrivals` and `tx` to the mbarrier; completes the phase when both reach 0.
 inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arrivals, int tx) {
@@ -214,7 +214,7 @@ inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arriv
   const int count = WARPTRACE_HOST_MBAR_TX(w) + tx;
   const unsigned int phase = WARPTRACE_HOST_MBAR_PHASE(w);
   if (arrivals > pending) {
-    Rt().fail(Fiber(), "mbarrier arrive: more arrivals than the phase expects");
+    WARPTRACE_HOST_RT(fail)(Fiber(), "mbarrier arrive: more arrivals than the phase expects");
   }
   pending -= arrivals;
   if (pending == 0 && count < 0) MbarCheckMulticastTx(bar, expected, -count);
@@ -222,7 +222,7 @@ inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arriv
   *bar = completed ? MbarPack(expected, expected, 0, phase ^ 1u)
                    : MbarPack(pending, expected, count, phase);
   if (completed) ++CompletedPhases()[bar];
-  Rt().mbarrier_arrived(Fiber(), bar, completed);
+  WARPTRACE_HOST_RT(mbarrier_arrived)(Fiber(), bar, completed);
   return w;
 }
 }  // namespace warptrace_host
@@ -230,7 +230,7 @@ inline unsigned long long MbarUpdate(unsigned long long* bar, unsigned int arriv
 inline void warptrace_mbarrier_init(unsigned long long* bar, unsigned int count) {
   *bar = ::warptrace_host::MbarPack(count, count, 0, 0);
   ::warptrace_host::CompletedPhases()[bar] = 0;
-  ::warptrace_host::Rt().mbarrier_init(::warptrace_host::Fiber(), bar);
+  WARPTRACE_HOST_RT(mbarrier_init)(::warptrace_host::Fiber(), bar);
 }
 inline unsigned long long warptrace_mbarrier_arrive(unsigned long long* bar) {
   return ::warptrace_host::MbarUpdate(bar, 1, 0);
@@ -250,7 +250,7 @@ inline bool warptrace_mbarrier_test_wait_parity(unsigned long long* bar, unsigne
   const unsigned long long w = *bar;
   const bool done = WARPTRACE_HOST_MBAR_PHASE(w) != (parity & 1u);
   if (done) {  // returns at once; takes the phase's completion time
-    ::warptrace_host::Rt().mbarrier_wait(::warptrace_host::Fiber(), bar, parity & 1u,
+    WARPTRACE_HOST_RT(mbarrier_wait)(::warptrace_host::Fiber(), bar, parity & 1u,
                                          "mbarrier test_wait");
   } else {
     ::warptrace_host::Spin(bar, w, "mbarrier test_wait");
@@ -260,7 +260,7 @@ inline bool warptrace_mbarrier_test_wait_parity(unsigned long long* bar, unsigne
 namespace warptrace_host {
 // `what`: "<op> at <file>, line <n>" (WARPTRACE_HOST_AT), for the deadlock report.
 inline bool MbarrierTryWait(unsigned long long* bar, unsigned int parity, const char* what) {
-  Rt().mbarrier_wait(Fiber(), bar, parity & 1u, what);
+  WARPTRACE_HOST_RT(mbarrier_wait)(Fiber(), bar, parity & 1u, what);
   return WARPTRACE_HOST_MBAR_PHASE(*bar) != (parity & 1u);
 }
 inline void MbarrierWait(unsigned long long* bar, unsigned int parity, const char* what) {
@@ -279,13 +279,13 @@ inline void MbarrierWait(unsigned long long* bar, unsigned int parity, const cha
   ::warptrace_host::MbarCheckPhase((bar), (phase), __FILE__)
 
 inline void warptrace_cp_async(void* smem_dst, const void* gmem_src, unsigned int bytes) {
-  ::warptrace_host::Rt().cp_async(::warptrace_host::Fiber(), smem_dst, gmem_src, bytes);
+  WARPTRACE_HOST_RT(cp_async)(::warptrace_host::Fiber(), smem_dst, gmem_src, bytes);
 }
 inline void warptrace_cp_async_commit() {
-  ::warptrace_host::Rt().cp_async_commit(::warptrace_host::Fiber());
+  WARPTRACE_HOST_RT(cp_async_commit)(::warptrace_host::Fiber());
 }
 inline void warptrace_cp_async_wait_prior(unsigned int n) {
-  ::warptrace_host::Rt().cp_async_wait_prior(::warptrace_host::Fiber(), n);
+  WARPTRACE_HOST_RT(cp_async_wait_prior)(::warptrace_host::Fiber(), n);
 }
 // CUDA's <cuda_pipeline.h> names.
 inline void __pipeline_memcpy_async(void* dst, const void* src, size_t bytes,

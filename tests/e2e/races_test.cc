@@ -140,6 +140,29 @@ absl::StatusOr<Kernel> LaneOfEachWarpThenOverwriteKernel() {
   return b.Build();
 }
 
+// Each thread writes two rows of a 64 x 129 matrix (33 KiB: past a page of the races
+// check's shadow, 16 KiB), a barrier, then reads its row and its column interleaved (two
+// runs of the thread's batch, the column's crossing the page at row 32). With `plant`,
+// thread 5 writes m[40][3] after the barrier: thread 3's column read of it, the 41st of
+// its run and on the second page, races with that write.
+absl::StatusOr<Kernel> RowTimesColumnKernel(bool plant) {
+  KernelBuilder b("row_times_column");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({32, 1, 1});
+  b.Stmt("__shared__ float m[64 * 129];");
+  b.Stmt("for (int r = threadIdx.x; r < 64; r += 32) {\n"
+         "  for (int i = 0; i < 129; ++i) m[r * 129 + i] = in[i] * (r + 1);\n"
+         "}");
+  b.Barrier("written");
+  if (plant) b.Stmt("if (threadIdx.x == 5) m[40 * 129 + 3] = 0.0f;");
+  b.Stmt("float sum = 0.0f;\n"
+         "for (int i = 0; i < 64; ++i) {\n"
+         "  sum += m[threadIdx.x * 129 + i] * m[i * 129 + threadIdx.x];\n"
+         "}\n"
+         "out[threadIdx.x] = sum;");
+  return b.Build();
+}
+
 // Threads 0 and 1 each write a row of 100 words (more than a batch of the races check's
 // plain accesses, host_abi.h WARPTRACE_HOST_RACE_BATCH), then read the other's row with no
 // barrier between: every one of thread 1's 200 accesses races with one of thread 0's,
@@ -276,6 +299,25 @@ TEST_F(RacesTest, ChecksEveryAccessOfALongRunAndAThreadsLastBeforeItExits) {
                              HasSubstr("data race (read after write): block (0,0,0) thread "
                                        "(1,0,0) reads 4 bytes at rows[0]"))))
       << status;
+}
+
+// A thread's interleaved row and column reads are kept as two runs of its batch; each of
+// their accesses is still checked, on either page of the shadow.
+TEST_F(RacesTest, ChecksEveryAccessOfInterleavedRunsAcrossShadowPages) {
+  const absl::Status status = Run(RowTimesColumnKernel(true), 129, 32).status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition,
+                               AllOf(HasSubstr("sanitizer: 1 finding (1 faulty access):"),
+                                     HasSubstr("data race (write after read): block "
+                                               "(0,0,0) thread (5,0,0) writes 4 bytes at "
+                                               "m[5163]"),
+                                     HasSubstr("statement `if (threadIdx.x == 5) m[40 * ...`; "
+                                               "block (0,0,0) thread (3,0,0)'s read at kernel "
+                                               "row_times_column > statement `float sum = "))))
+      << status;
+  // Legal without the planted write: the barrier orders the rows' writes before every
+  // read (PTX ISA, bar.sync); out[t] = sum over i of (t + 1) (i + 1).
+  ASSERT_THAT(Run(RowTimesColumnKernel(false), 129, 32), IsOk());
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(out_[t], static_cast<float>((t + 1) * 2080)) << t;
 }
 
 // Legal: atomic operations on the same address are performed one at a time (PTX ISA,

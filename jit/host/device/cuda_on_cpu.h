@@ -119,10 +119,26 @@ extern "C" void* __real_memcpy(void*, const void*, size_t);
 
 namespace warptrace_host {
 
+// A load of the emulation's own plumbing (the runtime's entry table, the fiber): in sanitize
+// mode on x86-64 an asm load, which the sanitizer's instrumentation does not see (as a plain
+// load each cost a callback, a few per runtime call: 5% of the pipeline's sanitized launch).
+template <typename T>
+__attribute__((always_inline)) inline T Plumbing(const T& x) {
+#if defined(WARPTRACE_HOST_SANITIZE) && defined(__x86_64__)
+  static_assert(sizeof(T) == 8, "a pointer");
+  T v;
+  asm("movq %1, %0" : "=r"(v) : "m"(x));
+  return v;
+#else
+  return x;
+#endif
+}
 // The fiber running on this worker thread (set by the runtime before every resume).
 inline const WarptraceHostThread& Current() { return *warptrace_host_current; }
-inline void* Fiber() { return warptrace_host_current->fiber; }
-inline const WarptraceHostRuntime& Rt() { return *warptrace_host_current->rt; }
+inline void* Fiber() { return Plumbing(warptrace_host_current->fiber); }
+inline const WarptraceHostRuntime& Rt() { return *Plumbing(warptrace_host_current->rt); }
+// The runtime's entry `fn` (host_abi.h WarptraceHostRuntime), to call with Fiber() first.
+#define WARPTRACE_HOST_RT(fn) (::warptrace_host::Plumbing(::warptrace_host::Rt().fn))
 // For the clock fields the kernel writes (host_abi.h, WarptraceHostThread).
 inline WarptraceHostThread& MutableCurrent() { return *warptrace_host_current; }
 
@@ -162,7 +178,7 @@ using NonDeduced = typename Identity<T>::type;
 template <typename T, unsigned long long Align = alignof(T)>
 inline T& Shared(unsigned int site, const char* name) {
   constexpr unsigned long long kAlign = Align > alignof(T) ? Align : alignof(T);
-  return *static_cast<T*>(Rt().shared(Fiber(), site, sizeof(T), kAlign,
+  return *static_cast<T*>(WARPTRACE_HOST_RT(shared)(Fiber(), site, sizeof(T), kAlign,
                                       sizeof(std::remove_all_extents_t<T>), name));
 }
 // `name`: the declaration's, for the sanitizer's messages (sanitize mode only).
@@ -177,22 +193,19 @@ inline T* DynamicShared(const char* name) {
   return static_cast<T*>(Current().dynamic_shared);
 }
 
-// One thread-local read per call.
+// The runtime entries a kernel calls, with its fiber.
 inline void Spin(const volatile void* address, unsigned long long value, const char* what) {
-  const WarptraceHostThread& t = Current();
-  t.rt->spin(t.fiber, address, value, what);
+  WARPTRACE_HOST_RT(spin)(Fiber(), address, value, what);
 }
 
 inline int Barrier(unsigned int id, unsigned int count, int wait, int op, int predicate,
                    const char* what) {
-  const WarptraceHostThread& t = Current();
-  return t.rt->barrier(t.fiber, id, count, wait, op, predicate, what);
+  return WARPTRACE_HOST_RT(barrier)(Fiber(), id, count, wait, op, predicate, what);
 }
 
 inline unsigned long long Warp(int op, unsigned int mask, unsigned long long value,
                                unsigned int arg, const char* what) {
-  const WarptraceHostThread& t = Current();
-  return t.rt->warp(t.fiber, op, mask, value, arg, what);
+  return WARPTRACE_HOST_RT(warp)(Fiber(), op, mask, value, arg, what);
 }
 
 // ---- Warp- and warpgroup-wide instructions: the operand exchange (host_abi.h) ----
@@ -216,9 +229,9 @@ inline unsigned int GroupPosition(unsigned int group) { return Current().linear_
 template <typename T>
 inline const T* Exchange(unsigned int group, const T& operands, const char* what) {
   static_assert(std::is_trivially_copyable<T>::value, "exchanged operands are copied bytes");
-  const WarptraceHostThread& t = Current();
   return static_cast<const T*>(
-      t.rt->exchange(t.fiber, group, &operands, static_cast<unsigned int>(sizeof(T)), what));
+      WARPTRACE_HOST_RT(exchange)(Fiber(), group, &operands,
+                                  static_cast<unsigned int>(sizeof(T)), what));
 }
 
 template <typename T>
@@ -240,7 +253,7 @@ inline T Uniform(unsigned int group, const T& value, const char* what, const cha
                what, operand, group == WARPTRACE_HOST_GROUP_WARP ? "warp" : "warpgroup", first,
                first + group - 1, first + i, mine, sizeof(T) > 8 ? "..." : "", first,
                first_value);
-      Rt().fail(Fiber(), message);
+      WARPTRACE_HOST_RT(fail)(Fiber(), message);
     }
     break;
   }
@@ -301,8 +314,8 @@ inline T Shuffle(unsigned int mask, T value, ShflMode mode, unsigned int b, int 
   const WarptraceHostThread& t = Current();
   const unsigned int c = ((32u - static_cast<unsigned int>(width)) << 8) | clamp;
   const unsigned int src = ShflSource(mode, t.lane, b, c);
-  return FromBits<T>(t.rt->warp(t.fiber, WARPTRACE_HOST_WARP_SHUFFLE, mask, Bits(value),
-                                src == 32u ? t.lane : src, what));
+  return FromBits<T>(WARPTRACE_HOST_RT(warp)(Fiber(), WARPTRACE_HOST_WARP_SHUFFLE, mask,
+                                             Bits(value), src == 32u ? t.lane : src, what));
 }
 
 // Atomics (CasLoop and the atomic* functions below). In sanitize mode they are not
@@ -397,7 +410,7 @@ struct SyncWarp {  // SyncWarp(where)(mask): the macro below takes 0 or 1 argume
 }  // namespace warptrace_host
 #define __syncwarp(...) ::warptrace_host::SyncWarp{WARPTRACE_HOST_AT("__syncwarp")}(__VA_ARGS__)
 inline unsigned int __activemask() {
-  return ::warptrace_host::Rt().active_mask(::warptrace_host::Fiber());
+  return WARPTRACE_HOST_RT(active_mask)(::warptrace_host::Fiber());
 }
 
 // The shuffles name their call site like the barriers ("__shfl_xor_sync at <builder path>,

@@ -23,16 +23,21 @@
 
 #include <time.h>
 
-#define WARPTRACE_HOST_ABI_VERSION 13u
+#define WARPTRACE_HOST_ABI_VERSION 14u
 
-/* The most plain shared-memory accesses a thread holds for the races check before the
- * runtime checks them (WarptraceHostThread::race_batch). */
+/* The most runs of plain shared-memory accesses a thread holds for the races check before
+ * the runtime checks them (WarptraceHostThread::race_batch). */
 #define WARPTRACE_HOST_RACE_BATCH 64u
+/* A run of accesses of one statement, alike but for their offsets: accesses of `bytes`
+ * at offset, offset + stride, ..., last (a loop's reads of a row, or of a column, which
+ * the kernel interleaves: kept as two runs). */
 struct WarptraceHostRaceAccess {
-  unsigned int offset;    /* byte offset in the area */
+  unsigned int offset;    /* byte offset in the area of the run's first access */
   unsigned short bytes;
   unsigned short flags;   /* WARPTRACE_HOST_RACE_* */
   const char* statement;  /* the statement marker's builder path then */
+  unsigned int stride;    /* bytes between the run's accesses, > 0; 0: one access */
+  unsigned int last;      /* the offset of its last access */
 };
 #define WARPTRACE_HOST_RACE_DYNAMIC 1u /* in the dynamic shared memory (else the static) */
 #define WARPTRACE_HOST_RACE_WRITE 2u   /* a write (else a read) */
@@ -173,6 +178,9 @@ struct WarptraceHostThread {
    * full (race_flush). Kernel-written; `race_pending` reset by the runtime. */
   struct WarptraceHostRaceAccess race_batch[WARPTRACE_HOST_RACE_BATCH];
   unsigned int race_pending;
+  /* The entry of race_batch the thread's last access joined (a hint only: an access
+   * continues the other of the last two runs with any stride, this one contiguously). */
+  unsigned int race_last;
 };
 
 /* The sanitizer's checks (HostDeviceOptions::sanitize; the kernel is compiled with

@@ -40,6 +40,54 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool Written
     const unsigned char* shadow, unsigned long long bytes) {
   return (ShadowAnd(shadow, bytes) & 2u) != 0;
 }
+// Whether a plain access (`off`, `bytes`, `flags`, statement `at`) continues batch entry
+// `e`: the next of its run, or, where the run has one access, its second (any stride
+// after it for the entry the thread's last access did not join, `other`: the interleaved
+// stream of a loop reading a row and a column; the next bytes for the other entry).
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool Continues(
+    WarptraceHostRaceAccess& e, unsigned int off, unsigned short bytes, unsigned short flags,
+    const char* at, bool other) {
+  const unsigned int stride = e.stride;
+  if (stride != 0 ? off != e.last + stride
+                  : (other ? off <= e.offset : off != e.offset + bytes)) {
+    return false;
+  }
+  if (e.statement != at || e.flags != flags || e.bytes != bytes) return false;
+  e.stride = off - e.last;
+  e.last = off;
+  return true;
+}
+// Adds a plain access to the thread's batch: to one of its last two runs when it continues
+// one (a loop's accesses of one statement, mostly), else as a new entry.
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline void Batch(
+    WarptraceHostThread* t, unsigned int off, unsigned short bytes, unsigned short flags) {
+  const char* const at = t->statement;
+  unsigned int n = t->race_pending;
+  WarptraceHostRaceAccess* const b = t->race_batch;
+  if (n != 0) {
+    const unsigned int last = t->race_last;  // < n
+    // The other of the last two runs first: a loop's two interleaved streams alternate.
+    const unsigned int other = last == n - 1 ? n - 2 : n - 1;
+    if (n >= 2 && Continues(b[other], off, bytes, flags, at, true)) {
+      t->race_last = other;
+      return;
+    }
+    if (Continues(b[last], off, bytes, flags, at, false)) return;
+    if (n == WARPTRACE_HOST_RACE_BATCH) {
+      t->rt->race_flush(t->fiber);
+      n = 0;
+    }
+  }
+  WarptraceHostRaceAccess& e = b[n];
+  e.offset = off;
+  e.bytes = bytes;
+  e.flags = flags;
+  e.statement = at;
+  e.stride = 0;
+  e.last = off;
+  t->race_last = n;
+  t->race_pending = n + 1;
+}
 // The races check of an in-bounds access at `off` of the CTA's own shared `area` whose
 // bytes are all written: a plain read or write joins the thread's batch (the runtime
 // checks it at the thread's next runtime call, before anything orders memory or another
@@ -54,13 +102,9 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool RaceOnl
   if (state == 3u) return true;
   if ((kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE) &&
       bytes <= 0xffffu) {
-    if (t->race_pending == WARPTRACE_HOST_RACE_BATCH) t->rt->race_flush(t->fiber);
-    WarptraceHostRaceAccess& e = t->race_batch[t->race_pending++];
-    e.offset = static_cast<unsigned int>(off);
-    e.bytes = static_cast<unsigned short>(bytes);
-    e.flags = static_cast<unsigned short>(
-        area | (kind == WARPTRACE_HOST_ACCESS_WRITE ? WARPTRACE_HOST_RACE_WRITE : 0u));
-    e.statement = t->statement;
+    Batch(t, static_cast<unsigned int>(off), static_cast<unsigned short>(bytes),
+          static_cast<unsigned short>(
+              area | (kind == WARPTRACE_HOST_ACCESS_WRITE ? WARPTRACE_HOST_RACE_WRITE : 0u)));
     return true;
   }
   t->rt->race(t->fiber, area, off, bytes, kind);
@@ -131,9 +175,17 @@ WARPTRACE_HOST_UNINSTRUMENTED inline void NoteFence() {
 }  // namespace warptrace_host
 // Which builder statement the thread runs (findings name it). A volatile store: the
 // compiler takes the instrumentation's calls for leaf calls that read no memory of the
-// kernel's, so a plain store would be merged into the next statement's.
+// kernel's, so a plain store would be merged into the next statement's. On x86-64 an asm
+// store, which the instrumentation does not see (a volatile store calls it).
+#if defined(__x86_64__)
+#define WARPTRACE_HOST_STATEMENT()                                                    \
+  asm volatile("movq %1, %0"                                                          \
+               : "=m"(::warptrace_host::MutableCurrent().statement)                   \
+               : "r"(static_cast<const char*>(__FILE__)));
+#else
 #define WARPTRACE_HOST_STATEMENT() \
   (*static_cast<const char* volatile*>(&::warptrace_host::MutableCurrent().statement) = __FILE__);
+#endif
 // The compiler's ThreadSanitizer instrumentation (-fsanitize=thread, no function entry/exit
 // hooks) calls these for every load and store of memory the kernel can share, a
 // read-modify-write (`x[i] += 1`) as a read and then a write; no sanitizer runtime is
@@ -289,9 +341,8 @@ WARPTRACE_HOST_UNCHECKED_C void __tsan_atomic_signal_fence(int) {
 // read, a bulk store's read, an atomic), made by code that is not instrumented.
 #define WARPTRACE_HOST_ACCESS(p, n, kind) ::warptrace_host::SanitizeAccess((p), (n), (kind))
 // An async-group event (WARPTRACE_HOST_EVENT_*) with its argument.
-#define WARPTRACE_HOST_SANITIZE_EVENT(kind, n)                                        \
-  (::warptrace_host::Current().rt->access(::warptrace_host::Current().fiber, nullptr, \
-                                          (n), (kind)))
+#define WARPTRACE_HOST_SANITIZE_EVENT(kind, n) \
+  (WARPTRACE_HOST_RT(access)(::warptrace_host::Fiber(), nullptr, (n), (kind)))
 #else
 #define WARPTRACE_HOST_STATEMENT()
 #define WARPTRACE_HOST_ASYNC_WRITE(p, n, bar) ((void)0)

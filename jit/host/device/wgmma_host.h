@@ -95,7 +95,7 @@ WARPTRACE_HOST_OWN_FN inline void Fail(const char* format, ...) {
   va_start(args, format);
   vsnprintf(message, sizeof message, format, args);
   va_end(args);
-  Rt().fail(Fiber(), message);
+  WARPTRACE_HOST_RT(fail)(Fiber(), message);
   __builtin_unreachable();
 }
 

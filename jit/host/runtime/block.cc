@@ -108,6 +108,7 @@ Block::Block(ReadyQueue* ready, uint64_t linear, WarptraceHostDim block_idx,
     a.dynamic_name = nullptr;
     a.dynamic_element_bytes = 0;
     a.race_pending = 0;
+    a.race_last = 0;
   }
   warps_.resize((num_threads + kWarpSize - 1) / kWarpSize);
   const uint32_t tail = num_threads % kWarpSize;

@@ -207,16 +207,23 @@ inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCel
 // ordered before it (an exempt cell's kExempt never is), and the word's reads ordered
 // before it, or a read set that the read extends (the next lane of a warp) or ends. False,
 // having changed nothing, for everything else (PlainWord, then the general path).
+// `ordered_write`: a write epoch found ordered before the reading thread already (its
+// clock does not move within a batch; a warp's stage was mostly written at one epoch).
 inline __attribute__((always_inline)) bool BatchRead(RaceShadow* shadow, RaceCell& w,
                                                      uint64_t epoch, uint32_t component,
-                                                     const char* at, ClockView vc) {
+                                                     const char* at, ClockView vc,
+                                                     uint64_t& ordered_write) {
   const uint64_t last = w.write;
-  if (last != 0 && RaceClock(last) > vc.Get(RaceComponent(last))) return false;
+  if (last != ordered_write) {
+    if (last != 0 && RaceClock(last) > vc.Get(RaceComponent(last))) return false;
+    ordered_write = last;
+  }
   const uint64_t read = w.read;
   if ((read & kReadSetBit) != 0) {
     std::vector<RaceShadow::Read>& reads = shadow->Set(read & ~kReadSetBit);
     if (reads.empty()) return false;
     RaceShadow::Read& end = reads.back();
+    if (end.ExtendNext(epoch, at)) return true;  // the next lane or warp, most reads
     if (end.Last() >= component) return false;
     if (end.Extend(component, epoch, at)) return true;
     reads.push_back({epoch, at, 1u});
@@ -268,7 +275,10 @@ void RaceShadow::Unfold(std::vector<Read>& reads) {
 
 RaceCell* RaceShadow::Split(RaceCell& word) {
   if ((word.read & kReadSetBit) != 0) {  // a word cell's reads (mask 1) read every byte
-    for (Read& r : sets_[word.read & ~kReadSetBit]) r.mask = 0xF;
+    for (Read& r : sets_[word.read & ~kReadSetBit]) {
+      r.mask = 0xF;
+      r.next = 0;  // extended only as a word cell's reads
+    }
   }
   split_.push_back({word, word, word, word});
   word.read = kSplitBit | (split_.size() - 1);
@@ -465,40 +475,63 @@ void RaceDomain::SharedBatch(Fiber& f, const WarptraceHostRaceAccess* batch, uin
   const uint32_t self = owner.cluster_rank() * threads_per_cta_ + f.abi.linear_tid;
   const ClockView vc = threads_[self].vc.View();
   const uint64_t epoch = RaceEpoch(self, vc.Get(self));
-  const char* const statement = f.abi.statement;
-  // The page of the last access (a thread's accesses mostly stay on one).
-  uint32_t page_key = ~0u;
-  RaceCell* page = nullptr;
-  for (uint32_t i = 0; i < n; ++i) {
-    const WarptraceHostRaceAccess& a = batch[i];
-    const int area = (a.flags & WARPTRACE_HOST_RACE_DYNAMIC) != 0 ? 1 : 0;
-    const bool write = (a.flags & WARPTRACE_HOST_RACE_WRITE) != 0;
-    const uint32_t bytes = a.bytes;
-    const uint32_t in_page = a.offset % RaceShadow::kPageBytes;
-    if (((a.offset | bytes) & 3u) == 0 && in_page + bytes <= RaceShadow::kPageBytes) {
-      const uint32_t key = a.offset / RaceShadow::kPageBytes * 2u + static_cast<uint32_t>(area);
-      if (key != page_key) {
-        page = shadow->SharedPage(area, a.offset - in_page);
-        page_key = key;
-      }
-      RaceCell* cells = page + in_page / 4u;
-      const uint32_t words = bytes / 4u;
-      uint32_t k = 0;
+  uint64_t ordered_write = 0;  // BatchRead's
+  // Each run's accesses in program order (the runs of one batch are the thread's accesses
+  // at one clock: their verdicts do not depend on the order between runs).
+  for (const WarptraceHostRaceAccess* a = batch; a != batch + n; ++a) {
+    const uint32_t bytes = a->bytes;
+    const int area = static_cast<int>(a->flags & WARPTRACE_HOST_RACE_DYNAMIC);
+    const bool write = (a->flags & WARPTRACE_HOST_RACE_WRITE) != 0;
+    const uint32_t stride = a->stride;
+    const uint32_t first = a->offset;
+    const uint32_t count = stride == 0 ? 1 : (a->last - first) / stride + 1;
+    const uint32_t in_page = first % RaceShadow::kPageBytes;
+    uint32_t k = 0;
+    // Commonest: a run of single words on one page, cell after cell `stride` apart.
+    if (bytes == 4 && ((first | stride) & 3u) == 0 &&
+        in_page + (a->last - first) + 4 <= RaceShadow::kPageBytes) {
+      RaceCell* cell = shadow->SharedPage(area, first - in_page) + in_page / 4u;
+      const uint32_t step = stride / 4u;
       if (!write) {
-        while (k < words && (BatchRead(shadow, cells[k], epoch, self, a.statement, vc) ||
-                             PlainWord(shadow, cells[k], false, epoch, a.statement, vc))) {
-          ++k;
+        for (; k < count; ++k, cell += step) {
+          if (!BatchRead(shadow, *cell, epoch, self, a->statement, vc, ordered_write) &&
+              !PlainWord(shadow, *cell, false, epoch, a->statement, vc)) {
+            break;
+          }
         }
       } else {
-        while (k < words && PlainWord(shadow, cells[k], true, epoch, a.statement, vc)) ++k;
+        for (; k < count && PlainWord(shadow, *cell, true, epoch, a->statement, vc); ++k) {
+          cell += step;
+        }
       }
-      if (k == words) continue;
     }
-    // The general path (the words the fast path did are done again, to the same effect).
-    f.abi.statement = a.statement;  // what a report names
-    Access(f, owner, area, a.offset, bytes,
-           write ? WARPTRACE_HOST_ACCESS_WRITE : WARPTRACE_HOST_ACCESS_READ);
+    for (; k < count; ++k) BatchWords(f, owner, *a, first + k * stride, epoch, vc);
   }
+}
+
+void RaceDomain::BatchWords(Fiber& f, Block& owner, const WarptraceHostRaceAccess& a,
+                            uint32_t offset, uint64_t epoch, ClockView vc) {
+  RaceShadow* shadow = owner.shadow()->races();
+  const uint32_t in_page = offset % RaceShadow::kPageBytes;
+  if (((offset | a.bytes) & 3u) == 0 && in_page + a.bytes <= RaceShadow::kPageBytes) {
+    RaceCell* cell = shadow->SharedPage(a.flags & WARPTRACE_HOST_RACE_DYNAMIC, offset - in_page) +
+                     in_page / 4u;
+    RaceCell* const end = cell + a.bytes / 4u;
+    const bool write = (a.flags & WARPTRACE_HOST_RACE_WRITE) != 0;
+    while (cell != end && PlainWord(shadow, *cell, write, epoch, a.statement, vc)) ++cell;
+    if (cell == end) return;
+  }
+  BatchAccess(f, owner, a, offset);
+}
+
+void RaceDomain::BatchAccess(Fiber& f, Block& owner, const WarptraceHostRaceAccess& a,
+                             uint32_t offset) {
+  // The general path (the words the fast path did are done again, to the same effect).
+  const char* const statement = f.abi.statement;
+  f.abi.statement = a.statement;  // what a report names
+  Access(f, owner, (a.flags & WARPTRACE_HOST_RACE_DYNAMIC) != 0 ? 1 : 0, offset, a.bytes,
+         (a.flags & WARPTRACE_HOST_RACE_WRITE) != 0 ? WARPTRACE_HOST_ACCESS_WRITE
+                                                    : WARPTRACE_HOST_ACCESS_READ);
   f.abi.statement = statement;
 }
 

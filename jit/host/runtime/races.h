@@ -154,6 +154,10 @@ class RaceShadow {
     uint32_t mask;          // the bytes of the word it read (bit k: byte k; a word cell's: 1)
     uint16_t stride = 1;
     uint16_t span = 0;      // the components after the first (0: one component)
+    // The epoch of the read that continues the entry (the next component's at the same
+    // clock), once its stride is known; 0: none (one component yet, a mask other than a
+    // whole word's, a full span). The batch's reads extend an entry with two compares.
+    uint64_t next = 0;
     uint32_t First() const { return RaceComponent(epoch); }
     uint32_t Last() const { return First() + uint32_t{span} * stride; }
     uint64_t Epoch(uint32_t k) const {
@@ -173,6 +177,14 @@ class RaceShadow {
         return false;
       }
       ++span;
+      next = span == 0xffff ? 0 : read_epoch + (uint64_t{stride} << kRaceClockBits);
+      return true;
+    }
+    // Extend's commonest case: `read_epoch` is the entry's `next`, at the same statement.
+    bool ExtendNext(uint64_t read_epoch, const char* read_at) {
+      if (next != read_epoch || at != read_at) return false;
+      ++span;
+      next = span == 0xffff ? 0 : read_epoch + (uint64_t{stride} << kRaceClockBits);
       return true;
     }
   };
@@ -236,9 +248,19 @@ class RaceDomain {
   // shared memory of CTA `owner`, of WARPTRACE_HOST_ACCESS_* `kind`; with area
   // RaceShadow::kGlobalArea, at global address `offset` (GlobalAccess).
   void Access(Fiber& f, Block& owner, int area, uint64_t offset, uint64_t bytes, int kind);
-  // `f`'s batched plain accesses of its own CTA's shared memory (host_abi.h race_batch),
-  // in program order.
+  // `f`'s batched plain accesses of its own CTA's shared memory (host_abi.h race_batch):
+  // runs of accesses, each run's in program order.
   void SharedBatch(Fiber& f, const WarptraceHostRaceAccess* batch, uint32_t n);
+  // The access at `offset` of batch entry `a` (of `f`'s clock `vc` and `epoch`) that
+  // SharedBatch's loop left: whole words on one page in place (PlainWord), else
+  // BatchAccess.
+  void BatchWords(Fiber& f, Block& owner, const WarptraceHostRaceAccess& a, uint32_t offset,
+                  uint64_t epoch, ClockView vc);
+  // The access at `offset` of batch entry `a` that the fast paths left: Access, naming
+  // the entry's statement.
+  __attribute__((noinline)) void BatchAccess(Fiber& f, Block& owner,
+                                             const WarptraceHostRaceAccess& a,
+                                             uint32_t offset);
   // `f`'s access of `bytes` at `address` of a buffer the races check follows: checked
   // against the domain's other threads as shared memory is, and logged for the check
   // between blocks (global_races.h). A global atomic is a fence-and-atomic protocol's step.
