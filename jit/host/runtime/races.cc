@@ -258,6 +258,36 @@ RaceShadow::RaceShadow(uint64_t dynamic_bytes) {
   pages_[1].resize((dynamic_bytes + kPageBytes - 1) / kPageBytes);
 }
 
+namespace {
+// The read sets' storage that blocks this worker thread checked left behind, at most
+// kMaxSpareSets of them (8 MiB at 16 entries each).
+constexpr size_t kMaxSpareSets = 16384;
+std::vector<std::vector<RaceShadow::Read>>& SpareSets() {
+  thread_local std::vector<std::vector<RaceShadow::Read>> spares;
+  return spares;
+}
+}  // namespace
+
+RaceShadow::~RaceShadow() {
+  std::vector<std::vector<Read>>& spares = SpareSets();
+  for (std::vector<Read>& set : sets_) {
+    if (spares.size() == kMaxSpareSets) break;
+    set.clear();
+    spares.push_back(std::move(set));
+  }
+}
+
+uint64_t RaceShadow::AddSet() {
+  std::vector<std::vector<Read>>& spares = SpareSets();
+  if (!spares.empty()) {
+    sets_.push_back(std::move(spares.back()));
+    spares.pop_back();
+  } else {
+    sets_.emplace_back().reserve(16);  // a warp's or half-warp's readers without regrowing
+  }
+  return sets_.size() - 1;
+}
+
 void RaceShadow::Unfold(std::vector<Read>& reads) {
   size_t n = 0;
   for (const Read& r : reads) n += r.span + 1;
