@@ -270,6 +270,12 @@ absl::Status ValidateTables(const TraceLayout& layout) {
           "async_copy sites of a copy on a phase barrier (bulk, TMA load) are",
           site.id, site.name, SiteKindName(site.kind), CopyEngineName(site.copy_engine)));
     }
+    if (site.ends_at_waits && GroupClassOf(site) == GroupClass::kNone) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "site %d (\"%s\") is a %s site (copy engine %s) marked ends_at_waits; only group "
+          "sites are (mma_group, async_copy with engine cp.async or tma_store_*)",
+          site.id, site.name, SiteKindName(site.kind), CopyEngineName(site.copy_engine)));
+    }
   }
   if (!layout.site_trips.empty() && layout.site_trips.size() != layout.sites.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(

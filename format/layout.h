@@ -224,8 +224,56 @@ struct SiteInfo {
   // version-4 payloads (format/links.h). Sidecar field "end_observed", written only when
   // true (older sidecars: false).
   bool end_observed = false;
+  // kAsyncCopy sites of cp.async groups or TMA store groups, and kMmaGroup sites, whose
+  // group ends the dump derives at recorded waits (trace version 5, format/links.h): the
+  // site records its groups' begins alone, and each wait of its group kind (GroupClassOf)
+  // run by the unit's recorder records one event, an exit of some site of that kind with
+  // payload (n, kNoBarrier), n the groups the wait leaves in flight; the dump ends, at that
+  // event, every open group of the kind in the unit but the newest n (groups complete in
+  // commit order). The plan sets it per group kind where every commit of the kind is a
+  // recorded site's begin. Sidecar field "ends_at_waits", written only when true (older
+  // sidecars: false).
+  bool ends_at_waits = false;
   friend bool operator==(const SiteInfo&, const SiteInfo&) = default;
 };
+
+// The in-order asynchronous group kinds (completing in commit order, retired by a wait
+// that leaves the n most recent in flight) a site's events belong to.
+enum class GroupClass : uint8_t {
+  kNone,     // not a group site (a copy on a phase barrier, a span, an unknown engine)
+  kCpAsync,  // cp.async groups (cp.async.wait_group)
+  kMma,      // wgmma groups (wgmma.wait_group)
+  kStore,    // TMA store groups (cp.async.bulk.wait_group.read)
+};
+inline GroupClass GroupClassOf(const SiteInfo& site) {
+  if (site.kind == SiteKind::kMmaGroup) return GroupClass::kMma;
+  if (site.kind != SiteKind::kAsyncCopy) return GroupClass::kNone;
+  switch (site.copy_engine) {
+    case CopyEngine::kCpAsync:
+      return GroupClass::kCpAsync;
+    case CopyEngine::kTmaStore1d:
+    case CopyEngine::kTmaStore2d:
+    case CopyEngine::kTmaStore3d:
+    case CopyEngine::kTmaStore4d:
+    case CopyEngine::kTmaStore5d:
+      return GroupClass::kStore;
+    case CopyEngine::kNone:
+    case CopyEngine::kBulk:
+    case CopyEngine::kTma1d:
+    case CopyEngine::kTma2d:
+    case CopyEngine::kTma3d:
+    case CopyEngine::kTma4d:
+    case CopyEngine::kTma5d:
+      return GroupClass::kNone;
+  }
+  return GroupClass::kNone;
+}
+
+// Whether a trace of `version` records `site`'s group begins alone, their ends derived at
+// the recorded waits of the site's group kind (SiteInfo::ends_at_waits): version 5 on.
+inline bool GroupEndsAtWaits(const SiteInfo& site, uint32_t version) {
+  return version >= 5 && site.ends_at_waits;
+}
 
 // Whether a trace of `version` records the begin alone of `site`'s copies, the dump deriving
 // their ends (format/links.h): a copy on a phase barrier, from version 5, unless the site

@@ -25,6 +25,7 @@ void WriteSitesJson(const std::vector<SiteInfo>& sites, llvm::json::OStream& j) 
       }
       if (site.multicast) j.attribute("multicast", true);
       if (site.end_observed) j.attribute("end_observed", true);
+      if (site.ends_at_waits) j.attribute("ends_at_waits", true);
     });
   }
 }
@@ -78,6 +79,9 @@ absl::StatusOr<std::vector<SiteInfo>> ReadSitesJson(const JsonFields& object,
     }
     if (fields.Has("end_observed")) {
       ASSIGN_OR_RETURN(site.end_observed, fields.Bool("end_observed"));
+    }
+    if (fields.Has("ends_at_waits")) {
+      ASSIGN_OR_RETURN(site.ends_at_waits, fields.Bool("ends_at_waits"));
     }
     sites.push_back(std::move(site));
   }

@@ -19,6 +19,13 @@
 //                         the same events; version 4:     none: the k-th begin and the k-th
 //                         (they complete in order)        end of the site in the unit are
 //                                                         issue k, barrier kNoBarrier
+//   the same group sites marked ends_at_waits (SiteInfo::ends_at_waits), version 5:
+//                         begin only (no payload, the k-th of the site is issue k); every
+//                         wait of the site's group kind records an exit of the kind's
+//                         first such site with (n, kNoBarrier), n the groups it leaves in
+//                         flight: the dump ends there every group of the kind the unit
+//                         began and has not ended but the newest n (groups complete in
+//                         commit order), Link::at_wait
 //
 // An event recorded with a payload always uses it (versions 2 and 3 carry every one above).
 //

@@ -24,6 +24,7 @@ AsyncSites::AsyncSites(const Kernel& kernel, const RecordPlan* plan, SourceWrite
   if (plan_ != nullptr) CollectCopies(kernel.body);
   for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
     History& h = HistoryOf(*kind);
+    if (WaitSite(*kind) != nullptr) h.depth = 0;  // ends derived at the waits: no history
     uint32_t sites = 0;
     for (const CopySite& c : copies_) sites += (c.*kind->member)() ? 1 : 0;
     if (sites == 0) h.depth = 0;
@@ -66,7 +67,7 @@ KernelNode::Kind AsyncSites::WaitKindOf(const CopySite& c) {
 void AsyncSites::FindExactSites() {
   if (HasReturn(kernel_.body)) return;
   for (CopySite& c : copies_) {
-    if (c.bulk() || HistoryOf(KindOf(c)).bits != 0) continue;
+    if (c.bulk() || c.derived || HistoryOf(KindOf(c)).bits != 0) continue;
     c.exact = GroupBounds(kernel_.body, c.node, WaitKindOf(c)).ExactEverywhere();
   }
 }
@@ -102,8 +103,22 @@ absl::Status AsyncSites::Check() const {
   return absl::OkStatus();
 }
 
+const AsyncSites::CopySite* AsyncSites::WaitSite(const GroupKind& kind) const {
+  for (const CopySite& c : copies_) {
+    if ((c.*kind.member)() && c.derived) return &c;
+  }
+  return nullptr;
+}
+
+void AsyncSites::RecordGroupWait(int depth, const GroupKind& kind, uint32_t pending) {
+  // The dump ends, here, every group of the kind this unit began but the newest `pending`
+  // (they complete in commit order): no counter, no history, no loop (issue 51).
+  RecordPayload(depth, WaitSite(kind)->site, true, absl::StrCat(pending, "u"), "0xffffffffu",
+                absl::StrCat("wait (", pending, " left in flight) ending ", kind.what, ", under"));
+}
+
 void AsyncSites::RecordGroupBegin(int depth, const CopySite& c) {
-  if (c.exact) {  // no counter: the ends at the waits are a known number
+  if (c.exact || c.derived) {  // no counter: the ends at the waits are a known number
     RecordDerived(out_, depth, c.site, false, "begin of");
     return;
   }
@@ -259,7 +274,9 @@ void AsyncSites::MmaGroup(const KernelNode& node, int depth) {
   const CopySite* tracked = Tracked(node);
   if (tracked != nullptr) {
     RecordDerived(out_, d, tracked->site, false, "commit of");  // issue: by order
-    if (!tracked->exact) Line(d, absl::StrCat("++", Issued(*tracked), ";"));
+    if (!tracked->exact && !tracked->derived) {
+      Line(d, absl::StrCat("++", Issued(*tracked), ";"));
+    }
   }
   Line(d, "warptrace_wgmma_commit_group();");
   PushHistory(d, kMmaGroups, tracked);
@@ -295,6 +312,10 @@ void AsyncSites::PushHistory(int depth, const GroupKind& kind, const CopySite* t
 // `in_recorder_block`: the caller opened RecorderOnly already.
 void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending,
     bool in_recorder_block, const KernelNode* wait) {
+  if (WaitSite(kind) != nullptr) {  // ends derived at the waits: the wait alone
+    RecordGroupWait(depth, kind, pending);
+    return;
+  }
   const History& h = HistoryOf(kind);
   if (h.bits == 0) pending = 0;  // no history: the plan has no wait leaving groups in flight
   bool counted = false;
@@ -371,6 +392,13 @@ void AsyncSites::EndGroupCopies(int depth, const GroupKind& kind, uint32_t pendi
 // recorded, so each copy records exactly its begin and its end.
 void AsyncSites::ObservePendingCopies(int depth) {
   for (const GroupKind* kind : {&kCpAsyncGroups, &kMmaGroups, &kStoreGroups}) {
+    if (WaitSite(*kind) != nullptr) {
+      // Whether groups are in flight here is known at run time only: a recorded wait(0)
+      // in every unit, as the plan counts (plan_barriers.h, MarkGroupEndsAtWaits).
+      Line(depth, absl::StrCat(kind->wait, "(0u);"));
+      RecordGroupWait(depth, *kind, 0);
+      continue;
+    }
     std::vector<std::string> open;
     for (const CopySite& c : copies_) {  // exact sites have none in flight here
       if ((c.*kind->member)() && !c.exact) {
@@ -415,7 +443,7 @@ void AsyncSites::CopyTracking() {
   for (const CopySite& c : copies_) {
     // No counters: exact sites, and bulk copies on a barrier (their begins carry what the
     // dump needs to derive their ends, format/links.h; observed ones: ObservedCopyTracking).
-    if (c.exact || c.bulk()) continue;
+    if (c.exact || c.derived || c.bulk()) continue;
     if (!KindOf(c).per_unit) {  // wgmma groups: registers
       Line(1, absl::StrCat("unsigned int ", c.var, "_issued = 0u;  // copy ", c.site.name));
       Line(1, absl::StrCat("unsigned int ", c.var, "_done = 0u;"));
@@ -483,7 +511,8 @@ void AsyncSites::CollectCopy(const KernelNode& n, const KernelNode* role, uint64
                                  absl::StrCat(observed ? kCopiesPrefix : "",
                                               mma ? "warptrace_mma" : "warptrace_copy",
                                               n.ordinal),
-                                 role, group_index, issuer, /*exact=*/false});
+                                 role, group_index, issuer, /*exact=*/false,
+                                 /*derived=*/site->ends_at_waits});
     }
   }
   const GroupKind* kind = n.kind == KernelNode::Kind::kAsyncWait      ? &kCpAsyncGroups

@@ -7,7 +7,10 @@
 // Where no unit's recorder waits on its barrier (SiteInfo::end_observed, the plan decides),
 // the issuing thread observes the end as trace version 4 did (observed_copy_ends.cc): it
 // polls while it waits on a phase barrier, at its next issue on the element and before the
-// kernel's exit.
+// kernel's exit. A group kind whose sites are marked SiteInfo::ends_at_waits (the plan
+// decides, trace version 5) records its begins and each of its waits alone (with the
+// groups the wait leaves in flight), and a wait(0) before the exit: no counter, history
+// or drain loop (CopySite::derived).
 // Internal to jit/emit: the emitter (emitter.cc) owns one and calls it for those constructs,
 // for the waits that complete them, and before every exit of the kernel.
 //
@@ -111,6 +114,10 @@ class AsyncSites {
     // leaving groups in flight, no early return): its begins and ends are recorded with no
     // issue or retirement counter and no recorder-only guard (issue 51).
     bool exact;
+    // A group site whose ends the dump derives at its kind's recorded waits
+    // (SiteInfo::ends_at_waits, trace version 5): its begin alone, no counter, no history;
+    // each wait of its kind records one event with the groups it leaves in flight.
+    bool derived = false;
     bool mma() const { return node->kind == KernelNode::Kind::kMmaGroup; }
     bool store() const { return node->kind == KernelNode::Kind::kTmaStore; }
     bool bulk() const { return !mma() && !store() && !node->copy.barrier.empty(); }
@@ -217,6 +224,12 @@ class AsyncSites {
   // are that many conditional records instead of a loop.
   void EndGroupCopies(int depth, const GroupKind& kind, uint32_t pending = 0,
                       bool in_recorder_block = false, const KernelNode* wait = nullptr);
+  // The site whose tag a wait of `kind` records under when the kind's ends are derived at
+  // its waits (its first derived site, CopySite::derived), else null.
+  const CopySite* WaitSite(const GroupKind& kind) const;
+  // A wait of a derived kind leaving `pending` groups in flight, recorded at its exit: one
+  // event of WaitSite(kind) with payload (pending, kNoBarrier) (format/links.h).
+  void RecordGroupWait(int depth, const GroupKind& kind, uint32_t pending);
 
   // `warptrace_src` and `warptrace_dst`, the copy's pointers as bytes.
   void CopyPointers(int depth, const AsyncCopySpec& c);

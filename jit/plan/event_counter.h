@@ -110,7 +110,21 @@ class Counter {
 
   // Slots a warp-specialization construct records on this path.
   uint64_t HandoffSlots(const KernelNode& node) const {
+    // A wait of a group kind whose ends are derived at its waits records one event with
+    // the groups it leaves in flight as payload (SiteInfo::ends_at_waits), a store group
+    // wait by the role's first thread alone; otherwise waits have no site.
+    if (node.kind == KernelNode::Kind::kAsyncWait) {
+      return ClassEndsAtWaits(GroupClass::kCpAsync) ? 2 : 0;
+    }
+    if (node.kind == KernelNode::Kind::kMmaWait) {
+      return ClassEndsAtWaits(GroupClass::kMma) ? 2 : 0;
+    }
+    if (node.kind == KernelNode::Kind::kTmaStoreWait) {
+      return ClassEndsAtWaits(GroupClass::kStore) && Elected() ? 2 : 0;
+    }
     if (!site_of_node_[node.ordinal].has_value()) return 0;
+    // A group whose end is derived at the waits records its begin alone.
+    const uint64_t group = EndsAtWaits(node) ? 1 : 2;
     switch (node.kind) {
       case KernelNode::Kind::kNamedBarrier:
         return 2;
@@ -125,12 +139,12 @@ class Counter {
         // A bulk copy on a barrier, by its issuing thread: begin + payload (and, where its
         // end is observed, the end + payload); a cp.async group by every recorder: begin
         // and end.
-        if (node.copy.barrier.empty()) return 2;
+        if (node.copy.barrier.empty()) return group;
         return !Elected() ? 0 : EndObserved(node) ? 4 : 2;
       case KernelNode::Kind::kMmaGroup:  // commit and retirement
-        return 2;
+        return group;
       case KernelNode::Kind::kTmaStore:  // issue and retirement by the role's first thread
-        return Elected() ? 2 : 0;
+        return Elected() ? group : 0;
       case KernelNode::Kind::kStatement:
       case KernelNode::Kind::kRegion:
       case KernelNode::Kind::kLoop:
@@ -147,6 +161,18 @@ class Counter {
         return 0;
     }
     return 0;
+  }
+
+  bool EndsAtWaits(const KernelNode& node) const {
+    const std::optional<uint32_t> site = site_of_node_[node.ordinal];
+    return sites_ != nullptr && site.has_value() && *site < sites_->size() &&
+           (*sites_)[*site].ends_at_waits;
+  }
+  bool ClassEndsAtWaits(GroupClass c) const {
+    if (sites_ == nullptr) return false;
+    return std::any_of(sites_->begin(), sites_->end(), [c](const SiteInfo& s) {
+      return s.ends_at_waits && GroupClassOf(s) == c;
+    });
   }
 
   bool EndObserved(const KernelNode& node) const {

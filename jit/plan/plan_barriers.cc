@@ -151,4 +151,47 @@ void MarkObservedCopyEnds(const Kernel& kernel,
   });
 }
 
+uint32_t MarkGroupEndsAtWaits(const Kernel& kernel,
+                              const std::vector<std::optional<uint32_t>>& site_of_node,
+                              TraceLayout& layout) {
+  if (FindNode(kernel.body, [](const KernelNode& n) {
+        return n.kind == KernelNode::Kind::kReturn;
+      }) != nullptr) {
+    return 0;
+  }
+  struct Kind {
+    bool (*commits)(const KernelNode&);
+    KernelNode::Kind wait;
+  };
+  static constexpr Kind kKinds[] = {
+      {[](const KernelNode& n) {
+         return n.kind == KernelNode::Kind::kAsyncCopy && n.copy.barrier.empty();
+       },
+       KernelNode::Kind::kAsyncWait},
+      {[](const KernelNode& n) { return n.kind == KernelNode::Kind::kMmaGroup; },
+       KernelNode::Kind::kMmaWait},
+      {[](const KernelNode& n) { return n.kind == KernelNode::Kind::kTmaStore; },
+       KernelNode::Kind::kTmaStoreWait},
+  };
+  uint32_t marked = 0;
+  for (const Kind& kind : kKinds) {
+    bool any = false, all_recorded = true, leaves_in_flight = false;
+    ForEachNode(kernel.body, [&](const KernelNode& n) {
+      if (kind.commits(n)) {
+        any = true;
+        const std::optional<uint32_t> site = site_of_node[n.ordinal];
+        all_recorded = all_recorded && site.has_value() &&
+                       GroupClassOf(layout.sites[*site]) != GroupClass::kNone;
+      }
+      if (n.kind == kind.wait && n.async_pending > 0) leaves_in_flight = true;
+    });
+    if (!any || !all_recorded || !leaves_in_flight) continue;
+    ForEachNode(kernel.body, [&](const KernelNode& n) {
+      if (kind.commits(n)) layout.sites[*site_of_node[n.ordinal]].ends_at_waits = true;
+    });
+    ++marked;
+  }
+  return marked;
+}
+
 }  // namespace warptrace::plan_internal

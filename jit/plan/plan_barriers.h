@@ -29,6 +29,18 @@ void MarkObservedCopyEnds(const Kernel& kernel,
                           const std::vector<std::optional<uint32_t>>& site_of_node,
                           TraceLayout& layout);
 
+// Sets SiteInfo::ends_at_waits on every site of each in-order group kind (cp.async groups,
+// wgmma groups, TMA store groups; GroupClassOf) whose groups' ends the dump can derive at
+// the kind's recorded waits (trace version 5, format/links.h): every commit of the kind in
+// `kernel` is a recorded site's begin (a commit of no site would make the dump miscount
+// the groups in flight), some wait of the kind leaves groups in flight (where none does,
+// the emitter records the ends without counters already, or keeps them), and the kernel
+// has no early return (its exit would need the count in flight there). Returns the group
+// kinds marked: each records one wait(0) before the kernel's exit (2 slots per unit).
+uint32_t MarkGroupEndsAtWaits(const Kernel& kernel,
+                              const std::vector<std::optional<uint32_t>>& site_of_node,
+                              TraceLayout& layout);
+
 }  // namespace warptrace::plan_internal
 
 #endif  // WARPTRACE_JIT_PLAN_PLAN_BARRIERS_H_

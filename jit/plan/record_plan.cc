@@ -571,7 +571,7 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
         where, ": profiled, but the kernel has no record site; add a Region or enable "
                "RecordPolicy::kernel"));
   }
-  const uint64_t kernel_events = plan.kernel_site_.has_value() ? 2 : 0;
+  uint64_t kernel_events = plan.kernel_site_.has_value() ? 2 : 0;
 
   // Per-unit ranges. Capacity 1 is a placeholder so the layout helpers work; the real
   // capacity is set below.
@@ -580,6 +580,10 @@ absl::StatusOr<RecordPlan> RecordPlan::Create(const Kernel& kernel,
   RETURN_IF_ERROR(ValidateLayout(layout));
   // Copies whose ends no recorded wait gives keep an observed end (format/links.h).
   plan_internal::MarkObservedCopyEnds(kernel, plan.site_of_node_, layout);
+  // Group kinds whose ends the dump derives at their waits: each records a wait(0) before
+  // the kernel's exit, in every unit (format/links.h).
+  kernel_events +=
+      2 * uint64_t{plan_internal::MarkGroupEndsAtWaits(kernel, plan.site_of_node_, layout)};
   ASSIGN_OR_RETURN(UnitCounts counts,
                    CountUnits(kernel, layout, plan.site_of_node_, scalars, kernel_events));
   plan.unit_events_ = std::move(counts.unit_events);

@@ -200,6 +200,8 @@ void PlaceAsyncSpans(const Links& links, uint64_t first_record, absl::Span<UnitT
       span.derived_event = link.to.slot;
       span.end_ns = std::max(span.begin_ns, ns(link.to));
     } else {
+      // Observed, or a group's end at the unit's own recorded wait (Link::at_wait).
+      span.end_at_wait = link.at_wait;
       span.end_event = link.to.slot;
       span.end_ns = ns(link.to);
     }

@@ -64,6 +64,12 @@ struct AsyncSpan {
   // included), and end_ns is that release's time (at least begin_ns). An upper bound on
   // when the bytes landed, not something this unit observed.
   bool end_derived = false;
+  // Trace version 5: a group of a site whose ends are derived at waits
+  // (SiteInfo::ends_at_waits, Link::at_wait): end_event is the unit's own recorded wait of
+  // the group's kind that retired it (several groups may share it), a point of the unit's
+  // program as an observed end is: the retirement the thread saw, not an upper bound from
+  // another unit.
+  bool end_at_wait = false;
   uint64_t derived_record = 0;
   uint32_t derived_event = kNoEvent;
   friend bool operator==(const AsyncSpan&, const AsyncSpan&) = default;

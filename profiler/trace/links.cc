@@ -53,6 +53,60 @@ struct DerivedCopy {
   bool multicast = false;
 };
 
+// A group begun and not yet retired by a recorded wait, of a site whose ends are derived at
+// its kind's waits (SiteInfo::ends_at_waits).
+struct OpenGroup {
+  EventRef begin;
+  uint32_t site = 0;
+  uint32_t issue = 0;  // the k-th begin of its site in the unit is issue k
+};
+
+// The groups of one unit whose ends are derived at waits, per group kind (GroupClass).
+class GroupWaits {
+ public:
+  // A begin (exit false) or a wait (exit, with its payload) of `site`.
+  void Add(const EventRef& ref, uint32_t site, const SiteInfo& info, bool exit,
+           const abi::Payload* payload, Links& out) {
+    std::vector<OpenGroup>& open = open_[static_cast<int>(GroupClassOf(info))];
+    if (!exit) {
+      open.push_back({ref, site, issued_[site]++});
+      return;
+    }
+    if (payload == nullptr) return;  // its payload fell past capacity
+    // Groups complete in commit order: all but the newest `left` are complete here.
+    const uint32_t left = payload->a;
+    if (open.size() < left) {
+      out.short_waits.push_back({ref, site, left, static_cast<uint32_t>(open.size())});
+    }
+    const size_t ended = open.size() > left ? open.size() - left : 0;
+    for (size_t k = 0; k < ended; ++k) {
+      Link link;
+      link.kind = LinkKind::kIssueToCompletion;
+      link.from = open[k].begin;
+      link.to = ref;
+      link.site = open[k].site;
+      link.issue = open[k].issue;
+      link.at_wait = true;
+      out.links.push_back(link);
+    }
+    open.erase(open.begin(), open.begin() + static_cast<std::ptrdiff_t>(ended));
+  }
+  // The groups no recorded wait retired, as unpaired begins (no_wait).
+  void Finish(Links& out) const {
+    for (const std::vector<OpenGroup>& open : open_) {
+      for (const OpenGroup& g : open) {
+        UnpairedAsync u{g.begin, g.site, g.issue, kNoBarrier, /*is_begin=*/true};
+        u.no_wait = true;
+        out.unpaired.push_back(u);
+      }
+    }
+  }
+
+ private:
+  std::vector<OpenGroup> open_[4];         // by GroupClass
+  std::map<uint32_t, uint32_t> issued_;  // site -> begins so far
+};
+
 // Reads one record's payload events: arrivals and releases into `phases`, async copies
 // paired within the unit into `out`.
 void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const TraceLayout& layout,
@@ -63,6 +117,7 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
   // In-order async events recorded without a payload (trace version 4): the k-th begin and
   // the k-th end of a site in the unit are its copy or group k (format/links.h).
   std::map<std::pair<uint32_t, bool>, uint32_t> ordinal;  // (site, exit) -> events so far
+  GroupWaits group_waits;  // version 5: groups whose ends are derived at waits
   const uint32_t n = std::min<uint32_t>(kept, static_cast<uint32_t>(r.events.size()));
   for (uint32_t i = 0; i < n; i = r.NextEvent(i)) {
     const uint32_t tag = r.events[i].tag;
@@ -72,6 +127,11 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
     const bool exit = abi::TagIsExit(tag);
     abi::Payload derived;
     const abi::Payload* payload = r.PayloadOf(i);
+    if (GroupEndsAtWaits(layout.sites[site], r.version)) {
+      // Version 5: a group's begin alone; an exit is a wait of its kind with (left, -).
+      group_waits.Add({record, i}, site, layout.sites[site], exit, payload, out);
+      continue;
+    }
     if (CopyEndDerived(layout.sites[site], r.version)) {
       // Version 5: the begin alone, (barrier, phase); an end is none of this site's. A site
       // marked end_observed records (issue, barrier) on both, as version 4 did (below).
@@ -129,6 +189,7 @@ void ReadRecord(const DecodedRecord& r, uint32_t record, uint32_t kept, const Tr
   for (const auto& [key, begin] : open) {
     out.unpaired.push_back({begin.begin, key.first, key.second, begin.barrier, true});
   }
+  group_waits.Finish(out);
 }
 
 // Each multicast copy's issue to every release, in each other CTA of its mask, of the
@@ -278,6 +339,11 @@ Links FindLinks(const DecodedTrace& decoded, const TraceLayout& layout, uint32_t
   std::stable_sort(out.links.begin(), out.links.end(), [](const Link& a, const Link& b) {
     return std::tie(a.to.record, a.to.slot) < std::tie(b.to.record, b.to.slot);
   });
+  std::stable_sort(out.short_waits.begin(), out.short_waits.end(),
+                   [](const ShortGroupWait& a, const ShortGroupWait& b) {
+                     return std::tie(a.wait.record, a.wait.slot) <
+                            std::tie(b.wait.record, b.wait.slot);
+                   });
   std::stable_sort(out.unpaired.begin(), out.unpaired.end(),
                    [](const UnpairedAsync& a, const UnpairedAsync& b) {
                      return std::tie(a.event.record, a.event.slot) <

@@ -61,6 +61,11 @@ struct Link {
   // a wait exit of any unit of the scope. The copy's bytes had landed by then: an upper
   // bound on its completion, not an observation by the issuing unit.
   bool derived = false;
+  // kIssueToCompletion of a group whose site's ends are derived at waits
+  // (SiteInfo::ends_at_waits, trace version 5): `to` is the unit's own recorded wait of the
+  // group's kind that retired it (the first with fewer groups left in flight than were open
+  // after this one), an event of the issuing unit's program like an observed end.
+  bool at_wait = false;
 };
 
 // One (block, barrier, phase) with its events, for invariant checks (with a cluster link
@@ -84,12 +89,27 @@ struct UnpairedAsync {
   // release in the scope: its end cannot be derived.
   bool no_release = false;
   uint32_t phase = 0;     // no_release: the phase the copy completes (multicast: its low 16 bits)
+  // A group of a site whose ends are derived at waits (is_begin): no recorded wait of its
+  // kind in the unit retired it.
+  bool no_wait = false;
+};
+
+// A recorded wait of a group kind whose ends are derived at waits (SiteInfo::ends_at_waits)
+// that found fewer groups of the kind open in its unit than the `left` it leaves in flight:
+// it ended none, and either the kernel waited with fewer in flight than it declared or
+// begins of the kind went unrecorded (then the ends derived after it are late).
+struct ShortGroupWait {
+  EventRef wait;
+  uint32_t site = 0;  // the wait's tag's site
+  uint32_t left = 0;  // its payload: the groups it leaves in flight
+  uint32_t open = 0;  // the groups of its kind open in the unit when it ran
 };
 
 struct Links {
   std::vector<Link> links;
   std::vector<PhaseRecord> phases;     // sorted by (block, barrier, phase)
   std::vector<UnpairedAsync> unpaired; // in buffer order
+  std::vector<ShortGroupWait> short_waits;  // in buffer order
 };
 
 // An event's time, to order the arrivals of a phase (only events of one block are

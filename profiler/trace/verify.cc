@@ -32,6 +32,7 @@ class Collector {
                            kind == FindingKind::kEventCountMismatch;
     const Severity severity = (options_.allow_truncated || kind == FindingKind::kRepaired ||
                                kind == FindingKind::kClockAmbiguous ||
+                               kind == FindingKind::kGroupWaitShort ||
                                (plan_kind && options_.plan_mismatch_warnings))
                                   ? Severity::kWarning
                                   : Severity::kError;
@@ -176,7 +177,7 @@ const char* SeverityName(Severity severity) { return kSeverities.Name(severity);
 
 namespace {
 
-constexpr EnumTable<FindingKind, 30> kFindingKinds{"finding kind", {{
+constexpr EnumTable<FindingKind, 32> kFindingKinds{"finding kind", {{
     {FindingKind::kMissingRecord, "missing_record"},
     {FindingKind::kBadMagic, "bad_magic"},
     {FindingKind::kBadVersion, "bad_version"},
@@ -202,6 +203,8 @@ constexpr EnumTable<FindingKind, 30> kFindingKinds{"finding kind", {{
     {FindingKind::kAsyncEndWithoutBegin, "async_end_without_begin"},
     {FindingKind::kAsyncNeverCompleted, "async_never_completed"},
     {FindingKind::kAsyncEndNotDerivable, "async_end_not_derivable"},
+    {FindingKind::kGroupEndNotDerivable, "group_end_not_derivable"},
+    {FindingKind::kGroupWaitShort, "group_wait_short"},
     {FindingKind::kTripCountExceeded, "trip_count_exceeded"},
     {FindingKind::kTripCountShort, "trip_count_short"},
     {FindingKind::kEventCountMismatch, "event_count_mismatch"},
@@ -623,6 +626,15 @@ void UnpairedFindings(const TraceLayout& layout, const Links& links, bool block_
           "completion of async copy %d of %s without its issue earlier in the unit: the "
           "issue was not recorded, or the completion records another copy's issue number",
           u.issue, site));
+    } else if (u.no_wait) {
+      if (!complete(u.event.record)) continue;  // a cut unit may have lost the wait
+      add(u.event, FindingKind::kGroupEndNotDerivable, absl::StrFormat(
+          "group %d of %s (its begin here) is never retired by a recorded wait of its kind in "
+          "the unit, so its end cannot be derived (trace version 5 records such a group by "
+          "its begin alone and derives its end at the unit's next wait that leaves fewer "
+          "groups in flight): the kernel left it in flight at its exit, or a wait went "
+          "unrecorded",
+          u.issue, site));
     } else if (u.no_release) {
       if (!block_complete) continue;  // a cut unit may have lost the release
       add(u.event, FindingKind::kAsyncEndNotDerivable, absl::StrFormat(
@@ -707,6 +719,17 @@ void UnitVerifier::AddScope(const ScopeLinker& linker) {
                                        : "the phase can never complete, so a wait on it "
                                          "would hang (or arrivals went unrecorded)")});
     }
+  }
+  for (const ShortGroupWait& w : links.short_waits) {
+    const std::string site = w.site < layout_.sites.size()
+                                 ? absl::StrCat("\"", layout_.sites[w.site].name, "\"")
+                                 : absl::StrCat("#", w.site);
+    pending.push_back({w.wait, FindingKind::kGroupWaitShort, absl::StrFormat(
+        "the wait recorded under %s leaves %d group%s of its kind in flight but only %d "
+        "%s open in the unit, so it ended none: the kernel waited with fewer in flight "
+        "than it declared, or begins of the kind went unrecorded (then the ends derived "
+        "after it are late)",
+        site, w.left, w.left == 1 ? "" : "s", w.open, w.open == 1 ? "was" : "were")});
   }
   UnpairedFindings(layout_, links, block_complete, complete,
                    [&](const EventRef& at, FindingKind kind, std::string message) {

@@ -43,6 +43,13 @@
 //                           from the waits on the phase it completes) whose phase has no
 //                           recorded release in the scope (only when every unit of the
 //                           scope is complete).
+//   kGroupEndNotDerivable   a group of a site whose ends are derived at its kind's recorded
+//                           waits (SiteInfo::ends_at_waits) that no recorded wait of its
+//                           unit retired (only for complete units);
+//   kGroupWaitShort         such a wait that found fewer groups of its kind open in its
+//                           unit than the n it leaves in flight (always a warning: PTX
+//                           allows it, but begins may have gone unrecorded, and then the
+//                           ends derived after it are late).
 // They are errors (warnings with allow_truncated) but do not change any unit's verdict: each
 // unit's own events are well formed; their relation is what is wrong.
 //
@@ -124,6 +131,8 @@ enum class FindingKind : uint8_t {
   kAsyncEndWithoutBegin,   // an async copy completion without its issue
   kAsyncNeverCompleted,    // an async copy issue its unit never saw complete
   kAsyncEndNotDerivable,   // a v5 copy on a barrier whose phase has no recorded release
+  kGroupEndNotDerivable,   // a v5 group (ends derived at waits) no recorded wait retired
+  kGroupWaitShort,         // a v5 group wait found fewer open groups than it leaves
   kTripCountExceeded,   // a loop ran past its declared trip count (plan_check.h)
   kTripCountShort,      // an Exact loop ran fewer iterations than declared
   kEventCountMismatch,  // a unit the plan counted exactly recorded another count

@@ -331,8 +331,15 @@ TEST_F(E2eTest, CpAsyncWaitWithCopiesInFlightEndsEachCopyAtTheWaitThatCompletesI
   options.profile.unit = UnitSpec::Warp();
   RunResult run = RunAndCheckExact(*kernel, args, options);
   ASSERT_NE(run.trace, nullptr);
-  // kernel 2 + 4 copies x (begin + end, numbered by order: no payloads, trace version 4).
-  EXPECT_THAT(run.plan->ExactEventsForUnit(0), testing::IsOkAndHolds(2u + 4 * 2));
+  // Trace version 5, the copy's ends derived at the waits (SiteInfo::ends_at_waits): kernel
+  // 2 + 4 x (begin 1 + the wait after it with its payload 2) + the last wait(0) 2 + the
+  // exit's wait(0) 2.
+  for (const SiteInfo& site : run.trace->layout.sites) {
+    if (site.name == "stage") {
+      EXPECT_TRUE(site.ends_at_waits);
+    }
+  }
+  EXPECT_THAT(run.plan->ExactEventsForUnit(0), testing::IsOkAndHolds(2u + 4 * 3 + 2 + 2));
   for (int t = 0; t < 128; ++t) {
     int expected = 0;
     for (int k = 0; k < 4; ++k) expected += src[(t / 64) * 16 + k * 4 + t % 4];

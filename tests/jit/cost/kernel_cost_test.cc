@@ -495,9 +495,10 @@ TEST_F(KernelCostTest, UnprofiledPtxHoldsNoRecorderCode) {
 // Perturbations prints for it. ampere_gemm at 4 warps and 2 stages has one more LDGSTS
 // profiled (its cp.async row loop is unrolled otherwise), as it had before issue 51.
 const std::vector<std::pair<std::string, std::string>>& OpenPerturbations() {
-  static const auto* open = new std::vector<std::pair<std::string, std::string>>{
-      {"ampere_gemm 4 warps 2 stages", "LDGSTS 29 -> 30"},
-  };
+  // None: ampere_gemm's 2-stage variant unrolled its cp.async loop differently while its
+  // waits ran the group counters' drain code (LDGSTS 29 -> 30); since its group ends are
+  // derived at the recorded waits (trace version 5) that code is gone.
+  static const auto* open = new std::vector<std::pair<std::string, std::string>>{};
   return *open;
 }
 

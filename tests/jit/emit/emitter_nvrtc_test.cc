@@ -231,7 +231,7 @@ Kernel WarpSpecializedConstructs(bool bulk) {
                   b.AsyncCopy(copy);
                 } else {
                   b.AsyncCopy(copy);
-                  b.WaitAsyncCopies(1);  // the group history (profiled)
+                  b.WaitAsyncCopies(1);  // a wait leaving a group in flight (profiled: recorded)
                   b.WaitAsyncCopies();
                   b.Arrive("full", "k % 2", "k / 2");
                 }

@@ -24,6 +24,7 @@
 #include "jit/kernels/reduction.h"
 #include "jit/kernels/tiled_gemm.h"
 #include "jit/kernels/warp_specialized_pipeline.h"
+#include "jit/plan/record_plan.h"
 #include "tests/status_matchers.h"
 
 namespace warptrace {
@@ -538,6 +539,8 @@ TEST(EmitterTest, AHistoryTooWideForOneHotKeepsBinarySiteIndices) {
   KernelBuilder b("five_sites");
   b.Param("const float*", "in").Grid({1, 1, 1}).Block({128, 1, 1});
   b.SharedArray("float", "tile", 64);
+  // An early return keeps the counted ends (the plan cannot derive them at the waits).
+  b.If("in == nullptr", [&] { b.Return(); });
   b.For("k", 0, 4, TripCount::Exact(4), [&] {
     for (int i = 0; i < 5; ++i) {
       AsyncCopySpec copy;
@@ -564,6 +567,8 @@ TEST(EmitterTest, AWaitWithGroupsInFlightKeepsTheMostRecentCopiesOpen) {
   KernelBuilder b("pipelined");
   b.Param("const float*", "in").Grid({1, 1, 1}).Block({128, 1, 1});
   b.SharedArray("float", "tile", 64);
+  // An early return keeps the counted ends (the plan cannot derive them at the waits).
+  b.If("in == nullptr", [&] { b.Return(); });
   b.For("k", 0, 4, TripCount::Exact(4), [&] {
     AsyncCopySpec copy;
     copy.name = "fill";
@@ -678,6 +683,44 @@ TEST(EmitterTest, RolesBecomeAnIfChainOnTheWarpgroupIndex) {
   EXPECT_THAT(src, HasSubstr("const unsigned int warptrace_role = warptrace_tid / 128u;\n"));
   EXPECT_THAT(src, HasSubstr("if (warptrace_role < 1u) {\n"));
   EXPECT_THAT(src, HasSubstr("const int cwg = static_cast<int>(warptrace_role - 1u);"));
+}
+
+TEST(EmitterTest, PipelinedCpAsyncGroupsRecordTheirBeginsAndEachWaitAloneFromVersion5) {
+  // Every cp.async commit is a recorded site's begin and a wait leaves groups in flight:
+  // the plan marks the sites ends_at_waits, and the emitter keeps no issue or retirement
+  // counter, no history and no drain loop (issue 51). Each wait records one event with
+  // the groups it leaves in flight; the dump ends the others there. A wait(0) before the
+  // exit, recorded the same way, retires whatever is still in flight.
+  KernelBuilder b("pipelined");
+  b.Param("const float*", "in").Grid({1, 1, 1}).Block({128, 1, 1});
+  b.SharedArray("float", "tile", 64);
+  b.For("k", 0, 4, TripCount::Exact(4), [&] {
+    AsyncCopySpec copy;
+    copy.name = "fill";
+    copy.dst = "tile + (k % 2) * 32";
+    copy.src = "in + k * 32";
+    copy.row_bytes = 128;
+    b.AsyncCopy(copy);
+    b.WaitAsyncCopies(1);
+  });
+  const Kernel kernel = MustBuild(b.Build());
+  absl::StatusOr<RecordPlan> plan = RecordPlan::Create(kernel, {});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_TRUE(plan->layout().sites[1].ends_at_waits);
+  // kernel 2 + 4 x (begin 1 + wait and payload 2) + the exit's wait 2.
+  EXPECT_EQ(plan->ExactEventsForUnit(0).value_or(0), 16u);
+  const std::string src = MustEmit(kernel, {}).source;
+  for (const char* gone : {"warptrace_done", "_issued", "warptrace_group_sites",
+                           "warptrace_unit_track", "warptrace_rec", "warptrace_ended"}) {
+    EXPECT_THAT(src, Not(HasSubstr(gone))) << gone;
+  }
+  EXPECT_THAT(src, HasSubstr("0x00000001u);  // begin of fill"));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(1u);  // wait async copies\n"));
+  EXPECT_THAT(src, HasSubstr("0x80000001u, 1u, 0xffffffffu);  // wait (1 left in flight) "
+                             "ending cp.async groups, under fill"));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);\n"));
+  EXPECT_THAT(src, HasSubstr("0x80000001u, 0u, 0xffffffffu);  // wait (0 left in flight) "
+                             "ending cp.async groups, under fill"));
 }
 
 }  // namespace

@@ -25,10 +25,12 @@ constexpr uint64_t kKernel = 2, kRegion = 2, kWait = 3, kArrive = 2, kCopy = 2, 
                    kTurn = 2;
 
 // Warpgroup units: the producer (unit 0) issues every copy and arrival of its role.
-uint64_t ProducerEvents(uint64_t boxes_per_tile, uint64_t kv_tiles) {
+// With --overlap (a wait leaving a wgmma group in flight) the wgmma groups' ends are derived
+// at their waits (trace version 5): every unit records a wait(0) before the exit, 2 slots.
+uint64_t ProducerEvents(uint64_t boxes_per_tile, uint64_t kv_tiles, bool overlap = false) {
   const uint64_t q = kRegion + boxes_per_tile * kCopy + kArrive;
   const uint64_t per_tile = 2 * (kWait + kRegion + boxes_per_tile * kCopy + kArrive);
-  return kKernel + q + kv_tiles * per_tile;
+  return kKernel + q + kv_tiles * per_tile + (overlap ? 2 : 0);
 }
 
 // A consumer: the first lap's 2 x 2 empty arrivals, the wait for Q, per KV tile the waits on
@@ -40,6 +42,9 @@ uint64_t ConsumerEvents(uint64_t kv_tiles, bool pingpong, bool overlap) {
   const uint64_t per_tile = 2 * kWait + 2 * kMma + 2 * kArrive + kRegion;
   events += kv_tiles * per_tile;
   if (overlap) events += kv_tiles * kRegion;  // rescale
+  // --overlap: the 2 x kv_tiles groups' ends derived at their 2 x kv_tiles waits (trace
+  // version 5: a group records its commit alone, 1 slot; a wait 2) and the exit's wait(0).
+  if (overlap) events = events - 2 * kv_tiles * kMma + 2 * kv_tiles * (1 + 2) + 2;
   if (pingpong) events += (overlap ? kv_tiles + 1 : 2 * kv_tiles) * kTurn;
   return events;
 }
@@ -79,7 +84,7 @@ TEST(FlashAttentionTest, PlanCountsAreExactForEveryVariant) {
         absl::StatusOr<RecordPlan> plan = RecordPlan::Create(*kernel, ProfileOptions{});
         ASSERT_THAT(plan, IsOk());
         EXPECT_FALSE(plan->per_block());
-        EXPECT_THAT(plan->ExactEventsForUnit(0), IsOkAndHolds(ProducerEvents(head_dim / 64, 3)));
+        EXPECT_THAT(plan->ExactEventsForUnit(0), IsOkAndHolds(ProducerEvents(head_dim / 64, 3, overlap)));
         const uint64_t consumer = ConsumerEvents(3, pingpong, overlap);
         EXPECT_THAT(plan->ExactEventsForUnit(1), IsOkAndHolds(consumer));
         // Ping-pong: consumer 1 passes the first turn with a bar.arrive (no record).
@@ -107,7 +112,7 @@ TEST(FlashAttentionTest, CausalBlocksArePlannedWithTheirOwnKvTileCounts) {
       for (uint32_t head = 0; head < 2; ++head) {
         const uint32_t block = head * 3 + x;  // blockIdx.x fastest
         EXPECT_THAT(plan->ExactEventsForBlockUnit(block, 0),
-                    IsOkAndHolds(ProducerEvents(1, x + 1)))
+                    IsOkAndHolds(ProducerEvents(1, x + 1, overlap)))
             << "block " << block;
         EXPECT_THAT(plan->ExactEventsForBlockUnit(block, 1),
                     IsOkAndHolds(ConsumerEvents(x + 1, true, overlap)))

@@ -79,8 +79,10 @@ TEST_F(MmaGroupsTest, TwoGroupsInFlightComputeExactlyAndRecordOverlappingSpans) 
   for (float v : out) ASSERT_EQ(v, 32.0f * 2 * kIterations * 16);
   ASSERT_NE(run->trace, nullptr);
   EXPECT_TRUE(run->trace->report.ok());
-  // kernel 2 + 3 x (2 groups x (commit + retirement, no payload slots: trace version 4)).
-  EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 2u + kIterations * 4u);
+  // Trace version 5, the groups' ends derived at the waits (SiteInfo::ends_at_waits):
+  // kernel 2 + 3 x (2 groups x (commit 1 + the wait after it with its payload 2)) + the
+  // last wait(0) 2 + the exit's wait(0) 2.
+  EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 2u + kIterations * 6u + 4u);
   const TraceLayout& layout = run->trace->layout;
   for (const UnitTimeline& unit : run->trace->timeline.units) {
     std::vector<const AsyncSpan*> a, b;

@@ -417,5 +417,86 @@ TEST(BlockLinkerTest, IsInertForALayoutWithoutHandoffSites) {
   }
 }
 
+// TwoWarps with two cp.async sites, "load" (kCopy) and "load b", whose ends are derived at
+// their kind's recorded waits (SiteInfo::ends_at_waits, version 5).
+constexpr uint32_t kCopyB = 4;
+TraceLayout TwoWarpsGroupsEndAtWaits() {
+  TraceLayout layout = TwoWarps();
+  layout.sites.push_back({kCopyB, "load b", SiteKind::kAsyncCopy, ""});
+  for (const uint32_t site : {uint32_t{kCopy}, kCopyB}) {
+    layout.sites[site].copy_engine = CopyEngine::kCpAsync;
+    layout.sites[site].ends_at_waits = true;
+  }
+  return layout;
+}
+
+// Groups of two sites interleaved: a wait leaving 1 in flight ends the oldest group only
+// (whichever site it is), a wait(0) every open group of both sites, each at the wait's
+// event; the issues count per site. The wait's tag is one site's, its payload (n, -).
+TEST(LinksTest, GroupsEndAtTheirKindsRecordedWaitsAllButTheNewestNFromVersion5) {
+  const TraceLayout layout = TwoWarpsGroupsEndAtWaits();
+  auto plain = [](uint32_t site) { return abi::MakeTag(site, false); };
+  // Slots: 0 load, 1 load b, 2-3 wait(1), 4 load, 5-6 wait(0).
+  const std::vector<uint32_t> slots = {plain(kCopy),     10, plain(kCopyB), 20,
+                                       P(kCopy, true),   30, 1,             kNoBarrier,
+                                       plain(kCopy),     40, P(kCopy, true), 50,
+                                       0,                kNoBarrier};
+  std::vector<uint32_t> words;
+  AppendRecord(words, 0, 0, slots, 5);
+  AppendRecord(words, 0, 1, {}, 5);
+  AppendRecord(words, 1, 0, {}, 5);
+  AppendRecord(words, 1, 1, {}, 5);
+  const Links links = LinksByClock(layout, words);
+  EXPECT_TRUE(links.unpaired.empty());
+  EXPECT_TRUE(links.short_waits.empty());
+  ASSERT_EQ(links.links.size(), 3u);
+  const EventRef from[] = {{0, 0}, {0, 1}, {0, 4}};
+  const EventRef to[] = {{0, 2}, {0, 5}, {0, 5}};
+  const uint32_t site[] = {kCopy, kCopyB, kCopy};
+  const uint32_t issue[] = {0, 0, 1};
+  for (size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    EXPECT_EQ(links.links[k].kind, LinkKind::kIssueToCompletion);
+    EXPECT_EQ(links.links[k].from, from[k]);
+    EXPECT_EQ(links.links[k].to, to[k]);
+    EXPECT_EQ(links.links[k].site, site[k]);
+    EXPECT_EQ(links.links[k].issue, issue[k]);
+    EXPECT_TRUE(links.links[k].at_wait);
+    EXPECT_FALSE(links.links[k].derived);  // the unit's own wait, not another unit's release
+  }
+  // The same events in a version-4 trace keep version 4's meaning: an exit is a group end
+  // of its own site (here two ends of "load" paired by order), nothing ends at a wait.
+  std::vector<uint32_t> v4;
+  AppendRecord(v4, 0, 0, slots, 4);
+  AppendRecord(v4, 0, 1, {}, 4);
+  AppendRecord(v4, 1, 0, {}, 4);
+  AppendRecord(v4, 1, 1, {}, 4);
+  for (const Link& l : LinksByClock(layout, v4).links) EXPECT_FALSE(l.at_wait);
+}
+
+// A wait that leaves more groups in flight than are open ends none and is reported with
+// both counts; a group no recorded wait retires is unpaired (no_wait), not left open.
+TEST(LinksTest, AShortGroupWaitAndAGroupNoWaitRetiresAreReported) {
+  const TraceLayout layout = TwoWarpsGroupsEndAtWaits();
+  std::vector<uint32_t> words;
+  AppendRecord(words, 0, 0,
+               {abi::MakeTag(kCopyB, false), 10, P(kCopy, true), 20, 2, kNoBarrier}, 5);
+  AppendRecord(words, 0, 1, {}, 5);
+  AppendRecord(words, 1, 0, {}, 5);
+  AppendRecord(words, 1, 1, {}, 5);
+  const Links links = LinksByClock(layout, words);
+  EXPECT_TRUE(links.links.empty());
+  ASSERT_EQ(links.short_waits.size(), 1u);
+  EXPECT_EQ(links.short_waits[0].wait, (EventRef{0, 1}));
+  EXPECT_EQ(links.short_waits[0].site, static_cast<uint32_t>(kCopy));
+  EXPECT_EQ(links.short_waits[0].left, 2u);
+  EXPECT_EQ(links.short_waits[0].open, 1u);
+  ASSERT_EQ(links.unpaired.size(), 1u);
+  EXPECT_EQ(links.unpaired[0].event, (EventRef{0, 0}));
+  EXPECT_EQ(links.unpaired[0].site, kCopyB);
+  EXPECT_TRUE(links.unpaired[0].is_begin);
+  EXPECT_TRUE(links.unpaired[0].no_wait);
+}
+
 }  // namespace
 }  // namespace warptrace

@@ -748,5 +748,34 @@ TEST(VerifyHandoffClockTest, UnitsOfABlockAreComparedOnTheSmsCommonClock) {
               HasSubstr("before the last of that phase's 2 arrivals (warp 1 event 0)"));
 }
 
+// Version 5, a cp.async site whose ends are derived at its recorded waits: a wait leaving
+// more in flight than are open is a warning naming it; a group no wait retires an error.
+TEST(VerifyDerivedCopyTest, GroupWaitsReportShortWaitsAndGroupsNeverRetired) {
+  TraceLayout layout = ProducerConsumerLayout();
+  layout.sites[1].copy_engine = CopyEngine::kCpAsync;
+  layout.sites[1].ends_at_waits = true;
+  testing::UnitScript unit;
+  unit.Begin(0).Tag(abi::MakeTag(1, false)).Work(10);
+  unit.PayloadTag(abi::MakeTag(1, true), 3, kNoBarrier).Work(10).End(0);
+  testing::TraceSynthesizer synth(layout);
+  synth.SetUnitScript(0, unit);
+  absl::StatusOr<std::vector<uint32_t>> words = synth.Build();
+  ASSERT_THAT(words, IsOk());
+  absl::StatusOr<DecodedTrace> decoded = Decode(layout, *words);
+  ASSERT_THAT(decoded, IsOk());
+  const VerifyReport report = Verify(*decoded);
+  ASSERT_THAT(report.findings, SizeIs(2));
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kGroupEndNotDerivable);
+  EXPECT_EQ(report.findings[0].severity, Severity::kError);
+  EXPECT_EQ(report.findings[0].event_index, 1) << "the group's begin";
+  EXPECT_THAT(report.findings[0].message, HasSubstr("group 0 of \"load\""));
+  EXPECT_EQ(report.findings[1].kind, FindingKind::kGroupWaitShort);
+  EXPECT_EQ(report.findings[1].severity, Severity::kWarning);
+  EXPECT_EQ(report.findings[1].event_index, 2) << "the wait";
+  EXPECT_THAT(report.findings[1].message,
+              HasSubstr("leaves 3 groups of its kind in flight but only 1 was open"));
+  EXPECT_EQ(FindingKindName(FindingKind::kGroupWaitShort), std::string("group_wait_short"));
+}
+
 }  // namespace
 }  // namespace warptrace

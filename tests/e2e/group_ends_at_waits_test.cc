@@ -1,0 +1,139 @@
+// Group ends derived at the kind's recorded waits (SiteInfo::ends_at_waits, trace version
+// 5), end to end on the host backend with NVRTC compiling the kernel too: two cp.async
+// sites committed in a loop with a wait that leaves the newest two groups in flight, and
+// no wait after the loop. The plan marks both sites, the emitter records each group's
+// begin and each wait alone (no counters, no history, no drain loop; a recorded wait(0)
+// before the exit retires the last groups), and the dump ends every group at the wait
+// that retired it, as many events as the plan counted.
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "format/layout.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/builder/kernel_builder.h"
+#include "jit/host/host_device.h"
+#include "jit/plan/record_plan.h"
+#include "jit/run/run.h"
+#include "tests/jit/run/host_run_fixture.h"
+#include "tests/status_matchers.h"
+
+namespace warptrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::warptrace::testing::IsOk;
+
+constexpr uint32_t kSteps = 4;
+constexpr uint32_t kFloats = 32;  // per copy: one row of 128 bytes
+
+// Each step k copies rows k of `a` and `b` into stage k (no stage reused); after the wait
+// leaving step k's two groups in flight, threads 0..7 add the 16 bytes they copied at step
+// k - 1 (a thread's own cp.async data is complete for it after its wait).
+absl::StatusOr<Kernel> PipelinedGroups() {
+  KernelBuilder b("pipelined_groups");
+  b.Param("const float*", "a").Param("const float*", "b").Param("float*", "out");
+  b.Grid({2, 1, 1}).Block({64, 1, 1});
+  b.SharedArray("float", "tile_a", kSteps * kFloats);
+  b.SharedArray("float", "tile_b", kSteps * kFloats);
+  auto copy = [&](const char* name, const char* tile, const char* src) {
+    AsyncCopySpec spec;
+    spec.name = name;
+    spec.dst = absl::StrCat(tile, " + k * ", kFloats);
+    spec.src = absl::StrCat(src, " + (blockIdx.x * ", kSteps, " + k) * ", kFloats);
+    spec.rows = 1;
+    spec.row_bytes = kFloats * 4;
+    spec.src_row_stride_bytes = "128";
+    b.AsyncCopy(spec);
+  };
+  b.For("k", 0, kSteps, TripCount::Exact(kSteps), [&] {
+    copy("fill a", "tile_a", "a");
+    copy("fill b", "tile_b", "b");
+    b.WaitAsyncCopies(2);
+    b.Stmt(absl::StrCat(
+        "if (k > 0 && threadIdx.x < 8) {\n"
+        "  for (int i = 0; i < 4; ++i) {\n"
+        "    const int at = (k - 1) * ", kFloats, " + threadIdx.x * 4 + i;\n"
+        "    out[blockIdx.x * ", kSteps * kFloats, " + at] = tile_a[at] + tile_b[at];\n"
+        "  }\n"
+        "}"));
+  });
+  return b.Build();
+}
+
+class GroupEndsAtWaitsTest : public testing::HostRunTest {};
+
+TEST_F(GroupEndsAtWaitsTest, EveryGroupEndsAtTheRecordedWaitThatRetiredIt) {
+  absl::StatusOr<Kernel> kernel = PipelinedGroups();
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<float> a(2 * kSteps * kFloats), b(a.size()), out(a.size(), -1.0f);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(i % 13);
+    b[i] = static_cast<float>(i % 7) / 2;
+  }
+  RunOptions options;
+  options.check_gpu_compile = true;
+  options.profile.unit = UnitSpec::Warp();
+  const std::vector<KernelArg> args = {KernelArg::In(absl::MakeConstSpan(a)),
+                                       KernelArg::In(absl::MakeConstSpan(b)),
+                                       KernelArg::Out(absl::MakeSpan(out))};
+  absl::StatusOr<RunResult> run = RunKernel(device(), *kernel, args, options);
+  ASSERT_THAT(run, IsOk());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i % (kSteps * kFloats) >= (kSteps - 1) * kFloats) continue;  // the last step's
+    EXPECT_EQ(out[i], a[i] + b[i]) << i;
+  }
+  // No counters, history or drain loop: the begins, the waits, a wait(0) before the exit.
+  const std::string& src = run->source.source;
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_done")));
+  EXPECT_THAT(src, Not(HasSubstr("_issued")));
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_group_sites")));
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_unit_track")));
+  EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);"));
+  ASSERT_NE(run->trace, nullptr);
+  EXPECT_TRUE(run->trace->report.ok()) << run->trace->report.findings.size() << " findings";
+  EXPECT_TRUE(run->trace->report.findings.empty());
+  const TraceLayout& layout = run->trace->layout;
+  std::set<std::string> at_waits;
+  for (const SiteInfo& site : layout.sites) {
+    if (site.ends_at_waits) at_waits.insert(site.name);
+  }
+  EXPECT_EQ(at_waits, (std::set<std::string>{"fill a", "fill b"}));
+  // kernel 2 + 4 x (2 begins + a wait with its payload 2) + the exit's wait(0) 2.
+  EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 20u);
+  EXPECT_EQ(run->plan->ExactEventsForUnit(1).value_or(0), 20u);
+  ASSERT_EQ(run->trace->timeline.units.size(), 4u);
+  for (const UnitTimeline& unit : run->trace->timeline.units) {
+    ASSERT_EQ(unit.async_spans.size(), 2 * kSteps);
+    // (site, issue) -> the event that ended it; step k's groups end at step k + 1's wait,
+    // the last step's at the exit's wait(0): both sites' at the same event.
+    std::map<std::pair<std::string, uint32_t>, uint32_t> end_of;
+    for (const AsyncSpan& span : unit.async_spans) {
+      const std::string& name = layout.sites[span.site].name;
+      EXPECT_TRUE(span.completed) << name;
+      EXPECT_TRUE(span.end_at_wait) << name;
+      EXPECT_FALSE(span.end_derived) << name;
+      EXPECT_LT(span.begin_event, span.end_event) << name;
+      EXPECT_LE(span.begin_ns, span.end_ns) << name;
+      end_of[{name, span.issue}] = span.end_event;
+    }
+    ASSERT_EQ(end_of.size(), 2 * kSteps);
+    for (uint32_t k = 0; k < kSteps; ++k) {
+      const uint32_t end_a = end_of[{"fill a", k}], end_b = end_of[{"fill b", k}];
+      EXPECT_EQ(end_a, end_b) << k;
+      // Each step records 2 begins and a wait (2 slots) after the kernel's enter: step
+      // j's wait is slot 3 + 4j; the exit's wait follows the last step's, at 1 + 4 steps.
+      EXPECT_EQ(end_a, k + 1 < kSteps ? 3 + 4 * (k + 1) : 1 + 4 * kSteps) << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace warptrace
