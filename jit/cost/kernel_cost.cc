@@ -124,19 +124,24 @@ absl::StatusOr<KernelCompileCost> MeasureMode(const Kernel& kernel, const CudaTa
 
 namespace {
 
-// Compiles the unprofiled and the profiled request in alternation until each mode has
-// `repeats` compile times (its first is MeasureMode's), and keeps each mode's median.
+// Compiles the unprofiled and the profiled request `repeats` times each, alternated, and
+// keeps each mode's median. MeasureMode's first compiles are left out: the process's first
+// NVRTC compile (the unprofiled one) pays NVRTC's one-time start, and each follows a
+// cuobjdump run. The order flips every round (off on, on off, ...), so neither mode always
+// runs right after the other.
 absl::Status MedianCompileTimes(const CompileRequest (&requests)[2], int repeats,
                                 KernelCostRow& row) {
-  std::vector<absl::Duration> times[2] = {{row.off.compile_time}, {row.on.compile_time}};
+  std::vector<absl::Duration> times[2];
   NvrtcCompiler compiler;
-  for (int r = 1; r < repeats; ++r) {
-    for (int mode : {0, 1}) {
+  for (int r = 0; r < repeats; ++r) {
+    for (int k : {0, 1}) {
+      const int mode = r % 2 == 0 ? k : 1 - k;
       ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(requests[mode]));
       times[mode].push_back(compiled.compile_time);
     }
   }
   for (int mode : {0, 1}) {
+    if (times[mode].empty()) continue;  // repeats < 1: MeasureMode's time stays
     std::sort(times[mode].begin(), times[mode].end());
     (mode == 0 ? row.off : row.on).compile_time = times[mode][times[mode].size() / 2];
   }

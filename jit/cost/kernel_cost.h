@@ -17,9 +17,10 @@
 //                                    points the emitter wrote; an upper bound of the marginal
 //                                    per-event cost recorder_cost measures
 //   compile time                     the median wall time of `repeats` NVRTC compiles,
-//                                    the two modes compiled in alternation (off, on, off,
-//                                    on, ...) so that a slow spell of a shared machine
-//                                    weighs on both alike
+//                                    the two modes compiled in alternation (off on, on off,
+//                                    off on, ...) so that a slow spell of a shared machine
+//                                    weighs on both alike, after one untimed compile of
+//                                    each (the process's first pays NVRTC's start)
 //
 // setmaxnreg: the Hopper GEMM's warpgroups set their own register counts (40 / 232) at run
 // time, so ptxas's count is the kernel's launch-time allocation, not what each role gets.
@@ -148,7 +149,9 @@ std::vector<std::string> ExemptPerturbations(const KernelCostRow& row);
 
 struct KernelCostOptions {
   std::vector<KernelCostVariant> variants = DefaultKernelCostVariants();
-  int repeats = 3;        // compiles per variant and mode, alternated; the median is reported
+  // Timed compiles per variant and mode, alternated; the median is reported. 0: no timing
+  // rounds, each mode's time is that of its one measuring compile (cold: for tests).
+  int repeats = 3;
   // What the profiled mode records (the default: everything the examples record). Fewer
   // record points cost less code, registers and compile time.
   RecordPolicy policy;
