@@ -26,6 +26,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::warptrace::testing::IsOk;
 using ::warptrace::testing::StatusIs;
 
@@ -182,6 +183,33 @@ absl::StatusOr<Kernel> SwapRowsKernel() {
   return b.Build();
 }
 
+// Warp 0 reads a whole row of 32 words (one read set for the row's words), a barrier, warp
+// 1 reads its first 16 words (their set changes, the other 16 words' does not), and thread
+// 61, which runs last of them, writes words 20 and 5: only the write of word 5 races (with
+// warp 1's reads; the barrier orders warp 0's before both writes).
+absl::StatusOr<Kernel> SharedRowReadsKernel() {
+  KernelBuilder b("row_reads");
+  b.Param("const float*", "in").Param("float*", "out");
+  b.Grid({1, 1, 1}).Block({64, 1, 1});
+  b.Stmt("__shared__ float row[32];");
+  b.Stmt("if (threadIdx.x < 32) row[threadIdx.x] = in[threadIdx.x];");
+  b.Barrier("staged");
+  b.Stmt("float sum = 0.0f;\n"
+         "if (threadIdx.x < 32) {\n"
+         "  for (int i = 0; i < 32; ++i) sum += row[i];\n"
+         "}");
+  b.Barrier("summed");
+  b.Stmt("if (threadIdx.x >= 32) {\n"
+         "  for (int i = 0; i < 16; ++i) sum += row[i];\n"
+         "}");
+  b.Stmt("if (threadIdx.x == 61) {\n"
+         "  row[20] = sum;\n"
+         "  row[5] = sum;\n"
+         "}");
+  b.Stmt("out[threadIdx.x] = sum;");
+  return b.Build();
+}
+
 // Every thread writes its 16 bf16 of a 64 x 32 tile through the generic proxy, then (with
 // `fence`) fence.proxy.async, a barrier, and thread 0 TMA-stores the tile.
 absl::StatusOr<Kernel> GenericThenTmaStoreKernel(bool fence) {
@@ -318,6 +346,22 @@ TEST_F(RacesTest, ChecksEveryAccessOfInterleavedRunsAcrossShadowPages) {
   // read (PTX ISA, bar.sync); out[t] = sum over i of (t + 1) (i + 1).
   ASSERT_THAT(Run(RowTimesColumnKernel(false), 129, 32), IsOk());
   for (int t = 0; t < 32; ++t) EXPECT_EQ(out_[t], static_cast<float>((t + 1) * 2080)) << t;
+}
+
+// Words with equal reads share one read set in the races check; a read of some of them
+// changes theirs alone: the write of word 20 finds only warp 0's reads, which the barrier
+// orders before it (PTX ISA, bar.sync), the write of word 5 warp 1's too.
+TEST_F(RacesTest, AReadOfSomeWordsOfARowLeavesTheOtherWordsReadsAsTheyWere) {
+  const absl::Status status = Run(SharedRowReadsKernel(), 32, 64).status();
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("sanitizer: 1 finding (1 faulty access):"),
+                             HasSubstr("data race (write after read): block (0,0,0) thread "
+                                       "(61,0,0) writes 4 bytes at row[5]"),
+                             HasSubstr("block (0,0,0) thread (32,0,0)'s read at kernel "
+                                       "row_reads > statement `if (threadIdx.x >= 32) {"),
+                             Not(HasSubstr("row[20]")))))
+      << status;
 }
 
 // Legal: atomic operations on the same address are performed one at a time (PTX ISA,

@@ -31,22 +31,28 @@ void WriteWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool 
     return r.span == 0 ? is_ordered(r.epoch) : SpanOrdered(r, vc.View());
   };
   if (set) {
-    const uint64_t index = w[0].read & ~kReadSetBit;
-    std::vector<RaceShadow::Read>& reads = shadow->Set(index);
-    size_t kept = 0;
-    for (RaceShadow::Read r : reads) {
+    uint64_t index = w[0].read & ~kReadSetBit;
+    bool left = false;  // reads of other bytes of the word
+    for (const RaceShadow::Read& r : shadow->Set(index)) {
       if ((r.mask & mask) != 0 && !is_ordered_span(r)) {
         for (uint32_t k = 0; k <= r.span; ++k) {
           if (!is_ordered(r.Epoch(k))) report({false, r.Epoch(k), r.at});
         }
       }
-      r.mask &= ~mask;
-      if (r.mask != 0) reads[kept++] = r;
+      left = left || (r.mask & ~mask) != 0;
     }
-    reads.resize(kept);
-    if (kept == 0) {  // no read left: back to single reads
-      shadow->FreeSet(index);
+    if (!left) {  // no read left: back to single reads
+      shadow->Release(index);
       for (uint32_t k = 0; k < n; ++k) w[k].read = 0;
+    } else {
+      index = shadow->Own(w, n);
+      std::vector<RaceShadow::Read>& reads = shadow->Set(index);
+      size_t kept = 0;
+      for (RaceShadow::Read r : reads) {
+        r.mask &= ~mask;
+        if (r.mask != 0) reads[kept++] = r;
+      }
+      reads.resize(kept);
     }
   }
   for (uint32_t k = 0; k < n; ++k) {
@@ -104,7 +110,7 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool s
   // The set is sorted by component: a read replaces its own component's older reads of the
   // same bytes (program order, or in-order retirement for an async agent); reads of other
   // components stay (a write checks them all), so a read costs a search, not a scan.
-  std::vector<RaceShadow::Read>& reads = shadow->Set(w[0].read & ~kReadSetBit);
+  std::vector<RaceShadow::Read>& reads = shadow->Set(shadow->Own(w, n));
   RaceShadow::Unfold(reads);
   const uint32_t component = RaceComponent(epoch);
   if (reads.empty() || RaceComponent(reads.back().epoch) < component) {
@@ -137,6 +143,48 @@ void ReadWord(RaceShadow* shadow, RaceCell* w, uint32_t n, uint32_t mask, bool s
               end);
 }
 
+// Where a whole-word read by `component` at `epoch` and `at` goes in a word cell's read set
+// `reads` (sorted by component; threads mostly read in order, but the thread that completes
+// a barrier runs on first: a short scan from the end finds the place).
+struct ReadPlace {
+  enum Kind { kNone, kExtend, kReplace, kInsert } kind;  // kNone: the general path's case
+  size_t i;  // the entry to extend or replace, or where to insert
+};
+ReadPlace PlaceRead(const std::vector<RaceShadow::Read>& reads, uint32_t component,
+                    uint64_t epoch, const char* at) {
+  if (reads.empty()) return {ReadPlace::kInsert, 0};
+  // The next lane of the warp, or warp of the block, that read it last: one entry more.
+  if ((reads.back().next == epoch && reads.back().at == at) ||
+      reads.back().Extends(component, epoch, at)) {
+    return {ReadPlace::kExtend, reads.size() - 1};
+  }
+  size_t i = reads.size();
+  for (int steps = 0; i > 0 && reads[i - 1].First() > component; --i) {
+    if (++steps > 4) return {ReadPlace::kNone, 0};
+  }
+  if (i > 0 && reads[i - 1].Last() >= component) {  // maybe its own older read
+    return {reads[i - 1].span != 0 ? ReadPlace::kNone : ReadPlace::kReplace, i - 1};
+  }
+  if (i > 0 && reads[i - 1].Extends(component, epoch, at)) return {ReadPlace::kExtend, i - 1};
+  return {ReadPlace::kInsert, i};
+}
+void PutRead(std::vector<RaceShadow::Read>& reads, ReadPlace place, uint32_t component,
+             uint64_t epoch, const char* at) {
+  switch (place.kind) {
+    case ReadPlace::kExtend:
+      reads[place.i].Extend(component, epoch, at);
+      break;
+    case ReadPlace::kReplace:
+      reads[place.i] = {epoch, at, 1u};  // its own older read of the word
+      break;
+    case ReadPlace::kInsert:
+      reads.insert(reads.begin() + static_cast<std::ptrdiff_t>(place.i), {epoch, at, 1u});
+      break;
+    case ReadPlace::kNone:
+      break;
+  }
+}
+
 // A plain read or write of a whole word cell that finds nothing to report: its common
 // cases done in place (the last write ordered before it; for a read, the word's reads
 // ordered before it or a read set it joins at the end; for a write, every read ordered
@@ -150,25 +198,11 @@ inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCel
   if (!ordered(last)) return false;
   if (!write) {
     if ((w.read & kReadSetBit) != 0) {
-      // Sorted by component; threads mostly read in order, but the thread that completes a
-      // barrier runs on first: found by a short scan from the end.
-      std::vector<RaceShadow::Read>& reads = shadow->Set(w.read & ~kReadSetBit);
       const uint32_t component = RaceComponent(epoch);
-      // The next lane of the warp, or warp of the block, that read it last: one entry more.
-      if (!reads.empty() && reads.back().Extend(component, epoch, at)) return true;
-      size_t at_end = reads.size();
-      for (int steps = 0; at_end > 0 && RaceComponent(reads[at_end - 1].epoch) > component;
-           --at_end) {
-        if (++steps > 4) return false;
-      }
-      if (at_end > 0 && reads[at_end - 1].Last() >= component) {  // maybe its own older read
-        if (reads[at_end - 1].span != 0) return false;
-        reads[at_end - 1] = {epoch, at, 1u};  // its own older read of the word
-      } else if (at_end == reads.size()) {
-        reads.push_back({epoch, at, 1u});
-      } else {
-        reads.insert(reads.begin() + static_cast<std::ptrdiff_t>(at_end), {epoch, at, 1u});
-      }
+      const ReadPlace place =
+          PlaceRead(shadow->Set(w.read & ~kReadSetBit), component, epoch, at);
+      if (place.kind == ReadPlace::kNone) return false;
+      PutRead(shadow->Set(shadow->Own(&w, 1)), place, component, epoch, at);
       return true;
     }
     if (w.read != epoch && !ordered(w.read)) {  // two unordered reads: a read set
@@ -192,7 +226,7 @@ inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCel
     for (const RaceShadow::Read& r : shadow->Set(index)) {
       if (r.span == 0 ? !ordered(r.epoch) : !SpanOrdered(r, vc)) return false;
     }
-    shadow->FreeSet(index);
+    shadow->Release(index);
   } else if (!ordered(w.read)) {
     return false;
   }
@@ -203,134 +237,77 @@ inline __attribute__((always_inline)) bool PlainWord(RaceShadow* shadow, RaceCel
   return true;
 }
 
-// A plain read of a whole word cell in a batch, its commonest cases only: the last write
-// ordered before it (an exempt cell's kExempt never is), and the word's reads ordered
-// before it, or a read set that the read extends (the next lane of a warp) or ends. False,
-// having changed nothing, for everything else (PlainWord, then the general path).
-// `ordered_write`: a write epoch found ordered before the reading thread already (its
-// clock does not move within a batch; a warp's stage was mostly written at one epoch).
-inline __attribute__((always_inline)) bool BatchRead(RaceShadow* shadow, RaceCell& w,
-                                                     uint64_t epoch, uint32_t component,
-                                                     const char* at, ClockView vc,
-                                                     uint64_t& ordered_write) {
-  const uint64_t last = w.write;
-  if (last != ordered_write) {
+// A batch's run of plain reads of whole word cells, `count` of them `step` cells apart from
+// `cell` (on one page), by the thread of `epoch` at statement `at` (clock `vc`), from word
+// `k` on while each word's case is a common one: its last write ordered before the read
+// (`ordered_write`: a write epoch found ordered already; the thread's clock does not move
+// within a batch, and a stage was mostly written at few epochs), and its reads ordered
+// before it, or a read set the read extends or joins at the end, or one unordered single
+// read that the read makes a read set with. Consecutive words that hold one set (or the
+// same single read) make one decision, as each alone would: their set changes once, in
+// place where they are all of its holders, else in a copy they then hold (a warp's lanes
+// reading a row: one set for the row, extended once per lane, not once per word). Returns
+// the first word left to PlainWord and the general path (having changed nothing for it),
+// or `count`.
+uint32_t ReadRun(RaceShadow* shadow, RaceCell* cell, uint32_t step, uint32_t k,
+                 uint32_t count, uint64_t epoch, const char* at, ClockView vc,
+                 uint64_t& ordered_write) {
+  const uint32_t component = RaceComponent(epoch);
+  auto write_ordered = [&](const RaceCell& w) {
+    const uint64_t last = w.write;
+    if (last == ordered_write) return true;
     if (last != 0 && RaceClock(last) > vc.Get(RaceComponent(last))) return false;
     ordered_write = last;
-  }
-  const uint64_t read = w.read;
-  if ((read & kReadSetBit) != 0) {
-    std::vector<RaceShadow::Read>& reads = shadow->Set(read & ~kReadSetBit);
-    if (reads.empty()) return false;
-    RaceShadow::Read& end = reads.back();
-    if (end.ExtendNext(epoch, at)) return true;  // the next lane or warp, most reads
-    if (end.Last() >= component) return false;
-    if (end.Extend(component, epoch, at)) return true;
-    reads.push_back({epoch, at, 1u});
     return true;
-  }
-  if (read == epoch || read == 0 ||
-      ((read & RaceShadow::kSplitBit) == 0 && RaceClock(read) <= vc.Get(RaceComponent(read)))) {
-    w.read = epoch;
-    w.read_at = at;
-    return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-// Barrier and phase joins are most of the races check's time outside accesses: AVX2's
-// unsigned 32-bit max where the CPU has it (baseline x86-64 has no pmaxud).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void VectorClock::Join(const VectorClock& o) {
-  if (o.v_.size() > v_.size()) v_.resize(o.v_.size(), 0u);
-  uint32_t* __restrict a = v_.data();
-  const uint32_t* __restrict b = o.v_.data();
-  const size_t n = o.v_.size();
-  for (size_t i = 0; i < n; ++i) a[i] = a[i] > b[i] ? a[i] : b[i];  // vectorized
-}
-
-RaceShadow::RaceShadow(uint64_t dynamic_bytes) {
-  pages_[0].resize((WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES + kPageBytes - 1) / kPageBytes);
-  pages_[1].resize((dynamic_bytes + kPageBytes - 1) / kPageBytes);
-}
-
-namespace {
-// The read sets' storage that blocks this worker thread checked left behind, at most
-// kMaxSpareSets of them (8 MiB at 16 entries each).
-constexpr size_t kMaxSpareSets = 16384;
-std::vector<std::vector<RaceShadow::Read>>& SpareSets() {
-  thread_local std::vector<std::vector<RaceShadow::Read>> spares;
-  return spares;
-}
-}  // namespace
-
-RaceShadow::~RaceShadow() {
-  std::vector<std::vector<Read>>& spares = SpareSets();
-  for (std::vector<Read>& set : sets_) {
-    if (spares.size() == kMaxSpareSets) break;
-    set.clear();
-    spares.push_back(std::move(set));
-  }
-}
-
-uint64_t RaceShadow::AddSet() {
-  std::vector<std::vector<Read>>& spares = SpareSets();
-  if (!spares.empty()) {
-    sets_.push_back(std::move(spares.back()));
-    spares.pop_back();
-  } else {
-    sets_.emplace_back().reserve(16);  // a warp's or half-warp's readers without regrowing
-  }
-  return sets_.size() - 1;
-}
-
-void RaceShadow::Unfold(std::vector<Read>& reads) {
-  size_t n = 0;
-  for (const Read& r : reads) n += r.span + 1;
-  if (n == reads.size()) return;
-  std::vector<Read> one;
-  one.reserve(n);
-  for (const Read& r : reads) {
-    for (uint32_t k = 0; k <= r.span; ++k) one.push_back({r.Epoch(k), r.at, r.mask});
-  }
-  std::stable_sort(one.begin(), one.end(), [](const Read& a, const Read& b) {
-    return RaceComponent(a.epoch) < RaceComponent(b.epoch);
-  });
-  reads.swap(one);
-}
-
-RaceCell* RaceShadow::Split(RaceCell& word) {
-  if ((word.read & kReadSetBit) != 0) {  // a word cell's reads (mask 1) read every byte
-    for (Read& r : sets_[word.read & ~kReadSetBit]) {
-      r.mask = 0xF;
-      r.next = 0;  // extended only as a word cell's reads
-    }
-  }
-  split_.push_back({word, word, word, word});
-  word.read = kSplitBit | (split_.size() - 1);
-  word.write = 0;
-  return split_.back().data();
-}
-
-void RaceShadow::Exempt(int area, uint64_t offset, uint64_t bytes) {
-  const uint64_t size = pages_[area].size() * kPageBytes;
-  for (uint64_t byte = offset; byte < offset + bytes && byte < size;) {
-    const uint64_t word = byte & ~uint64_t{3};
-    const uint64_t end = std::min(word + 4, offset + bytes);
-    RaceCell& w = Word(area, word);
-    if (end - byte == 4) {
-      w.write = kExempt;
+  };
+  while (k < count) {
+    RaceCell* const w = cell + size_t{k} * step;
+    if (!write_ordered(*w)) return k;
+    const uint64_t read = w->read;
+    // The end of the words from k that hold the same reads, their last writes ordered.
+    auto segment = [&](bool single) {
+      uint32_t j = k + 1;
+      for (const RaceCell* c = w + step;
+           j < count && c->read == read && (!single || c->read_at == w->read_at) &&
+           write_ordered(*c);
+           ++j, c += step) {
+      }
+      return j;
+    };
+    if ((read & kReadSetBit) != 0) {
+      uint64_t index = read & ~kReadSetBit;
+      const ReadPlace place = PlaceRead(shadow->Set(index), component, epoch, at);
+      if (place.kind == ReadPlace::kNone) return k;
+      const uint32_t j = segment(false);
+      if (shadow->Holders(index) != j - k) index = shadow->Copy(index, w, 1, j - k, step);
+      PutRead(shadow->Set(index), place, component, epoch, at);
+      k = j;
+    } else if (read == epoch || read == 0 ||
+               ((read & RaceShadow::kSplitBit) == 0 &&
+                RaceClock(read) <= vc.Get(RaceComponent(read)))) {
+      w->read = epoch;  // replaces the reads ordered before it
+      w->read_at = at;
+      ++k;
+    } else if ((read & RaceShadow::kSplitBit) == 0 && RaceComponent(read) != component) {
+      // Two unordered reads: a read set, one for the words with the same single read.
+      const uint32_t j = segment(true);
+      const uint64_t index = shadow->NewSet();
+      shadow->Hold(index, j - k - 1);
+      std::vector<RaceShadow::Read>& set = shadow->Set(index);
+      const RaceShadow::Read first{read, w->read_at, 1u};
+      const RaceShadow::Read second{epoch, at, 1u};
+      const bool in_order = RaceComponent(read) < component;
+      set.push_back(in_order ? first : second);
+      set.push_back(in_order ? second : first);
+      for (RaceCell* c = w; k < j; ++k, c += step) c->read = kReadSetBit | index;
     } else {
-      RaceCell* cells = IsSplit(w) ? Bytes(w) : Split(w);
-      for (uint64_t b = byte; b < end; ++b) cells[b - word].write = kExempt;
+      return k;
     }
-    byte = end;
   }
+  return count;
 }
+
+}  // namespace
 
 RaceDomain::RaceDomain(LaunchSanitizer* launch, std::vector<Block*> ctas, uint32_t threads)
     : launch_(launch),
@@ -505,7 +482,7 @@ void RaceDomain::SharedBatch(Fiber& f, const WarptraceHostRaceAccess* batch, uin
   const uint32_t self = owner.cluster_rank() * threads_per_cta_ + f.abi.linear_tid;
   const ClockView vc = threads_[self].vc.View();
   const uint64_t epoch = RaceEpoch(self, vc.Get(self));
-  uint64_t ordered_write = 0;  // BatchRead's
+  uint64_t ordered_write = 0;  // ReadRun's
   // Each run's accesses in program order (the runs of one batch are the thread's accesses
   // at one clock: their verdicts do not depend on the order between runs).
   for (const WarptraceHostRaceAccess* a = batch; a != batch + n; ++a) {
@@ -523,11 +500,12 @@ void RaceDomain::SharedBatch(Fiber& f, const WarptraceHostRaceAccess* batch, uin
       RaceCell* cell = shadow->SharedPage(area, first - in_page) + in_page / 4u;
       const uint32_t step = stride / 4u;
       if (!write) {
-        for (; k < count; ++k, cell += step) {
-          if (!BatchRead(shadow, *cell, epoch, self, a->statement, vc, ordered_write) &&
-              !PlainWord(shadow, *cell, false, epoch, a->statement, vc)) {
-            break;
-          }
+        // The words ReadRun leaves one by one (PlainWord, else the general path), the
+        // rest again by ReadRun.
+        while ((k = ReadRun(shadow, cell, step, k, count, epoch, a->statement, vc,
+                            ordered_write)) < count) {
+          BatchWords(f, owner, *a, first + k * stride, epoch, vc);
+          ++k;
         }
       } else {
         for (; k < count && PlainWord(shadow, *cell, true, epoch, a->statement, vc); ++k) {

@@ -167,26 +167,19 @@ class RaceShadow {
     uint64_t Epoch(uint32_t k) const {
       return epoch + (uint64_t{k * uint32_t{stride}} << kRaceClockBits);
     }
-    // Takes in a whole-word read by `component` (past Last()) at `epoch` and `at` when it
-    // continues the entry's components.
-    bool Extend(uint32_t component, uint64_t read_epoch, const char* read_at) {
+    // Whether a whole-word read by `component` (past Last()) at `read_epoch` and `read_at`
+    // continues the entry's components (Extend takes it in).
+    bool Extends(uint32_t component, uint64_t read_epoch, const char* read_at) const {
       if (RaceClock(epoch) != RaceClock(read_epoch) || at != read_at || mask != 1u ||
           span == 0xffff) {
         return false;
       }
-      if (span == 0) {
-        if (component <= First() || component - First() > 0xffff) return false;
-        stride = static_cast<uint16_t>(component - First());
-      } else if (component != Last() + stride) {
-        return false;
-      }
-      ++span;
-      next = span == 0xffff ? 0 : read_epoch + (uint64_t{stride} << kRaceClockBits);
-      return true;
+      if (span == 0) return component > First() && component - First() <= 0xffff;
+      return component == Last() + stride;
     }
-    // Extend's commonest case: `read_epoch` is the entry's `next`, at the same statement.
-    bool ExtendNext(uint64_t read_epoch, const char* read_at) {
-      if (next != read_epoch || at != read_at) return false;
+    bool Extend(uint32_t component, uint64_t read_epoch, const char* read_at) {
+      if (!Extends(component, read_epoch, read_at)) return false;
+      if (span == 0) stride = static_cast<uint16_t>(component - First());
       ++span;
       next = span == 0xffff ? 0 : read_epoch + (uint64_t{stride} << kRaceClockBits);
       return true;
@@ -195,20 +188,41 @@ class RaceShadow {
   // Replaces each read of several components by one read per component.
   static void Unfold(std::vector<Read>& reads);
   // The read set of a word with several unordered reads: its cell's `read` (each of its
-  // byte cells' when split) holds kReadSetBit | the set's index.
+  // byte cells' when split) holds kReadSetBit | the set's index. Words with equal reads may
+  // hold one set (a batch's run of whole-word reads, RaceDomain::SharedBatch: a warp's
+  // lanes reading a row extend one set, not one per word): `Holders` counts the words (a
+  // split word's four byte cells are one) that hold it; a change of one word's reads
+  // takes its own copy first (Own).
   std::vector<Read>& Set(uint64_t index) { return sets_[index]; }
+  // A new empty set held by one word.
   uint64_t NewSet() {
     if (!free_.empty()) {
       const uint64_t index = free_.back();
       free_.pop_back();
+      holders_[index] = 1;
       return index;
     }
     return AddSet();
   }
-  void FreeSet(uint64_t index) {
-    sets_[index].clear();
-    free_.push_back(index);
+  uint32_t Holders(uint64_t index) const { return holders_[index]; }
+  void Hold(uint64_t index, uint32_t words) { holders_[index] += words; }
+  // `words` words no longer hold the set; the last one frees it.
+  void Release(uint64_t index, uint32_t words = 1) {
+    holders_[index] -= words;
+    if (holders_[index] == 0) {
+      sets_[index].clear();
+      free_.push_back(index);
+    }
   }
+  // The set of the word whose `n` cells (1: a word cell; 4: a split word's bytes) are `w`,
+  // that word's alone: where other words hold it too, a copy the word now holds instead.
+  uint64_t Own(RaceCell* w, uint32_t n) {
+    const uint64_t index = w[0].read & ~kReadSetBit;
+    return holders_[index] == 1 ? index : Copy(index, w, n, 1, 1);
+  }
+  // Gives the `words` words whose cells are `w`, `w + step`, ... (each `n` cells) a copy of
+  // set `index`, which they held; returns the copy's index.
+  uint64_t Copy(uint64_t index, RaceCell* w, uint32_t n, uint32_t words, uint32_t step);
 
  private:
   std::vector<std::unique_ptr<RaceCell[]>> pages_[2];
@@ -233,6 +247,7 @@ class RaceShadow {
   uint64_t AddSet();
   std::vector<std::array<RaceCell, 4>> split_;
   std::vector<std::vector<Read>> sets_;
+  std::vector<uint32_t> holders_;  // by set
   std::vector<uint64_t> free_;
 };
 
