@@ -34,11 +34,55 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline unsigned int
   all &= all >> 8;
   return static_cast<unsigned int>(all & 0xff);
 }
+// ShadowAnd's verdict (shadow bytes are 0 to 3): 0 when a byte is not written (bit 1 clear),
+// else the AND (3: all warptrace's own); a compare or two for a word's or a double's.
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline unsigned int ShadowState(
+    const unsigned char* shadow, unsigned long long bytes) {
+  if (bytes == 4) {
+    unsigned int w;
+    __builtin_memcpy(&w, shadow, 4);
+    if ((w & 0x02020202u) != 0x02020202u) return 0;
+    return w == 0x03030303u ? 3u : 2u;
+  }
+  if (bytes == 8) {
+    unsigned long long w;
+    __builtin_memcpy(&w, shadow, 8);
+    if ((w & 0x0202020202020202ull) != 0x0202020202020202ull) return 0;
+    return w == 0x0303030303030303ull ? 3u : 2u;
+  }
+  const unsigned int all = ShadowAnd(shadow, bytes);
+  return (all & 2u) == 0 ? 0u : all;
+}
 // Fast path without the races check: bytes already written (2) or warptrace's own (3),
 // fine to read and to write again.
 WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool Written(
     const unsigned char* shadow, unsigned long long bytes) {
-  return (ShadowAnd(shadow, bytes) & 2u) != 0;
+  return ShadowState(shadow, bytes) != 0;
+}
+// The runtime's entries, out of line: a callback's common path then keeps no register
+// across a call (no frame to set up). A plain access (`off`, `bytes`, `flags`) that starts
+// a new run of a full batch: the runtime checks the batch first.
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((noinline, cold)) inline void BatchFull(
+    WarptraceHostThread* t, unsigned int off, unsigned short bytes, unsigned short flags) {
+  t->rt->race_flush(t->fiber);
+  WarptraceHostRaceAccess& e = t->race_batch[0];
+  e.offset = off;
+  e.bytes = bytes;
+  e.flags = flags;
+  e.statement = t->statement;
+  e.stride = 0;
+  e.last = off;
+  t->race_last = 0;
+  t->race_pending = 1;
+}
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((noinline)) inline void ToRuntime(
+    WarptraceHostThread* t, const void* p, unsigned long long bytes, int kind) {
+  t->rt->access(t->fiber, p, bytes, kind);
+}
+WARPTRACE_HOST_UNINSTRUMENTED __attribute__((noinline)) inline void RaceToRuntime(
+    WarptraceHostThread* t, int area, unsigned long long off, unsigned long long bytes,
+    int kind) {
+  t->rt->race(t->fiber, area, off, bytes, kind);
 }
 // Whether a plain access (`off`, `bytes`, `flags`, statement `at`) continues batch entry
 // `e`: the next of its run, or, where the run has one access, its second (any stride
@@ -48,11 +92,23 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool Continu
     WarptraceHostRaceAccess& e, unsigned int off, unsigned short bytes, unsigned short flags,
     const char* at, bool other) {
   const unsigned int stride = e.stride;
-  if (stride != 0 ? off != e.last + stride
-                  : (other ? off <= e.offset : off != e.offset + bytes)) {
+  if (stride != 0) {
+    if (off != e.last + stride) return false;
+  } else if (other) {
+    if (off <= e.offset) return false;
+  } else if (off != e.offset + bytes) {
     return false;
   }
-  if (e.statement != at || e.flags != flags || e.bytes != bytes) return false;
+  // `bytes` and `flags` in one compare (adjacent 16-bit fields, little-endian).
+  static_assert(__builtin_offsetof(WarptraceHostRaceAccess, flags) ==
+                        __builtin_offsetof(WarptraceHostRaceAccess, bytes) + 2 &&
+                    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+                "WarptraceHostRaceAccess: bytes, then flags");
+  unsigned int size_flags;
+  __builtin_memcpy(&size_flags, &e.bytes, 4);
+  if (e.statement != at || size_flags != (bytes | static_cast<unsigned int>(flags) << 16)) {
+    return false;
+  }
   e.stride = off - e.last;
   e.last = off;
   return true;
@@ -74,8 +130,8 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline void Batch(
     }
     if (Continues(b[last], off, bytes, flags, at, false)) return;
     if (n == WARPTRACE_HOST_RACE_BATCH) {
-      t->rt->race_flush(t->fiber);
-      n = 0;
+      BatchFull(t, off, bytes, flags);
+      return;
     }
   }
   WarptraceHostRaceAccess& e = b[n];
@@ -97,8 +153,8 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline void Batch(
 WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool RaceOnly(
     WarptraceHostThread* t, const unsigned char* shadow, int area, unsigned long long off,
     unsigned long long bytes, int kind) {
-  const unsigned int state = ShadowAnd(shadow + off, bytes);
-  if ((state & 2u) == 0) return false;
+  const unsigned int state = ShadowState(shadow + off, bytes);
+  if (state == 0) return false;
   if (state == 3u) return true;
   if ((kind == WARPTRACE_HOST_ACCESS_READ || kind == WARPTRACE_HOST_ACCESS_WRITE) &&
       bytes <= 0xffffu) {
@@ -107,19 +163,17 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline bool RaceOnl
               area | (kind == WARPTRACE_HOST_ACCESS_WRITE ? WARPTRACE_HOST_RACE_WRITE : 0u)));
     return true;
   }
-  t->rt->race(t->fiber, area, off, bytes, kind);
+  RaceToRuntime(t, area, off, bytes, kind);
   return true;
 }
 WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline void SanitizeAccess(
     const void* p, unsigned long long bytes, int kind) {
   WarptraceHostThread* t = warptrace_host_current;
+  if (t == nullptr) return;
   const unsigned long long a = reinterpret_cast<unsigned long long>(p);
-  if (t == nullptr || a - t->stack_lo < t->stack_bytes ||
-      a - reinterpret_cast<unsigned long long>(t) < sizeof(WarptraceHostThread)) {
-    return;  // its stack, its threadIdx, statement marker, ...
-  }
   // With the races check every access of the kernel's shared memory goes to the runtime
-  // (its happens-before shadow); else written bytes need nothing more.
+  // (its happens-before shadow); else written bytes need nothing more. Shared memory first
+  // (most checked accesses): neither area holds the fiber's stack or its thread state.
   constexpr bool kRaces = (WARPTRACE_HOST_SANITIZE & WARPTRACE_HOST_SANITIZE_RACES) != 0;
   unsigned long long off = a - reinterpret_cast<unsigned long long>(t->static_shared);
   if (off < WARPTRACE_HOST_MAX_STATIC_SHARED_BYTES) {
@@ -135,6 +189,9 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline void Sanitiz
                 : Written(t->shadow_dynamic + off, bytes))) {
       return;
     }
+  } else if (a - t->stack_lo < t->stack_bytes ||
+             a - reinterpret_cast<unsigned long long>(t) < sizeof(WarptraceHostThread)) {
+    return;  // its stack, its threadIdx, statement marker, ...
   } else if (a + 4096 - reinterpret_cast<unsigned long long>(t->dynamic_shared) <
              t->dynamic_shared_bytes + 2 * 4096) {
     // next to the dynamic shared memory (its slack, its guard pages): the runtime says
@@ -159,7 +216,7 @@ WARPTRACE_HOST_UNINSTRUMENTED __attribute__((always_inline)) inline void Sanitiz
       return;
     }
   }
-  t->rt->access(t->fiber, p, bytes, kind);
+  ToRuntime(t, p, bytes, kind);
 }
 }  // namespace warptrace_host
 namespace warptrace_host {
