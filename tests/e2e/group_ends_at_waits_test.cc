@@ -4,7 +4,8 @@
 // no wait after the loop. The plan marks both sites, the emitter records each group's
 // begin and each wait alone (no counters, no history, no drain loop; a recorded wait(0)
 // before the exit retires the last groups), and the dump ends every group at the wait
-// that retired it, as many events as the plan counted.
+// that retired it, as many events as the plan counted. The same for TMA store groups
+// (cp.async.bulk.wait_group.read), whose waits the role's first thread makes.
 #include <cstdint>
 #include <map>
 #include <set>
@@ -20,6 +21,7 @@
 #include "jit/builder/kernel_builder.h"
 #include "jit/host/host_device.h"
 #include "jit/plan/record_plan.h"
+#include "jit/platform/tensor_map.h"
 #include "jit/run/run.h"
 #include "tests/jit/run/host_run_fixture.h"
 #include "tests/status_matchers.h"
@@ -64,6 +66,35 @@ absl::StatusOr<Kernel> PipelinedGroups() {
         "    out[blockIdx.x * ", kSteps * kFloats, " + at] = tile_a[at] + tile_b[at];\n"
         "  }\n"
         "}"));
+  });
+  return b.Build();
+}
+
+constexpr uint32_t kStoreCols = 64, kStoreRows = 8;  // a stage: 64 x 8 bf16, 1 KiB
+
+// Each step k fills stage k (no stage reused), makes the writes visible to the async proxy
+// and TMA-stores the stage to rows 8k..8k+7; the wait leaves the newest store in flight.
+absl::StatusOr<Kernel> PipelinedStores() {
+  KernelBuilder b("pipelined_stores");
+  b.Param("CUtensorMap", "tm_out");
+  b.Grid({1, 1, 1}).Block({128, 1, 1});
+  b.Stmt(absl::StrCat("__shared__ __align__(1024) unsigned short tile[", kSteps, " * ",
+                      kStoreCols * kStoreRows, "];"));
+  b.For("k", 0, kSteps, TripCount::Exact(kSteps), [&] {
+    b.Stmt(absl::StrCat("for (int i = 0; i < 4; ++i) {\n"
+                        "  const int at = k * ", kStoreCols * kStoreRows,
+                        " + threadIdx.x * 4 + i;\n"
+                        "  tile[at] = static_cast<unsigned short>(at * 7 + 3);\n"
+                        "}\n"
+                        "warptrace_fence_proxy_async();"));
+    b.Barrier("stage written");
+    AsyncCopySpec store;
+    store.name = "store stage";
+    store.tensor_map = "tm_out";
+    store.src = absl::StrCat("tile + k * ", kStoreCols * kStoreRows);
+    store.coords = {"0", absl::StrCat("k * ", kStoreRows)};
+    b.TmaStore(store);
+    b.WaitTmaStores(1);
   });
   return b.Build();
 }
@@ -132,6 +163,62 @@ TEST_F(GroupEndsAtWaitsTest, EveryGroupEndsAtTheRecordedWaitThatRetiredIt) {
       // j's wait is slot 3 + 4j; the exit's wait follows the last step's, at 1 + 4 steps.
       EXPECT_EQ(end_a, k + 1 < kSteps ? 3 + 4 * (k + 1) : 1 + 4 * kSteps) << k;
     }
+  }
+}
+
+
+TEST_F(GroupEndsAtWaitsTest, EveryTmaStoreGroupEndsAtTheRecordedWaitThatRetiredIt) {
+  absl::StatusOr<Kernel> kernel = PipelinedStores();
+  ASSERT_THAT(kernel, IsOk());
+  std::vector<uint16_t> out(kStoreCols * kStoreRows * kSteps, 0);
+  TensorMapSpec map;
+  map.type = TensorMapDataType::kBFloat16;
+  map.dims = {kStoreCols, kStoreRows * kSteps};
+  map.strides_bytes = {kStoreCols * 2};
+  map.box = {kStoreCols, kStoreRows};
+  map.swizzle = TensorMapSwizzle::kNone;
+  RunOptions options;
+  options.check_gpu_compile = true;
+  options.profile.unit = UnitSpec::Warpgroup();
+  const std::vector<KernelArg> args = {
+      KernelArg::TensorMap(KernelArg::Out(absl::MakeSpan(out)), map)};
+  absl::StatusOr<RunResult> run = RunKernel(device(), *kernel, args, options);
+  ASSERT_THAT(run, IsOk());
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i], static_cast<uint16_t>(i * 7 + 3)) << i;
+  }
+  const std::string& src = run->source.source;
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_group_sites")));
+  EXPECT_THAT(src, Not(HasSubstr("warptrace_unit_track")));
+  ASSERT_NE(run->trace, nullptr);
+  EXPECT_TRUE(run->trace->report.ok()) << run->trace->report.findings.size() << " findings";
+  EXPECT_TRUE(run->trace->report.findings.empty());
+  const TraceLayout& layout = run->trace->layout;
+  std::set<std::string> at_waits;
+  for (const SiteInfo& site : layout.sites) {
+    if (site.ends_at_waits) at_waits.insert(site.name);
+  }
+  EXPECT_EQ(at_waits, (std::set<std::string>{"store stage"}));
+  // kernel 2 + 4 x (a begin + a wait with its payload 2) + the exit's wait(0) 2.
+  EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 16u);
+  ASSERT_EQ(run->trace->timeline.units.size(), 1u);
+  const UnitTimeline& unit = run->trace->timeline.units[0];
+  ASSERT_EQ(unit.async_spans.size(), kSteps);
+  std::map<uint32_t, uint32_t> end_of;  // issue -> the event that ended it
+  for (const AsyncSpan& span : unit.async_spans) {
+    EXPECT_TRUE(span.completed);
+    EXPECT_TRUE(span.end_at_wait);
+    EXPECT_FALSE(span.end_derived);
+    EXPECT_EQ(span.barrier, kNoBarrier);
+    EXPECT_LT(span.begin_event, span.end_event);
+    EXPECT_LE(span.begin_ns, span.end_ns);
+    end_of[span.issue] = span.end_event;
+  }
+  ASSERT_EQ(end_of.size(), kSteps);
+  for (uint32_t k = 0; k < kSteps; ++k) {
+    // Step j records its begin (slot 1 + 3j) and its wait (slot 2 + 3j, with a payload):
+    // step k's store ends at step k + 1's wait, the last one's at the exit's wait(0).
+    EXPECT_EQ(end_of[k], k + 1 < kSteps ? 2 + 3 * (k + 1) : 1 + 3 * kSteps) << k;
   }
 }
 
