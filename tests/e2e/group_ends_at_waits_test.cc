@@ -99,6 +99,18 @@ absl::StatusOr<Kernel> PipelinedStores() {
   return b.Build();
 }
 
+// Expects the dump's verification clean; returns the names of the sites whose group ends
+// the plan derives at their kind's recorded waits.
+std::set<std::string> CleanTraceSitesEndingAtWaits(const Trace& trace) {
+  EXPECT_TRUE(trace.report.ok()) << trace.report.findings.size() << " findings";
+  EXPECT_TRUE(trace.report.findings.empty());
+  std::set<std::string> at_waits;
+  for (const SiteInfo& site : trace.layout.sites) {
+    if (site.ends_at_waits) at_waits.insert(site.name);
+  }
+  return at_waits;
+}
+
 class GroupEndsAtWaitsTest : public testing::HostRunTest {};
 
 TEST_F(GroupEndsAtWaitsTest, EveryGroupEndsAtTheRecordedWaitThatRetiredIt) {
@@ -129,14 +141,8 @@ TEST_F(GroupEndsAtWaitsTest, EveryGroupEndsAtTheRecordedWaitThatRetiredIt) {
   EXPECT_THAT(src, Not(HasSubstr("warptrace_unit_track")));
   EXPECT_THAT(src, HasSubstr("warptrace_cp_async_wait_prior(0u);"));
   ASSERT_NE(run->trace, nullptr);
-  EXPECT_TRUE(run->trace->report.ok()) << run->trace->report.findings.size() << " findings";
-  EXPECT_TRUE(run->trace->report.findings.empty());
+  EXPECT_EQ(CleanTraceSitesEndingAtWaits(*run->trace), (std::set<std::string>{"fill a", "fill b"}));
   const TraceLayout& layout = run->trace->layout;
-  std::set<std::string> at_waits;
-  for (const SiteInfo& site : layout.sites) {
-    if (site.ends_at_waits) at_waits.insert(site.name);
-  }
-  EXPECT_EQ(at_waits, (std::set<std::string>{"fill a", "fill b"}));
   // kernel 2 + 4 x (2 begins + a wait with its payload 2) + the exit's wait(0) 2.
   EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 20u);
   EXPECT_EQ(run->plan->ExactEventsForUnit(1).value_or(0), 20u);
@@ -191,14 +197,7 @@ TEST_F(GroupEndsAtWaitsTest, EveryTmaStoreGroupEndsAtTheRecordedWaitThatRetiredI
   EXPECT_THAT(src, Not(HasSubstr("warptrace_group_sites")));
   EXPECT_THAT(src, Not(HasSubstr("warptrace_unit_track")));
   ASSERT_NE(run->trace, nullptr);
-  EXPECT_TRUE(run->trace->report.ok()) << run->trace->report.findings.size() << " findings";
-  EXPECT_TRUE(run->trace->report.findings.empty());
-  const TraceLayout& layout = run->trace->layout;
-  std::set<std::string> at_waits;
-  for (const SiteInfo& site : layout.sites) {
-    if (site.ends_at_waits) at_waits.insert(site.name);
-  }
-  EXPECT_EQ(at_waits, (std::set<std::string>{"store stage"}));
+  EXPECT_EQ(CleanTraceSitesEndingAtWaits(*run->trace), (std::set<std::string>{"store stage"}));
   // kernel 2 + 4 x (a begin + a wait with its payload 2) + the exit's wait(0) 2.
   EXPECT_EQ(run->plan->ExactEventsForUnit(0).value_or(0), 16u);
   ASSERT_EQ(run->trace->timeline.units.size(), 1u);
