@@ -15,9 +15,11 @@
 #include "absl/strings/strip.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "base/temp_dir.h"
 #include "jit/compile/compiler.h"
 #include "jit/compile/nvrtc_compiler.h"
 #include "jit/compile/cuobjdump.h"
+#include "jit/cost/compile_phases.h"
 #include "jit/cost/recorder_cost.h"
 #include "jit/cuda/cuda_device.h"
 #include "jit/emit/emitter.h"
@@ -129,21 +131,44 @@ namespace {
 // NVRTC compile (the unprofiled one) pays NVRTC's one-time start, and each follows a
 // cuobjdump run. The order flips every round (off on, on off, ...), so neither mode always
 // runs right after the other.
+// Where NVRTC writes time traces, every timed compile also writes one (CompileWithPhases)
+// and each phase's median is kept too.
 absl::Status MedianCompileTimes(const CompileRequest (&requests)[2], int repeats,
                                 KernelCostRow& row) {
-  std::vector<absl::Duration> times[2];
+  auto median = [](std::vector<absl::Duration>& v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  // Per mode: the compile times, then the front end's, NVVM's and ptxas's.
+  std::vector<absl::Duration> times[2][4];
+  std::optional<TempDir> trace_dir;
+  if (repeats > 0 && NvrtcWritesTimeTraces()) {
+    ASSIGN_OR_RETURN(trace_dir, TempDir::Create("warptrace-compile-phases"));
+  }
   NvrtcCompiler compiler;
   for (int r = 0; r < repeats; ++r) {
     for (int k : {0, 1}) {
       const int mode = r % 2 == 0 ? k : 1 - k;
-      ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(requests[mode]));
-      times[mode].push_back(compiled.compile_time);
+      if (trace_dir.has_value()) {
+        ASSIGN_OR_RETURN(TimedCompile timed,
+                         CompileWithPhases(compiler, requests[mode], trace_dir->path()));
+        times[mode][0].push_back(timed.kernel.compile_time);
+        times[mode][1].push_back(timed.phases.front_end);
+        times[mode][2].push_back(timed.phases.nvvm);
+        times[mode][3].push_back(timed.phases.ptxas);
+      } else {
+        ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(requests[mode]));
+        times[mode][0].push_back(compiled.compile_time);
+      }
     }
   }
   for (int mode : {0, 1}) {
-    if (times[mode].empty()) continue;  // repeats < 1: MeasureMode's time stays
-    std::sort(times[mode].begin(), times[mode].end());
-    (mode == 0 ? row.off : row.on).compile_time = times[mode][times[mode].size() / 2];
+    if (times[mode][0].empty()) continue;  // repeats < 1: MeasureMode's time stays
+    KernelCompileCost& cost = mode == 0 ? row.off : row.on;
+    cost.compile_time = median(times[mode][0]);
+    if (times[mode][1].empty()) continue;
+    cost.phases = CompilePhases{median(times[mode][1]), median(times[mode][2]),
+                                median(times[mode][3])};
   }
   return absl::OkStatus();
 }
@@ -520,6 +545,22 @@ std::string PerturbationLine(const KernelCostRow& r) {
       "\n");
 }
 
+// FormatKernelCost's "  NAME compile ms by phase off/on: ..." line of `r`; empty without
+// phases.
+std::string PhasesLine(const KernelCostRow& r) {
+  if (!r.off.phases.has_value() || !r.on.phases.has_value()) return "";
+  auto phase = [](absl::string_view name, absl::Duration off, absl::Duration on) {
+    const double a = absl::ToDoubleMilliseconds(off), b = absl::ToDoubleMilliseconds(on);
+    return absl::StrFormat("%s %.1f/%.1f (%+.1f)", name, a, b, b - a);
+  };
+  const CompilePhases& off = *r.off.phases;
+  const CompilePhases& on = *r.on.phases;
+  return absl::StrCat("  ", r.name, " compile ms by phase off/on (extra): ",
+                      phase("front end", off.front_end, on.front_end), ", ",
+                      phase("NVVM", off.nvvm, on.nvvm), ", ", phase("ptxas", off.ptxas, on.ptxas),
+                      "\n");
+}
+
 }  // namespace
 
 std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
@@ -589,6 +630,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                     "\n");
   }
   for (const KernelCostRow& r : rows) absl::StrAppend(&out, PerturbationLine(r));
+  for (const KernelCostRow& r : rows) absl::StrAppend(&out, PhasesLine(r));
   absl::StrAppend(
       &out,
       "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
@@ -609,6 +651,15 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
       "perturbation: what profiling changed beyond the record code's own instructions "
       "(jit/cost/kernel_cost.h, Perturbations): FLAGGED lines name the class, the construct "
       "and why.\n");
+  if (std::any_of(rows.begin(), rows.end(),
+                  [](const KernelCostRow& r) { return r.on.phases.has_value(); })) {
+    absl::StrAppend(
+        &out,
+        "compile ms by phase: each phase's median over the same timed compiles, from NVRTC's "
+        "-fdevice-time-trace (jit/cost/compile_phases.h): front end = C++ parsing, template "
+        "instantiation and IR generation (before libNVVM starts), NVVM = libNVVM (link, "
+        "optimize, PTX), ptxas = PTX to SASS; the rest of a compile is NVRTC's own set-up.\n");
+  }
   if (options.cuobjdump.empty()) {
     absl::StrAppend(&out, "SASS columns skipped: no cuobjdump.\n");
   } else {

@@ -21,6 +21,9 @@
 //                                    off on, ...) so that a slow spell of a shared machine
 //                                    weighs on both alike, after one untimed compile of
 //                                    each (the process's first pays NVRTC's start)
+//   compile phases                   front end, NVVM and ptxas, each phase's median over
+//                                    the same compiles, from NVRTC's own time trace
+//                                    (compile_phases.h; NVRTC 12.8 and later)
 //
 // setmaxnreg: the Hopper GEMM's warpgroups set their own register counts (40 / 232) at run
 // time, so ptxas's count is the kernel's launch-time allocation, not what each role gets.
@@ -43,6 +46,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "jit/builder/kernel.h"
+#include "jit/cost/compile_phases.h"
 #include "jit/cost/sass_counts.h"
 #include "jit/plan/record_plan.h"
 #include "jit/target/cuda_target.h"
@@ -93,6 +97,9 @@ struct KernelCompileCost {
   std::optional<uint64_t> sass_instructions;  // set when cuobjdump ran
   uint32_t record_points = 0;                  // 0 unprofiled
   absl::Duration compile_time;                 // median of the repeats
+  // Each phase's median over the same timed compiles (compile_phases.h: front end, NVVM,
+  // ptxas); unset without timing rounds (repeats 0) or when NVRTC writes no time traces.
+  std::optional<CompilePhases> phases;
   std::string log;                             // NVRTC's log of the first compile
   std::string sass;                            // this kernel's cuobjdump -sass section
   // CountKeySassInstructions(sass) when cuobjdump ran, else empty.
