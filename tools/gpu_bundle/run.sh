@@ -29,7 +29,8 @@
 #      warptrace.mosaic.install(), compared event by event with Mosaic's own dump, plus the
 #      "Insufficient space" case and the entries_per_warpgroup warptrace names (wheel_mosaic.py);
 #   6. the host-backend parts (also what runs where there is no GPU), the wheel's install
-#      and its check on a synthetic Mosaic buffer among them.
+#      and its check on a synthetic Mosaic buffer among them, and what profiling costs the
+#      compile of four examples (--cost: compile time by NVRTC phase, SASS, perturbation).
 # Without a GPU (or with WARPTRACE_FORCE_NO_GPU=1) the GPU steps say SKIPPED and the host
 # parts run from the bundle, which shows it is self-contained.
 #
@@ -698,6 +699,21 @@ vendor_table() {
   [[ -f $OUTDIR/big_kernels.txt ]] && sed 's/^/  /' "$OUTDIR/big_kernels.txt" | tee -a "$RESULTS"
 }
 
+# What profiling costs each kernel's compile and code (the examples' --cost: registers,
+# SASS, the perturbation line, and the compile time with its NVRTC phases, profiled against
+# unprofiled), on this machine's CPUs with its NVRTC: no GPU needed, so it runs everywhere.
+# The kept sources and cubins go to scratch, not to traces.tgz.
+compile_cost() {
+  local example
+  for example in tiled_gemm warp_specialized_pipeline hopper_gemm flash_attention; do
+    if step "compile cost $example (NVRTC, $(nproc) CPUs)" 120 "${RUN[@]}" "$BIN/$example" \
+         --cost --cost_repeats=5 --out="$WORK/compile_cost"; then
+      grep -E "^$example |^  $example(\.[a-z_]+)? (perturbation:|compile ms by phase)" "$STEP_LOG" |
+        while read -r line; do number "compile_cost $line"; done
+    fi
+  done
+}
+
 host_parts() {
   if ((!HAVE_CXX)); then
     local verdict=SKIPPED
@@ -724,6 +740,7 @@ host_parts() {
     --device=host --iterations=200 --runs=3 &&
     grep -E '^placement ' "$STEP_LOG" | while read -r line; do number "record_cost host $line"; done
   dump_saved "warptrace dump of a host trace (tiled_gemm)" "$TRACES/host/tiled_gemm"
+  compile_cost
   mkdir -p "$TRACES/mosaic_synthetic"
   if step "synthetic Mosaic GPU buffer" 60 "$PYTHON" "$BUNDLE/make_mosaic_buffer.py" \
        "$TRACES/mosaic_synthetic/mosaic_synthetic" 24000; then
