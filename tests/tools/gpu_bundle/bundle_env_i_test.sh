@@ -105,13 +105,23 @@ for host_part in "example tiled_gemm host" "example warp_specialized_pipeline ho
                  "warptrace dump of a host trace" "warptrace dump of the synthetic Mosaic buffer" \
                  "anchors.py selftest" "libraries" "nvrtc" \
                  "wheel install (pip --no-index --no-deps)" \
-                 "gpu_test cuda_device_gpu_test (no GPU" "gpu_test run_gpu_test (no GPU"; do
+                 "gpu_test cuda_device_gpu_test (no GPU" "gpu_test run_gpu_test (no GPU" \
+                 "compile cost tiled_gemm (NVRTC" "compile cost warp_specialized_pipeline (NVRTC" \
+                 "compile cost hopper_gemm (NVRTC" "compile cost flash_attention (NVRTC"; do
   grep -q "^PASS    $host_part" "$results" || fail "results.txt has no PASS line for '$host_part'"
 done
 for gpu_part in "examples with --device=cuda" "record cost" "anchor torch" "anchor Mosaic GPU" \
                 "anchor warptrace.mosaic.install()" "big kernels at GPU sizes"; do
   grep -q "^SKIPPED $gpu_part.*WARPTRACE_FORCE_NO_GPU=1" "$results" ||
     fail "results.txt does not say SKIPPED for '$gpu_part'"
+done
+# The compile cost of each of the four kernels, split by NVRTC phase (this project's NVRTC
+# writes time traces), and nothing flagged.
+for example in tiled_gemm warp_specialized_pipeline hopper_gemm flash_attention; do
+  grep -q "number: compile_cost $example compile ms by phase off/on (extra): front end " \
+    "$results" || fail "results.txt has no compile phases for $example"
+  grep -q "number: compile_cost $example perturbation: none" "$results" ||
+    fail "results.txt does not say $example's profiled code is unperturbed"
 done
 grep -q 'from /usr/local/cuda\|from \$CUDA\|from ldconfig\|from python3' "$results" ||
   fail "results.txt does not say which NVRTC it used"
