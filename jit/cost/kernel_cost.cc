@@ -131,8 +131,10 @@ namespace {
 // NVRTC compile (the unprofiled one) pays NVRTC's one-time start, and each follows a
 // cuobjdump run. The order flips every round (off on, on off, ...), so neither mode always
 // runs right after the other.
-// Where NVRTC writes time traces, every timed compile also writes one (CompileWithPhases)
-// and each phase's median is kept too.
+// Where NVRTC writes time traces, as many rounds again follow, each compile writing one
+// (CompileWithPhases), and each phase's median is kept too. The timed rounds write none:
+// tracing adds its own time to every compile (about 9 ms with NVRTC 13 here), which would
+// shift the compile-time column and its ratio.
 absl::Status MedianCompileTimes(const CompileRequest (&requests)[2], int repeats,
                                 KernelCostRow& row) {
   auto median = [](std::vector<absl::Duration>& v) {
@@ -141,24 +143,24 @@ absl::Status MedianCompileTimes(const CompileRequest (&requests)[2], int repeats
   };
   // Per mode: the compile times, then the front end's, NVVM's and ptxas's.
   std::vector<absl::Duration> times[2][4];
-  std::optional<TempDir> trace_dir;
-  if (repeats > 0 && NvrtcWritesTimeTraces()) {
-    ASSIGN_OR_RETURN(trace_dir, TempDir::Create("warptrace-compile-phases"));
-  }
   NvrtcCompiler compiler;
   for (int r = 0; r < repeats; ++r) {
     for (int k : {0, 1}) {
       const int mode = r % 2 == 0 ? k : 1 - k;
-      if (trace_dir.has_value()) {
+      ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(requests[mode]));
+      times[mode][0].push_back(compiled.compile_time);
+    }
+  }
+  if (repeats > 0 && NvrtcWritesTimeTraces()) {
+    ASSIGN_OR_RETURN(TempDir trace_dir, TempDir::Create("warptrace-compile-phases"));
+    for (int r = 0; r < repeats; ++r) {
+      for (int k : {0, 1}) {
+        const int mode = r % 2 == 0 ? k : 1 - k;
         ASSIGN_OR_RETURN(TimedCompile timed,
-                         CompileWithPhases(compiler, requests[mode], trace_dir->path()));
-        times[mode][0].push_back(timed.kernel.compile_time);
+                         CompileWithPhases(compiler, requests[mode], trace_dir.path()));
         times[mode][1].push_back(timed.phases.front_end);
         times[mode][2].push_back(timed.phases.nvvm);
         times[mode][3].push_back(timed.phases.ptxas);
-      } else {
-        ASSIGN_OR_RETURN(CompiledKernel compiled, compiler.Compile(requests[mode]));
-        times[mode][0].push_back(compiled.compile_time);
       }
     }
   }
@@ -655,8 +657,10 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
                   [](const KernelCostRow& r) { return r.on.phases.has_value(); })) {
     absl::StrAppend(
         &out,
-        "compile ms by phase: each phase's median over the same timed compiles, from NVRTC's "
-        "-fdevice-time-trace (jit/cost/compile_phases.h): front end = C++ parsing, template "
+        "compile ms by phase: each phase's median over as many compiles again, alternated, "
+        "each writing NVRTC's -fdevice-time-trace (jit/cost/compile_phases.h; the "
+        "compile-time column's compiles write none: tracing takes time of its own): front "
+        "end = C++ parsing, template "
         "instantiation and IR generation (before libNVVM starts), NVVM = libNVVM (link, "
         "optimize, PTX), ptxas = PTX to SASS; the rest of a compile is NVRTC's own set-up.\n");
   }

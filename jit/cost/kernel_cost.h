@@ -22,8 +22,10 @@
 //                                    weighs on both alike, after one untimed compile of
 //                                    each (the process's first pays NVRTC's start)
 //   compile phases                   front end, NVVM and ptxas, each phase's median over
-//                                    the same compiles, from NVRTC's own time trace
-//                                    (compile_phases.h; NVRTC 12.8 and later)
+//                                    as many rounds again, alternated the same way, each
+//                                    compile writing NVRTC's own time trace
+//                                    (compile_phases.h; NVRTC 12.8 and later). Tracing
+//                                    adds its own time, so the timed rounds write none.
 //
 // setmaxnreg: the Hopper GEMM's warpgroups set their own register counts (40 / 232) at run
 // time, so ptxas's count is the kernel's launch-time allocation, not what each role gets.
@@ -97,8 +99,9 @@ struct KernelCompileCost {
   std::optional<uint64_t> sass_instructions;  // set when cuobjdump ran
   uint32_t record_points = 0;                  // 0 unprofiled
   absl::Duration compile_time;                 // median of the repeats
-  // Each phase's median over the same timed compiles (compile_phases.h: front end, NVVM,
-  // ptxas); unset without timing rounds (repeats 0) or when NVRTC writes no time traces.
+  // Each phase's median over `repeats` traced compiles after the timed ones
+  // (compile_phases.h: front end, NVVM, ptxas); unset without timing rounds (repeats 0) or
+  // when NVRTC writes no time traces.
   std::optional<CompilePhases> phases;
   std::string log;                             // NVRTC's log of the first compile
   std::string sass;                            // this kernel's cuobjdump -sass section
