@@ -86,6 +86,17 @@ absl::StatusOr<TimedCompile> CompileWithPhases(Compiler& compiler, CompileReques
   // NVRTC writes <path>.json; ptxas appends to what it finds there, so nothing may be left.
   const std::string path = absl::StrCat(dir, "/nvrtc-time-trace");
   const std::string written = path + ".json";
+  // NVRTC 13 aborts the process ("Failed to write time profiler data") when it cannot write
+  // the trace: make sure it can before asking it to.
+  {
+    const std::string probe = path + ".probe";
+    absl::Status writable = WriteFileAtomically(probe, "");
+    if (!writable.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot write NVRTC's time trace under ", dir, ": ", writable.message()));
+    }
+    llvm::sys::fs::remove(probe);
+  }
   llvm::sys::fs::remove(written);
   request.options.extra_flags.push_back(absl::StrCat("-fdevice-time-trace=", path));
   TimedCompile out;

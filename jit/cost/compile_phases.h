@@ -46,8 +46,10 @@ struct TimedCompile {
 };
 
 // Compiles `request` with -fdevice-time-trace added, the trace written under `dir` (an
-// existing directory) and removed after it is read. The compiler's errors as they are; a
-// trace that cannot be read or parsed: its error, naming the file.
+// existing directory) and removed after it is read. FailedPrecondition naming `dir` when no
+// file can be written there (checked first: NVRTC aborts the process when it cannot write
+// its trace); the compiler's errors as they are; a trace that cannot be read or parsed: its
+// error, naming the file.
 absl::StatusOr<TimedCompile> CompileWithPhases(Compiler& compiler, CompileRequest request,
                                                const std::string& dir);
 

@@ -134,7 +134,9 @@ namespace {
 // Where NVRTC writes time traces, as many rounds again follow, each compile writing one
 // (CompileWithPhases), and each phase's median is kept too. The timed rounds write none:
 // tracing adds its own time to every compile (about 9 ms with NVRTC 13 here), which would
-// shift the compile-time column and its ratio.
+// shift the compile-time column and its ratio. A traced round that fails (the trace could
+// not be written or read) costs the row its phases, not the table: the reason is kept in
+// KernelCostRow::phases_unavailable.
 absl::Status MedianCompileTimes(const CompileRequest (&requests)[2], int repeats,
                                 KernelCostRow& row) {
   auto median = [](std::vector<absl::Duration>& v) {
@@ -151,16 +153,29 @@ absl::Status MedianCompileTimes(const CompileRequest (&requests)[2], int repeats
       times[mode][0].push_back(compiled.compile_time);
     }
   }
-  if (repeats > 0 && NvrtcWritesTimeTraces()) {
-    ASSIGN_OR_RETURN(TempDir trace_dir, TempDir::Create("warptrace-compile-phases"));
-    for (int r = 0; r < repeats; ++r) {
+  if (repeats > 0 && !NvrtcWritesTimeTraces()) {
+    row.phases_unavailable = "this NVRTC writes no time traces (12.8 and later do)";
+  } else if (repeats > 0) {
+    absl::StatusOr<TempDir> trace_dir = TempDir::Create("warptrace-compile-phases");
+    absl::Status traced = trace_dir.status();
+    for (int r = 0; r < repeats && traced.ok(); ++r) {
       for (int k : {0, 1}) {
         const int mode = r % 2 == 0 ? k : 1 - k;
-        ASSIGN_OR_RETURN(TimedCompile timed,
-                         CompileWithPhases(compiler, requests[mode], trace_dir.path()));
-        times[mode][1].push_back(timed.phases.front_end);
-        times[mode][2].push_back(timed.phases.nvvm);
-        times[mode][3].push_back(timed.phases.ptxas);
+        absl::StatusOr<TimedCompile> timed =
+            CompileWithPhases(compiler, requests[mode], trace_dir->path());
+        if (!timed.ok()) {
+          traced = timed.status();
+          break;
+        }
+        times[mode][1].push_back(timed->phases.front_end);
+        times[mode][2].push_back(timed->phases.nvvm);
+        times[mode][3].push_back(timed->phases.ptxas);
+      }
+    }
+    if (!traced.ok()) {
+      row.phases_unavailable = std::string(traced.message());
+      for (int mode : {0, 1}) {
+        for (int phase = 1; phase < 4; ++phase) times[mode][phase].clear();
       }
     }
   }
@@ -547,9 +562,13 @@ std::string PerturbationLine(const KernelCostRow& r) {
       "\n");
 }
 
-// FormatKernelCost's "  NAME compile ms by phase off/on: ..." line of `r`; empty without
-// phases.
+// FormatKernelCost's "  NAME compile ms by phase off/on: ..." line of `r`, or why it has
+// none; empty without timing rounds.
 std::string PhasesLine(const KernelCostRow& r) {
+  if (!r.phases_unavailable.empty()) {
+    return absl::StrCat("  ", r.name, " compile ms by phase: not measured: ",
+                        r.phases_unavailable, "\n");
+  }
   if (!r.off.phases.has_value() || !r.on.phases.has_value()) return "";
   auto phase = [](absl::string_view name, absl::Duration off, absl::Duration on) {
     const double a = absl::ToDoubleMilliseconds(off), b = absl::ToDoubleMilliseconds(on);

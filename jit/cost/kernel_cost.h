@@ -134,6 +134,9 @@ struct KernelCostRow {
   // clock reads(on); comparable where the loops unroll alike (no perturbation flagged).
   std::optional<double> sass_per_loop_event;
   double compile_ratio = 0;  // on / off compile time
+  // Why off.phases and on.phases are unset although there were timing rounds (an NVRTC
+  // before 12.8, a time trace that could not be written or read); empty otherwise.
+  std::string phases_unavailable;
 };
 
 // What profiling changed in a variant's code beyond the record code's own instructions,

@@ -98,6 +98,21 @@ TEST(CompileWithPhasesTest, AProfiledAndAnUnprofiledCompileEachHaveEveryPhase) {
   }
 }
 
+TEST(CompileWithPhasesTest, ATraceThatCannotBeWrittenIsAnErrorNamingIt) {
+  absl::StatusOr<Kernel> kernel = TiledGemm({.m = 64, .n = 64, .k = 128});
+  ASSERT_THAT(kernel, IsOk());
+  absl::StatusOr<KernelSource> source = EmitKernel(*kernel, ProfileOptions{});
+  ASSERT_THAT(source, IsOk());
+  absl::StatusOr<CompileRequest> request = CudaCompileRequest(*source, CudaTarget::Default());
+  ASSERT_THAT(request, IsOk());
+  NvrtcCompiler compiler;
+  // NVRTC itself would abort the process here ("Failed to write time profiler data").
+  EXPECT_THAT(CompileWithPhases(compiler, *request, "/nonexistent-warptrace-dir"),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("cannot write NVRTC's time trace under "
+                                 "/nonexistent-warptrace-dir")));
+}
+
 TEST(CompileWithPhasesTest, KernelCostRowsCarryThePhasesAndTheTablePrintsThem) {
   KernelCostOptions options;
   absl::StatusOr<std::vector<KernelCostVariant>> variants =
@@ -112,9 +127,18 @@ TEST(CompileWithPhasesTest, KernelCostRowsCarryThePhasesAndTheTablePrintsThem) {
   ASSERT_TRUE(row.off.phases.has_value());
   ASSERT_TRUE(row.on.phases.has_value());
   EXPECT_GT(row.on.phases->nvvm, absl::ZeroDuration());
+  EXPECT_EQ(row.phases_unavailable, "");
   EXPECT_THAT(FormatKernelCost(*rows, options),
               HasSubstr(absl::StrCat("  ", row.name, " compile ms by phase off/on (extra): "
                                      "front end ")));
+  // A row whose traced rounds failed says why instead.
+  std::vector<KernelCostRow> failed = *rows;
+  failed.front().off.phases.reset();
+  failed.front().on.phases.reset();
+  failed.front().phases_unavailable = "NVRTC time trace: disk full";
+  EXPECT_THAT(FormatKernelCost(failed, options),
+              HasSubstr(absl::StrCat("  ", row.name, " compile ms by phase: not measured: "
+                                     "NVRTC time trace: disk full\n")));
   // Without timing rounds there are no phases, and no line.
   options.repeats = 0;
   rows = MeasureKernelCost(options);
