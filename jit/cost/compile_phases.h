@@ -49,7 +49,7 @@ struct TimedCompile {
 // existing directory) and removed after it is read. FailedPrecondition naming `dir` when no
 // file can be written there (checked first: NVRTC aborts the process when it cannot write
 // its trace); the compiler's errors as they are; a trace that cannot be read or parsed: its
-// error, naming the file.
+// error, naming the file. The trace's name is fixed: one compile at a time per directory.
 absl::StatusOr<TimedCompile> CompileWithPhases(Compiler& compiler, CompileRequest request,
                                                const std::string& dir);
 
