@@ -582,6 +582,49 @@ std::string PhasesLine(const KernelCostRow& r) {
                       "\n");
 }
 
+// FormatKernelCost's closing lines: how each column was measured, the phases' sentence
+// when some row has phases, and where the SASS came from.
+std::string Legend(const std::vector<KernelCostRow>& rows, const KernelCostOptions& options) {
+  std::string out;
+  absl::StrAppend(
+      &out,
+      "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
+      "set their own with setmaxnreg); blocks/SM: the resident blocks per SM the register "
+      "count leaves room for (before shared memory's limit); spill st/ld: bytes of spill stores/loads, off then on; stack: "
+      "bytes of stack frame (local memory); "
+      "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
+      "Record/RecordWithPayload calls in the emitted source (static); SASS/ev = (SASS(on) - "
+      "SASS(off)) / (clock reads(on) - 2), per record point instance in the compiled code "
+      "(prologue and epilogue instructions included: an upper bound); loop/ev = the same "
+      "within the kernel's loops alone (natural loops of backward branches, CountLoopSass: the "
+      "prologue and epilogue apart, the epilogue's own slot loop too); ratio = compile "
+      "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
+      "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
+      "HMMA mma.sync, mbarrier SYNCS.EXCH inits, SYNCS.ARRIVE arrivals, SYNCS.ARRIVE.RED "
+      "expect_tx and remote arrivals, SYNCS.TRYWAIT waits (an out-of-line retry block is the "
+      "same wait), SYNCS.PHASECHK tests, BAR barriers, LDL/STL local memory), static counts. "
+      "perturbation: what profiling changed beyond the record code's own instructions "
+      "(jit/cost/kernel_cost.h, Perturbations): FLAGGED lines name the class, the construct "
+      "and why.\n");
+  if (std::any_of(rows.begin(), rows.end(),
+                  [](const KernelCostRow& r) { return r.on.phases.has_value(); })) {
+    absl::StrAppend(
+        &out,
+        "compile ms by phase: each phase's median over as many compiles again, alternated, "
+        "each writing NVRTC's -fdevice-time-trace (jit/cost/compile_phases.h; the "
+        "compile-time column's compiles write none: tracing takes time of its own): front "
+        "end = C++ parsing, template "
+        "instantiation and IR generation (before libNVVM starts), NVVM = libNVVM (link, "
+        "optimize, PTX), ptxas = PTX to SASS; the rest of a compile is NVRTC's own set-up.\n");
+  }
+  if (options.cuobjdump.empty()) {
+    absl::StrAppend(&out, "SASS columns skipped: no cuobjdump.\n");
+  } else {
+    absl::StrAppend(&out, "SASS from ", options.cuobjdump, " -sass.\n");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
@@ -652,42 +695,7 @@ std::string FormatKernelCost(const std::vector<KernelCostRow>& rows,
   }
   for (const KernelCostRow& r : rows) absl::StrAppend(&out, PerturbationLine(r));
   for (const KernelCostRow& r : rows) absl::StrAppend(&out, PhasesLine(r));
-  absl::StrAppend(
-      &out,
-      "Columns are off/on. regs: ptxas registers per thread ((smr): the kernel's warpgroups "
-      "set their own with setmaxnreg); blocks/SM: the resident blocks per SM the register "
-      "count leaves room for (before shared memory's limit); spill st/ld: bytes of spill stores/loads, off then on; stack: "
-      "bytes of stack frame (local memory); "
-      "SASS/pt = (SASS(on) - SASS(off)) / record points, the record points being the "
-      "Record/RecordWithPayload calls in the emitted source (static); SASS/ev = (SASS(on) - "
-      "SASS(off)) / (clock reads(on) - 2), per record point instance in the compiled code "
-      "(prologue and epilogue instructions included: an upper bound); loop/ev = the same "
-      "within the kernel's loops alone (natural loops of backward branches, CountLoopSass: the "
-      "prologue and epilogue apart, the epilogue's own slot loop too); ratio = compile "
-      "time on/off. SASS off/on: instructions that matter (HGMMA wgmma, UTMALDG/UTMASTG "
-      "TMA load/store, UBLKCP bulk copy, LDGSTS cp.async, LDSM/STSM ldmatrix/stmatrix, "
-      "HMMA mma.sync, mbarrier SYNCS.EXCH inits, SYNCS.ARRIVE arrivals, SYNCS.ARRIVE.RED "
-      "expect_tx and remote arrivals, SYNCS.TRYWAIT waits (an out-of-line retry block is the "
-      "same wait), SYNCS.PHASECHK tests, BAR barriers, LDL/STL local memory), static counts. "
-      "perturbation: what profiling changed beyond the record code's own instructions "
-      "(jit/cost/kernel_cost.h, Perturbations): FLAGGED lines name the class, the construct "
-      "and why.\n");
-  if (std::any_of(rows.begin(), rows.end(),
-                  [](const KernelCostRow& r) { return r.on.phases.has_value(); })) {
-    absl::StrAppend(
-        &out,
-        "compile ms by phase: each phase's median over as many compiles again, alternated, "
-        "each writing NVRTC's -fdevice-time-trace (jit/cost/compile_phases.h; the "
-        "compile-time column's compiles write none: tracing takes time of its own): front "
-        "end = C++ parsing, template "
-        "instantiation and IR generation (before libNVVM starts), NVVM = libNVVM (link, "
-        "optimize, PTX), ptxas = PTX to SASS; the rest of a compile is NVRTC's own set-up.\n");
-  }
-  if (options.cuobjdump.empty()) {
-    absl::StrAppend(&out, "SASS columns skipped: no cuobjdump.\n");
-  } else {
-    absl::StrAppend(&out, "SASS from ", options.cuobjdump, " -sass.\n");
-  }
+  absl::StrAppend(&out, Legend(rows, options));
   return out;
 }
 
